@@ -1,0 +1,325 @@
+/**
+ * The Design: plain, read-only data produced by design/build.ts from the Answers.
+ * Renderers, constraint checks, code generators and verify read only this.
+ *
+ * Fields a hand-written rule may leave out are optional here on purpose: the
+ * constraint checks must be able to see a design that is incomplete.
+ */
+import type {
+  ALGORITHMS,
+  BURSTINESS,
+  ENDPOINT_CLASSES,
+  EXHAUSTION,
+  FRAMEWORKS,
+  GATEWAYS,
+  GOALS,
+  HEADER_CONVENTIONS,
+  IDENTITIES,
+  LAYERS,
+  PRIMITIVES,
+  RULE_IDENTITIES,
+  STORES,
+  AUTH_KINDS,
+} from '../answers/schema.js';
+
+export type Algorithm = (typeof ALGORITHMS)[number];
+export type Layer = (typeof LAYERS)[number];
+export type Primitive = (typeof PRIMITIVES)[number];
+export type RuleIdentity = (typeof RULE_IDENTITIES)[number];
+export type EndpointClass = (typeof ENDPOINT_CLASSES)[number];
+export type Goal = (typeof GOALS)[number];
+export type Gateway = (typeof GATEWAYS)[number];
+export type Store = (typeof STORES)[number];
+export type Framework = (typeof FRAMEWORKS)[number];
+export type IdentityKind = (typeof IDENTITIES)[number];
+export type HeaderConvention = (typeof HEADER_CONVENTIONS)[number];
+export type Exhaustion = (typeof EXHAUSTION)[number];
+export type Burstiness = (typeof BURSTINESS)[number];
+export type AuthKind = (typeof AUTH_KINDS)[number];
+export type FailMode = 'open' | 'closed';
+
+/** What a rule is for; the matrix keeps these layers apart. */
+export type RuleTier = 'ceiling' | 'fairness' | 'security' | 'quota' | 'outbound';
+
+export interface Assumption {
+  /** Stable id, e.g. `traffic.peakRps`. */
+  id: string;
+  /** The answers field the assumption stands in for (JSON path). */
+  field: string;
+  /** Plain sentence: what was assumed and why. */
+  text: string;
+}
+
+export interface ResolvedEndpoint {
+  name: string;
+  method: string;
+  route: string;
+  class: EndpointClass;
+  authKind?: AuthKind;
+  anonymous: boolean;
+  /** Tokens one call takes from the shared bucket. */
+  cost: number;
+}
+
+export interface ResolvedPlan {
+  name: string;
+  /** Promised requests per second, normalised. */
+  ratePerSecond: number;
+  /** As the user stated it, e.g. "600/minute". */
+  rateText: string;
+  burst: number;
+  quota?: number;
+  exhaustion: Exhaustion;
+}
+
+export interface ResolvedProvider {
+  name: string;
+  limitPerSecond: number;
+  limitText: string;
+  safetyFraction: number;
+  /** Effective rate our shared bucket admits (limit x fraction). */
+  bucketPerSecond: number;
+  burst: number;
+  bucket: 'shared' | 'per-instance';
+}
+
+/** The context section: answers after defaults, each unknown replaced by an assumption. */
+export interface Scope {
+  projectName: string;
+  description?: string;
+  goals: Goal[];
+  language: string;
+  framework: Framework;
+  topology: 'single' | 'horizontal';
+  instances: number;
+  gateway: Gateway;
+  store: Store;
+  trustedProxies: string[];
+  identities: IdentityKind[];
+  endpoints: ResolvedEndpoint[];
+  traffic: {
+    typicalRps: number;
+    peakRps: number;
+    capacityRps?: number;
+    headroom: number;
+    burstiness: Burstiness;
+    burstSources: string[];
+    distinctClients: number;
+    distinctTenants: number;
+    distinctUsers: number;
+  };
+  plans: ResolvedPlan[];
+  failureByClass: Record<EndpointClass, FailMode>;
+  outbound: ResolvedProvider[];
+}
+
+export interface MatrixRule {
+  /** Stable kebab id, e.g. `auth-login-per-ip`. */
+  id: string;
+  source: 'generated' | 'hand-written' | 'overridden';
+  tier: RuleTier;
+  title: string;
+  /** Endpoint class the rule covers, or 'all'. */
+  endpointClass: EndpointClass | 'all';
+  /** Names of endpoints the rule applies to (empty = every endpoint of the class). */
+  endpoints: string[];
+  /** Method + route of those endpoints, for matching in middleware and gateways. */
+  routes: { method: string; route: string }[];
+  identity?: RuleIdentity;
+  plan?: string;
+  algorithm?: Algorithm;
+  /** The atomic check-and-consume primitive. */
+  primitive?: Primitive;
+  /** Key pattern, with a Redis Cluster hash tag, e.g. `rl:{t:<tenant>}:api`. */
+  key?: string;
+  /** Sustained rate, as requests (tokens) per period. */
+  rate?: { requests: number; periodSeconds: number };
+  /** Bucket capacity; null when the algorithm has no burst (windows). */
+  burst?: number | null;
+  /** Default cost per request, plus per-endpoint weights against this bucket. */
+  cost?: { default: number; byEndpoint: { endpoint: string; cost: number }[] };
+  failMode?: FailMode;
+  layer?: Layer;
+  /** Idle key lifetime; every key the rule writes carries it. */
+  ttlSeconds?: number;
+  cardinality?: { bound?: number; basis: string };
+  /** Estimated bytes per key in the store (used for the memory estimate). */
+  bytesPerKey?: number;
+  headers: 'full' | 'silent';
+  errorCode: 'RATE_LIMITED' | 'QUOTA_EXCEEDED';
+  killSwitch?: { flag: string };
+  rationale: string;
+}
+
+export interface AlgorithmDecision {
+  /** Which class of limit the decision is for. */
+  limitClass: RuleTier;
+  algorithm: Algorithm;
+  ruleIds: string[];
+  why: string;
+  tradeoff: string;
+  alternatives: { algorithm: Algorithm; whyNot: string }[];
+}
+
+export interface LayerAssignment {
+  layer: Layer;
+  component: string;
+  ruleIds: string[];
+  why: string;
+}
+
+export interface Enforcement {
+  /** The atomic primitive, named exactly. */
+  primitive: string;
+  atomicityNote: string;
+  layers: LayerAssignment[];
+  /** Rule ids counted at more than one layer (must be empty). */
+  doubleCounted: string[];
+  clientIp: {
+    source: 'connection' | 'x-forwarded-for' | 'gateway-header';
+    trustedProxies: string[];
+    explanation: string;
+  };
+  hybrid?: {
+    localBurst: number;
+    instances: number;
+    /** N x localBurst: worst-case extra admissions across the fleet. */
+    overAdmission: number;
+    explanation: string;
+  };
+  /** Mermaid flowchart source, when more than one layer enforces. */
+  placementDiagram?: string;
+  scripts: { name: string; file: string; algorithm: Algorithm; ruleIds: string[] }[];
+  dualKeyAuth?: string;
+}
+
+export interface HeaderSpec {
+  name: string;
+  example: string;
+  meaning: string;
+}
+
+export interface ResponseContract {
+  convention: HeaderConvention;
+  /** e.g. "draft-ietf-httpapi-ratelimit-headers-10". */
+  specReference: string;
+  headers: HeaderSpec[];
+  retryAfter: { onEvery429: boolean; unit: 'seconds'; jitterGuidance: string };
+  silentRuleIds: string[];
+  rateLimitedBody: Record<string, unknown>;
+  quotaExceededBody?: Record<string, unknown>;
+  storeUnavailable: { status: 503; retryAfterSeconds: number };
+  docsUrl: string;
+  clientBehaviour: string[];
+}
+
+export interface QuotaDesign {
+  reset:
+    | { kind: 'calendar'; period: 'day' | 'month'; timeZone: string; description: string }
+    | { kind: 'rolling'; days: number; description: string };
+  plans: { name: string; quota: number; exhaustion: Exhaustion; ruleId: string }[];
+  exhaustionText: Record<Exhaustion, string>;
+  /** Where invoices come from; `limiter-counters` breaks constraint 8. */
+  billingSource: 'metering-system' | 'limiter-counters';
+  separation: string;
+  remainingExposure: string;
+}
+
+export interface OutboundDesign {
+  providers: (ResolvedProvider & { ruleId: string; key: string })[];
+  on429: string[];
+  circuit: { failureThreshold: number; openSeconds: number; halfOpenProbes: number; description: string };
+  /** Mermaid state diagram of the circuit. */
+  circuitDiagram?: string;
+}
+
+export interface MetricSpec {
+  name: string;
+  type: 'counter' | 'gauge' | 'histogram';
+  labels: string[];
+  help: string;
+}
+
+export interface AlertSpec {
+  name: string;
+  metric: string;
+  condition: string;
+  /** PromQL expression. */
+  expr: string;
+  for: string;
+  severity: 'page' | 'ticket';
+  why: string;
+}
+
+export interface Monitoring {
+  metrics: MetricSpec[];
+  alerts: AlertSpec[];
+  store: {
+    dedicated: true;
+    maxmemoryPolicy: 'noeviction';
+    estimatedKeys: number;
+    estimatedBytes: number;
+    recommendation: string;
+  };
+  latencyBudgetMs: { p99: number };
+}
+
+export interface RolloutStep {
+  order: number;
+  title: string;
+  detail: string;
+  ruleIds: string[];
+}
+
+export interface Rollout {
+  startsInShadow: boolean;
+  shadowDays: number;
+  steps: RolloutStep[];
+  killSwitches: { ruleId: string; flag: string }[];
+}
+
+export type ScenarioId =
+  | 'burst-at-boundary'
+  | 'concurrent-race'
+  | 'store-outage'
+  | 'throttled-recovery'
+  | 'dual-key-auth'
+  | 'cost-weighted-exhaustion';
+
+export interface Scenario {
+  id: ScenarioId;
+  title: string;
+  ruleIds: string[];
+  setup: string;
+  steps: string[];
+  expected: string;
+  /** Filled by `verify --write`. */
+  result?: { passed: boolean; detail: string; redisVersion: string; date: string };
+}
+
+export interface Design {
+  meta: {
+    tool: 'rl-design';
+    toolVersion: string;
+    /** YYYY-MM-DD, an input: never read from the clock inside the builder. */
+    date: string;
+    generic: boolean;
+  };
+  output: {
+    format: 'html' | 'markdown';
+    layout: 'auto' | 'single' | 'folder';
+    path?: string;
+    codeDir?: string;
+  };
+  scope: Scope;
+  assumptions: Assumption[];
+  rules: MatrixRule[];
+  algorithms: AlgorithmDecision[];
+  enforcement: Enforcement;
+  contract: ResponseContract;
+  quotas?: QuotaDesign;
+  outbound?: OutboundDesign;
+  monitoring: Monitoring;
+  rollout: Rollout;
+  scenarios: Scenario[];
+}
