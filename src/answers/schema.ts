@@ -194,6 +194,7 @@ export const Headers = z
 
 export const ALGORITHMS = [
   'token-bucket',
+  'leaky-bucket',
   'gcra',
   'sliding-window-log',
   'sliding-window-counter',

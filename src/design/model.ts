@@ -65,6 +65,8 @@ export interface ResolvedPlan {
   name: string;
   /** Promised requests per second, normalised. */
   ratePerSecond: number;
+  /** The promised rate as stated. */
+  rate: { requests: number; periodSeconds: number };
   /** As the user stated it, e.g. "600/minute". */
   rateText: string;
   burst: number;
@@ -75,6 +77,7 @@ export interface ResolvedPlan {
 export interface ResolvedProvider {
   name: string;
   limitPerSecond: number;
+  limit: { requests: number; periodSeconds: number };
   limitText: string;
   safetyFraction: number;
   /** Effective rate our shared bucket admits (limit x fraction). */
@@ -133,7 +136,7 @@ export interface MatrixRule {
   /** Key pattern, with a Redis Cluster hash tag, e.g. `rl:{t:<tenant>}:api`. */
   key?: string;
   /** Sustained rate, as requests (tokens) per period. */
-  rate?: { requests: number; periodSeconds: number };
+  rate?: { requests: number; periodSeconds: number; periodText?: string };
   /** Bucket capacity; null when the algorithm has no burst (windows). */
   burst?: number | null;
   /** Default cost per request, plus per-endpoint weights against this bucket. */
@@ -145,7 +148,8 @@ export interface MatrixRule {
   cardinality?: { bound?: number; basis: string };
   /** Estimated bytes per key in the store (used for the memory estimate). */
   bytesPerKey?: number;
-  headers: 'full' | 'silent';
+  /** full: headers on every response; silent: security rule, no counts; none: not client-facing (outbound). */
+  headers: 'full' | 'silent' | 'none';
   errorCode: 'RATE_LIMITED' | 'QUOTA_EXCEEDED';
   killSwitch?: { flag: string };
   rationale: string;
@@ -181,16 +185,31 @@ export interface Enforcement {
     explanation: string;
   };
   hybrid?: {
+    ruleIds: string[];
     localBurst: number;
     instances: number;
     /** N x localBurst: worst-case extra admissions across the fleet. */
     overAdmission: number;
     explanation: string;
   };
-  /** Mermaid flowchart source, when more than one layer enforces. */
-  placementDiagram?: string;
+  /** The request path through each enforcing layer, when more than one layer enforces. */
+  placementDiagram?: Diagram;
+  /** Endpoints no rule limits (health checks), and why. */
+  exempt: { endpoints: string[]; why: string };
   scripts: { name: string; file: string; algorithm: Algorithm; ruleIds: string[] }[];
   dualKeyAuth?: string;
+}
+
+/**
+ * A diagram as data; render/diagrams turns it into Mermaid (the source of truth in
+ * both output formats) and escapes every label there.
+ */
+export interface Diagram {
+  kind: 'flowchart' | 'state' | 'sequence';
+  direction?: 'LR' | 'TB';
+  title: string;
+  nodes: { id: string; label: string[]; shape: 'box' | 'round' | 'store' | 'state' | 'actor' }[];
+  edges: { from: string; to: string; label?: string; dashed?: boolean }[];
 }
 
 export interface HeaderSpec {
@@ -229,8 +248,8 @@ export interface OutboundDesign {
   providers: (ResolvedProvider & { ruleId: string; key: string })[];
   on429: string[];
   circuit: { failureThreshold: number; openSeconds: number; halfOpenProbes: number; description: string };
-  /** Mermaid state diagram of the circuit. */
-  circuitDiagram?: string;
+  /** States of the per-provider circuit. */
+  circuitDiagram?: Diagram;
 }
 
 export interface MetricSpec {
@@ -290,6 +309,8 @@ export interface Scenario {
   id: ScenarioId;
   title: string;
   ruleIds: string[];
+  /** False when the design has nothing for the scenario to exercise (e.g. no auth endpoints). */
+  applicable: boolean;
   setup: string;
   steps: string[];
   expected: string;

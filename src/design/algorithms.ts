@@ -1,0 +1,73 @@
+/** Algorithm decisions: one per class of limit present in the matrix, with the trade-off stated. */
+import type { Algorithm, AlgorithmDecision, MatrixRule, RuleTier } from './model.js';
+
+interface Reasoning {
+  why: string;
+  tradeoff: string;
+  alternatives: { algorithm: Algorithm; whyNot: string }[];
+}
+
+const REASONS: Record<string, Reasoning> = {
+  'fairness:gcra': {
+    why: 'Request limits need rate plus burst, which is exactly how clients behave: idle clients save up a burst, busy ones are held to the sustained rate. GCRA is the token bucket written as one integer (the theoretical arrival time), so a decision is one read and one write of a single small key, and cost weighting is a multiplication.',
+    tradeoff: 'A full bucket admits a whole burst at once, so the instantaneous rate can briefly reach burst/1 s; that is the point of the burst and is sized per rule.',
+    alternatives: [
+      { algorithm: 'token-bucket', whyNot: 'Same behaviour, but the textbook form keeps fractional tokens plus a timestamp in a hash: about twice the Redis CPU and memory per key.' },
+      { algorithm: 'sliding-window-counter', whyNot: 'Approximates a window well but has no notion of burst, so it either rejects legitimate bursts or admits twice the rate at boundaries.' },
+      { algorithm: 'fixed-window', whyNot: 'Admits up to twice the limit across a window boundary: wrong for short windows.' },
+    ],
+  },
+  'ceiling:gcra': {
+    why: 'The ceiling is a request rate with a burst allowance, so it uses the same GCRA bucket as the fairness limits, on one deployment-wide key.',
+    tradeoff: 'One hot key; at the stated ceiling Redis serves it easily, and a local hybrid bucket can absorb micro-bursts when the rate grows.',
+    alternatives: [{ algorithm: 'fixed-window', whyNot: 'Boundary double-bursts defeat the purpose of a protective ceiling.' }],
+  },
+  'security:sliding-window-log': {
+    why: 'Brute-force limits must be exact: "10 attempts in any 15 minutes" must mean 10, not 20 across a window boundary. Auth volume is low, so storing one sorted-set entry per attempt is affordable.',
+    tradeoff: 'Memory grows with the limit (one entry per attempt per key), bounded by the small limits and the window-length TTL.',
+    alternatives: [
+      { algorithm: 'fixed-window', whyNot: 'An attacker who times attempts around the boundary gets double the attempts.' },
+      { algorithm: 'sliding-window-counter', whyNot: 'Cheaper, but an approximation; exactness is worth the memory at auth volumes.' },
+      { algorithm: 'gcra', whyNot: 'Burst semantics suit traffic, not attempt counting: a saved-up bucket would allow a burst of guesses.' },
+    ],
+  },
+  'quota:fixed-window': {
+    why: 'Long-period business quotas (per day or month) are windows by definition, with a reset moment customers can read on an invoice; one integer counter per window is cheapest.',
+    tradeoff: 'A boundary burst is possible but negligible against a day or a month of traffic.',
+    alternatives: [{ algorithm: 'sliding-window-log', whyNot: 'One entry per call for a month is far too much memory.' }],
+  },
+  'outbound:gcra': {
+    why: "A provider's documented limit is a rate; a shared GCRA bucket can reserve the next free slot and tell the caller how long to wait, so work queues instead of failing.",
+    tradeoff: 'Waiting adds latency to outbound calls under load; the bucket runs below the documented limit, leaving some provider capacity unused.',
+    alternatives: [{ algorithm: 'fixed-window', whyNot: 'Bursts at window boundaries are exactly what providers punish with 429s or bans.' }],
+  },
+};
+
+const EDGE_REASON: Reasoning = {
+  why: 'The gateway\'s own limiter is the cheapest place to reject and protects the application itself; its native algorithm is used as it is.',
+  tradeoff: 'Edge counters live in each edge node and see coarse identity only (address, header), so only coarse limits run there.',
+  alternatives: [],
+};
+
+const ORDER: RuleTier[] = ['ceiling', 'fairness', 'security', 'quota', 'outbound'];
+
+export function buildAlgorithms(rules: MatrixRule[]): AlgorithmDecision[] {
+  const groups = new Map<string, { tier: RuleTier; algorithm: Algorithm; ids: string[]; edge: boolean }>();
+  for (const r of rules) {
+    if (!r.algorithm) continue;
+    const key = `${r.tier}:${r.algorithm}`;
+    const g = groups.get(key) ?? { tier: r.tier, algorithm: r.algorithm, ids: [], edge: r.layer === 'edge' };
+    g.ids.push(r.id);
+    groups.set(key, g);
+  }
+  return [...groups.entries()]
+    .sort(([, a], [, b]) => ORDER.indexOf(a.tier) - ORDER.indexOf(b.tier) || a.algorithm.localeCompare(b.algorithm))
+    .map(([key, g]) => {
+      const reasoning = REASONS[key] ?? (g.edge ? EDGE_REASON : undefined) ?? {
+        why: `Chosen in a hand-written rule (${g.algorithm}).`,
+        tradeoff: 'Not assessed by rl-design: review it against the default for this class of limit.',
+        alternatives: [],
+      };
+      return { limitClass: g.tier, algorithm: g.algorithm, ruleIds: g.ids, ...reasoning };
+    });
+}

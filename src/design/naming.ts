@@ -1,0 +1,32 @@
+/** Ids, slugs and flag names derived from user-supplied names. */
+
+/** Lowercase ASCII slug, safe in rule ids, Redis keys, file names and config. */
+export function slug(value: string): string {
+  const s = value
+    .normalize('NFKD')
+    .toLowerCase()
+    .replace(/[^a-z0-9]+/g, '-')
+    .replace(/^-+|-+$/g, '')
+    .slice(0, 40)
+    .replace(/-+$/g, '');
+  return s.length > 0 ? s : 'x';
+}
+
+/** Hands out ids, suffixing -2, -3 ... when two names slug to the same id. */
+export class IdAllocator {
+  private readonly used = new Set<string>();
+
+  take(base: string): string {
+    let id = base;
+    for (let n = 2; this.used.has(id); n++) id = `${base}-${n}`;
+    this.used.add(id);
+    return id;
+  }
+}
+
+/** The per-rule feature flag: off | shadow | enforce. */
+export function killSwitchFlag(ruleId: string): string {
+  return `ratelimit.${ruleId}.mode`;
+}
+
+export const KEY_PREFIX = 'rl';

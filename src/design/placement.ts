@@ -1,0 +1,171 @@
+/** Enforcement placement: which layer owns which rule, the atomic primitive, client IP, hybrid. */
+import { formatNumber } from '../answers/defaults.js';
+import type { Diagram, Enforcement, LayerAssignment, MatrixRule, ResolvedEndpoint, Scope } from './model.js';
+
+const GATEWAY_COMPONENT: Record<string, string> = {
+  nginx: 'nginx (limit_req)',
+  envoy: 'Envoy (local rate limit filter)',
+  kong: 'Kong (rate-limiting plugin)',
+  'aws-api-gateway': 'AWS API Gateway (throttling, usage plans)',
+  cloudflare: 'Cloudflare (rate limiting rules)',
+};
+
+/** Peak rate above which a horizontally scaled API gets the local + distributed hybrid. */
+export const HYBRID_PEAK_RPS = 1000;
+
+const SCRIPT_FOR: Record<string, { name: string; file: string }> = {
+  gcra: { name: 'gcra', file: 'lua/gcra.lua' },
+  'sliding-window-log': { name: 'sliding-window-log', file: 'lua/sliding-window-log.lua' },
+  'fixed-window': { name: 'fixed-window', file: 'lua/fixed-window.lua' },
+};
+
+function failLabel(r: MatrixRule): string {
+  return `${r.id} (fail ${r.failMode ?? 'unstated'})`;
+}
+
+function placementDiagram(scope: Scope, rules: MatrixRule[]): Diagram {
+  const edge = rules.filter((r) => r.layer === 'edge');
+  const mw = rules.filter((r) => r.layer === 'middleware');
+  const out = rules.filter((r) => r.layer === 'outbound-client');
+  const nodes: Diagram['nodes'] = [{ id: 'client', label: ['client'], shape: 'round' }];
+  const edges: Diagram['edges'] = [];
+  let prev = 'client';
+  if (edge.length > 0) {
+    nodes.push({ id: 'edge', label: [`edge: ${GATEWAY_COMPONENT[scope.gateway] ?? scope.gateway}`, ...edge.map(failLabel)], shape: 'box' });
+    edges.push({ from: prev, to: 'edge' });
+    prev = 'edge';
+  }
+  if (mw.length > 0) {
+    nodes.push({ id: 'mw', label: [`app middleware (${scope.framework})`, ...mw.map(failLabel)], shape: 'box' });
+    edges.push({ from: prev, to: 'mw' });
+    prev = 'mw';
+  }
+  nodes.push({ id: 'app', label: ['application handlers'], shape: 'box' });
+  edges.push({ from: prev, to: 'app' });
+  const usesStore = rules.some((r) => r.primitive === 'redis-lua');
+  if (usesStore) {
+    nodes.push({ id: 'store', label: [`${scope.store} (dedicated, noeviction)`], shape: 'store' });
+    if (mw.some((r) => r.primitive === 'redis-lua')) edges.push({ from: 'mw', to: 'store', label: 'EVALSHA', dashed: true });
+  }
+  if (out.length > 0) {
+    nodes.push({ id: 'outc', label: ['outbound client', ...out.map(failLabel)], shape: 'box' });
+    nodes.push({ id: 'provider', label: ['third-party APIs'], shape: 'round' });
+    edges.push({ from: 'app', to: 'outc' });
+    edges.push({ from: 'outc', to: 'provider' });
+    if (usesStore && out.some((r) => r.primitive === 'redis-lua')) edges.push({ from: 'outc', to: 'store', label: 'shared bucket', dashed: true });
+  }
+  return { kind: 'flowchart', direction: 'LR', title: 'Enforcement placement', nodes, edges };
+}
+
+export function buildEnforcement(scope: Scope, rules: MatrixRule[], exempt: ResolvedEndpoint[]): Enforcement {
+  const byLayer = new Map<string, MatrixRule[]>();
+  for (const r of rules) {
+    const layer = r.layer ?? 'unstated';
+    byLayer.set(layer, [...(byLayer.get(layer) ?? []), r]);
+  }
+  const layers: LayerAssignment[] = [];
+  const edgeRules = byLayer.get('edge') ?? [];
+  if (edgeRules.length > 0) {
+    layers.push({
+      layer: 'edge',
+      component: GATEWAY_COMPONENT[scope.gateway] ?? scope.gateway,
+      ruleIds: edgeRules.map((r) => r.id),
+      why: 'Coarse limits that need no identity beyond the client address: rejected before the request costs the application anything.',
+    });
+  }
+  const mwRules = byLayer.get('middleware') ?? [];
+  if (mwRules.length > 0) {
+    layers.push({
+      layer: 'middleware',
+      component: `${scope.framework} middleware (${scope.language})`,
+      ruleIds: mwRules.map((r) => r.id),
+      why: 'Limits that need full identity (API key, tenant, plan), weighted costs, quotas or exact auth counting.',
+    });
+  }
+  const outRules = byLayer.get('outbound-client') ?? [];
+  if (outRules.length > 0) {
+    layers.push({
+      layer: 'outbound-client',
+      component: 'outbound HTTP client wrapper',
+      ruleIds: outRules.map((r) => r.id),
+      why: 'Calls this service makes to third parties, limited before they leave.',
+    });
+  }
+
+  // A rule is owned by exactly one layer; two rules with the same key at different layers count twice.
+  const keyLayers = new Map<string, Set<string>>();
+  for (const r of rules) {
+    if (!r.key || !r.layer) continue;
+    keyLayers.set(r.key, (keyLayers.get(r.key) ?? new Set()).add(r.layer));
+  }
+  const doubleCounted = rules.filter((r) => r.key && (keyLayers.get(r.key)?.size ?? 0) > 1).map((r) => r.id);
+
+  const usesLua = rules.some((r) => r.primitive === 'redis-lua');
+  const usesGateway = rules.some((r) => r.primitive === 'gateway-native');
+  const primitiveParts: string[] = [];
+  if (usesLua) primitiveParts.push(`one Redis Lua script per decision (EVALSHA), check and consume in a single atomic step on ${scope.store}`);
+  if (usesGateway) primitiveParts.push(`the gateway's native limiter (${GATEWAY_COMPONENT[scope.gateway] ?? scope.gateway}) at the edge`);
+  if (rules.some((r) => r.primitive === 'in-process')) primitiveParts.push('an in-process bucket, atomic because Node runs each decision to completion on one thread');
+  const primitive = primitiveParts.join('; ') || 'none stated';
+
+  const xff = scope.trustedProxies.length > 0;
+  const clientIp: Enforcement['clientIp'] = {
+    source: xff ? 'x-forwarded-for' : 'connection',
+    trustedProxies: scope.trustedProxies,
+    explanation: xff
+      ? `Walk X-Forwarded-For from the right, skipping addresses inside the trusted ranges (${scope.trustedProxies.join(', ')}); the first address outside them is the client. Entries left of it were written by the client and are ignored, so rotating the header cannot change the key.${scope.gateway === 'nginx' ? ' nginx does the same with set_real_ip_from + real_ip_recursive on.' : ''}`
+      : 'The TCP peer address is the client: no proxy sits in front, so X-Forwarded-For is client-written and ignored entirely.',
+  };
+
+  let hybrid: Enforcement['hybrid'];
+  const fairness = rules.filter((r) => r.tier === 'fairness' && r.layer === 'middleware' && r.primitive === 'redis-lua' && typeof r.burst === 'number');
+  if (scope.topology === 'horizontal' && scope.traffic.peakRps >= HYBRID_PEAK_RPS && fairness.length > 0) {
+    const minBurst = Math.min(...fairness.map((r) => r.burst as number));
+    const localBurst = Math.max(1, Math.floor(minBurst / 10));
+    hybrid = {
+      ruleIds: fairness.map((r) => r.id),
+      localBurst,
+      instances: scope.instances,
+      overAdmission: localBurst * scope.instances,
+      explanation: `At ${formatNumber(scope.traffic.peakRps)} req/s peak on ${scope.instances} instances, each instance keeps a small in-process bucket (${localBurst} token(s) per identity) in front of the shared Redis bucket: micro-bursts are absorbed without a network hop, and Redis keeps the fleet-wide count. The price: up to ${scope.instances} x ${localBurst} = ${localBurst * scope.instances} extra requests per identity can be admitted across the fleet before Redis catches up.`,
+    };
+  }
+
+  const multiLayer = layers.filter((l) => l.layer !== 'outbound-client').length > 1 || (layers.length > 1 && outRules.length > 0);
+  const scripts = Object.entries(SCRIPT_FOR)
+    .map(([algorithm, s]) => ({
+      ...s,
+      algorithm: algorithm as 'gcra',
+      ruleIds: rules.filter((r) => r.algorithm === algorithm && r.primitive === 'redis-lua' && r.tier !== 'outbound').map((r) => r.id),
+    }))
+    .filter((s) => s.ruleIds.length > 0);
+  const outboundRedis = outRules.filter((r) => r.primitive === 'redis-lua');
+  if (outboundRedis.length > 0) {
+    scripts.push({ name: 'outbound-bucket', file: 'lua/outbound-bucket.lua', algorithm: 'gcra', ruleIds: outboundRedis.map((r) => r.id) });
+  }
+
+  const auth = rules.filter((r) => r.tier === 'security' && r.algorithm === 'sliding-window-log');
+  return {
+    primitive,
+    atomicityNote:
+      'Reading the counter and writing it back as two commands races: two instances both see "1 left" and both admit. Every decision here is one indivisible operation, and its time comes from the store (Redis TIME), never from application clocks, so instance clock skew cannot bend the refill maths.',
+    layers,
+    doubleCounted,
+    clientIp,
+    ...(hybrid ? { hybrid } : {}),
+    ...(multiLayer ? { placementDiagram: placementDiagram(scope, rules) } : {}),
+    exempt: {
+      endpoints: exempt.map((e) => e.name),
+      why: exempt.length > 0
+        ? 'Health and readiness probes are never limited: a throttled probe takes a healthy instance out of rotation.'
+        : 'No endpoint is exempt.',
+    },
+    scripts,
+    ...(auth.length > 0
+      ? {
+          dualKeyAuth:
+            'Both auth rows of a flow are checked in one script call: the per-identity and per-IP logs share a hash tag (the flow, e.g. {auth:login}), so they live in one cluster slot and the script admits only when both are under their limits. Auth traffic is low, so one slot per flow is no hot spot.',
+        }
+      : {}),
+  };
+}

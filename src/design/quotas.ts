@@ -1,0 +1,51 @@
+/** Quota design: reset semantics, exhaustion behaviour, enforcement kept apart from billing. */
+import type { QuotaResetT } from '../answers/schema.js';
+import { formatNumber } from '../answers/defaults.js';
+import type { MatrixRule, QuotaDesign, Scope } from './model.js';
+
+export function buildQuotas(
+  scope: Scope,
+  rules: MatrixRule[],
+  reset: QuotaResetT | undefined,
+  billingSource: 'metering-system' | 'limiter-counters',
+): QuotaDesign | undefined {
+  const quotaRules = rules.filter((r) => r.tier === 'quota');
+  if (!reset || (quotaRules.length === 0 && !scope.plans.some((p) => p.quota !== undefined))) return undefined;
+  const resetDesign: QuotaDesign['reset'] =
+    reset.kind === 'calendar'
+      ? {
+          kind: 'calendar',
+          period: reset.period,
+          timeZone: reset.timeZone,
+          description: `Quotas reset at 00:00 on the first ${reset.period === 'month' ? 'day of each calendar month' : 'moment of each calendar day'} in ${reset.timeZone}. The middleware computes the window id (e.g. ${reset.period === 'month' ? '2026-12' : '2026-12-02'}) and the window end in that zone, so daylight-saving changes move the reset with local midnight; the counter key expires shortly after the window ends.`,
+        }
+      : {
+          kind: 'rolling',
+          days: reset.days,
+          description: `A rolling ${reset.days}-day window: usage is counted in one bucket per day (UTC), and a request is admitted when the sum over the last ${reset.days} days is under the quota. Each day's bucket expires after ${reset.days + 1} days, so usage ages out one day at a time rather than all at once.`,
+        };
+  return {
+    reset: resetDesign,
+    plans: scope.plans
+      .filter((p) => p.quota !== undefined)
+      .map((p) => ({
+        name: p.name,
+        quota: p.quota as number,
+        exhaustion: p.exhaustion,
+        ruleId: quotaRules.find((r) => r.plan === p.name)?.id ?? '',
+      })),
+    exhaustionText: {
+      hard: 'Hard cut-off: at the quota every call gets 429 with code QUOTA_EXCEEDED and Retry-After pointing at the reset.',
+      'soft-warning':
+        'Soft overage: past the quota calls still succeed and carry a warning (the remaining count reads 0 and the response says the quota is exceeded); a hard stop at 120% keeps overage bounded.',
+      'pay-per-overage':
+        'Pay per overage: past the quota calls succeed and the metering system bills each one; the limiter only guards against runaway spend at 3x the quota.',
+    },
+    billingSource,
+    separation:
+      billingSource === 'metering-system'
+        ? 'The limiter counters decide admission only: they are fast, may lose a few counts when the store fails open, and expire. Invoices come from the metering system (an append-only usage log written after the response), which is exact and auditable. The two are reconciled by reports, never by reading limiter keys.'
+        : 'The answers say invoices are computed from the limiter counters. Those counters are approximate by design (they fail open, expire, and are reset by kill switches), so they must not be a billing source.',
+    remainingExposure: `Remaining quota is visible on every response through the rate-limit headers (a second policy next to the request-rate one) and on a usage endpoint. Largest quota in the design: ${formatNumber(Math.max(0, ...scope.plans.map((p) => p.quota ?? 0)))} calls.`,
+  };
+}

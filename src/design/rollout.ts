@@ -1,0 +1,39 @@
+/** Rollout: shadow first, allowlist, enforcement order (security, general, quotas), kill switches. */
+import type { MatrixRule, Rollout } from './model.js';
+
+export function buildRollout(rules: MatrixRule[], shadowDays: number): Rollout {
+  const ids = (pred: (r: MatrixRule) => boolean) => rules.filter(pred).map((r) => r.id);
+  const security = ids((r) => r.tier === 'security');
+  const general = ids((r) => r.tier === 'ceiling' || r.tier === 'fairness' || r.tier === 'outbound');
+  const quotas = ids((r) => r.tier === 'quota');
+  const steps = [
+    {
+      title: 'Shadow mode',
+      detail: `Deploy every rule with its flag at "shadow" for ${shadowDays} days: decisions are evaluated, metrics and headers emitted, nothing is rejected. Study ratelimit_throttled_total{mode="shadow"} to learn who would be throttled: cron jobs, partner integrations and probes always show up.`,
+      ruleIds: rules.map((r) => r.id),
+    },
+    {
+      title: 'Allowlist pass',
+      detail: 'Fix or allowlist the legitimate offenders found in shadow mode (internal service accounts, monitoring probes, partner batch jobs). Allowlists are keyed on authenticated identity, never on an address a client can claim.',
+      ruleIds: [],
+    },
+    {
+      title: 'Announce',
+      detail: 'Publish the limits and the header contract in the API documentation, with the 429 body and backoff guidance, before anything is enforced.',
+      ruleIds: [],
+    },
+    ...(security.length > 0
+      ? [{ title: 'Enforce abuse-sensitive limits', detail: 'Switch the auth rules to "enforce" first: they protect accounts and their legitimate volume is tiny.', ruleIds: security }]
+      : []),
+    { title: 'Enforce general limits', detail: 'Switch the ceiling, fairness and outbound rules to "enforce", one rule at a time, watching throttle and near-limit metrics after each.', ruleIds: general },
+    ...(quotas.length > 0
+      ? [{ title: 'Enforce quotas', detail: 'Enforce plan quotas last, after customers have seen their remaining quota in headers for a full period.', ruleIds: quotas }]
+      : []),
+  ];
+  return {
+    startsInShadow: true,
+    shadowDays,
+    steps: steps.map((s, i) => ({ order: i + 1, ...s })),
+    killSwitches: rules.filter((r) => r.killSwitch).map((r) => ({ ruleId: r.id, flag: (r.killSwitch as { flag: string }).flag })),
+  };
+}

@@ -1,0 +1,37 @@
+/**
+ * Every user-facing error text, by id. One top-level handler (cli.ts) prints them;
+ * a stack trace only appears with --debug.
+ */
+export const MESSAGES = {
+  answersNotFound: 'Answers file not found: {{file}}. Pass one with -a FILE, or run `rl-design init` to create it.',
+  answersUnreadable: 'Cannot read answers file {{file}}: {{reason}}',
+  answersNotJson: 'Answers file {{file}} is not valid JSON: {{reason}}',
+  answersInvalid: 'Answers file {{file}} has {{count}} problem(s):\n{{problems}}',
+  badOption: 'Option {{option}}: {{reason}}',
+  deadLink: 'Refusing to write: the rendered document has a dead link: {{detail}}',
+  editedFile:
+    'Refusing to overwrite {{file}}: it was changed since rl-design wrote it. Re-run with --force to replace it, or move your edits elsewhere.',
+  foreignFile:
+    'Refusing to overwrite {{file}}: rl-design did not write it. Re-run with --force to replace it, or choose another --out.',
+  outputIsDirectory: 'Cannot write {{file}}: a directory is in the way.',
+  writeFailed: 'Could not write {{file}}: {{reason}}',
+  staleExample: 'Example output {{file}} is stale; run `npm run examples`.',
+} as const;
+
+export type MessageId = keyof typeof MESSAGES;
+
+export function formatMessage(id: MessageId, data: Record<string, string | number> = {}): string {
+  return MESSAGES[id].replace(/\{\{(\w+)\}\}/g, (_, k: string) => (k in data ? String(data[k]) : `{{${k}}}`));
+}
+
+/** An expected failure: printed without a stack trace, with its exit code. */
+export class UserError extends Error {
+  constructor(
+    readonly messageId: MessageId,
+    readonly data: Record<string, string | number> = {},
+    readonly exitCode: 1 | 2 = 2,
+  ) {
+    super(formatMessage(messageId, data));
+    this.name = 'UserError';
+  }
+}

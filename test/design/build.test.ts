@@ -1,0 +1,223 @@
+import { describe, expect, it } from 'vitest';
+import { Answers } from '../../src/answers/schema.js';
+import { buildDesign, ceilingOf } from '../../src/design/build.js';
+import type { MatrixRule } from '../../src/design/model.js';
+import { DATE, exampleAnswers, exampleDesign, exampleNames } from '../helpers/examples.js';
+
+const build = (a: unknown) => buildDesign(Answers.parse(a), { date: DATE });
+const rule = (rules: MatrixRule[], id: string) => {
+  const r = rules.find((x) => x.id === id);
+  if (!r) throw new Error(`no rule ${id} in ${rules.map((x) => x.id).join(', ')}`);
+  return r;
+};
+
+describe('design builder', () => {
+  it.each(exampleNames())('%s: every rule names algorithm, key, rate, burst, cost, fail mode, layer, TTL and cardinality', (name) => {
+    const d = exampleDesign(name);
+    expect(d.rules.length).toBeGreaterThan(1);
+    for (const r of d.rules) {
+      expect(r.algorithm, r.id).toBeDefined();
+      expect(r.key, r.id).toBeTruthy();
+      expect(r.rate?.requests, r.id).toBeGreaterThan(0);
+      expect(r.burst === null || (typeof r.burst === 'number' && r.burst > 0), r.id).toBe(true);
+      expect(r.cost?.default, r.id).toBeGreaterThanOrEqual(1);
+      expect(['open', 'closed']).toContain(r.failMode);
+      expect(r.layer, r.id).toBeDefined();
+      expect(r.ttlSeconds, r.id).toBeGreaterThan(0);
+      expect(r.cardinality?.bound, r.id).toBeGreaterThan(0);
+      expect(r.killSwitch?.flag, r.id).toMatch(/^ratelimit\..+\.mode$/);
+    }
+  });
+
+  it('is deterministic: same answers and date give deep-equal designs', () => {
+    for (const name of exampleNames()) {
+      expect(JSON.stringify(exampleDesign(name))).toBe(JSON.stringify(exampleDesign(name)));
+    }
+  });
+
+  describe('SaaS example (gateway, plans, outbound, horizontal)', () => {
+    const d = exampleDesign('saas-platform');
+
+    it('layers a ceiling, per-plan fairness and plan quotas without merging them', () => {
+      const ceiling = rule(d.rules, 'global-ceiling');
+      expect(ceiling.tier).toBe('ceiling');
+      // peak 2,400 req/s x 2 headroom (high burstiness)
+      expect(ceiling.rate).toEqual({ requests: 4800, periodSeconds: 1 });
+      expect(ceiling.layer).toBe('edge');
+      expect(ceiling.primitive).toBe('gateway-native');
+      expect(rule(d.rules, 'fairness-pro').rate).toEqual({ requests: 600, periodSeconds: 60 });
+      expect(rule(d.rules, 'fairness-pro').burst).toBe(200);
+      expect(rule(d.rules, 'fairness-pro').identity).toBe('tenant');
+      const quota = rule(d.rules, 'quota-free');
+      expect(quota.tier).toBe('quota');
+      expect(quota.algorithm).toBe('fixed-window');
+      expect(quota.errorCode).toBe('QUOTA_EXCEEDED');
+      expect(quota.rate?.requests).toBe(10000);
+      // soft overage stops at 120%, pay-per-overage has a 3x guard
+      expect(rule(d.rules, 'quota-pro').rate?.requests).toBe(1_200_000);
+      expect(rule(d.rules, 'quota-enterprise').rate?.requests).toBe(60_000_000);
+    });
+
+    it('charges expensive classes extra tokens against the shared bucket, and sizes burst to fit the costliest call', () => {
+      const free = rule(d.rules, 'fairness-free');
+      const costs = Object.fromEntries(free.cost?.byEndpoint.map((c) => [c.endpoint, c.cost]) ?? []);
+      expect(costs).toMatchObject({ 'search-orders': 5, 'sales-report': 10, 'export-orders': 25, 'create-order': 2 });
+      expect(free.burst).toBeGreaterThanOrEqual(25);
+      expect(d.rules.filter((r) => r.endpoints.includes('export-orders') && r.tier === 'fairness')).toHaveLength(3);
+    });
+
+    it('gives each auth flow a per-identity and a per-IP sliding-window-log row, fail closed and silent', () => {
+      for (const kind of ['login', 'password-reset', 'token']) {
+        const user = rule(d.rules, `auth-${kind}-per-identity`);
+        const ip = rule(d.rules, `auth-${kind}-per-ip`);
+        for (const r of [user, ip]) {
+          expect(r.algorithm).toBe('sliding-window-log');
+          expect(r.failMode).toBe('closed');
+          expect(r.headers).toBe('silent');
+          expect(r.burst).toBeNull();
+        }
+        expect(user.identity).toBe('username');
+        expect(ip.identity).toBe('ip');
+        // both keys share the flow's hash tag: one cluster slot, one atomic script call
+        expect(user.key?.split('}')[0]).toBe(ip.key?.split('}')[0]);
+      }
+      expect(d.contract.silentRuleIds).toContain('auth-login-per-ip');
+    });
+
+    it('keys anonymous traffic on the trusted client IP, at the edge, with the NAT caveat', () => {
+      const anon = rule(d.rules, 'anonymous-per-ip');
+      expect(anon.identity).toBe('ip');
+      expect(anon.layer).toBe('edge');
+      expect(anon.rationale).toMatch(/NAT/);
+      expect(anon.endpoints).toEqual(['public-catalog']);
+      expect(d.enforcement.clientIp.source).toBe('x-forwarded-for');
+      expect(d.enforcement.clientIp.trustedProxies).toEqual(['10.20.0.0/16']);
+    });
+
+    it('states cardinality bounds from the traffic numbers and a memory estimate', () => {
+      expect(rule(d.rules, 'fairness-pro').cardinality?.bound).toBe(1200); // tenants
+      expect(rule(d.rules, 'quota-pro').cardinality?.bound).toBe(2400); // tenants x 2 live windows
+      // attacker-controlled keys: ceiling x TTL
+      expect(rule(d.rules, 'auth-login-per-identity').cardinality?.bound).toBe(4800 * 900);
+      expect(d.monitoring.store.estimatedKeys).toBe(d.rules.filter((r) => r.layer !== 'edge').reduce((n, r) => n + (r.cardinality?.bound ?? 0), 0));
+      expect(d.monitoring.store.estimatedBytes).toBeGreaterThan(0);
+      expect(d.monitoring.store.maxmemoryPolicy).toBe('noeviction');
+    });
+
+    it('owns each rule at one layer, draws the placement diagram, and states the hybrid over-admission', () => {
+      expect(d.enforcement.doubleCounted).toEqual([]);
+      const owned = d.enforcement.layers.flatMap((l) => l.ruleIds);
+      expect(owned.sort()).toEqual(d.rules.map((r) => r.id).sort());
+      expect(d.enforcement.placementDiagram?.nodes.map((n) => n.id)).toEqual(expect.arrayContaining(['client', 'edge', 'mw', 'store']));
+      expect(d.enforcement.hybrid).toMatchObject({ instances: 6 });
+      expect(d.enforcement.hybrid?.overAdmission).toBe(6 * (d.enforcement.hybrid?.localBurst ?? 0));
+      expect(d.enforcement.hybrid?.explanation).toContain(`${d.enforcement.hybrid?.overAdmission} extra requests`);
+    });
+
+    it('limits outbound calls with a shared bucket at the safety fraction, fail closed, with a circuit', () => {
+      const stripe = rule(d.rules, 'outbound-stripe');
+      expect(stripe.rate).toEqual({ requests: 90, periodSeconds: 1 });
+      expect(stripe.primitive).toBe('redis-lua');
+      expect(stripe.key).toBe('rl:{out:stripe}:bucket');
+      expect(rule(d.rules, 'outbound-sendgrid').rate).toEqual({ requests: 480, periodSeconds: 60 });
+      expect(d.outbound?.circuit.failureThreshold).toBeGreaterThan(0);
+      expect(d.outbound?.on429.join(' ')).toMatch(/Retry-After/);
+    });
+
+    it('uses the current IETF header fields and names the draft', () => {
+      expect(d.contract.convention).toBe('ietf-structured');
+      expect(d.contract.headers.map((h) => h.name)).toEqual(['RateLimit-Policy', 'RateLimit']);
+      expect(d.contract.specReference).toMatch(/draft-ietf-httpapi-ratelimit-headers-1\d/);
+      expect(d.contract.retryAfter.onEvery429).toBe(true);
+      expect(d.contract.quotaExceededBody?.code).toBe('QUOTA_EXCEEDED');
+    });
+
+    it('rolls out in shadow first, security before general before quotas, with a kill switch per rule', () => {
+      expect(d.rollout.steps[0]?.title).toMatch(/Shadow/);
+      const order = d.rollout.steps.map((s) => s.title);
+      expect(order.indexOf('Enforce abuse-sensitive limits')).toBeLessThan(order.indexOf('Enforce general limits'));
+      expect(order.indexOf('Enforce general limits')).toBeLessThan(order.indexOf('Enforce quotas'));
+      expect(d.rollout.killSwitches.map((k) => k.ruleId).sort()).toEqual(d.rules.map((r) => r.id).sort());
+      expect(d.rollout.shadowDays).toBe(14);
+    });
+
+    it('ties all six scenarios to real rules', () => {
+      expect(d.scenarios.map((s) => s.id)).toEqual([
+        'burst-at-boundary',
+        'concurrent-race',
+        'store-outage',
+        'throttled-recovery',
+        'dual-key-auth',
+        'cost-weighted-exhaustion',
+      ]);
+      const ids = new Set(d.rules.map((r) => r.id));
+      for (const s of d.scenarios) {
+        expect(s.applicable, s.id).toBe(true);
+        for (const id of s.ruleIds) expect(ids.has(id), `${s.id} -> ${id}`).toBe(true);
+      }
+      expect(d.scenarios.find((s) => s.id === 'store-outage')?.ruleIds).toHaveLength(2);
+    });
+  });
+
+  describe('generic design (partial context)', () => {
+    const d = exampleDesign('minimal-generic');
+    it('uses a token bucket per API key in middleware with Redis, and lists every assumption', () => {
+      expect(d.meta.generic).toBe(true);
+      const fair = d.rules.find((r) => r.tier === 'fairness');
+      expect(fair).toMatchObject({ identity: 'api-key', layer: 'middleware', primitive: 'redis-lua', algorithm: 'gcra' });
+      const ids = d.assumptions.map((a) => a.id);
+      expect(ids).toEqual(expect.arrayContaining(['generic', 'goals', 'stack.store', 'identities', 'traffic.peakRps', 'failure.byClass', 'headers.convention']));
+      expect(d.enforcement.placementDiagram).toBeUndefined();
+    });
+  });
+
+  it('derives the ceiling from measured capacity when given', () => {
+    expect(ceilingOf({ capacityRps: 900, peakRps: 2000, headroom: 1.5 })).toBe(900);
+    expect(ceilingOf({ peakRps: 101, headroom: 1.5 })).toBe(152);
+  });
+
+  it('adds a Redis when several instances have no shared store, and says so', () => {
+    const d = build({ goals: ['fairness'], stack: { topology: 'horizontal', instances: 4, store: 'none' } });
+    expect(d.scope.store).toBe('redis');
+    expect(d.assumptions.find((a) => a.id === 'stack.store')?.text).toMatch(/N times/);
+    expect(d.rules.every((r) => r.primitive !== 'in-process')).toBe(true);
+  });
+
+  it('keeps an in-process limiter for a single instance without a store', () => {
+    const d = build({ goals: ['overload'], stack: { topology: 'single', store: 'none' } });
+    expect(d.rules.every((r) => r.primitive === 'in-process')).toBe(true);
+  });
+
+  it('applies hand-written rules: override, remove and add', () => {
+    const a = exampleAnswers('consumer-auth');
+    const d = buildDesign(
+      {
+        ...a,
+        rules: [
+          { id: 'auth-login-per-ip', remove: true },
+          { id: 'fairness-per-user', rate: { requests: 7, per: 'second' } },
+          { id: 'custom-search', endpointClass: 'search', algorithm: 'gcra' },
+        ],
+      },
+      { date: DATE },
+    );
+    expect(d.rules.find((r) => r.id === 'auth-login-per-ip')).toBeUndefined();
+    expect(rule(d.rules, 'fairness-per-user')).toMatchObject({ source: 'overridden', rate: { requests: 7, periodSeconds: 1 } });
+    const custom = rule(d.rules, 'custom-search');
+    expect(custom.source).toBe('hand-written');
+    expect(custom.failMode).toBeUndefined();
+    expect(custom.ttlSeconds).toBeUndefined();
+  });
+
+  it('keeps ids unique when names slug alike', () => {
+    const d = build({
+      goals: ['quotas'],
+      stack: { topology: 'single' },
+      plans: [
+        { name: 'Pro', rate: { requests: 10, per: 'second' } },
+        { name: 'pro!', rate: { requests: 20, per: 'second' } },
+      ],
+    });
+    expect(d.rules.filter((r) => r.tier === 'fairness').map((r) => r.id)).toEqual(['fairness-pro', 'fairness-pro-2']);
+  });
+});
