@@ -521,8 +521,8 @@ function addOutbound(b: Builder, ctx: MatrixContext): void {
   for (const p of scope.outbound) {
     const id = b.ids.take(`outbound-${slug(p.name)}`);
     const shared = p.bucket === 'shared' && scope.store !== 'none';
-    const ttl = bucketTtl(p.burst, p.bucketPerSecond);
     const rate = { requests: Math.max(1, Math.floor(p.limit.requests * p.safetyFraction)), periodSeconds: p.limit.periodSeconds };
+    const ttl = bucketTtl(p.burst, perSecond(rate));
     b.rules.push({
       id,
       source: 'generated',

@@ -1,0 +1,51 @@
+/**
+ * Constraint 2: the check-and-consume is atomic, and the design names the exact primitive.
+ * Separate read and write calls race under concurrency; per-process state is only a
+ * correct check when a single instance serves all traffic.
+ */
+import type { Primitive } from '../design/model.js';
+import { defineConstraint } from './define.js';
+import { instancesText, isNonEmptyString, isScaledOut, ruleIdOf, rulesOf, show } from './guards.js';
+
+const ATOMIC: readonly Primitive[] = ['redis-lua', 'gateway-native', 'in-process'];
+
+export default defineConstraint({
+  meta: {
+    id: 'atomic-check',
+    number: 2,
+    title: 'Check-and-consume is atomic',
+    description:
+      'The design names its atomic primitive, and every rule consumes through one (Lua script, gateway-native limiter, or in-process state on a single instance).',
+    messages: {
+      primitiveNotNamed: 'The enforcement section does not name the atomic primitive.',
+      missingPrimitive: 'The rule does not state how it checks and consumes.',
+      notAtomic:
+        '{{primitive}} is not atomic: concurrent requests can both read the last token and both be admitted. Use a Lua script or a gateway-native limiter.',
+      perInstanceState:
+        'In-process state is per instance, but the service runs {{instances}} instances; each admits the full limit. Keep the state in the shared store.',
+      noGateway: 'The rule relies on a gateway-native limiter, but the design has no gateway.',
+      noStore: 'The rule runs a Lua script, but the design has no store to run it in.',
+    },
+  },
+  check(design, report) {
+    if (!isNonEmptyString(design?.enforcement?.primitive)) report({ messageId: 'primitiveNotNamed' });
+
+    const scope = design?.scope;
+    for (const rule of rulesOf(design)) {
+      const ruleId = ruleIdOf(rule);
+      const primitive = rule.primitive;
+      if (primitive === undefined || primitive === null) {
+        report({ messageId: 'missingPrimitive', ruleId });
+      } else if (!ATOMIC.includes(primitive)) {
+        report({ messageId: 'notAtomic', ruleId, data: { primitive: show(primitive) } });
+      } else if (primitive === 'in-process' && isScaledOut(scope)) {
+        report({ messageId: 'perInstanceState', ruleId, data: { instances: instancesText(scope?.instances) } });
+      } else if (primitive === 'gateway-native' && scope?.gateway === 'none') {
+        report({ messageId: 'noGateway', ruleId });
+      } else if (primitive === 'redis-lua' && scope?.store === 'none') {
+        report({ messageId: 'noStore', ruleId });
+      }
+    }
+  },
+});
+

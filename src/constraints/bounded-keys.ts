@@ -1,0 +1,78 @@
+/**
+ * Constraint 6: every key expires, and the number of keys is bounded and stated. TTLs bound
+ * the store's memory; eviction must not be the bound.
+ */
+import type { MatrixRule } from '../design/model.js';
+import { defineConstraint } from './define.js';
+import { isNonEmptyString, isPositiveNumber, ruleIdOf, rulesOf } from './guards.js';
+
+/** Slack for floating-point error in the lifetime arithmetic. */
+const EPSILON = 1e-6;
+
+/**
+ * Seconds a rule's state must survive idle before dropping it changes no decision:
+ * a full refill for buckets, the window (two for the counter's previous window) otherwise.
+ * Undefined when the rule's numbers are not all there (constraint 1 reports that).
+ */
+function stateLifetimeSeconds(rule: MatrixRule): number | undefined {
+  const period = rule.rate?.periodSeconds;
+  const requests = rule.rate?.requests;
+  if (!isPositiveNumber(period) || !isPositiveNumber(requests)) return undefined;
+  switch (rule.algorithm) {
+    case 'token-bucket':
+    case 'leaky-bucket':
+    case 'gcra':
+      return isPositiveNumber(rule.burst) ? (rule.burst * period) / requests : undefined;
+    case 'sliding-window-counter':
+      return 2 * period;
+    case 'sliding-window-log':
+    case 'fixed-window':
+      return period;
+    default:
+      return undefined;
+  }
+}
+
+export default defineConstraint({
+  meta: {
+    id: 'bounded-keys',
+    number: 6,
+    title: 'Every key has a TTL; key cardinality is bounded and stated',
+    description:
+      'Each rule states its key pattern, a TTL on every key it writes (long enough to keep its state), and a finite bound on how many keys it creates, with the basis of that bound.',
+    messages: {
+      missingKey: 'The rule states no key pattern, so its keys cannot be bounded.',
+      missingTtl: 'The rule sets no TTL on its keys; idle keys would stay in the store forever.',
+      ttlTooShort:
+        'TTL {{ttl}}s is shorter than the {{needed}}s that {{algorithm}} state must live; keys would expire early and reset the limit.',
+      unboundedCardinality: 'The rule states no finite bound on how many keys it creates.',
+      cardinalityNotStated: 'The rule bounds its keys at {{bound}} but does not say what the bound is based on.',
+    },
+  },
+  check(design, report) {
+    for (const rule of rulesOf(design)) {
+      const ruleId = ruleIdOf(rule);
+      if (!isNonEmptyString(rule.key)) report({ messageId: 'missingKey', ruleId });
+
+      if (!isPositiveNumber(rule.ttlSeconds)) {
+        report({ messageId: 'missingTtl', ruleId });
+      } else {
+        const needed = stateLifetimeSeconds(rule);
+        if (needed !== undefined && rule.ttlSeconds < needed - EPSILON) {
+          report({
+            messageId: 'ttlTooShort',
+            ruleId,
+            data: { ttl: rule.ttlSeconds, needed: Math.ceil(needed), algorithm: String(rule.algorithm) },
+          });
+        }
+      }
+
+      const bound = rule.cardinality?.bound;
+      if (!isPositiveNumber(bound)) {
+        report({ messageId: 'unboundedCardinality', ruleId });
+      } else if (!isNonEmptyString(rule.cardinality?.basis)) {
+        report({ messageId: 'cardinalityNotStated', ruleId, data: { bound } });
+      }
+    }
+  },
+});

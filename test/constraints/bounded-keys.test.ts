@@ -1,0 +1,81 @@
+import boundedKeys from '../../src/constraints/bounded-keys.js';
+import { getRule, mutate, validDesign } from '../fixtures/design.js';
+import { runConstraintTests } from './tester.js';
+
+const design = validDesign();
+
+runConstraintTests(boundedKeys, {
+  valid: [
+    { name: 'the reference design', design },
+    {
+      name: 'a TTL of exactly one full refill (burst 100 at 50/s = 2 s)',
+      design: mutate(design, (d) => {
+        getRule(d, 'api-per-api-key').ttlSeconds = 2;
+      }),
+    },
+    {
+      name: 'a sliding window counter that keeps two windows',
+      design: mutate(design, (d) => {
+        const rule = getRule(d, 'auth-login-per-ip');
+        rule.algorithm = 'sliding-window-counter';
+        rule.ttlSeconds = 1800;
+      }),
+    },
+  ],
+  invalid: [
+    {
+      name: 'keys with no TTL, or a TTL of zero',
+      design: mutate(design, (d) => {
+        delete getRule(d, 'api-per-api-key').ttlSeconds;
+        getRule(d, 'quota-free-monthly').ttlSeconds = 0;
+      }),
+      expect: [
+        { messageId: 'missingTtl', ruleId: 'api-per-api-key' },
+        { messageId: 'missingTtl', ruleId: 'quota-free-monthly' },
+      ],
+    },
+    {
+      name: 'a TTL shorter than the window it counts',
+      design: mutate(design, (d) => {
+        getRule(d, 'auth-login-per-ip').ttlSeconds = 600;
+      }),
+      expect: [{ messageId: 'ttlTooShort', ruleId: 'auth-login-per-ip', data: { ttl: 600, needed: 900 } }],
+    },
+    {
+      name: "a sliding window counter that drops the previous window's count",
+      design: mutate(design, (d) => {
+        getRule(d, 'auth-login-per-ip').algorithm = 'sliding-window-counter';
+      }),
+      expect: [{ messageId: 'ttlTooShort', ruleId: 'auth-login-per-ip', data: { ttl: 900, needed: 1800 } }],
+    },
+    {
+      name: 'a token bucket that expires before it refills',
+      design: mutate(design, (d) => {
+        const rule = getRule(d, 'api-per-api-key');
+        rule.burst = 5_000;
+        rule.ttlSeconds = 60;
+      }),
+      expect: [{ messageId: 'ttlTooShort', ruleId: 'api-per-api-key', data: { ttl: 60, needed: 100, algorithm: 'token-bucket' } }],
+    },
+    {
+      name: 'no bound, an infinite bound, and a bound with no basis',
+      design: mutate(design, (d) => {
+        delete getRule(d, 'auth-login-per-username').cardinality;
+        getRule(d, 'auth-login-per-ip').cardinality = { bound: Number.POSITIVE_INFINITY, basis: 'every IPv6 address' };
+        getRule(d, 'api-per-api-key').cardinality = { bound: 10_000, basis: '' };
+      }),
+      expect: [
+        { messageId: 'cardinalityNotStated', ruleId: 'api-per-api-key', data: { bound: 10_000 } },
+        { messageId: 'unboundedCardinality', ruleId: 'auth-login-per-username' },
+        { messageId: 'unboundedCardinality', ruleId: 'auth-login-per-ip' },
+      ],
+    },
+    {
+      name: 'a rule with no key pattern',
+      design: mutate(design, (d) => {
+        delete getRule(d, 'outbound-payments').key;
+      }),
+      expect: [{ messageId: 'missingKey', ruleId: 'outbound-payments' }],
+    },
+  ],
+});

@@ -1,0 +1,115 @@
+import responseContract from '../../src/constraints/response-contract.js';
+import type { HeaderSpec } from '../../src/design/model.js';
+import { forceField, getRule, mutate, validDesign } from '../fixtures/design.js';
+import { runConstraintTests } from './tester.js';
+
+const design = validDesign();
+
+function headers(...names: string[]): HeaderSpec[] {
+  return names.map((name) => ({ name, example: '1', meaning: 'test' }));
+}
+
+const SILENT = ['auth-login-per-username', 'auth-login-per-ip'];
+
+runConstraintTests(responseContract, {
+  valid: [
+    { name: 'the reference design (IETF structured fields)', design },
+    {
+      name: 'the IETF trio, with Retry-After and RateLimit-Policy listed beside it',
+      design: mutate(design, (d) => {
+        d.contract.convention = 'ietf-trio';
+        d.contract.headers = headers('RateLimit-Limit', 'RateLimit-Remaining', 'RateLimit-Reset', 'RateLimit-Policy', 'Retry-After');
+      }),
+    },
+    {
+      name: 'the X-RateLimit convention, in any letter case, with an extra X-RateLimit header',
+      design: mutate(design, (d) => {
+        d.contract.convention = 'x-ratelimit';
+        d.contract.headers = headers('x-ratelimit-limit', 'X-RateLimit-Remaining', 'X-RateLimit-Reset', 'X-RateLimit-Used');
+      }),
+    },
+    {
+      name: 'an outbound rule answers no client, whatever its header policy',
+      design: mutate(design, (d) => {
+        getRule(d, 'outbound-payments').headers = 'full';
+      }),
+    },
+  ],
+  invalid: [
+    {
+      name: 'Retry-After not on every 429',
+      design: mutate(design, (d) => {
+        d.contract.retryAfter.onEvery429 = false;
+      }),
+      expect: [{ messageId: 'retryAfterMissing' }],
+    },
+    {
+      name: 'IETF headers and X-RateLimit headers both emitted',
+      design: mutate(design, (d) => {
+        d.contract.headers = headers('RateLimit', 'RateLimit-Policy', 'X-RateLimit-Remaining');
+      }),
+      expect: [{ messageId: 'mixedConventions', data: { header: 'X-RateLimit-Remaining', convention: 'ietf-structured' } }],
+    },
+    {
+      name: 'the trio declared but structured fields listed',
+      design: mutate(design, (d) => {
+        d.contract.convention = 'ietf-trio';
+      }),
+      expect: [
+        { messageId: 'missingHeader', data: { header: 'RateLimit-Limit' } },
+        { messageId: 'missingHeader', data: { header: 'RateLimit-Remaining' } },
+        { messageId: 'missingHeader', data: { header: 'RateLimit-Reset' } },
+        { messageId: 'mixedConventions', data: { header: 'RateLimit' } },
+      ],
+    },
+    {
+      name: 'no convention and no headers',
+      design: mutate(design, (d) => {
+        forceField(d.contract, 'convention', undefined);
+        d.contract.headers = [];
+      }),
+      expect: [{ messageId: 'noConvention', data: { value: 'none' } }, { messageId: 'noHeaders' }],
+    },
+    {
+      name: 'a login limit that counts down for the attacker',
+      design: mutate(design, (d) => {
+        getRule(d, 'auth-login-per-ip').headers = 'full';
+        d.contract.silentRuleIds = ['auth-login-per-username'];
+      }),
+      expect: [
+        { messageId: 'securityNotSilent', ruleId: 'auth-login-per-ip', data: { headers: 'full' } },
+        { messageId: 'securityNotListed', ruleId: 'auth-login-per-ip' },
+      ],
+    },
+    {
+      name: 'a silent security rule missing from the contract list',
+      design: mutate(design, (d) => {
+        d.contract.silentRuleIds = ['auth-login-per-ip'];
+      }),
+      expect: [{ messageId: 'securityNotListed', ruleId: 'auth-login-per-username' }],
+    },
+    {
+      name: 'a hand-written rule on an auth endpoint is a security rule whatever its tier',
+      design: mutate(design, (d) => {
+        d.rules.push({ ...getRule(d, 'auth-login-per-ip'), id: 'login-extra', tier: 'fairness', headers: 'full' });
+      }),
+      expect: [
+        { messageId: 'securityNotSilent', ruleId: 'login-extra' },
+        { messageId: 'securityNotListed', ruleId: 'login-extra' },
+      ],
+    },
+    {
+      name: 'business limits that hide their headers',
+      design: mutate(design, (d) => {
+        getRule(d, 'api-per-api-key').headers = 'silent';
+        getRule(d, 'quota-free-monthly').headers = 'none';
+        d.contract.silentRuleIds = [...SILENT, 'api-per-api-key'];
+      }),
+      expect: [
+        { messageId: 'headersNotFull', ruleId: 'api-per-api-key', data: { headers: 'silent' } },
+        { messageId: 'unexpectedSilent', ruleId: 'api-per-api-key' },
+        { messageId: 'headersNotFull', ruleId: 'quota-free-monthly', data: { headers: 'none' } },
+      ],
+    },
+  ],
+});
