@@ -1,0 +1,124 @@
+/**
+ * Types shared by the codebase detectors ("inspect before asking").
+ *
+ * Detectors never touch the disk themselves: they read the project through a
+ * read-only ProjectFs port (src/io/project-fs.ts is the Node implementation,
+ * ./memory-fs.ts an in-memory one for tests and dry runs). Each detector returns
+ * Facts: one observation each, with the file it came from and a human detail.
+ */
+import type { Rate } from '../../answers/schema.js';
+
+export interface ReadOptions {
+  /** Larger files read as undefined. Implementations have a default cap (1 MB for nodeProjectFs). */
+  maxBytes?: number;
+}
+
+/** A read-only view of a project folder. Paths are relative to the project root, with '/' separators. */
+export interface ProjectFs {
+  /**
+   * Every file under `dir` ('' or '.' for the project root), recursively, as paths relative to the
+   * project root (not to `dir`), shallower files first, then alphabetically. Skips dependency, VCS and
+   * build folders (node_modules, .git, dist, build, ...) and is capped (nodeProjectFs: 5,000 files,
+   * 6 directory levels). A missing folder lists as [].
+   */
+  list(dir: string): Promise<string[]>;
+  /** The file as UTF-8 text, or undefined when it is missing, not a regular file, outside the root or over the size cap. */
+  read(path: string, options?: ReadOptions): Promise<string | undefined>;
+}
+
+/** Folders a ProjectFs never lists: dependencies, version control, build output, caches. */
+export const SKIPPED_DIRS: ReadonlySet<string> = new Set([
+  'node_modules',
+  '.git',
+  '.hg',
+  '.svn',
+  'dist',
+  'build',
+  'coverage',
+  '.next',
+  '.nuxt',
+  '.svelte-kit',
+  '.turbo',
+  '.cache',
+  '.venv',
+  'venv',
+  '__pycache__',
+]);
+
+/** Default size cap for ProjectFs.read. */
+export const DEFAULT_MAX_BYTES = 1024 * 1024;
+
+/** One thing learned from the codebase. */
+export interface Fact {
+  /** The answers JSON path it informs (e.g. 'stack.framework'), or an informational field (see FIELDS). */
+  field: string;
+  value: unknown;
+  /** The file it came from, relative to the project root. */
+  source: string;
+  /** How it was recognised, for people: e.g. 'express 5.1.0 in dependencies'. */
+  detail: string;
+}
+
+/** A file that looked relevant but could not be understood. Detection goes on without it. */
+export interface DetectWarning {
+  source: string;
+  message: string;
+}
+
+export type Warn = (warning: DetectWarning) => void;
+
+/** A detector reads one kind of source. It must not throw for bad input: it warns and goes on. */
+export interface Detector {
+  id: string;
+  detect(fs: ProjectFs, warn?: Warn): Promise<Fact[]>;
+}
+
+/** Every field a detector may report. The stack.*, endpoints and identities ones map onto the answers. */
+export const FIELDS = {
+  framework: 'stack.framework',
+  language: 'stack.language',
+  gateway: 'stack.gateway',
+  store: 'stack.store',
+  trustedProxies: 'stack.trustedProxies',
+  endpoints: 'endpoints',
+  identities: 'identities',
+  /** Informational: a rate limit already enforced somewhere (value: ExistingLimiter). */
+  existingLimiters: 'existingLimiters',
+  /** Informational: the header a proxy takes the client IP from (value: string, e.g. 'X-Forwarded-For'). */
+  realIpHeader: 'realIpHeader',
+} as const;
+
+export type FactField = (typeof FIELDS)[keyof typeof FIELDS];
+
+export type SettingValue = string | number | boolean | Array<string | number>;
+
+/** The value of an 'existingLimiters' fact: a limit the project already enforces. */
+export interface ExistingLimiter {
+  /**
+   * What enforces it: an npm library ('express-rate-limit', 'rate-limiter-flexible', '@fastify/rate-limit', ...),
+   * 'nginx', 'envoy-local', 'envoy-global', 'envoy-ratelimit-service', 'kong:rate-limiting' or
+   * 'kong:rate-limiting-advanced'.
+   */
+  kind: string;
+  /** Library version (lockfile version when known, else the declared range). */
+  version?: string;
+  /** Its name where it has one: the variable holding it, the nginx zone, the Envoy stat prefix. */
+  name?: string;
+  /** Where it applies: 'global', 'location /api/', 'route login', 'service orders', ... */
+  scope?: string;
+  /** What it is keyed on, as written: '$binary_remote_addr', 'consumer', 'remote_address', ... */
+  key?: string;
+  /** Requests admitted per window, and the window, when both are known. */
+  limit?: number;
+  windowSeconds?: number;
+  /** The same limit as a rate per whole period (scaled to the smallest period that holds the window). */
+  rate?: Rate;
+  /** Extra requests admitted at once (bucket size / nginx burst), when stated. */
+  burst?: number;
+  /** The literal settings as written in the file (numbers evaluated, durations left as written). */
+  settings: Record<string, SettingValue>;
+  /** Settings present but not literal (functions, stores, clients): names only. */
+  otherOptions?: string[];
+  /** 1-based line of the call or directive. */
+  line?: number;
+}

@@ -1,0 +1,206 @@
+import { describe, expect, test } from 'vitest';
+import { Endpoint } from '../../../src/answers/schema.js';
+import { memoryProjectFs } from '../../../src/questionnaire/detect/memory-fs.js';
+import { classifyRoute, detect, toRoute } from '../../../src/questionnaire/detect/openapi.js';
+import { fixture, warnings } from './fixtures.js';
+
+describe('OpenAPI detector', () => {
+  test('fastify-openapi: every operation, classified, with the server base path and bearer -> user', async () => {
+    const w = warnings();
+    const facts = await detect(fixture('fastify-openapi'), w.warn);
+    expect(w.list).toEqual([]);
+    expect(facts).toEqual([
+      {
+        field: 'endpoints',
+        source: 'openapi.yaml',
+        detail:
+          'OpenAPI 3.0.3 "Orders API": 14 operations (auth 4, search 1, export 1, expensive 1, health 1, read 2, write 3, webhook 1)',
+        value: [
+          { name: 'login', method: 'POST', route: '/v1/auth/login', class: 'auth', authKind: 'login', anonymous: true },
+          { name: 'signup', method: 'POST', route: '/v1/auth/signup', class: 'auth', authKind: 'signup', anonymous: true },
+          {
+            name: 'resetPassword',
+            method: 'POST',
+            route: '/v1/auth/password/reset',
+            class: 'auth',
+            authKind: 'password-reset',
+            anonymous: true,
+          },
+          {
+            name: 'refreshToken',
+            method: 'POST',
+            route: '/v1/auth/token/refresh',
+            class: 'auth',
+            authKind: 'token',
+            anonymous: true,
+          },
+          { name: 'searchOrders', method: 'GET', route: '/v1/search', class: 'search', anonymous: false },
+          { name: 'exportOrders', method: 'GET', route: '/v1/orders/export', class: 'export', anonymous: false },
+          { name: 'salesReport', method: 'GET', route: '/v1/reports/sales', class: 'expensive', anonymous: false },
+          { name: 'health', method: 'GET', route: '/v1/healthz', class: 'health', anonymous: true },
+          { name: 'listOrders', method: 'GET', route: '/v1/orders', class: 'read', anonymous: false },
+          { name: 'createOrder', method: 'POST', route: '/v1/orders', class: 'write', anonymous: false },
+          { name: 'getOrder', method: 'GET', route: '/v1/orders/:orderId', class: 'read', anonymous: false },
+          { name: 'updateOrder', method: 'PUT', route: '/v1/orders/:orderId', class: 'write', anonymous: false },
+          { name: 'deleteOrder', method: 'DELETE', route: '/v1/orders/:orderId', class: 'write', anonymous: false },
+          {
+            name: 'POST /v1/webhooks/payments',
+            method: 'POST',
+            route: '/v1/webhooks/payments',
+            class: 'webhook',
+            anonymous: true,
+          },
+        ],
+      },
+      {
+        field: 'identities',
+        value: ['user'],
+        source: 'openapi.yaml',
+        detail: 'security schemes: bearerAuth (http bearer) -> user',
+      },
+    ]);
+    for (const e of facts[0]?.value as unknown[]) expect(Endpoint.safeParse(e).success).toBe(true);
+  });
+
+  test('Swagger 2 JSON under any name: basePath, apiKey -> api-key, oauth2 -> user, no global security = anonymous', async () => {
+    const spec = {
+      swagger: '2.0',
+      info: { title: 'Legacy', version: '1' },
+      basePath: '/api/',
+      securityDefinitions: {
+        key: { type: 'apiKey', in: 'header', name: 'X-API-Key' },
+        oauth: { type: 'oauth2', flow: 'password', tokenUrl: '/oauth/token' },
+      },
+      paths: {
+        '/oauth/token': { post: { operationId: 'token' } },
+        '/users/{userId}/mfa/verify': { post: {} },
+        '/accounts/{id}/bulk-update': { patch: { security: [{ key: [] }] } },
+        '/ping': { get: {} },
+      },
+    };
+    const facts = await detect(memoryProjectFs({ 'docs/api-v1.json': JSON.stringify(spec) }));
+    expect(facts.map((f) => [f.field, f.source])).toEqual([
+      ['endpoints', 'docs/api-v1.json'],
+      ['identities', 'docs/api-v1.json'],
+    ]);
+    expect(facts[0]?.value).toEqual([
+      { name: 'token', method: 'POST', route: '/api/oauth/token', class: 'auth', authKind: 'token', anonymous: true },
+      {
+        name: 'POST /api/users/:userId/mfa/verify',
+        method: 'POST',
+        route: '/api/users/:userId/mfa/verify',
+        class: 'auth',
+        authKind: 'mfa',
+        anonymous: true,
+      },
+      {
+        name: 'PATCH /api/accounts/:id/bulk-update',
+        method: 'PATCH',
+        route: '/api/accounts/:id/bulk-update',
+        class: 'export',
+        anonymous: false,
+      },
+      { name: 'GET /api/ping', method: 'GET', route: '/api/ping', class: 'health', anonymous: true },
+    ]);
+    expect(facts[1]).toMatchObject({
+      value: ['api-key', 'user'],
+      detail: 'security schemes: key (apiKey in header X-API-Key) -> api-key, oauth (oauth2) -> user',
+    });
+  });
+
+  test('optional security ([{}]) is anonymous; a server URL with variables resolves their defaults', async () => {
+    const yaml = [
+      'openapi: 3.1.0',
+      'info: { title: T, version: "1" }',
+      'servers:',
+      '  - url: "https://{host}/{base}"',
+      '    variables: { host: { default: api.example.com }, base: { default: v2 } }',
+      'security: [ { key: [] } ]',
+      'paths:',
+      '  /catalog:',
+      '    get: { operationId: catalog, security: [ {} ] }',
+      '  /me:',
+      '    get: { operationId: me }',
+      'components:',
+      '  securitySchemes:',
+      '    key: { type: apiKey, in: query, name: key }',
+    ].join('\n');
+    const facts = await detect(memoryProjectFs({ 'api/spec.yml': yaml }));
+    expect(facts[0]?.value).toEqual([
+      { name: 'catalog', method: 'GET', route: '/v2/catalog', class: 'read', anonymous: true },
+      { name: 'me', method: 'GET', route: '/v2/me', class: 'read', anonymous: false },
+    ]);
+  });
+
+  test('YAML that is not OpenAPI is left alone; a malformed openapi.yaml is a warning', async () => {
+    const w = warnings();
+    expect(await detect(memoryProjectFs({ 'docker-compose.yml': 'services:\n  api:\n    image: x\n' }), w.warn)).toEqual([]);
+    expect(w.list).toEqual([]);
+    expect(await detect(fixture('malformed'), w.warn)).toEqual([]);
+    expect(w.list).toEqual([
+      { source: 'openapi.yaml', message: expect.stringMatching(/^OpenAPI file is not valid YAML/) as unknown as string },
+    ]);
+  });
+
+  test('an OpenAPI file without paths is a warning; empty and nginx-only folders give nothing', async () => {
+    const w = warnings();
+    expect(await detect(memoryProjectFs({ 'openapi.json': '{"openapi":"3.0.0","info":{}}' }), w.warn)).toEqual([]);
+    expect(w.list).toEqual([{ source: 'openapi.json', message: 'OpenAPI document has no paths object' }]);
+    expect(await detect(fixture('empty'))).toEqual([]);
+    expect(await detect(fixture('nginx-only'))).toEqual([]);
+  });
+
+  test('names stay within 120 characters and unique', async () => {
+    const long = `/${'a'.repeat(150)}`;
+    const spec = { openapi: '3.0.0', paths: { [long]: { get: {}, post: {} }, '/x': { get: { operationId: 'dup' }, post: { operationId: 'dup' } } } };
+    const facts = await detect(memoryProjectFs({ 'openapi.json': JSON.stringify(spec) }));
+    const endpoints = facts[0]?.value as Array<{ name: string }>;
+    expect(endpoints.every((e) => e.name.length >= 1 && e.name.length <= 120)).toBe(true);
+    expect(new Set(endpoints.map((e) => e.name)).size).toBe(endpoints.length);
+  });
+});
+
+describe('classifyRoute', () => {
+  test.each([
+    ['POST', '/login', 'auth', 'login'],
+    ['POST', '/v1/auth/sign-in', 'auth', 'login'],
+    ['POST', '/sessions', 'auth', 'login'],
+    ['POST', '/users/register', 'auth', 'signup'],
+    ['POST', '/auth/sign_up', 'auth', 'signup'],
+    ['POST', '/password/forgot', 'auth', 'password-reset'],
+    ['POST', '/auth/reset-password', 'auth', 'password-reset'],
+    ['POST', '/oauth2/token', 'auth', 'token'],
+    ['GET', '/oauth/authorize', 'auth', 'token'],
+    ['POST', '/api-tokens', 'auth', 'token'],
+    ['POST', '/auth/2fa/verify', 'auth', 'mfa'],
+    ['POST', '/otp/send', 'auth', 'mfa'],
+    ['POST', '/auth/verify-email', 'auth', 'other'],
+    ['POST', '/auth/logout', 'write', undefined],
+    ['GET', '/users/:id/login-history', 'read', undefined],
+    ['POST', '/cache/refresh', 'write', undefined],
+    ['GET', '/search', 'search', undefined],
+    ['GET', '/products/autocomplete', 'search', undefined],
+    ['GET', '/orders/export', 'export', undefined],
+    ['GET', '/files/{id}/download', 'export', undefined],
+    ['POST', '/orders/bulk', 'export', undefined],
+    ['GET', '/reports/monthly', 'expensive', undefined],
+    ['GET', '/analytics/events', 'expensive', undefined],
+    ['POST', '/webhooks/stripe', 'webhook', undefined],
+    ['POST', '/webhooks/register', 'webhook', undefined],
+    ['GET', '/healthz', 'health', undefined],
+    ['GET', '/v1/health', 'health', undefined],
+    ['GET', '/readyz', 'health', undefined],
+    ['GET', '/livez', 'health', undefined],
+    ['GET', '/metrics', 'health', undefined],
+    ['GET', '/orders/:id', 'read', undefined],
+    ['HEAD', '/orders', 'read', undefined],
+    ['DELETE', '/orders/:id', 'write', undefined],
+  ])('%s %s -> %s %s', (method, route, cls, authKind) => {
+    expect(classifyRoute(method, route)).toEqual(authKind ? { class: cls, authKind } : { class: cls });
+  });
+
+  test('toRoute converts {param} to :param', () => {
+    expect(toRoute('/orders/{orderId}/items/{item-id}')).toBe('/orders/:orderId/items/:item-id');
+    expect(toRoute('orders')).toBe('/orders');
+  });
+});
