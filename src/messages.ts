@@ -16,6 +16,11 @@ export const MESSAGES = {
   outputIsDirectory: 'Cannot write {{file}}: a directory is in the way.',
   writeFailed: 'Could not write {{file}}: {{reason}}',
   staleExample: 'Example output {{file}} is stale; run `npm run examples`.',
+  answersFileExists:
+    'Refusing to replace {{file}}: it exists and differs from these answers. Re-run with --force to replace it, or with --answers-file to write somewhere else.',
+  answersPathIsDirectory: 'Cannot write the answers to {{file}}: it is a directory. Pass a file name with --answers-file.',
+  initCancelled: 'Cancelled: nothing was written.',
+  initDocumentFailed: 'The answers were saved to {{file}}, but the document was not written: {{reason}}',
 } as const;
 
 export type MessageId = keyof typeof MESSAGES;

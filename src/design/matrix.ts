@@ -27,13 +27,13 @@ export const BYTES_PER_KEY = {
 } as const;
 
 /** Auth limits per flow: [per-identity attempts, per-IP attempts, window seconds]. */
-const AUTH_LIMITS: Record<AuthKind, { perIdentity: number; perIp: number; windowSeconds: number; identityLabel: string }> = {
-  login: { perIdentity: 10, perIp: 100, windowSeconds: 900, identityLabel: 'username' },
-  mfa: { perIdentity: 5, perIp: 50, windowSeconds: 900, identityLabel: 'account' },
-  signup: { perIdentity: 3, perIp: 20, windowSeconds: 3600, identityLabel: 'e-mail address' },
-  'password-reset': { perIdentity: 3, perIp: 20, windowSeconds: 3600, identityLabel: 'e-mail address' },
-  token: { perIdentity: 60, perIp: 300, windowSeconds: 60, identityLabel: 'client id' },
-  other: { perIdentity: 10, perIp: 100, windowSeconds: 900, identityLabel: 'username' },
+const AUTH_LIMITS: Record<AuthKind, { perIdentity: number; perIp: number; windowSeconds: number; identityLabel: string; threat: string }> = {
+  login: { perIdentity: 10, perIp: 100, windowSeconds: 900, identityLabel: 'username', threat: "a botnet guessing one account's password from many addresses" },
+  mfa: { perIdentity: 5, perIp: 50, windowSeconds: 900, identityLabel: 'account', threat: 'guessing one account\'s one-time codes from many addresses' },
+  signup: { perIdentity: 3, perIp: 20, windowSeconds: 3600, identityLabel: 'e-mail address', threat: 'repeated sign-ups for one e-mail address (verification-mail bombing of a victim)' },
+  'password-reset': { perIdentity: 3, perIp: 20, windowSeconds: 3600, identityLabel: 'e-mail address', threat: 'flooding one person\'s inbox with reset mails, and probing which addresses have accounts' },
+  token: { perIdentity: 60, perIp: 300, windowSeconds: 60, identityLabel: 'client id', threat: 'guessing one client\'s secret from many addresses' },
+  other: { perIdentity: 10, perIp: 100, windowSeconds: 900, identityLabel: 'username', threat: 'guessing one account\'s credentials from many addresses' },
 };
 
 const EDGE_ALGORITHM: Record<Exclude<Gateway, 'none'>, { algorithm: Algorithm; component: string; hasBurst: boolean }> = {
@@ -390,7 +390,7 @@ function addAuth(b: Builder, ctx: MatrixContext, endpoints: ResolvedEndpoint[]):
       cardinality: userCard,
       bytesPerKey: BYTES_PER_KEY['sliding-window-log-base'] + BYTES_PER_KEY['sliding-window-log-entry'],
       killSwitch: { flag: killSwitchFlag(userId) },
-      rationale: `Stops a botnet guessing one ${limits.identityLabel}'s password from many addresses: ${limits.perIdentity} attempts per ${windowText}, counted exactly (sliding log). Fails ${failMode}: admitting unlimited guesses during a store outage is itself the incident. Silent: no remaining-count headers for attackers.`,
+      rationale: `Stops ${limits.threat}: ${limits.perIdentity} attempts per ${windowText}, counted exactly (sliding log). ${failMode === 'closed' ? 'Fails closed: admitting unlimited attempts during a store outage is itself the incident.' : 'Fails open, as the answers ask; consider closed, since unlimited attempts during a store outage is itself an incident.'} Silent: no remaining-count headers for attackers.`,
     });
     b.rules.push({
       ...common,
@@ -403,7 +403,7 @@ function addAuth(b: Builder, ctx: MatrixContext, endpoints: ResolvedEndpoint[]):
       cardinality: ipCard,
       bytesPerKey: BYTES_PER_KEY['sliding-window-log-base'] + BYTES_PER_KEY['sliding-window-log-entry'],
       killSwitch: { flag: killSwitchFlag(ipId) },
-      rationale: `Stops credential stuffing (one address, many ${limits.identityLabel}s): ${limits.perIp} attempts per ${windowText} from the trusted client IP, high enough for a shared NAT address. Each of the two rows alone has a known bypass; together they close both.`,
+      rationale: `Stops ${kind === 'login' || kind === 'other' ? 'credential stuffing' : 'abuse spread over many targets'} (one address, many ${limits.identityLabel}${limits.identityLabel.endsWith('s') ? 'es' : 's'}): ${limits.perIp} attempts per ${windowText} from the trusted client IP, high enough for a shared NAT address. Each of the two rows alone has a known bypass; together they close both.`,
     });
   }
 }

@@ -1,4 +1,5 @@
 /** Metrics, alert thresholds and store configuration. */
+import { formatNumber } from '../answers/defaults.js';
 import type { AlertSpec, MatrixRule, MetricSpec, Monitoring, Scope } from './model.js';
 
 export const METRICS: MetricSpec[] = [
@@ -91,7 +92,7 @@ export function buildMonitoring(scope: Scope, rules: MatrixRule[]): Monitoring {
     {
       name: 'RateLimitKeyCardinality',
       metric: 'ratelimit_key_cardinality',
-      condition: `live keys above 80% of the stated bound (${totalBound} in all)`,
+      condition: `live keys above 80% of the stated bound (${formatNumber(totalBound)} in all)`,
       expr: `sum(ratelimit_key_cardinality) > ${Math.ceil(totalBound * 0.8)}`,
       for: '30m',
       severity: 'ticket',
@@ -119,7 +120,7 @@ export function buildMonitoring(scope: Scope, rules: MatrixRule[]): Monitoring {
       maxmemoryPolicy: 'noeviction',
       estimatedKeys: totalBound,
       estimatedBytes,
-      recommendation: `Run limiter state on a dedicated ${scope.store === 'none' ? 'Redis' : scope.store} (or at least a dedicated logical database) with maxmemory-policy noeviction. Under an LRU policy, memory pressure silently evicts limiter keys, which resets limits: a fail-open no metric sees. The TTLs on every key bound memory; eviction must never be the bound. Persistence is optional: losing counters on restart only resets limits.`,
+      recommendation: `Run limiter state on a dedicated ${({ redis: 'Redis', 'redis-cluster': 'Redis Cluster', valkey: 'Valkey', none: 'Redis' } as Record<string, string>)[scope.store] ?? scope.store} (or at least a dedicated logical database) with maxmemory-policy noeviction. Under an LRU policy, memory pressure silently evicts limiter keys, which resets limits: a fail-open no metric sees. The TTLs on every key bound memory; eviction must never be the bound. Persistence is optional: losing counters on restart only resets limits.`,
     },
     latencyBudgetMs: { p99: 5 },
   };

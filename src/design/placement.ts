@@ -10,6 +10,8 @@ const GATEWAY_COMPONENT: Record<string, string> = {
   cloudflare: 'Cloudflare (rate limiting rules)',
 };
 
+const STORE_NAME: Record<string, string> = { redis: 'Redis', 'redis-cluster': 'Redis Cluster', valkey: 'Valkey', none: 'the process' };
+
 /** Peak rate above which a horizontally scaled API gets the local + distributed hybrid. */
 export const HYBRID_PEAK_RPS = 1000;
 
@@ -103,7 +105,7 @@ export function buildEnforcement(scope: Scope, rules: MatrixRule[], exempt: Reso
   const usesLua = rules.some((r) => r.primitive === 'redis-lua');
   const usesGateway = rules.some((r) => r.primitive === 'gateway-native');
   const primitiveParts: string[] = [];
-  if (usesLua) primitiveParts.push(`one Redis Lua script per decision (EVALSHA), check and consume in a single atomic step on ${scope.store}`);
+  if (usesLua) primitiveParts.push(`one Redis Lua script per decision (EVALSHA), check and consume in a single atomic step on ${STORE_NAME[scope.store] ?? scope.store}`);
   if (usesGateway) primitiveParts.push(`the gateway's native limiter (${GATEWAY_COMPONENT[scope.gateway] ?? scope.gateway}) at the edge`);
   if (rules.some((r) => r.primitive === 'in-process')) primitiveParts.push('an in-process bucket, atomic because Node runs each decision to completion on one thread');
   const primitive = primitiveParts.join('; ') || 'none stated';
@@ -163,8 +165,7 @@ export function buildEnforcement(scope: Scope, rules: MatrixRule[], exempt: Reso
     scripts,
     ...(auth.length > 0
       ? {
-          dualKeyAuth:
-            'Both auth rows of a flow are checked in one script call: the per-identity and per-IP logs share a hash tag (the flow, e.g. {auth:login}), so they live in one cluster slot and the script admits only when both are under their limits. Auth traffic is low, so one slot per flow is no hot spot.',
+          dualKeyAuth: `Both auth rows of a flow are checked in one script call: the per-identity and per-IP logs share a hash tag (the flow, e.g. {auth:login}), and the script admits only when both are under their limits, so neither row can be spent without the other being checked.${scope.store === 'redis-cluster' ? ' The shared tag keeps both keys in one cluster slot, which a multi-key script requires; auth traffic is low, so one slot per flow is no hot spot.' : ' The shared tag also keeps the design ready for Redis Cluster, where a multi-key script needs its keys in one slot.'}`,
         }
       : {}),
   };

@@ -5,6 +5,19 @@ function isBucket(r: MatrixRule): boolean {
   return (r.algorithm === 'gcra' || r.algorithm === 'token-bucket') && r.layer === 'middleware' && typeof r.burst === 'number';
 }
 
+function plural(n: number, word: string): string {
+  return `${n} ${word}${n === 1 ? '' : 's'}`;
+}
+
+function costExpectation(burst: number, endpoint: string, cost: number): string {
+  const calls = Math.floor(burst / cost);
+  const left = burst % cost;
+  const tail = left > 0
+    ? `and a cost-1 call can still spend the ${plural(left, 'leftover token')}`
+    : 'and a cost-1 call is refused too: the weighted calls spent the whole bucket';
+  return `${plural(calls, 'call')} to ${endpoint} pass (burst ${burst} / cost ${cost}), the next is refused, ${tail}.`;
+}
+
 export function buildScenarios(rules: MatrixRule[]): Scenario[] {
   const bucket = rules.find((r) => r.tier === 'fairness' && isBucket(r)) ?? rules.find(isBucket);
   const weighted = rules.find((r) => isBucket(r) && (r.cost?.byEndpoint.length ?? 0) > 0);
@@ -81,9 +94,7 @@ export function buildScenarios(rules: MatrixRule[]): Scenario[] {
       applicable: !!(weighted && heaviest),
       setup: weighted && heaviest ? `${weighted.id} with burst ${weighted.burst}; ${heaviest.endpoint} costs ${heaviest.cost} tokens.` : 'No endpoint carries a weight above 1.',
       steps: weighted && heaviest ? [`Call ${heaviest.endpoint} until refused.`, 'Then call a cost-1 endpoint.'] : [],
-      expected: weighted && heaviest
-        ? `${Math.floor((weighted.burst as number) / heaviest.cost)} calls to ${heaviest.endpoint} pass (burst / cost), the next is refused, and the cost-1 call still has the ${(weighted.burst as number) % heaviest.cost} leftover token(s) to spend.`
-        : 'Not applicable.',
+      expected: weighted && heaviest ? costExpectation(weighted.burst as number, heaviest.endpoint, heaviest.cost) : 'Not applicable.',
     },
   ];
   return list;

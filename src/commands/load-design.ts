@@ -1,0 +1,59 @@
+/** Shared by the commands: resolve the answers source (file or built-in example) and build the Design. */
+import path from 'node:path';
+import { readdirSync } from 'node:fs';
+import { parseAnswers } from '../answers/load.js';
+import type { Answers } from '../answers/schema.js';
+import { buildDesign } from '../design/build.js';
+import type { Design } from '../design/model.js';
+import { readTextFile } from '../io/write.js';
+import { UserError } from '../messages.js';
+import { EXAMPLES_DIR } from '../paths.js';
+import type { CommandContext } from './context.js';
+
+export function exampleNames(): string[] {
+  return readdirSync(EXAMPLES_DIR)
+    .filter((f) => f.endsWith('.answers.json'))
+    .map((f) => f.replace(/\.answers\.json$/, ''))
+    .sort();
+}
+
+export interface SourceOptions {
+  answers?: string;
+  example?: string;
+  date?: string;
+}
+
+export function validDate(value: string): boolean {
+  if (!/^\d{4}-\d{2}-\d{2}$/.test(value)) return false;
+  const d = new Date(`${value}T00:00:00Z`);
+  return !Number.isNaN(d.getTime()) && d.toISOString().slice(0, 10) === value;
+}
+
+export async function loadAnswers(ctx: CommandContext, opts: SourceOptions): Promise<{ answers: Answers; file: string }> {
+  if (opts.answers && opts.example) throw new UserError('badOption', { option: '--example', reason: 'use either -a FILE or --example NAME, not both' });
+  let file: string;
+  if (opts.example) {
+    const names = exampleNames();
+    if (!names.includes(opts.example)) {
+      throw new UserError('badOption', { option: '--example', reason: `unknown example "${opts.example}"; choose one of ${names.join(', ')}` });
+    }
+    file = path.join(EXAMPLES_DIR, `${opts.example}.answers.json`);
+  } else {
+    file = path.resolve(ctx.cwd, opts.answers ?? 'rate-limit.answers.json');
+  }
+  const shown = path.relative(ctx.cwd, file) || file;
+  const text = await readTextFile(file, 'answersNotFound').catch((e: unknown) => {
+    if (e instanceof UserError && e.messageId === 'answersNotFound') throw new UserError('answersNotFound', { file: shown });
+    throw e;
+  });
+  return { answers: parseAnswers(text, shown), file };
+}
+
+export async function loadDesign(ctx: CommandContext, opts: SourceOptions): Promise<{ design: Design; answers: Answers; file: string }> {
+  if (opts.date !== undefined && !validDate(opts.date)) {
+    throw new UserError('badOption', { option: '--date', reason: `"${opts.date}" is not a calendar date in the form YYYY-MM-DD` });
+  }
+  const { answers, file } = await loadAnswers(ctx, opts);
+  const design = buildDesign(answers, { date: opts.date ?? ctx.today() });
+  return { design, answers, file };
+}

@@ -1,0 +1,48 @@
+/** `rl-design validate`: the nine constraints as a CI gate. Exit 1 on any violation. */
+import path from 'node:path';
+import { checkDesign, formatFinding } from '../constraints/index.js';
+import type { CommandContext } from './context.js';
+import { loadDesign, type SourceOptions } from './load-design.js';
+
+export interface ValidateOptions extends SourceOptions {
+  json?: boolean;
+}
+
+export async function runValidate(ctx: CommandContext, opts: ValidateOptions): Promise<number> {
+  const { design, file } = await loadDesign(ctx, { ...opts, date: opts.date ?? '1970-01-01' });
+  const results = checkDesign(design);
+  const failed = results.filter((r) => !r.passed);
+  const shown = opts.example ? `example ${opts.example}` : path.relative(ctx.cwd, file) || file;
+  if (opts.json) {
+    ctx.stdout(
+      `${JSON.stringify(
+        {
+          answers: shown,
+          passed: failed.length === 0,
+          constraints: results.map((r) => ({
+            number: r.number,
+            id: r.id,
+            title: r.title,
+            passed: r.passed,
+            applicable: r.applicable,
+            ruleIds: [...new Set(r.findings.map((f) => f.ruleId).filter((x): x is string => !!x))],
+            findings: r.findings.map((f) => ({ ...f, message: formatFinding(f) })),
+          })),
+        },
+        null,
+        2,
+      )}\n`,
+    );
+    return failed.length === 0 ? 0 : 1;
+  }
+  ctx.stdout(`Checking the design from ${shown} against the nine constraints:\n`);
+  for (const r of results) {
+    const verdict = r.passed ? (r.applicable ? 'PASS' : 'N/A ') : 'FAIL';
+    ctx.stdout(`  ${verdict}  ${r.number}. ${r.title} [${r.id}]\n`);
+    r.findings.forEach((f) => {
+      ctx.stdout(`          - ${f.ruleId ? `${f.ruleId}: ` : ''}${formatFinding(f)}\n`);
+    });
+  }
+  ctx.stdout(failed.length === 0 ? `All ${results.length} constraints pass.\n` : `${failed.length} of ${results.length} constraints fail.\n`);
+  return failed.length === 0 ? 0 : 1;
+}

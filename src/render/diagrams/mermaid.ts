@@ -1,0 +1,163 @@
+/**
+ * Diagram (design data) -> Mermaid source, the source of truth for every diagram in both
+ * output formats. Conservative Mermaid only: every node is declared before any edge, every
+ * label is quoted and escaped with mermaidLabel, ids are plain identifiers, and no
+ * styling, directives or HTML other than `<br/>` line breaks are emitted.
+ */
+import type { Diagram } from '../../design/model.js';
+import { mermaidLabel } from '../escape.js';
+
+/** Words Mermaid parses as keywords when used as a bare id. */
+const RESERVED = new Set([
+  'end',
+  'graph',
+  'flowchart',
+  'subgraph',
+  'direction',
+  'style',
+  'class',
+  'classdef',
+  'click',
+  'linkstyle',
+  'default',
+  'state',
+  'note',
+  'participant',
+  'actor',
+  'loop',
+  'alt',
+  'else',
+  'opt',
+  'par',
+  'and',
+  'rect',
+  'critical',
+  'break',
+  'activate',
+  'deactivate',
+  'autonumber',
+  'title',
+  'as',
+  'over',
+  'left',
+  'right',
+  'of',
+  'box',
+  'create',
+  'destroy',
+]);
+
+/** The pseudo-state Mermaid uses for a state diagram's start and end. */
+const START_END = '[*]';
+
+/** Maps diagram ids to safe, unique Mermaid identifiers (stable for a given diagram). */
+function idMapper(ids: readonly string[]): (id: string) => string {
+  const map = new Map<string, string>();
+  const used = new Set<string>();
+  for (const id of ids) {
+    if (map.has(id) || id === START_END) continue;
+    let safe = id.replace(/[^A-Za-z0-9_]/g, '_');
+    if (safe === '' || /^[0-9_]/.test(safe) || RESERVED.has(safe.toLowerCase())) safe = `n_${safe}`;
+    let candidate = safe;
+    for (let i = 2; used.has(candidate); i += 1) candidate = `${safe}_${i}`;
+    used.add(candidate);
+    map.set(id, candidate);
+  }
+  return (id) => (id === START_END ? START_END : (map.get(id) ?? 'unknown'));
+}
+
+function allIds(diagram: Diagram): string[] {
+  return [...diagram.nodes.map((n) => n.id), ...diagram.edges.flatMap((e) => [e.from, e.to])];
+}
+
+/** Lines of a label, escaped and joined with Mermaid's line break. */
+function labelText(lines: readonly string[]): string {
+  const parts = lines.map(mermaidLabel).filter((l) => l !== '');
+  return parts.length === 0 ? ' ' : parts.join('<br/>');
+}
+
+/**
+ * Node declarations first (the diagram's own nodes, then any node an edge names that the
+ * list forgot, labelled with its id), then edges.
+ */
+function declarations(
+  diagram: Diagram,
+  id: (raw: string) => string,
+  declare: (nid: string, label: readonly string[], node?: Diagram['nodes'][number]) => string,
+): string[] {
+  const lines: string[] = [];
+  const declared = new Set<string>();
+  for (const node of diagram.nodes) {
+    const nid = id(node.id);
+    if (nid === START_END || declared.has(nid)) continue;
+    declared.add(nid);
+    lines.push(declare(nid, node.label, node));
+  }
+  for (const end of diagram.edges.flatMap((e) => [e.from, e.to])) {
+    const nid = id(end);
+    if (nid === START_END || declared.has(nid)) continue;
+    declared.add(nid);
+    lines.push(declare(nid, [end]));
+  }
+  return lines;
+}
+
+function flowchart(diagram: Diagram): string {
+  const id = idMapper(allIds(diagram));
+  const nodes = declarations(diagram, id, (nid, label, node) => {
+    const text = `"${labelText(label)}"`;
+    switch (node?.shape) {
+      case 'store':
+        return `    ${nid}[(${text})]`;
+      case 'round':
+      case 'actor':
+        return `    ${nid}(${text})`;
+      default:
+        return `    ${nid}[${text}]`;
+    }
+  });
+  const edges = diagram.edges.map((edge) => {
+    const arrow = edge.dashed ? '-.->' : '-->';
+    const label = edge.label ? `|"${labelText([edge.label])}"|` : '';
+    return `    ${id(edge.from)} ${arrow}${label} ${id(edge.to)}`;
+  });
+  return [`flowchart ${diagram.direction === 'TB' ? 'TB' : 'LR'}`, ...nodes, ...edges].join('\n');
+}
+
+function stateDiagram(diagram: Diagram): string {
+  const id = idMapper(allIds(diagram));
+  const head = ['stateDiagram-v2'];
+  if (diagram.direction) head.push(`    direction ${diagram.direction}`);
+  const states = declarations(diagram, id, (nid, label) => `    state "${labelText(label)}" as ${nid}`);
+  const edges = diagram.edges.map((edge) => {
+    const label = edge.label ? ` : ${labelText([edge.label])}` : '';
+    return `    ${id(edge.from)} --> ${id(edge.to)}${label}`;
+  });
+  return [...head, ...states, ...edges].join('\n');
+}
+
+function sequenceDiagram(diagram: Diagram): string {
+  const id = idMapper(allIds(diagram));
+  const participants = declarations(
+    diagram,
+    id,
+    (nid, label, node) => `    ${node?.shape === 'actor' ? 'actor' : 'participant'} ${nid} as ${labelText(label)}`,
+  );
+  const messages = diagram.edges.map((edge) => {
+    const arrow = edge.dashed ? '-->>' : '->>';
+    return `    ${id(edge.from)}${arrow}${id(edge.to)}: ${labelText([edge.label ?? edge.to])}`;
+  });
+  return ['sequenceDiagram', ...participants, ...messages].join('\n');
+}
+
+/** The Mermaid source for a diagram (no fence; see render/helpers for the ```mermaid block). */
+export function toMermaid(diagram: Diagram): string {
+  switch (diagram.kind) {
+    case 'state':
+      return stateDiagram(diagram);
+    case 'sequence':
+      return sequenceDiagram(diagram);
+    default:
+      return flowchart(diagram);
+  }
+}

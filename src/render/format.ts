@@ -1,0 +1,61 @@
+/**
+ * Deterministic number and duration formatting for documents: no locale-dependent API,
+ * the same text on every machine. Thousands are separated by commas.
+ */
+
+/** 1234567 -> "1,234,567"; 0.9 -> "0.9"; 2.456 -> "2.46" (at most two decimals). */
+export function fmtNumber(value: number): string {
+  if (!Number.isFinite(value)) return String(value);
+  const negative = value < 0;
+  const abs = Math.abs(value);
+  const rounded = Math.round(abs * 100) / 100;
+  const [intPart = '0', fracPart] = rounded.toFixed(2).split('.');
+  const grouped = intPart.replace(/\B(?=(\d{3})+(?!\d))/g, ',');
+  const frac = (fracPart ?? '').replace(/0+$/, '');
+  return `${negative && rounded !== 0 ? '-' : ''}${grouped}${frac ? `.${frac}` : ''}`;
+}
+
+const UNITS: [number, string][] = [
+  [86_400, 'd'],
+  [3_600, 'h'],
+  [60, 'min'],
+];
+
+/**
+ * A duration in seconds, in the largest unit that divides it exactly, keeping short
+ * periods in seconds: 1 -> "1 s", 60 -> "60 s", 900 -> "15 min", 3600 -> "1 h",
+ * 2764800 -> "32 d", 90 -> "90 s".
+ */
+export function fmtDuration(seconds: number): string {
+  if (!Number.isFinite(seconds)) return String(seconds);
+  if (seconds >= 120) {
+    for (const [size, unit] of UNITS) {
+      if (seconds % size === 0) return `${fmtNumber(seconds / size)} ${unit}`;
+    }
+  }
+  return `${fmtNumber(seconds)} s`;
+}
+
+/** Bytes in binary units with one decimal: 7973112400 -> "7.4 GiB". */
+export function fmtBytes(bytes: number): string {
+  if (!Number.isFinite(bytes)) return String(bytes);
+  const units = ['bytes', 'KiB', 'MiB', 'GiB', 'TiB'];
+  let value = bytes;
+  let i = 0;
+  while (value >= 1024 && i < units.length - 1) {
+    value /= 1024;
+    i += 1;
+  }
+  return i === 0 ? `${fmtNumber(bytes)} bytes` : `${(Math.round(value * 10) / 10).toFixed(1)} ${units[i]}`;
+}
+
+/** A fraction as a percentage: 0.9 -> "90%". */
+export function fmtPercent(fraction: number): string {
+  return `${fmtNumber(fraction * 100)}%`;
+}
+
+/** "a", "a and b", "a, b and c". */
+export function joinAnd(items: readonly string[]): string {
+  if (items.length <= 1) return items.join('');
+  return `${items.slice(0, -1).join(', ')} and ${items[items.length - 1]}`;
+}

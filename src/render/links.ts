@@ -1,0 +1,153 @@
+/**
+ * Heading anchors and the link checker for produced Markdown files. Pure: works on
+ * OutputFile[] only. Every relative link (`[x](page.md#anchor)`, `[x](#anchor)`) must
+ * resolve to a produced file and to a heading anchor that exists in it; anything else is a
+ * dead link and an error, raised before any file is returned (so nothing is written).
+ */
+import { Lexer, marked, type Token, type Tokens } from 'marked';
+import { Slugger } from './escape.js';
+import type { OutputFile } from './types.js';
+
+export interface Heading {
+  level: number;
+  /** Plain text as a reader sees it (escapes resolved, markup removed). */
+  text: string;
+  /** GitHub-style anchor, numbered when repeated. */
+  anchor: string;
+}
+
+export interface DeadLink {
+  file: string;
+  href: string;
+  reason: string;
+}
+
+/** Raised when a produced document has a link that resolves to nothing. */
+export class DeadLinkError extends Error {
+  readonly deadLinks: DeadLink[];
+
+  constructor(deadLinks: DeadLink[]) {
+    super(
+      `dead link${deadLinks.length === 1 ? '' : 's'} in the generated document: ` +
+        deadLinks.map((d) => `${d.file}: ${d.href} (${d.reason})`).join('; '),
+    );
+    this.name = 'DeadLinkError';
+    this.deadLinks = deadLinks;
+  }
+}
+
+function plainText(tokens: readonly Token[] | undefined): string {
+  let text = '';
+  for (const token of tokens ?? []) {
+    switch (token.type) {
+      case 'html':
+      case 'br':
+        break;
+      case 'escape':
+      case 'codespan':
+        text += (token as Tokens.Escape | Tokens.Codespan).text;
+        break;
+      default: {
+        const nested = (token as { tokens?: Token[] }).tokens;
+        text += nested ? plainText(nested) : String((token as { text?: string }).text ?? '');
+      }
+    }
+  }
+  return text;
+}
+
+/** Every heading of a Markdown text, in order, with the anchor GitHub would give it. */
+export function headings(markdown: string): Heading[] {
+  const slugger = new Slugger();
+  const found: Heading[] = [];
+  marked.walkTokens(Lexer.lex(markdown, { gfm: true }), (token) => {
+    if (token.type !== 'heading') return;
+    const heading = token as Tokens.Heading;
+    const text = plainText(heading.tokens);
+    found.push({ level: heading.depth, text, anchor: slugger.slug(text) });
+  });
+  return found;
+}
+
+/** Every link destination in a Markdown text (inline links, including inside tables and lists). */
+export function linkTargets(markdown: string): string[] {
+  const hrefs: string[] = [];
+  marked.walkTokens(Lexer.lex(markdown, { gfm: true }), (token) => {
+    if (token.type === 'link') hrefs.push((token as Tokens.Link).href);
+  });
+  return hrefs;
+}
+
+function isExternal(href: string): boolean {
+  return /^[A-Za-z][A-Za-z0-9+.-]*:/.test(href) || href.startsWith('//');
+}
+
+function dirname(path: string): string {
+  const i = path.lastIndexOf('/');
+  return i < 0 ? '' : path.slice(0, i);
+}
+
+/** Joins a relative href to a directory; undefined when it climbs out of the root. */
+function resolvePath(dir: string, relative: string): string | undefined {
+  const parts = dir === '' ? [] : dir.split('/');
+  for (const part of relative.split('/')) {
+    if (part === '' || part === '.') continue;
+    if (part === '..') {
+      if (parts.length === 0) return undefined;
+      parts.pop();
+    } else parts.push(part);
+  }
+  return parts.join('/');
+}
+
+function decode(text: string): string {
+  try {
+    return decodeURIComponent(text);
+  } catch {
+    return text;
+  }
+}
+
+/** All dead relative links in a set of produced files (Markdown files are scanned). */
+export function findDeadLinks(files: readonly OutputFile[]): DeadLink[] {
+  const byPath = new Map(files.map((f) => [f.path, f]));
+  const anchors = new Map<string, Set<string>>();
+  const anchorsOf = (path: string): Set<string> => {
+    let set = anchors.get(path);
+    if (!set) {
+      const file = byPath.get(path);
+      set = new Set(file && file.path.endsWith('.md') ? headings(file.content).map((h) => h.anchor) : []);
+      anchors.set(path, set);
+    }
+    return set;
+  };
+  const dead: DeadLink[] = [];
+  for (const file of files) {
+    if (!file.path.endsWith('.md')) continue;
+    for (const href of linkTargets(file.content)) {
+      if (isExternal(href)) continue;
+      if (href === '') {
+        dead.push({ file: file.path, href, reason: 'empty link' });
+        continue;
+      }
+      const hash = href.indexOf('#');
+      const pathPart = decode(hash < 0 ? href : href.slice(0, hash));
+      const fragment = hash < 0 ? undefined : decode(href.slice(hash + 1));
+      const target = pathPart === '' ? file.path : resolvePath(dirname(file.path), pathPart);
+      if (target === undefined || !byPath.has(target)) {
+        dead.push({ file: file.path, href, reason: 'no such file in the document' });
+        continue;
+      }
+      if (fragment !== undefined && !anchorsOf(target).has(fragment)) {
+        dead.push({ file: file.path, href, reason: `no heading with anchor #${fragment} in ${target}` });
+      }
+    }
+  }
+  return dead;
+}
+
+/** Throws DeadLinkError when any relative link in the files resolves to nothing. */
+export function checkLinks(files: readonly OutputFile[]): void {
+  const dead = findDeadLinks(files);
+  if (dead.length > 0) throw new DeadLinkError(dead);
+}

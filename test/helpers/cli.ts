@@ -1,0 +1,28 @@
+/** Runs the built CLI (dist/cli.js) as a child process, the way users run it. */
+import { spawnSync } from 'node:child_process';
+import { mkdtempSync } from 'node:fs';
+import { tmpdir } from 'node:os';
+import path from 'node:path';
+import { ROOT } from './examples.js';
+
+export const CLI = path.join(ROOT, 'dist', 'cli.js');
+
+export interface CliResult {
+  code: number;
+  stdout: string;
+  stderr: string;
+}
+
+export function runCli(args: string[], options: { cwd?: string; env?: Record<string, string> } = {}): CliResult {
+  const r = spawnSync(process.execPath, [CLI, ...args], {
+    cwd: options.cwd ?? ROOT,
+    env: { ...process.env, ...options.env },
+    encoding: 'utf8',
+    timeout: 60_000,
+  });
+  return { code: r.status ?? -1, stdout: r.stdout, stderr: r.stderr };
+}
+
+export function tempDir(prefix = 'rl-design-test-'): string {
+  return mkdtempSync(path.join(tmpdir(), prefix));
+}

@@ -1,0 +1,206 @@
+import { readdirSync, readFileSync } from 'node:fs';
+import { Lexer, marked, type Token, type Tokens } from 'marked';
+import { afterEach, describe, expect, it, vi } from 'vitest';
+import { fmtDuration, fmtNumber } from '../../src/render/format.js';
+import { headings } from '../../src/render/links.js';
+import { chooseLayout, documentStats, LAYOUT_THRESHOLDS, renderMarkdown } from '../../src/render/markdown/index.js';
+import { planSections } from '../../src/render/sections/index.js';
+import { answersOf, EXAMPLES, exampleInput, inputFromAnswers } from './fixtures.js';
+
+function single(name: string): string {
+  const files = renderMarkdown(exampleInput(name), { layout: 'single' });
+  expect(files.map((f) => f.path)).toEqual(['rate-limit-design.md']);
+  return files[0]?.content ?? '';
+}
+
+function tokensOf(markdown: string): Token[] {
+  const all: Token[] = [];
+  marked.walkTokens(Lexer.lex(markdown, { gfm: true }), (t) => {
+    all.push(t);
+  });
+  return all;
+}
+
+/** The tables of a document whose header row starts with the given cells. */
+function tables(markdown: string, ...header: string[]): Tokens.Table[] {
+  return Lexer.lex(markdown, { gfm: true }).filter(
+    (t): t is Tokens.Table => t.type === 'table' && header.every((h, i) => (t as Tokens.Table).header[i]?.text === h),
+  );
+}
+
+const cellText = (cell: Tokens.TableCell | undefined): string =>
+  (cell?.tokens ?? []).map((t) => (t.type === 'codespan' ? (t as Tokens.Codespan).text : t.raw)).join('');
+
+describe.each(EXAMPLES)('example %s, single file', (name) => {
+  const input = exampleInput(name);
+  const { design } = input;
+  const doc = single(name);
+
+  it('names algorithm, key, rate, burst, cost, fail mode, layer, TTL and cardinality bound in every matrix row', () => {
+    const [matrix] = tables(doc, 'Rule', 'Tier', 'Applies to');
+    expect(matrix).toBeDefined();
+    const columns = matrix?.header.map((h) => h.text) ?? [];
+    expect(columns).toEqual([
+      'Rule', 'Tier', 'Applies to', 'Identity', 'Algorithm', 'Key pattern', 'Rate', 'Burst', 'Cost',
+      'Fail mode', 'Layer', 'TTL', 'Cardinality bound', 'Headers',
+    ]);
+    expect(matrix?.rows).toHaveLength(design.rules.length);
+    design.rules.forEach((rule, i) => {
+      const row = matrix?.rows[i] ?? [];
+      const cell = (column: string): string => cellText(row[columns.indexOf(column)]);
+      for (const column of columns) {
+        expect(cell(column), `${rule.id} ${column}`).not.toMatch(/^$|not stated/);
+      }
+      expect(cell('Rule')).toBe(rule.id);
+      expect(cell('Key pattern')).toBe(rule.key);
+      expect(cell('Rate')).toContain(fmtNumber(rule.rate?.requests ?? NaN));
+      expect(cell('Burst')).toBe(rule.burst === null ? 'none (window)' : fmtNumber(rule.burst ?? NaN));
+      expect(cell('Cost').startsWith(fmtNumber(rule.cost?.default ?? NaN))).toBe(true);
+      expect(cell('Fail mode')).toBe(`fail ${rule.failMode}`);
+      expect(cell('TTL')).toBe(fmtDuration(rule.ttlSeconds ?? NaN));
+      expect(cell('Cardinality bound')).toBe(fmtNumber(rule.cardinality?.bound ?? NaN));
+      for (const w of rule.cost?.byEndpoint ?? []) expect(cell('Cost')).toContain(`${w.endpoint} = ${w.cost}`);
+    });
+  });
+
+  it('gives every rule its rationale and states the memory estimate', () => {
+    for (const rule of design.rules) expect(doc).toContain(`- \`${rule.id}\` (`);
+    expect(doc).toContain(`**${fmtNumber(design.monitoring.store.estimatedKeys)}**`);
+  });
+
+  it('numbers the present sections without gaps, in the contents and the headings', () => {
+    const h2 = headings(doc).filter((h) => h.level === 2);
+    expect(h2[0]?.text).toBe('Contents');
+    const numbered = h2.slice(1).map((h) => h.text);
+    const plan = planSections(input);
+    expect(numbered).toEqual(plan.map((p) => p.heading));
+    numbered.forEach((text, i) => expect(text.startsWith(`${i + 1}. `)).toBe(true));
+    expect(numbered.some((t) => t.endsWith('. Quotas'))).toBe(design.quotas !== undefined);
+    expect(numbered.some((t) => t.endsWith('. Outbound limits'))).toBe(design.outbound !== undefined);
+    expect(numbered.at(-1)).toMatch(/\. Constraint check$/);
+    for (const p of plan) expect(doc).toContain(`- [${p.heading}](#${p.anchor})`);
+  });
+
+  it('has a title, the generation date, every assumption and the generic notice only when generic', () => {
+    expect(doc.startsWith(`# Rate-limit design: ${design.scope.projectName}\n`)).toBe(true);
+    expect(doc).toContain(`on ${design.meta.date}.`);
+    for (const a of design.assumptions) expect(doc).toContain(`- \`${a.field}\`: `);
+    expect(doc.includes('**Generic design.**')).toBe(design.meta.generic);
+  });
+
+  it('embeds diagrams as mermaid blocks only when the design has them', () => {
+    const code = tokensOf(doc).filter((t): t is Tokens.Code => t.type === 'code');
+    const mermaid = code.filter((c) => c.lang === 'mermaid');
+    expect(mermaid.some((c) => c.text.startsWith('flowchart'))).toBe(design.enforcement.placementDiagram !== undefined);
+    expect(mermaid.some((c) => c.text.startsWith('stateDiagram-v2'))).toBe(design.outbound?.circuitDiagram !== undefined);
+    const json = code.filter((c) => c.lang === 'json').map((c) => JSON.parse(c.text) as unknown);
+    expect(json[0]).toEqual(design.contract.rateLimitedBody);
+    expect(json.length).toBe(design.contract.quotaExceededBody ? 2 : 1);
+  });
+
+  it('states the header convention with its draft version, and every constraint verdict', () => {
+    expect(doc).toContain(design.contract.specReference);
+    const [checks] = tables(doc, '#', 'Constraint', 'Verdict');
+    expect(checks?.rows).toHaveLength(9);
+    expect(checks?.rows.map((r) => r[2]?.text)).toEqual(input.checks.map((c) => (c.passed ? (c.applicable ? 'pass' : 'pass (does not apply)') : '**FAIL**')));
+  });
+
+  it('is deterministic: same input, same bytes, whatever the clock says', () => {
+    vi.useFakeTimers();
+    vi.setSystemTime(new Date('2031-07-04T12:00:00Z'));
+    const again = renderMarkdown(exampleInput(name), { layout: 'single' })[0]?.content;
+    vi.useRealTimers();
+    expect(again).toBe(doc);
+    expect(renderMarkdown(exampleInput(name), { layout: 'folder' })).toEqual(renderMarkdown(exampleInput(name), { layout: 'folder' }));
+  });
+});
+
+describe('options and variants', () => {
+  afterEach(() => vi.useRealTimers());
+
+  it('names the single file after baseName and refuses a path', () => {
+    expect(renderMarkdown(exampleInput('minimal-generic'), { layout: 'single', baseName: 'limits' })[0]?.path).toBe('limits.md');
+    expect(renderMarkdown(exampleInput('minimal-generic'), { layout: 'single', baseName: 'limits.md' })[0]?.path).toBe('limits.md');
+    expect(() => renderMarkdown(exampleInput('minimal-generic'), { layout: 'single', baseName: '../x' })).toThrow();
+  });
+
+  it('embeds code files as fenced blocks in their language, in the enforcement section', () => {
+    const input = exampleInput('saas-platform');
+    const lua = '-- a comment with ``` backticks\nreturn redis.call("TIME")\n';
+    const files = renderMarkdown(
+      { ...input, codeFiles: [{ path: 'ratelimit/gcra.lua', language: 'lua', content: lua }, { path: 'ratelimit/nginx.conf', language: 'nginx', content: 'limit_req zone=global;' }] },
+      { layout: 'single' },
+    );
+    const doc = files[0]?.content ?? '';
+    const code = tokensOf(doc).filter((t): t is Tokens.Code => t.type === 'code');
+    expect(code.find((c) => c.lang === 'lua')?.text).toBe(lua.trimEnd());
+    expect(code.find((c) => c.lang === 'nginx')?.text).toBe('limit_req zone=global;');
+    expect(doc).toContain('`ratelimit/gcra.lua` (lua):');
+    const enforcement = doc.slice(doc.indexOf('## 4. Enforcement'), doc.indexOf('## 5. '));
+    expect(enforcement).toContain('````lua');
+    expect(enforcement).not.toContain('embedded here when');
+  });
+
+  it('shows what a broken hand-written rule leaves out, and the failing constraints with the rule id', () => {
+    const answers = answersOf('minimal-generic') as Record<string, unknown>;
+    answers.rules = [{ id: 'no-ttl', endpointClass: 'read', identity: 'user', algorithm: 'token-bucket', key: 'rl:x', rate: { requests: 5, per: 'second' }, failMode: 'open', layer: 'middleware' }];
+    const doc = renderMarkdown(inputFromAnswers(answers), { layout: 'single' })[0]?.content ?? '';
+    const [matrix] = tables(doc, 'Rule', 'Tier', 'Applies to');
+    const row = matrix?.rows.find((r) => cellText(r[0]) === 'no-ttl') ?? [];
+    const columns = matrix?.header.map((h) => h.text) ?? [];
+    for (const column of ['Burst', 'Cost', 'TTL', 'Cardinality bound']) expect(cellText(row[columns.indexOf(column)])).toBe('**not stated**');
+    const [checks] = tables(doc, '#', 'Constraint', 'Verdict');
+    const failing = checks?.rows.filter((r) => r[2]?.text === '**FAIL**').map((r) => [r[0]?.text, cellText(r[3])]);
+    expect(failing).toEqual([['1', 'no-ttl'], ['2', 'no-ttl'], ['6', 'no-ttl']]);
+    expect(doc).toContain('- Constraint 6: rule no-ttl: The rule sets no TTL on its keys');
+  });
+
+  it('shows scenario results once verify has written them', () => {
+    const input = exampleInput('consumer-auth');
+    const scenarios = input.design.scenarios.map((s, i) =>
+      i === 0 ? { ...s, result: { passed: true, detail: 'All 20 admitted, the 21st refused.', redisVersion: '7.2.4', date: '2025-01-02' } } : s,
+    );
+    const doc = renderMarkdown({ ...input, design: { ...input.design, scenarios } }, { layout: 'single' })[0]?.content ?? '';
+    expect(doc).toContain('Result: **passed** on Redis 7.2.4, 2025-01-02. All 20 admitted, the 21st refused.');
+    expect(doc).not.toContain('Results appear here once');
+  });
+});
+
+describe('chooseLayout', () => {
+  const t = LAYOUT_THRESHOLDS;
+  it.each([
+    [{ lines: t.maxLines + 1, bytes: 10, sections: 3 }, 'folder'],
+    [{ lines: 10, bytes: t.maxBytes + 1, sections: 3 }, 'folder'],
+    [{ lines: t.maxLines, bytes: t.maxBytes, sections: 6 }, 'single'],
+    [{ lines: t.minLinesForSections + 1, bytes: 1000, sections: 7 }, 'folder'],
+    [{ lines: t.minLinesForSections, bytes: 1000, sections: 11 }, 'single'],
+    [{ lines: 1400, bytes: 90_000, sections: 6 }, 'single'],
+  ] as const)('%j -> %s', (stats, expected) => {
+    expect(chooseLayout(stats)).toBe(expected);
+  });
+
+  it('measures lines and UTF-8 bytes', () => {
+    expect(documentStats('a\nü\n', 2)).toEqual({ lines: 2, bytes: 5, sections: 2 });
+  });
+
+  it.each([
+    ['saas-platform', 'folder'],
+    ['consumer-auth', 'single'],
+    ['minimal-generic', 'single'],
+  ])('auto renders %s as %s', (name, layout) => {
+    const files = renderMarkdown(exampleInput(name), { layout: 'auto' });
+    expect(files.length > 1 ? 'folder' : 'single').toBe(layout);
+  });
+});
+
+describe('the renderer source', () => {
+  it('never reads the clock or the locale', () => {
+    const dir = new URL('../../src/render/', import.meta.url);
+    const sources = (readdirSync(dir, { recursive: true }) as string[]).filter((f) => f.endsWith('.ts'));
+    expect(sources.length).toBeGreaterThan(5);
+    for (const file of sources) {
+      const text = readFileSync(new URL(file, dir), 'utf8');
+      expect(text, file).not.toMatch(/Date\.now|new Date\(|toLocale|Intl\.|Math\.random|process\.env/);
+    }
+  });
+});

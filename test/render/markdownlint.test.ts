@@ -1,0 +1,44 @@
+/** The Markdown output passes markdownlint with the repository's checked-in config. */
+import { readFileSync } from 'node:fs';
+import { lint } from 'markdownlint/sync';
+import { describe, expect, it } from 'vitest';
+import { renderMarkdown } from '../../src/render/markdown/index.js';
+import type { OutputFile } from '../../src/render/types.js';
+import { EXAMPLES, exampleInput, hostileAnswers, inputFromAnswers } from './fixtures.js';
+
+const config = JSON.parse(readFileSync(new URL('../../.markdownlint.json', import.meta.url), 'utf8')) as Record<string, unknown>;
+
+function problems(files: OutputFile[]): string[] {
+  const strings = Object.fromEntries(files.map((f) => [f.path, f.content]));
+  const result = lint({ strings, config });
+  return Object.entries(result).flatMap(([file, errors]) =>
+    errors.map((e) => `${file}:${e.lineNumber} ${e.ruleNames.join('/')} ${e.ruleDescription} ${e.errorDetail ?? ''} ${e.errorContext ?? ''}`),
+  );
+}
+
+describe('markdownlint', () => {
+  it('uses a config that keeps the structural rules on', () => {
+    expect(config.default).toBe(true);
+    for (const rule of ['MD033', 'MD051', 'MD055', 'MD056', 'MD024']) expect(config[rule], rule).not.toBe(false);
+  });
+
+  it.each(EXAMPLES.flatMap((name) => (['single', 'folder'] as const).map((layout) => [name, layout] as const)))(
+    '%s (%s) is clean',
+    (name, layout) => {
+      expect(problems(renderMarkdown(exampleInput(name), { layout }))).toEqual([]);
+    },
+  );
+
+  it.each(['single', 'folder'] as const)('the hostile design (%s) is clean', (layout) => {
+    expect(problems(renderMarkdown(inputFromAnswers(hostileAnswers()), { layout }))).toEqual([]);
+  });
+
+  it('a design with embedded code files is clean', () => {
+    const input = exampleInput('saas-platform');
+    const codeFiles = [
+      { path: 'ratelimit/gcra.lua', language: 'lua', content: '-- ```\n\tlocal x = 1   \n\n\nreturn x\n' },
+      { path: 'ratelimit/middleware.ts', language: 'typescript', content: 'export const a = `b`;\n' },
+    ];
+    expect(problems(renderMarkdown({ ...input, codeFiles }, { layout: 'single' }))).toEqual([]);
+  });
+});
