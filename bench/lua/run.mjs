@@ -1,0 +1,293 @@
+#!/usr/bin/env node
+/**
+ * Redis cost of each Lua script, side by side on one redis-server that this script starts
+ * (free loopback port, no persistence) and stops.
+ *
+ * - Redis CPU per decision: CONFIG RESETSTAT, redis-benchmark drives EVALSHA on one hot key,
+ *   then INFO commandstats gives evalsha's usec_per_call (the whole script, nested calls
+ *   included). Two paths per script: every call admitted, and the key throttled (calls
+ *   denied). Rounds are interleaved across scripts, so background load hits every script
+ *   alike; the table gives the median and the best round (the least disturbed one).
+ * - Memory per key: used_memory before and after EVALSHA on N distinct keys, divided by N.
+ *
+ * Usage: node bench/lua/run.mjs [--rounds 5] [--requests 50000] [--keys 100000]
+ * Needs redis-server and redis-benchmark (apt-get install -y redis-server redis-tools).
+ */
+import { execFile, spawn } from 'node:child_process';
+import { createHash } from 'node:crypto';
+import { mkdtempSync, readFileSync, rmSync } from 'node:fs';
+import { createConnection, createServer } from 'node:net';
+import { tmpdir } from 'node:os';
+import { dirname, join } from 'node:path';
+import { fileURLToPath } from 'node:url';
+import { promisify } from 'node:util';
+import { Redis } from 'ioredis';
+
+const here = dirname(fileURLToPath(import.meta.url));
+const root = join(here, '..', '..');
+const exec = promisify(execFile);
+
+const option = (name, fallback) => {
+  const i = process.argv.indexOf(`--${name}`);
+  return i > 0 ? Number(process.argv[i + 1]) : fallback;
+};
+const ROUNDS = option('rounds', 5);
+const REQUESTS = option('requests', 50_000);
+const KEYS = option('keys', 100_000);
+const HOUR = 3_600_000;
+const DAY = 86_400_000;
+
+/** The least any Redis-clocked single-key limiter script does: read time and state, write
+ * state with a TTL, reply with four integers. A floor for CPU, not a limiter. */
+const SKELETON = `local t = redis.call('TIME')
+local v = redis.call('GET', KEYS[1])
+redis.call('SET', KEYS[1], '1712345678901234', 'PX', '3600000')
+return {1, 2, 3, 4}
+`;
+
+const read = (path) => readFileSync(join(root, path), 'utf8');
+
+/**
+ * One row per script. `admit` and `throttle` are [keys, args] for the hot-key runs (null:
+ * not applicable); `memory(i)` gives [keys, args] for the i-th distinct key.
+ */
+function cases(nowMs) {
+  const dayEnd = nowMs + DAY;
+  return [
+    {
+      name: '(a) no-op EVALSHA (floor)',
+      source: 'return 0\n',
+      admit: [['rl:{hot}'], []],
+      throttle: null,
+      memory: (i) => [[key(i)], []],
+    },
+    {
+      name: '(a2) skeleton: TIME, GET, SET int PX, 4-int reply, no logic',
+      source: SKELETON,
+      admit: [['rl:{hot}'], []],
+      throttle: null,
+      memory: (i) => [[key(i)], []],
+    },
+    {
+      name: '(a3) smallest key with a TTL: SET k 1 PX',
+      source: "redis.call('SET', KEYS[1], '1', 'PX', '3600000')\nreturn 0\n",
+      admit: null,
+      throttle: null,
+      memory: (i) => [[key(i)], []],
+    },
+    {
+      name: '(b) reference token bucket (hash, fractional tokens)',
+      source: read('bench/lua/reference-token-bucket.lua'),
+      reference: true,
+      admit: [['rl:{hot}'], [1e9, 1e9, 1]],
+      throttle: [['rl:{hot}'], [10, 0.0001, 1]],
+      memory: (i) => [[key(i)], [100, 10, 1]],
+    },
+    {
+      name: 'gcra.lua',
+      source: read('lua/gcra.lua'),
+      admit: [['rl:{hot}'], [1e9, 1e9, 1000, 1]],
+      throttle: [['rl:{hot}'], [10, 1, HOUR, 1]],
+      memory: (i) => [[key(i)], [100, 1, HOUR, 1]],
+    },
+    {
+      name: 'experimental: gcra, TAT kept in the TTL (not shipped)',
+      source: read('bench/lua/experimental-gcra-ttl-clock.lua'),
+      admit: [['rl:{hot}'], [1e9, 1e9, 1000, 1]],
+      throttle: [['rl:{hot}'], [10, 1, HOUR, 1]],
+      memory: (i) => [[key(i)], [100, 1, HOUR, 1]],
+    },
+    {
+      name: 'sliding-window-log.lua, 1 key',
+      source: read('lua/sliding-window-log.lua'),
+      admit: [['rl:{hot}:ip'], [1e9, 1000, 1]],
+      throttle: [['rl:{hot}:ip'], [10, HOUR, 1]],
+      memory: (i) => [[key(i)], [10, HOUR, 1]],
+    },
+    {
+      name: 'sliding-window-log.lua, user + IP',
+      source: read('lua/sliding-window-log.lua'),
+      admit: [['rl:{hot}:user', 'rl:{hot}:ip'], [1e9, 1000, 1e9, 1000, 1]],
+      throttle: [['rl:{hot}:user', 'rl:{hot}:ip'], [10, HOUR, 100, HOUR, 1]],
+      memory: null,
+    },
+    {
+      name: 'fixed-window.lua, calendar',
+      source: read('lua/fixed-window.lua'),
+      admit: [['rl:{hot}:2026-01'], ['calendar', 1e15, 1, dayEnd, 60_000]],
+      throttle: [['rl:{hot}:2026-01'], ['calendar', 10, 1, dayEnd, 60_000]],
+      memory: (i) => [[key(i)], ['calendar', 1000, 1, dayEnd, 60_000]],
+    },
+    {
+      name: 'fixed-window.lua, rolling 30 d',
+      source: read('lua/fixed-window.lua'),
+      admit: [['rl:{hot}:30d'], ['rolling', 1e15, 1, 30 * DAY, DAY]],
+      throttle: [['rl:{hot}:30d'], ['rolling', 10, 1, 30 * DAY, DAY]],
+      memory: (i) => [[key(i)], ['rolling', 1000, 1, 30 * DAY, DAY]],
+    },
+    {
+      name: 'outbound-bucket.lua, reserve',
+      source: read('lua/outbound-bucket.lua'),
+      admit: [['rl:{hot}'], ['reserve', 1e9, 1e9, 1000, 1, 0]],
+      throttle: [['rl:{hot}'], ['reserve', 1, 1, HOUR, 1, 0]],
+      memory: (i) => [[key(i)], ['reserve', 100, 1, HOUR, 1, 0]],
+    },
+  ];
+}
+
+/** Distinct keys of one length (16 characters), one hash tag each, like real limiter keys. */
+const key = (i) => `rl:{k:${String(i).padStart(8, '0')}}`;
+
+async function freePort() {
+  return new Promise((resolve, reject) => {
+    const server = createServer();
+    server.on('error', reject);
+    server.listen(0, '127.0.0.1', () => {
+      const { port } = server.address();
+      server.close(() => resolve(port));
+    });
+  });
+}
+
+async function startRedis() {
+  const dir = mkdtempSync(join(tmpdir(), 'rl-bench-'));
+  const port = await freePort();
+  const child = spawn(
+    'redis-server',
+    ['--port', String(port), '--bind', '127.0.0.1', '--save', '', '--appendonly', 'no', '--dir', dir],
+    { stdio: 'ignore' },
+  );
+  let spawnError;
+  child.once('error', (e) => (spawnError = e));
+  const deadline = Date.now() + 10_000;
+  for (;;) {
+    if (spawnError) throw new Error(`cannot start redis-server: ${spawnError.message}`);
+    const up = await new Promise((resolve) => {
+      const socket = createConnection({ host: '127.0.0.1', port }, () => socket.write('PING\r\n'));
+      socket.on('data', (d) => (socket.destroy(), resolve(d.toString().startsWith('+PONG'))));
+      socket.on('error', () => resolve(false));
+    });
+    if (up) break;
+    if (Date.now() > deadline) throw new Error('redis-server did not answer PING');
+    await new Promise((r) => setTimeout(r, 25));
+  }
+  const client = new Redis(port, '127.0.0.1');
+  const closed = new Promise((resolve) => child.once('close', resolve));
+  return {
+    port,
+    client,
+    async stop() {
+      client.disconnect();
+      child.kill('SIGTERM');
+      await closed;
+      rmSync(dir, { recursive: true, force: true });
+    },
+  };
+}
+
+const info = async (client, section) =>
+  Object.fromEntries(
+    (await client.info(section))
+      .split('\r\n')
+      .filter((l) => l.includes(':'))
+      .map((l) => [l.slice(0, l.indexOf(':')), l.slice(l.indexOf(':') + 1)]),
+  );
+
+/** evalsha's usec_per_call while redis-benchmark hammers one key. */
+async function cpu(redis, sha, [keys, args]) {
+  await redis.client.flushall();
+  await redis.client.config('RESETSTAT');
+  await exec('redis-benchmark', [
+    '-h', '127.0.0.1', '-p', String(redis.port), '-n', String(REQUESTS), '-c', '10', '-P', '16', '-q',
+    'EVALSHA', sha, String(keys.length), ...keys, ...args.map(String),
+  ]);
+  const stats = (await info(redis.client, 'commandstats')).cmdstat_evalsha ?? '';
+  const failed = Number(/failed_calls=(\d+)/.exec(stats)?.[1] ?? 0);
+  if (failed > 0) throw new Error(`script failed ${failed} times: ${stats}`);
+  return Number(/usec_per_call=([\d.]+)/.exec(stats)?.[1]);
+}
+
+/** used_memory growth per key over KEYS distinct keys. */
+async function memory(redis, sha, memoryArgs) {
+  const { client } = redis;
+  await client.flushall('SYNC');
+  const before = Number((await info(client, 'memory')).used_memory);
+  const batch = 1000;
+  for (let i = 0; i < KEYS; i += batch) {
+    const pipeline = client.pipeline();
+    for (let j = i; j < Math.min(KEYS, i + batch); j++) {
+      const [keys, args] = memoryArgs(j);
+      pipeline.evalsha(sha, keys.length, ...keys, ...args);
+    }
+    for (const [error] of await pipeline.exec()) if (error) throw error;
+  }
+  const after = Number((await info(client, 'memory')).used_memory);
+  const size = await client.dbsize();
+  await client.flushall('SYNC');
+  return { perKey: size ? (after - before) / size : 0, keys: size };
+}
+
+const median = (xs) => {
+  const s = [...xs].sort((a, b) => a - b);
+  return s[Math.floor(s.length / 2)];
+};
+
+async function main() {
+  const redis = await startRedis();
+  try {
+    const server = await info(redis.client, 'server');
+    const [sec] = await redis.client.time();
+    const rows = cases(Number(sec) * 1000);
+    for (const row of rows) {
+      row.sha = createHash('sha1').update(row.source).digest('hex');
+      const loaded = await redis.client.script('LOAD', row.source);
+      if (loaded !== row.sha) throw new Error(`${row.name}: SHA1 mismatch`);
+      row.admitRuns = [];
+      row.throttleRuns = [];
+    }
+    for (let round = 0; round < ROUNDS; round++) {
+      for (const row of rows) {
+        if (row.admit) row.admitRuns.push(await cpu(redis, row.sha, row.admit));
+        if (row.throttle) row.throttleRuns.push(await cpu(redis, row.sha, row.throttle));
+      }
+      process.stderr.write(`round ${round + 1}/${ROUNDS} done\n`);
+    }
+    for (const row of rows) row.mem = row.memory ? await memory(redis, row.sha, row.memory) : null;
+
+    const ref = rows.find((r) => r.reference);
+    const fmt = (x) => x.toFixed(2);
+    /** "median (best)" in us and, against the reference's figure of the same kind, x ratio. */
+    const cell = (runs, refRuns) => {
+      if (runs.length === 0) return ['-', '-'];
+      const [m, b] = [median(runs), Math.min(...runs)];
+      return [`${fmt(m)} (${fmt(b)})`, `${fmt(m / median(refRuns))} (${fmt(b / Math.min(...refRuns))})`];
+    };
+    const bytes = (mem) => {
+      if (mem === null) return '-';
+      if (mem.keys === 0) return '0 (no key)';
+      const note = mem.keys < KEYS ? ` (${mem.keys} keys left)` : '';
+      return `${Math.round(mem.perKey)}${note}`;
+    };
+    const lines = [
+      `Redis ${server.redis_version}, ${server.arch_bits}-bit; CPU: redis-benchmark -c 10 -P 16, ${REQUESTS} EVALSHA ` +
+        `per run on one hot key, ${ROUNDS} rounds interleaved across scripts, "median (best)" of the rounds; ` +
+        `memory: used_memory delta over ${KEYS} distinct keys like "${key(0)}" (${key(0).length} chars).`,
+      '',
+      '| script | admitted: us/call | x ref | throttled: us/call | x ref | bytes per key |',
+      '| --- | ---: | ---: | ---: | ---: | ---: |',
+    ];
+    for (const row of rows) {
+      const [a, ar] = cell(row.admitRuns, ref.admitRuns);
+      const [t, tr] = cell(row.throttleRuns, ref.throttleRuns);
+      lines.push(`| ${row.name} | ${a} | ${ar} | ${t} | ${tr} | ${bytes(row.mem)} |`);
+    }
+    console.log(lines.join('\n'));
+  } finally {
+    await redis.stop();
+  }
+}
+
+main().catch((error) => {
+  console.error(error);
+  process.exit(1);
+});

@@ -1,0 +1,106 @@
+import { describe, expect, it } from 'vitest';
+import { freshTag, race, run, sleep, useRedis } from './harness.js';
+
+const s = useRedis();
+const HOUR = 3_600_000;
+
+/** ARGV: burst, rate, period_ms, cost. */
+const gcra = (key: string, burst: number, rate: number, periodMs: number, cost = 1) =>
+  run(s.redis, 'gcra', [key], [burst, rate, periodMs, cost]);
+
+describe('gcra.lua', () => {
+  it('admits exactly burst, then denies with retry-after of one emission interval', async () => {
+    const key = `${freshTag()}api`;
+    // 5 burst, 1 token per minute: no measurable refill during the test
+    for (let i = 4; i >= 0; i--) {
+      const [allowed, remaining, retry, reset] = await gcra(key, 5, 1, 60_000);
+      expect([allowed, remaining, retry]).toEqual([1, i, 0]);
+      expect(reset).toBeGreaterThan((5 - i) * 60_000 - 1000);
+      expect(reset).toBeLessThanOrEqual((5 - i) * 60_000);
+    }
+    const [allowed, remaining, retry, reset] = await gcra(key, 5, 1, 60_000);
+    expect([allowed, remaining]).toEqual([0, 0]);
+    expect(retry).toBeGreaterThan(59_000);
+    expect(retry).toBeLessThanOrEqual(60_000);
+    expect(reset).toBeGreaterThan(299_000);
+    const pttl = await s.redis.pttl(key);
+    expect(pttl).toBeGreaterThan(299_000);
+    expect(pttl).toBeLessThanOrEqual(300_000);
+  });
+
+  it('stores one integer (microseconds) in a plain string key', async () => {
+    const key = `${freshTag()}api`;
+    await gcra(key, 3, 10, 1000);
+    expect(await s.redis.type(key)).toBe('string');
+    expect(await s.redis.get(key)).toMatch(/^\d{16,}$/);
+    expect(await s.redis.object('ENCODING', key)).toBe('int');
+  });
+
+  it('admits a throttled client again after waiting retry_after_ms', async () => {
+    const key = `${freshTag()}api`;
+    // 10 per second: one token every 100 ms
+    expect((await gcra(key, 2, 10, 1000))[0]).toBe(1);
+    expect((await gcra(key, 2, 10, 1000))[0]).toBe(1);
+    const [allowed, , retry] = await gcra(key, 2, 10, 1000);
+    expect(allowed).toBe(0);
+    expect(retry).toBeGreaterThan(0);
+    expect(retry).toBeLessThanOrEqual(100);
+    await sleep(retry! + 5);
+    const [again, remaining] = await gcra(key, 2, 10, 1000);
+    expect([again, remaining]).toEqual([1, 0]);
+  });
+
+  it('the key vanishes once the bucket is full again', async () => {
+    const key = `${freshTag()}api`;
+    await gcra(key, 3, 20, 1000); // one token spent, refills in 50 ms
+    const pttl = await s.redis.pttl(key);
+    expect(pttl).toBeGreaterThan(0);
+    expect(pttl).toBeLessThanOrEqual(50);
+    await sleep(80);
+    expect(await s.redis.exists(key)).toBe(0);
+    const [allowed, remaining] = await gcra(key, 3, 20, 1000);
+    expect([allowed, remaining]).toEqual([1, 2]);
+  });
+
+  it('weights requests by cost: cost 5 on burst 10 admits 2', async () => {
+    const key = `${freshTag()}search`;
+    expect(await gcra(key, 10, 1, HOUR, 5)).toEqual([1, 5, 0, expect.any(Number)]);
+    expect((await gcra(key, 10, 1, HOUR, 5)).slice(0, 3)).toEqual([1, 0, 0]);
+    const [allowed, remaining, retry] = await gcra(key, 10, 1, HOUR, 5);
+    expect([allowed, remaining]).toEqual([0, 0]);
+    expect(retry).toBeGreaterThan(5 * HOUR - 2000);
+    // a cheap request does not fit either, and a denial takes nothing
+    expect((await gcra(key, 10, 1, HOUR, 1))[0]).toBe(0);
+  });
+
+  it('denies cost > burst with retry_after -1 (never fits) and writes nothing', async () => {
+    const key = `${freshTag()}export`;
+    const [allowed, remaining, retry] = await gcra(key, 10, 5, 1000, 11);
+    expect([allowed, remaining, retry]).toEqual([0, 10, -1]);
+    expect(await s.redis.exists(key)).toBe(0);
+  });
+
+  it('counts whole tokens exactly for rates that are not a whole number of microseconds', async () => {
+    const key = `${freshTag()}api`;
+    // 3 per second: interval 333,334 us
+    const remaining: number[] = [];
+    for (let i = 0; i < 11; i++) remaining.push((await gcra(key, 10, 3, 1000))[1]!);
+    expect(remaining).toEqual([9, 8, 7, 6, 5, 4, 3, 2, 1, 0, 0]);
+  });
+
+  it('200 concurrent calls racing for the last 10 tokens admit exactly 10', async () => {
+    const key = `${freshTag()}api`;
+    expect((await gcra(key, 110, 1, HOUR, 100))[1]).toBe(10);
+    const replies = await race(s.pool, 200, (c) => run(c, 'gcra', [key], [110, 1, HOUR, 1]));
+    expect(replies.filter((r) => r[0] === 1)).toHaveLength(10);
+    expect(replies.filter((r) => r[0] === 0)).toHaveLength(190);
+    expect((await gcra(key, 110, 1, HOUR))[0]).toBe(0);
+  });
+
+  it('rejects malformed arguments with a clear error', async () => {
+    const key = `${freshTag()}api`;
+    await expect(gcra(key, 0, 1, 1000)).rejects.toThrow(/gcra\.lua: want ARGV/);
+    await expect(gcra(key, 5, 0, 1000)).rejects.toThrow(/gcra\.lua: want ARGV/);
+    await expect(run(s.redis, 'gcra', [key], [])).rejects.toThrow(/gcra\.lua: want ARGV/);
+  });
+});

@@ -1,0 +1,68 @@
+import { existsSync, readFileSync, readdirSync } from 'node:fs';
+import { join } from 'node:path';
+import { describe, expect, it } from 'vitest';
+import { LUA_DIR, LUA_SCRIPTS, loadLuaScripts, luaScript, luaSha1 } from '../../src/codegen/lua.js';
+import { useRedis } from './harness.js';
+
+/**
+ * The EVALSHA ids the generated middleware relies on. A script change must update its line
+ * here on purpose (and every generated file that embeds the script changes with it).
+ */
+const PINNED_SHA1: Record<string, string> = {
+  gcra: 'dd800a86ec5684be103e715a9f77f0b2a7789e70',
+  'sliding-window-log': '694b77633a53c0277f215bbb4108caef52f50de7',
+  'fixed-window': '95c3f4dcc79262dce1a8cf9bb44b6b2fc45055fd',
+  'outbound-bucket': 'f7d2bad1428a56ddc8dc287a664cbfdb3388260a',
+};
+
+const s = useRedis();
+
+describe('lua/ scripts', () => {
+  it('ships one file per algorithm, and every .lua file in lua/ is registered', () => {
+    expect(existsSync(LUA_DIR)).toBe(true);
+    const files = readdirSync(LUA_DIR).filter((f) => f.endsWith('.lua')).sort();
+    expect(files).toEqual(LUA_SCRIPTS.map((m) => m.file).sort());
+    expect(LUA_SCRIPTS.map((m) => m.algorithm).sort()).toEqual(
+      ['fixed-window', 'gcra', 'outbound', 'sliding-window-log'],
+    );
+  });
+
+  it('pins the SHA1 of every script', () => {
+    const actual = Object.fromEntries(loadLuaScripts().map((x) => [x.name, x.sha1]));
+    expect(actual).toEqual(PINNED_SHA1);
+  });
+
+  it('hashes the exact bytes of the file, and Redis computes the same id', async () => {
+    for (const script of loadLuaScripts()) {
+      const bytes = readFileSync(join(LUA_DIR, script.file));
+      expect(script.source).toBe(bytes.toString('utf8'));
+      expect(script.sha1).toBe(luaSha1(bytes));
+      expect(await s.redis.script('LOAD', script.source)).toBe(script.sha1);
+    }
+  });
+
+  it('keeps the files ASCII with LF line endings (so the bytes, and the SHA1, never drift)', () => {
+    for (const script of loadLuaScripts()) {
+      expect(script.source, script.file).toMatch(/^[\x09\x0a\x20-\x7e]*$/);
+      expect(script.source.endsWith('\n')).toBe(true);
+    }
+  });
+
+  it('documents KEYS, ARGV, the return value and the TTL in each header', () => {
+    for (const script of loadLuaScripts()) {
+      const header = script.source.slice(0, script.source.indexOf(']]'));
+      for (const word of ['KEYS[1]', 'ARGV[', 'Returns', 'TTL', "redis.call('TIME')"]) {
+        expect(header, `${script.file} header lacks ${word}`).toContain(word);
+      }
+    }
+  });
+
+  it('reads the files once and returns the same frozen objects', () => {
+    const first = loadLuaScripts();
+    expect(loadLuaScripts()).toBe(first);
+    expect(Object.isFrozen(first)).toBe(true);
+    expect(Object.isFrozen(first[0])).toBe(true);
+    expect(luaScript('gcra')).toBe(first.find((x) => x.name === 'gcra'));
+    expect(() => luaScript('nope' as never)).toThrow(/unknown Lua script/);
+  });
+});
