@@ -5,6 +5,7 @@ set -euo pipefail
 need=()
 command -v redis-server >/dev/null 2>&1 || need+=(redis-server)
 command -v redis-cli >/dev/null 2>&1 || need+=(redis-tools)
+command -v tmux >/dev/null 2>&1 || need+=(tmux) # pseudo-terminal tests of `rl-design init`
 if ((${#need[@]})); then
   SUDO=""
   if [ "$(id -u)" -ne 0 ]; then SUDO="sudo"; fi
