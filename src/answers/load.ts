@@ -58,7 +58,7 @@ export function parseAnswers(text: string, file: string): Answers {
   } catch (e) {
     throw new UserError('answersNotJson', { file, reason: (e as Error).message });
   }
-  const result = Answers.safeParse(raw);
+  const result = Answers.safeParse(raw, { reportInput: true });
   if (!result.success) {
     const problems = answersProblems(result.error);
     throw new UserError('answersInvalid', {

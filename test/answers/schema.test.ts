@@ -54,3 +54,10 @@ describe('answers schema', () => {
     expect(msg).toContain('unknown field(s) "colour"');
   });
 });
+
+describe('answers type errors', () => {
+  it('says "must be a number" for a value of the wrong type, not "is required"', () => {
+    expect(() => parseAnswers('{"traffic":{"peakRps":"x"}}', 'a.json')).toThrow('$.traffic.peakRps: must be a number');
+    expect(() => parseAnswers('{"traffic":{}, "plans": [{"name": "Free"}]}', 'a.json')).toThrow('$.plans[0].rate: is required (object)');
+  });
+});

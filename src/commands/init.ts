@@ -1,0 +1,216 @@
+/**
+ * `rl-design init`: inspect the project, run the interview, then write the answers file
+ * and the design document (through the generate code path) and print a short summary.
+ *
+ * Nothing is written until every question has been answered, so Ctrl-C at any prompt
+ * (or between prompts) leaves no file behind and exits 130. An existing answers file
+ * that differs is only replaced after a yes at the prompt, or with --force.
+ */
+import { mkdir, readFile, stat } from 'node:fs/promises';
+import path from 'node:path';
+import writeFileAtomic from 'write-file-atomic';
+import type { Answers as AnswersT } from '../answers/schema.js';
+import { checkDesign } from '../constraints/index.js';
+import { buildDesign } from '../design/build.js';
+import { nodeProjectFs } from '../io/project-fs.js';
+import { formatMessage, UserError } from '../messages.js';
+import { detectProject, printable, type ProjectFs } from '../questionnaire/detect/index.js';
+import { parseInitFlags, type InitRawOptions } from '../questionnaire/flags.js';
+import { answersText, detectedFrom, detectionReport, finishAnswers, runInterview } from '../questionnaire/interview.js';
+import { inquirerPrompter, PromptCancelled, refusingPrompter, type Prompter } from '../questionnaire/prompt.js';
+import { documentFiles, summaryLines, type SummaryFile } from '../questionnaire/summary.js';
+import type { CommandContext } from './context.js';
+import { runGenerate } from './generate.js';
+import { validDate } from './load-design.js';
+
+export const DEFAULT_ANSWERS_FILE = 'rate-limit.answers.json';
+export const EXIT_CANCELLED = 130;
+
+/** The terminal side of init, injected so tests can run it without one. */
+export interface InitIo {
+  /** Whether standard input is a terminal (process.stdin.isTTY). */
+  stdinIsTTY: boolean;
+  /** The prompt adapter for interactive runs. */
+  prompter: () => Prompter;
+  /** Routes Ctrl-C outside a prompt (SIGINT) to `handler`; returns the function that stops it. */
+  onInterrupt: (handler: () => void) => () => void;
+  /** Ends the process (only used on SIGINT between prompts). */
+  exit: (code: number) => never;
+  /** The project folder the detectors read. */
+  projectFs: (root: string) => ProjectFs;
+}
+
+export function nodeInitIo(): InitIo {
+  return {
+    stdinIsTTY: process.stdin.isTTY === true,
+    prompter: () => inquirerPrompter(),
+    onInterrupt: (handler) => {
+      process.on('SIGINT', handler);
+      return () => {
+        process.off('SIGINT', handler);
+      };
+    },
+    exit: (code) => process.exit(code),
+    projectFs: (root) => nodeProjectFs(root),
+  };
+}
+
+async function projectNameFrom(fs: ProjectFs): Promise<string | undefined> {
+  const text = await fs.read('package.json');
+  if (text === undefined) return undefined;
+  try {
+    const name = (JSON.parse(text) as { name?: unknown }).name;
+    if (typeof name !== 'string') return undefined;
+    const clean = printable(name, 120).trim();
+    return clean.length > 0 ? clean : undefined;
+  } catch {
+    return undefined;
+  }
+}
+
+async function existingText(file: string, shown: string): Promise<string | undefined> {
+  try {
+    const s = await stat(file);
+    if (s.isDirectory()) throw new UserError('answersPathIsDirectory', { file: shown });
+    return await readFile(file, 'utf8');
+  } catch (e) {
+    if (e instanceof UserError) throw e;
+    if ((e as NodeJS.ErrnoException).code === 'ENOENT') return undefined;
+    throw new UserError('answersUnreadable', { file: shown, reason: (e as Error).message });
+  }
+}
+
+function markdownPathFor(p: string): string {
+  return /\.html?$/i.test(p) ? p.replace(/\.html?$/i, '.md') : p;
+}
+
+/** Runs generate on the written answers; falls back to Markdown while HTML output is unavailable. */
+async function generateDocument(
+  ctx: CommandContext,
+  answers: AnswersT,
+  answersFile: string,
+  opts: { force: boolean; date?: string },
+): Promise<{ files: string[]; htmlFallback?: string }> {
+  const captured: string[] = [];
+  const quiet: CommandContext = { ...ctx, stdout: (t) => captured.push(t) };
+  const base = { answers: answersFile, force: opts.force, ...(opts.date ? { date: opts.date } : {}) };
+  const written = (): string[] =>
+    captured
+      .join('')
+      .split('\n')
+      .map((l) => /^\s+(?:wrote|unchanged) (.+)$/.exec(l)?.[1])
+      .filter((x): x is string => x !== undefined);
+  if ((answers.output?.format ?? 'html') === 'html') {
+    try {
+      await runGenerate(quiet, base);
+      return { files: written() };
+    } catch (e) {
+      // generate refuses html while the HTML renderer is missing: write Markdown and say so.
+      if (!(e instanceof UserError && e.messageId === 'badOption' && e.data.option === '--format')) throw e;
+      captured.length = 0;
+      const out = markdownPathFor(answers.output?.path ?? 'docs/rate-limit-design.html');
+      await runGenerate(quiet, { ...base, format: 'markdown', out });
+      return { files: written(), htmlFallback: out };
+    }
+  }
+  await runGenerate(quiet, base);
+  return { files: written() };
+}
+
+export async function runInit(ctx: CommandContext, raw: InitRawOptions, io: InitIo = nodeInitIo()): Promise<number> {
+  const flags = parseInitFlags(raw);
+  if (raw.date !== undefined && !validDate(raw.date)) {
+    throw new UserError('badOption', { option: '--date', reason: `"${raw.date}" is not a calendar date in the form YYYY-MM-DD` });
+  }
+  const interactive = !raw.yes && io.stdinIsTTY;
+  const say = (line: string): void => ctx.stdout(`${line}\n`);
+  const answersPath = path.resolve(ctx.cwd, raw.answersFile ?? DEFAULT_ANSWERS_FILE);
+  const shown = (p: string): string => path.relative(ctx.cwd, p) || p;
+
+  // Until the writing starts, Ctrl-C outside a prompt ends the run with nothing written.
+  let stopTrap = io.onInterrupt(() => {
+    ctx.stderr(`rl-design: ${formatMessage('initCancelled')}\n`);
+    io.exit(EXIT_CANCELLED);
+  });
+  try {
+    let answers: AnswersT;
+    let text: string;
+    let existing: string | undefined;
+    try {
+      if (!raw.yes && !io.stdinIsTTY) say('No terminal on standard input: using flags, detected facts and defaults, as with --yes.');
+      const fs = io.projectFs(ctx.cwd);
+      const detection = await detectProject(fs);
+      for (const line of detectionReport(detection, interactive)) say(line);
+      if (interactive) say('');
+
+      const prompt = interactive ? io.prompter() : refusingPrompter();
+      const draft = await runInterview({ prompt, interactive, flags, detected: detectedFrom(detection), say });
+      answers = finishAnswers(draft, flags.name ?? (await projectNameFrom(fs)));
+
+      text = answersText(answers);
+      existing = await existingText(answersPath, shown(answersPath));
+      if (existing !== undefined && existing !== text && !raw.force) {
+        if (!interactive) throw new UserError('answersFileExists', { file: shown(answersPath) });
+        const replace = await prompt.confirm({ message: `${shown(answersPath)} exists and differs from these answers. Replace it?`, default: false });
+        if (!replace) {
+          say(`Kept ${shown(answersPath)} as it was; nothing was written.`);
+          return 0;
+        }
+      }
+    } catch (e) {
+      if (e instanceof PromptCancelled) {
+        ctx.stderr(`rl-design: ${formatMessage('initCancelled')}\n`);
+        return EXIT_CANCELLED;
+      }
+      throw e;
+    }
+
+    // Writing: a Ctrl-C now waits for the (atomic, short) writes to finish.
+    stopTrap();
+    stopTrap = io.onInterrupt(() => {
+      ctx.stderr('rl-design: finishing the files being written...\n');
+    });
+    if (existing !== text) {
+      try {
+        await mkdir(path.dirname(answersPath), { recursive: true });
+        await writeFileAtomic(answersPath, text, { encoding: 'utf8' });
+      } catch (e) {
+        throw new UserError('writeFailed', { file: shown(answersPath), reason: (e as Error).message });
+      }
+    }
+
+    const design = buildDesign(answers, { date: raw.date ?? ctx.today() });
+    let doc: { files: string[]; htmlFallback?: string };
+    try {
+      doc = await generateDocument(ctx, answers, answersPath, { force: raw.force ?? false, ...(raw.date ? { date: raw.date } : {}) });
+    } catch (e) {
+      if (e instanceof UserError) {
+        ctx.stderr(`rl-design: ${formatMessage('initDocumentFailed', { file: shown(answersPath), reason: e.message })}\n`);
+        return e.exitCode;
+      }
+      throw e;
+    }
+    const checks = checkDesign(design);
+    const files: SummaryFile[] = [
+      { path: shown(answersPath), phrase: 'the answers: the source of truth; edit it and run `rl-design generate` again' },
+      ...documentFiles(doc.files, doc.htmlFallback || answers.output?.format === 'markdown' ? 'Markdown' : 'HTML'),
+    ];
+    const notes: string[] = [];
+    const codeDir = answers.output?.codeDir;
+    if (codeDir) {
+      files.push({
+        path: codeDir,
+        phrase: 'generated code: not written yet; code generation is not available in this version (the folder is recorded in the answers)',
+      });
+    }
+    if (doc.htmlFallback) {
+      notes.push(
+        `HTML output is not available in this version; wrote Markdown to ${doc.htmlFallback} instead. The answers keep your choice (HTML), so \`rl-design generate\` will write HTML once it is available.`,
+      );
+    }
+    for (const line of summaryLines(design, files, { passed: checks.filter((c) => c.passed).length, total: checks.length }, notes)) say(line);
+    return 0;
+  } finally {
+    stopTrap();
+  }
+}

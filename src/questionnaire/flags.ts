@@ -1,0 +1,274 @@
+/**
+ * One flag per interview question. The raw strings from the command line are parsed here,
+ * with the same rules the prompts use, into typed values; a bad value is a UserError
+ * (exit 2) naming the flag and what is allowed.
+ *
+ * Every choice flag also accepts `unknown`: "don't know, don't ask". List flags that can
+ * be empty (plans, outbound providers, trusted proxies, endpoints, code dir) accept `none`.
+ */
+import {
+  BURSTINESS,
+  EXHAUSTION,
+  FRAMEWORKS,
+  GATEWAYS,
+  GOALS,
+  IDENTITIES,
+  Stack,
+  STORES,
+  Traffic,
+  type Endpoint,
+  type EndpointClassT,
+  type FailModeT,
+  type OutboundProvider,
+  type Plan,
+} from '../answers/schema.js';
+import { UserError } from '../messages.js';
+import { UNKNOWN, type Unknown } from './context.js';
+import {
+  ENDPOINT_SPEC_HELP,
+  FAIL_MODE_HELP,
+  OUTBOUND_SPEC_HELP,
+  PLAN_SPEC_HELP,
+  parseChoice,
+  parseChoiceList,
+  parseCidrList,
+  parseEndpointSpec,
+  parseFailModes,
+  parseNumber,
+  parseOutboundSpec,
+  parsePlanSpec,
+  parseRollingDays,
+  parseTimeZone,
+  type Parsed,
+} from './parse.js';
+
+type Goal = (typeof GOALS)[number];
+type Framework = (typeof FRAMEWORKS)[number];
+type Gateway = (typeof GATEWAYS)[number];
+type Store = (typeof STORES)[number];
+type Identity = (typeof IDENTITIES)[number];
+
+export const QUOTA_RESETS = ['calendar-month', 'calendar-day', 'rolling'] as const;
+export type QuotaResetChoice = (typeof QUOTA_RESETS)[number];
+
+/** The options commander hands over (strings as typed; repeatable ones as arrays). */
+export interface InitRawOptions {
+  yes?: boolean;
+  force?: boolean;
+  debug?: boolean;
+  date?: string;
+  answersFile?: string;
+  name?: string;
+  format?: string;
+  out?: string;
+  layout?: string;
+  codeDir?: string;
+  goals?: string;
+  language?: string;
+  framework?: string;
+  topology?: string;
+  instances?: string;
+  gateway?: string;
+  store?: string;
+  trustedProxies?: string;
+  identities?: string;
+  endpoint?: string[];
+  typicalRps?: string;
+  peakRps?: string;
+  capacityRps?: string;
+  burstiness?: string;
+  clients?: string;
+  tenants?: string;
+  users?: string;
+  plan?: string[];
+  quotaReset?: string;
+  quotaTimeZone?: string;
+  quotaDays?: string;
+  exhaustion?: string;
+  failMode?: string;
+  outbound?: string[];
+}
+
+/** A flag's value: absent (undefined), a value, or "don't know". */
+export type Flag<T> = T | Unknown | undefined;
+
+export interface InitFlags {
+  name?: string;
+  format?: 'html' | 'markdown';
+  out?: string;
+  layout?: 'auto' | 'single' | 'folder';
+  /** null: no code wanted. */
+  codeDir?: string | null;
+  goals: Flag<Goal[]>;
+  language: Flag<string>;
+  framework: Flag<Framework>;
+  topology: Flag<'single' | 'horizontal'>;
+  instances: Flag<number>;
+  gateway: Flag<Gateway>;
+  store: Flag<Store>;
+  trustedProxies: Flag<string[]>;
+  identities: Flag<Identity[]>;
+  /** [] with `--endpoint none`. */
+  endpoints: Flag<Endpoint[]>;
+  typicalRps: Flag<number>;
+  peakRps: Flag<number>;
+  capacityRps: Flag<number>;
+  burstiness: Flag<(typeof BURSTINESS)[number]>;
+  clients: Flag<number>;
+  tenants: Flag<number>;
+  users: Flag<number>;
+  plans: Flag<Plan[]>;
+  quotaReset: Flag<QuotaResetChoice>;
+  quotaTimeZone?: string;
+  quotaDays?: number;
+  exhaustion: Flag<(typeof EXHAUSTION)[number]>;
+  failure: Flag<Partial<Record<EndpointClassT, FailModeT>> | 'rule-of-thumb'>;
+  outbound: Flag<OutboundProvider[]>;
+}
+
+/** Commander option definitions, in interview order, for `rl-design init`. */
+export const INIT_OPTIONS: readonly { flags: string; description: string; repeatable?: boolean }[] = [
+  { flags: '-y, --yes', description: 'ask nothing: use flags, detected facts and defaults (also the behaviour without a TTY)' },
+  { flags: '--answers-file <file>', description: 'where to write the answers (default: rate-limit.answers.json)' },
+  { flags: '--force', description: 'replace an existing, different answers file (and documents edited since rl-design wrote them) without asking' },
+  { flags: '--date <YYYY-MM-DD>', description: 'generation date shown in the document (default: SOURCE_DATE_EPOCH or today)' },
+  { flags: '--name <project>', description: 'project name shown in the document (default: package.json name)' },
+  { flags: '--format <format>', description: 'Phase 0: document format, html (default) or markdown' },
+  { flags: '--out <path>', description: 'document path (default: docs/rate-limit-design.html or .md)' },
+  { flags: '--layout <layout>', description: 'auto (default), single or folder' },
+  { flags: '--code-dir <dir>', description: 'where generated code should go, or none (default: none)' },
+  { flags: '--goals <list>', description: `1. what to protect against: ${GOALS.join(',')} (comma list) or unknown` },
+  { flags: '--language <name>', description: '2. language, e.g. TypeScript, JavaScript, Go' },
+  { flags: '--framework <name>', description: `2. framework: ${FRAMEWORKS.join(', ')} or unknown` },
+  { flags: '--topology <kind>', description: '2. single or horizontal (several instances)' },
+  { flags: '--instances <n>', description: '2. number of instances at peak' },
+  { flags: '--gateway <name>', description: `2. gateway / reverse proxy: ${GATEWAYS.join(', ')}` },
+  { flags: '--store <name>', description: `2. limiter store: ${STORES.join(', ')}` },
+  { flags: '--trusted-proxies <cidrs>', description: '2. proxy address ranges allowed to name the client IP, e.g. 10.0.0.0/8,192.168.0.0/16, or none' },
+  { flags: '--identities <list>', description: `3. what requests are keyed on: ${IDENTITIES.join(',')} (comma list)` },
+  { flags: '--endpoint <spec>', description: `3. an endpoint (repeat for more; replaces detected ones), or none: ${ENDPOINT_SPEC_HELP}`, repeatable: true },
+  { flags: '--typical-rps <n>', description: '4. typical requests per second' },
+  { flags: '--peak-rps <n>', description: '4. peak requests per second' },
+  { flags: '--capacity-rps <n>', description: '4. requests per second the backend can safely serve, if measured' },
+  { flags: '--burstiness <level>', description: `4. ${BURSTINESS.join(', ')}` },
+  { flags: '--clients <n>', description: '4. distinct clients (API keys or apps)' },
+  { flags: '--tenants <n>', description: '4. distinct tenants / organisations' },
+  { flags: '--users <n>', description: '4. distinct user accounts' },
+  { flags: '--plan <spec>', description: `5. a plan tier (repeat for more), or none: ${PLAN_SPEC_HELP}`, repeatable: true },
+  { flags: '--quota-reset <kind>', description: `5. ${QUOTA_RESETS.join(', ')}` },
+  { flags: '--quota-time-zone <zone>', description: '5. IANA time zone of calendar resets, e.g. Europe/Berlin (default: UTC)' },
+  { flags: '--quota-days <n>', description: '5. length of a rolling quota window in days, 1-366 (default: 30)' },
+  { flags: '--exhaustion <kind>', description: `5. when a quota runs out: ${EXHAUSTION.join(', ')}` },
+  { flags: '--fail-mode <spec>', description: `6. when the store is down: rule-of-thumb, or ${FAIL_MODE_HELP}` },
+  { flags: '--outbound <spec>', description: `7. a third-party API with its own limit (repeat for more), or none: ${OUTBOUND_SPEC_HELP}`, repeatable: true },
+  { flags: '--debug', description: 'print stack traces for unexpected errors' },
+];
+
+function bad(option: string, reason: string): never {
+  throw new UserError('badOption', { option, reason });
+}
+
+function take<T>(option: string, r: Parsed<T>): T {
+  return r.ok ? r.value : bad(option, r.message);
+}
+
+const isUnknown = (v: string | undefined): boolean => v !== undefined && v.trim().toLowerCase() === UNKNOWN;
+const isNone = (v: string | undefined): boolean => v !== undefined && v.trim().toLowerCase() === 'none';
+
+function choiceFlag<T extends string>(option: string, raw: string | undefined, allowed: readonly T[], aliases: Record<string, T> = {}): Flag<T> {
+  if (raw === undefined) return undefined;
+  if (isUnknown(raw)) return UNKNOWN;
+  return take(option, parseChoice(raw, allowed, aliases));
+}
+
+function numberFlag(option: string, raw: string | undefined, schema: Parameters<typeof parseNumber>[1], example: string): Flag<number> {
+  if (raw === undefined) return undefined;
+  if (isUnknown(raw)) return UNKNOWN;
+  return take(option, parseNumber(raw, schema, example));
+}
+
+function specsFlag<T>(option: string, raw: string[] | undefined, parse: (s: string) => Parsed<T>): Flag<T[]> {
+  if (raw === undefined || raw.length === 0) return undefined;
+  if (raw.length === 1 && isUnknown(raw[0])) return UNKNOWN;
+  if (raw.length === 1 && isNone(raw[0])) return [];
+  return raw.map((s) => take(option, parse(s)));
+}
+
+/** Parses and checks every init flag; throws a UserError naming the first bad one. */
+export function parseInitFlags(raw: InitRawOptions): InitFlags {
+  const flags: InitFlags = {
+    goals: raw.goals === undefined ? undefined : isUnknown(raw.goals) ? UNKNOWN : take('--goals', parseChoiceList(raw.goals, GOALS)),
+    language: raw.language === undefined ? undefined : isUnknown(raw.language) ? UNKNOWN : take('--language', nonEmpty(raw.language, 60)),
+    framework: choiceFlag('--framework', raw.framework, FRAMEWORKS, { nest: 'nestjs', '@nestjs/core': 'nestjs' }),
+    topology: choiceFlag('--topology', raw.topology, ['single', 'horizontal'] as const, { scaled: 'horizontal', multi: 'horizontal' }),
+    instances: numberFlag('--instances', raw.instances, Stack.shape.instances, '6'),
+    gateway: choiceFlag('--gateway', raw.gateway, GATEWAYS),
+    store: choiceFlag('--store', raw.store, STORES),
+    trustedProxies:
+      raw.trustedProxies === undefined
+        ? undefined
+        : isUnknown(raw.trustedProxies)
+          ? UNKNOWN
+          : isNone(raw.trustedProxies)
+            ? []
+            : take('--trusted-proxies', parseCidrList(raw.trustedProxies)),
+    identities: raw.identities === undefined ? undefined : isUnknown(raw.identities) ? UNKNOWN : take('--identities', parseChoiceList(raw.identities, IDENTITIES)),
+    endpoints: specsFlag('--endpoint', raw.endpoint, parseEndpointSpec),
+    typicalRps: numberFlag('--typical-rps', raw.typicalRps, Traffic.shape.typicalRps, '120'),
+    peakRps: numberFlag('--peak-rps', raw.peakRps, Traffic.shape.peakRps, '600'),
+    capacityRps: numberFlag('--capacity-rps', raw.capacityRps, Traffic.shape.capacityRps, '1500'),
+    burstiness: choiceFlag('--burstiness', raw.burstiness, BURSTINESS),
+    clients: numberFlag('--clients', raw.clients, Traffic.shape.distinctClients, '2000'),
+    tenants: numberFlag('--tenants', raw.tenants, Traffic.shape.distinctTenants, '300'),
+    users: numberFlag('--users', raw.users, Traffic.shape.distinctUsers, '50000'),
+    plans: specsFlag('--plan', raw.plan, parsePlanSpec),
+    quotaReset: choiceFlag('--quota-reset', raw.quotaReset, QUOTA_RESETS, { month: 'calendar-month', day: 'calendar-day' }),
+    exhaustion: choiceFlag('--exhaustion', raw.exhaustion, EXHAUSTION),
+    failure:
+      raw.failMode === undefined
+        ? undefined
+        : isUnknown(raw.failMode)
+          ? UNKNOWN
+          : raw.failMode.trim().toLowerCase() === 'rule-of-thumb'
+            ? 'rule-of-thumb'
+            : take('--fail-mode', parseFailModes(raw.failMode)),
+    outbound: specsFlag('--outbound', raw.outbound, parseOutboundSpec),
+  };
+  if (raw.name !== undefined) flags.name = take('--name', nonEmpty(raw.name, 120));
+  if (raw.format !== undefined) {
+    flags.format = take('--format', parseChoice<'html' | 'markdown'>(raw.format, ['html', 'markdown'] as const, { md: 'markdown', htm: 'html' }));
+  }
+  if (raw.out !== undefined) flags.out = take('--out', pathText(raw.out));
+  if (raw.layout !== undefined) flags.layout = take('--layout', parseChoice(raw.layout, ['auto', 'single', 'folder'] as const));
+  if (raw.codeDir !== undefined) flags.codeDir = isNone(raw.codeDir) ? null : take('--code-dir', pathText(raw.codeDir));
+  if (raw.quotaTimeZone !== undefined) flags.quotaTimeZone = take('--quota-time-zone', parseTimeZone(raw.quotaTimeZone));
+  if (raw.quotaDays !== undefined) {
+    flags.quotaDays = take('--quota-days', parseRollingDays(raw.quotaDays));
+  }
+  if (flags.quotaDays !== undefined && flags.quotaReset !== undefined && flags.quotaReset !== 'rolling' && flags.quotaReset !== UNKNOWN) {
+    bad('--quota-days', 'only applies with --quota-reset rolling');
+  }
+  if (flags.quotaTimeZone !== undefined && flags.quotaReset === 'rolling') {
+    bad('--quota-time-zone', 'only applies to calendar resets (--quota-reset calendar-month or calendar-day)');
+  }
+  if (typeof flags.instances === 'number' && flags.topology === 'single' && flags.instances > 1) {
+    bad('--instances', `${flags.instances} instances contradicts --topology single`);
+  }
+  return flags;
+}
+
+export function nonEmpty(text: string, max: number): Parsed<string> {
+  const t = text.trim();
+  if (t === '') return { ok: false, message: 'must not be empty' };
+  if (t.length > max) return { ok: false, message: `must be at most ${max} characters` };
+  return { ok: true, value: t };
+}
+
+/** A file or folder path as typed: not empty, no control characters. */
+export function pathText(text: string): Parsed<string> {
+  const t = text.trim();
+  if (t === '') return { ok: false, message: 'must not be empty' };
+  // eslint-disable-next-line no-control-regex
+  if (/[\u0000-\u001f]/.test(t)) return { ok: false, message: 'must not contain control characters' };
+  return { ok: true, value: t };
+}

@@ -1,0 +1,15 @@
+/** The interview, in order: Phase 0 (format, path, code folder) first, then Phase 1 items 1-7. */
+import type { Step } from '../context.js';
+import { codeDir } from './code-dir.js';
+import { endpoints } from './endpoints.js';
+import { failure } from './failure.js';
+import { goals } from './goals.js';
+import { identities } from './identities.js';
+import { outbound } from './outbound.js';
+import { outputFormat } from './output-format.js';
+import { outputPath } from './output-path.js';
+import { plans } from './plans.js';
+import { stack } from './stack.js';
+import { traffic } from './traffic.js';
+
+export const STEPS: readonly Step[] = [outputFormat, outputPath, codeDir, goals, stack, identities, endpoints, traffic, plans, failure, outbound];

@@ -1,0 +1,90 @@
+/** The short summary init prints at the end: the limit matrix at a glance, fail modes, headers, files. */
+import { formatNumber } from '../answers/defaults.js';
+import type { Design, MatrixRule } from '../design/model.js';
+import { printable } from './detect/index.js';
+
+const PERIODS: Record<number, string> = { 1: 's', 60: 'min', 3600: 'h', 86400: 'day' };
+
+function periodText(seconds: number): string {
+  const named = PERIODS[seconds];
+  if (named) return named;
+  if (seconds % 86400 === 0) return `${formatNumber(seconds / 86400)} days`;
+  if (seconds % 3600 === 0) return `${formatNumber(seconds / 3600)} h`;
+  if (seconds % 60 === 0) return `${formatNumber(seconds / 60)} min`;
+  return `${formatNumber(seconds)} s`;
+}
+
+/** '600/min', '10/15 min', '10,000/calendar month (Europe/Berlin)'. */
+export function shortRate(rate: MatrixRule['rate']): string {
+  if (!rate) return '-';
+  return `${formatNumber(rate.requests)}/${rate.periodText ?? periodText(rate.periodSeconds)}`;
+}
+
+function table(rows: string[][]): string[] {
+  const widths = rows[0]?.map((_, i) => Math.max(...rows.map((r) => (r[i] ?? '').length))) ?? [];
+  return rows.map((r) => r.map((c, i) => (i === r.length - 1 ? c : c.padEnd(widths[i] ?? 0))).join('  ').trimEnd());
+}
+
+export const MATRIX_ROWS_SHOWN = 25;
+
+/** The matrix as a few aligned lines: rule id, layer, rate, fail mode. */
+export function matrixAtAGlance(design: Design): string[] {
+  const rules = design.rules;
+  const rows = [['RULE', 'LAYER', 'RATE', 'FAIL MODE'], ...rules.slice(0, MATRIX_ROWS_SHOWN).map((r) => [printable(r.id, 60), r.layer ?? '-', shortRate(r.rate), r.failMode ?? '-'])];
+  const lines = table(rows);
+  if (rules.length > MATRIX_ROWS_SHOWN) lines.push(`... and ${rules.length - MATRIX_ROWS_SHOWN} more rules in the document`);
+  return lines;
+}
+
+/** 'auth closed; read, write open' from the resolved failure posture, for the classes in use. */
+export function failModes(design: Design): string {
+  const classes = [...new Set(design.scope.endpoints.map((e) => e.class))].filter((c) => c !== 'health');
+  const byMode = { closed: [] as string[], open: [] as string[] };
+  for (const c of classes) byMode[design.scope.failureByClass[c]].push(c);
+  const parts = (['closed', 'open'] as const).filter((m) => byMode[m].length > 0).map((m) => `${byMode[m].join(', ')} fail ${m}`);
+  return parts.join('; ') || 'none';
+}
+
+const CONVENTIONS: Record<string, string> = {
+  'ietf-structured': 'IETF draft structured fields',
+  'ietf-trio': 'IETF draft RateLimit-Limit/-Remaining/-Reset',
+  'x-ratelimit': 'X-RateLimit-* (de facto)',
+};
+
+export function headerLine(design: Design): string {
+  const c = design.contract;
+  const names = c.headers.map((h) => h.name).join(', ');
+  return `${CONVENTIONS[c.convention] ?? c.convention}: ${names} on every response; Retry-After on every 429${c.silentRuleIds.length > 0 ? '; security rules answer without counts' : ''}`;
+}
+
+/** A phrase for each document file: one file is the document; in a folder, the index and each section. */
+export function documentFiles(files: readonly string[], format: string): SummaryFile[] {
+  if (files.length === 1) return [{ path: files[0] as string, phrase: `the design document (${format})` }];
+  return files.map((f) => {
+    const base = f.split('/').pop() ?? f;
+    if (/^(?:README\.md|index\.html?)$/i.test(base)) return { path: f, phrase: `the design document, start here: contents and the limit matrix at a glance (${format}, linked folder)` };
+    if (/\.css$/i.test(base)) return { path: f, phrase: 'the stylesheet every page shares' };
+    const title = base.replace(/\.[a-z]+$/i, '').replace(/^\d+-/, '').replace(/-/g, ' ');
+    return { path: f, phrase: `section: ${title}` };
+  });
+}
+
+export interface SummaryFile {
+  path: string;
+  phrase: string;
+}
+
+export function summaryLines(design: Design, files: SummaryFile[], constraints: { passed: number; total: number }, notes: string[]): string[] {
+  const lines: string[] = ['', `Key decisions for ${printable(design.scope.projectName, 80)}${design.meta.generic ? ' (generic design: see the assumptions)' : ''}:`];
+  lines.push(`  Limit matrix at a glance (${design.rules.length} rule${design.rules.length === 1 ? '' : 's'}):`);
+  for (const l of matrixAtAGlance(design)) lines.push(`    ${l}`);
+  lines.push(`  Fail modes: ${failModes(design)}`);
+  lines.push(`  Headers: ${headerLine(design)}`);
+  lines.push(`  Assumptions: ${design.assumptions.length} stated in the document`);
+  lines.push(`  Constraints: ${constraints.passed} of ${constraints.total} pass${constraints.passed < constraints.total ? ' (run `rl-design validate` for details)' : ''}`);
+  lines.push('', 'Files:');
+  const width = Math.max(...files.map((f) => f.path.length));
+  for (const f of files) lines.push(`  ${f.path.padEnd(width)}  ${f.phrase}`);
+  for (const n of notes) lines.push('', n);
+  return lines;
+}

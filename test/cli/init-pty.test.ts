@@ -1,0 +1,308 @@
+/**
+ * `rl-design init` through a real pseudo-terminal (tmux): the built binary, answered with
+ * keystrokes (arrows, space, enter, typed text), in temp copies of the fixture projects.
+ * Every key is sent only after the prompt it answers is on the screen.
+ */
+import { cpSync, existsSync, readFileSync, writeFileSync } from 'node:fs';
+import path from 'node:path';
+import { afterEach, describe, expect, it } from 'vitest';
+import { SCHEMA_URL } from '../../src/answers/schema.js';
+import { CLI, tempDir } from '../helpers/cli.js';
+import { ROOT } from '../helpers/examples.js';
+import { TmuxSession, tmuxAvailable } from '../questionnaire/support/tmux.js';
+
+const FIXTURES = path.join(ROOT, 'test', 'fixtures', 'projects');
+const TIMEOUT = 120_000;
+const HAVE_TMUX = tmuxAvailable();
+
+function project(name: string): string {
+  const dir = tempDir(`rl-pty-${name}-`);
+  cpSync(path.join(FIXTURES, name), dir, { recursive: true });
+  return dir;
+}
+
+const sessions: TmuxSession[] = [];
+afterEach(() => {
+  for (const s of sessions.splice(0)) s.close();
+});
+
+function start(cwd: string, args: string[]): TmuxSession {
+  const s = new TmuxSession({ cwd, command: [process.execPath, CLI, 'init', ...args], env: { SOURCE_DATE_EPOCH: '1767225600' } });
+  sessions.push(s);
+  return s.start();
+}
+
+const answersOf = (dir: string) => JSON.parse(readFileSync(path.join(dir, 'rate-limit.answers.json'), 'utf8'));
+const count = (text: string, needle: string) => text.split(needle).length - 1;
+
+/** Flags that answer items 3-7 so a test can focus on the rest. */
+const LATER_ITEMS = [
+  '--identities', 'unknown', '--endpoint', 'none', '--typical-rps', 'unknown', '--peak-rps', 'unknown', '--capacity-rps', 'unknown',
+  '--burstiness', 'unknown', '--clients', 'unknown', '--users', 'unknown', '--plan', 'none', '--fail-mode', 'rule-of-thumb', '--outbound', 'none',
+];
+
+describe('init in a pseudo-terminal', () => {
+  it('tmux is installed (scripts/setup.sh installs it)', () => {
+    expect(HAVE_TMUX).toBe(true);
+  });
+});
+
+describe.skipIf(!HAVE_TMUX)('init in a pseudo-terminal (tmux)', () => {
+  it(
+    'express + ioredis: the whole interview by keystrokes; a bad number is refused with a message',
+    async () => {
+      const dir = project('express-ioredis');
+      const t = start(dir, []);
+      const first = await t.waitForPrompt('Format of the design document?');
+      // Detection is printed, with its source file, before the first question.
+      expect(first.indexOf('framework: express (package.json')).toBeGreaterThanOrEqual(0);
+      expect(first.indexOf('framework: express (package.json')).toBeLessThan(first.indexOf('? Format of the design document?'));
+      t.keys('Down', 'Enter');
+      await t.waitForPrompt('Write the document to');
+      t.type('docs/limits.md');
+      t.keys('Enter');
+      await t.waitForPrompt('Folder for the generated code');
+      t.keys('Enter');
+      await t.waitForPrompt('What should rate limiting protect against?');
+      t.keys('Space', 'Down', 'Space', 'Enter');
+      await t.waitForPrompt('Keep what was found for the stack: framework express (package.json), language JavaScript (package.json), store redis (package.json)?');
+      t.keys('Enter');
+      await t.waitForPrompt('How does the API run in production?');
+      t.keys('Down', 'Enter');
+      await t.waitForPrompt('How many instances at peak?');
+      t.type('abc');
+      t.keys('Enter');
+      await t.waitFor('"abc" is not a number: type digits only, e.g. 6');
+      t.keys('C-u');
+      t.type('3');
+      t.keys('Enter');
+      await t.waitForPrompt('Is there an API gateway or reverse proxy in front of the API?');
+      t.keys('Down', 'Down', 'Down', 'Down', 'Down', 'Enter'); // None
+      await t.waitForPrompt('What can requests be keyed on?');
+      t.keys('Space', 'Down', 'Down', 'Down', 'Space', 'Enter'); // API key, Client IP
+      await t.waitForPrompt('Which endpoints need limits of their own');
+      t.keys('Enter'); // add by hand
+      await t.waitForPrompt('Route of the endpoint');
+      t.type('/login');
+      t.keys('Enter');
+      await t.waitForPrompt('Method of /login?');
+      t.keys('Down', 'Enter'); // POST
+      await t.waitForPrompt('What kind of endpoint is POST /login?');
+      t.keys('Enter'); // the guess: auth
+      await t.waitForPrompt('Add another endpoint?');
+      t.keys('Enter');
+      await t.waitForPrompt('Typical requests per second');
+      t.type('50');
+      t.keys('Enter');
+      await t.waitForPrompt('Peak requests per second?');
+      t.type('200');
+      t.keys('Enter');
+      await t.waitForPrompt('Requests per second the backend can safely serve');
+      t.keys('Enter');
+      await t.waitForPrompt('How bursty is the traffic?');
+      t.keys('Down', 'Enter'); // moderate
+      await t.waitForPrompt('How many distinct clients');
+      t.keys('Enter');
+      await t.waitForPrompt('How many user accounts?');
+      t.keys('Enter');
+      await t.waitForPrompt('Have limits been promised to customers');
+      t.keys('Down', 'Enter'); // No
+      await t.waitForPrompt("If the limiter's store (e.g. Redis) is down");
+      t.keys('Enter'); // rule of thumb
+      await t.waitForPrompt('Does the API call third-party APIs');
+      t.keys('Down', 'Enter'); // No
+      expect(await t.waitExit()).toBe(0);
+      const screen = t.screen();
+      expect(screen).toMatch(/RULE\s+LAYER\s+RATE\s+FAIL MODE/);
+      expect(screen).toMatch(/docs\/limits\.md\s+the design document/);
+
+      expect(answersOf(dir)).toEqual({
+        $schema: SCHEMA_URL,
+        project: { name: 'shop-api' },
+        output: { format: 'markdown', path: 'docs/limits.md' },
+        goals: ['overload', 'abuse'],
+        stack: { language: 'JavaScript', framework: 'express', topology: 'horizontal', instances: 3, gateway: 'none', store: 'redis' },
+        identities: ['api-key', 'ip'],
+        endpoints: [{ name: 'POST /login', method: 'POST', route: '/login', class: 'auth', authKind: 'login', anonymous: true }],
+        traffic: { typicalRps: 50, peakRps: 200, burstiness: 'moderate' },
+        plans: [],
+        failure: { byClass: { auth: 'closed' } },
+        outbound: [],
+      });
+      expect(readFileSync(path.join(dir, 'docs/limits.md'), 'utf8')).toContain('shop-api');
+    },
+    TIMEOUT,
+  );
+
+  it(
+    'fastify + OpenAPI: detected endpoints confirmed; a plan with a quota; a bad time zone is refused with a message',
+    async () => {
+      const dir = project('fastify-openapi');
+      const t = start(dir, [
+        '--format', 'markdown', '--code-dir', 'none', '--goals', 'quotas,abuse', '--topology', 'single', '--gateway', 'none', '--store', 'redis',
+        '--typical-rps', 'unknown', '--peak-rps', '300', '--capacity-rps', 'unknown', '--burstiness', 'unknown', '--clients', 'unknown',
+        '--users', 'unknown', '--fail-mode', 'rule-of-thumb', '--outbound', 'none',
+      ]);
+      await t.waitForPrompt('Write the document to (docs/rate-limit-design.md)');
+      t.keys('Enter');
+      await t.waitForPrompt('Keep what was found for the stack: framework fastify (package.json), language TypeScript (package.json)?');
+      t.keys('y', 'Enter');
+      await t.waitForPrompt('Keep the identities found: user (openapi.yaml)?');
+      t.keys('Enter');
+      const list = await t.waitForPrompt('Use these 14 endpoints?');
+      expect(list).toContain('Endpoints found in openapi.yaml:');
+      expect(list).toMatch(/POST\s+\/v1\/auth\/login\s+auth \(login\)/);
+      t.keys('Enter');
+      await t.waitForPrompt('Have limits been promised to customers');
+      t.keys('Enter'); // Yes
+      await t.waitForPrompt('Name of plan 1');
+      t.type('free');
+      t.keys('Enter');
+      await t.waitForPrompt('Rate promised on free');
+      t.type('60/minute');
+      t.keys('Enter');
+      await t.waitForPrompt('Quota on free');
+      t.type('1000');
+      t.keys('Enter');
+      await t.waitForPrompt('Add another plan?');
+      t.keys('Enter');
+      await t.waitForPrompt('When do quotas reset?');
+      t.keys('Enter'); // calendar month
+      await t.waitForPrompt('Time zone the quota period follows');
+      t.type('Mars/Olympus');
+      t.keys('Enter');
+      await t.waitFor('"Mars/Olympus" must be an IANA time zone such as UTC, Europe/Berlin or America/New_York');
+      t.keys('C-u');
+      t.type('Europe/Berlin');
+      t.keys('Enter');
+      await t.waitForPrompt('When a customer uses up the quota');
+      t.keys('Enter'); // stop
+      expect(await t.waitExit()).toBe(0);
+
+      const a = answersOf(dir);
+      expect(a.endpoints).toHaveLength(14);
+      expect(a.identities).toEqual(['user']);
+      expect(a.plans).toEqual([{ name: 'free', rate: { requests: 60, per: 'minute' }, quota: 1000 }]);
+      expect(a.quotas).toEqual({ reset: { kind: 'calendar', period: 'month', timeZone: 'Europe/Berlin' }, exhaustion: 'hard' });
+      expect(existsSync(path.join(dir, 'docs/rate-limit-design.md'))).toBe(true);
+      expect(t.screen()).toMatch(/quota-free\s+middleware\s+1,000\/calendar month \(Europe\/Berlin\)/);
+    },
+    TIMEOUT,
+  );
+
+  it(
+    'nginx only: detected stack rejected and re-answered; a bad CIDR is refused with a message',
+    async () => {
+      const dir = project('nginx-only');
+      const t = start(dir, ['--format', 'markdown', '--out', 'docs/d.md', '--code-dir', 'none', '--goals', 'overload', ...LATER_ITEMS]);
+      await t.waitForPrompt('Keep what was found for the stack: gateway nginx (nginx.conf), trusted proxies 10.0.0.0/8 (nginx.conf)?');
+      t.keys('n', 'Enter');
+      await t.waitForPrompt('Which web framework serves the API?');
+      t.keys('Enter'); // Express
+      await t.waitForPrompt('TypeScript or JavaScript?');
+      t.keys('Enter');
+      await t.waitForPrompt('How does the API run in production?');
+      t.keys('Enter'); // one instance
+      await t.waitForPrompt('Is there an API gateway or reverse proxy');
+      t.keys('Enter'); // default: the detected nginx
+      await t.waitForPrompt('Is Redis (or a compatible store) available');
+      t.keys('Enter');
+      await t.waitForPrompt('Address ranges your nginx tier sends from');
+      t.type('10.0.0.0/33');
+      t.keys('Enter');
+      await t.waitFor('"10.0.0.0/33" must be an IPv4 or IPv6 address or CIDR, e.g. 10.0.0.0/8 or fd00::/8');
+      t.keys('C-u');
+      t.type('10.1.0.0/16, 192.168.0.0/16');
+      t.keys('Enter');
+      expect(await t.waitExit()).toBe(0);
+      expect(answersOf(dir).stack).toEqual({
+        language: 'TypeScript',
+        framework: 'express',
+        topology: 'single',
+        gateway: 'nginx',
+        store: 'redis',
+        trustedProxies: ['10.1.0.0/16', '192.168.0.0/16'],
+      });
+      expect(existsSync(path.join(dir, 'docs/d.md'))).toBe(true);
+    },
+    TIMEOUT,
+  );
+
+  it(
+    'empty folder: items 1 and 2 are asked twice at most, then recorded as unknown (generic design)',
+    async () => {
+      const dir = project('empty');
+      const t = start(dir, ['--format', 'markdown', '--out', 'docs/d.md', '--code-dir', 'none', ...LATER_ITEMS]);
+      const first = await t.waitForPrompt('What should rate limiting protect against?');
+      expect(first).toContain('no package.json, OpenAPI file, nginx, Envoy or Kong configuration found');
+      t.keys('Down', 'Down', 'Down', 'Down', 'Space', 'Enter'); // Don't know
+      const again = await t.waitForPrompt('Asking once more: what should rate limiting protect against?');
+      expect(again).toContain('Examples, to help decide:');
+      t.keys('Down', 'Down', 'Down', 'Down', 'Space', 'Enter');
+      await t.waitForPrompt('Which web framework serves the API?');
+      t.keys('Up', 'Enter'); // Don't know (the list wraps)
+      await t.waitForPrompt('Asking once more: which web framework serves the API?');
+      t.keys('Up', 'Enter');
+      expect(await t.waitExit()).toBe(0);
+      const screen = t.screen();
+      expect(count(screen, 'rate limiting protect against?')).toBe(2);
+      expect(count(screen, 'which web framework serves the API?') + count(screen, 'Which web framework serves the API?')).toBe(2);
+      expect(screen).not.toContain('How does the API run in production?');
+      expect(screen).toContain('generic design');
+      const a = answersOf(dir);
+      expect(a.unknown).toEqual(['goals', 'stack']);
+      expect(a.goals).toBeUndefined();
+      expect(a.stack).toBeUndefined();
+      expect(existsSync(path.join(dir, 'docs/d.md'))).toBe(true);
+    },
+    TIMEOUT,
+  );
+
+  it(
+    'Ctrl-C mid-interview: exit 130, one line, no answers file and no document',
+    async () => {
+      const dir = project('fastify-openapi');
+      const t = start(dir, []);
+      await t.waitForPrompt('Format of the design document?');
+      t.keys('Enter');
+      await t.waitForPrompt('Write the document to');
+      t.keys('Enter');
+      await t.waitForPrompt('Folder for the generated code');
+      t.keys('Enter');
+      await t.waitForPrompt('What should rate limiting protect against?');
+      t.keys('Space');
+      t.keys('C-c');
+      expect(await t.waitExit()).toBe(130);
+      expect(t.screen()).toContain('rl-design: Cancelled: nothing was written.');
+      expect(existsSync(path.join(dir, 'rate-limit.answers.json'))).toBe(false);
+      expect(existsSync(path.join(dir, 'docs'))).toBe(false);
+    },
+    TIMEOUT,
+  );
+
+  it(
+    'an existing, different answers file is only replaced after a yes (default no)',
+    async () => {
+      const dir = project('empty');
+      const file = path.join(dir, 'rate-limit.answers.json');
+      writeFileSync(file, '{ "goals": ["quotas"] }\n');
+      const args = ['--format', 'markdown', '--out', 'docs/d.md', '--code-dir', 'none', '--goals', 'overload', '--framework', 'hono', '--language', 'TypeScript',
+        '--topology', 'single', '--gateway', 'none', '--store', 'redis', ...LATER_ITEMS];
+      const t = start(dir, args);
+      await t.waitForPrompt('rate-limit.answers.json exists and differs from these answers. Replace it? (y/N)');
+      t.keys('Enter');
+      expect(await t.waitExit()).toBe(0);
+      expect(t.screen()).toContain('Kept rate-limit.answers.json as it was; nothing was written.');
+      expect(readFileSync(file, 'utf8')).toBe('{ "goals": ["quotas"] }\n');
+      expect(existsSync(path.join(dir, 'docs'))).toBe(false);
+
+      const yes = start(dir, args);
+      await yes.waitForPrompt('rate-limit.answers.json exists and differs from these answers. Replace it? (y/N)');
+      yes.keys('y', 'Enter');
+      expect(await yes.waitExit()).toBe(0);
+      expect(answersOf(dir).stack).toMatchObject({ framework: 'hono' });
+      expect(existsSync(path.join(dir, 'docs/d.md'))).toBe(true);
+    },
+    TIMEOUT,
+  );
+});

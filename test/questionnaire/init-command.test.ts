@@ -1,0 +1,200 @@
+/** `runInit` in-process: the terminal, the prompts and SIGINT are injected; the disk is a temp copy of a fixture. */
+import { cpSync, existsSync, mkdtempSync, readFileSync, writeFileSync } from 'node:fs';
+import { tmpdir } from 'node:os';
+import path from 'node:path';
+import { describe, expect, it } from 'vitest';
+import { SCHEMA_URL } from '../../src/answers/schema.js';
+import type { CommandContext } from '../../src/commands/context.js';
+import { runInit, type InitIo } from '../../src/commands/init.js';
+import { nodeProjectFs } from '../../src/io/project-fs.js';
+import { UserError } from '../../src/messages.js';
+import type { InitRawOptions } from '../../src/questionnaire/flags.js';
+import { PromptCancelled, type Prompter } from '../../src/questionnaire/prompt.js';
+import { FIXTURES } from './detect/fixtures.js';
+import { DEFAULT, scripted, type Entry } from './support/scripted.js';
+
+class Exited extends Error {
+  constructor(readonly code: number) {
+    super(`exit ${code}`);
+  }
+}
+
+function project(name: string): string {
+  const dir = mkdtempSync(path.join(tmpdir(), `rl-init-${name}-`));
+  cpSync(path.join(FIXTURES, name), dir, { recursive: true });
+  return dir;
+}
+
+interface Run {
+  code: number | undefined;
+  stdout: string;
+  stderr: string;
+  error?: unknown;
+}
+
+async function init(
+  cwd: string,
+  raw: InitRawOptions,
+  options: { tty?: boolean; prompter?: Prompter | ((interrupt: () => void) => Prompter); script?: Entry[] } = {},
+): Promise<Run> {
+  let out = '';
+  let err = '';
+  const handlers: (() => void)[] = [];
+  const interrupt = (): void => handlers.at(-1)?.();
+  const ctx: CommandContext = { cwd, stdout: (t) => (out += t), stderr: (t) => (err += t), today: () => '2026-01-01' };
+  const io: InitIo = {
+    stdinIsTTY: options.tty ?? true,
+    prompter: () => (typeof options.prompter === 'function' ? options.prompter(interrupt) : (options.prompter ?? scripted(options.script ?? []))),
+    onInterrupt: (h) => {
+      handlers.push(h);
+      return () => handlers.splice(handlers.indexOf(h), 1);
+    },
+    exit: (code) => {
+      throw new Exited(code);
+    },
+    projectFs: nodeProjectFs,
+  };
+  try {
+    const code = await runInit(ctx, raw, io);
+    return { code, stdout: out, stderr: err };
+  } catch (e) {
+    if (e instanceof Exited) return { code: e.code, stdout: out, stderr: err };
+    return { code: undefined, stdout: out, stderr: err, error: e };
+  }
+}
+
+const QUICK: InitRawOptions = {
+  format: 'markdown',
+  codeDir: 'none',
+  goals: 'overload',
+  framework: 'express',
+  language: 'TypeScript',
+  store: 'redis',
+  topology: 'single',
+  gateway: 'none',
+  identities: 'api-key',
+  endpoint: ['none'],
+  typicalRps: 'unknown',
+  peakRps: '200',
+  capacityRps: 'unknown',
+  burstiness: 'moderate',
+  clients: 'unknown',
+  plan: ['none'],
+  failMode: 'rule-of-thumb',
+  outbound: ['none'],
+};
+
+describe('runInit', () => {
+  it('interactive: confirms detected facts, asks the rest, writes the answers and the document, prints the summary', async () => {
+    const dir = project('express-ioredis');
+    const r = await init(
+      dir,
+      { ...QUICK, framework: undefined, language: undefined, store: undefined, topology: undefined },
+      {
+        script: [
+          { input: 'Write the document to', answer: DEFAULT },
+          { confirm: 'Keep what was found for the stack: framework express (package.json), language JavaScript (package.json), store redis (package.json)?', answer: true },
+          { select: 'How does the API run', answer: 'horizontal' },
+          { input: 'How many instances', answer: '3' },
+        ],
+      },
+    );
+    expect(r.error).toBeUndefined();
+    expect(r.code).toBe(0);
+    expect(r.stdout.indexOf('framework: express (package.json')).toBeLessThan(r.stdout.indexOf('Key decisions'));
+    const answers = JSON.parse(readFileSync(path.join(dir, 'rate-limit.answers.json'), 'utf8'));
+    expect(answers.$schema).toBe(SCHEMA_URL);
+    expect(answers.project).toEqual({ name: 'shop-api' });
+    expect(answers.stack).toEqual({ framework: 'express', language: 'JavaScript', topology: 'horizontal', instances: 3, gateway: 'none', store: 'redis' });
+    expect(readFileSync(path.join(dir, 'docs/rate-limit-design.md'), 'utf8')).toContain('shop-api');
+    expect(r.stdout).toMatch(/RULE\s+LAYER\s+RATE\s+FAIL MODE/);
+    expect(r.stdout).toContain('Headers: ');
+    expect(r.stdout).toMatch(/rate-limit\.answers\.json\s+the answers/);
+    expect(r.stdout).toMatch(/docs\/rate-limit-design\.md\s+the design document \(Markdown\)/);
+  });
+
+  it('HTML is recorded; while HTML output is unavailable Markdown is written and the summary says so', async () => {
+    const dir = project('empty');
+    const r = await init(dir, { ...QUICK, format: 'html', codeDir: 'src/limits', yes: true });
+    expect(r.code).toBe(0);
+    const answers = JSON.parse(readFileSync(path.join(dir, 'rate-limit.answers.json'), 'utf8'));
+    expect(answers.output).toEqual({ format: 'html', path: 'docs/rate-limit-design.html', codeDir: 'src/limits' });
+    if (existsSync(path.join(dir, 'docs/rate-limit-design.html'))) {
+      // Once the HTML renderer exists, init writes what was chosen.
+      expect(r.stdout).not.toContain('HTML output is not available');
+      expect(r.stdout).toMatch(/docs\/rate-limit-design\.html\s+the design document \(HTML\)/);
+    } else {
+      expect(existsSync(path.join(dir, 'docs/rate-limit-design.md'))).toBe(true);
+      expect(r.stdout).toContain('HTML output is not available in this version; wrote Markdown to docs/rate-limit-design.md');
+    }
+    expect(r.stdout).toMatch(/src\/limits\s+generated code: not written yet/);
+    expect(existsSync(path.join(dir, 'src/limits'))).toBe(false);
+  });
+
+  it('Ctrl-C at a prompt: exit 130, one line, nothing written', async () => {
+    const dir = project('fastify-openapi');
+    const prompter = scripted([{ select: 'Format', answer: 'markdown' }]);
+    const cancelling: Prompter = { ...prompter, input: async () => Promise.reject(new PromptCancelled()) };
+    const r = await init(dir, {}, { prompter: cancelling });
+    expect(r.code).toBe(130);
+    expect(r.stderr).toBe('rl-design: Cancelled: nothing was written.\n');
+    expect(existsSync(path.join(dir, 'rate-limit.answers.json'))).toBe(false);
+    expect(existsSync(path.join(dir, 'docs'))).toBe(false);
+  });
+
+  it('Ctrl-C between prompts (SIGINT): exit 130, one line, nothing written', async () => {
+    const dir = project('empty');
+    // The first question triggers the SIGINT handler runInit registered, as a real Ctrl-C would.
+    const r = await init(dir, {}, { prompter: (interrupt) => ({ ...scripted([]), select: async () => (interrupt(), 'html') as never }) });
+    expect(r.code).toBe(130);
+    expect(r.stderr).toBe('rl-design: Cancelled: nothing was written.\n');
+    expect(existsSync(path.join(dir, 'rate-limit.answers.json'))).toBe(false);
+    expect(existsSync(path.join(dir, 'docs'))).toBe(false);
+  });
+
+  it('an existing, different answers file: asked (default no) interactively; refused with exit 2 non-interactively unless --force', async () => {
+    const dir = project('empty');
+    const file = path.join(dir, 'rate-limit.answers.json');
+    writeFileSync(file, '{"goals":["quotas"]}\n');
+
+    const kept = await init(dir, QUICK, { script: [{ input: 'Write the document to', answer: DEFAULT }, { confirm: 'rate-limit.answers.json exists and differs', answer: DEFAULT }] });
+    expect(kept.code).toBe(0);
+    expect(kept.stdout).toContain('Kept rate-limit.answers.json as it was; nothing was written.');
+    expect(readFileSync(file, 'utf8')).toBe('{"goals":["quotas"]}\n');
+    expect(existsSync(path.join(dir, 'docs'))).toBe(false);
+
+    const refused = await init(dir, { ...QUICK, yes: true });
+    expect(refused.error).toBeInstanceOf(UserError);
+    expect((refused.error as UserError).exitCode).toBe(2);
+    expect((refused.error as UserError).message).toContain('Refusing to replace rate-limit.answers.json');
+    expect(readFileSync(file, 'utf8')).toBe('{"goals":["quotas"]}\n');
+
+    const replaced = await init(dir, { ...QUICK, yes: true, force: true });
+    expect(replaced.code).toBe(0);
+    expect(JSON.parse(readFileSync(file, 'utf8')).goals).toEqual(['overload']);
+
+    // The same answers again: nothing to ask, nothing refused.
+    const again = await init(dir, { ...QUICK, yes: true });
+    expect(again.code).toBe(0);
+  });
+
+  it('without a TTY it says so, asks nothing and uses detected facts', async () => {
+    const dir = project('nginx-only');
+    const r = await init(dir, { format: 'markdown' }, { tty: false, prompter: scripted([]) });
+    expect(r.code).toBe(0);
+    expect(r.stdout).toContain('No terminal on standard input: using flags, detected facts and defaults, as with --yes.');
+    const answers = JSON.parse(readFileSync(path.join(dir, 'rate-limit.answers.json'), 'utf8'));
+    expect(answers.stack).toEqual({ gateway: 'nginx', trustedProxies: ['10.0.0.0/8'] });
+  });
+
+  it('--answers-file writes elsewhere; a bad flag fails before anything is written', async () => {
+    const dir = project('empty');
+    const r = await init(dir, { ...QUICK, yes: true, answersFile: 'config/limits.json' });
+    expect(r.code).toBe(0);
+    expect(JSON.parse(readFileSync(path.join(dir, 'config/limits.json'), 'utf8')).goals).toEqual(['overload']);
+    expect(existsSync(path.join(dir, 'rate-limit.answers.json'))).toBe(false);
+    expect(r.stdout).toMatch(/config\/limits\.json\s+the answers/);
+    const bad = await init(project('empty'), { yes: true, peakRps: 'fast' });
+    expect((bad.error as UserError).message).toBe('Option --peak-rps: "fast" is not a number: type digits only, e.g. 600');
+  });
+});
