@@ -2,14 +2,16 @@
 /** Command-line wiring only: parse, call a command, print errors from the message catalog. */
 import { Command, CommanderError, Option } from 'commander';
 import { nodeContext } from './commands/context.js';
-import { runGenerate } from './commands/generate.js';
-import { runInit } from './commands/init.js';
-import { INIT_OPTIONS } from './questionnaire/flags.js';
 import { exampleNames } from './commands/load-design.js';
-import { runSchema } from './commands/schema.js';
-import { runValidate } from './commands/validate.js';
+import { INIT_OPTIONS } from './questionnaire/flags.js';
 import { UserError } from './messages.js';
 import { TOOL_VERSION } from './version.js';
+
+// A reader that stops early (`rl-design schema | head`) is not an error.
+process.stdout.on('error', (e: NodeJS.ErrnoException) => {
+  if (e.code === 'EPIPE') process.exit(process.exitCode ?? 0);
+  throw e;
+});
 
 const ctx = nodeContext();
 const debug = process.argv.includes('--debug');
@@ -54,6 +56,7 @@ Examples:
 Exit codes: 0 fine, 2 bad usage or an answers file in the way, 130 cancelled (nothing written).`,
   );
   init.action(async (opts) => {
+    const { runInit } = await import('./commands/init.js');
     process.exitCode = await runInit(ctx, opts);
   });
 }
@@ -64,11 +67,14 @@ answersOptions(
     .description('Write the design document from an answers file.')
     .addOption(new Option('-f, --format <format>', 'document format: html or markdown (default: from answers, else html)'))
     .addOption(new Option('-l, --layout <layout>', 'auto, single or folder (default: from answers, else auto)'))
-    .option('-o, --out <path>', 'document path (.md file) or folder (default: from answers, else docs/rate-limit-design)')
+    .option('-o, --out <path>', 'document path (.html or .md file) or folder (default: from answers, else docs/rate-limit-design)')
+    .option('-c, --code-dir <dir>', 'also write the enforcement code (Lua, middleware, gateway and alert config) as source files here (default: from answers)')
+    .addOption(new Option('--diagrams <renderer>', 'HTML diagrams: beautiful-mermaid (built in, default) or mermaid-cli (uses @mermaid-js/mermaid-cli if installed)'))
     .option('--date <YYYY-MM-DD>', 'generation date shown in the document (default: SOURCE_DATE_EPOCH or today)')
     .option('--force', 'overwrite files that were edited since rl-design wrote them')
     .option('--dry-run', 'list the files that would be written, write nothing'),
 ).action(async (opts) => {
+  const { runGenerate } = await import('./commands/generate.js');
   process.exitCode = await runGenerate(ctx, opts);
 });
 
@@ -78,13 +84,42 @@ answersOptions(
     .description('Check the design against the nine constraints (exit 1 on a violation, 2 on bad input).')
     .option('--json', 'machine-readable output'),
 ).action(async (opts) => {
+  const { runValidate } = await import('./commands/validate.js');
   process.exitCode = await runValidate(ctx, opts);
+});
+
+answersOptions(
+  program
+    .command('verify')
+    .description(
+      'Run the design\'s test scenarios against a real Redis with the generated Lua scripts (exit 1 on a failure, 2 on bad input or no usable Redis).',
+    )
+    .option('--redis <url>', 'use this Redis (redis://[user:password@]host:port[/db]); default: start redis-server from PATH on a free loopback port')
+    .option('--json', 'machine-readable output')
+    .option('--write', 'record the results beside the answers file (<answers>.verify.json) and regenerate the document with them')
+    .option('--force', 'with --write: overwrite files that were edited since rl-design wrote them')
+    .addHelpText(
+      'after',
+      `
+On a Redis you name, verify writes only keys under a fresh prefix (rl-verify:<random>:) and deletes
+exactly those afterwards (SCAN + UNLINK); it refuses a replica, and reports the server's version,
+maxmemory-policy and cluster mode against the design. The store-outage scenario runs only on a
+redis-server that verify started itself.
+Examples:
+  $ rl-design verify -a rate-limit.answers.json
+  $ rl-design verify -a rate-limit.answers.json --redis redis://127.0.0.1:6379 --json
+  $ rl-design verify -a rate-limit.answers.json --write`,
+    ),
+).action(async (opts) => {
+  const { runVerify } = await import('./commands/verify.js');
+  process.exitCode = await runVerify(ctx, opts);
 });
 
 program
   .command('schema')
   .description('Print the JSON Schema of the answers file.')
-  .action(() => {
+  .action(async () => {
+    const { runSchema } = await import('./commands/schema.js');
     process.exitCode = runSchema(ctx);
   });
 
@@ -92,12 +127,14 @@ program.addHelpText(
   'after',
   `
 Examples:
-  $ rl-design generate --example saas-platform --format markdown --out docs/
+  $ rl-design init                                          # interview -> answers, document, code
+  $ rl-design generate --example saas-platform --out docs/ --code-dir ratelimit/
   $ rl-design generate -a rate-limit.answers.json --format markdown --layout folder
   $ rl-design validate -a rate-limit.answers.json          # CI gate
+  $ rl-design verify -a rate-limit.answers.json --write    # scenarios against a real Redis
   $ rl-design schema > answers.schema.json
 
-Exit codes: 0 fine, 1 constraint violation, 2 bad usage or bad input.`,
+Exit codes: 0 fine, 1 constraint violation or failed verification, 2 bad usage or bad input.`,
 );
 
 try {

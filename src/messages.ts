@@ -21,6 +21,13 @@ export const MESSAGES = {
   answersPathIsDirectory: 'Cannot write the answers to {{file}}: it is a directory. Pass a file name with --answers-file.',
   initCancelled: 'Cancelled: nothing was written.',
   initDocumentFailed: 'The answers were saved to {{file}}, but the document was not written: {{reason}}',
+  redisServerMissing:
+    'redis-server was not found on PATH, and verify needs a Redis. Install it (apt-get install redis-server, brew install redis) or point verify at a running server with --redis redis://host:port.',
+  redisServerFailed: 'Could not start redis-server: {{reason}}',
+  redisConnectFailed: 'Cannot connect to Redis at {{address}}: {{reason}}',
+  redisReplica:
+    'Refusing to verify against {{address}}: it is a replica. Replicas refuse writes and take their data from the primary; pass the primary with --redis.',
+  luaDirInvalid: 'RL_DESIGN_LUA_DIR={{dir}} (a testing hook): {{reason}}',
 } as const;
 
 export type MessageId = keyof typeof MESSAGES;

@@ -1,17 +1,29 @@
-/** `rl-design generate`: answers -> design -> document (and later code) on disk. */
+/** `rl-design generate`: answers -> design -> document and enforcement code on disk. */
 import path from 'node:path';
 import { existsSync, statSync } from 'node:fs';
-import { checkDesign } from '../constraints/index.js';
-import { writeOutputs } from '../io/write.js';
+import { checkDesign, CONSTRAINTS } from '../constraints/index.js';
+import type { Design } from '../design/model.js';
+import { generateCode } from '../codegen/index.js';
+import { writeOutputs, type PlannedFile } from '../io/write.js';
+import { applyResults, loadResultsFor } from '../verify/results.js';
 import { UserError } from '../messages.js';
+import { loadBeautifulMermaid } from '../render/diagrams/beautiful.js';
+import { DIAGRAM_RENDERERS, diagramSources, type DiagramRendererName, type RawDiagramRenderer } from '../render/diagrams/index.js';
+import { loadMermaidCli, MermaidCliFailedError, MermaidCliMissingError } from '../render/diagrams/mermaid-cli.js';
+import { UnsafeSvgError } from '../render/diagrams/svg.js';
+import { renderHtml } from '../render/html/index.js';
 import { DeadLinkError, renderMarkdown } from '../render/markdown/index.js';
+import type { OutputFile, RenderInput } from '../render/types.js';
 import type { CommandContext } from './context.js';
 import { loadDesign, type SourceOptions } from './load-design.js';
 
 export interface GenerateOptions extends SourceOptions {
   format?: string;
   layout?: string;
+  /** HTML diagrams: `beautiful-mermaid` (default, in-process) or `mermaid-cli` (optional peer dependency). */
+  diagrams?: string;
   out?: string;
+  codeDir?: string;
   force?: boolean;
   dryRun?: boolean;
 }
@@ -19,11 +31,55 @@ export interface GenerateOptions extends SourceOptions {
 const FORMATS = ['html', 'markdown', 'md'] as const;
 const LAYOUTS = ['auto', 'single', 'folder'] as const;
 
-/** Where the document goes: a file for the single layout, a folder for the folder layout. */
+/**
+ * The diagram renderer for an HTML document, loaded only when the document has diagrams
+ * (loading beautiful-mermaid's layout engine is the most expensive step of a run).
+ */
+export async function diagramRenderer(ctx: CommandContext, design: Design, name: DiagramRendererName): Promise<RawDiagramRenderer> {
+  const sources = diagramSources(design).map((d) => d.source);
+  try {
+    if (name === 'mermaid-cli') return await loadMermaidCli(sources, { cwd: ctx.cwd, env: process.env });
+    if (sources.length === 0) {
+      return () => {
+        throw new Error('rl-design: a diagram that the design does not list');
+      };
+    }
+    return await loadBeautifulMermaid();
+  } catch (e) {
+    if (e instanceof MermaidCliMissingError || e instanceof MermaidCliFailedError) {
+      throw new UserError('badOption', { option: '--diagrams', reason: e.message.replace(/^--diagrams /, '') });
+    }
+    throw e;
+  }
+}
+
+/** Renders the document in the chosen format; a dead link is bad input (exit 2), nothing written. */
+export async function renderDocument(
+  ctx: CommandContext,
+  input: RenderInput,
+  options: { format: 'html' | 'markdown'; layout: 'auto' | 'single' | 'folder'; diagrams: DiagramRendererName },
+): Promise<OutputFile[]> {
+  const diagrams = options.format === 'html' ? await diagramRenderer(ctx, input.design, options.diagrams) : undefined;
+  try {
+    return diagrams ? renderHtml(input, { layout: options.layout, diagrams }) : renderMarkdown(input, { layout: options.layout });
+  } catch (e) {
+    if (e instanceof DeadLinkError) throw new UserError('deadLink', { detail: e.message });
+    if (e instanceof UnsafeSvgError) throw new UserError('badOption', { option: '--diagrams', reason: e.message.replace(/^rl-design: /, '') });
+    throw e;
+  }
+}
+
+/**
+ * Where the document goes: a file for the single layout, a folder for the folder layout. A
+ * path ending in the other format's extension is taken without it.
+ */
 export function resolveTarget(cwd: string, out: string | undefined, layout: 'single' | 'folder', ext: string): { dir: string; single?: string } {
   const defaultBase = path.join('docs', 'rate-limit-design');
   const raw = out ?? defaultBase;
-  const abs = path.resolve(cwd, raw);
+  // A path named for the other format (docs/design.md while writing HTML) takes this format's extension.
+  const other = ext === '.html' ? '.md' : '.html';
+  const resolved = path.resolve(cwd, raw);
+  const abs = resolved.endsWith(other) && !/[\\/]$/.test(raw) ? resolved.slice(0, -other.length) : resolved;
   const trailing = /[\\/]$/.test(raw);
   const isDir = existsSync(abs) && statSync(abs).isDirectory();
   if (layout === 'folder') {
@@ -34,50 +90,118 @@ export function resolveTarget(cwd: string, out: string | undefined, layout: 'sin
   return { dir: path.dirname(abs), single: `${path.basename(abs)}${ext}` };
 }
 
-export async function runGenerate(ctx: CommandContext, opts: GenerateOptions): Promise<number> {
+export interface PlanOptions {
+  format?: 'html' | 'markdown';
+  layout?: 'auto' | 'single' | 'folder';
+  diagrams?: DiagramRendererName;
+  out?: string;
+  codeDir?: string;
+}
+
+export interface OutputPlan {
+  format: 'html' | 'markdown';
+  layout: 'single' | 'folder';
+  /** Document files, then code files (when a code directory is set). */
+  planned: PlannedFile[];
+  documentPaths: string[];
+  codePaths: string[];
+  codeDir?: string;
+}
+
+/**
+ * Everything one run writes: the document (with the generated code embedded, the same
+ * bytes as the code files) and, when a code directory is set, the code files. Shared by
+ * generate, init and verify --write so they always produce the same output.
+ */
+export async function planOutputs(ctx: CommandContext, design: Design, opts: PlanOptions = {}): Promise<OutputPlan> {
+  const format = opts.format ?? design.output.format;
+  const layout = opts.layout ?? design.output.layout;
+  const codeDirRaw = opts.codeDir ?? design.output.codeDir;
+  const codeDir = codeDirRaw && codeDirRaw !== 'none' ? path.resolve(ctx.cwd, codeDirRaw) : undefined;
+  // The code is embedded when it is written too: the document then holds the same bytes as the files.
+  const code = codeDir ? generateCode(design) : [];
+  const checks = checkDesign(design);
+  const input = { design, checks, ...(code.length > 0 ? { codeFiles: code } : {}) };
+  const files = await renderDocument(ctx, input, { format, layout, diagrams: opts.diagrams ?? 'beautiful-mermaid' });
+  const ext = format === 'html' ? '.html' : '.md';
+  const chosen = files.filter((f) => f.path.endsWith(ext)).length > 1 ? 'folder' : 'single';
+  const target = resolveTarget(ctx.cwd, opts.out ?? design.output.path, chosen, ext);
+  const documents = files.map((f) =>
+    chosen === 'single' ? { path: path.join(target.dir, target.single as string), content: f.content } : { path: path.join(target.dir, ...f.path.split('/')), content: f.content },
+  );
+  const codeFiles = codeDir ? code.map((c) => ({ path: path.join(codeDir, ...c.path.split('/')), content: c.content })) : [];
+  return {
+    format,
+    layout: chosen,
+    planned: [...documents, ...codeFiles],
+    documentPaths: documents.map((d) => d.path),
+    codePaths: codeFiles.map((c) => c.path),
+    ...(codeDir ? { codeDir } : {}),
+  };
+}
+
+export interface GenerateRun {
+  design: Design;
+  plan: OutputPlan;
+  /** Absolute paths written or already up to date. */
+  written: string[];
+  unchanged: string[];
+  checksFailed: string[];
+}
+
+/** generate without printing: validates options, builds, renders, writes. */
+export async function generateFiles(ctx: CommandContext, opts: GenerateOptions): Promise<GenerateRun> {
   if (opts.format !== undefined && !(FORMATS as readonly string[]).includes(opts.format)) {
     throw new UserError('badOption', { option: '--format', reason: `"${opts.format}" is not a format; use html or markdown` });
   }
   if (opts.layout !== undefined && !(LAYOUTS as readonly string[]).includes(opts.layout)) {
     throw new UserError('badOption', { option: '--layout', reason: `"${opts.layout}" is not a layout; use auto, single or folder` });
   }
-  const { design } = await loadDesign(ctx, opts);
-  const format = opts.format === 'md' ? 'markdown' : (opts.format ?? design.output.format);
-  if (format === 'html') {
+  if (opts.diagrams !== undefined && !(DIAGRAM_RENDERERS as readonly string[]).includes(opts.diagrams)) {
     throw new UserError('badOption', {
-      option: '--format',
-      reason: 'HTML output is not available in this version yet; use --format markdown',
+      option: '--diagrams',
+      reason: `"${opts.diagrams}" is not a diagram renderer; use ${DIAGRAM_RENDERERS.join(' or ')}`,
     });
   }
-  const layout = (opts.layout ?? design.output.layout) as 'auto' | 'single' | 'folder';
-  const checks = checkDesign(design);
-  let files;
-  try {
-    files = renderMarkdown({ design, checks }, { layout });
-  } catch (e) {
-    if (e instanceof DeadLinkError) throw new UserError('deadLink', { detail: e.message });
-    throw e;
-  }
-  const chosen = files.length > 1 ? 'folder' : 'single';
-  const target = resolveTarget(ctx.cwd, opts.out ?? design.output.path, chosen, '.md');
-  const planned = files.map((f) =>
-    chosen === 'single' ? { path: path.join(target.dir, target.single as string), content: f.content } : { path: path.join(target.dir, ...f.path.split('/')), content: f.content },
-  );
+  const { design: built, file } = await loadDesign(ctx, opts);
+  // Results of an earlier `verify --write` on these exact answers appear in the test-scenario section.
+  const results = opts.example ? undefined : await loadResultsFor(file);
+  const withResults = results ? applyResults(built, results) : built;
+  // A built-in example's paths are illustrative: its files go where the flags say (or the defaults), not into the cwd's ratelimit/.
+  const design: Design = opts.example ? { ...withResults, output: { format: withResults.output.format, layout: withResults.output.layout } } : withResults;
+  const plan = await planOutputs(ctx, design, {
+    ...(opts.format ? { format: opts.format === 'md' ? 'markdown' : (opts.format as 'html' | 'markdown') } : {}),
+    ...(opts.layout ? { layout: opts.layout as 'auto' | 'single' | 'folder' } : {}),
+    ...(opts.diagrams ? { diagrams: opts.diagrams as DiagramRendererName } : {}),
+    ...(opts.out ? { out: opts.out } : {}),
+    ...(opts.codeDir ? { codeDir: opts.codeDir } : {}),
+  });
+  const checksFailed = checkDesign(design)
+    .filter((c) => !c.passed)
+    .map((c) => `${c.number} ${c.id}`);
+  if (opts.dryRun) return { design, plan, written: [], unchanged: [], checksFailed };
   const rel = (p: string) => path.relative(ctx.cwd, p) || p;
+  const result = await writeOutputs(plan.planned, { force: opts.force ?? false, display: rel });
+  return { design, plan, written: result.written, unchanged: result.unchanged, checksFailed };
+}
+
+export async function runGenerate(ctx: CommandContext, opts: GenerateOptions): Promise<number> {
+  const run = await generateFiles(ctx, opts);
+  const rel = (p: string) => path.relative(ctx.cwd, p) || p;
+  const { plan, design } = run;
   if (opts.dryRun) {
-    for (const p of planned) ctx.stdout(`would write ${rel(p.path)} (${Buffer.byteLength(p.content)} bytes)\n`);
+    for (const p of plan.planned) ctx.stdout(`would write ${rel(p.path)} (${Buffer.byteLength(p.content)} bytes)\n`);
     return 0;
   }
-  const result = await writeOutputs(planned, { force: opts.force ?? false, display: rel });
-  const failed = checks.filter((c) => !c.passed);
-  ctx.stdout(`Design for ${design.scope.projectName}: ${design.rules.length} rules, ${chosen} Markdown document.\n`);
-  for (const p of planned) {
-    const state = result.unchanged.includes(p.path) ? 'unchanged' : 'wrote';
+  ctx.stdout(`Design for ${design.scope.projectName}: ${design.rules.length} rules, ${plan.layout} ${plan.format === 'html' ? 'HTML' : 'Markdown'} document.\n`);
+  for (const p of plan.planned) {
+    const state = run.unchanged.includes(p.path) ? 'unchanged' : 'wrote';
     ctx.stdout(`  ${state} ${rel(p.path)}\n`);
   }
-  ctx.stdout(`Constraints: ${checks.length - failed.length} of ${checks.length} pass.\n`);
-  if (failed.length > 0) {
-    ctx.stderr(`warning: ${failed.map((c) => `${c.number} ${c.id}`).join(', ')} failed; run \`rl-design validate\` for details.\n`);
+  if (!plan.codeDir) ctx.stdout('  (pass --code-dir DIR to also write the enforcement code as source files, embedded in the document)\n');
+  ctx.stdout(`Constraints: ${CONSTRAINTS.length - run.checksFailed.length} of ${CONSTRAINTS.length} pass.\n`);
+  if (run.checksFailed.length > 0) {
+    ctx.stderr(`warning: ${run.checksFailed.join(', ')} failed; run \`rl-design validate\` for details.\n`);
   }
   return 0;
 }

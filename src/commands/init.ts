@@ -20,7 +20,7 @@ import { answersText, detectedFrom, detectionReport, finishAnswers, runInterview
 import { inquirerPrompter, PromptCancelled, refusingPrompter, type Prompter } from '../questionnaire/prompt.js';
 import { documentFiles, summaryLines, type SummaryFile } from '../questionnaire/summary.js';
 import type { CommandContext } from './context.js';
-import { runGenerate } from './generate.js';
+import { generateFiles } from './generate.js';
 import { validDate } from './load-design.js';
 
 export const DEFAULT_ANSWERS_FILE = 'rate-limit.answers.json';
@@ -80,41 +80,20 @@ async function existingText(file: string, shown: string): Promise<string | undef
   }
 }
 
-function markdownPathFor(p: string): string {
-  return /\.html?$/i.test(p) ? p.replace(/\.html?$/i, '.md') : p;
-}
 
-/** Runs generate on the written answers; falls back to Markdown while HTML output is unavailable. */
+/** Runs generate's code path on the written answers: the document, and the code when a code folder is set. */
 async function generateDocument(
   ctx: CommandContext,
-  answers: AnswersT,
   answersFile: string,
   opts: { force: boolean; date?: string },
-): Promise<{ files: string[]; htmlFallback?: string }> {
-  const captured: string[] = [];
-  const quiet: CommandContext = { ...ctx, stdout: (t) => captured.push(t) };
-  const base = { answers: answersFile, force: opts.force, ...(opts.date ? { date: opts.date } : {}) };
-  const written = (): string[] =>
-    captured
-      .join('')
-      .split('\n')
-      .map((l) => /^\s+(?:wrote|unchanged) (.+)$/.exec(l)?.[1])
-      .filter((x): x is string => x !== undefined);
-  if ((answers.output?.format ?? 'html') === 'html') {
-    try {
-      await runGenerate(quiet, base);
-      return { files: written() };
-    } catch (e) {
-      // generate refuses html while the HTML renderer is missing: write Markdown and say so.
-      if (!(e instanceof UserError && e.messageId === 'badOption' && e.data.option === '--format')) throw e;
-      captured.length = 0;
-      const out = markdownPathFor(answers.output?.path ?? 'docs/rate-limit-design.html');
-      await runGenerate(quiet, { ...base, format: 'markdown', out });
-      return { files: written(), htmlFallback: out };
-    }
-  }
-  await runGenerate(quiet, base);
-  return { files: written() };
+): Promise<{ documents: string[]; code: string[]; codeDir?: string }> {
+  const run = await generateFiles(ctx, { answers: answersFile, force: opts.force, ...(opts.date ? { date: opts.date } : {}) });
+  const rel = (p: string): string => path.relative(ctx.cwd, p) || p;
+  return {
+    documents: run.plan.documentPaths.map(rel),
+    code: run.plan.codePaths.map(rel),
+    ...(run.plan.codeDir ? { codeDir: rel(run.plan.codeDir) } : {}),
+  };
 }
 
 export async function runInit(ctx: CommandContext, raw: InitRawOptions, io: InitIo = nodeInitIo()): Promise<number> {
@@ -180,9 +159,9 @@ export async function runInit(ctx: CommandContext, raw: InitRawOptions, io: Init
     }
 
     const design = buildDesign(answers, { date: raw.date ?? ctx.today() });
-    let doc: { files: string[]; htmlFallback?: string };
+    let doc: { documents: string[]; code: string[]; codeDir?: string };
     try {
-      doc = await generateDocument(ctx, answers, answersPath, { force: raw.force ?? false, ...(raw.date ? { date: raw.date } : {}) });
+      doc = await generateDocument(ctx, answersPath, { force: raw.force ?? false, ...(raw.date ? { date: raw.date } : {}) });
     } catch (e) {
       if (e instanceof UserError) {
         ctx.stderr(`rl-design: ${formatMessage('initDocumentFailed', { file: shown(answersPath), reason: e.message })}\n`);
@@ -193,20 +172,14 @@ export async function runInit(ctx: CommandContext, raw: InitRawOptions, io: Init
     const checks = checkDesign(design);
     const files: SummaryFile[] = [
       { path: shown(answersPath), phrase: 'the answers: the source of truth; edit it and run `rl-design generate` again' },
-      ...documentFiles(doc.files, doc.htmlFallback || answers.output?.format === 'markdown' ? 'Markdown' : 'HTML'),
+      ...documentFiles(doc.documents, answers.output?.format === 'markdown' ? 'Markdown' : 'HTML'),
     ];
     const notes: string[] = [];
-    const codeDir = answers.output?.codeDir;
-    if (codeDir) {
+    if (doc.codeDir) {
       files.push({
-        path: codeDir,
-        phrase: 'generated code: not written yet; code generation is not available in this version (the folder is recorded in the answers)',
+        path: doc.codeDir,
+        phrase: `enforcement code: ${doc.code.length} files (Lua scripts, ${design.scope.framework === 'fastify' ? 'Fastify' : 'Express'} middleware, gateway and alert config), listed in its README.md`,
       });
-    }
-    if (doc.htmlFallback) {
-      notes.push(
-        `HTML output is not available in this version; wrote Markdown to ${doc.htmlFallback} instead. The answers keep your choice (HTML), so \`rl-design generate\` will write HTML once it is available.`,
-      );
     }
     for (const line of summaryLines(design, files, { passed: checks.filter((c) => c.passed).length, total: checks.length }, notes)) say(line);
     return 0;

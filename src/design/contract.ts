@@ -1,5 +1,5 @@
 /** The response contract: one header convention, Retry-After on every 429, silent security limits. */
-import type { HeaderConvention, HeaderSpec, MatrixRule, ResponseContract } from './model.js';
+import type { Diagram, HeaderConvention, HeaderSpec, MatrixRule, ResponseContract } from './model.js';
 
 export const IETF_DRAFT = 'draft-ietf-httpapi-ratelimit-headers-11';
 
@@ -46,6 +46,47 @@ const SPEC_REFERENCE: Record<HeaderConvention, string> = {
   'x-ratelimit': 'the de-facto X-RateLimit-* convention (GitHub, Twitter style); no specification',
 };
 
+/** Seconds the example 429 asks the client to wait (the error bodies use the same number). */
+const EXAMPLE_RETRY_AFTER = 3;
+
+/**
+ * The exchange a throttled client goes through: the refusal with Retry-After and the
+ * convention's headers, the wait with jitter, and the retry that passes. The limiter store
+ * appears when a rule keeps its state there.
+ */
+function sequenceDiagram(rules: MatrixRule[]): Diagram | undefined {
+  const clientFacing = rules.filter((r) => r.headers === 'full');
+  if (clientFacing.length === 0) return undefined;
+  const usesStore = clientFacing.some((r) => r.primitive === 'redis-lua');
+  const wait = EXAMPLE_RETRY_AFTER;
+  // Messages stay short: one line each (the headers are listed in the table above the diagram).
+  const check = (allowed: boolean): Diagram['edges'] =>
+    usesStore
+      ? [
+          { from: 'api', to: 'store', label: 'check and consume' },
+          { from: 'store', to: 'api', label: allowed ? 'allowed' : `denied, retry in ${wait} s`, dashed: true },
+        ]
+      : [];
+  return {
+    kind: 'sequence',
+    title: 'A throttled request and its retry',
+    nodes: [
+      { id: 'client', label: ['API client'], shape: 'box' },
+      { id: 'api', label: ['API and limiter'], shape: 'box' },
+      ...(usesStore ? [{ id: 'store', label: ['limiter store'], shape: 'store' as const }] : []),
+    ],
+    edges: [
+      { from: 'client', to: 'api', label: 'request' },
+      ...check(false),
+      { from: 'api', to: 'client', label: `429, Retry-After: ${wait}`, dashed: true },
+      { from: 'client', to: 'client', label: `wait ${wait} s + jitter` },
+      { from: 'client', to: 'api', label: 'retry' },
+      ...check(true),
+      { from: 'api', to: 'client', label: '200 OK, limit headers', dashed: true },
+    ],
+  };
+}
+
 export function buildContract(
   rules: MatrixRule[],
   convention: HeaderConvention,
@@ -61,14 +102,16 @@ export function buildContract(
     code: 'RATE_LIMITED',
     detail: `Limit ${example?.id ?? 'default'} exceeded; retry after the time in Retry-After.`,
     limit: { rule: example?.id ?? 'default', quota: example?.burst ?? example?.rate?.requests ?? 100, windowSeconds: example?.rate?.periodSeconds ?? 60 },
-    retryAfterSeconds: 3,
-    resetSeconds: 3,
+    retryAfterSeconds: EXAMPLE_RETRY_AFTER,
+    resetSeconds: EXAMPLE_RETRY_AFTER,
     documentation: docsUrl,
   };
+  const headers = headerSpecs(convention, example);
+  const sequence = sequenceDiagram(rules);
   const contract: ResponseContract = {
     convention,
     specReference: SPEC_REFERENCE[convention],
-    headers: headerSpecs(convention, example),
+    headers,
     retryAfter: {
       onEvery429: true,
       unit: 'seconds',
@@ -86,6 +129,7 @@ export function buildContract(
       'Treat QUOTA_EXCEEDED as "stop until the reset", not as "retry soon".',
       'On 503 from a fail-closed limit, retry after Retry-After like any 503.',
     ],
+    ...(sequence ? { sequenceDiagram: sequence } : {}),
   };
   if (quota) {
     contract.quotaExceededBody = {

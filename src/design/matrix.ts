@@ -495,7 +495,7 @@ function addQuotas(b: Builder, ctx: MatrixContext, endpoints: ResolvedEndpoint[]
       primitive: storePrimitive(scope),
       key:
         quotaReset.kind === 'rolling'
-          ? `${KEY_PREFIX}:{${KEY_TAG[identity]}}:quota:<yyyy-mm-dd>`
+          ? `${KEY_PREFIX}:{${KEY_TAG[identity]}}:quota:rolling`
           : `${KEY_PREFIX}:{${KEY_TAG[identity]}}:quota:<${quotaReset.period === 'month' ? 'yyyy-mm' : 'yyyy-mm-dd'}>`,
       rate: { requests: cutoff, periodSeconds: period.seconds, periodText: period.text },
       burst: null,
@@ -504,8 +504,11 @@ function addQuotas(b: Builder, ctx: MatrixContext, endpoints: ResolvedEndpoint[]
       layer: 'middleware',
       ttlSeconds: period.ttl,
       cardinality: {
-        bound: population * period.windows,
-        basis: `${formatNumber(population)} ${pop.label}s x ${period.windows} live window key(s)`,
+        bound: quotaReset.kind === 'rolling' ? population : population * period.windows,
+        basis:
+          quotaReset.kind === 'rolling'
+            ? `${formatNumber(population)} ${pop.label}s, one hash of daily buckets each`
+            : `${formatNumber(population)} ${pop.label}s x ${period.windows} live window keys`,
       },
       bytesPerKey: BYTES_PER_KEY['fixed-window'],
       headers: 'full',

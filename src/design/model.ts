@@ -230,6 +230,8 @@ export interface ResponseContract {
   storeUnavailable: { status: 503; retryAfterSeconds: number };
   docsUrl: string;
   clientBehaviour: string[];
+  /** A refused request, Retry-After with jitter, and the retry that passes (when a client-facing rule exists). */
+  sequenceDiagram?: Diagram;
 }
 
 export interface QuotaDesign {
@@ -315,7 +317,16 @@ export interface Scenario {
   steps: string[];
   expected: string;
   /** Filled by `verify --write`. */
-  result?: { passed: boolean; detail: string; redisVersion: string; date: string };
+  result?: {
+    passed: boolean;
+    detail: string;
+    redisVersion: string;
+    date: string;
+    /** Each rule the scenario ran on (verify runs a scenario on every rule it applies to). */
+    runs?: { ruleId: string; passed: boolean; expected: string; measured: string; scaling?: string }[];
+    /** Latency of the scenario's limiter calls against that Redis, ms. */
+    latency?: { calls: number; p50Ms: number; p99Ms: number };
+  };
 }
 
 export interface Design {

@@ -187,6 +187,10 @@ const MERMAID_ENTITIES: Record<string, string> = {
   '[': '#91;',
   ']': '#93;',
   '\\': '#92;',
+  // Not Mermaid syntax, but in-process renderers read **bold**, *italic* and ~~strike~~
+  // inside labels: the codes keep user text literal there too.
+  '*': '#42;',
+  '~': '#126;',
 };
 
 /**
@@ -198,7 +202,7 @@ const MERMAID_ENTITIES: Record<string, string> = {
  */
 export function mermaidLabel(value: Printable): string {
   return oneLine(value)
-    .replace(/[#"<>&`;%{}|[\]\\]/g, (c) => MERMAID_ENTITIES[c] ?? c)
+    .replace(/[#"<>&`;%{}|[\]\\*~]/g, (c) => MERMAID_ENTITIES[c] ?? c)
     .replace(/-{2,}/g, (run) => '#45;'.repeat(run.length));
 }
 
@@ -230,4 +234,49 @@ export class Slugger {
     this.seen.set(slug, 0);
     return slug;
   }
+}
+
+// ---------------------------------------------------------------------------------------
+// HTML and SVG (the HTML output; Markdown text reaches HTML through marked, which escapes)
+
+const HTML_ENTITIES: Record<string, string> = { '&': '&amp;', '<': '&lt;', '>': '&gt;', '"': '&quot;', "'": '&#39;' };
+
+/**
+ * Text or a double-quoted attribute value in HTML or XML (SVG): the five markup characters
+ * become entities, so nothing can open a tag, an entity, a comment or end the attribute.
+ * Control characters other than tab and line feed are dropped (XML forbids most of them).
+ */
+export function htmlText(value: Printable): string {
+  if (value === null || value === undefined) return '';
+  return String(value)
+    .replace(/[\u0000-\u0008\u000B\u000C\u000E-\u001F\u007F]/g, '')
+    .replace(/[&<>"']/g, (c) => HTML_ENTITIES[c] ?? c);
+}
+
+/** Inverse of htmlText for the entities an XML or HTML serializer writes. */
+export function decodeXmlEntities(text: string): string {
+  return text.replace(/&(?:#(\d+)|#x([0-9a-fA-F]+)|(amp|lt|gt|quot|apos));/g, (whole, dec?: string, hex?: string, name?: string) => {
+    if (name) return { amp: '&', lt: '<', gt: '>', quot: '"', apos: "'" }[name] ?? whole;
+    const code = dec !== undefined ? Number.parseInt(dec, 10) : Number.parseInt(hex ?? '', 16);
+    return Number.isFinite(code) && code > 0 && code <= 0x10ffff ? String.fromCodePoint(code) : whole;
+  });
+}
+
+/**
+ * An HTML comment (`<!-- ... -->`) that carries text verbatim but reversibly: `&` is written
+ * `&amp;`, and every `-` that follows another `-` is written `&#45;`. The body then holds no
+ * `--` at all, so nothing in it can end the comment (`-->`, `--!>`), nest one (`<!--`) or
+ * break it in XML; the spaces around the body keep it from starting with `>` or ending
+ * with `-`. Decode the body with decodeHtmlComment. An optional preface (fixed text of
+ * ours, e.g. how to decode) is written first, as is, on its own line.
+ */
+export function htmlComment(value: Printable, preface = ''): string {
+  const text = value === null || value === undefined ? '' : String(value);
+  if (/--|^-?>|[<>]/.test(preface)) throw new Error('rl-design: a comment preface may not hold "--", "<" or ">"');
+  return `<!-- ${preface ? `${preface}\n` : ''}${text.replace(/&/g, '&amp;').replace(/(?<=-)-/g, '&#45;')} -->`;
+}
+
+/** The text an htmlComment body carries: `&#45;` -> `-`, then `&amp;` -> `&`. */
+export function decodeHtmlComment(text: string): string {
+  return text.replace(/&#45;/g, '-').replace(/&amp;/g, '&');
 }

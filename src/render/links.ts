@@ -1,8 +1,9 @@
 /**
- * Heading anchors and the link checker for produced Markdown files. Pure: works on
- * OutputFile[] only. Every relative link (`[x](page.md#anchor)`, `[x](#anchor)`) must
- * resolve to a produced file and to a heading anchor that exists in it; anything else is a
- * dead link and an error, raised before any file is returned (so nothing is written).
+ * Heading anchors and the link checker for produced Markdown and HTML files. Pure: works on
+ * OutputFile[] only. Every relative link (`[x](page.md#anchor)`, `<a href="page.html#id">`,
+ * an SVG's `url(#marker)`) must resolve to a produced file and to an anchor that exists in
+ * it; anything else is a dead link and an error, raised before any file is returned (so
+ * nothing is written).
  */
 import { Lexer, marked, type Token, type Tokens } from 'marked';
 import { Slugger } from './escape.js';
@@ -36,7 +37,7 @@ export class DeadLinkError extends Error {
   }
 }
 
-function plainText(tokens: readonly Token[] | undefined): string {
+export function plainText(tokens: readonly Token[] | undefined): string {
   let text = '';
   for (const token of tokens ?? []) {
     switch (token.type) {
@@ -108,7 +109,39 @@ function decode(text: string): string {
   }
 }
 
-/** All dead relative links in a set of produced files (Markdown files are scanned). */
+// ---------------------------------------------------------------------------------------
+// HTML (the renderer's own output: every attribute is double-quoted and escaped)
+
+/** HTML without its comments (a comment's text is not markup). */
+function withoutComments(html: string): string {
+  return html.replace(/<!--[\s\S]*?-->/g, '');
+}
+
+function decodeAttribute(value: string): string {
+  return value.replace(/&(?:amp|lt|gt|quot|#39);/g, (e) => ({ '&amp;': '&', '&lt;': '<', '&gt;': '>', '&quot;': '"', '&#39;': "'" })[e] ?? e);
+}
+
+/** Every element id of an HTML page, in order (repeats included). */
+export function htmlIds(html: string): string[] {
+  return [...withoutComments(html).matchAll(/<[a-zA-Z][^>]*?\sid="([^"]*)"/g)].map((m) => decodeAttribute(m[1] ?? ''));
+}
+
+/** Every link destination of an HTML page: href of <a> and <link>, and SVG references. */
+export function htmlLinkTargets(html: string): string[] {
+  const text = withoutComments(html);
+  const hrefs = [...text.matchAll(/<(?:a|link|use|image)\b[^>]*?\s(?:xlink:)?href="([^"]*)"/g)].map((m) => decodeAttribute(m[1] ?? ''));
+  const urls = [...text.matchAll(/url\(\s*['"]?(#[^)'"\s]+)['"]?\s*\)/g)].map((m) => m[1] ?? '');
+  return [...hrefs, ...urls];
+}
+
+const isHtml = (path: string): boolean => path.endsWith('.html');
+const isMarkdown = (path: string): boolean => path.endsWith('.md');
+
+/**
+ * All dead relative links in a set of produced files: Markdown files (links to headings)
+ * and HTML files (links and SVG references to element ids; a repeated id is reported too,
+ * since a link to it is ambiguous).
+ */
 export function findDeadLinks(files: readonly OutputFile[]): DeadLink[] {
   const byPath = new Map(files.map((f) => [f.path, f]));
   const anchors = new Map<string, Set<string>>();
@@ -116,15 +149,25 @@ export function findDeadLinks(files: readonly OutputFile[]): DeadLink[] {
     let set = anchors.get(path);
     if (!set) {
       const file = byPath.get(path);
-      set = new Set(file && file.path.endsWith('.md') ? headings(file.content).map((h) => h.anchor) : []);
+      set = new Set(
+        !file ? [] : isMarkdown(file.path) ? headings(file.content).map((h) => h.anchor) : isHtml(file.path) ? htmlIds(file.content) : [],
+      );
       anchors.set(path, set);
     }
     return set;
   };
   const dead: DeadLink[] = [];
   for (const file of files) {
-    if (!file.path.endsWith('.md')) continue;
-    for (const href of linkTargets(file.content)) {
+    if (!isMarkdown(file.path) && !isHtml(file.path)) continue;
+    if (isHtml(file.path)) {
+      const seen = new Set<string>();
+      for (const id of htmlIds(file.content)) {
+        if (seen.has(id)) dead.push({ file: file.path, href: `#${id}`, reason: 'the id is used more than once' });
+        seen.add(id);
+      }
+    }
+    const targets = isMarkdown(file.path) ? linkTargets(file.content) : htmlLinkTargets(file.content);
+    for (const href of targets) {
       if (isExternal(href)) continue;
       if (href === '') {
         dead.push({ file: file.path, href, reason: 'empty link' });
@@ -139,7 +182,7 @@ export function findDeadLinks(files: readonly OutputFile[]): DeadLink[] {
         continue;
       }
       if (fragment !== undefined && !anchorsOf(target).has(fragment)) {
-        dead.push({ file: file.path, href, reason: `no heading with anchor #${fragment} in ${target}` });
+        dead.push({ file: file.path, href, reason: `no ${isHtml(target) ? 'element with id' : 'heading with anchor'} #${fragment} in ${target}` });
       }
     }
   }

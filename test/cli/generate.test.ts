@@ -3,6 +3,8 @@ import path from 'node:path';
 import { describe, expect, it } from 'vitest';
 import { exampleNames, EXAMPLES } from '../helpers/examples.js';
 import { runCli, tempDir } from '../helpers/cli.js';
+import { runGenerate } from '../../src/commands/generate.js';
+import { UserError } from '../../src/messages.js';
 
 const DATE = '2026-12-02';
 
@@ -103,18 +105,86 @@ describe('rl-design generate (built binary)', () => {
     expect(missing.stderr).toMatch(/Answers file not found: no-such-file.json/);
   });
 
-  it('keeps the checked-in example documents current (run `npm run examples` when this fails)', () => {
+  it('keeps the checked-in example documents current, Markdown and HTML (run `npm run examples` when this fails)', () => {
     for (const name of exampleNames()) {
-      const dir = tempDir();
-      const r = runCli(['generate', '--example', name, '--format', 'markdown', '--out', `${dir}/`, '--date', DATE]);
-      expect(r.code, r.stderr).toBe(0);
-      const fresh = listFiles(dir).filter((f) => !f.startsWith('.'));
       const checkedInDir = path.join(EXAMPLES, 'generated', name);
-      const checkedIn = listFiles(checkedInDir).filter((f) => !f.startsWith('.'));
-      expect(checkedIn, name).toEqual(fresh);
-      for (const f of fresh) {
-        expect(readFileSync(path.join(checkedInDir, f), 'utf8'), `${name}/${f}`).toBe(readFileSync(path.join(dir, f), 'utf8'));
+      for (const format of ['markdown', 'html'] as const) {
+        const dir = tempDir();
+        const code = format === 'markdown' ? ['--code-dir', path.join(dir, 'code')] : [];
+        const r = runCli(['generate', '--example', name, '--format', format, '--out', `${dir}/`, ...code, '--date', DATE]);
+        expect(r.code, r.stderr).toBe(0);
+        const fresh = listFiles(dir).filter((f) => !f.split(path.sep).some((part) => part.startsWith('.')));
+        const base = format === 'html' ? path.join(checkedInDir, 'html') : checkedInDir;
+        const checkedIn = listFiles(base).filter(
+          (f) => !f.split(path.sep).some((part) => part.startsWith('.')) && (format === 'html' || !f.startsWith(`html${path.sep}`)),
+        );
+        expect(checkedIn, `${name} ${format}`).toEqual(fresh);
+        for (const f of fresh) {
+          expect(readFileSync(path.join(base, f), 'utf8'), `${name}/${format}/${f}`).toBe(readFileSync(path.join(dir, f), 'utf8'));
+        }
       }
     }
+  });
+
+  it('writes HTML by default: one self-contained file, or a folder with index.html, pages and one stylesheet', () => {
+    const dir = tempDir();
+    const answers = path.join(dir, 'answers.json');
+    writeFileSync(answers, JSON.stringify({ project: { name: 'Default format' } }));
+    const single = runCli(['generate', '-a', answers, '--out', path.join(dir, 'doc'), '--date', DATE]);
+    expect(single.code, single.stderr).toBe(0);
+    expect(single.stdout).toContain('single HTML document');
+    const html = readFileSync(path.join(dir, 'doc.html'), 'utf8');
+    expect(html.startsWith('<!DOCTYPE html>')).toBe(true);
+    expect(html).toContain('<time datetime="2026-12-02">2026-12-02</time>');
+    expect(html).not.toMatch(/<script|<link\b|\ssrc=/i);
+
+    const folder = runCli(['generate', '--example', 'consumer-auth', '--format', 'html', '--layout', 'folder', '--out', path.join(dir, 'site'), '--date', DATE]);
+    expect(folder.code, folder.stderr).toBe(0);
+    const files = listFiles(path.join(dir, 'site')).filter((f) => !f.split(path.sep).some((part) => part.startsWith('.')));
+    expect(files).toContain('index.html');
+    expect(files).toContain(path.join('assets', 'styles.css'));
+    const pages = files.filter((f) => /^\d\d-.*\.html$/.test(f));
+    expect(pages.length).toBeGreaterThanOrEqual(4);
+    expect(pages.length).toBeLessThanOrEqual(8);
+  });
+
+  it('takes the extension of the chosen format when --out names the other one', () => {
+    const dir = tempDir();
+    const r = runCli(['generate', '--example', 'consumer-auth', '--format', 'html', '--out', path.join(dir, 'design.md'), '--date', DATE]);
+    expect(r.code, r.stderr).toBe(0);
+    expect(existsSync(path.join(dir, 'design.html'))).toBe(true);
+    expect(existsSync(path.join(dir, 'design.md'))).toBe(false);
+  });
+
+  it('--diagrams mermaid-cli says clearly how to install the optional package, and writes nothing', async () => {
+    const dir = tempDir();
+    const out: string[] = [];
+    const ctx = { cwd: dir, stdout: (t: string) => out.push(t), stderr: (t: string) => out.push(t), today: () => DATE };
+    const run = runGenerate(ctx, { example: 'saas-platform', format: 'html', diagrams: 'mermaid-cli', out: path.join(dir, 'site'), date: DATE });
+    await expect(run).rejects.toThrow(UserError);
+    await expect(
+      runGenerate(ctx, { example: 'saas-platform', format: 'html', diagrams: 'mermaid-cli', out: path.join(dir, 'site'), date: DATE }),
+    ).rejects.toThrow(/--diagrams: mermaid-cli needs the optional package @mermaid-js\/mermaid-cli.*npm install --save-dev @mermaid-js\/mermaid-cli/s);
+    expect(existsSync(path.join(dir, 'site'))).toBe(false);
+    await expect(runGenerate(ctx, { example: 'saas-platform', format: 'html', diagrams: 'graphviz', out: path.join(dir, 'x') })).rejects.toThrow(
+      /"graphviz" is not a diagram renderer; use beautiful-mermaid or mermaid-cli/,
+    );
+  });
+});
+
+describe('rl-design generate --code-dir (built binary)', () => {
+  it('writes the enforcement code and embeds the same bytes in the document', () => {
+    const dir = tempDir();
+    const r = runCli(['generate', '--example', 'saas-platform', '--format', 'markdown', '--layout', 'single', '--out', path.join(dir, 'd.md'), '--code-dir', path.join(dir, 'code'), '--date', DATE]);
+    expect(r.code, r.stderr).toBe(0);
+    const code = listFiles(path.join(dir, 'code')).filter((f) => !f.startsWith('.'));
+    expect(code).toEqual(expect.arrayContaining(['README.md', 'lua/gcra.lua', 'lua/sliding-window-log.lua', 'middleware/express.ts', 'gateway/nginx.conf', 'monitoring/ratelimit-alerts.yaml', 'outbound/client.ts']));
+    const doc = readFileSync(path.join(dir, 'd.md'), 'utf8');
+    for (const f of ['lua/gcra.lua', 'middleware/express.ts']) {
+      const body = readFileSync(path.join(dir, 'code', f), 'utf8');
+      expect(doc).toContain(body.trimEnd());
+    }
+    // a built-in example never writes into the current folder's ratelimit/
+    expect(existsSync(path.join(process.cwd(), 'ratelimit'))).toBe(false);
   });
 });

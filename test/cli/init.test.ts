@@ -63,7 +63,7 @@ describe('rl-design init --yes, no TTY (built binary)', () => {
     expect(answersOf(dir).stack).toEqual({ gateway: 'nginx', trustedProxies: ['10.0.0.0/8'] });
   });
 
-  it('empty folder, no flags, no --yes: it says there is no terminal, never blocks, and writes the generic design (HTML recorded; Markdown while HTML is unavailable)', () => {
+  it('empty folder, no flags, no --yes: it says there is no terminal, never blocks, and writes the generic design as HTML', () => {
     const dir = project('empty');
     const r = init(dir, []);
     expect(r.signal).toBeNull();
@@ -71,12 +71,7 @@ describe('rl-design init --yes, no TTY (built binary)', () => {
     expect(r.stdout).toContain('No terminal on standard input');
     expect(r.stdout).toContain('no package.json, OpenAPI file, nginx, Envoy or Kong configuration found');
     expect(answersOf(dir)).toEqual({ $schema: SCHEMA_URL, output: { format: 'html', path: 'docs/rate-limit-design.html' } });
-    if (existsSync(path.join(dir, 'docs/rate-limit-design.html'))) {
-      expect(r.stdout).not.toContain('HTML output is not available');
-    } else {
-      expect(existsSync(path.join(dir, 'docs/rate-limit-design.md'))).toBe(true);
-      expect(r.stdout).toContain('HTML output is not available in this version; wrote Markdown to docs/rate-limit-design.md');
-    }
+    expect(existsSync(path.join(dir, 'docs/rate-limit-design.html'))).toBe(true);
     expect(r.stdout).toContain('generic design');
   });
 
@@ -161,8 +156,9 @@ describe('rl-design init --yes, no TTY (built binary)', () => {
     expect(a.endpoints).toHaveLength(2);
     expect(a.plans).toHaveLength(2);
     expect(existsSync(path.join(dir, 'design/limits.md'))).toBe(true);
-    expect(existsSync(path.join(dir, 'src/limits'))).toBe(false);
-    expect(r.stdout).toContain('code generation is not available in this version');
+    expect(existsSync(path.join(dir, 'src/limits/middleware/fastify.ts'))).toBe(true);
+    expect(existsSync(path.join(dir, 'src/limits/gateway/envoy-local-ratelimit.yaml'))).toBe(true);
+    expect(r.stdout).toMatch(/src\/limits\s+enforcement code: \d+ files/);
   });
 
   it('a different answers file already there: exit 2 without --force, replaced with it', () => {

@@ -1,6 +1,7 @@
 import { describe, expect, it } from 'vitest';
 import type { Diagram } from '../../src/design/model.js';
-import { toMermaid } from '../../src/render/diagrams/mermaid.js';
+import { documentDiagrams } from '../../src/render/diagrams/index.js';
+import { longestChain, MAX_LR_CHAIN, toMermaid } from '../../src/render/diagrams/mermaid.js';
 import { EXAMPLES, exampleInput, HOSTILE } from './fixtures.js';
 
 const hostileLabel = HOSTILE.join(' ');
@@ -82,7 +83,7 @@ describe('stateDiagram-v2', () => {
     expect(lines[2]).toMatch(/^ {4}state "[^"\n]*" as Half_open$/);
     expect(lines[3]).toBe('    [*] --> Closed');
     expect(lines[4]).toMatch(/^ {4}Closed --> Half_open : [^"\n]+$/);
-    expect(bare(lines[4]?.split(' : ')[1] ?? '')).not.toMatch(/[<>`;%{}|[\]\\#"]/);
+    expect(bare(lines[4]?.split(' : ')[1] ?? '').replace(/<br\/>/g, '')).not.toMatch(/[<>`;%{}|[\]\\#"]/);
   });
 });
 
@@ -111,17 +112,65 @@ describe('sequenceDiagram', () => {
 });
 
 describe('the examples', () => {
-  it.each(EXAMPLES)('%s: diagrams are conservative flowcharts and state diagrams', (name) => {
+  it.each(EXAMPLES)('%s: diagrams are conservative flowcharts, state and sequence diagrams', (name) => {
     const { design } = exampleInput(name);
-    const diagrams = [design.enforcement.placementDiagram, design.outbound?.circuitDiagram].filter(
-      (d): d is Diagram => d !== undefined,
-    );
+    const diagrams = documentDiagrams(design);
+    expect(diagrams.length).toBeGreaterThan(0);
     for (const d of diagrams) {
       const source = toMermaid(d);
       expect(source).not.toMatch(/\n\s*\n/);
       if (d.kind === 'flowchart') {
         for (const line of source.split('\n').slice(1)) expect(line).toSatisfy((l: string) => NODE.test(l) || EDGE.test(l));
       }
+      if (d.kind === 'sequence') {
+        // One line per message: a multi-line message overlaps the next one in some renderers.
+        for (const line of source.split('\n').slice(1)) expect(line).not.toContain('<br/>');
+      }
     }
+  });
+
+  it('shows the 429 / Retry-After exchange wherever a client sees rate-limit headers', () => {
+    for (const name of EXAMPLES) {
+      const { design } = exampleInput(name);
+      const seq = design.contract.sequenceDiagram;
+      expect(seq?.kind, name).toBe('sequence');
+      const labels = seq?.edges.map((e) => e.label).join(' | ') ?? '';
+      expect(labels).toContain('429, Retry-After: 3');
+      expect(labels).toContain('jitter');
+      expect(design.contract.rateLimitedBody.retryAfterSeconds).toBe(3);
+    }
+  });
+});
+
+describe('flowchart direction', () => {
+  const chain = (n: number, direction: 'LR' | 'TB' = 'LR'): Diagram => ({
+    kind: 'flowchart',
+    direction,
+    title: 'chain',
+    nodes: Array.from({ length: n }, (_, i) => ({ id: `n${i}`, label: [`n${i}`], shape: 'box' as const })),
+    edges: Array.from({ length: n - 1 }, (_, i) => ({ from: `n${i}`, to: `n${i + 1}` })),
+  });
+
+  it('measures the longest chain, cycles included once', () => {
+    expect(longestChain(chain(5))).toBe(5);
+    const cyclic = chain(3);
+    expect(longestChain({ ...cyclic, edges: [...cyclic.edges, { from: 'n2', to: 'n0' }] })).toBe(3);
+  });
+
+  it(`keeps left-to-right up to ${MAX_LR_CHAIN} nodes in a row, then draws top to bottom`, () => {
+    expect(toMermaid(chain(MAX_LR_CHAIN)).split('\n')[0]).toBe('flowchart LR');
+    expect(toMermaid(chain(MAX_LR_CHAIN + 1)).split('\n')[0]).toBe('flowchart TB');
+    expect(toMermaid(chain(2, 'TB')).split('\n')[0]).toBe('flowchart TB');
+  });
+
+  it('breaks long node and edge labels into lines', () => {
+    const source = toMermaid({
+      kind: 'flowchart',
+      title: 'wrap',
+      nodes: [{ id: 'a', label: ['one two three four five six seven eight nine ten eleven twelve'], shape: 'box' }],
+      edges: [{ from: 'a', to: 'b', label: 'a label that is clearly longer than twenty-four characters' }],
+    });
+    expect(source).toContain('a["one two three four five six seven eight nine ten<br/>eleven twelve"]');
+    expect(source).toContain('|"a label that is clearly<br/>longer than twenty-four<br/>characters"|');
   });
 });

@@ -1,8 +1,10 @@
 /**
  * Diagram (design data) -> Mermaid source, the source of truth for every diagram in both
  * output formats. Conservative Mermaid only: every node is declared before any edge, every
- * label is quoted and escaped with mermaidLabel, ids are plain identifiers, and no
- * styling, directives or HTML other than `<br/>` line breaks are emitted.
+ * label is quoted and escaped with mermaidLabel, long labels are broken into lines, ids are
+ * plain identifiers, and no styling, directives or HTML other than `<br/>` line breaks are
+ * emitted. Sequence messages stay on one line (a multi-line message would overlap the next
+ * one in some renderers), so they are written short.
  */
 import type { Diagram } from '../../design/model.js';
 import { mermaidLabel } from '../escape.js';
@@ -70,9 +72,31 @@ function allIds(diagram: Diagram): string[] {
   return [...diagram.nodes.map((n) => n.id), ...diagram.edges.flatMap((e) => [e.from, e.to])];
 }
 
-/** Lines of a label, escaped and joined with Mermaid's line break. */
-function labelText(lines: readonly string[]): string {
-  const parts = lines.map(mermaidLabel).filter((l) => l !== '');
+/** Longest label line (in characters) before it is broken at a space: node labels, edge labels. */
+export const WRAP = { node: 48, edge: 24 } as const;
+
+/**
+ * Breaks a line at spaces into lines of at most `max` characters (a longer word stays whole),
+ * so a long name makes a taller box instead of a diagram too wide to read.
+ */
+export function wrapLine(line: string, max: number): string[] {
+  const words = line.replace(/\s+/g, ' ').trim().split(' ');
+  const out: string[] = [];
+  let current = '';
+  for (const word of words) {
+    if (current !== '' && current.length + 1 + word.length > max) {
+      out.push(current);
+      current = word;
+    } else current = current === '' ? word : `${current} ${word}`;
+  }
+  if (current !== '') out.push(current);
+  return out;
+}
+
+/** Lines of a label, wrapped at `max` characters (0: never), escaped and joined with Mermaid's line break. */
+function labelText(lines: readonly string[], max = 0): string {
+  const wrapped = max > 0 ? lines.flatMap((l) => wrapLine(l, max)) : lines;
+  const parts = wrapped.map(mermaidLabel).filter((l) => l !== '');
   return parts.length === 0 ? ' ' : parts.join('<br/>');
 }
 
@@ -102,10 +126,40 @@ function declarations(
   return lines;
 }
 
+/**
+ * The longest chain of a flowchart drawn left to right: past it, the drawing is wider than a
+ * document column can show at a legible size, so the chart is drawn top to bottom instead
+ * (in both formats: the Mermaid source is the same for Markdown and HTML).
+ */
+export const MAX_LR_CHAIN = 4;
+
+/** Nodes on the longest path along the edges (cycles are not followed twice). */
+export function longestChain(diagram: Diagram): number {
+  const next = new Map<string, string[]>();
+  for (const e of diagram.edges) next.set(e.from, [...(next.get(e.from) ?? []), e.to]);
+  const walk = (node: string, seen: Set<string>): number => {
+    let best = 0;
+    for (const to of next.get(node) ?? []) {
+      if (seen.has(to)) continue;
+      seen.add(to);
+      best = Math.max(best, walk(to, seen));
+      seen.delete(to);
+    }
+    return best + 1;
+  };
+  const starts = new Set([...diagram.nodes.map((n) => n.id), ...diagram.edges.map((e) => e.from)]);
+  return Math.max(0, ...[...starts].map((n) => walk(n, new Set([n]))));
+}
+
+function flowDirection(diagram: Diagram): 'LR' | 'TB' {
+  if (diagram.direction === 'TB') return 'TB';
+  return longestChain(diagram) > MAX_LR_CHAIN ? 'TB' : 'LR';
+}
+
 function flowchart(diagram: Diagram): string {
   const id = idMapper(allIds(diagram));
   const nodes = declarations(diagram, id, (nid, label, node) => {
-    const text = `"${labelText(label)}"`;
+    const text = `"${labelText(label, WRAP.node)}"`;
     switch (node?.shape) {
       case 'store':
         return `    ${nid}[(${text})]`;
@@ -118,19 +172,19 @@ function flowchart(diagram: Diagram): string {
   });
   const edges = diagram.edges.map((edge) => {
     const arrow = edge.dashed ? '-.->' : '-->';
-    const label = edge.label ? `|"${labelText([edge.label])}"|` : '';
+    const label = edge.label ? `|"${labelText([edge.label], WRAP.edge)}"|` : '';
     return `    ${id(edge.from)} ${arrow}${label} ${id(edge.to)}`;
   });
-  return [`flowchart ${diagram.direction === 'TB' ? 'TB' : 'LR'}`, ...nodes, ...edges].join('\n');
+  return [`flowchart ${flowDirection(diagram)}`, ...nodes, ...edges].join('\n');
 }
 
 function stateDiagram(diagram: Diagram): string {
   const id = idMapper(allIds(diagram));
   const head = ['stateDiagram-v2'];
   if (diagram.direction) head.push(`    direction ${diagram.direction}`);
-  const states = declarations(diagram, id, (nid, label) => `    state "${labelText(label)}" as ${nid}`);
+  const states = declarations(diagram, id, (nid, label) => `    state "${labelText(label, WRAP.node)}" as ${nid}`);
   const edges = diagram.edges.map((edge) => {
-    const label = edge.label ? ` : ${labelText([edge.label])}` : '';
+    const label = edge.label ? ` : ${labelText([edge.label], WRAP.edge)}` : '';
     return `    ${id(edge.from)} --> ${id(edge.to)}${label}`;
   });
   return [...head, ...states, ...edges].join('\n');

@@ -299,6 +299,7 @@ export function contractView(input: RenderInput): Record<string, unknown> {
     closedRuleIds: closed,
     docsUrl: c.docsUrl,
     clientBehaviour: c.clientBehaviour,
+    sequenceDiagram: c.sequenceDiagram,
   };
 }
 

@@ -1,0 +1,194 @@
+/**
+ * The edge rules of a design, in the shape every gateway generator needs: which requests a
+ * rule counts (method + route patterns, or everything but the exempt endpoints), what it is
+ * keyed on, and its rate, burst, fail mode and kill switch.
+ */
+import type { Design, FailMode, MatrixRule, RuleIdentity } from '../../design/model.js';
+import { regexLiteral } from '../escape.js';
+
+/** What an edge counter is keyed on, as far as a gateway can see it. */
+export type EdgeKey = 'global' | 'ip' | 'api-key' | 'unsupported';
+
+export interface EdgeRoute {
+  method: string;
+  route: string;
+  /** Methods that match (GET also matches HEAD, as the frameworks do); null = any method. */
+  methods: string[] | null;
+  /** Regex for the path, no anchors: parameters match one segment, a trailing slash is optional. */
+  pathBody: string;
+  /** pathBody anchored at both ends. */
+  pathRegex: string;
+  /** Regex for the method, no anchors: `(?:GET|HEAD)`, or `[A-Za-z]+` for any method. */
+  methodBody: string;
+  /** True when the route has no parameters or wildcards (exact-match capable). */
+  literal: boolean;
+}
+
+export interface EdgeRule {
+  rule: MatrixRule;
+  id: string;
+  title: string;
+  identity?: RuleIdentity;
+  key: EdgeKey;
+  rate: { requests: number; periodSeconds: number };
+  burst: number | null;
+  /** Empty: every request except the exempt endpoints. */
+  routes: EdgeRoute[];
+  failMode: FailMode;
+  killSwitch?: string;
+  /** Seconds a refused client should wait before a retry can pass: one emission interval, at least 1. */
+  retryAfterSeconds: number;
+  cardinalityBound?: number;
+}
+
+/** The header the edge reads an API key from when a rule is keyed on it. */
+export const API_KEY_HEADER = 'x-api-key';
+
+function keyOf(identity: RuleIdentity | undefined): EdgeKey {
+  if (identity === 'global') return 'global';
+  if (identity === 'ip') return 'ip';
+  if (identity === 'api-key') return 'api-key';
+  return 'unsupported';
+}
+
+const PARAM = /:([A-Za-z0-9_]+)(\?)?|\*[A-Za-z0-9_]*/g;
+
+/** The path part of a route as a regex body (no anchors): `:param` is one segment, `*` anything. */
+export function routePathBody(route: string): string {
+  let r = String(route);
+  if (r.length > 1 && r.endsWith('/')) r = r.slice(0, -1);
+  let out = '';
+  let last = 0;
+  for (const m of r.matchAll(PARAM)) {
+    const at = m.index ?? 0;
+    out += regexLiteral(r.slice(last, at));
+    if (m[0].startsWith('*')) out += '.*';
+    else out += m[2] ? '[^/]*' : '[^/]+';
+    last = at + m[0].length;
+  }
+  out += regexLiteral(r.slice(last));
+  return out;
+}
+
+export function methodsOf(method: string): string[] | null {
+  const m = String(method).toUpperCase();
+  if (m === 'ANY' || m === '*' || m === '') return null;
+  return m === 'GET' ? ['GET', 'HEAD'] : [m];
+}
+
+export function edgeRoute(method: string, route: string): EdgeRoute {
+  const methods = methodsOf(method);
+  const body = routePathBody(route);
+  const pathBody = body === '/' || body === '' ? '/' : `${body}/?`;
+  return {
+    method,
+    route,
+    methods,
+    pathBody,
+    pathRegex: `^${pathBody}$`,
+    methodBody: methods ? `(?:${methods.map(regexLiteral).join('|')})` : '[A-Za-z]+',
+    literal: !/[:*]/.test(route),
+  };
+}
+
+function dedupeRoutes(routes: { method: string; route: string }[]): EdgeRoute[] {
+  const seen = new Set<string>();
+  const out: EdgeRoute[] = [];
+  for (const r of routes) {
+    const k = `${r.method} ${r.route}`;
+    if (seen.has(k)) continue;
+    seen.add(k);
+    out.push(edgeRoute(r.method, r.route));
+  }
+  return out;
+}
+
+/** Rules the design places at the edge that have a rate to enforce, in matrix order. */
+export function edgeRules(design: Design): EdgeRule[] {
+  return design.rules
+    .filter((r) => r.layer === 'edge' && r.rate && r.rate.requests > 0 && r.rate.periodSeconds > 0)
+    .map((r) => {
+      const rate = r.rate as { requests: number; periodSeconds: number };
+      const burst = typeof r.burst === 'number' && r.burst > 0 ? Math.ceil(r.burst) : null;
+      return {
+        rule: r,
+        id: r.id,
+        title: r.title,
+        ...(r.identity ? { identity: r.identity } : {}),
+        key: keyOf(r.identity),
+        rate: { requests: rate.requests, periodSeconds: rate.periodSeconds },
+        burst,
+        routes: dedupeRoutes(r.routes),
+        failMode: r.failMode ?? 'open',
+        ...(r.killSwitch ? { killSwitch: r.killSwitch.flag } : {}),
+        retryAfterSeconds: Math.max(1, Math.ceil(rate.periodSeconds / rate.requests)),
+        ...(r.cardinality?.bound !== undefined ? { cardinalityBound: r.cardinality.bound } : {}),
+      };
+    });
+}
+
+/** Rules placed at the edge that no gateway config can carry (no rate). */
+export function edgeRulesWithoutRate(design: Design): MatrixRule[] {
+  return design.rules.filter((r) => r.layer === 'edge' && !(r.rate && r.rate.requests > 0 && r.rate.periodSeconds > 0));
+}
+
+export function hasEdgeRules(design: Design): boolean {
+  return design.rules.some((r) => r.layer === 'edge');
+}
+
+/** Routes of the endpoints the design exempts (health probes): never counted at the edge. */
+export function exemptRoutes(design: Design): EdgeRoute[] {
+  const names = new Set(design.enforcement.exempt.endpoints);
+  return dedupeRoutes(design.scope.endpoints.filter((e) => names.has(e.name)));
+}
+
+/** The Retry-After the edge sends on every 429: the longest any edge rule needs. */
+export function edgeRetryAfter(rules: EdgeRule[]): number {
+  return Math.max(1, ...rules.map((r) => r.retryAfterSeconds));
+}
+
+/** The problem+json body an edge 429 carries (the gateway cannot tell which rule refused). */
+export function edgeProblemBody(design: Design, rules: EdgeRule[], retryAfter: number): Record<string, unknown> {
+  const docs = design.contract.docsUrl;
+  return {
+    type: `${docs}#rate-limited`,
+    title: 'Too many requests',
+    status: 429,
+    code: 'RATE_LIMITED',
+    detail: 'An edge rate limit was exceeded; retry after the time in Retry-After, with jitter.',
+    limit: { layer: 'edge', rules: rules.map((r) => r.id) },
+    retryAfterSeconds: retryAfter,
+    documentation: docs,
+  };
+}
+
+/** "5 req/s", "600 req/min", "10 req per 900 s". */
+export function rateText(rate: { requests: number; periodSeconds: number }): string {
+  if (rate.periodSeconds === 1) return `${rate.requests} req/s`;
+  if (rate.periodSeconds === 60) return `${rate.requests} req/min`;
+  if (rate.periodSeconds === 3600) return `${rate.requests} req/h`;
+  return `${rate.requests} req per ${rate.periodSeconds} s`;
+}
+
+/** Window units shared by envoyproxy/ratelimit and Kong: count per unit, exact when possible. */
+export const WINDOW_UNITS = [
+  { unit: 'second', seconds: 1 },
+  { unit: 'minute', seconds: 60 },
+  { unit: 'hour', seconds: 3600 },
+  { unit: 'day', seconds: 86400 },
+] as const;
+
+export type WindowUnit = (typeof WINDOW_UNITS)[number]['unit'];
+
+/**
+ * A rate as a whole count per fixed window: the smallest unit whose count is a whole number
+ * (exact), else the unit nearest the rule's period with the count rounded down (at least 1).
+ */
+export function perWindow(rate: { requests: number; periodSeconds: number }): { unit: WindowUnit; seconds: number; count: number; exact: boolean } {
+  for (const u of WINDOW_UNITS) {
+    const n = (rate.requests * u.seconds) / rate.periodSeconds;
+    if (n >= 1 && Math.abs(n - Math.round(n)) < 1e-9) return { ...u, count: Math.round(n), exact: true };
+  }
+  const u = [...WINDOW_UNITS].reverse().find((w) => w.seconds <= rate.periodSeconds) ?? WINDOW_UNITS[0];
+  return { ...u, count: Math.max(1, Math.floor((rate.requests * u.seconds) / rate.periodSeconds)), exact: false };
+}

@@ -1,0 +1,367 @@
+/**
+ * Envoy configuration for the design's edge rules.
+ *
+ * - gateway/envoy-local-ratelimit.yaml: the pieces to merge into the HTTP connection
+ *   manager: the local rate limit filter (a token bucket per Envoy instance: the global
+ *   ceiling, and any route-scoped global-identity rule as a local descriptor), the global
+ *   rate limit filter (per-client rules, counted across every Envoy by the rate limit
+ *   service), a local reply mapper that gives every 429 Retry-After and a problem+json
+ *   body, the virtual host's rate_limits actions, and the rate limit service cluster.
+ * - gateway/ratelimit-service.yaml: the envoyproxy/ratelimit service's descriptor config
+ *   (one domain; one descriptor per per-client rule).
+ *
+ * Both are YAML written by the `yaml` package, so every user string is a quoted scalar.
+ */
+import type { Design } from '../../design/model.js';
+import { slug } from '../../design/naming.js';
+import { TOOL_VERSION } from '../../version.js';
+import { toYaml } from '../escape.js';
+import type { CodeFile } from '../types.js';
+import {
+  API_KEY_HEADER,
+  edgeProblemBody,
+  edgeRetryAfter,
+  edgeRules,
+  exemptRoutes,
+  perWindow,
+  rateText,
+  type EdgeRoute,
+  type EdgeRule,
+} from './edge.js';
+
+export const ENVOY_FILTER_PATH = 'gateway/envoy-local-ratelimit.yaml';
+export const ENVOY_SERVICE_PATH = 'gateway/ratelimit-service.yaml';
+
+/** Descriptor key that names the matrix rule in every descriptor. */
+export const RULE_DESCRIPTOR_KEY = 'rl_rule';
+const RATE_LIMIT_CLUSTER = 'ratelimit';
+const APP_CLUSTER = 'app';
+
+const LOCAL_TYPE = 'type.googleapis.com/envoy.extensions.filters.http.local_ratelimit.v3.LocalRateLimit';
+const GLOBAL_TYPE = 'type.googleapis.com/envoy.extensions.filters.http.ratelimit.v3.RateLimit';
+
+/** Stage numbers keep the local and the global filter's descriptors apart. */
+const LOCAL_STAGE = 0;
+const GLOBAL_STAGE = 1;
+
+/**
+ * Envoy token bucket for a rate and burst: `tokens_per_fill` every `fill_interval`, refilled
+ * as smoothly as Envoy allows (its fill interval is at least 50 ms) while keeping the average
+ * rate exact: the shortest interval, in 50 ms steps, that holds a whole number of tokens.
+ */
+export function envoyTokenBucket(rate: { requests: number; periodSeconds: number }, burst: number | null): {
+  max_tokens: number;
+  tokens_per_fill: number;
+  fill_interval: string;
+} {
+  const periodMs = rate.periodSeconds * 1000;
+  const perToken = periodMs / rate.requests;
+  const whole = (n: number): boolean => n >= 1 && Math.abs(n - Math.round(n)) < 1e-9;
+  let tokens = rate.requests;
+  let intervalMs = periodMs;
+  if (perToken >= 50 && whole(perToken)) {
+    tokens = 1;
+    intervalMs = perToken;
+  } else {
+    for (let f = 50; f < Math.min(periodMs, 60_000); f += 50) {
+      const n = (rate.requests * f) / periodMs;
+      if (whole(n)) {
+        tokens = n;
+        intervalMs = f;
+        break;
+      }
+    }
+  }
+  tokens = Math.max(1, Math.round(tokens));
+  intervalMs = Math.max(50, Math.round(intervalMs));
+  return {
+    max_tokens: Math.max(1, burst ?? tokens),
+    tokens_per_fill: tokens,
+    fill_interval: `${Number((intervalMs / 1000).toFixed(3))}s`,
+  };
+}
+
+function percent(n: number): { numerator: number; denominator: 'HUNDRED' } {
+  return { numerator: n, denominator: 'HUNDRED' };
+}
+
+/** Header matchers that make an action fire only for one route. */
+function routeMatchers(r: EdgeRoute): Record<string, unknown>[] {
+  return [
+    // :path carries the query string; normalize_path/merge_slashes on the connection manager keep it canonical
+    { name: ':path', string_match: { safe_regex: { regex: `(?i)^${r.pathBody}(?:\\?.*)?$` } } },
+    ...(r.methods ? [{ name: ':method', string_match: { safe_regex: { regex: `^${r.methodBody}$` } } }] : []),
+  ];
+}
+
+function identityAction(rule: EdgeRule): Record<string, unknown> {
+  if (rule.key === 'ip') return { remote_address: {} };
+  return { request_headers: { header_name: API_KEY_HEADER, descriptor_key: 'api_key' } };
+}
+
+function identityDescriptorKey(rule: EdgeRule): string {
+  return rule.key === 'ip' ? 'remote_address' : 'api_key';
+}
+
+/** One rate_limits entry per (rule, route); a rule for every route uses a generic key. */
+function ruleActions(rule: EdgeRule, stage: number, withIdentity: boolean): Record<string, unknown>[] {
+  const tail = withIdentity ? [identityAction(rule)] : [];
+  if (rule.routes.length === 0) {
+    return [{ stage, actions: [{ generic_key: { descriptor_key: RULE_DESCRIPTOR_KEY, descriptor_value: rule.id } }, ...tail] }];
+  }
+  return rule.routes.map((route) => ({
+    stage,
+    actions: [
+      {
+        header_value_match: {
+          descriptor_key: RULE_DESCRIPTOR_KEY,
+          descriptor_value: rule.id,
+          expect_match: true,
+          headers: routeMatchers(route),
+        },
+      },
+      ...tail,
+    ],
+  }));
+}
+
+function split(design: Design): { ceiling?: EdgeRule; local: EdgeRule[]; global: EdgeRule[]; unsupported: EdgeRule[] } {
+  const rules = edgeRules(design);
+  const globalKeyed = rules.filter((r) => r.key === 'global');
+  const ceiling = globalKeyed.find((r) => r.routes.length === 0);
+  return {
+    ...(ceiling ? { ceiling } : {}),
+    local: globalKeyed.filter((r) => r !== ceiling),
+    global: rules.filter((r) => r.key === 'ip' || r.key === 'api-key'),
+    unsupported: rules.filter((r) => r.key === 'unsupported'),
+  };
+}
+
+function domainOf(design: Design): string {
+  return slug(design.scope.projectName);
+}
+
+/** The filter-side YAML as data (exported for tests). */
+export function envoyFilterConfig(design: Design): Record<string, unknown> {
+  const { ceiling, local, global } = split(design);
+  const all = [...(ceiling ? [ceiling] : []), ...local, ...global];
+  const shadow = design.rollout.startsInShadow;
+  const retryAfter = edgeRetryAfter(all);
+  const xHeaders = design.contract.convention === 'x-ratelimit';
+  const filters: Record<string, unknown>[] = [];
+  if (ceiling || local.length > 0) {
+    const bucket = ceiling
+      ? envoyTokenBucket(ceiling.rate, ceiling.burst)
+      : // no ceiling: the filter-wide bucket is effectively unlimited, only descriptors limit
+        { max_tokens: 1_000_000, tokens_per_fill: 1_000_000, fill_interval: '1s' };
+    filters.push({
+      name: 'envoy.filters.http.local_ratelimit',
+      typed_config: {
+        '@type': LOCAL_TYPE,
+        stat_prefix: 'rl_edge_local',
+        stage: LOCAL_STAGE,
+        token_bucket: bucket,
+        filter_enabled: { runtime_key: 'ratelimit.edge_local.enabled', default_value: percent(100) },
+        // shadow mode: counted (stats *.rate_limited) but not enforced until the runtime key says 100
+        filter_enforced: { runtime_key: 'ratelimit.edge_local.enforced', default_value: percent(shadow ? 0 : 100) },
+        local_rate_limit_per_downstream_connection: false,
+        ...(local.length > 0
+          ? {
+              descriptors: local.map((r) => ({
+                entries: [{ key: RULE_DESCRIPTOR_KEY, value: r.id }],
+                token_bucket: envoyTokenBucket(r.rate, r.burst),
+              })),
+            }
+          : {}),
+        response_headers_to_add: [
+          { append_action: 'OVERWRITE_IF_EXISTS_OR_ADD', header: { key: 'retry-after', value: String(retryAfter) } },
+        ],
+      },
+    });
+  }
+  if (global.length > 0) {
+    filters.push({
+      name: 'envoy.filters.http.ratelimit',
+      typed_config: {
+        '@type': GLOBAL_TYPE,
+        domain: domainOf(design),
+        stage: GLOBAL_STAGE,
+        request_type: 'both',
+        timeout: '0.02s',
+        // fail mode: true refuses requests while the rate limit service is unreachable
+        failure_mode_deny: global.some((r) => r.failMode === 'closed'),
+        enable_x_ratelimit_headers: xHeaders ? 'DRAFT_VERSION_03' : 'OFF',
+        rate_limit_service: {
+          grpc_service: { envoy_grpc: { cluster_name: RATE_LIMIT_CLUSTER } },
+          transport_api_version: 'V3',
+        },
+      },
+    });
+  }
+  filters.push({
+    name: 'envoy.filters.http.router',
+    typed_config: { '@type': 'type.googleapis.com/envoy.extensions.filters.http.router.v3.Router' },
+  });
+
+  const rateLimits = [
+    ...local.flatMap((r) => ruleActions(r, LOCAL_STAGE, false)),
+    ...global.flatMap((r) => ruleActions(r, GLOBAL_STAGE, true)),
+  ];
+  const exempt = exemptRoutes(design);
+  const routes: Record<string, unknown>[] = [
+    ...exempt.map((e) => ({
+      match: e.literal ? { path: e.route } : { safe_regex: { regex: e.pathRegex } },
+      route: { cluster: APP_CLUSTER },
+      typed_per_filter_config: {
+        'envoy.filters.http.local_ratelimit': {
+          '@type': LOCAL_TYPE,
+          stat_prefix: 'rl_exempt',
+          filter_enabled: { runtime_key: 'ratelimit.exempt.enabled', default_value: percent(0) },
+        },
+      },
+    })),
+    { match: { prefix: '/' }, route: { cluster: APP_CLUSTER } },
+  ];
+  return {
+    http_connection_manager: {
+      normalize_path: true,
+      merge_slashes: true,
+      http_filters: filters,
+      local_reply_config: {
+        mappers: [
+          {
+            filter: { status_code_filter: { comparison: { op: 'EQ', value: { default_value: 429, runtime_key: 'ratelimit.local_reply.status' } } } },
+            headers_to_add: [
+              { append_action: 'OVERWRITE_IF_EXISTS_OR_ADD', header: { key: 'retry-after', value: String(retryAfter) } },
+            ],
+            body_format_override: {
+              json_format: edgeProblemBody(design, all, retryAfter),
+              content_type: 'application/problem+json',
+            },
+          },
+        ],
+      },
+      route_config: {
+        name: 'api',
+        virtual_hosts: [
+          {
+            name: 'api',
+            domains: ['*'],
+            ...(rateLimits.length > 0 ? { rate_limits: rateLimits } : {}),
+            routes,
+          },
+        ],
+      },
+    },
+    ...(global.length > 0
+      ? {
+          clusters: [
+            {
+              name: RATE_LIMIT_CLUSTER,
+              type: 'STRICT_DNS',
+              connect_timeout: '0.25s',
+              typed_extension_protocol_options: {
+                'envoy.extensions.upstreams.http.v3.HttpProtocolOptions': {
+                  '@type': 'type.googleapis.com/envoy.extensions.upstreams.http.v3.HttpProtocolOptions',
+                  explicit_http_config: { http2_protocol_options: {} },
+                },
+              },
+              load_assignment: {
+                cluster_name: RATE_LIMIT_CLUSTER,
+                endpoints: [{ lb_endpoints: [{ endpoint: { address: { socket_address: { address: 'ratelimit', port_value: 8081 } } } }] }],
+              },
+            },
+          ],
+        }
+      : {}),
+  };
+}
+
+/** The envoyproxy/ratelimit service config as data (exported for tests). */
+export function ratelimitServiceConfig(design: Design): Record<string, unknown> {
+  const { global } = split(design);
+  const shadow = design.rollout.startsInShadow;
+  return {
+    domain: domainOf(design),
+    descriptors: global.map((r) => {
+      const w = perWindow(r.rate);
+      return {
+        key: RULE_DESCRIPTOR_KEY,
+        value: r.id,
+        descriptors: [
+          {
+            key: identityDescriptorKey(r),
+            rate_limit: { unit: w.unit, requests_per_unit: w.count },
+            ...(shadow ? { shadow_mode: true } : {}),
+          },
+        ],
+      };
+    }),
+  };
+}
+
+function filterHeader(design: Design): string[] {
+  const { ceiling, local, global, unsupported } = split(design);
+  const lines = [
+    `Generated by rl-design ${TOOL_VERSION} for ${design.scope.projectName}: edge rate limits for Envoy.`,
+    'Regenerate from the answers file rather than editing by hand.',
+    '',
+    'Merge into your listener: http_connection_manager.http_filters (before the router, in this order),',
+    'local_reply_config, and the virtual host rate_limits plus the exempt routes; add the clusters',
+    `(the rate limit service at ratelimit:8081, gRPC) and point "${APP_CLUSTER}" at your application cluster.`,
+    '',
+  ];
+  if (ceiling) {
+    lines.push(
+      `${ceiling.id}: ${rateText(ceiling.rate)}${ceiling.burst ? `, burst ${ceiling.burst}` : ''}, the local token bucket of EACH Envoy`,
+      'instance: with K instances set tokens_per_fill and max_tokens to the ceiling divided by K.',
+    );
+  }
+  for (const r of local) lines.push(`${r.id}: local descriptor (per Envoy instance), ${rateText(r.rate)}.`);
+  for (const r of global) {
+    const w = perWindow(r.rate);
+    lines.push(
+      `${r.id}: counted by the rate limit service across all instances, keyed on ${r.key === 'ip' ? 'the client IP (remote_address)' : `the ${API_KEY_HEADER} header`}:`,
+      `${w.count} per ${w.unit}, fixed window${w.exact ? '' : ` (approximates ${rateText(r.rate)})`}; the service has no burst${r.burst ? ` (design burst ${r.burst})` : ''}.`,
+    );
+  }
+  for (const r of unsupported) lines.push(`${r.id}: keyed on ${r.identity ?? 'an unstated identity'}, which Envoy cannot see: enforce it in the middleware.`);
+  lines.push(
+    '',
+    'Client IP: remote_address is the downstream address Envoy trusts. Behind your own proxies set',
+    `xff_num_trusted_hops on the connection manager to the number of proxy hops${design.enforcement.clientIp.trustedProxies.length > 0 ? ` (${design.enforcement.clientIp.trustedProxies.join(', ')})` : ''};`,
+    'never let a client-written X-Forwarded-For choose the key.',
+    'Shadow mode: filter_enforced at 0% counts without refusing (rollout step 1); raise the runtime key',
+    'ratelimit.edge_local.enforced to 100 to enforce. Every 429 carries Retry-After and a problem+json body.',
+  );
+  if (design.contract.convention !== 'x-ratelimit') {
+    lines.push('Rate-limit headers stay off here: the application emits the one documented convention.');
+  }
+  return lines;
+}
+
+export function generateEnvoy(design: Design): CodeFile[] {
+  const { global } = split(design);
+  const files: CodeFile[] = [
+    {
+      path: ENVOY_FILTER_PATH,
+      language: 'yaml',
+      content: toYaml(envoyFilterConfig(design), filterHeader(design)),
+      description: 'Envoy local rate limit filter, global rate limit filter, 429 local reply and route rate_limits to merge into the listener',
+    },
+  ];
+  if (global.length > 0) {
+    files.push({
+      path: ENVOY_SERVICE_PATH,
+      language: 'yaml',
+      content: toYaml(ratelimitServiceConfig(design), [
+        `Generated by rl-design ${TOOL_VERSION} for ${design.scope.projectName}: envoyproxy/ratelimit descriptors.`,
+        'Load it as the service config (RUNTIME_ROOT/RUNTIME_SUBDIRECTORY/config/); it pairs with the',
+        `rate_limits actions in ${ENVOY_FILTER_PATH.replace('gateway/', '')}. Back the service with a dedicated Redis (noeviction).`,
+        ...(design.rollout.startsInShadow ? ['shadow_mode: counted and reported, never refused (rollout step 1); remove it to enforce.'] : []),
+      ]),
+      description: 'envoyproxy/ratelimit service descriptor config for the per-client edge limits',
+    });
+  }
+  return files;
+}

@@ -1,0 +1,299 @@
+/**
+ * Design -> the data the generated middleware compiles in: the rules it enforces (with
+ * their routes, identity, script, numbers, fail mode, header policy, error code, kill
+ * switch flag), the route table, the response contract, metric names, the quota period,
+ * the hybrid local bucket and the Lua scripts. Pure: no file system beyond the Lua files
+ * that codegen/lua.ts loads, no clock.
+ *
+ * Which rules the middleware owns: every rule whose layer is `middleware` (or unstated:
+ * a limit nobody enforces is worse than one the application enforces). Edge rules are the
+ * gateway's and outbound rules the outbound client's, so no rule is counted twice; both are
+ * listed in the generated header as not enforced here.
+ */
+import { KEY_PREFIX } from '../../design/naming.js';
+import type { Design, MatrixRule, RuleIdentity } from '../../design/model.js';
+import { luaScript, type LuaScriptName } from '../lua.js';
+
+export type ScriptName = 'gcra' | 'sliding-window-log' | 'fixed-window';
+export type CompiledIdentity = Exclude<RuleIdentity, 'provider'>;
+export type CompiledTier = 'ceiling' | 'security' | 'fairness' | 'quota';
+
+export interface CompiledRoute {
+  method: string;
+  route: string;
+  /** The design endpoint this route belongs to (null for a route only a rule names). */
+  endpoint: string | null;
+  /** Health checks and other endpoints the design exempts from every limit. */
+  exempt: boolean;
+}
+
+export interface CompiledRule {
+  id: string;
+  title: string;
+  tier: CompiledTier;
+  identity: CompiledIdentity;
+  plan: string | null;
+  /** The Lua script (or its in-process twin) that decides. */
+  script: ScriptName;
+  store: 'redis' | 'memory';
+  /** The design's key pattern without the leading `rl:` (the runtime puts its keyPrefix there). */
+  key: string;
+  /** Indexes into the route table. */
+  routes: number[];
+  /** Requests (tokens) per period: the rate, or the window's limit. */
+  limit: number;
+  periodSeconds: number;
+  /** Bucket capacity (token bucket / GCRA); null for windows. */
+  burst: number | null;
+  costDefault: number;
+  /** [endpoint name, cost] pairs. */
+  costByEndpoint: [string, number][];
+  failMode: 'open' | 'closed';
+  headers: 'full' | 'silent';
+  errorCode: 'RATE_LIMITED' | 'QUOTA_EXCEEDED';
+  /** The kill-switch feature flag (null when the design removed it). */
+  flag: string | null;
+  /** Fixed-window rules: calendar period (quota), rolling window (quota), or plain fixed window. */
+  window: 'calendar' | 'rolling' | 'fixed' | null;
+  /** The plan quota shown to clients when the hard stop sits above it (soft overage). */
+  quota: number | null;
+  /** Whether the in-process bucket sits in front of Redis for this rule. */
+  hybrid: boolean;
+  /** Original algorithm, when the script is a stand-in (e.g. token-bucket runs on GCRA). */
+  algorithmNote: string | null;
+}
+
+export interface SkippedRule {
+  id: string;
+  reason: string;
+}
+
+export interface CompiledMetric {
+  name: string;
+  help: string;
+}
+
+export interface CompiledDesign {
+  project: string;
+  date: string;
+  toolVersion: string;
+  framework: string;
+  convention: Design['contract']['convention'];
+  docsUrl: string;
+  trustedProxies: string[];
+  clientIpSource: Design['enforcement']['clientIp']['source'];
+  defaultMode: 'shadow' | 'enforce';
+  storeUnavailableRetryAfter: number;
+  quotaPeriod:
+    | { kind: 'calendar'; period: 'day' | 'month'; timeZone: string }
+    | { kind: 'rolling'; days: number }
+    | null;
+  hybrid: { localBurst: number; instances: number; overAdmission: number } | null;
+  metrics: {
+    decisions: CompiledMetric;
+    throttled: CompiledMetric;
+    latency: CompiledMetric;
+    failures: CompiledMetric;
+    failOpen: CompiledMetric;
+    quotaExhausted: CompiledMetric | null;
+  };
+  scripts: { name: ScriptName; file: string; sha1: string; source: string }[];
+  routes: CompiledRoute[];
+  rules: CompiledRule[];
+  plans: string[];
+  defaultPlan: string | null;
+  skipped: SkippedRule[];
+}
+
+const TIER_ORDER: Record<CompiledTier, number> = { ceiling: 0, security: 1, fairness: 2, quota: 3 };
+
+const IDENTITY_LABEL: Record<CompiledIdentity, string> = {
+  global: '',
+  'api-key': 'ak:',
+  user: 'u:',
+  tenant: 't:',
+  session: 's:',
+  ip: 'ip:',
+  username: 'un:',
+};
+
+const DEFAULT_METRICS = {
+  decisions: { name: 'ratelimit_decisions_total', help: 'Every limiter decision, by rule and result.' },
+  throttled: { name: 'ratelimit_throttled_total', help: 'Requests rejected (mode=enforce) or that would have been (mode=shadow).' },
+  latency: { name: 'ratelimit_store_latency_ms', help: 'Round trip of one limiter call to the store, in milliseconds.' },
+  failures: { name: 'ratelimit_store_failures_total', help: 'Limiter calls that failed (timeout, connection, script error).' },
+  failOpen: { name: 'ratelimit_fail_open_events_total', help: 'Requests admitted without a check because the store failed and the rule fails open.' },
+  quotaExhausted: { name: 'ratelimit_quota_exhausted_total', help: 'Calls refused because a plan quota was used up.' },
+};
+
+function metricFor(design: Design, pattern: RegExp, type: string, fallback: CompiledMetric): CompiledMetric {
+  const m = design.monitoring.metrics.find((x) => x.type === type && pattern.test(x.name));
+  return m ? { name: m.name, help: m.help } : fallback;
+}
+
+function scriptOf(rule: MatrixRule): { script: ScriptName; note: string | null } {
+  switch (rule.algorithm) {
+    case 'sliding-window-log':
+      return { script: 'sliding-window-log', note: null };
+    case 'fixed-window':
+      return { script: 'fixed-window', note: null };
+    case 'gcra':
+    case undefined:
+      return { script: 'gcra', note: null };
+    case 'token-bucket':
+      return { script: 'gcra', note: 'token bucket, run as GCRA (the same decisions: rate + burst)' };
+    case 'leaky-bucket':
+      return { script: 'gcra', note: 'leaky bucket, run as GCRA (a leaky bucket as a meter)' };
+    case 'sliding-window-counter':
+      return { script: 'gcra', note: 'sliding window counter, run as GCRA (smooth, no boundary burst)' };
+  }
+}
+
+/** The identity a rule is keyed on: stated, or read from its key pattern. */
+function identityOf(rule: MatrixRule): CompiledIdentity {
+  if (rule.identity && rule.identity !== 'provider') return rule.identity;
+  const key = (rule.key ?? '').toLowerCase();
+  if (/<[^>]*sha256/.test(key)) return 'username';
+  if (/<[^>]*ip[^>]*>/.test(key)) return 'ip';
+  if (/<[^>]*tenant/.test(key)) return 'tenant';
+  if (/<[^>]*user/.test(key)) return 'user';
+  if (/<[^>]*session/.test(key)) return 'session';
+  if (/<[^>]*key/.test(key)) return 'api-key';
+  return 'ip';
+}
+
+function keyOf(rule: MatrixRule, identity: CompiledIdentity): string {
+  const key = rule.key ?? (identity === 'global' ? `{${rule.id}}` : `{${IDENTITY_LABEL[identity]}<${identity}>}:${rule.id}`);
+  return key.startsWith(`${KEY_PREFIX}:`) ? key.slice(KEY_PREFIX.length + 1) : key;
+}
+
+function tierOf(rule: MatrixRule): CompiledTier | null {
+  return rule.tier === 'outbound' ? null : rule.tier;
+}
+
+/** Why the middleware leaves a rule alone, or null when it enforces it. */
+function skipReason(rule: MatrixRule): string | null {
+  if (rule.tier === 'outbound' || rule.layer === 'outbound-client' || rule.identity === 'provider') {
+    return 'outbound limit: enforced by the outbound client, not on incoming requests';
+  }
+  if (rule.layer === 'edge') return 'edge rule: enforced by the gateway (counting it here too would count it twice)';
+  if (!rule.rate || !(rule.rate.requests > 0) || !(rule.rate.periodSeconds > 0)) return 'no rate stated: nothing to enforce';
+  return null;
+}
+
+export function compileDesign(design: Design): CompiledDesign {
+  const exempt = new Set(design.enforcement.exempt.endpoints);
+  const routes: CompiledRoute[] = [];
+  const routeIndex = new Map<string, number>();
+  const addRoute = (method: string, route: string, endpoint: string | null, isExempt: boolean): number => {
+    const id = `${method.toUpperCase()} ${route}`;
+    const found = routeIndex.get(id);
+    if (found !== undefined) return found;
+    routes.push({ method: method.toUpperCase(), route, endpoint, exempt: isExempt });
+    routeIndex.set(id, routes.length - 1);
+    return routes.length - 1;
+  };
+  for (const e of design.scope.endpoints) addRoute(e.method, e.route, e.name, exempt.has(e.name));
+
+  const quotaPeriod: CompiledDesign['quotaPeriod'] = design.quotas
+    ? design.quotas.reset.kind === 'calendar'
+      ? { kind: 'calendar', period: design.quotas.reset.period, timeZone: design.quotas.reset.timeZone }
+      : { kind: 'rolling', days: design.quotas.reset.days }
+    : null;
+  const hybridIds = new Set(design.enforcement.hybrid?.ruleIds ?? []);
+
+  const rules: CompiledRule[] = [];
+  const skipped: SkippedRule[] = [];
+  for (const rule of design.rules) {
+    const reason = skipReason(rule);
+    const tier = tierOf(rule);
+    if (reason || !tier || !rule.rate) {
+      skipped.push({ id: rule.id, reason: reason ?? 'not an inbound limit' });
+      continue;
+    }
+    const identity = identityOf(rule);
+    const { script, note } = scriptOf(rule);
+    const store = rule.primitive === 'in-process' || design.scope.store === 'none' ? 'memory' : 'redis';
+    let ruleRoutes = rule.routes;
+    if (ruleRoutes.length === 0) {
+      const eps = design.scope.endpoints.filter(
+        (e) => !exempt.has(e.name) && (rule.endpointClass === 'all' || e.class === rule.endpointClass),
+      );
+      ruleRoutes = eps.length > 0 ? eps.map((e) => ({ method: e.method, route: e.route })) : [{ method: 'ANY', route: '/*' }];
+    }
+    const window =
+      script !== 'fixed-window' ? null : tier === 'quota' && quotaPeriod ? quotaPeriod.kind : 'fixed';
+    const planQuota = design.quotas?.plans.find((p) => p.ruleId === rule.id)?.quota;
+    rules.push({
+      id: rule.id,
+      title: rule.title,
+      tier,
+      identity,
+      plan: rule.plan ?? null,
+      script,
+      store,
+      key: keyOf(rule, identity),
+      routes: ruleRoutes.map((r) => addRoute(r.method, r.route, null, false)),
+      limit: rule.rate.requests,
+      periodSeconds: rule.rate.periodSeconds,
+      burst: script === 'gcra' ? Math.max(1, Math.round(rule.burst ?? rule.rate.requests)) : null,
+      costDefault: rule.cost?.default ?? 1,
+      costByEndpoint: (rule.cost?.byEndpoint ?? []).map((c) => [c.endpoint, c.cost]),
+      failMode: rule.failMode ?? 'open',
+      headers: rule.headers === 'silent' ? 'silent' : 'full',
+      errorCode: rule.errorCode,
+      flag: rule.killSwitch?.flag ?? null,
+      window,
+      quota: planQuota !== undefined && planQuota < rule.rate.requests ? planQuota : null,
+      hybrid: hybridIds.has(rule.id) && script === 'gcra' && store === 'redis',
+      algorithmNote: note,
+    });
+  }
+  // Stable tier order: ceiling, security, fairness, quota (design order within a tier).
+  const ordered = rules
+    .map((r, i) => ({ r, i }))
+    .sort((a, b) => TIER_ORDER[a.r.tier] - TIER_ORDER[b.r.tier] || a.i - b.i)
+    .map((x) => x.r);
+
+  const used = new Set(ordered.filter((r) => r.store === 'redis').map((r) => r.script));
+  const scripts = (['gcra', 'sliding-window-log', 'fixed-window'] as const)
+    .filter((name) => used.has(name))
+    .map((name) => {
+      const s = luaScript(name as LuaScriptName);
+      return { name, file: `lua/${s.file}`, sha1: s.sha1, source: s.source };
+    });
+
+  const hybrid = design.enforcement.hybrid;
+  return {
+    project: design.scope.projectName,
+    date: design.meta.date,
+    toolVersion: design.meta.toolVersion,
+    framework: design.scope.framework,
+    convention: design.contract.convention,
+    docsUrl: design.contract.docsUrl,
+    trustedProxies: [...design.enforcement.clientIp.trustedProxies],
+    clientIpSource: design.enforcement.clientIp.source,
+    defaultMode: design.rollout.startsInShadow ? 'shadow' : 'enforce',
+    storeUnavailableRetryAfter: design.contract.storeUnavailable.retryAfterSeconds,
+    quotaPeriod,
+    hybrid: hybrid && ordered.some((r) => r.hybrid)
+      ? { localBurst: hybrid.localBurst, instances: hybrid.instances, overAdmission: hybrid.overAdmission }
+      : null,
+    metrics: {
+      decisions: metricFor(design, /decisions/, 'counter', DEFAULT_METRICS.decisions),
+      throttled: metricFor(design, /throttled/, 'counter', DEFAULT_METRICS.throttled),
+      latency: metricFor(design, /store_latency/, 'histogram', DEFAULT_METRICS.latency),
+      failures: metricFor(design, /store_failures/, 'counter', DEFAULT_METRICS.failures),
+      failOpen: metricFor(design, /fail_open/, 'counter', DEFAULT_METRICS.failOpen),
+      quotaExhausted: ordered.some((r) => r.tier === 'quota')
+        ? metricFor(design, /quota_exhausted/, 'counter', DEFAULT_METRICS.quotaExhausted)
+        : null,
+    },
+    scripts,
+    routes,
+    rules: ordered,
+    plans: design.scope.plans.map((p) => p.name),
+    defaultPlan: design.scope.plans[0]?.name ?? null,
+    skipped,
+  };
+}

@@ -1,0 +1,1791 @@
+/**
+ * The framework-independent runtime of the generated middleware: ONE template, the same
+ * text for every design and both frameworks. The generator puts the design's data (rules,
+ * routes, scripts, contract, metric names) in front of it; the framework adapters import it.
+ *
+ * Written without backticks and without the dollar-brace sequence, so that it can live in
+ * a String.raw literal here (index.ts checks this). Everything in it is type-checked when
+ * the generated file is compiled (test/middleware/compile.test.ts runs tsc --strict on it).
+ */
+export const CORE_IMPORTS = String.raw`import { createHash } from 'node:crypto';
+import { Counter, Histogram, register as defaultRegistry } from 'prom-client';
+import type { Registry } from 'prom-client';
+`;
+
+export const CORE_RUNTIME = String.raw`
+// ===========================================================================
+// Runtime: the same for every design. Nothing below reads the design except
+// through the constants above.
+// ===========================================================================
+
+export type RuleMode = 'enforce' | 'shadow' | 'off';
+export type HeaderConvention = 'ietf-structured' | 'ietf-trio' | 'x-ratelimit';
+export type ScriptName = 'gcra' | 'sliding-window-log' | 'fixed-window';
+export type IdentityKind = 'global' | 'api-key' | 'user' | 'tenant' | 'session' | 'ip' | 'username';
+export type RuleTier = 'ceiling' | 'security' | 'fairness' | 'quota';
+
+export interface RouteSpec {
+  readonly method: string;
+  readonly route: string;
+  /** The design endpoint this route belongs to (its name picks the weighted cost). */
+  readonly endpoint: string | null;
+  /** Exempt endpoints (health checks) are never limited. */
+  readonly exempt: boolean;
+}
+
+export interface RuleSpec {
+  readonly id: string;
+  readonly title: string;
+  readonly tier: RuleTier;
+  readonly identity: IdentityKind;
+  /** Only requests of this plan are checked by the rule (null: every plan). */
+  readonly plan: string | null;
+  readonly script: ScriptName;
+  /** redis: the Lua script; memory: the same algorithm in this process (no shared store). */
+  readonly store: 'redis' | 'memory';
+  /** Key pattern after the key prefix; <...> placeholders are filled per request. */
+  readonly key: string;
+  /** Indexes into ROUTES. */
+  readonly routes: readonly number[];
+  readonly limit: number;
+  readonly periodSeconds: number;
+  readonly burst: number | null;
+  readonly costDefault: number;
+  readonly costByEndpoint: readonly (readonly [string, number])[];
+  readonly failMode: 'open' | 'closed';
+  readonly headers: 'full' | 'silent';
+  readonly errorCode: 'RATE_LIMITED' | 'QUOTA_EXCEEDED';
+  /** Kill-switch feature flag name, handed to the mode() hook. */
+  readonly flag: string | null;
+  readonly window: 'calendar' | 'rolling' | 'fixed' | null;
+  /** Plan quota shown to clients when the hard stop sits above it (soft overage). */
+  readonly quota: number | null;
+  readonly hybrid: boolean;
+}
+
+export interface ScriptSpec {
+  readonly name: ScriptName;
+  readonly file: string;
+  readonly sha1: string;
+  readonly source: string;
+}
+
+export type QuotaPeriod =
+  | { readonly kind: 'calendar'; readonly period: 'day' | 'month'; readonly timeZone: string }
+  | { readonly kind: 'rolling'; readonly days: number };
+
+export interface HybridSpec {
+  readonly localBurst: number;
+  readonly instances: number;
+  readonly overAdmission: number;
+}
+
+export interface MetricSpec {
+  readonly name: string;
+  readonly help: string;
+}
+
+/**
+ * What the application knows about the caller, from the identify() hook. Return only
+ * what your authentication has VERIFIED: an API key id from a key you looked up, the
+ * user and tenant of a valid session or token. Never pass raw client-supplied header
+ * values here: anyone could rotate them to get fresh buckets.
+ */
+export interface RequestIdentity {
+  /** Id of the authenticated API key (an id, not the secret). */
+  readonly apiKey?: string | undefined;
+  readonly userId?: string | undefined;
+  readonly tenantId?: string | undefined;
+  readonly sessionId?: string | undefined;
+  /** The caller's plan name, exactly as in the design (plan rules only check their plan). */
+  readonly plan?: string | undefined;
+  /**
+   * Auth endpoints: the account name being tried (login name, e-mail, client id). Stored
+   * only as sha256 of its trimmed, NFKC-normalised, lower-cased form. When identify()
+   * leaves it out, it is read from the parsed body (username, email, login, client_id).
+   */
+  readonly username?: string | undefined;
+}
+
+/**
+ * The two commands the middleware needs. An ioredis Redis or Cluster client fits as it is.
+ * Recommended ioredis options: enableAutoPipelining: true (the decisions of one event-loop
+ * turn go out in one write; see bench/middleware in rl-design for what it saves) and
+ * enableOfflineQueue: false (calls fail at once while the store is down, instead of
+ * queueing until the timeout).
+ */
+export interface RedisClientLike {
+  evalsha(sha1: string, numkeys: number, ...args: (string | number)[]): Promise<unknown>;
+  eval(script: string, numkeys: number, ...args: (string | number)[]): Promise<unknown>;
+}
+
+export interface LimiterOptions<TReq> {
+  /** Required when any rule keeps its state in Redis (ioredis Redis or Cluster). */
+  readonly redis?: RedisClientLike | undefined;
+  /**
+   * Who is calling. Resolution order for a rule keyed on a client identity:
+   * the rule's own identity if known, else API key > user > tenant > session > client IP.
+   */
+  readonly identify?: ((req: TReq) => RequestIdentity | undefined | Promise<RequestIdentity | undefined>) | undefined;
+  /**
+   * Per-rule kill switch / rollout flag: 'enforce', 'shadow' (evaluate and record, never
+   * reject) or 'off' (skip). Called on every request with the rule id and its flag name
+   * (e.g. ratelimit.<rule>.mode); return undefined to use defaultMode.
+   */
+  readonly mode?: ((ruleId: string, flag: string | null) => RuleMode | undefined) | undefined;
+  /** Mode of a rule the mode() hook says nothing about. Default: DEFAULT_MODE (from the design's rollout). */
+  readonly defaultMode?: RuleMode | undefined;
+  /** CIDRs of proxies you run. Default: TRUSTED_PROXIES from the design. */
+  readonly trustedProxies?: readonly string[] | undefined;
+  /** Replaces the trusted-hop walk entirely (e.g. a header your own edge sets and clients can not). */
+  readonly clientIp?: ((req: TReq) => string | undefined) | undefined;
+  /** IPv6 clients are keyed per network of this length (default 64: one customer's subnet). */
+  readonly ipv6PrefixLength?: number | undefined;
+  /** First segment of every key the middleware writes (default 'rl'). */
+  readonly keyPrefix?: string | undefined;
+  /** Per store call; a slower store counts as failed (default 50 ms). */
+  readonly timeoutMs?: number | undefined;
+  /**
+   * prom-client registry (default: prom-client's global one); null turns metrics off.
+   * Counters are kept in plain maps on the request path and handed to prom-client when it
+   * collects them (every scrape, or metric.get()), which keeps label hashing off the hot path.
+   */
+  readonly registry?: Registry | null | undefined;
+  /** Plan of callers whose identity names none (default: DEFAULT_PLAN). */
+  readonly defaultPlan?: string | undefined;
+  /** The in-process bucket in front of Redis, when the design has one (default true). */
+  readonly hybrid?: boolean | undefined;
+  /** Clock for calendar quota periods (epoch ms; default Date.now). */
+  readonly now?: (() => number) | undefined;
+  /** Told about every failed store call (the request is then handled by the rule's fail mode). */
+  readonly onStoreError?: ((error: unknown, ruleIds: readonly string[]) => void) | undefined;
+}
+
+export interface LimiterInput<TReq> {
+  readonly method: string;
+  /** Path and query as received (origin-form), e.g. /v1/orders/42?x=1. */
+  readonly url: string;
+  /** The TCP peer address. */
+  readonly remoteAddress: string | undefined;
+  /** X-Forwarded-For as received (used only when the TCP peer is a trusted proxy). */
+  readonly forwardedFor: string | readonly string[] | undefined;
+  readonly req: TReq;
+}
+
+export interface RuleOutcome {
+  readonly ruleId: string;
+  readonly mode: 'enforce' | 'shadow';
+  readonly allowed: boolean;
+  readonly remaining: number;
+  readonly resetMs: number;
+  readonly retryAfterMs: number;
+  /** store: decided by the store; local: by the in-process bucket; store-failed: fail mode applied. */
+  readonly source: 'store' | 'local' | 'store-failed';
+}
+
+export interface Decision {
+  readonly status: 200 | 429 | 503;
+  /** Set these on the response, whatever the status. */
+  readonly headers: readonly (readonly [string, string])[];
+  /** problem+json body for a 429 or 503; null when the request goes on. */
+  readonly body: string | null;
+  readonly contentType: string | null;
+  /** The rule that rejected the request (429) or whose store failed closed (503). */
+  readonly ruleId: string | null;
+  readonly exempt: boolean;
+  readonly outcomes: readonly RuleOutcome[];
+}
+
+export interface RateLimiter<TReq> {
+  check(input: LimiterInput<TReq>): Promise<Decision>;
+  /** The client address the limiter keys on, for a peer address and X-Forwarded-For. */
+  clientIp(remoteAddress: string | undefined, forwardedFor: string | readonly string[] | undefined): string;
+  readonly rules: readonly RuleSpec[];
+  /** Forgets in-process state and stops its timers. */
+  close(): void;
+}
+
+const MODES: readonly RuleMode[] = ['enforce', 'shadow', 'off'];
+const IDENTITY_LABEL: Readonly<Record<IdentityKind, string>> = {
+  global: '',
+  'api-key': 'ak:',
+  user: 'u:',
+  tenant: 't:',
+  session: 's:',
+  ip: 'ip:',
+  username: 'un:',
+};
+/** Client identities, best first: API key > user > tenant > session > IP. */
+const FALLBACK_ORDER: readonly IdentityKind[] = ['api-key', 'user', 'tenant', 'session', 'ip'];
+const PROBLEM_JSON = 'application/problem+json; charset=utf-8';
+
+function sha256Hex(value: string): string {
+  return createHash('sha256').update(value).digest('hex');
+}
+
+function sha1Hex(value: string): string {
+  return createHash('sha1').update(value).digest('hex');
+}
+
+/**
+ * An identity value inside a Redis key: braces (hash-tag delimiters), '%', '~', spaces and
+ * control characters are percent-encoded, so a value can never end or open a hash tag; a
+ * very long value is replaced by its sha256, so keys stay small.
+ */
+const KEY_UNSAFE = /[\u0000-\u0020\u007f{}%~]/;
+
+export function keyPart(value: string): string {
+  const safe = KEY_UNSAFE.test(value)
+    ? value.replace(/[\u0000-\u0020\u007f{}%~]/g, (c) => '%' + c.charCodeAt(0).toString(16).padStart(2, '0'))
+    : value;
+  return safe.length > 128 ? '~' + sha256Hex(value) : safe;
+}
+
+/** sha256 of the normalised account name: case, width and surrounding spaces never make a new key. */
+export function usernameKey(username: string): string {
+  return sha256Hex(username.normalize('NFKC').trim().toLowerCase());
+}
+
+// ---------------------------------------------------------------------------
+// Client IP: the trusted hop only
+// ---------------------------------------------------------------------------
+
+/** 4 bytes (IPv4) or 16 bytes (IPv6). */
+type IpBytes = Uint8Array;
+
+function parseIPv4(text: string): IpBytes | null {
+  const parts = text.split('.');
+  if (parts.length !== 4) return null;
+  const out = new Uint8Array(4);
+  for (let i = 0; i < 4; i++) {
+    const part = parts[i] ?? '';
+    // no leading zeros: "010" is octal to some parsers and decimal to others
+    if (!/^(0|[1-9][0-9]{0,2})$/.test(part)) return null;
+    const n = Number(part);
+    if (n > 255) return null;
+    out[i] = n;
+  }
+  return out;
+}
+
+function parseGroups(text: string): number[] | null {
+  if (text === '') return [];
+  const out: number[] = [];
+  for (const group of text.split(':')) {
+    if (!/^[0-9a-fA-F]{1,4}$/.test(group)) return null;
+    out.push(parseInt(group, 16));
+  }
+  return out;
+}
+
+function parseIPv6(input: string): IpBytes | null {
+  let text = input;
+  let tail: IpBytes | null = null;
+  const lastColon = text.lastIndexOf(':');
+  if (lastColon < 0) return null;
+  if (text.indexOf('.', lastColon) > lastColon) {
+    // an embedded IPv4 tail (::ffff:192.0.2.1) stands for the last two groups
+    tail = parseIPv4(text.slice(lastColon + 1));
+    if (!tail) return null;
+    text = text.slice(0, lastColon + 1) + '0:0';
+  }
+  const halves = text.split('::');
+  if (halves.length > 2) return null;
+  const head = parseGroups(halves[0] ?? '');
+  if (!head) return null;
+  let groups: number[];
+  if (halves.length === 2) {
+    const rest = parseGroups(halves[1] ?? '');
+    if (!rest) return null;
+    const missing = 8 - head.length - rest.length;
+    if (missing < 1) return null;
+    groups = head.concat(new Array<number>(missing).fill(0), rest);
+  } else {
+    if (head.length !== 8) return null;
+    groups = head;
+  }
+  const out = new Uint8Array(16);
+  groups.forEach((g, i) => {
+    out[2 * i] = g >> 8;
+    out[2 * i + 1] = g & 0xff;
+  });
+  if (tail) out.set(tail, 12);
+  return out;
+}
+
+/**
+ * Parses one address as it appears in a socket or an X-Forwarded-For entry: IPv4, IPv6,
+ * [IPv6]:port, IPv4:port, with an optional zone (%eth0). IPv4-mapped IPv6 (::ffff:a.b.c.d)
+ * becomes the IPv4 address, so one client never has two keys.
+ */
+export function parseIp(input: string): IpBytes | null {
+  let text = input.trim();
+  if (text.length === 0 || text.length > 64) return null;
+  if (text.startsWith('[')) {
+    const end = text.indexOf(']');
+    if (end < 0) return null;
+    text = text.slice(1, end);
+  } else if (text.indexOf(':') >= 0 && text.indexOf(':') === text.lastIndexOf(':') && text.indexOf('.') >= 0) {
+    text = text.slice(0, text.indexOf(':'));
+  }
+  const zone = text.indexOf('%');
+  if (zone >= 0) text = text.slice(0, zone);
+  const bytes = text.indexOf(':') >= 0 ? parseIPv6(text) : parseIPv4(text);
+  if (bytes && bytes.length === 16) {
+    let mapped = bytes[10] === 0xff && bytes[11] === 0xff;
+    for (let i = 0; i < 10 && mapped; i++) if (bytes[i] !== 0) mapped = false;
+    if (mapped) return bytes.slice(12);
+  }
+  return bytes;
+}
+
+export interface Cidr {
+  readonly bytes: IpBytes;
+  readonly bits: number;
+}
+
+/** An IPv4 or IPv6 CIDR (a bare address is a /32 or /128). Throws on anything else. */
+export function parseCidr(text: string): Cidr {
+  const slash = text.indexOf('/');
+  const address = slash >= 0 ? text.slice(0, slash) : text;
+  const bytes = parseIp(address);
+  if (!bytes) throw new Error('rate limiter: not an IP address or CIDR: ' + JSON.stringify(text));
+  const isV6Text = address.indexOf(':') >= 0;
+  let bits = bytes.length * 8;
+  if (slash >= 0) {
+    const raw = text.slice(slash + 1);
+    if (!/^[0-9]{1,3}$/.test(raw)) throw new Error('rate limiter: bad prefix length in ' + JSON.stringify(text));
+    bits = Number(raw);
+    // an IPv4-mapped IPv6 range (::ffff:10.0.0.0/104) is the IPv4 range 10.0.0.0/8
+    if (isV6Text && bytes.length === 4) bits -= 96;
+    if (bits < 0 || bits > bytes.length * 8) throw new Error('rate limiter: bad prefix length in ' + JSON.stringify(text));
+  }
+  return { bytes, bits };
+}
+
+export function inCidr(ip: IpBytes, cidr: Cidr): boolean {
+  if (ip.length !== cidr.bytes.length) return false;
+  const whole = cidr.bits >> 3;
+  for (let i = 0; i < whole; i++) if (ip[i] !== cidr.bytes[i]) return false;
+  const rest = cidr.bits & 7;
+  if (rest === 0) return true;
+  const mask = (0xff << (8 - rest)) & 0xff;
+  return ((ip[whole] ?? 0) & mask) === ((cidr.bytes[whole] ?? 0) & mask);
+}
+
+/** Key text for an address: dotted IPv4, or the IPv6 network of prefixLength bits. */
+export function formatIp(ip: IpBytes, ipv6PrefixLength = 128): string {
+  if (ip.length === 4) return ip.join('.');
+  const bytes = ip.slice();
+  const bits = Math.max(0, Math.min(128, ipv6PrefixLength));
+  for (let i = 0; i < 16; i++) {
+    const keep = Math.max(0, Math.min(8, bits - i * 8));
+    bytes[i] = (bytes[i] ?? 0) & ((0xff << (8 - keep)) & 0xff);
+  }
+  const groups: number[] = [];
+  for (let i = 0; i < 8; i++) groups.push(((bytes[2 * i] ?? 0) << 8) | (bytes[2 * i + 1] ?? 0));
+  // RFC 5952: compress the longest run (two or more) of zero groups
+  let bestStart = -1;
+  let bestLength = 0;
+  for (let i = 0; i < 8; ) {
+    if (groups[i] !== 0) {
+      i++;
+      continue;
+    }
+    let j = i;
+    while (j < 8 && groups[j] === 0) j++;
+    if (j - i > bestLength && j - i >= 2) {
+      bestStart = i;
+      bestLength = j - i;
+    }
+    i = j;
+  }
+  const hex = groups.map((g) => g.toString(16));
+  const text =
+    bestStart < 0
+      ? hex.join(':')
+      : hex.slice(0, bestStart).join(':') + '::' + hex.slice(bestStart + bestLength).join(':');
+  return bits < 128 ? text + '/' + bits : text;
+}
+
+/**
+ * The client address: the TCP peer, unless the peer is one of our trusted proxies. Then
+ * X-Forwarded-For is walked from the right (each entry was appended by the hop to its
+ * right), skipping trusted proxies; the first untrusted entry is the client. Entries left
+ * of it were written by the client and never matter, so rotating them changes nothing.
+ * An unparsable entry stops the walk at the last address we can vouch for.
+ */
+export function resolveClientIp(
+  remoteAddress: string | undefined,
+  forwardedFor: string | readonly string[] | undefined,
+  trusted: readonly Cidr[],
+  ipv6PrefixLength = 64,
+): string {
+  const peer = remoteAddress === undefined ? null : parseIp(remoteAddress);
+  if (!peer) return 'unknown';
+  const isTrusted = (ip: IpBytes): boolean => trusted.some((c) => inCidr(ip, c));
+  let client = peer;
+  if (isTrusted(peer) && forwardedFor !== undefined) {
+    const header = typeof forwardedFor === 'string' ? forwardedFor : forwardedFor.join(',');
+    const entries = header.split(',');
+    for (let i = entries.length - 1; i >= 0; i--) {
+      const hop = parseIp(entries[i] ?? '');
+      if (!hop) break;
+      client = hop;
+      if (!isTrusted(hop)) break;
+    }
+  }
+  return formatIp(client, ipv6PrefixLength);
+}
+
+// ---------------------------------------------------------------------------
+// Routes
+// ---------------------------------------------------------------------------
+
+interface Segment {
+  /** 2 static, 1 parameter: a static segment is more specific. */
+  readonly rank: 1 | 2;
+  readonly text: string;
+}
+
+interface CompiledRoute {
+  readonly index: number;
+  readonly spec: RouteSpec;
+  readonly method: string;
+  readonly segments: readonly Segment[];
+  /** Ends in a catch-all (/*): matches the prefix and anything below it. */
+  readonly wildcard: boolean;
+}
+
+interface RouteMatch {
+  /** The most specific non-wildcard route, as a router would pick it. */
+  readonly best: CompiledRoute | null;
+  readonly wildcards: readonly CompiledRoute[];
+  readonly endpoint: string | null;
+  readonly exempt: boolean;
+}
+
+function decodeSegment(segment: string): string {
+  if (segment.indexOf('%') < 0) return segment;
+  try {
+    return decodeURIComponent(segment);
+  } catch {
+    return segment;
+  }
+}
+
+/**
+ * Path segments of a request URL, decoded and lower-cased, without empty segments: the
+ * matching is deliberately looser than any router (case, //, trailing /, %-encoding), so a
+ * request can not dodge a limit by spelling the path another way.
+ */
+export function pathSegments(url: string): string[] {
+  let path = url;
+  if (!path.startsWith('/')) {
+    const scheme = path.indexOf('://');
+    if (scheme >= 0) {
+      const slash = path.indexOf('/', scheme + 3);
+      path = slash >= 0 ? path.slice(slash) : '/';
+    }
+  }
+  let end = path.length;
+  const query = path.indexOf('?');
+  if (query >= 0) end = query;
+  const hash = path.indexOf('#');
+  if (hash >= 0 && hash < end) end = hash;
+  const out: string[] = [];
+  for (const raw of path.slice(0, end).split('/')) {
+    if (raw !== '') out.push(decodeSegment(raw).toLowerCase());
+  }
+  return out;
+}
+
+function compileRoute(spec: RouteSpec, index: number): CompiledRoute {
+  const parts = (spec.route.split('?')[0] ?? '').split('/').filter((p) => p !== '');
+  const segments: Segment[] = [];
+  let wildcard = false;
+  parts.forEach((part, i) => {
+    const last = i === parts.length - 1;
+    if (last && (part.startsWith('*') || part === '(.*)' || /^\{\*.*\}$/.test(part) || /^:.*[*+]$/.test(part))) {
+      wildcard = true;
+    } else if (part.startsWith(':') || part.startsWith('*') || (part.startsWith('{') && part.endsWith('}'))) {
+      segments.push({ rank: 1, text: '' });
+    } else {
+      segments.push({ rank: 2, text: decodeSegment(part).toLowerCase() });
+    }
+  });
+  return { index, spec, method: spec.method.toUpperCase(), segments, wildcard };
+}
+
+function methodMatches(routeMethod: string, method: string): boolean {
+  return routeMethod === 'ANY' || routeMethod === method || (routeMethod === 'GET' && method === 'HEAD');
+}
+
+function segmentsMatch(route: readonly Segment[], path: readonly string[]): boolean {
+  for (let i = 0; i < route.length; i++) {
+    const s = route[i] as Segment;
+    if (s.rank === 2 && s.text !== path[i]) return false;
+  }
+  return true;
+}
+
+function moreSpecific(a: CompiledRoute, b: CompiledRoute): boolean {
+  for (let i = 0; i < a.segments.length; i++) {
+    const x = (a.segments[i] as Segment).rank;
+    const y = (b.segments[i] as Segment).rank;
+    if (x !== y) return x > y;
+  }
+  return a.method !== 'ANY' && b.method === 'ANY';
+}
+
+function matchRoutes(routes: readonly CompiledRoute[], method: string, path: readonly string[]): RouteMatch {
+  let best: CompiledRoute | null = null;
+  const wildcards: CompiledRoute[] = [];
+  for (const route of routes) {
+    if (!methodMatches(route.method, method)) continue;
+    if (route.wildcard) {
+      if (path.length >= route.segments.length && segmentsMatch(route.segments, path)) wildcards.push(route);
+    } else if (route.segments.length === path.length && segmentsMatch(route.segments, path)) {
+      if (best === null || moreSpecific(route, best)) best = route;
+    }
+  }
+  let widest: CompiledRoute | null = null;
+  for (const w of wildcards) if (widest === null || w.segments.length > widest.segments.length) widest = w;
+  const owner = best ?? widest;
+  return {
+    best,
+    wildcards,
+    endpoint: owner ? owner.spec.endpoint : null,
+    exempt: owner ? owner.spec.exempt : false,
+  };
+}
+
+// ---------------------------------------------------------------------------
+// Keys
+// ---------------------------------------------------------------------------
+
+type KeyPiece = string | { readonly slot: 'identity' | 'period'; readonly label: string };
+
+/** Splits a key pattern such as {t:<tenant-id>}:quota:<yyyy-mm> into text and slots. */
+function parseKeyPattern(pattern: string): KeyPiece[] {
+  const out: KeyPiece[] = [];
+  const re = /([A-Za-z0-9_-]+:)?<([^<>]*)>/g;
+  let last = 0;
+  let m: RegExpExecArray | null;
+  while ((m = re.exec(pattern)) !== null) {
+    if (m.index > last) out.push(pattern.slice(last, m.index));
+    const name = (m[2] ?? '').toLowerCase();
+    out.push({ slot: name.indexOf('yyyy') >= 0 ? 'period' : 'identity', label: m[1] ?? '' });
+    last = re.lastIndex;
+  }
+  if (last < pattern.length) out.push(pattern.slice(last));
+  return out;
+}
+
+interface Slot {
+  /** null keeps the pattern's own label (e.g. t:); a fallback identity brings its own. */
+  readonly label: string | null;
+  readonly value: string;
+}
+
+function renderKey(prefix: string, pieces: readonly KeyPiece[], slot: Slot | null, period: string): string {
+  let out = prefix + ':';
+  let placed = slot === null;
+  for (const piece of pieces) {
+    if (typeof piece === 'string') out += piece;
+    else if (piece.slot === 'period') out += piece.label + period;
+    else if (slot !== null) {
+      out += (slot.label ?? piece.label) + slot.value;
+      placed = true;
+    }
+  }
+  // a pattern without an identity placeholder still gets one key per identity
+  if (!placed && slot !== null) out += ':' + (slot.label ?? '') + slot.value;
+  return out;
+}
+
+/** The Redis Cluster hash tag of a key: the text inside the first {...}, or null. */
+function hashTag(key: string): string | null {
+  const open = key.indexOf('{');
+  if (open < 0) return null;
+  const close = key.indexOf('}', open + 1);
+  return close > open + 1 ? key.slice(open + 1, close) : null;
+}
+
+// ---------------------------------------------------------------------------
+// Calendar periods in an IANA time zone (quota windows)
+// ---------------------------------------------------------------------------
+
+const zoneFormats = new Map<string, Intl.DateTimeFormat>();
+
+function zonedFields(ms: number, timeZone: string): number[] {
+  let format = zoneFormats.get(timeZone);
+  if (!format) {
+    format = new Intl.DateTimeFormat('en-US', {
+      timeZone,
+      hourCycle: 'h23',
+      year: 'numeric',
+      month: 'numeric',
+      day: 'numeric',
+      hour: 'numeric',
+      minute: 'numeric',
+      second: 'numeric',
+    });
+    zoneFormats.set(timeZone, format);
+  }
+  const fields: Record<string, number> = {};
+  for (const part of format.formatToParts(new Date(ms))) {
+    if (part.type !== 'literal') fields[part.type] = Number(part.value);
+  }
+  return [fields.year ?? 1970, fields.month ?? 1, fields.day ?? 1, fields.hour ?? 0, fields.minute ?? 0, fields.second ?? 0];
+}
+
+function zoneOffsetMs(ms: number, timeZone: string): number {
+  const f = zonedFields(ms, timeZone);
+  const asUtc = Date.UTC(f[0] ?? 1970, (f[1] ?? 1) - 1, f[2] ?? 1, f[3] ?? 0, f[4] ?? 0, f[5] ?? 0);
+  return asUtc - (ms - (((ms % 1000) + 1000) % 1000));
+}
+
+/** Epoch ms of local midnight starting (year, month, day) in the zone (DST-aware). */
+function zonedMidnight(year: number, month: number, day: number, timeZone: string): number {
+  const guess = Date.UTC(year, month - 1, day);
+  const first = guess - zoneOffsetMs(guess, timeZone);
+  return guess - zoneOffsetMs(first, timeZone);
+}
+
+function pad2(n: number): string {
+  return n < 10 ? '0' + n : String(n);
+}
+
+/** The calendar day or month containing ms, in the zone: its id (2026-03 / 2026-03-29) and bounds. */
+export function calendarPeriod(
+  ms: number,
+  period: 'day' | 'month',
+  timeZone: string,
+): { id: string; start: number; end: number } {
+  const f = zonedFields(ms, timeZone);
+  const y = f[0] ?? 1970;
+  const m = f[1] ?? 1;
+  const d = f[2] ?? 1;
+  if (period === 'month') {
+    return {
+      id: y + '-' + pad2(m),
+      start: zonedMidnight(y, m, 1, timeZone),
+      end: m === 12 ? zonedMidnight(y + 1, 1, 1, timeZone) : zonedMidnight(y, m + 1, 1, timeZone),
+    };
+  }
+  const next = new Date(Date.UTC(y, m - 1, d + 1));
+  return {
+    id: y + '-' + pad2(m) + '-' + pad2(d),
+    start: zonedMidnight(y, m, d, timeZone),
+    end: zonedMidnight(next.getUTCFullYear(), next.getUTCMonth() + 1, next.getUTCDate(), timeZone),
+  };
+}
+
+// ---------------------------------------------------------------------------
+// Stores: Redis (EVALSHA, NOSCRIPT -> EVAL) and the in-process twin of each script
+// ---------------------------------------------------------------------------
+
+/** Every script returns {allowed, remaining, retry_after_ms, reset_ms[, denied_by]}. */
+type Reply = readonly number[];
+
+export class StoreError extends Error {
+  readonly reason: 'timeout' | 'connection' | 'script';
+
+  constructor(reason: 'timeout' | 'connection' | 'script', message: string) {
+    super(message);
+    this.name = 'StoreError';
+    this.reason = reason;
+  }
+}
+
+function failureReason(error: unknown): 'timeout' | 'connection' | 'script' {
+  if (error instanceof StoreError) return error.reason;
+  const e = error as { name?: unknown; message?: unknown } | null;
+  const name = e && typeof e.name === 'string' ? e.name : '';
+  const message = e && typeof e.message === 'string' ? e.message : '';
+  if (name === 'ReplyError' || /^(ERR|CROSSSLOT|WRONGTYPE|NOSCRIPT)\b/.test(message)) return 'script';
+  return 'connection';
+}
+
+interface Deadline {
+  readonly at: number;
+  done: boolean;
+  readonly expire: () => void;
+}
+
+/**
+ * Per-call timeouts with ONE timer: every call of a limiter has the same timeout, so the
+ * deadlines come due in call order and a FIFO queue holds them. A call that settles marks
+ * its entry done; the timer only ever waits for the oldest pending deadline.
+ * An expired call is failed from setImmediate, which runs after the poll phase of the same
+ * loop turn: when the event loop itself was stalled, a reply already sitting in the socket
+ * still wins, and only a store that really did not answer counts as timed out.
+ */
+class Deadlines {
+  private readonly queue: Deadline[] = [];
+  private head = 0;
+  private timer: ReturnType<typeof setTimeout> | null = null;
+  private readonly ms: number;
+
+  constructor(ms: number) {
+    this.ms = ms;
+  }
+
+  add(expire: () => void, now: number): Deadline {
+    // calls mostly finish in order: drop the finished ones at the head as we go
+    while (this.head < this.queue.length && (this.queue[this.head] as Deadline).done) this.head++;
+    if (this.head > 1024 && this.head * 2 > this.queue.length) {
+      this.queue.splice(0, this.head);
+      this.head = 0;
+    }
+    const entry: Deadline = { at: now + this.ms, done: false, expire };
+    this.queue.push(entry);
+    if (this.timer === null) this.arm();
+    return entry;
+  }
+
+  private arm(): void {
+    while (this.head < this.queue.length && (this.queue[this.head] as Deadline).done) this.head++;
+    if (this.head >= this.queue.length) {
+      this.queue.length = 0;
+      this.head = 0;
+      this.timer = null;
+      return;
+    }
+    if (this.head > 1024 && this.head * 2 > this.queue.length) {
+      this.queue.splice(0, this.head);
+      this.head = 0;
+    }
+    const wait = Math.max(1, Math.ceil((this.queue[this.head] as Deadline).at - performance.now()));
+    this.timer = setTimeout(() => this.fire(), wait);
+  }
+
+  private fire(): void {
+    this.timer = null;
+    const now = performance.now();
+    while (this.head < this.queue.length) {
+      const entry = this.queue[this.head] as Deadline;
+      if (!entry.done && entry.at > now) break;
+      this.head++;
+      if (!entry.done) {
+        entry.done = true;
+        setImmediate(entry.expire);
+      }
+    }
+    this.arm();
+  }
+
+  clear(): void {
+    if (this.timer !== null) clearTimeout(this.timer);
+    this.timer = null;
+    this.queue.length = 0;
+    this.head = 0;
+  }
+}
+
+function toReply(raw: unknown): Reply {
+  if (!Array.isArray(raw) || raw.length < 4) throw new StoreError('script', 'rate limiter script returned an unexpected reply');
+  for (const v of raw) if (typeof v !== 'number') return raw.map((x) => Number(x));
+  return raw as number[];
+}
+
+function isNoScript(error: unknown): boolean {
+  const message = (error as { message?: unknown } | null)?.message;
+  return typeof message === 'string' && message.startsWith('NOSCRIPT');
+}
+
+function nowUs(): number {
+  return Math.floor((performance.timeOrigin + performance.now()) * 1000);
+}
+
+interface MemoryEntry {
+  value: number | number[] | Map<number, number>;
+  expiresAt: number;
+}
+
+/**
+ * The scripts' algorithms for state kept in this process (rules whose primitive is
+ * in-process). Same arguments, same replies; node runs each call to completion, so a
+ * decision is atomic here too. Only correct for one instance: the state is not shared.
+ */
+class MemoryStore {
+  private readonly data = new Map<string, MemoryEntry>();
+  private writes = 0;
+
+  run(script: ScriptName, keys: readonly string[], args: readonly (string | number)[]): Reply {
+    const a = args.map((x) => x);
+    if (script === 'gcra') return this.gcra(keys[0] ?? '', Number(a[0]), Number(a[1]), Number(a[2]), Number(a[3]));
+    if (script === 'sliding-window-log') return this.log(keys, a);
+    return this.window(keys[0] ?? '', a);
+  }
+
+  private get(key: string, nowMs: number): MemoryEntry | undefined {
+    const entry = this.data.get(key);
+    if (entry && entry.expiresAt <= nowMs) {
+      this.data.delete(key);
+      return undefined;
+    }
+    return entry;
+  }
+
+  private set(key: string, value: MemoryEntry['value'], expiresAt: number): void {
+    this.data.set(key, { value, expiresAt });
+    if (++this.writes % 1000 === 0) {
+      const now = Date.now();
+      for (const [k, e] of this.data) if (e.expiresAt <= now) this.data.delete(k);
+    }
+  }
+
+  private gcra(key: string, burst: number, rate: number, periodMs: number, cost: number): Reply {
+    const interval = Math.ceil((periodMs * 1000) / rate);
+    const tolerance = burst * interval;
+    const now = nowUs();
+    const entry = this.get(key, now / 1000);
+    let tat = typeof entry?.value === 'number' ? entry.value : 0;
+    if (tat < now) tat = now;
+    const ahead = tat + cost * interval - now;
+    if (ahead > tolerance) {
+      return [0, Math.floor((tolerance - tat + now) / interval), cost <= burst ? Math.ceil((ahead - tolerance) / 1000) : -1, Math.ceil((tat - now) / 1000)];
+    }
+    const reset = Math.ceil(ahead / 1000);
+    this.set(key, tat + cost * interval, now / 1000 + reset);
+    return [1, Math.floor((tolerance - ahead) / interval), 0, reset];
+  }
+
+  private log(keys: readonly string[], args: readonly (string | number)[]): Reply {
+    const n = keys.length;
+    const cost = Number(args[2 * n]) || 1;
+    const now = nowUs();
+    const logs: number[][] = [];
+    let remaining = Infinity;
+    let retry = 0;
+    let deniedBy = 0;
+    for (let i = 0; i < n; i++) {
+      const limit = Number(args[2 * i]);
+      const window = Number(args[2 * i + 1]) * 1000;
+      const entry = this.get(keys[i] ?? '', now / 1000);
+      const live = (Array.isArray(entry?.value) ? entry.value : []).filter((t) => t > now - window);
+      logs.push(live);
+      remaining = Math.min(remaining, limit - live.length);
+      if (live.length + cost > limit) {
+        let wait = -1;
+        if (cost <= limit) wait = Math.ceil(((live[live.length + cost - limit - 1] ?? now) + window - now) / 1000);
+        if (deniedBy === 0 || (retry !== -1 && (wait === -1 || wait > retry))) {
+          retry = wait;
+          deniedBy = i + 1;
+        }
+      }
+    }
+    remaining = Math.max(0, remaining);
+    if (deniedBy > 0) {
+      let reset = 0;
+      logs.forEach((live, i) => {
+        const newest = live[live.length - 1];
+        if (newest !== undefined) reset = Math.max(reset, Math.ceil((newest + Number(args[2 * i + 1]) * 1000 - now) / 1000));
+      });
+      return [0, remaining, retry, reset, deniedBy];
+    }
+    let windowMax = 0;
+    logs.forEach((live, i) => {
+      const windowMs = Number(args[2 * i + 1]);
+      for (let c = 0; c < cost; c++) live.push(now);
+      this.set(keys[i] ?? '', live, now / 1000 + windowMs);
+      windowMax = Math.max(windowMax, windowMs);
+    });
+    return [1, remaining - cost, 0, windowMax, 0];
+  }
+
+  private window(key: string, args: readonly (string | number)[]): Reply {
+    const limit = Number(args[1]);
+    const cost = Number(args[2]) || 1;
+    const now = Math.floor(nowUs() / 1000);
+    if (args[0] === 'calendar') {
+      const end = Number(args[3]);
+      const slack = Number(args[4] ?? 60000);
+      const reset = Math.max(0, end - now);
+      const entry = this.get(key, now);
+      const used = typeof entry?.value === 'number' ? entry.value : 0;
+      if (used + cost > limit) return [0, Math.max(0, limit - used), cost <= limit ? Math.max(1, reset) : -1, reset];
+      this.set(key, used + cost, entry ? entry.expiresAt : Math.max(end, now) + slack);
+      return [1, limit - used - cost, 0, reset];
+    }
+    const windowMs = Number(args[3]);
+    const bucketMs = Number(args[4]);
+    const buckets = Math.floor(windowMs / bucketMs);
+    const current = Math.floor(now / bucketMs);
+    const oldest = current - buckets + 1;
+    const entry = this.get(key, now);
+    const counts = entry?.value instanceof Map ? entry.value : new Map<number, number>();
+    let used = 0;
+    const live: number[] = [];
+    for (const [id, count] of counts) {
+      if (id < oldest) counts.delete(id);
+      else {
+        used += count;
+        live.push(id);
+      }
+    }
+    live.sort((x, y) => x - y);
+    const reset = live.length > 0 ? ((live[live.length - 1] ?? current) + buckets) * bucketMs - now : 0;
+    if (used + cost > limit) {
+      let retry = -1;
+      if (cost <= limit) {
+        let freed = 0;
+        for (const id of live) {
+          freed += counts.get(id) ?? 0;
+          if (freed >= used + cost - limit) {
+            retry = (id + buckets) * bucketMs - now;
+            break;
+          }
+        }
+      }
+      return [0, Math.max(0, limit - used), retry, reset];
+    }
+    counts.set(current, (counts.get(current) ?? 0) + cost);
+    const expireAt = (current + buckets) * bucketMs;
+    this.set(key, counts, expireAt);
+    return [1, limit - used - cost, 0, expireAt - now];
+  }
+
+  clear(): void {
+    this.data.clear();
+  }
+}
+
+// ---------------------------------------------------------------------------
+// Metrics (prom-client, with the design's metric names)
+// ---------------------------------------------------------------------------
+
+interface Metrics {
+  decision(rule: string, result: 'allowed' | 'throttled' | 'shadow_throttled'): void;
+  throttled(rule: string, mode: 'enforce' | 'shadow'): void;
+  latency(script: string, ms: number): void;
+  failure(rule: string, reason: string): void;
+  failOpen(rule: string): void;
+  quotaExhausted(rule: string, plan: string): void;
+}
+
+const NO_METRICS: Metrics = {
+  decision: () => undefined,
+  throttled: () => undefined,
+  latency: () => undefined,
+  failure: () => undefined,
+  failOpen: () => undefined,
+  quotaExhausted: () => undefined,
+};
+
+/**
+ * Counts waiting to be handed to prom-client. prom-client validates and hashes the labels
+ * on every inc(), which would cost more than the rest of a decision; the counts are kept
+ * here in a plain map and added to the counter when it is collected (at every scrape, and
+ * by metric.get()). Shared per registry and metric name, so several limiters on one
+ * registry add up.
+ */
+interface CounterEntry {
+  readonly labels: Record<string, string>;
+  n: number;
+}
+
+interface CounterSink {
+  /** By first label value, then by the rest joined (usually one more value). */
+  readonly pending: Map<string, Map<string, CounterEntry>>;
+}
+
+const sinks = new WeakMap<Registry, Map<string, CounterSink>>();
+
+function counterFor(registry: Registry, spec: MetricSpec, labelNames: readonly string[]): (...values: string[]) => void {
+  let byName = sinks.get(registry);
+  if (!byName) {
+    byName = new Map();
+    sinks.set(registry, byName);
+  }
+  let sink = byName.get(spec.name);
+  const existing = registry.getSingleMetric(spec.name) as Counter<string> | undefined;
+  if (!sink && existing) {
+    // a metric of this name that someone else registered: count into it directly
+    return (...values: string[]): void => {
+      const labels: Record<string, string> = {};
+      labelNames.forEach((name, i) => (labels[name] = values[i] ?? ''));
+      existing.inc(labels);
+    };
+  }
+  if (!sink) {
+    const pending: CounterSink['pending'] = new Map();
+    sink = { pending };
+    byName.set(spec.name, sink);
+    new Counter({
+      name: spec.name,
+      help: spec.help,
+      labelNames: labelNames.slice(),
+      registers: [registry],
+      collect() {
+        for (const inner of pending.values()) {
+          for (const entry of inner.values()) {
+            if (entry.n > 0) {
+              this.inc(entry.labels, entry.n);
+              entry.n = 0;
+            }
+          }
+        }
+      },
+    });
+  }
+  const pending = sink.pending;
+  return (...values: string[]): void => {
+    const first = values[0] ?? '';
+    const rest = values.length === 2 ? (values[1] ?? '') : values.slice(1).join('\u0000');
+    let inner = pending.get(first);
+    if (!inner) {
+      inner = new Map();
+      pending.set(first, inner);
+    }
+    const entry = inner.get(rest);
+    if (entry) entry.n++;
+    else {
+      const labels: Record<string, string> = {};
+      labelNames.forEach((name, i) => (labels[name] = values[i] ?? ''));
+      inner.set(rest, { labels, n: 1 });
+    }
+  };
+}
+
+function createMetrics(registry: Registry | null): Metrics {
+  if (registry === null) return NO_METRICS;
+  const decisions = counterFor(registry, METRICS.decisions, ['rule', 'result']);
+  const throttled = counterFor(registry, METRICS.throttled, ['rule', 'mode']);
+  const failures = counterFor(registry, METRICS.failures, ['rule', 'reason']);
+  const failOpen = counterFor(registry, METRICS.failOpen, ['rule']);
+  const quota = METRICS.quotaExhausted ? counterFor(registry, METRICS.quotaExhausted, ['rule', 'plan']) : null;
+  const latency =
+    (registry.getSingleMetric(METRICS.latency.name) as Histogram<string> | undefined) ??
+    new Histogram({
+      name: METRICS.latency.name,
+      help: METRICS.latency.help,
+      labelNames: ['script'],
+      buckets: [0.25, 0.5, 1, 2, 5, 10, 25, 50, 100],
+      registers: [registry],
+    });
+  const observers = new Map<string, { observe(value: number): void }>();
+  return {
+    decision: (rule, result) => decisions(rule, result),
+    throttled: (rule, mode) => throttled(rule, mode),
+    latency: (script, ms) => {
+      let child = observers.get(script);
+      if (!child) {
+        child = latency.labels(script);
+        observers.set(script, child);
+      }
+      child.observe(ms);
+    },
+    failure: (rule, reason) => failures(rule, reason),
+    failOpen: (rule) => failOpen(rule),
+    quotaExhausted: (rule, plan) => quota?.(rule, plan),
+  };
+}
+
+// ---------------------------------------------------------------------------
+// The optional in-process bucket in front of Redis (design.enforcement.hybrid)
+// ---------------------------------------------------------------------------
+
+/** Replies the in-process bucket gave without asking Redis. */
+const localReplies = new WeakSet<Reply>();
+
+function markLocal(reply: Reply): Reply {
+  localReplies.add(reply);
+  return reply;
+}
+
+interface LocalState {
+  /** Tokens this instance may still admit without asking Redis. */
+  credit: number;
+  /** Tokens admitted locally and not yet charged to Redis. */
+  pending: number;
+  flushing: boolean;
+  scheduled: boolean;
+  /** While a charge is refused, requests for the key are refused here until it is paid. */
+  blockedUntil: number;
+  attempts: number;
+  remaining: number;
+  resetMs: number;
+}
+
+/**
+ * Absorbs micro-bursts without a network hop: after Redis admits a request and reports
+ * R tokens left, this instance may admit up to min(localBurst, R) more on its own, and
+ * charges them to Redis in one call right after (same tick batch). The credit is backed
+ * by what Redis reported, so one instance alone never over-admits; with N instances each
+ * holding credit for the same identity at once, the fleet can admit at most
+ * N x localBurst requests beyond the limit (the design's stated over-admission) before
+ * the charges land. At any moment one instance holds at most localBurst uncharged
+ * admissions per key: credit + pending never exceeds localBurst. A refused charge is a
+ * debt: the key is refused on this instance until the debt is paid (retried after the
+ * Retry-After Redis returns), so locally admitted requests are still counted and the
+ * long-run rate stays the configured one. A debt still unpaid after five tries is dropped.
+ */
+class LocalBuckets {
+  private readonly states = new Map<string, LocalState>();
+  private readonly timers = new Set<ReturnType<typeof setTimeout>>();
+  private readonly localBurst: number;
+  private readonly maxKeys: number;
+
+  constructor(localBurst: number, maxKeys: number) {
+    this.localBurst = localBurst;
+    this.maxKeys = maxKeys;
+  }
+
+  /**
+   * call(cost) asks Redis; a failed synchronous call rejects to the caller (whose fail mode
+   * applies), a failed background charge is reported to onFlushError.
+   */
+  decide(key: string, cost: number, call: (cost: number) => Promise<Reply>, onFlushError: (error: unknown) => void): Reply | Promise<Reply> {
+    const state = this.state(key);
+    const now = Date.now();
+    if (state.pending > 0 && state.blockedUntil > now) {
+      const wait = state.blockedUntil - now;
+      return markLocal([0, 0, wait, Math.max(wait, state.resetMs)]);
+    }
+    if (state.credit >= cost) {
+      state.credit -= cost;
+      state.pending += cost;
+      this.schedule(state, call, onFlushError);
+      return markLocal([1, Math.max(0, state.remaining - state.pending), 0, state.resetMs]);
+    }
+    return call(cost).then((reply) => {
+      if (reply[0] === 1) this.learn(state, reply);
+      return reply;
+    });
+  }
+
+  private learn(state: LocalState, reply: Reply): void {
+    state.remaining = reply[1] ?? 0;
+    state.resetMs = reply[3] ?? 0;
+    state.credit = Math.max(0, Math.min(this.localBurst - state.pending, state.remaining - state.pending));
+  }
+
+  private schedule(state: LocalState, call: (cost: number) => Promise<Reply>, onError: (error: unknown) => void): void {
+    if (state.flushing || state.scheduled) return;
+    state.scheduled = true;
+    setImmediate(() => {
+      state.scheduled = false;
+      this.flush(state, call, onError);
+    });
+  }
+
+  private flush(state: LocalState, call: (cost: number) => Promise<Reply>, onError: (error: unknown) => void): void {
+    if (state.flushing || state.pending === 0) return;
+    state.flushing = true;
+    const amount = state.pending;
+    call(amount).then(
+      (reply) => {
+        state.flushing = false;
+        if (reply[0] === 1) {
+          state.pending -= amount;
+          state.attempts = 0;
+          this.learn(state, reply);
+          if (state.pending > 0) this.schedule(state, call, onError);
+          return;
+        }
+        state.credit = 0;
+        const wait = reply[2] ?? -1;
+        if (wait < 0 || ++state.attempts > 5) {
+          state.pending = 0;
+          state.attempts = 0;
+          return;
+        }
+        state.blockedUntil = Date.now() + wait;
+        const timer = setTimeout(() => {
+          this.timers.delete(timer);
+          this.flush(state, call, onError);
+        }, wait);
+        timer.unref?.();
+        this.timers.add(timer);
+      },
+      (error: unknown) => {
+        // the store failed: the charge is lost (at most localBurst), and the next request asks Redis
+        state.flushing = false;
+        state.credit = 0;
+        state.pending = 0;
+        onError(error);
+      },
+    );
+  }
+
+  private state(key: string): LocalState {
+    let state = this.states.get(key);
+    if (!state) {
+      if (this.states.size >= this.maxKeys) this.evict();
+      state = { credit: 0, pending: 0, flushing: false, scheduled: false, blockedUntil: 0, attempts: 0, remaining: 0, resetMs: 0 };
+      this.states.set(key, state);
+    }
+    return state;
+  }
+
+  private evict(): void {
+    let drop = Math.max(1, Math.floor(this.maxKeys / 10));
+    for (const [key, state] of this.states) {
+      if (drop === 0) break;
+      if (state.pending === 0 && !state.flushing && !state.scheduled) {
+        this.states.delete(key);
+        drop--;
+      }
+    }
+  }
+
+  clear(): void {
+    for (const timer of this.timers) clearTimeout(timer);
+    this.timers.clear();
+    this.states.clear();
+  }
+}
+
+// ---------------------------------------------------------------------------
+// Responses: headers in the design's one convention, problem+json bodies
+// ---------------------------------------------------------------------------
+
+const sfStrings = new Map<string, string>();
+
+/** A Structured Fields string (rule ids are plain, but nothing unescaped gets through). */
+function sfString(text: string): string {
+  let out = sfStrings.get(text);
+  if (out === undefined) {
+    out = '"' + text.replace(/[\\"]/g, (c) => '\\' + c).replace(/[^\u0020-\u007e]/g, '') + '"';
+    sfStrings.set(text, out);
+  }
+  return out;
+}
+
+interface Shown {
+  readonly limit: number;
+  readonly remaining: number;
+  readonly resetSeconds: number;
+  readonly windowSeconds: number;
+}
+
+function shown(rule: RuleSpec, outcome: RuleOutcome): Shown {
+  const limit = rule.quota ?? rule.burst ?? rule.limit;
+  const over = rule.quota === null ? 0 : rule.limit - rule.quota;
+  return {
+    limit,
+    remaining: Math.max(0, Math.min(limit, outcome.remaining - over)),
+    resetSeconds: Math.max(0, Math.ceil(outcome.resetMs / 1000)),
+    windowSeconds: rule.periodSeconds,
+  };
+}
+
+function rateLimitHeaders(rule: RuleSpec, outcome: RuleOutcome): [string, string][] {
+  const s = shown(rule, outcome);
+  switch (HEADER_CONVENTION) {
+    case 'ietf-structured':
+      return [
+        ['RateLimit-Policy', sfString(rule.id) + ';q=' + s.limit + ';w=' + s.windowSeconds],
+        ['RateLimit', sfString(rule.id) + ';r=' + s.remaining + ';t=' + s.resetSeconds],
+      ];
+    case 'ietf-trio':
+      return [
+        ['RateLimit-Limit', String(s.limit)],
+        ['RateLimit-Remaining', String(s.remaining)],
+        ['RateLimit-Reset', String(s.resetSeconds)],
+      ];
+    case 'x-ratelimit':
+      return [
+        ['X-RateLimit-Limit', String(s.limit)],
+        ['X-RateLimit-Remaining', String(s.remaining)],
+        ['X-RateLimit-Reset', String(s.resetSeconds)],
+      ];
+  }
+}
+
+/** Whole seconds, rounded up, at least 1; a request that can never fit waits one period. */
+function retryAfterSeconds(rule: RuleSpec, outcome: RuleOutcome): number {
+  if (outcome.retryAfterMs < 0) return Math.max(1, Math.ceil(rule.periodSeconds));
+  return Math.max(1, Math.ceil(outcome.retryAfterMs / 1000));
+}
+
+function problemBody(rule: RuleSpec, outcome: RuleOutcome, retryAfter: number): string {
+  const s = shown(rule, outcome);
+  if (rule.headers === 'silent') {
+    // security limits: a generic answer, no counts and no rule internals
+    return JSON.stringify({
+      type: DOCS_URL + '#rate-limited',
+      title: 'Too many requests',
+      status: 429,
+      code: 'RATE_LIMITED',
+      detail: 'Too many attempts. Retry after the time in Retry-After.',
+      retryAfterSeconds: retryAfter,
+      documentation: DOCS_URL,
+    });
+  }
+  if (rule.errorCode === 'QUOTA_EXCEEDED') {
+    return JSON.stringify({
+      type: 'https://iana.org/assignments/http-problem-types#quota-exceeded',
+      title: 'Quota exceeded',
+      status: 429,
+      code: 'QUOTA_EXCEEDED',
+      detail: 'The quota ' + rule.id + ' for this period is used up; it resets in ' + s.resetSeconds + ' s.',
+      'violated-policies': [rule.id],
+      limit: { rule: rule.id, quota: s.limit, windowSeconds: s.windowSeconds },
+      retryAfterSeconds: retryAfter,
+      resetSeconds: s.resetSeconds,
+      documentation: DOCS_URL,
+    });
+  }
+  return JSON.stringify({
+    type: DOCS_URL + '#rate-limited',
+    title: 'Too many requests',
+    status: 429,
+    code: 'RATE_LIMITED',
+    detail: 'Limit ' + rule.id + ' exceeded; retry after the time in Retry-After, plus random jitter.',
+    limit: { rule: rule.id, quota: s.limit, windowSeconds: s.windowSeconds },
+    retryAfterSeconds: retryAfter,
+    resetSeconds: s.resetSeconds,
+    documentation: DOCS_URL,
+  });
+}
+
+function unavailableBody(): string {
+  return JSON.stringify({
+    type: DOCS_URL + '#limiter-unavailable',
+    title: 'Service unavailable',
+    status: 503,
+    code: 'RATE_LIMITER_UNAVAILABLE',
+    detail: 'The rate limiter can not check this request right now. Retry after the time in Retry-After.',
+    retryAfterSeconds: STORE_UNAVAILABLE_RETRY_AFTER_SECONDS,
+    documentation: DOCS_URL,
+  });
+}
+
+// ---------------------------------------------------------------------------
+// The limiter
+// ---------------------------------------------------------------------------
+
+interface ActiveRule {
+  readonly spec: RuleSpec;
+  readonly index: number;
+  readonly routes: ReadonlySet<number>;
+  readonly key: readonly KeyPiece[];
+  /** Whether the key pattern names the window (<yyyy-mm>); if not, the window id is appended. */
+  readonly periodSlot: boolean;
+  readonly costs: ReadonlyMap<string, number>;
+  readonly script: ScriptSpec | null;
+}
+
+/** The rules that apply to one route match, worked out once per distinct match. */
+interface Applicable {
+  readonly rules: readonly ActiveRule[];
+  readonly needsUsername: boolean;
+}
+
+interface Step {
+  readonly rules: ActiveRule[];
+  readonly keys: string[];
+  readonly mode: 'enforce' | 'shadow';
+  readonly cost: number;
+  readonly tag: string | null;
+  /** Window rules: end of the window the key names (epoch ms), from the same clock reading. */
+  readonly windowEnd: number;
+}
+
+/** The body fields the auth username is read from when identify() gives none. */
+const USERNAME_FIELDS: readonly string[] = ['username', 'email', 'login', 'client_id'];
+
+function usernameFromBody(req: unknown): string | undefined {
+  const body = req !== null && typeof req === 'object' ? (req as { body?: unknown }).body : undefined;
+  if (body === null || typeof body !== 'object') return undefined;
+  for (const field of USERNAME_FIELDS) {
+    const value = (body as Record<string, unknown>)[field];
+    if (typeof value === 'string' && value.length > 0) return value;
+  }
+  return undefined;
+}
+
+function identityValue(kind: IdentityKind, identity: RequestIdentity): string | undefined {
+  switch (kind) {
+    case 'api-key':
+      return identity.apiKey || undefined;
+    case 'user':
+      return identity.userId || undefined;
+    case 'tenant':
+      return identity.tenantId || undefined;
+    case 'session':
+      return identity.sessionId || undefined;
+    default:
+      return undefined;
+  }
+}
+
+function isPromiseLike<T>(value: T | Promise<T>): value is Promise<T> {
+  return value !== null && typeof value === 'object' && typeof (value as { then?: unknown }).then === 'function';
+}
+
+/** Checks the embedded scripts against their SHA1s (the EVALSHA ids). */
+function verifyScripts(): void {
+  for (const script of SCRIPTS) {
+    if (sha1Hex(script.source) !== script.sha1) {
+      throw new Error('rate limiter: embedded script ' + script.file + ' does not match its SHA1');
+    }
+  }
+}
+
+const NO_IDENTITY: RequestIdentity = {};
+
+export function createLimiter<TReq>(options: LimiterOptions<TReq>): RateLimiter<TReq> {
+  verifyScripts();
+  const redis = options.redis;
+  if (!redis && RULES.some((r) => r.store === 'redis')) {
+    throw new Error('rate limiter: this design keeps limiter state in Redis; pass options.redis (an ioredis client)');
+  }
+  const prefix = options.keyPrefix ?? 'rl';
+  const timeoutMs = options.timeoutMs ?? 50;
+  const trusted = (options.trustedProxies ?? TRUSTED_PROXIES).map(parseCidr);
+  const ipv6Prefix = options.ipv6PrefixLength ?? 64;
+  const fallbackMode: RuleMode =
+    options.defaultMode !== undefined && MODES.indexOf(options.defaultMode) >= 0 ? options.defaultMode : DEFAULT_MODE;
+  const defaultPlan = options.defaultPlan ?? DEFAULT_PLAN;
+  const clock = options.now ?? Date.now;
+  const identify = options.identify;
+  const modeHook = options.mode;
+  const metrics = createMetrics(options.registry === undefined ? defaultRegistry : options.registry);
+  const routes = ROUTES.map(compileRoute);
+  const scripts = new Map<ScriptName, ScriptSpec>(SCRIPTS.map((s) => [s.name, s]));
+  const rules: ActiveRule[] = RULES.map((spec, index) => ({
+    spec,
+    index,
+    routes: new Set(spec.routes),
+    key: parseKeyPattern(spec.key),
+    periodSlot: parseKeyPattern(spec.key).some((p) => typeof p !== 'string' && p.slot === 'period'),
+    costs: new Map(spec.costByEndpoint),
+    script: spec.store === 'redis' ? (scripts.get(spec.script) ?? null) : null,
+  }));
+  const applicableCache = new Map<string, Applicable>();
+  const byBestRoute: (Applicable | undefined)[] = [];
+  const memory = new MemoryStore();
+  const deadlines = new Deadlines(timeoutMs);
+  const local = HYBRID !== null && options.hybrid !== false ? new LocalBuckets(Math.max(1, HYBRID.localBurst), 100000) : null;
+  let period: { id: string; start: number; end: number } | null = null;
+
+  /**
+   * The window a window rule counts in: the calendar period of the plan's zone (quotas), a
+   * plain fixed window aligned on the epoch (id = its index), or none for rolling windows
+   * (the script buckets those itself). One clock reading gives both the id and the end.
+   */
+  function windowOf(spec: RuleSpec): { id: string; end: number } {
+    const now = clock();
+    if (spec.window === 'calendar' && QUOTA_PERIOD !== null && QUOTA_PERIOD.kind === 'calendar') {
+      if (period === null || now < period.start || now >= period.end) {
+        period = calendarPeriod(now, QUOTA_PERIOD.period, QUOTA_PERIOD.timeZone);
+      }
+      return period;
+    }
+    if (spec.window === 'rolling') return { id: 'rolling', end: 0 };
+    const periodMs = spec.periodSeconds * 1000;
+    const index = Math.floor(now / periodMs);
+    return { id: 'w' + index, end: (index + 1) * periodMs };
+  }
+
+  function modeOf(spec: RuleSpec): RuleMode {
+    const chosen = modeHook ? modeHook(spec.id, spec.flag) : undefined;
+    return chosen !== undefined && MODES.indexOf(chosen) >= 0 ? chosen : fallbackMode;
+  }
+
+  function applicableTo(match: RouteMatch): Applicable {
+    if (match.wildcards.length === 0 && match.best !== null) {
+      const cached = byBestRoute[match.best.index];
+      if (cached) return cached;
+    }
+    let id = match.best === null ? '-' : String(match.best.index);
+    for (const w of match.wildcards) id += ',' + w.index;
+    let found = applicableCache.get(id);
+    if (!found) {
+      const list = rules.filter(
+        (r) => (match.best !== null && r.routes.has(match.best.index)) || match.wildcards.some((w) => r.routes.has(w.index)),
+      );
+      found = { rules: list, needsUsername: list.some((r) => r.spec.identity === 'username') };
+      applicableCache.set(id, found);
+      if (match.wildcards.length === 0 && match.best !== null) byBestRoute[match.best.index] = found;
+    }
+    return found;
+  }
+
+  /** The key slot for a rule: 'global', 'skip' (no usable identity), or the identity value. */
+  function slotFor(spec: RuleSpec, identity: RequestIdentity, ip: () => string): Slot | 'global' | 'skip' {
+    switch (spec.identity) {
+      case 'global':
+        return 'global';
+      case 'ip':
+        return { label: null, value: ip() };
+      case 'username':
+        return identity.username ? { label: null, value: usernameKey(identity.username) } : 'skip';
+      default: {
+        const own = identityValue(spec.identity, identity);
+        if (own !== undefined) return { label: null, value: keyPart(own) };
+        for (const kind of FALLBACK_ORDER) {
+          // a quota belongs to an account: a caller known only by address has none
+          if (kind === 'ip') return spec.tier === 'quota' ? 'skip' : { label: IDENTITY_LABEL.ip, value: ip() };
+          const value = identityValue(kind, identity);
+          if (value !== undefined) return { label: IDENTITY_LABEL[kind], value: keyPart(value) };
+        }
+        return 'skip';
+      }
+    }
+  }
+
+  function scriptArgs(step: Step): (string | number)[] {
+    const spec = (step.rules[0] as ActiveRule).spec;
+    const periodMs = spec.periodSeconds * 1000;
+    if (spec.script === 'gcra') return [spec.burst ?? spec.limit, spec.limit, periodMs, step.cost];
+    // (the other scripts take per-request windows and key counts)
+    if (spec.script === 'sliding-window-log') {
+      const args: (string | number)[] = [];
+      for (const r of step.rules) args.push(r.spec.limit, r.spec.periodSeconds * 1000);
+      args.push(step.cost);
+      return args;
+    }
+    if (spec.window === 'rolling') {
+      const windowMs = QUOTA_PERIOD !== null && QUOTA_PERIOD.kind === 'rolling' ? QUOTA_PERIOD.days * 86400000 : periodMs;
+      return ['rolling', spec.limit, step.cost, Math.max(86400000, Math.ceil(windowMs / 86400000) * 86400000), 86400000];
+    }
+    return ['calendar', spec.limit, step.cost, step.windowEnd, 60000];
+  }
+
+  /**
+   * One script call: EVALSHA; on NOSCRIPT (first call on this server, or after SCRIPT FLUSH
+   * or a failover) EVAL with the source, which Redis then caches for the next EVALSHA.
+   * Fails with StoreError('timeout') when no reply came within timeoutMs.
+   */
+  function callRedis(script: ScriptSpec, keys: readonly string[], args: readonly (string | number)[]): Promise<Reply> {
+    const client = redis as RedisClientLike;
+    const started = performance.now();
+    return new Promise<Reply>((resolve, reject) => {
+      let settled = false;
+      const finish = (): boolean => {
+        if (settled) return false;
+        settled = true;
+        deadline.done = true;
+        metrics.latency(script.name, performance.now() - started);
+        return true;
+      };
+      const deadline = deadlines.add(() => {
+        if (finish()) reject(new StoreError('timeout', 'rate limiter store did not answer within ' + timeoutMs + ' ms'));
+      }, started);
+      const ok = (raw: unknown): void => {
+        if (!finish()) return;
+        try {
+          resolve(toReply(raw));
+        } catch (error) {
+          reject(error);
+        }
+      };
+      const fail = (error: unknown): void => {
+        if (finish()) reject(error);
+      };
+      client.evalsha(script.sha1, keys.length, ...keys, ...args).then(ok, (error: unknown) => {
+        if (settled) return;
+        if (isNoScript(error)) client.eval(script.source, keys.length, ...keys, ...args).then(ok, fail);
+        else fail(error);
+      });
+    });
+  }
+
+  function execute(step: Step): Promise<Reply> | Reply {
+    const first = step.rules[0] as ActiveRule;
+    const args = scriptArgs(step);
+    if (first.spec.store === 'memory') return memory.run(first.spec.script, step.keys, args);
+    const script = first.script;
+    if (!script) throw new StoreError('script', 'rate limiter: no script for rule ' + first.spec.id);
+    if (local && first.spec.hybrid && step.rules.length === 1) {
+      return local.decide(
+        step.keys[0] ?? '',
+        step.cost,
+        (cost) => {
+          const withCost = args.slice();
+          withCost[withCost.length - 1] = cost;
+          return callRedis(script, step.keys, withCost);
+        },
+        (error) => {
+          metrics.failure(first.spec.id, failureReason(error));
+          options.onStoreError?.(error, [first.spec.id]);
+        },
+      );
+    }
+    return callRedis(script, step.keys, args);
+  }
+
+  function clientIpOf(input: LimiterInput<TReq>): string {
+    if (options.clientIp) {
+      const given = options.clientIp(input.req);
+      if (given) {
+        const bytes = parseIp(given);
+        return bytes ? formatIp(bytes, ipv6Prefix) : keyPart(given);
+      }
+    }
+    return resolveClientIp(input.remoteAddress, input.forwardedFor, trusted, ipv6Prefix);
+  }
+
+  const EXEMPT: Decision = { status: 200, headers: [], body: null, contentType: null, ruleId: null, exempt: true, outcomes: [] };
+  const NOTHING: Decision = { status: 200, headers: [], body: null, contentType: null, ruleId: null, exempt: false, outcomes: [] };
+
+  async function check(input: LimiterInput<TReq>): Promise<Decision> {
+    const match = matchRoutes(routes, input.method.toUpperCase(), pathSegments(input.url));
+    if (match.exempt) return EXEMPT;
+    const applicable = applicableTo(match);
+    if (applicable.rules.length === 0) return NOTHING;
+    const enabled: { rule: ActiveRule; mode: 'enforce' | 'shadow' }[] = [];
+    // security rules stay silent: when one applies, no rate-limit headers at all
+    let silent = false;
+    for (const rule of applicable.rules) {
+      const mode = modeOf(rule.spec);
+      if (mode === 'off') continue;
+      enabled.push({ rule, mode });
+      if (rule.spec.headers === 'silent') silent = true;
+    }
+    if (enabled.length === 0) return NOTHING;
+
+    let identity: RequestIdentity = NO_IDENTITY;
+    if (identify) {
+      const given = identify(input.req);
+      identity = (isPromiseLike(given) ? await given : given) ?? NO_IDENTITY;
+    }
+    if (applicable.needsUsername && !identity.username) {
+      identity = { ...identity, username: usernameFromBody(input.req) };
+    }
+    const plan = identity.plan ?? defaultPlan;
+    let ip: string | null = null;
+    const ipOnce = (): string => (ip ??= clientIpOf(input));
+
+    const steps: Step[] = [];
+    for (const { rule, mode } of enabled) {
+      const spec = rule.spec;
+      if (spec.plan !== null && spec.plan !== plan) continue;
+      const slot = slotFor(spec, identity, ipOnce);
+      if (slot === 'skip') continue;
+      const win = spec.window === null ? null : windowOf(spec);
+      let key = renderKey(prefix, rule.key, slot === 'global' ? null : slot, win === null ? '' : win.id);
+      if (win !== null && !rule.periodSlot) key += ':' + win.id;
+      const windowEnd = win === null ? 0 : win.end;
+      const cost = (match.endpoint !== null ? rule.costs.get(match.endpoint) : undefined) ?? spec.costDefault;
+      if (spec.script === 'sliding-window-log') {
+        // dual-key auth: the logs of one flow share a hash tag and are checked in ONE call
+        const tag = hashTag(key);
+        const partner =
+          tag === null
+            ? undefined
+            : steps.find((s) => {
+                const other = (s.rules[0] as ActiveRule).spec;
+                return s.tag === tag && s.mode === mode && s.cost === cost && other.script === 'sliding-window-log' && other.store === spec.store;
+              });
+        if (partner) {
+          partner.rules.push(rule);
+          partner.keys.push(key);
+        } else {
+          steps.push({ rules: [rule], keys: [key], mode, cost, tag, windowEnd });
+        }
+      } else {
+        steps.push({ rules: [rule], keys: [key], mode, cost, tag: null, windowEnd });
+      }
+    }
+
+    const outcomes: RuleOutcome[] = [];
+    const specs: RuleSpec[] = [];
+    for (const step of steps) {
+      let reply: Reply;
+      try {
+        const pending = execute(step);
+        reply = isPromiseLike(pending) ? await pending : pending;
+      } catch (error) {
+        const reason = failureReason(error);
+        const ids = step.rules.map((r) => r.spec.id);
+        for (const id of ids) metrics.failure(id, reason);
+        options.onStoreError?.(error, ids);
+        const closed = step.mode === 'enforce' ? step.rules.find((r) => r.spec.failMode === 'closed') : undefined;
+        if (closed) {
+          return {
+            status: 503,
+            headers: [['Retry-After', String(STORE_UNAVAILABLE_RETRY_AFTER_SECONDS)]],
+            body: unavailableBody(),
+            contentType: PROBLEM_JSON,
+            ruleId: closed.spec.id,
+            exempt: false,
+            outcomes,
+          };
+        }
+        for (const r of step.rules) {
+          // availability over enforcement: admitted unchecked, and counted (an alert pages on it)
+          if (step.mode === 'enforce') metrics.failOpen(r.spec.id);
+          outcomes.push({ ruleId: r.spec.id, mode: step.mode, allowed: true, remaining: 0, resetMs: 0, retryAfterMs: 0, source: 'store-failed' });
+          specs.push(r.spec);
+        }
+        continue;
+      }
+      const local = localReplies.has(reply);
+      const allowed = reply[0] === 1;
+      const binding = allowed ? -1 : Math.max(0, (step.rules.length > 1 ? (reply[4] ?? 1) : 1) - 1);
+      let denied: RuleOutcome | null = null;
+      step.rules.forEach((r, i) => {
+        const isBinding = i === binding;
+        const outcome: RuleOutcome = {
+          ruleId: r.spec.id,
+          mode: step.mode,
+          allowed: !isBinding,
+          remaining: Math.max(0, reply[1] ?? 0),
+          resetMs: Math.max(0, reply[3] ?? 0),
+          retryAfterMs: isBinding ? (reply[2] ?? 0) : 0,
+          source: local ? 'local' : 'store',
+        };
+        outcomes.push(outcome);
+        specs.push(r.spec);
+        if (isBinding) denied = outcome;
+        metrics.decision(r.spec.id, !isBinding ? 'allowed' : step.mode === 'enforce' ? 'throttled' : 'shadow_throttled');
+      });
+      if (denied === null) continue;
+      const outcome: RuleOutcome = denied;
+      const rule = (step.rules[binding] as ActiveRule).spec;
+      metrics.throttled(rule.id, step.mode);
+      if (rule.tier === 'quota') metrics.quotaExhausted(rule.id, rule.plan ?? plan ?? '');
+      if (step.mode === 'shadow') continue;
+      const retryAfter = retryAfterSeconds(rule, outcome);
+      const headers: [string, string][] = silent || rule.headers === 'silent' ? [] : rateLimitHeaders(rule, outcome);
+      headers.push(['Retry-After', String(retryAfter)]);
+      return {
+        status: 429,
+        headers,
+        body: problemBody(rule, outcome, retryAfter),
+        contentType: PROBLEM_JSON,
+        ruleId: rule.id,
+        exempt: false,
+        outcomes,
+      };
+    }
+
+    // admitted: report the most constraining client-facing rule
+    let shownAt = -1;
+    if (!silent) {
+      let least = Infinity;
+      let longest = -1;
+      outcomes.forEach((outcome, i) => {
+        const spec = specs[i] as RuleSpec;
+        if (outcome.source === 'store-failed' || spec.headers !== 'full') return;
+        const s = shown(spec, outcome);
+        if (s.remaining < least || (s.remaining === least && s.resetSeconds > longest)) {
+          least = s.remaining;
+          longest = s.resetSeconds;
+          shownAt = i;
+        }
+      });
+    }
+    const headers = shownAt >= 0 ? rateLimitHeaders(specs[shownAt] as RuleSpec, outcomes[shownAt] as RuleOutcome) : [];
+    return { status: 200, headers, body: null, contentType: null, ruleId: null, exempt: false, outcomes };
+  }
+
+  return {
+    check,
+    clientIp: (remoteAddress, forwardedFor) => resolveClientIp(remoteAddress, forwardedFor, trusted, ipv6Prefix),
+    rules: RULES,
+    close: () => {
+      local?.clear();
+      memory.clear();
+      deadlines.clear();
+    },
+  };
+}
+`;

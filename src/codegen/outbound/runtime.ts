@@ -1,0 +1,483 @@
+/**
+ * The fixed part of the generated outbound client (outbound/client.ts): everything but the
+ * provider table, the circuit settings and the embedded Lua, which client.ts writes in front
+ * of it. Kept as text because the generated file depends on nothing from rl-design; the
+ * test suite compiles it with `tsc --strict` and runs it against a real Redis.
+ *
+ * (No backticks or dollar-brace sequences in here: the text is a String.raw template.)
+ */
+export const OUTBOUND_RUNTIME = String.raw`
+// ---------------------------------------------------------------------------- runtime
+
+/** One provider's limit, as the design states it. */
+export interface ProviderLimit {
+  readonly name: string;
+  /** The matrix rule that owns this bucket. */
+  readonly ruleId: string;
+  /** Redis key of the shared bucket (hash-tagged, one cluster slot), or '' when in-process. */
+  readonly key: string;
+  /** true: one bucket in Redis for every instance; false: a bucket in this process only. */
+  readonly shared: boolean;
+  /** Calls admitted per period (already below the provider's documented limit). */
+  readonly rate: number;
+  readonly periodMs: number;
+  /** Calls that may go out back to back when the bucket is full. */
+  readonly burst: number;
+  /** The per-rule feature flag: off | shadow | enforce. */
+  readonly killSwitchFlag?: string;
+}
+
+export interface CircuitSettings {
+  /** Provider 429s or failures within windowMs that open the circuit. */
+  readonly failureThreshold: number;
+  readonly windowMs: number;
+  /** How long the circuit stays open (at least the provider's Retry-After). */
+  readonly openMs: number;
+  /** Calls let through while half-open; their outcome closes or reopens the circuit. */
+  readonly halfOpenProbes: number;
+}
+
+export type CircuitState = 'closed' | 'open' | 'half-open';
+
+/**
+ * What the client needs from Redis: ioredis's Redis and Cluster both fit. Replies are
+ * checked at run time.
+ */
+export interface ScriptClient {
+  evalsha(sha1: string, numKeys: number, ...args: (string | number)[]): Promise<unknown>;
+  eval(script: string, numKeys: number, ...args: (string | number)[]): Promise<unknown>;
+}
+
+export type OutboundErrorCode =
+  | 'WAIT_TOO_LONG'
+  | 'CIRCUIT_OPEN'
+  | 'STORE_UNAVAILABLE'
+  | 'COST_TOO_HIGH'
+  | 'UNKNOWN_PROVIDER';
+
+/**
+ * Thrown when the client decides not to call the provider. fn was NOT called: queue the
+ * work and try again after retryAfterMs, or shed it.
+ */
+export class OutboundLimitError extends Error {
+  readonly code: OutboundErrorCode;
+  readonly provider: string;
+  /** When a new attempt can succeed, when known (ms). */
+  readonly retryAfterMs: number | undefined;
+  /** The store error behind STORE_UNAVAILABLE. */
+  readonly storeError: unknown;
+
+  constructor(code: OutboundErrorCode, provider: string, message: string, retryAfterMs?: number, storeError?: unknown) {
+    super(message);
+    Object.setPrototypeOf(this, OutboundLimitError.prototype);
+    this.name = 'OutboundLimitError';
+    this.code = code;
+    this.provider = provider;
+    this.retryAfterMs = retryAfterMs;
+    this.storeError = storeError;
+  }
+}
+
+/** How a finished call went, for the pause and the circuit. */
+export type Outcome =
+  | { readonly kind: 'ok' }
+  | { readonly kind: 'throttled'; readonly retryAfterMs?: number }
+  | { readonly kind: 'failure' };
+
+export type CallResult = { readonly ok: true; readonly value: unknown } | { readonly ok: false; readonly error: unknown };
+
+export type Classifier = (result: CallResult) => Outcome;
+
+export type OutboundEvent =
+  | { readonly type: 'reserved'; readonly provider: string; readonly waitMs: number }
+  | { readonly type: 'shadow'; readonly provider: string; readonly waitMs: number }
+  | { readonly type: 'provider_429'; readonly provider: string; readonly retryAfterMs: number }
+  | { readonly type: 'circuit'; readonly provider: string; readonly state: CircuitState }
+  | { readonly type: 'store_failure'; readonly provider: string; readonly error: unknown }
+  | { readonly type: 'refused'; readonly provider: string; readonly code: OutboundErrorCode };
+
+/** enforce: wait for a slot; shadow: book and record, never wait or refuse; off: bypass. */
+export type Mode = 'enforce' | 'shadow' | 'off';
+
+export interface OutboundClientOptions {
+  /** Required when any provider's bucket is shared: an ioredis Redis or Cluster. */
+  readonly redis?: ScriptClient;
+  /** Longest a call may wait for its slot (default 10 000 ms). */
+  readonly maxWaitMs?: number;
+  /** A store call slower than this counts as a store failure (default 250 ms). */
+  readonly storeTimeoutMs?: number;
+  /** Pause after a provider 429 without a usable Retry-After (default 1 000 ms). */
+  readonly defaultRetryAfterMs?: number;
+  /** Upper bound on any pause a provider asks for (default 1 h). */
+  readonly maxPauseMs?: number;
+  /** Overrides of the designed circuit settings. */
+  readonly circuit?: Partial<CircuitSettings>;
+  /** Tells a provider 429 and a failure from success; see defaultClassify. */
+  readonly classify?: Classifier;
+  /** The kill switch: read the provider's flag (PROVIDERS[p].killSwitchFlag); default enforce. */
+  readonly mode?: (provider: ProviderName, flag: string | undefined) => Mode;
+  /** Metrics and logs hook; exceptions it throws are ignored. */
+  readonly onEvent?: (event: OutboundEvent) => void;
+}
+
+export interface ScheduleOptions {
+  /** Overrides the client's maxWaitMs for this call. */
+  readonly maxWaitMs?: number;
+  /** Slots this call takes (default 1). */
+  readonly cost?: number;
+  /** Extra attempts after a provider 429, each waiting for the shared pause (default 0). */
+  readonly retries?: number;
+}
+
+const DEFAULT_MAX_WAIT_MS = 10_000;
+const DEFAULT_STORE_TIMEOUT_MS = 250;
+const DEFAULT_RETRY_AFTER_MS = 1_000;
+const DEFAULT_MAX_PAUSE_MS = 3_600_000;
+
+const sleep = (ms: number): Promise<void> => new Promise((resolve) => setTimeout(resolve, ms));
+
+function field(value: unknown, name: string): unknown {
+  if ((typeof value === 'object' && value !== null) || typeof value === 'function') {
+    return (value as Record<string, unknown>)[name];
+  }
+  return undefined;
+}
+
+function statusOf(value: unknown): number | undefined {
+  for (const candidate of [field(value, 'status'), field(value, 'statusCode'), field(field(value, 'response'), 'status'), field(field(value, 'response'), 'statusCode')]) {
+    if (typeof candidate === 'number') return candidate;
+  }
+  return undefined;
+}
+
+function headerOf(value: unknown, name: string): unknown {
+  for (const headers of [field(value, 'headers'), field(field(value, 'response'), 'headers')]) {
+    const get = field(headers, 'get');
+    if (typeof get === 'function') {
+      const v: unknown = get.call(headers, name);
+      if (v !== null && v !== undefined) return v;
+      continue;
+    }
+    if (typeof headers === 'object' && headers !== null) {
+      for (const [k, v] of Object.entries(headers)) if (k.toLowerCase() === name) return v;
+    }
+  }
+  return undefined;
+}
+
+/** Retry-After (delta seconds or an HTTP date) in ms; undefined when absent or unreadable. */
+export function parseRetryAfter(value: unknown, now: number = Date.now()): number | undefined {
+  const raw = Array.isArray(value) ? value[0] : value;
+  if (typeof raw === 'number' && Number.isFinite(raw) && raw >= 0) return Math.ceil(raw * 1000);
+  if (typeof raw !== 'string') return undefined;
+  const text = raw.trim();
+  if (/^\d+(?:\.\d+)?$/.test(text)) return Math.ceil(Number(text) * 1000);
+  const date = Date.parse(text);
+  return Number.isNaN(date) ? undefined : Math.max(0, date - now);
+}
+
+/**
+ * The default classifier. Works with fetch Responses, Node/axios/got style errors and any
+ * value with a numeric status (or statusCode, or response.status):
+ * 429 is a provider throttle (Retry-After read from the headers); 5xx, or a thrown error
+ * with no status (the provider unreachable), is a failure; anything else is ok.
+ */
+export function defaultClassify(result: CallResult): Outcome {
+  const subject = result.ok ? result.value : result.error;
+  const status = statusOf(subject);
+  if (status === 429) {
+    const retryAfterMs = parseRetryAfter(headerOf(subject, 'retry-after'));
+    return retryAfterMs === undefined ? { kind: 'throttled' } : { kind: 'throttled', retryAfterMs };
+  }
+  if (status !== undefined && status >= 500) return { kind: 'failure' };
+  if (!result.ok && status === undefined) return { kind: 'failure' };
+  return { kind: 'ok' };
+}
+
+function isNoScript(error: unknown): boolean {
+  const message = field(error, 'message');
+  return typeof message === 'string' && message.startsWith('NOSCRIPT');
+}
+
+async function withTimeout<T>(promise: Promise<T>, ms: number): Promise<T> {
+  let timer: ReturnType<typeof setTimeout> | undefined;
+  promise.catch(() => undefined);
+  try {
+    return await Promise.race([
+      promise,
+      new Promise<never>((_, reject) => {
+        timer = setTimeout(() => reject(new Error('limiter store timeout after ' + ms + ' ms')), ms);
+      }),
+    ]);
+  } finally {
+    if (timer !== undefined) clearTimeout(timer);
+  }
+}
+
+/** Per-provider circuit, in this process: closed -> open -> half-open -> closed or open. */
+class Circuit {
+  state: CircuitState = 'closed';
+  private failures: number[] = [];
+  private openUntil = 0;
+  private probes = 0;
+
+  constructor(
+    private readonly settings: CircuitSettings,
+    private readonly changed: (state: CircuitState) => void,
+  ) {}
+
+  /** 'pass', 'probe', or the ms until a call may be tried again. */
+  enter(now: number): 'pass' | 'probe' | number {
+    if (this.state === 'open') {
+      if (now < this.openUntil) return this.openUntil - now;
+      this.move('half-open');
+      this.probes = 0;
+    }
+    if (this.state === 'half-open') {
+      if (this.probes >= this.settings.halfOpenProbes) return Math.max(1, Math.min(1000, this.settings.openMs));
+      this.probes++;
+      return 'probe';
+    }
+    return 'pass';
+  }
+
+  /** A probe that never reached the provider gives its place back. */
+  release(probe: boolean): void {
+    if (probe && this.state === 'half-open' && this.probes > 0) this.probes--;
+  }
+
+  success(probe: boolean): void {
+    if (this.state === 'half-open' && probe) {
+      this.failures = [];
+      this.move('closed');
+    }
+  }
+
+  failure(now: number, probe: boolean, retryAfterMs: number): void {
+    if (this.state === 'half-open') {
+      if (probe) this.open(now, retryAfterMs);
+      return;
+    }
+    if (this.state === 'open') return;
+    this.failures = this.failures.filter((t) => now - t < this.settings.windowMs);
+    this.failures.push(now);
+    if (this.failures.length >= this.settings.failureThreshold) this.open(now, retryAfterMs);
+  }
+
+  private open(now: number, retryAfterMs: number): void {
+    this.openUntil = now + Math.max(this.settings.openMs, retryAfterMs);
+    this.failures = [];
+    this.move('open');
+  }
+
+  private move(state: CircuitState): void {
+    if (this.state === state) return;
+    this.state = state;
+    this.changed(state);
+  }
+}
+
+function hasProvider(name: string): name is ProviderName {
+  return Object.prototype.hasOwnProperty.call(PROVIDERS, name);
+}
+
+/**
+ * Schedules calls to third-party APIs through their shared buckets. Make one per process
+ * and share it; every instance of the service uses the same Redis.
+ */
+export class OutboundClient {
+  private readonly circuits = new Map<string, Circuit>();
+  /** In-process buckets (providers with shared: false): theoretical arrival time, ms. */
+  private readonly local = new Map<string, number>();
+  private readonly circuitSettings: CircuitSettings;
+
+  constructor(private readonly options: OutboundClientOptions = {}) {
+    this.circuitSettings = { ...CIRCUIT, ...(options.circuit ?? {}) };
+    for (const limit of Object.values(PROVIDERS) as ProviderLimit[]) {
+      if (limit.shared && !options.redis) {
+        throw new Error('OutboundClient: provider ' + JSON.stringify(limit.name) + ' uses a shared bucket; pass options.redis');
+      }
+    }
+  }
+
+  /** The circuit state for a provider in this process. */
+  circuitState(provider: ProviderName): CircuitState {
+    return this.circuit(provider).state;
+  }
+
+  /**
+   * Calls fn once the provider's shared bucket has a slot for it. Returns what fn returns
+   * (or throws what it throws), after recording a provider 429 (shared pause) or failure
+   * (circuit). Throws OutboundLimitError, without calling fn, when the wait would pass
+   * maxWaitMs, the circuit is open, or the store cannot be reached in time (fail closed).
+   */
+  async schedule<T>(provider: ProviderName, fn: () => T | Promise<T>, options: ScheduleOptions = {}): Promise<T> {
+    if (!hasProvider(provider)) {
+      throw new OutboundLimitError('UNKNOWN_PROVIDER', String(provider), 'unknown provider ' + JSON.stringify(provider));
+    }
+    const limit: ProviderLimit = PROVIDERS[provider];
+    const mode = this.options.mode ? this.options.mode(provider, limit.killSwitchFlag) : 'enforce';
+    if (mode === 'off') return await fn();
+    const maxWaitMs = Math.max(0, options.maxWaitMs ?? this.options.maxWaitMs ?? DEFAULT_MAX_WAIT_MS);
+    const cost = Math.max(1, Math.ceil(options.cost ?? 1));
+    const deadline = Date.now() + maxWaitMs;
+    const circuit = this.circuit(provider);
+    let retries = Math.max(0, options.retries ?? 0);
+    for (;;) {
+      const entry = circuit.enter(Date.now());
+      if (typeof entry === 'number' && mode === 'enforce') {
+        this.emit({ type: 'refused', provider, code: 'CIRCUIT_OPEN' });
+        throw new OutboundLimitError('CIRCUIT_OPEN', provider, 'circuit for ' + provider + ' is open', entry);
+      }
+      const probe = entry === 'probe';
+      try {
+        if (mode === 'shadow') await this.shadowReserve(limit, cost);
+        else {
+          const waitMs = await this.reserve(limit, cost, deadline);
+          if (waitMs > 0) await sleep(waitMs);
+        }
+      } catch (error) {
+        circuit.release(probe);
+        throw error;
+      }
+      let result: CallResult;
+      try {
+        result = { ok: true, value: await fn() };
+      } catch (error) {
+        result = { ok: false, error };
+      }
+      const outcome = (this.options.classify ?? defaultClassify)(result);
+      if (outcome.kind === 'throttled') {
+        const maxPause = this.options.maxPauseMs ?? DEFAULT_MAX_PAUSE_MS;
+        const pauseMs = Math.min(maxPause, Math.max(0, Math.ceil(outcome.retryAfterMs ?? this.options.defaultRetryAfterMs ?? DEFAULT_RETRY_AFTER_MS)));
+        this.emit({ type: 'provider_429', provider, retryAfterMs: pauseMs });
+        await this.pause(limit, pauseMs);
+        circuit.failure(Date.now(), probe, pauseMs);
+        if (retries > 0 && mode === 'enforce' && circuit.state === 'closed') {
+          retries--;
+          continue;
+        }
+      } else if (outcome.kind === 'failure') {
+        circuit.failure(Date.now(), probe, 0);
+      } else {
+        circuit.success(probe);
+      }
+      if (result.ok) return result.value as T;
+      throw result.error;
+    }
+  }
+
+  private circuit(provider: string): Circuit {
+    let circuit = this.circuits.get(provider);
+    if (!circuit) {
+      circuit = new Circuit(this.circuitSettings, (state) => this.emit({ type: 'circuit', provider, state }));
+      this.circuits.set(provider, circuit);
+    }
+    return circuit;
+  }
+
+  /** Books a slot and returns the ms to wait for it; fails closed. */
+  private async reserve(limit: ProviderLimit, cost: number, deadline: number): Promise<number> {
+    let backoff = 25;
+    for (;;) {
+      const budget = Math.max(0, deadline - Date.now());
+      let reply: number[];
+      try {
+        reply = limit.shared
+          ? await this.script(limit, ['reserve', limit.burst, limit.rate, limit.periodMs, cost, Math.floor(budget)])
+          : this.localReserve(limit, cost, budget);
+      } catch (error) {
+        this.emit({ type: 'store_failure', provider: limit.name, error });
+        const left = deadline - Date.now();
+        if (left <= 0) {
+          this.emit({ type: 'refused', provider: limit.name, code: 'STORE_UNAVAILABLE' });
+          throw new OutboundLimitError('STORE_UNAVAILABLE', limit.name, 'limiter store unavailable: not calling ' + limit.name + ' without a reservation', undefined, error);
+        }
+        await sleep(Math.min(backoff, left));
+        backoff = Math.min(backoff * 2, 1000);
+        continue;
+      }
+      const reserved = reply[0];
+      const wait = reply[1] ?? 0;
+      if (reserved === 1) {
+        this.emit({ type: 'reserved', provider: limit.name, waitMs: wait });
+        return wait;
+      }
+      if (wait < 0) {
+        this.emit({ type: 'refused', provider: limit.name, code: 'COST_TOO_HIGH' });
+        throw new OutboundLimitError('COST_TOO_HIGH', limit.name, 'cost ' + cost + ' exceeds the burst of ' + limit.burst);
+      }
+      this.emit({ type: 'refused', provider: limit.name, code: 'WAIT_TOO_LONG' });
+      throw new OutboundLimitError('WAIT_TOO_LONG', limit.name, 'next slot for ' + limit.name + ' in ' + wait + ' ms, over the ' + Math.floor(budget) + ' ms allowed', wait);
+    }
+  }
+
+  /** Shadow mode: book a slot if one is free now, record the wait it would have taken. */
+  private async shadowReserve(limit: ProviderLimit, cost: number): Promise<void> {
+    try {
+      const reply = limit.shared
+        ? await this.script(limit, ['reserve', limit.burst, limit.rate, limit.periodMs, cost, 0])
+        : this.localReserve(limit, cost, 0);
+      if (reply[0] !== 1) this.emit({ type: 'shadow', provider: limit.name, waitMs: reply[1] ?? 0 });
+    } catch (error) {
+      this.emit({ type: 'store_failure', provider: limit.name, error });
+    }
+  }
+
+  /** Pauses the provider's bucket for every instance (best effort: the circuit still opens). */
+  private async pause(limit: ProviderLimit, pauseMs: number): Promise<void> {
+    try {
+      if (limit.shared) await this.script(limit, ['pause', limit.burst, limit.rate, limit.periodMs, pauseMs]);
+      else this.localPause(limit, pauseMs);
+    } catch (error) {
+      this.emit({ type: 'store_failure', provider: limit.name, error });
+    }
+  }
+
+  /** EVALSHA outbound-bucket.lua, loading it with EVAL on NOSCRIPT, within storeTimeoutMs. */
+  private async script(limit: ProviderLimit, args: (string | number)[]): Promise<number[]> {
+    const redis = this.options.redis;
+    if (!redis) throw new Error('no Redis client');
+    const call = async (): Promise<unknown> => {
+      try {
+        return await redis.evalsha(OUTBOUND_BUCKET_SHA1, 1, limit.key, ...args);
+      } catch (error) {
+        if (!isNoScript(error)) throw error;
+        return await redis.eval(OUTBOUND_BUCKET_LUA, 1, limit.key, ...args);
+      }
+    };
+    const reply = await withTimeout(call(), this.options.storeTimeoutMs ?? DEFAULT_STORE_TIMEOUT_MS);
+    if (!Array.isArray(reply) || reply.length < 2) throw new Error('unexpected reply from outbound-bucket.lua');
+    return reply.map((v) => Number(v));
+  }
+
+  /** The same GCRA as outbound-bucket.lua, for a bucket kept in this process. */
+  private localReserve(limit: ProviderLimit, cost: number, maxWaitMs: number): number[] {
+    const interval = limit.periodMs / limit.rate;
+    const tolerance = limit.burst * interval;
+    const now = Date.now();
+    const tat = Math.max(this.local.get(limit.name) ?? 0, now);
+    if (cost > limit.burst) return [0, -1];
+    const next = tat + cost * interval;
+    const wait = Math.max(0, Math.ceil(next - tolerance - now));
+    if (wait > maxWaitMs) return [0, wait];
+    this.local.set(limit.name, next);
+    return [1, wait];
+  }
+
+  private localPause(limit: ProviderLimit, pauseMs: number): void {
+    const interval = limit.periodMs / limit.rate;
+    const now = Date.now();
+    const paused = now + pauseMs + limit.burst * interval - interval;
+    if (paused > (this.local.get(limit.name) ?? 0)) this.local.set(limit.name, paused);
+  }
+
+  private emit(event: OutboundEvent): void {
+    try {
+      this.options.onEvent?.(event);
+    } catch {
+      // a metrics hook must never break a call
+    }
+  }
+}
+`;

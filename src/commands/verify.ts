@@ -1,0 +1,176 @@
+/**
+ * `rl-design verify`: run the design's test scenarios against a real Redis with the exact
+ * generated Lua, print a table (or JSON), exit 1 on any failure, and with --write record the
+ * results beside the answers file and regenerate the document with them.
+ *
+ * Testing hook (not a user option): the environment variable RL_DESIGN_LUA_DIR names a folder
+ * whose scripts replace the shipped ones of the same file name (gcra.lua, ...); a
+ * `<name>.consume.lua` beside one is run as a second script call after every admitting call,
+ * which is how the test suite models a limiter that splits check and consume. It is read here
+ * and only here, and passed down as a parameter.
+ */
+import { existsSync, readFileSync, statSync } from 'node:fs';
+import path from 'node:path';
+import { performance } from 'node:perf_hooks';
+import { LUA_SCRIPTS, loadLuaScripts, luaSha1 } from '../codegen/lua.js';
+import { checkDesign } from '../constraints/index.js';
+import type { Design } from '../design/model.js';
+import { readTextFile, writeOutputs, type PlannedFile } from '../io/write.js';
+import { UserError } from '../messages.js';
+import { formatReport, loudWarnings } from '../verify/format.js';
+import { scriptSet, type ScriptSet, type VerifyScript } from '../verify/limiter.js';
+import {
+  openStore,
+  parseRedisUrl,
+  RedisConnectError,
+  RedisServerMissingError,
+  RedisServerStartError,
+  startRedisServer,
+  type RedisTarget,
+  type SpawnedRedis,
+  type Store,
+} from '../verify/redis.js';
+import { applyResults, resultsOf, sidecarPath, sidecarText } from '../verify/results.js';
+import { verifyDesign, type ProgressEvent } from '../verify/run.js';
+import { SCENARIO_TITLES, type VerifyReport } from '../verify/types.js';
+import type { CommandContext } from './context.js';
+import { planOutputs } from './generate.js';
+import { loadDesign, type SourceOptions } from './load-design.js';
+
+export interface VerifyOptions extends SourceOptions {
+  redis?: string;
+  json?: boolean;
+  write?: boolean;
+  force?: boolean;
+}
+
+/** The side effects of verify, injected so tests can replace them. */
+export interface VerifyIo {
+  /** Whether stderr is a terminal: the progress line is drawn only there. */
+  stderrIsTTY: boolean;
+  /** Testing hook: a folder of replacement scripts (RL_DESIGN_LUA_DIR). */
+  luaDir?: string;
+  startServer: () => Promise<SpawnedRedis>;
+  openStore: (target: RedisTarget, spawned?: SpawnedRedis) => Promise<Store>;
+}
+
+export function nodeVerifyIo(): VerifyIo {
+  const luaDir = process.env.RL_DESIGN_LUA_DIR;
+  return {
+    stderrIsTTY: process.stderr.isTTY === true,
+    ...(luaDir ? { luaDir } : {}),
+    startServer: () => startRedisServer(),
+    openStore: (target, spawned) => openStore(target, spawned),
+  };
+}
+
+/** The shipped scripts, exactly as src/codegen/lua.ts loads them. */
+export function shippedScripts(): ScriptSet {
+  return scriptSet(loadLuaScripts().map((s) => ({ name: s.name, file: s.file, source: s.source, sha1: s.sha1 })));
+}
+
+/** Testing hook: scripts from `dir` replace the shipped ones with the same file name. */
+export function scriptsFromDir(dir: string): ScriptSet {
+  if (!existsSync(dir) || !statSync(dir).isDirectory()) throw new UserError('luaDirInvalid', { dir, reason: 'not a folder' });
+  const shipped = shippedScripts();
+  const read = (file: string): { file: string; source: string; sha1: string } | undefined => {
+    const p = path.join(dir, file);
+    if (!existsSync(p)) return undefined;
+    const bytes = readFileSync(p);
+    return { file, source: bytes.toString('utf8'), sha1: luaSha1(bytes) };
+  };
+  return scriptSet(
+    LUA_SCRIPTS.map((meta): VerifyScript => {
+      const own = read(meta.file);
+      const consume = read(meta.file.replace(/\.lua$/, '.consume.lua'));
+      const base = own ? { name: meta.name, ...own } : shipped.get(meta.name)!;
+      return consume ? { ...base, consume } : base;
+    }),
+  );
+}
+
+/** One line on stderr, redrawn for every scenario. */
+function progressLine(write: (s: string) => void): { onProgress: (e: ProgressEvent) => void; clear: () => void } {
+  let drawn = false;
+  return {
+    onProgress: (e) => {
+      const text =
+        e.phase === 'start'
+          ? `[${e.index}/${e.total}] ${e.ruleId}: ${SCENARIO_TITLES[e.scenario]} ...`
+          : `[${e.index}/${e.total}] ${e.result.ruleId}: ${SCENARIO_TITLES[e.result.scenario]} ${e.result.status === 'passed' ? 'PASS' : e.result.status === 'failed' ? 'FAIL' : 'skip'}`;
+      write(`\r\x1b[2K${text.length > 110 ? `${text.slice(0, 107)}...` : text}`);
+      drawn = true;
+    },
+    clear: () => {
+      if (drawn) write('\r\x1b[2K');
+    },
+  };
+}
+
+async function connect(opts: VerifyOptions, io: VerifyIo): Promise<{ store: Store; spawned?: SpawnedRedis }> {
+  let target: RedisTarget;
+  let spawned: SpawnedRedis | undefined;
+  if (opts.redis !== undefined) {
+    const parsed = parseRedisUrl(opts.redis);
+    if ('error' in parsed) throw new UserError('badOption', { option: '--redis', reason: parsed.error });
+    target = parsed;
+  } else {
+    try {
+      spawned = await io.startServer();
+    } catch (e) {
+      if (e instanceof RedisServerMissingError) throw new UserError('redisServerMissing');
+      if (e instanceof RedisServerStartError) throw new UserError('redisServerFailed', { reason: `${e.message}${e.output ? `\n${e.output.trim()}` : ''}` });
+      throw e;
+    }
+    target = parseRedisUrl(spawned.url) as RedisTarget;
+  }
+  try {
+    return { store: await io.openStore(target, spawned), ...(spawned ? { spawned } : {}) };
+  } catch (e) {
+    await spawned?.stop();
+    if (e instanceof RedisConnectError) throw new UserError('redisConnectFailed', { address: e.address, reason: e.message });
+    throw e;
+  }
+}
+
+export async function runVerify(ctx: CommandContext, opts: VerifyOptions, io: VerifyIo = nodeVerifyIo()): Promise<number> {
+  if (opts.write && opts.example) {
+    throw new UserError('badOption', { option: '--write', reason: 'the results are stored beside the answers file; copy the example and pass it with -a FILE' });
+  }
+  const { design, file } = await loadDesign(ctx, opts);
+  const scripts = io.luaDir ? scriptsFromDir(path.resolve(ctx.cwd, io.luaDir)) : shippedScripts();
+  const date = ctx.today();
+  const { store, spawned } = await connect(opts, io);
+  const showProgress = !opts.json && io.stderrIsTTY;
+  const progress = showProgress ? progressLine(ctx.stderr) : undefined;
+  let report: VerifyReport;
+  const started = performance.now();
+  try {
+    if (store.facts.role === 'replica') throw new UserError('redisReplica', { address: store.address });
+    report = await verifyDesign(design, store, { scripts, date, ...(progress ? { onProgress: progress.onProgress } : {}) });
+  } finally {
+    progress?.clear();
+    await store.close();
+    await spawned?.stop();
+  }
+  const seconds = Math.round((performance.now() - started) / 100) / 10;
+  for (const w of loudWarnings(report)) ctx.stderr(`${w}\n`);
+
+  const rel = (p: string): string => path.relative(ctx.cwd, p) || p;
+  const written: string[] = [];
+  if (opts.write) {
+    const answersText = await readTextFile(file, 'answersNotFound');
+    const { planned: doc } = await planOutputs(ctx, applyResults(design, resultsOf(report)));
+    const planned: PlannedFile[] = [{ path: sidecarPath(file), content: sidecarText(report, file, answersText) }, ...doc];
+    await writeOutputs(planned, { force: opts.force ?? false, display: rel });
+    written.push(...planned.map((p) => rel(p.path)));
+  }
+  if (opts.json) {
+    ctx.stdout(`${JSON.stringify({ ...report, ...(opts.write ? { written } : {}) }, null, 2)}\n`);
+  } else {
+    ctx.stdout(formatReport(report));
+    ctx.stdout(`Took ${seconds} s.\n`);
+    for (const w of written) ctx.stdout(`  wrote ${w}\n`);
+  }
+  return report.passed ? 0 : 1;
+}

@@ -1,0 +1,301 @@
+/**
+ * Envoy, Kong, AWS API Gateway and Cloudflare config: parses (YAML 1.1 and 1.2 alike, JSON),
+ * has the structure each gateway expects, carries the design's numbers, and stays inert
+ * with hostile names and routes. (nginx runs for real in nginx.test.ts.)
+ */
+import { describe, expect, it } from 'vitest';
+import { parse as parseYaml } from 'yaml';
+import { Answers } from '../../src/answers/schema.js';
+import { apiGatewayPath, awsConfig, cloudflareConfig, generateAws, generateCloudflare } from '../../src/codegen/gateway/cloud.js';
+import { edgeProblemBody, edgeRetryAfter, edgeRoute, edgeRules, perWindow, type EdgeRule } from '../../src/codegen/gateway/edge.js';
+import { envoyTokenBucket, generateEnvoy, RULE_DESCRIPTOR_KEY } from '../../src/codegen/gateway/envoy.js';
+import { GATEWAY_GENERATORS, generateGateway } from '../../src/codegen/gateway/index.js';
+import { generateKong } from '../../src/codegen/gateway/kong.js';
+import { buildDesign } from '../../src/design/build.js';
+import type { Design, Gateway } from '../../src/design/model.js';
+import { DATE, exampleAnswers, exampleDesign, exampleNames } from '../helpers/examples.js';
+import { EVIL_ROUTE, META_ROUTE, hostileAnswers, hostileDesign } from './support/hostile.js';
+
+type Obj = Record<string, any>;
+
+function designWith(gateway: Gateway, hostile = false): Design {
+  const base = hostile ? hostileAnswers() : exampleAnswers('saas-platform');
+  const answers = Answers.parse({ ...base, stack: { ...base.stack, gateway } });
+  return buildDesign(answers, { date: DATE });
+}
+
+function yamlOf(content: string): Obj {
+  const doc = parseYaml(content) as Obj;
+  // a YAML 1.1 parser (on/off/yes/no are booleans there) reads the same data
+  expect(parseYaml(content, { version: '1.1' })).toEqual(doc);
+  return doc;
+}
+
+/** A request path that the route matches (parameters and wildcards filled in). */
+function sampleFor(route: string): string {
+  const s = route.replace(/:([A-Za-z0-9_]+)\??/g, 'abc').replace(/\*[A-Za-z0-9_]*/g, 'x/y');
+  return s.length > 1 && s.endsWith('/') ? s.slice(0, -1) : s;
+}
+
+/** A gateway regex (PCRE/RE2 syntax, maybe with a leading (?i)) as a JS RegExp. */
+function jsRegex(pattern: string): RegExp {
+  const insensitive = pattern.startsWith('(?i)');
+  return new RegExp(insensitive ? pattern.slice(4) : pattern, insensitive ? 'iu' : 'u');
+}
+
+const GATEWAYS = Object.keys(GATEWAY_GENERATORS) as Exclude<Gateway, 'none'>[];
+
+describe('routes at the edge', () => {
+  it('match the route, parameters as one segment, trailing slash optional, nothing else', () => {
+    const r = edgeRoute('GET', '/v1/orders/:id');
+    const re = jsRegex(r.pathRegex);
+    expect(re.test('/v1/orders/42')).toBe(true);
+    expect(re.test('/v1/orders/42/')).toBe(true);
+    expect(re.test('/v1/orders/42/items')).toBe(false);
+    expect(re.test('/v1/orders/')).toBe(false);
+    expect(r.methods).toEqual(['GET', 'HEAD']);
+    expect(edgeRoute('ANY', '/x').methods).toBeNull();
+    expect(jsRegex(edgeRoute('GET', '/').pathRegex).test('/')).toBe(true);
+    for (const route of [META_ROUTE, EVIL_ROUTE]) {
+      expect(jsRegex(edgeRoute('POST', route).pathRegex).test(sampleFor(route))).toBe(true);
+    }
+    expect(jsRegex(edgeRoute('GET', META_ROUTE).pathRegex).test('/v1/aXb$c(d)+')).toBe(false);
+  });
+
+  it('window conversions are exact when they can be, and say so when not', () => {
+    expect(perWindow({ requests: 5, periodSeconds: 1 })).toMatchObject({ unit: 'second', count: 5, exact: true });
+    expect(perWindow({ requests: 600, periodSeconds: 60 })).toMatchObject({ unit: 'second', count: 10, exact: true });
+    expect(perWindow({ requests: 30, periodSeconds: 60 })).toMatchObject({ unit: 'minute', count: 30, exact: true });
+    expect(perWindow({ requests: 10, periodSeconds: 900 })).toMatchObject({ unit: 'hour', count: 40, exact: true });
+    expect(perWindow({ requests: 7, periodSeconds: 1000 })).toMatchObject({ unit: 'minute', count: 1, exact: false });
+    expect(envoyTokenBucket({ requests: 4800, periodSeconds: 1 }, 4800)).toEqual({ max_tokens: 4800, tokens_per_fill: 240, fill_interval: '0.05s' });
+    expect(envoyTokenBucket({ requests: 5, periodSeconds: 1 }, 50)).toEqual({ max_tokens: 50, tokens_per_fill: 1, fill_interval: '0.2s' });
+    expect(envoyTokenBucket({ requests: 600, periodSeconds: 60 }, 20)).toEqual({ max_tokens: 20, tokens_per_fill: 1, fill_interval: '0.1s' });
+    expect(envoyTokenBucket({ requests: 333, periodSeconds: 1 }, 333)).toEqual({ max_tokens: 333, tokens_per_fill: 333, fill_interval: '1s' });
+    expect(envoyTokenBucket({ requests: 2.5, periodSeconds: 1 }, null)).toEqual({ max_tokens: 1, tokens_per_fill: 1, fill_interval: '0.4s' });
+    expect(envoyTokenBucket({ requests: 10, periodSeconds: 900 }, 10)).toEqual({ max_tokens: 10, tokens_per_fill: 1, fill_interval: '90s' });
+  });
+});
+
+describe('Envoy', () => {
+  for (const hostile of [false, true]) {
+    it(`local + global rate limit config${hostile ? ' (hostile design)' : ''}`, () => {
+      const design = designWith('envoy', hostile);
+      const rules = edgeRules(design);
+      const files = generateEnvoy(design);
+      expect(files.map((f) => f.path)).toEqual(['gateway/envoy-local-ratelimit.yaml', 'gateway/ratelimit-service.yaml']);
+      const filter = yamlOf(files[0]!.content);
+      const service = yamlOf(files[1]!.content);
+
+      const hcm = filter.http_connection_manager;
+      expect(hcm.http_filters.map((f: Obj) => f.name)).toEqual([
+        'envoy.filters.http.local_ratelimit',
+        'envoy.filters.http.ratelimit',
+        'envoy.filters.http.router',
+      ]);
+      const local = hcm.http_filters[0].typed_config;
+      expect(local['@type']).toBe('type.googleapis.com/envoy.extensions.filters.http.local_ratelimit.v3.LocalRateLimit');
+      const ceiling = rules.find((r) => r.id === 'global-ceiling') as EdgeRule;
+      expect(ceiling.key).toBe('global');
+      expect(local.token_bucket).toEqual(envoyTokenBucket(ceiling.rate, ceiling.burst));
+      expect(local.token_bucket.max_tokens).toBe(ceiling.burst);
+      // tokens per fill over the fill interval is the ceiling's rate
+      const fillSeconds = Number(String(local.token_bucket.fill_interval).replace(/s$/, ''));
+      expect(local.token_bucket.tokens_per_fill / fillSeconds).toBeCloseTo(ceiling.rate.requests / ceiling.rate.periodSeconds, 6);
+      // rollout starts in shadow: enabled (counted) but not enforced
+      expect(local.filter_enabled.default_value.numerator).toBe(100);
+      expect(local.filter_enforced.default_value.numerator).toBe(0);
+
+      const global = hcm.http_filters[1].typed_config;
+      expect(global['@type']).toBe('type.googleapis.com/envoy.extensions.filters.http.ratelimit.v3.RateLimit');
+      expect(global.domain).toBe(service.domain);
+      expect(global.failure_mode_deny).toBe(false);
+      expect(global.rate_limit_service.grpc_service.envoy_grpc.cluster_name).toBe(filter.clusters[0].name);
+      expect(global.enable_x_ratelimit_headers).toBe('OFF');
+
+      // every 429 carries Retry-After and the problem body
+      const mapper = hcm.local_reply_config.mappers[0];
+      expect(mapper.filter.status_code_filter.comparison.value.default_value).toBe(429);
+      expect(mapper.headers_to_add[0].header).toEqual({ key: 'retry-after', value: String(edgeRetryAfter(rules)) });
+      expect(mapper.body_format_override.content_type).toBe('application/problem+json');
+      expect(mapper.body_format_override.json_format).toEqual(edgeProblemBody(design, rules, edgeRetryAfter(rules)));
+
+      // actions and service descriptors pair up, and each route regex matches its route
+      const vh = hcm.route_config.virtual_hosts[0];
+      const anon = rules.find((r) => r.id === 'anonymous-per-ip') as EdgeRule;
+      const actions = vh.rate_limits.filter((l: Obj) => l.actions[0].header_value_match?.descriptor_value === anon.id);
+      expect(actions).toHaveLength(anon.routes.length);
+      actions.forEach((l: Obj, i: number) => {
+        expect(l.stage).toBe(global.stage);
+        const match = l.actions[0].header_value_match;
+        expect(match.descriptor_key).toBe(RULE_DESCRIPTOR_KEY);
+        expect(l.actions[1]).toEqual({ remote_address: {} });
+        const path = match.headers.find((h: Obj) => h.name === ':path').string_match.safe_regex.regex;
+        expect(jsRegex(path).test(sampleFor(anon.routes[i]!.route))).toBe(true);
+        expect(jsRegex(path).test(`${sampleFor(anon.routes[i]!.route)}?page=2`)).toBe(true);
+        expect(jsRegex(path).test('/somewhere/else')).toBe(false);
+      });
+      const descriptor = service.descriptors.find((d: Obj) => d.value === anon.id);
+      expect(descriptor.key).toBe(RULE_DESCRIPTOR_KEY);
+      const w = perWindow(anon.rate);
+      expect(descriptor.descriptors[0]).toEqual({ key: 'remote_address', rate_limit: { unit: w.unit, requests_per_unit: w.count }, shadow_mode: true });
+
+      // the exempt health route switches the local filter off
+      const exempt = vh.routes.find((r: Obj) => r.typed_per_filter_config);
+      expect(exempt.typed_per_filter_config['envoy.filters.http.local_ratelimit'].filter_enabled.default_value.numerator).toBe(0);
+      expect(vh.routes.at(-1).match).toEqual({ prefix: '/' });
+    });
+  }
+
+  it('x-ratelimit headers only when that is the design convention', () => {
+    const base = designWith('envoy');
+    const design: Design = { ...base, contract: { ...base.contract, convention: 'x-ratelimit' } };
+    const filter = yamlOf(generateEnvoy(design)[0]!.content);
+    expect(filter.http_connection_manager.http_filters[1].typed_config.enable_x_ratelimit_headers).toBe('DRAFT_VERSION_03');
+  });
+});
+
+describe('Kong', () => {
+  for (const hostile of [false, true]) {
+    it(`declarative config with the rate-limiting plugin${hostile ? ' (hostile design)' : ''}`, () => {
+      const design = designWith('kong', hostile);
+      const rules = edgeRules(design);
+      const [file] = generateKong(design);
+      expect(file?.path).toBe('gateway/kong.yaml');
+      const config = yamlOf(file!.content);
+      expect(config._format_version).toBe('3.0');
+      const [service, health] = config.services as Obj[];
+      expect(service!.url).toMatch(/^http:\/\//);
+
+      const ceiling = rules.find((r) => r.id === 'global-ceiling') as EdgeRule;
+      const ceilingPlugin = service!.plugins[0];
+      expect(ceilingPlugin.name).toBe('rate-limiting');
+      expect(ceilingPlugin.config).toMatchObject({ second: ceiling.rate.requests, limit_by: 'service', policy: 'local', fault_tolerant: true, error_code: 429 });
+
+      const anon = rules.find((r) => r.id === 'anonymous-per-ip') as EdgeRule;
+      const anonRoutes = (service!.routes as Obj[]).filter((r) => r.plugins?.[0]?.tags.includes(`rule-${anon.id}`));
+      expect(anonRoutes).toHaveLength(anon.routes.length);
+      anonRoutes.forEach((route, i) => {
+        const w = perWindow(anon.rate);
+        expect(route.plugins[0].config).toMatchObject({ [w.unit]: w.count, limit_by: 'ip', policy: 'redis', fault_tolerant: true });
+        expect(route.paths).toHaveLength(1);
+        expect(route.paths[0].startsWith('~')).toBe(true);
+        expect(jsRegex(route.paths[0].slice(1)).test(sampleFor(anon.routes[i]!.route))).toBe(true);
+        expect(route.methods).toEqual(anon.routes[i]!.methods ?? undefined);
+      });
+      // a catch-all route keeps the rest of the API behind the service plugin
+      expect((service!.routes as Obj[]).some((r) => r.paths[0] === '/')).toBe(true);
+      // health probes: their own service, no plugin
+      expect(health!.plugins).toBeUndefined();
+      expect(health!.routes.every((r: Obj) => r.plugins === undefined)).toBe(true);
+      // names, instance names and tags: unique where Kong wants them unique, in Kong's charset
+      const names = config.services.flatMap((s: Obj) => s.routes.map((r: Obj) => r.name));
+      expect(new Set(names).size).toBe(names.length);
+      const plugins = config.services.flatMap((s: Obj) => [...(s.plugins ?? []), ...s.routes.flatMap((r: Obj) => r.plugins ?? [])]);
+      const instances = plugins.map((p: Obj) => p.instance_name);
+      expect(new Set(instances).size).toBe(instances.length);
+      for (const n of [...names, ...instances, ...plugins.flatMap((p: Obj) => p.tags)]) expect(n).toMatch(/^[A-Za-z0-9._~-]{1,128}$/);
+    });
+  }
+});
+
+describe('Kong and AWS names stay in their charsets with hostile rule ids', () => {
+  it('route, plugin instance and WAF rule names', () => {
+    const design = hostileDesign();
+    expect(design.rules.some((r) => r.layer === 'edge' && /[";{}$#*/]/.test(r.id))).toBe(true);
+    const kong = yamlOf(generateKong(design)[0]!.content);
+    const routes = kong.services.flatMap((s: Obj) => s.routes);
+    const plugins = kong.services.flatMap((s: Obj) => [...(s.plugins ?? []), ...s.routes.flatMap((r: Obj) => r.plugins ?? [])]);
+    expect(plugins.length).toBeGreaterThanOrEqual(3);
+    for (const n of [...routes.map((r: Obj) => r.name), ...plugins.map((p: Obj) => p.instance_name), ...plugins.flatMap((p: Obj) => p.tags)]) {
+      expect(n).toMatch(/^[A-Za-z0-9._~-]{1,128}$/);
+    }
+    const header = plugins.find((p: Obj) => p.config.limit_by === 'header');
+    expect(header.config.header_name).toBe('x-api-key');
+    const aws = awsConfig(design) as Obj;
+    for (const rule of aws.wafRateBasedRules as Obj[]) expect(rule.Name).toMatch(/^[\w-]{1,128}$/);
+    expect(aws.usagePlans).toHaveLength(1);
+  });
+});
+
+describe('AWS API Gateway and Cloudflare: labelled examples to adapt', () => {
+  for (const hostile of [false, true]) {
+    it(`AWS${hostile ? ' (hostile design)' : ''}`, () => {
+      const design = designWith('aws-api-gateway', hostile);
+      const [file] = generateAws(design);
+      expect(file?.path).toBe('gateway/aws-api-gateway.json');
+      const json = JSON.parse(file!.content) as Obj;
+      expect(json).toEqual(awsConfig(design));
+      expect(json._comment[0]).toMatch(/^EXAMPLE TO ADAPT/);
+      const ceiling = edgeRules(design).find((r) => r.id === 'global-ceiling') as EdgeRule;
+      expect(json.stageMethodSettings[0]).toMatchObject({ ResourcePath: '/*', HttpMethod: '*', ThrottlingRateLimit: ceiling.rate.requests, ThrottlingBurstLimit: ceiling.burst });
+      const waf = json.wafRateBasedRules[0];
+      expect(waf.Action.Block.CustomResponse.ResponseCode).toBe(429);
+      expect(waf.Action.Block.CustomResponse.ResponseHeaders[0].Name).toBe('Retry-After');
+      expect(waf.Statement.RateBasedStatement.AggregateKeyType).toBe('IP');
+      for (const rule of json.wafRateBasedRules as Obj[]) {
+        expect(rule.Name).toMatch(/^[\w-]{1,128}$/);
+        expect(rule.VisibilityConfig.MetricName).toMatch(/^[\w-]{1,128}$/);
+      }
+      expect(JSON.parse(json.wafCustomResponseBodies['rl-too-many-requests'].Content).status).toBe(429);
+    });
+
+    it(`Cloudflare${hostile ? ' (hostile design)' : ''}`, () => {
+      const design = designWith('cloudflare', hostile);
+      const [file] = generateCloudflare(design);
+      const json = JSON.parse(file!.content) as Obj;
+      expect(json).toEqual(cloudflareConfig(design));
+      expect(json._comment[0]).toMatch(/^EXAMPLE TO ADAPT/);
+      expect(json.phase).toBe('http_ratelimit');
+      const rules = edgeRules(design);
+      expect(json.rules).toHaveLength(rules.length);
+      for (const rule of json.rules as Obj[]) {
+        expect(rule.action).toBe('block');
+        expect(rule.action_parameters.response.status_code).toBe(429);
+        expect(JSON.parse(rule.action_parameters.response.content).code).toBe('RATE_LIMITED');
+        expect(rule.ratelimit.characteristics).toContain('cf.colo.id');
+        expect([10, 60, 120, 300, 600, 3600]).toContain(rule.ratelimit.period);
+        // every string literal in the expression is closed: quotes pair up outside escapes
+        const unescaped = rule.expression.replace(/\\\\/g, '').replace(/\\"/g, '');
+        expect((unescaped.match(/"/g) ?? []).length % 2).toBe(0);
+      }
+      const anon = json.rules.find((r: Obj) => r.description.startsWith('anonymous-per-ip'));
+      expect(anon.ratelimit.characteristics).toEqual(['ip.src', 'cf.colo.id']);
+    });
+  }
+
+  it('API Gateway resource paths use {param}', () => {
+    expect(apiGatewayPath('/v1/orders/:id')).toBe('/v1/orders/{id}');
+    expect(apiGatewayPath('/files/*path')).toBe('/files/{proxy+}');
+  });
+});
+
+describe('generateGateway', () => {
+  it("generates only the design's own gateway, and nothing without edge rules", () => {
+    for (const name of exampleNames()) {
+      const design = exampleDesign(name);
+      const files = generateGateway(design);
+      if (design.rules.some((r) => r.layer === 'edge')) expect(files.length).toBeGreaterThan(0);
+      else expect(files).toEqual([]);
+    }
+    expect(generateGateway(exampleDesign('saas-platform')).map((f) => f.path)).toEqual(['gateway/nginx.conf', 'gateway/nginx-server.conf']);
+    for (const gateway of GATEWAYS) {
+      const design = designWith(gateway);
+      const paths = generateGateway(design).map((f) => f.path);
+      expect(paths.length).toBeGreaterThan(0);
+      expect(paths.every((p) => p.startsWith('gateway/'))).toBe(true);
+    }
+  });
+
+  it('every gateway generator runs on every example and on the hostile design', () => {
+    for (const design of [...exampleNames().map(exampleDesign), hostileDesign()]) {
+      for (const gateway of GATEWAYS) {
+        for (const f of GATEWAY_GENERATORS[gateway](design)) {
+          if (f.language === 'yaml') yamlOf(f.content);
+          if (f.language === 'json') JSON.parse(f.content);
+          expect(f.content.endsWith('\n')).toBe(true);
+        }
+      }
+    }
+  });
+});

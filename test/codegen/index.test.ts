@@ -1,0 +1,73 @@
+/**
+ * generateCode: every file the design needs, once, sorted, byte-identical between runs; the
+ * Lua files are the exact bytes of lua/*.lua; the README lists every file with its phrase.
+ */
+import { readFileSync } from 'node:fs';
+import { join } from 'node:path';
+import { describe, expect, it } from 'vitest';
+import { CODE_README_PATH, generateCode } from '../../src/codegen/index.js';
+import { OUTBOUND_RUNTIME } from '../../src/codegen/outbound/runtime.js';
+import type { Design } from '../../src/design/model.js';
+import { exampleDesign, exampleNames, ROOT } from '../helpers/examples.js';
+import { hostileDesign } from './support/hostile.js';
+
+const designs: [string, () => Design][] = [...exampleNames().map((n) => [n, () => exampleDesign(n)] as [string, () => Design]), ['hostile', hostileDesign]];
+
+describe('generateCode', () => {
+  for (const [name, make] of designs) {
+    it(`${name}: the design's files, sorted, unique, deterministic`, () => {
+      const design = make();
+      const files = generateCode(design);
+      const paths = files.map((f) => f.path);
+      expect(paths).toEqual([...paths].sort((a, b) => (a < b ? -1 : a > b ? 1 : 0)));
+      expect(new Set(paths).size).toBe(paths.length);
+      expect(JSON.stringify(generateCode(make()))).toBe(JSON.stringify(files));
+      for (const f of files) {
+        expect(f.path).toMatch(/^[a-z0-9A-Z][\w./-]*$/);
+        expect(f.path).not.toContain('..');
+        expect(f.language.length).toBeGreaterThan(0);
+        expect(f.description.length).toBeGreaterThan(0);
+        expect(f.content.endsWith('\n')).toBe(true);
+      }
+
+      // Lua: exactly the scripts the design uses, byte for byte
+      const lua = files.filter((f) => f.path.startsWith('lua/'));
+      expect(lua.map((f) => f.path).sort()).toEqual(design.enforcement.scripts.map((s) => s.file).sort());
+      for (const f of lua) expect(f.content).toBe(readFileSync(join(ROOT, f.path), 'utf8'));
+
+      // middleware for the framework; gateway config only with edge rules; alerts always
+      expect(paths.some((p) => p.startsWith('middleware/'))).toBe(true);
+      const edge = design.rules.some((r) => r.layer === 'edge') && design.scope.gateway !== 'none';
+      expect(paths.some((p) => p.startsWith('gateway/'))).toBe(edge);
+      expect(paths).toContain('monitoring/ratelimit-alerts.yaml');
+      expect(paths.includes('outbound/client.ts')).toBe((design.outbound?.providers.length ?? 0) > 0);
+
+      // the README lists every other file with its phrase
+      const readme = files.find((f) => f.path === CODE_README_PATH);
+      expect(readme?.language).toBe('markdown');
+      for (const f of files.filter((x) => x.path !== CODE_README_PATH)) expect(readme?.content).toContain(`[${f.path}](${f.path}): `);
+    });
+  }
+
+  it('saas-platform (nginx, outbound providers) gets the full set', () => {
+    const paths = generateCode(exampleDesign('saas-platform')).map((f) => f.path);
+    expect(paths).toEqual(
+      expect.arrayContaining([
+        'README.md',
+        'gateway/nginx-server.conf',
+        'gateway/nginx.conf',
+        'lua/fixed-window.lua',
+        'lua/gcra.lua',
+        'lua/outbound-bucket.lua',
+        'lua/sliding-window-log.lua',
+        'monitoring/ratelimit-alerts.yaml',
+        'outbound/client.ts',
+      ]),
+    );
+  });
+
+  it('the outbound runtime template holds no backtick or dollar-brace (it is a String.raw text)', () => {
+    expect(OUTBOUND_RUNTIME).not.toContain('`');
+    expect(OUTBOUND_RUNTIME).not.toContain('${');
+  });
+});

@@ -1,0 +1,216 @@
+/**
+ * The generated nginx config: `nginx -t` accepts it for every example and for a design full
+ * of hostile strings, and a real nginx running it refuses with 429 + Retry-After +
+ * problem+json at the designed numbers, keys on the trusted client IP, keeps health probes
+ * exempt, and refuses nothing in shadow mode.
+ */
+import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { edgeProblemBody, edgeRules } from '../../src/codegen/gateway/edge.js';
+import { generateNginx, nginxRate, nginxZoneMb } from '../../src/codegen/gateway/nginx.js';
+import type { Design } from '../../src/design/model.js';
+import { exampleDesign, exampleNames } from '../helpers/examples.js';
+import { HEALTH_ROUTE, META_ROUTE, hostileDesign } from './support/hostile.js';
+import { burst, get, nginxPrefix, nginxTest, startNginx, type NginxPrefix, type RunningNginx } from './support/nginx.js';
+
+async function expectNginxAccepts(design: Design): Promise<void> {
+  const prefix = await nginxPrefix(generateNginx(design));
+  try {
+    const result = await nginxTest(prefix);
+    expect(result.output).toContain('syntax is ok');
+    expect(result.ok, result.output).toBe(true);
+  } finally {
+    prefix.remove();
+  }
+}
+
+describe('nginx -t accepts the generated config', () => {
+  for (const name of exampleNames()) {
+    it(`example ${name} (${exampleDesign(name).scope.gateway})`, async () => {
+      await expectNginxAccepts(exampleDesign(name));
+    });
+  }
+
+  it('the example with an nginx gateway has both edge rules in it', () => {
+    const design = exampleDesign('saas-platform');
+    expect(design.scope.gateway).toBe('nginx');
+    const [http, server] = generateNginx(design);
+    expect(http?.content).toContain('set_real_ip_from 10.20.0.0/16;');
+    expect(http?.content).toContain('real_ip_header X-Forwarded-For;');
+    expect(http?.content).toContain('real_ip_recursive on;');
+    expect(http?.content).toContain('limit_req_status 429;');
+    expect(http?.content).toMatch(/limit_req_zone \$rl_global_ceiling_key zone=rl_global_ceiling:1m rate=4800r\/s;/);
+    // 288,000 live IPs x 128 B = 35.2 MB, rounded up
+    expect(http?.content).toMatch(/limit_req_zone \$rl_anonymous_per_ip_key zone=rl_anonymous_per_ip:36m rate=5r\/s;/);
+    expect(http?.content).toContain('"~*^(?:GET|HEAD) /v1/catalog/?$" $binary_remote_addr;');
+    expect(http?.content).toContain('"~*^(?:GET|HEAD) /healthz/?$" "";');
+    expect(server?.content).toContain('limit_req zone=rl_global_ceiling burst=4800 nodelay;');
+    expect(server?.content).toContain('limit_req zone=rl_anonymous_per_ip burst=50 nodelay;');
+    expect(server?.content).toContain('add_header Retry-After 1 always;');
+    expect(server?.content).toContain('limit_req_dry_run on;');
+    expect(http?.content).toMatch(/with K nodes/i);
+  });
+
+  it('a hostile design (quotes, braces, $, #, */, ]], newlines in names, routes and URLs)', async () => {
+    await expectNginxAccepts(hostileDesign());
+  });
+
+  it('no trusted proxies: no real-IP directives, the TCP peer is the key', async () => {
+    const base = exampleDesign('saas-platform');
+    const design: Design = { ...base, enforcement: { ...base.enforcement, clientIp: { ...base.enforcement.clientIp, trustedProxies: [] } } };
+    const [http] = generateNginx(design);
+    expect(http?.content).not.toContain('set_real_ip_from');
+    expect(http?.content).not.toContain('real_ip_header');
+    await expectNginxAccepts(design);
+  });
+
+  it('a trusted "proxy" that is not an address is left out as a comment', async () => {
+    const base = exampleDesign('saas-platform');
+    const bad = '10.0.0.0/8;\ninclude /etc/passwd';
+    const design: Design = { ...base, enforcement: { ...base.enforcement, clientIp: { ...base.enforcement.clientIp, trustedProxies: [bad, '10.1.0.0/16'] } } };
+    const [http] = generateNginx(design);
+    expect(http?.content).not.toMatch(/^include \/etc\/passwd/m);
+    expect(http?.content).toContain('set_real_ip_from 10.1.0.0/16;');
+    await expectNginxAccepts(design);
+  });
+});
+
+describe('nginx rates and zone sizes', () => {
+  it('expresses rates in whole requests per second or minute', () => {
+    expect(nginxRate({ requests: 5, periodSeconds: 1 })).toEqual({ text: '5r/s', exact: true });
+    expect(nginxRate({ requests: 600, periodSeconds: 60 })).toEqual({ text: '10r/s', exact: true });
+    expect(nginxRate({ requests: 30, periodSeconds: 60 })).toEqual({ text: '30r/m', exact: true });
+    expect(nginxRate({ requests: 120, periodSeconds: 3600 })).toEqual({ text: '2r/m', exact: true });
+    expect(nginxRate({ requests: 10, periodSeconds: 900 })).toEqual({ text: '1r/m', exact: false });
+    expect(nginxRate({ requests: 2.5, periodSeconds: 1 })).toEqual({ text: '150r/m', exact: true });
+  });
+
+  it('sizes a zone at ~128 bytes per live state, rounded up to whole MB', () => {
+    expect(nginxZoneMb(1)).toBe(1);
+    expect(nginxZoneMb(8192)).toBe(1);
+    expect(nginxZoneMb(8193)).toBe(2);
+    expect(nginxZoneMb(288_000)).toBe(36);
+    expect(nginxZoneMb(undefined)).toBe(10);
+  });
+});
+
+/** Enforce: the generated file starts in shadow mode (rollout step 1). */
+const enforce = (content: string): string => content.replace('limit_req_dry_run on;', 'limit_req_dry_run off;');
+
+/** The hostile design with its ceiling raised out of the way, so each test sees one rule. */
+function withoutCeiling(design: Design): Design {
+  return {
+    ...design,
+    rules: design.rules.map((r) => (r.id === 'global-ceiling' ? { ...r, rate: { requests: 100_000, periodSeconds: 1 }, burst: 100_000 } : r)),
+  };
+}
+
+describe('a real nginx running the hostile design', () => {
+  const design = withoutCeiling(hostileDesign());
+  const rules = edgeRules(design);
+  const anon = rules.find((r) => r.id === 'anonymous-per-ip');
+  let prefix: NginxPrefix;
+  let nginx: RunningNginx;
+
+  beforeAll(async () => {
+    prefix = await nginxPrefix(generateNginx(design), enforce);
+    nginx = await startNginx(prefix);
+  });
+  afterAll(async () => {
+    await nginx?.stop();
+    prefix?.remove();
+  });
+
+  it('admits the burst on a metacharacter route, then answers 429 with Retry-After and the problem body', async () => {
+    expect(anon?.burst).toBe(100);
+    const path = encodeURI(META_ROUTE);
+    const started = Date.now();
+    const replies = await burst(nginx.port, 130, path);
+    const elapsed = Date.now() - started;
+    const ok = replies.filter((r) => r.status === 200).length;
+    const refused = replies.filter((r) => r.status === 429);
+    // burst + 1 at once, plus what drains at 20 r/s while the requests arrive
+    expect(ok).toBeGreaterThanOrEqual(101);
+    expect(ok).toBeLessThanOrEqual(101 + Math.ceil((elapsed * 20) / 1000) + 1);
+    expect(refused.length).toBe(130 - ok);
+    const first = refused[0]!;
+    expect(first.headers['retry-after']).toBe('1');
+    expect(first.headers['content-type']).toBe('application/problem+json');
+    // the body survives nginx byte for byte: $, quotes, braces in the documentation URL included
+    expect(JSON.parse(first.body)).toEqual(edgeProblemBody(design, rules, 1));
+  });
+
+  it('matches the route exactly: "." is not a wildcard, other paths are not counted', async () => {
+    const other = await burst(nginx.port, 20, encodeURI(META_ROUTE.replace('.', 'X')));
+    expect(other.every((r) => r.status === 200)).toBe(true);
+  });
+
+  it('keys on the trusted client IP; a client-written X-Forwarded-For entry does not escape', async () => {
+    const path = encodeURI(META_ROUTE);
+    // 127.0.0.1 is a trusted proxy: the address it forwards is the client, with a bucket of its own
+    const t0 = Date.now();
+    const own = await burst(nginx.port, 130, path, { 'x-forwarded-for': '203.0.113.7' });
+    const admitted = own.filter((r) => r.status === 200).length;
+    expect(admitted).toBeGreaterThanOrEqual(101);
+    expect(admitted).toBeLessThanOrEqual(101 + Math.ceil(((Date.now() - t0) * 20) / 1000) + 1);
+    expect(own.filter((r) => r.status === 429).length).toBe(130 - admitted);
+    // the client prepends a forged address: the rightmost untrusted entry is still the key
+    const started = Date.now();
+    const forged = await burst(nginx.port, 30, path, { 'x-forwarded-for': '198.51.100.9, 203.0.113.7' });
+    const drained = Math.ceil(((Date.now() - started) * 20) / 1000) + 1;
+    expect(forged.filter((r) => r.status === 200).length).toBeLessThanOrEqual(drained);
+    // the forged address on its own is a different client, with a full bucket
+    const other = await burst(nginx.port, 30, path, { 'x-forwarded-for': '198.51.100.9' });
+    expect(other.every((r) => r.status === 200)).toBe(true);
+  });
+
+  it('keys the hand-written edge rule on the API key header', async () => {
+    const a = await burst(nginx.port, 40, '/v1/orders', { 'x-api-key': 'key-a' }, 'POST');
+    const refusedA = a.filter((r) => r.status === 429).length;
+    expect(refusedA).toBeGreaterThanOrEqual(15);
+    const b = await get(nginx.port, '/v1/orders', { 'x-api-key': 'key-b' }, 'POST');
+    expect(b.status).not.toBe(429);
+  });
+});
+
+describe('the global ceiling at the edge', () => {
+  it('refuses past its burst, and never counts the exempt health probe', async () => {
+    const design = hostileDesign();
+    const ceiling = edgeRules(design).find((r) => r.id === 'global-ceiling');
+    expect(ceiling?.burst).toBe(150);
+    expect(ceiling?.routes).toEqual([]);
+    const prefix = await nginxPrefix(generateNginx(design), enforce);
+    const nginx = await startNginx(prefix);
+    try {
+      // spread over many client addresses: only the one node-wide counter can refuse them
+      const started = Date.now();
+      const flood = await Promise.all(
+        Array.from({ length: 400 }, (_, i) => get(nginx.port, '/v1/anything', { 'x-forwarded-for': `192.0.2.${i % 250}` })),
+      );
+      const admitted = flood.filter((r) => r.status === 200).length;
+      expect(flood.filter((r) => r.status === 429).length).toBe(400 - admitted);
+      expect(admitted).toBeGreaterThanOrEqual(151);
+      expect(admitted).toBeLessThanOrEqual(151 + Math.ceil(((Date.now() - started) * 150) / 1000) + 1);
+      expect(admitted).toBeLessThan(400);
+      const health = await burst(nginx.port, 50, encodeURI(HEALTH_ROUTE));
+      expect(health.map((r) => r.status)).toEqual(Array(50).fill(200));
+    } finally {
+      await nginx.stop();
+      prefix.remove();
+    }
+  });
+});
+
+describe('shadow mode (as generated): nginx refuses nothing', () => {
+  it('lets the whole burst through with limit_req_dry_run on', async () => {
+    const design = hostileDesign();
+    const prefix = await nginxPrefix(generateNginx(design));
+    const nginx = await startNginx(prefix);
+    try {
+      const replies = await burst(nginx.port, 200, encodeURI(META_ROUTE));
+      expect(replies.every((r) => r.status === 200)).toBe(true);
+    } finally {
+      await nginx.stop();
+      prefix.remove();
+    }
+  });
+});

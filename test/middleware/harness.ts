@@ -1,0 +1,263 @@
+/**
+ * Plumbing for the middleware suites: generate the middleware for a set of designs into a
+ * scratch project in the OS temp directory (node_modules symlinked to the repo's), compile it
+ * with the repo's own tsc under --strict, load the compiled modules, and mount them in real
+ * Express and Fastify servers on loopback ports.
+ */
+import { execFile } from 'node:child_process';
+import { mkdirSync, mkdtempSync, rmSync, symlinkSync, writeFileSync } from 'node:fs';
+import type { AddressInfo } from 'node:net';
+import { tmpdir } from 'node:os';
+import path from 'node:path';
+import { pathToFileURL } from 'node:url';
+import { promisify } from 'node:util';
+import express from 'express';
+import Fastify from 'fastify';
+import type { Redis } from 'ioredis';
+import { Registry } from 'prom-client';
+import { expect } from 'vitest';
+import { Answers, type AnswersInput } from '../../src/answers/schema.js';
+import { buildDesign } from '../../src/design/build.js';
+import type { Design } from '../../src/design/model.js';
+import { generateExpressMiddleware, generateFastifyMiddleware } from '../../src/codegen/middleware/index.js';
+import type { CodeFile } from '../../src/codegen/types.js';
+import { DATE, ROOT } from '../helpers/examples.js';
+
+export const TSC = path.join(ROOT, 'node_modules', 'typescript', 'bin', 'tsc');
+
+export const STRICT_TSCONFIG = {
+  compilerOptions: {
+    target: 'ES2022',
+    module: 'NodeNext',
+    moduleResolution: 'NodeNext',
+    strict: true,
+    noUncheckedIndexedAccess: true,
+    exactOptionalPropertyTypes: true,
+    noImplicitOverride: true,
+    noImplicitReturns: true,
+    noFallthroughCasesInSwitch: true,
+    noUnusedLocals: true,
+    skipLibCheck: true,
+    rootDir: 'src',
+    outDir: 'dist',
+    types: ['node'],
+  },
+  include: ['src/**/*.ts'],
+};
+
+export function designFrom(input: AnswersInput): Design {
+  return buildDesign(Answers.parse(input), { date: DATE });
+}
+
+/** Core + both adapters (the core is the same file in both sets). */
+export function allFiles(design: Design): CodeFile[] {
+  const express = generateExpressMiddleware(design);
+  const fastify = generateFastifyMiddleware(design);
+  expect(express[0]?.content).toBe(fastify[0]?.content);
+  return [...express, ...fastify.slice(1)];
+}
+
+export interface Scratch {
+  readonly dir: string;
+  /** tsc's output (empty when it compiled cleanly). */
+  readonly output: string;
+  readonly ok: boolean;
+  /** Compiled module of one design: 'express' | 'fastify' | 'ratelimit-core'. */
+  load<T = Record<string, unknown>>(design: string, file: string): Promise<T>;
+  remove(): void;
+}
+
+/** Writes each design's files under src/<name>/ and compiles the whole scratch project once. */
+export async function compileScratch(sets: Record<string, CodeFile[]>): Promise<Scratch> {
+  const dir = mkdtempSync(path.join(tmpdir(), 'rl-mw-'));
+  symlinkSync(path.join(ROOT, 'node_modules'), path.join(dir, 'node_modules'), 'dir');
+  writeFileSync(path.join(dir, 'package.json'), JSON.stringify({ type: 'module', private: true }));
+  writeFileSync(path.join(dir, 'tsconfig.json'), JSON.stringify(STRICT_TSCONFIG, null, 2));
+  for (const [name, files] of Object.entries(sets)) {
+    for (const f of files) {
+      const target = path.join(dir, 'src', name, f.path);
+      mkdirSync(path.dirname(target), { recursive: true });
+      writeFileSync(target, f.content);
+    }
+  }
+  let output = '';
+  let ok = true;
+  try {
+    const r = await promisify(execFile)(process.execPath, [TSC, '-p', path.join(dir, 'tsconfig.json')], { cwd: dir, timeout: 120_000 });
+    output = r.stdout + r.stderr;
+  } catch (error) {
+    const e = error as { stdout?: string; stderr?: string; message: string };
+    output = `${e.stdout ?? ''}${e.stderr ?? ''}` || e.message;
+    ok = false;
+  }
+  return {
+    dir,
+    output,
+    ok,
+    load: async <T>(design: string, file: string) =>
+      (await import(pathToFileURL(path.join(dir, 'dist', design, 'middleware', `${file}.js`)).href)) as T,
+    remove: () => rmSync(dir, { recursive: true, force: true }),
+  };
+}
+
+// ---------------------------------------------------------------------------
+// Servers
+// ---------------------------------------------------------------------------
+
+export type Framework = 'express' | 'fastify';
+
+/** The options the generated limiter takes (the parts the tests use). */
+export interface TestOptions {
+  redis?: unknown;
+  identify?: (req: { headers: Record<string, string | string[] | undefined> }) => Record<string, string | undefined>;
+  mode?: (ruleId: string, flag: string | null) => string | undefined;
+  defaultMode?: string;
+  trustedProxies?: string[];
+  keyPrefix?: string;
+  timeoutMs?: number;
+  registry?: Registry | null;
+  hybrid?: boolean;
+  onStoreError?: (error: unknown, ruleIds: readonly string[]) => void;
+}
+
+export interface Served {
+  readonly url: string;
+  readonly registry: Registry;
+  readonly limiter: { close(): void; clientIp(remote: string | undefined, xff: string | undefined): string };
+  close(): Promise<void>;
+}
+
+/** The routes of the test designs, all answering 200 {"ok":true}. */
+export const ROUTES: { method: 'GET' | 'POST'; path: string }[] = [
+  { method: 'GET', path: '/v1/items' },
+  { method: 'GET', path: '/v1/items/:id' },
+  { method: 'POST', path: '/v1/exports' },
+  { method: 'POST', path: '/v1/login' },
+  { method: 'GET', path: '/v1/public' },
+  { method: 'GET', path: '/healthz' },
+  { method: 'GET', path: '/v1/orders' },
+];
+
+/** Identity from test headers: x-test-key (an API key id the app "verified"), x-test-tenant, x-test-plan. */
+export function testIdentify(req: { headers: Record<string, string | string[] | undefined> }): Record<string, string | undefined> {
+  const h = (name: string): string | undefined => {
+    const v = req.headers[name];
+    return typeof v === 'string' ? v : undefined;
+  };
+  return { apiKey: h('x-test-key'), tenantId: h('x-test-tenant'), plan: h('x-test-plan') };
+}
+
+type Mod = Record<string, (...args: never[]) => unknown>;
+
+export async function serve(framework: Framework, mod: Mod, options: TestOptions): Promise<Served> {
+  const registry = options.registry ?? new Registry();
+  // a generous store timeout by default: on a loaded CI machine a stalled event loop must not
+  // turn a scenario into a fail-open one (the outage scenarios set short timeouts themselves)
+  const opts = { identify: testIdentify, defaultMode: 'enforce', timeoutMs: 2000, ...options, registry };
+  if (framework === 'express') {
+    const app = express();
+    app.use(express.json());
+    const mw = (mod.rateLimit as unknown as (o: unknown) => express.RequestHandler & { limiter: Served['limiter'] })(opts);
+    app.use(mw);
+    for (const r of ROUTES) {
+      const handler = (_req: express.Request, res: express.Response): void => {
+        res.json({ ok: true });
+      };
+      if (r.method === 'GET') app.get(r.path, handler);
+      else app.post(r.path, handler);
+    }
+    const server = await new Promise<import('node:http').Server>((resolve) => {
+      const s = app.listen(0, '127.0.0.1', () => resolve(s));
+    });
+    const port = (server.address() as AddressInfo).port;
+    return {
+      url: `http://127.0.0.1:${port}`,
+      registry,
+      limiter: mw.limiter,
+      close: async () => {
+        mw.limiter.close();
+        server.closeAllConnections();
+        await new Promise<void>((resolve) => server.close(() => resolve()));
+      },
+    };
+  }
+  const app = Fastify();
+  const limiter = (mod.registerRateLimit as unknown as (a: unknown, o: unknown) => Served['limiter'])(app, opts);
+  for (const r of ROUTES) {
+    app.route({ method: r.method, url: r.path, handler: async () => ({ ok: true }) });
+  }
+  await app.listen({ port: 0, host: '127.0.0.1' });
+  const port = (app.server.address() as AddressInfo).port;
+  return {
+    url: `http://127.0.0.1:${port}`,
+    registry,
+    limiter,
+    close: async () => {
+      app.server.closeAllConnections();
+      await app.close();
+    },
+  };
+}
+
+export interface Hit {
+  status: number;
+  headers: Headers;
+  body: Record<string, unknown> | null;
+}
+
+export async function hit(
+  base: string,
+  method: 'GET' | 'POST',
+  path: string,
+  headers: Record<string, string> = {},
+  body?: unknown,
+): Promise<Hit> {
+  const res = await fetch(base + path, {
+    method,
+    headers: { ...(body !== undefined ? { 'content-type': 'application/json' } : {}), ...headers },
+    ...(body !== undefined ? { body: JSON.stringify(body) } : {}),
+  });
+  const text = await res.text();
+  let parsed: Record<string, unknown> | null = null;
+  try {
+    parsed = text ? (JSON.parse(text) as Record<string, unknown>) : null;
+  } catch {
+    parsed = null;
+  }
+  return { status: res.status, headers: res.headers, body: parsed };
+}
+
+/** Value of a counter (summed over series whose labels contain `labels`). */
+export async function counter(registry: Registry, name: string, labels: Record<string, string> = {}): Promise<number> {
+  const metric = registry.getSingleMetric(name);
+  if (!metric) return 0;
+  const data = await metric.get();
+  return data.values
+    .filter((v) => Object.entries(labels).every(([k, want]) => String((v.labels as Record<string, unknown>)[k]) === want))
+    .reduce((n, v) => n + v.value, 0);
+}
+
+/** Every key under `prefix:` must carry a TTL. Returns how many keys were checked. */
+export async function expectTtlsUnder(redis: Redis, prefix: string): Promise<number> {
+  let cursor = '0';
+  let checked = 0;
+  do {
+    const [next, keys] = await redis.scan(cursor, 'MATCH', `${prefix}:*`, 'COUNT', 1000);
+    cursor = next;
+    for (const key of keys) {
+      const pttl = await redis.pttl(key);
+      expect(pttl === -2 || pttl >= 0, `key ${key} has PTTL ${pttl}`).toBe(true);
+      checked++;
+    }
+  } while (cursor !== '0');
+  return checked;
+}
+
+export const sleep = (ms: number): Promise<void> => new Promise((r) => setTimeout(r, ms));
+
+let n = 0;
+/** A fresh key prefix per scenario, so scenarios never share a bucket. */
+export function freshPrefix(label = 't'): string {
+  n++;
+  return `mwt${process.pid}${label}${n}`;
+}

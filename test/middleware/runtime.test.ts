@@ -1,0 +1,287 @@
+/**
+ * The generated core's building blocks, called directly on the compiled module: IP and CIDR
+ * parsing, the trusted-hop walk, IPv6 /64 keying, path normalisation, key escaping, calendar
+ * periods across DST, route precedence with weighted costs, and the in-process twin of every
+ * script (designs whose store is none), no Redis needed.
+ */
+import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { exampleAnswers } from '../helpers/examples.js';
+import { allFiles, compileScratch, designFrom, type Scratch } from './harness.js';
+import { IN_PROCESS, MAIN, PLANS } from './designs.js';
+import { calendarPeriodFor } from './period.js';
+
+interface Decision {
+  status: number;
+  headers: [string, string][];
+  body: string | null;
+  ruleId: string | null;
+  exempt: boolean;
+  outcomes: { ruleId: string; allowed: boolean; remaining: number; source: string }[];
+}
+interface Limiter {
+  check(input: { method: string; url: string; remoteAddress: string | undefined; forwardedFor: string | string[] | undefined; req: unknown }): Promise<Decision>;
+  close(): void;
+}
+interface Core {
+  parseIp(s: string): Uint8Array | null;
+  parseCidr(s: string): { bytes: Uint8Array; bits: number };
+  inCidr(ip: Uint8Array, c: { bytes: Uint8Array; bits: number }): boolean;
+  formatIp(ip: Uint8Array, prefix?: number): string;
+  resolveClientIp(remote: string | undefined, xff: string | string[] | undefined, trusted: unknown[], v6?: number): string;
+  pathSegments(url: string): string[];
+  keyPart(v: string): string;
+  usernameKey(v: string): string;
+  calendarPeriod(ms: number, period: 'day' | 'month', tz: string): { id: string; start: number; end: number };
+  createLimiter(options: Record<string, unknown>): Limiter;
+}
+
+let scratch: Scratch;
+let core: Core;
+const cores: Record<string, Core> = {};
+
+const saasInProcess = designFrom({
+  ...exampleAnswers('saas-platform'),
+  stack: { ...exampleAnswers('saas-platform').stack, store: 'none', gateway: 'none', topology: 'single' },
+});
+
+beforeAll(async () => {
+  scratch = await compileScratch({
+    main: allFiles(designFrom(MAIN)),
+    inproc: allFiles(designFrom(IN_PROCESS)),
+    saas: allFiles(saasInProcess),
+    plans: allFiles(designFrom({ ...PLANS, stack: { ...PLANS.stack, store: 'none', topology: 'single' } })),
+    window: allFiles(
+      designFrom({
+        project: { name: 'fixed window' },
+        stack: { framework: 'express', topology: 'single', gateway: 'nginx', store: 'none' },
+        identities: ['ip'],
+        endpoints: [{ name: 'ping', method: 'GET', route: '/ping', class: 'read', anonymous: true }],
+        rules: [
+          {
+            id: 'ping-window',
+            endpoints: ['ping'],
+            identity: 'ip',
+            algorithm: 'fixed-window',
+            key: 'rl:{ip:<client-ip>}:ping',
+            rate: { requests: 3, per: 'minute' },
+            failMode: 'open',
+            layer: 'middleware',
+          },
+        ],
+      }),
+    ),
+  });
+  expect(scratch.ok, scratch.output).toBe(true);
+  for (const name of ['main', 'inproc', 'saas', 'plans', 'window']) cores[name] = await scratch.load<Core>(name, 'ratelimit-core');
+  core = cores.main as Core;
+});
+
+afterAll(() => scratch?.remove());
+
+const input = (method: string, url: string, req: unknown = { headers: {} }, remoteAddress = '192.0.2.10', forwardedFor?: string) => ({
+  method,
+  url,
+  remoteAddress,
+  forwardedFor,
+  req,
+});
+
+describe('IP addresses', () => {
+  it('parses the forms sockets and proxies write, and refuses the rest', () => {
+    const ok: [string, number[]][] = [
+      ['203.0.113.5', [203, 0, 113, 5]],
+      ['203.0.113.5:8080', [203, 0, 113, 5]],
+      ['::ffff:10.1.2.3', [10, 1, 2, 3]],
+      ['::ffff:a01:203', [10, 1, 2, 3]],
+      [' 0.0.0.0 ', [0, 0, 0, 0]],
+    ];
+    for (const [text, bytes] of ok) expect([...(core.parseIp(text) ?? [])], text).toEqual(bytes);
+    expect(core.formatIp(core.parseIp('[2001:db8::1]:443') as Uint8Array)).toBe('2001:db8::1');
+    expect(core.formatIp(core.parseIp('fe80::1%eth0') as Uint8Array)).toBe('fe80::1');
+    expect(core.formatIp(core.parseIp('2001:0DB8:0:0:1:0:0:1') as Uint8Array)).toBe('2001:db8::1:0:0:1');
+    expect(core.formatIp(core.parseIp('1::') as Uint8Array)).toBe('1::');
+    expect(core.formatIp(core.parseIp('::') as Uint8Array)).toBe('::');
+    for (const bad of ['', '1.2.3', '1.2.3.4.5', '01.2.3.4', '256.1.1.1', '1::2::3', 'gggg::1', '1:2:3:4:5:6:7:8:9', ':1', 'unknown', '1.2.3.4/8', '::ffff:1.2.3']) {
+      expect(core.parseIp(bad), bad).toBeNull();
+    }
+  });
+
+  it('matches IPv4 and IPv6 CIDRs bit-exactly, IPv4-mapped ranges included', () => {
+    const cases: [string, string, boolean][] = [
+      ['10.0.0.0/8', '10.255.1.1', true],
+      ['10.0.0.0/8', '11.0.0.1', false],
+      ['10.20.0.0/16', '10.20.255.255', true],
+      ['10.20.0.0/16', '10.21.0.0', false],
+      ['192.168.1.128/25', '192.168.1.127', false],
+      ['192.168.1.128/25', '192.168.1.200', true],
+      ['0.0.0.0/0', '8.8.8.8', true],
+      ['0.0.0.0/0', '::1', false],
+      ['127.0.0.1', '127.0.0.1', true],
+      ['127.0.0.1', '127.0.0.2', false],
+      ['::1/128', '::1', true],
+      ['fd00::/8', 'fd12:3456::1', true],
+      ['fd00::/8', 'fe00::1', false],
+      ['2001:db8::/33', '2001:db8:7fff::1', true],
+      ['2001:db8::/33', '2001:db8:8000::1', false],
+      ['::ffff:10.0.0.0/104', '10.9.9.9', true],
+      ['10.0.0.0/8', '::ffff:10.9.9.9', true],
+    ];
+    for (const [cidr, ip, want] of cases) {
+      expect(core.inCidr(core.parseIp(ip) as Uint8Array, core.parseCidr(cidr)), `${ip} in ${cidr}`).toBe(want);
+    }
+    for (const bad of ['abc', '10.0.0.0/33', '::/129', '10.0.0.0/-1', '10.0.0.0/']) expect(() => core.parseCidr(bad), bad).toThrow();
+  });
+
+  it('walks X-Forwarded-For from the right, only when the peer is trusted', () => {
+    const trusted = ['10.0.0.0/8', 'fd00::/8'].map((c) => core.parseCidr(c));
+    const ip = (remote: string | undefined, xff?: string | string[]) => core.resolveClientIp(remote, xff, trusted);
+    expect(ip('198.51.100.1', '1.2.3.4')).toBe('198.51.100.1');
+    expect(ip('10.0.0.5', '1.2.3.4, 203.0.113.7, 10.0.0.9')).toBe('203.0.113.7');
+    expect(ip('10.0.0.5', undefined)).toBe('10.0.0.5');
+    expect(ip('10.0.0.5', '10.1.1.1, 10.2.2.2')).toBe('10.1.1.1');
+    expect(ip('10.0.0.5', 'garbage, 203.0.113.7')).toBe('203.0.113.7');
+    expect(ip('10.0.0.5', '203.0.113.7, garbage')).toBe('10.0.0.5');
+    expect(ip('10.0.0.5', ['1.1.1.1', '203.0.113.8'])).toBe('203.0.113.8');
+    expect(ip('::ffff:10.0.0.5', '203.0.113.9')).toBe('203.0.113.9');
+    expect(ip('fd00::2', '2001:db8:1:2:3:4:5:6')).toBe('2001:db8:1:2::/64');
+    expect(ip(undefined, '1.2.3.4')).toBe('unknown');
+    // rotating the client-written part never changes the answer
+    const seen = new Set(Array.from({ length: 20 }, (_, i) => ip('10.0.0.5', `${i}.${i}.${i}.${i}, 10.3.3.3, 198.51.100.4, 10.0.0.7`)));
+    expect([...seen]).toEqual(['198.51.100.4']);
+    // one IPv6 customer network is one key; the full address with /128
+    expect(ip('2001:db8:1:2::1')).toBe(ip('2001:db8:1:2:ffff::9'));
+    expect(core.resolveClientIp('2001:db8::1', undefined, trusted, 128)).toBe('2001:db8::1');
+  });
+});
+
+describe('paths, keys and periods', () => {
+  it('normalises paths so a spelling can not dodge a limit', () => {
+    expect(core.pathSegments('/V1/Items/%34%32?x=1#f')).toEqual(['v1', 'items', '42']);
+    expect(core.pathSegments('//v1//items/')).toEqual(['v1', 'items']);
+    expect(core.pathSegments('http://host:8080/v1/x?y')).toEqual(['v1', 'x']);
+    expect(core.pathSegments('/a/%E0%A4%A')).toEqual(['a', '%e0%a4%a']);
+  });
+
+  it('escapes identity values in keys and hashes usernames after normalising them', () => {
+    expect(core.keyPart('acme')).toBe('acme');
+    expect(core.keyPart('a}b{c d%~')).toBe('a%7db%7bc%20d%25%7e');
+    expect(core.keyPart('x'.repeat(200))).toMatch(/^~[0-9a-f]{64}$/);
+    expect(core.usernameKey(' Alice@Example.COM ')).toBe(core.usernameKey('alice@example.com'));
+    expect(core.usernameKey('ｂｏｂ')).toBe(core.usernameKey('bob'));
+    expect(core.usernameKey('alice')).toMatch(/^[0-9a-f]{64}$/);
+  });
+
+  it('computes calendar months and days in the plan time zone, across DST changes', () => {
+    const berlinMarch = core.calendarPeriod(Date.UTC(2026, 2, 15, 12), 'month', 'Europe/Berlin');
+    expect(berlinMarch).toEqual({ id: '2026-03', start: Date.UTC(2026, 1, 28, 23), end: Date.UTC(2026, 2, 31, 22) });
+    const berlinOct = core.calendarPeriod(Date.UTC(2026, 9, 31, 22, 59, 59), 'month', 'Europe/Berlin');
+    expect(berlinOct).toEqual({ id: '2026-10', start: Date.UTC(2026, 8, 30, 22), end: Date.UTC(2026, 9, 31, 23) });
+    expect(core.calendarPeriod(Date.UTC(2026, 9, 31, 23), 'month', 'Europe/Berlin').id).toBe('2026-11');
+    const dec = core.calendarPeriod(Date.UTC(2026, 11, 31, 23, 30), 'month', 'Europe/Berlin');
+    expect(dec.id).toBe('2027-01');
+    // 8 March 2026 in New York is 23 hours long
+    const springDay = core.calendarPeriod(Date.UTC(2026, 2, 8, 12), 'day', 'America/New_York');
+    expect(springDay).toEqual({ id: '2026-03-08', start: Date.UTC(2026, 2, 8, 5), end: Date.UTC(2026, 2, 9, 4) });
+    expect(core.calendarPeriod(Date.UTC(2026, 0, 1), 'day', 'UTC')).toEqual({ id: '2026-01-01', start: Date.UTC(2026, 0, 1), end: Date.UTC(2026, 0, 2) });
+    // agree with an independent bisection over many instants and odd zones
+    for (const tz of ['Europe/Berlin', 'America/New_York', 'Asia/Kolkata', 'Pacific/Chatham', 'Australia/Lord_Howe', 'America/Santiago']) {
+      for (let i = 0; i < 40; i++) {
+        const t = Date.UTC(2025, 0, 1) + i * 9.7 * 86_400_000;
+        const got = core.calendarPeriod(t, 'month', tz);
+        const want = calendarPeriodFor(t, tz);
+        expect(got.id, `${tz} ${new Date(t).toISOString()}`).toBe(want.id);
+        expect(got.end, `${tz} ${new Date(t).toISOString()}`).toBe(want.end);
+        expect(got.start).toBeLessThanOrEqual(t);
+      }
+    }
+  });
+});
+
+describe('the limiter without a shared store (in-process twin of each script)', () => {
+  it('refuses to start without Redis when a rule keeps its state there, or with a bad CIDR', () => {
+    expect(() => core.createLimiter({ registry: null })).toThrow(/options\.redis/);
+    expect(() => (cores.inproc as Core).createLimiter({ registry: null, trustedProxies: ['10.0.0.0/40'] })).toThrow(/prefix length/);
+  });
+
+  it('burst boundary, weighted cost, path spellings, exemptions and the trio headers', async () => {
+    const limiter = (cores.inproc as Core).createLimiter({ registry: null, defaultMode: 'enforce', identify: () => ({ apiKey: 'k1' }) });
+    const first = await limiter.check(input('POST', '/v1/exports'));
+    expect(first.status).toBe(200);
+    expect(first.headers).toEqual([
+      ['RateLimit-Limit', '12'],
+      ['RateLimit-Remaining', '7'],
+      ['RateLimit-Reset', expect.stringMatching(/^\d+$/)],
+    ]);
+    const spellings = ['/V1/ITEMS', '/v1//items/', '/v1/items?x=1', '/v1/%69tems', '/v1/items/9', '/v1/items/9/', '/v1/items#x'];
+    for (const url of spellings) expect((await limiter.check(input('GET', url))).status).toBe(200);
+    const refused = await limiter.check(input('HEAD', '/v1/items'));
+    expect(refused.status).toBe(429);
+    expect(refused.ruleId).toBe('fairness-per-api-key');
+    expect(refused.headers.find(([n]) => n === 'Retry-After')?.[1]).toMatch(/^\d+$/);
+    expect(JSON.parse(refused.body ?? '{}')).toMatchObject({ code: 'RATE_LIMITED', limit: { rule: 'fairness-per-api-key', quota: 12 } });
+    const health = await limiter.check(input('GET', '/healthz'));
+    expect(health).toMatchObject({ status: 200, exempt: true, headers: [] });
+    const unknown = await limiter.check(input('GET', '/not/in/the/design'));
+    expect(unknown).toMatchObject({ status: 200, exempt: false, headers: [], outcomes: [] });
+    limiter.close();
+  });
+
+  it('dual-key auth in one call, all-or-nothing across the two logs', async () => {
+    const limiter = (cores.inproc as Core).createLimiter({ registry: null, defaultMode: 'enforce', trustedProxies: [] });
+    const login = (user: string, ip: string) => limiter.check(input('POST', '/v1/login', { body: { username: user } }, ip));
+    const byUser = [];
+    for (let i = 1; i <= 4; i++) byUser.push((await login('dave', `198.51.100.${i}`)).status);
+    expect(byUser).toEqual([200, 200, 200, 429]);
+    const byIp = [];
+    for (let i = 1; i <= 6; i++) byIp.push((await login(`erin${i}`, '203.0.113.50')).status);
+    expect(byIp).toEqual([200, 200, 200, 200, 200, 429]);
+    const denied = await login('erin1', '203.0.113.50');
+    expect(denied.outcomes.filter((o) => o.ruleId.startsWith('auth-login'))).toHaveLength(2);
+    // no username: the IP row alone still applies
+    expect((await limiter.check(input('POST', '/v1/login', { body: {} }, '203.0.113.50'))).status).toBe(429);
+    // silent: no counts anywhere
+    expect(denied.headers.map(([n]) => n)).toEqual(['Retry-After']);
+    limiter.close();
+  });
+
+  it('route precedence as a router sees it: /v1/orders/search is the search endpoint (cost 5), not /v1/orders/:id', async () => {
+    const limiter = (cores.saas as Core).createLimiter({
+      registry: null,
+      defaultMode: 'enforce',
+      hybrid: false,
+      identify: () => ({ tenantId: 'acme', plan: 'Free' }),
+    });
+    const search = await limiter.check(input('GET', '/v1/orders/search'));
+    expect(search.outcomes.find((o) => o.ruleId === 'fairness-free')?.remaining).toBe(20);
+    const byId = await limiter.check(input('GET', '/v1/orders/123'));
+    expect(byId.outcomes.find((o) => o.ruleId === 'fairness-free')?.remaining).toBe(19);
+    // ceiling first (no gateway here, so the middleware owns it); a plan rule only checks its
+    // own plan; the plan's quota runs last
+    expect(byId.outcomes.map((o) => o.ruleId)).toEqual(['global-ceiling', 'fairness-free', 'quota-free']);
+    const anonymous = await limiter.check(input('GET', '/v1/catalog'));
+    expect(anonymous.outcomes.map((o) => o.ruleId)).toEqual(['global-ceiling', 'anonymous-per-ip']);
+    limiter.close();
+  });
+
+  it('calendar quota in process: QUOTA_EXCEEDED after the plan quota, keyed per tenant', async () => {
+    const limiter = (cores.plans as Core).createLimiter({ registry: null, defaultMode: 'enforce', identify: (req: { t: string }) => ({ tenantId: req.t, plan: 'Free' }) });
+    const statuses = [];
+    for (let i = 0; i < 6; i++) statuses.push((await limiter.check(input('GET', '/v1/orders', { t: 'a' }))).status);
+    expect(statuses).toEqual([200, 200, 200, 200, 200, 429]);
+    const refused = await limiter.check(input('GET', '/v1/orders', { t: 'a' }));
+    expect(JSON.parse(refused.body ?? '{}')).toMatchObject({ code: 'QUOTA_EXCEEDED', 'violated-policies': ['quota-free'] });
+    expect((await limiter.check(input('GET', '/v1/orders', { t: 'b' }))).status).toBe(200);
+    limiter.close();
+  });
+
+  it('a plain fixed window: one counter per window, a new window starts a new counter', async () => {
+    let now = Date.UTC(2026, 0, 1, 12, 0, 10);
+    const limiter = (cores.window as Core).createLimiter({ registry: null, defaultMode: 'enforce', now: () => now });
+    const statuses = [];
+    for (let i = 0; i < 4; i++) statuses.push((await limiter.check(input('GET', '/ping'))).status);
+    expect(statuses).toEqual([200, 200, 200, 429]);
+    now += 60_000;
+    expect((await limiter.check(input('GET', '/ping'))).status).toBe(200);
+    limiter.close();
+  });
+});
