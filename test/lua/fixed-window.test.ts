@@ -1,4 +1,5 @@
 import { describe, expect, it } from 'vitest';
+import { calendarWindow } from '../../src/verify/zone.js';
 import { freshTag, race, run, sleep, useRedis, type Client } from './harness.js';
 
 const s = useRedis();
@@ -12,7 +13,7 @@ const calendar = (key: string, limit: number, cost: number, endMs: number, clien
 const rolling = (key: string, limit: number, cost: number, windowMs: number, bucketMs: number) =>
   run(s.redis, 'fixed-window', [key], ['rolling', limit, cost, windowMs, bucketMs]);
 
-/** Wall-clock parts of an instant in an IANA time zone. */
+/** Wall-clock parts of an instant in an IANA time zone: an independent check of the window end. */
 function zonedParts(epochMs: number, timeZone: string) {
   const parts = new Intl.DateTimeFormat('en-US', {
     timeZone,
@@ -28,26 +29,9 @@ function zonedParts(epochMs: number, timeZone: string) {
   return { year: get('year'), month: get('month'), day: get('day'), hour: get('hour'), minute: get('minute'), second: get('second') };
 }
 
-/** The epoch ms of a wall-clock midnight in a time zone (two offset passes cover DST). */
-function zonedMidnight(year: number, month: number, day: number, timeZone: string): number {
-  const wanted = Date.UTC(year, month - 1, day);
-  let guess = wanted;
-  for (let i = 0; i < 2; i++) {
-    const p = zonedParts(guess, timeZone);
-    const asUtc = Date.UTC(p.year, p.month - 1, p.day, p.hour, p.minute, p.second);
-    guess += wanted - asUtc;
-  }
-  return guess;
-}
-
-/**
- * What the caller of fixed-window.lua does for a calendar month in the plan's time zone:
- * the period id and the period end (epoch ms).
- */
+/** What the caller of fixed-window.lua does for a calendar month in the plan's time zone (the product's own code). */
 function calendarMonth(nowMs: number, timeZone: string): { id: string; endMs: number } {
-  const { year, month } = zonedParts(nowMs, timeZone);
-  const next = month === 12 ? { year: year + 1, month: 1 } : { year, month: month + 1 };
-  return { id: `${year}-${String(month).padStart(2, '0')}`, endMs: zonedMidnight(next.year, next.month, 1, timeZone) };
+  return calendarWindow(nowMs, 'month', timeZone);
 }
 
 async function redisNowMs(): Promise<number> {
