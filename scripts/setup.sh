@@ -8,6 +8,7 @@ command -v redis-cli >/dev/null 2>&1 || need+=(redis-tools)
 command -v tmux >/dev/null 2>&1 || need+=(tmux) # pseudo-terminal tests of `rl-design init`
 # `nginx -t` and a running nginx check the generated gateway config (nginx lives in /usr/sbin)
 command -v nginx >/dev/null 2>&1 || [ -x /usr/sbin/nginx ] || need+=(nginx)
+command -v promtool >/dev/null 2>&1 || need+=(prometheus) # promtool checks the generated alerting rules
 [ -x /usr/bin/chromium ] || need+=(chromium fonts-dejavu-core) # browser tests of the HTML output (test/browser)
 command -v java >/dev/null 2>&1 || need+=(default-jre-headless) # the Nu HTML Checker (vnu-jar)
 if ((${#need[@]})); then

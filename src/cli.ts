@@ -2,7 +2,7 @@
 /** Command-line wiring only: parse, call a command, print errors from the message catalog. */
 import { Command, CommanderError, Option } from 'commander';
 import { nodeContext } from './commands/context.js';
-import { exampleNames } from './commands/load-design.js';
+import { exampleNames } from './paths.js';
 import { INIT_OPTIONS } from './questionnaire/flags.js';
 import { UserError } from './messages.js';
 import { TOOL_VERSION } from './version.js';

@@ -62,13 +62,7 @@ export function rateText(rate: Rate): string {
   return `${formatNumber(rate.requests)}/${rate.per}`;
 }
 
-/** Plain, locale-free thousands separators, so output never depends on the machine. */
-export function formatNumber(n: number): string {
-  const rounded = Math.round(n * 100) / 100;
-  const [int, frac] = String(rounded).split('.');
-  const withSep = (int ?? '0').replace(/\B(?=(\d{3})+(?!\d))/g, ',');
-  return frac ? `${withSep}.${frac}` : withSep;
-}
+import { formatNumber } from '../format.js';
 
 export function resolveAnswers(answers: Answers): ResolvedAnswers {
   const assumptions: Assumption[] = [];

@@ -159,10 +159,22 @@ export function tsString(value: string): string {
 
 /**
  * Text for a TypeScript comment (`//` line or block comment): one line, `*` + `/` cannot
- * close a block comment early and `/` + `*` cannot open one.
+ * close a block comment early and `/` + `*` cannot open one, `<` `>` become look-alikes so no
+ * markup survives into an HTML embedding, capped at `maxLength`.
  */
-export function tsComment(value: string): string {
-  return oneLine(value).replace(/\*\//g, '* /').replace(/\/\*/g, '/ *');
+export function tsComment(value: string, maxLength = 200): string {
+  const text = String(value)
+    // every line terminator and every other control character becomes one space
+    .replace(/[\u0000-\u001F\u007F-\u009F\u2028\u2029]+/g, ' ')
+    .replace(/\*\//g, '* /')
+    .replace(/\/\*/g, '/ *')
+    // angle brackets become look-alikes, so no markup survives into an HTML embedding
+    .replace(/</g, '\u2039')
+    .replace(/>/g, '\u203a')
+    .replace(/ {2,}/g, ' ')
+    .trim();
+  // cutting may not leave a '*' right before the comment's own closing '*/'
+  return text.length > maxLength ? `${text.slice(0, maxLength - 3).replace(/[*/]+$/, '')}...` : text;
 }
 
 // ---------------------------------------------------------------- Lua / Redis

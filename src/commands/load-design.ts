@@ -1,21 +1,15 @@
 /** Shared by the commands: resolve the answers source (file or built-in example) and build the Design. */
 import path from 'node:path';
-import { readdirSync } from 'node:fs';
 import { parseAnswers } from '../answers/load.js';
 import type { Answers } from '../answers/schema.js';
 import { buildDesign } from '../design/build.js';
 import type { Design } from '../design/model.js';
 import { readTextFile } from '../io/write.js';
 import { UserError } from '../messages.js';
-import { EXAMPLES_DIR } from '../paths.js';
+import { EXAMPLES_DIR, exampleNames } from '../paths.js';
 import type { CommandContext } from './context.js';
 
-export function exampleNames(): string[] {
-  return readdirSync(EXAMPLES_DIR)
-    .filter((f) => f.endsWith('.answers.json'))
-    .map((f) => f.replace(/\.answers\.json$/, ''))
-    .sort();
-}
+
 
 export interface SourceOptions {
   answers?: string;

@@ -3,7 +3,8 @@
  * global protective ceiling, per-identity fairness limits, security limits for auth,
  * business quotas and outbound buckets. The layers are never merged into one number.
  */
-import { formatNumber, PERIOD_SECONDS } from '../answers/defaults.js';
+import { PERIOD_SECONDS } from '../answers/defaults.js';
+import { formatNumber } from '../format.js';
 import type { HandRule, QuotaResetT } from '../answers/schema.js';
 import type {
   Algorithm,

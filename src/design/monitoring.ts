@@ -1,5 +1,5 @@
 /** Metrics, alert thresholds and store configuration. */
-import { formatNumber } from '../answers/defaults.js';
+import { formatNumber } from '../format.js';
 import type { AlertSpec, MatrixRule, MetricSpec, Monitoring, Scope } from './model.js';
 
 export const METRICS: MetricSpec[] = [

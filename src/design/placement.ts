@@ -1,5 +1,5 @@
 /** Enforcement placement: which layer owns which rule, the atomic primitive, client IP, hybrid. */
-import { formatNumber } from '../answers/defaults.js';
+import { formatNumber } from '../format.js';
 import type { Diagram, Enforcement, LayerAssignment, MatrixRule, ResolvedEndpoint, Scope } from './model.js';
 
 const GATEWAY_COMPONENT: Record<string, string> = {

@@ -1,6 +1,6 @@
 /** Quota design: reset semantics, exhaustion behaviour, enforcement kept apart from billing. */
 import type { QuotaResetT } from '../answers/schema.js';
-import { formatNumber } from '../answers/defaults.js';
+import { formatNumber } from '../format.js';
 import type { MatrixRule, QuotaDesign, Scope } from './model.js';
 
 export function buildQuotas(

@@ -1,5 +1,5 @@
 /** The short summary init prints at the end: the limit matrix at a glance, fail modes, headers, files. */
-import { formatNumber } from '../answers/defaults.js';
+import { formatNumber } from '../format.js';
 import type { Design, MatrixRule } from '../design/model.js';
 import { printable } from './detect/index.js';
 

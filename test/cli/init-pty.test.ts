@@ -47,7 +47,7 @@ describe('init in a pseudo-terminal', () => {
   });
 });
 
-describe.skipIf(!HAVE_TMUX)('init in a pseudo-terminal (tmux)', () => {
+describe('init in a pseudo-terminal (tmux)', () => {
   it(
     'express + ioredis: the whole interview by keystrokes; a bad number is refused with a message',
     async () => {

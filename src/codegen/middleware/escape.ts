@@ -17,30 +17,10 @@
  *              emitted as arrays of pairs, never as object keys (so `__proto__` stays data).
  */
 
-/** A string literal holding exactly `value`. */
-export function tsString(value: string): string {
-  return JSON.stringify(String(value))
-    .replace(/\u2028/g, '\\u2028')
-    .replace(/\u2029/g, '\\u2029')
-    .replace(/</g, '\\u003c')
-    .replace(/>/g, '\\u003e');
-}
+import { tsString } from '../escape.js';
 
-/** Text that is safe inside a `//` or a block comment. */
-export function tsComment(value: string, maxLength = 200): string {
-  const text = String(value)
-    // every line terminator and every other control character becomes one space
-    .replace(/[\u0000-\u001F\u007F-\u009F\u2028\u2029]+/g, ' ')
-    .replace(/\*\//g, '* /')
-    .replace(/\/\*/g, '/ *')
-    // angle brackets become look-alikes, so no markup survives into an HTML embedding
-    .replace(/</g, '\u2039')
-    .replace(/>/g, '\u203a')
-    .replace(/ {2,}/g, ' ')
-    .trim();
-  // cutting may not leave a '*' right before the comment's own closing '*/'
-  return text.length > maxLength ? `${text.slice(0, maxLength - 3).replace(/[*/]+$/, '')}...` : text;
-}
+// One escaping helper per target: the TypeScript string and comment helpers live in ../escape.ts.
+export { tsComment, tsString } from '../escape.js';
 
 const IDENTIFIER = /^[A-Za-z_$][A-Za-z0-9_$]*$/;
 
