@@ -1,5 +1,5 @@
 /** Loads the example answers files and builds their designs (shared by tests). */
-import { readdirSync, readFileSync } from 'node:fs';
+import { readFileSync } from 'node:fs';
 import path from 'node:path';
 import { fileURLToPath } from 'node:url';
 import { Answers } from '../../src/answers/schema.js';
@@ -10,12 +10,7 @@ export const ROOT = path.resolve(path.dirname(fileURLToPath(import.meta.url)), '
 export const EXAMPLES = path.join(ROOT, 'examples');
 export const DATE = '2026-12-02';
 
-export function exampleNames(): string[] {
-  return readdirSync(EXAMPLES)
-    .filter((f) => f.endsWith('.answers.json'))
-    .map((f) => f.replace(/\.answers\.json$/, ''))
-    .sort();
-}
+export { exampleNames } from '../../src/paths.js';
 
 export function exampleAnswers(name: string): Answers {
   return Answers.parse(JSON.parse(readFileSync(path.join(EXAMPLES, `${name}.answers.json`), 'utf8')));
