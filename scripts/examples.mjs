@@ -9,7 +9,7 @@ const root = path.resolve(path.dirname(fileURLToPath(import.meta.url)), '..');
 const names = readdirSync(path.join(root, 'examples'))
   .filter((f) => f.endsWith('.answers.json'))
   .map((f) => f.replace(/\.answers\.json$/, ''));
-const cli = path.join(root, 'dist', 'cli.js');
+const cli = path.join(root, 'dist', 'bin', 'rl-design.js');
 for (const name of names) {
   const out = path.join(root, 'examples', 'generated', name);
   rmSync(out, { recursive: true, force: true });

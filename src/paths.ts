@@ -1,9 +1,17 @@
-/** Where the package's own assets live, from src/ or dist/ alike. */
-import { readdirSync } from 'node:fs';
+/** Where the package's own assets live, from src/, dist/ or the bundle in dist/bin/ alike. */
+import { existsSync, readdirSync } from 'node:fs';
 import path from 'node:path';
 import { fileURLToPath } from 'node:url';
 
-export const PACKAGE_ROOT = path.resolve(path.dirname(fileURLToPath(import.meta.url)), '..');
+/** The nearest folder above this module that holds package.json and the lua/ and templates/ assets. */
+function findPackageRoot(from: string): string {
+  for (let dir = from; ; dir = path.dirname(dir)) {
+    if (['package.json', 'lua', 'templates'].every((f) => existsSync(path.join(dir, f)))) return dir;
+    if (path.dirname(dir) === dir) throw new Error(`rl-design: the package's own files (lua/, templates/) are missing above ${from}`);
+  }
+}
+
+export const PACKAGE_ROOT = findPackageRoot(path.dirname(fileURLToPath(import.meta.url)));
 export const EXAMPLES_DIR = path.join(PACKAGE_ROOT, 'examples');
 export const TEMPLATES_DIR = path.join(PACKAGE_ROOT, 'templates');
 export const LUA_DIR = path.join(PACKAGE_ROOT, 'lua');

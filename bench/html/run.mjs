@@ -56,14 +56,14 @@ const cases = [];
 for (const layout of ['single', 'folder']) {
   cases.push({
     name: `CLI, ${layout}`,
-    args: [path.join(root, 'dist/cli.js'), 'generate', '--example', example, '--format', 'html', '--layout', layout, '--out', '{out}', '--date', '2026-12-02', '--force'],
+    args: [path.join(root, 'dist/bin/rl-design.js'), 'generate', '--example', example, '--format', 'html', '--layout', layout, '--out', '{out}', '--date', '2026-12-02', '--force'],
   });
   cases.push({ name: `render, ${layout}`, args: [path.join(here, 'render-once.mjs'), example, layout] });
 }
 // For scale: the same document as Markdown, which loads no diagram renderer.
 cases.push({
   name: 'CLI, Markdown single (baseline)',
-  args: [path.join(root, 'dist/cli.js'), 'generate', '--example', example, '--format', 'markdown', '--layout', 'single', '--out', '{out}', '--date', '2026-12-02', '--force'],
+  args: [path.join(root, 'dist/bin/rl-design.js'), 'generate', '--example', example, '--format', 'markdown', '--layout', 'single', '--out', '{out}', '--date', '2026-12-02', '--force'],
 });
 const loadBefore = loadavg().map((l) => l.toFixed(2)).join(' ');
 // One warm-up of each (file system cache), then the measured runs interleaved.

@@ -9,7 +9,6 @@
 import { createHash } from 'node:crypto';
 import { readFileSync } from 'node:fs';
 import { join } from 'node:path';
-import { fileURLToPath } from 'node:url';
 
 export type LuaAlgorithm = 'gcra' | 'sliding-window-log' | 'fixed-window' | 'outbound';
 export type LuaScriptName = 'gcra' | 'sliding-window-log' | 'fixed-window' | 'outbound-bucket';
@@ -36,11 +35,9 @@ export const LUA_SCRIPTS: readonly LuaScriptMeta[] = Object.freeze([
   { name: 'outbound-bucket', file: 'outbound-bucket.lua', algorithm: 'outbound' },
 ] as const);
 
-/**
- * The lua/ folder: two levels up from this module, both from src/codegen/lua.ts and from
- * the compiled dist/codegen/lua.js.
- */
-export const LUA_DIR: string = fileURLToPath(new URL('../../lua/', import.meta.url));
+import { LUA_DIR } from '../paths.js';
+
+export { LUA_DIR };
 
 /** SHA1 (lowercase hex) of a script, as Redis computes it for EVALSHA. */
 export function luaSha1(source: string | Uint8Array): string {

@@ -3,16 +3,13 @@ import path from 'node:path';
 import { existsSync, statSync } from 'node:fs';
 import { checkDesign, CONSTRAINTS } from '../constraints/index.js';
 import type { Design } from '../design/model.js';
-import { generateCode } from '../codegen/index.js';
 import { writeOutputs, type PlannedFile } from '../io/write.js';
 import { applyResults, loadResultsFor } from '../verify/results.js';
 import { UserError } from '../messages.js';
-import { loadBeautifulMermaid } from '../render/diagrams/beautiful.js';
 import { DIAGRAM_RENDERERS, diagramSources, type DiagramRendererName, type RawDiagramRenderer } from '../render/diagrams/index.js';
 import { loadMermaidCli, MermaidCliFailedError, MermaidCliMissingError } from '../render/diagrams/mermaid-cli.js';
 import { UnsafeSvgError } from '../render/diagrams/svg.js';
-import { renderHtml } from '../render/html/index.js';
-import { DeadLinkError, renderMarkdown } from '../render/markdown/index.js';
+import { DeadLinkError } from '../render/links.js';
 import type { OutputFile, RenderInput } from '../render/types.js';
 import type { CommandContext } from './context.js';
 import { loadDesign, type SourceOptions } from './load-design.js';
@@ -33,7 +30,9 @@ const LAYOUTS = ['auto', 'single', 'folder'] as const;
 
 /**
  * The diagram renderer for an HTML document, loaded only when the document has diagrams
- * (loading beautiful-mermaid's layout engine is the most expensive step of a run).
+ * (loading beautiful-mermaid's layout engine is the most expensive step of a run). Like the
+ * renderers and the code generator below, it is imported on first use, so a Markdown run
+ * never loads the HTML side and a document-only run never loads the code generator.
  */
 export async function diagramRenderer(ctx: CommandContext, design: Design, name: DiagramRendererName): Promise<RawDiagramRenderer> {
   const sources = diagramSources(design).map((d) => d.source);
@@ -44,6 +43,7 @@ export async function diagramRenderer(ctx: CommandContext, design: Design, name:
         throw new Error('rl-design: a diagram that the design does not list');
       };
     }
+    const { loadBeautifulMermaid } = await import('../render/diagrams/beautiful.js');
     return await loadBeautifulMermaid();
   } catch (e) {
     if (e instanceof MermaidCliMissingError || e instanceof MermaidCliFailedError) {
@@ -61,7 +61,12 @@ export async function renderDocument(
 ): Promise<OutputFile[]> {
   const diagrams = options.format === 'html' ? await diagramRenderer(ctx, input.design, options.diagrams) : undefined;
   try {
-    return diagrams ? renderHtml(input, { layout: options.layout, diagrams }) : renderMarkdown(input, { layout: options.layout });
+    if (diagrams) {
+      const { renderHtml } = await import('../render/html/index.js');
+      return renderHtml(input, { layout: options.layout, diagrams });
+    }
+    const { renderMarkdown } = await import('../render/markdown/index.js');
+    return renderMarkdown(input, { layout: options.layout });
   } catch (e) {
     if (e instanceof DeadLinkError) throw new UserError('deadLink', { detail: e.message });
     if (e instanceof UnsafeSvgError) throw new UserError('badOption', { option: '--diagrams', reason: e.message.replace(/^rl-design: /, '') });
@@ -119,7 +124,7 @@ export async function planOutputs(ctx: CommandContext, design: Design, opts: Pla
   const codeDirRaw = opts.codeDir ?? design.output.codeDir;
   const codeDir = codeDirRaw && codeDirRaw !== 'none' ? path.resolve(ctx.cwd, codeDirRaw) : undefined;
   // The code is embedded when it is written too: the document then holds the same bytes as the files.
-  const code = codeDir ? generateCode(design) : [];
+  const code = codeDir ? (await import('../codegen/index.js')).generateCode(design) : [];
   const checks = checkDesign(design);
   const input = { design, checks, ...(code.length > 0 ? { codeFiles: code } : {}) };
   const files = await renderDocument(ctx, input, { format, layout, diagrams: opts.diagrams ?? 'beautiful-mermaid' });

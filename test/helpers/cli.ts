@@ -1,11 +1,11 @@
-/** Runs the built CLI (dist/cli.js) as a child process, the way users run it. */
+/** Runs the built CLI (dist/bin/rl-design.js, the bundle) as a child process, the way users run it. */
 import { spawnSync } from 'node:child_process';
 import { mkdtempSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import path from 'node:path';
 import { ROOT } from './examples.js';
 
-export const CLI = path.join(ROOT, 'dist', 'cli.js');
+export const CLI = path.join(ROOT, 'dist', 'bin', 'rl-design.js');
 
 export interface CliResult {
   code: number;

@@ -6,11 +6,12 @@
  * printed raw (`{{{...}}}`; test/render/html-templates.test.ts enforces it). Sections are
  * not written here: they are the Markdown sections, converted (convert.ts).
  */
-import { readdirSync, readFileSync } from 'node:fs';
+import { readFileSync } from 'node:fs';
 import Handlebars from 'handlebars';
-import { TEMPLATES_DIR } from '../templates.js';
+import { TEMPLATES_DIR } from '../../paths.js';
+import { compiledTemplates } from '../compiled-templates.js';
 
-export const HTML_TEMPLATES_DIR = `${TEMPLATES_DIR}html/`;
+export const HTML_TEMPLATES_DIR = `${TEMPLATES_DIR}/html/`;
 
 export type HtmlTemplate = (view: object) => string;
 
@@ -18,15 +19,8 @@ let layouts: Map<string, HtmlTemplate> | undefined;
 let css: string | undefined;
 
 function load(): Map<string, HtmlTemplate> {
-  const hb = Handlebars.create();
   const map = new Map<string, HtmlTemplate>();
-  const dir = `${HTML_TEMPLATES_DIR}layouts/`;
-  for (const file of readdirSync(dir).sort()) {
-    if (!file.endsWith('.html.hbs')) continue;
-    const source = readFileSync(`${dir}${file}`, 'utf8').replace(/\r\n?/g, '\n');
-    const compiled = hb.compile(source, { strict: true, knownHelpersOnly: true, knownHelpers: { if: true, each: true, unless: true } });
-    map.set(file, (view) => compiled(view));
-  }
+  for (const [key, compiled] of compiledTemplates('html', Handlebars.create())) map.set(key.replace(/^layouts\//, ''), (view) => compiled(view));
   return map;
 }
 
