@@ -1,11 +1,15 @@
 #!/usr/bin/env node
 /** Command-line wiring only: parse, call a command, print errors from the message catalog. */
+import module from 'node:module';
 import { Command, CommanderError, Option } from 'commander';
 import { nodeContext } from './commands/context.js';
 import { exampleNames } from './paths.js';
-import { INIT_OPTIONS } from './questionnaire/flags.js';
+import { INIT_OPTIONS } from './questionnaire/options.js';
 import { UserError } from './messages.js';
 import { TOOL_VERSION } from './version.js';
+
+// Node 22.1+ keeps compiled code between runs (its own on-disk cache; a no-op on Node 20).
+(module as { enableCompileCache?: () => unknown }).enableCompileCache?.();
 
 // A reader that stops early (`rl-design schema | head`) is not an error.
 process.stdout.on('error', (e: NodeJS.ErrnoException) => {

@@ -6,6 +6,9 @@
  * Types come from z.infer; schemas/answers.schema.json is generated from this file.
  */
 import { z } from 'zod';
+import { PERIODS, GOALS, FRAMEWORKS, GATEWAYS, STORES, IDENTITIES, ENDPOINT_CLASSES, AUTH_KINDS, METHODS, FAIL_MODES, HEADER_CONVENTIONS, BURSTINESS, EXHAUSTION, ALGORITHMS, LAYERS, PRIMITIVES, RULE_IDENTITIES } from './choices.js';
+
+export { PERIODS, GOALS, FRAMEWORKS, GATEWAYS, STORES, IDENTITIES, ENDPOINT_CLASSES, AUTH_KINDS, METHODS, FAIL_MODES, HEADER_CONVENTIONS, BURSTINESS, EXHAUSTION, ALGORITHMS, LAYERS, PRIMITIVES, RULE_IDENTITIES } from './choices.js';
 
 export const SCHEMA_URL = 'https://unpkg.com/rl-design/schemas/answers.schema.json';
 
@@ -17,7 +20,6 @@ const name = z
 const positiveInt = z.number().int('must be a whole number').positive('must be greater than 0');
 const positiveNumber = z.number().positive('must be greater than 0');
 
-export const PERIODS = ['second', 'minute', 'hour', 'day'] as const;
 export const Period = z.enum(PERIODS);
 
 /** A rate: `requests` per `per`. */
@@ -28,27 +30,6 @@ export const Rate = z
   })
   .strict();
 
-export const GOALS = ['overload', 'abuse', 'fairness', 'quotas'] as const;
-export const FRAMEWORKS = ['express', 'fastify', 'koa', 'hono', 'nestjs', 'other'] as const;
-export const GATEWAYS = ['nginx', 'envoy', 'kong', 'aws-api-gateway', 'cloudflare', 'none'] as const;
-export const STORES = ['redis', 'redis-cluster', 'valkey', 'none'] as const;
-export const IDENTITIES = ['api-key', 'user', 'tenant', 'ip', 'session'] as const;
-export const ENDPOINT_CLASSES = [
-  'auth',
-  'read',
-  'write',
-  'search',
-  'expensive',
-  'export',
-  'webhook',
-  'health',
-] as const;
-export const AUTH_KINDS = ['login', 'signup', 'password-reset', 'token', 'mfa', 'other'] as const;
-export const METHODS = ['GET', 'POST', 'PUT', 'PATCH', 'DELETE', 'HEAD', 'OPTIONS', 'ANY'] as const;
-export const FAIL_MODES = ['open', 'closed'] as const;
-export const HEADER_CONVENTIONS = ['ietf-structured', 'ietf-trio', 'x-ratelimit'] as const;
-export const BURSTINESS = ['low', 'moderate', 'high'] as const;
-export const EXHAUSTION = ['hard', 'soft-warning', 'pay-per-overage'] as const;
 
 export const Goal = z.enum(GOALS);
 export const Framework = z.enum(FRAMEWORKS);
@@ -192,17 +173,6 @@ export const Headers = z
   })
   .strict();
 
-export const ALGORITHMS = [
-  'token-bucket',
-  'leaky-bucket',
-  'gcra',
-  'sliding-window-log',
-  'sliding-window-counter',
-  'fixed-window',
-] as const;
-export const LAYERS = ['edge', 'middleware', 'outbound-client'] as const;
-export const PRIMITIVES = ['redis-lua', 'gateway-native', 'in-process', 'incr-then-expire', 'get-then-set'] as const;
-export const RULE_IDENTITIES = ['global', 'api-key', 'user', 'tenant', 'ip', 'session', 'username', 'provider'] as const;
 
 /** A hand-written rule: adds a matrix row, or overrides / removes a generated one with the same id. */
 export const HandRule = z

@@ -6,13 +6,14 @@ import type { Design } from '../design/model.js';
 import { writeOutputs, type PlannedFile } from '../io/write.js';
 import { applyResults, loadResultsFor } from '../verify/results.js';
 import { UserError } from '../messages.js';
+import { startBeautifulMermaid, type DiagramJob } from '../render/diagrams/beautiful-job.js';
 import { DIAGRAM_RENDERERS, diagramSources, type DiagramRendererName, type RawDiagramRenderer } from '../render/diagrams/index.js';
 import { loadMermaidCli, MermaidCliFailedError, MermaidCliMissingError } from '../render/diagrams/mermaid-cli.js';
 import { UnsafeSvgError } from '../render/diagrams/svg.js';
-import { DeadLinkError } from '../render/links.js';
+import { DeadLinkError } from '../render/errors.js';
 import type { OutputFile, RenderInput } from '../render/types.js';
 import type { CommandContext } from './context.js';
-import { loadDesign, type SourceOptions } from './load-design.js';
+import type { SourceOptions } from './load-design.js';
 
 export interface GenerateOptions extends SourceOptions {
   format?: string;
@@ -34,17 +35,20 @@ const LAYOUTS = ['auto', 'single', 'folder'] as const;
  * renderers and the code generator below, it is imported on first use, so a Markdown run
  * never loads the HTML side and a document-only run never loads the code generator.
  */
-export async function diagramRenderer(ctx: CommandContext, design: Design, name: DiagramRendererName): Promise<RawDiagramRenderer> {
+export async function diagramRenderer(ctx: CommandContext, design: Design, name: DiagramRendererName, job?: DiagramJob): Promise<RawDiagramRenderer> {
   const sources = diagramSources(design).map((d) => d.source);
   try {
-    if (name === 'mermaid-cli') return await loadMermaidCli(sources, { cwd: ctx.cwd, env: process.env });
+    if (name === 'mermaid-cli') {
+      job?.cancel();
+      return await loadMermaidCli(sources, { cwd: ctx.cwd, env: process.env });
+    }
     if (sources.length === 0) {
+      job?.cancel();
       return () => {
         throw new Error('rl-design: a diagram that the design does not list');
       };
     }
-    const { loadBeautifulMermaid } = await import('../render/diagrams/beautiful.js');
-    return await loadBeautifulMermaid();
+    return await (job ?? startBeautifulMermaid()).draw(sources);
   } catch (e) {
     if (e instanceof MermaidCliMissingError || e instanceof MermaidCliFailedError) {
       throw new UserError('badOption', { option: '--diagrams', reason: e.message.replace(/^--diagrams /, '') });
@@ -57,13 +61,17 @@ export async function diagramRenderer(ctx: CommandContext, design: Design, name:
 export async function renderDocument(
   ctx: CommandContext,
   input: RenderInput,
-  options: { format: 'html' | 'markdown'; layout: 'auto' | 'single' | 'folder'; diagrams: DiagramRendererName },
+  options: { format: 'html' | 'markdown'; layout: 'auto' | 'single' | 'folder'; diagrams: DiagramRendererName; diagramJob?: DiagramJob },
 ): Promise<OutputFile[]> {
-  const diagrams = options.format === 'html' ? await diagramRenderer(ctx, input.design, options.diagrams) : undefined;
+  if (options.format !== 'html') options.diagramJob?.cancel();
   try {
-    if (diagrams) {
-      const { renderHtml } = await import('../render/html/index.js');
-      return renderHtml(input, { layout: options.layout, diagrams });
+    if (options.format === 'html') {
+      // The pages are converted while the diagrams are drawn (see DiagramJob); the SVGs go in last.
+      const drawing = diagramRenderer(ctx, input.design, options.diagrams, options.diagramJob);
+      drawing.catch(() => undefined); // awaited below; an error while drafting must not leave it unhandled
+      const { draftHtml, finishHtml } = await import('../render/html/index.js');
+      const draft = draftHtml(input, { layout: options.layout });
+      return finishHtml(draft, await drawing);
     }
     const { renderMarkdown } = await import('../render/markdown/index.js');
     return renderMarkdown(input, { layout: options.layout });
@@ -99,6 +107,8 @@ export interface PlanOptions {
   format?: 'html' | 'markdown';
   layout?: 'auto' | 'single' | 'folder';
   diagrams?: DiagramRendererName;
+  /** beautiful-mermaid already loading (generate starts it before reading the answers). */
+  diagramJob?: DiagramJob;
   out?: string;
   codeDir?: string;
 }
@@ -127,7 +137,12 @@ export async function planOutputs(ctx: CommandContext, design: Design, opts: Pla
   const code = codeDir ? (await import('../codegen/index.js')).generateCode(design) : [];
   const checks = checkDesign(design);
   const input = { design, checks, ...(code.length > 0 ? { codeFiles: code } : {}) };
-  const files = await renderDocument(ctx, input, { format, layout, diagrams: opts.diagrams ?? 'beautiful-mermaid' });
+  const files = await renderDocument(ctx, input, {
+    format,
+    layout,
+    diagrams: opts.diagrams ?? 'beautiful-mermaid',
+    ...(opts.diagramJob ? { diagramJob: opts.diagramJob } : {}),
+  });
   const ext = format === 'html' ? '.html' : '.md';
   const chosen = files.filter((f) => f.path.endsWith(ext)).length > 1 ? 'folder' : 'single';
   const target = resolveTarget(ctx.cwd, opts.out ?? design.output.path, chosen, ext);
@@ -168,6 +183,19 @@ export async function generateFiles(ctx: CommandContext, opts: GenerateOptions):
       reason: `"${opts.diagrams}" is not a diagram renderer; use ${DIAGRAM_RENDERERS.join(' or ')}`,
     });
   }
+  // Unless the flags rule HTML out, the diagram engine starts loading now, beside the main thread.
+  const markdownOnly = opts.format === 'markdown' || opts.format === 'md';
+  const diagramJob = markdownOnly || opts.diagrams === 'mermaid-cli' ? undefined : startBeautifulMermaid();
+  try {
+    return await generateWith(ctx, opts, diagramJob);
+  } finally {
+    diagramJob?.cancel();
+  }
+}
+
+async function generateWith(ctx: CommandContext, opts: GenerateOptions, diagramJob: DiagramJob | undefined): Promise<GenerateRun> {
+  // Imported here, after the diagram job has started: the answers' schema is a large module.
+  const { loadDesign } = await import('./load-design.js');
   const { design: built, file } = await loadDesign(ctx, opts);
   // Results of an earlier `verify --write` on these exact answers appear in the test-scenario section.
   const results = opts.example ? undefined : await loadResultsFor(file);
@@ -180,6 +208,7 @@ export async function generateFiles(ctx: CommandContext, opts: GenerateOptions):
     ...(opts.diagrams ? { diagrams: opts.diagrams as DiagramRendererName } : {}),
     ...(opts.out ? { out: opts.out } : {}),
     ...(opts.codeDir ? { codeDir: opts.codeDir } : {}),
+    ...(diagramJob ? { diagramJob } : {}),
   });
   const checksFailed = checkDesign(design)
     .filter((c) => !c.passed)

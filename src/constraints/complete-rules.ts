@@ -2,7 +2,7 @@
  * Constraint 1: every limit in the matrix names its algorithm, key, rate, burst (where the
  * algorithm has one), cost, fail mode and enforcement layer.
  */
-import { ALGORITHMS, FAIL_MODES, LAYERS } from '../answers/schema.js';
+import { ALGORITHMS, FAIL_MODES, LAYERS } from '../answers/choices.js';
 import type { Algorithm, MatrixRule } from '../design/model.js';
 import { defineConstraint } from './define.js';
 import { isNonEmptyString, isPositiveNumber, ruleIdOf, rulesOf, show } from './guards.js';

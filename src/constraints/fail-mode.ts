@@ -2,7 +2,7 @@
  * Constraint 5: each rule states whether it fails open or closed when the store is down,
  * and store failures and fail-open events are counted and alerted on.
  */
-import { FAIL_MODES } from '../answers/schema.js';
+import { FAIL_MODES } from '../answers/choices.js';
 import { defineConstraint } from './define.js';
 import { objects, ruleIdOf, rulesOf, show } from './guards.js';
 

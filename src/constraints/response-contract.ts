@@ -2,7 +2,7 @@
  * Constraint 3: every 429 carries Retry-After; rate-limit headers follow one documented
  * convention on every response, except security limits, which stay silent.
  */
-import { HEADER_CONVENTIONS } from '../answers/schema.js';
+import { HEADER_CONVENTIONS } from '../answers/choices.js';
 import type { HeaderConvention } from '../design/model.js';
 import { defineConstraint } from './define.js';
 import { isSecurityRule, objects, ruleIdOf, rulesOf, show, strings } from './guards.js';

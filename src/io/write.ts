@@ -85,14 +85,21 @@ export async function writeOutputs(files: PlannedFile[], options: { force?: bool
       toWrite.push(f);
     }
   }
-  for (const f of toWrite) {
-    try {
-      await mkdir(path.dirname(f.path), { recursive: true });
-      await writeFileAtomic(f.path, f.content, { encoding: 'utf8' });
-    } catch (e) {
-      throw new UserError('writeFailed', { file: show(f.path), reason: (e as Error).message });
-    }
-  }
+  // Each file is written atomically (temporary file, fsync, rename); the writes run side by
+  // side so their fsyncs overlap instead of queueing one after another.
+  await Promise.all(
+    toWrite.map(async (f) => {
+      try {
+        await mkdir(path.dirname(f.path), { recursive: true });
+        await writeFileAtomic(f.path, f.content, { encoding: 'utf8' });
+      } catch (e) {
+        throw new UserError('writeFailed', { file: show(f.path), reason: (e as Error).message });
+      }
+    }),
+  );
+  // The manifests last: an interrupted run leaves files the old manifest does not vouch for,
+  // which the next run refuses to overwrite without --force (never the reverse).
+  const manifestWrites: Promise<void>[] = [];
   for (const [dir, group] of byDir) {
     const manifest = manifests.get(dir) as Manifest;
     const next: Manifest = { tool: 'rl-design', files: { ...manifest.files } };
@@ -100,11 +107,16 @@ export async function writeOutputs(files: PlannedFile[], options: { force?: bool
     const sorted: Manifest = { tool: 'rl-design', files: Object.fromEntries(Object.entries(next.files).sort(([a], [b]) => a.localeCompare(b))) };
     const text = `${JSON.stringify(sorted, null, 2)}\n`;
     const manifestPath = path.join(dir, MANIFEST_NAME);
-    if ((await currentContent(manifestPath)) !== text) {
-      await mkdir(dir, { recursive: true });
-      await writeFileAtomic(manifestPath, text, { encoding: 'utf8' });
-    }
+    manifestWrites.push(
+      (async () => {
+        if ((await currentContent(manifestPath)) !== text) {
+          await mkdir(dir, { recursive: true });
+          await writeFileAtomic(manifestPath, text, { encoding: 'utf8' });
+        }
+      })(),
+    );
   }
+  await Promise.all(manifestWrites);
   return { written: toWrite.map((f) => f.path), unchanged };
 }
 

@@ -23,6 +23,7 @@ import {
   type Plan,
 } from '../answers/schema.js';
 import { UserError } from '../messages.js';
+import { QUOTA_RESETS } from './options.js';
 import { UNKNOWN, type Unknown } from './context.js';
 import {
   ENDPOINT_SPEC_HELP,
@@ -48,7 +49,7 @@ type Gateway = (typeof GATEWAYS)[number];
 type Store = (typeof STORES)[number];
 type Identity = (typeof IDENTITIES)[number];
 
-export const QUOTA_RESETS = ['calendar-month', 'calendar-day', 'rolling'] as const;
+export { QUOTA_RESETS };
 export type QuotaResetChoice = (typeof QUOTA_RESETS)[number];
 
 /** The options commander hands over (strings as typed; repeatable ones as arrays). */
@@ -126,43 +127,6 @@ export interface InitFlags {
   outbound: Flag<OutboundProvider[]>;
 }
 
-/** Commander option definitions, in interview order, for `rl-design init`. */
-export const INIT_OPTIONS: readonly { flags: string; description: string; repeatable?: boolean }[] = [
-  { flags: '-y, --yes', description: 'ask nothing: use flags, detected facts and defaults (also the behaviour without a TTY)' },
-  { flags: '--answers-file <file>', description: 'where to write the answers (default: rate-limit.answers.json)' },
-  { flags: '--force', description: 'replace an existing, different answers file (and documents edited since rl-design wrote them) without asking' },
-  { flags: '--date <YYYY-MM-DD>', description: 'generation date shown in the document (default: SOURCE_DATE_EPOCH or today)' },
-  { flags: '--name <project>', description: 'project name shown in the document (default: package.json name)' },
-  { flags: '--format <format>', description: 'Phase 0: document format, html (default) or markdown' },
-  { flags: '--out <path>', description: 'document path (default: docs/rate-limit-design.html or .md)' },
-  { flags: '--layout <layout>', description: 'auto (default), single or folder' },
-  { flags: '--code-dir <dir>', description: 'where generated code should go, or none (default: none)' },
-  { flags: '--goals <list>', description: `1. what to protect against: ${GOALS.join(',')} (comma list) or unknown` },
-  { flags: '--language <name>', description: '2. language, e.g. TypeScript, JavaScript, Go' },
-  { flags: '--framework <name>', description: `2. framework: ${FRAMEWORKS.join(', ')} or unknown` },
-  { flags: '--topology <kind>', description: '2. single or horizontal (several instances)' },
-  { flags: '--instances <n>', description: '2. number of instances at peak' },
-  { flags: '--gateway <name>', description: `2. gateway / reverse proxy: ${GATEWAYS.join(', ')}` },
-  { flags: '--store <name>', description: `2. limiter store: ${STORES.join(', ')}` },
-  { flags: '--trusted-proxies <cidrs>', description: '2. proxy address ranges allowed to name the client IP, e.g. 10.0.0.0/8,192.168.0.0/16, or none' },
-  { flags: '--identities <list>', description: `3. what requests are keyed on: ${IDENTITIES.join(',')} (comma list)` },
-  { flags: '--endpoint <spec>', description: `3. an endpoint (repeat for more; replaces detected ones), or none: ${ENDPOINT_SPEC_HELP}`, repeatable: true },
-  { flags: '--typical-rps <n>', description: '4. typical requests per second' },
-  { flags: '--peak-rps <n>', description: '4. peak requests per second' },
-  { flags: '--capacity-rps <n>', description: '4. requests per second the backend can safely serve, if measured' },
-  { flags: '--burstiness <level>', description: `4. ${BURSTINESS.join(', ')}` },
-  { flags: '--clients <n>', description: '4. distinct clients (API keys or apps)' },
-  { flags: '--tenants <n>', description: '4. distinct tenants / organisations' },
-  { flags: '--users <n>', description: '4. distinct user accounts' },
-  { flags: '--plan <spec>', description: `5. a plan tier (repeat for more), or none: ${PLAN_SPEC_HELP}`, repeatable: true },
-  { flags: '--quota-reset <kind>', description: `5. ${QUOTA_RESETS.join(', ')}` },
-  { flags: '--quota-time-zone <zone>', description: '5. IANA time zone of calendar resets, e.g. Europe/Berlin (default: UTC)' },
-  { flags: '--quota-days <n>', description: '5. length of a rolling quota window in days, 1-366 (default: 30)' },
-  { flags: '--exhaustion <kind>', description: `5. when a quota runs out: ${EXHAUSTION.join(', ')}` },
-  { flags: '--fail-mode <spec>', description: `6. when the store is down: rule-of-thumb, or ${FAIL_MODE_HELP}` },
-  { flags: '--outbound <spec>', description: `7. a third-party API with its own limit (repeat for more), or none: ${OUTBOUND_SPEC_HELP}`, repeatable: true },
-  { flags: '--debug', description: 'print stack traces for unexpected errors' },
-];
 
 function bad(option: string, reason: string): never {
   throw new UserError('badOption', { option, reason });

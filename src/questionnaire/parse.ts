@@ -7,6 +7,9 @@
  */
 import type { z } from 'zod';
 import { answersProblems } from '../answers/load.js';
+import { RATE_HELP, ENDPOINT_SPEC_HELP, PLAN_SPEC_HELP, OUTBOUND_SPEC_HELP, FAIL_MODE_HELP } from './spec-help.js';
+
+export { RATE_HELP, ENDPOINT_SPEC_HELP, PLAN_SPEC_HELP, OUTBOUND_SPEC_HELP, FAIL_MODE_HELP };
 import {
   Cidr,
   Endpoint,
@@ -134,7 +137,6 @@ const PERIOD_ALIASES: Record<string, (typeof PERIODS)[number]> = {
   days: 'day',
 };
 
-export const RATE_HELP = 'a count per period, e.g. 600/minute (periods: second, minute, hour, day)';
 
 /** '600/minute', '600 per minute', '10/s'. */
 export function parseRate(text: string): Parsed<z.infer<typeof Rate>> {
@@ -147,8 +149,6 @@ export function parseRate(text: string): Parsed<z.infer<typeof Rate>> {
   return check(Rate, { requests, per }, text.trim());
 }
 
-/** Endpoint flag: '[name=]METHOD /route CLASS [anonymous]', e.g. 'login=POST /v1/login auth'. */
-export const ENDPOINT_SPEC_HELP = `[name=]METHOD /route CLASS [anonymous], e.g. "login=POST /v1/login auth"; METHOD one of ${METHODS.join(', ')}; CLASS one of ${ENDPOINT_CLASSES.join(', ')}`;
 
 export function parseEndpointSpec(text: string): Parsed<z.infer<typeof Endpoint>> {
   let rest = text.trim();
@@ -180,8 +180,6 @@ export function parseEndpointSpec(text: string): Parsed<z.infer<typeof Endpoint>
   );
 }
 
-/** Plan flag: 'name:RATE[:QUOTA]', e.g. 'free:60/minute:10000'. */
-export const PLAN_SPEC_HELP = 'NAME:RATE[:QUOTA], e.g. "free:60/minute:10000" (QUOTA is requests per quota period)';
 
 export function parsePlanSpec(text: string): Parsed<z.infer<typeof Plan>> {
   const parts = text.split(':').map((s) => s.trim());
@@ -197,8 +195,6 @@ export function parsePlanSpec(text: string): Parsed<z.infer<typeof Plan>> {
   return check(Plan, { name: parts[0], rate: rate.value, ...(quota !== undefined ? { quota } : {}) }, text.trim());
 }
 
-/** Outbound flag: 'name:RATE', e.g. 'stripe:100/second'. */
-export const OUTBOUND_SPEC_HELP = 'NAME:RATE, e.g. "stripe:100/second" (the limit the provider documents for your account)';
 
 export function parseOutboundSpec(text: string): Parsed<z.infer<typeof OutboundProvider>> {
   const i = text.lastIndexOf(':');
@@ -208,8 +204,6 @@ export function parseOutboundSpec(text: string): Parsed<z.infer<typeof OutboundP
   return check(OutboundProvider, { name: text.slice(0, i).trim(), limit: limit.value }, text.trim());
 }
 
-/** Fail-mode flag: 'auth=closed,read=open'. */
-export const FAIL_MODE_HELP = `CLASS=open|closed pairs, e.g. "auth=closed,read=open,write=open"; CLASS one of ${ENDPOINT_CLASSES.join(', ')}`;
 
 export function parseFailModes(text: string): Parsed<Partial<Record<EndpointClassT, FailModeT>>> {
   const out: Partial<Record<EndpointClassT, FailModeT>> = {};

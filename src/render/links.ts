@@ -7,7 +7,10 @@
  */
 import { Lexer, marked, type Token, type Tokens } from 'marked';
 import { Slugger } from './escape.js';
+import { DeadLinkError, type DeadLink } from './errors.js';
 import type { OutputFile } from './types.js';
+
+export { DeadLinkError, type DeadLink };
 
 export interface Heading {
   level: number;
@@ -15,26 +18,6 @@ export interface Heading {
   text: string;
   /** GitHub-style anchor, numbered when repeated. */
   anchor: string;
-}
-
-export interface DeadLink {
-  file: string;
-  href: string;
-  reason: string;
-}
-
-/** Raised when a produced document has a link that resolves to nothing. */
-export class DeadLinkError extends Error {
-  readonly deadLinks: DeadLink[];
-
-  constructor(deadLinks: DeadLink[]) {
-    super(
-      `dead link${deadLinks.length === 1 ? '' : 's'} in the generated document: ` +
-        deadLinks.map((d) => `${d.file}: ${d.href} (${d.reason})`).join('; '),
-    );
-    this.name = 'DeadLinkError';
-    this.deadLinks = deadLinks;
-  }
 }
 
 export function plainText(tokens: readonly Token[] | undefined): string {
@@ -57,26 +40,29 @@ export function plainText(tokens: readonly Token[] | undefined): string {
   return text;
 }
 
-/** Every heading of a Markdown text, in order, with the anchor GitHub would give it. */
-export function headings(markdown: string): Heading[] {
+/** The headings and link destinations of a Markdown text, from one pass of the lexer. */
+export function scanMarkdown(markdown: string): { headings: Heading[]; links: string[] } {
   const slugger = new Slugger();
   const found: Heading[] = [];
+  const links: string[] = [];
   marked.walkTokens(Lexer.lex(markdown, { gfm: true }), (token) => {
+    if (token.type === 'link') links.push((token as Tokens.Link).href);
     if (token.type !== 'heading') return;
     const heading = token as Tokens.Heading;
     const text = plainText(heading.tokens);
     found.push({ level: heading.depth, text, anchor: slugger.slug(text) });
   });
-  return found;
+  return { headings: found, links };
+}
+
+/** Every heading of a Markdown text, in order, with the anchor GitHub would give it. */
+export function headings(markdown: string): Heading[] {
+  return scanMarkdown(markdown).headings;
 }
 
 /** Every link destination in a Markdown text (inline links, including inside tables and lists). */
 export function linkTargets(markdown: string): string[] {
-  const hrefs: string[] = [];
-  marked.walkTokens(Lexer.lex(markdown, { gfm: true }), (token) => {
-    if (token.type === 'link') hrefs.push((token as Tokens.Link).href);
-  });
-  return hrefs;
+  return scanMarkdown(markdown).links;
 }
 
 function isExternal(href: string): boolean {
@@ -144,18 +130,23 @@ const isMarkdown = (path: string): boolean => path.endsWith('.md');
  */
 export function findDeadLinks(files: readonly OutputFile[]): DeadLink[] {
   const byPath = new Map(files.map((f) => [f.path, f]));
-  const anchors = new Map<string, Set<string>>();
-  const anchorsOf = (path: string): Set<string> => {
-    let set = anchors.get(path);
-    if (!set) {
+  // Each file is scanned once, for its own links and for the anchors others link to.
+  const scans = new Map<string, { anchors: Set<string>; links: string[] }>();
+  const scanOf = (path: string): { anchors: Set<string>; links: string[] } => {
+    let scan = scans.get(path);
+    if (!scan) {
       const file = byPath.get(path);
-      set = new Set(
-        !file ? [] : isMarkdown(file.path) ? headings(file.content).map((h) => h.anchor) : isHtml(file.path) ? htmlIds(file.content) : [],
-      );
-      anchors.set(path, set);
+      if (file && isMarkdown(file.path)) {
+        const { headings: found, links } = scanMarkdown(file.content);
+        scan = { anchors: new Set(found.map((h) => h.anchor)), links };
+      } else if (file && isHtml(file.path)) {
+        scan = { anchors: new Set(htmlIds(file.content)), links: htmlLinkTargets(file.content) };
+      } else scan = { anchors: new Set(), links: [] };
+      scans.set(path, scan);
     }
-    return set;
+    return scan;
   };
+  const anchorsOf = (path: string): Set<string> => scanOf(path).anchors;
   const dead: DeadLink[] = [];
   for (const file of files) {
     if (!isMarkdown(file.path) && !isHtml(file.path)) continue;
@@ -166,8 +157,7 @@ export function findDeadLinks(files: readonly OutputFile[]): DeadLink[] {
         seen.add(id);
       }
     }
-    const targets = isMarkdown(file.path) ? linkTargets(file.content) : htmlLinkTargets(file.content);
-    for (const href of targets) {
+    for (const href of scanOf(file.path).links) {
       if (isExternal(href)) continue;
       if (href === '') {
         dead.push({ file: file.path, href, reason: 'empty link' });

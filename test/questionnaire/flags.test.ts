@@ -1,6 +1,7 @@
 import { describe, expect, it } from 'vitest';
 import { UserError } from '../../src/messages.js';
-import { INIT_OPTIONS, parseInitFlags } from '../../src/questionnaire/flags.js';
+import { parseInitFlags } from '../../src/questionnaire/flags.js';
+import { INIT_OPTIONS } from '../../src/questionnaire/options.js';
 
 function badOption(raw: Parameters<typeof parseInitFlags>[0]): string {
   try {

@@ -38,11 +38,35 @@ export function htmlFileName(markdownPath: string): string {
   return htmlHref(markdownPath);
 }
 
+/**
+ * A diagram waiting for its SVG. The pages are converted first with a slot where each SVG
+ * goes, and the SVGs are put in last (finishHtml), so the conversion does not wait for the
+ * diagram renderer (generate draws the diagrams in a worker thread meanwhile).
+ */
+interface DiagramSlot {
+  slot: string;
+  source: string;
+  id: string;
+  title: string;
+}
+
+/** Pages converted to HTML, each diagram's SVG still a slot. */
+export interface HtmlDraft {
+  files: OutputFile[];
+  slots: DiagramSlot[];
+}
+
+/**
+ * A slot is an element name no output contains: every `<` of user text is escaped, and the
+ * renderer writes no such element; finishHtml checks each slot is filled exactly once.
+ */
+const slotMarkup = (n: number): string => `<rl-diagram-slot-${n}></rl-diagram-slot-${n}>`;
+
 interface PageContext {
   convert: ConvertContext;
 }
 
-function pageContext(input: RenderInput, diagrams: RawDiagramRenderer): PageContext {
+function pageContext(input: RenderInput, slots: DiagramSlot[]): PageContext {
   const titles = new Map(diagramSources(input.design).map((d) => [d.source, d.title]));
   let count = 0;
   const convert: ConvertContext = {
@@ -51,11 +75,12 @@ function pageContext(input: RenderInput, diagrams: RawDiagramRenderer): PageCont
       count += 1;
       const id = `rl-diagram-${count}`;
       const title = titles.get(source) ?? 'Diagram';
-      const svg = prepareSvg(diagrams(source), { id, label: title });
+      const slot = slotMarkup(slots.length + 1);
+      slots.push({ slot, source, id, title });
       return [
         `<figure class="diagram">`,
         htmlComment(`${source}\n`, SOURCE_NOTE),
-        svg,
+        slot,
         `<figcaption>${htmlText(title)}</figcaption>`,
         `</figure>`,
       ].join('\n');
@@ -96,14 +121,20 @@ function pager(links: readonly PageLink[]): PagerItem[] {
  * resolve, and UnsafeSvgError (diagrams/svg.ts) when a diagram cannot be inlined safely.
  */
 export function renderHtml(input: RenderInput, options: HtmlOptions): OutputFile[] {
+  return finishHtml(draftHtml(input, options), options.diagrams);
+}
+
+/** The HTML pages with a slot for each diagram's SVG: the first half of renderHtml. */
+export function draftHtml(input: RenderInput, options: DocumentOptions): HtmlDraft {
   const doc = planDocument(input, options);
+  const slots: DiagramSlot[] = [];
   const { projectName, toolVersion, date } = doc.meta;
   const layout = htmlTemplate('page.html.hbs');
   const common = { projectName, toolVersion, date };
   let files: OutputFile[];
 
   if (doc.layout === 'single') {
-    const { convert } = pageContext(input, options.diagrams);
+    const { convert } = pageContext(input, slots);
     const headHtml = wrapContents(markdownToHtml(doc.head, convert));
     const bodyHtml = markdownToHtml(doc.sections.map((s) => s.markdown).join('\n'), convert);
     files = [
@@ -125,7 +156,7 @@ export function renderHtml(input: RenderInput, options: HtmlOptions): OutputFile
     ];
   } else {
     const page = (p: FolderPage): OutputFile => {
-      const { convert } = pageContext(input, options.diagrams);
+      const { convert } = pageContext(input, slots);
       const headHtml = markdownToHtml(p.head, convert);
       const bodyHtml = p.body.map((md) => markdownToHtml(md, convert)).join('\n');
       return {
@@ -146,6 +177,26 @@ export function renderHtml(input: RenderInput, options: HtmlOptions): OutputFile
     };
     files = [...doc.pages.map(page), { path: STYLESHEET_FILE, content: stylesheet() }];
   }
+  return { files, slots };
+}
+
+/**
+ * Puts each diagram's SVG (drawn by `diagrams`, made safe and unique by prepareSvg) into
+ * its slot, then checks every link: the second half of renderHtml.
+ */
+export function finishHtml(draft: HtmlDraft, diagrams: RawDiagramRenderer): OutputFile[] {
+  const svgs = new Map(draft.slots.map((s) => [s.slot, prepareSvg(diagrams(s.source), { id: s.id, label: s.title })]));
+  const filled = new Set<string>();
+  const files = draft.files.map((f) => ({
+    path: f.path,
+    content: f.content.replace(/<rl-diagram-slot-\d+><\/rl-diagram-slot-\d+>/g, (slot) => {
+      const svg = svgs.get(slot);
+      if (svg === undefined || filled.has(slot)) throw new Error(`rl-design: diagram slot ${slot} is not the renderer's`);
+      filled.add(slot);
+      return svg;
+    }),
+  }));
+  if (filled.size !== svgs.size) throw new Error('rl-design: a diagram slot went missing from the pages');
   checkLinks(files);
   return files;
 }

@@ -1,0 +1,78 @@
+/**
+ * beautiful-mermaid, started early. Loading its layout engine (ELK) and laying out the first
+ * diagram cost more than the rest of an HTML run together, and none of it depends on the
+ * design. So `generate` starts a job before it reads the answers: where the compiled worker
+ * (beautiful-worker.js) sits beside this module (the published bundle, or tsc's dist/), the
+ * engine loads in a worker thread on the other core while the main thread builds the design
+ * and renders the sections; from the TypeScript sources (the tests) it loads in-process
+ * when asked. Both draw with the same loadBeautifulMermaid(), so the SVG is the same bytes.
+ */
+import { existsSync } from 'node:fs';
+import { fileURLToPath } from 'node:url';
+import { Worker } from 'node:worker_threads';
+import { loadBeautifulMermaid } from './beautiful.js';
+import type { DrawReply, DrawRequest } from './beautiful-worker.js';
+import type { RawDiagramRenderer } from './index.js';
+
+export interface DiagramJob {
+  /** Draws these sources and returns a renderer that answers for them (and only them). */
+  draw(sources: readonly string[]): Promise<RawDiagramRenderer>;
+  /** Not needed after all (Markdown, no diagrams, another renderer): stop loading. */
+  cancel(): void;
+}
+
+const WORKER_FILE = fileURLToPath(new URL('./beautiful-worker.js', import.meta.url));
+
+function lookup(sources: readonly string[], svgs: readonly string[]): RawDiagramRenderer {
+  const bySource = new Map(sources.map((s, i) => [s, svgs[i] as string]));
+  return (source) => {
+    const svg = bySource.get(source);
+    if (svg === undefined) throw new Error('rl-design: a diagram that was not drawn ahead');
+    return svg;
+  };
+}
+
+function inProcessJob(): DiagramJob {
+  return { draw: () => loadBeautifulMermaid(), cancel: () => undefined };
+}
+
+function workerJob(): DiagramJob {
+  const worker = new Worker(WORKER_FILE);
+  // Never keeps the process alive: an early error exits without waiting for the engine.
+  worker.unref();
+  let stopped: Error | undefined;
+  const stop = (why: Error): void => {
+    stopped ??= why;
+    void worker.terminate();
+  };
+  worker.once('exit', (code) => {
+    stopped ??= new Error(`rl-design: the diagram worker stopped (exit code ${code})`);
+  });
+  return {
+    draw(sources) {
+      if (stopped) return Promise.reject(stopped);
+      return new Promise<RawDiagramRenderer>((resolve, reject) => {
+        let settled = false;
+        const settle = (f: () => void): void => {
+          if (!settled) f();
+          settled = true;
+        };
+        worker.once('error', (e) => settle(() => reject(e)));
+        worker.once('exit', () => settle(() => reject(stopped)));
+        worker.once('message', (reply: DrawReply) => {
+          settle(() => ('error' in reply ? reject(new Error(`rl-design: drawing a diagram failed: ${reply.error}`)) : resolve(lookup(sources, reply.svgs))));
+          stop(new Error('rl-design: the diagram worker has drawn its diagrams'));
+        });
+        worker.postMessage({ sources: [...sources] } satisfies DrawRequest);
+      });
+    },
+    cancel() {
+      stop(new Error('rl-design: the diagram worker stopped (cancelled)'));
+    },
+  };
+}
+
+/** Starts loading beautiful-mermaid: in a worker thread when the compiled worker exists. */
+export function startBeautifulMermaid(): DiagramJob {
+  return existsSync(WORKER_FILE) ? workerJob() : inProcessJob();
+}
