@@ -3,6 +3,7 @@
 import module from 'node:module';
 import { Command, CommanderError, Option } from 'commander';
 import { nodeContext } from './commands/context.js';
+import { startBeautifulMermaid } from './render/diagrams/beautiful-job.js';
 import { exampleNames } from './paths.js';
 import { INIT_OPTIONS } from './questionnaire/options.js';
 import { UserError } from './messages.js';
@@ -16,6 +17,12 @@ process.stdout.on('error', (e: NodeJS.ErrnoException) => {
   if (e.code === 'EPIPE') process.exit(process.exitCode ?? 0);
   throw e;
 });
+
+// `generate` draws its diagrams in a worker thread (render/diagrams/beautiful-job.ts). Loading
+// the layout engine is the slowest step of a run, so it starts before the command line is
+// parsed, unless the arguments rule diagrams out; generate cancels it if they turn out unneeded.
+const earlyDiagrams =
+  process.argv[2] === 'generate' && !process.argv.some((a) => /(^|=)(markdown|md|mermaid-cli)$/.test(a)) ? startBeautifulMermaid() : undefined;
 
 const ctx = nodeContext();
 const debug = process.argv.includes('--debug');
@@ -79,7 +86,11 @@ answersOptions(
     .option('--dry-run', 'list the files that would be written, write nothing'),
 ).action(async (opts) => {
   const { runGenerate } = await import('./commands/generate.js');
-  process.exitCode = await runGenerate(ctx, opts);
+  try {
+    process.exitCode = await runGenerate(ctx, { ...opts, ...(earlyDiagrams ? { diagramJob: earlyDiagrams } : {}) });
+  } finally {
+    earlyDiagrams?.cancel();
+  }
 });
 
 answersOptions(

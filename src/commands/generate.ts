@@ -24,6 +24,8 @@ export interface GenerateOptions extends SourceOptions {
   codeDir?: string;
   force?: boolean;
   dryRun?: boolean;
+  /** beautiful-mermaid already loading (the CLI starts it before parsing the command line). */
+  diagramJob?: DiagramJob;
 }
 
 const FORMATS = ['html', 'markdown', 'md'] as const;
@@ -185,7 +187,9 @@ export async function generateFiles(ctx: CommandContext, opts: GenerateOptions):
   }
   // Unless the flags rule HTML out, the diagram engine starts loading now, beside the main thread.
   const markdownOnly = opts.format === 'markdown' || opts.format === 'md';
-  const diagramJob = markdownOnly || opts.diagrams === 'mermaid-cli' ? undefined : startBeautifulMermaid();
+  const wanted = !markdownOnly && opts.diagrams !== 'mermaid-cli';
+  if (!wanted) opts.diagramJob?.cancel();
+  const diagramJob = wanted ? (opts.diagramJob ?? startBeautifulMermaid()) : undefined;
   try {
     return await generateWith(ctx, opts, diagramJob);
   } finally {
