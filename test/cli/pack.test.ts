@@ -24,6 +24,18 @@ describe('packed tarball', () => {
     expect(gen.status, gen.stderr).toBe(0);
     const docs = readdirSync(path.join(app, 'docs'), { recursive: true }).map(String);
     expect(docs.some((f) => f.endsWith('.md'))).toBe(true);
+    // HTML: the bundle's diagram worker and precompiled templates, from the installed package.
+    const html = spawnSync('npx', ['--no-install', 'rl-design', 'generate', '--example', 'saas-platform', '--format', 'html', '--layout', 'single', '--out', 'site/design.html', '--date', '2026-12-02'], {
+      cwd: app,
+      encoding: 'utf8',
+    });
+    expect(html.status, html.stderr).toBe(0);
+    const page = readFileSync(path.join(app, 'site', 'design.html'), 'utf8');
+    expect(page.match(/<svg\b/g)?.length).toBe(3);
+    expect(page).toContain('Enforcement placement');
+    // Everything is bundled: installing rl-design installs nothing else.
+    expect(readdirSync(path.join(app, 'node_modules')).filter((d) => !d.startsWith('.'))).toEqual(['rl-design']);
+    expect(JSON.parse(readFileSync(path.join(app, 'node_modules', 'rl-design', 'package.json'), 'utf8')).dependencies ?? {}).toEqual({});
     const schema = spawnSync('npx', ['--no-install', 'rl-design', 'schema'], { cwd: app, encoding: 'utf8' });
     expect(schema.stdout).toBe(readFileSync(path.join(ROOT, 'schemas/answers.schema.json'), 'utf8'));
   }, 180_000);
