@@ -4,7 +4,9 @@
  * single file and folder. Each run is a fresh `node` process:
  * - "CLI": `rl-design generate --format html --layout <layout>` end to end (argument
  *   parsing, answers, design, constraint checks, rendering, diagrams, atomic writes);
- * - "render": the same document rendered in-process by bench/html/render-once.mjs (no CLI,
+ * - "unbundled render": the same document rendered in-process by bench/html/render-once.mjs
+ *   from tsc's module tree in dist/ (no bundle, no worker thread: how the CLI ran before it was
+ *   bundled; no CLI,
  *   no writes): what the renderer itself costs;
  * - the same document as Markdown through the CLI, for scale.
  * Wall time is measured around the child process; CPU time (user + system) and peak memory
@@ -58,7 +60,7 @@ for (const layout of ['single', 'folder']) {
     name: `CLI, ${layout}`,
     args: [path.join(root, 'dist/bin/rl-design.js'), 'generate', '--example', example, '--format', 'html', '--layout', layout, '--out', '{out}', '--date', '2026-12-02', '--force'],
   });
-  cases.push({ name: `render, ${layout}`, args: [path.join(here, 'render-once.mjs'), example, layout] });
+  cases.push({ name: `unbundled render, ${layout}`, args: [path.join(here, 'render-once.mjs'), example, layout] });
 }
 // For scale: the same document as Markdown, which loads no diagram renderer.
 cases.push({
