@@ -13,15 +13,14 @@
  * Usage: node bench/lua/run.mjs [--rounds 5] [--requests 50000] [--keys 100000]
  * Needs redis-server and redis-benchmark (apt-get install -y redis-server redis-tools).
  */
-import { execFile, spawn } from 'node:child_process';
+import { execFile } from 'node:child_process';
 import { createHash } from 'node:crypto';
-import { mkdtempSync, readFileSync, rmSync } from 'node:fs';
-import { createConnection, createServer } from 'node:net';
-import { tmpdir } from 'node:os';
+import { readFileSync } from 'node:fs';
 import { dirname, join } from 'node:path';
 import { fileURLToPath } from 'node:url';
 import { promisify } from 'node:util';
 import { Redis } from 'ioredis';
+import { redisInfo, startRedis } from '../redis.mjs';
 
 const here = dirname(fileURLToPath(import.meta.url));
 const root = join(here, '..', '..');
@@ -138,60 +137,21 @@ function cases(nowMs) {
 /** Distinct keys of one length (16 characters), one hash tag each, like real limiter keys. */
 const key = (i) => `rl:{k:${String(i).padStart(8, '0')}}`;
 
-async function freePort() {
-  return new Promise((resolve, reject) => {
-    const server = createServer();
-    server.on('error', reject);
-    server.listen(0, '127.0.0.1', () => {
-      const { port } = server.address();
-      server.close(() => resolve(port));
-    });
-  });
-}
-
-async function startRedis() {
-  const dir = mkdtempSync(join(tmpdir(), 'rl-bench-'));
-  const port = await freePort();
-  const child = spawn(
-    'redis-server',
-    ['--port', String(port), '--bind', '127.0.0.1', '--save', '', '--appendonly', 'no', '--dir', dir],
-    { stdio: 'ignore' },
-  );
-  let spawnError;
-  child.once('error', (e) => (spawnError = e));
-  const deadline = Date.now() + 10_000;
-  for (;;) {
-    if (spawnError) throw new Error(`cannot start redis-server: ${spawnError.message}`);
-    const up = await new Promise((resolve) => {
-      const socket = createConnection({ host: '127.0.0.1', port }, () => socket.write('PING\r\n'));
-      socket.on('data', (d) => (socket.destroy(), resolve(d.toString().startsWith('+PONG'))));
-      socket.on('error', () => resolve(false));
-    });
-    if (up) break;
-    if (Date.now() > deadline) throw new Error('redis-server did not answer PING');
-    await new Promise((r) => setTimeout(r, 25));
-  }
-  const client = new Redis(port, '127.0.0.1');
-  const closed = new Promise((resolve) => child.once('close', resolve));
+/** The bench's redis-server and one ioredis client on it. */
+async function startBenchRedis() {
+  const server = await startRedis();
+  const client = new Redis(server.port, server.host);
   return {
-    port,
+    port: server.port,
     client,
     async stop() {
       client.disconnect();
-      child.kill('SIGTERM');
-      await closed;
-      rmSync(dir, { recursive: true, force: true });
+      await server.stop();
     },
   };
 }
 
-const info = async (client, section) =>
-  Object.fromEntries(
-    (await client.info(section))
-      .split('\r\n')
-      .filter((l) => l.includes(':'))
-      .map((l) => [l.slice(0, l.indexOf(':')), l.slice(l.indexOf(':') + 1)]),
-  );
+const info = redisInfo;
 
 /** evalsha's usec_per_call while redis-benchmark hammers one key. */
 async function cpu(redis, sha, [keys, args]) {
@@ -233,7 +193,7 @@ const median = (xs) => {
 };
 
 async function main() {
-  const redis = await startRedis();
+  const redis = await startBenchRedis();
   try {
     const server = await info(redis.client, 'server');
     const [sec] = await redis.client.time();

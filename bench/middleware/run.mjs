@@ -3,25 +3,34 @@
  * What the generated middleware costs, on one redis-server this script starts (free loopback
  * port, no persistence) and stops. Run by hand, never from the tests:
  *
- *   npm run build && node bench/middleware/run.mjs [--decisions 100000] [--rounds 3] [--seconds 8]
+ *   npm run build && node bench/middleware/run.mjs [--decisions 100000] [--rounds 5] [--seconds 8] [--rate 2000] [--only node|http]
+ *     [--middleware-dir DIR]   (a compiled middleware to measure instead: DIR holds ratelimit-core.js and express.js)
  *
- * 1. Node decision throughput: 50 calls in flight, over 10,000 keys, all admitted:
+ * 1. Node decision throughput: 50 calls in flight, over 10,000 keys and 1,000 distinct URLs
+ *    (/v1/items/<n>), every call admitted:
  *    - ours: limiter.check() of the generated core (route match, identity, key, EVALSHA of
- *      gcra.lua with timeout, metrics, header choice),
+ *      gcra.lua with timeout and NOSCRIPT fallback, metrics, header choice),
  *    - rate-limiter-flexible: RateLimiterRedis.consume() (its own Lua script via EVALSHA),
  *    - raw: ioredis evalsha of gcra.lua and nothing else (the floor for any Node caller).
- *    Same ioredis connection options for all three; rounds interleaved; median of rounds.
+ *    The three share ONE ioredis connection per client configuration (defaults, then
+ *    enableAutoPipelining); rounds are interleaved (the order rotates every round); each
+ *    cell is the median of the rounds.
  * 2. Latency of one limiter call on loopback: p50/p99 with 1 call in flight (the cost a
  *    request pays) and with 50 in flight (queueing included).
- * 3. HTTP throughput of an Express app with and without the middleware: autocannon, 50
- *    connections, the app in a child process, rounds interleaved; median req/s.
+ * 3. The limiter's own code: Node CPU per decision with clients that answer at once (no
+ *    socket, no Redis), so machine load and syscalls do not blur it.
+ * 4. HTTP throughput of an Express 5 app: bare, with the generated middleware (recommended
+ *    ioredis options, and defaults), with rate-limiter-flexible as its README mounts it, and
+ *    with a bare EVALSHA per request (the floor for any Redis-backed limiter); autocannon,
+ *    50 connections, each app in its own process, rounds interleaved; median req/s. Then the
+ *    same apps at one fixed load (--rate req/s, below saturation): CPU per request (app +
+ *    Redis), which at equal load depends far less on how busy the box is.
  *
  * The machine runs everything (Redis, the app, the load generator) on the same cores, so
- * the HTTP row includes Redis's CPU: it is the cost of the limiter as deployed on one box.
+ * the HTTP rows include Redis's CPU: it is the cost of the limiter as deployed on one box.
  */
 import { execFile, spawn } from 'node:child_process';
 import { existsSync, mkdirSync, mkdtempSync, rmSync, symlinkSync, writeFileSync } from 'node:fs';
-import { createServer } from 'node:net';
 import { tmpdir, cpus, loadavg } from 'node:os';
 import { dirname, join } from 'node:path';
 import { fileURLToPath, pathToFileURL } from 'node:url';
@@ -31,6 +40,7 @@ import autocannon from 'autocannon';
 import { Redis } from 'ioredis';
 import { Registry } from 'prom-client';
 import { RateLimiterRedis } from 'rate-limiter-flexible';
+import { redisCpuUs, startRedis } from '../redis.mjs';
 
 const here = dirname(fileURLToPath(import.meta.url));
 const root = join(here, '..', '..');
@@ -38,13 +48,19 @@ const exec = promisify(execFile);
 
 const option = (name, fallback) => {
   const i = process.argv.indexOf(`--${name}`);
-  return i > 0 ? Number(process.argv[i + 1]) : fallback;
+  return i > 0 ? process.argv[i + 1] : fallback;
 };
-const DECISIONS = option('decisions', 100_000);
-const ROUNDS = option('rounds', 3);
-const SECONDS = option('seconds', 8);
+const DECISIONS = Number(option('decisions', 100_000));
+const ROUNDS = Number(option('rounds', 5));
+const SECONDS = Number(option('seconds', 8));
+/** The fixed load of the second HTTP measurement (requests per second, every app alike). */
+const RATE = Number(option('rate', 2000));
+const ONLY = option('only', 'all');
+/** A compiled middleware to measure instead of generating one (e.g. an older runtime, for a before/after). */
+const MIDDLEWARE_DIR = option('middleware-dir', null);
 const IN_FLIGHT = 50;
 const KEYS = 10_000;
+const PATHS = 1_000;
 
 const dist = (p) => pathToFileURL(join(root, 'dist', p)).href;
 if (!existsSync(join(root, 'dist', 'codegen', 'middleware', 'index.js'))) {
@@ -66,51 +82,13 @@ const ANSWERS = {
   rules: [{ id: 'fairness-per-api-key', rate: { requests: 1_000_000, per: 'second' }, burst: 1_000_000 }],
 };
 
+/** What every client of the bench gets: the same options for ours, rate-limiter-flexible and raw. */
+const clientOptions = (autoPipelining) => ({ maxRetriesPerRequest: 1, enableAutoPipelining: autoPipelining });
+
+const KEY_NAMES = Array.from({ length: KEYS }, (_, i) => `key-${i}`);
+const URLS = Array.from({ length: PATHS }, (_, i) => `/v1/items/${i}`);
+
 // ---------------------------------------------------------------------------
-
-async function freePort() {
-  return new Promise((resolve, reject) => {
-    const s = createServer();
-    s.on('error', reject);
-    s.listen(0, '127.0.0.1', () => {
-      const { port } = s.address();
-      s.close(() => resolve(port));
-    });
-  });
-}
-
-async function startRedis() {
-  const dir = mkdtempSync(join(tmpdir(), 'rl-bench-mw-redis-'));
-  const port = await freePort();
-  const child = spawn(
-    'redis-server',
-    ['--port', String(port), '--bind', '127.0.0.1', '--save', '', '--appendonly', 'no', '--dir', dir, '--maxmemory-policy', 'noeviction'],
-    { stdio: 'ignore' },
-  );
-  const probe = new Redis(port, '127.0.0.1', { lazyConnect: true, maxRetriesPerRequest: 0, retryStrategy: () => null });
-  probe.on('error', () => undefined);
-  for (let i = 0; ; i++) {
-    try {
-      await probe.connect();
-      await probe.ping();
-      break;
-    } catch {
-      if (i > 200) throw new Error('redis-server did not start');
-      await new Promise((r) => setTimeout(r, 25));
-    }
-  }
-  probe.disconnect();
-  const { stdout } = await exec('redis-server', ['--version']);
-  return {
-    port,
-    version: /v=(\S+)/.exec(stdout)?.[1] ?? '?',
-    stop: async () => {
-      child.kill('SIGTERM');
-      await new Promise((r) => child.once('close', r));
-      rmSync(dir, { recursive: true, force: true });
-    },
-  };
-}
 
 async function compileMiddleware() {
   const design = buildDesign(Answers.parse(ANSWERS), { date: '2026-01-01' });
@@ -133,14 +111,11 @@ async function compileMiddleware() {
   return { dir, out: join(dir, 'dist', 'middleware') };
 }
 
-// ---------------------------------------------------------------------------
-
-/** Redis's own CPU time so far (user + system), in microseconds. */
-async function redisCpuUs(admin) {
-  const info = await admin.info('cpu');
-  const get = (name) => Number(new RegExp(`${name}:([0-9.]+)`).exec(info)?.[1] ?? 0);
-  return (get('used_cpu_user') + get('used_cpu_sys')) * 1e6;
-}
+const median = (xs) => [...xs].sort((a, b) => a - b)[Math.floor(xs.length / 2)];
+const fmt = (n, d = 0) => n.toLocaleString('en-US', { minimumFractionDigits: d, maximumFractionDigits: d });
+const load = () => loadavg().map((x) => x.toFixed(1)).join(' ');
+/** Round r runs the variants in a rotated order, so no variant always goes first or last. */
+const rotated = (names, r) => names.map((_, i) => names[(i + r) % names.length]);
 
 /**
  * Runs `total` calls with `inFlight` workers; returns ops/s, per-call latencies (ms), and CPU
@@ -172,12 +147,14 @@ async function drive(call, total, inFlight, admin) {
   return { opsPerSec: total / seconds, p50: q(0.5), p99: q(0.99), nodeCpuUs: (cpu.user + cpu.system) / total, redisCpuUs: redisCpu / total };
 }
 
-const median = (xs) => [...xs].sort((a, b) => a - b)[Math.floor(xs.length / 2)];
-const fmt = (n, d = 0) => n.toLocaleString('en-US', { minimumFractionDigits: d, maximumFractionDigits: d });
+/** limiter.check() input for call i: one of KEYS API keys, one of PATHS URLs. */
+const checkInput = (i, req) => ({ method: 'GET', url: URLS[i % PATHS], remoteAddress: '127.0.0.1', forwardedFor: undefined, req });
+const REQS = KEY_NAMES.map((k) => ({ k }));
 
 async function nodeBench(redisPort, out, autoPipelining) {
   const core = await import(pathToFileURL(join(out, 'ratelimit-core.js')).href);
-  const client = new Redis(redisPort, '127.0.0.1', { maxRetriesPerRequest: 1, enableAutoPipelining: autoPipelining });
+  // ONE connection for the three callers, with the same options
+  const client = new Redis(redisPort, '127.0.0.1', clientOptions(autoPipelining));
   const admin = new Redis(redisPort, '127.0.0.1', { maxRetriesPerRequest: 1 });
   const limiter = core.createLimiter({
     redis: client,
@@ -185,29 +162,29 @@ async function nodeBench(redisPort, out, autoPipelining) {
     defaultMode: 'enforce',
     identify: (req) => ({ apiKey: req.k }),
   });
-  const keys = Array.from({ length: KEYS }, (_, i) => `key-${i}`);
-  const reqs = keys.map((k) => ({ k }));
   const ours = (i) =>
-    limiter.check({ method: 'GET', url: '/v1/items/42', remoteAddress: '127.0.0.1', forwardedFor: undefined, req: reqs[i % KEYS] }).then((d) => {
+    limiter.check(checkInput(i, REQS[i % KEYS])).then((d) => {
       if (d.status !== 200) throw new Error(`ours refused: ${d.status}`);
     });
   const rlf = new RateLimiterRedis({ storeClient: client, keyPrefix: 'rlf', points: 1_000_000_000, duration: 60 });
-  const theirs = (i) => rlf.consume(keys[i % KEYS]);
+  const theirs = (i) => rlf.consume(KEY_NAMES[i % KEYS]);
   const gcra = luaScript('gcra');
   await client.script('LOAD', gcra.source);
-  const raw = (i) => client.evalsha(gcra.sha1, 1, `raw:{${keys[i % KEYS]}}`, 1_000_000, 1_000_000, 1000, 1);
+  const raw = (i) => client.evalsha(gcra.sha1, 1, `raw:{${KEY_NAMES[i % KEYS]}}`, '1000000', '1000000', '1000', '1');
 
-  const rows = { ours: [], rlf: [], raw: [] };
   const calls = { ours, rlf: theirs, raw };
+  const rows = { ours: [], rlf: [], raw: [] };
   // warm-up (JIT, script cache, connections)
   for (const f of Object.values(calls)) await drive(f, 20_000, IN_FLIGHT);
   for (let r = 0; r < ROUNDS; r++) {
-    for (const [name, f] of Object.entries(calls)) {
+    for (const name of rotated(Object.keys(calls), r)) {
+      const f = calls[name];
       await admin.flushall();
       const thr = await drive(f, DECISIONS, IN_FLIGHT, admin);
       const one = await drive(f, Math.floor(DECISIONS / 5), 1);
       rows[name].push({ ...thr, p50one: one.p50, p99one: one.p99 });
     }
+    process.stderr.write(`node (${autoPipelining ? 'enableAutoPipelining' : 'defaults'}): round ${r + 1}/${ROUNDS} done, load ${load()}\n`);
   }
   limiter.close();
   await client.quit();
@@ -217,6 +194,8 @@ async function nodeBench(redisPort, out, autoPipelining) {
     return {
       opsPerSec: median(xs.map((x) => x.opsPerSec)),
       all: xs.map((x) => x.opsPerSec),
+      // ours against rate-limiter-flexible in the same round (they ran back to back)
+      vsRlf: xs.map((x, i) => x.opsPerSec / rows.rlf[i].opsPerSec),
       p99at50: median(xs.map((x) => x.p99)),
       p50one: median(xs.map((x) => x.p50one)),
       p99one: median(xs.map((x) => x.p99one)),
@@ -226,6 +205,15 @@ async function nodeBench(redisPort, out, autoPipelining) {
   };
   return { ours: summary('ours'), rlf: summary('rlf'), raw: summary('raw') };
 }
+
+/** The limiter's own JS (instant.mjs, in a fresh process): ns of Node CPU per decision, by round. */
+async function instantBench(out) {
+  const { stdout } = await exec(process.execPath, [join(here, 'instant.mjs'), out, String(DECISIONS * 5), String(ROUNDS)]);
+  const rows = JSON.parse(stdout);
+  return Object.fromEntries(Object.entries(rows).map(([k, xs]) => [k, { median: median(xs), all: xs }]));
+}
+
+// ---------------------------------------------------------------------------
 
 async function startApp(mode, out, redisPort) {
   const child = spawn(process.execPath, [join(here, 'server.mjs'), mode, out, String(redisPort)], { stdio: ['pipe', 'pipe', 'inherit'] });
@@ -262,17 +250,20 @@ async function startApp(mode, out, redisPort) {
   };
 }
 
-async function load(port, seconds) {
+async function loadApp(port, seconds, rate) {
   let n = 0;
   const result = await autocannon({
     url: `http://127.0.0.1:${port}`,
     connections: 50,
     duration: seconds,
+    ...(rate ? { overallRate: rate } : {}),
     requests: [
       {
         method: 'GET',
-        path: '/v1/items/42',
-        setupRequest: (req) => ({ ...req, headers: { ...req.headers, 'x-api-key': `key-${n++ % KEYS}` } }),
+        setupRequest: (req) => {
+          const i = n++;
+          return { ...req, path: URLS[i % PATHS], headers: { ...req.headers, 'x-api-key': KEY_NAMES[i % KEYS] } };
+        },
       },
     ],
   });
@@ -280,44 +271,68 @@ async function load(port, seconds) {
   return { rps: result.requests.average, p99: result.latency.p99 };
 }
 
-const MODES = ['bare', 'limited', 'limited-plain'];
+/** The apps of the HTTP table, in its order (server.mjs knows each mode). */
+const HTTP_ROWS = [
+  ['bare', 'bare'],
+  ['limited', 'with the generated middleware (ioredis enableAutoPipelining, as recommended)'],
+  ['limited-plain', 'with the generated middleware (ioredis defaults)'],
+  ['rlf', 'with rate-limiter-flexible `consume()` as in its README (enableAutoPipelining)'],
+  ['floor', 'floor: a bare `evalsha` of gcra.lua per request, then next() (enableAutoPipelining)'],
+  ['floor-headers', 'floor + the two RateLimit headers the middleware sends'],
+];
 
 async function httpBench(out, redisPort) {
   const admin = new Redis(redisPort, '127.0.0.1', { maxRetriesPerRequest: 1 });
-  const rows = Object.fromEntries(MODES.map((m) => [m, []]));
-  // one process per variant, started and warmed once; every round measures only its own requests
+  const modes = HTTP_ROWS.map(([m]) => m);
+  const rows = Object.fromEntries(modes.map((m) => [m, []]));
+  // one process per app, started and warmed once; every round measures only its own requests
   const apps = {};
-  for (const mode of MODES) {
+  for (const mode of modes) {
     apps[mode] = await startApp(mode, out, redisPort);
-    await load(apps[mode].port, 3);
+    await loadApp(apps[mode].port, 3);
   }
   try {
     for (let r = 0; r < ROUNDS; r++) {
-      const order = r % 2 === 0 ? MODES : [...MODES].reverse();
-      for (const mode of order) {
+      for (const mode of rotated(modes, r)) {
         const app = apps[mode];
-        const before = await app.mark();
-        const redisBefore = await redisCpuUs(admin);
-        const result = await load(app.port, SECONDS);
-        const redisCpu = (await redisCpuUs(admin)) - redisBefore;
-        const after = await app.mark();
-        const served = after.served - before.served;
-        rows[mode].push({ ...result, appCpuUs: (after.cpuUs - before.cpuUs) / served, redisCpuUs: redisCpu / served });
+        const measure = async (seconds, rate) => {
+          const before = await app.mark();
+          const redisBefore = await redisCpuUs(admin);
+          const result = await loadApp(app.port, seconds, rate);
+          const redisCpu = (await redisCpuUs(admin)) - redisBefore;
+          const after = await app.mark();
+          const served = after.served - before.served;
+          return { ...result, appCpuUs: (after.cpuUs - before.cpuUs) / served, redisCpuUs: redisCpu / served };
+        };
+        const saturated = await measure(SECONDS, 0);
+        const fixed = await measure(Math.max(2, SECONDS / 2), RATE);
+        rows[mode].push({ ...saturated, fixed });
       }
+      process.stderr.write(`http: round ${r + 1}/${ROUNDS} done, load ${load()}\n`);
     }
   } finally {
     for (const app of Object.values(apps)) await app.stop();
     await admin.quit();
   }
   return Object.fromEntries(
-    MODES.map((m) => [
+    modes.map((m) => [
       m,
       {
         rps: median(rows[m].map((x) => x.rps)),
         p99: median(rows[m].map((x) => x.p99)),
         all: rows[m].map((x) => x.rps),
+        // against the bare app in the same round
+        costs: rows[m].map((x, i) => 1 - x.rps / rows.bare[i].rps),
         appCpuUs: median(rows[m].map((x) => x.appCpuUs)),
         redisCpuUs: median(rows[m].map((x) => x.redisCpuUs)),
+        fixed: {
+          rps: median(rows[m].map((x) => x.fixed.rps)),
+          appCpuUs: median(rows[m].map((x) => x.fixed.appCpuUs)),
+          redisCpuUs: median(rows[m].map((x) => x.fixed.redisCpuUs)),
+          // (app + Redis) CPU per request against the bare app's in the same round
+          costs: rows[m].map((x, i) => 1 - (rows.bare[i].fixed.appCpuUs + rows.bare[i].fixed.redisCpuUs) / (x.fixed.appCpuUs + x.fixed.redisCpuUs)),
+          p99: median(rows[m].map((x) => x.fixed.p99)),
+        },
       },
     ]),
   );
@@ -325,54 +340,94 @@ async function httpBench(out, redisPort) {
 
 // ---------------------------------------------------------------------------
 
-const { dir, out } = await compileMiddleware();
-const redis = await startRedis();
+const { dir, out } = MIDDLEWARE_DIR ? { dir: null, out: MIDDLEWARE_DIR } : await compileMiddleware();
+const redis = await startRedis({ extraArgs: ['--maxmemory-policy', 'noeviction'] });
+const startLoad = load();
+const lines = [];
+const ms = (x) => fmt(x, 3);
+const ratio = (x) => fmt(x, 2);
 try {
-  const plain = await nodeBench(redis.port, out, false);
-  const piped = await nodeBench(redis.port, out, true);
-  const http = await httpBench(out, redis.port);
-  const cost = (m) => 1 - http[m].rps / http.bare.rps;
-  // throughput a CPU-bound box keeps: bare CPU per request over CPU per request with the limiter
-  const cpuPerReq = (m) => http[m].appCpuUs + http[m].redisCpuUs;
-  const cpuCost = (m) => 1 - cpuPerReq('bare') / cpuPerReq(m);
-  const ms = (x) => fmt(x, 3);
-  const nodeRow = (client, name, r, ref) =>
-    `| ${client} | ${name} | ${fmt(r.opsPerSec)} | ${fmt(r.opsPerSec / ref.opsPerSec, 2)} | ${r.all.map((x) => fmt(x)).join(', ')} | ${fmt(r.nodeCpuUs, 1)} | ${fmt(r.redisCpuUs, 1)} | ${fmt(ref.nodeCpuUs / r.nodeCpuUs, 2)} | ${ms(r.p50one)} / ${ms(r.p99one)} | ${ms(r.p99at50)} |`;
-  const lines = [
-    `Node ${process.version}, Redis ${redis.version}, ${cpus().length} x ${cpus()[0]?.model ?? 'CPU'}, load average at start ${loadavg().map((x) => x.toFixed(1)).join(' ')}; ioredis over loopback; ${ROUNDS} rounds interleaved, median.`,
+  lines.push(
+    `Node ${process.version}, Redis ${redis.version}, ${cpus().length} x ${cpus()[0]?.model ?? 'CPU'}; ioredis over loopback; ${ROUNDS} rounds interleaved, median. Load average at start: ${startLoad}.`,
     '',
-    `### Node decision throughput (${IN_FLIGHT} calls in flight, ${fmt(KEYS)} keys, ${fmt(DECISIONS)} decisions per round, all admitted)`,
-    '',
-    '| ioredis client | limiter call | decisions/s | x rlf | rounds | Node CPU us/decision | Redis CPU us/decision | x rlf by Node CPU | p50 / p99, 1 in flight (ms) | p99, 50 in flight (ms) |',
-    '| --- | --- | ---: | ---: | --- | ---: | ---: | ---: | ---: | ---: |',
-    ...[
-      ['defaults', plain],
-      ['enableAutoPipelining', piped],
-    ].flatMap(([client, r]) => [
-      nodeRow(client, 'generated middleware `limiter.check()`', r.ours, r.rlf),
-      nodeRow(client, 'rate-limiter-flexible `RateLimiterRedis.consume()`', r.rlf, r.rlf),
-      nodeRow(client, 'floor: bare `evalsha` of gcra.lua', r.raw, r.rlf),
-    ]),
-    '',
-    `### HTTP: Express 5 app, one route, with and without the middleware (autocannon, 50 connections, ${SECONDS} s per round)`,
-    '',
-    '| app | req/s (median) | rounds | cost vs bare (req/s) | app CPU us/req | Redis CPU us/req | cost vs bare (CPU per request) | p99 latency (ms) |',
-    '| --- | ---: | --- | ---: | ---: | ---: | ---: | ---: |',
-    ...[
-      ['bare', 'bare'],
-      ['with the middleware (ioredis enableAutoPipelining, as recommended)', 'limited'],
-      ['with the middleware (ioredis defaults)', 'limited-plain'],
-    ].map(
-      ([label, m]) =>
-        `| ${label} | ${fmt(http[m].rps)} | ${http[m].all.map((x) => fmt(x)).join(', ')} | ${m === 'bare' ? '-' : fmt(cost(m) * 100, 1) + '%'} | ${fmt(http[m].appCpuUs, 1)} | ${fmt(http[m].redisCpuUs, 1)} | ${m === 'bare' ? '-' : fmt(cpuCost(m) * 100, 1) + '%'} | ${http[m].p99} |`,
-    ),
-    '',
-    `Middleware cost (recommended client): ${fmt(cost('limited') * 100, 1)}% of the bare app's req/s; ${fmt(cpuCost('limited') * 100, 1)}% by CPU per request (target: at most 15%).`,
-    `Node throughput vs rate-limiter-flexible, same client: ${fmt(plain.ours.opsPerSec / plain.rlf.opsPerSec, 2)}x (defaults), ${fmt(piped.ours.opsPerSec / piped.rlf.opsPerSec, 2)}x (auto-pipelining); by Node CPU per decision ${fmt(plain.rlf.nodeCpuUs / plain.ours.nodeCpuUs, 2)}x / ${fmt(piped.rlf.nodeCpuUs / piped.ours.nodeCpuUs, 2)}x (target: at least 1x).`,
-    `p99 of one limiter call, 1 in flight: ${ms(plain.ours.p99one)} ms (target: under 1 ms).`,
-  ];
+  );
+  const summary = [];
+  if (ONLY === 'all' || ONLY === 'node') {
+    const plain = await nodeBench(redis.port, out, false);
+    const piped = await nodeBench(redis.port, out, true);
+    const instant = await instantBench(out);
+    const nodeRow = (client, name, r, ref) =>
+      `| ${client} | ${name} | ${fmt(r.opsPerSec)} | ${ratio(r.opsPerSec / ref.opsPerSec)} | ${r.all.map((x) => fmt(x)).join(', ')} | ${fmt(r.nodeCpuUs, 1)} | ${fmt(r.redisCpuUs, 1)} | ${ratio(ref.nodeCpuUs / r.nodeCpuUs)} | ${ms(r.p50one)} / ${ms(r.p99one)} | ${ms(r.p99at50)} |`;
+    lines.push(
+      `#### Node decision throughput (${IN_FLIGHT} calls in flight, ${fmt(KEYS)} keys, ${fmt(PATHS)} URLs, ${fmt(DECISIONS)} decisions per round, all admitted)`,
+      '',
+      '| ioredis client | limiter call | decisions/s | x rlf | rounds | Node CPU us/decision | Redis CPU us/decision | x rlf by Node CPU | p50 / p99, 1 in flight (ms) | p99, 50 in flight (ms) |',
+      '| --- | --- | ---: | ---: | --- | ---: | ---: | ---: | ---: | ---: |',
+      ...[
+        ['defaults', plain],
+        ['enableAutoPipelining', piped],
+      ].flatMap(([client, r]) => [
+        nodeRow(client, 'generated middleware `limiter.check()`', r.ours, r.rlf),
+        nodeRow(client, 'rate-limiter-flexible `RateLimiterRedis.consume()`', r.rlf, r.rlf),
+        nodeRow(client, 'floor: bare `evalsha` of gcra.lua', r.raw, r.rlf),
+      ]),
+      '',
+      `Ours / rate-limiter-flexible by round (back to back in the same round): ${plain.ours.vsRlf.map(ratio).join(', ')} (defaults); ${piped.ours.vsRlf.map(ratio).join(', ')} (enableAutoPipelining).`,
+      '',
+      `#### The limiter's own code: Node CPU per decision with a client that answers at once (${fmt(DECISIONS * 5)} decisions per round)`,
+      '',
+      '| limiter call | ns/decision (median) | rounds |',
+      '| --- | ---: | --- |',
+      `| generated middleware \`limiter.check()\` | ${fmt(instant.ours.median)} | ${instant.ours.all.map((x) => fmt(x)).join(', ')} |`,
+      `| rate-limiter-flexible \`consume()\` | ${fmt(instant.rlf.median)} | ${instant.rlf.all.map((x) => fmt(x)).join(', ')} |`,
+      `| floor: the client call alone | ${fmt(instant.floor.median)} | ${instant.floor.all.map((x) => fmt(x)).join(', ')} |`,
+      '',
+    );
+    const x = (r) => r.ours.opsPerSec / r.rlf.opsPerSec;
+    summary.push(
+      `Node throughput vs rate-limiter-flexible, same client: ${ratio(x(plain))}x (defaults), ${ratio(x(piped))}x (auto-pipelining); by Node CPU per decision ${ratio(plain.rlf.nodeCpuUs / plain.ours.nodeCpuUs)}x / ${ratio(piped.rlf.nodeCpuUs / piped.ours.nodeCpuUs)}x (target: at least 1x: ${x(plain) >= 1 && x(piped) >= 1 ? 'met' : 'not met'}).`,
+      `p99 of one limiter call, 1 in flight: ${ms(plain.ours.p99one)} ms (defaults), ${ms(piped.ours.p99one)} ms (auto-pipelining) (target: under 1 ms: ${Math.max(plain.ours.p99one, piped.ours.p99one) < 1 ? 'met' : 'not met'}).`,
+    );
+  }
+  if (ONLY === 'all' || ONLY === 'http') {
+    const http = await httpBench(out, redis.port);
+    const cost = (m) => 1 - http[m].rps / http.bare.rps;
+    // throughput a CPU-bound box keeps: bare CPU per request over CPU per request with the limiter
+    const cpuPerReq = (m) => http[m].appCpuUs + http[m].redisCpuUs;
+    const cpuCost = (m) => 1 - cpuPerReq('bare') / cpuPerReq(m);
+    const fixedCpu = (m) => http[m].fixed.appCpuUs + http[m].fixed.redisCpuUs;
+    const fixedCost = (m) => 1 - fixedCpu('bare') / fixedCpu(m);
+    const pct = (x) => `${fmt(x * 100, 1)}%`;
+    lines.push(
+      `#### HTTP: Express 5 app, one route, ${fmt(PATHS)} URLs, 10,000 API keys (autocannon, 50 connections, ${SECONDS} s per round)`,
+      '',
+      '| app | req/s (median) | rounds | cost vs bare (req/s) | cost by round | app CPU us/req | Redis CPU us/req | cost vs bare (CPU per request) | p99 latency (ms) |',
+      '| --- | ---: | --- | ---: | --- | ---: | ---: | ---: | ---: |',
+      ...HTTP_ROWS.map(([m, label]) => {
+        const r = http[m];
+        const bare = m === 'bare';
+        return `| ${label} | ${fmt(r.rps)} | ${r.all.map((v) => fmt(v)).join(', ')} | ${bare ? '-' : pct(cost(m))} | ${bare ? '-' : r.costs.map(pct).join(', ')} | ${fmt(r.appCpuUs, 1)} | ${fmt(r.redisCpuUs, 1)} | ${bare ? '-' : pct(cpuCost(m))} | ${r.p99} |`;
+      }),
+      '',
+      `#### HTTP at a fixed load: ${fmt(RATE)} req/s for every app (${fmt(Math.max(2, SECONDS / 2))} s per round, same rounds)`,
+      '',
+      '| app | req/s served | app CPU us/req | Redis CPU us/req | cost vs bare (CPU per request) | cost by round | p99 latency (ms) |',
+      '| --- | ---: | ---: | ---: | ---: | --- | ---: |',
+      ...HTTP_ROWS.map(([m, label]) => {
+        const f = http[m].fixed;
+        const bare = m === 'bare';
+        return `| ${label} | ${fmt(f.rps)} | ${fmt(f.appCpuUs, 1)} | ${fmt(f.redisCpuUs, 1)} | ${bare ? '-' : pct(fixedCost(m))} | ${bare ? '-' : f.costs.map(pct).join(', ')} | ${f.p99} |`;
+      }),
+      '',
+    );
+    summary.unshift(
+      `Middleware cost (recommended client): ${pct(cost('limited'))} of the bare app's req/s; ${pct(cpuCost('limited'))} by CPU per request (target: at most 15%: ${cost('limited') <= 0.15 ? 'met' : 'not met'} by req/s, ${cpuCost('limited') <= 0.15 ? 'met' : 'not met'} by CPU). rate-limiter-flexible: ${pct(cost('rlf'))} / ${pct(cpuCost('rlf'))}; a bare EVALSHA: ${pct(cost('floor'))} / ${pct(cpuCost('floor'))}; with the two headers: ${pct(cost('floor-headers'))} / ${pct(cpuCost('floor-headers'))}.`,
+      `At a fixed ${fmt(RATE)} req/s, by CPU per request: the middleware ${pct(fixedCost('limited'))} (${fixedCost('limited') <= 0.15 ? 'within' : 'above'} 15%); rate-limiter-flexible ${pct(fixedCost('rlf'))}; a bare EVALSHA ${pct(fixedCost('floor'))}; with the two headers ${pct(fixedCost('floor-headers'))}.`,
+    );
+  }
+  lines.push(...summary, '', `Load average at the end: ${load()}.`);
   console.log(lines.join('\n'));
 } finally {
   await redis.stop();
-  rmSync(dir, { recursive: true, force: true });
+  if (dir) rmSync(dir, { recursive: true, force: true });
 }

@@ -1,33 +1,65 @@
 #!/usr/bin/env node
 /**
- * The Express app bench/middleware/run.mjs loads with autocannon, in its own process:
- *   node bench/middleware/server.mjs <bare|limited> <compiled middleware dir> <redis port>
- * Prints "listening <port>" once it accepts connections. `limited` mounts the generated
- * middleware (one GCRA rule per API key, enforced, metrics on the global prom-client registry)
- * with the recommended ioredis options (auto-pipelining on); `limited-plain` with ioredis
- * defaults.
+ * An Express app bench/middleware/run.mjs loads with autocannon, in its own process:
+ *   node bench/middleware/server.mjs <mode> <compiled middleware dir> <redis port>
+ * Prints "listening <port>" once it accepts connections. Every mode but `bare` keys on the
+ * x-api-key header (the bench treats it as an already verified API key id). Modes:
+ * - bare: the route alone;
+ * - limited: the generated middleware (one GCRA rule per API key, enforced, metrics on the
+ *   global prom-client registry), ioredis with the recommended enableAutoPipelining;
+ * - limited-plain: the same with ioredis defaults;
+ * - rlf: rate-limiter-flexible's RateLimiterRedis.consume(), mounted as its README's Express
+ *   example does (429 on refusal, no headers), on the same ioredis options as `limited`;
+ * - floor: one bare EVALSHA of gcra.lua per request, then next(): what any Redis-backed
+ *   limiter pays at least, on the same ioredis options as `limited`;
+ * - floor-headers: the same, plus the two RateLimit headers the generated middleware sends
+ *   (the response contract's share of the cost).
  */
-import { pathToFileURL } from 'node:url';
-import { join } from 'node:path';
+import { readFileSync } from 'node:fs';
+import { createHash } from 'node:crypto';
+import { dirname, join } from 'node:path';
+import { fileURLToPath, pathToFileURL } from 'node:url';
 import express from 'express';
 import { Redis } from 'ioredis';
+import { RateLimiterRedis } from 'rate-limiter-flexible';
 
 const [mode, dir, redisPort] = process.argv.slice(2);
+const root = join(dirname(fileURLToPath(import.meta.url)), '..', '..');
 const app = express();
+const redis =
+  mode === 'bare'
+    ? null
+    : new Redis(Number(redisPort), '127.0.0.1', { enableAutoPipelining: mode !== 'limited-plain', maxRetriesPerRequest: 1 });
+const apiKey = (req) => req.headers['x-api-key'];
+
 if (mode === 'limited' || mode === 'limited-plain') {
   const { rateLimit } = await import(pathToFileURL(join(dir, 'express.js')).href);
-  const redis = new Redis(Number(redisPort), '127.0.0.1', {
-    enableAutoPipelining: mode === 'limited',
-    maxRetriesPerRequest: 1,
+  app.use(rateLimit({ redis, defaultMode: 'enforce', identify: (req) => ({ apiKey: apiKey(req) }) }));
+} else if (mode === 'rlf') {
+  const limiter = new RateLimiterRedis({ storeClient: redis, keyPrefix: 'rlf', points: 1_000_000_000, duration: 60 });
+  app.use((req, res, next) => {
+    limiter
+      .consume(apiKey(req))
+      .then(() => next())
+      .catch(() => res.status(429).send('Too Many Requests'));
   });
-  app.use(
-    rateLimit({
-      redis,
-      defaultMode: 'enforce',
-      // the bench treats the header as an already verified API key id
-      identify: (req) => ({ apiKey: req.headers['x-api-key'] }),
-    }),
-  );
+} else if (mode === 'floor' || mode === 'floor-headers') {
+  const source = readFileSync(join(root, 'lua', 'gcra.lua'), 'utf8');
+  const sha1 = createHash('sha1').update(source).digest('hex');
+  await redis.script('LOAD', source);
+  const headers = mode === 'floor-headers';
+  app.use((req, res, next) => {
+    redis.evalsha(sha1, 1, `raw:{${apiKey(req)}}`, '1000000', '1000000', '1000', '1').then((reply) => {
+      if (headers) {
+        // the two headers the generated middleware sends on every admitted response
+        res.setHeader('RateLimit-Policy', '"fairness-per-api-key";q=1000000;w=1');
+        res.setHeader('RateLimit', `"fairness-per-api-key";r=${reply[1]};t=${Math.ceil(reply[3] / 1000)}`);
+      }
+      next();
+    }, next);
+  });
+} else if (mode !== 'bare') {
+  throw new Error(`unknown mode ${mode}`);
 }
 app.get('/v1/items/:id', (req, res) => {
   res.json({ id: req.params.id, ok: true });

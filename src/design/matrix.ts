@@ -19,12 +19,23 @@ import type {
 } from './model.js';
 import { IdAllocator, KEY_PREFIX, killSwitchFlag, slug } from './naming.js';
 
-/** Bytes one key takes in Redis, measured for our scripts (see bench/). */
+/**
+ * Bytes one key takes in Redis 7.0 (used_memory per key over 100,000 keys with 15-character
+ * names: dict and expires entries, key name, value, bucket arrays), measured for our scripts
+ * by bench/lua and checked by a scratch run for the per-entry figures. Longer key names cost
+ * about one byte more per character.
+ */
 export const BYTES_PER_KEY = {
-  gcra: 100,
-  'fixed-window': 100,
-  'sliding-window-log-base': 150,
-  'sliding-window-log-entry': 32,
+  /** gcra.lua and outbound-bucket.lua: one integer in a string key. */
+  gcra: 133,
+  /** fixed-window.lua, calendar: one counter per period (past Redis's shared small integers). */
+  'fixed-window': 133,
+  /** fixed-window.lua, rolling: a hash of day buckets; each live bucket past the first adds 7 B. */
+  'fixed-window-rolling-base': 149,
+  'fixed-window-rolling-bucket': 7,
+  /** sliding-window-log.lua: a sorted set; each logged attempt past the first adds about 29 B. */
+  'sliding-window-log-base': 153,
+  'sliding-window-log-entry': 29,
 } as const;
 
 /** Auth limits per flow: [per-identity attempts, per-IP attempts, window seconds]. */
@@ -511,7 +522,10 @@ function addQuotas(b: Builder, ctx: MatrixContext, endpoints: ResolvedEndpoint[]
             ? `${formatNumber(population)} ${pop.label}s, one hash of daily buckets each`
             : `${formatNumber(population)} ${pop.label}s x ${period.windows} live window keys`,
       },
-      bytesPerKey: BYTES_PER_KEY['fixed-window'],
+      bytesPerKey:
+        quotaReset.kind === 'rolling'
+          ? BYTES_PER_KEY['fixed-window-rolling-base'] + BYTES_PER_KEY['fixed-window-rolling-bucket'] * (quotaReset.days - 1)
+          : BYTES_PER_KEY['fixed-window'],
       headers: 'full',
       errorCode: 'QUOTA_EXCEEDED',
       killSwitch: { flag: killSwitchFlag(id) },

@@ -28,6 +28,50 @@ describe('gcra.lua', () => {
     expect(pttl).toBeLessThanOrEqual(300_000);
   });
 
+  /** How many times each Redis command ran since CONFIG RESETSTAT (scripts' redis.call included). */
+  async function commandCalls(): Promise<Record<string, number>> {
+    const info = await s.redis.info('commandstats');
+    return Object.fromEntries([...info.matchAll(/^cmdstat_(\w+):calls=(\d+)/gm)].map((m) => [m[1] as string, Number(m[2])]));
+  }
+
+  it('a key far past its limit is denied from its TTL alone: PTTL, no TIME, no GET', async () => {
+    const key = `${freshTag()}api`;
+    for (let i = 0; i < 5; i++) expect((await gcra(key, 5, 1, 60_000))[0]).toBe(1);
+    await s.redis.config('RESETSTAT');
+    const [allowed, remaining, retry, reset] = await gcra(key, 5, 1, 60_000);
+    const calls = await commandCalls();
+    expect(calls.pttl).toBe(1);
+    expect(calls.time).toBeUndefined();
+    expect(calls.get).toBeUndefined();
+    // the same answer the clock gives, to the millisecond: one emission interval to wait
+    expect([allowed, remaining]).toEqual([0, 0]);
+    expect(retry).toBeGreaterThan(59_000);
+    expect(retry).toBeLessThanOrEqual(60_000);
+    expect(reset).toBeGreaterThan(299_000);
+    expect(reset).toBeLessThanOrEqual(300_000);
+  });
+
+  it('a request that fits takes the exact path and is admitted, however close the TTL comes', async () => {
+    const key = `${freshTag()}api`;
+    // 10 burst, 1 per hour: after 9, one token is left and the TTL is about 9 h
+    for (let i = 0; i < 9; i++) await gcra(key, 10, 1, HOUR);
+    await s.redis.config('RESETSTAT');
+    // cost 2 can not fit: a fast denial; cost 1 fits to within 1 ms of the TTL's bound: admitted
+    expect((await gcra(key, 10, 1, HOUR, 2)).slice(0, 2)).toEqual([0, 1]);
+    expect((await commandCalls()).time).toBeUndefined();
+    expect((await gcra(key, 10, 1, HOUR, 1)).slice(0, 3)).toEqual([1, 0, 0]);
+    const calls = await commandCalls();
+    expect([calls.pttl, calls.time, calls.get, calls.set]).toEqual([2, 1, 1, 1]);
+  });
+
+  it('a first request (no key: a full bucket) reads no value: PTTL, TIME, SET', async () => {
+    const key = `${freshTag()}api`;
+    await s.redis.config('RESETSTAT');
+    expect((await gcra(key, 5, 1, 60_000)).slice(0, 3)).toEqual([1, 4, 0]);
+    const calls = await commandCalls();
+    expect([calls.pttl, calls.time, calls.get, calls.set]).toEqual([1, 1, undefined, 1]);
+  });
+
   it('stores one integer (microseconds) in a plain string key', async () => {
     const key = `${freshTag()}api`;
     await gcra(key, 3, 10, 1000);

@@ -9,7 +9,7 @@ import { useRedis } from './harness.js';
  * here on purpose (and every generated file that embeds the script changes with it).
  */
 const PINNED_SHA1: Record<string, string> = {
-  gcra: 'dd800a86ec5684be103e715a9f77f0b2a7789e70',
+  gcra: 'daabd61c84eda32d0a0ba0b45ecfdfbf45aabe1e',
   'sliding-window-log': '694b77633a53c0277f215bbb4108caef52f50de7',
   'fixed-window': '95c3f4dcc79262dce1a8cf9bb44b6b2fc45055fd',
   'outbound-bucket': 'f7d2bad1428a56ddc8dc287a664cbfdb3388260a',

@@ -4,6 +4,7 @@
  * periods across DST, route precedence with weighted costs, and the in-process twin of every
  * script (designs whose store is none), no Redis needed.
  */
+import { Registry } from 'prom-client';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { exampleAnswers } from '../helpers/examples.js';
 import { allFiles, compileScratch, designFrom, type Scratch } from './harness.js';
@@ -283,5 +284,165 @@ describe('the limiter without a shared store (in-process twin of each script)', 
     now += 60_000;
     expect((await limiter.check(input('GET', '/ping'))).status).toBe(200);
     limiter.close();
+  });
+});
+
+describe('the store calls, against clients that answer as the test says (no Redis)', () => {
+  /** A client whose calls wait until the test settles them, recording what was sent. */
+  function scriptedClient(withBufferVariants = false) {
+    const sent: { command: string; args: unknown[]; resolve: (v: unknown) => void; reject: (e: unknown) => void }[] = [];
+    const command = (name: string) => (...args: unknown[]) =>
+      new Promise((resolve, reject) => {
+        sent.push({ command: name, args, resolve, reject });
+      });
+    const client: Record<string, unknown> = { evalsha: command('evalsha'), eval: command('eval') };
+    if (withBufferVariants) Object.assign(client, { evalshaBuffer: command('evalshaBuffer'), evalBuffer: command('evalBuffer') });
+    return { client, sent };
+  }
+  /** Lets the limiter's callbacks run. */
+  const settle = () => new Promise<void>((r) => setImmediate(r));
+  const OK = [1, 11, 0, 5000];
+
+  it("EVALSHA with every argument as a string, NOSCRIPT answered by EVAL of the same keys and arguments; ioredis's *Buffer variants when the client has them", async () => {
+    for (const buffers of [false, true]) {
+      const { client, sent } = scriptedClient(buffers);
+      const limiter = core.createLimiter({ redis: client, registry: null, defaultMode: 'enforce', identify: () => ({ apiKey: 'k1' }) });
+      const decision = limiter.check(input('GET', '/v1/items/7'));
+      await settle();
+      // the ceiling first, alone: the fairness rule waits for its answer
+      expect(sent.map((c) => c.command)).toEqual([buffers ? 'evalshaBuffer' : 'evalsha']);
+      sent[0]?.reject(Object.assign(new Error('NOSCRIPT No matching script. Please use EVAL.'), { name: 'ReplyError' }));
+      await settle();
+      expect(sent[1]?.command).toBe(buffers ? 'evalBuffer' : 'eval');
+      expect(sent[1]?.args.slice(1)).toEqual(sent[0]?.args.slice(1));
+      expect(String(sent[1]?.args[0])).toContain('redis.call');
+      sent[1]?.resolve(OK);
+      await settle();
+      const fairness = sent[2];
+      // key, burst, rate, period (ms), cost
+      expect(fairness?.args.slice(1)).toEqual([1, 'rl:{ak:k1}:req', '12', '1', '60000', '1']);
+      fairness?.resolve(OK);
+      const d = await decision;
+      expect(d.status).toBe(200);
+      expect(d.outcomes.map((o) => [o.ruleId, o.source])).toEqual([
+        ['global-ceiling', 'store'],
+        ['fairness-per-api-key', 'store'],
+      ]);
+      limiter.close();
+    }
+  });
+
+  it('keys: the own identity, a fallback identity with its own label, a fixed key for a global rule', async () => {
+    const keys: string[] = [];
+    const client = {
+      evalsha: (_sha: string, n: number, ...rest: unknown[]) => {
+        keys.push(...(rest.slice(0, n) as string[]));
+        return Promise.resolve(OK);
+      },
+      eval: () => Promise.resolve(OK),
+    };
+    let identity: Record<string, string> = { apiKey: 'a{b}c' };
+    const limiter = core.createLimiter({ redis: client, registry: null, defaultMode: 'enforce', identify: () => identity });
+    await limiter.check(input('GET', '/v1/items'));
+    identity = { tenantId: 'acme' };
+    await limiter.check(input('GET', '/v1/items'));
+    identity = {};
+    await limiter.check(input('GET', '/v1/items', { headers: {} }, '10.1.2.3', '198.51.100.9'));
+    expect(keys).toEqual([
+      'rl:{global}:ceiling',
+      'rl:{ak:a%7bb%7dc}:req',
+      'rl:{global}:ceiling',
+      'rl:{t:acme}:req',
+      'rl:{global}:ceiling',
+      // 10.1.2.3 is no trusted proxy here (the design trusts loopback only): the peer is the client
+      'rl:{ip:10.1.2.3}:req',
+    ]);
+    limiter.close();
+  });
+
+  it('a client that throws, rejects or answers nonsense: each rule gets its fail mode, and each failure is reported once', async () => {
+    const replies: [string, (args: unknown[]) => Promise<unknown>][] = [
+      ['throws', () => {
+        throw new Error('socket closed');
+      }],
+      ['rejects', () => Promise.reject(new Error('Connection is closed.'))],
+      ['answers nonsense', () => Promise.resolve('OK')],
+    ];
+    for (const [label, answer] of replies) {
+      const reported: string[] = [];
+      const limiter = core.createLimiter({
+        redis: { evalsha: (...a: unknown[]) => answer(a), eval: (...a: unknown[]) => answer(a) },
+        registry: null,
+        defaultMode: 'enforce',
+        identify: () => ({ apiKey: 'k1' }),
+        onStoreError: (_e: unknown, ids: readonly string[]) => reported.push(ids.join('+')),
+      });
+      const open = await limiter.check(input('GET', '/v1/items'));
+      expect(open.status, label).toBe(200);
+      expect(open.outcomes.map((o) => o.source), label).toEqual(['store-failed', 'store-failed']);
+      const closed = await limiter.check(input('POST', '/v1/login', { body: { username: 'u1' } }));
+      expect(closed.status, label).toBe(503);
+      expect(closed.ruleId, label).toMatch(/^auth-login-per-/);
+      expect(closed.headers, label).toEqual([['Retry-After', expect.stringMatching(/^\d+$/)]]);
+      await settle();
+      expect(reported, label).toEqual(['global-ceiling', 'fairness-per-api-key', 'global-ceiling', 'auth-login-per-identity+auth-login-per-ip']);
+      limiter.close();
+    }
+  });
+
+  it('a call past its timeout fails by its rule; the late reply changes nothing', async () => {
+    const { client, sent } = scriptedClient();
+    const registry = new Registry();
+    const reported: string[] = [];
+    const limiter = core.createLimiter({
+      redis: client,
+      registry,
+      defaultMode: 'enforce',
+      timeoutMs: 20,
+      identify: () => ({ apiKey: 'k1' }),
+      onStoreError: (e: unknown, ids: readonly string[]) => reported.push(`${(e as Error).name}:${ids.join('+')}`),
+    });
+    // nothing answers: both rules time out, one after the other, and fail open
+    const decision = await limiter.check(input('GET', '/v1/items'));
+    expect(decision.status).toBe(200);
+    expect(decision.outcomes.map((o) => o.source)).toEqual(['store-failed', 'store-failed']);
+    expect(reported).toEqual(['StoreError:global-ceiling', 'StoreError:fairness-per-api-key']);
+    // the replies come in late
+    for (const call of sent) call.resolve(OK);
+    await settle();
+    expect(reported).toHaveLength(2);
+    const text = await registry.metrics();
+    expect(text).toContain('ratelimit_store_failures_total{rule="global-ceiling",reason="timeout"} 1');
+    expect(text).toContain('ratelimit_fail_open_events_total{rule="fairness-per-api-key"} 1');
+    expect(text).toContain('ratelimit_store_latency_ms_count{script="gcra"} 2');
+    limiter.close();
+  });
+
+  it('metrics: decision counters and the store-latency histogram in prom-client, shared by the limiters on one registry', async () => {
+    const registry = new Registry();
+    const client = { evalsha: () => Promise.resolve(OK), eval: () => Promise.resolve(OK) };
+    const options = { redis: client, registry, defaultMode: 'enforce', identify: () => ({ apiKey: 'k1' }) };
+    const a = core.createLimiter(options);
+    const b = core.createLimiter(options);
+    for (let i = 0; i < 5; i++) expect((await a.check(input('GET', '/v1/items'))).status).toBe(200);
+    for (let i = 0; i < 3; i++) expect((await b.check(input('GET', '/v1/items/1'))).status).toBe(200);
+    const text = await registry.metrics();
+    expect(text).toContain('# TYPE ratelimit_store_latency_ms histogram');
+    // two gcra calls per request (ceiling, fairness), from both limiters
+    expect(text).toContain('ratelimit_store_latency_ms_count{script="gcra"} 16');
+    expect(text).toContain('ratelimit_store_latency_ms_bucket{le="+Inf",script="gcra"} 16');
+    const buckets = [...text.matchAll(/ratelimit_store_latency_ms_bucket\{le="([^"]+)",script="gcra"\} (\d+)/g)].map((m) => [m[1], Number(m[2])] as const);
+    expect(buckets.map(([le]) => le)).toEqual(['0.25', '0.5', '1', '2', '5', '10', '25', '50', '100', '+Inf']);
+    const counts = buckets.map(([, n]) => n);
+    expect(counts).toEqual([...counts].sort((x, y) => x - y));
+    expect(Number(/ratelimit_store_latency_ms_sum\{script="gcra"\} ([\d.e+-]+)/.exec(text)?.[1])).toBeGreaterThanOrEqual(0);
+    expect(text).toContain('ratelimit_decisions_total{rule="fairness-per-api-key",result="allowed"} 8');
+    expect(text).toContain('ratelimit_decisions_total{rule="global-ceiling",result="allowed"} 8');
+    // counted once: collecting again adds nothing
+    expect(await registry.metrics()).toContain('ratelimit_decisions_total{rule="fairness-per-api-key",result="allowed"} 8');
+    registry.resetMetrics();
+    expect(await registry.metrics()).not.toContain('ratelimit_store_latency_ms_count');
+    a.close();
+    b.close();
   });
 });

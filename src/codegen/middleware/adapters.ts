@@ -20,7 +20,11 @@ export interface ExpressRateLimit extends RequestHandler {
 
 /** Writes the decision's headers; ends the response when the request is refused. */
 function respond(res: Response, decision: Decision): boolean {
-  for (const [name, value] of decision.headers) res.setHeader(name, value);
+  const headers = decision.headers;
+  for (let i = 0; i < headers.length; i++) {
+    const header = headers[i] as readonly [string, string];
+    res.setHeader(header[0], header[1]);
+  }
   if (decision.status === 200) return false;
   res.statusCode = decision.status;
   res.setHeader('Content-Type', decision.contentType ?? 'application/problem+json; charset=utf-8');
@@ -83,7 +87,11 @@ export function registerRateLimit(app: FastifyInstance, options: FastifyRateLimi
       forwardedFor: request.headers['x-forwarded-for'],
       req: request,
     });
-    for (const [name, value] of decision.headers) reply.header(name, value);
+    const headers = decision.headers;
+    for (let i = 0; i < headers.length; i++) {
+      const header = headers[i] as readonly [string, string];
+      reply.header(header[0], header[1]);
+    }
     if (decision.status === 200) return undefined;
     reply
       .code(decision.status)

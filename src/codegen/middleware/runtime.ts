@@ -8,8 +8,8 @@
  * the generated file is compiled (test/middleware/compile.test.ts runs tsc --strict on it).
  */
 export const CORE_IMPORTS = String.raw`import { createHash } from 'node:crypto';
-import { Counter, Histogram, register as defaultRegistry } from 'prom-client';
-import type { Registry } from 'prom-client';
+import { Counter, register as defaultRegistry } from 'prom-client';
+import type { Histogram, Registry } from 'prom-client';
 `;
 
 export const CORE_RUNTIME = String.raw`
@@ -117,6 +117,13 @@ export interface RequestIdentity {
 export interface RedisClientLike {
   evalsha(sha1: string, numkeys: number, ...args: (string | number)[]): Promise<unknown>;
   eval(script: string, numkeys: number, ...args: (string | number)[]): Promise<unknown>;
+  /**
+   * ioredis's variants that leave the reply undecoded. The scripts reply with integers only,
+   * so the reply is the same, without the pass that copies it to turn bulk strings into
+   * text; used when the client has them.
+   */
+  evalshaBuffer?(sha1: string, numkeys: number, ...args: (string | number)[]): Promise<unknown>;
+  evalBuffer?(script: string, numkeys: number, ...args: (string | number)[]): Promise<unknown>;
 }
 
 export interface LimiterOptions<TReq> {
@@ -147,8 +154,10 @@ export interface LimiterOptions<TReq> {
   readonly timeoutMs?: number | undefined;
   /**
    * prom-client registry (default: prom-client's global one); null turns metrics off.
-   * Counters are kept in plain maps on the request path and handed to prom-client when it
-   * collects them (every scrape, or metric.get()), which keeps label hashing off the hot path.
+   * Counts and the latency histogram are kept in plain fields on the request path and
+   * handed to prom-client when it collects them (every scrape, or metric.get()), which
+   * keeps label validation and hashing off the hot path. The latency histogram is this
+   * module's own metric object, registered in the registry like any prom-client metric.
    */
   readonly registry?: Registry | null | undefined;
   /** Plan of callers whose identity names none (default: DEFAULT_PLAN). */
@@ -560,6 +569,127 @@ function matchRoutes(routes: readonly CompiledRoute[], method: string, path: rea
   };
 }
 
+/**
+ * The request path as the matcher reads it: the segments pathSegments() gives, as bounds
+ * into one string, so that matching allocates nothing. A plain path (lower-case ASCII, no
+ * %-escapes: nearly every request) is read in one pass over the URL itself; anything else
+ * goes through pathSegments() and its decoded segments are joined.
+ */
+class PathView {
+  text = '';
+  count = 0;
+  /** Segment i is text.slice(starts[i], ends[i]) (plain arrays, reused: no allocation per request). */
+  private readonly starts: number[] = [];
+  private readonly ends: number[] = [];
+
+  read(url: string): void {
+    this.count = 0;
+    this.text = url;
+    let start = 0;
+    if (url.charCodeAt(0) !== 47 /* / */) {
+      const scheme = url.indexOf('://');
+      if (scheme >= 0) {
+        start = url.indexOf('/', scheme + 3);
+        if (start < 0) return;
+      }
+    }
+    let segment = start;
+    let plain = true;
+    let i = start;
+    for (; i < url.length; i++) {
+      const c = url.charCodeAt(i);
+      if (c === 47 /* / */) {
+        if (i > segment) this.push(segment, i);
+        segment = i + 1;
+      } else if (c === 63 /* ? */ || c === 35 /* # */) {
+        break;
+      } else if (c === 37 /* % */ || (c >= 65 && c <= 90) /* A-Z */ || c > 127) {
+        plain = false;
+      }
+    }
+    if (i > segment) this.push(segment, i);
+    if (plain) return;
+    this.count = 0;
+    let text = '';
+    for (const decoded of pathSegments(url)) {
+      this.push(text.length, text.length + decoded.length);
+      text += decoded;
+    }
+    this.text = text;
+  }
+
+  private push(start: number, end: number): void {
+    this.starts[this.count] = start;
+    this.ends[this.count] = end;
+    this.count++;
+  }
+
+  /** Whether the route's static segments are those of the path (lengths checked by the caller). */
+  matches(route: readonly Segment[]): boolean {
+    for (let i = 0; i < route.length; i++) {
+      const s = route[i] as Segment;
+      if (s.rank !== 2) continue;
+      const start = this.starts[i] as number;
+      if ((this.ends[i] as number) - start !== s.text.length) return false;
+      // a plain loop: startsWith(text, position) costs more for segments this short
+      for (let j = 0; j < s.text.length; j++) if (this.text.charCodeAt(start + j) !== s.text.charCodeAt(j)) return false;
+    }
+    return true;
+  }
+}
+
+interface MatchNode<T> {
+  value: T | undefined;
+  readonly next: (MatchNode<T> | undefined)[];
+}
+
+/**
+ * Route matching with the answer cached per combination of matched routes. What applies to
+ * a request depends only on which routes it matches (the most specific plain route and the
+ * catch-alls), so the answer is worked out once per combination (by matchRoutes) and kept
+ * in a small tree, walked one step per matched catch-all and one for the plain route: a
+ * request whose combination is known allocates nothing here.
+ */
+class RouteTable<T> {
+  private readonly routes: readonly CompiledRoute[];
+  private readonly build: (match: RouteMatch) => T;
+  private readonly root: MatchNode<T> = { value: undefined, next: [] };
+  private readonly view = new PathView();
+
+  constructor(routes: readonly CompiledRoute[], build: (match: RouteMatch) => T) {
+    this.routes = routes;
+    this.build = build;
+  }
+
+  /** method: upper case. */
+  lookup(method: string, url: string): T {
+    const view = this.view;
+    view.read(url);
+    let node = this.root;
+    let best: CompiledRoute | null = null;
+    for (const route of this.routes) {
+      if (!methodMatches(route.method, method)) continue;
+      const length = route.segments.length;
+      if ((route.wildcard ? view.count < length : view.count !== length) || !view.matches(route.segments)) continue;
+      if (route.wildcard) node = step(node, route.index);
+      else if (best === null || moreSpecific(route, best)) best = route;
+    }
+    // the last step: the plain route (index), or none (one past the last index)
+    node = step(node, best === null ? this.routes.length : best.index);
+    if (node.value === undefined) node.value = this.build(matchRoutes(this.routes, method, pathSegments(url)));
+    return node.value;
+  }
+}
+
+function step<T>(node: MatchNode<T>, index: number): MatchNode<T> {
+  let next = node.next[index];
+  if (next === undefined) {
+    next = { value: undefined, next: [] };
+    node.next[index] = next;
+  }
+  return next;
+}
+
 // ---------------------------------------------------------------------------
 // Keys
 // ---------------------------------------------------------------------------
@@ -602,6 +732,35 @@ function renderKey(prefix: string, pieces: readonly KeyPiece[], slot: Slot | nul
   // a pattern without an identity placeholder still gets one key per identity
   if (!placed && slot !== null) out += ':' + (slot.label ?? '') + slot.value;
   return out;
+}
+
+/**
+ * A key pattern with one identity slot and no window slot, split for the per-request
+ * concatenation head + label + identity value + tail (what renderKey gives for it).
+ * Null for the patterns renderKey handles: no identity slot, a window slot, several slots.
+ */
+interface KeyShape {
+  readonly head: string;
+  /** The pattern's own label (e.g. t:); a fallback identity brings its own. */
+  readonly label: string;
+  readonly tail: string;
+}
+
+function keyShape(prefix: string, pieces: readonly KeyPiece[]): KeyShape | null {
+  let head = prefix + ':';
+  let label: string | null = null;
+  let tail = '';
+  for (const piece of pieces) {
+    if (typeof piece === 'string') {
+      if (label === null) head += piece;
+      else tail += piece;
+    } else if (piece.slot === 'period' || label !== null) {
+      return null;
+    } else {
+      label = piece.label;
+    }
+  }
+  return label === null ? null : { head, label, tail };
 }
 
 /** The Redis Cluster hash tag of a key: the text inside the first {...}, or null. */
@@ -708,79 +867,123 @@ function failureReason(error: unknown): 'timeout' | 'connection' | 'script' {
   return 'connection';
 }
 
-interface Deadline {
-  readonly at: number;
-  done: boolean;
-  readonly expire: () => void;
+/** Who hears how a store call ended. */
+interface StoreListener {
+  stored(reply: Reply): void;
+  failed(error: unknown): void;
 }
 
 /**
- * Per-call timeouts with ONE timer: every call of a limiter has the same timeout, so the
- * deadlines come due in call order and a FIFO queue holds them. A call that settles marks
- * its entry done; the timer only ever waits for the oldest pending deadline.
+ * One store call in flight. It settles once: with the reply, with the client's error, or
+ * with StoreError('timeout') when its deadline passes first; its listener hears which.
+ */
+class StoreCall {
+  settled = false;
+  readonly script: BoundScript;
+  readonly numKeys: number;
+  /** The keys, then the arguments (kept for the EVAL retry on NOSCRIPT). */
+  readonly argv: readonly (string | number)[];
+  readonly listener: StoreListener;
+  /** performance.now() when sent, and when it times out. */
+  readonly started: number;
+  readonly deadline: number;
+  /** Neighbours in the Deadlines queue while pending. */
+  prev: StoreCall | null = null;
+  next: StoreCall | null = null;
+  queued = false;
+
+  constructor(script: BoundScript, numKeys: number, argv: readonly (string | number)[], listener: StoreListener, started: number, deadline: number) {
+    this.script = script;
+    this.numKeys = numKeys;
+    this.argv = argv;
+    this.listener = listener;
+    this.started = started;
+    this.deadline = deadline;
+  }
+}
+
+let replyClock = -1;
+
+function clearReplyClock(): void {
+  replyClock = -1;
+}
+
+/**
+ * When replies arrived (performance.now()), read once per microtask checkpoint: the client
+ * settles all the replies of one socket read together, so their calls settle in the same
+ * checkpoint and one clock reading, the one taken closest to their arrival, serves them all.
+ * The reading is dropped once the tasks queued before it have run. (Calls are stamped with a
+ * fresh reading when they are sent.)
+ */
+function replyTime(): number {
+  if (replyClock < 0) {
+    replyClock = performance.now();
+    queueMicrotask(clearReplyClock);
+  }
+  return replyClock;
+}
+
+/**
+ * Per-call timeouts with ONE timer instead of a setTimeout per call. Every call of a limiter
+ * has the same timeout, so deadlines come due in the order the calls were sent: pending
+ * calls wait in a doubly linked list in that order (no allocation, no hashing), a call that
+ * settles is unlinked at once (nothing stays referenced once it has answered), and the
+ * timer only ever waits for the oldest pending call.
  * An expired call is failed from setImmediate, which runs after the poll phase of the same
  * loop turn: when the event loop itself was stalled, a reply already sitting in the socket
  * still wins, and only a store that really did not answer counts as timed out.
  */
 class Deadlines {
-  private readonly queue: Deadline[] = [];
-  private head = 0;
+  private head: StoreCall | null = null;
+  private tail: StoreCall | null = null;
   private timer: ReturnType<typeof setTimeout> | null = null;
-  private readonly ms: number;
+  private readonly expire: (call: StoreCall) => void;
 
-  constructor(ms: number) {
-    this.ms = ms;
+  constructor(expire: (call: StoreCall) => void) {
+    this.expire = expire;
   }
 
-  add(expire: () => void, now: number): Deadline {
-    // calls mostly finish in order: drop the finished ones at the head as we go
-    while (this.head < this.queue.length && (this.queue[this.head] as Deadline).done) this.head++;
-    if (this.head > 1024 && this.head * 2 > this.queue.length) {
-      this.queue.splice(0, this.head);
-      this.head = 0;
-    }
-    const entry: Deadline = { at: now + this.ms, done: false, expire };
-    this.queue.push(entry);
-    if (this.timer === null) this.arm();
-    return entry;
+  add(call: StoreCall): void {
+    call.prev = this.tail;
+    if (this.tail !== null) this.tail.next = call;
+    else this.head = call;
+    this.tail = call;
+    call.queued = true;
+    if (this.timer === null) this.arm(call.deadline);
   }
 
-  private arm(): void {
-    while (this.head < this.queue.length && (this.queue[this.head] as Deadline).done) this.head++;
-    if (this.head >= this.queue.length) {
-      this.queue.length = 0;
-      this.head = 0;
-      this.timer = null;
-      return;
-    }
-    if (this.head > 1024 && this.head * 2 > this.queue.length) {
-      this.queue.splice(0, this.head);
-      this.head = 0;
-    }
-    const wait = Math.max(1, Math.ceil((this.queue[this.head] as Deadline).at - performance.now()));
-    this.timer = setTimeout(() => this.fire(), wait);
+  remove(call: StoreCall): void {
+    if (!call.queued) return;
+    call.queued = false;
+    if (call.prev !== null) call.prev.next = call.next;
+    else this.head = call.next;
+    if (call.next !== null) call.next.prev = call.prev;
+    else this.tail = call.prev;
+    call.prev = null;
+    call.next = null;
   }
 
-  private fire(): void {
+  private arm(at: number): void {
+    this.timer = setTimeout(this.fire, Math.max(1, Math.ceil(at - performance.now())));
+  }
+
+  private readonly fire = (): void => {
     this.timer = null;
     const now = performance.now();
-    while (this.head < this.queue.length) {
-      const entry = this.queue[this.head] as Deadline;
-      if (!entry.done && entry.at > now) break;
-      this.head++;
-      if (!entry.done) {
-        entry.done = true;
-        setImmediate(entry.expire);
+    for (let call = this.head; call !== null; call = this.head) {
+      if (call.deadline > now) {
+        this.arm(call.deadline);
+        return;
       }
+      this.remove(call);
+      setImmediate(this.expire, call);
     }
-    this.arm();
-  }
+  };
 
   clear(): void {
     if (this.timer !== null) clearTimeout(this.timer);
     this.timer = null;
-    this.queue.length = 0;
-    this.head = 0;
+    while (this.head !== null) this.remove(this.head);
   }
 }
 
@@ -957,98 +1160,231 @@ class MemoryStore {
 // Metrics (prom-client, with the design's metric names)
 // ---------------------------------------------------------------------------
 
-interface Metrics {
-  decision(rule: string, result: 'allowed' | 'throttled' | 'shadow_throttled'): void;
-  throttled(rule: string, mode: 'enforce' | 'shadow'): void;
-  latency(script: string, ms: number): void;
-  failure(rule: string, reason: string): void;
-  failOpen(rule: string): void;
-  quotaExhausted(rule: string, plan: string): void;
+/** A counter series bound to its label values once: inc() is all a request pays. */
+interface CounterCell {
+  inc(): void;
 }
-
-const NO_METRICS: Metrics = {
-  decision: () => undefined,
-  throttled: () => undefined,
-  latency: () => undefined,
-  failure: () => undefined,
-  failOpen: () => undefined,
-  quotaExhausted: () => undefined,
-};
 
 /**
- * Counts waiting to be handed to prom-client. prom-client validates and hashes the labels
- * on every inc(), which would cost more than the rest of a decision; the counts are kept
- * here in a plain map and added to the counter when it is collected (at every scrape, and
- * by metric.get()). Shared per registry and metric name, so several limiters on one
- * registry add up.
+ * A count waiting to be handed to prom-client. prom-client validates and hashes the labels
+ * on every inc(), which would cost more than the rest of a decision; each series is counted
+ * in a plain field here instead, and added to the prom-client counter when it is collected
+ * (at every scrape, and by metric.get()).
  */
-interface CounterEntry {
+class PendingCell implements CounterCell {
+  n = 0;
   readonly labels: Record<string, string>;
-  n: number;
+
+  constructor(labels: Record<string, string>) {
+    this.labels = labels;
+  }
+
+  inc(): void {
+    this.n++;
+  }
 }
 
-interface CounterSink {
-  /** By first label value, then by the rest joined (usually one more value). */
-  readonly pending: Map<string, Map<string, CounterEntry>>;
+/** A series of a counter someone else registered under the design's name: counted into directly. */
+class DirectCell implements CounterCell {
+  private readonly counter: Counter<string>;
+  private readonly labels: Record<string, string>;
+
+  constructor(counter: Counter<string>, labels: Record<string, string>) {
+    this.counter = counter;
+    this.labels = labels;
+  }
+
+  inc(): void {
+    this.counter.inc(this.labels);
+  }
 }
 
-const sinks = new WeakMap<Registry, Map<string, CounterSink>>();
+const NO_CELL: CounterCell = { inc: () => undefined };
 
-function counterFor(registry: Registry, spec: MetricSpec, labelNames: readonly string[]): (...values: string[]) => void {
+function labelsOf(names: readonly string[], values: readonly string[]): Record<string, string> {
+  const labels: Record<string, string> = {};
+  names.forEach((name, i) => (labels[name] = values[i] ?? ''));
+  return labels;
+}
+
+/** Pending cells per registry and metric name, so several limiters on one registry add up. */
+const sinks = new WeakMap<Registry, Map<string, Map<string, PendingCell>>>();
+
+/** The cell of one series of a counter (call it once per series, not per request). */
+function counterFor(registry: Registry, spec: MetricSpec, labelNames: readonly string[]): (values: readonly string[]) => CounterCell {
   let byName = sinks.get(registry);
   if (!byName) {
     byName = new Map();
     sinks.set(registry, byName);
   }
-  let sink = byName.get(spec.name);
+  let pending = byName.get(spec.name);
   const existing = registry.getSingleMetric(spec.name) as Counter<string> | undefined;
-  if (!sink && existing) {
-    // a metric of this name that someone else registered: count into it directly
-    return (...values: string[]): void => {
-      const labels: Record<string, string> = {};
-      labelNames.forEach((name, i) => (labels[name] = values[i] ?? ''));
-      existing.inc(labels);
-    };
-  }
-  if (!sink) {
-    const pending: CounterSink['pending'] = new Map();
-    sink = { pending };
-    byName.set(spec.name, sink);
+  if (!pending && existing) return (values) => new DirectCell(existing, labelsOf(labelNames, values));
+  if (!pending) {
+    const cells = new Map<string, PendingCell>();
+    pending = cells;
+    byName.set(spec.name, cells);
     new Counter({
       name: spec.name,
       help: spec.help,
       labelNames: labelNames.slice(),
       registers: [registry],
       collect() {
-        for (const inner of pending.values()) {
-          for (const entry of inner.values()) {
-            if (entry.n > 0) {
-              this.inc(entry.labels, entry.n);
-              entry.n = 0;
-            }
+        for (const cell of cells.values()) {
+          if (cell.n > 0) {
+            this.inc(cell.labels, cell.n);
+            cell.n = 0;
           }
         }
       },
     });
   }
-  const pending = sink.pending;
-  return (...values: string[]): void => {
-    const first = values[0] ?? '';
-    const rest = values.length === 2 ? (values[1] ?? '') : values.slice(1).join('\u0000');
-    let inner = pending.get(first);
-    if (!inner) {
-      inner = new Map();
-      pending.set(first, inner);
+  const cells = pending;
+  return (values) => {
+    const id = values.join('\u0000');
+    let cell = cells.get(id);
+    if (!cell) {
+      cell = new PendingCell(labelsOf(labelNames, values));
+      cells.set(id, cell);
     }
-    const entry = inner.get(rest);
-    if (entry) entry.n++;
-    else {
-      const labels: Record<string, string> = {};
-      labelNames.forEach((name, i) => (labels[name] = values[i] ?? ''));
-      inner.set(rest, { labels, n: 1 });
-    }
+    return cell;
   };
 }
+
+interface LatencyObserver {
+  observe(ms: number): void;
+}
+
+const LATENCY_BUCKETS: readonly number[] = [0.25, 0.5, 1, 2, 5, 10, 25, 50, 100];
+
+/** One series of the latency histogram: a count per bucket (the last one: above every bound), sum, count. */
+class LatencySeries implements LatencyObserver {
+  readonly labels: Record<string, string>;
+  readonly counts: number[] = new Array<number>(LATENCY_BUCKETS.length + 1).fill(0);
+  sum = 0;
+  count = 0;
+
+  constructor(labels: Record<string, string>) {
+    this.labels = labels;
+  }
+
+  observe(ms: number): void {
+    let i = 0;
+    while (i < LATENCY_BUCKETS.length && ms > (LATENCY_BUCKETS[i] as number)) i++;
+    this.counts[i] = (this.counts[i] as number) + 1;
+    this.sum += ms;
+    this.count++;
+  }
+}
+
+interface HistogramValue {
+  labels: Record<string, string | number>;
+  value: number;
+  metricName: string;
+}
+
+/**
+ * The store-latency histogram, with the series of a prom-client histogram
+ * (<name>_bucket{le, script}, <name>_sum, <name>_count). prom-client's own Histogram
+ * validates and hashes the labels and finds the bucket through an object keyed by the bound
+ * as a string on every observe(), which costs more than the rest of a decision; this one
+ * counts into plain arrays and builds the series only when the registry collects it. It is
+ * registered in the registry like any prom-client metric (get(), reset()), and several
+ * limiters on one registry share it.
+ */
+class LatencyHistogram {
+  readonly name: string;
+  readonly help: string;
+  readonly type = 'histogram';
+  readonly aggregator = 'sum';
+  readonly labelNames: readonly string[] = ['script'];
+  private readonly series = new Map<string, LatencySeries>();
+
+  constructor(name: string, help: string) {
+    this.name = name;
+    this.help = help;
+  }
+
+  labels(script: string): LatencySeries {
+    let series = this.series.get(script);
+    if (!series) {
+      series = new LatencySeries({ script });
+      this.series.set(script, series);
+    }
+    return series;
+  }
+
+  async get(): Promise<{ name: string; help: string; type: string; aggregator: string; values: HistogramValue[] }> {
+    const values: HistogramValue[] = [];
+    for (const s of this.series.values()) {
+      if (s.count === 0) continue;
+      let cumulative = 0;
+      LATENCY_BUCKETS.forEach((le, i) => {
+        cumulative += s.counts[i] as number;
+        values.push({ labels: { le, ...s.labels }, value: cumulative, metricName: this.name + '_bucket' });
+      });
+      values.push({ labels: { le: '+Inf', ...s.labels }, value: s.count, metricName: this.name + '_bucket' });
+      values.push({ labels: { ...s.labels }, value: s.sum, metricName: this.name + '_sum' });
+      values.push({ labels: { ...s.labels }, value: s.count, metricName: this.name + '_count' });
+    }
+    return { name: this.name, help: this.help, type: this.type, aggregator: this.aggregator, values };
+  }
+
+  reset(): void {
+    for (const s of this.series.values()) {
+      s.counts.fill(0);
+      s.sum = 0;
+      s.count = 0;
+    }
+  }
+}
+
+/** The latency series of one script (call it once per script, not per request). */
+function latencyFor(registry: Registry, spec: MetricSpec): (script: string) => LatencyObserver {
+  const existing: unknown = registry.getSingleMetric(spec.name);
+  if (existing instanceof LatencyHistogram) return (script) => existing.labels(script);
+  // a histogram someone else registered under the design's name (prom-client's, or another core's)
+  if (existing) return (script) => (existing as Histogram<string>).labels(script);
+  const histogram = new LatencyHistogram(spec.name, spec.help);
+  // prom-client's types only name its own classes; the registry needs name, get() and reset()
+  registry.registerMetric(histogram as unknown as Histogram<string>);
+  return (script) => histogram.labels(script);
+}
+
+/** The counters of one rule, bound once when the limiter is created. */
+interface RuleMetrics {
+  /** ratelimit_decisions_total{result=allowed | throttled | shadow_throttled} */
+  readonly allowed: CounterCell;
+  readonly throttled: CounterCell;
+  readonly shadowThrottled: CounterCell;
+  /** ratelimit_throttled_total{mode=enforce | shadow} */
+  readonly throttledEnforce: CounterCell;
+  readonly throttledShadow: CounterCell;
+  readonly failOpen: CounterCell;
+  readonly failures: Readonly<Record<'timeout' | 'connection' | 'script', CounterCell>>;
+}
+
+interface Metrics {
+  rule(id: string): RuleMetrics;
+  quotaExhausted(rule: string, plan: string): void;
+  latency(script: string): LatencyObserver;
+}
+
+const NO_LATENCY: LatencyObserver = { observe: () => undefined };
+
+const NO_METRICS: Metrics = {
+  rule: () => ({
+    allowed: NO_CELL,
+    throttled: NO_CELL,
+    shadowThrottled: NO_CELL,
+    throttledEnforce: NO_CELL,
+    throttledShadow: NO_CELL,
+    failOpen: NO_CELL,
+    failures: { timeout: NO_CELL, connection: NO_CELL, script: NO_CELL },
+  }),
+  quotaExhausted: () => undefined,
+  latency: () => NO_LATENCY,
+};
 
 function createMetrics(registry: Registry | null): Metrics {
   if (registry === null) return NO_METRICS;
@@ -1057,30 +1393,18 @@ function createMetrics(registry: Registry | null): Metrics {
   const failures = counterFor(registry, METRICS.failures, ['rule', 'reason']);
   const failOpen = counterFor(registry, METRICS.failOpen, ['rule']);
   const quota = METRICS.quotaExhausted ? counterFor(registry, METRICS.quotaExhausted, ['rule', 'plan']) : null;
-  const latency =
-    (registry.getSingleMetric(METRICS.latency.name) as Histogram<string> | undefined) ??
-    new Histogram({
-      name: METRICS.latency.name,
-      help: METRICS.latency.help,
-      labelNames: ['script'],
-      buckets: [0.25, 0.5, 1, 2, 5, 10, 25, 50, 100],
-      registers: [registry],
-    });
-  const observers = new Map<string, { observe(value: number): void }>();
   return {
-    decision: (rule, result) => decisions(rule, result),
-    throttled: (rule, mode) => throttled(rule, mode),
-    latency: (script, ms) => {
-      let child = observers.get(script);
-      if (!child) {
-        child = latency.labels(script);
-        observers.set(script, child);
-      }
-      child.observe(ms);
-    },
-    failure: (rule, reason) => failures(rule, reason),
-    failOpen: (rule) => failOpen(rule),
-    quotaExhausted: (rule, plan) => quota?.(rule, plan),
+    rule: (id) => ({
+      allowed: decisions([id, 'allowed']),
+      throttled: decisions([id, 'throttled']),
+      shadowThrottled: decisions([id, 'shadow_throttled']),
+      throttledEnforce: throttled([id, 'enforce']),
+      throttledShadow: throttled([id, 'shadow']),
+      failOpen: failOpen([id]),
+      failures: { timeout: failures([id, 'timeout']), connection: failures([id, 'connection']), script: failures([id, 'script']) },
+    }),
+    quotaExhausted: (rule, plan) => quota?.([rule, plan]).inc(),
+    latency: latencyFor(registry, METRICS.latency),
   };
 }
 
@@ -1273,26 +1597,27 @@ function shown(rule: RuleSpec, outcome: RuleOutcome): Shown {
   };
 }
 
-function rateLimitHeaders(rule: RuleSpec, outcome: RuleOutcome): [string, string][] {
-  const s = shown(rule, outcome);
+/** The header that states a rule's limit: the same on every response, so built once per rule. */
+function limitHeader(rule: RuleSpec): readonly [string, string] {
+  const limit = rule.quota ?? rule.burst ?? rule.limit;
   switch (HEADER_CONVENTION) {
     case 'ietf-structured':
-      return [
-        ['RateLimit-Policy', sfString(rule.id) + ';q=' + s.limit + ';w=' + s.windowSeconds],
-        ['RateLimit', sfString(rule.id) + ';r=' + s.remaining + ';t=' + s.resetSeconds],
-      ];
+      return ['RateLimit-Policy', sfString(rule.id) + ';q=' + limit + ';w=' + rule.periodSeconds];
     case 'ietf-trio':
-      return [
-        ['RateLimit-Limit', String(s.limit)],
-        ['RateLimit-Remaining', String(s.remaining)],
-        ['RateLimit-Reset', String(s.resetSeconds)],
-      ];
+      return ['RateLimit-Limit', String(limit)];
     case 'x-ratelimit':
-      return [
-        ['X-RateLimit-Limit', String(s.limit)],
-        ['X-RateLimit-Remaining', String(s.remaining)],
-        ['X-RateLimit-Reset', String(s.resetSeconds)],
-      ];
+      return ['X-RateLimit-Limit', String(limit)];
+  }
+}
+
+function rateLimitHeaders(rule: ActiveRule, s: Shown): (readonly [string, string])[] {
+  switch (HEADER_CONVENTION) {
+    case 'ietf-structured':
+      return [rule.limitHeader, ['RateLimit', rule.sfId + ';r=' + s.remaining + ';t=' + s.resetSeconds]];
+    case 'ietf-trio':
+      return [rule.limitHeader, ['RateLimit-Remaining', String(s.remaining)], ['RateLimit-Reset', String(s.resetSeconds)]];
+    case 'x-ratelimit':
+      return [rule.limitHeader, ['X-RateLimit-Remaining', String(s.remaining)], ['X-RateLimit-Reset', String(s.resetSeconds)]];
   }
 }
 
@@ -1366,14 +1691,53 @@ interface ActiveRule {
   readonly key: readonly KeyPiece[];
   /** Whether the key pattern names the window (<yyyy-mm>); if not, the window id is appended. */
   readonly periodSlot: boolean;
+  /** The key split around its identity slot, for rules without a window (see keyShape). */
+  readonly shape: KeyShape | null;
+  /** The key of a global rule without a window: the same for every request. */
+  readonly fixedKey: string | null;
   readonly costs: ReadonlyMap<string, number>;
-  readonly script: ScriptSpec | null;
+  readonly script: BoundScript | null;
+  /** GCRA: burst, rate and period as the strings EVALSHA sends (the cost follows per request). */
+  readonly gcraArgs: readonly [string, string, string];
+  readonly metrics: RuleMetrics;
+  /** The rule id as a Structured Fields string, and the header stating its limit. */
+  readonly sfId: string;
+  readonly limitHeader: readonly [string, string];
 }
 
-/** The rules that apply to one route match, worked out once per distinct match. */
+/** A script of the design with its latency series. */
+interface BoundScript {
+  readonly spec: ScriptSpec;
+  readonly latency: LatencyObserver;
+}
+
+/** A rule that applies to a route, with the cost a request on that route takes. */
+interface AppliedRule {
+  readonly rule: ActiveRule;
+  readonly cost: number;
+  /** The cost as the string EVALSHA sends. */
+  readonly costArg: string;
+}
+
+/** What applies to one combination of matched routes, worked out once per combination. */
 interface Applicable {
-  readonly rules: readonly ActiveRule[];
+  readonly exempt: boolean;
+  readonly rules: readonly AppliedRule[];
   readonly needsUsername: boolean;
+}
+
+/** Per request: who is calling, and the client IP once a rule has needed it. */
+interface RequestState<TReq> {
+  readonly input: LimiterInput<TReq>;
+  readonly identity: RequestIdentity;
+  readonly plan: string | null;
+  ip: string | null;
+}
+
+/** A window a window rule counts in: its id (in the key) and its end (epoch ms). */
+interface Window {
+  readonly id: string;
+  readonly end: number;
 }
 
 interface Step {
@@ -1381,6 +1745,7 @@ interface Step {
   readonly keys: string[];
   readonly mode: 'enforce' | 'shadow';
   readonly cost: number;
+  readonly costArg: string;
   readonly tag: string | null;
   /** Window rules: end of the window the key names (epoch ms), from the same clock reading. */
   readonly windowEnd: number;
@@ -1412,6 +1777,15 @@ function identityValue(kind: IdentityKind, identity: RequestIdentity): string | 
     default:
       return undefined;
   }
+}
+
+/** The method in upper case (it nearly always is: no call, no new string then). */
+function upperCase(method: string): string {
+  for (let i = 0; i < method.length; i++) {
+    const c = method.charCodeAt(i);
+    if (c >= 97 && c <= 122) return method.toUpperCase();
+  }
+  return method;
 }
 
 function isPromiseLike<T>(value: T | Promise<T>): value is Promise<T> {
@@ -1446,21 +1820,43 @@ export function createLimiter<TReq>(options: LimiterOptions<TReq>): RateLimiter<
   const identify = options.identify;
   const modeHook = options.mode;
   const metrics = createMetrics(options.registry === undefined ? defaultRegistry : options.registry);
-  const routes = ROUTES.map(compileRoute);
-  const scripts = new Map<ScriptName, ScriptSpec>(SCRIPTS.map((s) => [s.name, s]));
-  const rules: ActiveRule[] = RULES.map((spec, index) => ({
-    spec,
-    index,
-    routes: new Set(spec.routes),
-    key: parseKeyPattern(spec.key),
-    periodSlot: parseKeyPattern(spec.key).some((p) => typeof p !== 'string' && p.slot === 'period'),
-    costs: new Map(spec.costByEndpoint),
-    script: spec.store === 'redis' ? (scripts.get(spec.script) ?? null) : null,
-  }));
-  const applicableCache = new Map<string, Applicable>();
-  const byBestRoute: (Applicable | undefined)[] = [];
+  const scripts = new Map<ScriptName, BoundScript>(SCRIPTS.map((s) => [s.name, { spec: s, latency: metrics.latency(s.name) }]));
+  // everything a request would otherwise work out again: keys, arguments, metric series
+  const rules: ActiveRule[] = RULES.map((spec, index) => {
+    const key = parseKeyPattern(spec.key);
+    const periodSlot = key.some((p) => typeof p !== 'string' && p.slot === 'period');
+    return {
+      spec,
+      index,
+      routes: new Set(spec.routes),
+      key,
+      periodSlot,
+      shape: spec.window === null ? keyShape(prefix, key) : null,
+      fixedKey: spec.identity === 'global' && spec.window === null ? renderKey(prefix, key, null, '') : null,
+      costs: new Map(spec.costByEndpoint),
+      script: spec.store === 'redis' ? (scripts.get(spec.script) ?? null) : null,
+      gcraArgs: [String(spec.burst ?? spec.limit), String(spec.limit), String(spec.periodSeconds * 1000)],
+      metrics: metrics.rule(spec.id),
+      sfId: sfString(spec.id),
+      limitHeader: limitHeader(spec),
+    };
+  });
+  const routeTable = new RouteTable<Applicable>(ROUTES.map(compileRoute), (match) => {
+    const owner = match.best ?? null;
+    const endpoint = match.endpoint;
+    const applied: AppliedRule[] = rules
+      .filter((r) => (owner !== null && r.routes.has(owner.index)) || match.wildcards.some((w) => r.routes.has(w.index)))
+      .map((rule) => {
+        const cost = (endpoint !== null ? rule.costs.get(endpoint) : undefined) ?? rule.spec.costDefault;
+        return { rule, cost, costArg: String(cost) };
+      });
+    return { exempt: match.exempt, rules: applied, needsUsername: applied.some((a) => a.rule.spec.identity === 'username') };
+  });
+  // the integer-reply variants when the client has them (see RedisClientLike)
+  const evalsha = redis ? (redis.evalshaBuffer ?? redis.evalsha).bind(redis) : null;
+  const evalScript = redis ? (redis.evalBuffer ?? redis.eval).bind(redis) : null;
   const memory = new MemoryStore();
-  const deadlines = new Deadlines(timeoutMs);
+  const deadlines = new Deadlines(expire);
   const local = HYBRID !== null && options.hybrid !== false ? new LocalBuckets(Math.max(1, HYBRID.localBurst), 100000) : null;
   let period: { id: string; start: number; end: number } | null = null;
 
@@ -1469,7 +1865,7 @@ export function createLimiter<TReq>(options: LimiterOptions<TReq>): RateLimiter<
    * plain fixed window aligned on the epoch (id = its index), or none for rolling windows
    * (the script buckets those itself). One clock reading gives both the id and the end.
    */
-  function windowOf(spec: RuleSpec): { id: string; end: number } {
+  function windowOf(spec: RuleSpec): Window {
     const now = clock();
     if (spec.window === 'calendar' && QUOTA_PERIOD !== null && QUOTA_PERIOD.kind === 'calendar') {
       if (period === null || now < period.start || now >= period.end) {
@@ -1488,127 +1884,353 @@ export function createLimiter<TReq>(options: LimiterOptions<TReq>): RateLimiter<
     return chosen !== undefined && MODES.indexOf(chosen) >= 0 ? chosen : fallbackMode;
   }
 
-  function applicableTo(match: RouteMatch): Applicable {
-    if (match.wildcards.length === 0 && match.best !== null) {
-      const cached = byBestRoute[match.best.index];
-      if (cached) return cached;
-    }
-    let id = match.best === null ? '-' : String(match.best.index);
-    for (const w of match.wildcards) id += ',' + w.index;
-    let found = applicableCache.get(id);
-    if (!found) {
-      const list = rules.filter(
-        (r) => (match.best !== null && r.routes.has(match.best.index)) || match.wildcards.some((w) => r.routes.has(w.index)),
-      );
-      found = { rules: list, needsUsername: list.some((r) => r.spec.identity === 'username') };
-      applicableCache.set(id, found);
-      if (match.wildcards.length === 0 && match.best !== null) byBestRoute[match.best.index] = found;
-    }
-    return found;
-  }
-
-  /** The key slot for a rule: 'global', 'skip' (no usable identity), or the identity value. */
-  function slotFor(spec: RuleSpec, identity: RequestIdentity, ip: () => string): Slot | 'global' | 'skip' {
+  /**
+   * The key of a rule for this request, or null when the rule does not apply to the caller
+   * (no usable identity). Own identity: the rule's identity if known, else API key > user >
+   * tenant > session > client IP (a fallback identity brings its own label).
+   */
+  function keyFor(rule: ActiveRule, request: RequestState<TReq>, win: Window | null): string | null {
+    const spec = rule.spec;
+    if (rule.fixedKey !== null) return rule.fixedKey;
+    const identity = request.identity;
+    let label: string | null = null;
+    let value: string;
     switch (spec.identity) {
       case 'global':
-        return 'global';
+        return windowKey(rule, null, win);
       case 'ip':
-        return { label: null, value: ip() };
+        value = ipOf(request);
+        break;
       case 'username':
-        return identity.username ? { label: null, value: usernameKey(identity.username) } : 'skip';
+        if (!identity.username) return null;
+        value = usernameKey(identity.username);
+        break;
       default: {
         const own = identityValue(spec.identity, identity);
-        if (own !== undefined) return { label: null, value: keyPart(own) };
-        for (const kind of FALLBACK_ORDER) {
-          // a quota belongs to an account: a caller known only by address has none
-          if (kind === 'ip') return spec.tier === 'quota' ? 'skip' : { label: IDENTITY_LABEL.ip, value: ip() };
-          const value = identityValue(kind, identity);
-          if (value !== undefined) return { label: IDENTITY_LABEL[kind], value: keyPart(value) };
+        if (own !== undefined) {
+          value = keyPart(own);
+          break;
         }
-        return 'skip';
+        let found: string | null = null;
+        for (const kind of FALLBACK_ORDER) {
+          if (kind === 'ip') {
+            // a quota belongs to an account: a caller known only by address has none
+            if (spec.tier === 'quota') return null;
+            label = IDENTITY_LABEL.ip;
+            found = ipOf(request);
+            break;
+          }
+          const v = identityValue(kind, identity);
+          if (v !== undefined) {
+            label = IDENTITY_LABEL[kind];
+            found = keyPart(v);
+            break;
+          }
+        }
+        if (found === null) return null;
+        value = found;
       }
     }
+    const shape = rule.shape;
+    if (shape !== null) return shape.head + (label ?? shape.label) + value + shape.tail;
+    return windowKey(rule, { label, value }, win);
+  }
+
+  /** renderKey for the patterns keyShape leaves alone, window id included. */
+  function windowKey(rule: ActiveRule, slot: Slot | null, win: Window | null): string {
+    if (win === null) return renderKey(prefix, rule.key, slot, '');
+    const key = renderKey(prefix, rule.key, slot, win.id);
+    return rule.periodSlot ? key : key + ':' + win.id;
+  }
+
+  /** The client IP, worked out at most once per request (only rules keyed on it need it). */
+  function ipOf(request: RequestState<TReq>): string {
+    if (request.ip === null) request.ip = clientIpOf(request.input);
+    return request.ip;
   }
 
   function scriptArgs(step: Step): (string | number)[] {
-    const spec = (step.rules[0] as ActiveRule).spec;
-    const periodMs = spec.periodSeconds * 1000;
-    if (spec.script === 'gcra') return [spec.burst ?? spec.limit, spec.limit, periodMs, step.cost];
+    const first = step.rules[0] as ActiveRule;
+    const spec = first.spec;
+    if (spec.script === 'gcra') {
+      const g = first.gcraArgs;
+      return [step.keys[0] ?? '', g[0], g[1], g[2], step.costArg];
+    }
     // (the other scripts take per-request windows and key counts)
+    const args: (string | number)[] = step.keys.slice();
     if (spec.script === 'sliding-window-log') {
-      const args: (string | number)[] = [];
       for (const r of step.rules) args.push(r.spec.limit, r.spec.periodSeconds * 1000);
       args.push(step.cost);
       return args;
     }
     if (spec.window === 'rolling') {
-      const windowMs = QUOTA_PERIOD !== null && QUOTA_PERIOD.kind === 'rolling' ? QUOTA_PERIOD.days * 86400000 : periodMs;
-      return ['rolling', spec.limit, step.cost, Math.max(86400000, Math.ceil(windowMs / 86400000) * 86400000), 86400000];
+      const windowMs = QUOTA_PERIOD !== null && QUOTA_PERIOD.kind === 'rolling' ? QUOTA_PERIOD.days * 86400000 : spec.periodSeconds * 1000;
+      args.push('rolling', spec.limit, step.cost, Math.max(86400000, Math.ceil(windowMs / 86400000) * 86400000), 86400000);
+      return args;
     }
-    return ['calendar', spec.limit, step.cost, step.windowEnd, 60000];
+    args.push('calendar', spec.limit, step.cost, step.windowEnd, 60000);
+    return args;
   }
 
   /**
    * One script call: EVALSHA; on NOSCRIPT (first call on this server, or after SCRIPT FLUSH
    * or a failover) EVAL with the source, which Redis then caches for the next EVALSHA.
    * Fails with StoreError('timeout') when no reply came within timeoutMs.
+   * argv: the keys, then the arguments. The listener hears the outcome, once.
    */
-  function callRedis(script: ScriptSpec, keys: readonly string[], args: readonly (string | number)[]): Promise<Reply> {
-    const client = redis as RedisClientLike;
+  function callRedis(script: BoundScript, numKeys: number, argv: readonly (string | number)[], listener: StoreListener): void {
     const started = performance.now();
-    return new Promise<Reply>((resolve, reject) => {
-      let settled = false;
-      const finish = (): boolean => {
-        if (settled) return false;
-        settled = true;
-        deadline.done = true;
-        metrics.latency(script.name, performance.now() - started);
-        return true;
-      };
-      const deadline = deadlines.add(() => {
-        if (finish()) reject(new StoreError('timeout', 'rate limiter store did not answer within ' + timeoutMs + ' ms'));
-      }, started);
-      const ok = (raw: unknown): void => {
-        if (!finish()) return;
-        try {
-          resolve(toReply(raw));
-        } catch (error) {
-          reject(error);
-        }
-      };
-      const fail = (error: unknown): void => {
-        if (finish()) reject(error);
-      };
-      client.evalsha(script.sha1, keys.length, ...keys, ...args).then(ok, (error: unknown) => {
-        if (settled) return;
-        if (isNoScript(error)) client.eval(script.source, keys.length, ...keys, ...args).then(ok, fail);
-        else fail(error);
-      });
-    });
+    // the command goes out first, the bookkeeping after: a promise settles no earlier than
+    // the next microtask, so nothing is missed, and calls made back to back reach the store
+    // back to back
+    const sent = (evalsha as NonNullable<typeof evalsha>)(script.spec.sha1, numKeys, ...argv);
+    const call = new StoreCall(script, numKeys, argv, listener, started, started + timeoutMs);
+    deadlines.add(call);
+    sent.then(
+      (raw) => replied(call, raw),
+      (error: unknown) => failed(call, error),
+    );
   }
 
-  function execute(step: Step): Promise<Reply> | Reply {
+  /** The same call for code that wants a promise (the in-process bucket's charges). */
+  function callRedisPromise(script: BoundScript, numKeys: number, argv: readonly (string | number)[]): Promise<Reply> {
+    return new Promise<Reply>((resolve, reject) => callRedis(script, numKeys, argv, { stored: resolve, failed: reject }));
+  }
+
+  /** Marks the call settled and records its latency; false when it had settled already. */
+  function settle(call: StoreCall): boolean {
+    if (call.settled) return false;
+    call.settled = true;
+    deadlines.remove(call);
+    // a call sent and answered within one checkpoint may predate the shared reading: 0 ms
+    call.script.latency.observe(Math.max(0, replyTime() - call.started));
+    return true;
+  }
+
+  function replied(call: StoreCall, raw: unknown): void {
+    if (!settle(call)) return;
+    let reply: Reply;
+    try {
+      reply = toReply(raw);
+    } catch (error) {
+      call.listener.failed(error);
+      return;
+    }
+    call.listener.stored(reply);
+  }
+
+  function failed(call: StoreCall, error: unknown): void {
+    if (call.settled) return;
+    if (isNoScript(error)) {
+      (evalScript as NonNullable<typeof evalScript>)(call.script.spec.source, call.numKeys, ...call.argv).then(
+        (raw) => replied(call, raw),
+        (again: unknown) => {
+          if (settle(call)) call.listener.failed(again);
+        },
+      );
+      return;
+    }
+    if (settle(call)) call.listener.failed(error);
+  }
+
+  function expire(call: StoreCall): void {
+    if (settle(call)) call.listener.failed(new StoreError('timeout', 'rate limiter store did not answer within ' + timeoutMs + ' ms'));
+  }
+
+  /**
+   * Runs one step's script: the reply at once (state in this process, or the in-process
+   * bucket answering), a promise of it (the in-process bucket asking Redis), or null when
+   * Redis was asked and the listener will hear the reply.
+   */
+  function execute(step: Step, listener: StoreListener): Reply | Promise<Reply> | null {
     const first = step.rules[0] as ActiveRule;
-    const args = scriptArgs(step);
-    if (first.spec.store === 'memory') return memory.run(first.spec.script, step.keys, args);
+    const argv = scriptArgs(step);
+    const numKeys = step.keys.length;
+    if (first.spec.store === 'memory') return memory.run(first.spec.script, step.keys, argv.slice(numKeys));
     const script = first.script;
     if (!script) throw new StoreError('script', 'rate limiter: no script for rule ' + first.spec.id);
-    if (local && first.spec.hybrid && step.rules.length === 1) {
+    if (local && first.spec.hybrid && numKeys === 1) {
       return local.decide(
         step.keys[0] ?? '',
         step.cost,
         (cost) => {
-          const withCost = args.slice();
+          const withCost = argv.slice();
           withCost[withCost.length - 1] = cost;
-          return callRedis(script, step.keys, withCost);
+          return callRedisPromise(script, 1, withCost);
         },
         (error) => {
-          metrics.failure(first.spec.id, failureReason(error));
+          first.metrics.failures[failureReason(error)].inc();
           options.onStoreError?.(error, [first.spec.id]);
         },
       );
     }
-    return callRedis(script, step.keys, args);
+    callRedis(script, numKeys, argv, listener);
+    return null;
+  }
+
+  /**
+   * One request's decision in the making: its steps run one after another (a quota unit is
+   * only spent once every rate limit has admitted the request), and each can end the request
+   * (429, or 503 when a fail-closed rule's store failed). Driven by callbacks rather than
+   * async/await: a request then costs one promise, not one per store call plus the async
+   * function's own, which shows at tens of thousands of decisions per second.
+   */
+  class Evaluation implements StoreListener {
+    private readonly steps: readonly Step[];
+    private readonly silent: boolean;
+    private readonly plan: string | null;
+    private readonly resolve: (decision: Decision) => void;
+    private readonly reject: (error: unknown) => void;
+    /** The step in progress. */
+    private at = 0;
+    private readonly outcomes: RuleOutcome[] = [];
+    /** The most constraining client-facing rule so far: its headers go on an admitted response. */
+    private shownRule: ActiveRule | null = null;
+    private shownValues: Shown | null = null;
+
+    constructor(steps: readonly Step[], silent: boolean, plan: string | null, resolve: (decision: Decision) => void, reject: (error: unknown) => void) {
+      this.steps = steps;
+      this.silent = silent;
+      this.plan = plan;
+      this.resolve = resolve;
+      this.reject = reject;
+    }
+
+    /** Runs steps until one waits for the store, or the decision is made. */
+    run(): void {
+      try {
+        while (this.at < this.steps.length) {
+          const step = this.steps[this.at] as Step;
+          let reply: Reply | Promise<Reply> | null;
+          try {
+            reply = execute(step, this);
+          } catch (error) {
+            if (this.failure(step, error)) return;
+            continue;
+          }
+          if (reply === null) return;
+          if (isPromiseLike(reply)) {
+            reply.then(
+              (r) => this.stored(r),
+              (error: unknown) => this.failed(error),
+            );
+            return;
+          }
+          if (this.result(step, reply)) return;
+        }
+        this.resolve(this.admitted());
+      } catch (error) {
+        this.reject(error);
+      }
+    }
+
+    stored(reply: Reply): void {
+      try {
+        if (!this.result(this.steps[this.at] as Step, reply)) this.run();
+      } catch (error) {
+        this.reject(error);
+      }
+    }
+
+    failed(error: unknown): void {
+      try {
+        if (!this.failure(this.steps[this.at] as Step, error)) this.run();
+      } catch (again) {
+        this.reject(again);
+      }
+    }
+
+    /** A step's reply: outcomes and metrics. True when it decided the request (429). */
+    private result(step: Step, reply: Reply): boolean {
+      this.at++;
+      const source = local !== null && localReplies.has(reply) ? 'local' : 'store';
+      const allowed = reply[0] === 1;
+      const binding = allowed ? -1 : Math.max(0, (step.rules.length > 1 ? (reply[4] ?? 1) : 1) - 1);
+      const remaining = Math.max(0, reply[1] ?? 0);
+      const resetMs = Math.max(0, reply[3] ?? 0);
+      let denied: RuleOutcome | null = null;
+      for (let i = 0; i < step.rules.length; i++) {
+        const r = step.rules[i] as ActiveRule;
+        const isBinding = i === binding;
+        const outcome: RuleOutcome = {
+          ruleId: r.spec.id,
+          mode: step.mode,
+          allowed: !isBinding,
+          remaining,
+          resetMs,
+          retryAfterMs: isBinding ? (reply[2] ?? 0) : 0,
+          source,
+        };
+        this.outcomes.push(outcome);
+        if (!this.silent && r.spec.headers === 'full') {
+          const values = shown(r.spec, outcome);
+          const best = this.shownValues;
+          if (best === null || values.remaining < best.remaining || (values.remaining === best.remaining && values.resetSeconds > best.resetSeconds)) {
+            this.shownRule = r;
+            this.shownValues = values;
+          }
+        }
+        if (!isBinding) r.metrics.allowed.inc();
+        else {
+          denied = outcome;
+          if (step.mode === 'enforce') r.metrics.throttled.inc();
+          else r.metrics.shadowThrottled.inc();
+        }
+      }
+      if (denied === null) return false;
+      const binder = step.rules[binding] as ActiveRule;
+      const rule = binder.spec;
+      if (step.mode === 'enforce') binder.metrics.throttledEnforce.inc();
+      else binder.metrics.throttledShadow.inc();
+      if (rule.tier === 'quota') metrics.quotaExhausted(rule.id, rule.plan ?? this.plan ?? '');
+      if (step.mode === 'shadow') return false;
+      const retryAfter = retryAfterSeconds(rule, denied);
+      const headers: (readonly [string, string])[] = this.silent || rule.headers === 'silent' ? [] : rateLimitHeaders(binder, shown(rule, denied));
+      headers.push(['Retry-After', String(retryAfter)]);
+      this.resolve({
+        status: 429,
+        headers,
+        body: problemBody(rule, denied, retryAfter),
+        contentType: PROBLEM_JSON,
+        ruleId: rule.id,
+        exempt: false,
+        outcomes: this.outcomes,
+      });
+      return true;
+    }
+
+    /** A step whose store failed: its rules' fail mode. True when it decided the request (503). */
+    private failure(step: Step, error: unknown): boolean {
+      this.at++;
+      const reason = failureReason(error);
+      for (const r of step.rules) r.metrics.failures[reason].inc();
+      options.onStoreError?.(error, step.rules.map((r) => r.spec.id));
+      const closed = step.mode === 'enforce' ? step.rules.find((r) => r.spec.failMode === 'closed') : undefined;
+      if (closed) {
+        this.resolve({
+          status: 503,
+          headers: [['Retry-After', String(STORE_UNAVAILABLE_RETRY_AFTER_SECONDS)]],
+          body: unavailableBody(),
+          contentType: PROBLEM_JSON,
+          ruleId: closed.spec.id,
+          exempt: false,
+          outcomes: this.outcomes,
+        });
+        return true;
+      }
+      for (const r of step.rules) {
+        // availability over enforcement: admitted unchecked, and counted (an alert pages on it)
+        if (step.mode === 'enforce') r.metrics.failOpen.inc();
+        this.outcomes.push({ ruleId: r.spec.id, mode: step.mode, allowed: true, remaining: 0, resetMs: 0, retryAfterMs: 0, source: 'store-failed' });
+      }
+      return false;
+    }
+
+    /** Every step admitted the request: the headers of the most constraining client-facing rule. */
+    private admitted(): Decision {
+      const headers = this.shownRule !== null && this.shownValues !== null ? rateLimitHeaders(this.shownRule, this.shownValues) : [];
+      return { status: 200, headers, body: null, contentType: null, ruleId: null, exempt: false, outcomes: this.outcomes };
+    }
   }
 
   function clientIpOf(input: LimiterInput<TReq>): string {
@@ -1624,46 +2246,56 @@ export function createLimiter<TReq>(options: LimiterOptions<TReq>): RateLimiter<
 
   const EXEMPT: Decision = { status: 200, headers: [], body: null, contentType: null, ruleId: null, exempt: true, outcomes: [] };
   const NOTHING: Decision = { status: 200, headers: [], body: null, contentType: null, ruleId: null, exempt: false, outcomes: [] };
+  // settled promises can be handed to any number of callers
+  const EXEMPT_DONE = Promise.resolve(EXEMPT);
+  const NOTHING_DONE = Promise.resolve(NOTHING);
 
-  async function check(input: LimiterInput<TReq>): Promise<Decision> {
-    const match = matchRoutes(routes, input.method.toUpperCase(), pathSegments(input.url));
-    if (match.exempt) return EXEMPT;
-    const applicable = applicableTo(match);
-    if (applicable.rules.length === 0) return NOTHING;
-    const enabled: { rule: ActiveRule; mode: 'enforce' | 'shadow' }[] = [];
-    // security rules stay silent: when one applies, no rate-limit headers at all
-    let silent = false;
-    for (const rule of applicable.rules) {
-      const mode = modeOf(rule.spec);
-      if (mode === 'off') continue;
-      enabled.push({ rule, mode });
-      if (rule.spec.headers === 'silent') silent = true;
-    }
-    if (enabled.length === 0) return NOTHING;
-
-    let identity: RequestIdentity = NO_IDENTITY;
-    if (identify) {
+  function check(input: LimiterInput<TReq>): Promise<Decision> {
+    try {
+      const applicable = routeTable.lookup(upperCase(input.method), input.url);
+      if (applicable.exempt) return EXEMPT_DONE;
+      const applied = applicable.rules;
+      // the kill switch of each rule; identify() is only asked when some rule is on
+      const modes: RuleMode[] = [];
+      let on = false;
+      for (const a of applied) {
+        const mode = modeOf(a.rule.spec);
+        modes.push(mode);
+        if (mode !== 'off') on = true;
+      }
+      if (!on) return NOTHING_DONE;
+      if (!identify) return evaluate(input, applicable, modes, NO_IDENTITY);
       const given = identify(input.req);
-      identity = (isPromiseLike(given) ? await given : given) ?? NO_IDENTITY;
+      if (isPromiseLike(given)) return given.then((identity) => evaluate(input, applicable, modes, identity ?? NO_IDENTITY));
+      return evaluate(input, applicable, modes, given ?? NO_IDENTITY);
+    } catch (error) {
+      return Promise.reject(error);
     }
+  }
+
+  /** The steps of a request (each rule's key; dual-key auth rows joined), then their evaluation. */
+  function evaluate(input: LimiterInput<TReq>, applicable: Applicable, modes: readonly RuleMode[], given: RequestIdentity): Promise<Decision> {
+    let identity = given;
     if (applicable.needsUsername && !identity.username) {
       identity = { ...identity, username: usernameFromBody(input.req) };
     }
     const plan = identity.plan ?? defaultPlan;
-    let ip: string | null = null;
-    const ipOnce = (): string => (ip ??= clientIpOf(input));
-
+    const request: RequestState<TReq> = { input, identity, plan, ip: null };
+    const applied = applicable.rules;
+    // security rules stay silent: when one applies, no rate-limit headers at all
+    let silent = false;
     const steps: Step[] = [];
-    for (const { rule, mode } of enabled) {
+    for (let i = 0; i < applied.length; i++) {
+      const mode = modes[i];
+      if (mode === 'off' || mode === undefined) continue;
+      const { rule, cost, costArg } = applied[i] as AppliedRule;
       const spec = rule.spec;
+      if (spec.headers === 'silent') silent = true;
       if (spec.plan !== null && spec.plan !== plan) continue;
-      const slot = slotFor(spec, identity, ipOnce);
-      if (slot === 'skip') continue;
       const win = spec.window === null ? null : windowOf(spec);
-      let key = renderKey(prefix, rule.key, slot === 'global' ? null : slot, win === null ? '' : win.id);
-      if (win !== null && !rule.periodSlot) key += ':' + win.id;
+      const key = keyFor(rule, request, win);
+      if (key === null) continue;
       const windowEnd = win === null ? 0 : win.end;
-      const cost = (match.endpoint !== null ? rule.costs.get(match.endpoint) : undefined) ?? spec.costDefault;
       if (spec.script === 'sliding-window-log') {
         // dual-key auth: the logs of one flow share a hash tag and are checked in ONE call
         const tag = hashTag(key);
@@ -1678,103 +2310,13 @@ export function createLimiter<TReq>(options: LimiterOptions<TReq>): RateLimiter<
           partner.rules.push(rule);
           partner.keys.push(key);
         } else {
-          steps.push({ rules: [rule], keys: [key], mode, cost, tag, windowEnd });
+          steps.push({ rules: [rule], keys: [key], mode, cost, costArg, tag, windowEnd });
         }
       } else {
-        steps.push({ rules: [rule], keys: [key], mode, cost, tag: null, windowEnd });
+        steps.push({ rules: [rule], keys: [key], mode, cost, costArg, tag: null, windowEnd });
       }
     }
-
-    const outcomes: RuleOutcome[] = [];
-    const specs: RuleSpec[] = [];
-    for (const step of steps) {
-      let reply: Reply;
-      try {
-        const pending = execute(step);
-        reply = isPromiseLike(pending) ? await pending : pending;
-      } catch (error) {
-        const reason = failureReason(error);
-        const ids = step.rules.map((r) => r.spec.id);
-        for (const id of ids) metrics.failure(id, reason);
-        options.onStoreError?.(error, ids);
-        const closed = step.mode === 'enforce' ? step.rules.find((r) => r.spec.failMode === 'closed') : undefined;
-        if (closed) {
-          return {
-            status: 503,
-            headers: [['Retry-After', String(STORE_UNAVAILABLE_RETRY_AFTER_SECONDS)]],
-            body: unavailableBody(),
-            contentType: PROBLEM_JSON,
-            ruleId: closed.spec.id,
-            exempt: false,
-            outcomes,
-          };
-        }
-        for (const r of step.rules) {
-          // availability over enforcement: admitted unchecked, and counted (an alert pages on it)
-          if (step.mode === 'enforce') metrics.failOpen(r.spec.id);
-          outcomes.push({ ruleId: r.spec.id, mode: step.mode, allowed: true, remaining: 0, resetMs: 0, retryAfterMs: 0, source: 'store-failed' });
-          specs.push(r.spec);
-        }
-        continue;
-      }
-      const local = localReplies.has(reply);
-      const allowed = reply[0] === 1;
-      const binding = allowed ? -1 : Math.max(0, (step.rules.length > 1 ? (reply[4] ?? 1) : 1) - 1);
-      let denied: RuleOutcome | null = null;
-      step.rules.forEach((r, i) => {
-        const isBinding = i === binding;
-        const outcome: RuleOutcome = {
-          ruleId: r.spec.id,
-          mode: step.mode,
-          allowed: !isBinding,
-          remaining: Math.max(0, reply[1] ?? 0),
-          resetMs: Math.max(0, reply[3] ?? 0),
-          retryAfterMs: isBinding ? (reply[2] ?? 0) : 0,
-          source: local ? 'local' : 'store',
-        };
-        outcomes.push(outcome);
-        specs.push(r.spec);
-        if (isBinding) denied = outcome;
-        metrics.decision(r.spec.id, !isBinding ? 'allowed' : step.mode === 'enforce' ? 'throttled' : 'shadow_throttled');
-      });
-      if (denied === null) continue;
-      const outcome: RuleOutcome = denied;
-      const rule = (step.rules[binding] as ActiveRule).spec;
-      metrics.throttled(rule.id, step.mode);
-      if (rule.tier === 'quota') metrics.quotaExhausted(rule.id, rule.plan ?? plan ?? '');
-      if (step.mode === 'shadow') continue;
-      const retryAfter = retryAfterSeconds(rule, outcome);
-      const headers: [string, string][] = silent || rule.headers === 'silent' ? [] : rateLimitHeaders(rule, outcome);
-      headers.push(['Retry-After', String(retryAfter)]);
-      return {
-        status: 429,
-        headers,
-        body: problemBody(rule, outcome, retryAfter),
-        contentType: PROBLEM_JSON,
-        ruleId: rule.id,
-        exempt: false,
-        outcomes,
-      };
-    }
-
-    // admitted: report the most constraining client-facing rule
-    let shownAt = -1;
-    if (!silent) {
-      let least = Infinity;
-      let longest = -1;
-      outcomes.forEach((outcome, i) => {
-        const spec = specs[i] as RuleSpec;
-        if (outcome.source === 'store-failed' || spec.headers !== 'full') return;
-        const s = shown(spec, outcome);
-        if (s.remaining < least || (s.remaining === least && s.resetSeconds > longest)) {
-          least = s.remaining;
-          longest = s.resetSeconds;
-          shownAt = i;
-        }
-      });
-    }
-    const headers = shownAt >= 0 ? rateLimitHeaders(specs[shownAt] as RuleSpec, outcomes[shownAt] as RuleOutcome) : [];
-    return { status: 200, headers, body: null, contentType: null, ruleId: null, exempt: false, outcomes };
+    return new Promise<Decision>((resolve, reject) => new Evaluation(steps, silent, plan, resolve, reject).run());
   }
 
   return {

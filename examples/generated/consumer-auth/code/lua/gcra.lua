@@ -29,6 +29,17 @@ TTL: an admission writes the new TAT with SET ... PX reset_ms, so the key
 vanishes exactly when the bucket would be full again (a missing key IS a full
 bucket). A denial writes nothing and leaves the existing TTL in place.
 
+Fast denial: that TTL is also how far ahead the bucket is, to the millisecond.
+So the script first asks PTTL alone; when even 3 ms less than it would leave
+no room for this request, the answer is a denial whatever the exact clock
+says, and it is given without reading TIME or the value. A key hammered past
+its limit (abuse, a retry storm: the traffic that is unbounded) then costs one
+cheap call per request. Everything else, every admission included, takes the
+exact path below (which skips reading the value when PTTL said the key is
+missing: a full bucket). The decision is the exact one either way; on a fast denial
+retry_after_ms and reset_ms come from the TTL, so they may differ from the
+exact clock's by 1 ms (reset_ms is the TTL, within 1 ms of the truth).
+
 Precision: T = ceil(period_ms * 1000 / rate) microseconds. Rounding up to a
 whole microsecond means the sustained rate is never above the configured one
 and at most 1/T below it (0.1% for T >= 1 ms); burst decisions are exact.
@@ -43,11 +54,23 @@ if not (burst and burst >= 1 and cost >= 1 and interval >= 1 and interval < 1e15
 end
 local tolerance = burst * interval
 
+-- Fast denial (see the header): the TTL bounds how far ahead the bucket is.
+local pttl = redis.call('PTTL', KEYS[1])
+if pttl > 3 and (pttl - 3) * 1000 + cost * interval > tolerance then
+  local retry_after = -1
+  if cost <= burst then retry_after = pttl + math.ceil((cost * interval - tolerance) / 1000) end
+  return {0, math.max(0, math.floor((tolerance - pttl * 1000) / interval)), retry_after, pttl}
+end
+
 local t = redis.call('TIME')
 local now = t[1] * 1000000 + t[2]
 
-local tat = tonumber(redis.call('GET', KEYS[1]) or 0)
-if tat < now then tat = now end
+-- A missing key (PTTL -2) is a full bucket: nothing to read.
+local tat = now
+if pttl ~= -2 then
+  tat = tonumber(redis.call('GET', KEYS[1]) or 0)
+  if tat < now then tat = now end
+end
 local new_tat = tat + cost * interval
 local ahead = new_tat - now
 

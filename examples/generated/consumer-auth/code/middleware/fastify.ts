@@ -50,7 +50,11 @@ export function registerRateLimit(app: FastifyInstance, options: FastifyRateLimi
       forwardedFor: request.headers['x-forwarded-for'],
       req: request,
     });
-    for (const [name, value] of decision.headers) reply.header(name, value);
+    const headers = decision.headers;
+    for (let i = 0; i < headers.length; i++) {
+      const header = headers[i] as readonly [string, string];
+      reply.header(header[0], header[1]);
+    }
     if (decision.status === 200) return undefined;
     reply
       .code(decision.status)
