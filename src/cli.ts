@@ -3,7 +3,6 @@
 import module from 'node:module';
 import { Command, CommanderError, Option } from 'commander';
 import { nodeContext } from './commands/context.js';
-import { startBeautifulMermaid } from './render/diagrams/beautiful-job.js';
 import { exampleNames } from './paths.js';
 import { INIT_OPTIONS } from './questionnaire/options.js';
 import { UserError } from './messages.js';
@@ -21,8 +20,11 @@ process.stdout.on('error', (e: NodeJS.ErrnoException) => {
 // `generate` draws its diagrams in a worker thread (render/diagrams/beautiful-job.ts). Loading
 // the layout engine is the slowest step of a run, so it starts before the command line is
 // parsed, unless the arguments rule diagrams out; generate cancels it if they turn out unneeded.
+// Other commands load none of it.
 const earlyDiagrams =
-  process.argv[2] === 'generate' && !process.argv.some((a) => /(^|=)(markdown|md|mermaid-cli)$/.test(a)) ? startBeautifulMermaid() : undefined;
+  process.argv[2] === 'generate' && !process.argv.some((a) => /(^|=)(markdown|md|mermaid-cli)$/.test(a))
+    ? import('./render/diagrams/beautiful-job.js').then((m) => m.startBeautifulMermaid())
+    : undefined;
 
 const ctx = nodeContext();
 const debug = process.argv.includes('--debug');
@@ -86,10 +88,11 @@ answersOptions(
     .option('--dry-run', 'list the files that would be written, write nothing'),
 ).action(async (opts) => {
   const { runGenerate } = await import('./commands/generate.js');
+  const diagramJob = await earlyDiagrams;
   try {
-    process.exitCode = await runGenerate(ctx, { ...opts, ...(earlyDiagrams ? { diagramJob: earlyDiagrams } : {}) });
+    process.exitCode = await runGenerate(ctx, { ...opts, ...(diagramJob ? { diagramJob } : {}) });
   } finally {
-    earlyDiagrams?.cancel();
+    diagramJob?.cancel();
   }
 });
 

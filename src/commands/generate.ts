@@ -1,7 +1,7 @@
 /** `rl-design generate`: answers -> design -> document and enforcement code on disk. */
 import path from 'node:path';
 import { existsSync, statSync } from 'node:fs';
-import { checkDesign, CONSTRAINTS } from '../constraints/index.js';
+import { checkDesign, CONSTRAINTS, type ConstraintResult } from '../constraints/index.js';
 import type { Design } from '../design/model.js';
 import { writeOutputs, type PlannedFile } from '../io/write.js';
 import { applyResults, loadResultsFor } from '../verify/results.js';
@@ -123,6 +123,8 @@ export interface OutputPlan {
   documentPaths: string[];
   codePaths: string[];
   codeDir?: string;
+  /** The nine constraint checks of the design, as the document reports them. */
+  checks: ConstraintResult[];
 }
 
 /**
@@ -159,6 +161,7 @@ export async function planOutputs(ctx: CommandContext, design: Design, opts: Pla
     documentPaths: documents.map((d) => d.path),
     codePaths: codeFiles.map((c) => c.path),
     ...(codeDir ? { codeDir } : {}),
+    checks,
   };
 }
 
@@ -214,7 +217,7 @@ async function generateWith(ctx: CommandContext, opts: GenerateOptions, diagramJ
     ...(opts.codeDir ? { codeDir: opts.codeDir } : {}),
     ...(diagramJob ? { diagramJob } : {}),
   });
-  const checksFailed = checkDesign(design)
+  const checksFailed = plan.checks
     .filter((c) => !c.passed)
     .map((c) => `${c.number} ${c.id}`);
   if (opts.dryRun) return { design, plan, written: [], unchanged: [], checksFailed };

@@ -10,8 +10,8 @@ import { mkdir, readFile, stat } from 'node:fs/promises';
 import path from 'node:path';
 import writeFileAtomic from 'write-file-atomic';
 import type { Answers as AnswersT } from '../answers/schema.js';
-import { checkDesign } from '../constraints/index.js';
-import { buildDesign } from '../design/build.js';
+import type { ConstraintResult } from '../constraints/index.js';
+import type { Design } from '../design/model.js';
 import { nodeProjectFs } from '../io/project-fs.js';
 import { formatMessage, UserError } from '../messages.js';
 import { detectProject, printable, type ProjectFs } from '../questionnaire/detect/index.js';
@@ -86,10 +86,12 @@ async function generateDocument(
   ctx: CommandContext,
   answersFile: string,
   opts: { force: boolean; date?: string },
-): Promise<{ documents: string[]; code: string[]; codeDir?: string }> {
+): Promise<{ design: Design; checks: ConstraintResult[]; documents: string[]; code: string[]; codeDir?: string }> {
   const run = await generateFiles(ctx, { answers: answersFile, force: opts.force, ...(opts.date ? { date: opts.date } : {}) });
   const rel = (p: string): string => path.relative(ctx.cwd, p) || p;
   return {
+    design: run.design,
+    checks: run.plan.checks,
     documents: run.plan.documentPaths.map(rel),
     code: run.plan.codePaths.map(rel),
     ...(run.plan.codeDir ? { codeDir: rel(run.plan.codeDir) } : {}),
@@ -158,8 +160,7 @@ export async function runInit(ctx: CommandContext, raw: InitRawOptions, io: Init
       }
     }
 
-    const design = buildDesign(answers, { date: raw.date ?? ctx.today() });
-    let doc: { documents: string[]; code: string[]; codeDir?: string };
+    let doc: Awaited<ReturnType<typeof generateDocument>>;
     try {
       doc = await generateDocument(ctx, answersPath, { force: raw.force ?? false, ...(raw.date ? { date: raw.date } : {}) });
     } catch (e) {
@@ -169,7 +170,7 @@ export async function runInit(ctx: CommandContext, raw: InitRawOptions, io: Init
       }
       throw e;
     }
-    const checks = checkDesign(design);
+    const { design, checks } = doc;
     const files: SummaryFile[] = [
       { path: shown(answersPath), phrase: 'the answers: the source of truth; edit it and run `rl-design generate` again' },
       ...documentFiles(doc.documents, answers.output?.format === 'markdown' ? 'Markdown' : 'HTML'),

@@ -26,10 +26,6 @@ import { UserError } from '../messages.js';
 import { QUOTA_RESETS } from './options.js';
 import { UNKNOWN, type Unknown } from './context.js';
 import {
-  ENDPOINT_SPEC_HELP,
-  FAIL_MODE_HELP,
-  OUTBOUND_SPEC_HELP,
-  PLAN_SPEC_HELP,
   parseChoice,
   parseChoiceList,
   parseCidrList,
@@ -49,7 +45,6 @@ type Gateway = (typeof GATEWAYS)[number];
 type Store = (typeof STORES)[number];
 type Identity = (typeof IDENTITIES)[number];
 
-export { QUOTA_RESETS };
 export type QuotaResetChoice = (typeof QUOTA_RESETS)[number];
 
 /** The options commander hands over (strings as typed; repeatable ones as arrays). */

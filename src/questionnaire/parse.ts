@@ -8,8 +8,6 @@
 import type { z } from 'zod';
 import { answersProblems } from '../answers/load.js';
 import { RATE_HELP, ENDPOINT_SPEC_HELP, PLAN_SPEC_HELP, OUTBOUND_SPEC_HELP, FAIL_MODE_HELP } from './spec-help.js';
-
-export { RATE_HELP, ENDPOINT_SPEC_HELP, PLAN_SPEC_HELP, OUTBOUND_SPEC_HELP, FAIL_MODE_HELP };
 import {
   Cidr,
   Endpoint,

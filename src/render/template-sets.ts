@@ -1,8 +1,12 @@
 /**
- * The two sets of handlebars templates shipped in templates/, with the options each is
- * compiled with. Plain data, shared by the run-time compiler (compiled-templates.ts) and
- * the build's precompiler (scripts/bundle.mjs), so both compile the same files the same way.
+ * The two sets of handlebars templates shipped in templates/, the options each is compiled
+ * with, and their sources. Shared by the run-time compiler (compiled-templates.ts) and the
+ * build's precompiler (scripts/bundle.mjs), so both compile the same files the same way.
  */
+import { readdirSync, readFileSync } from 'node:fs';
+import path from 'node:path';
+import { TEMPLATES_DIR } from '../paths.js';
+
 export interface TemplateSet {
   /** Folders under templates/, e.g. `markdown/sections`. */
   dirs: readonly string[];
@@ -33,7 +37,19 @@ export const TEMPLATE_SETS: Readonly<Record<TemplateSetName, TemplateSet>> = {
   },
 };
 
-/** A template's key: its path under the set's root folder, e.g. `sections/02-matrix.md.hbs`. */
-export function templateKey(set: TemplateSetName, dir: string, file: string): string {
-  return `${dir.slice(set.length + 1)}/${file}`;
+/**
+ * Every template of a set, in a stable order, keyed by its path under the set's folder
+ * (e.g. `sections/02-matrix.md.hbs`), with line endings normalised.
+ */
+export function templateSources(set: TemplateSetName): { key: string; source: string }[] {
+  const { dirs, suffix } = TEMPLATE_SETS[set];
+  return dirs.flatMap((dir) =>
+    readdirSync(path.join(TEMPLATES_DIR, dir))
+      .filter((file) => file.endsWith(suffix))
+      .sort()
+      .map((file) => ({
+        key: `${dir.slice(set.length + 1)}/${file}`,
+        source: readFileSync(path.join(TEMPLATES_DIR, dir, file), 'utf8').replace(/\r\n?/g, '\n'),
+      })),
+  );
 }

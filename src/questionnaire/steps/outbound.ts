@@ -2,7 +2,8 @@
 import { OutboundProvider, type AnswersInput } from '../../answers/schema.js';
 import { DONT_KNOW_NAME, UNKNOWN, type Step, type StepContext, type Unknown } from '../context.js';
 import { nonEmpty } from '../flags.js';
-import { must, parseRate, RATE_HELP, validatorOf } from '../parse.js';
+import { must, parseRate, validatorOf } from '../parse.js';
+import { RATE_HELP } from '../spec-help.js';
 
 type Provider = NonNullable<AnswersInput['outbound']>[number];
 

@@ -6,7 +6,8 @@
 import { EXHAUSTION, Plan, type AnswersInput, type QuotaResetT } from '../../answers/schema.js';
 import { DONT_KNOW_NAME, UNKNOWN, type Step, type StepContext, type Unknown } from '../context.js';
 import { nonEmpty, type QuotaResetChoice } from '../flags.js';
-import { must, parseNumber, parseRate, parseRollingDays, parseTimeZone, RATE_HELP, validatorOf } from '../parse.js';
+import { must, parseNumber, parseRate, parseRollingDays, parseTimeZone, validatorOf } from '../parse.js';
+import { RATE_HELP } from '../spec-help.js';
 
 type PlanT = NonNullable<AnswersInput['plans']>[number];
 type Exhaustion = (typeof EXHAUSTION)[number];
