@@ -36,9 +36,15 @@ says, and it is given without reading TIME or the value. A key hammered past
 its limit (abuse, a retry storm: the traffic that is unbounded) then costs one
 cheap call per request. Everything else, every admission included, takes the
 exact path below (which skips reading the value when PTTL said the key is
-missing: a full bucket). The decision is the exact one either way; on a fast denial
-retry_after_ms and reset_ms come from the TTL, so they may differ from the
-exact clock's by 1 ms (reset_ms is the TTL, within 1 ms of the truth).
+missing: a full bucket). The decision is the exact one either way.
+
+On a fast denial retry_after_ms and reset_ms come from the TTL, which lags the
+stored TAT by up to 1 ms: the expiry is set from Redis' whole-millisecond clock
+as of the script's start, while TAT is in microseconds of TIME. So both are
+taken as TTL + 2 ms, an upper bound: a client that waits retry_after_ms is
+never early, and is at most about 4 ms later than it had to be. remaining is
+the TTL's best estimate, which near a token boundary may be one off the exact
+clock's (a client relying on it is refused or waits, never admitted wrongly).
 
 Precision: T = ceil(period_ms * 1000 / rate) microseconds. Rounding up to a
 whole microsecond means the sustained rate is never above the configured one
@@ -57,9 +63,10 @@ local tolerance = burst * interval
 -- Fast denial (see the header): the TTL bounds how far ahead the bucket is.
 local pttl = redis.call('PTTL', KEYS[1])
 if pttl > 3 and (pttl - 3) * 1000 + cost * interval > tolerance then
+  local ahead_ms = pttl + 2 -- TAT - now is below this (see the header)
   local retry_after = -1
-  if cost <= burst then retry_after = pttl + math.ceil((cost * interval - tolerance) / 1000) end
-  return {0, math.max(0, math.floor((tolerance - pttl * 1000) / interval)), retry_after, pttl}
+  if cost <= burst then retry_after = ahead_ms + math.ceil((cost * interval - tolerance) / 1000) end
+  return {0, math.max(0, math.floor((tolerance - pttl * 1000) / interval)), retry_after, ahead_ms}
 end
 
 local t = redis.call('TIME')

@@ -21,7 +21,7 @@ describe('gcra.lua', () => {
     const [allowed, remaining, retry, reset] = await gcra(key, 5, 1, 60_000);
     expect([allowed, remaining]).toEqual([0, 0]);
     expect(retry).toBeGreaterThan(59_000);
-    expect(retry).toBeLessThanOrEqual(60_000);
+    expect(retry).toBeLessThanOrEqual(60_004); // + up to 4 ms: a fast denial rounds up
     expect(reset).toBeGreaterThan(299_000);
     const pttl = await s.redis.pttl(key);
     expect(pttl).toBeGreaterThan(299_000);
@@ -46,9 +46,36 @@ describe('gcra.lua', () => {
     // the same answer the clock gives, to the millisecond: one emission interval to wait
     expect([allowed, remaining]).toEqual([0, 0]);
     expect(retry).toBeGreaterThan(59_000);
-    expect(retry).toBeLessThanOrEqual(60_000);
+    expect(retry).toBeLessThanOrEqual(60_004); // + up to 4 ms: a fast denial rounds up
     expect(reset).toBeGreaterThan(299_000);
-    expect(reset).toBeLessThanOrEqual(300_000);
+    expect(reset).toBeLessThanOrEqual(300_004);
+  });
+
+  it('a fast denial never tells the client to come back too early', async () => {
+    // The TTL is whole milliseconds and lags the stored TAT by up to 1 ms; the retry-after
+    // built from it must still cover the exact wait. Checked against the clock read right
+    // after the call (later than the script's own clock, so this bound is the weaker one).
+    const early: number[] = [];
+    for (let i = 0; i < 60; i++) {
+      const key = `${freshTag()}api`;
+      // burst 2, 10 per second: after two admissions the bucket is 200 ms ahead, so a third
+      // request is a fast denial with about 100 ms to wait
+      await gcra(key, 2, 10, 1000);
+      await gcra(key, 2, 10, 1000);
+      const [allowed, , retry, reset] = await gcra(key, 2, 10, 1000);
+      const [[, time], [, tat]] = (await s.redis.multi().time().get(key).exec()) as [
+        [null, [string, string]],
+        [null, string],
+      ];
+      const after = Number(time[0]) * 1e6 + Number(time[1]);
+      const exactWaitUs = Number(tat) + 100_000 - 200_000 - after;
+      expect(allowed).toBe(0);
+      if (retry! * 1000 < exactWaitUs || reset! * 1000 < Number(tat) - after) early.push(exactWaitUs - retry! * 1000);
+      // and never far too late either
+      expect(retry! * 1000 - exactWaitUs).toBeLessThan(5_000);
+      await sleep(Math.random() * 2);
+    }
+    expect(early, 'microseconds short of the exact wait').toEqual([]);
   });
 
   it('a request that fits takes the exact path and is admitted, however close the TTL comes', async () => {
@@ -88,8 +115,9 @@ describe('gcra.lua', () => {
     const [allowed, , retry] = await gcra(key, 2, 10, 1000);
     expect(allowed).toBe(0);
     expect(retry).toBeGreaterThan(0);
-    expect(retry).toBeLessThanOrEqual(100);
-    await sleep(retry! + 5);
+    // one interval (100 ms), plus at most 4 ms when the fast denial rounds the TTL up
+    expect(retry).toBeLessThanOrEqual(104);
+    await sleep(retry!);
     const [again, remaining] = await gcra(key, 2, 10, 1000);
     expect([again, remaining]).toEqual([1, 0]);
   });
