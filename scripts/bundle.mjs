@@ -1,14 +1,15 @@
 #!/usr/bin/env node
 /**
- * Builds the published CLI: src/cli.ts and everything it imports, dependencies included, as
- * ES modules in dist/bin/ (the package's `bin`). Run by `npm run build` after tsc, whose
+ * Builds the published CLI: src/bin.ts, src/cli.ts and everything they import, dependencies
+ * included, in dist/bin/ (the package's `bin`). Run by `npm run build` after tsc, whose
  * dist/ module tree the benchmarks import and whose dist/render/template-sets.js this script
  * reads.
  *
- * Why a bundle: a cold `rl-design generate` spent most of its time resolving, reading and
- * scanning a few hundred CommonJS files and compiling handlebars templates. Here:
- *   - each command and the heavy parts (HTML, diagrams, code generator, interview) are
- *     separate chunks, loaded on first use (the source's dynamic imports);
+ * Why a bundle: a cold `rl-design generate` spent most of its time resolving, reading,
+ * scanning and compiling a few hundred files and compiling handlebars templates. Here:
+ *   - the CLI and the diagram engine are one CommonJS file each, compiled through a V8 code
+ *     cache (src/io/code-cache.ts), so from the second run on they are not compiled again;
+ *     the heavy parts (HTML, code generator, interview) still run only when imported;
  *   - the diagram engine loads in a worker thread (beautiful-worker.js, its own entry) while
  *     the main thread works;
  *   - the handlebars templates are precompiled (src/render/compiled-templates.ts is replaced
@@ -54,46 +55,92 @@ const precompiledTemplates = {
   },
 };
 
-rmSync(outdir, { recursive: true, force: true });
-const result = await build({
+/**
+ * Three builds, all into dist/bin/:
+ *   - cli.cjs: src/cli.ts and everything it imports, as one CommonJS file, which bin.ts
+ *     compiles through the V8 code cache (src/io/code-cache.ts). Its dynamic imports stay
+ *     lazy (esbuild runs a module's top level on first import);
+ *   - diagram-engine.cjs: beautiful-mermaid and ELK (src/render/diagrams/beautiful.ts), the
+ *     same way, loaded by the diagram worker (src/render/diagrams/engine.ts);
+ *   - ES modules: rl-design.js (src/bin.ts) and beautiful-worker.js, small, sharing chunks.
+ * The fallback imports that bin.ts and engine.ts make when not bundled are left out, so
+ * each piece ships once.
+ */
+const outside = (name, specifier, importer) => ({
+  name,
+  setup(b) {
+    b.onResolve({ filter: new RegExp(`^${specifier.replace(/[./]/g, '\\$&')}$`) }, (args) =>
+      importer.test(args.importer) ? { path: args.path, external: true } : undefined,
+    );
+  },
+});
+const engineOutside = outside('diagram-engine-outside', './beautiful.js', /[\\/]src[\\/]render[\\/]diagrams[\\/]engine\.ts$/);
+const cliOutside = outside('cli-outside', './cli.js', /[\\/]src[\\/]bin\.ts$/);
+
+const common = {
   absWorkingDir: root,
-  // The diagram worker is its own entry, beside the chunks: beautiful-job.ts spawns it as
-  // ./beautiful-worker.js relative to itself (so chunks and entries share one folder).
-  entryPoints: { 'rl-design': 'src/cli.ts', 'beautiful-worker': 'src/render/diagrams/beautiful-worker.ts' },
   outdir,
   bundle: true,
-  splitting: true,
-  format: 'esm',
   platform: 'node',
   target: 'node20',
-  chunkNames: '[name]-[hash]',
-  // Whitespace only: half the bytes to read and parse (the layout engine alone is 1.6 MB),
-  // while names stay readable in a --debug stack trace.
+  // Whitespace only: fewer bytes to read and parse, while names stay readable in a --debug
+  // stack trace.
   minifyWhitespace: true,
   legalComments: 'none',
   metafile: true,
   logLevel: 'warning',
-  // Only the runtime: the templates arrive precompiled.
-  alias: { handlebars: 'handlebars/runtime' },
-  // Looked up in the user's project at run time, never bundled (optional peer).
-  external: ['@mermaid-js/mermaid-cli', 'puppeteer'],
-  // CommonJS dependencies bundled into ES modules still ask for these.
-  banner: {
-    js: [
-      "import { createRequire as __rlCreateRequire } from 'node:module';",
-      "import { fileURLToPath as __rlFileURLToPath } from 'node:url';",
-      'const require = __rlCreateRequire(import.meta.url);',
-      'const __filename = __rlFileURLToPath(import.meta.url);',
-      "const __dirname = __rlFileURLToPath(new URL('.', import.meta.url));",
-    ].join(' '),
-  },
-  plugins: [precompiledTemplates],
-});
+};
+
+rmSync(outdir, { recursive: true, force: true });
+const builds = [];
+// The CommonJS pieces. import.meta.url (paths.ts, beautiful-job.ts) is this file's own URL.
+for (const [name, entry, plugins] of [
+  ['cli', 'src/cli.ts', [precompiledTemplates, engineOutside]],
+  ['diagram-engine', 'src/render/diagrams/beautiful.ts', []],
+]) {
+  builds.push(
+    await build({
+      ...common,
+      entryPoints: { [name]: entry },
+      outExtension: { '.js': '.cjs' },
+      format: 'cjs',
+      define: { 'import.meta.url': '__rlModuleUrl' },
+      banner: { js: "var __rlModuleUrl = require('node:url').pathToFileURL(__filename).href;" },
+      // Only the runtime: the templates arrive precompiled.
+      alias: { handlebars: 'handlebars/runtime' },
+      // Looked up in the user's project at run time, never bundled (optional peer).
+      external: ['@mermaid-js/mermaid-cli', 'puppeteer'],
+      plugins,
+    }),
+  );
+}
+builds.push(
+  await build({
+    ...common,
+    // The diagram worker is its own entry, beside the chunks: beautiful-job.ts spawns it as
+    // ./beautiful-worker.js relative to itself (so everything shares one folder).
+    entryPoints: { 'rl-design': 'src/bin.ts', 'beautiful-worker': 'src/render/diagrams/beautiful-worker.ts' },
+    splitting: true,
+    format: 'esm',
+    chunkNames: '[name]-[hash]',
+    // CommonJS dependencies bundled into ES modules still ask for these.
+    banner: {
+      js: [
+        "import { createRequire as __rlCreateRequire } from 'node:module';",
+        "import { fileURLToPath as __rlFileURLToPath } from 'node:url';",
+        'const require = __rlCreateRequire(import.meta.url);',
+        'const __filename = __rlFileURLToPath(import.meta.url);',
+        "const __dirname = __rlFileURLToPath(new URL('.', import.meta.url));",
+      ].join(' '),
+    },
+    plugins: [cliOutside, engineOutside],
+  }),
+);
 chmodSync(path.join(outdir, 'rl-design.js'), 0o755);
 
 // Licence texts of every bundled package (name@version, then its licence file).
 const packages = new Map();
-for (const input of Object.keys(result.metafile.inputs)) {
+for (const input of builds.flatMap((b) => Object.keys(b.metafile.inputs))) {
   const m = input.match(/^(.*node_modules\/(?:@[^/]+\/)?[^/]+)\//);
   if (m && !packages.has(m[1])) packages.set(m[1], JSON.parse(readFileSync(path.join(root, m[1], 'package.json'), 'utf8')));
 }

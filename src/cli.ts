@@ -1,15 +1,11 @@
-#!/usr/bin/env node
 /** Command-line wiring only: parse, call a command, print errors from the message catalog. */
-import module from 'node:module';
 import { Command, CommanderError, Option } from 'commander';
 import { nodeContext } from './commands/context.js';
 import { exampleNames } from './paths.js';
 import { INIT_OPTIONS } from './questionnaire/options.js';
 import { UserError } from './messages.js';
 import { TOOL_VERSION } from './version.js';
-
-// Node 22.1+ keeps compiled code between runs (its own on-disk cache; a no-op on Node 20).
-(module as { enableCompileCache?: () => unknown }).enableCompileCache?.();
+import type { DiagramJob } from './render/diagrams/beautiful-job.js';
 
 // A reader that stops early (`rl-design schema | head`) is not an error.
 process.stdout.on('error', (e: NodeJS.ErrnoException) => {
@@ -17,14 +13,8 @@ process.stdout.on('error', (e: NodeJS.ErrnoException) => {
   throw e;
 });
 
-// `generate` draws its diagrams in a worker thread (render/diagrams/beautiful-job.ts). Loading
-// the layout engine is the slowest step of a run, so it starts before the command line is
-// parsed, unless the arguments rule diagrams out; generate cancels it if they turn out unneeded.
-// Other commands load none of it.
-const earlyDiagrams =
-  process.argv[2] === 'generate' && !process.argv.some((a) => /(^|=)(markdown|md|mermaid-cli)$/.test(a))
-    ? import('./render/diagrams/beautiful-job.js').then((m) => m.startBeautifulMermaid())
-    : undefined;
+// The diagram job bin.ts started before it loaded this module (see run()).
+let earlyDiagrams: DiagramJob | undefined;
 
 const ctx = nodeContext();
 const debug = process.argv.includes('--debug');
@@ -88,7 +78,7 @@ answersOptions(
     .option('--dry-run', 'list the files that would be written, write nothing'),
 ).action(async (opts) => {
   const { runGenerate } = await import('./commands/generate.js');
-  const diagramJob = await earlyDiagrams;
+  const diagramJob = earlyDiagrams;
   try {
     process.exitCode = await runGenerate(ctx, { ...opts, ...(diagramJob ? { diagramJob } : {}) });
   } finally {
@@ -155,9 +145,21 @@ Examples:
 Exit codes: 0 fine, 1 constraint violation or failed verification, 2 bad usage or bad input.`,
 );
 
-try {
-  await program.parseAsync(process.argv);
-} catch (e) {
+/**
+ * Runs the command line. `diagrams`: a diagram job bin.ts started before loading this module
+ * (for `generate`, unless the arguments rule diagrams out), handed to generate, which cancels
+ * it if the document turns out to need none.
+ */
+export async function run(argv: readonly string[], diagrams?: DiagramJob): Promise<void> {
+  earlyDiagrams = diagrams;
+  try {
+    await program.parseAsync([...argv]);
+  } catch (e) {
+    reportError(e);
+  }
+}
+
+function reportError(e: unknown): void {
   if (e instanceof CommanderError) {
     process.exitCode = e.exitCode === 0 ? 0 : 2;
   } else if (e instanceof UserError) {

@@ -3,11 +3,12 @@
  * Cold-process cost of generating the largest example's HTML (saas-platform: three diagrams),
  * single file and folder. Each run is a fresh `node` process:
  * - "CLI": `rl-design generate --format html --layout <layout>` end to end (argument
- *   parsing, answers, design, constraint checks, rendering, diagrams, atomic writes);
+ *   parsing, answers, design, constraint checks, rendering, diagrams, atomic writes), with the
+ *   diagram engine's code cache warm ("cached"), empty ("first run": it also writes the cache)
+ *   and off;
  * - "unbundled render": the same document rendered in-process by bench/html/render-once.mjs
- *   from tsc's module tree in dist/ (no bundle, no worker thread: how the CLI ran before it was
- *   bundled; no CLI,
- *   no writes): what the renderer itself costs;
+ *   from tsc's module tree in dist/ (no bundle, no worker thread, no code cache: how the CLI
+ *   ran before it was bundled; no CLI, no writes): what the renderer itself costs;
  * - the same document as Markdown through the CLI, for scale.
  * Wall time is measured around the child process; CPU time (user + system) and peak memory
  * (maxRSS) are the child's own (process.resourceUsage, reported at exit by report-usage.mjs).
@@ -32,14 +33,14 @@ const runs = Number(option('runs', '7'));
 const example = option('example', 'saas-platform');
 const preload = pathToFileURL(path.join(here, 'report-usage.mjs')).href;
 
-function measure(args) {
+function measure(args, env = () => ({})) {
   const work = mkdtempSync(path.join(tmpdir(), 'rl-bench-html-'));
   const report = path.join(work, 'usage.json');
   const start = process.hrtime.bigint();
   const r = spawnSync(process.execPath, ['--import', preload, ...args.map((a) => a.replace('{out}', path.join(work, 'out')))], {
     cwd: root,
     encoding: 'utf8',
-    env: { ...process.env, RL_BENCH_REPORT: report },
+    env: { ...process.env, RL_BENCH_REPORT: report, ...env(work) },
   });
   const wallMs = Number(process.hrtime.bigint() - start) / 1e6;
   if (r.status !== 0) throw new Error(`${args.join(' ')} failed: ${r.stderr}`);
@@ -54,12 +55,25 @@ const median = (xs) => {
   return s.length % 2 ? s[m] : (s[m - 1] + s[m]) / 2;
 };
 
+// The diagram engine's V8 code cache (src/io/code-cache.ts): "cached" runs share one folder,
+// written by the warm-up; "first run" gets an empty folder each time (it compiles everything
+// and writes the cache, as a user's very first run does); "cache off" sets Node's switch.
+const warmCache = mkdtempSync(path.join(tmpdir(), 'rl-bench-html-cache-'));
+const CACHE = {
+  cached: () => ({ RL_DESIGN_CACHE_DIR: warmCache }),
+  'first run': (work) => ({ RL_DESIGN_CACHE_DIR: path.join(work, 'cache') }),
+  'cache off': () => ({ NODE_DISABLE_COMPILE_CACHE: '1' }),
+};
 const cases = [];
 for (const layout of ['single', 'folder']) {
-  cases.push({
-    name: `CLI, ${layout}`,
-    args: [path.join(root, 'dist/bin/rl-design.js'), 'generate', '--example', example, '--format', 'html', '--layout', layout, '--out', '{out}', '--date', '2026-12-02', '--force'],
-  });
+  for (const [cache, env] of Object.entries(CACHE)) {
+    if (layout === 'folder' && cache === 'cache off') continue;
+    cases.push({
+      name: `CLI, ${layout}, ${cache}`,
+      env,
+      args: [path.join(root, 'dist/bin/rl-design.js'), 'generate', '--example', example, '--format', 'html', '--layout', layout, '--out', '{out}', '--date', '2026-12-02', '--force'],
+    });
+  }
   cases.push({ name: `unbundled render, ${layout}`, args: [path.join(here, 'render-once.mjs'), example, layout] });
 }
 // For scale: the same document as Markdown, which loads no diagram renderer.
@@ -69,9 +83,10 @@ cases.push({
 });
 const loadBefore = loadavg().map((l) => l.toFixed(2)).join(' ');
 // One warm-up of each (file system cache), then the measured runs interleaved.
-for (const c of cases) measure(c.args);
+for (const c of cases) measure(c.args, c.env);
 const results = new Map(cases.map((c) => [c.name, []]));
-for (let i = 0; i < runs; i += 1) for (const c of cases) results.get(c.name).push(measure(c.args));
+for (let i = 0; i < runs; i += 1) for (const c of cases) results.get(c.name).push(measure(c.args, c.env));
+rmSync(warmCache, { recursive: true, force: true });
 
 console.log(`${example}, ${runs} cold runs each, node ${process.version}, ${cpus().length} x ${cpus()[0]?.model ?? 'cpu'}\n`);
 console.log(`load average before: ${loadBefore}, after: ${loadavg().map((l) => l.toFixed(2)).join(' ')}\n`);

@@ -12,14 +12,18 @@ describe('packed tarball', () => {
     const tgz = readdirSync(packDir).find((f) => f.endsWith('.tgz'));
     expect(tgz).toBeDefined();
     const app = tempDir('rl-design-app-');
+    // the code cache goes here, not to the user's ~/.cache
+    const cache = path.join(tempDir('rl-design-pack-cache-'), 'cache');
+    const env = { ...process.env, RL_DESIGN_CACHE_DIR: cache };
     writeFileSync(path.join(app, 'package.json'), JSON.stringify({ name: 'scratch', version: '1.0.0', private: true }));
     execFileSync('npm', ['install', '--no-audit', '--no-fund', '--silent', path.join(packDir, tgz as string)], { cwd: app, encoding: 'utf8' });
-    const help = spawnSync('npx', ['--no-install', 'rl-design', '--help'], { cwd: app, encoding: 'utf8' });
+    const help = spawnSync('npx', ['--no-install', 'rl-design', '--help'], { cwd: app, encoding: 'utf8', env });
     expect(help.status, help.stderr).toBe(0);
     expect(help.stdout).toContain('generate');
     const gen = spawnSync('npx', ['--no-install', 'rl-design', 'generate', '--example', 'saas-platform', '--format', 'markdown', '--out', 'docs/', '--date', '2026-12-02'], {
       cwd: app,
       encoding: 'utf8',
+      env,
     });
     expect(gen.status, gen.stderr).toBe(0);
     const docs = readdirSync(path.join(app, 'docs'), { recursive: true }).map(String);
@@ -28,15 +32,22 @@ describe('packed tarball', () => {
     const html = spawnSync('npx', ['--no-install', 'rl-design', 'generate', '--example', 'saas-platform', '--format', 'html', '--layout', 'single', '--out', 'site/design.html', '--date', '2026-12-02'], {
       cwd: app,
       encoding: 'utf8',
+      env,
     });
     expect(html.status, html.stderr).toBe(0);
     const page = readFileSync(path.join(app, 'site', 'design.html'), 'utf8');
     expect(page.match(/<svg\b/g)?.length).toBe(3);
     expect(page).toContain('Enforcement placement');
+    // the installed package's code cache: the CLI (a file per command run) and the diagram engine
+    expect(readdirSync(cache).map((f) => f.replace(/-[0-9a-f]{16}(-\w+)?-v8-.*$/, '$1')).sort()).toEqual([
+      'cli.cjs-generate',
+      'cli.cjs-other',
+      'diagram-engine.cjs',
+    ]);
     // Everything is bundled: installing rl-design installs nothing else.
     expect(readdirSync(path.join(app, 'node_modules')).filter((d) => !d.startsWith('.'))).toEqual(['rl-design']);
     expect(JSON.parse(readFileSync(path.join(app, 'node_modules', 'rl-design', 'package.json'), 'utf8')).dependencies ?? {}).toEqual({});
-    const schema = spawnSync('npx', ['--no-install', 'rl-design', 'schema'], { cwd: app, encoding: 'utf8' });
+    const schema = spawnSync('npx', ['--no-install', 'rl-design', 'schema'], { cwd: app, encoding: 'utf8', env });
     expect(schema.stdout).toBe(readFileSync(path.join(ROOT, 'schemas/answers.schema.json'), 'utf8'));
   }, 180_000);
 });

@@ -13,10 +13,17 @@ export interface CliResult {
   stderr: string;
 }
 
+/**
+ * The code cache of the diagram engine (src/io/code-cache.ts) goes to a folder of this test
+ * process, not the user's ~/.cache: the first HTML run of a test file writes it, later ones use it.
+ */
+let cacheDir: string | undefined;
+
 export function runCli(args: string[], options: { cwd?: string; env?: Record<string, string> } = {}): CliResult {
+  cacheDir ??= tempDir('rl-design-test-cache-');
   const r = spawnSync(process.execPath, [CLI, ...args], {
     cwd: options.cwd ?? ROOT,
-    env: { ...process.env, ...options.env },
+    env: { ...process.env, RL_DESIGN_CACHE_DIR: cacheDir, ...options.env },
     encoding: 'utf8',
     timeout: 60_000,
   });

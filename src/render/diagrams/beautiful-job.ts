@@ -5,13 +5,13 @@
  * (beautiful-worker.js) sits beside this module (the published bundle, or tsc's dist/), the
  * engine loads in a worker thread on the other core while the main thread builds the design
  * and renders the sections; from the TypeScript sources (the tests) it loads in-process
- * when asked. Both draw with the same loadBeautifulMermaid(), so the SVG is the same bytes.
+ * when asked. Both draw with loadDiagramEngine() (engine.ts), so the SVG is the same bytes.
  */
 import { existsSync } from 'node:fs';
 import { fileURLToPath } from 'node:url';
 import { Worker } from 'node:worker_threads';
-import { loadBeautifulMermaid } from './beautiful.js';
 import type { DrawReply, DrawRequest } from './beautiful-worker.js';
+import { loadDiagramEngine } from './engine.js';
 import type { RawDiagramRenderer } from './index.js';
 
 export interface DiagramJob {
@@ -33,7 +33,7 @@ function lookup(sources: readonly string[], svgs: readonly string[]): RawDiagram
 }
 
 function inProcessJob(): DiagramJob {
-  return { draw: () => loadBeautifulMermaid(), cancel: () => undefined };
+  return { draw: () => loadDiagramEngine().then((e) => e.draw), cancel: () => undefined };
 }
 
 function workerJob(): DiagramJob {
@@ -41,6 +41,7 @@ function workerJob(): DiagramJob {
   // Never keeps the process alive: an early error exits without waiting for the engine.
   worker.unref();
   let stopped: Error | undefined;
+  let savingCache = false;
   const stop = (why: Error): void => {
     stopped ??= why;
     void worker.terminate();
@@ -61,13 +62,20 @@ function workerJob(): DiagramJob {
         worker.once('exit', () => settle(() => reject(stopped)));
         worker.once('message', (reply: DrawReply) => {
           settle(() => ('error' in reply ? reject(new Error(`rl-design: drawing a diagram failed: ${reply.error}`)) : resolve(lookup(sources, reply.svgs))));
-          stop(new Error('rl-design: the diagram worker has drawn its diagrams'));
+          const done = new Error('rl-design: the diagram worker has drawn its diagrams');
+          if ('svgs' in reply && reply.savingCache) {
+            // It writes the code cache, then exits by itself: the process waits for that, and
+            // cancel() leaves it be. Only the first run (or the first after an upgrade) waits.
+            stopped ??= done;
+            savingCache = true;
+            worker.ref();
+          } else stop(done);
         });
         worker.postMessage({ sources: [...sources] } satisfies DrawRequest);
       });
     },
     cancel() {
-      stop(new Error('rl-design: the diagram worker stopped (cancelled)'));
+      if (!savingCache) stop(new Error('rl-design: the diagram worker stopped (cancelled)'));
     },
   };
 }

@@ -1,0 +1,118 @@
+/**
+ * V8 code cache for a large CommonJS file that every HTML run loads: the diagram engine
+ * (dist/bin/diagram-engine.cjs, 1.9 MB, most of it the ELK layout engine).
+ *
+ * Compiling that file and compiling its functions while the first diagram is laid out cost
+ * more than everything else in a run. Node 22.1+ caches compiled ES modules itself
+ * (module.enableCompileCache, which cli.ts turns on), Node 20 caches nothing, and neither
+ * caches code compiled through vm. So the engine is compiled here with vm.Script, given the
+ * data V8 produced on an earlier run, and after a run that had no usable cache the data is
+ * produced again (after the diagrams are drawn, so it holds the functions compiled while
+ * drawing too) and written for the next run.
+ *
+ * Where: $RL_DESIGN_CACHE_DIR, else $XDG_CACHE_HOME/rl-design, else ~/.cache/rl-design: a
+ * folder of the user's own, never a shared temporary one (V8 runs what the cache holds).
+ * NODE_DISABLE_COMPILE_CACHE=1, Node's own switch for its cache, turns this one off too.
+ * A file's cache is named by a hash of its content and by V8's version, so an upgrade never
+ * meets a stale cache; V8 also checks and rejects data that does not fit. The cache is only
+ * ever a speed-up: any failure to read or write it is ignored and the file is compiled as usual.
+ */
+import { createHash } from 'node:crypto';
+import { mkdirSync, readdirSync, readFileSync, rmSync } from 'node:fs';
+import { createRequire } from 'node:module';
+import { homedir } from 'node:os';
+import path from 'node:path';
+import vm from 'node:vm';
+import writeFileAtomic from 'write-file-atomic';
+
+/** How the cached data was used: accepted by V8, rejected (stale), missing, or caching off. */
+export type CodeCacheUse = 'accepted' | 'rejected' | 'missing' | 'off';
+
+export interface CachedModule<T> {
+  exports: T;
+  cache: CodeCacheUse;
+  /** When the cache was not accepted: writes a new one (call after the code has done its work). */
+  save(): void;
+}
+
+/** The cache folder, or null when caching is off. */
+export function codeCacheDir(env: NodeJS.ProcessEnv = process.env): string | null {
+  const disabled = env.NODE_DISABLE_COMPILE_CACHE;
+  if (disabled !== undefined && disabled !== '' && disabled !== '0') return null;
+  if (env.RL_DESIGN_CACHE_DIR) return path.resolve(env.RL_DESIGN_CACHE_DIR);
+  const base = env.XDG_CACHE_HOME ? env.XDG_CACHE_HOME : path.join(homedir(), '.cache');
+  return path.join(base, 'rl-design');
+}
+
+/** `<name>-<content hash>`: what the name of every cache of this very content starts with. */
+function contentPrefix(file: string, source: string): string {
+  return `${path.basename(file)}-${createHash('sha256').update(source).digest('hex').slice(0, 16)}`;
+}
+
+/** `<name>-<content hash>[-<variant>]-v8-<version>-<arch>.cache`: one per content, variant and V8 build. */
+function cacheFileName(prefix: string, variant: string | undefined): string {
+  const v = variant ? `-${variant.replace(/[^\w.-]/g, '_')}` : '';
+  return `${prefix}${v}-v8-${process.versions.v8.replace(/[^\w.-]/g, '_')}-${process.arch}.cache`;
+}
+
+/**
+ * A cache file is a SHA-256 of the data, then the data. V8 checks that data fits its version,
+ * flags and the source's length, but not (in release builds) that the bytes are intact, and
+ * it would run damaged code: so the digest is checked before V8 sees anything.
+ */
+const DIGEST_BYTES = 32;
+const digest = (data: Uint8Array): Buffer => createHash('sha256').update(data).digest();
+
+function readCache(file: string): Buffer | 'damaged' | undefined {
+  let bytes: Buffer;
+  try {
+    bytes = readFileSync(file);
+  } catch {
+    return undefined;
+  }
+  const data = bytes.subarray(DIGEST_BYTES);
+  return bytes.length > DIGEST_BYTES && digest(data).equals(bytes.subarray(0, DIGEST_BYTES)) ? data : 'damaged';
+}
+
+/**
+ * Runs a CommonJS file as `require` would (its own module, exports, require and __filename)
+ * and returns its exports, compiled with the cached code when there is some. `variant` keeps
+ * separate caches of one file for runs that use different parts of it (the CLI's commands):
+ * a cache holds the functions its first run compiled.
+ */
+export function requireWithCodeCache<T>(file: string, dir: string | null = codeCacheDir(), variant?: string): CachedModule<T> {
+  const source = readFileSync(file, 'utf8');
+  const prefix = contentPrefix(file, source);
+  const name = cacheFileName(prefix, variant);
+  const cacheFile = dir === null ? undefined : path.join(dir, name);
+  const cached = cacheFile === undefined ? undefined : readCache(cacheFile);
+  const script = new vm.Script(`(function (exports, require, module, __filename, __dirname) {${source}\n})`, {
+    filename: file,
+    ...(cached instanceof Buffer ? { cachedData: cached } : {}),
+  });
+  const cache: CodeCacheUse =
+    cacheFile === undefined ? 'off' : cached === undefined ? 'missing' : cached === 'damaged' || script.cachedDataRejected ? 'rejected' : 'accepted';
+  const module = { exports: {} as T };
+  const wrapper = script.runInThisContext() as (...args: unknown[]) => void;
+  wrapper.call(module.exports, module.exports, createRequire(file), module, file, path.dirname(file));
+  return {
+    exports: module.exports,
+    cache,
+    save() {
+      if (cacheFile === undefined || dir === null || cache === 'accepted') return;
+      try {
+        mkdirSync(dir, { recursive: true, mode: 0o700 });
+        const data = script.createCachedData();
+        writeFileAtomic.sync(cacheFile, Buffer.concat([digest(data), data]), { mode: 0o600, fsync: false });
+        // caches of other contents of this file (earlier versions) are of no further use;
+        // those of other Node versions stay, for a user who switches between them
+        const sameFile = `${path.basename(file)}-`;
+        for (const old of readdirSync(dir)) {
+          if (old.startsWith(sameFile) && !old.startsWith(prefix) && old.endsWith('.cache')) rmSync(path.join(dir, old), { force: true });
+        }
+      } catch {
+        // read-only home, full disk: the next run compiles again, nothing else changes
+      }
+    },
+  };
+}

@@ -1,0 +1,63 @@
+/**
+ * The published CLI compiles its two large files (cli.cjs and the diagram engine) through the
+ * V8 code cache (src/io/code-cache.ts, src/bin.ts): the first run of a command writes the
+ * caches, later runs use them as they are, and the output never depends on them.
+ */
+import { existsSync, readdirSync, readFileSync, statSync, writeFileSync } from 'node:fs';
+import path from 'node:path';
+import { describe, expect, it } from 'vitest';
+import { diagramSources } from '../../src/render/diagrams/index.js';
+import { DATE, exampleDesign } from '../helpers/examples.js';
+import { runCli, tempDir } from '../helpers/cli.js';
+
+function html(env: Record<string, string>): string {
+  const out = path.join(tempDir(), 'doc');
+  const r = runCli(['generate', '--example', 'saas-platform', '--format', 'html', '--layout', 'single', '--out', out, '--date', DATE], { env });
+  expect(r.code, r.stderr).toBe(0);
+  return readFileSync(`${out}.html`, 'utf8');
+}
+
+const identity = (file: string) => {
+  const s = statSync(file);
+  return [s.ino, s.mtimeMs];
+};
+
+describe('the V8 code cache of the published CLI', () => {
+  it('the first run writes a cache for the CLI (per command) and the diagram engine; the next uses them as they are; both draw the same bytes', () => {
+    const dir = path.join(tempDir(), 'cache');
+    const first = html({ RL_DESIGN_CACHE_DIR: dir });
+    const written = readdirSync(dir).sort();
+    expect(written).toHaveLength(2);
+    expect(written[0]).toMatch(/^cli\.cjs-[0-9a-f]{16}-generate-v8-.*\.cache$/);
+    expect(written[1]).toMatch(/^diagram-engine\.cjs-[0-9a-f]{16}-v8-.*\.cache$/);
+    const before = written.map((f) => identity(path.join(dir, f)));
+    for (const f of written) expect(statSync(path.join(dir, f)).size).toBeGreaterThan(100_000);
+
+    const second = html({ RL_DESIGN_CACHE_DIR: dir });
+    expect(second).toBe(first);
+    expect(first.match(/<svg\b/g)?.length).toBe(diagramSources(exampleDesign('saas-platform')).length);
+    // accepted, so not written again (an atomic rewrite would be a new file)
+    expect(written.map((f) => identity(path.join(dir, f)))).toEqual(before);
+
+    // another command gets a cache of its own
+    expect(runCli(['validate', '--example', 'saas-platform'], { env: { RL_DESIGN_CACHE_DIR: dir } }).code).toBe(0);
+    expect(readdirSync(dir).filter((f) => f.includes('-validate-v8-'))).toHaveLength(1);
+  });
+
+  it('NODE_DISABLE_COMPILE_CACHE=1 writes no cache and gives the same document', () => {
+    const dir = path.join(tempDir(), 'cache');
+    const off = html({ RL_DESIGN_CACHE_DIR: dir, NODE_DISABLE_COMPILE_CACHE: '1' });
+    expect(existsSync(dir)).toBe(false);
+    expect(off).toBe(html({ RL_DESIGN_CACHE_DIR: dir }));
+  });
+
+  it('an unwritable cache folder changes nothing the user sees', () => {
+    const work = tempDir();
+    // a file where the folder should be
+    const file = path.join(work, 'file');
+    writeFileSync(file, 'x');
+    const r2 = runCli(['validate', '--example', 'saas-platform'], { env: { RL_DESIGN_CACHE_DIR: file } });
+    expect([r2.code, r2.stderr]).toEqual([0, '']);
+    expect(readFileSync(file, 'utf8')).toBe('x');
+  });
+});
