@@ -10,8 +10,8 @@
  *   - the CLI and the diagram engine are one CommonJS file each, compiled through a V8 code
  *     cache (src/io/code-cache.ts), so from the second run on they are not compiled again;
  *     the heavy parts (HTML, code generator, interview) still run only when imported;
- *   - the diagram engine loads in a worker thread (beautiful-worker.js, its own entry) while
- *     the main thread works;
+ *   - the diagram engine loads in a worker thread (beautiful-worker.cjs) while the main thread
+ *     works;
  *   - the handlebars templates are precompiled (src/render/compiled-templates.ts is replaced
  *     by the precompiled set) and only handlebars' runtime is bundled;
  *   - users installing with npx fetch one package with no dependencies.
@@ -62,7 +62,8 @@ const precompiledTemplates = {
  *     lazy (esbuild runs a module's top level on first import);
  *   - diagram-engine.cjs: beautiful-mermaid and ELK (src/render/diagrams/beautiful.ts), the
  *     same way, loaded by the diagram worker (src/render/diagrams/engine.ts);
- *   - ES modules: rl-design.js (src/bin.ts) and beautiful-worker.js, small, sharing chunks.
+ *   - beautiful-worker.cjs: the diagram worker (it loads diagram-engine.cjs);
+ *   - rl-design.js (src/bin.ts), the small ES module launcher.
  * The fallback imports that bin.ts and engine.ts make when not bundled are left out, so
  * each piece ships once.
  */
@@ -97,6 +98,8 @@ const builds = [];
 for (const [name, entry, plugins] of [
   ['cli', 'src/cli.ts', [precompiledTemplates, engineOutside]],
   ['diagram-engine', 'src/render/diagrams/beautiful.ts', []],
+  // beautiful-job.ts spawns it as ./beautiful-worker.cjs beside itself (so all share one folder)
+  ['beautiful-worker', 'src/render/diagrams/beautiful-worker.ts', [engineOutside]],
 ]) {
   builds.push(
     await build({
@@ -117,12 +120,8 @@ for (const [name, entry, plugins] of [
 builds.push(
   await build({
     ...common,
-    // The diagram worker is its own entry, beside the chunks: beautiful-job.ts spawns it as
-    // ./beautiful-worker.js relative to itself (so everything shares one folder).
-    entryPoints: { 'rl-design': 'src/bin.ts', 'beautiful-worker': 'src/render/diagrams/beautiful-worker.ts' },
-    splitting: true,
+    entryPoints: { 'rl-design': 'src/bin.ts' },
     format: 'esm',
-    chunkNames: '[name]-[hash]',
     // CommonJS dependencies bundled into ES modules still ask for these.
     banner: {
       js: [

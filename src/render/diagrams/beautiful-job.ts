@@ -21,7 +21,13 @@ export interface DiagramJob {
   cancel(): void;
 }
 
-const WORKER_FILE = fileURLToPath(new URL('./beautiful-worker.js', import.meta.url));
+/**
+ * The compiled worker: CommonJS in the published bundle (a CommonJS worker starts about 30 ms
+ * sooner than an ES module one), the ES module in tsc's dist/. Absent beside the sources.
+ */
+const WORKER_FILE = ['./beautiful-worker.cjs', './beautiful-worker.js']
+  .map((f) => fileURLToPath(new URL(f, import.meta.url)))
+  .find((f) => existsSync(f));
 
 function lookup(sources: readonly string[], svgs: readonly string[]): RawDiagramRenderer {
   const bySource = new Map(sources.map((s, i) => [s, svgs[i] as string]));
@@ -36,8 +42,8 @@ function inProcessJob(): DiagramJob {
   return { draw: () => loadDiagramEngine().then((e) => e.draw), cancel: () => undefined };
 }
 
-function workerJob(): DiagramJob {
-  const worker = new Worker(WORKER_FILE);
+function workerJob(file: string): DiagramJob {
+  const worker = new Worker(file);
   // Never keeps the process alive: an early error exits without waiting for the engine.
   worker.unref();
   let stopped: Error | undefined;
@@ -82,5 +88,5 @@ function workerJob(): DiagramJob {
 
 /** Starts loading beautiful-mermaid: in a worker thread when the compiled worker exists. */
 export function startBeautifulMermaid(): DiagramJob {
-  return existsSync(WORKER_FILE) ? workerJob() : inProcessJob();
+  return WORKER_FILE ? workerJob(WORKER_FILE) : inProcessJob();
 }
