@@ -25,7 +25,7 @@ type Cli = typeof import('./cli.js');
 
 const argv = process.argv;
 const diagrams =
-  argv[2] === 'generate' && !argv.some((a) => /(^|=)(markdown|md|mermaid-cli)$/.test(a)) ? startBeautifulMermaid() : undefined;
+  argv[2] === 'generate' && !argv.some((a) => /(^|=)(markdown|md|mermaid-cli)$|\.md$/.test(a)) ? startBeautifulMermaid() : undefined;
 
 const CLI_FILE = fileURLToPath(new URL('./cli.cjs', import.meta.url));
 

@@ -70,7 +70,7 @@ answersOptions(
     .description('Write the design document from an answers file.')
     .addOption(new Option('-f, --format <format>', 'document format: html or markdown (default: from answers, else html)'))
     .addOption(new Option('-l, --layout <layout>', 'auto, single or folder (default: from answers, else auto)'))
-    .option('-o, --out <path>', 'document path (.html or .md file) or folder (default: from answers, else docs/rate-limit-design)')
+    .option('-o, --out <path>', 'document path (.html or .md file: without --format, its extension picks the format) or folder (default: from answers, else docs/rate-limit-design)')
     .option('-c, --code-dir <dir>', 'also write the enforcement code (Lua, middleware, gateway and alert config) as source files here (default: from answers)')
     .addOption(new Option('--diagrams <renderer>', 'HTML diagrams: beautiful-mermaid (built in, default) or mermaid-cli (uses @mermaid-js/mermaid-cli if installed)'))
     .option('--date <YYYY-MM-DD>', 'generation date shown in the document (default: SOURCE_DATE_EPOCH or today)')

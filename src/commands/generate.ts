@@ -84,6 +84,14 @@ export async function renderDocument(
   }
 }
 
+/** The format a document path names by its extension (.html or .md), if any. */
+export function formatOfPath(out: string | undefined): 'html' | 'markdown' | undefined {
+  if (out === undefined || /[\\/]$/.test(out)) return undefined;
+  if (/\.html$/.test(out)) return 'html';
+  if (/\.md$/.test(out)) return 'markdown';
+  return undefined;
+}
+
 /**
  * Where the document goes: a file for the single layout, a folder for the folder layout. A
  * path ending in the other format's extension is taken without it.
@@ -209,8 +217,11 @@ async function generateWith(ctx: CommandContext, opts: GenerateOptions, diagramJ
   const withResults = results ? applyResults(built, results) : built;
   // A built-in example's paths are illustrative: its files go where the flags say (or the defaults), not into the cwd's ratelimit/.
   const design: Design = opts.example ? { ...withResults, output: { format: withResults.output.format, layout: withResults.output.layout } } : withResults;
+  // The format: --format, else the extension of --out (`--out design.html` means HTML whatever
+  // the answers say), else the answers' output.format.
+  const format = opts.format ? (opts.format === 'md' ? 'markdown' : (opts.format as 'html' | 'markdown')) : formatOfPath(opts.out);
   const plan = await planOutputs(ctx, design, {
-    ...(opts.format ? { format: opts.format === 'md' ? 'markdown' : (opts.format as 'html' | 'markdown') } : {}),
+    ...(format ? { format } : {}),
     ...(opts.layout ? { layout: opts.layout as 'auto' | 'single' | 'folder' } : {}),
     ...(opts.diagrams ? { diagrams: opts.diagrams as DiagramRendererName } : {}),
     ...(opts.out ? { out: opts.out } : {}),

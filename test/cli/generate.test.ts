@@ -1,7 +1,7 @@
 import { existsSync, readdirSync, readFileSync, writeFileSync } from 'node:fs';
 import path from 'node:path';
 import { describe, expect, it } from 'vitest';
-import { exampleNames, EXAMPLES } from '../helpers/examples.js';
+import { exampleNames, EXAMPLES, ROOT } from '../helpers/examples.js';
 import { runCli, tempDir } from '../helpers/cli.js';
 import { runGenerate } from '../../src/commands/generate.js';
 import { UserError } from '../../src/messages.js';
@@ -154,6 +154,30 @@ describe('rl-design generate (built binary)', () => {
     expect(r.code, r.stderr).toBe(0);
     expect(existsSync(path.join(dir, 'design.html'))).toBe(true);
     expect(existsSync(path.join(dir, 'design.md'))).toBe(false);
+  });
+
+  it('without --format, the extension of --out chooses the format over the answers', () => {
+    const dir = tempDir();
+    // consumer-auth's answers ask for Markdown
+    const html = runCli(['generate', '--example', 'consumer-auth', '--out', path.join(dir, 'design.html'), '--date', DATE]);
+    expect(html.code, html.stderr).toBe(0);
+    expect(readFileSync(path.join(dir, 'design.html'), 'utf8')).toMatch(/^<!doctype html>/i);
+    expect(existsSync(path.join(dir, 'design.md'))).toBe(false);
+    expect(html.stdout).toContain('single HTML document');
+
+    // answers asking for HTML, --out naming a Markdown file
+    const answers = JSON.parse(readFileSync(path.join(ROOT, 'examples', 'consumer-auth.answers.json'), 'utf8'));
+    answers.output = { format: 'html', layout: 'single' };
+    const file = path.join(dir, 'html.answers.json');
+    writeFileSync(file, JSON.stringify(answers));
+    const md = runCli(['generate', '-a', file, '--out', path.join(dir, 'notes.md'), '--date', DATE]);
+    expect(md.code, md.stderr).toBe(0);
+    expect(readFileSync(path.join(dir, 'notes.md'), 'utf8')).toMatch(/^# /);
+    expect(existsSync(path.join(dir, 'notes.html'))).toBe(false);
+    // no extension: the answers decide
+    const plain = runCli(['generate', '-a', file, '--out', path.join(dir, 'plain'), '--date', DATE]);
+    expect(plain.code, plain.stderr).toBe(0);
+    expect(existsSync(path.join(dir, 'plain.html'))).toBe(true);
   });
 
   it('--diagrams mermaid-cli says clearly how to install the optional package, and writes nothing', async () => {

@@ -2,7 +2,7 @@
  * beautiful-mermaid, started early. Loading its layout engine (ELK) and laying out the first
  * diagram cost more than the rest of an HTML run together, and none of it depends on the
  * design. So `generate` starts a job before it reads the answers: where the compiled worker
- * (beautiful-worker.js) sits beside this module (the published bundle, or tsc's dist/), the
+ * (beautiful-worker.cjs or .js) sits beside this module (the published bundle, or tsc's dist/), the
  * engine loads in a worker thread on the other core while the main thread builds the design
  * and renders the sections; from the TypeScript sources (the tests) it loads in-process
  * when asked. Both draw with loadDiagramEngine() (engine.ts), so the SVG is the same bytes.
