@@ -113,17 +113,19 @@ function bound(
   ceilingRps: number,
   ttlSeconds: number,
   populationLabel: string,
-): { bound: number; basis: string } {
+): { bound: number; basis: string; byTraffic?: true } {
   const byTraffic = Math.ceil(ceilingRps * ttlSeconds);
   if (population === undefined || population <= 0) {
     return {
       bound: byTraffic,
+      byTraffic: true,
       basis: `attacker-controlled key: each live key needs a request within its ${formatNumber(ttlSeconds)} s TTL, and the ceiling admits ${formatNumber(ceilingRps)} req/s`,
     };
   }
   if (population <= byTraffic) return { bound: population, basis: `one key per ${populationLabel} (${formatNumber(population)})` };
   return {
     bound: byTraffic,
+    byTraffic: true,
     basis: `${formatNumber(population)} ${populationLabel}s, but at most ceiling x TTL = ${formatNumber(ceilingRps)} x ${formatNumber(ttlSeconds)} s can be live at once`,
   };
 }
@@ -272,7 +274,7 @@ function addFairness(b: Builder, ctx: MatrixContext, endpoints: ResolvedEndpoint
         failMode,
         layer: 'middleware',
         ttlSeconds: ttl,
-        cardinality: { bound: card.bound, basis: card.basis + share },
+        cardinality: { ...card, basis: card.basis + share },
         bytesPerKey: BYTES_PER_KEY.gcra,
         headers: 'full',
         errorCode: 'RATE_LIMITED',

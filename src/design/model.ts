@@ -145,7 +145,12 @@ export interface MatrixRule {
   layer?: Layer;
   /** Idle key lifetime; every key the rule writes carries it. */
   ttlSeconds?: number;
-  cardinality?: { bound?: number; basis: string };
+  /**
+   * How many keys the rule can hold at once, and why. `byTraffic`: the bound is the global
+   * ceiling x the TTL (the client chooses the key, or there are more identities than the
+   * ceiling can keep live); such rules share the ceiling (see Monitoring.store.sharedCeiling).
+   */
+  cardinality?: { bound?: number; basis: string; byTraffic?: boolean };
   /** Estimated bytes per key in the store (used for the memory estimate). */
   bytesPerKey?: number;
   /** full: headers on every response; silent: security rule, no counts; none: not client-facing (outbound). */
@@ -278,8 +283,16 @@ export interface Monitoring {
   store: {
     dedicated: true;
     maxmemoryPolicy: 'noeviction';
+    /** Upper bound of live keys and of their memory, all rules in the store together. */
     estimatedKeys: number;
     estimatedBytes: number;
+    /**
+     * The rules bounded by the ceiling (cardinality.byTraffic), when there are several: a
+     * request adds at most one key to each rule it matches, so together they hold at most what
+     * the ceiling's traffic makes on the endpoint whose rules keep keys longest, less than the
+     * sum of their rows. estimatedKeys and estimatedBytes count them this way.
+     */
+    sharedCeiling?: { rules: string[]; rowKeys: number; keys: number; bytes: number; endpoint: string };
     recommendation: string;
   };
   latencyBudgetMs: { p99: number };

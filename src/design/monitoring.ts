@@ -22,14 +22,49 @@ const QUOTA_METRICS: MetricSpec[] = [
   { name: 'ratelimit_quota_exhausted_total', type: 'counter', labels: ['rule', 'plan'], help: 'Calls refused or flagged because a plan quota was used up.' },
 ];
 
+type SharedCeiling = NonNullable<Monitoring['store']['sharedCeiling']>;
+
+/**
+ * Live keys and bytes of every rule in the store, at most. A rule bounded by population
+ * counts its own bound. Rules bounded by the ceiling (ceiling x TTL each) share it: a request
+ * adds at most one key to each rule it matches, so their keys together are at most the
+ * ceiling's traffic times the summed TTLs of the rules on one endpoint, for the worst endpoint
+ * (all traffic there). Keys and bytes take their worst endpoint each.
+ */
+export function storeBound(rules: readonly MatrixRule[]): { keys: number; bytes: number; shared?: SharedCeiling } {
+  const inStore = rules.filter((r) => r.layer !== 'edge' && r.cardinality?.bound);
+  const keysOf = (r: MatrixRule): number => r.cardinality?.bound ?? 0;
+  const bytesOf = (r: MatrixRule): number => keysOf(r) * (r.bytesPerKey ?? 0);
+  const sum = (rs: readonly MatrixRule[], f: (r: MatrixRule) => number): number => rs.reduce((n, r) => n + f(r), 0);
+  const byTraffic = inStore.filter((r) => r.cardinality?.byTraffic);
+  const byPopulation = inStore.filter((r) => !r.cardinality?.byTraffic);
+  const rowKeys = sum(byTraffic, keysOf);
+  let shared: SharedCeiling | undefined;
+  if (byTraffic.length > 1) {
+    // A rule naming no endpoint applies to all of them.
+    const endpoints = [...new Set(byTraffic.flatMap((r) => r.endpoints ?? []))].sort();
+    const on = (e: string) => byTraffic.filter((r) => !r.endpoints?.length || r.endpoints.includes(e));
+    let worst = { endpoint: '', keys: -1, bytes: 0 };
+    for (const e of endpoints) {
+      const keys = sum(on(e), keysOf);
+      if (keys > worst.keys) worst = { endpoint: e, keys, bytes: worst.bytes };
+      worst.bytes = Math.max(worst.bytes, sum(on(e), bytesOf));
+    }
+    if (worst.keys >= 0 && worst.keys < rowKeys) {
+      shared = { rules: byTraffic.map((r) => r.id), rowKeys, keys: worst.keys, bytes: worst.bytes, endpoint: worst.endpoint };
+    }
+  }
+  return {
+    keys: sum(byPopulation, keysOf) + (shared ? shared.keys : rowKeys),
+    bytes: sum(byPopulation, bytesOf) + (shared ? shared.bytes : sum(byTraffic, bytesOf)),
+    ...(shared ? { shared } : {}),
+  };
+}
+
 export function buildMonitoring(scope: Scope, rules: MatrixRule[]): Monitoring {
   const rare = rules.filter((r) => r.tier === 'ceiling' || r.tier === 'outbound').map((r) => r.id);
   const security = rules.filter((r) => r.tier === 'security').map((r) => r.id);
-  const totalBound = rules.reduce((n, r) => n + (r.layer !== 'edge' && r.cardinality?.bound ? r.cardinality.bound : 0), 0);
-  const estimatedBytes = rules.reduce(
-    (n, r) => n + (r.layer !== 'edge' && r.cardinality?.bound && r.bytesPerKey ? r.cardinality.bound * r.bytesPerKey : 0),
-    0,
-  );
+  const { keys: totalBound, bytes: estimatedBytes, shared } = storeBound(rules);
   const alerts: AlertSpec[] = [
     {
       name: 'RateLimitThrottleSpike',
@@ -120,6 +155,7 @@ export function buildMonitoring(scope: Scope, rules: MatrixRule[]): Monitoring {
       maxmemoryPolicy: 'noeviction',
       estimatedKeys: totalBound,
       estimatedBytes,
+      ...(shared ? { sharedCeiling: shared } : {}),
       recommendation: `Run limiter state on a dedicated ${({ redis: 'Redis', 'redis-cluster': 'Redis Cluster', valkey: 'Valkey', none: 'Redis' } as Record<string, string>)[scope.store] ?? scope.store} (or at least a dedicated logical database) with maxmemory-policy noeviction. Under an LRU policy, memory pressure silently evicts limiter keys, which resets limits: a fail-open no metric sees. The TTLs on every key bound memory; eviction must never be the bound. Persistence is optional: losing counters on restart only resets limits.`,
     },
     latencyBudgetMs: { p99: 5 },

@@ -2,6 +2,7 @@ import { describe, expect, it } from 'vitest';
 import { Answers } from '../../src/answers/schema.js';
 import { buildDesign, ceilingOf } from '../../src/design/build.js';
 import type { MatrixRule } from '../../src/design/model.js';
+import { storeBound } from '../../src/design/monitoring.js';
 import { DATE, exampleAnswers, exampleDesign, exampleNames } from '../helpers/examples.js';
 
 const build = (a: unknown) => buildDesign(Answers.parse(a), { date: DATE });
@@ -99,8 +100,21 @@ describe('design builder', () => {
       expect(rule(d.rules, 'quota-pro').cardinality?.bound).toBe(2400); // tenants x 2 live windows
       // attacker-controlled keys: ceiling x TTL
       expect(rule(d.rules, 'auth-login-per-identity').cardinality?.bound).toBe(4800 * 900);
-      expect(d.monitoring.store.estimatedKeys).toBe(d.rules.filter((r) => r.layer !== 'edge').reduce((n, r) => n + (r.cardinality?.bound ?? 0), 0));
-      expect(d.monitoring.store.estimatedBytes).toBeGreaterThan(0);
+      expect(rule(d.rules, 'auth-login-per-identity').cardinality?.byTraffic).toBe(true);
+      expect(rule(d.rules, 'fairness-pro').cardinality?.byTraffic).toBeUndefined();
+      // The rules bounded by the ceiling share it: all 4,800 req/s on password-reset (two
+      // rules of 1 h each) is the worst case, not the rows added up.
+      const shared = d.monitoring.store.sharedCeiling;
+      expect(shared?.endpoint).toBe('password-reset');
+      expect(shared?.keys).toBe(2 * 4800 * 3600);
+      expect(shared?.bytes).toBe(2 * 4800 * 3600 * 182);
+      expect(shared?.rules).toEqual(d.rules.filter((r) => r.cardinality?.byTraffic && r.layer !== 'edge').map((r) => r.id));
+      expect(shared?.rowKeys).toBe(2 * 4800 * (900 + 3600 + 60) + rule(d.rules, 'webhooks-per-source').cardinality!.bound!);
+      const byPopulation = d.rules.filter((r) => r.layer !== 'edge' && !r.cardinality?.byTraffic);
+      expect(d.monitoring.store.estimatedKeys).toBe(byPopulation.reduce((n, r) => n + (r.cardinality?.bound ?? 0), 0) + shared!.keys);
+      expect(d.monitoring.store.estimatedBytes).toBe(
+        byPopulation.reduce((n, r) => n + (r.cardinality?.bound ?? 0) * (r.bytesPerKey ?? 0), 0) + shared!.bytes,
+      );
       expect(d.monitoring.store.maxmemoryPolicy).toBe('noeviction');
     });
 
@@ -219,5 +233,30 @@ describe('design builder', () => {
       ],
     });
     expect(d.rules.filter((r) => r.tier === 'fairness').map((r) => r.id)).toEqual(['fairness-pro', 'fairness-pro-2']);
+  });
+});
+
+describe('storeBound: rules bounded by the ceiling share it', () => {
+  const base = { source: 'generated', tier: 'security', title: 't', endpointClass: 'auth', routes: [], headers: 'silent', errorCode: 'RATE_LIMITED', layer: 'middleware' } as const;
+  const r = (id: string, endpoints: string[], bound: number, bytesPerKey: number, byTraffic?: true) =>
+    ({ ...base, id, endpoints, bytesPerKey, cardinality: { bound, basis: 'b', ...(byTraffic ? { byTraffic } : {}) } }) as unknown as MatrixRule;
+
+  it('counts the worst endpoint once, and population-bounded rules in full', () => {
+    const rules = [r('a', ['login'], 100, 10, true), r('b', ['login'], 100, 10, true), r('c', ['reset'], 300, 1, true), r('d', ['x'], 7, 2)];
+    // login: 200 keys, 2,000 bytes; reset: 300 keys, 300 bytes: keys and bytes take their own worst endpoint
+    expect(storeBound(rules)).toEqual({
+      keys: 300 + 7,
+      bytes: 2000 + 14,
+      shared: { rules: ['a', 'b', 'c'], rowKeys: 500, keys: 300, bytes: 2000, endpoint: 'reset' },
+    });
+  });
+
+  it('a rule naming no endpoint counts on every endpoint; one ceiling rule or no saving: plain sums', () => {
+    expect(storeBound([r('a', [], 50, 1, true), r('b', ['login'], 100, 1, true), r('c', ['reset'], 10, 1, true)]).shared).toMatchObject({ keys: 150, endpoint: 'login' });
+    expect(storeBound([r('a', ['login'], 100, 2, true), r('d', ['x'], 7, 2)])).toEqual({ keys: 107, bytes: 214 });
+    // two rules on the same endpoint: the worst endpoint holds them all, nothing saved
+    expect(storeBound([r('a', ['login'], 100, 2, true), r('b', ['login'], 10, 2, true)])).toEqual({ keys: 110, bytes: 220 });
+    // edge rules keep no keys in the store
+    expect(storeBound([{ ...r('e', ['login'], 100, 2, true), layer: 'edge' } as MatrixRule])).toEqual({ keys: 0, bytes: 0 });
   });
 });

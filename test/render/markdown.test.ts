@@ -1,7 +1,7 @@
 import { readdirSync, readFileSync } from 'node:fs';
 import { Lexer, marked, type Token, type Tokens } from 'marked';
 import { afterEach, describe, expect, it, vi } from 'vitest';
-import { fmtDuration, fmtNumber } from '../../src/render/format.js';
+import { fmtBytes, fmtDuration, fmtNumber } from '../../src/render/format.js';
 import { headings } from '../../src/render/links.js';
 import { chooseLayout, documentStats, LAYOUT_THRESHOLDS, renderMarkdown } from '../../src/render/markdown/index.js';
 import { planSections } from '../../src/render/sections/index.js';
@@ -66,6 +66,13 @@ describe.each(EXAMPLES)('example %s, single file', (name) => {
   it('gives every rule its rationale and states the memory estimate', () => {
     for (const rule of design.rules) expect(doc).toContain(`- \`${rule.id}\` (`);
     expect(doc).toContain(`**${fmtNumber(design.monitoring.store.estimatedKeys)}**`);
+    // the rules bounded by the ceiling: counted once for the worst endpoint, and said so
+    const shared = design.monitoring.store.sharedCeiling;
+    if (shared) {
+      expect(doc.replace(/\s+/g, ' ')).toContain(
+        `they hold at most ${fmtNumber(shared.keys)} keys (${fmtBytes(shared.bytes)}), reached when all traffic under the ceiling goes to \`${shared.endpoint}\`, not the ${fmtNumber(shared.rowKeys)} of their rows added up`,
+      );
+    } else expect(doc).not.toContain('of their rows added up');
   });
 
   it('numbers the present sections without gaps, in the contents and the headings', () => {

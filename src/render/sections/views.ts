@@ -207,6 +207,17 @@ export function matrixView(input: RenderInput): Record<string, unknown> {
     totalKeys: fmtNumber(monitoring.store.estimatedKeys),
     totalBytes: fmtBytes(monitoring.store.estimatedBytes),
     totalBytesExact: fmtNumber(monitoring.store.estimatedBytes),
+    ...(monitoring.store.sharedCeiling
+      ? {
+          sharedCeiling: {
+            rules: monitoring.store.sharedCeiling.rules,
+            rowKeys: fmtNumber(monitoring.store.sharedCeiling.rowKeys),
+            keys: fmtNumber(monitoring.store.sharedCeiling.keys),
+            bytes: fmtBytes(monitoring.store.sharedCeiling.bytes),
+            endpoint: monitoring.store.sharedCeiling.endpoint,
+          },
+        }
+      : {}),
   };
 }
 
