@@ -16,12 +16,16 @@ import { existsSync } from 'node:fs';
 import module from 'node:module';
 import { fileURLToPath } from 'node:url';
 import { codeCacheDir, requireWithCodeCache } from './io/code-cache.js';
+import { lendImport } from './io/import-module.js';
 import { startBeautifulMermaid } from './render/diagrams/beautiful-job.js';
 
 type Cli = typeof import('./cli.js');
 
 // Node 22.1+ keeps compiled ES modules between runs too (these small ones; a no-op on Node 20).
 (module as { enableCompileCache?: () => unknown }).enableCompileCache?.();
+
+// The CLI's own import() does not work inside vm.Script code: it borrows this module's.
+lendImport((specifier) => import(specifier));
 
 const argv = process.argv;
 const diagrams =

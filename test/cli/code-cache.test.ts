@@ -3,7 +3,7 @@
  * V8 code cache (src/io/code-cache.ts, src/bin.ts): the first run of a command writes the
  * caches, later runs use them as they are, and the output never depends on them.
  */
-import { existsSync, readdirSync, readFileSync, statSync, writeFileSync } from 'node:fs';
+import { existsSync, mkdirSync, readdirSync, readFileSync, statSync, writeFileSync } from 'node:fs';
 import path from 'node:path';
 import { describe, expect, it } from 'vitest';
 import { diagramSources } from '../../src/render/diagrams/index.js';
@@ -59,5 +59,40 @@ describe('the V8 code cache of the published CLI', () => {
     const r2 = runCli(['validate', '--example', 'saas-platform'], { env: { RL_DESIGN_CACHE_DIR: file } });
     expect([r2.code, r2.stderr]).toEqual([0, '']);
     expect(readFileSync(file, 'utf8')).toBe('x');
+  });
+});
+
+describe('packages loaded at run time from the code-cached CLI', () => {
+  it('--diagrams mermaid-cli imports the package installed in the project, with and without the cache', () => {
+    // A stand-in for @mermaid-js/mermaid-cli and puppeteer (ES modules, as the real ones are):
+    // the real ones need a browser; this proves the CLI can import them at all.
+    const project = tempDir();
+    const pkg = (name: string, body: string) => {
+      const dir = path.join(project, 'node_modules', ...name.split('/'));
+      mkdirSync(dir, { recursive: true });
+      writeFileSync(path.join(dir, 'package.json'), JSON.stringify({ name, version: '0.0.0', type: 'module', exports: './index.js' }));
+      writeFileSync(path.join(dir, 'index.js'), body);
+    };
+    pkg(
+      '@mermaid-js/mermaid-cli',
+      'let n = 0;\nexport async function renderMermaid(browser, source, format, options) {\n' +
+        '  n += 1;\n' +
+        '  return { data: new TextEncoder().encode(`<svg xmlns="http://www.w3.org/2000/svg" id="${options.svgId}" viewBox="0 0 200 40" width="200" height="40"><g><rect x="0" y="0" width="200" height="40"/><text x="8" y="24" font-size="12">stand-in ${n}</text></g></svg>`) };\n' +
+        '}\n',
+    );
+    pkg('puppeteer', 'export default { launch: async () => ({ close: async () => {} }) };\n');
+    const cache = path.join(tempDir(), 'cache');
+    for (const run of ['no cache yet', 'cache']) {
+      const out = path.join(project, `doc-${run.replace(/ /g, '-')}.html`);
+      const r = runCli(['generate', '--example', 'saas-platform', '--format', 'html', '--layout', 'single', '--diagrams', 'mermaid-cli', '--out', out, '--date', DATE], {
+        cwd: project,
+        env: { RL_DESIGN_CACHE_DIR: cache },
+      });
+      expect(r.code, `${run}: ${r.stderr}`).toBe(0);
+      const page = readFileSync(out, 'utf8');
+      expect(page).toContain('stand-in 1');
+      expect(page.match(/<svg\b/g)?.length).toBe(diagramSources(exampleDesign('saas-platform')).length);
+    }
+    expect(readdirSync(cache).some((f) => f.startsWith('cli.cjs-'))).toBe(true);
   });
 });
