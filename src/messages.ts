@@ -16,6 +16,8 @@ export const MESSAGES = {
   outputIsDirectory: 'Cannot write {{file}}: a directory is in the way.',
   writeFailed: 'Could not write {{file}}: {{reason}}',
   staleExample: 'Example output {{file}} is stale; run `npm run examples`.',
+  initPreviousInvalid:
+    'init reuses an existing answers file as its defaults, and will not replace one it cannot load: nothing was written. Fix it, or re-run with --force to start from scratch and replace it.',
   answersFileExists:
     'Refusing to replace {{file}}: it exists and differs from these answers. Re-run with --force to replace it, or with --answers-file to write somewhere else.',
   answersPathIsDirectory: 'Cannot write the answers to {{file}}: it is a directory. Pass a file name with --answers-file.',

@@ -2,9 +2,15 @@
  * `rl-design init`: inspect the project, run the interview, then write the answers file
  * and the design document (through the generate code path) and print a short summary.
  *
+ * An answers file already there is read first: when it loads, its answers are the
+ * interview's defaults (flag > previous answer > detected fact > default), everything in
+ * it that no question asks about is kept, and it is rewritten only if an answer changed.
+ * One that does not load (not JSON, or not valid answers) is never replaced silently: init
+ * stops (exit 2, nothing written) unless --force, which starts from scratch and replaces it.
+ *
  * Nothing is written until every question has been answered, so Ctrl-C at any prompt
- * (or between prompts) leaves no file behind and exits 130. An existing answers file
- * that differs is only replaced after a yes at the prompt, or with --force.
+ * (or between prompts) leaves no file behind and exits 130. A file that changed on disk
+ * during the interview is only replaced after a yes at the prompt, or with --force.
  */
 import { mkdir, readFile, stat } from 'node:fs/promises';
 import path from 'node:path';
@@ -13,10 +19,12 @@ import type { Answers as AnswersT } from '../answers/schema.js';
 import type { ConstraintResult } from '../constraints/index.js';
 import type { Design } from '../design/model.js';
 import { nodeProjectFs } from '../io/project-fs.js';
+import { parseAnswers } from '../answers/load.js';
 import { formatMessage, UserError } from '../messages.js';
 import { detectProject, printable, type ProjectFs } from '../questionnaire/detect/index.js';
 import { parseInitFlags, type InitRawOptions } from '../questionnaire/flags.js';
-import { answersText, detectedFrom, detectionReport, finishAnswers, runInterview } from '../questionnaire/interview.js';
+import { answersText, detectedFrom, detectionReport, finishAnswers, previousReport, runInterview, type PreviousAnswers } from '../questionnaire/interview.js';
+import { changedFields } from '../questionnaire/previous.js';
 import { inquirerPrompter, PromptCancelled, refusingPrompter, type Prompter } from '../questionnaire/prompt.js';
 import { documentFiles, summaryLines, type SummaryFile } from '../questionnaire/summary.js';
 import type { CommandContext } from './context.js';
@@ -116,27 +124,57 @@ export async function runInit(ctx: CommandContext, raw: InitRawOptions, io: Init
   try {
     let answers: AnswersT;
     let text: string;
-    let existing: string | undefined;
+    let write: boolean;
     try {
+      // The answers file first: its answers are the defaults, and one that does not load stops the run before any question.
+      const existing = await existingText(answersPath, shown(answersPath));
+      let previous: PreviousAnswers | undefined;
+      if (existing !== undefined) {
+        try {
+          previous = { answers: parseAnswers(existing, shown(answersPath)), file: shown(answersPath) };
+        } catch (e) {
+          if (!(e instanceof UserError)) throw e;
+          if (!raw.force) {
+            ctx.stderr(`rl-design: ${e.message}\nrl-design: ${formatMessage('initPreviousInvalid')}\n`);
+            return e.exitCode;
+          }
+          say(e.message);
+          say(`--force: starting from scratch; ${shown(answersPath)} will be replaced.`);
+        }
+      }
+
       if (!raw.yes && !io.stdinIsTTY) say('No terminal on standard input: using flags, detected facts and defaults, as with --yes.');
       const fs = io.projectFs(ctx.cwd);
       const detection = await detectProject(fs);
       for (const line of detectionReport(detection, interactive)) say(line);
+      if (previous) for (const line of previousReport(previous.file, interactive)) say(line);
       if (interactive) say('');
 
       const prompt = interactive ? io.prompter() : refusingPrompter();
-      const draft = await runInterview({ prompt, interactive, flags, detected: detectedFrom(detection), say });
-      answers = finishAnswers(draft, flags.name ?? (await projectNameFrom(fs)));
-
+      const draft = await runInterview({ prompt, interactive, flags, detected: detectedFrom(detection), ...(previous ? { previous } : {}), say });
+      answers = finishAnswers(draft, flags.name ?? previous?.answers.project?.name ?? (await projectNameFrom(fs)));
       text = answersText(answers);
-      existing = await existingText(answersPath, shown(answersPath));
-      if (existing !== undefined && existing !== text && !raw.force) {
+
+      const changed = previous ? changedFields(previous.answers, answers) : [];
+      write = previous ? changed.length > 0 : existing !== text;
+
+      // A file that changed on disk since it was read (or appeared) is not replaced without a yes or --force.
+      const now = await existingText(answersPath, shown(answersPath));
+      if (now !== existing && now !== undefined && now !== text && !raw.force) {
         if (!interactive) throw new UserError('answersFileExists', { file: shown(answersPath) });
         const replace = await prompt.confirm({ message: `${shown(answersPath)} exists and differs from these answers. Replace it?`, default: false });
         if (!replace) {
           say(`Kept ${shown(answersPath)} as it was; nothing was written.`);
           return 0;
         }
+      }
+      if (now !== existing) write = now !== text;
+      else if (previous) {
+        say(
+          write
+            ? `${shown(answersPath)}: changed ${changed.join(', ')}; every other answer kept.`
+            : `${shown(answersPath)}: no answer changed; the file is left as it was.`,
+        );
       }
     } catch (e) {
       if (e instanceof PromptCancelled) {
@@ -151,7 +189,7 @@ export async function runInit(ctx: CommandContext, raw: InitRawOptions, io: Init
     stopTrap = io.onInterrupt(() => {
       ctx.stderr('rl-design: finishing the files being written...\n');
     });
-    if (existing !== text) {
+    if (write) {
       try {
         await mkdir(path.dirname(answersPath), { recursive: true });
         await writeFileAtomic(answersPath, text, { encoding: 'utf8' });

@@ -1,7 +1,13 @@
 /**
  * What every interview step is given, and the small helpers that make each answer
- * resolve the same way: command-line flag, then detected fact, then the non-interactive
- * default, then a prompt.
+ * resolve the same way: command-line flag, then the previous answers file, then a
+ * detected fact, then the non-interactive default, then a prompt.
+ *
+ * The previous answers and the detected facts reach the steps as one layer, `known`
+ * (built in previous.ts: a field's previous value wins over the fact detected for it),
+ * with the source of every value, so each step offers what is known the same way
+ * whatever it came from: as the default of its question, or in a "Keep ...?" confirm
+ * listing the values and where they came from.
  */
 import type { AnswersInput } from '../answers/schema.js';
 import type { Fact } from './detect/index.js';
@@ -14,19 +20,26 @@ export type Unknown = typeof UNKNOWN;
 
 export const DONT_KNOW_NAME = "Don't know";
 
-/** What the codebase answered, already mapped onto the answers schema. */
-export interface Detected {
+/** What is known before asking, already mapped onto the answers schema. */
+export interface Known {
   answers: Partial<AnswersInput>;
-  /** The winning fact per field, to name the file each value came from. */
+  /** Where each value came from (by JSON path, e.g. 'stack.framework'), to name its file. */
   byField: Readonly<Record<string, Fact>>;
 }
+
+/** What the codebase answered: the known layer before the previous answers are laid over it. */
+export type Detected = Known;
+
+/** `Fact.detail` of a value taken from the previous answers file. */
+export const PREVIOUS_DETAIL = 'previous answers';
 
 export interface StepContext {
   prompt: Prompter;
   /** False with --yes or without a TTY: nothing is asked. */
   interactive: boolean;
   flags: InitFlags;
-  detected: Detected;
+  /** The previous answers over the detected facts. */
+  known: Known;
   /** Prints a line for the person (examples before a second ask, lists of detected endpoints...). */
   say: (line: string) => void;
 }
@@ -41,6 +54,11 @@ export interface Step {
   id: string;
   /** Phase 1 item number, when the step is one (Phase 0 steps have none). */
   item?: number;
+  /**
+   * The answers fields (JSON paths) this step answers. Their previous values are offered by
+   * the step; every other field of a previous answers file is carried over as it was.
+   */
+  fields: readonly string[];
   run(ctx: StepContext, draft: Draft): Promise<Patch>;
 }
 
@@ -54,11 +72,112 @@ export async function askTwice<T>(ask: (attempt: 1 | 2) => Promise<T | Unknown>)
   return ask(2);
 }
 
-/** 'store redis (package.json)' for a confirm message. */
-export function describeDetected(detected: Detected, field: string, label: string, value: unknown): string {
-  const source = detected.byField[field]?.source;
-  const shown = Array.isArray(value) ? value.join(', ') : String(value);
-  return `${label} ${shown}${source ? ` (${source})` : ''}`;
+/** The value at a JSON path ('stack.framework') of an object, or undefined. */
+export function valueAt(obj: unknown, field: string): unknown {
+  let cur: unknown = obj;
+  for (const key of field.split('.')) {
+    if (cur === null || typeof cur !== 'object' || Array.isArray(cur) || !Object.hasOwn(cur, key)) return undefined;
+    cur = (cur as Record<string, unknown>)[key];
+  }
+  return cur;
+}
+
+/** The known value of a field (previous answer, else detected fact), if any. */
+export function knownValue<T>(known: Known, field: string): T | undefined {
+  return valueAt(known.answers, field) as T | undefined;
+}
+
+export function sourceOf(known: Known, field: string): string | undefined {
+  return known.byField[field]?.source;
+}
+
+/** Whether the known value of a field comes from the previous answers file. */
+export function fromPrevious(known: Known, field: string): boolean {
+  return known.byField[field]?.detail === PREVIOUS_DETAIL;
+}
+
+/** Whether the previous answers recorded "don't know" (asked twice) for item 1 or 2. */
+export function previousUnknown(known: Known, item: 'goals' | 'stack'): boolean {
+  return fromPrevious(known, 'unknown') && (known.answers.unknown ?? []).includes(item);
+}
+
+/** A known value as text: lists joined, an empty list as none, "don't know" spelled out. */
+export function shownValue(value: unknown): string {
+  if (value === UNKNOWN) return "don't know";
+  if (Array.isArray(value)) return value.length === 0 ? 'none' : value.map(shownValue).join(', ');
+  return String(value);
+}
+
+/** "unknown" typed at an input that has a default: Enter would keep the default, so this clears it. */
+export function isUnknownText(text: string): boolean {
+  return text.trim().toLowerCase() === UNKNOWN;
+}
+
+/** What an input says about leaving it empty: with a default, Enter keeps it and "unknown" clears it. */
+export function emptyHint(hasDefault: boolean, empty = 'empty if unsure'): string {
+  return hasDefault ? 'unknown to clear' : empty;
+}
+
+/** The known list when `chosen` holds the same items (a checkbox returns them in its own order), else `chosen`. */
+export function keepOrder<T>(chosen: T[], known: readonly T[] | undefined): T[] {
+  return known && chosen.length === known.length && chosen.every((c) => known.includes(c)) ? [...known] : chosen;
+}
+
+/** One known value offered in a "Keep ...?" confirm. */
+export interface KnownItem {
+  /** Whose source is named (a JSON path of `known.byField`). */
+  field: string;
+  /** What the value is, e.g. 'framework'; '' for none. */
+  label: string;
+  value: unknown;
+  /** The value as text, when shownValue would not say it well. */
+  shown?: string;
+}
+
+/**
+ * 'framework express, store redis (package.json), topology horizontal (previous answers in
+ * rate-limit.answers.json)': the values, each run of values from one source followed by it.
+ */
+export function describeKnown(known: Known, items: readonly KnownItem[]): string {
+  const parts: string[] = [];
+  let run: string[] = [];
+  let runSource: string | undefined;
+  const flush = (): void => {
+    if (run.length > 0) parts.push(`${run.join(', ')}${runSource ? ` (${runSource})` : ''}`);
+    run = [];
+  };
+  for (const item of items) {
+    const source = sourceOf(known, item.field);
+    if (run.length > 0 && source !== runSource) flush();
+    runSource = source;
+    const shown = item.shown ?? shownValue(item.value);
+    run.push(item.label ? `${item.label} ${shown}` : shown);
+  }
+  flush();
+  return parts.join(', ');
+}
+
+/**
+ * The note a question carries when its default is a known value: ' (default: markdown, from
+ * previous answers in rate-limit.answers.json)', or without `shown` (inputs show their default
+ * themselves) ' (default from package.json)'. Empty when the value has no source.
+ */
+export function defaultNote(known: Known, field: string, shown?: string): string {
+  const source = sourceOf(known, field);
+  if (!source) return '';
+  return shown === undefined ? ` (default from ${source})` : ` (default: ${shown}, from ${source})`;
+}
+
+/**
+ * Offers the known values of a step in one confirm, yes by default. Returns whether they are
+ * kept, and whether that finishes the step: it does when any of them is a previous answer (the
+ * step was answered before, so what it left open was left open on purpose); detected facts
+ * alone leave the rest of the step to be asked.
+ */
+export async function keepKnown(ctx: StepContext, message: (described: string) => string, items: readonly KnownItem[]): Promise<{ kept: boolean; finished: boolean }> {
+  if (!ctx.interactive || items.length === 0) return { kept: false, finished: false };
+  const kept = await ctx.prompt.confirm({ message: message(describeKnown(ctx.known, items)), default: true });
+  return { kept, finished: kept && items.some((i) => fromPrevious(ctx.known, i.field)) };
 }
 
 export function mergePatch(draft: AnswersInput, patch: Patch): AnswersInput {

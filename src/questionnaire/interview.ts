@@ -1,12 +1,13 @@
 /**
  * Runs the interview: reports what the codebase answered, then each step in order, and
  * assembles the answers. No file system, no terminal of its own: detection results, the
- * prompt adapter and the output function come in.
+ * previous answers, the prompt adapter and the output function come in.
  */
 import { Answers, SCHEMA_URL, type AnswersInput } from '../answers/schema.js';
 import { mergePatch, type Detected, type Step, type StepContext } from './context.js';
 import { factsToAnswers, formatWarning, type ProjectDetection } from './detect/index.js';
 import type { InitFlags } from './flags.js';
+import { carriedOver, stepFields, withPrevious } from './previous.js';
 import type { Prompter } from './prompt.js';
 import { STEPS } from './steps/index.js';
 
@@ -32,36 +33,63 @@ export function detectionReport(detection: ProjectDetection, interactive: boolea
   return lines;
 }
 
+/** What is printed, after the detection report, when a previous answers file was read. */
+export function previousReport(file: string, interactive: boolean): string[] {
+  return [
+    interactive
+      ? `Read the previous answers in ${file}: each question offers its previous answer as the default (Enter keeps it); detected facts only fill what they leave open.`
+      : `Read the previous answers in ${file}: every one is kept unless a flag changes it; detected facts only fill what they leave open.`,
+  ];
+}
+
+/** An answers file that loaded: its answers, and its path as shown to the person. */
+export interface PreviousAnswers {
+  answers: Answers;
+  file: string;
+}
+
 export interface InterviewOptions {
   prompt: Prompter;
   interactive: boolean;
   flags: InitFlags;
   detected: Detected;
+  /** The answers file found where the answers go: its answers are the defaults. */
+  previous?: PreviousAnswers;
   say: (line: string) => void;
   steps?: readonly Step[];
 }
 
-/** Every step in order; each sees the answers gathered before it. */
+/**
+ * Every step in order; each sees the answers gathered before it. With previous answers, the
+ * steps offer them (over the detected facts) and the interview starts from the part of them
+ * no step asks about, so nothing in the file is lost.
+ */
 export async function runInterview(options: InterviewOptions): Promise<AnswersInput> {
+  const steps = options.steps ?? STEPS;
+  const fields = stepFields(steps);
+  const { previous } = options;
   const ctx: StepContext = {
     prompt: options.prompt,
     interactive: options.interactive,
     flags: options.flags,
-    detected: options.detected,
+    known: previous ? withPrevious(options.detected, previous.answers, previous.file, fields) : options.detected,
     say: options.say,
   };
-  let draft: AnswersInput = {};
-  for (const step of options.steps ?? STEPS) {
+  let draft: AnswersInput = previous ? carriedOver(previous.answers, fields) : {};
+  for (const step of steps) {
     draft = mergePatch(draft, await step.run(ctx, draft));
   }
   return draft;
 }
 
-/** The answers as written to disk: `$schema` first, validated by the schema (a failure is a bug). */
+/**
+ * The answers as written to disk: `$schema` first (the one a previous file had, else the
+ * published one), validated by the schema (a failure is a bug).
+ */
 export function finishAnswers(draft: AnswersInput, projectName?: string): Answers {
-  const { project, $schema: _ignored, ...rest } = draft;
+  const { project, $schema, ...rest } = draft;
   const named = projectName ? { ...project, name: projectName } : project;
-  return Answers.parse({ $schema: SCHEMA_URL, ...(named ? { project: named } : {}), ...rest });
+  return Answers.parse({ $schema: $schema ?? SCHEMA_URL, ...(named ? { project: named } : {}), ...rest });
 }
 
 export function answersText(answers: Answers): string {

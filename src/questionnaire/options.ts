@@ -10,9 +10,15 @@ export const QUOTA_RESETS = ['calendar-month', 'calendar-day', 'rolling'] as con
 
 /** Commander option definitions, in interview order, for `rl-design init`. */
 export const INIT_OPTIONS: readonly { flags: string; description: string; repeatable?: boolean }[] = [
-  { flags: '-y, --yes', description: 'ask nothing: use flags, detected facts and defaults (also the behaviour without a TTY)' },
-  { flags: '--answers-file <file>', description: 'where to write the answers (default: rate-limit.answers.json)' },
-  { flags: '--force', description: 'replace an existing, different answers file (and documents edited since rl-design wrote them) without asking' },
+  { flags: '-y, --yes', description: 'ask nothing: use flags, then the previous answers, detected facts and defaults (also the behaviour without a TTY)' },
+  {
+    flags: '--answers-file <file>',
+    description: 'the answers file (default: rate-limit.answers.json); when it exists, its answers are the defaults, and it is rewritten only if one changed',
+  },
+  {
+    flags: '--force',
+    description: 'replace an answers file that is not valid, starting from scratch (and documents edited since rl-design wrote them) instead of stopping',
+  },
   { flags: '--date <YYYY-MM-DD>', description: 'generation date shown in the document (default: SOURCE_DATE_EPOCH or today)' },
   { flags: '--name <project>', description: 'project name shown in the document (default: package.json name)' },
   { flags: '--format <format>', description: 'Phase 0: document format, html (default) or markdown' },

@@ -3,12 +3,13 @@
  * keystrokes (arrows, space, enter, typed text), in temp copies of the fixture projects.
  * Every key is sent only after the prompt it answers is on the screen.
  */
-import { cpSync, existsSync, readFileSync, writeFileSync } from 'node:fs';
+import { cpSync, existsSync, readFileSync, statSync, writeFileSync } from 'node:fs';
 import path from 'node:path';
 import { afterEach, describe, expect, it } from 'vitest';
-import { SCHEMA_URL } from '../../src/answers/schema.js';
+import { Answers, SCHEMA_URL } from '../../src/answers/schema.js';
 import { CLI, tempDir } from '../helpers/cli.js';
 import { ROOT } from '../helpers/examples.js';
+import { PREVIOUS, PREVIOUS_TEXT } from '../questionnaire/support/previous.js';
 import { TmuxSession, tmuxAvailable } from '../questionnaire/support/tmux.js';
 
 const FIXTURES = path.join(ROOT, 'test', 'fixtures', 'projects');
@@ -26,8 +27,9 @@ afterEach(() => {
   for (const s of sessions.splice(0)) s.close();
 });
 
-function start(cwd: string, args: string[]): TmuxSession {
-  const s = new TmuxSession({ cwd, command: [process.execPath, CLI, 'init', ...args], env: { SOURCE_DATE_EPOCH: '1767225600' } });
+/** `width`: inquirer breaks a prompt longer than the terminal into lines; a wide one keeps long prompts whole. */
+function start(cwd: string, args: string[], width?: number): TmuxSession {
+  const s = new TmuxSession({ cwd, command: [process.execPath, CLI, 'init', ...args], env: { SOURCE_DATE_EPOCH: '1767225600' }, ...(width ? { width } : {}) });
   sessions.push(s);
   return s.start();
 }
@@ -65,7 +67,7 @@ describe('init in a pseudo-terminal (tmux)', () => {
       t.keys('Enter');
       await t.waitForPrompt('What should rate limiting protect against?');
       t.keys('Space', 'Down', 'Space', 'Enter');
-      await t.waitForPrompt('Keep what was found for the stack: framework express (package.json), language JavaScript (package.json), store redis (package.json)?');
+      await t.waitForPrompt('Keep what was found for the stack: framework express, language JavaScript, store redis (package.json)?');
       t.keys('Enter');
       await t.waitForPrompt('How does the API run in production?');
       t.keys('Down', 'Enter');
@@ -145,7 +147,7 @@ describe('init in a pseudo-terminal (tmux)', () => {
       ]);
       await t.waitForPrompt('Write the document to (docs/rate-limit-design.md)');
       t.keys('Enter');
-      await t.waitForPrompt('Keep what was found for the stack: framework fastify (package.json), language TypeScript (package.json)?');
+      await t.waitForPrompt('Keep what was found for the stack: framework fastify, language TypeScript (package.json)?');
       t.keys('y', 'Enter');
       await t.waitForPrompt('Keep the identities found: user (openapi.yaml)?');
       t.keys('Enter');
@@ -195,7 +197,7 @@ describe('init in a pseudo-terminal (tmux)', () => {
     async () => {
       const dir = project('nginx-only');
       const t = start(dir, ['--format', 'markdown', '--out', 'docs/d.md', '--code-dir', 'none', '--goals', 'overload', ...LATER_ITEMS]);
-      await t.waitForPrompt('Keep what was found for the stack: gateway nginx (nginx.conf), trusted proxies 10.0.0.0/8 (nginx.conf)?');
+      await t.waitForPrompt('Keep what was found for the stack: gateway nginx, trusted proxies 10.0.0.0/8 (nginx.conf)?');
       t.keys('n', 'Enter');
       await t.waitForPrompt('Which web framework serves the API?');
       t.keys('Enter'); // Express
@@ -281,27 +283,96 @@ describe('init in a pseudo-terminal (tmux)', () => {
   );
 
   it(
-    'an existing, different answers file is only replaced after a yes (default no)',
+    'previous answers: every question shows its previous value as the default, labelled with the file; Enter keeps each, and the file is not rewritten',
+    async () => {
+      const dir = project('fastify-openapi');
+      const file = path.join(dir, 'rate-limit.answers.json');
+      writeFileSync(file, PREVIOUS_TEXT);
+      const before = statSync(file);
+      const from = '(previous answers in rate-limit.answers.json)';
+      const t = start(dir, [], 400);
+      const first = await t.waitForPrompt('Format of the design document? (default: Markdown, from previous answers in rate-limit.answers.json)');
+      expect(first).toContain('Read the previous answers in rate-limit.answers.json: each question offers its previous answer as the default (Enter keeps it)');
+      expect(first).toMatch(/❯ Markdown/);
+      t.keys('Enter');
+      await t.waitForPrompt('Write the document to (default from previous answers in rate-limit.answers.json) (docs/limits.md)');
+      t.keys('Enter');
+      await t.waitForPrompt('Folder for the generated code (Lua scripts, middleware, gateway config), e.g. src/rate-limit; "none" for none (default from previous answers in rate-limit.answers.json): (ratelimit)');
+      t.keys('Enter');
+      const goals = await t.waitForPrompt('What should rate limiting protect against? (space to pick, enter when done) (default: overload, abuse, fairness, quotas, from previous answers in rate-limit.answers.json)');
+      for (const name of ['Overload', 'Abuse', 'Fairness', 'Business quotas']) expect(goals).toMatch(new RegExp(`◉ ${name}`));
+      expect(goals).toMatch(/◯ Don't know/);
+      t.keys('Enter');
+      await t.waitForPrompt(
+        `Keep what was found for the stack: framework express, language TypeScript, topology horizontal, instances 6, gateway nginx, store redis-cluster, trusted proxies 10.20.0.0/16 ${from}? (Y/n)`,
+      );
+      t.keys('Enter');
+      await t.waitForPrompt(`Keep the identities found: api-key, tenant, user, ip ${from}? (No to choose them yourself) (Y/n)`);
+      t.keys('Enter');
+      const list = await t.waitForPrompt('Use these 3 endpoints? (Y/n)');
+      expect(list).toContain('Endpoints in the previous answers in rate-limit.answers.json:');
+      expect(list).toMatch(/POST\s+\/v1\/exports\s+export/);
+      t.keys('Enter');
+      await t.waitForPrompt(`Keep the traffic: typical rps 800, peak rps 2,400, burstiness high, clients 5,000, tenants 1,200, users 90,000 ${from}? (Y/n)`);
+      t.keys('Enter');
+      await t.waitForPrompt(
+        `Keep the promised limits: plans Free 60/minute, quota 10,000; Pro 600/minute, quota 1,000,000, quotas reset each calendar month (Europe/Berlin), when used up hard ${from}? (Y/n)`,
+      );
+      t.keys('Enter');
+      await t.waitForPrompt(`Keep the failure posture (when the store is down): auth closed, read open, export closed ${from}? (Y/n)`);
+      t.keys('Enter');
+      await t.waitForPrompt(`Keep the third-party APIs: Stripe 100/second, SendGrid 600/minute ${from}? (Y/n)`);
+      t.keys('Enter');
+      expect(await t.waitExit()).toBe(0);
+      const screen = t.screen();
+      expect(screen).toContain('rate-limit.answers.json: no answer changed; the file is left as it was.');
+      expect(screen).not.toContain('Replace it?');
+      expect(readFileSync(file, 'utf8')).toBe(PREVIOUS_TEXT);
+      const after = statSync(file);
+      expect(after.ino).toBe(before.ino);
+      expect(after.mtimeMs).toBe(before.mtimeMs);
+      expect(readFileSync(path.join(dir, 'docs/limits.md'), 'utf8')).toContain('Acme Orders API');
+    },
+    TIMEOUT,
+  );
+
+  it(
+    'previous answers: an offer turned down asks its questions with the previous values as defaults; one number changed, everything else kept',
     async () => {
       const dir = project('empty');
       const file = path.join(dir, 'rate-limit.answers.json');
-      writeFileSync(file, '{ "goals": ["quotas"] }\n');
-      const args = ['--format', 'markdown', '--out', 'docs/d.md', '--code-dir', 'none', '--goals', 'overload', '--framework', 'hono', '--language', 'TypeScript',
-        '--topology', 'single', '--gateway', 'none', '--store', 'redis', ...LATER_ITEMS];
-      const t = start(dir, args);
-      await t.waitForPrompt('rate-limit.answers.json exists and differs from these answers. Replace it? (y/N)');
+      writeFileSync(file, PREVIOUS_TEXT);
+      const t = start(dir, ['--format', 'markdown', '--out', 'docs/limits.md', '--code-dir', 'ratelimit', '--goals', 'overload,abuse,fairness,quotas'], 400);
+      for (const prompt of ['Keep what was found for the stack', 'Keep the identities found', 'Use these 3 endpoints?']) {
+        await t.waitForPrompt(prompt);
+        t.keys('Enter');
+      }
+      await t.waitForPrompt('Keep the traffic');
+      t.keys('n', 'Enter');
+      await t.waitForPrompt('Typical requests per second, across the whole API? (e.g. 120; unknown to clear) (default from previous answers in rate-limit.answers.json) (800)');
       t.keys('Enter');
+      await t.waitForPrompt('Peak requests per second? (e.g. 600; unknown to clear) (default from previous answers in rate-limit.answers.json) (2400)');
+      t.type('3000');
+      t.keys('Enter');
+      await t.waitForPrompt('Requests per second the backend can safely serve, if measured? (e.g. 1500; empty if unknown)');
+      t.keys('Enter');
+      const bursty = await t.waitForPrompt('How bursty is the traffic? (default: high, from previous answers in rate-limit.answers.json)');
+      expect(bursty).toMatch(/❯ High/);
+      t.keys('Enter');
+      await t.waitForPrompt('How many distinct clients (API keys or apps)? (e.g. 2000; unknown to clear) (default from previous answers in rate-limit.answers.json) (5000)');
+      t.keys('Enter');
+      await t.waitForPrompt('How many tenants / organisations? (e.g. 300; unknown to clear) (default from previous answers in rate-limit.answers.json) (1200)');
+      t.keys('Enter');
+      await t.waitForPrompt('How many user accounts? (e.g. 50000; unknown to clear) (default from previous answers in rate-limit.answers.json) (90000)');
+      t.keys('Enter');
+      for (const prompt of ['Keep the promised limits', 'Keep the failure posture', 'Keep the third-party APIs']) {
+        await t.waitForPrompt(prompt);
+        t.keys('Enter');
+      }
       expect(await t.waitExit()).toBe(0);
-      expect(t.screen()).toContain('Kept rate-limit.answers.json as it was; nothing was written.');
-      expect(readFileSync(file, 'utf8')).toBe('{ "goals": ["quotas"] }\n');
-      expect(existsSync(path.join(dir, 'docs'))).toBe(false);
-
-      const yes = start(dir, args);
-      await yes.waitForPrompt('rate-limit.answers.json exists and differs from these answers. Replace it? (y/N)');
-      yes.keys('y', 'Enter');
-      expect(await yes.waitExit()).toBe(0);
-      expect(answersOf(dir).stack).toMatchObject({ framework: 'hono' });
-      expect(existsSync(path.join(dir, 'docs/d.md'))).toBe(true);
+      expect(t.screen()).toContain('rate-limit.answers.json: changed traffic.peakRps; every other answer kept.');
+      const expected = Answers.parse(PREVIOUS) as Record<string, unknown>;
+      expect(answersOf(dir)).toEqual({ ...expected, traffic: { ...(expected.traffic as object), peakRps: 3000 } });
     },
     TIMEOUT,
   );

@@ -1,11 +1,12 @@
 /** `rl-design init` without a terminal: the built binary, stdin a closed pipe (not a TTY). */
 import { spawnSync } from 'node:child_process';
-import { cpSync, existsSync, readFileSync, writeFileSync } from 'node:fs';
+import { cpSync, existsSync, mkdirSync, readFileSync, rmSync, statSync, writeFileSync } from 'node:fs';
 import path from 'node:path';
 import { describe, expect, it } from 'vitest';
-import { SCHEMA_URL } from '../../src/answers/schema.js';
+import { Answers, SCHEMA_URL } from '../../src/answers/schema.js';
 import { CLI, tempDir } from '../helpers/cli.js';
 import { ROOT } from '../helpers/examples.js';
+import { PREVIOUS, PREVIOUS_TEXT } from '../questionnaire/support/previous.js';
 
 const FIXTURES = path.join(ROOT, 'test', 'fixtures', 'projects');
 
@@ -161,22 +162,73 @@ describe('rl-design init --yes, no TTY (built binary)', () => {
     expect(r.stdout).toMatch(/src\/limits\s+enforcement code: \d+ files/);
   });
 
-  it('a different answers file already there: exit 2 without --force, replaced with it', () => {
-    const dir = project('empty');
+  it('previous answers become the defaults with --yes: every answer kept over detected facts, the file not rewritten (same bytes, inode and mtime)', () => {
+    const dir = project('fastify-openapi');
     const file = path.join(dir, 'rate-limit.answers.json');
-    writeFileSync(file, '{ "goals": ["quotas"] }\n');
-    const refused = init(dir, ['--yes']);
-    expect(refused.code).toBe(2);
-    expect(refused.stderr).toBe(
-      'rl-design: Refusing to replace rate-limit.answers.json: it exists and differs from these answers. Re-run with --force to replace it, or with --answers-file to write somewhere else.\n',
-    );
-    expect(readFileSync(file, 'utf8')).toBe('{ "goals": ["quotas"] }\n');
-    expect(existsSync(path.join(dir, 'docs'))).toBe(false);
+    writeFileSync(file, PREVIOUS_TEXT);
+    const before = statSync(file);
+    const r = init(dir, ['--yes']);
+    expect(r.code, r.stderr).toBe(0);
+    expect(r.stdout).toContain('Read the previous answers in rate-limit.answers.json: every one is kept unless a flag changes it');
+    expect(r.stdout).toContain('rate-limit.answers.json: no answer changed; the file is left as it was.');
+    expect(readFileSync(file, 'utf8')).toBe(PREVIOUS_TEXT);
+    const after = statSync(file);
+    expect(after.ino).toBe(before.ino);
+    expect(after.mtimeMs).toBe(before.mtimeMs);
+    // The document and the code follow the previous answers, not the project's fastify + OpenAPI.
+    expect(readFileSync(path.join(dir, 'docs/limits.md'), 'utf8')).toContain('Acme Orders API');
+    expect(existsSync(path.join(dir, 'ratelimit/middleware/express.ts'))).toBe(true);
+    expect(existsSync(path.join(dir, 'ratelimit/middleware/fastify.ts'))).toBe(false);
+  });
+
+  it('a flag changes exactly one answer: everything else kept, the file rewritten without --force', () => {
+    const dir = project('fastify-openapi');
+    const file = path.join(dir, 'rate-limit.answers.json');
+    writeFileSync(file, PREVIOUS_TEXT);
+    const r = init(dir, ['--yes', '--peak-rps', '3000']);
+    expect(r.code, r.stderr).toBe(0);
+    expect(r.stdout).toContain('rate-limit.answers.json: changed traffic.peakRps; every other answer kept.');
+    const expected = Answers.parse(PREVIOUS) as Record<string, unknown>;
+    expect(answersOf(dir)).toEqual({ ...expected, traffic: { ...(expected.traffic as object), peakRps: 3000 } });
+    // and run again with the same flag: nothing left to change
+    const text = readFileSync(file, 'utf8');
+    const ino = statSync(file).ino;
+    const again = init(dir, ['--yes', '--peak-rps', '3000']);
+    expect(again.code, again.stderr).toBe(0);
+    expect(readFileSync(file, 'utf8')).toBe(text);
+    expect(statSync(file).ino).toBe(ino);
+  });
+
+  it('an answers file that does not load: exit 2 naming the file and the problem, nothing written; --force starts from scratch', () => {
+    const dir = project('empty');
+    for (const [name, text, problem] of [
+      ['rate-limit.answers.json', '{ "goals": ["quotas"], }\n', 'rl-design: Answers file rate-limit.answers.json is not valid JSON: '],
+      ['config/limits.json', '{ "goals": ["quotas"], "stack": { "framework": "rails" } }\n', 'rl-design: Answers file config/limits.json has 1 problem(s):\n  $.stack.framework: must be one of "express"'],
+      ['rate-limit.answers.json', '{ "goals": ["quotas"], "limits": 5 }\n', 'rl-design: Answers file rate-limit.answers.json has 1 problem(s):\n  $: has unknown field(s) "limits"'],
+    ] as const) {
+      const file = path.join(dir, name);
+      mkdirSync(path.dirname(file), { recursive: true });
+      writeFileSync(file, text);
+      const args = name === 'rate-limit.answers.json' ? ['--yes'] : ['--yes', '--answers-file', name];
+      const r = init(dir, args);
+      expect(r.code).toBe(2);
+      expect(r.stderr.startsWith(problem), r.stderr).toBe(true);
+      expect(r.stderr).toMatch(/\nrl-design: init reuses an existing answers file as its defaults, and will not replace one it cannot load: nothing was written\. Fix it, or re-run with --force to start from scratch and replace it\.\n$/);
+      expect(r.stdout).toBe('');
+      expect(readFileSync(file, 'utf8')).toBe(text);
+      expect(existsSync(path.join(dir, 'docs'))).toBe(false);
+      rmSync(file);
+    }
+
+    const file = path.join(dir, 'rate-limit.answers.json');
+    writeFileSync(file, '{ "goals": ["speed"] }\n');
     const forced = init(dir, ['--yes', '--force']);
     expect(forced.code, forced.stderr).toBe(0);
-    expect(answersOf(dir).goals).toBeUndefined();
-    const same = init(dir, ['--yes']);
-    expect(same.code, same.stderr).toBe(0);
+    expect(forced.stdout).toContain('Answers file rate-limit.answers.json has 1 problem(s):');
+    expect(forced.stdout).toContain('--force: starting from scratch; rate-limit.answers.json will be replaced.');
+    // From scratch: exactly what a first run in this empty folder writes.
+    expect(answersOf(dir)).toEqual({ $schema: SCHEMA_URL, output: { format: 'html', path: 'docs/rate-limit-design.html' } });
+    expect(existsSync(path.join(dir, 'docs/rate-limit-design.html'))).toBe(true);
   });
 
   it('bad flag values: exit 2 with one message naming the flag and what is allowed', () => {
@@ -200,5 +252,9 @@ describe('rl-design init --yes, no TTY (built binary)', () => {
     for (const flag of ['--format', '--out', '--code-dir', '--goals', '--framework', '--trusted-proxies', '--peak-rps', '--plan', '--fail-mode', '--outbound', '--yes', '--answers-file']) {
       expect(r.stdout).toContain(flag);
     }
+    const help = r.stdout.replace(/\s+/g, ' ');
+    expect(help).toContain('ask nothing: use flags, then the previous answers, detected facts and defaults');
+    expect(help).toContain('when it exists, its answers are the defaults, and it is rewritten only if one changed');
+    expect(help).toContain('replace an answers file that is not valid, starting from scratch');
   });
 });

@@ -1,5 +1,5 @@
 /** `runInit` in-process: the terminal, the prompts and SIGINT are injected; the disk is a temp copy of a fixture. */
-import { cpSync, existsSync, mkdtempSync, readFileSync, writeFileSync } from 'node:fs';
+import { cpSync, existsSync, mkdtempSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import path from 'node:path';
 import { describe, expect, it } from 'vitest';
@@ -93,7 +93,7 @@ describe('runInit', () => {
       {
         script: [
           { input: 'Write the document to', answer: DEFAULT },
-          { confirm: 'Keep what was found for the stack: framework express (package.json), language JavaScript (package.json), store redis (package.json)?', answer: true },
+          { confirm: 'Keep what was found for the stack: framework express, language JavaScript, store redis (package.json)?', answer: true },
           { select: 'How does the API run', answer: 'horizontal' },
           { input: 'How many instances', answer: '3' },
         ],
@@ -149,30 +149,89 @@ describe('runInit', () => {
     expect(existsSync(path.join(dir, 'docs'))).toBe(false);
   });
 
-  it('an existing, different answers file: asked (default no) interactively; refused with exit 2 non-interactively unless --force', async () => {
+  it('an answers file that does not load: exit 2 before any question, naming the file and the problem; nothing written; --force starts from scratch', async () => {
     const dir = project('empty');
     const file = path.join(dir, 'rate-limit.answers.json');
-    writeFileSync(file, '{"goals":["quotas"]}\n');
+    for (const [text, problem] of [
+      ['{"goals":["quotas"],}\n', 'Answers file rate-limit.answers.json is not valid JSON: '],
+      ['{"goals":["speed"]}\n', 'Answers file rate-limit.answers.json has 1 problem(s):\n  $.goals[0]: must be one of "overload", "abuse", "fairness", "quotas"'],
+    ] as const) {
+      writeFileSync(file, text);
+      for (const raw of [{ ...QUICK, yes: true }, { ...QUICK }]) {
+        const prompter = scripted([]);
+        const r = await init(dir, raw, { prompter });
+        expect(r.error).toBeUndefined();
+        expect(r.code).toBe(2);
+        expect(r.stderr.startsWith(`rl-design: ${problem}`)).toBe(true);
+        expect(r.stderr).toContain('rl-design: init reuses an existing answers file as its defaults, and will not replace one it cannot load: nothing was written.');
+        expect(r.stdout).toBe('');
+        expect(prompter.asked).toEqual([]);
+        expect(readFileSync(file, 'utf8')).toBe(text);
+        expect(existsSync(path.join(dir, 'docs'))).toBe(false);
+      }
+    }
+    const forced = await init(dir, { ...QUICK, yes: true, force: true });
+    expect(forced.code).toBe(0);
+    expect(forced.stdout).toContain('--force: starting from scratch; rate-limit.answers.json will be replaced.');
+    expect(JSON.parse(readFileSync(file, 'utf8')).goals).toEqual(['overload']);
+  });
 
-    const kept = await init(dir, QUICK, { script: [{ input: 'Write the document to', answer: DEFAULT }, { confirm: 'rate-limit.answers.json exists and differs', answer: DEFAULT }] });
+  it('a valid answers file: its answers are the defaults, rewritten only when one changed, with no question and no --force needed', async () => {
+    const dir = project('empty');
+    const file = path.join(dir, 'rate-limit.answers.json');
+    writeFileSync(file, '{"goals":["quotas"],"traffic":{"peakRps":100,"headroom":3}}\n');
+
+    // Interactive: the previous goals come pre-picked; nothing asks to replace the file.
+    const prompter = scripted([
+      { input: 'Write the document to', answer: DEFAULT },
+      { checkbox: 'What should rate limiting protect against?', answer: DEFAULT },
+      { confirm: 'Keep the traffic: peak rps 100 (previous answers in rate-limit.answers.json)?', answer: DEFAULT },
+    ]);
+    const first = await init(dir, { ...QUICK, goals: undefined, peakRps: undefined }, { prompter });
+    expect(first.error).toBeUndefined();
+    expect(first.code).toBe(0);
+    expect(prompter.remaining()).toEqual([]);
+    expect(first.stdout).toContain('Read the previous answers in rate-limit.answers.json');
+    expect(first.stdout).toMatch(/rate-limit\.answers\.json: changed output, stack, identities, endpoints, traffic\.burstiness, plans, failure, outbound; every other answer kept\./);
+    const written = JSON.parse(readFileSync(file, 'utf8'));
+    expect(written.goals).toEqual(['quotas']);
+    expect(written.traffic).toEqual({ peakRps: 100, headroom: 3, burstiness: 'moderate' });
+
+    // Nothing changed: the file is left alone.
+    const text = readFileSync(file, 'utf8');
+    const again = await init(dir, { ...QUICK, goals: undefined, peakRps: undefined, yes: true });
+    expect(again.code).toBe(0);
+    expect(again.stdout).toContain('rate-limit.answers.json: no answer changed; the file is left as it was.');
+    expect(readFileSync(file, 'utf8')).toBe(text);
+  });
+
+  it('an answers file that changes on disk during the interview is only replaced after a yes (default no), or with --force', async () => {
+    const dir = project('empty');
+    const file = path.join(dir, 'rate-limit.answers.json');
+    // Someone writes the file while the interview is on the path question.
+    const editing = (answer: boolean | typeof DEFAULT): Prompter => {
+      const s = scripted([
+        { input: 'Write the document to', answer: DEFAULT },
+        { confirm: 'rate-limit.answers.json exists and differs from these answers. Replace it?', answer },
+      ]);
+      return {
+        ...s,
+        input: async (q) => {
+          writeFileSync(file, '{"goals":["quotas"]}\n');
+          return s.input(q);
+        },
+      };
+    };
+    const kept = await init(dir, QUICK, { prompter: editing(DEFAULT) });
     expect(kept.code).toBe(0);
     expect(kept.stdout).toContain('Kept rate-limit.answers.json as it was; nothing was written.');
     expect(readFileSync(file, 'utf8')).toBe('{"goals":["quotas"]}\n');
     expect(existsSync(path.join(dir, 'docs'))).toBe(false);
 
-    const refused = await init(dir, { ...QUICK, yes: true });
-    expect(refused.error).toBeInstanceOf(UserError);
-    expect((refused.error as UserError).exitCode).toBe(2);
-    expect((refused.error as UserError).message).toContain('Refusing to replace rate-limit.answers.json');
-    expect(readFileSync(file, 'utf8')).toBe('{"goals":["quotas"]}\n');
-
-    const replaced = await init(dir, { ...QUICK, yes: true, force: true });
+    rmSync(file);
+    const replaced = await init(dir, QUICK, { prompter: editing(true) });
     expect(replaced.code).toBe(0);
     expect(JSON.parse(readFileSync(file, 'utf8')).goals).toEqual(['overload']);
-
-    // The same answers again: nothing to ask, nothing refused.
-    const again = await init(dir, { ...QUICK, yes: true });
-    expect(again.code).toBe(0);
   });
 
   it('without a TTY it says so, asks nothing and uses detected facts', async () => {

@@ -28,7 +28,7 @@ describe('the interview', () => {
       { input: 'Write the document to', answer: DEFAULT },
       { input: 'Folder for the generated code', answer: '' },
       { checkbox: 'protect against', answer: ['abuse', 'fairness'] },
-      { confirm: 'Keep what was found for the stack: framework fastify (package.json), language TypeScript (package.json)?', answer: DEFAULT },
+      { confirm: 'Keep what was found for the stack: framework fastify, language TypeScript (package.json)?', answer: DEFAULT },
       { select: 'How does the API run', answer: 'single' },
       { select: 'API gateway', answer: 'none' },
       { select: 'Is Redis', answer: 'redis' },

@@ -275,12 +275,13 @@ describe('item 3, identities and endpoints', () => {
     expect(t.prompt.rejected).toEqual(['"login" must start with "/", e.g. /v1/orders/:id']);
   });
 
-  it('endpoints: skipped, flagged, or none', async () => {
-    expect(await endpoints.run(stepContext({ script: [{ select: 'Which endpoints', answer: 'skip' }] }).ctx, {})).toEqual({});
+  it('endpoints: skipped, flagged, or none (skip and none are recorded as an empty list; "don\'t know" leaves them out)', async () => {
+    expect(await endpoints.run(stepContext({ script: [{ select: 'Which endpoints', answer: 'skip' }] }).ctx, {})).toEqual({ endpoints: [] });
+    expect(await endpoints.run(stepContext({ script: [{ select: 'Which endpoints', answer: UNKNOWN }] }).ctx, {})).toEqual({});
     expect(await endpoints.run(stepContext({ flags: { endpoint: ['export=GET /v1/export export'] } }).ctx, {})).toEqual({
       endpoints: [{ name: 'export', method: 'GET', route: '/v1/export', class: 'export', anonymous: false }],
     });
-    expect(await endpoints.run(stepContext({ flags: { endpoint: ['none'] }, detected: detectedOf({ endpoints: found }) }).ctx, {})).toEqual({});
+    expect(await endpoints.run(stepContext({ flags: { endpoint: ['none'] }, detected: detectedOf({ endpoints: found }) }).ctx, {})).toEqual({ endpoints: [] });
   });
 });
 

@@ -1,10 +1,12 @@
 /**
- * Phase 1 item 3, continued: the endpoints that deserve their own limits. Detected ones
- * (OpenAPI) are listed and confirmed; otherwise a few can be added by hand: route,
- * method, class (guessed from the route) and whether it is anonymous.
+ * Phase 1 item 3, continued: the endpoints that deserve their own limits. Known ones
+ * (previous answers, or an OpenAPI file) are listed and confirmed; otherwise a few can be
+ * added by hand: route, method, class (guessed from the route) and whether it is
+ * anonymous. "Skip" records an empty list, so a later run keeps it over detected ones.
+ * Previous endpoints that are not kept are offered one by one as the defaults.
  */
 import { ENDPOINT_CLASSES, METHODS, type Endpoint } from '../../answers/schema.js';
-import { DONT_KNOW_NAME, UNKNOWN, type Step, type StepContext } from '../context.js';
+import { defaultNote, DONT_KNOW_NAME, fromPrevious, sourceOf, UNKNOWN, type Step, type StepContext } from '../context.js';
 import { classifyRoute, printable } from '../detect/index.js';
 import { must, parseRoute, validatorOf } from '../parse.js';
 
@@ -30,49 +32,65 @@ export function endpointLine(e: Endpoint, routeWidth = 0): string {
   return printable(`  ${(e.method ?? 'ANY').padEnd(7)} ${e.route.padEnd(routeWidth)}  ${e.class}${extra ? ` (${extra})` : ''}`, 160);
 }
 
-async function addByHand(ctx: StepContext): Promise<Endpoint[]> {
+const HAND_METHODS = ['GET', 'POST', 'PUT', 'PATCH', 'DELETE', 'ANY'] as const;
+
+/**
+ * Endpoints typed in one by one. `before` (the previous ones) gives each its defaults: the
+ * route, method, kind and anonymity of the endpoint at the same place; one kept with the
+ * same route, method and kind keeps its name and what was written by hand (cost, auth kind).
+ */
+async function addByHand(ctx: StepContext, before: readonly Endpoint[] = []): Promise<Endpoint[]> {
   const out: Endpoint[] = [];
   const names = new Set<string>();
   for (;;) {
+    const earlier = before[out.length];
+    const note = earlier ? defaultNote(ctx.known, 'endpoints') : '';
     const route = must(
       parseRoute(
         await ctx.prompt.input({
-          message: 'Route of the endpoint, e.g. /v1/login or /orders/:id:',
+          message: `Route of the endpoint, e.g. /v1/login or /orders/:id${note}:`,
+          ...(earlier ? { default: earlier.route } : {}),
           validate: validatorOf(parseRoute),
         }),
       ),
     );
+    const same = earlier?.route === route ? earlier : undefined;
+    const earlierMethod = same && (HAND_METHODS as readonly string[]).includes(same.method) ? (same.method as Method) : undefined;
     const method = await ctx.prompt.select<Method>({
       message: `Method of ${route}?`,
-      choices: (['GET', 'POST', 'PUT', 'PATCH', 'DELETE', 'ANY'] as const).map((m) => ({ value: m, name: m })),
-      default: 'GET',
+      choices: (HAND_METHODS as readonly Method[]).map((m) => ({ value: m, name: m })),
+      default: earlierMethod ?? 'GET',
     });
     const guess = classifyRoute(method, route);
+    const match = same && same.method === method ? same : undefined;
     const cls = await ctx.prompt.select<EndpointClass>({
       message: `What kind of endpoint is ${method} ${route}?`,
       choices: ENDPOINT_CLASSES.map((c) => ({ value: c, name: c, description: CLASS_HELP[c] })),
-      default: guess.class,
+      default: match?.class ?? guess.class,
     });
+    const kept = match && match.class === cls ? match : undefined;
     const anonymous =
       cls === 'auth' || cls === 'health'
-        ? true
-        : await ctx.prompt.confirm({ message: `Can ${method} ${route} be called without signing in?`, default: false });
-    let name = `${method} ${route}`.slice(0, 120);
+        ? (kept?.anonymous ?? true)
+        : await ctx.prompt.confirm({ message: `Can ${method} ${route} be called without signing in?`, default: match?.anonymous ?? false });
+    let name = (kept?.name ?? `${method} ${route}`).slice(0, 120);
     for (let n = 2; names.has(name); n++) name = `${method} ${route} (${n})`.slice(0, 120);
     names.add(name);
+    const authKind = kept?.authKind ?? (cls === 'auth' && guess.class === 'auth' ? guess.authKind : undefined);
     out.push({
       name,
       method,
       route,
       class: cls,
-      ...(cls === 'auth' && guess.class === 'auth' && guess.authKind ? { authKind: guess.authKind } : {}),
+      ...(cls === 'auth' && authKind ? { authKind } : {}),
       anonymous,
+      ...(kept?.cost !== undefined ? { cost: kept.cost } : {}),
     });
     if (out.length >= MAX_HAND_ENDPOINTS) {
       ctx.say(`That is ${MAX_HAND_ENDPOINTS} endpoints; add more to the answers file by hand if needed.`);
       break;
     }
-    if (!(await ctx.prompt.confirm({ message: 'Add another endpoint?', default: false }))) break;
+    if (!(await ctx.prompt.confirm({ message: 'Add another endpoint?', default: out.length < before.length }))) break;
   }
   return out;
 }
@@ -80,32 +98,36 @@ async function addByHand(ctx: StepContext): Promise<Endpoint[]> {
 export const endpoints: Step = {
   id: 'endpoints',
   item: 3,
+  fields: ['endpoints'],
   async run(ctx) {
     const flag = ctx.flags.endpoints;
     if (flag === UNKNOWN) return {};
-    if (flag !== undefined) return flag.length > 0 ? { endpoints: flag } : {};
-    const detected = ctx.detected.answers.endpoints as Endpoint[] | undefined;
-    if (!ctx.interactive) return detected && detected.length > 0 ? { endpoints: detected } : {};
-    if (detected && detected.length > 0) {
-      const source = ctx.detected.byField.endpoints?.source ?? 'the project';
-      ctx.say(`Endpoints found in ${source}:`);
-      const shown = detected.slice(0, LISTED);
+    if (flag !== undefined) return { endpoints: flag };
+    const known = ctx.known.answers.endpoints as Endpoint[] | undefined;
+    const previous = fromPrevious(ctx.known, 'endpoints') ? known : undefined;
+    // A detected list is never empty; a previous empty list is the answer "skip".
+    if (!ctx.interactive) return known && (known.length > 0 || previous) ? { endpoints: known } : {};
+    if (known && known.length > 0) {
+      const source = sourceOf(ctx.known, 'endpoints') ?? 'the project';
+      ctx.say(previous ? `Endpoints in the ${source}:` : `Endpoints found in ${source}:`);
+      const shown = known.slice(0, LISTED);
       const width = Math.min(60, Math.max(...shown.map((e) => e.route.length)));
       for (const e of shown) ctx.say(endpointLine(e, width));
-      if (detected.length > LISTED) ctx.say(`  ... and ${detected.length - LISTED} more`);
-      const keep = await ctx.prompt.confirm({ message: `Use these ${detected.length} endpoints?`, default: true });
-      if (keep) return { endpoints: detected };
+      if (known.length > LISTED) ctx.say(`  ... and ${known.length - LISTED} more`);
+      const keep = await ctx.prompt.confirm({ message: `Use these ${known.length} endpoints?`, default: true });
+      if (keep) return { endpoints: known };
     }
     const how = await ctx.prompt.select<'add' | 'skip' | typeof UNKNOWN>({
-      message: 'Which endpoints need limits of their own (login, search, exports...)?',
+      message: `Which endpoints need limits of their own (login, search, exports...)?${previous?.length === 0 ? defaultNote(ctx.known, 'endpoints', 'skip') : ''}`,
       choices: [
         { value: 'add', name: 'Add a few by hand', description: 'Route, method and kind; the rest is derived.' },
         { value: 'skip', name: 'Skip', description: 'Treat every route alike for now.' },
         { value: UNKNOWN, name: DONT_KNOW_NAME },
       ],
-      default: 'add',
+      default: previous?.length === 0 ? 'skip' : 'add',
     });
-    if (how !== 'add') return {};
-    return { endpoints: await addByHand(ctx) };
+    if (how === UNKNOWN) return {};
+    if (how === 'skip') return { endpoints: [] };
+    return { endpoints: await addByHand(ctx, previous) };
   },
 };

@@ -1,10 +1,12 @@
 /**
  * Phase 1 item 1: what rate limiting protects, and from what. Critical: on "don't know"
  * it is asked once more with concrete examples; a second "don't know" is recorded in
- * `unknown` and the design falls back to the generic one.
+ * `unknown` and the design falls back to the generic one. A previous answer (goals, or
+ * that recorded "don't know") comes pre-picked; keeping a previous "don't know" does not
+ * ask again.
  */
 import { GOALS } from '../../answers/schema.js';
-import { askTwice, DONT_KNOW_NAME, UNKNOWN, type Step, type StepContext, type Unknown } from '../context.js';
+import { defaultNote, DONT_KNOW_NAME, keepOrder, knownValue, previousUnknown, shownValue, UNKNOWN, type Step, type StepContext, type Unknown } from '../context.js';
 import type { PromptChoice } from '../prompt.js';
 
 type Goal = (typeof GOALS)[number];
@@ -31,14 +33,14 @@ export function validateGoals(chosen: readonly (Goal | Unknown)[]): true | strin
   return true;
 }
 
-async function ask(ctx: StepContext, attempt: 1 | 2): Promise<Goal[] | Unknown> {
+async function ask(ctx: StepContext, attempt: 1 | 2, checked: readonly (Goal | Unknown)[] = [], note = ''): Promise<Goal[] | Unknown> {
   if (attempt === 2) for (const line of GOALS_EXAMPLES) ctx.say(line);
   const chosen = await ctx.prompt.checkbox<Goal | Unknown>({
     message:
       attempt === 1
-        ? 'What should rate limiting protect against? (space to pick, enter when done)'
+        ? `What should rate limiting protect against? (space to pick, enter when done)${note}`
         : 'Asking once more: what should rate limiting protect against?',
-    choices: CHOICES,
+    choices: CHOICES.map((c) => (checked.includes(c.value) ? { ...c, checked: true } : c)),
     validate: validateGoals,
   });
   return chosen.includes(UNKNOWN) ? UNKNOWN : (chosen as Goal[]);
@@ -47,12 +49,19 @@ async function ask(ctx: StepContext, attempt: 1 | 2): Promise<Goal[] | Unknown> 
 export const goals: Step = {
   id: 'goals',
   item: 1,
+  fields: ['goals', 'unknown'],
   async run(ctx) {
     const flag = ctx.flags.goals;
     if (flag === UNKNOWN) return { unknown: ['goals'] };
     if (flag !== undefined) return { goals: flag };
-    if (!ctx.interactive) return {};
-    const answer = await askTwice((attempt) => ask(ctx, attempt));
-    return answer === UNKNOWN ? { unknown: ['goals'] } : { goals: answer };
+    const known = knownValue<Goal[]>(ctx.known, 'goals');
+    const wasUnknown = known === undefined && previousUnknown(ctx.known, 'goals');
+    if (!ctx.interactive) return known !== undefined ? { goals: known } : wasUnknown ? { unknown: ['goals'] } : {};
+    const checked = known ?? (wasUnknown ? [UNKNOWN] : []);
+    const note = known !== undefined ? defaultNote(ctx.known, 'goals', shownValue(known)) : wasUnknown ? defaultNote(ctx.known, 'unknown', shownValue(UNKNOWN)) : '';
+    const first = await ask(ctx, 1, checked, note);
+    // The examples were shown when "don't know" was answered the first time.
+    const answer = first === UNKNOWN && !wasUnknown ? await ask(ctx, 2) : first;
+    return answer === UNKNOWN ? { unknown: ['goals'] } : { goals: keepOrder(answer, known) };
   },
 };

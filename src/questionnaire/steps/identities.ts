@@ -1,9 +1,10 @@
 /**
  * Phase 1 item 3: what requests can be keyed on. Not critical: "don't know" leaves it
- * out of the answers and the design states its assumption.
+ * out of the answers and the design states its assumption. Known identities (previous
+ * answers, or found in the project) are confirmed, or come pre-picked.
  */
 import { IDENTITIES } from '../../answers/schema.js';
-import { describeDetected, DONT_KNOW_NAME, UNKNOWN, type Step, type Unknown } from '../context.js';
+import { describeKnown, DONT_KNOW_NAME, keepOrder, UNKNOWN, type Step, type Unknown } from '../context.js';
 import type { PromptChoice } from '../prompt.js';
 
 type Identity = (typeof IDENTITIES)[number];
@@ -26,15 +27,16 @@ export function validateIdentities(chosen: readonly (Identity | Unknown)[]): tru
 export const identities: Step = {
   id: 'identities',
   item: 3,
+  fields: ['identities'],
   async run(ctx) {
     const flag = ctx.flags.identities;
     if (flag === UNKNOWN) return {};
     if (flag !== undefined) return { identities: flag };
-    const detected = ctx.detected.answers.identities;
+    const detected = ctx.known.answers.identities;
     if (!ctx.interactive) return detected ? { identities: detected } : {};
     if (detected && detected.length > 0) {
       const keep = await ctx.prompt.confirm({
-        message: `Keep the identities found: ${describeDetected(ctx.detected, 'identities', '', detected).trim()}? (No to choose them yourself)`,
+        message: `Keep the identities found: ${describeKnown(ctx.known, [{ field: 'identities', label: '', value: detected }])}? (No to choose them yourself)`,
         default: true,
       });
       if (keep) return { identities: detected };
@@ -44,6 +46,6 @@ export const identities: Step = {
       choices: CHOICES.map((c) => (detected?.includes(c.value as Identity) ? { ...c, checked: true } : c)),
       validate: validateIdentities,
     });
-    return chosen.includes(UNKNOWN) ? {} : { identities: chosen as Identity[] };
+    return chosen.includes(UNKNOWN) ? {} : { identities: keepOrder(chosen as Identity[], detected) };
   },
 };

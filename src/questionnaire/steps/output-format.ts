@@ -1,13 +1,17 @@
-/** Phase 0, asked first: the document format. HTML unless the person says otherwise. */
-import type { Step } from '../context.js';
+/** Phase 0, asked first: the document format. HTML unless the person (or the previous answers) says otherwise. */
+import { defaultNote, knownValue, type Step } from '../context.js';
+
+type Format = 'html' | 'markdown';
 
 export const outputFormat: Step = {
   id: 'output-format',
+  fields: ['output.format'],
   async run(ctx) {
     if (ctx.flags.format) return { output: { format: ctx.flags.format } };
-    if (!ctx.interactive) return { output: { format: 'html' } };
-    const format = await ctx.prompt.select<'html' | 'markdown'>({
-      message: 'Format of the design document?',
+    const known = knownValue<Format>(ctx.known, 'output.format');
+    if (!ctx.interactive) return { output: { format: known ?? 'html' } };
+    const format = await ctx.prompt.select<Format>({
+      message: `Format of the design document?${defaultNote(ctx.known, 'output.format', known === 'markdown' ? 'Markdown' : 'HTML')}`,
       choices: [
         {
           value: 'html',
@@ -20,7 +24,7 @@ export const outputFormat: Step = {
           description: 'One .md file with mermaid diagram blocks, rendered by GitHub, GitLab and VS Code.',
         },
       ],
-      default: 'html',
+      default: known ?? 'html',
     });
     return { output: { format } };
   },

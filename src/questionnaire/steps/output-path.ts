@@ -1,19 +1,23 @@
-/** Phase 0: where the document goes, suggested from the format and confirmed or changed (and the --layout flag). */
+/** Phase 0: where the document goes, suggested from the format (or the previous answers) and confirmed or changed (and the --layout flag). */
 import path from 'node:path';
-import type { Step } from '../context.js';
+import { defaultNote, knownValue, type Step } from '../context.js';
 import { pathText } from '../flags.js';
 
-export function defaultDocumentPath(format: 'html' | 'markdown'): string {
+type Format = 'html' | 'markdown';
+
+export function defaultDocumentPath(format: Format): string {
   return `docs/rate-limit-design.${format === 'markdown' ? 'md' : 'html'}`;
 }
 
+const DOCUMENT_EXTENSIONS = ['.md', '.markdown', '.html', '.htm'];
+
 /** A path that names a file of the other format is refused; a folder path (no extension) is fine. */
-export function documentPathProblem(text: string, format: 'html' | 'markdown'): string | undefined {
+export function documentPathProblem(text: string, format: Format): string | undefined {
   const p = pathText(text);
   if (!p.ok) return `The path ${p.message}.`;
   const ext = path.extname(p.value).toLowerCase();
   const wanted = format === 'markdown' ? '.md' : '.html';
-  if (ext === '.md' || ext === '.markdown' || ext === '.html' || ext === '.htm') {
+  if (DOCUMENT_EXTENSIONS.includes(ext)) {
     if ((format === 'markdown') !== (ext === '.md' || ext === '.markdown')) {
       return `"${p.value}" is a ${ext} name but the document is ${format === 'markdown' ? 'Markdown' : 'HTML'}: end it in ${wanted}, or give a folder.`;
     }
@@ -21,17 +25,32 @@ export function documentPathProblem(text: string, format: 'html' | 'markdown'): 
   return undefined;
 }
 
+/**
+ * An earlier document path for this format: as it was, or with the other format's extension
+ * swapped for this one's (the format changed); undefined when it cannot be used.
+ */
+export function pathForFormat(earlier: string, format: Format): string | undefined {
+  if (!documentPathProblem(earlier, format)) return earlier;
+  const ext = path.extname(earlier);
+  if (!DOCUMENT_EXTENSIONS.includes(ext.toLowerCase())) return undefined;
+  const swapped = `${earlier.slice(0, -ext.length)}${format === 'markdown' ? '.md' : '.html'}`;
+  return documentPathProblem(swapped, format) ? undefined : swapped;
+}
+
 export const outputPath: Step = {
   id: 'output-path',
+  fields: ['output.path'],
   async run(ctx, draft) {
     const format = draft.output?.format ?? 'html';
     // One file or a linked folder: auto (folder when the document is large) unless --layout says.
     const layout = ctx.flags.layout ? { layout: ctx.flags.layout } : {};
     if (ctx.flags.out !== undefined) return { output: { ...layout, path: ctx.flags.out } };
-    const suggested = defaultDocumentPath(format);
+    const known = knownValue<string>(ctx.known, 'output.path');
+    const earlier = known === undefined ? undefined : pathForFormat(known, format);
+    const suggested = earlier ?? defaultDocumentPath(format);
     if (!ctx.interactive) return { output: { ...layout, path: suggested } };
     const answer = await ctx.prompt.input({
-      message: 'Write the document to',
+      message: `Write the document to${earlier !== undefined ? defaultNote(ctx.known, 'output.path') : ''}`,
       default: suggested,
       validate: (text) => documentPathProblem(text === '' ? suggested : text, format) ?? true,
     });

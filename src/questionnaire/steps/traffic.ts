@@ -1,14 +1,28 @@
 /**
  * Phase 1 item 4: traffic shape. Every number may be left empty ("don't know"); the
- * design then states what it assumed.
+ * design then states what it assumed. Previous answers are offered together ("Keep the
+ * traffic: ...?"); rejected, each question offers its previous value as the default.
  */
 import { BURSTINESS, Traffic, type AnswersInput } from '../../answers/schema.js';
-import { DONT_KNOW_NAME, UNKNOWN, type Step, type StepContext, type Unknown } from '../context.js';
+import { formatNumber } from '../../format.js';
+import { defaultNote, DONT_KNOW_NAME, emptyHint, isUnknownText, keepKnown, UNKNOWN, type KnownItem, type Step, type StepContext, type Unknown } from '../context.js';
 import type { Flag } from '../flags.js';
 import { must, parseNumber, validatorOf } from '../parse.js';
 
 type TrafficInput = NonNullable<AnswersInput['traffic']>;
 type NumberField = 'typicalRps' | 'peakRps' | 'capacityRps' | 'distinctClients' | 'distinctTenants' | 'distinctUsers';
+type Field = NumberField | 'burstiness';
+
+const ORDER: readonly Field[] = ['typicalRps', 'peakRps', 'capacityRps', 'burstiness', 'distinctClients', 'distinctTenants', 'distinctUsers'];
+const LABELS: Record<Field, string> = {
+  typicalRps: 'typical rps',
+  peakRps: 'peak rps',
+  capacityRps: 'capacity rps',
+  burstiness: 'burstiness',
+  distinctClients: 'clients',
+  distinctTenants: 'tenants',
+  distinctUsers: 'users',
+};
 
 async function askNumber(
   ctx: StepContext,
@@ -16,6 +30,7 @@ async function askNumber(
   message: string,
   example: string,
   extra?: (n: number) => string | undefined,
+  earlier?: number,
 ): Promise<number | undefined> {
   const schema = Traffic.shape[field];
   const parse = (t: string) => {
@@ -24,8 +39,14 @@ async function askNumber(
     const problem = extra(r.value);
     return problem ? ({ ok: false, message: problem } as const) : r;
   };
-  const text = await ctx.prompt.input({ message: `${message} (e.g. ${example}; empty if unknown)`, validate: validatorOf(parse, true) });
-  return text === '' ? undefined : must(parse(text));
+  // With a previous value as the default, an empty answer keeps it: "unknown" clears it.
+  const hint = emptyHint(earlier !== undefined, 'empty if unknown');
+  const text = await ctx.prompt.input({
+    message: `${message} (e.g. ${example}; ${hint})${earlier === undefined ? '' : defaultNote(ctx.known, `traffic.${field}`)}`,
+    ...(earlier !== undefined ? { default: String(earlier) } : {}),
+    validate: (t) => (isUnknownText(t) ? true : validatorOf(parse, true)(t)),
+  });
+  return text === '' || isUnknownText(text) ? undefined : must(parse(text));
 }
 
 const value = <T>(flag: Flag<T>): T | undefined => (flag === UNKNOWN ? undefined : flag);
@@ -33,22 +54,46 @@ const value = <T>(flag: Flag<T>): T | undefined => (flag === UNKNOWN ? undefined
 export const traffic: Step = {
   id: 'traffic',
   item: 4,
+  fields: ORDER.map((f) => `traffic.${f}`),
   async run(ctx, draft) {
     const f = ctx.flags;
+    const flagOf: Record<Field, Flag<unknown>> = {
+      typicalRps: f.typicalRps,
+      peakRps: f.peakRps,
+      capacityRps: f.capacityRps,
+      burstiness: f.burstiness,
+      distinctClients: f.clients,
+      distinctTenants: f.tenants,
+      distinctUsers: f.users,
+    };
+    const known: TrafficInput = ctx.known.answers.traffic ?? {};
+    const items: KnownItem[] = ORDER.filter((k) => known[k] !== undefined && flagOf[k] === undefined).map((k) => ({
+      field: `traffic.${k}`,
+      label: LABELS[k],
+      value: known[k],
+      shown: typeof known[k] === 'number' ? formatNumber(known[k]) : undefined,
+    }));
+    const { kept, finished } = await keepKnown(ctx, (list) => `Keep the traffic: ${list}?`, items);
+    const useKnown = !ctx.interactive || kept;
+    const ask = ctx.interactive && !finished;
     const out: TrafficInput = {};
-    const ask = ctx.interactive;
-    const num = async (flag: Flag<number>, field: NumberField, question: string, example: string, extra?: (n: number) => string | undefined) => {
+    /** Flag, else the known value (kept, or without a TTY), else the question (when `askable`) with the known value as its default. */
+    const num = async (flag: Flag<number>, field: NumberField, question: string, example: string, askable = true, extra?: (n: number) => string | undefined) => {
       if (flag !== undefined) {
         const v = value(flag);
         if (v !== undefined) out[field] = v;
         return;
       }
-      if (!ask) return;
-      const v = await askNumber(ctx, field, question, example, extra);
+      if (useKnown && known[field] !== undefined) {
+        out[field] = known[field];
+        return;
+      }
+      if (!ask || !askable) return;
+      const v = await askNumber(ctx, field, question, example, extra, known[field]);
       if (v !== undefined) out[field] = v;
     };
     await num(f.typicalRps, 'typicalRps', 'Typical requests per second, across the whole API?', '120');
-    await num(f.peakRps, 'peakRps', 'Peak requests per second?', '600', (n) =>
+    await num(f.peakRps, 'peakRps', 'Peak requests per second?', '600', true, (n) =>
       out.typicalRps !== undefined && n < out.typicalRps ? `The peak (${n}) cannot be below the typical rate (${out.typicalRps}).` : undefined,
     );
     await num(f.capacityRps, 'capacityRps', 'Requests per second the backend can safely serve, if measured?', '1500');
@@ -56,24 +101,27 @@ export const traffic: Step = {
     if (f.burstiness !== undefined) {
       const v = value(f.burstiness);
       if (v !== undefined) out.burstiness = v;
+    } else if (useKnown && known.burstiness !== undefined) {
+      out.burstiness = known.burstiness;
     } else if (ask) {
       const b = await ctx.prompt.select<(typeof BURSTINESS)[number] | Unknown>({
-        message: 'How bursty is the traffic?',
+        message: `How bursty is the traffic?${known.burstiness ? defaultNote(ctx.known, 'traffic.burstiness', known.burstiness) : ''}`,
         choices: [
           { value: 'low', name: 'Low', description: 'Steady: server-to-server calls, dashboards.' },
           { value: 'moderate', name: 'Moderate', description: 'Daytime peaks, the odd batch job.' },
           { value: 'high', name: 'High', description: 'Mobile apps syncing at once, cron jobs on the hour, campaign launches.' },
           { value: UNKNOWN, name: DONT_KNOW_NAME },
         ],
+        ...(known.burstiness ? { default: known.burstiness } : {}),
       });
       if (b !== UNKNOWN) out.burstiness = b;
     }
 
     await num(f.clients, 'distinctClients', 'How many distinct clients (API keys or apps)?', '2000');
     const ids = draft.identities ?? [];
-    if (f.tenants !== undefined || ids.includes('tenant')) await num(f.tenants, 'distinctTenants', 'How many tenants / organisations?', '300');
+    await num(f.tenants, 'distinctTenants', 'How many tenants / organisations?', '300', ids.includes('tenant'));
     const hasAuth = (draft.endpoints ?? []).some((e) => e.class === 'auth');
-    if (f.users !== undefined || ids.includes('user') || hasAuth) await num(f.users, 'distinctUsers', 'How many user accounts?', '50000');
+    await num(f.users, 'distinctUsers', 'How many user accounts?', '50000', ids.includes('user') || hasAuth);
 
     if (out.typicalRps !== undefined && out.peakRps !== undefined && out.peakRps < out.typicalRps) {
       ctx.say(`Note: the peak (${out.peakRps}/s) is below the typical rate (${out.typicalRps}/s); check --peak-rps and --typical-rps.`);

@@ -1,9 +1,11 @@
 /** Builds a StepContext for unit tests: scripted prompts, captured output, no terminal. */
-import type { AnswersInput } from '../../../src/answers/schema.js';
+import { Answers, type AnswersInput } from '../../../src/answers/schema.js';
 import type { Detected, StepContext } from '../../../src/questionnaire/context.js';
 import type { Fact } from '../../../src/questionnaire/detect/index.js';
 import { parseInitFlags, type InitRawOptions } from '../../../src/questionnaire/flags.js';
+import { stepFields, withPrevious } from '../../../src/questionnaire/previous.js';
 import { refusingPrompter } from '../../../src/questionnaire/prompt.js';
+import { STEPS } from '../../../src/questionnaire/steps/index.js';
 import { scripted, type Entry, type ScriptedPrompter } from './scripted.js';
 
 export interface TestContext {
@@ -18,10 +20,15 @@ export function detectedOf(answers: Partial<AnswersInput> = {}, sources: Record<
   return { answers, byField };
 }
 
-export function stepContext(options: { script?: Entry[]; flags?: InitRawOptions; detected?: Detected; interactive?: boolean } = {}): TestContext {
+export const PREVIOUS_FILE = 'rate-limit.answers.json';
+
+export function stepContext(
+  options: { script?: Entry[]; flags?: InitRawOptions; detected?: Detected; previous?: AnswersInput; interactive?: boolean } = {},
+): TestContext {
   const prompt = scripted(options.script ?? []);
   const said: string[] = [];
   const interactive = options.interactive ?? true;
+  const detected = options.detected ?? detectedOf();
   return {
     prompt,
     said,
@@ -29,7 +36,7 @@ export function stepContext(options: { script?: Entry[]; flags?: InitRawOptions;
       prompt: interactive ? prompt : refusingPrompter(),
       interactive,
       flags: parseInitFlags(options.flags ?? {}),
-      detected: options.detected ?? detectedOf(),
+      known: options.previous ? withPrevious(detected, Answers.parse(options.previous), PREVIOUS_FILE, stepFields(STEPS)) : detected,
       say: (line) => said.push(line),
     },
   };

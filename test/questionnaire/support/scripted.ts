@@ -12,7 +12,7 @@ export const DEFAULT = Symbol('default');
 
 export type Entry =
   | { select: string | RegExp; answer: unknown }
-  | { checkbox: string | RegExp; answer: unknown[] }
+  | { checkbox: string | RegExp; answer: unknown[] | typeof DEFAULT }
   | { input: string | RegExp; answer: string | typeof DEFAULT }
   | { confirm: string | RegExp; answer: boolean | typeof DEFAULT };
 
@@ -63,10 +63,12 @@ export function scripted(script: Entry[]): ScriptedPrompter {
     async checkbox<T>(q: CheckboxQuestion<T>) {
       for (;;) {
         asked.push({ kind: 'checkbox', message: q.message, choices: q.choices.map((c) => c.value), default: q.choices.filter((c) => c.checked).map((c) => c.value) });
-        const e = next('checkbox', q.message) as { answer: T[] };
-        for (const v of e.answer) if (!q.choices.some((c) => c.value === v)) throw new Error(`"${String(v)}" is not a choice of "${q.message}"`);
-        const verdict = q.validate ? q.validate(e.answer) : true;
-        if (verdict === true) return e.answer;
+        const e = next('checkbox', q.message) as { answer: T[] | typeof DEFAULT };
+        // DEFAULT: Enter on the pre-picked choices, returned in the order of the list.
+        const answer = e.answer === DEFAULT ? q.choices.filter((c) => c.checked).map((c) => c.value) : e.answer;
+        for (const v of answer) if (!q.choices.some((c) => c.value === v)) throw new Error(`"${String(v)}" is not a choice of "${q.message}"`);
+        const verdict = q.validate ? q.validate(answer) : true;
+        if (verdict === true) return answer;
         rejected.push(verdict);
       }
     },
