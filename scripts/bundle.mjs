@@ -20,6 +20,7 @@
 import { chmodSync, existsSync, readdirSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
 import path from 'node:path';
 import { fileURLToPath, pathToFileURL } from 'node:url';
+import { createHash } from 'node:crypto';
 import { build } from 'esbuild';
 import Handlebars from 'handlebars';
 
@@ -95,9 +96,14 @@ const common = {
 rmSync(outdir, { recursive: true, force: true });
 const builds = [];
 // The CommonJS pieces. import.meta.url (paths.ts, beautiful-job.ts) is this file's own URL.
+// The engine first: the others learn its content hash, the key of the drawn-diagram cache
+// (src/render/diagrams/svg-cache.ts).
+const engineHash = () =>
+  createHash('sha256').update(readFileSync(path.join(outdir, 'diagram-engine.cjs'))).digest('hex').slice(0, 16);
+const defines = () => ({ __RL_DIAGRAM_ENGINE_HASH__: JSON.stringify(engineHash()) });
 for (const [name, entry, plugins] of [
-  ['cli', 'src/cli.ts', [precompiledTemplates, engineOutside]],
   ['diagram-engine', 'src/render/diagrams/beautiful.ts', []],
+  ['cli', 'src/cli.ts', [precompiledTemplates, engineOutside]],
   // beautiful-job.ts spawns it as ./beautiful-worker.cjs beside itself (so all share one folder)
   ['beautiful-worker', 'src/render/diagrams/beautiful-worker.ts', [engineOutside]],
 ]) {
@@ -107,7 +113,7 @@ for (const [name, entry, plugins] of [
       entryPoints: { [name]: entry },
       outExtension: { '.js': '.cjs' },
       format: 'cjs',
-      define: { 'import.meta.url': '__rlModuleUrl' },
+      define: { 'import.meta.url': '__rlModuleUrl', ...(name === 'diagram-engine' ? {} : defines()) },
       banner: { js: "var __rlModuleUrl = require('node:url').pathToFileURL(__filename).href;" },
       // Only the runtime: the templates arrive precompiled.
       alias: { handlebars: 'handlebars/runtime' },
@@ -132,6 +138,7 @@ builds.push(
         "const __dirname = __rlFileURLToPath(new URL('.', import.meta.url));",
       ].join(' '),
     },
+    define: defines(),
     plugins: [cliOutside, engineOutside],
   }),
 );

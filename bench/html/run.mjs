@@ -4,8 +4,7 @@
  * single file and folder. Each run is a fresh `node` process:
  * - "CLI": `rl-design generate --format html --layout <layout>` end to end (argument
  *   parsing, answers, design, constraint checks, rendering, diagrams, atomic writes), with the
- *   diagram engine's code cache warm ("cached"), empty ("first run": it also writes the cache)
- *   and off;
+ *   caches warm, with the drawn diagrams removed, empty (a first run) and off (see CACHE below);
  * - "unbundled render": the same document rendered in-process by bench/html/render-once.mjs
  *   from tsc's module tree in dist/ (no bundle, no worker thread, no code cache: how the CLI
  *   ran before it was bundled; no CLI, no writes): what the renderer itself costs;
@@ -55,19 +54,26 @@ const median = (xs) => {
   return s.length % 2 ? s[m] : (s[m - 1] + s[m]) / 2;
 };
 
-// The diagram engine's V8 code cache (src/io/code-cache.ts): "cached" runs share one folder,
-// written by the warm-up; "first run" gets an empty folder each time (it compiles everything
-// and writes the cache, as a user's very first run does); "cache off" sets Node's switch.
+// rl-design's caches (README, "Caches"): "cached" runs share one folder, written by the
+// warm-up, so compiled code and drawn diagrams are both there (a repeat run of an unchanged
+// design); "code cache only" has its drawn diagrams removed before each run (a design whose
+// diagrams changed); "first run" gets an empty folder each time (it compiles and draws
+// everything and writes both caches, as a user's very first run does); "cache off" is
+// RL_DESIGN_CACHE=off.
 const warmCache = mkdtempSync(path.join(tmpdir(), 'rl-bench-html-cache-'));
 const CACHE = {
   cached: () => ({ RL_DESIGN_CACHE_DIR: warmCache }),
+  'code cache only': () => {
+    rmSync(path.join(warmCache, 'svg'), { recursive: true, force: true });
+    return { RL_DESIGN_CACHE_DIR: warmCache };
+  },
   'first run': (work) => ({ RL_DESIGN_CACHE_DIR: path.join(work, 'cache') }),
-  'cache off': () => ({ NODE_DISABLE_COMPILE_CACHE: '1' }),
+  'cache off': () => ({ RL_DESIGN_CACHE: 'off' }),
 };
 const cases = [];
 for (const layout of ['single', 'folder']) {
   for (const [cache, env] of Object.entries(CACHE)) {
-    if (layout === 'folder' && cache === 'cache off') continue;
+    if (layout === 'folder' && (cache === 'cache off' || cache === 'code cache only')) continue;
     cases.push({
       name: `CLI, ${layout}, ${cache}`,
       env,

@@ -10,9 +10,8 @@
  * produced again (after the diagrams are drawn, so it holds the functions compiled while
  * drawing too) and written for the next run.
  *
- * Where: $RL_DESIGN_CACHE_DIR, else $XDG_CACHE_HOME/rl-design, else ~/.cache/rl-design: a
- * folder of the user's own, never a shared temporary one (V8 runs what the cache holds).
- * NODE_DISABLE_COMPILE_CACHE=1, Node's own switch for its cache, turns this one off too.
+ * Where: rl-design's cache folder (io/cache-dir.ts). NODE_DISABLE_COMPILE_CACHE=1, Node's own
+ * switch for its cache, turns this one off too (RL_DESIGN_CACHE=off turns off all of them).
  * A file's cache is named by a hash of its content and by V8's version, so an upgrade never
  * meets a stale cache; V8 also checks and rejects data that does not fit. The cache is only
  * ever a speed-up: any failure to read or write it is ignored and the file is compiled as usual.
@@ -20,10 +19,10 @@
 import { createHash } from 'node:crypto';
 import { mkdirSync, readdirSync, readFileSync, rmSync } from 'node:fs';
 import { createRequire } from 'node:module';
-import { homedir } from 'node:os';
 import path from 'node:path';
 import vm from 'node:vm';
 import writeFileAtomic from 'write-file-atomic';
+import { cacheDir } from './cache-dir.js';
 
 /** How the cached data was used: accepted by V8, rejected (stale), missing, or caching off. */
 export type CodeCacheUse = 'accepted' | 'rejected' | 'missing' | 'off';
@@ -35,13 +34,11 @@ export interface CachedModule<T> {
   save(): void;
 }
 
-/** The cache folder, or null when caching is off. */
+/** The code cache's folder (rl-design's cache folder), or null when it is off. */
 export function codeCacheDir(env: NodeJS.ProcessEnv = process.env): string | null {
   const disabled = env.NODE_DISABLE_COMPILE_CACHE;
   if (disabled !== undefined && disabled !== '' && disabled !== '0') return null;
-  if (env.RL_DESIGN_CACHE_DIR) return path.resolve(env.RL_DESIGN_CACHE_DIR);
-  const base = env.XDG_CACHE_HOME ? env.XDG_CACHE_HOME : path.join(homedir(), '.cache');
-  return path.join(base, 'rl-design');
+  return cacheDir(env);
 }
 
 /** `<name>-<content hash>`: what the name of every cache of this very content starts with. */

@@ -38,11 +38,13 @@ describe('packed tarball', () => {
     const page = readFileSync(path.join(app, 'site', 'design.html'), 'utf8');
     expect(page.match(/<svg\b/g)?.length).toBe(3);
     expect(page).toContain('Enforcement placement');
-    // the installed package's code cache: the CLI (a file per command run) and the diagram engine
+    // the installed package's caches: compiled code for the CLI (a file per command run) and
+    // the diagram engine, and the drawn diagrams
     expect(readdirSync(cache).map((f) => f.replace(/-[0-9a-f]{16}(-\w+)?-v8-.*$/, '$1')).sort()).toEqual([
       'cli.cjs-generate',
       'cli.cjs-other',
       'diagram-engine.cjs',
+      'svg',
     ]);
     // Everything is bundled: installing rl-design installs nothing else.
     expect(readdirSync(path.join(app, 'node_modules')).filter((d) => !d.startsWith('.'))).toEqual(['rl-design']);

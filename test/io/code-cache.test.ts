@@ -60,6 +60,7 @@ describe('codeCacheDir', () => {
     expect(codeCacheDir({ XDG_CACHE_HOME: '/x/cache', RL_DESIGN_CACHE_DIR: '/y/here' })).toBe(path.resolve('/y/here'));
     expect(codeCacheDir({ RL_DESIGN_CACHE_DIR: '/y/here', NODE_DISABLE_COMPILE_CACHE: '1' })).toBeNull();
     expect(codeCacheDir({ RL_DESIGN_CACHE_DIR: '/y/here', NODE_DISABLE_COMPILE_CACHE: '0' })).toBe(path.resolve('/y/here'));
+    expect(codeCacheDir({ RL_DESIGN_CACHE_DIR: '/y/here', RL_DESIGN_CACHE: 'off' })).toBeNull();
   });
 });
 

@@ -12,6 +12,7 @@ import { fileURLToPath } from 'node:url';
 import { Worker } from 'node:worker_threads';
 import type { DrawReply, DrawRequest } from './beautiful-worker.js';
 import { loadDiagramEngine } from './engine.js';
+import { openSvgCache, type SvgCache } from './svg-cache.js';
 import type { RawDiagramRenderer } from './index.js';
 
 export interface DiagramJob {
@@ -86,7 +87,37 @@ function workerJob(file: string): DiagramJob {
   };
 }
 
+/**
+ * Diagrams an earlier run drew are taken from the cache (svg-cache.ts); the job draws only
+ * the others, and when there are none it is stopped without waiting for the engine.
+ */
+function cachedJob(job: DiagramJob, cache: SvgCache): DiagramJob {
+  return {
+    async draw(sources) {
+      const svgs = new Map<string, string>();
+      for (const s of sources) {
+        const svg = svgs.has(s) ? undefined : cache.get(s);
+        if (svg !== undefined) svgs.set(s, svg);
+      }
+      const missing = [...new Set(sources)].filter((s) => !svgs.has(s));
+      if (missing.length === 0) job.cancel();
+      else {
+        const drawn = await job.draw(missing);
+        for (const s of missing) {
+          const svg = drawn(s);
+          cache.put(s, svg);
+          svgs.set(s, svg);
+        }
+      }
+      return lookup(sources, sources.map((s) => svgs.get(s) as string));
+    },
+    cancel: () => job.cancel(),
+  };
+}
+
 /** Starts loading beautiful-mermaid: in a worker thread when the compiled worker exists. */
 export function startBeautifulMermaid(): DiagramJob {
-  return WORKER_FILE ? workerJob(WORKER_FILE) : inProcessJob();
+  const job = WORKER_FILE ? workerJob(WORKER_FILE) : inProcessJob();
+  const cache = openSvgCache();
+  return cache ? cachedJob(job, cache) : job;
 }
