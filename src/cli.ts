@@ -142,6 +142,12 @@ Examples:
   $ rl-design verify -a rate-limit.answers.json --write    # scenarios against a real Redis
   $ rl-design schema > answers.schema.json
 
+Environment:
+  SOURCE_DATE_EPOCH             the generation date when --date is not given (reproducible builds)
+  RL_DESIGN_CACHE_DIR           rl-design's cache folder (default: $XDG_CACHE_HOME/rl-design or
+                                ~/.cache/rl-design): compiled code and drawn diagrams, a speed-up only
+  RL_DESIGN_CACHE=off           no cache at all; NODE_DISABLE_COMPILE_CACHE=1: no compiled-code cache
+
 Exit codes: 0 fine, 1 constraint violation or failed verification, 2 bad usage or bad input.`,
 );
 

@@ -20,6 +20,8 @@ describe('rl-design generate (built binary)', () => {
     const r = runCli(['--help']);
     expect(r.code).toBe(0);
     for (const cmd of ['generate', 'validate', 'schema']) expect(r.stdout).toContain(cmd);
+    // the environment variables that change what it does, each named
+    for (const v of ['SOURCE_DATE_EPOCH', 'RL_DESIGN_CACHE_DIR', 'RL_DESIGN_CACHE=off', 'NODE_DISABLE_COMPILE_CACHE']) expect(r.stdout).toContain(v);
     expect(runCli(['generate', '--help']).stdout).toContain('--layout');
   });
 
