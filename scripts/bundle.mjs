@@ -57,7 +57,7 @@ const precompiledTemplates = {
 };
 
 /**
- * Three builds, all into dist/bin/:
+ * Four builds, all into dist/bin/:
  *   - cli.cjs: src/cli.ts and everything it imports, as one CommonJS file, which bin.ts
  *     compiles through the V8 code cache (src/io/code-cache.ts). Its dynamic imports stay
  *     lazy (esbuild runs a module's top level on first import);
@@ -96,33 +96,28 @@ const common = {
 rmSync(outdir, { recursive: true, force: true });
 const builds = [];
 // The CommonJS pieces. import.meta.url (paths.ts, beautiful-job.ts) is this file's own URL.
-// The engine first: the others learn its content hash, the key of the drawn-diagram cache
-// (src/render/diagrams/svg-cache.ts).
-const engineHash = () =>
-  createHash('sha256').update(readFileSync(path.join(outdir, 'diagram-engine.cjs'))).digest('hex').slice(0, 16);
-const defines = () => ({ __RL_DIAGRAM_ENGINE_HASH__: JSON.stringify(engineHash()) });
-for (const [name, entry, plugins] of [
-  ['diagram-engine', 'src/render/diagrams/beautiful.ts', []],
-  ['cli', 'src/cli.ts', [precompiledTemplates, engineOutside]],
-  // beautiful-job.ts spawns it as ./beautiful-worker.cjs beside itself (so all share one folder)
-  ['beautiful-worker', 'src/render/diagrams/beautiful-worker.ts', [engineOutside]],
-]) {
-  builds.push(
-    await build({
-      ...common,
-      entryPoints: { [name]: entry },
-      outExtension: { '.js': '.cjs' },
-      format: 'cjs',
-      define: { 'import.meta.url': '__rlModuleUrl', ...(name === 'diagram-engine' ? {} : defines()) },
-      banner: { js: "var __rlModuleUrl = require('node:url').pathToFileURL(__filename).href;" },
-      // Only the runtime: the templates arrive precompiled.
-      alias: { handlebars: 'handlebars/runtime' },
-      // Looked up in the user's project at run time, never bundled (optional peer).
-      external: ['@mermaid-js/mermaid-cli', 'puppeteer'],
-      plugins,
-    }),
-  );
-}
+const cjs = (name, entry, plugins, define = {}) =>
+  build({
+    ...common,
+    entryPoints: { [name]: entry },
+    outExtension: { '.js': '.cjs' },
+    format: 'cjs',
+    define: { 'import.meta.url': '__rlModuleUrl', ...define },
+    banner: { js: "var __rlModuleUrl = require('node:url').pathToFileURL(__filename).href;" },
+    // Only the runtime: the templates arrive precompiled.
+    alias: { handlebars: 'handlebars/runtime' },
+    // Looked up in the user's project at run time, never bundled (optional peer).
+    external: ['@mermaid-js/mermaid-cli', 'puppeteer'],
+    plugins,
+  });
+// The engine first: the code that starts diagram jobs (beautiful-job.ts, in the CLI and the
+// launcher) learns its content hash, the key of the drawn-diagram cache (svg-cache.ts).
+builds.push(await cjs('diagram-engine', 'src/render/diagrams/beautiful.ts', []));
+const engineHash = createHash('sha256').update(readFileSync(path.join(outdir, 'diagram-engine.cjs'))).digest('hex').slice(0, 16);
+const engineDefine = { __RL_DIAGRAM_ENGINE_HASH__: JSON.stringify(engineHash) };
+builds.push(await cjs('cli', 'src/cli.ts', [precompiledTemplates, engineOutside], engineDefine));
+// beautiful-job.ts spawns it as ./beautiful-worker.cjs beside itself (so all share one folder)
+builds.push(await cjs('beautiful-worker', 'src/render/diagrams/beautiful-worker.ts', [engineOutside]));
 builds.push(
   await build({
     ...common,
@@ -138,7 +133,7 @@ builds.push(
         "const __dirname = __rlFileURLToPath(new URL('.', import.meta.url));",
       ].join(' '),
     },
-    define: defines(),
+    define: engineDefine,
     plugins: [cliOutside, engineOutside],
   }),
 );

@@ -39,7 +39,7 @@ async function loadCli(): Promise<Cli> {
   // One cache per command: each holds the functions its command compiled.
   const command = ['init', 'generate', 'validate', 'verify', 'schema'].includes(argv[2] ?? '') ? argv[2] : 'other';
   const cli = requireWithCodeCache<Cli>(CLI_FILE, codeCacheDir(), command);
-  if (cli.cache === 'missing' || cli.cache === 'rejected') process.once('exit', () => cli.save());
+  if (cli.needsSave) process.once('exit', () => cli.save());
   return cli.exports;
 }
 

@@ -78,12 +78,8 @@ answersOptions(
     .option('--dry-run', 'list the files that would be written, write nothing'),
 ).action(async (opts) => {
   const { runGenerate } = await import('./commands/generate.js');
-  const diagramJob = earlyDiagrams;
-  try {
-    process.exitCode = await runGenerate(ctx, { ...opts, ...(diagramJob ? { diagramJob } : {}) });
-  } finally {
-    diagramJob?.cancel();
-  }
+  // generate owns the job from here: it uses it or cancels it, on every path.
+  process.exitCode = await runGenerate(ctx, { ...opts, ...(earlyDiagrams ? { diagramJob: earlyDiagrams } : {}) });
 });
 
 answersOptions(

@@ -184,24 +184,27 @@ export interface GenerateRun {
 
 /** generate without printing: validates options, builds, renders, writes. */
 export async function generateFiles(ctx: CommandContext, opts: GenerateOptions): Promise<GenerateRun> {
-  if (opts.format !== undefined && !(FORMATS as readonly string[]).includes(opts.format)) {
-    throw new UserError('badOption', { option: '--format', reason: `"${opts.format}" is not a format; use html or markdown` });
-  }
-  if (opts.layout !== undefined && !(LAYOUTS as readonly string[]).includes(opts.layout)) {
-    throw new UserError('badOption', { option: '--layout', reason: `"${opts.layout}" is not a layout; use auto, single or folder` });
-  }
-  if (opts.diagrams !== undefined && !(DIAGRAM_RENDERERS as readonly string[]).includes(opts.diagrams)) {
-    throw new UserError('badOption', {
-      option: '--diagrams',
-      reason: `"${opts.diagrams}" is not a diagram renderer; use ${DIAGRAM_RENDERERS.join(' or ')}`,
-    });
-  }
-  // Unless the flags rule HTML out, the diagram engine starts loading now, beside the main thread.
-  const markdownOnly = opts.format === 'markdown' || opts.format === 'md';
-  const wanted = !markdownOnly && opts.diagrams !== 'mermaid-cli';
-  if (!wanted) opts.diagramJob?.cancel();
-  const diagramJob = wanted ? (opts.diagramJob ?? startBeautifulMermaid()) : undefined;
+  // The diagram job is this function's from here: used or cancelled on every path, errors included.
+  let diagramJob = opts.diagramJob;
   try {
+    if (opts.format !== undefined && !(FORMATS as readonly string[]).includes(opts.format)) {
+      throw new UserError('badOption', { option: '--format', reason: `"${opts.format}" is not a format; use html or markdown` });
+    }
+    if (opts.layout !== undefined && !(LAYOUTS as readonly string[]).includes(opts.layout)) {
+      throw new UserError('badOption', { option: '--layout', reason: `"${opts.layout}" is not a layout; use auto, single or folder` });
+    }
+    if (opts.diagrams !== undefined && !(DIAGRAM_RENDERERS as readonly string[]).includes(opts.diagrams)) {
+      throw new UserError('badOption', {
+        option: '--diagrams',
+        reason: `"${opts.diagrams}" is not a diagram renderer; use ${DIAGRAM_RENDERERS.join(' or ')}`,
+      });
+    }
+    // Unless the flags rule HTML out, the diagram engine starts loading now, beside the main thread.
+    const markdownOnly = opts.format === 'markdown' || opts.format === 'md';
+    if (markdownOnly || opts.diagrams === 'mermaid-cli') {
+      diagramJob?.cancel();
+      diagramJob = undefined;
+    } else diagramJob ??= startBeautifulMermaid();
     return await generateWith(ctx, opts, diagramJob);
   } finally {
     diagramJob?.cancel();

@@ -43,15 +43,14 @@ export function storeBound(rules: readonly MatrixRule[]): { keys: number; bytes:
   if (byTraffic.length > 1) {
     // A rule naming no endpoint applies to all of them.
     const endpoints = [...new Set(byTraffic.flatMap((r) => r.endpoints ?? []))].sort();
-    const on = (e: string) => byTraffic.filter((r) => !r.endpoints?.length || r.endpoints.includes(e));
-    let worst = { endpoint: '', keys: -1, bytes: 0 };
-    for (const e of endpoints) {
-      const keys = sum(on(e), keysOf);
-      if (keys > worst.keys) worst = { endpoint: e, keys, bytes: worst.bytes };
-      worst.bytes = Math.max(worst.bytes, sum(on(e), bytesOf));
-    }
-    if (worst.keys >= 0 && worst.keys < rowKeys) {
-      shared = { rules: byTraffic.map((r) => r.id), rowKeys, keys: worst.keys, bytes: worst.bytes, endpoint: worst.endpoint };
+    const perEndpoint = endpoints.map((endpoint) => {
+      const on = byTraffic.filter((r) => !r.endpoints?.length || r.endpoints.includes(endpoint));
+      return { endpoint, keys: sum(on, keysOf), bytes: sum(on, bytesOf) };
+    });
+    const worst = perEndpoint.reduce<(typeof perEndpoint)[number] | undefined>((a, b) => (a && a.keys >= b.keys ? a : b), undefined);
+    if (worst && worst.keys < rowKeys) {
+      const bytes = Math.max(...perEndpoint.map((p) => p.bytes));
+      shared = { rules: byTraffic.map((r) => r.id), rowKeys, keys: worst.keys, bytes, endpoint: worst.endpoint };
     }
   }
   return {

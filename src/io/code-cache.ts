@@ -1,14 +1,15 @@
 /**
- * V8 code cache for a large CommonJS file that every HTML run loads: the diagram engine
- * (dist/bin/diagram-engine.cjs, 1.9 MB, most of it the ELK layout engine).
+ * V8 code cache for the large CommonJS files of the published CLI: the CLI itself
+ * (dist/bin/cli.cjs, loaded by bin.ts) and the diagram engine (diagram-engine.cjs, 1.9 MB, most
+ * of it the ELK layout engine, loaded by render/diagrams/engine.ts).
  *
- * Compiling that file and compiling its functions while the first diagram is laid out cost
- * more than everything else in a run. Node 22.1+ caches compiled ES modules itself
- * (module.enableCompileCache, which cli.ts turns on), Node 20 caches nothing, and neither
- * caches code compiled through vm. So the engine is compiled here with vm.Script, given the
- * data V8 produced on an earlier run, and after a run that had no usable cache the data is
- * produced again (after the diagrams are drawn, so it holds the functions compiled while
- * drawing too) and written for the next run.
+ * Compiling them, and compiling the engine's functions while the first diagram is laid out,
+ * cost more than everything else in a run. Node 22.1+ caches compiled ES modules itself
+ * (module.enableCompileCache, which bin.ts turns on), Node 20 caches nothing, and neither
+ * caches code compiled through vm. So they are compiled here with vm.Script, given the data V8
+ * produced on an earlier run, and after a run that had no usable cache the data is produced
+ * again (after the code has done its work, so it holds the functions compiled meanwhile too)
+ * and written for the next run.
  *
  * Where: rl-design's cache folder (io/cache-dir.ts). NODE_DISABLE_COMPILE_CACHE=1, Node's own
  * switch for its cache, turns this one off too (RL_DESIGN_CACHE=off turns off all of them).
@@ -30,6 +31,8 @@ export type CodeCacheUse = 'accepted' | 'rejected' | 'missing' | 'off';
 export interface CachedModule<T> {
   exports: T;
   cache: CodeCacheUse;
+  /** Whether save() would write: the cache was missing or rejected. */
+  needsSave: boolean;
   /** When the cache was not accepted: writes a new one (call after the code has done its work). */
   save(): void;
 }
@@ -94,11 +97,13 @@ export function requireWithCodeCache<T>(file: string, dir: string | null = codeC
   const module = { exports: {} as T };
   const wrapper = script.runInThisContext() as (...args: unknown[]) => void;
   wrapper.call(module.exports, module.exports, createRequire(file), module, file, path.dirname(file));
+  const needsSave = cache === 'missing' || cache === 'rejected';
   return {
     exports: module.exports,
     cache,
+    needsSave,
     save() {
-      if (cacheFile === undefined || dir === null || cache === 'accepted') return;
+      if (!needsSave || cacheFile === undefined || dir === null) return;
       try {
         mkdirSync(dir, { recursive: true, mode: 0o700 });
         const data = script.createCachedData();

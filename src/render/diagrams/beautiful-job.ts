@@ -95,11 +95,12 @@ function cachedJob(job: DiagramJob, cache: SvgCache): DiagramJob {
   return {
     async draw(sources) {
       const svgs = new Map<string, string>();
-      for (const s of sources) {
-        const svg = svgs.has(s) ? undefined : cache.get(s);
-        if (svg !== undefined) svgs.set(s, svg);
+      const missing: string[] = [];
+      for (const s of new Set(sources)) {
+        const svg = cache.get(s);
+        if (svg === undefined) missing.push(s);
+        else svgs.set(s, svg);
       }
-      const missing = [...new Set(sources)].filter((s) => !svgs.has(s));
       if (missing.length === 0) job.cancel();
       else {
         const drawn = await job.draw(missing);

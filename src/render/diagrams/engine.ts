@@ -28,8 +28,7 @@ export async function loadDiagramEngine(): Promise<DiagramEngine> {
   if (existsSync(ENGINE_FILE)) {
     const loaded = requireWithCodeCache<EngineModule>(ENGINE_FILE);
     const draw = await loaded.exports.loadBeautifulMermaid();
-    const cacheWanted = loaded.cache === 'missing' || loaded.cache === 'rejected';
-    return { draw, cacheWanted, saveCache: () => loaded.save() };
+    return { draw, cacheWanted: loaded.needsSave, saveCache: () => loaded.save() };
   }
   // Not bundled: scripts/bundle.mjs keeps this import out of the ES module bundle.
   const { loadBeautifulMermaid } = await import('./beautiful.js');

@@ -12,11 +12,11 @@
  * not match is drawn again. What comes from here still goes through the same checks
  * (svg.ts) as a fresh drawing.
  */
-import { createHash } from 'node:crypto';
 import { mkdirSync, readdirSync, readFileSync, rmSync } from 'node:fs';
 import path from 'node:path';
 import writeFileAtomic from 'write-file-atomic';
 import { cacheDir } from '../../io/cache-dir.js';
+import { sha256 } from '../../io/write.js';
 
 /** The bundled engine's content hash; scripts/bundle.mjs defines it (undeclared elsewhere). */
 declare const __RL_DIAGRAM_ENGINE_HASH__: string | undefined;
@@ -25,8 +25,6 @@ export interface SvgCache {
   get(source: string): string | undefined;
   put(source: string, svg: string): void;
 }
-
-const sha256 = (text: string): string => createHash('sha256').update(text).digest('hex');
 
 /** The engine the bundle was built with, or undefined when not bundled. */
 export function bundledEngineKey(): string | undefined {
