@@ -29,8 +29,8 @@ function answersOptions(cmd: Command): Command {
 const program = new Command()
   .name('rl-design')
   .description(
-    'Design a rate-limiting system for an HTTP API from a short interview: a design document, the\n' +
-      'enforcement code, a check against nine testable constraints, and proof against a real Redis.',
+    'Design a rate-limiting system for an HTTP API from a short interview: a design document, ' +
+      'the enforcement code, a check against nine testable constraints, and proof against a real Redis.',
   )
   .version(TOOL_VERSION)
   .showHelpAfterError('(run with --help for usage)')
