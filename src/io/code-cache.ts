@@ -18,12 +18,11 @@
  * ever a speed-up: any failure to read or write it is ignored and the file is compiled as usual.
  */
 import { createHash } from 'node:crypto';
-import { mkdirSync, readdirSync, readFileSync, rmSync } from 'node:fs';
+import { readFileSync } from 'node:fs';
 import { createRequire } from 'node:module';
 import path from 'node:path';
 import vm from 'node:vm';
-import writeFileAtomic from 'write-file-atomic';
-import { cacheDir } from './cache-dir.js';
+import { cacheDir, pruneCache, writeCacheFile } from './cache-dir.js';
 
 /** How the cached data was used: accepted by V8, rejected (stale), missing, or caching off. */
 export type CodeCacheUse = 'accepted' | 'rejected' | 'missing' | 'off';
@@ -104,19 +103,17 @@ export function requireWithCodeCache<T>(file: string, dir: string | null = codeC
     needsSave,
     save() {
       if (!needsSave || cacheFile === undefined || dir === null) return;
+      let data: Buffer;
       try {
-        mkdirSync(dir, { recursive: true, mode: 0o700 });
-        const data = script.createCachedData();
-        writeFileAtomic.sync(cacheFile, Buffer.concat([digest(data), data]), { mode: 0o600, fsync: false });
-        // caches of other contents of this file (earlier versions) are of no further use;
-        // those of other Node versions stay, for a user who switches between them
-        const sameFile = `${path.basename(file)}-`;
-        for (const old of readdirSync(dir)) {
-          if (old.startsWith(sameFile) && !old.startsWith(prefix) && old.endsWith('.cache')) rmSync(path.join(dir, old), { force: true });
-        }
+        data = script.createCachedData();
       } catch {
-        // read-only home, full disk: the next run compiles again, nothing else changes
+        return;
       }
+      if (!writeCacheFile(cacheFile, Buffer.concat([digest(data), data]))) return;
+      // caches of other contents of this file (earlier versions) are of no further use;
+      // those of other Node versions stay, for a user who switches between them
+      const sameFile = `${path.basename(file)}-`;
+      pruneCache(dir, (old) => old.startsWith(sameFile) && !old.startsWith(prefix) && old.endsWith('.cache'));
     },
   };
 }

@@ -12,10 +12,9 @@
  * not match is drawn again. What comes from here still goes through the same checks
  * (svg.ts) as a fresh drawing.
  */
-import { mkdirSync, readdirSync, readFileSync, rmSync } from 'node:fs';
+import { readFileSync } from 'node:fs';
 import path from 'node:path';
-import writeFileAtomic from 'write-file-atomic';
-import { cacheDir } from '../../io/cache-dir.js';
+import { cacheDir, pruneCache, writeCacheFile } from '../../io/cache-dir.js';
 import { sha256 } from '../../io/write.js';
 
 /** The bundled engine's content hash; scripts/bundle.mjs defines it (undeclared elsewhere). */
@@ -37,7 +36,7 @@ export function openSvgCache(engine: string | undefined = bundledEngineKey(), ro
   const base = path.join(root, 'svg');
   const dir = path.join(base, engine);
   const file = (source: string) => path.join(dir, `${sha256(source)}.json`);
-  let prepared = false;
+  let pruned = false;
   return {
     get(source) {
       try {
@@ -49,17 +48,10 @@ export function openSvgCache(engine: string | undefined = bundledEngineKey(), ro
       return undefined;
     },
     put(source, svg) {
-      try {
-        if (!prepared) {
-          mkdirSync(dir, { recursive: true, mode: 0o700 });
-          // drawings of other engines are of no further use
-          for (const other of readdirSync(base)) if (other !== engine) rmSync(path.join(base, other), { recursive: true, force: true });
-          prepared = true;
-        }
-        writeFileAtomic.sync(file(source), JSON.stringify({ source, svg, sha256: sha256(svg) }), { mode: 0o600, fsync: false });
-      } catch {
-        // read-only home, full disk: the next run draws again
-      }
+      if (!writeCacheFile(file(source), JSON.stringify({ source, svg, sha256: sha256(svg) }))) return;
+      // drawings of other engines are of no further use
+      if (!pruned) pruneCache(base, (other) => other !== engine);
+      pruned = true;
     },
   };
 }
