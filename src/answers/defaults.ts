@@ -9,6 +9,7 @@ import type { Answers, Endpoint, QuotaResetT, Rate } from './schema.js';
 import type {
   Assumption,
   EndpointClass,
+  Exhaustion,
   FailMode,
   HeaderConvention,
   ResolvedEndpoint,
@@ -16,6 +17,7 @@ import type {
   ResolvedProvider,
   Scope,
 } from '../design/model.js';
+import { slug } from '../design/naming.js';
 
 export const PERIOD_SECONDS = { second: 1, minute: 60, hour: 3600, day: 86400 } as const;
 
@@ -64,10 +66,65 @@ export function rateText(rate: Rate): string {
 
 import { formatNumber } from '../format.js';
 
+function joinAnd(items: readonly string[]): string {
+  if (items.length <= 1) return items.join('');
+  return `${items.slice(0, -1).join(', ')} and ${items[items.length - 1]}`;
+}
+
+/**
+ * Where a plan that lets calls pass past its quota stops them (429 QUOTA_EXCEEDED): the
+ * answers have no field for it, so these factors are an assumption the document states.
+ */
+export const QUOTA_BACKSTOP = { 'soft-warning': 1.2, 'pay-per-overage': 3 } as const;
+
+/** The count at which the limiter refuses: the quota itself when hard, else the backstop. */
+export function quotaStop(quota: number, exhaustion: Exhaustion): number {
+  if (exhaustion === 'hard') return quota;
+  return Math.ceil(quota * QUOTA_BACKSTOP[exhaustion]);
+}
+
+const PERIOD_NAME: Record<number, string> = { 1: 'second', 60: 'minute', 3600: 'hour', 86400: 'day' };
+
+/** Calls per provider period the outbound bucket admits: the safety fraction of the limit, at least 1. */
+export function outboundRate(limitRequests: number, safetyFraction: number): number {
+  return Math.max(1, Math.floor(limitRequests * safetyFraction));
+}
+
+/**
+ * GCRA sends a full bucket's burst at once and then one call per interval, so within one
+ * provider period it lets through burst + rate x period calls. The default burst is one
+ * second of the bucket rate, lowered so that sum stays within the provider's limit; at least 1.
+ */
+export function defaultOutboundBurst(limitRequests: number, periodSeconds: number, safetyFraction: number): number {
+  const rate = outboundRate(limitRequests, safetyFraction);
+  const oneSecond = Math.floor((rate / periodSeconds) * Math.min(periodSeconds, 1));
+  return Math.max(1, Math.min(oneSecond, limitRequests - rate));
+}
+
+/** Calls a full outbound bucket can send within one provider period, and by how many that passes the limit (0: within it). */
+export function outboundPeak(p: Pick<ResolvedProvider, 'limit' | 'safetyFraction' | 'burst'>): { peak: number; over: number; rate: number } {
+  const rate = outboundRate(p.limit.requests, p.safetyFraction);
+  const peak = p.burst + rate;
+  return { peak, over: Math.max(0, peak - p.limit.requests), rate };
+}
+
+function outboundBurstText(p: ResolvedProvider): string {
+  const { peak, over, rate } = outboundPeak(p);
+  const per = PERIOD_NAME[p.limit.periodSeconds] ?? `${formatNumber(p.limit.periodSeconds)} s`;
+  const sum = `${formatNumber(p.burst)} + ${formatNumber(rate)} = ${formatNumber(peak)} calls per ${per}`;
+  if (over > 0) return `${p.name} ${formatNumber(p.burst)}, the minimum (${sum}, over the limit of ${p.limitText}: lower the safety fraction)`;
+  if (peak === p.limit.requests) return `${p.name} ${formatNumber(p.burst)} (${sum}, exactly the limit of ${p.limitText})`;
+  const why = p.burst === Math.floor((rate / p.limit.periodSeconds) * Math.min(p.limit.periodSeconds, 1))
+    ? `one second of its ${formatNumber(rate / p.limit.periodSeconds)}/s rate`
+    : 'the minimum';
+  return `${p.name} ${formatNumber(p.burst)} (${why}; ${sum}, within ${p.limitText})`;
+}
+
 export function resolveAnswers(answers: Answers): ResolvedAnswers {
   const assumptions: Assumption[] = [];
-  const assume = (field: string, text: string) => {
-    assumptions.push({ id: field, field, text });
+  /** field: the answers field the assumption stands in for; several are joined with ", ". */
+  const assume = (field: string, text: string, id: string = field) => {
+    assumptions.push({ id, field, text });
   };
 
   const unknownCritical = new Set(answers.unknown ?? []);
@@ -110,7 +167,7 @@ export function resolveAnswers(answers: Answers): ResolvedAnswers {
   }
   if (topology === 'single') instances = 1;
   const gateway = stack.gateway ?? 'none';
-  if (!stack.gateway) assume('stack.gateway', 'No gateway or reverse proxy named: every rule is enforced in application middleware.');
+  if (!stack.gateway) assume('stack.gateway', 'No gateway or reverse proxy named: assumed none, so every rule is enforced in application middleware.');
   let store = stack.store;
   if (!store) {
     store = 'redis';
@@ -131,7 +188,10 @@ export function resolveAnswers(answers: Answers): ResolvedAnswers {
         `Trusted proxy ranges unknown: assumed the ${gateway} tier sits in loopback/private ranges (${PRIVATE_PROXY_RANGES.join(', ')}). Narrow this to your proxies' real addresses: every range listed is allowed to name the client IP.`,
       );
     } else {
-      assume('stack.trustedProxies', 'No trusted proxies: the client IP is the TCP peer address and X-Forwarded-For is ignored.');
+      assume(
+        'stack.trustedProxies',
+        'Trusted proxies not given: assumed no proxy or load balancer sits in front of the application, so the client IP is the TCP peer address and X-Forwarded-For is ignored. If one does, list its address ranges: otherwise every client behind it shares its address, and one IP limit.',
+      );
     }
   }
 
@@ -141,33 +201,64 @@ export function resolveAnswers(answers: Answers): ResolvedAnswers {
     identities = ['api-key', 'ip'];
     assume('identities', 'Identity dimensions unknown: assumed an API key on authenticated calls and the trusted client IP for anonymous ones.');
   }
-  if (!identities.includes('ip')) identities.push('ip');
+  if (!identities.includes('ip')) {
+    identities.push('ip');
+    assume('identities.ip', 'The trusted client IP was not listed as an identity: added, because anonymous calls and the per-IP auth limits can be keyed on nothing else.');
+  }
 
   // Endpoints.
   let endpoints: ResolvedEndpoint[];
   if (!answers.endpoints || answers.endpoints.length === 0) {
-    endpoints = [{ name: 'all-endpoints', method: 'ANY', route: '/*', class: 'read', anonymous: false, cost: 1 }];
+    endpoints = [{ name: 'all-endpoints', method: 'ANY', route: '/*', class: 'read', anonymous: false, cost: 1, assumed: ['anonymous', 'cost'] }];
     assume('endpoints', 'Endpoints unknown: every route is treated as one class of ordinary authenticated calls with cost 1.');
   } else {
-    endpoints = answers.endpoints.map((e: Endpoint) => ({
-      name: e.name,
-      method: e.method,
-      route: e.route,
-      class: e.class,
-      ...(e.authKind ? { authKind: e.authKind } : e.class === 'auth' ? { authKind: 'login' as const } : {}),
-      anonymous: e.class === 'auth' ? true : e.anonymous,
-      cost: e.cost ?? DEFAULT_CLASS_COST[e.class],
-    }));
+    endpoints = answers.endpoints.map((e: Endpoint) => {
+      const authKind = e.class === 'auth' ? (e.authKind ?? 'login') : e.authKind;
+      // A caller of a login, sign-up, reset or token endpoint has no credentials yet; an MFA
+      // step is called with the session of the first factor, so it keeps the stated flag.
+      const anonymousByKind = e.class === 'auth' && authKind !== 'mfa' && !e.anonymous;
+      const assumed: NonNullable<ResolvedEndpoint['assumed']> = [
+        ...(e.class === 'auth' && !e.authKind ? (['authKind'] as const) : []),
+        ...(anonymousByKind ? (['anonymous'] as const) : []),
+        ...(e.cost === undefined ? (['cost'] as const) : []),
+      ];
+      return {
+        name: e.name,
+        method: e.method,
+        route: e.route,
+        class: e.class,
+        ...(authKind ? { authKind } : {}),
+        anonymous: e.anonymous || anonymousByKind,
+        cost: e.cost ?? DEFAULT_CLASS_COST[e.class],
+        ...(assumed.length > 0 ? { assumed } : {}),
+      };
+    });
     for (const e of answers.endpoints) {
       if (e.class === 'auth' && !e.authKind) {
         assume(`endpoints.${e.name}.authKind`, `Endpoint "${e.name}" is an auth endpoint of unstated kind: treated as a login.`);
       }
     }
-    const defaulted = answers.endpoints.filter((e) => e.cost === undefined && DEFAULT_CLASS_COST[e.class] > 1);
+    const byKind = endpoints.filter((e) => e.assumed?.includes('anonymous')).map((e) => e.name);
+    if (byKind.length > 0) {
+      assume(
+        'endpoints.anonymous',
+        `${joinAnd(byKind)} ${byKind.length === 1 ? 'is an auth endpoint' : 'are auth endpoints'} not marked anonymous: treated as anonymous, since a caller of a login, sign-up, password-reset or token endpoint has no credentials yet. ${byKind.length === 1 ? 'It is' : 'They are'} limited by the per-identity and per-IP auth rows, not by the anonymous per-IP bucket. An MFA step keeps its stated flag: its caller already holds the first factor's session.`,
+      );
+    }
+    const defaulted = endpoints.filter((e) => e.assumed?.includes('cost'));
     if (defaulted.length > 0) {
+      const limited = defaulted.filter((e) => e.class !== 'health');
+      const heavy = limited.filter((e) => e.cost !== 1);
+      const ones = limited.length - heavy.length;
+      const given = endpoints.filter((e) => !e.assumed?.includes('cost'));
+      const weights = [
+        ...(heavy.length > 0 ? [joinAnd(heavy.map((e) => `${e.name} (${e.class}) ${formatNumber(e.cost)}`)) + ' tokens'] : []),
+        ...(ones > 0 ? [`${heavy.length > 0 ? 'the other ' : ''}${formatNumber(ones)} ${ones === 1 ? 'endpoint' : 'endpoints'} 1 token${ones === 1 ? '' : ' each'}`] : []),
+      ];
+      const exempt = defaulted.length - limited.length;
       assume(
         'endpoints.cost',
-        `Costs not stated for ${defaulted.length} endpoint(s): weighted by class (write 2, search 5, expensive 10, export 20 tokens).`,
+        `Costs not stated for ${given.length === 0 ? `any of the ${formatNumber(endpoints.length)} endpoints` : `${formatNumber(defaulted.length)} of the ${formatNumber(endpoints.length)} endpoints (${joinAnd(given.map((e) => `${e.name} states ${formatNumber(e.cost)}`))})`}: each takes the weight of its class: ${weights.join('; ')}${exempt > 0 ? `; health checks are exempt and cost nothing` : ''}.`,
       );
     }
   }
@@ -175,13 +266,22 @@ export function resolveAnswers(answers: Answers): ResolvedAnswers {
   // Item 4: traffic.
   const t = answers.traffic ?? {};
   const burstiness = t.burstiness ?? 'moderate';
-  if (!t.burstiness) assume('traffic.burstiness', 'Burstiness unknown: assumed moderate (buckets hold 5 seconds of sustained rate).');
+  if (!t.burstiness) {
+    assume(
+      'traffic.burstiness',
+      `Burstiness unknown: assumed moderate, so the per-client buckets (fairness, anonymous and webhook limits, and plans whose burst is not stated) hold ${BURST_SECONDS.moderate} seconds of their sustained rate. The global ceiling's bucket holds 1 second of its rate; outbound buckets are sized to their provider's limit.`,
+    );
+  }
   let typicalRps = t.typicalRps;
   let peakRps = t.peakRps;
   if (typicalRps === undefined && peakRps === undefined) {
     typicalRps = 50;
     peakRps = 150;
-    assume('traffic.peakRps', 'Traffic unknown: assumed 50 requests/s typical and 150 requests/s peak. Replace with measured numbers before enforcing.');
+    assume(
+      'traffic.typicalRps, traffic.peakRps',
+      'Traffic unknown: assumed 50 requests/s typical and 150 requests/s peak. Replace with measured numbers before enforcing.',
+      'traffic.peakRps',
+    );
   } else if (peakRps === undefined) {
     peakRps = (typicalRps as number) * 3;
     assume('traffic.peakRps', `Peak rate unknown: assumed 3x typical (${formatNumber(peakRps)} requests/s).`);
@@ -200,8 +300,10 @@ export function resolveAnswers(answers: Answers): ResolvedAnswers {
   if (t.distinctTenants === undefined && usesTenant) {
     assume('traffic.distinctTenants', `Number of tenants unknown: assumed one per 5 clients (${formatNumber(distinctTenants)}).`);
   }
-  const distinctUsers = t.distinctUsers ?? distinctClients * 10;
-  if (t.distinctUsers === undefined && (identities.includes('user') || endpoints.some((e) => e.class === 'auth'))) {
+  // Only user and session keys are counted per account; auth keys are bounded by traffic.
+  const usesUsers = identities.includes('user') || identities.includes('session');
+  const distinctUsers = t.distinctUsers ?? (usesUsers ? distinctClients * 10 : 0);
+  if (t.distinctUsers === undefined && usesUsers) {
     assume('traffic.distinctUsers', `Number of user accounts unknown: assumed 10 per client (${formatNumber(distinctUsers)}).`);
   }
 
@@ -211,6 +313,10 @@ export function resolveAnswers(answers: Answers): ResolvedAnswers {
   const defaultExhaustion = quotasAnswers.exhaustion ?? 'hard';
   const plans: ResolvedPlan[] = (answers.plans ?? []).map((p) => {
     const rps = ratePerSecond(p.rate);
+    const assumed: NonNullable<ResolvedPlan['assumed']> = [
+      ...(p.burst === undefined ? (['burst'] as const) : []),
+      ...(p.quota !== undefined && !p.exhaustion && !quotasAnswers.exhaustion ? (['exhaustion'] as const) : []),
+    ];
     return {
       name: p.name,
       ratePerSecond: rps,
@@ -219,14 +325,18 @@ export function resolveAnswers(answers: Answers): ResolvedAnswers {
       burst: p.burst ?? Math.max(1, Math.ceil(rps * burstSeconds)),
       ...(p.quota !== undefined ? { quota: p.quota } : {}),
       exhaustion: p.exhaustion ?? defaultExhaustion,
+      ...(assumed.length > 0 ? { assumed } : {}),
     };
   });
   if (!answers.plans || answers.plans.length === 0) {
     assume('plans', 'No plan tiers or promised limits: per-client limits are derived from capacity, not from a contract.');
   } else {
-    const noBurst = (answers.plans ?? []).filter((p) => p.burst === undefined);
+    const noBurst = plans.filter((p) => p.assumed?.includes('burst'));
     if (noBurst.length > 0) {
-      assume('plans.burst', `Burst not stated for ${noBurst.map((p) => p.name).join(', ')}: set to ${burstSeconds} seconds of the plan rate.`);
+      assume(
+        'plans.burst',
+        `Burst not stated for ${joinAnd(noBurst.map((p) => p.name))}: set to ${burstSeconds} seconds of the plan rate (${joinAnd(noBurst.map((p) => `${p.name}: ${p.rateText} x ${burstSeconds} s = ${formatNumber(p.burst)} tokens`))}).`,
+      );
     }
   }
   const hasQuota = plans.some((p) => p.quota !== undefined);
@@ -239,6 +349,19 @@ export function resolveAnswers(answers: Answers): ResolvedAnswers {
     assume(
       'quotas.exhaustion',
       'What happens when a quota runs out is a product decision that was not answered: assumed a hard cut-off (429 QUOTA_EXCEEDED). Confirm with product before enforcing.',
+    );
+  }
+  const backstopped = plans.filter((p) => p.quota !== undefined && p.exhaustion !== 'hard');
+  if (hasQuota && backstopped.length > 0) {
+    const stops = backstopped.map((p) => {
+      const quota = p.quota as number;
+      const factor = QUOTA_BACKSTOP[p.exhaustion as Exclude<Exhaustion, 'hard'>];
+      return `${p.name} (${p.exhaustion}) stops at ${formatNumber(quotaStop(quota, p.exhaustion))} (${factor < 2 ? `${formatNumber(Math.round(factor * 100))}% of` : `${formatNumber(factor)}x`} its ${formatNumber(quota)} quota)`;
+    });
+    const ids = backstopped.map((p) => `"quota-${slug(p.name)}"`);
+    assume(
+      'quotas.backstop',
+      `${joinAnd(backstopped.map((p) => p.name))} ${backstopped.length === 1 ? 'lets' : 'let'} calls pass past the quota, but the answers do not say where that stops. Assumed a backstop where the limiter refuses with 429 QUOTA_EXCEEDED until the reset, so a runaway client's overage stays bounded: ${stops.join('; ')}. This is a product decision, not a technical one: set a plan's exhaustion to "hard" to stop at the quota itself, or remove its quota row (a rules entry with "id": ${ids.join(' or ')} and "remove": true) to have no stop in the limiter at all (its quota headers and warning go with it; billing is unaffected).`,
     );
   }
   const billingSource = quotasAnswers.billingSource ?? 'metering-system';
@@ -261,6 +384,10 @@ export function resolveAnswers(answers: Answers): ResolvedAnswers {
     const limitPerSecond = ratePerSecond(o.limit);
     const safetyFraction = o.safetyFraction ?? 0.9;
     const bucketPerSecond = limitPerSecond * safetyFraction;
+    const assumed: NonNullable<ResolvedProvider['assumed']> = [
+      ...(o.burst === undefined ? (['burst'] as const) : []),
+      ...(o.safetyFraction === undefined ? (['safetyFraction'] as const) : []),
+    ];
     return {
       name: o.name,
       limitPerSecond,
@@ -268,12 +395,24 @@ export function resolveAnswers(answers: Answers): ResolvedAnswers {
       limitText: rateText(o.limit),
       safetyFraction,
       bucketPerSecond,
-      burst: o.burst ?? Math.max(1, Math.floor(bucketPerSecond * Math.min(PERIOD_SECONDS[o.limit.per], 1))),
+      burst: o.burst ?? defaultOutboundBurst(o.limit.requests, PERIOD_SECONDS[o.limit.per], safetyFraction),
       bucket: o.bucket ?? 'shared',
+      ...(assumed.length > 0 ? { assumed } : {}),
     };
   });
-  if ((answers.outbound ?? []).some((o) => o.safetyFraction === undefined)) {
-    assume('outbound.safetyFraction', 'Outbound safety margin not stated: buckets run at 90% of each provider limit.');
+  const noFraction = outbound.filter((p) => p.assumed?.includes('safetyFraction'));
+  if (noFraction.length > 0) {
+    assume(
+      'outbound.safetyFraction',
+      `Outbound safety margin not stated for ${joinAnd(noFraction.map((p) => p.name))}: the bucket runs at 90% of the provider's limit (${joinAnd(noFraction.map((p) => `${p.name}: ${formatNumber(outboundRate(p.limit.requests, p.safetyFraction))} of ${p.limitText}`))}).`,
+    );
+  }
+  const noBurst = outbound.filter((p) => p.assumed?.includes('burst'));
+  if (noBurst.length > 0) {
+    assume(
+      'outbound.burst',
+      `Outbound burst not stated for ${joinAnd(noBurst.map((p) => p.name))}. A full bucket sends its burst at once and then refills at the bucket rate, so within one provider period it can send burst + rate x period calls. The burst is set to the smaller of one second of the bucket rate and the largest value that keeps that sum within the provider's limit, and at least 1: ${joinAnd(noBurst.map(outboundBurstText))}.`,
+    );
   }
   if (answers.outbound === undefined) assume('outbound', 'No third-party APIs with their own limits were named: no outbound limiter.');
 

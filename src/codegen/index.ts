@@ -10,7 +10,7 @@
 import type { Design } from '../design/model.js';
 import { mdText } from '../render/escape.js';
 import { TOOL_VERSION } from '../version.js';
-import { generateAlerts } from './alerts.js';
+import { generateAlerts, generateEdgeLogMetrics } from './alerts.js';
 import { generateGateway } from './gateway/index.js';
 import { luaScript, type LuaScriptName } from './lua.js';
 import { generateMiddleware } from './middleware/index.js';
@@ -65,6 +65,7 @@ export function generateCode(design: Design): CodeFile[] {
     ...generateMiddleware(design),
     ...generateGateway(design),
     generateAlerts(design),
+    ...generateEdgeLogMetrics(design),
     ...generateOutbound(design),
   ].sort(byPath);
   const paths = new Set<string>();

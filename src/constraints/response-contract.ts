@@ -20,8 +20,17 @@ function belongsTo(name: string, convention: HeaderConvention): boolean {
     case 'ietf-structured':
       return name === 'ratelimit' || name === 'ratelimit-policy';
     case 'ietf-trio':
-      // RateLimit-Policy was introduced alongside the trio in the earlier drafts.
-      return ['ratelimit-limit', 'ratelimit-remaining', 'ratelimit-reset', 'ratelimit-policy'].includes(name);
+      // RateLimit-Policy was introduced alongside the trio in the earlier drafts; the quota
+      // trio is the contract's documented extension for a plan quota beside the tightest limit.
+      return [
+        'ratelimit-limit',
+        'ratelimit-remaining',
+        'ratelimit-reset',
+        'ratelimit-policy',
+        'ratelimit-quota-limit',
+        'ratelimit-quota-remaining',
+        'ratelimit-quota-reset',
+      ].includes(name);
     case 'x-ratelimit':
       return name.startsWith('x-ratelimit-');
   }
@@ -38,7 +47,7 @@ export default defineConstraint({
     number: 3,
     title: 'Retry-After on every 429, one header convention, silent security limits',
     description:
-      'Every 429 carries Retry-After; rate-limit headers follow exactly one documented convention on every client response; security limits suppress them.',
+      'Every 429 carries Retry-After; rate-limit headers follow exactly one documented convention on every client response; security limits suppress them. A rule enforced only at the edge is marked and listed as such (the gateway sends Retry-After but no rate-limit headers); every rule the application enforces sends the full headers.',
     messages: {
       retryAfterMissing: 'The response contract does not put Retry-After on every 429.',
       noConvention: 'The response contract names no header convention (one of {{allowed}}); found {{value}}.',
@@ -50,13 +59,16 @@ export default defineConstraint({
       securityNotListed: 'The security rule is missing from the contract list of silent rules.',
       headersNotFull: 'Non-security limits send rate-limit headers on every response (headers: full), but this rule sends {{headers}}.',
       unexpectedSilent: 'The contract lists this non-security rule as silent; only security limits suppress headers.',
+      edgeClaimsHeaders:
+        'The rule is enforced only at the edge, whose 429 carries Retry-After but no rate-limit headers; the matrix claims {{headers}} (edge rules are marked headers: edge).',
+      edgeNotListed: 'The edge-only rule is missing from the contract list of rules enforced at the edge.',
     },
   },
   check(design, report) {
     const contract = design?.contract;
     if (contract?.retryAfter?.onEvery429 !== true) report({ messageId: 'retryAfterMissing' });
 
-    const headerNames = objects(contract?.headers)
+    const headerNames = [...objects(contract?.headers), ...objects(contract?.quotaHeaders)]
       .map((h) => h.name)
       .filter((n): n is string => typeof n === 'string')
       .map((n) => n.trim());
@@ -85,6 +97,7 @@ export default defineConstraint({
 
     // Outbound rules answer no client, so the header policy does not concern them.
     const silentIds = strings(contract?.silentRuleIds);
+    const edgeIds = strings(contract?.edgeRuleIds);
     for (const rule of rulesOf(design)) {
       const ruleId = ruleIdOf(rule);
       const listed = ruleId !== undefined && silentIds.includes(ruleId);
@@ -94,7 +107,14 @@ export default defineConstraint({
         }
         if (!listed) report({ messageId: 'securityNotListed', ruleId });
       } else if (rule.tier !== 'outbound') {
-        if (rule.headers !== 'full') {
+        if (rule.layer === 'edge') {
+          // the gateway's 429 has Retry-After (checked above for the contract) and no counts:
+          // the matrix must say so rather than promise headers nobody sends
+          if (rule.headers !== 'edge') {
+            report({ messageId: 'edgeClaimsHeaders', ruleId, data: { headers: show(rule.headers ?? 'none') } });
+          }
+          if (ruleId !== undefined && !edgeIds.includes(ruleId)) report({ messageId: 'edgeNotListed', ruleId });
+        } else if (rule.headers !== 'full') {
           report({ messageId: 'headersNotFull', ruleId, data: { headers: show(rule.headers ?? 'none') } });
         }
         if (listed) report({ messageId: 'unexpectedSilent', ruleId });

@@ -39,8 +39,9 @@ export function buildDesign(answers: Answers, options: BuildOptions): Design {
     },
     answers.rules ?? [],
   );
-  const quotas = buildQuotas(scope, rules, resolved.quotaReset, resolved.billingSource);
+  const quotas = buildQuotas(scope, rules, resolved.quotaReset, resolved.billingSource, resolved.headers.convention);
   const outbound = buildOutbound(scope, rules);
+  const enforcement = buildEnforcement(scope, rules, exempt);
   return {
     meta: { tool: 'rl-design', toolVersion: TOOL_VERSION, date: options.date, generic: resolved.generic },
     output: resolved.output,
@@ -48,12 +49,19 @@ export function buildDesign(answers: Answers, options: BuildOptions): Design {
     assumptions: resolved.assumptions,
     rules,
     algorithms: buildAlgorithms(rules),
-    enforcement: buildEnforcement(scope, rules, exempt),
-    contract: buildContract(rules, resolved.headers.convention, resolved.headers.docsUrl),
+    enforcement,
+    contract: buildContract(rules, resolved.headers.convention, resolved.headers.docsUrl, {
+      ...(resolved.quotaReset ? { quotaReset: resolved.quotaReset } : {}),
+      endpoints: scope.endpoints,
+    }),
     ...(quotas ? { quotas } : {}),
     ...(outbound ? { outbound } : {}),
     monitoring: buildMonitoring(scope, rules),
     rollout: buildRollout(rules, resolved.shadowDays),
-    scenarios: buildScenarios(rules),
+    scenarios: buildScenarios(rules, {
+      topology: scope.topology,
+      instances: scope.instances,
+      ...(enforcement.hybrid ? { hybrid: enforcement.hybrid } : {}),
+    }),
   };
 }

@@ -1,43 +1,399 @@
 /** The response contract: one header convention, Retry-After on every 429, silent security limits. */
-import type { Diagram, HeaderConvention, HeaderSpec, MatrixRule, ResponseContract } from './model.js';
+import type { QuotaResetT } from '../answers/schema.js';
+import { formatNumber } from '../format.js';
+import type {
+  Diagram,
+  ExampleResponse,
+  HeaderConvention,
+  HeaderSpec,
+  MatrixRule,
+  ResolvedEndpoint,
+  ResponseContract,
+} from './model.js';
 
 export const IETF_DRAFT = 'draft-ietf-httpapi-ratelimit-headers-11';
 
-function exampleRule(rules: MatrixRule[]): MatrixRule | undefined {
-  return rules.find((r) => r.tier === 'fairness' && r.headers === 'full' && r.rate) ?? rules.find((r) => r.headers === 'full' && r.rate);
+/** The content type of every 429 and 503 body the middleware sends. */
+export const PROBLEM_JSON = 'application/problem+json; charset=utf-8';
+
+// ---------------------------------------------------------------------------------------
+// What a response states about a rule, computed as the generated middleware computes it
+// (src/codegen/middleware/runtime.ts: policyWindowSeconds, shown, problemBody and the header
+// builders). test/middleware/contract.test.ts holds the two side by side: the compiled
+// middleware's bodies and headers must be the ones this module puts in the document.
+
+/** A rule as the middleware holds it (codegen/middleware/compile.ts): the numbers behind its headers. */
+export interface ShownRule {
+  id: string;
+  headers: 'full' | 'silent';
+  errorCode: 'RATE_LIMITED' | 'QUOTA_EXCEEDED';
+  /** Requests (tokens) per period: the rate, or the window's limit (a soft quota's backstop). */
+  limit: number;
+  periodSeconds: number;
+  /** Bucket capacity (token bucket / GCRA); null for windows. */
+  burst: number | null;
+  /** The plan quota shown to clients when the hard stop sits above it (soft overage); else null. */
+  quota: number | null;
 }
 
-export function headerSpecs(convention: HeaderConvention, example: MatrixRule | undefined): HeaderSpec[] {
-  const policy = example?.id ?? 'default';
-  const q = example?.burst ?? example?.rate?.requests ?? 100;
-  const w = example?.rate?.periodSeconds ?? 60;
-  switch (convention) {
-    case 'ietf-structured':
-      return [
-        {
-          name: 'RateLimit-Policy',
-          example: `"${policy}";q=${q};w=${w}`,
-          meaning: 'The policy that applies: quota q (tokens) per window w (seconds), named after the matrix rule.',
-        },
-        {
-          name: 'RateLimit',
-          example: `"${policy}";r=${Math.max(0, q - 1)};t=${w}`,
-          meaning: 'What is left now: r units remaining, t seconds until the window (or a full bucket) is restored.',
-        },
-      ];
-    case 'ietf-trio':
-      return [
-        { name: 'RateLimit-Limit', example: String(q), meaning: 'Units allowed in the current window.' },
-        { name: 'RateLimit-Remaining', example: String(Math.max(0, q - 1)), meaning: 'Units left in the current window.' },
-        { name: 'RateLimit-Reset', example: String(w), meaning: 'Seconds until the window resets (delta seconds, not a timestamp).' },
-      ];
-    case 'x-ratelimit':
-      return [
-        { name: 'X-RateLimit-Limit', example: String(q), meaning: 'Units allowed in the current window.' },
-        { name: 'X-RateLimit-Remaining', example: String(Math.max(0, q - 1)), meaning: 'Units left in the current window.' },
-        { name: 'X-RateLimit-Reset', example: String(w), meaning: 'Seconds until the window resets.' },
-      ];
+/** What one response states about a rule (runtime.ts Shown). */
+export interface ShownValues {
+  /** q / RateLimit-Limit: the burst of a bucket, the limit (or plan quota) of a window. */
+  limit: number;
+  remaining: number;
+  resetSeconds: number;
+  /** w / windowSeconds: see policyWindowSeconds. */
+  windowSeconds: number;
+}
+
+const WINDOW_ALGORITHMS: ReadonlySet<string> = new Set(['sliding-window-log', 'fixed-window']);
+
+/** The numbers the middleware compiles in for a matrix rule (as compile.ts does), or undefined without a rate. */
+export function shownRuleOf(rule: MatrixRule): ShownRule | undefined {
+  if (!rule.rate || !(rule.rate.requests > 0) || !(rule.rate.periodSeconds > 0)) return undefined;
+  const windowed = rule.algorithm !== undefined && WINDOW_ALGORITHMS.has(rule.algorithm);
+  const planQuota = rule.quotaBackstop?.quota;
+  return {
+    id: rule.id,
+    headers: rule.headers === 'silent' ? 'silent' : 'full',
+    errorCode: rule.errorCode,
+    limit: rule.rate.requests,
+    periodSeconds: rule.rate.periodSeconds,
+    burst: windowed ? null : Math.max(1, Math.round(rule.burst ?? rule.rate.requests)),
+    quota: planQuota !== undefined && planQuota < rule.rate.requests ? planQuota : null,
+  };
+}
+
+/** Whole seconds, rounded up; the float noise of an exact division does not add a second. */
+function ceilSeconds(seconds: number): number {
+  return Math.ceil(seconds - 1e-9);
+}
+
+/**
+ * The window w a rule's policy states, in whole seconds (runtime.ts policyWindowSeconds).
+ * Token-bucket (GCRA) rules: the time a drained bucket takes to refill completely, burst / rate,
+ * so that q = burst per w is the rule's real sustained rate and the reset (t) counts down to a
+ * full bucket. Window rules: the window. (A calendar quota's middleware measures its current
+ * period instead: a month is 28 to 31 days.)
+ */
+export function policyWindowSeconds(rule: Pick<ShownRule, 'limit' | 'periodSeconds' | 'burst'>): number {
+  if (rule.burst === null) return Math.max(1, Math.round(rule.periodSeconds));
+  return Math.max(1, ceilSeconds((rule.burst * rule.periodSeconds) / rule.limit));
+}
+
+/** q / RateLimit-Limit: the plan quota of a soft quota, the burst of a bucket, else the limit. */
+export function shownLimit(rule: ShownRule): number {
+  return rule.quota ?? rule.burst ?? rule.limit;
+}
+
+/** A Structured Fields string (runtime.ts sfString). */
+function sfString(text: string): string {
+  return `"${text.replace(/[\\"]/g, (c) => `\\${c}`).replace(/[^\u0020-\u007e]/g, '')}"`;
+}
+
+/** The problem+json body of a 429, field for field as runtime.ts problemBody builds it. */
+export function problemBody(
+  docsUrl: string,
+  rule: Pick<ShownRule, 'id' | 'headers' | 'errorCode'>,
+  s: Pick<ShownValues, 'limit' | 'resetSeconds' | 'windowSeconds'>,
+  retryAfter: number,
+): Record<string, unknown> {
+  if (rule.headers === 'silent') {
+    return {
+      type: `${docsUrl}#rate-limited`,
+      title: 'Too many requests',
+      status: 429,
+      code: 'RATE_LIMITED',
+      detail: 'Too many attempts. Retry after the time in Retry-After.',
+      retryAfterSeconds: retryAfter,
+      documentation: docsUrl,
+    };
   }
+  if (rule.errorCode === 'QUOTA_EXCEEDED') {
+    return {
+      type: 'https://iana.org/assignments/http-problem-types#quota-exceeded',
+      title: 'Quota exceeded',
+      status: 429,
+      code: 'QUOTA_EXCEEDED',
+      detail: `The quota ${rule.id} for this period is used up; it resets in ${s.resetSeconds} s.`,
+      'violated-policies': [rule.id],
+      limit: { rule: rule.id, quota: s.limit, windowSeconds: s.windowSeconds },
+      retryAfterSeconds: retryAfter,
+      resetSeconds: s.resetSeconds,
+      documentation: docsUrl,
+    };
+  }
+  return {
+    type: `${docsUrl}#rate-limited`,
+    title: 'Too many requests',
+    status: 429,
+    code: 'RATE_LIMITED',
+    detail: `Limit ${rule.id} exceeded; retry after the time in Retry-After, plus random jitter.`,
+    limit: { rule: rule.id, quota: s.limit, windowSeconds: s.windowSeconds },
+    retryAfterSeconds: retryAfter,
+    resetSeconds: s.resetSeconds,
+    documentation: docsUrl,
+  };
+}
+
+/** A rule and what a response states about it. */
+export interface Stated {
+  rule: ShownRule;
+  s: ShownValues;
+}
+
+/** The quota header trio of the single-value conventions (beside the convention's own trio). */
+export const QUOTA_HEADER_NAMES: Record<Exclude<HeaderConvention, 'ietf-structured'>, [string, string, string]> = {
+  'ietf-trio': ['RateLimit-Quota-Limit', 'RateLimit-Quota-Remaining', 'RateLimit-Quota-Reset'],
+  'x-ratelimit': ['X-RateLimit-Quota-Limit', 'X-RateLimit-Quota-Remaining', 'X-RateLimit-Quota-Reset'],
+};
+
+/** Sent on a call admitted past a soft plan quota: the quota rule and the units used beyond it. */
+export const QUOTA_EXCEEDED_HEADER = 'Quota-Exceeded';
+
+/**
+ * The rate-limit headers of one response, in the middleware's order (runtime.ts
+ * rateLimitHeaders): `main` is the rule the convention's headers state; `quota` the plan quota
+ * that counted the call, when one did. Structured fields list the quota as a second item (once);
+ * the single-value conventions add their quota trio.
+ */
+export function rateLimitHeaders(convention: HeaderConvention, main: Stated, quota?: Stated): [string, string][] {
+  const { rule, s } = main;
+  switch (convention) {
+    case 'ietf-structured': {
+      const policy = `${sfString(rule.id)};q=${shownLimit(rule)};w=${s.windowSeconds}`;
+      const state = `${sfString(rule.id)};r=${s.remaining};t=${s.resetSeconds}`;
+      if (!quota || quota.rule.id === rule.id) return [['RateLimit-Policy', policy], ['RateLimit', state]];
+      return [
+        ['RateLimit-Policy', `${policy}, ${sfString(quota.rule.id)};q=${shownLimit(quota.rule)};w=${quota.s.windowSeconds}`],
+        ['RateLimit', `${state}, ${sfString(quota.rule.id)};r=${quota.s.remaining};t=${quota.s.resetSeconds}`],
+      ];
+    }
+    case 'ietf-trio':
+    case 'x-ratelimit': {
+      const prefix = convention === 'x-ratelimit' ? 'X-RateLimit' : 'RateLimit';
+      const out: [string, string][] = [
+        [`${prefix}-Limit`, String(shownLimit(rule))],
+        [`${prefix}-Remaining`, String(s.remaining)],
+        [`${prefix}-Reset`, String(s.resetSeconds)],
+      ];
+      if (quota) {
+        const [limit, remaining, reset] = QUOTA_HEADER_NAMES[convention];
+        out.push([limit, String(quota.s.limit)], [remaining, String(quota.s.remaining)], [reset, String(quota.s.resetSeconds)]);
+      }
+      return out;
+    }
+  }
+}
+
+// ---------------------------------------------------------------------------------------
+// The examples: real rules of the design, in situations that occur as described
+
+/** The quota period a rule counts in, when it is a plan quota window. */
+type QuotaWindow = 'month' | 'day' | 'rolling' | null;
+
+function quotaWindowOf(rule: MatrixRule, reset: QuotaResetT | undefined): QuotaWindow {
+  if (rule.tier !== 'quota' || rule.algorithm !== 'fixed-window' || !reset) return null;
+  return reset.kind === 'rolling' ? 'rolling' : reset.period;
+}
+
+/** Example length of a calendar month: 30 days without a daylight-saving change. */
+const EXAMPLE_MONTH_SECONDS = 30 * 86400;
+
+/** w of a rule in the examples: a calendar month is shown as a 30-day month. */
+function exampleWindow(rule: MatrixRule, shown: ShownRule, reset: QuotaResetT | undefined): number {
+  const kind = quotaWindowOf(rule, reset);
+  if (kind === 'month') return EXAMPLE_MONTH_SECONDS;
+  if (kind === 'day') return 86400;
+  return policyWindowSeconds(shown);
+}
+
+/** The first call of a client: a full bucket, or the start of the window (quota: of the period). */
+function firstCall(rule: MatrixRule, shown: ShownRule, reset: QuotaResetT | undefined): ShownValues {
+  const w = exampleWindow(rule, shown, reset);
+  const limit = shownLimit(shown);
+  return {
+    limit,
+    remaining: Math.max(0, limit - 1),
+    // a bucket is full again once the one token is back; a window resets at its end
+    resetSeconds: shown.burst !== null && quotaWindowOf(rule, reset) === null ? ceilSeconds(shown.periodSeconds / shown.limit) : w,
+    windowSeconds: w,
+  };
+}
+
+/** A refusal that occurs as described, with its Retry-After; `situation` says when. */
+function refusal(
+  rule: MatrixRule,
+  shown: ShownRule,
+  reset: QuotaResetT | undefined,
+): { s: ShownValues; retryAfter: number; situation: string } {
+  const w = exampleWindow(rule, shown, reset);
+  const limit = shownLimit(shown);
+  const at = (resetSeconds: number, retryAfter: number, situation: string) => ({
+    s: { limit, remaining: 0, resetSeconds, windowSeconds: w },
+    retryAfter,
+    situation,
+  });
+  switch (quotaWindowOf(rule, reset)) {
+    case 'month':
+      return at(
+        86400,
+        86400,
+        `the quota used up one day before the end of a 30-day month: Retry-After and the reset both point at the first moment of the next month; w is the length of the current month (28 to 31 days, one hour more or less in a month with a daylight-saving change).`,
+      );
+    case 'day':
+      return at(3600, 3600, `the quota used up one hour before local midnight: Retry-After and the reset both point at the next day.`);
+    case 'rolling':
+      return at(
+        w,
+        86400,
+        `the quota used up, asked at 00:00 UTC with calls on every day of the window: the oldest day's calls leave the window in one day (Retry-After); all of them have left it after the whole window (the reset).`,
+      );
+    case null:
+      break;
+  }
+  if (shown.burst !== null) {
+    const interval = shown.periodSeconds / shown.limit;
+    return at(
+      w,
+      Math.max(1, ceilSeconds(interval)),
+      `burst ${formatNumber(shown.burst)}, ${formatNumber(shown.limit)} per ${formatNumber(shown.periodSeconds)} s; the bucket drained by back-to-back calls, one more arrives. Retry-After is the time one token takes to come back (${formatNumber(interval)} s), rounded up to whole seconds; the reset is the time until the bucket is full again (burst / rate).`,
+    );
+  }
+  return at(
+    w,
+    w,
+    `${formatNumber(shown.limit)} per ${formatNumber(shown.periodSeconds)} s window; the whole limit used at the start of the window, one more call arrives.`,
+  );
+}
+
+/** A stand-in when no client-facing middleware rule exists: a window of 100 per 60 s. */
+const DEFAULT_EXAMPLE: MatrixRule = {
+  id: 'default',
+  source: 'generated',
+  tier: 'fairness',
+  title: 'default',
+  endpointClass: 'all',
+  endpoints: [],
+  routes: [],
+  algorithm: 'fixed-window',
+  rate: { requests: 100, periodSeconds: 60 },
+  burst: null,
+  headers: 'full',
+  errorCode: 'RATE_LIMITED',
+  rationale: '',
+};
+
+/** Client-facing rules the middleware enforces (edge rules send no rate-limit headers). */
+function middlewareFull(rules: MatrixRule[]): MatrixRule[] {
+  return rules.filter((r) => r.headers === 'full' && r.layer !== 'edge' && r.tier !== 'outbound' && shownRuleOf(r) !== undefined);
+}
+
+function exampleRule(rules: MatrixRule[]): MatrixRule | undefined {
+  const candidates = middlewareFull(rules).filter((r) => r.tier !== 'quota');
+  return candidates.find((r) => r.tier === 'fairness') ?? candidates[0];
+}
+
+const MEANING: Record<string, string> = {
+  'RateLimit-Policy':
+    'The policy that applies, named after the matrix rule: q units per w seconds. Token-bucket rules: q is the burst and w the seconds an empty bucket takes to refill (burst / rate), so q / w is the sustained rate. Window rules: q per window of w seconds.',
+  RateLimit:
+    'What is left now: r units remaining, and t seconds until the bucket is full again (token-bucket rules) or the window resets (window rules).',
+  'RateLimit-Limit': 'Units allowed: the burst of a token bucket (refilled at the rule\'s rate), or the limit of a window.',
+  'RateLimit-Remaining': 'Units left now.',
+  'RateLimit-Reset': 'Seconds until the bucket is full again or the window resets (delta seconds, not a timestamp).',
+  'X-RateLimit-Limit': 'Units allowed: the burst of a token bucket (refilled at the rule\'s rate), or the limit of a window.',
+  'X-RateLimit-Remaining': 'Units left now.',
+  'X-RateLimit-Reset': 'Seconds until the bucket is full again or the window resets.',
+};
+
+/**
+ * The headers a client reads on every response, as the middleware sends them: for `example`,
+ * the first call of a client (a full bucket). One rule per response: the most constraining one.
+ */
+export function headerSpecs(
+  convention: HeaderConvention,
+  example: MatrixRule | undefined,
+  reset?: QuotaResetT,
+): HeaderSpec[] {
+  const rule = example ?? DEFAULT_EXAMPLE;
+  const shown = shownRuleOf(rule) ?? (shownRuleOf(DEFAULT_EXAMPLE) as ShownRule);
+  return rateLimitHeaders(convention, { rule: shown, s: firstCall(rule, shown, reset) }).map(([name, value]) => ({
+    name,
+    example: value,
+    meaning: MEANING[name] ?? '',
+  }));
+}
+
+/** What changes on responses to calls a plan quota counts (empty without middleware quota rules). */
+function quotaHeaderSpecs(
+  convention: HeaderConvention,
+  rules: MatrixRule[],
+  example: MatrixRule | undefined,
+  reset: QuotaResetT | undefined,
+): HeaderSpec[] {
+  const quotas = middlewareFull(rules).filter((r) => r.tier === 'quota');
+  const quotaRule = quotas.find((r) => example?.plan !== undefined && r.plan === example.plan) ?? quotas[0];
+  if (!quotaRule) return [];
+  const quotaShown = shownRuleOf(quotaRule) as ShownRule;
+  const quota = { rule: quotaShown, s: firstCall(quotaRule, quotaShown, reset) };
+  const periodNote =
+    quotaWindowOf(quotaRule, reset) === 'month'
+      ? ' w is the length of the current calendar month in seconds (28 to 31 days; one hour more or less in a month with a daylight-saving change): 2592000 in a 30-day month.'
+      : quotaWindowOf(quotaRule, reset) === 'day'
+        ? ' w is the length of the current calendar day in seconds (86400; one hour more or less on a daylight-saving day).'
+        : '';
+  const out: HeaderSpec[] = [];
+  if (convention === 'ietf-structured') {
+    const rule = example ?? quotaRule;
+    const shown = shownRuleOf(rule) as ShownRule;
+    const [policy, state] = rateLimitHeaders(convention, { rule: shown, s: firstCall(rule, shown, reset) }, quota);
+    out.push(
+      {
+        name: 'RateLimit-Policy',
+        example: policy?.[1] ?? '',
+        meaning: `The plan quota as a second policy, next to the request-rate one: q calls per period of w seconds.${periodNote}`,
+      },
+      {
+        name: 'RateLimit',
+        example: state?.[1] ?? '',
+        meaning: 'The quota\'s item: r calls left in this period, t seconds until it resets (here: the first call of the period).',
+      },
+    );
+  } else {
+    const [limit, remaining, reset_] = QUOTA_HEADER_NAMES[convention];
+    out.push(
+      { name: limit, example: String(quota.s.limit), meaning: `Calls the plan quota allows in the current period.${periodNote}` },
+      { name: remaining, example: String(quota.s.remaining), meaning: 'Calls left in the current period (here: after its first call).' },
+      { name: reset_, example: String(quota.s.resetSeconds), meaning: 'Seconds until the period resets and the quota is whole again.' },
+    );
+  }
+  const soft = quotas.find((r) => shownRuleOf(r)?.quota !== null);
+  if (soft) {
+    out.push({
+      name: QUOTA_EXCEEDED_HEADER,
+      example: `${sfString(soft.id)};over=1`,
+      meaning:
+        'Only on a call admitted past a soft plan quota (soft-warning, pay-per-overage): the quota rule and how many units this period has used beyond the quota. The call succeeded; the remaining count reads 0 and the plan\'s overage terms apply.',
+    });
+  }
+  return out;
+}
+
+/** Whether a rule counts calls to an endpoint (the middleware's route match, by design names). */
+function covers(rule: MatrixRule, endpoint: ResolvedEndpoint): boolean {
+  if (rule.tier === 'outbound') return false;
+  if (rule.endpoints.length > 0) return rule.endpoints.includes(endpoint.name);
+  return rule.endpointClass === 'all' || rule.endpointClass === endpoint.class;
+}
+
+/** Endpoints counted only by edge rules: no response on them carries rate-limit headers. */
+function edgeOnlyEndpoints(rules: MatrixRule[], endpoints: ResolvedEndpoint[]): string[] {
+  const edge = rules.filter((r) => r.layer === 'edge' && r.tier !== 'outbound');
+  const app = rules.filter((r) => r.layer !== 'edge' && r.tier !== 'outbound' && r.headers !== 'none');
+  return endpoints
+    .filter((e) => e.class !== 'health' && edge.some((r) => covers(r, e)) && !app.some((r) => covers(r, e)))
+    .map((e) => e.name);
 }
 
 const SPEC_REFERENCE: Record<HeaderConvention, string> = {
@@ -46,19 +402,15 @@ const SPEC_REFERENCE: Record<HeaderConvention, string> = {
   'x-ratelimit': 'the de-facto X-RateLimit-* convention (GitHub, Twitter style); no specification',
 };
 
-/** Seconds the example 429 asks the client to wait (the error bodies use the same number). */
-const EXAMPLE_RETRY_AFTER = 3;
-
 /**
  * The exchange a throttled client goes through: the refusal with Retry-After and the
  * convention's headers, the wait with jitter, and the retry that passes. The limiter store
- * appears when a rule keeps its state there.
+ * appears when a rule keeps its state there. `wait` is the example 429's Retry-After.
  */
-function sequenceDiagram(rules: MatrixRule[]): Diagram | undefined {
-  const clientFacing = rules.filter((r) => r.headers === 'full');
+function sequenceDiagram(rules: MatrixRule[], wait: number): Diagram | undefined {
+  const clientFacing = middlewareFull(rules);
   if (clientFacing.length === 0) return undefined;
   const usesStore = clientFacing.some((r) => r.primitive === 'redis-lua');
-  const wait = EXAMPLE_RETRY_AFTER;
   // Messages stay short: one line each (the headers are listed in the table above the diagram).
   const check = (allowed: boolean): Diagram['edges'] =>
     usesStore
@@ -87,31 +439,56 @@ function sequenceDiagram(rules: MatrixRule[]): Diagram | undefined {
   };
 }
 
+/** The example 429 of a rule: its headers in the middleware's order, and its body. */
+function example429(
+  convention: HeaderConvention,
+  docsUrl: string,
+  rule: MatrixRule,
+  reset: QuotaResetT | undefined,
+): { example: ExampleResponse; body: Record<string, unknown>; retryAfter: number } {
+  const shown = shownRuleOf(rule) as ShownRule;
+  const { s, retryAfter, situation } = refusal(rule, shown, reset);
+  const stated = { rule: shown, s };
+  // a quota's own refusal also fills the single-value conventions' quota trio
+  const quota = rule.tier === 'quota' && convention !== 'ietf-structured' ? stated : undefined;
+  const headers = [
+    ['Content-Type', PROBLEM_JSON],
+    ...rateLimitHeaders(convention, stated, quota),
+    ['Retry-After', String(retryAfter)],
+  ].map(([name, value]) => ({ name: name as string, value: value as string }));
+  return {
+    example: { ruleId: rule.id, situation, status: 429, headers },
+    body: problemBody(docsUrl, shown, s, retryAfter),
+    retryAfter,
+  };
+}
+
+export interface ContractOptions {
+  /** The quota reset of the answers (calendar month or day, rolling days), when quotas exist. */
+  quotaReset?: QuotaResetT;
+  /** The design's endpoints (to name those only edge rules count). */
+  endpoints?: ResolvedEndpoint[];
+}
+
 export function buildContract(
   rules: MatrixRule[],
   convention: HeaderConvention,
   docsUrl: string,
+  options: ContractOptions = {},
 ): ResponseContract {
+  const reset = options.quotaReset;
   const example = exampleRule(rules);
   const silent = rules.filter((r) => r.headers === 'silent').map((r) => r.id);
-  const quota = rules.find((r) => r.errorCode === 'QUOTA_EXCEEDED');
-  const rateLimitedBody: Record<string, unknown> = {
-    type: `${docsUrl}#rate-limited`,
-    title: 'Too many requests',
-    status: 429,
-    code: 'RATE_LIMITED',
-    detail: `Limit ${example?.id ?? 'default'} exceeded; retry after the time in Retry-After.`,
-    limit: { rule: example?.id ?? 'default', quota: example?.burst ?? example?.rate?.requests ?? 100, windowSeconds: example?.rate?.periodSeconds ?? 60 },
-    retryAfterSeconds: EXAMPLE_RETRY_AFTER,
-    resetSeconds: EXAMPLE_RETRY_AFTER,
-    documentation: docsUrl,
-  };
-  const headers = headerSpecs(convention, example);
-  const sequence = sequenceDiagram(rules);
+  const quota = middlewareFull(rules).find((r) => r.errorCode === 'QUOTA_EXCEEDED');
+  const limited = example429(convention, docsUrl, example ?? DEFAULT_EXAMPLE, reset);
+  const headers = headerSpecs(convention, example, reset);
+  const quotaHeaders = quotaHeaderSpecs(convention, rules, example, reset);
+  const sequence = sequenceDiagram(rules, limited.retryAfter);
   const contract: ResponseContract = {
     convention,
     specReference: SPEC_REFERENCE[convention],
     headers,
+    quotaHeaders,
     retryAfter: {
       onEvery429: true,
       unit: 'seconds',
@@ -119,11 +496,17 @@ export function buildContract(
         'Retry-After is the earliest moment a retry can pass. Clients wait that long plus a random 0-50% of it (or full jitter on exponential backoff for repeated 429s): a fleet that retries at exactly Retry-After arrives as one synchronized wave and trips the limit again.',
     },
     silentRuleIds: silent,
-    rateLimitedBody,
+    edgeRuleIds: rules.filter((r) => r.headers === 'edge').map((r) => r.id),
+    edgeOnlyEndpoints: edgeOnlyEndpoints(rules, options.endpoints ?? []),
+    rateLimitedBody: limited.body,
+    ...(example ? { rateLimitedExample: limited.example } : {}),
     storeUnavailable: { status: 503, retryAfterSeconds: 5 },
     docsUrl,
     clientBehaviour: [
       'Read the rate-limit headers on every response and slow down before the remaining count reaches zero.',
+      ...(quotaHeaders.length > 0
+        ? ['Where a plan quota counts the call, read its own remaining count and reset as well, and plan the rest of the period around them.']
+        : []),
       'On 429, wait at least Retry-After seconds, plus random jitter; never retry immediately.',
       'On repeated 429s, back off exponentially (doubling, capped, with full jitter).',
       'Treat QUOTA_EXCEEDED as "stop until the reset", not as "retry soon".',
@@ -132,17 +515,9 @@ export function buildContract(
     ...(sequence ? { sequenceDiagram: sequence } : {}),
   };
   if (quota) {
-    contract.quotaExceededBody = {
-      type: 'https://iana.org/assignments/http-problem-types#quota-exceeded',
-      title: 'Quota exceeded',
-      status: 429,
-      code: 'QUOTA_EXCEEDED',
-      detail: `The ${quota.plan ?? ''} plan quota for this period is used up.`.replace('  ', ' '),
-      'violated-policies': [quota.id],
-      limit: { rule: quota.id, quota: quota.rate?.requests, period: quota.rate?.periodText },
-      retryAfterSeconds: 86400,
-      documentation: docsUrl,
-    };
+    const refused = example429(convention, docsUrl, quota, reset);
+    contract.quotaExceededBody = refused.body;
+    contract.quotaExceededExample = refused.example;
   }
   return contract;
 }

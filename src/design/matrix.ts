@@ -3,7 +3,7 @@
  * global protective ceiling, per-identity fairness limits, security limits for auth,
  * business quotas and outbound buckets. The layers are never merged into one number.
  */
-import { PERIOD_SECONDS } from '../answers/defaults.js';
+import { outboundPeak, outboundRate, PERIOD_SECONDS, QUOTA_BACKSTOP, quotaStop } from '../answers/defaults.js';
 import { formatNumber } from '../format.js';
 import type { HandRule, QuotaResetT } from '../answers/schema.js';
 import type {
@@ -22,8 +22,9 @@ import { IdAllocator, KEY_PREFIX, killSwitchFlag, slug } from './naming.js';
 /**
  * Bytes one key takes in Redis 7.0 (used_memory per key over 100,000 keys with 15-character
  * names: dict and expires entries, key name, value, bucket arrays), measured for our scripts
- * by bench/lua and checked by a scratch run for the per-entry figures. Longer key names cost
- * about one byte more per character.
+ * by bench/lua and checked by a scratch run for the per-entry figures. These are the figures
+ * for MEASURED_KEY_CHARS-character names; a rule's real keys are longer, and keyNameExtraBytes
+ * gives what its longest key adds (bytesPerKey of a rule = these + that).
  */
 export const BYTES_PER_KEY = {
   /** gcra.lua and outbound-bucket.lua: one integer in a string key. */
@@ -38,14 +39,115 @@ export const BYTES_PER_KEY = {
   'sliding-window-log-entry': 29,
 } as const;
 
-/** Auth limits per flow: [per-identity attempts, per-IP attempts, window seconds]. */
-const AUTH_LIMITS: Record<AuthKind, { perIdentity: number; perIp: number; windowSeconds: number; identityLabel: string; threat: string }> = {
-  login: { perIdentity: 10, perIp: 100, windowSeconds: 900, identityLabel: 'username', threat: "a botnet guessing one account's password from many addresses" },
-  mfa: { perIdentity: 5, perIp: 50, windowSeconds: 900, identityLabel: 'account', threat: 'guessing one account\'s one-time codes from many addresses' },
-  signup: { perIdentity: 3, perIp: 20, windowSeconds: 3600, identityLabel: 'e-mail address', threat: 'repeated sign-ups for one e-mail address (verification-mail bombing of a victim)' },
-  'password-reset': { perIdentity: 3, perIp: 20, windowSeconds: 3600, identityLabel: 'e-mail address', threat: 'flooding one person\'s inbox with reset mails, and probing which addresses have accounts' },
-  token: { perIdentity: 60, perIp: 300, windowSeconds: 60, identityLabel: 'client id', threat: 'guessing one client\'s secret from many addresses' },
-  other: { perIdentity: 10, perIp: 100, windowSeconds: 900, identityLabel: 'username', threat: 'guessing one account\'s credentials from many addresses' },
+/** Length of the key names BYTES_PER_KEY was measured with ("rl:{k:00000000}"). */
+export const MEASURED_KEY_CHARS = 15;
+
+/**
+ * Longest text the runtime puts in each kind of key placeholder: the assumptions behind the
+ * memory bound (test/middleware/metrics.test.ts checks them against the keys the generated middleware writes, and bytesPerKey against used_memory of a real Redis).
+ */
+export const KEY_VALUE_CHARS = {
+  /** sha256 hex of a username or e-mail address. */
+  sha256: 64,
+  /**
+   * The client IP as the key holds it: an IPv6 /64 network ("ffff:ffff:ffff:ffff::/64", the
+   * default ipv6PrefixLength) is 24 characters; dotted IPv4 at most 15.
+   */
+  ip: 24,
+  /**
+   * An opaque identity (API key id, tenant, user, session): the runtime keeps at most 128
+   * characters of it (a longer value is replaced by "~" + its sha256, 65 characters).
+   */
+  opaque: 128,
+  /** A fixed window's id suffix (":w" + the window index, 13 digits at most). */
+  windowSuffix: 15,
+  /** The longest identity label a fallback identity brings ("ak:", "ip:", "un:"). */
+  label: 3,
+} as const;
+
+/**
+ * The longest key a rule writes, in characters, from its pattern: each <...> placeholder
+ * filled with the longest value of its kind (KEY_VALUE_CHARS), its label with the longest
+ * label, and the window suffix a fixed window without a period placeholder gets.
+ */
+export function maxKeyChars(rule: Pick<MatrixRule, 'key' | 'algorithm' | 'tier' | 'id' | 'identity'>): number {
+  const pattern = rule.key ?? `${KEY_PREFIX}:{xx:<${rule.identity ?? 'id'}>}:${rule.id}`;
+  let chars = 0;
+  let last = 0;
+  let period = false;
+  const re = /([A-Za-z0-9_-]+:)?<([^<>]*)>/g;
+  for (let m = re.exec(pattern); m !== null; m = re.exec(pattern)) {
+    chars += m.index - last;
+    last = re.lastIndex;
+    const name = (m[2] ?? '').toLowerCase();
+    if (name.includes('yyyy')) {
+      period = true;
+      chars += (m[1] ?? '').length + name.length;
+      continue;
+    }
+    chars += Math.max((m[1] ?? '').length, KEY_VALUE_CHARS.label);
+    chars += name.includes('sha256') ? KEY_VALUE_CHARS.sha256 : /(^|[^a-z])ip([^a-z]|$)/.test(name) ? KEY_VALUE_CHARS.ip : KEY_VALUE_CHARS.opaque;
+  }
+  chars += pattern.length - last;
+  // a fixed window whose pattern names no period gets ":<window id>" appended
+  if (rule.algorithm === 'fixed-window' && !period) chars += rule.tier === 'quota' ? ':rolling'.length : KEY_VALUE_CHARS.windowSuffix;
+  return chars;
+}
+
+/**
+ * Bytes Redis allocates for a key name of `chars` characters: its sds string (header, text,
+ * NUL) rounded up to jemalloc's size class (16-byte quantum, as Debian's redis-server and any
+ * build on the system jemalloc; Redis's bundled jemalloc uses finer classes, so this is the
+ * larger of the two). A 92-character key takes 96 B, a 15-character one 32 B.
+ */
+export function keyNameBytes(chars: number): number {
+  const size = (chars < 32 ? 1 : chars < 256 ? 3 : chars < 65536 ? 5 : 9) + chars + 1;
+  if (size <= 8) return 8;
+  if (size <= 128) return Math.ceil(size / 16) * 16;
+  // four classes per doubling above 128
+  const step = 2 ** (Math.ceil(Math.log2(size)) - 3);
+  return Math.ceil(size / step) * step;
+}
+
+/** What a key of `chars` characters costs beyond the measured MEASURED_KEY_CHARS-character one. */
+export function keyNameExtraBytes(chars: number): number {
+  return Math.max(0, keyNameBytes(chars) - keyNameBytes(MEASURED_KEY_CHARS));
+}
+
+/**
+ * A rule in the store with its key length priced in: bytesPerKey as measured plus what its
+ * longest key name adds, and keyChars (that length) for the memory table.
+ */
+function withKeyLength(rule: MatrixRule): MatrixRule {
+  if (rule.bytesPerKey === undefined || rule.layer === 'edge' || rule.primitive === 'in-process') return rule;
+  const keyChars = maxKeyChars(rule);
+  return { ...rule, keyChars, bytesPerKey: rule.bytesPerKey + keyNameExtraBytes(keyChars) };
+}
+
+/**
+ * Auth limits per flow: per-identity and per-IP attempts per window, and what each row stops
+ * (the per-IP row's threat may end with a sentence on why only that row can stop it).
+ */
+const AUTH_LIMITS: Record<AuthKind, { perIdentity: number; perIp: number; windowSeconds: number; identityLabel: string; threat: string; ipThreat: string }> = {
+  login: { perIdentity: 10, perIp: 100, windowSeconds: 900, identityLabel: 'username', threat: "a botnet guessing one account's password from many addresses", ipThreat: 'credential stuffing' },
+  mfa: { perIdentity: 5, perIp: 50, windowSeconds: 900, identityLabel: 'account', threat: 'guessing one account\'s one-time codes from many addresses', ipThreat: 'abuse spread over many targets' },
+  signup: { perIdentity: 3, perIp: 20, windowSeconds: 3600, identityLabel: 'e-mail address', threat: 'repeated sign-ups for one e-mail address (verification-mail bombing of a victim)', ipThreat: 'bulk fake sign-ups' },
+  'password-reset': {
+    perIdentity: 3,
+    perIp: 20,
+    windowSeconds: 3600,
+    identityLabel: 'e-mail address',
+    threat: 'flooding one person\'s inbox with reset mails',
+    ipThreat: 'probing which e-mail addresses have accounts, and reset mails sent in bulk',
+  },
+  token: { perIdentity: 60, perIp: 300, windowSeconds: 60, identityLabel: 'client id', threat: 'guessing one client\'s secret from many addresses', ipThreat: 'abuse spread over many targets' },
+  other: { perIdentity: 10, perIp: 100, windowSeconds: 900, identityLabel: 'username', threat: 'guessing one account\'s credentials from many addresses', ipThreat: 'credential stuffing' },
+};
+
+/** Why only the per-IP row stops a flow's threat, when the per-identity row cannot. */
+const AUTH_IP_ONLY: Partial<Record<AuthKind, string>> = {
+  'password-reset':
+    ' Probing needs only one request per address, which the per-address row never counts twice: only this row limits it.',
 };
 
 const EDGE_ALGORITHM: Record<Exclude<Gateway, 'none'>, { algorithm: Algorithm; component: string; hasBurst: boolean }> = {
@@ -80,6 +182,14 @@ export function rateOf(perSecond: number): { requests: number; periodSeconds: nu
 
 export function perSecond(rate: { requests: number; periodSeconds: number }): number {
   return rate.requests / rate.periodSeconds;
+}
+
+/** A provider period in words: "minute", "hour", "day", else "N s". */
+function formatDurationWords(seconds: number): string {
+  if (seconds === 60) return 'minute';
+  if (seconds === 3600) return 'hour';
+  if (seconds === 86400) return 'day';
+  return `${formatNumber(seconds)} s`;
 }
 
 /** Seconds until an idle token bucket is full again, when its key can be dropped: at least 1. */
@@ -315,15 +425,35 @@ function addFairness(b: Builder, ctx: MatrixContext, endpoints: ResolvedEndpoint
     headers: 'full',
     errorCode: 'RATE_LIMITED',
     killSwitch: { flag: killSwitchFlag(id) },
-    rationale: `No plan promises a rate, so each ${pop.label} may use at most about a tenth of the ${formatNumber(ceilingRps)} req/s ceiling (${formatNumber(rps)} req/s, rounded down): ten clients misbehaving at once are needed to reach the ceiling. The bucket holds ${burstSeconds} s of rate for legitimate bursts.${weighted}`,
+    rationale: `No plan promises a rate, so each ${pop.label} may use at most about a tenth of the ${formatNumber(ceilingRps)} req/s ceiling (${rps === ceilingRps * 0.1 ? `${formatNumber(rps)} req/s` : `${formatNumber(ceilingRps * 0.1)} req/s, rounded down to ${formatNumber(rps)} req/s`}): ${formatNumber(Math.ceil(ceilingRps / rps))} ${pop.label}s at their full rate at once are needed to reach the ceiling (${formatNumber(ceilingRps)} / ${formatNumber(rps)}, rounded up). ${burst > Math.ceil(rps * burstSeconds) ? `The bucket holds ${formatNumber(burst)} tokens, raised from ${burstSeconds} s of rate (${formatNumber(Math.ceil(rps * burstSeconds))}) so the costliest call (${maxCost} tokens) can ever pass.` : `The bucket holds ${burstSeconds} s of rate (${formatNumber(burst)} tokens) for legitimate bursts.`}${weighted}`,
   });
 }
 
-function addAnonymous(b: Builder, ctx: MatrixContext, endpoints: ResolvedEndpoint[], baseRps: number): void {
+/** The per-IP rate for anonymous traffic, and how it was reached, in words. */
+export function anonymousRate(baseRps: number, ceilingRps: number, baseLabel: string): { rps: number; derivation: string } {
+  const twice = baseRps * 2;
+  const floored = Math.max(ANONYMOUS_FLOOR_RPS, twice);
+  const cap = Math.max(1, ceilingRps / 4);
+  const capped = Math.min(floored, cap);
+  const rps = niceFloor(capped);
+  const parts = [
+    twice >= ANONYMOUS_FLOOR_RPS
+      ? `twice ${baseLabel} (2 x ${formatNumber(baseRps)} = ${formatNumber(twice)} req/s)`
+      : `the floor for an anonymous address, because twice ${baseLabel} (2 x ${formatNumber(baseRps)} = ${formatNumber(twice)} req/s) would be too little for an address many people share`,
+    ...(cap < floored ? [`capped at a quarter of the ${formatNumber(ceilingRps)} req/s ceiling (${formatNumber(cap)} req/s)`] : []),
+    ...(rps !== capped ? [`rounded down to ${formatNumber(rps)} req/s`] : []),
+  ];
+  return { rps, derivation: parts.join(', ') };
+}
+
+/** The least an anonymous client IP is allowed, whatever the per-client rate. */
+const ANONYMOUS_FLOOR_RPS = 5;
+
+function addAnonymous(b: Builder, ctx: MatrixContext, endpoints: ResolvedEndpoint[], baseRps: number, baseLabel: string): void {
   if (endpoints.length === 0) return;
   const { scope, ceilingRps, burstSeconds } = ctx;
   const id = b.ids.take('anonymous-per-ip');
-  const rps = niceFloor(Math.min(Math.max(5, baseRps * 2), Math.max(1, ceilingRps / 4)));
+  const { rps, derivation } = anonymousRate(baseRps, ceilingRps, baseLabel);
   const atEdge = scope.gateway !== 'none';
   const edge = atEdge ? EDGE_ALGORITHM[scope.gateway as Exclude<Gateway, 'none'>] : undefined;
   const maxCost = Math.max(1, ...endpoints.map((e) => e.cost));
@@ -332,7 +462,7 @@ function addAnonymous(b: Builder, ctx: MatrixContext, endpoints: ResolvedEndpoin
   const card = bound(undefined, ceilingRps, ttl, 'IP');
   const classes = [...new Set(endpoints.map((e) => e.class))];
   const nat =
-    'Keyed on the trusted client IP, the only identity an anonymous caller has. One office, campus or carrier-grade NAT address can carry thousands of people, so the limit is set generously (twice a single client\'s fairness rate) and is a scraping brake, not a per-person limit.';
+    `Keyed on the trusted client IP, the only identity an anonymous caller has. One office, campus or carrier-grade NAT address can carry thousands of people, so the limit is set generously and is a scraping brake, not a per-person limit. It is ${formatNumber(rps)} req/s: ${derivation}.`;
   b.rules.push({
     id,
     source: 'generated',
@@ -417,7 +547,7 @@ function addAuth(b: Builder, ctx: MatrixContext, endpoints: ResolvedEndpoint[]):
       cardinality: ipCard,
       bytesPerKey: BYTES_PER_KEY['sliding-window-log-base'] + BYTES_PER_KEY['sliding-window-log-entry'],
       killSwitch: { flag: killSwitchFlag(ipId) },
-      rationale: `Stops ${kind === 'login' || kind === 'other' ? 'credential stuffing' : 'abuse spread over many targets'} (one address, many ${limits.identityLabel}${limits.identityLabel.endsWith('s') ? 'es' : 's'}): ${limits.perIp} attempts per ${windowText} from the trusted client IP, high enough for a shared NAT address. Each of the two rows alone has a known bypass; together they close both.`,
+      rationale: `Stops ${limits.ipThreat} (one address, many ${limits.identityLabel}${limits.identityLabel.endsWith('s') ? 'es' : 's'}): ${limits.perIp} attempts per ${windowText} from the trusted client IP, high enough for a shared NAT address.${AUTH_IP_ONLY[kind] ?? ''} Each of the two rows alone has a known bypass; together they close both.`,
     });
   }
 }
@@ -426,8 +556,23 @@ function addWebhooks(b: Builder, ctx: MatrixContext, endpoints: ResolvedEndpoint
   if (endpoints.length === 0) return;
   const { scope, ceilingRps, burstSeconds } = ctx;
   const id = b.ids.take('webhooks-per-source');
-  const rps = niceFloor(Math.max(10, ceilingRps * 0.2));
-  const burst = Math.ceil(rps * burstSeconds);
+  const fifth = ceilingRps * 0.2;
+  const rps = niceFloor(Math.max(10, fifth));
+  const maxCost = Math.max(1, ...endpoints.map((e) => e.cost));
+  const wanted = Math.ceil(rps * burstSeconds);
+  // One sender's burst never exceeds what the ceiling itself admits at once (its burst).
+  const ceilingBurst = Math.max(1, Math.ceil(ceilingRps));
+  const burst = Math.max(Math.min(wanted, ceilingBurst), maxCost);
+  const rateWhy =
+    fifth >= 10
+      ? `a fifth of the ${formatNumber(ceilingRps)} req/s ceiling (${formatNumber(fifth)} req/s)${rps !== fifth ? `, rounded down to ${formatNumber(rps)}` : ''}, so one sender's storm leaves most of the ceiling to customers`
+      : `the floor of 10 req/s (a fifth of the ${formatNumber(ceilingRps)} req/s ceiling would be ${formatNumber(fifth)})`;
+  const burstWhy =
+    burst < wanted
+      ? `burst ${formatNumber(burst)}, the ceiling's own burst: ${burstSeconds} s of rate would be ${formatNumber(wanted)}, more than the whole ceiling admits at once`
+      : burst > wanted
+        ? `burst ${formatNumber(burst)}, raised from ${burstSeconds} s of rate so the costliest call (${maxCost} tokens) can pass`
+        : `burst ${formatNumber(burst)} (${burstSeconds} s of rate)`;
   const ttl = bucketTtl(burst, rps);
   b.rules.push({
     id,
@@ -452,7 +597,7 @@ function addWebhooks(b: Builder, ctx: MatrixContext, endpoints: ResolvedEndpoint
     headers: 'full',
     errorCode: 'RATE_LIMITED',
     killSwitch: { flag: killSwitchFlag(id) },
-    rationale: `Webhook senders retry on 429, so shedding a storm loses nothing; they are kept out of customers' fairness buckets so a provider's retry storm never spends a customer's budget. ${formatNumber(rps)} req/s per sending address.`,
+    rationale: `Webhook senders retry on 429, so shedding a storm loses nothing; they are kept out of customers' fairness buckets so a provider's retry storm never spends a customer's budget. ${formatNumber(rps)} req/s per sending address: ${rateWhy}; ${burstWhy}.`,
   });
 }
 
@@ -471,11 +616,9 @@ function periodSecondsOf(reset: QuotaResetT): { seconds: number; text: string; t
   return { seconds: 31 * 86400, text: `calendar month (${reset.timeZone})`, ttl: 31 * 86400 + 86400, windows: 2 };
 }
 
-/** Where the quota cut-off sits for each exhaustion behaviour. */
+/** Where the quota cut-off sits for each exhaustion behaviour (the backstop is an assumption, see defaults). */
 export function quotaCutoff(quota: number, exhaustion: 'hard' | 'soft-warning' | 'pay-per-overage'): number {
-  if (exhaustion === 'soft-warning') return Math.ceil(quota * 1.2);
-  if (exhaustion === 'pay-per-overage') return quota * 3;
-  return quota;
+  return quotaStop(quota, exhaustion);
 }
 
 function addQuotas(b: Builder, ctx: MatrixContext, endpoints: ResolvedEndpoint[]): void {
@@ -493,8 +636,8 @@ function addQuotas(b: Builder, ctx: MatrixContext, endpoints: ResolvedEndpoint[]
       plan.exhaustion === 'hard'
         ? `requests past ${formatNumber(plan.quota)} get 429 QUOTA_EXCEEDED until the reset`
         : plan.exhaustion === 'soft-warning'
-          ? `past ${formatNumber(plan.quota)} requests still pass with a warning, and stop at ${formatNumber(cutoff)} (120%)`
-          : `past ${formatNumber(plan.quota)} requests pass and are billed as overage by the metering system; ${formatNumber(cutoff)} (3x) is a runaway-spend guard`;
+          ? `past ${formatNumber(plan.quota)} requests still pass with a warning; at ${formatNumber(cutoff)} (120% of the quota, an assumed backstop the answers did not set) they get 429 QUOTA_EXCEEDED until the reset`
+          : `past ${formatNumber(plan.quota)} requests pass and are billed as overage by the metering system; at ${formatNumber(cutoff)} (${formatNumber(QUOTA_BACKSTOP['pay-per-overage'])}x the quota, an assumed runaway-spend backstop the answers did not set) they get 429 QUOTA_EXCEEDED until the reset`;
     b.rules.push({
       id,
       source: 'generated',
@@ -512,6 +655,7 @@ function addQuotas(b: Builder, ctx: MatrixContext, endpoints: ResolvedEndpoint[]
           ? `${KEY_PREFIX}:{${KEY_TAG[identity]}}:quota:rolling`
           : `${KEY_PREFIX}:{${KEY_TAG[identity]}}:quota:<${quotaReset.period === 'month' ? 'yyyy-mm' : 'yyyy-mm-dd'}>`,
       rate: { requests: cutoff, periodSeconds: period.seconds, periodText: period.text },
+      ...(plan.exhaustion !== 'hard' ? { quotaBackstop: { quota: plan.quota, factor: QUOTA_BACKSTOP[plan.exhaustion] } } : {}),
       burst: null,
       cost: { default: 1, byEndpoint: [] },
       failMode: 'open',
@@ -541,8 +685,20 @@ function addOutbound(b: Builder, ctx: MatrixContext): void {
   for (const p of scope.outbound) {
     const id = b.ids.take(`outbound-${slug(p.name)}`);
     const shared = p.bucket === 'shared' && scope.store !== 'none';
-    const rate = { requests: Math.max(1, Math.floor(p.limit.requests * p.safetyFraction)), periodSeconds: p.limit.periodSeconds };
+    const rate = { requests: outboundRate(p.limit.requests, p.safetyFraction), periodSeconds: p.limit.periodSeconds };
     const ttl = bucketTtl(p.burst, perSecond(rate));
+    const per = p.limit.periodSeconds === 1 ? 'second' : formatDurationWords(p.limit.periodSeconds);
+    const pct = `${Math.round(p.safetyFraction * 100)}%`;
+    const { peak, over } = outboundPeak(p);
+    const sharing = shared
+      ? `shared by all ${scope.instances} instance(s) through the store (${scope.instances} instances each running their own ${pct} would send ${formatNumber(scope.instances * p.safetyFraction)}x the limit)`
+      : scope.instances > 1
+        ? `kept in each instance, so ${scope.instances} instances together can send ${formatNumber(scope.instances * p.safetyFraction)}x the limit: move it into the shared store`
+        : 'kept in the one instance';
+    const burstText =
+      over > 0
+        ? ` Warning: burst ${formatNumber(p.burst)} plus the ${formatNumber(rate.requests)} the bucket refills per ${per} lets up to ${formatNumber(peak)} calls through in one ${per}, ${formatNumber(over)} over the provider's ${p.limitText}; lower the burst to at most ${formatNumber(Math.max(1, p.limit.requests - rate.requests))}.`
+        : ` Burst ${formatNumber(p.burst)}: a full bucket plus one ${per} of refill sends at most ${formatNumber(p.burst)} + ${formatNumber(rate.requests)} = ${formatNumber(peak)} calls in a ${per}, ${peak === p.limit.requests ? 'exactly' : 'within'} ${p.name}'s ${p.limitText}.`;
     b.rules.push({
       id,
       source: 'generated',
@@ -561,12 +717,15 @@ function addOutbound(b: Builder, ctx: MatrixContext): void {
       failMode: 'closed',
       layer: 'outbound-client',
       ttlSeconds: ttl,
-      cardinality: { bound: 2, basis: 'one bucket key and one pause key for this provider' },
+      cardinality: {
+        bound: 1,
+        basis: `one key for this provider: outbound-bucket.lua keeps a provider pause in the same key as the bucket. Its TTL is the time the bucket takes to refill (${formatNumber(ttl)} s), longer while calls are booked ahead (by up to the wait a caller accepts) or a provider pause is in force (the provider's Retry-After plus the refill time)`,
+      },
       bytesPerKey: BYTES_PER_KEY.gcra,
       headers: 'none',
       errorCode: 'RATE_LIMITED',
       killSwitch: { flag: killSwitchFlag(id) },
-      rationale: `${p.name} documents ${p.limitText}; the bucket admits ${Math.round(p.safetyFraction * 100)}% of it to absorb accounting differences, shared by all ${scope.instances} instance(s) through the store (${scope.instances} instances each running their own ${Math.round(p.safetyFraction * 100)}% would send ${formatNumber(scope.instances * p.safetyFraction)}x the limit). Fails closed: when the store is unreachable, calls wait rather than risk a provider ban.`,
+      rationale: `${p.name} documents ${p.limitText}; the bucket admits ${pct} of it to absorb accounting differences, ${sharing}.${burstText} Fails closed: when the store is unreachable, calls wait rather than risk a provider ban.`,
     });
   }
 }
@@ -646,10 +805,22 @@ export function buildMatrix(ctx: MatrixContext, hand: HandRule[]): MatrixResult 
   addFairness(b, ctx, identified);
   const base = b.rules.find((r) => r.tier === 'fairness');
   const baseRps = base?.rate ? perSecond(base.rate) : niceFloor(ctx.ceilingRps * 0.1);
-  addAnonymous(b, ctx, anonymous, baseRps);
+  const baseLabel = base?.rate
+    ? `the per-${base.identity ?? 'client'} rate of ${base.id}`
+    : 'a tenth of the ceiling';
+  addAnonymous(b, ctx, anonymous, baseRps, baseLabel);
   addAuth(b, ctx, auth);
   addWebhooks(b, ctx, webhooks);
   addQuotas(b, ctx, identified);
   addOutbound(b, ctx);
-  return { rules: applyHandRules(b.rules, hand, scope), exempt };
+  return { rules: applyHandRules(b.rules, hand, scope).map(edgeHeaders).map(withKeyLength), exempt };
+}
+
+/**
+ * A client-facing rule enforced only at the edge: the gateway's 429 carries Retry-After and a
+ * problem body, but no gateway exposes a remaining count, so the rule sends no rate-limit
+ * headers (security rules there stay silent, as everywhere).
+ */
+function edgeHeaders(rule: MatrixRule): MatrixRule {
+  return rule.layer === 'edge' && rule.headers === 'full' ? { ...rule, headers: 'edge' } : rule;
 }

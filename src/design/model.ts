@@ -59,6 +59,8 @@ export interface ResolvedEndpoint {
   anonymous: boolean;
   /** Tokens one call takes from the shared bucket. */
   cost: number;
+  /** Fields the answers did not give, filled by a default (each has a line in the assumptions). */
+  assumed?: ('anonymous' | 'authKind' | 'cost')[];
 }
 
 export interface ResolvedPlan {
@@ -72,6 +74,8 @@ export interface ResolvedPlan {
   burst: number;
   quota?: number;
   exhaustion: Exhaustion;
+  /** Fields the answers did not give, filled by a default (each has a line in the assumptions). */
+  assumed?: ('burst' | 'exhaustion')[];
 }
 
 export interface ResolvedProvider {
@@ -84,6 +88,8 @@ export interface ResolvedProvider {
   bucketPerSecond: number;
   burst: number;
   bucket: 'shared' | 'per-instance';
+  /** Fields the answers did not give, filled by a default (each has a line in the assumptions). */
+  assumed?: ('burst' | 'safetyFraction')[];
 }
 
 /** The context section: answers after defaults, each unknown replaced by an assumption. */
@@ -137,6 +143,12 @@ export interface MatrixRule {
   key?: string;
   /** Sustained rate, as requests (tokens) per period. */
   rate?: { requests: number; periodSeconds: number; periodText?: string };
+  /**
+   * Quota rules whose plan lets calls pass past the quota (soft-warning, pay-per-overage): the
+   * plan's quota, while rate.requests is the backstop where the limiter refuses. Absent when
+   * the quota is a hard stop (rate.requests is the quota itself).
+   */
+  quotaBackstop?: { quota: number; factor: number };
   /** Bucket capacity; null when the algorithm has no burst (windows). */
   burst?: number | null;
   /** Default cost per request, plus per-endpoint weights against this bucket. */
@@ -151,10 +163,19 @@ export interface MatrixRule {
    * ceiling can keep live); such rules share the ceiling (see Monitoring.store.sharedCeiling).
    */
   cardinality?: { bound?: number; basis: string; byTraffic?: boolean };
-  /** Estimated bytes per key in the store (used for the memory estimate). */
+  /**
+   * Estimated bytes per key in the store (used for the memory estimate): the measured size of
+   * the rule's data structure plus what its longest key name (keyChars) adds.
+   */
   bytesPerKey?: number;
-  /** full: headers on every response; silent: security rule, no counts; none: not client-facing (outbound). */
-  headers: 'full' | 'silent' | 'none';
+  /** Characters of the longest key the rule writes (its pattern with every placeholder at its longest). */
+  keyChars?: number;
+  /**
+   * full: headers on every response; silent: security rule, no counts; edge: enforced only by
+   * the gateway, whose 429 carries Retry-After and a problem body but no rate-limit headers;
+   * none: not client-facing (outbound).
+   */
+  headers: 'full' | 'silent' | 'edge' | 'none';
   errorCode: 'RATE_LIMITED' | 'QUOTA_EXCEEDED';
   killSwitch?: { flag: string };
   rationale: string;
@@ -223,15 +244,35 @@ export interface HeaderSpec {
   meaning: string;
 }
 
+/** The situation an example response shows, and its headers (the body is beside it in the contract). */
+export interface ExampleResponse {
+  ruleId: string;
+  situation: string;
+  status: 429;
+  headers: { name: string; value: string }[];
+}
+
 export interface ResponseContract {
   convention: HeaderConvention;
   /** e.g. "draft-ietf-httpapi-ratelimit-headers-10". */
   specReference: string;
   headers: HeaderSpec[];
+  /**
+   * Extra header values on responses to calls a plan quota counts (never on silent rules): the
+   * quota as a second policy (structured fields) or its own header trio, and the overage warning.
+   */
+  quotaHeaders: HeaderSpec[];
   retryAfter: { onEvery429: boolean; unit: 'seconds'; jitterGuidance: string };
   silentRuleIds: string[];
+  /** Rules enforced only at the edge: their 429 carries Retry-After and a problem body, no rate-limit headers. */
+  edgeRuleIds: string[];
+  /** Endpoints only edge rules count: their responses carry no rate-limit headers at all. */
+  edgeOnlyEndpoints: string[];
+  /** Exactly what the generated middleware sends for the example rule (same numbers as the example headers). */
   rateLimitedBody: Record<string, unknown>;
+  rateLimitedExample?: ExampleResponse;
   quotaExceededBody?: Record<string, unknown>;
+  quotaExceededExample?: ExampleResponse;
   storeUnavailable: { status: 503; retryAfterSeconds: number };
   docsUrl: string;
   clientBehaviour: string[];
@@ -259,11 +300,20 @@ export interface OutboundDesign {
   circuitDiagram?: Diagram;
 }
 
+/**
+ * What produces a metric: the generated middleware, the generated outbound client (through its
+ * outboundMetrics adapter), the generated mtail program over nginx's error log, or
+ * oliver006/redis_exporter scraping the limiter's store (job REDIS_EXPORTER_JOB).
+ */
+export type MetricSource = 'middleware' | 'outbound-client' | 'nginx-log' | 'redis-exporter';
+
 export interface MetricSpec {
   name: string;
   type: 'counter' | 'gauge' | 'histogram';
   labels: string[];
   help: string;
+  /** Who emits it (absent: the generated middleware). Every metric an alert reads is emitted by one of these. */
+  emittedBy?: MetricSource[];
 }
 
 export interface AlertSpec {
@@ -294,7 +344,23 @@ export interface Monitoring {
      */
     sharedCeiling?: { rules: string[]; rowKeys: number; keys: number; bytes: number; endpoint: string };
     recommendation: string;
+    /** maxmemory for redis.conf: the memory bound with headroom (absent without a shared store). */
+    maxmemoryBytes?: number;
+    /** What maxmemory is made of, and what happens when it is reached. */
+    memoryText?: string;
+    /** aof: quota counters live in the store, so it must survive a restart; optional otherwise. */
+    persistence?: { mode: 'aof-everysec' | 'optional'; text: string };
+    /** The redis.conf lines for the limiter's store (absent without a shared store). */
+    config?: string;
+    /** How the store's keys and memory reach Prometheus (redis_exporter), and its scrape job. */
+    exporter?: { job: string; text: string; scrapeConfig: string };
   };
+  /**
+   * Edge rules and where their refusals are counted: by the generated mtail program over nginx's
+   * error log (into ratelimit_throttled_total), or by the gateway's own telemetry, which the
+   * alert rules here do not read (text says what to wire).
+   */
+  edge?: { ruleIds: string[]; countedBy: 'nginx-log' | 'gateway'; text: string };
   latencyBudgetMs: { p99: number };
 }
 

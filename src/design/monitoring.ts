@@ -1,26 +1,73 @@
 /** Metrics, alert thresholds and store configuration. */
 import { formatNumber } from '../format.js';
-import type { AlertSpec, MatrixRule, MetricSpec, Monitoring, Scope } from './model.js';
+import type { AlertSpec, MatrixRule, MetricSource, MetricSpec, Monitoring, Scope } from './model.js';
+
+/** Share of a rule's capacity below which an admitted decision counts as near the limit. */
+export const NEAR_LIMIT_FRACTION = 0.2;
+
+/** The Prometheus job that scrapes redis_exporter for the limiter's store (the store alerts select it). */
+export const REDIS_EXPORTER_JOB = 'ratelimit-redis';
+
+const MW: MetricSource[] = ['middleware'];
 
 export const METRICS: MetricSpec[] = [
-  { name: 'ratelimit_decisions_total', type: 'counter', labels: ['rule', 'result'], help: 'Every limiter decision, by rule and result (allowed, throttled, shadow_throttled).' },
-  { name: 'ratelimit_throttled_total', type: 'counter', labels: ['rule', 'mode'], help: 'Requests rejected (mode=enforce) or that would have been (mode=shadow).' },
-  { name: 'ratelimit_near_limit_ratio', type: 'gauge', labels: ['rule'], help: 'Share of active identities above 80% of their limit: the capacity-planning signal.' },
-  { name: 'ratelimit_store_latency_ms', type: 'histogram', labels: ['script'], help: 'Round trip of one limiter call to the store, in milliseconds.' },
-  { name: 'ratelimit_store_failures_total', type: 'counter', labels: ['rule', 'reason'], help: 'Limiter calls that failed (timeout, connection, script error).' },
-  { name: 'ratelimit_fail_open_events_total', type: 'counter', labels: ['rule'], help: 'Requests admitted without a check because the store failed and the rule fails open.' },
-  { name: 'ratelimit_key_cardinality', type: 'gauge', labels: ['rule'], help: 'Live limiter keys per rule (sampled with SCAN on a replica or from the script count).' },
+  { name: 'ratelimit_decisions_total', type: 'counter', labels: ['rule', 'result'], help: 'Every limiter decision, by rule and result (allowed, throttled, shadow_throttled).', emittedBy: MW },
+  { name: 'ratelimit_throttled_total', type: 'counter', labels: ['rule', 'mode'], help: 'Requests rejected (mode=enforce) or that would have been (mode=shadow).', emittedBy: MW },
+  {
+    name: 'ratelimit_near_limit_total',
+    type: 'counter',
+    labels: ['rule'],
+    help: `Admitted decisions that left the caller under ${NEAR_LIMIT_FRACTION * 100}% of the rule's capacity (its burst, or the window's limit). Over ratelimit_decisions_total{result="allowed"} it is the share of admitted traffic near its limit: the capacity-planning signal. (Both auth rows of a flow are checked in one call that reports the smaller remaining count, so for them it can over-count.)`,
+    emittedBy: MW,
+  },
+  { name: 'ratelimit_store_latency_ms', type: 'histogram', labels: ['script'], help: 'Round trip of one limiter call to the store, in milliseconds.', emittedBy: MW },
+  { name: 'ratelimit_store_failures_total', type: 'counter', labels: ['rule', 'reason'], help: 'Limiter calls that failed (timeout, connection, script error).', emittedBy: MW },
+  { name: 'ratelimit_fail_open_events_total', type: 'counter', labels: ['rule'], help: 'Requests admitted without a check because the store failed and the rule fails open.', emittedBy: MW },
+];
+
+/** The store's own gauges, from oliver006/redis_exporter (job REDIS_EXPORTER_JOB). */
+const STORE_METRICS: MetricSpec[] = [
+  {
+    name: 'redis_db_keys',
+    type: 'gauge',
+    labels: ['db'],
+    help: 'Keys in each database of the store, from oliver006/redis_exporter: the key-cardinality signal (the store is dedicated, so every key in db0 is a limiter key; summed over the masters of a cluster).',
+    emittedBy: ['redis-exporter'],
+  },
+  { name: 'redis_memory_used_bytes', type: 'gauge', labels: [], help: 'Memory the store uses (INFO used_memory), from redis_exporter.', emittedBy: ['redis-exporter'] },
+  { name: 'redis_memory_max_bytes', type: 'gauge', labels: [], help: 'The store\'s maxmemory (0: none set), from redis_exporter.', emittedBy: ['redis-exporter'] },
+  {
+    name: 'redis_instance_info',
+    type: 'gauge',
+    labels: ['role', 'maxmemory_policy'],
+    help: 'Always 1; its labels tell masters from replicas and show the eviction policy, from redis_exporter.',
+    emittedBy: ['redis-exporter'],
+  },
 ];
 
 const OUTBOUND_METRICS: MetricSpec[] = [
-  { name: 'ratelimit_outbound_wait_ms', type: 'histogram', labels: ['provider'], help: 'Time outbound calls waited for a slot in the shared bucket.' },
-  { name: 'ratelimit_outbound_provider_429_total', type: 'counter', labels: ['provider'], help: '429 responses received from a provider despite the bucket.' },
-  { name: 'ratelimit_outbound_circuit_open', type: 'gauge', labels: ['provider'], help: '1 while the circuit for a provider is open.' },
+  { name: 'ratelimit_outbound_wait_ms', type: 'histogram', labels: ['provider'], help: 'Time outbound calls waited for a slot in the shared bucket.', emittedBy: ['outbound-client'] },
+  { name: 'ratelimit_outbound_provider_429_total', type: 'counter', labels: ['provider'], help: '429 responses received from a provider despite the bucket.', emittedBy: ['outbound-client'] },
+  { name: 'ratelimit_outbound_circuit_open', type: 'gauge', labels: ['provider'], help: '1 while the circuit for a provider is open.', emittedBy: ['outbound-client'] },
 ];
 
 const QUOTA_METRICS: MetricSpec[] = [
-  { name: 'ratelimit_quota_exhausted_total', type: 'counter', labels: ['rule', 'plan'], help: 'Calls refused or flagged because a plan quota was used up.' },
+  { name: 'ratelimit_quota_exhausted_total', type: 'counter', labels: ['rule', 'plan'], help: 'Calls refused or flagged because a plan quota was used up.', emittedBy: MW },
 ];
+
+const MIB = 1024 * 1024;
+/** maxmemory = the bound x this, plus MAXMEMORY_BASE for Redis itself. */
+export const MAXMEMORY_HEADROOM = 1.5;
+const MAXMEMORY_BASE = 64 * MIB;
+
+/** The store's maxmemory: the memory bound plus 50% headroom plus 64 MiB, in whole MiB. */
+export function maxmemoryFor(boundBytes: number): number {
+  return Math.ceil((boundBytes * MAXMEMORY_HEADROOM + MAXMEMORY_BASE) / MIB) * MIB;
+}
+
+const mib = (bytes: number): string => `${formatNumber(Math.ceil(bytes / MIB))} MiB`;
+
+const STORE_NAME: Record<Scope['store'], string> = { redis: 'Redis', 'redis-cluster': 'Redis Cluster', valkey: 'Valkey', none: 'Redis' };
 
 type SharedCeiling = NonNullable<Monitoring['store']['sharedCeiling']>;
 
@@ -60,16 +107,82 @@ export function storeBound(rules: readonly MatrixRule[]): { keys: number; bytes:
   };
 }
 
+/** A regex alternation of rule ids for a PromQL label matcher (ids are slugs; dots and the like escaped anyway). */
+function idsRegex(ids: readonly string[]): string {
+  return ids.map((id) => id.replace(/[\\.^$|?*+()[\]{}]/g, (c) => `\\\\${c}`).replace(/"/g, '\\"')).join('|');
+}
+
+/** Where an edge rule's refusals are counted, and what the user wires for them. */
+function edgeCounting(scope: Scope, edgeIds: readonly string[]): Monitoring['edge'] | undefined {
+  if (edgeIds.length === 0) return undefined;
+  const list = edgeIds.join(', ');
+  if (scope.gateway === 'nginx') {
+    return {
+      ruleIds: [...edgeIds],
+      countedBy: 'nginx-log',
+      text: `nginx exports no limit_req counter (nginx-prometheus-exporter reads stub_status, which has none), but it logs every refusal to its error log with the zone's name ("limiting requests[, dry run], excess: ... by zone ..."). The generated monitoring/nginx-ratelimit.mtail turns those lines into ratelimit_throttled_total{rule, mode} for the edge rules (${list}): run mtail on each nginx node with --progs pointing at it and --logs at nginx's error log (at warn level or more verbose, as nginx.conf sets), and scrape it (port 3903) like the application. Without it the alerts below never see the edge rules.`,
+    };
+  }
+  const where: Record<Scope['gateway'], string> = {
+    envoy: 'Envoy counts its local rate limit refusals in its own stats (http_local_rate_limit.rate_limited, on /stats/prometheus)',
+    kong: 'Kong counts responses by status in its Prometheus plugin (kong_http_requests_total{code="429"}), which also counts 429s the application sends',
+    'aws-api-gateway': 'AWS API Gateway reports throttled calls in CloudWatch (the 4XXError metric), not in Prometheus',
+    cloudflare: 'Cloudflare reports rate-limiting rule actions in its analytics (Security Events), not in Prometheus',
+    nginx: '',
+    none: 'the gateway keeps its own counters',
+  };
+  return {
+    ruleIds: [...edgeIds],
+    countedBy: 'gateway',
+    text: `The edge rules (${list}) are enforced by the gateway, which the alert rules here cannot see: ${where[scope.gateway]}. Alert on that signal where it lives (a sustained non-zero rate for the ceiling, a spike for the rest); ratelimit_throttled_total counts only the middleware's and the outbound client's rules.`,
+  };
+}
+
+/** Persistence advice: quota counters must survive a restart; short windows need not. */
+function persistenceOf(rules: readonly MatrixRule[], inStore: readonly MatrixRule[]): NonNullable<Monitoring['store']['persistence']> {
+  const quotas = inStore.filter((r) => r.tier === 'quota').map((r) => r.id);
+  if (quotas.length > 0) {
+    return {
+      mode: 'aof-everysec',
+      text: `Persistence is required: the quota counters (${quotas.join(', ')}) live in this store, and a restart without persistence hands every customer a fresh quota for the rest of the period. Turn on the append-only file with an fsync every second (appendonly yes, appendfsync everysec: a crash loses at most about a second of counts), or keep the quota counters in a separate, persistent store. An AOF rewrite forks the server: leave the host free memory beyond maxmemory for its copy-on-write pages.`,
+    };
+  }
+  const longest = Math.max(0, ...inStore.map((r) => r.ttlSeconds ?? 0));
+  const security = rules.some((r) => r.tier === 'security' && r.layer !== 'edge');
+  return {
+    mode: 'optional',
+    text: `Persistence is optional: no quota lives here, and the longest window any key holds is ${formatNumber(longest)} s. A restart without persistence resets every limit once${security ? ' (an attacker guessing passwords gets a fresh window of attempts, so restart the store rarely and never on demand)' : ''}; with persistence off (save "", appendonly no) the store never pauses to fork.`,
+  };
+}
+
 export function buildMonitoring(scope: Scope, rules: MatrixRule[]): Monitoring {
-  const rare = rules.filter((r) => r.tier === 'ceiling' || r.tier === 'outbound').map((r) => r.id);
+  const hasStore = scope.store !== 'none';
+  const edgeIds = rules.filter((r) => r.layer === 'edge').map((r) => r.id);
+  const edge = edgeCounting(scope, edgeIds);
+  // the rules ratelimit_throttled_total counts: the middleware's, the outbound client's (its
+  // metrics adapter), and the edge's only when the mtail program counts them
+  const counted = (r: MatrixRule): boolean => r.layer !== 'edge' || edge?.countedBy === 'nginx-log';
+  const rare = rules.filter((r) => (r.tier === 'ceiling' || r.tier === 'outbound') && counted(r)).map((r) => r.id);
   const security = rules.filter((r) => r.tier === 'security').map((r) => r.id);
+  // near the limit is a capacity signal for the limits customers live with, not for brute force
+  const nearLimit = rules.filter((r) => r.layer === 'middleware' && r.tier !== 'security').map((r) => r.id);
+  const hasQuota = rules.some((r) => r.tier === 'quota');
+  const hasOutbound = rules.some((r) => r.tier === 'outbound');
   const { keys: totalBound, bytes: estimatedBytes, shared } = storeBound(rules);
+  const inStore = rules.filter((r) => r.layer !== 'edge' && r.primitive === 'redis-lua');
+  const maxmemory = maxmemoryFor(estimatedBytes);
+  const job = REDIS_EXPORTER_JOB;
+  // outbound buckets make calls wait whenever a batch runs: RateLimitRareRuleFiring watches them, not the spike alert
+  const outboundIds = rules.filter((r) => r.tier === 'outbound').map((r) => r.id);
+  const throttled = `ratelimit_throttled_total{mode="enforce"${outboundIds.length > 0 ? `,rule!~"${idsRegex(outboundIds)}"` : ''}}`;
+  const now = `sum by (rule) (rate(${throttled}[5m]))`;
+  const dayAgo = `sum by (rule) (rate(${throttled}[5m] offset 1d))`;
   const alerts: AlertSpec[] = [
     {
       name: 'RateLimitThrottleSpike',
       metric: 'ratelimit_throttled_total',
-      condition: 'throttling on a rule triples against the same hour yesterday and exceeds 1 req/s',
-      expr: 'sum by (rule) (rate(ratelimit_throttled_total{mode="enforce"}[5m])) > 3 * sum by (rule) (rate(ratelimit_throttled_total{mode="enforce"}[5m] offset 1d)) and sum by (rule) (rate(ratelimit_throttled_total{mode="enforce"}[5m])) > 1',
+      condition: 'throttling on a rule triples against the same hour yesterday (or starts where yesterday had none) and exceeds 1 req/s',
+      expr: `${now} > 1 and (${now} > 3 * ${dayAgo} or ${now} unless ${dayAgo})`,
       for: '10m',
       severity: security.length > 0 ? 'page' : 'ticket',
       why: 'A sudden spike is an attack or a broken client release; either needs a person.',
@@ -80,22 +193,28 @@ export function buildMonitoring(scope: Scope, rules: MatrixRule[]): Monitoring {
             name: 'RateLimitRareRuleFiring',
             metric: 'ratelimit_throttled_total',
             condition: `a rule that should almost never fire (${rare.join(', ')}) throttles continuously`,
-            expr: `sum by (rule) (rate(ratelimit_throttled_total{rule=~"${rare.join('|')}"}[15m])) > 0`,
+            expr: `sum by (rule) (rate(ratelimit_throttled_total{rule=~"${idsRegex(rare)}"}[15m])) > 0`,
             for: '30m',
             severity: 'ticket' as const,
-            why: 'The ceiling or an outbound bucket firing for half an hour means capacity or the limit is wrong.',
+            why: `The ceiling or an outbound bucket firing for half an hour means capacity or the limit is wrong.${
+              rare.some((id) => edgeIds.includes(id)) ? ' The edge rules are counted by monitoring/nginx-ratelimit.mtail from nginx\'s error log.' : ''
+            }${hasOutbound ? ' Outbound buckets are counted by the outbound client\'s outboundMetrics adapter.' : ''}`,
           },
         ]
       : []),
-    {
-      name: 'RateLimitNearLimit',
-      metric: 'ratelimit_near_limit_ratio',
-      condition: 'more than 20% of active identities sit above 80% of their limit',
-      expr: 'max by (rule) (ratelimit_near_limit_ratio) > 0.2',
-      for: '1h',
-      severity: 'ticket',
-      why: 'Raise limits or capacity before customers start hitting them.',
-    },
+    ...(nearLimit.length > 0
+      ? [
+          {
+            name: 'RateLimitNearLimit',
+            metric: 'ratelimit_near_limit_total',
+            condition: `more than 20% of the calls a rule admits leave their caller under ${NEAR_LIMIT_FRACTION * 100}% of its capacity, for an hour`,
+            expr: `sum by (rule) (rate(ratelimit_near_limit_total{rule=~"${idsRegex(nearLimit)}"}[1h])) / sum by (rule) (rate(ratelimit_decisions_total{rule=~"${idsRegex(nearLimit)}",result="allowed"}[1h])) > 0.2`,
+            for: '1h',
+            severity: 'ticket' as const,
+            why: 'Raise limits or capacity before customers start hitting them.',
+          },
+        ]
+      : []),
     {
       name: 'RateLimitStoreSlow',
       metric: 'ratelimit_store_latency_ms',
@@ -117,24 +236,45 @@ export function buildMonitoring(scope: Scope, rules: MatrixRule[]): Monitoring {
     {
       name: 'RateLimitFailOpen',
       metric: 'ratelimit_fail_open_events_total',
-      condition: 'any fail-open event',
-      expr: 'sum by (rule) (increase(ratelimit_fail_open_events_total[5m])) > 0',
+      condition: 'any fail-open event (also in a process whose first scrape already shows one)',
+      expr: 'sum by (rule) (increase(ratelimit_fail_open_events_total[5m])) > 0 or sum by (rule) (ratelimit_fail_open_events_total unless ratelimit_fail_open_events_total offset 5m) > 0',
       for: '1m',
       severity: 'page',
-      why: 'While a rule fails open the backend has no protection from it.',
-    },
-    {
-      name: 'RateLimitKeyCardinality',
-      metric: 'ratelimit_key_cardinality',
-      condition: `live keys above 80% of the stated bound (${formatNumber(totalBound)} in all)`,
-      expr: `sum(ratelimit_key_cardinality) > ${Math.ceil(totalBound * 0.8)}`,
-      for: '30m',
-      severity: 'ticket',
-      why: 'Unbounded key growth is a memory leak in the store; the bound in the matrix is being exceeded.',
+      why: 'While a rule fails open the backend has no protection from it. Every series exists at 0 from the start, so the first event is an increase.',
     },
   ];
-  const hasQuota = rules.some((r) => r.tier === 'quota');
-  const hasOutbound = rules.some((r) => r.tier === 'outbound');
+  if (hasStore) {
+    const masters = `on (instance) redis_instance_info{job="${job}",role="master"}`;
+    alerts.push(
+      {
+        name: 'RateLimitKeyCardinality',
+        metric: 'redis_db_keys',
+        condition: `live keys in the limiter's store above 80% of the stated bound (${formatNumber(totalBound)} in all)`,
+        expr: `sum(redis_db_keys{job="${job}",db="db0"} and ${masters}) > ${Math.ceil(totalBound * 0.8)}`,
+        for: '30m',
+        severity: 'ticket',
+        why: 'Unbounded key growth is a memory leak in the store; the bound in the matrix is being exceeded. (redis_exporter, job ' + job + '; masters only, so replicas are not counted twice.)',
+      },
+      {
+        name: 'RateLimitStoreMemoryHigh',
+        metric: 'redis_memory_used_bytes',
+        condition: 'the limiter store uses more than 80% of its maxmemory',
+        expr: `max by (instance) (redis_memory_used_bytes{job="${job}"} / (redis_memory_max_bytes{job="${job}"} > 0)) > 0.8`,
+        for: '15m',
+        severity: 'page',
+        why: 'At maxmemory the store refuses writes: fail-open rules stop limiting and fail-closed rules answer 503.',
+      },
+      {
+        name: 'RateLimitStoreMisconfigured',
+        metric: 'redis_instance_info',
+        condition: 'a limiter store node has no maxmemory or an eviction policy other than noeviction',
+        expr: `max by (instance) (redis_memory_max_bytes{job="${job}"}) == 0 or max by (instance) (redis_instance_info{job="${job}",maxmemory_policy!="noeviction"})`,
+        for: '10m',
+        severity: 'ticket',
+        why: 'Without maxmemory the host runs out of memory instead; an evicting policy silently drops limiter keys, which resets limits.',
+      },
+    );
+  }
   if (hasOutbound) {
     alerts.push({
       name: 'RateLimitProviderThrottling',
@@ -146,8 +286,62 @@ export function buildMonitoring(scope: Scope, rules: MatrixRule[]): Monitoring {
       why: 'The bucket and the provider disagree about the limit; repeated 429s risk a ban.',
     });
   }
+  const metrics = METRICS.map((m): MetricSpec => {
+    const by: MetricSource[] = [...(m.emittedBy ?? MW)];
+    if (hasOutbound && (m.name === 'ratelimit_throttled_total' || m.name === 'ratelimit_store_failures_total')) by.push('outbound-client');
+    if (edge?.countedBy === 'nginx-log' && m.name === 'ratelimit_throttled_total') by.push('nginx-log');
+    return { ...m, emittedBy: by };
+  });
+  const storeName = STORE_NAME[scope.store] ?? scope.store;
+  const cluster = scope.store === 'redis-cluster';
+  // Redis refuses a script's first write that can grow memory (SET, INCRBY, ZADD...) when past
+  // maxmemory, but lets a script finish once it has written: the sliding-window log trims first
+  const refusable = inStore.filter((r) => r.layer === 'middleware' && r.algorithm !== 'sliding-window-log');
+  const open = refusable.filter((r) => r.failMode !== 'closed').map((r) => r.id);
+  const closed = refusable.filter((r) => r.failMode === 'closed').map((r) => r.id);
+  const logs = inStore.filter((r) => r.layer === 'middleware' && r.algorithm === 'sliding-window-log').map((r) => r.id);
+  const outboundShared = inStore.filter((r) => r.tier === 'outbound').map((r) => r.id);
+  const sharedTags = rules.some((r) => r.tier === 'security' && r.layer === 'middleware');
+  const persistence = persistenceOf(rules, inStore);
+  const recommendation = `Run limiter state on a dedicated ${storeName}${cluster ? ' (its own cluster)' : ' instance'} with maxmemory-policy noeviction. Under an LRU policy, memory pressure silently evicts limiter keys, which resets limits: a fail-open no metric sees. maxmemory and its policy belong to the whole instance, so a separate logical database (SELECT n) on a shared allkeys-lru instance is evicted like any other data: a logical database only keeps key names apart, it does not protect from eviction${cluster ? ' (and Redis Cluster has only database 0)' : ''}. The TTLs on every key bound memory; eviction must never be the bound.`;
+  const memoryText = `maxmemory ${mib(maxmemory)}: the memory bound above (${mib(estimatedBytes)}) plus ${formatNumber((MAXMEMORY_HEADROOM - 1) * 100)}% headroom, plus 64 MiB for Redis itself (client buffers, replication backlog, scripts).${
+    cluster
+      ? ` Set it on every node${sharedTags ? ': keys that share a hash tag live on one node, and all keys of one auth flow do, so one node can hold almost all of them' : ''}.`
+      : ''
+  } Reaching it means the bound was wrong or keys leak. With noeviction Redis then refuses, with an OOM error, every command that would grow memory as a script's first write, and the limiter counts that as a store failure: ${
+    open.length > 0 ? `the fail-open rules (${open.join(', ')}) admit requests unchecked and count ratelimit_fail_open_events_total` : 'no token-bucket or quota rule fails open'
+  }; ${closed.length > 0 ? `the fail-closed ones (${closed.join(', ')}) answer 503 with Retry-After` : 'no token-bucket or quota rule fails closed'}${
+    logs.length > 0
+      ? `; the sliding-window logs (${logs.join(', ')}) trim before they add, and Redis lets a script that has already written finish, so they keep enforcing and keep growing past maxmemory (up to their bound)`
+      : ''
+  }${
+    outboundShared.length > 0 ? `; the outbound client (${outboundShared.join(', ')}) books no slot, so it calls no provider and refuses with STORE_UNAVAILABLE once maxWaitMs has passed` : ''
+  }. RateLimitStoreMemoryHigh pages at 80% of maxmemory, well before that, and RateLimitStoreMisconfigured opens a ticket when a node has no maxmemory or another policy.`;
+  const config = [
+    `# redis.conf of the limiter's dedicated store${cluster ? ' (every node of the cluster)' : ''}`,
+    `# the memory bound (${mib(estimatedBytes)}) + ${formatNumber((MAXMEMORY_HEADROOM - 1) * 100)}% + 64 MiB; past it Redis refuses writes that grow memory (OOM) and never evicts`,
+    `maxmemory ${Math.round(maxmemory / MIB)}mb`,
+    'maxmemory-policy noeviction',
+    ...(persistence.mode === 'aof-everysec'
+      ? ['# quota counters live here: keep them across restarts', 'appendonly yes', 'appendfsync everysec']
+      : ['# no quota counters here: persistence optional (off: no fork pauses)', 'save ""', 'appendonly no']),
+    '',
+  ].join('\n');
+  const scrapeConfig = [
+    '# prometheus.yml: oliver006/redis_exporter in front of each node of the limiter store',
+    'scrape_configs:',
+    `  - job_name: ${job}`,
+    '    static_configs:',
+    "      - targets: ['ratelimit-redis-exporter:9121']",
+    '',
+  ].join('\n');
   return {
-    metrics: [...METRICS, ...(hasQuota ? QUOTA_METRICS : []), ...(hasOutbound ? OUTBOUND_METRICS : [])],
+    metrics: [
+      ...metrics,
+      ...(hasQuota ? QUOTA_METRICS : []),
+      ...(hasOutbound ? OUTBOUND_METRICS : []),
+      ...(hasStore ? STORE_METRICS : []),
+    ],
     alerts,
     store: {
       dedicated: true,
@@ -155,8 +349,24 @@ export function buildMonitoring(scope: Scope, rules: MatrixRule[]): Monitoring {
       estimatedKeys: totalBound,
       estimatedBytes,
       ...(shared ? { sharedCeiling: shared } : {}),
-      recommendation: `Run limiter state on a dedicated ${({ redis: 'Redis', 'redis-cluster': 'Redis Cluster', valkey: 'Valkey', none: 'Redis' } as Record<string, string>)[scope.store] ?? scope.store} (or at least a dedicated logical database) with maxmemory-policy noeviction. Under an LRU policy, memory pressure silently evicts limiter keys, which resets limits: a fail-open no metric sees. The TTLs on every key bound memory; eviction must never be the bound. Persistence is optional: losing counters on restart only resets limits.`,
+      recommendation: hasStore
+        ? recommendation
+        : `No shared store: limiter state lives in each process's memory. Should it move to ${storeName}, run it on a dedicated instance with maxmemory-policy noeviction: a logical database on a shared instance is evicted like any other data.`,
+      ...(hasStore
+        ? {
+            maxmemoryBytes: maxmemory,
+            memoryText,
+            persistence,
+            config,
+            exporter: {
+              job,
+              text: `Key count and memory come from oliver006/redis_exporter (Debian: prometheus-redis-exporter), one per store node, scraped as job ${job}: redis_db_keys{db="db0"} is the key count (every key in the dedicated store is a limiter key), redis_memory_used_bytes and redis_memory_max_bytes the memory, redis_instance_info the role and eviction policy. The store alerts select that job; rename it in both places if yours differs.`,
+              scrapeConfig,
+            },
+          }
+        : {}),
     },
+    ...(edge ? { edge } : {}),
     latencyBudgetMs: { p99: 5 },
   };
 }

@@ -116,7 +116,7 @@ export function buildEnforcement(scope: Scope, rules: MatrixRule[], exempt: Reso
     trustedProxies: scope.trustedProxies,
     explanation: xff
       ? `Walk X-Forwarded-For from the right, skipping addresses inside the trusted ranges (${scope.trustedProxies.join(', ')}); the first address outside them is the client. Entries left of it were written by the client and are ignored, so rotating the header cannot change the key.${scope.gateway === 'nginx' ? ' nginx does the same with set_real_ip_from + real_ip_recursive on.' : ''}`
-      : 'The TCP peer address is the client: no proxy sits in front, so X-Forwarded-For is client-written and ignored entirely.',
+      : 'No trusted proxy is configured, so the TCP peer address is taken as the client and X-Forwarded-For, which any client can write, is ignored entirely. This is right only if nothing sits in front of the application: behind a load balancer or proxy, every client would share its address, so list its ranges as trusted proxies.',
   };
 
   let hybrid: Enforcement['hybrid'];
@@ -165,7 +165,7 @@ export function buildEnforcement(scope: Scope, rules: MatrixRule[], exempt: Reso
     scripts,
     ...(auth.length > 0
       ? {
-          dualKeyAuth: `Both auth rows of a flow are checked in one script call: the per-identity and per-IP logs share a hash tag (the flow, e.g. {auth:login}), and the script admits only when both are under their limits, so neither row can be spent without the other being checked.${scope.store === 'redis-cluster' ? ' The shared tag keeps both keys in one cluster slot, which a multi-key script requires; auth traffic is low, so one slot per flow is no hot spot.' : ' The shared tag also keeps the design ready for Redis Cluster, where a multi-key script needs its keys in one slot.'}`,
+          dualKeyAuth: `Both auth rows of a flow are checked in one script call: the per-identity and per-IP logs share a hash tag (the flow, e.g. {auth:login}), and the script admits only when both are under their limits, so neither row can be spent without the other being checked.${scope.store === 'redis-cluster' ? ' The shared tag keeps both keys in one cluster slot, which a multi-key script requires; it also puts every key of the flow on one shard, which is fine for auth volumes bounded by the ceiling, but size that shard for the flow\'s memory bound (section 2.2).' : ' The shared tag also lets the script run unchanged on Redis Cluster, where a multi-key script needs its keys in one slot (every key of a flow then lives on one shard).'} The account of the per-identity row is the name being tried, read from the request (the identify() hook, else the body fields username, email, login or client_id); steps that carry no name, such as an MFA code, are keyed on the account or session the request already belongs to (identify()'s userId, else sessionId). A request with none of these meets only the per-IP row: make identify() return the account for every auth route whose form names it differently.`,
         }
       : {}),
   };

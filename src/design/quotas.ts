@@ -1,13 +1,24 @@
 /** Quota design: reset semantics, exhaustion behaviour, enforcement kept apart from billing. */
 import type { QuotaResetT } from '../answers/schema.js';
 import { formatNumber } from '../format.js';
-import type { MatrixRule, QuotaDesign, Scope } from './model.js';
+import { QUOTA_EXCEEDED_HEADER, QUOTA_HEADER_NAMES } from './contract.js';
+import type { HeaderConvention, MatrixRule, QuotaDesign, Scope } from './model.js';
+
+/** Where a client reads its remaining quota, in the design's one header convention. */
+function quotaHeadersText(convention: HeaderConvention): string {
+  if (convention === 'ietf-structured') {
+    return 'the RateLimit-Policy and RateLimit fields carry the plan quota as a second item (q, w; r, t) next to the request-rate policy';
+  }
+  const [limit, remaining, reset] = QUOTA_HEADER_NAMES[convention];
+  return `${limit}, ${remaining} and ${reset} carry the plan quota beside the ${convention === 'x-ratelimit' ? 'X-RateLimit-*' : 'RateLimit-*'} headers (which state the tightest limit of the call)`;
+}
 
 export function buildQuotas(
   scope: Scope,
   rules: MatrixRule[],
   reset: QuotaResetT | undefined,
   billingSource: 'metering-system' | 'limiter-counters',
+  convention: HeaderConvention = 'ietf-structured',
 ): QuotaDesign | undefined {
   const quotaRules = rules.filter((r) => r.tier === 'quota');
   if (!reset || (quotaRules.length === 0 && !scope.plans.some((p) => p.quota !== undefined))) return undefined;
@@ -37,15 +48,15 @@ export function buildQuotas(
     exhaustionText: {
       hard: 'Hard cut-off: at the quota every call gets 429 with code QUOTA_EXCEEDED and Retry-After pointing at the reset.',
       'soft-warning':
-        'Soft overage: past the quota calls still succeed and carry a warning (the remaining count reads 0 and the response says the quota is exceeded); a hard stop at 120% keeps overage bounded.',
+        `Soft overage: past the quota calls still succeed and carry a warning: the quota's remaining count reads 0 and a ${QUOTA_EXCEEDED_HEADER} header names the quota and the calls used beyond it; a hard stop at 120% keeps overage bounded.`,
       'pay-per-overage':
-        'Pay per overage: past the quota calls succeed and the metering system bills each one; the limiter only guards against runaway spend at 3x the quota.',
+        `Pay per overage: past the quota calls succeed (with the ${QUOTA_EXCEEDED_HEADER} header, as for a soft overage) and the metering system bills each one; the limiter only guards against runaway spend at 3x the quota.`,
     },
     billingSource,
     separation:
       billingSource === 'metering-system'
         ? 'The limiter counters decide admission only: they are fast, may lose a few counts when the store fails open, and expire. Invoices come from the metering system (an append-only usage log written after the response), which is exact and auditable. The two are reconciled by reports, never by reading limiter keys.'
         : 'The answers say invoices are computed from the limiter counters. Those counters are approximate by design (they fail open, expire, and are reset by kill switches), so they must not be a billing source.',
-    remainingExposure: `Remaining quota is visible on every response through the rate-limit headers (a second policy next to the request-rate one) and on a usage endpoint. Largest quota in the design: ${formatNumber(Math.max(0, ...scope.plans.map((p) => p.quota ?? 0)))} calls.`,
+    remainingExposure: `Remaining quota is visible in the headers of every response to a call the quota counts (its QUOTA_EXCEEDED refusals included; never on silent security responses): ${quotaHeadersText(convention)}. A 429 from a rate limit does not show it (rate limits are checked before the quota counts the call). No usage endpoint is generated: if clients need their usage outside API calls, serve it from the metering system (recommended; yours to build, not part of this design). Largest quota in the design: ${formatNumber(Math.max(0, ...scope.plans.map((p) => p.quota ?? 0)))} calls.`,
   };
 }

@@ -1,6 +1,14 @@
 /** Rollout: shadow first, allowlist, enforcement order (security, general, quotas), kill switches. */
 import type { MatrixRule, Rollout } from './model.js';
 
+/** "ceiling, fairness and outbound rules", naming only the kinds the design has. */
+function generalKinds(rules: MatrixRule[]): string {
+  const kinds = (['ceiling', 'fairness', 'outbound'] as const).filter((t) => rules.some((r) => r.tier === t));
+  if (kinds.length === 0) return 'general rules';
+  const names = kinds.length === 1 ? kinds[0] : `${kinds.slice(0, -1).join(', ')} and ${kinds[kinds.length - 1]}`;
+  return `${names} rules`;
+}
+
 export function buildRollout(rules: MatrixRule[], shadowDays: number): Rollout {
   const ids = (pred: (r: MatrixRule) => boolean) => rules.filter(pred).map((r) => r.id);
   const security = ids((r) => r.tier === 'security');
@@ -25,7 +33,11 @@ export function buildRollout(rules: MatrixRule[], shadowDays: number): Rollout {
     ...(security.length > 0
       ? [{ title: 'Enforce abuse-sensitive limits', detail: 'Switch the auth rules to "enforce" first: they protect accounts and their legitimate volume is tiny.', ruleIds: security }]
       : []),
-    { title: 'Enforce general limits', detail: 'Switch the ceiling, fairness and outbound rules to "enforce", one rule at a time, watching throttle and near-limit metrics after each.', ruleIds: general },
+    {
+      title: 'Enforce general limits',
+      detail: `Switch the ${generalKinds(rules)} to "enforce", one rule at a time, watching throttle and near-limit metrics after each.`,
+      ruleIds: general,
+    },
     ...(quotas.length > 0
       ? [{ title: 'Enforce quotas', detail: 'Enforce plan quotas last, after customers have seen their remaining quota in headers for a full period.', ruleIds: quotas }]
       : []),

@@ -1,5 +1,43 @@
 /** The six test scenarios, each tied to the rules it exercises. */
-import type { MatrixRule, Scenario } from './model.js';
+import { formatNumber } from '../format.js';
+import type { Enforcement, MatrixRule, Scenario, Scope } from './model.js';
+
+/** What the scenarios need to know beyond the rules: where the requests come from. */
+export interface ScenarioContext {
+  topology: Scope['topology'];
+  instances: number;
+  /** The in-process buckets in front of Redis, when the design has them. */
+  hybrid?: Enforcement['hybrid'];
+}
+
+/** How rl-design verify keeps refills out of the exact counts (src/verify/shapes.ts). */
+const VERIFY_REFILL = 'rl-design verify runs it with a refill slow enough that none comes back, at most one token per 5 s';
+
+/** Seconds between two tokens of a bucket rule (its emission interval). */
+function intervalSeconds(rule: MatrixRule): number {
+  const rate = rule.rate;
+  return rate && rate.requests > 0 ? rate.periodSeconds / rate.requests : 1;
+}
+
+function durationText(seconds: number): string {
+  if (seconds < 1) return `${formatNumber(Math.round(seconds * 100000) / 100)} ms`;
+  return `${formatNumber(seconds)} s`;
+}
+
+/** "50/s", "60/min", "100 per 3,600 s". */
+function rateWords(rule: MatrixRule): string {
+  const r = rule.rate;
+  if (!r) return 'its rate';
+  if (r.periodSeconds === 1) return `${formatNumber(r.requests)}/s`;
+  if (r.periodSeconds === 60) return `${formatNumber(r.requests)}/min`;
+  if (r.periodSeconds === 3600) return `${formatNumber(r.requests)}/h`;
+  return `${formatNumber(r.requests)} per ${formatNumber(r.periodSeconds)} s`;
+}
+
+/** "one token comes back every 20 ms at 50/s". */
+function refillText(rule: MatrixRule): string {
+  return `one token comes back every ${durationText(intervalSeconds(rule))} at ${rateWords(rule)}`;
+}
 
 function isBucket(r: MatrixRule): boolean {
   return (r.algorithm === 'gcra' || r.algorithm === 'token-bucket') && r.layer === 'middleware' && typeof r.burst === 'number';
@@ -9,16 +47,39 @@ function plural(n: number, word: string): string {
   return `${n} ${word}${n === 1 ? '' : 's'}`;
 }
 
-function costExpectation(burst: number, endpoint: string, cost: number): string {
+function costExpectation(rule: MatrixRule, burst: number, endpoint: string, cost: number): string {
+  if (cost > burst) {
+    return `No call to ${endpoint} can ever pass: its cost ${cost} exceeds the whole bucket (burst ${burst}), so it is refused at once with no Retry-After that would help; a cost-1 call still passes.`;
+  }
   const calls = Math.floor(burst / cost);
   const left = burst % cost;
+  const counted = `${plural(calls, 'call')} to ${endpoint} ${calls === 1 ? 'passes' : 'pass'} (burst ${burst} / cost ${cost}) and the next is refused`;
   const tail = left > 0
-    ? `and a cost-1 call can still spend the ${plural(left, 'leftover token')}`
-    : 'and a cost-1 call is refused too: the weighted calls spent the whole bucket';
-  return `${plural(calls, 'call')} to ${endpoint} pass (burst ${burst} / cost ${cost}), the next is refused, ${tail}.`;
+    ? `; a cost-1 call can then spend the ${plural(left, 'leftover token')}`
+    : `; a cost-1 call sent right after is refused too, because the weighted calls spent the whole bucket, unless a token has come back in the meantime: the refused call waits for ${cost} tokens, a cost-1 call for only one, and ${refillText(rule)}`;
+  return `${counted}${tail}. The counts are exact only while no token refills between the calls; ${VERIFY_REFILL}.`;
 }
 
-export function buildScenarios(rules: MatrixRule[]): Scenario[] {
+/** What the concurrent race admits: exactly the tokens left, or more through the in-process buckets. */
+function raceExpectation(rule: MatrixRule, ctx: ScenarioContext | undefined): string {
+  const exact = `no token refills during the race (${refillText(rule)}; ${VERIFY_REFILL})`;
+  const hybrid = ctx?.hybrid;
+  if (hybrid && hybrid.ruleIds.includes(rule.id)) {
+    const bound = 10 + hybrid.overAdmission;
+    return `Against the store alone (the Lua script, as rl-design verify runs it): exactly 10 are admitted and 190 get 429 when ${exact}; the check-and-consume is atomic, so no two requests spend the same token. Through the middleware with its in-process buckets on (section 4), each of the ${hybrid.instances} instances may admit up to ${plural(hybrid.localBurst, 'request')} on local credit before the charge reaches Redis, so at most 10 + ${hybrid.instances} x ${hybrid.localBurst} = ${bound} are admitted; with the middleware option hybrid: false, exactly 10.`;
+  }
+  return `Exactly 10 are admitted and 190 get 429 when ${exact}: the check-and-consume is atomic, so no two requests spend the same token.`;
+}
+
+/** What Retry-After really promises for a bucket rule. */
+function recoveryExpectation(rule: MatrixRule): string {
+  const interval = intervalSeconds(rule);
+  const most = Math.max(1, Math.ceil(interval - 1e-9));
+  const retryAfter = most === 1 ? '1 s here' : `at most ${most} s here`;
+  return `The request sent after the wait is admitted. The real wait is until the next token comes back, at most ${durationText(interval)} after the refusal (${refillText(rule)}); Retry-After is that wait rounded up to whole seconds (${retryAfter}), so a request sent before Retry-After has passed may be admitted too. What is guaranteed: a request sent after Retry-After is admitted, and one sent before the first token refills is refused.`;
+}
+
+export function buildScenarios(rules: MatrixRule[], ctx?: ScenarioContext): Scenario[] {
   const bucket = rules.find((r) => r.tier === 'fairness' && isBucket(r)) ?? rules.find(isBucket);
   const weighted = rules.find((r) => isBucket(r) && (r.cost?.byEndpoint.length ?? 0) > 0);
   const open = rules.find((r) => r.failMode === 'open' && r.layer === 'middleware');
@@ -37,16 +98,24 @@ export function buildScenarios(rules: MatrixRule[]): Scenario[] {
       applicable: !!bucket,
       setup: bucket ? `One fresh identity against ${bucket.id} (burst ${burst}).` : 'No token-bucket rule in middleware.',
       steps: bucket ? [`Send ${burst} requests back to back.`, 'Send one more.'] : [],
-      expected: bucket ? `All ${burst} pass with the remaining count falling to 0; request ${burst + 1} gets 429 with Retry-After >= 1.` : 'Not applicable.',
+      expected: bucket
+        ? `All ${burst} pass with the remaining count falling to 0; request ${burst + 1} gets 429 with Retry-After >= 1. This holds when no token refills while the ${burst + 1} requests are sent: ${refillText(bucket)}, and each token that comes back admits one more request (${VERIFY_REFILL}).${ctx?.hybrid?.ruleIds.includes(bucket.id) ? ` Sent through the middleware across instances, the in-process buckets can admit up to ${ctx.hybrid.instances} x ${ctx.hybrid.localBurst} = ${ctx.hybrid.overAdmission} more (section 4).` : ''}`
+        : 'Not applicable.',
     },
     {
       id: 'concurrent-race',
       title: 'Concurrent requests racing for the last tokens',
       ruleIds: bucket ? [bucket.id] : [],
       applicable: !!bucket,
-      setup: bucket ? `Drain ${bucket.id} to 10 tokens left, from two or more app instances.` : 'No token-bucket rule in middleware.',
-      steps: bucket ? ['Fire 200 requests for the same identity at once, spread over the instances.'] : [],
-      expected: bucket ? 'Exactly 10 are admitted and 190 get 429: the check-and-consume is atomic, so no two requests spend the same token.' : 'Not applicable.',
+      setup: bucket
+        ? ctx?.topology === 'single'
+          ? `Drain ${bucket.id} to 10 tokens left. The API runs as a single instance, so the race is between concurrent requests in that instance, each a separate call to the store.`
+          : `Drain ${bucket.id} to 10 tokens left, then send from ${!ctx ? 'two or more' : ctx.instances === 2 ? 'both' : `all ${ctx.instances}`} app instances.`
+        : 'No token-bucket rule in middleware.',
+      steps: bucket
+        ? [ctx?.topology === 'single' ? 'Fire 200 requests for the same identity at once.' : 'Fire 200 requests for the same identity at once, spread over the instances.']
+        : [],
+      expected: bucket ? raceExpectation(bucket, ctx) : 'Not applicable.',
     },
     {
       id: 'store-outage',
@@ -68,7 +137,7 @@ export function buildScenarios(rules: MatrixRule[]): Scenario[] {
       applicable: !!bucket,
       setup: bucket ? `Exhaust ${bucket.id} for one identity.` : 'No token-bucket rule in middleware.',
       steps: bucket ? ['Read Retry-After from the 429.', 'Wait exactly that long, then send one request.'] : [],
-      expected: bucket ? 'The request after the wait is admitted; one sent before it would be refused.' : 'Not applicable.',
+      expected: bucket ? recoveryExpectation(bucket) : 'Not applicable.',
     },
     {
       id: 'dual-key-auth',
@@ -94,7 +163,7 @@ export function buildScenarios(rules: MatrixRule[]): Scenario[] {
       applicable: !!(weighted && heaviest),
       setup: weighted && heaviest ? `${weighted.id} with burst ${weighted.burst}; ${heaviest.endpoint} costs ${heaviest.cost} tokens.` : 'No endpoint carries a weight above 1.',
       steps: weighted && heaviest ? [`Call ${heaviest.endpoint} until refused.`, 'Then call a cost-1 endpoint.'] : [],
-      expected: weighted && heaviest ? costExpectation(weighted.burst as number, heaviest.endpoint, heaviest.cost) : 'Not applicable.',
+      expected: weighted && heaviest ? costExpectation(weighted, weighted.burst as number, heaviest.endpoint, heaviest.cost) : 'Not applicable.',
     },
   ];
   return list;

@@ -54,7 +54,8 @@ const CONVENTIONS: Record<string, string> = {
 export function headerLine(design: Design): string {
   const c = design.contract;
   const names = c.headers.map((h) => h.name).join(', ');
-  return `${CONVENTIONS[c.convention] ?? c.convention}: ${names} on every response; Retry-After on every 429${c.silentRuleIds.length > 0 ? '; security rules answer without counts' : ''}`;
+  const edge = (c.edgeRuleIds ?? []).length > 0 ? '; edge-only rules send Retry-After, no counts' : '';
+  return `${CONVENTIONS[c.convention] ?? c.convention}: ${names} on every response; Retry-After on every 429${c.silentRuleIds.length > 0 ? '; security rules answer without counts' : ''}${edge}`;
 }
 
 /** A phrase for each document file: one file is the document; in a folder, the index and each section. */

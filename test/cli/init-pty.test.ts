@@ -186,7 +186,11 @@ describe('init in a pseudo-terminal (tmux)', () => {
       expect(a.identities).toEqual(['user']);
       expect(a.plans).toEqual([{ name: 'free', rate: { requests: 60, per: 'minute' }, quota: 1000 }]);
       expect(a.quotas).toEqual({ reset: { kind: 'calendar', period: 'month', timeZone: 'Europe/Berlin' }, exhaustion: 'hard' });
-      expect(existsSync(path.join(dir, 'docs/rate-limit-design.md'))).toBe(true);
+      // layout auto: the one file asked for, or the linked folder beside it once the document
+      // passes the size thresholds (render/document.ts chooseLayout); exactly one of them
+      const single = existsSync(path.join(dir, 'docs/rate-limit-design.md'));
+      const folder = existsSync(path.join(dir, 'docs/rate-limit-design/README.md'));
+      expect(single !== folder, `single ${single}, folder ${folder}`).toBe(true);
       expect(t.screen()).toMatch(/quota-free\s+middleware\s+1,000\/calendar month \(Europe\/Berlin\)/);
     },
     TIMEOUT,

@@ -9,11 +9,12 @@ import { tmpdir } from 'node:os';
 import { delimiter, join } from 'node:path';
 import { promisify } from 'node:util';
 import { describe, expect, it } from 'vitest';
-import { parse as parseYaml } from 'yaml';
+import { parse as parseYaml, stringify as stringifyYaml } from 'yaml';
 import { ALERTS_PATH, generateAlerts } from '../../src/codegen/alerts.js';
 import { promTemplateText } from '../../src/codegen/escape.js';
+import { buildDesign } from '../../src/design/build.js';
 import type { Design } from '../../src/design/model.js';
-import { exampleDesign, exampleNames } from '../helpers/examples.js';
+import { exampleAnswers, exampleDesign, exampleNames } from '../helpers/examples.js';
 import { EVIL, hostileDesign } from './support/hostile.js';
 
 function promtool(): string | undefined {
@@ -91,5 +92,248 @@ describe('Prometheus alerting rules', () => {
     } finally {
       rmSync(dir, { recursive: true, force: true });
     }
+  });
+});
+
+// ---------------------------------------------------------------------------
+// Every metric an alert reads is exported by someone the design names
+// ---------------------------------------------------------------------------
+
+/** PromQL words that are not metric names. */
+const PROMQL_WORDS = new Set([
+  'sum', 'max', 'min', 'avg', 'count', 'by', 'without', 'on', 'ignoring', 'group_left', 'group_right', 'and', 'or', 'unless', 'offset',
+  'rate', 'irate', 'increase', 'histogram_quantile', 'abs', 'absent', 'bool', 'topk', 'bottomk', 'quantile', 'clamp_min', 'clamp_max', 'time',
+]);
+
+/** The metric names a PromQL expression reads (label matchers, ranges and grouping removed). */
+export function metricsOf(expr: string): string[] {
+  const bare = expr
+    .replace(/"(?:[^"\\]|\\.)*"/g, '""')
+    .replace(/\{[^}]*\}/g, ' ')
+    .replace(/\[[^\]]*\]/g, ' ')
+    .replace(/\b(by|without|on|ignoring|group_left|group_right)\s*\([^)]*\)/g, ' ')
+    .replace(/\boffset\s+\w+/g, ' ');
+  const names = (bare.match(/[A-Za-z_:][A-Za-z0-9_:]*/g) ?? []).filter((w) => !PROMQL_WORDS.has(w) && !/^\d/.test(w));
+  return [...new Set(names)];
+}
+
+describe('every metric an alert reads has a producer', () => {
+  it('the extractor finds metric names and nothing else', () => {
+    expect(metricsOf('sum by (rule) (rate(a_total{rule=~"x|y"}[5m] offset 1d)) / on (instance) b{job="j"} > 0.2')).toEqual(['a_total', 'b']);
+    expect(metricsOf('histogram_quantile(0.99, sum by (le) (rate(h_ms_bucket[5m]))) > 5')).toEqual(['h_ms_bucket']);
+  });
+
+  const designs: [string, Design][] = [...exampleNames().map((n): [string, Design] => [n, exampleDesign(n)])];
+  for (const [name, design] of designs) {
+    it(`example ${name}: each alert's metrics are in the design's metric table, each with a producer the document names`, () => {
+      const table = new Map(design.monitoring.metrics.map((m) => [m.name, m]));
+      for (const alert of design.monitoring.alerts) {
+        const used = metricsOf(alert.expr);
+        expect(used.length, alert.name).toBeGreaterThan(0);
+        expect(used.map((u) => u.replace(/_(bucket|sum|count)$/, '')), `${alert.name} names its main metric`).toContain(alert.metric);
+        for (const raw of used) {
+          const metric = table.get(raw) ?? table.get(raw.replace(/_(bucket|sum|count)$/, ''));
+          expect(metric, `${alert.name} reads ${raw}, which no metric of the design is`).toBeDefined();
+          expect(metric?.emittedBy?.length, `${raw} has no producer`).toBeGreaterThan(0);
+          if (metric?.type === 'histogram') expect(raw).toMatch(/_(bucket|sum|count)$/);
+        }
+      }
+    });
+  }
+
+  it('no metric nobody emits: the old near-limit gauge and key-cardinality gauge are gone', () => {
+    for (const name of exampleNames()) {
+      const names = exampleDesign(name).monitoring.metrics.map((m) => m.name);
+      expect(names).not.toContain('ratelimit_near_limit_ratio');
+      expect(names).not.toContain('ratelimit_key_cardinality');
+    }
+  });
+
+  it('the rules file names where each metric comes from', () => {
+    const content = generateAlerts(exampleDesign('saas-platform')).content;
+    expect(content).toMatch(/# - the generated middleware \(its prom-client registry\): .*ratelimit_near_limit_total/);
+    expect(content).toMatch(/# - the generated outbound client, with onEvent: outboundMetrics\(promClient\)/);
+    expect(content).toMatch(/# - monitoring\/nginx-ratelimit\.mtail .* global-ceiling, anonymous-per-ip: ratelimit_throttled_total/);
+    expect(content).toMatch(/# - oliver006\/redis_exporter on every node of the limiter store, scraped as job "ratelimit-redis": redis_db_keys/);
+  });
+
+  it('an edge the rules cannot see (Envoy) is left out of the throttle alerts and the file says what to wire', () => {
+    const base = exampleAnswers('saas-platform');
+    const design = buildDesign({ ...base, stack: { ...base.stack, gateway: 'envoy' } } as typeof base, { date: '2026-12-02' });
+    expect(design.monitoring.edge?.countedBy).toBe('gateway');
+    const rare = design.monitoring.alerts.find((a) => a.name === 'RateLimitRareRuleFiring');
+    expect(rare?.expr).not.toContain('global-ceiling');
+    expect(rare?.expr).toContain('outbound-stripe');
+    const content = generateAlerts(design).content;
+    expect(content).toContain('http_local_rate_limit.rate_limited');
+    const throttled = design.monitoring.metrics.find((m) => m.name === 'ratelimit_throttled_total');
+    expect(throttled?.emittedBy).not.toContain('nginx-log');
+  });
+});
+
+// ---------------------------------------------------------------------------
+// promtool test rules: the alerts fire on the series the generated code exports
+// ---------------------------------------------------------------------------
+
+describe('promtool test rules: the alerts fire (and stay quiet) on realistic series', () => {
+  const tool = promtool();
+  const design = exampleDesign('saas-platform');
+  const alert = (name: string) => {
+    const a = design.monitoring.alerts.find((x) => x.name === name);
+    if (!a) throw new Error(`no alert ${name}`);
+    return a;
+  };
+  const bound = design.monitoring.store.estimatedKeys;
+  /** An alert promtool must see firing: its labels plus the severity and annotations the rules file gives it. */
+  const fires = (name: string, labels: Record<string, string> = {}): Obj => {
+    const a = alert(name);
+    return {
+      exp_labels: { ...labels, severity: a.severity, component: 'ratelimit' },
+      exp_annotations: { summary: promTemplateText(`${a.metric}: ${a.condition}`), description: promTemplateText(a.why) },
+    };
+  };
+
+  async function runPromtool(tests: Obj[]): Promise<{ ok: boolean; output: string }> {
+    const dir = mkdtempSync(join(tmpdir(), 'rl-promtest-'));
+    try {
+      writeFileSync(join(dir, 'rules.yaml'), generateAlerts(design).content);
+      writeFileSync(join(dir, 'test.yaml'), stringifyYaml({ rule_files: ['rules.yaml'], evaluation_interval: '1m', tests }));
+      try {
+        const { stdout, stderr } = await promisify(execFile)(tool as string, ['test', 'rules', join(dir, 'test.yaml')], { timeout: 60_000 });
+        return { ok: true, output: stdout + stderr };
+      } catch (error) {
+        const e = error as { stdout?: string; stderr?: string; message: string };
+        return { ok: false, output: `${e.stdout ?? ''}${e.stderr ?? ''}${e.message}` };
+      }
+    } finally {
+      rmSync(dir, { recursive: true, force: true });
+    }
+  }
+
+  it('RateLimitFailOpen pages on a single fail-open event of a series that starts at 0, and never without one', async () => {
+    const expr = alert('RateLimitFailOpen');
+    expect(expr.for).toBe('1m');
+    const r = await runPromtool([
+      {
+        interval: '1m',
+        input_series: [
+          // pre-initialised at 0 by the middleware, one event at minute 10
+          { series: 'ratelimit_fail_open_events_total{rule="fairness-pro",instance="a"}', values: '0x9 1x20' },
+          // a quiet rule: zero all along
+          { series: 'ratelimit_fail_open_events_total{rule="fairness-free",instance="a"}', values: '0x30' },
+          // a fresh process whose first scrape already shows an event
+          { series: 'ratelimit_fail_open_events_total{rule="quota-pro",instance="b"}', values: '_x14 2x15' },
+        ],
+        alert_rule_test: [
+          { eval_time: '5m', alertname: 'RateLimitFailOpen', exp_alerts: [] },
+          {
+            eval_time: '12m',
+            alertname: 'RateLimitFailOpen',
+            exp_alerts: [fires('RateLimitFailOpen', { rule: 'fairness-pro' })],
+          },
+          {
+            eval_time: '17m',
+            alertname: 'RateLimitFailOpen',
+            exp_alerts: [fires('RateLimitFailOpen', { rule: 'quota-pro' })],
+          },
+          { eval_time: '29m', alertname: 'RateLimitFailOpen', exp_alerts: [] },
+        ],
+      },
+    ]);
+    expect(r.ok, r.output).toBe(true);
+  });
+
+  it('RateLimitThrottleSpike fires on a first attack (yesterday at 0, or no series yesterday), not on steady throttling', async () => {
+    const r = await runPromtool([
+      {
+        interval: '1m',
+        input_series: [
+          // 0 all yesterday (pre-initialised), then 120 refusals a minute (2 req/s)
+          { series: 'ratelimit_throttled_total{rule="auth-login-per-ip",mode="enforce"}', values: '0x1440 0+120x60' },
+          // steady 2 req/s today and yesterday: not a spike (it did fire in the first day, with no
+          // yesterday to compare against)
+          { series: 'ratelimit_throttled_total{rule="fairness-pro",mode="enforce"}', values: '0+120x1500' },
+          // outbound waits follow batch jobs: left to RateLimitRareRuleFiring
+          { series: 'ratelimit_throttled_total{rule="outbound-stripe",mode="enforce"}', values: '0x1440 0+1200x60' },
+        ],
+        alert_rule_test: [
+          { eval_time: '1480m', alertname: 'RateLimitThrottleSpike', exp_alerts: [fires('RateLimitThrottleSpike', { rule: 'auth-login-per-ip' })] },
+        ],
+      },
+      {
+        interval: '1m',
+        input_series: [
+          // a brand-new deployment: no series a day ago
+          { series: 'ratelimit_throttled_total{rule="auth-login-per-ip",mode="enforce"}', values: '0+120x60' },
+        ],
+        alert_rule_test: [
+          { eval_time: '40m', alertname: 'RateLimitThrottleSpike', exp_alerts: [fires('RateLimitThrottleSpike', { rule: 'auth-login-per-ip' })] },
+        ],
+      },
+    ]);
+    expect(r.ok, r.output).toBe(true);
+  });
+
+  it('RateLimitNearLimit fires when over 20% of admitted calls are near the limit for an hour, not below', async () => {
+    const r = await runPromtool([
+      {
+        interval: '1m',
+        input_series: [
+          { series: 'ratelimit_decisions_total{rule="fairness-pro",result="allowed"}', values: '0+100x200' },
+          { series: 'ratelimit_near_limit_total{rule="fairness-pro"}', values: '0+30x200' },
+          { series: 'ratelimit_decisions_total{rule="fairness-free",result="allowed"}', values: '0+100x200' },
+          { series: 'ratelimit_near_limit_total{rule="fairness-free"}', values: '0+10x200' },
+          // security rules are left out: brute force is not a capacity signal
+          { series: 'ratelimit_decisions_total{rule="auth-login-per-ip",result="allowed"}', values: '0+100x200' },
+          { series: 'ratelimit_near_limit_total{rule="auth-login-per-ip"}', values: '0+90x200' },
+        ],
+        alert_rule_test: [
+          {
+            eval_time: '150m',
+            alertname: 'RateLimitNearLimit',
+            exp_alerts: [fires('RateLimitNearLimit', { rule: 'fairness-pro' })],
+          },
+        ],
+      },
+    ]);
+    expect(r.ok, r.output).toBe(true);
+  });
+
+  it('the store alerts read redis_exporter series: key count over 80% of the bound (masters only), memory, policy', async () => {
+    const over = Math.ceil(bound * 0.8) + 10;
+    const max = design.monitoring.store.maxmemoryBytes as number;
+    const r = await runPromtool([
+      {
+        interval: '1m',
+        input_series: [
+          { series: 'redis_db_keys{job="ratelimit-redis",instance="m1",db="db0"}', values: `${over}x60` },
+          // a replica holds the same keys: not counted twice
+          { series: 'redis_db_keys{job="ratelimit-redis",instance="r1",db="db0"}', values: `${over}x60` },
+          { series: 'redis_instance_info{job="ratelimit-redis",instance="m1",role="master",maxmemory_policy="noeviction"}', values: '1x60' },
+          { series: 'redis_instance_info{job="ratelimit-redis",instance="r1",role="slave",maxmemory_policy="allkeys-lru"}', values: '1x60' },
+          { series: 'redis_memory_max_bytes{job="ratelimit-redis",instance="m1"}', values: `${max}x60` },
+          { series: 'redis_memory_used_bytes{job="ratelimit-redis",instance="m1"}', values: `${Math.ceil(max * 0.85)}x60` },
+          { series: 'redis_memory_max_bytes{job="ratelimit-redis",instance="r1"}', values: `${max}x60` },
+          { series: 'redis_memory_used_bytes{job="ratelimit-redis",instance="r1"}', values: `${Math.ceil(max * 0.5)}x60` },
+        ],
+        alert_rule_test: [
+          { eval_time: '45m', alertname: 'RateLimitKeyCardinality', exp_alerts: [fires('RateLimitKeyCardinality')] },
+          { eval_time: '45m', alertname: 'RateLimitStoreMemoryHigh', exp_alerts: [fires('RateLimitStoreMemoryHigh', { instance: 'm1' })] },
+          { eval_time: '45m', alertname: 'RateLimitStoreMisconfigured', exp_alerts: [fires('RateLimitStoreMisconfigured', { instance: 'r1' })] },
+        ],
+      },
+      {
+        interval: '1m',
+        input_series: [
+          // just under 80% on the master; the replica's copy would push a naive sum over it
+          { series: 'redis_db_keys{job="ratelimit-redis",instance="m1",db="db0"}', values: `${Math.floor(bound * 0.79)}x60` },
+          { series: 'redis_db_keys{job="ratelimit-redis",instance="r1",db="db0"}', values: `${Math.floor(bound * 0.79)}x60` },
+          { series: 'redis_instance_info{job="ratelimit-redis",instance="m1",role="master",maxmemory_policy="noeviction"}', values: '1x60' },
+          { series: 'redis_instance_info{job="ratelimit-redis",instance="r1",role="slave",maxmemory_policy="noeviction"}', values: '1x60' },
+        ],
+        alert_rule_test: [{ eval_time: '45m', alertname: 'RateLimitKeyCardinality', exp_alerts: [] }],
+      },
+    ]);
+    expect(r.ok, r.output).toBe(true);
   });
 });

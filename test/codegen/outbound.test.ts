@@ -59,10 +59,13 @@ describe('generated outbound client: source', () => {
     const design = exampleDesign('saas-platform');
     const providers = outboundProviders(design);
     expect(providers).toEqual([
-      { name: 'Stripe', ruleId: 'outbound-stripe', key: 'rl:{out:stripe}:bucket', shared: true, rate: 90, periodMs: 1000, burst: 90, killSwitchFlag: 'ratelimit.outbound-stripe.mode' },
+      // burst + rate per period stays within Stripe's 100/s: 10 + 90 = 100
+      { name: 'Stripe', ruleId: 'outbound-stripe', key: 'rl:{out:stripe}:bucket', shared: true, rate: 90, periodMs: 1000, burst: 10, killSwitchFlag: 'ratelimit.outbound-stripe.mode' },
       { name: 'SendGrid', ruleId: 'outbound-sendgrid', key: 'rl:{out:sendgrid}:bucket', shared: true, rate: 480, periodMs: 60000, burst: 8, killSwitchFlag: 'ratelimit.outbound-sendgrid.mode' },
     ]);
     const source = outboundClientSource(design);
+    expect(source).toContain("export const DEFAULT_MODE: Mode = 'shadow';");
+    expect(source).toMatch(/Without a mode hook \(or when it returns undefined\) a provider runs in SHADOW mode/);
     expect(source).not.toMatch(/from 'rl-design|from '\.\.\//);
     expect(source).toContain('OUTBOUND_BUCKET_SHA1 = "f7d2bad1428a56ddc8dc287a664cbfdb3388260a"');
   });
@@ -78,8 +81,9 @@ describe('generated outbound client: compiled and run against Redis', () => {
   let mod: Record<string, any>;
   const events: Event[] = [];
 
+  // Enforcing explicitly: without a mode hook the client starts in shadow, like the rollout.
   const client = (redis: Redis, options: Record<string, unknown> = {}): Client =>
-    new mod.OutboundClient({ redis, onEvent: (e: Event) => events.push(e), ...options }) as Client;
+    new mod.OutboundClient({ redis, mode: () => 'enforce', onEvent: (e: Event) => events.push(e), ...options }) as Client;
 
   beforeAll(async () => {
     compiled = await compileClient(outboundClientSource(design));
@@ -241,6 +245,26 @@ describe('generated outbound client: compiled and run against Redis', () => {
     expect(await admin.dbsize()).toBe(0);
   });
 
+  it('runs in shadow mode when no mode hook decides, as the rollout starts every rule; defaultMode and the hook switch it', async () => {
+    expect(mod.DEFAULT_MODE).toBe('shadow');
+    const bare = new mod.OutboundClient({ redis: redisA, onEvent: (e: Event) => events.push(e) }) as Client;
+    const started = Date.now();
+    const results = await Promise.all(Array.from({ length: 20 }, (_, i) => bare.schedule(PROTO, () => i)));
+    expect(results).toHaveLength(20);
+    // enforced, the last call would wait 18 intervals (900 ms); in shadow none waits
+    expect(Date.now() - started).toBeLessThan(450);
+    expect(events.filter((e) => e.type === 'shadow').length).toBeGreaterThanOrEqual(10);
+    expect(events.some((e) => e.type === 'reserved')).toBe(false);
+
+    await admin.flushall();
+    events.length = 0;
+    // a hook that says nothing (undefined) falls back to defaultMode
+    const enforcing = new mod.OutboundClient({ redis: redisA, mode: () => undefined, defaultMode: 'enforce', onEvent: (e: Event) => events.push(e) }) as Client;
+    await Promise.all(Array.from({ length: 3 }, () => enforcing.schedule(PROTO, () => 1)));
+    expect(events.filter((e) => e.type === 'reserved')).toHaveLength(3);
+    expect(events.some((e) => e.type === 'shadow')).toBe(false);
+  });
+
   it('an in-process provider keeps the same bucket semantics in the process', async () => {
     const a = client(redisA);
     const times: number[] = [];
@@ -276,7 +300,7 @@ describe('generated outbound client: store down', () => {
     redis.on('error', () => undefined);
     try {
       const events: Event[] = [];
-      const client = new compiled.module.OutboundClient({ redis, storeTimeoutMs: 100, onEvent: (e: Event) => events.push(e) }) as Client;
+      const client = new compiled.module.OutboundClient({ redis, storeTimeoutMs: 100, defaultMode: 'enforce', onEvent: (e: Event) => events.push(e) }) as Client;
       expect(await client.schedule(PROTO, () => 'up')).toBe('up');
       await server.stop();
       let called = false;

@@ -29,6 +29,14 @@ runConstraintTests(responseContract, {
       }),
     },
     {
+      name: 'the IETF trio with its documented quota trio beside it',
+      design: mutate(design, (d) => {
+        d.contract.convention = 'ietf-trio';
+        d.contract.headers = headers('RateLimit-Limit', 'RateLimit-Remaining', 'RateLimit-Reset');
+        d.contract.quotaHeaders = headers('RateLimit-Quota-Limit', 'RateLimit-Quota-Remaining', 'RateLimit-Quota-Reset', 'Quota-Exceeded');
+      }),
+    },
+    {
       name: 'an outbound rule answers no client, whatever its header policy',
       design: mutate(design, (d) => {
         getRule(d, 'outbound-payments').headers = 'full';
@@ -97,6 +105,35 @@ runConstraintTests(responseContract, {
         { messageId: 'securityNotSilent', ruleId: 'login-extra' },
         { messageId: 'securityNotListed', ruleId: 'login-extra' },
       ],
+    },
+    {
+      name: 'quota headers of another convention',
+      design: mutate(design, (d) => {
+        d.contract.quotaHeaders = headers('X-RateLimit-Quota-Remaining', 'Quota-Exceeded');
+      }),
+      expect: [{ messageId: 'mixedConventions', data: { header: 'X-RateLimit-Quota-Remaining', convention: 'ietf-structured' } }],
+    },
+    {
+      name: 'an edge-only rule that claims the full headers nginx never sends',
+      design: mutate(design, (d) => {
+        getRule(d, 'global-ceiling').headers = 'full';
+      }),
+      expect: [{ messageId: 'edgeClaimsHeaders', ruleId: 'global-ceiling', data: { headers: 'full' } }],
+    },
+    {
+      name: 'an edge-only rule missing from the contract list of edge rules',
+      design: mutate(design, (d) => {
+        d.contract.edgeRuleIds = [];
+      }),
+      expect: [{ messageId: 'edgeNotListed', ruleId: 'global-ceiling' }],
+    },
+    {
+      name: 'a middleware rule can not hide behind the edge marking',
+      design: mutate(design, (d) => {
+        getRule(d, 'api-per-api-key').headers = 'edge';
+        d.contract.edgeRuleIds = ['global-ceiling', 'api-per-api-key'];
+      }),
+      expect: [{ messageId: 'headersNotFull', ruleId: 'api-per-api-key', data: { headers: 'edge' } }],
     },
     {
       name: 'business limits that hide their headers',

@@ -107,7 +107,13 @@ describe('design builder', () => {
       const shared = d.monitoring.store.sharedCeiling;
       expect(shared?.endpoint).toBe('password-reset');
       expect(shared?.keys).toBe(2 * 4800 * 3600);
-      expect(shared?.bytes).toBe(2 * 4800 * 3600 * 182);
+      // sliding-log keys (182 B measured with 15-character names) plus their real names:
+      // rl:{auth:password-reset}:un:<64 hex> is 92 characters (+64 B), :ip:<IPv6 /64> 52 (+32 B)
+      expect(rule(d.rules, 'auth-password-reset-per-identity').keyChars).toBe(92);
+      expect(rule(d.rules, 'auth-password-reset-per-identity').bytesPerKey).toBe(182 + 64);
+      expect(rule(d.rules, 'auth-password-reset-per-ip').keyChars).toBe(52);
+      expect(rule(d.rules, 'auth-password-reset-per-ip').bytesPerKey).toBe(182 + 32);
+      expect(shared?.bytes).toBe(4800 * 3600 * (246 + 214));
       expect(shared?.rules).toEqual(d.rules.filter((r) => r.cardinality?.byTraffic && r.layer !== 'edge').map((r) => r.id));
       expect(shared?.rowKeys).toBe(2 * 4800 * (900 + 3600 + 60) + rule(d.rules, 'webhooks-per-source').cardinality!.bound!);
       const byPopulation = d.rules.filter((r) => r.layer !== 'edge' && !r.cardinality?.byTraffic);

@@ -104,8 +104,9 @@ describe.each<Framework>(['express', 'fastify'])('%s middleware', (fw) => {
     for (let i = 0; i < 12; i++) {
       last = await hit(s.url, 'GET', '/v1/items', key('burst'));
       statuses.push(last.status);
-      // the most constraining client-facing rule (fairness, burst 12) on every response
-      expect(last.headers.get('ratelimit-policy')).toBe('"fairness-per-api-key";q=12;w=60');
+      // the most constraining client-facing rule (fairness, burst 12) on every response:
+      // 12 tokens per the 720 s a drained bucket takes to refill at 1 per minute
+      expect(last.headers.get('ratelimit-policy')).toBe('"fairness-per-api-key";q=12;w=720');
       expect(last.headers.get('ratelimit')).toMatch(new RegExp(`^"fairness-per-api-key";r=${11 - i};t=\\d+$`));
       expect(last.headers.get('retry-after')).toBeNull();
     }
@@ -121,7 +122,7 @@ describe.each<Framework>(['express', 'fastify'])('%s middleware', (fw) => {
       type: `${DOCS}#rate-limited`,
       status: 429,
       code: 'RATE_LIMITED',
-      limit: { rule: 'fairness-per-api-key', quota: 12, windowSeconds: 60 },
+      limit: { rule: 'fairness-per-api-key', quota: 12, windowSeconds: 720 },
       retryAfterSeconds: retryAfter,
       documentation: DOCS,
     });
@@ -129,6 +130,16 @@ describe.each<Framework>(['express', 'fastify'])('%s middleware', (fw) => {
     // another API key has its own bucket
     expect((await hit(s.url, 'GET', '/v1/items', key('burst-other'))).status).toBe(200);
     expect(await counter(s.registry, 'ratelimit_throttled_total', { rule: 'fairness-per-api-key', mode: 'enforce' })).toBe(1);
+  });
+
+  it('the protective ceiling covers routes the answers do not list (404s, other methods); health checks stay exempt', async () => {
+    const s = await start(fw, 'main');
+    const unlisted = await hit(s.url, 'GET', '/v1/not-in-the-design', key('unlisted'));
+    expect(unlisted.status).toBe(404);
+    expect((await hit(s.url, 'DELETE', '/v1/items/1', key('unlisted'))).status).toBe(404);
+    expect((await hit(s.url, 'GET', '/healthz')).status).toBe(200);
+    expect(await counter(s.registry, 'ratelimit_decisions_total', { rule: 'global-ceiling', result: 'allowed' })).toBe(2);
+    expect(await counter(s.registry, 'ratelimit_decisions_total', { rule: 'fairness-per-api-key' })).toBe(0);
   });
 
   it('200 concurrent requests racing for the last 10 tokens admit exactly 10', async () => {

@@ -222,8 +222,14 @@ describe('the limiter without a shared store (in-process twin of each script)', 
     expect(JSON.parse(refused.body ?? '{}')).toMatchObject({ code: 'RATE_LIMITED', limit: { rule: 'fairness-per-api-key', quota: 12 } });
     const health = await limiter.check(input('GET', '/healthz'));
     expect(health).toMatchObject({ status: 200, exempt: true, headers: [] });
+    // routes the answers do not list still meet the protective ceiling (and only it), in every method
     const unknown = await limiter.check(input('GET', '/not/in/the/design'));
-    expect(unknown).toMatchObject({ status: 200, exempt: false, headers: [], outcomes: [] });
+    expect(unknown).toMatchObject({ status: 200, exempt: false });
+    expect(unknown.outcomes.map((o) => o.ruleId)).toEqual(['global-ceiling']);
+    for (const [method, url] of [['OPTIONS', '/v1/login'], ['DELETE', '/v1/items/1'], ['POST', '/healthz'], ['GET', '/']]) {
+      expect((await limiter.check(input(method!, url!))).outcomes.map((o) => o.ruleId), `${method} ${url}`).toEqual(['global-ceiling']);
+    }
+    expect(await limiter.check(input('GET', '/healthz/'))).toMatchObject({ exempt: true, outcomes: [] });
     limiter.close();
   });
 

@@ -100,9 +100,15 @@ describe.each(EXAMPLES)('example %s, single file', (name) => {
     const mermaid = code.filter((c) => c.lang === 'mermaid');
     expect(mermaid.some((c) => c.text.startsWith('flowchart'))).toBe(design.enforcement.placementDiagram !== undefined);
     expect(mermaid.some((c) => c.text.startsWith('stateDiagram-v2'))).toBe(design.outbound?.circuitDiagram !== undefined);
-    const json = code.filter((c) => c.lang === 'json').map((c) => JSON.parse(c.text) as unknown);
-    expect(json[0]).toEqual(design.contract.rateLimitedBody);
-    expect(json.length).toBe(design.contract.quotaExceededBody ? 2 : 1);
+    // the example 429s: whole responses (status line, headers, blank line, problem+json body)
+    const responses = code.filter((c) => c.lang === 'http').map((c) => c.text.split('\n\n'));
+    const bodies = responses.map(([, body]) => JSON.parse(body ?? '') as unknown);
+    expect(bodies[0]).toEqual(design.contract.rateLimitedBody);
+    expect(bodies.length).toBe(design.contract.quotaExceededBody ? 2 : 1);
+    expect(responses[0]?.[0]?.split('\n')).toEqual([
+      'HTTP/1.1 429 Too Many Requests',
+      ...(design.contract.rateLimitedExample?.headers ?? []).map((h) => `${h.name}: ${h.value}`),
+    ]);
   });
 
   it('states the header convention with its draft version, and every constraint verdict', () => {

@@ -135,9 +135,11 @@ describe('the examples', () => {
       const seq = design.contract.sequenceDiagram;
       expect(seq?.kind, name).toBe('sequence');
       const labels = seq?.edges.map((e) => e.label).join(' | ') ?? '';
-      expect(labels).toContain('429, Retry-After: 3');
-      expect(labels).toContain('jitter');
-      expect(design.contract.rateLimitedBody.retryAfterSeconds).toBe(3);
+      // the wait is the example 429's own Retry-After, the one its body and headers state
+      const retryAfter = design.contract.rateLimitedExample?.headers.find((h) => h.name === 'Retry-After')?.value;
+      expect(retryAfter, name).toBe(String(design.contract.rateLimitedBody.retryAfterSeconds));
+      expect(labels).toContain(`429, Retry-After: ${retryAfter}`);
+      expect(labels).toContain(`wait ${retryAfter} s + jitter`);
     }
   });
 });

@@ -77,6 +77,14 @@ function allocate(rules: EdgeRule[]): Zone[] {
   });
 }
 
+/**
+ * The limit_req zone of each edge rule nginx enforces, as nginx.conf names it: nginx logs
+ * every refusal with the zone's name, which the generated mtail program maps back to the rule.
+ */
+export function nginxZones(design: Design): { ruleId: string; zone: string }[] {
+  return allocate(edgeRules(design).filter((r) => r.key !== 'unsupported')).map((z) => ({ ruleId: z.rule.id, zone: z.zone }));
+}
+
 function keyValue(rule: EdgeRule): string {
   if (rule.key === 'ip') return '$binary_remote_addr';
   if (rule.key === 'api-key') return `$http_${API_KEY_HEADER.replace(/-/g, '_')}`;

@@ -95,6 +95,7 @@ export interface CompiledDesign {
     latency: CompiledMetric;
     failures: CompiledMetric;
     failOpen: CompiledMetric;
+    nearLimit: CompiledMetric;
     quotaExhausted: CompiledMetric | null;
   };
   scripts: { name: ScriptName; file: string; sha1: string; source: string }[];
@@ -123,6 +124,7 @@ const DEFAULT_METRICS = {
   latency: { name: 'ratelimit_store_latency_ms', help: 'Round trip of one limiter call to the store, in milliseconds.' },
   failures: { name: 'ratelimit_store_failures_total', help: 'Limiter calls that failed (timeout, connection, script error).' },
   failOpen: { name: 'ratelimit_fail_open_events_total', help: 'Requests admitted without a check because the store failed and the rule fails open.' },
+  nearLimit: { name: 'ratelimit_near_limit_total', help: 'Admitted decisions that left the caller under 20% of the rule\'s capacity.' },
   quotaExhausted: { name: 'ratelimit_quota_exhausted_total', help: 'Calls refused because a plan quota was used up.' },
 };
 
@@ -215,7 +217,12 @@ export function compileDesign(design: Design): CompiledDesign {
     const { script, note } = scriptOf(rule);
     const store = rule.primitive === 'in-process' || design.scope.store === 'none' ? 'memory' : 'redis';
     let ruleRoutes = rule.routes;
-    if (ruleRoutes.length === 0) {
+    if (tier === 'ceiling' && rule.endpointClass === 'all') {
+      // The protective ceiling covers every request, not only the routes the answers list
+      // (unlisted routes, 404 probes, OPTIONS): the catch-all route. Exempt endpoints stay
+      // exempt, as their own (more specific) routes own the requests they match.
+      ruleRoutes = [{ method: 'ANY', route: '/*' }];
+    } else if (ruleRoutes.length === 0) {
       const eps = design.scope.endpoints.filter(
         (e) => !exempt.has(e.name) && (rule.endpointClass === 'all' || e.class === rule.endpointClass),
       );
@@ -285,6 +292,7 @@ export function compileDesign(design: Design): CompiledDesign {
       latency: metricFor(design, /store_latency/, 'histogram', DEFAULT_METRICS.latency),
       failures: metricFor(design, /store_failures/, 'counter', DEFAULT_METRICS.failures),
       failOpen: metricFor(design, /fail_open/, 'counter', DEFAULT_METRICS.failOpen),
+      nearLimit: metricFor(design, /near_limit/, 'counter', DEFAULT_METRICS.nearLimit),
       quotaExhausted: ordered.some((r) => r.tier === 'quota')
         ? metricFor(design, /quota_exhausted/, 'counter', DEFAULT_METRICS.quotaExhausted)
         : null,

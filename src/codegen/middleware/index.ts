@@ -155,7 +155,7 @@ function designData(c: CompiledDesign): string {
   );
   section(
     ['prom-client metrics, named as in the design\'s monitoring section.'],
-    `export const METRICS: {\n  readonly decisions: MetricSpec;\n  readonly throttled: MetricSpec;\n  readonly latency: MetricSpec;\n  readonly failures: MetricSpec;\n  readonly failOpen: MetricSpec;\n  readonly quotaExhausted: MetricSpec | null;\n} = ${tsValue(c.metrics)};`,
+    `export const METRICS: {\n  readonly decisions: MetricSpec;\n  readonly throttled: MetricSpec;\n  readonly latency: MetricSpec;\n  readonly failures: MetricSpec;\n  readonly failOpen: MetricSpec;\n  readonly nearLimit: MetricSpec;\n  readonly quotaExhausted: MetricSpec | null;\n} = ${tsValue(c.metrics)};`,
   );
   section(['Plan names, as in the design.'], `export const PLANS: readonly string[] = ${tsValue(c.plans)};`);
   section(

@@ -99,6 +99,13 @@ export type OutboundEvent =
 /** enforce: wait for a slot; shadow: book and record, never wait or refuse; off: bypass. */
 export type Mode = 'enforce' | 'shadow' | 'off';
 
+/**
+ * The mode of a provider no mode hook decides: shadow, like the middleware, because the
+ * design's rollout starts every rule in shadow. Switch a provider to enforce through its
+ * flag (the mode hook) or for the whole client with options.defaultMode.
+ */
+export const DEFAULT_MODE: Mode = 'shadow';
+
 export interface OutboundClientOptions {
   /** Required when any provider's bucket is shared: an ioredis Redis or Cluster. */
   readonly redis?: ScriptClient;
@@ -114,8 +121,13 @@ export interface OutboundClientOptions {
   readonly circuit?: Partial<CircuitSettings>;
   /** Tells a provider 429 and a failure from success; see defaultClassify. */
   readonly classify?: Classifier;
-  /** The kill switch: read the provider's flag (PROVIDERS[p].killSwitchFlag); default enforce. */
-  readonly mode?: (provider: ProviderName, flag: string | undefined) => Mode;
+  /**
+   * The kill switch: read the provider's flag (PROVIDERS[p].killSwitchFlag) and return its
+   * mode, or undefined to use defaultMode.
+   */
+  readonly mode?: (provider: ProviderName, flag: string | undefined) => Mode | undefined;
+  /** Mode of a provider the mode hook says nothing about (default DEFAULT_MODE: shadow). */
+  readonly defaultMode?: Mode;
   /** Metrics and logs hook; exceptions it throws are ignored. */
   readonly onEvent?: (event: OutboundEvent) => void;
 }
@@ -316,7 +328,8 @@ export class OutboundClient {
       throw new OutboundLimitError('UNKNOWN_PROVIDER', String(provider), 'unknown provider ' + JSON.stringify(provider));
     }
     const limit: ProviderLimit = PROVIDERS[provider];
-    const mode = this.options.mode ? this.options.mode(provider, limit.killSwitchFlag) : 'enforce';
+    const asked = this.options.mode?.(provider, limit.killSwitchFlag);
+    const mode: Mode = asked === 'enforce' || asked === 'shadow' || asked === 'off' ? asked : this.options.defaultMode ?? DEFAULT_MODE;
     if (mode === 'off') return await fn();
     const maxWaitMs = Math.max(0, options.maxWaitMs ?? this.options.maxWaitMs ?? DEFAULT_MAX_WAIT_MS);
     const cost = Math.max(1, Math.ceil(options.cost ?? 1));
@@ -479,5 +492,129 @@ export class OutboundClient {
       // a metrics hook must never break a call
     }
   }
+}
+
+// ---------------------------------------------------------------------------- metrics
+
+/** The labels of one series. */
+export type MetricLabels = Record<string, string>;
+
+/**
+ * What outboundMetrics needs of prom-client (its module fits: import * as promClient from
+ * 'prom-client'); R is its Registry.
+ */
+export interface PromClientLike<R extends RegistryLike> {
+  readonly Counter: new (config: { name: string; help: string; labelNames: string[]; registers: R[] }) => CounterLike;
+  readonly Gauge: new (config: { name: string; help: string; labelNames: string[]; registers: R[] }) => GaugeLike;
+  readonly Histogram: new (config: { name: string; help: string; labelNames: string[]; buckets: number[]; registers: R[] }) => HistogramLike;
+  readonly register: R;
+}
+
+export interface RegistryLike {
+  getSingleMetric(name: string): unknown;
+}
+
+export interface CounterLike {
+  inc(labels: MetricLabels, value?: number): void;
+}
+
+export interface GaugeLike {
+  set(labels: MetricLabels, value: number): void;
+}
+
+export interface HistogramLike {
+  observe(labels: MetricLabels, value: number): void;
+  zero?(labels: MetricLabels): void;
+}
+
+/**
+ * The metric names of the design's monitoring section. The first two are shared with the
+ * middleware: on one registry both count into the same counters (whichever registers first).
+ */
+export const OUTBOUND_METRIC_NAMES = {
+  throttled: 'ratelimit_throttled_total',
+  storeFailures: 'ratelimit_store_failures_total',
+  wait: 'ratelimit_outbound_wait_ms',
+  provider429: 'ratelimit_outbound_provider_429_total',
+  circuitOpen: 'ratelimit_outbound_circuit_open',
+} as const;
+
+const WAIT_BUCKETS_MS = [1, 5, 10, 50, 100, 250, 500, 1000, 2500, 5000, 10000];
+
+function metricOf<T>(registry: RegistryLike, name: string, make: () => T): T {
+  const existing = registry.getSingleMetric(name);
+  return existing ? (existing as T) : make();
+}
+
+function storeFailureReason(error: unknown): 'timeout' | 'connection' | 'script' {
+  const message = field(error, 'message');
+  const text = typeof message === 'string' ? message : String(error);
+  if (/timeout/i.test(text)) return 'timeout';
+  if (/^(?:ERR|NOSCRIPT|WRONGTYPE)|unexpected reply/.test(text)) return 'script';
+  return 'connection';
+}
+
+/**
+ * The outbound client's events as the design's Prometheus metrics: pass the result as
+ * options.onEvent (call it from your own handler if you have one).
+ *
+ *   import * as promClient from 'prom-client';
+ *   const outbound = new OutboundClient({ redis, onEvent: outboundMetrics(promClient) });
+ *
+ * - ratelimit_throttled_total{rule, mode}: calls the provider's bucket held back. mode=enforce:
+ *   a call that had to wait for its slot, or was refused because the wait was too long or its
+ *   cost too high; mode=shadow: a call that would have had to wait. (Circuit and store
+ *   refusals are not throttling: see the circuit gauge and the store failures.)
+ * - ratelimit_store_failures_total{rule, reason}: failed calls to the shared bucket in Redis.
+ * - ratelimit_outbound_wait_ms{provider}: how long calls waited for their slot.
+ * - ratelimit_outbound_provider_429_total{provider}: 429s from the provider despite the bucket.
+ * - ratelimit_outbound_circuit_open{provider}: 1 while the provider's circuit is open.
+ *
+ * Every series of every provider exists at 0 from the start, so a first event is an increase
+ * that rate() and increase() see; the labels come from PROVIDERS only.
+ */
+export function outboundMetrics<R extends RegistryLike>(prom: PromClientLike<R>, registry: R = prom.register): (event: OutboundEvent) => void {
+  const names = OUTBOUND_METRIC_NAMES;
+  const throttled = metricOf<CounterLike>(registry, names.throttled, () => new prom.Counter({ name: names.throttled, help: 'Requests rejected (mode=enforce) or that would have been (mode=shadow); outbound: calls the bucket made wait or refused.', labelNames: ['rule', 'mode'], registers: [registry] }));
+  const failures = metricOf<CounterLike>(registry, names.storeFailures, () => new prom.Counter({ name: names.storeFailures, help: 'Limiter calls that failed (timeout, connection, script error).', labelNames: ['rule', 'reason'], registers: [registry] }));
+  const wait = metricOf<HistogramLike>(registry, names.wait, () => new prom.Histogram({ name: names.wait, help: 'Time outbound calls waited for a slot in the shared bucket.', labelNames: ['provider'], buckets: WAIT_BUCKETS_MS, registers: [registry] }));
+  const provider429 = metricOf<CounterLike>(registry, names.provider429, () => new prom.Counter({ name: names.provider429, help: '429 responses received from a provider despite the bucket.', labelNames: ['provider'], registers: [registry] }));
+  const circuitOpen = metricOf<GaugeLike>(registry, names.circuitOpen, () => new prom.Gauge({ name: names.circuitOpen, help: '1 while the circuit for a provider is open.', labelNames: ['provider'], registers: [registry] }));
+  const ruleOf = (provider: string): string | undefined => (hasProvider(provider) ? PROVIDERS[provider].ruleId : undefined);
+  for (const limit of Object.values(PROVIDERS) as ProviderLimit[]) {
+    const provider = { provider: limit.name };
+    throttled.inc({ rule: limit.ruleId, mode: 'enforce' }, 0);
+    throttled.inc({ rule: limit.ruleId, mode: 'shadow' }, 0);
+    for (const reason of ['timeout', 'connection', 'script']) failures.inc({ rule: limit.ruleId, reason }, 0);
+    provider429.inc(provider, 0);
+    circuitOpen.set(provider, 0);
+    wait.zero?.(provider);
+  }
+  return (event) => {
+    const rule = ruleOf(event.provider);
+    if (rule === undefined) return;
+    const provider = { provider: event.provider };
+    switch (event.type) {
+      case 'reserved':
+        wait.observe(provider, event.waitMs);
+        if (event.waitMs > 0) throttled.inc({ rule, mode: 'enforce' }, 1);
+        break;
+      case 'shadow':
+        throttled.inc({ rule, mode: 'shadow' }, 1);
+        break;
+      case 'refused':
+        if (event.code === 'WAIT_TOO_LONG' || event.code === 'COST_TOO_HIGH') throttled.inc({ rule, mode: 'enforce' }, 1);
+        break;
+      case 'provider_429':
+        provider429.inc(provider, 1);
+        break;
+      case 'circuit':
+        circuitOpen.set(provider, event.state === 'open' ? 1 : 0);
+        break;
+      case 'store_failure':
+        failures.inc({ rule, reason: storeFailureReason(event.error) }, 1);
+        break;
+    }
+  };
 }
 `;

@@ -3,9 +3,10 @@
  * reading (numbers with separators, durations, display names, joined lists). Every string
  * here is raw text; templates escape it with the helper of the place it goes to.
  */
-import type { Design, MatrixRule } from '../../design/model.js';
+import type { Design, MatrixRule, MetricSource } from '../../design/model.js';
 import { fmtBytes, fmtDuration, fmtNumber, fmtPercent, joinAnd } from '../format.js';
 import type { RenderInput } from '../types.js';
+import { outboundPeak } from '../../answers/defaults.js';
 import {
   algorithmName,
   frameworkName,
@@ -24,6 +25,18 @@ export function rateText(rate: MatrixRule['rate']): string {
   if (!rate) return '';
   const period = rate.periodText ?? fmtDuration(rate.periodSeconds);
   return `${fmtNumber(rate.requests)} / ${period}`;
+}
+
+/**
+ * The Rate cell of a matrix row. A quota rule with a backstop shows the plan's quota and,
+ * apart from it, the count where the limiter refuses: they are different numbers.
+ */
+export function ruleRateText(rule: MatrixRule): string {
+  const b = rule.quotaBackstop;
+  if (!b || !rule.rate) return rateText(rule.rate);
+  const period = rule.rate.periodText ?? fmtDuration(rule.rate.periodSeconds);
+  const factor = b.factor < 2 ? `${fmtNumber(Math.round(b.factor * 100))}% of the quota` : `${fmtNumber(b.factor)}x the quota`;
+  return `quota ${fmtNumber(b.quota)} / ${period}; backstop: refused past ${fmtNumber(rule.rate.requests)} (${factor}, assumed)`;
 }
 
 function burstText(rule: MatrixRule): string {
@@ -51,6 +64,8 @@ function headersText(rule: MatrixRule): string {
       return 'silent';
     case 'none':
       return 'none (not client-facing)';
+    case 'edge':
+      return '429 + Retry-After only (edge)';
     default:
       return 'full';
   }
@@ -97,7 +112,7 @@ export function ruleRow(rule: MatrixRule): RuleRow {
     algorithm: algorithmName(rule.algorithm),
     primitive: primitiveName(rule.primitive),
     key: rule.key ?? '',
-    rate: rateText(rule.rate),
+    rate: ruleRateText(rule),
     burst: burstText(rule),
     cost: costText(rule),
     failMode: failModeText(rule.failMode),
@@ -115,70 +130,84 @@ export function ruleRow(rule: MatrixRule): RuleRow {
 // ---------------------------------------------------------------------------------------
 // Section views
 
+/** Appended to a value the answers did not give (each such value has a line in the assumptions). */
+export const ASSUMED = '(assumed)';
+
 export function scopeView(input: RenderInput): Record<string, unknown> {
   const { scope, meta, assumptions } = input.design;
   const t = scope.traffic;
   const usedClasses = [...new Set(scope.endpoints.map((e) => e.class))];
+  const fields = new Set(assumptions.flatMap((a) => a.field.split(', ')));
+  /** The value, marked when any of the answers fields behind it was assumed. */
+  const mark = (value: string, ...from: string[]): string => (from.some((f) => fields.has(f)) ? `${value} ${ASSUMED}` : value);
   const population = [
-    t.distinctClients > 0 ? `${fmtNumber(t.distinctClients)} clients` : '',
-    t.distinctTenants > 0 ? `${fmtNumber(t.distinctTenants)} tenants` : '',
-    t.distinctUsers > 0 ? `${fmtNumber(t.distinctUsers)} users` : '',
+    t.distinctClients > 0 ? mark(`${fmtNumber(t.distinctClients)} clients`, 'traffic.distinctClients') : '',
+    t.distinctTenants > 0 ? mark(`${fmtNumber(t.distinctTenants)} tenants`, 'traffic.distinctTenants') : '',
+    t.distinctUsers > 0 ? mark(`${fmtNumber(t.distinctUsers)} users`, 'traffic.distinctUsers') : '',
   ].filter(Boolean);
+  const facts = [
+    { what: 'Protects against', answer: mark(scope.goals.map(goalName).join(', ') || NOT_STATED, 'goals') },
+    { what: 'Stack', answer: `${mark(scope.language, 'stack.language')}, ${mark(frameworkName(scope.framework), 'stack.framework')}` },
+    {
+      what: 'Topology',
+      answer:
+        scope.topology === 'horizontal'
+          ? `${mark('horizontally scaled', 'stack.topology')}, ${mark(`${fmtNumber(scope.instances)} instances`, 'stack.topology', 'stack.instances')}`
+          : mark('single instance', 'stack.topology'),
+    },
+    { what: 'Gateway / reverse proxy', answer: mark(gatewayName(scope.gateway), 'stack.gateway') },
+    { what: 'Limiter store', answer: mark(storeName(scope.store), 'stack.store') },
+    { what: 'Trusted proxies', answer: mark(scope.trustedProxies.join(', ') || 'none', 'stack.trustedProxies') },
+    { what: 'Identities', answer: mark(scope.identities.join(', ') || 'none', 'identities', 'identities.ip') },
+    {
+      what: 'Traffic',
+      answer:
+        `${mark(`${fmtNumber(t.typicalRps)} req/s typical`, 'traffic.typicalRps')}` +
+        `, ${mark(`${fmtNumber(t.peakRps)} req/s peak`, 'traffic.peakRps')}` +
+        (t.capacityRps !== undefined ? `, backend capacity ${fmtNumber(t.capacityRps)} req/s` : '') +
+        `, ${mark(`headroom x${fmtNumber(t.headroom)}`, 'traffic.headroom')}`,
+    },
+    {
+      what: 'Burstiness',
+      answer: mark(t.burstSources.length > 0 ? `${t.burstiness}: ${t.burstSources.join('; ')}` : t.burstiness, 'traffic.burstiness'),
+    },
+    { what: 'Population', answer: population.join(', ') || NOT_STATED },
+    {
+      what: 'Promised limits',
+      answer: scope.plans.length > 0 ? scope.plans.map((p) => `${p.name} ${p.rateText}`).join(', ') : mark('none', 'plans'),
+    },
+    {
+      what: 'Failure posture',
+      answer: mark(usedClasses.map((c) => `${c} fail ${scope.failureByClass[c]}`).join(', ') || NOT_STATED, 'failure.byClass'),
+    },
+    {
+      what: 'Outbound APIs',
+      answer: scope.outbound.length > 0 ? scope.outbound.map((p) => `${p.name} (${p.limitText})`).join(', ') : mark('none', 'outbound'),
+    },
+  ];
+  const endpointAssumed = (e: (typeof scope.endpoints)[number], f: 'anonymous' | 'cost' | 'authKind'): boolean => e.assumed?.includes(f) ?? false;
   return {
     generic: meta.generic,
     hasAnonymous: scope.endpoints.some((e) => e.anonymous),
     projectName: scope.projectName,
     description: scope.description ?? '',
-    facts: [
-      { what: 'Protects against', answer: scope.goals.map(goalName).join(', ') || NOT_STATED },
-      { what: 'Stack', answer: `${scope.language}, ${frameworkName(scope.framework)}` },
-      {
-        what: 'Topology',
-        answer: scope.topology === 'horizontal' ? `horizontally scaled, ${fmtNumber(scope.instances)} instances` : 'single instance',
-      },
-      { what: 'Gateway / reverse proxy', answer: gatewayName(scope.gateway) },
-      { what: 'Limiter store', answer: storeName(scope.store) },
-      { what: 'Trusted proxies', answer: scope.trustedProxies.join(', ') || 'none' },
-      { what: 'Identities', answer: scope.identities.join(', ') || 'none' },
-      {
-        what: 'Traffic',
-        answer:
-          `${fmtNumber(t.typicalRps)} req/s typical, ${fmtNumber(t.peakRps)} req/s peak` +
-          (t.capacityRps !== undefined ? `, backend capacity ${fmtNumber(t.capacityRps)} req/s` : '') +
-          `, headroom x${fmtNumber(t.headroom)}`,
-      },
-      {
-        what: 'Burstiness',
-        answer: t.burstSources.length > 0 ? `${t.burstiness}: ${t.burstSources.join('; ')}` : t.burstiness,
-      },
-      { what: 'Population', answer: population.join(', ') || NOT_STATED },
-      {
-        what: 'Promised limits',
-        answer: scope.plans.length > 0 ? scope.plans.map((p) => `${p.name} ${p.rateText}`).join(', ') : 'none',
-      },
-      {
-        what: 'Failure posture',
-        answer: usedClasses.map((c) => `${c} fail ${scope.failureByClass[c]}`).join(', ') || NOT_STATED,
-      },
-      {
-        what: 'Outbound APIs',
-        answer: scope.outbound.length > 0 ? scope.outbound.map((p) => `${p.name} (${p.limitText})`).join(', ') : 'none',
-      },
-    ],
+    facts,
+    anyAssumed: facts.some((f) => f.answer.includes(ASSUMED)),
     endpoints: scope.endpoints.map((e) => ({
       name: e.name,
       method: e.method,
       route: e.route,
-      class: e.authKind ? `${e.class} (${e.authKind})` : e.class,
-      anonymous: e.anonymous ? 'yes' : 'no',
-      cost: fmtNumber(e.cost),
+      class: e.authKind ? `${e.class} (${e.authKind}${endpointAssumed(e, 'authKind') ? `, ${ASSUMED.slice(1, -1)}` : ''})` : e.class,
+      anonymous: `${e.anonymous ? 'yes' : 'no'}${endpointAssumed(e, 'anonymous') ? ` ${ASSUMED}` : ''}`,
+      cost: `${fmtNumber(e.cost)}${endpointAssumed(e, 'cost') && e.cost !== 1 ? ` ${ASSUMED}` : ''}`,
     })),
+    endpointsAssumed: scope.endpoints.some((e) => (e.assumed?.length ?? 0) > 0),
     plans: scope.plans.map((p) => ({
       name: p.name,
       rate: p.rateText,
-      burst: fmtNumber(p.burst),
+      burst: `${fmtNumber(p.burst)}${p.assumed?.includes('burst') ? ` ${ASSUMED}` : ''}`,
       quota: p.quota === undefined ? 'none' : fmtNumber(p.quota),
-      exhaustion: p.exhaustion,
+      exhaustion: `${p.exhaustion}${p.assumed?.includes('exhaustion') ? ` ${ASSUMED}` : ''}`,
     })),
     assumptions: assumptions.map((a) => ({ field: a.field, text: a.text })),
   };
@@ -199,6 +228,7 @@ export function matrixView(input: RenderInput): Record<string, unknown> {
       return {
         id: r.id,
         keys: bound === undefined ? NOT_STATED : fmtNumber(bound),
+        keyChars: r.keyChars === undefined ? NOT_STATED : fmtNumber(r.keyChars),
         bytesPerKey: bytes === undefined ? NOT_STATED : fmtNumber(bytes),
         memory: bound === undefined || bytes === undefined ? NOT_STATED : fmtBytes(bound * bytes),
       };
@@ -291,6 +321,24 @@ function conventionName(convention: string): string {
   }
 }
 
+/** An example response: the situation in words, and the status line and headers as the client receives them. */
+function exampleView(
+  e: Design['contract']['rateLimitedExample'],
+  body: Record<string, unknown> | undefined,
+): { ruleId: string; situation: string; response: string } | undefined {
+  if (!e || !body) return undefined;
+  return {
+    ruleId: e.ruleId,
+    situation: e.situation,
+    response: [
+      `HTTP/1.1 ${e.status} Too Many Requests`,
+      ...e.headers.map((h) => `${h.name}: ${h.value}`),
+      '',
+      JSON.stringify(body, null, 2),
+    ].join('\n'),
+  };
+}
+
 export function contractView(input: RenderInput): Record<string, unknown> {
   const c = input.design.contract;
   const closed = input.design.rules.filter((r) => r.failMode === 'closed' && r.headers !== 'none').map((r) => r.id);
@@ -303,9 +351,14 @@ export function contractView(input: RenderInput): Record<string, unknown> {
       unit: c.retryAfter.unit,
       jitterGuidance: c.retryAfter.jitterGuidance,
     },
+    quotaHeaders: c.quotaHeaders ?? [],
     silentRuleIds: c.silentRuleIds,
+    edgeRuleIds: c.edgeRuleIds ?? [],
+    edgeOnlyEndpoints: c.edgeOnlyEndpoints ?? [],
     rateLimitedBody: JSON.stringify(c.rateLimitedBody, null, 2),
+    rateLimitedExample: exampleView(c.rateLimitedExample, c.rateLimitedBody),
     quotaExceededBody: c.quotaExceededBody ? JSON.stringify(c.quotaExceededBody, null, 2) : '',
+    quotaExceededExample: exampleView(c.quotaExceededExample, c.quotaExceededBody),
     storeUnavailable: { status: c.storeUnavailable.status, retryAfter: fmtNumber(c.storeUnavailable.retryAfterSeconds) },
     closedRuleIds: closed,
     docsUrl: c.docsUrl,
@@ -339,14 +392,22 @@ export function outboundView(input: RenderInput): Record<string, unknown> {
     providers: o.providers.map((p) => ({
       name: p.name,
       limit: p.limitText,
-      fraction: fmtPercent(p.safetyFraction),
+      fraction: `${fmtPercent(p.safetyFraction)}${p.assumed?.includes('safetyFraction') ? ` ${ASSUMED}` : ''}`,
       bucketRate: `${fmtNumber(p.bucketPerSecond)} / s`,
-      burst: fmtNumber(p.burst),
+      burst: `${fmtNumber(p.burst)}${p.assumed?.includes('burst') ? ` ${ASSUMED}` : ''}`,
       bucket: p.bucket,
       ruleId: p.ruleId,
       key: p.key,
     })),
     perInstance: o.providers.filter((p) => p.bucket !== 'shared').map((p) => p.name),
+    overLimit: o.providers.flatMap((p) => {
+      const { peak, over, rate } = outboundPeak(p);
+      if (over === 0) return [];
+      const per = fmtDuration(p.limit.periodSeconds);
+      return [
+        `${p.name}: burst ${fmtNumber(p.burst)} + ${fmtNumber(rate)} refilled per ${per} = up to ${fmtNumber(peak)} calls in ${per}, against a limit of ${p.limitText}; lower the burst to at most ${fmtNumber(Math.max(1, p.limit.requests - rate))}`,
+      ];
+    }),
     on429: o.on429,
     circuit: {
       failureThreshold: fmtNumber(o.circuit.failureThreshold),
@@ -360,16 +421,28 @@ export function outboundView(input: RenderInput): Record<string, unknown> {
 
 export function monitoringView(input: RenderInput): Record<string, unknown> {
   const m = input.design.monitoring;
+  const SOURCE: Record<MetricSource, string> = {
+    middleware: 'middleware',
+    'outbound-client': 'outbound client',
+    'nginx-log': 'nginx error log (mtail)',
+    'redis-exporter': 'redis_exporter',
+  };
   return {
-    metrics: m.metrics,
+    metrics: m.metrics.map((x) => ({ ...x, source: (x.emittedBy ?? ['middleware']).map((s) => SOURCE[s] ?? s).join(', ') })),
     alerts: m.alerts,
     store: {
       policy: m.store.maxmemoryPolicy,
       keys: fmtNumber(m.store.estimatedKeys),
       bytes: fmtBytes(m.store.estimatedBytes),
+      // the rules bounded by the ceiling's traffic share it: the total is then less than the rows' sum
+      shared: m.store.sharedCeiling !== undefined,
       recommendation: m.store.recommendation,
-      config: `# redis.conf of the limiter's dedicated store\nmaxmemory-policy ${m.store.maxmemoryPolicy}\n`,
+      memoryText: m.store.memoryText,
+      persistence: m.store.persistence?.text,
+      config: m.store.config ?? `# redis.conf of the limiter's dedicated store\nmaxmemory-policy ${m.store.maxmemoryPolicy}\n`,
+      exporter: m.store.exporter,
     },
+    edge: m.edge,
     p99: fmtNumber(m.latencyBudgetMs.p99),
   };
 }

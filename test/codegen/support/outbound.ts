@@ -33,7 +33,17 @@ export const STRICT_OPTIONS = {
 
 /** A consumer of the client: ioredis clients fit its ScriptClient, errors narrow by code. */
 const USE = `import { Cluster, Redis } from 'ioredis';
-import { OutboundClient, OutboundLimitError, PROVIDERS, type ProviderName, type ScriptClient } from './client.js';
+import * as promClient from 'prom-client';
+import { OutboundClient, OutboundLimitError, outboundMetrics, PROVIDERS, type OutboundEvent, type ProviderName, type ScriptClient } from './client.js';
+
+// prom-client's module and registries fit the metrics adapter as they are
+export function prometheus(registry: promClient.Registry): (event: OutboundEvent) => void {
+  return outboundMetrics(promClient, registry);
+}
+
+export function prometheusGlobal(): (event: OutboundEvent) => void {
+  return outboundMetrics(promClient);
+}
 
 export function clients(url: string): { single: ScriptClient; cluster: ScriptClient } {
   const single: ScriptClient = new Redis(url, { lazyConnect: true });

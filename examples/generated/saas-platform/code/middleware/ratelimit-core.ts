@@ -23,7 +23,7 @@
 //   - fairness-free (fairness, gcra, 60 per 1 min, burst 25, fail open, headers full, plan Free, local bucket in front): Per-tenant fairness, plan Free
 //   - fairness-pro (fairness, gcra, 600 per 1 min, burst 200, fail open, headers full, plan Pro, local bucket in front): Per-tenant fairness, plan Pro
 //   - fairness-enterprise (fairness, gcra, 50 per 1 s, burst 500, fail open, headers full, plan Enterprise, local bucket in front): Per-tenant fairness, plan Enterprise
-//   - webhooks-per-source (fairness, gcra, 500 per 1 s, burst 5000, fail open, headers full, local bucket in front): Inbound webhooks per sending address
+//   - webhooks-per-source (fairness, gcra, 500 per 1 s, burst 4800, fail open, headers full, local bucket in front): Inbound webhooks per sending address
 //   - quota-free (quota, fixed-window, 10000 per calendar period, fail open, headers full, plan Free): Plan Free quota
 //   - quota-pro (quota, fixed-window, 1200000 per calendar period, fail open, headers full, plan Pro): Plan Pro quota
 //   - quota-enterprise (quota, fixed-window, 60000000 per calendar period, fail open, headers full, plan Enterprise): Plan Enterprise quota
@@ -84,6 +84,7 @@ export const METRICS: {
   readonly latency: MetricSpec;
   readonly failures: MetricSpec;
   readonly failOpen: MetricSpec;
+  readonly nearLimit: MetricSpec;
   readonly quotaExhausted: MetricSpec | null;
 } = {
   decisions: {
@@ -105,6 +106,10 @@ export const METRICS: {
   failOpen: {
     name: "ratelimit_fail_open_events_total",
     help: "Requests admitted without a check because the store failed and the rule fails open.",
+  },
+  nearLimit: {
+    name: "ratelimit_near_limit_total",
+    help: "Admitted decisions that left the caller under 20% of the rule's capacity (its burst, or the window's limit). Over ratelimit_decisions_total{result=\"allowed\"} it is the share of admitted traffic near its limit: the capacity-planning signal. (Both auth rows of a flow are checked in one call that reports the smaller remaining count, so for them it can over-count.)",
   },
   quotaExhausted: {
     name: "ratelimit_quota_exhausted_total",
@@ -462,7 +467,7 @@ export const RULES: readonly RuleSpec[] = [
     routes: [10],
     limit: 500,
     periodSeconds: 1,
-    burst: 5000,
+    burst: 4800,
     costDefault: 1,
     costByEndpoint: [],
     failMode: "open",
@@ -636,7 +641,11 @@ export interface RequestIdentity {
   /**
    * Auth endpoints: the account name being tried (login name, e-mail, client id). Stored
    * only as sha256 of its trimmed, NFKC-normalised, lower-cased form. When identify()
-   * leaves it out, it is read from the parsed body (username, email, login, client_id).
+   * leaves it out, it is read from the parsed body (username, email, login, client_id);
+   * return it here when your form names the field otherwise. Steps that carry no account
+   * name (MFA code, reset confirmation) are keyed on userId, else sessionId: return the
+   * account or the pending sign-in's session for them. With none of these, only the per-IP
+   * row of the flow applies.
    */
   readonly username?: string | undefined;
 }
@@ -1726,6 +1735,8 @@ class DirectCell implements CounterCell {
   constructor(counter: Counter<string>, labels: Record<string, string>) {
     this.counter = counter;
     this.labels = labels;
+    // the series exists at 0 from the start (see counterFor)
+    counter.inc(labels, 0);
   }
 
   inc(): void {
@@ -1744,7 +1755,14 @@ function labelsOf(names: readonly string[], values: readonly string[]): Record<s
 /** Pending cells per registry and metric name, so several limiters on one registry add up. */
 const sinks = new WeakMap<Registry, Map<string, Map<string, PendingCell>>>();
 
-/** The cell of one series of a counter (call it once per series, not per request). */
+/**
+ * The cell of one series of a counter (call it once per series, not per request). Every cell
+ * is exported from the first collection on, at 0 until it counts: a series that appeared only
+ * with its first event would make that event invisible to rate() and increase() (nothing to
+ * compare it with), so a single fail-open after a restart would never page. The label values
+ * come from the design (rule ids, outcomes, plans), never from a request, so the series are
+ * bounded: rules x outcomes.
+ */
 function counterFor(registry: Registry, spec: MetricSpec, labelNames: readonly string[]): (values: readonly string[]) => CounterCell {
   let byName = sinks.get(registry);
   if (!byName) {
@@ -1765,10 +1783,9 @@ function counterFor(registry: Registry, spec: MetricSpec, labelNames: readonly s
       registers: [registry],
       collect() {
         for (const cell of cells.values()) {
-          if (cell.n > 0) {
-            this.inc(cell.labels, cell.n);
-            cell.n = 0;
-          }
+          // inc(labels, 0) creates the series at 0, as prom-client users pre-initialise them
+          this.inc(cell.labels, cell.n);
+          cell.n = 0;
         }
       },
     });
@@ -1896,10 +1913,24 @@ interface RuleMetrics {
   readonly throttledShadow: CounterCell;
   readonly failOpen: CounterCell;
   readonly failures: Readonly<Record<'timeout' | 'connection' | 'script', CounterCell>>;
+  /** ratelimit_near_limit_total: admitted with fewer than nearBelow units left. */
+  readonly nearLimit: CounterCell;
+  readonly nearBelow: number;
+}
+
+/**
+ * An admitted decision is near the limit when it leaves fewer than this share of the rule's
+ * capacity (its burst, or the window's limit): the design's RateLimitNearLimit alert divides
+ * ratelimit_near_limit_total by the allowed decisions.
+ */
+const NEAR_LIMIT_FRACTION = 0.2;
+
+function nearBelow(spec: RuleSpec): number {
+  return NEAR_LIMIT_FRACTION * (spec.burst ?? spec.limit);
 }
 
 interface Metrics {
-  rule(id: string): RuleMetrics;
+  rule(spec: RuleSpec): RuleMetrics;
   quotaExhausted(rule: string, plan: string): void;
   latency(script: string): LatencyObserver;
 }
@@ -1908,6 +1939,8 @@ const NO_LATENCY: LatencyObserver = { observe: () => undefined };
 
 const NO_METRICS: Metrics = {
   rule: () => ({
+    nearLimit: NO_CELL,
+    nearBelow: 0,
     allowed: NO_CELL,
     throttled: NO_CELL,
     shadowThrottled: NO_CELL,
@@ -1926,18 +1959,26 @@ function createMetrics(registry: Registry | null): Metrics {
   const throttled = counterFor(registry, METRICS.throttled, ['rule', 'mode']);
   const failures = counterFor(registry, METRICS.failures, ['rule', 'reason']);
   const failOpen = counterFor(registry, METRICS.failOpen, ['rule']);
+  const nearLimit = counterFor(registry, METRICS.nearLimit, ['rule']);
   const quota = METRICS.quotaExhausted ? counterFor(registry, METRICS.quotaExhausted, ['rule', 'plan']) : null;
+  // the plan label: a plan of the design, else '' (never free text from a request)
+  const planLabel = (plan: string): string => (PLANS.indexOf(plan) >= 0 ? plan : '');
+  if (quota) {
+    for (const r of RULES) if (r.tier === 'quota') quota([r.id, planLabel(r.plan ?? '')]);
+  }
   return {
-    rule: (id) => ({
-      allowed: decisions([id, 'allowed']),
-      throttled: decisions([id, 'throttled']),
-      shadowThrottled: decisions([id, 'shadow_throttled']),
-      throttledEnforce: throttled([id, 'enforce']),
-      throttledShadow: throttled([id, 'shadow']),
-      failOpen: failOpen([id]),
-      failures: { timeout: failures([id, 'timeout']), connection: failures([id, 'connection']), script: failures([id, 'script']) },
+    rule: (spec) => ({
+      nearLimit: nearLimit([spec.id]),
+      nearBelow: nearBelow(spec),
+      allowed: decisions([spec.id, 'allowed']),
+      throttled: decisions([spec.id, 'throttled']),
+      shadowThrottled: decisions([spec.id, 'shadow_throttled']),
+      throttledEnforce: throttled([spec.id, 'enforce']),
+      throttledShadow: throttled([spec.id, 'shadow']),
+      failOpen: failOpen([spec.id]),
+      failures: { timeout: failures([spec.id, 'timeout']), connection: failures([spec.id, 'connection']), script: failures([spec.id, 'script']) },
     }),
-    quotaExhausted: (rule, plan) => quota?.([rule, plan]).inc(),
+    quotaExhausted: (rule, plan) => quota?.([rule, planLabel(plan)]).inc(),
     latency: latencyFor(registry, METRICS.latency),
   };
 }
@@ -2113,30 +2154,49 @@ function sfString(text: string): string {
   return out;
 }
 
-interface Shown {
+/** What one response states about a rule. */
+export interface Shown {
+  /** q / the Limit header: a soft quota's plan quota, a bucket's burst, a window's limit. */
   readonly limit: number;
   readonly remaining: number;
+  /** Seconds until the bucket is full again, or the window (quota period) resets. */
   readonly resetSeconds: number;
+  /** w / windowSeconds: see policyWindowSeconds; a calendar quota's current period length. */
   readonly windowSeconds: number;
+  /** Units used past a soft plan quota in this period (0 within the quota). */
+  readonly overQuota: number;
 }
 
-function shown(rule: RuleSpec, outcome: RuleOutcome): Shown {
+/**
+ * The window a rule's policy states (w, and windowSeconds in bodies), in whole seconds.
+ * Token-bucket (GCRA) rules: the time a drained bucket takes to refill completely, burst /
+ * rate, so q = burst per w is the rule's real sustained rate, and the reset (t) counts down
+ * to a full bucket. Window rules: the window. Calendar quotas use their current period's
+ * real length instead (a month is 28 to 31 days; see windowSecondsOf in createLimiter).
+ */
+export function policyWindowSeconds(rule: { readonly limit: number; readonly periodSeconds: number; readonly burst: number | null }): number {
+  if (rule.burst === null) return Math.max(1, Math.round(rule.periodSeconds));
+  return Math.max(1, Math.ceil((rule.burst * rule.periodSeconds) / rule.limit - 1e-9));
+}
+
+function shown(rule: RuleSpec, outcome: RuleOutcome, windowSeconds: number): Shown {
   const limit = rule.quota ?? rule.burst ?? rule.limit;
   const over = rule.quota === null ? 0 : rule.limit - rule.quota;
   return {
     limit,
     remaining: Math.max(0, Math.min(limit, outcome.remaining - over)),
     resetSeconds: Math.max(0, Math.ceil(outcome.resetMs / 1000)),
-    windowSeconds: rule.periodSeconds,
+    windowSeconds,
+    overQuota: outcome.allowed ? Math.max(0, over - outcome.remaining) : 0,
   };
 }
 
-/** The header that states a rule's limit: the same on every response, so built once per rule. */
-function limitHeader(rule: RuleSpec): readonly [string, string] {
+/** The header that states a rule's limit (structured fields: its policy item, q per w). */
+function limitHeader(rule: RuleSpec, windowSeconds: number): readonly [string, string] {
   const limit = rule.quota ?? rule.burst ?? rule.limit;
   switch (HEADER_CONVENTION) {
     case 'ietf-structured':
-      return ['RateLimit-Policy', sfString(rule.id) + ';q=' + limit + ';w=' + rule.periodSeconds];
+      return ['RateLimit-Policy', sfString(rule.id) + ';q=' + limit + ';w=' + windowSeconds];
     case 'ietf-trio':
       return ['RateLimit-Limit', String(limit)];
     case 'x-ratelimit':
@@ -2144,15 +2204,56 @@ function limitHeader(rule: RuleSpec): readonly [string, string] {
   }
 }
 
-function rateLimitHeaders(rule: ActiveRule, s: Shown): (readonly [string, string])[] {
-  switch (HEADER_CONVENTION) {
-    case 'ietf-structured':
-      return [rule.limitHeader, ['RateLimit', rule.sfId + ';r=' + s.remaining + ';t=' + s.resetSeconds]];
-    case 'ietf-trio':
-      return [rule.limitHeader, ['RateLimit-Remaining', String(s.remaining)], ['RateLimit-Reset', String(s.resetSeconds)]];
-    case 'x-ratelimit':
-      return [rule.limitHeader, ['X-RateLimit-Remaining', String(s.remaining)], ['X-RateLimit-Reset', String(s.resetSeconds)]];
+/** The same on every response of a window length, so kept per rule (calendar quotas: per period). */
+function limitHeaderOf(rule: ActiveRule, windowSeconds: number): readonly [string, string] {
+  if (rule.limitWindow !== windowSeconds) {
+    rule.limitHeader = limitHeader(rule.spec, windowSeconds);
+    rule.limitWindow = windowSeconds;
   }
+  return rule.limitHeader;
+}
+
+/** The quota trio of the single-value conventions, beside their own trio (which states the tightest rule). */
+const QUOTA_HEADERS: readonly [string, string, string] =
+  HEADER_CONVENTION === 'x-ratelimit'
+    ? ['X-RateLimit-Quota-Limit', 'X-RateLimit-Quota-Remaining', 'X-RateLimit-Quota-Reset']
+    : ['RateLimit-Quota-Limit', 'RateLimit-Quota-Remaining', 'RateLimit-Quota-Reset'];
+
+/**
+ * The rate-limit headers of a response: the convention's headers for the rule, and the plan
+ * quota that counted the call (when one did). Structured fields list the quota as a second
+ * item of RateLimit-Policy and RateLimit; the single-value conventions add their quota trio.
+ */
+function rateLimitHeaders(rule: ActiveRule, s: Shown, quota: ActiveRule | null, q: Shown | null): (readonly [string, string])[] {
+  const policy = limitHeaderOf(rule, s.windowSeconds);
+  switch (HEADER_CONVENTION) {
+    case 'ietf-structured': {
+      const state = rule.sfId + ';r=' + s.remaining + ';t=' + s.resetSeconds;
+      if (quota === null || q === null || quota === rule) return [policy, ['RateLimit', state]];
+      return [
+        ['RateLimit-Policy', policy[1] + ', ' + limitHeaderOf(quota, q.windowSeconds)[1]],
+        ['RateLimit', state + ', ' + quota.sfId + ';r=' + q.remaining + ';t=' + q.resetSeconds],
+      ];
+    }
+    case 'ietf-trio':
+    case 'x-ratelimit': {
+      const x = HEADER_CONVENTION === 'x-ratelimit';
+      const headers: (readonly [string, string])[] = [
+        policy,
+        [x ? 'X-RateLimit-Remaining' : 'RateLimit-Remaining', String(s.remaining)],
+        [x ? 'X-RateLimit-Reset' : 'RateLimit-Reset', String(s.resetSeconds)],
+      ];
+      if (quota !== null && q !== null) {
+        headers.push([QUOTA_HEADERS[0], String(q.limit)], [QUOTA_HEADERS[1], String(q.remaining)], [QUOTA_HEADERS[2], String(q.resetSeconds)]);
+      }
+      return headers;
+    }
+  }
+}
+
+/** Whether a rule's state is more constraining than the best so far (fewer left, then a later reset). */
+function tighter(values: Shown, best: Shown | null): boolean {
+  return best === null || values.remaining < best.remaining || (values.remaining === best.remaining && values.resetSeconds > best.resetSeconds);
 }
 
 /** Whole seconds, rounded up, at least 1; a request that can never fit waits one period. */
@@ -2161,8 +2262,15 @@ function retryAfterSeconds(rule: RuleSpec, outcome: RuleOutcome): number {
   return Math.max(1, Math.ceil(outcome.retryAfterMs / 1000));
 }
 
-function problemBody(rule: RuleSpec, outcome: RuleOutcome, retryAfter: number): string {
-  const s = shown(rule, outcome);
+/**
+ * The problem+json body of a 429 (exported for checks: rl-design's document shows the bodies
+ * this function builds, for the same numbers).
+ */
+export function problemBody(
+  rule: { readonly id: string; readonly headers: 'full' | 'silent'; readonly errorCode: 'RATE_LIMITED' | 'QUOTA_EXCEEDED' },
+  s: { readonly limit: number; readonly resetSeconds: number; readonly windowSeconds: number },
+  retryAfter: number,
+): string {
   if (rule.headers === 'silent') {
     // security limits: a generic answer, no counts and no rule internals
     return JSON.stringify({
@@ -2234,9 +2342,13 @@ interface ActiveRule {
   /** GCRA: burst, rate and period as the strings EVALSHA sends (the cost follows per request). */
   readonly gcraArgs: readonly [string, string, string];
   readonly metrics: RuleMetrics;
-  /** The rule id as a Structured Fields string, and the header stating its limit. */
+  /** The rule id as a Structured Fields string. */
   readonly sfId: string;
-  readonly limitHeader: readonly [string, string];
+  /** The window its policy states (policyWindowSeconds); calendar quotas measure their period instead. */
+  readonly policyWindow: number;
+  /** The header stating its limit, for the window limitWindow (rebuilt when a calendar period changes length). */
+  limitHeader: readonly [string, string];
+  limitWindow: number;
 }
 
 /** A script of the design with its latency series. */
@@ -2370,9 +2482,11 @@ export function createLimiter<TReq>(options: LimiterOptions<TReq>): RateLimiter<
       costs: new Map(spec.costByEndpoint),
       script: spec.store === 'redis' ? (scripts.get(spec.script) ?? null) : null,
       gcraArgs: [String(spec.burst ?? spec.limit), String(spec.limit), String(spec.periodSeconds * 1000)],
-      metrics: metrics.rule(spec.id),
+      metrics: metrics.rule(spec),
       sfId: sfString(spec.id),
-      limitHeader: limitHeader(spec),
+      policyWindow: policyWindowSeconds(spec),
+      limitHeader: limitHeader(spec, policyWindowSeconds(spec)),
+      limitWindow: policyWindowSeconds(spec),
     };
   });
   const routeTable = new RouteTable<Applicable>(ROUTES.map(compileRoute), (match) => {
@@ -2413,6 +2527,20 @@ export function createLimiter<TReq>(options: LimiterOptions<TReq>): RateLimiter<
     return { id: 'w' + index, end: (index + 1) * periodMs };
   }
 
+  /**
+   * The window a rule's headers and bodies state: a calendar quota's current period, measured
+   * (a month is 28 to 31 days, a day 23 to 25 hours across a daylight-saving change), from the
+   * end of the window the step counted in; every other rule's policy window.
+   */
+  function windowSecondsOf(rule: ActiveRule, windowEnd: number): number {
+    if (rule.spec.window !== 'calendar' || windowEnd <= 0) return rule.policyWindow;
+    let p = period;
+    if ((p === null || p.end !== windowEnd) && QUOTA_PERIOD !== null && QUOTA_PERIOD.kind === 'calendar') {
+      p = calendarPeriod(windowEnd - 1, QUOTA_PERIOD.period, QUOTA_PERIOD.timeZone);
+    }
+    return p === null ? rule.policyWindow : Math.round((p.end - p.start) / 1000);
+  }
+
   function modeOf(spec: RuleSpec): RuleMode {
     const chosen = modeHook ? modeHook(spec.id, spec.flag) : undefined;
     return chosen !== undefined && MODES.indexOf(chosen) >= 0 ? chosen : fallbackMode;
@@ -2436,8 +2564,16 @@ export function createLimiter<TReq>(options: LimiterOptions<TReq>): RateLimiter<
         value = ipOf(request);
         break;
       case 'username':
-        if (!identity.username) return null;
-        value = usernameKey(identity.username);
+        if (identity.username) value = usernameKey(identity.username);
+        else if (identity.userId) {
+          // no account name in the request (an MFA or reset-confirm step): the account the
+          // session already belongs to, from identify()
+          label = IDENTITY_LABEL.user;
+          value = usernameKey(identity.userId);
+        } else if (identity.sessionId) {
+          label = IDENTITY_LABEL.session;
+          value = usernameKey(identity.sessionId);
+        } else return null;
         break;
       default: {
         const own = identityValue(spec.identity, identity);
@@ -2618,9 +2754,12 @@ export function createLimiter<TReq>(options: LimiterOptions<TReq>): RateLimiter<
     /** The step in progress. */
     private at = 0;
     private readonly outcomes: RuleOutcome[] = [];
-    /** The most constraining client-facing rule so far: its headers go on an admitted response. */
+    /** The most constraining client-facing rate rule so far: its headers go on an admitted response. */
     private shownRule: ActiveRule | null = null;
     private shownValues: Shown | null = null;
+    /** The plan quota that counted the call, shown beside it. */
+    private quotaRule: ActiveRule | null = null;
+    private quotaValues: Shown | null = null;
 
     constructor(steps: readonly Step[], silent: boolean, plan: string | null, resolve: (decision: Decision) => void, reject: (error: unknown) => void) {
       this.steps = steps;
@@ -2697,15 +2836,21 @@ export function createLimiter<TReq>(options: LimiterOptions<TReq>): RateLimiter<
         };
         this.outcomes.push(outcome);
         if (!this.silent && r.spec.headers === 'full') {
-          const values = shown(r.spec, outcome);
-          const best = this.shownValues;
-          if (best === null || values.remaining < best.remaining || (values.remaining === best.remaining && values.resetSeconds > best.resetSeconds)) {
+          const values = shown(r.spec, outcome, windowSecondsOf(r, step.windowEnd));
+          if (r.spec.tier === 'quota') {
+            if (tighter(values, this.quotaValues)) {
+              this.quotaRule = r;
+              this.quotaValues = values;
+            }
+          } else if (tighter(values, this.shownValues)) {
             this.shownRule = r;
             this.shownValues = values;
           }
         }
-        if (!isBinding) r.metrics.allowed.inc();
-        else {
+        if (!isBinding) {
+          r.metrics.allowed.inc();
+          if (remaining < r.metrics.nearBelow) r.metrics.nearLimit.inc();
+        } else {
           denied = outcome;
           if (step.mode === 'enforce') r.metrics.throttled.inc();
           else r.metrics.shadowThrottled.inc();
@@ -2719,12 +2864,16 @@ export function createLimiter<TReq>(options: LimiterOptions<TReq>): RateLimiter<
       if (rule.tier === 'quota') metrics.quotaExhausted(rule.id, rule.plan ?? this.plan ?? '');
       if (step.mode === 'shadow') return false;
       const retryAfter = retryAfterSeconds(rule, denied);
-      const headers: (readonly [string, string])[] = this.silent || rule.headers === 'silent' ? [] : rateLimitHeaders(binder, shown(rule, denied));
+      const s = shown(rule, denied, windowSecondsOf(binder, step.windowEnd));
+      // a quota's own refusal states the quota (the single-value conventions: in the quota trio too)
+      const quota = rule.tier === 'quota' ? binder : null;
+      const headers: (readonly [string, string])[] =
+        this.silent || rule.headers === 'silent' ? [] : rateLimitHeaders(binder, s, quota, quota === null ? null : s);
       headers.push(['Retry-After', String(retryAfter)]);
       this.resolve({
         status: 429,
         headers,
-        body: problemBody(rule, denied, retryAfter),
+        body: problemBody(rule, s, retryAfter),
         contentType: PROBLEM_JSON,
         ruleId: rule.id,
         exempt: false,
@@ -2762,7 +2911,20 @@ export function createLimiter<TReq>(options: LimiterOptions<TReq>): RateLimiter<
 
     /** Every step admitted the request: the headers of the most constraining client-facing rule. */
     private admitted(): Decision {
-      const headers = this.shownRule !== null && this.shownValues !== null ? rateLimitHeaders(this.shownRule, this.shownValues) : [];
+      let rule = this.shownRule;
+      let values = this.shownValues;
+      const quota = this.quotaRule;
+      const q = this.quotaValues;
+      // the single-value conventions state the tightest rule, the quota included; structured
+      // fields list the rate rule and the quota as two items
+      if (quota !== null && q !== null && (values === null || (HEADER_CONVENTION !== 'ietf-structured' && tighter(q, values)))) {
+        rule = quota;
+        values = q;
+      }
+      if (rule === null || values === null) return { status: 200, headers: [], body: null, contentType: null, ruleId: null, exempt: false, outcomes: this.outcomes };
+      const headers = rateLimitHeaders(rule, values, quota, q);
+      // past a soft plan quota the call still passes: say so
+      if (quota !== null && q !== null && q.overQuota > 0) headers.push(['Quota-Exceeded', quota.sfId + ';over=' + q.overQuota]);
       return { status: 200, headers, body: null, contentType: null, ruleId: null, exempt: false, outcomes: this.outcomes };
     }
   }

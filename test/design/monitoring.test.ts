@@ -1,0 +1,138 @@
+/**
+ * The monitoring and store advice of the design: the memory bound prices in each rule's real
+ * key length, maxmemory is sized from it, persistence follows from whether quotas live in the
+ * store, a logical database is never offered as protection from eviction, and the key alert's
+ * threshold is the stated bound.
+ */
+import { describe, expect, it } from 'vitest';
+import { buildDesign } from '../../src/design/build.js';
+import { BYTES_PER_KEY, keyNameBytes, keyNameExtraBytes, maxKeyChars, MEASURED_KEY_CHARS } from '../../src/design/matrix.js';
+import { maxmemoryFor, storeBound } from '../../src/design/monitoring.js';
+import type { Design, MatrixRule } from '../../src/design/model.js';
+import { renderMarkdown } from '../../src/render/markdown/index.js';
+import { exampleAnswers, exampleDesign, exampleNames } from '../helpers/examples.js';
+import { exampleInput } from '../render/fixtures.js';
+
+const rule = (d: Design, id: string): MatrixRule => {
+  const r = d.rules.find((x) => x.id === id);
+  if (!r) throw new Error(`no rule ${id}`);
+  return r;
+};
+
+describe('key length in the memory bound', () => {
+  it('prices a key name as Redis allocates it: the sds string rounded up to its size class', () => {
+    // what a scratch run measured on Redis 7.0.15 (jemalloc 5.3, 100,000 gcra keys): bytes per key
+    // 133 at 15 and 24 characters, 149 at 31-40, 165 at 52, 181 at 64, 197 at 92, 213 at 100,
+    // 261 at 128 and 145, 293 at 160
+    const measured: [number, number][] = [[15, 133], [24, 133], [31, 149], [40, 149], [52, 165], [64, 181], [92, 197], [100, 213], [128, 261], [145, 261], [160, 293]];
+    for (const [chars, bytes] of measured) expect(BYTES_PER_KEY.gcra + keyNameExtraBytes(chars), `${chars} characters`).toBe(bytes);
+    expect(keyNameBytes(MEASURED_KEY_CHARS)).toBe(32);
+    expect(keyNameExtraBytes(MEASURED_KEY_CHARS)).toBe(0);
+  });
+
+  it('fills each placeholder at its longest: sha256 64, client IP 24 (IPv6 /64), opaque ids 128, the longest label', () => {
+    const base = { tier: 'security' as const, id: 'x', identity: 'username' as const, algorithm: 'sliding-window-log' as const };
+    expect(maxKeyChars({ ...base, key: 'rl:{auth:password-reset}:un:<sha256(e-mail-address)>' })).toBe(92);
+    expect(maxKeyChars({ ...base, key: 'rl:{auth:password-reset}:ip:<client-ip>' })).toBe(28 + 24);
+    // a tenant slot may be filled by a fallback identity with a longer label ("ak:")
+    expect(maxKeyChars({ ...base, tier: 'fairness', algorithm: 'gcra', key: 'rl:{t:<tenant-id>}:req:pro' })).toBe('rl:{'.length + 3 + 128 + '}:req:pro'.length);
+    expect(maxKeyChars({ ...base, tier: 'quota', algorithm: 'fixed-window', key: 'rl:{t:<tenant-id>}:quota:<yyyy-mm>' })).toBe('rl:{'.length + 3 + 128 + '}:quota:'.length + 7);
+    // a rolling quota key gets ":rolling" appended by the middleware
+    expect(maxKeyChars({ ...base, tier: 'quota', algorithm: 'fixed-window', key: 'rl:{t:<tenant-id>}:quota:rolling' })).toBe('rl:{'.length + 3 + 128 + '}:quota:rolling'.length + ':rolling'.length);
+    expect(maxKeyChars({ ...base, tier: 'ceiling', algorithm: 'gcra', key: 'rl:{global}:ceiling' })).toBe(19);
+  });
+
+  it('every store rule of every example carries its key length in bytesPerKey; edge and in-process rules none', () => {
+    for (const name of exampleNames()) {
+      const d = exampleDesign(name);
+      for (const r of d.rules) {
+        if (r.layer === 'edge' || r.primitive !== 'redis-lua') {
+          expect(r.keyChars, r.id).toBeUndefined();
+          continue;
+        }
+        expect(r.keyChars, r.id).toBe(maxKeyChars(r));
+        expect((r.keyChars ?? 0) > MEASURED_KEY_CHARS || r.keyChars === undefined).toBe(true);
+      }
+    }
+  });
+
+  it('the example bounds: saas-platform 7.4 GiB (was 5.9), consumer-auth 947.6 MiB (was 749.8)', () => {
+    const saas = exampleDesign('saas-platform').monitoring.store;
+    const auth = exampleDesign('consumer-auth').monitoring.store;
+    // saas: the worst endpoint (password-reset, 4,800 req/s x 1 h, two keys a request) dominates
+    expect(saas.estimatedBytes).toBe(7_951_619_066);
+    expect(auth.estimatedBytes).toBe(993_600_133);
+    expect(saas.estimatedBytes).toBe(storeBound(exampleDesign('saas-platform').rules).bytes);
+    expect(rule(exampleDesign('consumer-auth'), 'auth-login-per-identity').bytesPerKey).toBe(182 + 64);
+  });
+});
+
+describe('store advice', () => {
+  it('a dedicated instance; a logical database is no protection from eviction; Redis Cluster has only db 0', () => {
+    for (const name of exampleNames()) {
+      const d = exampleDesign(name);
+      const text = d.monitoring.store.recommendation;
+      expect(text).not.toMatch(/or at least a dedicated logical database/);
+      expect(text).toMatch(/logical database .* does not protect from eviction/);
+      if (d.scope.store === 'redis-cluster') expect(text).toContain('Redis Cluster has only database 0');
+    }
+  });
+
+  it('maxmemory is the bound plus headroom, in the redis.conf lines, and what happens at it is stated', () => {
+    for (const name of exampleNames()) {
+      const d = exampleDesign(name);
+      const s = d.monitoring.store;
+      expect(s.maxmemoryBytes).toBe(maxmemoryFor(s.estimatedBytes));
+      expect(s.maxmemoryBytes).toBeGreaterThanOrEqual(s.estimatedBytes * 1.5);
+      expect(s.config).toContain(`maxmemory ${(s.maxmemoryBytes as number) / 1024 / 1024}mb\n`);
+      expect(s.config).toContain('maxmemory-policy noeviction\n');
+      expect(s.memoryText).toMatch(/refuses, with an OOM error/);
+      expect(s.memoryText).toMatch(/RateLimitStoreMemoryHigh pages at 80% of maxmemory/);
+      expect(d.monitoring.alerts.map((a) => a.name)).toEqual(expect.arrayContaining(['RateLimitStoreMemoryHigh', 'RateLimitStoreMisconfigured', 'RateLimitKeyCardinality']));
+    }
+    const saas = exampleDesign('saas-platform').monitoring.store;
+    expect(saas.memoryText).toContain('the fail-open rules (fairness-free, fairness-pro, fairness-enterprise, webhooks-per-source, quota-free, quota-pro, quota-enterprise) admit requests unchecked');
+    expect(saas.memoryText).toContain('the sliding-window logs (auth-login-per-identity');
+    expect(saas.memoryText).toContain('Set it on every node');
+  });
+
+  it('persistence: AOF everysec when quota counters live in the store, optional otherwise', () => {
+    const saas = exampleDesign('saas-platform').monitoring.store;
+    expect(saas.persistence?.mode).toBe('aof-everysec');
+    expect(saas.persistence?.text).toMatch(/fresh quota/);
+    expect(saas.config).toMatch(/appendonly yes\nappendfsync everysec\n/);
+    const auth = exampleDesign('consumer-auth').monitoring.store;
+    expect(auth.persistence?.mode).toBe('optional');
+    expect(auth.persistence?.text).not.toMatch(/only resets limits/);
+    expect(auth.config).toContain('appendonly no');
+  });
+
+  it('the key alert reads redis_exporter and its threshold is 80% of the stated bound', () => {
+    for (const name of exampleNames()) {
+      const d = exampleDesign(name);
+      const a = d.monitoring.alerts.find((x) => x.name === 'RateLimitKeyCardinality');
+      expect(a?.expr).toContain('redis_db_keys{job="ratelimit-redis",db="db0"}');
+      expect(a?.expr).toMatch(new RegExp(`> ${Math.ceil(d.monitoring.store.estimatedKeys * 0.8)}$`));
+    }
+  });
+
+  it('the document does not call a shared-ceiling total "the sum of the per-rule bounds"; it shows the new advice', () => {
+    expect(exampleDesign('saas-platform').monitoring.store.sharedCeiling).toBeDefined();
+    const text = renderMarkdown(exampleInput('saas-platform'), { layout: 'single' })[0]?.content ?? '';
+    expect(text).not.toContain('sum of the per-rule bounds');
+    expect(text).toMatch(/not as the sum\s+of\s+their\s+rows/);
+    expect(text).toContain('maxmemory 11439mb');
+    expect(text).toContain('job_name: ratelimit-redis');
+    expect(text).toContain('monitoring/nginx-ratelimit.mtail');
+    expect(text).toMatch(/\| `ratelimit_near_limit_total` \| counter \| `rule` \| middleware \|/);
+    expect(text).toMatch(/\| `auth-password-reset-per-identity` \| 17,280,000 \| 92 \| 246 \|/);
+  });
+
+  it('a design without a shared store gets no store alerts and no redis.conf', () => {
+    const answers = exampleAnswers('minimal-generic');
+    const d = buildDesign({ ...answers, stack: { ...answers.stack, store: 'none' } } as typeof answers, { date: '2026-12-02' });
+    expect(d.monitoring.store.config).toBeUndefined();
+    expect(d.monitoring.alerts.map((a) => a.name)).not.toContain('RateLimitKeyCardinality');
+    expect(d.monitoring.metrics.some((m) => m.emittedBy?.includes('redis-exporter'))).toBe(false);
+  });
+});

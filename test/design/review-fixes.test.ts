@@ -1,0 +1,236 @@
+/**
+ * What the design states must follow from its numbers: outbound bursts within the provider
+ * limit, rationale arithmetic, assumed backstops and defaults named as assumptions, and test
+ * scenarios that say what the limiter really guarantees.
+ */
+import { describe, expect, it } from 'vitest';
+import { defaultOutboundBurst, outboundPeak, resolveAnswers } from '../../src/answers/defaults.js';
+import { Answers } from '../../src/answers/schema.js';
+import { buildDesign } from '../../src/design/build.js';
+import type { Design, MatrixRule } from '../../src/design/model.js';
+import { DATE, exampleAnswers, exampleDesign } from '../helpers/examples.js';
+
+const build = (a: unknown) => buildDesign(Answers.parse(a), { date: DATE });
+const rule = (d: Design, id: string): MatrixRule => {
+  const r = d.rules.find((x) => x.id === id);
+  if (!r) throw new Error(`no rule ${id} in ${d.rules.map((x) => x.id).join(', ')}`);
+  return r;
+};
+const assumption = (d: Design, id: string): string => {
+  const a = d.assumptions.find((x) => x.id === id);
+  if (!a) throw new Error(`no assumption ${id} in ${d.assumptions.map((x) => x.id).join(', ')}`);
+  return a.text;
+};
+const scenario = (d: Design, id: string) => d.scenarios.find((s) => s.id === id)!;
+
+const saas = exampleDesign('saas-platform');
+const consumer = exampleDesign('consumer-auth');
+const minimal = exampleDesign('minimal-generic');
+
+describe('outbound burst stays within the provider limit', () => {
+  it('defaults the burst so burst + rate x period <= the provider limit (Stripe 10, SendGrid 8)', () => {
+    const [stripe, sendgrid] = saas.scope.outbound;
+    expect(stripe).toMatchObject({ name: 'Stripe', burst: 10, assumed: ['burst', 'safetyFraction'] });
+    expect(sendgrid).toMatchObject({ name: 'SendGrid', burst: 8, assumed: ['burst'] });
+    expect(rule(saas, 'outbound-stripe')).toMatchObject({ burst: 10, rate: { requests: 90, periodSeconds: 1 } });
+    for (const p of saas.scope.outbound) {
+      const { peak, over } = outboundPeak(p);
+      expect(over, p.name).toBe(0);
+      expect(peak, p.name).toBeLessThanOrEqual(p.limit.requests);
+    }
+    // one second of rate when that is already within the limit; at least 1
+    expect(defaultOutboundBurst(600, 60, 0.8)).toBe(8);
+    expect(defaultOutboundBurst(100, 1, 0.9)).toBe(10);
+    expect(defaultOutboundBurst(100, 1, 1)).toBe(1);
+    expect(defaultOutboundBurst(1000, 3600, 0.9)).toBe(1);
+  });
+
+  it('states the default and its arithmetic in the assumptions', () => {
+    const text = assumption(saas, 'outbound.burst');
+    expect(text).toContain('Stripe 10 (10 + 90 = 100 calls per second, exactly the limit of 100/second)');
+    expect(text).toContain('SendGrid 8 (one second of its 8/s rate; 8 + 480 = 488 calls per minute, within 600/minute)');
+    expect(rule(saas, 'outbound-stripe').rationale).toContain('Burst 10: a full bucket plus one second of refill sends at most 10 + 90 = 100 calls in a second');
+  });
+
+  it('warns when a stated burst lets burst + rate pass the provider limit', () => {
+    const a = exampleAnswers('saas-platform');
+    const d = buildDesign({ ...a, outbound: [{ name: 'Stripe', limit: { requests: 100, per: 'second' }, burst: 90 }] }, { date: DATE });
+    expect(d.scope.outbound[0]?.assumed).toEqual(['safetyFraction']);
+    expect(d.assumptions.find((x) => x.id === 'outbound.burst')).toBeUndefined();
+    const r = rule(d, 'outbound-stripe');
+    expect(r.burst).toBe(90);
+    expect(r.rationale).toContain('Warning: burst 90 plus the 90 the bucket refills per second lets up to 180 calls through in one second, 80 over the provider\'s 100/second; lower the burst to at most 10.');
+  });
+});
+
+describe('matrix rationale arithmetic', () => {
+  it('computes how many clients reach the ceiling instead of saying ten', () => {
+    const c = rule(consumer, 'fairness-per-user').rationale;
+    expect(c).toContain('(60 req/s, rounded down to 50 req/s): 12 users at their full rate at once are needed to reach the ceiling (600 / 50, rounded up)');
+    expect(c).not.toMatch(/ten clients/);
+    expect(rule(minimal, 'fairness-per-api-key').rationale).toContain('12 API keys at their full rate at once are needed to reach the ceiling (225 / 20, rounded up)');
+  });
+
+  it('states what the anonymous limit really is', () => {
+    const s = rule(saas, 'anonymous-per-ip');
+    expect(s.rate).toEqual({ requests: 5, periodSeconds: 1 });
+    expect(s.rationale).toContain('It is 5 req/s: the floor for an anonymous address, because twice the per-tenant rate of fairness-free (2 x 1 = 2 req/s) would be too little');
+    expect(s.rationale).not.toMatch(/twice a single client/);
+    expect(rule(consumer, 'anonymous-per-ip').rationale).toContain('It is 100 req/s: twice the per-user rate of fairness-per-user (2 x 50 = 100 req/s).');
+  });
+
+  it('derives the webhook limit and caps its burst at the ceiling burst', () => {
+    const w = rule(saas, 'webhooks-per-source');
+    const ceiling = rule(saas, 'global-ceiling');
+    expect(w.rate).toEqual({ requests: 500, periodSeconds: 1 });
+    expect(w.burst).toBe(4800);
+    expect(w.burst).toBeLessThanOrEqual(ceiling.burst as number);
+    expect(w.rationale).toContain('a fifth of the 4,800 req/s ceiling (960 req/s), rounded down to 500');
+    expect(w.rationale).toContain('burst 4,800, the ceiling\'s own burst: 10 s of rate would be 5,000');
+  });
+
+  it('credits the per-IP row, not the per-address row, with stopping account probing', () => {
+    expect(rule(saas, 'auth-password-reset-per-identity').rationale).not.toMatch(/probing/);
+    const ip = rule(saas, 'auth-password-reset-per-ip').rationale;
+    expect(ip).toMatch(/^Stops probing which e-mail addresses have accounts/);
+    expect(ip).toContain('Probing needs only one request per address');
+  });
+
+  it('counts one key per outbound provider (the pause shares the bucket key)', () => {
+    const r = rule(saas, 'outbound-sendgrid');
+    expect(r.cardinality?.bound).toBe(1);
+    expect(r.cardinality?.basis).toMatch(/same key as the bucket/);
+    expect(r.cardinality?.basis).toMatch(/Retry-After/);
+  });
+});
+
+describe('quota backstops are assumptions, shown apart from the quota', () => {
+  it('keeps the quota and the backstop as distinct numbers on the rule', () => {
+    expect(rule(saas, 'quota-pro')).toMatchObject({ rate: { requests: 1_200_000 }, quotaBackstop: { quota: 1_000_000, factor: 1.2 } });
+    expect(rule(saas, 'quota-enterprise')).toMatchObject({ rate: { requests: 60_000_000 }, quotaBackstop: { quota: 20_000_000, factor: 3 } });
+    expect(rule(saas, 'quota-free').quotaBackstop).toBeUndefined();
+  });
+
+  it('lists the backstops in the assumptions with how to change them', () => {
+    const text = assumption(saas, 'quotas.backstop');
+    expect(text).toContain('Pro (soft-warning) stops at 1,200,000 (120% of its 1,000,000 quota)');
+    expect(text).toContain('Enterprise (pay-per-overage) stops at 60,000,000 (3x its 20,000,000 quota)');
+    expect(text).toMatch(/product decision/);
+    expect(text).toMatch(/exhaustion to "hard"/);
+    expect(text).toContain('"quota-pro" or "quota-enterprise"');
+    expect(rule(saas, 'quota-pro').rationale).toMatch(/assumed backstop/);
+  });
+
+  it('records no backstop when every quota is a hard stop', () => {
+    const d = build({ goals: ['quotas'], stack: { topology: 'single' }, plans: [{ name: 'Free', rate: { requests: 1, per: 'second' }, quota: 100, exhaustion: 'hard' }] });
+    expect(d.assumptions.find((a) => a.id === 'quotas.backstop')).toBeUndefined();
+  });
+});
+
+describe('defaults are stated as assumptions', () => {
+  it('does not invent a user population nobody uses', () => {
+    expect(minimal.scope.traffic.distinctUsers).toBe(0);
+    expect(minimal.assumptions.find((a) => a.id === 'traffic.distinctUsers')).toBeUndefined();
+    const d = build({ goals: ['fairness'], stack: { topology: 'single' }, identities: ['user'] });
+    expect(d.scope.traffic.distinctUsers).toBe(10_000);
+    expect(assumption(d, 'traffic.distinctUsers')).toMatch(/10,000/);
+  });
+
+  it('says the trusted-proxy default is an assumption', () => {
+    expect(assumption(minimal, 'stack.trustedProxies')).toMatch(/assumed no proxy or load balancer sits in front/);
+    expect(minimal.enforcement.clientIp.explanation).not.toMatch(/no proxy sits in front/);
+  });
+
+  it('does not force an MFA step to anonymous, and names the auth endpoints it treats as anonymous', () => {
+    const byName = new Map(consumer.scope.endpoints.map((e) => [e.name, e]));
+    expect(byName.get('verify-otp')).toMatchObject({ anonymous: false });
+    expect(byName.get('verify-otp')?.assumed).not.toContain('anonymous');
+    expect(byName.get('login')).toMatchObject({ anonymous: true, assumed: ['anonymous', 'cost'] });
+    expect(assumption(consumer, 'endpoints.anonymous')).toMatch(/^login, signup and forgot-password are auth endpoints not marked anonymous/);
+  });
+
+  it('names the endpoints whose cost is a class default, never a stated one', () => {
+    expect(assumption(consumer, 'endpoints.cost')).toBe(
+      'Costs not stated for any of the 8 endpoints: each takes the weight of its class: post (write) 2 tokens; the other 7 endpoints 1 token each.',
+    );
+    const s = assumption(saas, 'endpoints.cost');
+    expect(s).toContain('11 of the 12 endpoints (export-orders states 25)');
+    expect(s).toContain('create-order (write) 2, search-orders (search) 5 and sales-report (expensive) 10 tokens');
+    expect(s).not.toMatch(/export 20/);
+  });
+
+  it('says which buckets hold the burstiness seconds (not the ceiling)', () => {
+    const text = assumption(minimal, 'traffic.burstiness');
+    expect(text).toMatch(/per-client buckets .* hold 5 seconds/);
+    expect(text).toMatch(/global ceiling's bucket holds 1 second/);
+    expect(rule(minimal, 'global-ceiling').burst).toBe(225);
+  });
+
+  it('marks the fields of a both-unknown traffic assumption', () => {
+    expect(minimal.assumptions.find((a) => a.id === 'traffic.peakRps')?.field).toBe('traffic.typicalRps, traffic.peakRps');
+  });
+
+  it('adds the client IP identity with an assumption when it was not listed', () => {
+    const r = resolveAnswers(Answers.parse({ goals: ['fairness'], stack: { topology: 'single' }, identities: ['api-key'] }));
+    expect(r.scope.identities).toEqual(['api-key', 'ip']);
+    expect(r.assumptions.some((a) => a.id === 'identities.ip')).toBe(true);
+  });
+});
+
+describe('test scenarios say what is really guaranteed', () => {
+  it('recovery: Retry-After is rounded up; only a request before the first refill is certainly refused', () => {
+    const e = scenario(consumer, 'throttled-recovery').expected;
+    expect(e).toContain('The real wait is until the next token comes back, at most 20 ms after the refusal (one token comes back every 20 ms at 50/s)');
+    expect(e).toContain('Retry-After is that wait rounded up to whole seconds (1 s here), so a request sent before Retry-After has passed may be admitted too');
+    expect(e).toContain('a request sent after Retry-After is admitted, and one sent before the first token refills is refused');
+    expect(e).not.toMatch(/would be refused/);
+    // a 1 s interval: the wait after a refusal is at most 1 s, so Retry-After 1 s is still a rounding up
+    expect(scenario(saas, 'throttled-recovery').expected).toContain('at most 1 s after the refusal (one token comes back every 1 s at 60/min)');
+    const slow = build({ goals: ['quotas'], stack: { topology: 'single' }, plans: [{ name: 'p', rate: { requests: 2, per: 'minute' } }] });
+    expect(scenario(slow, 'throttled-recovery').expected).toContain('at most 30 s after the refusal');
+    expect(scenario(slow, 'throttled-recovery').expected).toContain('(at most 30 s here)');
+  });
+
+  it('cost-weighted: a cost-1 call after the refusal is refused only if nothing refilled', () => {
+    const e = scenario(consumer, 'cost-weighted-exhaustion').expected;
+    expect(e).toMatch(/^125 calls to post pass \(burst 250 \/ cost 2\) and the next is refused; a cost-1 call sent right after is refused too/);
+    expect(e).toContain('unless a token has come back in the meantime');
+    expect(scenario(saas, 'cost-weighted-exhaustion').expected).toMatch(/^1 call to export-orders passes/);
+  });
+
+  it('exact counts state their no-refill condition and how verify meets it', () => {
+    for (const id of ['burst-at-boundary', 'concurrent-race'] as const) {
+      const e = scenario(consumer, id).expected;
+      expect(e, id).toMatch(/no token refills/);
+      expect(e, id).toMatch(/rl-design verify runs it with a refill slow enough that none comes back/);
+    }
+    expect(scenario(consumer, 'burst-at-boundary').expected).toContain('request 251 gets 429');
+  });
+
+  it('uses the topology: a single instance races within itself', () => {
+    const s = scenario(minimal, 'concurrent-race');
+    expect(s.setup).not.toMatch(/two or more/);
+    expect(s.setup).toMatch(/single instance/);
+    expect(s.steps.join(' ')).not.toMatch(/spread over the instances/);
+    expect(scenario(consumer, 'concurrent-race').setup).toMatch(/from both app instances/);
+  });
+
+  it('states the bound the hybrid in-process buckets give through the middleware', () => {
+    const h = saas.enforcement.hybrid!;
+    expect(h.ruleIds).toContain('fairness-free');
+    const e = scenario(saas, 'concurrent-race').expected;
+    expect(e).toContain('Against the store alone');
+    expect(e).toContain(`at most 10 + ${h.instances} x ${h.localBurst} = ${10 + h.overAdmission} are admitted`);
+    expect(e).toMatch(/hybrid: false, exactly 10/);
+    expect(scenario(consumer, 'concurrent-race').expected).not.toMatch(/in-process/);
+  });
+});
+
+describe('rollout names only the rule kinds the design has', () => {
+  it('mentions outbound rules only when there are some', () => {
+    const general = (d: Design) => d.rollout.steps.find((s) => s.title === 'Enforce general limits')!.detail;
+    expect(general(minimal)).toMatch(/^Switch the ceiling and fairness rules to "enforce"/);
+    expect(general(consumer)).not.toMatch(/outbound/);
+    expect(general(saas)).toMatch(/^Switch the ceiling, fairness and outbound rules/);
+  });
+});

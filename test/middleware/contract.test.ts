@@ -1,0 +1,262 @@
+/**
+ * The response contract of the document against the generated middleware: the compiled core's
+ * body builder and policy window are the ones src/design/contract.ts puts in the document, and
+ * over real HTTP (Express and Fastify, a real redis-server) the 429 a drained bucket gets is
+ * byte for byte the document's example, RateLimit-Policy states burst per refill time, a
+ * calendar quota states its month's real length and shows up beside the rate limit on every
+ * response it counts, and a call admitted past a soft quota carries Quota-Exceeded.
+ */
+import { Redis } from 'ioredis';
+import { afterAll, afterEach, beforeAll, describe, expect, it } from 'vitest';
+import type { AnswersInput } from '../../src/answers/schema.js';
+import { policyWindowSeconds, problemBody, type ShownRule } from '../../src/design/contract.js';
+import type { Design } from '../../src/design/model.js';
+import { startRedis, type RedisServer } from '../helpers/redis.js';
+import { DOCS, MAIN } from './designs.js';
+import {
+  allFiles,
+  compileScratch,
+  designFrom,
+  expectTtlsUnder,
+  freshPrefix,
+  hit,
+  serve,
+  sleep,
+  type Framework,
+  type Scratch,
+  type Served,
+  type TestOptions,
+} from './harness.js';
+
+type Mod = Record<string, (...args: never[]) => unknown>;
+
+/** Plans with tiny quotas: Free hard at 3, Pro soft-warning at 5 (backstop 6), structured fields. */
+const QUOTA: AnswersInput = {
+  project: { name: 'quota headers API' },
+  goals: ['fairness', 'quotas'],
+  stack: { language: 'TypeScript', framework: 'express', topology: 'single', gateway: 'none', store: 'redis', trustedProxies: [] },
+  identities: ['tenant', 'ip'],
+  endpoints: [{ name: 'orders', method: 'GET', route: '/v1/orders', class: 'read' }],
+  traffic: { typicalRps: 10, peakRps: 100, burstiness: 'moderate' },
+  plans: [
+    { name: 'Free', rate: { requests: 1, per: 'minute' }, burst: 20, quota: 3, exhaustion: 'hard' },
+    { name: 'Pro', rate: { requests: 1, per: 'minute' }, burst: 20, quota: 5, exhaustion: 'soft-warning' },
+  ],
+  quotas: { reset: { kind: 'calendar', period: 'month', timeZone: 'Europe/Berlin' }, billingSource: 'metering-system' },
+  headers: { convention: 'ietf-structured', docsUrl: DOCS },
+};
+const QUOTA_TRIO: AnswersInput = { ...QUOTA, project: { name: 'quota trio API' }, headers: { convention: 'ietf-trio', docsUrl: DOCS } };
+const QUOTA_IN_PROCESS: AnswersInput = { ...QUOTA, project: { name: 'quota in process' }, stack: { ...QUOTA.stack, store: 'none' } };
+
+interface RuleSpec extends ShownRule {
+  window: 'calendar' | 'rolling' | 'fixed' | null;
+}
+interface Core {
+  RULES: readonly RuleSpec[];
+  DOCS_URL: string;
+  problemBody(rule: RuleSpec, s: { limit: number; resetSeconds: number; windowSeconds: number }, retryAfter: number): string;
+  policyWindowSeconds(rule: RuleSpec): number;
+  calendarPeriod(ms: number, period: 'day' | 'month', tz: string): { id: string; start: number; end: number };
+  createLimiter(options: Record<string, unknown>): {
+    check(input: Record<string, unknown>): Promise<{ status: number; headers: [string, string][]; body: string | null }>;
+    close(): void;
+  };
+}
+
+const designs: Record<string, Design> = {
+  main: designFrom(MAIN),
+  quota: designFrom(QUOTA),
+  trio: designFrom(QUOTA_TRIO),
+  inproc: designFrom(QUOTA_IN_PROCESS),
+};
+
+let scratch: Scratch;
+let server: RedisServer;
+let redis: Redis;
+const mods: Record<string, Mod> = {};
+const cores: Record<string, Core> = {};
+const open: Served[] = [];
+const prefixes: string[] = [];
+
+beforeAll(async () => {
+  const [s, r] = await Promise.all([
+    compileScratch(Object.fromEntries(Object.entries(designs).map(([name, d]) => [name, allFiles(d)]))),
+    startRedis(),
+  ]);
+  scratch = s;
+  server = r;
+  expect(scratch.ok, scratch.output).toBe(true);
+  for (const name of Object.keys(designs)) {
+    cores[name] = await scratch.load<Core>(name, 'ratelimit-core');
+    for (const fw of ['express', 'fastify']) mods[`${name}/${fw}`] = await scratch.load<Mod>(name, fw);
+  }
+  redis = new Redis(server.port, server.host, { maxRetriesPerRequest: 1 });
+});
+
+afterEach(async () => {
+  await Promise.all(open.splice(0).map((s) => s.close()));
+  for (const prefix of prefixes.splice(0)) await expectTtlsUnder(redis, prefix);
+});
+
+afterAll(async () => {
+  await redis?.quit();
+  await server?.stop();
+  scratch?.remove();
+});
+
+async function start(fw: Framework, design: string, options: TestOptions = {}): Promise<Served> {
+  const prefix = freshPrefix('ct');
+  prefixes.push(prefix);
+  const s = await serve(fw, mods[`${design}/${fw}`] as Mod, { redis, keyPrefix: prefix, ...options });
+  open.push(s);
+  return s;
+}
+
+const core = (name: string): Core => cores[name] as Core;
+
+/** Seconds in the Europe/Berlin month containing now, by the generated core's own calendar. */
+function monthSeconds(c: Core, ms = Date.now()): number {
+  const p = c.calendarPeriod(ms, 'month', 'Europe/Berlin');
+  return Math.round((p.end - p.start) / 1000);
+}
+
+describe('one builder: the document shows what the compiled middleware sends', () => {
+  it("the core's problemBody equals the document's for every rule, in every variant", () => {
+    for (const [name, design] of Object.entries(designs)) {
+      const c = core(name);
+      expect(c.DOCS_URL).toBe(design.contract.docsUrl);
+      for (const rule of c.RULES) {
+        for (const s of [
+          { limit: 12, resetSeconds: 720, windowSeconds: 720 },
+          { limit: 3, resetSeconds: 86400, windowSeconds: 2592000 },
+        ]) {
+          expect(c.problemBody(rule, s, 60), `${name} ${rule.id}`).toBe(JSON.stringify(problemBody(DOCS, rule, s, 60)));
+        }
+        expect(c.policyWindowSeconds(rule), `${name} ${rule.id}`).toBe(policyWindowSeconds(rule));
+      }
+    }
+  });
+
+  it('burst 12 at 1 per minute states 12 per 720 s, not 12 per 60 s', () => {
+    const rule = core('main').RULES.find((r) => r.id === 'fairness-per-api-key') as RuleSpec;
+    expect(core('main').policyWindowSeconds(rule)).toBe(720);
+    expect(designs.main?.contract.headers.find((h) => h.name === 'RateLimit-Policy')?.example).toBe('"fairness-per-api-key";q=12;w=720');
+  });
+
+  it("a calendar quota states its current month's real length (28 days, 31 days plus the DST hour), in process", async () => {
+    const c = core('inproc');
+    for (const [at, seconds] of [
+      [Date.UTC(2026, 1, 10, 12), 28 * 86400],
+      [Date.UTC(2026, 3, 10, 12), 30 * 86400],
+      [Date.UTC(2026, 9, 10, 12), 31 * 86400 + 3600],
+    ] as const) {
+      const limiter = c.createLimiter({ registry: null, defaultMode: 'enforce', now: () => at, identify: () => ({ tenantId: `t${at}`, plan: 'Free' }) });
+      const d = await limiter.check({ method: 'GET', url: '/v1/orders', remoteAddress: '192.0.2.1', forwardedFor: undefined, req: {} });
+      limiter.close();
+      expect(d.status).toBe(200);
+      const policy = d.headers.find(([n]) => n === 'RateLimit-Policy')?.[1];
+      expect(policy).toBe(`"fairness-free";q=20;w=1200, "quota-free";q=3;w=${seconds}`);
+      expect(monthSeconds(c, at)).toBe(seconds);
+    }
+  });
+});
+
+describe.each<Framework>(['express', 'fastify'])('%s middleware', (fw) => {
+  it("a drained bucket's 429 is the document's example, headers and body, to the byte", async () => {
+    const design = designs.main as Design;
+    const example = design.contract.rateLimitedExample;
+    expect(example?.ruleId).toBe('fairness-per-api-key');
+    const s = await start(fw, 'main');
+    const key = { 'x-test-key': `drain-${fw}` };
+    for (let i = 0; i < 12; i++) {
+      const ok = await hit(s.url, 'GET', '/v1/items', key);
+      expect(ok.status).toBe(200);
+      expect(ok.headers.get('ratelimit-policy')).toBe('"fairness-per-api-key";q=12;w=720');
+    }
+    await sleep(5);
+    const res = await fetch(`${s.url}/v1/items`, { headers: key });
+    const body = await res.text();
+    expect(res.status).toBe(429);
+    for (const h of example?.headers ?? []) expect(res.headers.get(h.name), h.name).toBe(h.value);
+    expect(body).toBe(JSON.stringify(design.contract.rateLimitedBody));
+  });
+
+  it('a plan quota shows beside the rate limit on every response it counts, and its 429 is built as documented', async () => {
+    const c = core('quota');
+    const s = await start(fw, 'quota');
+    const tenant = { 'x-test-tenant': `free-${fw}`, 'x-test-plan': 'Free' };
+    const w = monthSeconds(c);
+    const end = c.calendarPeriod(Date.now(), 'month', 'Europe/Berlin').end;
+    for (let i = 0; i < 3; i++) {
+      const ok = await hit(s.url, 'GET', '/v1/orders', tenant);
+      expect(ok.status).toBe(200);
+      expect(ok.headers.get('ratelimit-policy')).toBe(`"fairness-free";q=20;w=1200, "quota-free";q=3;w=${w}`);
+      const state = ok.headers.get('ratelimit') ?? '';
+      const m = /^"fairness-free";r=(\d+);t=(\d+), "quota-free";r=(\d+);t=(\d+)$/.exec(state);
+      expect(m, state).not.toBeNull();
+      expect(Number(m?.[1])).toBe(19 - i);
+      expect(Number(m?.[3])).toBe(2 - i);
+      expect(Math.abs(Number(m?.[4]) - (end - Date.now()) / 1000)).toBeLessThan(5);
+      expect(ok.headers.get('quota-exceeded')).toBeNull();
+    }
+    const refused = await fetch(`${s.url}/v1/orders`, { headers: tenant });
+    const text = await refused.text();
+    expect(refused.status).toBe(429);
+    const retryAfter = Number(refused.headers.get('retry-after'));
+    const reset = Number(/;t=(\d+)$/.exec(refused.headers.get('ratelimit') ?? '')?.[1]);
+    expect(refused.headers.get('ratelimit-policy')).toBe(`"quota-free";q=3;w=${w}`);
+    expect(refused.headers.get('ratelimit')).toBe(`"quota-free";r=0;t=${reset}`);
+    const rule = c.RULES.find((r) => r.id === 'quota-free') as RuleSpec;
+    expect(text).toBe(JSON.stringify(problemBody(DOCS, rule, { limit: 3, resetSeconds: reset, windowSeconds: w }, retryAfter)));
+    // the document's example is the same builder, in its stated situation
+    expect(designs.quota?.contract.quotaExceededBody).toEqual(problemBody(DOCS, rule, { limit: 3, resetSeconds: 86400, windowSeconds: 30 * 86400 }, 86400));
+  });
+
+  it('past a soft quota the call passes with Quota-Exceeded, until the backstop refuses', async () => {
+    const s = await start(fw, 'quota');
+    const tenant = { 'x-test-tenant': `pro-${fw}`, 'x-test-plan': 'Pro' };
+    const seen: { status: number; quota: string | undefined; warning: string | null }[] = [];
+    for (let i = 0; i < 7; i++) {
+      const r = await hit(s.url, 'GET', '/v1/orders', tenant);
+      seen.push({
+        status: r.status,
+        quota: /"quota-pro";r=\d+/.exec(r.headers.get('ratelimit') ?? '')?.[0],
+        warning: r.headers.get('quota-exceeded'),
+      });
+    }
+    expect(seen).toEqual([
+      { status: 200, quota: '"quota-pro";r=4', warning: null },
+      { status: 200, quota: '"quota-pro";r=3', warning: null },
+      { status: 200, quota: '"quota-pro";r=2', warning: null },
+      { status: 200, quota: '"quota-pro";r=1', warning: null },
+      { status: 200, quota: '"quota-pro";r=0', warning: null },
+      { status: 200, quota: '"quota-pro";r=0', warning: '"quota-pro";over=1' },
+      { status: 429, quota: '"quota-pro";r=0', warning: null },
+    ]);
+  });
+
+  it('the trio convention: the quota trio beside the tightest rule, named as the document lists it', async () => {
+    const s = await start(fw, 'trio');
+    const documented = designs.trio?.contract.quotaHeaders.map((h) => h.name) ?? [];
+    expect(documented).toEqual(['RateLimit-Quota-Limit', 'RateLimit-Quota-Remaining', 'RateLimit-Quota-Reset', 'Quota-Exceeded']);
+    const ok = await hit(s.url, 'GET', '/v1/orders', { 'x-test-tenant': `trio-${fw}`, 'x-test-plan': 'Free' });
+    expect(ok.headers.get('ratelimit-limit')).toBe('3');
+    expect(ok.headers.get('ratelimit-remaining')).toBe('2');
+    expect(ok.headers.get('ratelimit-quota-limit')).toBe('3');
+    expect(ok.headers.get('ratelimit-quota-remaining')).toBe('2');
+    expect(Number(ok.headers.get('ratelimit-quota-reset'))).toBeGreaterThan(0);
+    // the quota's own 429 fills both trios, as the document's example lists them
+    await hit(s.url, 'GET', '/v1/orders', { 'x-test-tenant': `trio-${fw}`, 'x-test-plan': 'Free' });
+    await hit(s.url, 'GET', '/v1/orders', { 'x-test-tenant': `trio-${fw}`, 'x-test-plan': 'Free' });
+    const refused = await hit(s.url, 'GET', '/v1/orders', { 'x-test-tenant': `trio-${fw}`, 'x-test-plan': 'Free' });
+    expect(refused.status).toBe(429);
+    for (const h of designs.trio?.contract.quotaExceededExample?.headers ?? []) expect(refused.headers.get(h.name), h.name).not.toBeNull();
+    expect(refused.headers.get('ratelimit-remaining')).toBe('0');
+    expect(refused.headers.get('ratelimit-quota-remaining')).toBe('0');
+    expect(refused.headers.get('ratelimit-quota-reset')).toBe(refused.headers.get('ratelimit-reset'));
+    // a caller the quota does not count (no account): no quota headers
+    const anon = await hit(s.url, 'GET', '/v1/orders');
+    expect(anon.headers.get('ratelimit-quota-limit')).toBeNull();
+    expect(anon.headers.get('ratelimit-limit')).not.toBeNull();
+  });
+});
