@@ -15,6 +15,8 @@ export const PACKAGE_ROOT = findPackageRoot(path.dirname(fileURLToPath(import.me
 export const EXAMPLES_DIR = path.join(PACKAGE_ROOT, 'examples');
 export const TEMPLATES_DIR = path.join(PACKAGE_ROOT, 'templates');
 export const LUA_DIR = path.join(PACKAGE_ROOT, 'lua');
+/** The shipped runtime: real TypeScript that generation copies into the user's code folder. */
+export const RUNTIME_DIR = path.join(PACKAGE_ROOT, 'src', 'runtime');
 
 /** Names of the built-in examples (`--example NAME`): examples/<name>.answers.json. */
 export function exampleNames(): string[] {

@@ -36,3 +36,16 @@ export const ALGORITHMS = [
 export const LAYERS = ['edge', 'middleware', 'outbound-client'] as const;
 export const PRIMITIVES = ['redis-lua', 'gateway-native', 'in-process', 'incr-then-expire', 'get-then-set'] as const;
 export const RULE_IDENTITIES = ['global', 'api-key', 'user', 'tenant', 'ip', 'session', 'username', 'provider'] as const;
+
+/**
+ * The adapter file the shipped runtime has for each framework (NestJS runs on Express), or
+ * null: no adapter, the application calls createLimiter(DESIGN) itself.
+ */
+export const FRAMEWORK_ADAPTERS: Readonly<Record<(typeof FRAMEWORKS)[number], string | null>> = {
+  express: 'express.ts',
+  fastify: 'fastify.ts',
+  koa: 'koa.ts',
+  hono: 'hono.ts',
+  nestjs: 'express.ts',
+  other: null,
+};

@@ -13,7 +13,7 @@ import { TOOL_VERSION } from '../version.js';
 import { generateAlerts, generateEdgeLogMetrics } from './alerts.js';
 import { generateGateway } from './gateway/index.js';
 import { luaScript, type LuaScriptName } from './lua.js';
-import { generateMiddleware } from './middleware/index.js';
+import { adapterFor, DESIGN_DATA_PATH, generateMiddleware } from './middleware/index.js';
 import { generateOutbound } from './outbound/index.js';
 import type { CodeFile } from './types.js';
 
@@ -50,8 +50,53 @@ export function codeReadme(design: Design, files: readonly CodeFile[]): CodeFile
     '',
     ...files.map((f) => `- [${f.path}](${f.path}): ${mdText(f.description)}`),
     '',
+    ...mountSection(design, files),
   ];
   return { path: CODE_README_PATH, language: 'markdown', content: lines.join('\n'), description: 'This list of the generated files' };
+}
+
+/** How the application mounts the middleware: its adapter, or the framework-neutral limiter. */
+function mountSection(design: Design, files: readonly CodeFile[]): string[] {
+  if (!files.some((f) => f.path === DESIGN_DATA_PATH)) return [];
+  const adapter = adapterFor(design.scope.framework);
+  const head = ['## Mounting the middleware', ''];
+  if (adapter) {
+    return [
+      ...head,
+      `[${adapter.path}](${adapter.path}) mounts the limiter; its first comment shows the call. Every file under`,
+      '`middleware/` but `design.ts` is the rl-design runtime, the same for every design; `design.ts` holds',
+      "this design's rules. Install `prom-client` and a Redis client with `evalsha`/`eval` (ioredis fits).",
+      '',
+    ];
+  }
+  return [
+    ...head,
+    "The runtime has no adapter for this design's framework. Call the framework-neutral limiter from a",
+    'request hook that runs before the route handlers, and map its decision onto the response:',
+    '',
+    '```ts',
+    "import { Redis } from 'ioredis';",
+    "import { DESIGN } from './middleware/design.js';",
+    "import { createLimiter } from './middleware/limiter.js';",
+    '',
+    'const limiter = createLimiter(DESIGN, {',
+    '  redis: new Redis(process.env.REDIS_URL!, { enableAutoPipelining: true, enableOfflineQueue: false }),',
+    '  identify: (req) => ({ apiKey: req.auth?.keyId, tenantId: req.auth?.tenantId, plan: req.auth?.plan }),',
+    '});',
+    '',
+    '// in the hook, for every request:',
+    'const decision = await limiter.check({',
+    '  method, url, // the request line: method and path with query',
+    '  remoteAddress, // the TCP peer address',
+    "  forwardedFor: headers['x-forwarded-for'],",
+    '  req, // handed to identify()',
+    '  body, // the parsed body, when auth rules read the account name from it',
+    '});',
+    'for (const [name, value] of decision.headers) setHeader(name, value); // on every response',
+    'if (decision.status !== 200) return send(decision.status, decision.contentType, decision.body); // 429 or 503',
+    '```',
+    '',
+  ];
 }
 
 function byPath(a: CodeFile, b: CodeFile): number {

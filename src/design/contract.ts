@@ -1,6 +1,17 @@
 /** The response contract: one header convention, Retry-After on every 429, silent security limits. */
 import type { QuotaResetT } from '../answers/schema.js';
 import { formatNumber } from '../format.js';
+import {
+  HEADER_NAMES,
+  limitHeader,
+  problemFields,
+  rateLimitHeaders as runtimeHeaders,
+  statedLimit,
+  type Shown,
+  type StatedRule,
+  type StatedState,
+} from '../runtime/middleware/responses.js';
+import { policyWindowSeconds, sfString, PROBLEM_JSON, QUOTA_EXCEEDED_HEADER } from '../runtime/middleware/responses.js';
 import type {
   Diagram,
   ExampleResponse,
@@ -13,38 +24,21 @@ import type {
 
 export const IETF_DRAFT = 'draft-ietf-httpapi-ratelimit-headers-11';
 
-/** The content type of every 429 and 503 body the middleware sends. */
-export const PROBLEM_JSON = 'application/problem+json; charset=utf-8';
+export { PROBLEM_JSON, QUOTA_EXCEEDED_HEADER, policyWindowSeconds, sfString } from '../runtime/middleware/responses.js';
 
 // ---------------------------------------------------------------------------------------
-// What a response states about a rule, computed as the generated middleware computes it
-// (src/codegen/middleware/runtime.ts: policyWindowSeconds, shown, problemBody and the header
-// builders). test/middleware/contract.test.ts holds the two side by side: the compiled
-// middleware's bodies and headers must be the ones this module puts in the document.
+// What a response states about a rule: the runtime's own functions (src/runtime/middleware/
+// responses.ts), fed with the numbers the middleware compiles in for the rule. The document
+// shows what these return, so it states what the shipped code sends.
 
 /** A rule as the middleware holds it (codegen/middleware/compile.ts): the numbers behind its headers. */
-export interface ShownRule {
-  id: string;
+export interface ShownRule extends StatedRule {
   headers: 'full' | 'silent';
   errorCode: 'RATE_LIMITED' | 'QUOTA_EXCEEDED';
-  /** Requests (tokens) per period: the rate, or the window's limit (a soft quota's backstop). */
-  limit: number;
-  periodSeconds: number;
-  /** Bucket capacity (token bucket / GCRA); null for windows. */
-  burst: number | null;
-  /** The plan quota shown to clients when the hard stop sits above it (soft overage); else null. */
-  quota: number | null;
 }
 
-/** What one response states about a rule (runtime.ts Shown). */
-export interface ShownValues {
-  /** q / RateLimit-Limit: the burst of a bucket, the limit (or plan quota) of a window. */
-  limit: number;
-  remaining: number;
-  resetSeconds: number;
-  /** w / windowSeconds: see policyWindowSeconds. */
-  windowSeconds: number;
-}
+/** What one response states about a rule. */
+export type ShownValues = Omit<Shown, 'overQuota'>;
 
 const WINDOW_ALGORITHMS: ReadonlySet<string> = new Set(['sliding-window-log', 'fixed-window']);
 
@@ -69,71 +63,17 @@ function ceilSeconds(seconds: number): number {
   return Math.ceil(seconds - 1e-9);
 }
 
-/**
- * The window w a rule's policy states, in whole seconds (runtime.ts policyWindowSeconds).
- * Token-bucket (GCRA) rules: the time a drained bucket takes to refill completely, burst / rate,
- * so that q = burst per w is the rule's real sustained rate and the reset (t) counts down to a
- * full bucket. Window rules: the window. (A calendar quota's middleware measures its current
- * period instead: a month is 28 to 31 days.)
- */
-export function policyWindowSeconds(rule: Pick<ShownRule, 'limit' | 'periodSeconds' | 'burst'>): number {
-  if (rule.burst === null) return Math.max(1, Math.round(rule.periodSeconds));
-  return Math.max(1, ceilSeconds((rule.burst * rule.periodSeconds) / rule.limit));
-}
-
 /** q / RateLimit-Limit: the plan quota of a soft quota, the burst of a bucket, else the limit. */
-export function shownLimit(rule: ShownRule): number {
-  return rule.quota ?? rule.burst ?? rule.limit;
-}
+export const shownLimit = statedLimit;
 
-/** A Structured Fields string (runtime.ts sfString). */
-function sfString(text: string): string {
-  return `"${text.replace(/[\\"]/g, (c) => `\\${c}`).replace(/[^\u0020-\u007e]/g, '')}"`;
-}
-
-/** The problem+json body of a 429, field for field as runtime.ts problemBody builds it. */
+/** The problem+json body of a 429, as the runtime builds it. */
 export function problemBody(
   docsUrl: string,
   rule: Pick<ShownRule, 'id' | 'headers' | 'errorCode'>,
   s: Pick<ShownValues, 'limit' | 'resetSeconds' | 'windowSeconds'>,
   retryAfter: number,
 ): Record<string, unknown> {
-  if (rule.headers === 'silent') {
-    return {
-      type: `${docsUrl}#rate-limited`,
-      title: 'Too many requests',
-      status: 429,
-      code: 'RATE_LIMITED',
-      detail: 'Too many attempts. Retry after the time in Retry-After.',
-      retryAfterSeconds: retryAfter,
-      documentation: docsUrl,
-    };
-  }
-  if (rule.errorCode === 'QUOTA_EXCEEDED') {
-    return {
-      type: 'https://iana.org/assignments/http-problem-types#quota-exceeded',
-      title: 'Quota exceeded',
-      status: 429,
-      code: 'QUOTA_EXCEEDED',
-      detail: `The quota ${rule.id} for this period is used up; it resets in ${s.resetSeconds} s.`,
-      'violated-policies': [rule.id],
-      limit: { rule: rule.id, quota: s.limit, windowSeconds: s.windowSeconds },
-      retryAfterSeconds: retryAfter,
-      resetSeconds: s.resetSeconds,
-      documentation: docsUrl,
-    };
-  }
-  return {
-    type: `${docsUrl}#rate-limited`,
-    title: 'Too many requests',
-    status: 429,
-    code: 'RATE_LIMITED',
-    detail: `Limit ${rule.id} exceeded; retry after the time in Retry-After, plus random jitter.`,
-    limit: { rule: rule.id, quota: s.limit, windowSeconds: s.windowSeconds },
-    retryAfterSeconds: retryAfter,
-    resetSeconds: s.resetSeconds,
-    documentation: docsUrl,
-  };
+  return problemFields(docsUrl, rule, s, retryAfter);
 }
 
 /** A rule and what a response states about it. */
@@ -143,47 +83,23 @@ export interface Stated {
 }
 
 /** The quota header trio of the single-value conventions (beside the convention's own trio). */
-export const QUOTA_HEADER_NAMES: Record<Exclude<HeaderConvention, 'ietf-structured'>, [string, string, string]> = {
-  'ietf-trio': ['RateLimit-Quota-Limit', 'RateLimit-Quota-Remaining', 'RateLimit-Quota-Reset'],
-  'x-ratelimit': ['X-RateLimit-Quota-Limit', 'X-RateLimit-Quota-Remaining', 'X-RateLimit-Quota-Reset'],
+export const QUOTA_HEADER_NAMES: Record<Exclude<HeaderConvention, 'ietf-structured'>, readonly [string, string, string]> = {
+  'ietf-trio': HEADER_NAMES['ietf-trio'].quota,
+  'x-ratelimit': HEADER_NAMES['x-ratelimit'].quota,
 };
 
-/** Sent on a call admitted past a soft plan quota: the quota rule and the units used beyond it. */
-export const QUOTA_EXCEEDED_HEADER = 'Quota-Exceeded';
+function statedState(convention: HeaderConvention, { rule, s }: Stated): StatedState {
+  return { id: rule.id, limitHeader: limitHeader(convention, rule, s.windowSeconds), s: { ...s, overQuota: 0 } };
+}
 
 /**
- * The rate-limit headers of one response, in the middleware's order (runtime.ts
- * rateLimitHeaders): `main` is the rule the convention's headers state; `quota` the plan quota
- * that counted the call, when one did. Structured fields list the quota as a second item (once);
- * the single-value conventions add their quota trio.
+ * The rate-limit headers of one response, as the runtime builds them: `main` is the rule the
+ * convention's headers state; `quota` the plan quota that counted the call, when one did.
  */
 export function rateLimitHeaders(convention: HeaderConvention, main: Stated, quota?: Stated): [string, string][] {
-  const { rule, s } = main;
-  switch (convention) {
-    case 'ietf-structured': {
-      const policy = `${sfString(rule.id)};q=${shownLimit(rule)};w=${s.windowSeconds}`;
-      const state = `${sfString(rule.id)};r=${s.remaining};t=${s.resetSeconds}`;
-      if (!quota || quota.rule.id === rule.id) return [['RateLimit-Policy', policy], ['RateLimit', state]];
-      return [
-        ['RateLimit-Policy', `${policy}, ${sfString(quota.rule.id)};q=${shownLimit(quota.rule)};w=${quota.s.windowSeconds}`],
-        ['RateLimit', `${state}, ${sfString(quota.rule.id)};r=${quota.s.remaining};t=${quota.s.resetSeconds}`],
-      ];
-    }
-    case 'ietf-trio':
-    case 'x-ratelimit': {
-      const prefix = convention === 'x-ratelimit' ? 'X-RateLimit' : 'RateLimit';
-      const out: [string, string][] = [
-        [`${prefix}-Limit`, String(shownLimit(rule))],
-        [`${prefix}-Remaining`, String(s.remaining)],
-        [`${prefix}-Reset`, String(s.resetSeconds)],
-      ];
-      if (quota) {
-        const [limit, remaining, reset] = QUOTA_HEADER_NAMES[convention];
-        out.push([limit, String(quota.s.limit)], [remaining, String(quota.s.remaining)], [reset, String(quota.s.resetSeconds)]);
-      }
-      return out;
-    }
-  }
+  return runtimeHeaders(convention, statedState(convention, main), quota ? statedState(convention, quota) : null).map(
+    ([name, value]) => [name, value],
+  );
 }
 
 // ---------------------------------------------------------------------------------------

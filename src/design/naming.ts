@@ -1,4 +1,5 @@
 /** Ids, slugs and flag names derived from user-supplied names. */
+import { FRAMEWORK_ADAPTERS } from '../answers/choices.js';
 
 /** Lowercase ASCII slug, safe in rule ids, Redis keys, file names and config. */
 export function slug(value: string): string {
@@ -30,3 +31,15 @@ export function killSwitchFlag(ruleId: string): string {
 }
 
 export const KEY_PREFIX = 'rl';
+
+/**
+ * The component that runs the middleware rules, as the document names it: the framework's
+ * adapter file, or, for a framework the runtime has no adapter for, the application calling
+ * the framework-neutral limiter itself.
+ */
+export function middlewareComponent(framework: keyof typeof FRAMEWORK_ADAPTERS, language: string): string {
+  const adapter = FRAMEWORK_ADAPTERS[framework];
+  return adapter === null
+    ? `the framework-neutral limiter, createLimiter(DESIGN) in middleware/limiter.ts, called from the application (${language}; no adapter exists for this framework: the code README shows the call)`
+    : `${framework} middleware, middleware/${adapter} (${language})`;
+}

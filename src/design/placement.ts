@@ -1,6 +1,7 @@
 /** Enforcement placement: which layer owns which rule, the atomic primitive, client IP, hybrid. */
 import { formatNumber } from '../format.js';
 import type { Diagram, Enforcement, LayerAssignment, MatrixRule, ResolvedEndpoint, Scope } from './model.js';
+import { middlewareComponent } from './naming.js';
 
 const GATEWAY_COMPONENT: Record<string, string> = {
   nginx: 'nginx (limit_req)',
@@ -79,7 +80,7 @@ export function buildEnforcement(scope: Scope, rules: MatrixRule[], exempt: Reso
   if (mwRules.length > 0) {
     layers.push({
       layer: 'middleware',
-      component: `${scope.framework} middleware (${scope.language})`,
+      component: middlewareComponent(scope.framework, scope.language),
       ruleIds: mwRules.map((r) => r.id),
       why: 'Limits that need full identity (API key, tenant, plan), weighted costs, quotas or exact auth counting.',
     });

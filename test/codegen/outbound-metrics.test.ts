@@ -12,7 +12,7 @@ import { pathToFileURL } from 'node:url';
 import { Redis } from 'ioredis';
 import { Counter, Registry } from 'prom-client';
 import { afterAll, beforeAll, beforeEach, describe, expect, it } from 'vitest';
-import { outboundClientSource } from '../../src/codegen/outbound/index.js';
+import { generateOutbound } from '../../src/codegen/outbound/index.js';
 import { exampleDesign } from '../helpers/examples.js';
 import { freePort, startRedis, type RedisServer } from '../helpers/redis.js';
 import { compileClient, type Compiled } from './support/outbound.js';
@@ -55,7 +55,7 @@ describe('generated outbound client: outboundMetrics adapter', () => {
     new mod.OutboundClient({ redis, mode: () => 'enforce', onEvent, ...options }) as Client;
 
   beforeAll(async () => {
-    compiled = await compileClient(outboundClientSource(design));
+    compiled = await compileClient(generateOutbound(design));
     mod = compiled.module;
     use = (await import(pathToFileURL(join(compiled.dir, 'dist', 'use.js')).href)) as typeof use;
     server = await startRedis();

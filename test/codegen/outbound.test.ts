@@ -11,7 +11,7 @@ import { join } from 'node:path';
 import { Redis } from 'ioredis';
 import { afterAll, beforeAll, beforeEach, describe, expect, it } from 'vitest';
 import { luaScript } from '../../src/codegen/lua.js';
-import { generateOutbound, outboundClientSource, outboundProviders } from '../../src/codegen/outbound/index.js';
+import { generateOutbound, outboundProviders } from '../../src/codegen/outbound/index.js';
 import { exampleDesign, exampleNames, ROOT } from '../helpers/examples.js';
 import { startRedis, type RedisServer } from '../helpers/redis.js';
 import { expectEveryKeyHasTtl } from '../lua/harness.js';
@@ -51,7 +51,7 @@ describe('generated outbound client: source', () => {
   it('is generated only for designs that call providers', () => {
     for (const name of exampleNames()) {
       const design = exampleDesign(name);
-      expect(generateOutbound(design).length).toBe((design.outbound?.providers.length ?? 0) > 0 ? 1 : 0);
+      expect(generateOutbound(design).length).toBe((design.outbound?.providers.length ?? 0) > 0 ? 3 : 0);
     }
   });
 
@@ -63,7 +63,7 @@ describe('generated outbound client: source', () => {
       { name: 'Stripe', ruleId: 'outbound-stripe', key: 'rl:{out:stripe}:bucket', shared: true, rate: 90, periodMs: 1000, burst: 10, killSwitchFlag: 'ratelimit.outbound-stripe.mode' },
       { name: 'SendGrid', ruleId: 'outbound-sendgrid', key: 'rl:{out:sendgrid}:bucket', shared: true, rate: 480, periodMs: 60000, burst: 8, killSwitchFlag: 'ratelimit.outbound-sendgrid.mode' },
     ]);
-    const source = outboundClientSource(design);
+    const source = generateOutbound(design).map((f) => f.content).join('\n');
     expect(source).toContain("export const DEFAULT_MODE: Mode = 'shadow';");
     expect(source).toMatch(/Without a mode hook \(or when it returns undefined\) a provider runs in SHADOW mode/);
     expect(source).not.toMatch(/from 'rl-design|from '\.\.\//);
@@ -86,7 +86,7 @@ describe('generated outbound client: compiled and run against Redis', () => {
     new mod.OutboundClient({ redis, mode: () => 'enforce', onEvent: (e: Event) => events.push(e), ...options }) as Client;
 
   beforeAll(async () => {
-    compiled = await compileClient(outboundClientSource(design));
+    compiled = await compileClient(generateOutbound(design));
     mod = compiled.module;
     server = await startRedis();
     redisA = new Redis(server.port, server.host, { maxRetriesPerRequest: 1 });
@@ -294,7 +294,7 @@ describe('generated outbound client: compiled and run against Redis', () => {
 
 describe('generated outbound client: store down', () => {
   it('fails closed: no reservation, no provider call, STORE_UNAVAILABLE after maxWaitMs', async () => {
-    const compiled = await compileClient(outboundClientSource(hostileDesign()));
+    const compiled = await compileClient(generateOutbound(hostileDesign()));
     const server = await startRedis();
     const redis = new Redis(server.port, server.host);
     redis.on('error', () => undefined);
@@ -323,7 +323,7 @@ describe('generated outbound client: store down', () => {
   });
 
   it('refuses to start without Redis when a provider bucket is shared', async () => {
-    const compiled = await compileClient(outboundClientSource(hostileDesign()));
+    const compiled = await compileClient(generateOutbound(hostileDesign()));
     try {
       expect(() => new compiled.module.OutboundClient({})).toThrow(/shared bucket/);
     } finally {

@@ -54,7 +54,7 @@ interface RuleSpec extends ShownRule {
 interface Core {
   RULES: readonly RuleSpec[];
   DOCS_URL: string;
-  problemBody(rule: RuleSpec, s: { limit: number; resetSeconds: number; windowSeconds: number }, retryAfter: number): string;
+  problemFields(docsUrl: string, rule: RuleSpec, s: { limit: number; resetSeconds: number; windowSeconds: number }, retryAfter: number): Record<string, unknown>;
   policyWindowSeconds(rule: RuleSpec): number;
   calendarPeriod(ms: number, period: 'day' | 'month', tz: string): { id: string; start: number; end: number };
   createLimiter(options: Record<string, unknown>): {
@@ -130,7 +130,7 @@ describe('one builder: the document shows what the compiled middleware sends', (
           { limit: 12, resetSeconds: 720, windowSeconds: 720 },
           { limit: 3, resetSeconds: 86400, windowSeconds: 2592000 },
         ]) {
-          expect(c.problemBody(rule, s, 60), `${name} ${rule.id}`).toBe(JSON.stringify(problemBody(DOCS, rule, s, 60)));
+          expect(c.problemFields(c.DOCS_URL, rule, s, 60), `${name} ${rule.id}`).toEqual(problemBody(DOCS, rule, s, 60));
         }
         expect(c.policyWindowSeconds(rule), `${name} ${rule.id}`).toBe(policyWindowSeconds(rule));
       }

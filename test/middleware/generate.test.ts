@@ -1,9 +1,14 @@
 /** The middleware generator as a pure function: which files, shared core, escaping, ownership of rules. */
 import { describe, expect, it } from 'vitest';
+import { readdirSync, readFileSync } from 'node:fs';
+import path from 'node:path';
 import {
+  DESIGN_DATA_PATH,
   EXPRESS_PATH,
   FASTIFY_PATH,
-  MIDDLEWARE_CORE_PATH,
+  HONO_PATH,
+  KOA_PATH,
+  RUNTIME_MODULES,
   compileDesign,
   generateExpressMiddleware,
   generateFastifyMiddleware,
@@ -12,9 +17,8 @@ import {
   tsString,
   tsValue,
 } from '../../src/codegen/middleware/index.js';
-import { CORE_RUNTIME } from '../../src/codegen/middleware/runtime.js';
-import { EXPRESS_ADAPTER, FASTIFY_ADAPTER } from '../../src/codegen/middleware/adapters.js';
-import { exampleDesign, exampleNames } from '../helpers/examples.js';
+import { TOOL_VERSION } from '../../src/version.js';
+import { exampleDesign, exampleNames, ROOT } from '../helpers/examples.js';
 import { designFrom } from './harness.js';
 import { HOSTILE, HOSTILE_TEXT, MAIN } from './designs.js';
 
@@ -54,58 +58,74 @@ describe('escaping helpers', () => {
   });
 });
 
+const RUNTIME = path.join(ROOT, 'src', 'runtime', 'middleware');
+const HEADER = `// rl-design ${TOOL_VERSION} runtime, copied verbatim from the rl-design package. Do not edit: generate again.\n`;
+const RUNTIME_PATHS = RUNTIME_MODULES.map((m) => `middleware/${m}`);
+
 describe('generated files', () => {
-  it.each(exampleNames())('%s: the design framework gets the core plus its adapter; both adapters share one core', (name) => {
+  it.each(exampleNames())('%s: the runtime modules, the design data module and the framework adapter', (name) => {
     const design = exampleDesign(name);
     const files = generateMiddleware(design);
     const adapter = design.scope.framework === 'fastify' ? FASTIFY_PATH : EXPRESS_PATH;
-    expect(files.map((f) => f.path)).toEqual([MIDDLEWARE_CORE_PATH, adapter]);
+    expect(files.map((f) => f.path)).toEqual([...RUNTIME_PATHS, DESIGN_DATA_PATH, adapter]);
     for (const f of files) {
       expect(f.language).toBe('typescript');
       expect(f.description.length).toBeGreaterThan(10);
     }
-    const express = generateExpressMiddleware(design);
-    const fastify = generateFastifyMiddleware(design);
-    expect(express.map((f) => f.path)).toEqual([MIDDLEWARE_CORE_PATH, EXPRESS_PATH]);
-    expect(fastify.map((f) => f.path)).toEqual([MIDDLEWARE_CORE_PATH, FASTIFY_PATH]);
-    expect(express[0]?.content).toBe(fastify[0]?.content);
+    expect(generateExpressMiddleware(design).map((f) => f.path)).toEqual([...RUNTIME_PATHS, DESIGN_DATA_PATH, EXPRESS_PATH]);
+    expect(generateFastifyMiddleware(design).map((f) => f.path)).toEqual([...RUNTIME_PATHS, DESIGN_DATA_PATH, FASTIFY_PATH]);
     // deterministic
     expect(generateMiddleware(exampleDesign(name))).toEqual(files);
   });
 
-  it('the runtime is written once: in the core, never in an adapter', () => {
-    const design = exampleDesign('saas-platform');
-    const [core, express] = generateExpressMiddleware(design);
-    const [, fastify] = generateFastifyMiddleware(design);
-    expect(core?.content).toContain(CORE_RUNTIME);
-    expect(core?.content.split('function resolveClientIp(').length).toBe(2);
-    expect(express?.content.endsWith(EXPRESS_ADAPTER)).toBe(true);
-    expect(fastify?.content.endsWith(FASTIFY_ADAPTER)).toBe(true);
-    for (const adapter of [express, fastify]) {
-      expect(adapter?.content).not.toContain('function resolveClientIp');
-      expect(adapter?.content).toContain("from './ratelimit-core.js'");
-    }
-  });
-
-  it('imports nothing but node:crypto, prom-client, the framework and the core (never rl-design)', () => {
-    for (const name of exampleNames()) {
-      const design = exampleDesign(name);
-      for (const f of [...generateExpressMiddleware(design), ...generateFastifyMiddleware(design).slice(1)]) {
-        const specifiers = [...f.content.matchAll(/^(?:import|export)[^'"\n]*from '([^']+)'/gm)].map((m) => m[1]);
-        expect(specifiers.length).toBeGreaterThan(0);
-        for (const s of specifiers) expect(['node:crypto', 'prom-client', 'express', 'fastify', './ratelimit-core.js']).toContain(s);
+  it('every runtime file and adapter is the runtime folder\'s file, byte for byte, after one header line', () => {
+    const shipped = readdirSync(RUNTIME).filter((f) => f.endsWith('.ts') && f !== 'design.ts');
+    // every module of the folder is shipped (no file left out of RUNTIME_MODULES by mistake)
+    expect([...RUNTIME_MODULES, 'express.ts', 'fastify.ts', 'koa.ts', 'hono.ts'].sort()).toEqual(shipped.sort());
+    const designs = [
+      ...exampleNames().map(exampleDesign),
+      ...(['fastify', 'koa', 'hono', 'nestjs'] as const).map((framework) => designFrom({ ...MAIN, stack: { ...MAIN.stack, framework } })),
+    ];
+    for (const design of designs) {
+      for (const f of [...generateMiddleware(design), ...generateExpressMiddleware(design), ...generateFastifyMiddleware(design)]) {
+        if (f.path === DESIGN_DATA_PATH) continue;
+        expect(f.content.startsWith(HEADER), f.path).toBe(true);
+        expect(f.content.slice(HEADER.length), f.path).toBe(readFileSync(path.join(RUNTIME, path.basename(f.path)), 'utf8'));
       }
     }
   });
 
-  it('koa, hono, nestjs and other get the Express adapter, saying so', () => {
-    for (const framework of ['koa', 'hono', 'nestjs', 'other'] as const) {
-      const design = designFrom({ ...MAIN, stack: { ...MAIN.stack, framework } });
-      const files = generateMiddleware(design);
-      expect(files.map((f) => f.path)).toEqual([MIDDLEWARE_CORE_PATH, EXPRESS_PATH]);
-      expect(files[1]?.content).toContain(`The design's framework is ${framework}, which has no adapter of its own yet`);
+  it('no TypeScript lives in template strings: the generator holds no runtime code', () => {
+    const codegen = path.join(ROOT, 'src', 'codegen');
+    const sources = readdirSync(codegen, { recursive: true, encoding: 'utf8' }).filter((f) => f.endsWith('.ts'));
+    for (const f of sources) {
+      const text = readFileSync(path.join(codegen, f), 'utf8');
+      expect(text, f).not.toMatch(/String\.raw`/);
+      expect(text, f).not.toMatch(/function \w+\([^)]*\)[^{]*\{[^`]*`[^`]*\bexport (?:function|class|const)/);
     }
-    expect(generateMiddleware(designFrom(MAIN))[1]?.content).not.toContain('no adapter of its own');
+  });
+
+  it('imports nothing but node:crypto, prom-client, the framework and its own modules (never rl-design)', () => {
+    const own = new Set([...RUNTIME_MODULES, 'design.ts'].map((m) => `./${m.replace(/\.ts$/, '.js')}`));
+    for (const name of exampleNames()) {
+      const design = exampleDesign(name);
+      for (const f of [...generateExpressMiddleware(design), ...generateFastifyMiddleware(design)]) {
+        const specifiers = [...f.content.matchAll(/^(?:import|export)[^'"\n]*from '([^']+)'/gm)].map((m) => m[1] as string);
+        for (const s of specifiers) {
+          expect(['node:crypto', 'prom-client', 'express', 'fastify', 'koa', 'hono'].includes(s) || own.has(s), `${f.path}: ${s}`).toBe(true);
+        }
+      }
+    }
+  });
+
+  it('each framework gets its adapter (NestJS the Express one); other gets none, the README saying how to call the limiter', () => {
+    const adapters = { express: EXPRESS_PATH, nestjs: EXPRESS_PATH, fastify: FASTIFY_PATH, koa: KOA_PATH, hono: HONO_PATH } as const;
+    for (const [framework, adapter] of Object.entries(adapters)) {
+      const files = generateMiddleware(designFrom({ ...MAIN, stack: { ...MAIN.stack, framework: framework as keyof typeof adapters } }));
+      expect(files.map((f) => f.path)).toEqual([...RUNTIME_PATHS, DESIGN_DATA_PATH, adapter]);
+    }
+    const other = designFrom({ ...MAIN, stack: { ...MAIN.stack, framework: 'other' } });
+    expect(generateMiddleware(other).map((f) => f.path)).toEqual([...RUNTIME_PATHS, DESIGN_DATA_PATH]);
   });
 });
 
@@ -123,7 +143,7 @@ describe('which rules the middleware owns', () => {
       expect(c.skipped.map((s) => s.id)).toContain(id);
     }
     expect(owned.sort()).toEqual(design.rules.filter((r) => r.layer === 'middleware').map((r) => r.id).sort());
-    const core = generateMiddleware(design)[0]?.content ?? '';
+    const core = generateMiddleware(design).find((f) => f.path === DESIGN_DATA_PATH)?.content ?? '';
     expect(core).toMatch(/global-ceiling: edge rule: enforced by the gateway/);
     expect(core).toMatch(/outbound-stripe: outbound limit/);
   });
@@ -169,12 +189,12 @@ describe('which rules the middleware owns', () => {
     expect(c.defaultMode).toBe('shadow');
   });
 
-  it('hostile names reach the core only as escaped literals and sanitised comments', () => {
+  it('hostile names reach the design data only as escaped literals and sanitised comments', () => {
     const files = generateMiddleware(designFrom(HOSTILE));
-    const templates = [CORE_RUNTIME, EXPRESS_ADAPTER];
-    for (const [i, f] of files.entries()) {
-      // the only block comments are the template's own JSDoc: user text opens none
-      expect(f.content.split('/**').length).toBe((templates[i] ?? '').split('/**').length);
+    const data = files.find((f) => f.path === DESIGN_DATA_PATH);
+    // the generated module has no block comment (its comments are // lines): user text opens none
+    expect(data?.content).not.toMatch(/^\s*\/\*/m);
+    for (const f of files) {
       for (const line of f.content.split('\n')) {
         if (line.trimStart().startsWith('//')) {
           expect(line).not.toContain('*/');

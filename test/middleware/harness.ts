@@ -19,7 +19,13 @@ import { expect } from 'vitest';
 import { Answers, type AnswersInput } from '../../src/answers/schema.js';
 import { buildDesign } from '../../src/design/build.js';
 import type { Design } from '../../src/design/model.js';
-import { generateExpressMiddleware, generateFastifyMiddleware } from '../../src/codegen/middleware/index.js';
+import {
+  EXPRESS_PATH,
+  FASTIFY_PATH,
+  generateExpressMiddleware,
+  generateFastifyMiddleware,
+  RUNTIME_MODULES,
+} from '../../src/codegen/middleware/index.js';
 import type { CodeFile } from '../../src/codegen/types.js';
 import { DATE, ROOT } from '../helpers/examples.js';
 
@@ -49,12 +55,12 @@ export function designFrom(input: AnswersInput): Design {
   return buildDesign(Answers.parse(input), { date: DATE });
 }
 
-/** Core + both adapters (the core is the same file in both sets). */
+/** Runtime, design data and both adapters (everything but the adapter is the same in both sets). */
 export function allFiles(design: Design): CodeFile[] {
   const express = generateExpressMiddleware(design);
   const fastify = generateFastifyMiddleware(design);
-  expect(express[0]?.content).toBe(fastify[0]?.content);
-  return [...express, ...fastify.slice(1)];
+  expect(fastify.filter((f) => f.path !== FASTIFY_PATH)).toEqual(express.filter((f) => f.path !== EXPRESS_PATH));
+  return [...express, ...fastify.filter((f) => f.path === FASTIFY_PATH)];
 }
 
 export interface Scratch {
@@ -62,7 +68,11 @@ export interface Scratch {
   /** tsc's output (empty when it compiled cleanly). */
   readonly output: string;
   readonly ok: boolean;
-  /** Compiled module of one design: 'express' | 'fastify' | 'ratelimit-core'. */
+  /**
+   * Compiled module of one design: 'express' | 'fastify' | 'design', or 'ratelimit-core': every
+   * runtime module's exports together, the design's data under its old constant names, and
+   * createLimiter bound to the design.
+   */
   load<T = Record<string, unknown>>(design: string, file: string): Promise<T>;
   remove(): void;
 }
@@ -94,8 +104,27 @@ export async function compileScratch(sets: Record<string, CodeFile[]>): Promise<
     dir,
     output,
     ok,
-    load: async <T>(design: string, file: string) =>
-      (await import(pathToFileURL(path.join(dir, 'dist', design, 'middleware', `${file}.js`)).href)) as T,
+    load: async <T>(design: string, file: string) => {
+      const mod = async (name: string): Promise<Record<string, unknown>> =>
+        (await import(pathToFileURL(path.join(dir, 'dist', design, 'middleware', `${name}.js`)).href)) as Record<string, unknown>;
+      if (file !== 'ratelimit-core') return (await mod(file)) as T;
+      const data = (await mod('design')).DESIGN as Record<string, unknown>;
+      const merged: Record<string, unknown> = Object.assign({}, ...(await Promise.all(RUNTIME_MODULES.map((m) => mod(m.replace(/\.ts$/, ''))))));
+      const create = merged.createLimiter as (d: unknown, o: unknown) => unknown;
+      return {
+        ...merged,
+        DESIGN: data,
+        PROJECT: data.project,
+        DOCS_URL: data.docsUrl,
+        PLANS: data.plans,
+        SCRIPTS: data.scripts,
+        ROUTES: data.routes,
+        RULES: data.rules,
+        HEADER_CONVENTION: data.headerConvention,
+        QUOTA_PERIOD: data.quotaPeriod,
+        createLimiter: (options: unknown) => create(data, options),
+      } as T;
+    },
     remove: () => rmSync(dir, { recursive: true, force: true }),
   };
 }

@@ -1,39 +1,78 @@
 /**
  * Generated Node middleware: the design's inbound rules, enforced in the application.
  *
- * Output, for the design's framework:
- * - middleware/ratelimit-core.ts  everything framework-independent: the rules compiled in
- *   from the design, the Lua scripts (exact bytes and SHA1s), identity and trusted-IP
- *   resolution, route matching, keys, calendar quota periods, EVALSHA with NOSCRIPT
- *   fallback and a per-call timeout, fail modes, headers, problem+json bodies, shadow mode
- *   and kill switches, prom-client metrics, the optional in-process bucket.
- * - middleware/express.ts (express, and koa/hono/nestjs/other until they have their own
- *   adapter) or middleware/fastify.ts: a thin adapter that imports the core.
+ * The code is the shipped runtime (src/runtime/middleware/), real TypeScript checked under its
+ * own strict tsconfig and tested by direct import, copied verbatim into middleware/ with one
+ * header line. One file is generated: middleware/design.ts, this design's data (rules, routes,
+ * Lua scripts with their SHA1s, the response contract, metric names), typed by the runtime's
+ * DesignData. The framework adapter (express.ts, fastify.ts, koa.ts or hono.ts) mounts
+ * createLimiter(DESIGN). For a framework with no adapter of its own ("other"), none is written:
+ * the code README and the document show how to call createLimiter() from it.
  *
- * The core is generated from ONE template (runtime.ts) for both frameworks; only the design
- * data in front of it differs between designs. User-supplied text reaches the generated
- * TypeScript only through escape.ts (string literals via JSON.stringify, comments
- * sanitised). The generated code depends on prom-client and a Redis client the caller
- * passes in (ioredis fits), never on rl-design.
+ * User-supplied text reaches the generated TypeScript only in design.ts, and only through
+ * escape.ts (string literals via JSON.stringify, comments sanitised).
  */
+import { FRAMEWORK_ADAPTERS } from '../../answers/choices.js';
 import type { Design } from '../../design/model.js';
+import type { DesignData, RuleSpec } from '../../runtime/middleware/types.js';
+import { runtimeHeader, runtimeSource } from '../runtime-files.js';
 import type { CodeFile } from '../types.js';
-import { EXPRESS_ADAPTER, FASTIFY_ADAPTER } from './adapters.js';
 import { compileDesign, type CompiledDesign, type CompiledRule } from './compile.js';
-import { tsComment, tsString, tsValue } from './escape.js';
-import { CORE_IMPORTS, CORE_RUNTIME } from './runtime.js';
+import { tsComment, tsValue } from './escape.js';
 
 export { compileDesign } from './compile.js';
 export type { CompiledDesign, CompiledRule, CompiledRoute } from './compile.js';
 export { tsComment, tsString, tsValue } from './escape.js';
+export { runtimeHeader, runtimeSource } from '../runtime-files.js';
 
-export const MIDDLEWARE_CORE_PATH = 'middleware/ratelimit-core.ts';
+export const MIDDLEWARE_DIR = 'middleware';
+export const DESIGN_DATA_PATH = 'middleware/design.ts';
 export const EXPRESS_PATH = 'middleware/express.ts';
 export const FASTIFY_PATH = 'middleware/fastify.ts';
+export const KOA_PATH = 'middleware/koa.ts';
+export const HONO_PATH = 'middleware/hono.ts';
 
-// Every template lives in a String.raw literal: none may hold a backtick or a dollar-brace.
-for (const [name, text] of Object.entries({ CORE_IMPORTS, CORE_RUNTIME, EXPRESS_ADAPTER, FASTIFY_ADAPTER })) {
-  if (text.includes('`') || text.includes('${')) throw new Error(`middleware template ${name} holds a backtick or dollar-brace`);
+/** The runtime's framework-independent modules, in the order a reader meets them. */
+export const RUNTIME_MODULES = [
+  'types.ts',
+  'limiter.ts',
+  'responses.ts',
+  'routes.ts',
+  'keys.ts',
+  'client-ip.ts',
+  'calendar.ts',
+  'store.ts',
+  'memory-store.ts',
+  'local-bucket.ts',
+  'metrics.ts',
+] as const;
+
+/** What each runtime module is, for the code README and the document. */
+const MODULE_DESCRIPTIONS: Record<string, string> = {
+  'types.ts': 'Runtime types: DesignData (what design.ts holds), LimiterOptions, Decision',
+  'limiter.ts': 'createLimiter(design, options): a request in, a decision out, every applicable rule in tier order',
+  'responses.ts': 'The rate-limit header conventions, Retry-After, problem+json bodies',
+  'routes.ts': 'Route matching: which rules apply to a request path',
+  'keys.ts': 'Redis keys: identity values made key-safe, key patterns, hash tags',
+  'client-ip.ts': 'Client IP from the trusted hop of X-Forwarded-For; IPv6 per network',
+  'calendar.ts': 'Calendar quota periods (day, month) in an IANA time zone',
+  'store.ts': 'EVALSHA with EVAL on NOSCRIPT, per-call deadlines, store failure reasons',
+  'memory-store.ts': 'The Lua scripts\' algorithms for in-process rules',
+  'local-bucket.ts': 'The optional in-process bucket in front of Redis',
+  'metrics.ts': 'prom-client metrics under the design\'s names',
+};
+
+const ADAPTER_DESCRIPTIONS: Record<string, string> = {
+  'express.ts': 'Express middleware (NestJS too, on its Express platform): app.use(rateLimit(options))',
+  'fastify.ts': 'Fastify hook: registerRateLimit(app, options)',
+  'koa.ts': 'Koa middleware: app.use(rateLimit(options))',
+  'hono.ts': 'Hono middleware: app.use(rateLimit(options))',
+};
+
+/** The adapter written for a framework, or undefined when the runtime has none for it. */
+export function adapterFor(framework: string): { file: string; path: string; description: string } | undefined {
+  const file = FRAMEWORK_ADAPTERS[framework as keyof typeof FRAMEWORK_ADAPTERS] ?? null;
+  return file === null ? undefined : { file, path: `${MIDDLEWARE_DIR}/${file}`, description: ADAPTER_DESCRIPTIONS[file] ?? 'Framework adapter' };
 }
 
 /** `//` comment lines; every line that carries user text has been through tsComment. */
@@ -69,246 +108,130 @@ function ruleSummary(r: CompiledRule): string {
   return tsComment(`${r.id} (${parts.join(', ')}): ${r.title}`, 300);
 }
 
-function coreHeader(c: CompiledDesign): string {
-  const lines = [
-    tsComment(`Rate limiting for ${c.project}: the framework-independent core.`),
+/** The runtime's view of a compiled design: exactly what design.ts exports as DESIGN. */
+export function designData(c: CompiledDesign): DesignData {
+  return {
+    project: c.project,
+    headerConvention: c.convention,
+    docsUrl: c.docsUrl,
+    trustedProxies: c.trustedProxies,
+    defaultMode: c.defaultMode,
+    storeUnavailableRetryAfterSeconds: c.storeUnavailableRetryAfter,
+    quotaPeriod: c.quotaPeriod,
+    hybrid: c.hybrid,
+    metrics: c.metrics,
+    plans: c.plans,
+    defaultPlan: c.defaultPlan,
+    scripts: c.scripts,
+    routes: c.routes,
+    rules: c.rules.map(ruleSpec),
+  };
+}
+
+function ruleSpec(r: CompiledRule): RuleSpec {
+  return {
+    id: r.id,
+    title: r.title,
+    tier: r.tier,
+    identity: r.identity,
+    plan: r.plan,
+    script: r.script,
+    store: r.store,
+    key: r.key,
+    routes: r.routes,
+    limit: r.limit,
+    periodSeconds: r.periodSeconds,
+    burst: r.burst,
+    costDefault: r.costDefault,
+    costByEndpoint: r.costByEndpoint,
+    failMode: r.failMode,
+    headers: r.headers,
+    errorCode: r.errorCode,
+    flag: r.flag,
+    window: r.window,
+    quota: r.quota,
+    hybrid: r.hybrid,
+  };
+}
+
+/** middleware/design.ts: this design's data, with a summary of what is enforced here and what is not. */
+function designModule(c: CompiledDesign): string {
+  const head = [
+    tsComment(`Rate limiting for ${c.project}: the design's data, read by the runtime beside this file.`),
     tsComment(`Generated by rl-design ${c.toolVersion} on ${c.date} from the design's limit matrix.`),
     'Do not edit: change the answers file and generate again.',
     '',
-    'Depends on prom-client and on the Redis client you pass in (an ioredis Redis or Cluster',
-    'fits as it is), never on rl-design. The Lua scripts are embedded below, byte for byte as in',
-    'the lua/ folder, with the SHA1 that EVALSHA uses; the SHA1s are checked when a limiter is',
-    'created. A framework adapter (express.ts / fastify.ts) turns a request into a check() call.',
-    '',
-    'Per request: exempt endpoints pass untouched; every other request must pass every rule that',
-    'applies to its route, in this order: ceiling, security, fairness, quota (a quota unit is only',
-    'spent once every rate limit has admitted the request). Dual-key auth rows that share a hash',
-    'tag are checked in ONE sliding-window-log call. A store error or timeout applies the rule\'s',
-    'fail mode: open admits and counts a fail-open event; closed answers 503 with Retry-After.',
-    '',
-    'Rules enforced here, in evaluation order:',
-    ...(c.rules.length > 0 ? c.rules.map((r) => `  - ${ruleSummary(r)}`) : ['  (none)']),
+    'Rules enforced by this middleware, in evaluation order:',
+    ...(c.rules.length > 0 ? c.rules.map((r) => `  - ${ruleSummary(r)}`) : ['  (none: every rule of the design runs elsewhere)']),
   ];
   if (c.skipped.length > 0) {
-    lines.push('', 'Rules of the design NOT enforced here (so no rule is counted twice):');
-    for (const s of c.skipped) lines.push(`  - ${tsComment(`${s.id}: ${s.reason}`, 300)}`);
+    head.push('', 'Rules of the design NOT enforced here (so no rule is counted twice):');
+    for (const s of c.skipped) head.push(`  - ${tsComment(`${s.id}: ${s.reason}`, 300)}`);
   }
-  return comment(lines);
-}
-
-function designData(c: CompiledDesign): string {
-  const out: string[] = [];
-  const section = (lines: string[], decl: string): void => {
-    out.push(`${comment(lines)}${decl}\n`);
-  };
-  out.push(
-    comment([
-      '---------------------------------------------------------------------------',
-      'The design, compiled in',
-      '---------------------------------------------------------------------------',
-    ]),
-  );
-  section(['Project the design was made for.'], `export const PROJECT: string = ${tsString(c.project)};`);
-  section(
-    ['The one header convention of the response contract (on every response but silent ones).'],
-    `export const HEADER_CONVENTION = ${tsString(c.convention)} as HeaderConvention;`,
-  );
-  section(['Documentation link in every 429 and 503 body.'], `export const DOCS_URL: string = ${tsString(c.docsUrl)};`);
-  section(
-    [
-      `Proxies we run: X-Forwarded-For is only read when the TCP peer is one of them (client IP: ${c.clientIpSource}).`,
-    ],
-    `export const TRUSTED_PROXIES: readonly string[] = ${tsValue(c.trustedProxies)};`,
-  );
-  section(
-    [
-      c.defaultMode === 'shadow'
-        ? 'The rollout starts in shadow mode: rules are evaluated and recorded, never enforced, until'
-        : 'Rules enforce unless the mode() hook says otherwise.',
-      ...(c.defaultMode === 'shadow' ? ['the mode() hook (per-rule flag) or options.defaultMode switches them to enforce.'] : []),
-    ],
-    `export const DEFAULT_MODE = ${tsString(c.defaultMode)} as RuleMode;`,
-  );
-  section(
-    ['Retry-After on the 503 a fail-closed rule answers while the store is unavailable.'],
-    `export const STORE_UNAVAILABLE_RETRY_AFTER_SECONDS: number = ${c.storeUnavailableRetryAfter};`,
-  );
-  section(
-    [
-      c.quotaPeriod === null
-        ? 'No quota period: the design has no plan quotas.'
-        : c.quotaPeriod.kind === 'calendar'
-          ? tsComment(`Quota periods: calendar ${c.quotaPeriod.period} in ${c.quotaPeriod.timeZone}; the period id and end are computed here with Intl.`)
-          : `Quota periods: rolling ${c.quotaPeriod.days} days, counted in one-day buckets by the script.`,
-    ],
-    `export const QUOTA_PERIOD = ${tsValue(c.quotaPeriod)} as QuotaPeriod | null;`,
-  );
-  section(
-    c.hybrid === null
-      ? ['No in-process bucket: every decision is made by the store.']
-      : [
-          `In-process bucket in front of Redis for the rules marked "local bucket in front": each instance may`,
-          `admit up to ${c.hybrid.localBurst} request(s) per key before Redis has counted them. Across ${c.hybrid.instances} instances that is`,
-          `at most ${c.hybrid.instances} x ${c.hybrid.localBurst} = ${c.hybrid.overAdmission} extra requests per identity (N x local burst over-admission).`,
-        ],
-    `export const HYBRID = ${tsValue(c.hybrid)} as HybridSpec | null;`,
-  );
-  section(
-    ['prom-client metrics, named as in the design\'s monitoring section.'],
-    `export const METRICS: {\n  readonly decisions: MetricSpec;\n  readonly throttled: MetricSpec;\n  readonly latency: MetricSpec;\n  readonly failures: MetricSpec;\n  readonly failOpen: MetricSpec;\n  readonly nearLimit: MetricSpec;\n  readonly quotaExhausted: MetricSpec | null;\n} = ${tsValue(c.metrics)};`,
-  );
-  section(['Plan names, as in the design.'], `export const PLANS: readonly string[] = ${tsValue(c.plans)};`);
-  section(
-    ['Plan of callers whose identity names none.'],
-    `export const DEFAULT_PLAN: string | null = ${tsValue(c.defaultPlan)};`,
-  );
-  section(
-    ['The Lua scripts (exact bytes of the lua/ folder) and the SHA1 EVALSHA calls them by.'],
-    `export const SCRIPTS: readonly ScriptSpec[] = ${tsValue(c.scripts)};`,
-  );
-  section(
-    ['Routes of the design: endpoints (for weighted costs and exemptions) and the routes rules name.'],
-    `export const ROUTES: readonly RouteSpec[] = ${tsValue(c.routes)};`,
-  );
-  const rules = c.rules.map((r) => {
-    const data = {
-      id: r.id,
-      title: r.title,
-      tier: r.tier,
-      identity: r.identity,
-      plan: r.plan,
-      script: r.script,
-      store: r.store,
-      key: r.key,
-      routes: r.routes,
-      limit: r.limit,
-      periodSeconds: r.periodSeconds,
-      burst: r.burst,
-      costDefault: r.costDefault,
-      costByEndpoint: r.costByEndpoint,
-      failMode: r.failMode,
-      headers: r.headers,
-      errorCode: r.errorCode,
-      flag: r.flag,
-      window: r.window,
-      quota: r.quota,
-      hybrid: r.hybrid,
-    };
+  if (c.hybrid !== null) {
+    head.push(
+      '',
+      `In-process bucket in front of Redis for the rules marked "local bucket in front": each instance may admit`,
+      `up to ${c.hybrid.localBurst} request(s) per key before Redis has counted them; across ${c.hybrid.instances} instances at most`,
+      `${c.hybrid.instances} x ${c.hybrid.localBurst} = ${c.hybrid.overAdmission} extra requests per identity.`,
+    );
+  }
+  const data = designData(c);
+  const { rules: _rules, ...rest } = data;
+  const body = tsValue(rest).replace(/\n\}$/, '');
+  const rules = c.rules.map((r, i) => {
     const note = r.algorithmNote ? ` (${r.algorithmNote})` : '';
-    return `${comment([tsComment(`${r.id}: ${r.title}${note}`, 300)], '  ')}  ${tsValue(data, '  ')},`;
+    return `${comment([tsComment(`${r.id}: ${r.title}${note}`, 300)], '    ')}    ${tsValue(data.rules[i], '    ')},`;
   });
-  section(
-    ['The rules this middleware enforces, in evaluation order.'],
-    `export const RULES: readonly RuleSpec[] = ${rules.length === 0 ? '[]' : `[\n${rules.join('\n')}\n]`};`,
-  );
-  return out.join('\n');
+  const rulesText = rules.length === 0 ? '  rules: [],' : `  rules: [\n${rules.join('\n')}\n  ],`;
+  return `${comment(head)}import type { DesignData } from './types.js';\n\nexport const DESIGN: DesignData = ${body}\n${rulesText}\n};\n`;
 }
 
-/** The framework-independent core file for a design. */
-export function generateMiddlewareCore(design: Design): CodeFile {
-  const c = compileDesign(design);
-  const content = `${coreHeader(c)}\n${CORE_IMPORTS}\n${designData(c)}${CORE_RUNTIME}`;
+/** The data module of a design. */
+export function generateDesignData(design: Design, compiled: CompiledDesign = compileDesign(design)): CodeFile {
   return {
-    path: MIDDLEWARE_CORE_PATH,
+    path: DESIGN_DATA_PATH,
     language: 'typescript',
-    content,
-    description: 'Rate-limit middleware core: the design\'s rules, Lua scripts, identity, keys, fail modes, headers and metrics',
+    content: designModule(compiled),
+    description: 'This design\'s rules, routes, Lua scripts (with SHA1s), response contract and metric names, as data for the runtime',
   };
 }
 
-function adapterHeader(design: Design, framework: 'express' | 'fastify', c: CompiledDesign): string {
-  const usage =
-    framework === 'express'
-      ? [
-          'Usage:',
-          "  import express from 'express';",
-          "  import { Redis } from 'ioredis';",
-          "  import { rateLimit } from './middleware/express.js';",
-          '  const app = express();',
-          '  app.use(express.json()); // first, when auth rules must read the username from the body',
-          '  app.use(rateLimit({',
-          '    redis: new Redis(process.env.REDIS_URL!, { enableAutoPipelining: true, enableOfflineQueue: false }),',
-          '    identify: (req) => ({ apiKey: req.auth?.keyId, tenantId: req.auth?.tenantId, plan: req.auth?.plan }),',
-          "    mode: (ruleId, flag) => flags.get(flag), // 'enforce' | 'shadow' | 'off': the per-rule kill switch",
-          '  }));',
-        ]
-      : [
-          'Usage:',
-          "  import Fastify from 'fastify';",
-          "  import { Redis } from 'ioredis';",
-          "  import { registerRateLimit } from './middleware/fastify.js';",
-          '  const app = Fastify();',
-          '  registerRateLimit(app, {',
-          '    redis: new Redis(process.env.REDIS_URL!, { enableAutoPipelining: true, enableOfflineQueue: false }),',
-          '    identify: (request) => ({ apiKey: request.auth?.keyId, tenantId: request.auth?.tenantId, plan: request.auth?.plan }),',
-          "    mode: (ruleId, flag) => flags.get(flag), // 'enforce' | 'shadow' | 'off': the per-rule kill switch",
-          '  });',
-          '  // then register the routes',
-        ];
-  const lines = [
-    tsComment(`Rate limiting for ${c.project}: ${framework === 'express' ? 'Express' : 'Fastify'} adapter.`),
-    tsComment(`Generated by rl-design ${c.toolVersion} on ${c.date}. Do not edit: change the answers file and generate again.`),
-  ];
-  if (framework === 'express' && design.scope.framework !== 'express') {
-    lines.push(
-      '',
-      tsComment(`The design's framework is ${design.scope.framework}, which has no adapter of its own yet, so this is the`),
-      'Express one. NestJS (Express platform) mounts it with app.use(). For other frameworks, call',
-      'createLimiter() from ratelimit-core.ts and map the Decision onto the response as below.',
-    );
-  }
-  if (c.defaultMode === 'shadow') {
-    lines.push(
-      '',
-      'Rules start in SHADOW mode, as the design\'s rollout says: evaluated, recorded in the metrics',
-      '(ratelimit_throttled_total{mode="shadow"}), never enforced. Switch each rule to enforce through',
-      "its flag in mode(), or everything at once with defaultMode: 'enforce'.",
-    );
-  }
-  lines.push(
-    '',
-    'Everything framework-independent is in ratelimit-core.ts (re-exported from here).',
-    'Options (LimiterOptions in ratelimit-core.ts): redis, identify, mode, defaultMode, trustedProxies,',
-    'clientIp, ipv6PrefixLength, keyPrefix, timeoutMs, registry, defaultPlan, hybrid, now, onStoreError.',
-    '',
-    ...usage,
-  );
-  return comment(lines);
+/** The runtime's framework-independent modules, copied verbatim. */
+export function runtimeFiles(toolVersion: string): CodeFile[] {
+  return RUNTIME_MODULES.map((file) => ({
+    path: `${MIDDLEWARE_DIR}/${file}`,
+    language: 'typescript' as const,
+    content: runtimeHeader(toolVersion) + runtimeSource('middleware', file),
+    description: MODULE_DESCRIPTIONS[file] ?? 'Rate-limit runtime module',
+  }));
 }
 
-/** The Express adapter and the core it imports. */
+/** The middleware for a framework: runtime, data module, and the framework's adapter when the runtime has one. */
+export function generateMiddlewareFor(design: Design, framework: string): CodeFile[] {
+  const compiled = compileDesign(design);
+  const files = [...runtimeFiles(compiled.toolVersion), generateDesignData(design, compiled)];
+  const adapter = adapterFor(framework);
+  if (adapter) {
+    files.push({
+      path: adapter.path,
+      language: 'typescript',
+      content: runtimeHeader(compiled.toolVersion) + runtimeSource('middleware', adapter.file),
+      description: adapter.description,
+    });
+  }
+  return files;
+}
+
 export function generateExpressMiddleware(design: Design): CodeFile[] {
-  const c = compileDesign(design);
-  return [
-    generateMiddlewareCore(design),
-    {
-      path: EXPRESS_PATH,
-      language: 'typescript',
-      content: `${adapterHeader(design, 'express', c)}\n${EXPRESS_ADAPTER}`,
-      description: 'Express middleware: mounts the rate-limit core (app.use(rateLimit(options)))',
-    },
-  ];
+  return generateMiddlewareFor(design, 'express');
 }
 
-/** The Fastify adapter and the core it imports. */
 export function generateFastifyMiddleware(design: Design): CodeFile[] {
-  const c = compileDesign(design);
-  return [
-    generateMiddlewareCore(design),
-    {
-      path: FASTIFY_PATH,
-      language: 'typescript',
-      content: `${adapterHeader(design, 'fastify', c)}\n${FASTIFY_ADAPTER}`,
-      description: 'Fastify hook: registers the rate-limit core (registerRateLimit(app, options))',
-    },
-  ];
+  return generateMiddlewareFor(design, 'fastify');
 }
 
-/**
- * The middleware files for the design's framework: the core plus middleware/fastify.ts for
- * fastify, middleware/express.ts for everything else (koa, hono, nestjs and other use the
- * Express adapter until they have their own; its header says so).
- */
+/** The middleware files for the design's framework. */
 export function generateMiddleware(design: Design): CodeFile[] {
-  return design.scope.framework === 'fastify' ? generateFastifyMiddleware(design) : generateExpressMiddleware(design);
+  return generateMiddlewareFor(design, design.scope.framework);
 }

@@ -3,6 +3,7 @@
  * reading (numbers with separators, durations, display names, joined lists). Every string
  * here is raw text; templates escape it with the helper of the place it goes to.
  */
+import { FRAMEWORK_ADAPTERS } from '../../answers/choices.js';
 import type { Design, MatrixRule, MetricSource } from '../../design/model.js';
 import { fmtBytes, fmtDuration, fmtNumber, fmtPercent, joinAnd } from '../format.js';
 import type { RenderInput } from '../types.js';
@@ -269,7 +270,11 @@ export function enforcementView(input: RenderInput): Record<string, unknown> {
   const ip = e.clientIp;
   const codeParts = [
     e.scripts.length > 0 ? 'the Lua scripts' : '',
-    rules.some((r) => r.layer === 'middleware') ? `the ${frameworkName(scope.framework)} middleware` : '',
+    rules.some((r) => r.layer === 'middleware')
+      ? FRAMEWORK_ADAPTERS[scope.framework] === null
+        ? 'the framework-neutral limiter (no adapter exists for this framework)'
+        : `the ${frameworkName(scope.framework)} middleware`
+      : '',
     scope.gateway !== 'none' && rules.some((r) => r.layer === 'edge') ? `the ${gatewayName(scope.gateway)} configuration` : '',
     rules.some((r) => r.layer === 'outbound-client') ? 'the outbound client wrapper' : '',
   ].filter(Boolean);

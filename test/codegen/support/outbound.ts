@@ -6,7 +6,8 @@
 import { execFile } from 'node:child_process';
 import { mkdtempSync, rmSync, symlinkSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
-import { join } from 'node:path';
+import { basename, join } from 'node:path';
+import type { CodeFile } from '../../../src/codegen/types.js';
 import { pathToFileURL } from 'node:url';
 import { promisify } from 'node:util';
 import { ROOT } from '../../helpers/examples.js';
@@ -70,13 +71,13 @@ export interface Compiled {
   remove(): void;
 }
 
-export async function compileClient(source: string): Promise<Compiled> {
+export async function compileClient(files: readonly CodeFile[]): Promise<Compiled> {
   const dir = mkdtempSync(join(tmpdir(), 'rl-outbound-'));
   symlinkSync(join(ROOT, 'node_modules'), join(dir, 'node_modules'), 'dir');
   writeFileSync(join(dir, 'package.json'), JSON.stringify({ type: 'module', private: true }));
-  writeFileSync(join(dir, 'client.ts'), source);
+  for (const f of files) writeFileSync(join(dir, basename(f.path)), f.content);
   writeFileSync(join(dir, 'use.ts'), USE);
-  writeFileSync(join(dir, 'tsconfig.json'), JSON.stringify({ compilerOptions: STRICT_OPTIONS, files: ['client.ts', 'use.ts'] }, null, 2));
+  writeFileSync(join(dir, 'tsconfig.json'), JSON.stringify({ compilerOptions: STRICT_OPTIONS, files: [...files.map((f) => basename(f.path)), 'use.ts'] }, null, 2));
   let output = '';
   try {
     const r = await promisify(execFile)(process.execPath, [TSC, '-p', dir], { cwd: dir, timeout: 120_000 });

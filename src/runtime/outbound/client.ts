@@ -1,41 +1,52 @@
 /**
- * The fixed part of the generated outbound client (outbound/client.ts): everything but the
- * provider table, the circuit settings and the embedded Lua, which client.ts writes in front
- * of it. Kept as text because the generated file depends on nothing from rl-design; the
- * test suite compiles it with `tsc --strict` and runs it against a real Redis.
+ * Outbound rate limiting: one bucket per third-party provider, shared by every instance
+ * through Redis. The providers and their numbers come from providers.ts, generated for the
+ * design; this file is the same for every design. Standalone: no rl-design import; pass an
+ * ioredis Redis or Cluster (any client with evalsha/eval).
  *
- * (No backticks or dollar-brace sequences in here: the text is a String.raw template.)
+ * A call through schedule(provider, fn):
+ * 1. Circuit: while the provider's circuit is open, OutboundLimitError CIRCUIT_OPEN, fn not called.
+ * 2. Reserve: EVALSHA outbound-bucket.lua (EVAL on NOSCRIPT) books the next free slot in the
+ *    provider's bucket, shared by every instance through Redis, so N instances together stay
+ *    under the rate. It answers how long to wait; over maxWaitMs nothing is booked and
+ *    WAIT_TOO_LONG is thrown (queue the work, or shed it).
+ * 3. Wait, then call fn. Its result is returned (or its error rethrown) unchanged.
+ * 4. A provider 429 pauses the shared bucket until its Retry-After (every instance stops, and
+ *    restarts without a burst) and counts towards the circuit, as do 5xx and unreachable
+ *    provider errors: CIRCUIT.failureThreshold of them within CIRCUIT.windowMs open it for
+ *    CIRCUIT.openMs (or the Retry-After, if longer); then CIRCUIT.halfOpenProbes probe call(s)
+ *    decide: success closes it, failure opens it again.
+ *
+ * Fail closed: when Redis is unreachable or slower than storeTimeoutMs, the reservation is
+ * retried with backoff until maxWaitMs has passed, then STORE_UNAVAILABLE is thrown. fn is never
+ * called without a reservation: calling a provider blindly during a store outage risks a ban.
+ *
+ * Kill switch and shadow mode: options.mode reads each provider's flag (off | shadow | enforce).
+ * Without a mode hook (or when it returns undefined) a provider runs in SHADOW mode, as the
+ * middleware does and the rollout asks: reservations are booked and recorded, but no call waits
+ * and none is refused. Set the provider's flag to enforce (or options.defaultMode) to limit.
+ * Metrics: options.onEvent receives every decision. outboundMetrics(promClient) (at the end of this
+ * file) is such a handler: it counts them in Prometheus metrics, ratelimit_throttled_total and
+ * ratelimit_store_failures_total (shared with the middleware) and the ratelimit_outbound_*
+ * series, which the alert rules read: new OutboundClient({ redis, onEvent: outboundMetrics(promClient) }).
+ *
+ * Usage:
+ *   import { Redis } from 'ioredis';
+ *   import { OutboundClient } from './outbound/client.js';
+ *   // flags: your feature-flag store; each flag reads off | shadow | enforce
+ *   const outbound = new OutboundClient({
+ *     redis: new Redis(process.env.RATELIMIT_REDIS_URL!),
+ *     mode: (_provider, flag) => (flag ? flags.get(flag) : undefined),
+ *   });
+ *   const res = await outbound.schedule('provider-name', () => fetch(url, init));
  */
-export const OUTBOUND_RUNTIME = String.raw`
-// ---------------------------------------------------------------------------- runtime
+import { CIRCUIT, OUTBOUND_BUCKET_LUA, OUTBOUND_BUCKET_SHA1, PROVIDERS } from './providers.js';
+import type { ProviderName } from './providers.js';
+import type { CircuitSettings, ProviderLimit } from './types.js';
 
-/** One provider's limit, as the design states it. */
-export interface ProviderLimit {
-  readonly name: string;
-  /** The matrix rule that owns this bucket. */
-  readonly ruleId: string;
-  /** Redis key of the shared bucket (hash-tagged, one cluster slot), or '' when in-process. */
-  readonly key: string;
-  /** true: one bucket in Redis for every instance; false: a bucket in this process only. */
-  readonly shared: boolean;
-  /** Calls admitted per period (already below the provider's documented limit). */
-  readonly rate: number;
-  readonly periodMs: number;
-  /** Calls that may go out back to back when the bucket is full. */
-  readonly burst: number;
-  /** The per-rule feature flag: off | shadow | enforce. */
-  readonly killSwitchFlag?: string;
-}
-
-export interface CircuitSettings {
-  /** Provider 429s or failures within windowMs that open the circuit. */
-  readonly failureThreshold: number;
-  readonly windowMs: number;
-  /** How long the circuit stays open (at least the provider's Retry-After). */
-  readonly openMs: number;
-  /** Calls let through while half-open; their outcome closes or reopens the circuit. */
-  readonly halfOpenProbes: number;
-}
+export type { CircuitSettings, ProviderLimit } from './types.js';
+export { CIRCUIT, OUTBOUND_BUCKET_LUA, OUTBOUND_BUCKET_SHA1, PROVIDERS } from './providers.js';
+export type { ProviderName } from './providers.js';
 
 export type CircuitState = 'closed' | 'open' | 'half-open';
 
@@ -580,7 +591,7 @@ export function outboundMetrics<R extends RegistryLike>(prom: PromClientLike<R>,
   const wait = metricOf<HistogramLike>(registry, names.wait, () => new prom.Histogram({ name: names.wait, help: 'Time outbound calls waited for a slot in the shared bucket.', labelNames: ['provider'], buckets: WAIT_BUCKETS_MS, registers: [registry] }));
   const provider429 = metricOf<CounterLike>(registry, names.provider429, () => new prom.Counter({ name: names.provider429, help: '429 responses received from a provider despite the bucket.', labelNames: ['provider'], registers: [registry] }));
   const circuitOpen = metricOf<GaugeLike>(registry, names.circuitOpen, () => new prom.Gauge({ name: names.circuitOpen, help: '1 while the circuit for a provider is open.', labelNames: ['provider'], registers: [registry] }));
-  const ruleOf = (provider: string): string | undefined => (hasProvider(provider) ? PROVIDERS[provider].ruleId : undefined);
+  const ruleOf = (provider: string): string | undefined => (hasProvider(provider) ? (PROVIDERS[provider] as ProviderLimit).ruleId : undefined);
   for (const limit of Object.values(PROVIDERS) as ProviderLimit[]) {
     const provider = { provider: limit.name };
     throttled.inc({ rule: limit.ruleId, mode: 'enforce' }, 0);
@@ -617,4 +628,3 @@ export function outboundMetrics<R extends RegistryLike>(prom: PromClientLike<R>,
     }
   };
 }
-`;

@@ -1,0 +1,256 @@
+// rl-design 0.1.0 runtime, copied verbatim from the rl-design package. Do not edit: generate again.
+/**
+ * The types of the rate-limit runtime: what a design holds (rules, routes, scripts, the
+ * response contract, metric names) and what the limiter takes and returns.
+ */
+import type { Registry } from 'prom-client';
+
+export type RuleMode = 'enforce' | 'shadow' | 'off';
+export type HeaderConvention = 'ietf-structured' | 'ietf-trio' | 'x-ratelimit';
+export type ScriptName = 'gcra' | 'sliding-window-log' | 'fixed-window';
+export type IdentityKind = 'global' | 'api-key' | 'user' | 'tenant' | 'session' | 'ip' | 'username';
+export type RuleTier = 'ceiling' | 'security' | 'fairness' | 'quota';
+
+export interface RouteSpec {
+  readonly method: string;
+  readonly route: string;
+  /** The design endpoint this route belongs to (its name picks the weighted cost). */
+  readonly endpoint: string | null;
+  /** Exempt endpoints (health checks) are never limited. */
+  readonly exempt: boolean;
+}
+
+export interface RuleSpec {
+  readonly id: string;
+  readonly title: string;
+  readonly tier: RuleTier;
+  readonly identity: IdentityKind;
+  /** Only requests of this plan are checked by the rule (null: every plan). */
+  readonly plan: string | null;
+  readonly script: ScriptName;
+  /** redis: the Lua script; memory: the same algorithm in this process (no shared store). */
+  readonly store: 'redis' | 'memory';
+  /** Key pattern after the key prefix; <...> placeholders are filled per request. */
+  readonly key: string;
+  /** Indexes into the design's routes. */
+  readonly routes: readonly number[];
+  readonly limit: number;
+  readonly periodSeconds: number;
+  readonly burst: number | null;
+  readonly costDefault: number;
+  readonly costByEndpoint: readonly (readonly [string, number])[];
+  readonly failMode: 'open' | 'closed';
+  readonly headers: 'full' | 'silent';
+  readonly errorCode: 'RATE_LIMITED' | 'QUOTA_EXCEEDED';
+  /** Kill-switch feature flag name, handed to the mode() hook. */
+  readonly flag: string | null;
+  readonly window: 'calendar' | 'rolling' | 'fixed' | null;
+  /** Plan quota shown to clients when the hard stop sits above it (soft overage). */
+  readonly quota: number | null;
+  readonly hybrid: boolean;
+}
+
+export interface ScriptSpec {
+  readonly name: ScriptName;
+  readonly file: string;
+  readonly sha1: string;
+  readonly source: string;
+}
+
+export type QuotaPeriod =
+  | { readonly kind: 'calendar'; readonly period: 'day' | 'month'; readonly timeZone: string }
+  | { readonly kind: 'rolling'; readonly days: number };
+
+export interface HybridSpec {
+  readonly localBurst: number;
+  readonly instances: number;
+  readonly overAdmission: number;
+}
+
+export interface MetricSpec {
+  readonly name: string;
+  readonly help: string;
+}
+
+/**
+ * What the application knows about the caller, from the identify() hook. Return only
+ * what your authentication has VERIFIED: an API key id from a key you looked up, the
+ * user and tenant of a valid session or token. Never pass raw client-supplied header
+ * values here: anyone could rotate them to get fresh buckets.
+ */
+export interface RequestIdentity {
+  /** Id of the authenticated API key (an id, not the secret). */
+  readonly apiKey?: string | undefined;
+  readonly userId?: string | undefined;
+  readonly tenantId?: string | undefined;
+  readonly sessionId?: string | undefined;
+  /** The caller's plan name, exactly as in the design (plan rules only check their plan). */
+  readonly plan?: string | undefined;
+  /**
+   * Auth endpoints: the account name being tried (login name, e-mail, client id). Stored
+   * only as sha256 of its trimmed, NFKC-normalised, lower-cased form. When identify()
+   * leaves it out, it is read from the parsed body (username, email, login, client_id);
+   * return it here when your form names the field otherwise. Steps that carry no account
+   * name (MFA code, reset confirmation) are keyed on userId, else sessionId: return the
+   * account or the pending sign-in's session for them. With none of these, only the per-IP
+   * row of the flow applies.
+   */
+  readonly username?: string | undefined;
+}
+
+/**
+ * The two commands the middleware needs. An ioredis Redis or Cluster client fits as it is.
+ * Recommended ioredis options: enableAutoPipelining: true (the decisions of one event-loop
+ * turn go out in one write; see bench/middleware in rl-design for what it saves) and
+ * enableOfflineQueue: false (calls fail at once while the store is down, instead of
+ * queueing until the timeout).
+ */
+export interface RedisClientLike {
+  evalsha(sha1: string, numkeys: number, ...args: (string | number)[]): Promise<unknown>;
+  eval(script: string, numkeys: number, ...args: (string | number)[]): Promise<unknown>;
+  /**
+   * ioredis's variants that leave the reply undecoded. The scripts reply with integers only,
+   * so the reply is the same, without the pass that copies it to turn bulk strings into
+   * text; used when the client has them.
+   */
+  evalshaBuffer?(sha1: string, numkeys: number, ...args: (string | number)[]): Promise<unknown>;
+  evalBuffer?(script: string, numkeys: number, ...args: (string | number)[]): Promise<unknown>;
+}
+
+export interface LimiterOptions<TReq> {
+  /** Required when any rule keeps its state in Redis (ioredis Redis or Cluster). */
+  readonly redis?: RedisClientLike | undefined;
+  /**
+   * Who is calling. Resolution order for a rule keyed on a client identity:
+   * the rule's own identity if known, else API key > user > tenant > session > client IP.
+   */
+  readonly identify?: ((req: TReq) => RequestIdentity | undefined | Promise<RequestIdentity | undefined>) | undefined;
+  /**
+   * Per-rule kill switch / rollout flag: 'enforce', 'shadow' (evaluate and record, never
+   * reject) or 'off' (skip). Called on every request with the rule id and its flag name
+   * (e.g. ratelimit.<rule>.mode); return undefined to use defaultMode.
+   */
+  readonly mode?: ((ruleId: string, flag: string | null) => RuleMode | undefined) | undefined;
+  /** Mode of a rule the mode() hook says nothing about. Default: the design's defaultMode (its rollout). */
+  readonly defaultMode?: RuleMode | undefined;
+  /** CIDRs of proxies you run. Default: the design's trustedProxies. */
+  readonly trustedProxies?: readonly string[] | undefined;
+  /** Replaces the trusted-hop walk entirely (e.g. a header your own edge sets and clients can not). */
+  readonly clientIp?: ((req: TReq) => string | undefined) | undefined;
+  /** IPv6 clients are keyed per network of this length (default 64: one customer's subnet). */
+  readonly ipv6PrefixLength?: number | undefined;
+  /** First segment of every key the middleware writes (default 'rl'). */
+  readonly keyPrefix?: string | undefined;
+  /** Per store call; a slower store counts as failed (default 50 ms). */
+  readonly timeoutMs?: number | undefined;
+  /**
+   * prom-client registry (default: prom-client's global one); null turns metrics off.
+   * Counts and the latency histogram are kept in plain fields on the request path and
+   * handed to prom-client when it collects them (every scrape, or metric.get()), which
+   * keeps label validation and hashing off the hot path. The latency histogram is this
+   * module's own metric object, registered in the registry like any prom-client metric.
+   */
+  readonly registry?: Registry | null | undefined;
+  /** Plan of callers whose identity names none (default: the design's defaultPlan). */
+  readonly defaultPlan?: string | undefined;
+  /** The in-process bucket in front of Redis, when the design has one (default true). */
+  readonly hybrid?: boolean | undefined;
+  /** Clock for calendar quota periods (epoch ms; default Date.now). */
+  readonly now?: (() => number) | undefined;
+  /** Told about every failed store call (the request is then handled by the rule's fail mode). */
+  readonly onStoreError?: ((error: unknown, ruleIds: readonly string[]) => void) | undefined;
+}
+
+export interface LimiterInput<TReq> {
+  readonly method: string;
+  /** Path and query as received (origin-form), e.g. /v1/orders/42?x=1. */
+  readonly url: string;
+  /** The TCP peer address. */
+  readonly remoteAddress: string | undefined;
+  /** X-Forwarded-For as received (used only when the TCP peer is a trusted proxy). */
+  readonly forwardedFor: string | readonly string[] | undefined;
+  readonly req: TReq;
+  /**
+   * The parsed request body, for frameworks that keep it elsewhere than req.body (Koa's
+   * ctx.request.body): auth rules read the account name from it when identify() gives none.
+   */
+  readonly body?: unknown;
+}
+
+export interface RuleOutcome {
+  readonly ruleId: string;
+  readonly mode: 'enforce' | 'shadow';
+  readonly allowed: boolean;
+  readonly remaining: number;
+  readonly resetMs: number;
+  readonly retryAfterMs: number;
+  /** store: decided by the store; local: by the in-process bucket; store-failed: fail mode applied. */
+  readonly source: 'store' | 'local' | 'store-failed';
+}
+
+export interface Decision {
+  readonly status: 200 | 429 | 503;
+  /** Set these on the response, whatever the status. */
+  readonly headers: readonly (readonly [string, string])[];
+  /** problem+json body for a 429 or 503; null when the request goes on. */
+  readonly body: string | null;
+  readonly contentType: string | null;
+  /** The rule that rejected the request (429) or whose store failed closed (503). */
+  readonly ruleId: string | null;
+  readonly exempt: boolean;
+  readonly outcomes: readonly RuleOutcome[];
+}
+
+export interface RateLimiter<TReq> {
+  check(input: LimiterInput<TReq>): Promise<Decision>;
+  /** The client address the limiter keys on, for a peer address and X-Forwarded-For. */
+  clientIp(remoteAddress: string | undefined, forwardedFor: string | readonly string[] | undefined): string;
+  readonly rules: readonly RuleSpec[];
+  /** Forgets in-process state and stops its timers. */
+  close(): void;
+}
+
+/** The metrics the limiter exports, under the design's names (quotaExhausted: null without quotas). */
+export interface MetricNames {
+  readonly decisions: MetricSpec;
+  readonly throttled: MetricSpec;
+  readonly latency: MetricSpec;
+  readonly failures: MetricSpec;
+  readonly failOpen: MetricSpec;
+  readonly nearLimit: MetricSpec;
+  readonly quotaExhausted: MetricSpec | null;
+}
+
+/**
+ * One design, as data: the generated design.ts exports it as DESIGN. Everything the limiter
+ * knows about the design comes from here; nothing else in the runtime differs between designs.
+ */
+export interface DesignData {
+  /** The project the design was made for. */
+  readonly project: string;
+  /** The one header convention of the response contract (on every response but silent ones). */
+  readonly headerConvention: HeaderConvention;
+  /** Documentation link in every 429 and 503 body. */
+  readonly docsUrl: string;
+  /** Proxies we run: X-Forwarded-For is only read when the TCP peer is one of them. */
+  readonly trustedProxies: readonly string[];
+  /** The mode of every rule the mode() hook says nothing about (the rollout starts in shadow). */
+  readonly defaultMode: RuleMode;
+  /** Retry-After on the 503 a fail-closed rule answers while the store is unavailable. */
+  readonly storeUnavailableRetryAfterSeconds: number;
+  /** The plan quotas' period (null: no plan quotas). */
+  readonly quotaPeriod: QuotaPeriod | null;
+  /** The in-process bucket in front of Redis (null: every decision is the store's). */
+  readonly hybrid: HybridSpec | null;
+  readonly metrics: MetricNames;
+  /** Plan names, as in the design. */
+  readonly plans: readonly string[];
+  /** Plan of callers whose identity names none. */
+  readonly defaultPlan: string | null;
+  /** The Lua scripts (exact bytes of lua/) and the SHA1 EVALSHA calls them by. */
+  readonly scripts: readonly ScriptSpec[];
+  /** Routes of the design: endpoints (weighted costs, exemptions) and the routes rules name. */
+  readonly routes: readonly RouteSpec[];
+  /** The rules this middleware enforces, in evaluation order. */
+  readonly rules: readonly RuleSpec[];
+}

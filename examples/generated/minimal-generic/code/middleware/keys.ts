@@ -1,0 +1,107 @@
+// rl-design 0.1.0 runtime, copied verbatim from the rl-design package. Do not edit: generate again.
+/**
+ * Redis keys: identity values made safe for a key, key patterns with their identity and
+ * period slots, and the hash tag that keeps the keys of one check on one cluster slot.
+ */
+import { createHash } from 'node:crypto';
+
+function sha256Hex(value: string): string {
+  return createHash('sha256').update(value).digest('hex');
+}
+
+/**
+ * An identity value inside a Redis key: braces (hash-tag delimiters), '%', '~', spaces and
+ * control characters are percent-encoded, so a value can never end or open a hash tag; a
+ * very long value is replaced by its sha256, so keys stay small.
+ */
+const KEY_UNSAFE = /[\u0000-\u0020\u007f{}%~]/;
+
+export function keyPart(value: string): string {
+  const safe = KEY_UNSAFE.test(value)
+    ? value.replace(/[\u0000-\u0020\u007f{}%~]/g, (c) => '%' + c.charCodeAt(0).toString(16).padStart(2, '0'))
+    : value;
+  return safe.length > 128 ? '~' + sha256Hex(value) : safe;
+}
+
+/** sha256 of the normalised account name: case, width and surrounding spaces never make a new key. */
+export function usernameKey(username: string): string {
+  return sha256Hex(username.normalize('NFKC').trim().toLowerCase());
+}
+
+export type KeyPiece = string | { readonly slot: 'identity' | 'period'; readonly label: string };
+
+/** Splits a key pattern such as {t:<tenant-id>}:quota:<yyyy-mm> into text and slots. */
+export function parseKeyPattern(pattern: string): KeyPiece[] {
+  const out: KeyPiece[] = [];
+  const re = /([A-Za-z0-9_-]+:)?<([^<>]*)>/g;
+  let last = 0;
+  let m: RegExpExecArray | null;
+  while ((m = re.exec(pattern)) !== null) {
+    if (m.index > last) out.push(pattern.slice(last, m.index));
+    const name = (m[2] ?? '').toLowerCase();
+    out.push({ slot: name.indexOf('yyyy') >= 0 ? 'period' : 'identity', label: m[1] ?? '' });
+    last = re.lastIndex;
+  }
+  if (last < pattern.length) out.push(pattern.slice(last));
+  return out;
+}
+
+export interface Slot {
+  /** null keeps the pattern's own label (e.g. t:); a fallback identity brings its own. */
+  readonly label: string | null;
+  readonly value: string;
+}
+
+export function renderKey(prefix: string, pieces: readonly KeyPiece[], slot: Slot | null, period: string): string {
+  let out = prefix + ':';
+  let placed = slot === null;
+  for (const piece of pieces) {
+    if (typeof piece === 'string') out += piece;
+    else if (piece.slot === 'period') out += piece.label + period;
+    else if (slot !== null) {
+      out += (slot.label ?? piece.label) + slot.value;
+      placed = true;
+    }
+  }
+  // a pattern without an identity placeholder still gets one key per identity
+  if (!placed && slot !== null) out += ':' + (slot.label ?? '') + slot.value;
+  return out;
+}
+
+/**
+ * A key pattern with one identity slot and no window slot, split for the per-request
+ * concatenation head + label + identity value + tail (what renderKey gives for it).
+ * Null for the patterns renderKey handles: no identity slot, a window slot, several slots.
+ */
+export interface KeyShape {
+  readonly head: string;
+  /** The pattern's own label (e.g. t:); a fallback identity brings its own. */
+  readonly label: string;
+  readonly tail: string;
+}
+
+export function keyShape(prefix: string, pieces: readonly KeyPiece[]): KeyShape | null {
+  let head = prefix + ':';
+  let label: string | null = null;
+  let tail = '';
+  for (const piece of pieces) {
+    if (typeof piece === 'string') {
+      if (label === null) head += piece;
+      else tail += piece;
+    } else if (piece.slot === 'period' || label !== null) {
+      return null;
+    } else {
+      label = piece.label;
+    }
+  }
+  return label === null ? null : { head, label, tail };
+}
+
+/** The Redis Cluster hash tag of a key: the text inside the first {...}, or null. */
+export function hashTag(key: string): string | null {
+  const open = key.indexOf('{');
+  if (open < 0) return null;
+  const close = key.indexOf('}', open + 1);
+  return close > open + 1 ? key.slice(open + 1, close) : null;
+}
+

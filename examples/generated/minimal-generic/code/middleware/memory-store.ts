@@ -1,0 +1,165 @@
+// rl-design 0.1.0 runtime, copied verbatim from the rl-design package. Do not edit: generate again.
+/**
+ * The in-process twin of each Lua script, for rules whose state lives in one process.
+ */
+import type { Reply } from './store.js';
+import type { ScriptName } from './types.js';
+
+function nowUs(): number {
+  return Math.floor((performance.timeOrigin + performance.now()) * 1000);
+}
+
+interface MemoryEntry {
+  value: number | number[] | Map<number, number>;
+  expiresAt: number;
+}
+
+/**
+ * The scripts' algorithms for state kept in this process (rules whose primitive is
+ * in-process). Same arguments, same replies; node runs each call to completion, so a
+ * decision is atomic here too. Only correct for one instance: the state is not shared.
+ */
+export class MemoryStore {
+  private readonly data = new Map<string, MemoryEntry>();
+  private writes = 0;
+
+  run(script: ScriptName, keys: readonly string[], args: readonly (string | number)[]): Reply {
+    const a = args.map((x) => x);
+    if (script === 'gcra') return this.gcra(keys[0] ?? '', Number(a[0]), Number(a[1]), Number(a[2]), Number(a[3]));
+    if (script === 'sliding-window-log') return this.log(keys, a);
+    return this.window(keys[0] ?? '', a);
+  }
+
+  private get(key: string, nowMs: number): MemoryEntry | undefined {
+    const entry = this.data.get(key);
+    if (entry && entry.expiresAt <= nowMs) {
+      this.data.delete(key);
+      return undefined;
+    }
+    return entry;
+  }
+
+  private set(key: string, value: MemoryEntry['value'], expiresAt: number): void {
+    this.data.set(key, { value, expiresAt });
+    if (++this.writes % 1000 === 0) {
+      const now = Date.now();
+      for (const [k, e] of this.data) if (e.expiresAt <= now) this.data.delete(k);
+    }
+  }
+
+  private gcra(key: string, burst: number, rate: number, periodMs: number, cost: number): Reply {
+    const interval = Math.ceil((periodMs * 1000) / rate);
+    const tolerance = burst * interval;
+    const now = nowUs();
+    const entry = this.get(key, now / 1000);
+    let tat = typeof entry?.value === 'number' ? entry.value : 0;
+    if (tat < now) tat = now;
+    const ahead = tat + cost * interval - now;
+    if (ahead > tolerance) {
+      return [0, Math.floor((tolerance - tat + now) / interval), cost <= burst ? Math.ceil((ahead - tolerance) / 1000) : -1, Math.ceil((tat - now) / 1000)];
+    }
+    const reset = Math.ceil(ahead / 1000);
+    this.set(key, tat + cost * interval, now / 1000 + reset);
+    return [1, Math.floor((tolerance - ahead) / interval), 0, reset];
+  }
+
+  private log(keys: readonly string[], args: readonly (string | number)[]): Reply {
+    const n = keys.length;
+    const cost = Number(args[2 * n]) || 1;
+    const now = nowUs();
+    const logs: number[][] = [];
+    let remaining = Infinity;
+    let retry = 0;
+    let deniedBy = 0;
+    for (let i = 0; i < n; i++) {
+      const limit = Number(args[2 * i]);
+      const window = Number(args[2 * i + 1]) * 1000;
+      const entry = this.get(keys[i] ?? '', now / 1000);
+      const live = (Array.isArray(entry?.value) ? entry.value : []).filter((t) => t > now - window);
+      logs.push(live);
+      remaining = Math.min(remaining, limit - live.length);
+      if (live.length + cost > limit) {
+        let wait = -1;
+        if (cost <= limit) wait = Math.ceil(((live[live.length + cost - limit - 1] ?? now) + window - now) / 1000);
+        if (deniedBy === 0 || (retry !== -1 && (wait === -1 || wait > retry))) {
+          retry = wait;
+          deniedBy = i + 1;
+        }
+      }
+    }
+    remaining = Math.max(0, remaining);
+    if (deniedBy > 0) {
+      let reset = 0;
+      logs.forEach((live, i) => {
+        const newest = live[live.length - 1];
+        if (newest !== undefined) reset = Math.max(reset, Math.ceil((newest + Number(args[2 * i + 1]) * 1000 - now) / 1000));
+      });
+      return [0, remaining, retry, reset, deniedBy];
+    }
+    let windowMax = 0;
+    logs.forEach((live, i) => {
+      const windowMs = Number(args[2 * i + 1]);
+      for (let c = 0; c < cost; c++) live.push(now);
+      this.set(keys[i] ?? '', live, now / 1000 + windowMs);
+      windowMax = Math.max(windowMax, windowMs);
+    });
+    return [1, remaining - cost, 0, windowMax, 0];
+  }
+
+  private window(key: string, args: readonly (string | number)[]): Reply {
+    const limit = Number(args[1]);
+    const cost = Number(args[2]) || 1;
+    const now = Math.floor(nowUs() / 1000);
+    if (args[0] === 'calendar') {
+      const end = Number(args[3]);
+      const slack = Number(args[4] ?? 60000);
+      const reset = Math.max(0, end - now);
+      const entry = this.get(key, now);
+      const used = typeof entry?.value === 'number' ? entry.value : 0;
+      if (used + cost > limit) return [0, Math.max(0, limit - used), cost <= limit ? Math.max(1, reset) : -1, reset];
+      this.set(key, used + cost, entry ? entry.expiresAt : Math.max(end, now) + slack);
+      return [1, limit - used - cost, 0, reset];
+    }
+    const windowMs = Number(args[3]);
+    const bucketMs = Number(args[4]);
+    const buckets = Math.floor(windowMs / bucketMs);
+    const current = Math.floor(now / bucketMs);
+    const oldest = current - buckets + 1;
+    const entry = this.get(key, now);
+    const counts = entry?.value instanceof Map ? entry.value : new Map<number, number>();
+    let used = 0;
+    const live: number[] = [];
+    for (const [id, count] of counts) {
+      if (id < oldest) counts.delete(id);
+      else {
+        used += count;
+        live.push(id);
+      }
+    }
+    live.sort((x, y) => x - y);
+    const reset = live.length > 0 ? ((live[live.length - 1] ?? current) + buckets) * bucketMs - now : 0;
+    if (used + cost > limit) {
+      let retry = -1;
+      if (cost <= limit) {
+        let freed = 0;
+        for (const id of live) {
+          freed += counts.get(id) ?? 0;
+          if (freed >= used + cost - limit) {
+            retry = (id + buckets) * bucketMs - now;
+            break;
+          }
+        }
+      }
+      return [0, Math.max(0, limit - used), retry, reset];
+    }
+    counts.set(current, (counts.get(current) ?? 0) + cost);
+    const expireAt = (current + buckets) * bucketMs;
+    this.set(key, counts, expireAt);
+    return [1, limit - used - cost, 0, expireAt - now];
+  }
+
+  clear(): void {
+    this.data.clear();
+  }
+}
+

@@ -1,0 +1,773 @@
+/**
+ * The limiter: a request in, a decision out. Every rule of the design that applies to the
+ * route is checked, in the order ceiling, security, fairness, quota.
+ */
+import { createHash } from 'node:crypto';
+import { register as defaultRegistry } from 'prom-client';
+import { calendarPeriod } from './calendar.js';
+import { formatIp, parseCidr, parseIp, resolveClientIp } from './client-ip.js';
+import { hashTag, keyPart, keyShape, parseKeyPattern, renderKey, usernameKey } from './keys.js';
+import type { KeyPiece, KeyShape, Slot } from './keys.js';
+import { LocalBuckets, localReplies } from './local-bucket.js';
+import { MemoryStore } from './memory-store.js';
+import { createMetrics } from './metrics.js';
+import type { RuleMetrics } from './metrics.js';
+import {
+  limitHeader,
+  policyWindowSeconds,
+  problemFields,
+  PROBLEM_JSON,
+  quotaExceededHeader,
+  rateLimitHeaders,
+  retryAfterSeconds,
+  shown,
+  tighter,
+  unavailableFields,
+} from './responses.js';
+import type { Shown, StatedState } from './responses.js';
+import { compileRoute, RouteTable } from './routes.js';
+import { Deadlines, failureReason, isNoScript, replyTime, StoreCall, StoreError, toReply } from './store.js';
+import type { BoundScript, Reply, StoreListener } from './store.js';
+import type {
+  DesignData,
+  IdentityKind,
+  LimiterInput,
+  LimiterOptions,
+  RateLimiter,
+  RequestIdentity,
+  RuleMode,
+  RuleOutcome,
+  RuleSpec,
+  ScriptName,
+  ScriptSpec,
+  Decision,
+} from './types.js';
+
+const MODES: readonly RuleMode[] = ['enforce', 'shadow', 'off'];
+const IDENTITY_LABEL: Readonly<Record<IdentityKind, string>> = {
+  global: '',
+  'api-key': 'ak:',
+  user: 'u:',
+  tenant: 't:',
+  session: 's:',
+  ip: 'ip:',
+  username: 'un:',
+};
+/** Client identities, best first: API key > user > tenant > session > IP. */
+const FALLBACK_ORDER: readonly IdentityKind[] = ['api-key', 'user', 'tenant', 'session', 'ip'];
+function sha1Hex(value: string): string {
+  return createHash('sha1').update(value).digest('hex');
+}
+
+interface ActiveRule {
+  readonly spec: RuleSpec;
+  readonly index: number;
+  readonly routes: ReadonlySet<number>;
+  readonly key: readonly KeyPiece[];
+  /** Whether the key pattern names the window (<yyyy-mm>); if not, the window id is appended. */
+  readonly periodSlot: boolean;
+  /** The key split around its identity slot, for rules without a window (see keyShape). */
+  readonly shape: KeyShape | null;
+  /** The key of a global rule without a window: the same for every request. */
+  readonly fixedKey: string | null;
+  readonly costs: ReadonlyMap<string, number>;
+  readonly script: BoundScript | null;
+  /** GCRA: burst, rate and period as the strings EVALSHA sends (the cost follows per request). */
+  readonly gcraArgs: readonly [string, string, string];
+  readonly metrics: RuleMetrics;
+  /** The window its policy states (policyWindowSeconds); calendar quotas measure their period instead. */
+  readonly policyWindow: number;
+  /** The header stating its limit, for the window limitWindow (rebuilt when a calendar period changes length). */
+  limitHeader: readonly [string, string];
+  limitWindow: number;
+}
+
+/** A rule that applies to a route, with the cost a request on that route takes. */
+interface AppliedRule {
+  readonly rule: ActiveRule;
+  readonly cost: number;
+  /** The cost as the string EVALSHA sends. */
+  readonly costArg: string;
+}
+
+/** What applies to one combination of matched routes, worked out once per combination. */
+interface Applicable {
+  readonly exempt: boolean;
+  readonly rules: readonly AppliedRule[];
+  readonly needsUsername: boolean;
+}
+
+/** Per request: who is calling, and the client IP once a rule has needed it. */
+interface RequestState<TReq> {
+  readonly input: LimiterInput<TReq>;
+  readonly identity: RequestIdentity;
+  readonly plan: string | null;
+  ip: string | null;
+}
+
+/** A window a window rule counts in: its id (in the key) and its end (epoch ms). */
+interface Window {
+  readonly id: string;
+  readonly end: number;
+}
+
+interface Step {
+  readonly rules: ActiveRule[];
+  readonly keys: string[];
+  readonly mode: 'enforce' | 'shadow';
+  readonly cost: number;
+  readonly costArg: string;
+  readonly tag: string | null;
+  /** Window rules: end of the window the key names (epoch ms), from the same clock reading. */
+  readonly windowEnd: number;
+}
+
+/** The body fields the auth username is read from when identify() gives none. */
+const USERNAME_FIELDS: readonly string[] = ['username', 'email', 'login', 'client_id'];
+
+/** The account name in a parsed body: the input's body, else req.body (Express, Fastify). */
+function usernameFromBody(input: { readonly body?: unknown; readonly req: unknown }): string | undefined {
+  const req = input.req;
+  const body = input.body !== undefined ? input.body : req !== null && typeof req === 'object' ? (req as { body?: unknown }).body : undefined;
+  if (body === null || typeof body !== 'object') return undefined;
+  for (const field of USERNAME_FIELDS) {
+    const value = (body as Record<string, unknown>)[field];
+    if (typeof value === 'string' && value.length > 0) return value;
+  }
+  return undefined;
+}
+
+function identityValue(kind: IdentityKind, identity: RequestIdentity): string | undefined {
+  switch (kind) {
+    case 'api-key':
+      return identity.apiKey || undefined;
+    case 'user':
+      return identity.userId || undefined;
+    case 'tenant':
+      return identity.tenantId || undefined;
+    case 'session':
+      return identity.sessionId || undefined;
+    default:
+      return undefined;
+  }
+}
+
+/** The method in upper case (it nearly always is: no call, no new string then). */
+function upperCase(method: string): string {
+  for (let i = 0; i < method.length; i++) {
+    const c = method.charCodeAt(i);
+    if (c >= 97 && c <= 122) return method.toUpperCase();
+  }
+  return method;
+}
+
+function isPromiseLike<T>(value: T | Promise<T>): value is Promise<T> {
+  return value !== null && typeof value === 'object' && typeof (value as { then?: unknown }).then === 'function';
+}
+
+/** Checks the embedded scripts against their SHA1s (the EVALSHA ids). */
+function verifyScripts(scripts: readonly ScriptSpec[]): void {
+  for (const script of scripts) {
+    if (sha1Hex(script.source) !== script.sha1) {
+      throw new Error('rate limiter: embedded script ' + script.file + ' does not match its SHA1');
+    }
+  }
+}
+
+const NO_IDENTITY: RequestIdentity = {};
+
+export function createLimiter<TReq>(design: DesignData, options: LimiterOptions<TReq>): RateLimiter<TReq> {
+  verifyScripts(design.scripts);
+  const RULES = design.rules;
+  const QUOTA_PERIOD = design.quotaPeriod;
+  const HYBRID = design.hybrid;
+  const convention = design.headerConvention;
+  const redis = options.redis;
+  if (!redis && RULES.some((r) => r.store === 'redis')) {
+    throw new Error('rate limiter: this design keeps limiter state in Redis; pass options.redis (an ioredis client)');
+  }
+  const prefix = options.keyPrefix ?? 'rl';
+  const timeoutMs = options.timeoutMs ?? 50;
+  const trusted = (options.trustedProxies ?? design.trustedProxies).map(parseCidr);
+  const ipv6Prefix = options.ipv6PrefixLength ?? 64;
+  const fallbackMode: RuleMode =
+    options.defaultMode !== undefined && MODES.indexOf(options.defaultMode) >= 0 ? options.defaultMode : design.defaultMode;
+  const defaultPlan = options.defaultPlan ?? design.defaultPlan;
+  const clock = options.now ?? Date.now;
+  const identify = options.identify;
+  const modeHook = options.mode;
+  const metrics = createMetrics(design, options.registry === undefined ? defaultRegistry : options.registry);
+  const scripts = new Map<ScriptName, BoundScript>(design.scripts.map((s) => [s.name, { spec: s, latency: metrics.latency(s.name) }]));
+  // everything a request would otherwise work out again: keys, arguments, metric series
+  const rules: ActiveRule[] = RULES.map((spec, index) => {
+    const key = parseKeyPattern(spec.key);
+    const periodSlot = key.some((p) => typeof p !== 'string' && p.slot === 'period');
+    return {
+      spec,
+      index,
+      routes: new Set(spec.routes),
+      key,
+      periodSlot,
+      shape: spec.window === null ? keyShape(prefix, key) : null,
+      fixedKey: spec.identity === 'global' && spec.window === null ? renderKey(prefix, key, null, '') : null,
+      costs: new Map(spec.costByEndpoint),
+      script: spec.store === 'redis' ? (scripts.get(spec.script) ?? null) : null,
+      gcraArgs: [String(spec.burst ?? spec.limit), String(spec.limit), String(spec.periodSeconds * 1000)],
+      metrics: metrics.rule(spec),
+      policyWindow: policyWindowSeconds(spec),
+      limitHeader: limitHeader(design.headerConvention, spec, policyWindowSeconds(spec)),
+      limitWindow: policyWindowSeconds(spec),
+    };
+  });
+  const routeTable = new RouteTable<Applicable>(design.routes.map(compileRoute), (match) => {
+    const owner = match.best ?? null;
+    const endpoint = match.endpoint;
+    const applied: AppliedRule[] = rules
+      .filter((r) => (owner !== null && r.routes.has(owner.index)) || match.wildcards.some((w) => r.routes.has(w.index)))
+      .map((rule) => {
+        const cost = (endpoint !== null ? rule.costs.get(endpoint) : undefined) ?? rule.spec.costDefault;
+        return { rule, cost, costArg: String(cost) };
+      });
+    return { exempt: match.exempt, rules: applied, needsUsername: applied.some((a) => a.rule.spec.identity === 'username') };
+  });
+  // the integer-reply variants when the client has them (see RedisClientLike)
+  const evalsha = redis ? (redis.evalshaBuffer ?? redis.evalsha).bind(redis) : null;
+  const evalScript = redis ? (redis.evalBuffer ?? redis.eval).bind(redis) : null;
+  const memory = new MemoryStore();
+  const deadlines = new Deadlines(expire);
+  const local = HYBRID !== null && options.hybrid !== false ? new LocalBuckets(Math.max(1, HYBRID.localBurst), 100000) : null;
+  let period: { id: string; start: number; end: number } | null = null;
+
+  /**
+   * The window a window rule counts in: the calendar period of the plan's zone (quotas), a
+   * plain fixed window aligned on the epoch (id = its index), or none for rolling windows
+   * (the script buckets those itself). One clock reading gives both the id and the end.
+   */
+  function windowOf(spec: RuleSpec): Window {
+    const now = clock();
+    if (spec.window === 'calendar' && QUOTA_PERIOD !== null && QUOTA_PERIOD.kind === 'calendar') {
+      if (period === null || now < period.start || now >= period.end) {
+        period = calendarPeriod(now, QUOTA_PERIOD.period, QUOTA_PERIOD.timeZone);
+      }
+      return period;
+    }
+    if (spec.window === 'rolling') return { id: 'rolling', end: 0 };
+    const periodMs = spec.periodSeconds * 1000;
+    const index = Math.floor(now / periodMs);
+    return { id: 'w' + index, end: (index + 1) * periodMs };
+  }
+
+  /**
+   * The window a rule's headers and bodies state: a calendar quota's current period, measured
+   * (a month is 28 to 31 days, a day 23 to 25 hours across a daylight-saving change), from the
+   * end of the window the step counted in; every other rule's policy window.
+   */
+  function windowSecondsOf(rule: ActiveRule, windowEnd: number): number {
+    if (rule.spec.window !== 'calendar' || windowEnd <= 0) return rule.policyWindow;
+    let p = period;
+    if ((p === null || p.end !== windowEnd) && QUOTA_PERIOD !== null && QUOTA_PERIOD.kind === 'calendar') {
+      p = calendarPeriod(windowEnd - 1, QUOTA_PERIOD.period, QUOTA_PERIOD.timeZone);
+    }
+    return p === null ? rule.policyWindow : Math.round((p.end - p.start) / 1000);
+  }
+
+  /** The limit header of a rule for a window length: kept per rule (calendar quotas: per period). */
+  function limitHeaderOf(rule: ActiveRule, windowSeconds: number): readonly [string, string] {
+    if (rule.limitWindow !== windowSeconds) {
+      rule.limitHeader = limitHeader(convention, rule.spec, windowSeconds);
+      rule.limitWindow = windowSeconds;
+    }
+    return rule.limitHeader;
+  }
+
+  function stated(rule: ActiveRule, s: Shown): StatedState {
+    return { id: rule.spec.id, limitHeader: limitHeaderOf(rule, s.windowSeconds), s };
+  }
+
+  const unavailableBody = JSON.stringify(unavailableFields(design.docsUrl, design.storeUnavailableRetryAfterSeconds));
+
+  function modeOf(spec: RuleSpec): RuleMode {
+    const chosen = modeHook ? modeHook(spec.id, spec.flag) : undefined;
+    return chosen !== undefined && MODES.indexOf(chosen) >= 0 ? chosen : fallbackMode;
+  }
+
+  /**
+   * The key of a rule for this request, or null when the rule does not apply to the caller
+   * (no usable identity). Own identity: the rule's identity if known, else API key > user >
+   * tenant > session > client IP (a fallback identity brings its own label).
+   */
+  function keyFor(rule: ActiveRule, request: RequestState<TReq>, win: Window | null): string | null {
+    const spec = rule.spec;
+    if (rule.fixedKey !== null) return rule.fixedKey;
+    const identity = request.identity;
+    let label: string | null = null;
+    let value: string;
+    switch (spec.identity) {
+      case 'global':
+        return windowKey(rule, null, win);
+      case 'ip':
+        value = ipOf(request);
+        break;
+      case 'username':
+        if (identity.username) value = usernameKey(identity.username);
+        else if (identity.userId) {
+          // no account name in the request (an MFA or reset-confirm step): the account the
+          // session already belongs to, from identify()
+          label = IDENTITY_LABEL.user;
+          value = usernameKey(identity.userId);
+        } else if (identity.sessionId) {
+          label = IDENTITY_LABEL.session;
+          value = usernameKey(identity.sessionId);
+        } else return null;
+        break;
+      default: {
+        const own = identityValue(spec.identity, identity);
+        if (own !== undefined) {
+          value = keyPart(own);
+          break;
+        }
+        let found: string | null = null;
+        for (const kind of FALLBACK_ORDER) {
+          if (kind === 'ip') {
+            // a quota belongs to an account: a caller known only by address has none
+            if (spec.tier === 'quota') return null;
+            label = IDENTITY_LABEL.ip;
+            found = ipOf(request);
+            break;
+          }
+          const v = identityValue(kind, identity);
+          if (v !== undefined) {
+            label = IDENTITY_LABEL[kind];
+            found = keyPart(v);
+            break;
+          }
+        }
+        if (found === null) return null;
+        value = found;
+      }
+    }
+    const shape = rule.shape;
+    if (shape !== null) return shape.head + (label ?? shape.label) + value + shape.tail;
+    return windowKey(rule, { label, value }, win);
+  }
+
+  /** renderKey for the patterns keyShape leaves alone, window id included. */
+  function windowKey(rule: ActiveRule, slot: Slot | null, win: Window | null): string {
+    if (win === null) return renderKey(prefix, rule.key, slot, '');
+    const key = renderKey(prefix, rule.key, slot, win.id);
+    return rule.periodSlot ? key : key + ':' + win.id;
+  }
+
+  /** The client IP, worked out at most once per request (only rules keyed on it need it). */
+  function ipOf(request: RequestState<TReq>): string {
+    if (request.ip === null) request.ip = clientIpOf(request.input);
+    return request.ip;
+  }
+
+  function scriptArgs(step: Step): (string | number)[] {
+    const first = step.rules[0] as ActiveRule;
+    const spec = first.spec;
+    if (spec.script === 'gcra') {
+      const g = first.gcraArgs;
+      return [step.keys[0] ?? '', g[0], g[1], g[2], step.costArg];
+    }
+    // (the other scripts take per-request windows and key counts)
+    const args: (string | number)[] = step.keys.slice();
+    if (spec.script === 'sliding-window-log') {
+      for (const r of step.rules) args.push(r.spec.limit, r.spec.periodSeconds * 1000);
+      args.push(step.cost);
+      return args;
+    }
+    if (spec.window === 'rolling') {
+      const windowMs = QUOTA_PERIOD !== null && QUOTA_PERIOD.kind === 'rolling' ? QUOTA_PERIOD.days * 86400000 : spec.periodSeconds * 1000;
+      args.push('rolling', spec.limit, step.cost, Math.max(86400000, Math.ceil(windowMs / 86400000) * 86400000), 86400000);
+      return args;
+    }
+    args.push('calendar', spec.limit, step.cost, step.windowEnd, 60000);
+    return args;
+  }
+
+  /**
+   * One script call: EVALSHA; on NOSCRIPT (first call on this server, or after SCRIPT FLUSH
+   * or a failover) EVAL with the source, which Redis then caches for the next EVALSHA.
+   * Fails with StoreError('timeout') when no reply came within timeoutMs.
+   * argv: the keys, then the arguments. The listener hears the outcome, once.
+   */
+  function callRedis(script: BoundScript, numKeys: number, argv: readonly (string | number)[], listener: StoreListener): void {
+    const started = performance.now();
+    // the command goes out first, the bookkeeping after: a promise settles no earlier than
+    // the next microtask, so nothing is missed, and calls made back to back reach the store
+    // back to back
+    const sent = (evalsha as NonNullable<typeof evalsha>)(script.spec.sha1, numKeys, ...argv);
+    const call = new StoreCall(script, numKeys, argv, listener, started, started + timeoutMs);
+    deadlines.add(call);
+    sent.then(
+      (raw) => replied(call, raw),
+      (error: unknown) => failed(call, error),
+    );
+  }
+
+  /** The same call for code that wants a promise (the in-process bucket's charges). */
+  function callRedisPromise(script: BoundScript, numKeys: number, argv: readonly (string | number)[]): Promise<Reply> {
+    return new Promise<Reply>((resolve, reject) => callRedis(script, numKeys, argv, { stored: resolve, failed: reject }));
+  }
+
+  /** Marks the call settled and records its latency; false when it had settled already. */
+  function settle(call: StoreCall): boolean {
+    if (call.settled) return false;
+    call.settled = true;
+    deadlines.remove(call);
+    // a call sent and answered within one checkpoint may predate the shared reading: 0 ms
+    call.script.latency.observe(Math.max(0, replyTime() - call.started));
+    return true;
+  }
+
+  function replied(call: StoreCall, raw: unknown): void {
+    if (!settle(call)) return;
+    let reply: Reply;
+    try {
+      reply = toReply(raw);
+    } catch (error) {
+      call.listener.failed(error);
+      return;
+    }
+    call.listener.stored(reply);
+  }
+
+  function failed(call: StoreCall, error: unknown): void {
+    if (call.settled) return;
+    if (isNoScript(error)) {
+      (evalScript as NonNullable<typeof evalScript>)(call.script.spec.source, call.numKeys, ...call.argv).then(
+        (raw) => replied(call, raw),
+        (again: unknown) => {
+          if (settle(call)) call.listener.failed(again);
+        },
+      );
+      return;
+    }
+    if (settle(call)) call.listener.failed(error);
+  }
+
+  function expire(call: StoreCall): void {
+    if (settle(call)) call.listener.failed(new StoreError('timeout', 'rate limiter store did not answer within ' + timeoutMs + ' ms'));
+  }
+
+  /**
+   * Runs one step's script: the reply at once (state in this process, or the in-process
+   * bucket answering), a promise of it (the in-process bucket asking Redis), or null when
+   * Redis was asked and the listener will hear the reply.
+   */
+  function execute(step: Step, listener: StoreListener): Reply | Promise<Reply> | null {
+    const first = step.rules[0] as ActiveRule;
+    const argv = scriptArgs(step);
+    const numKeys = step.keys.length;
+    if (first.spec.store === 'memory') return memory.run(first.spec.script, step.keys, argv.slice(numKeys));
+    const script = first.script;
+    if (!script) throw new StoreError('script', 'rate limiter: no script for rule ' + first.spec.id);
+    if (local && first.spec.hybrid && numKeys === 1) {
+      return local.decide(
+        step.keys[0] ?? '',
+        step.cost,
+        (cost) => {
+          const withCost = argv.slice();
+          withCost[withCost.length - 1] = cost;
+          return callRedisPromise(script, 1, withCost);
+        },
+        (error) => {
+          first.metrics.failures[failureReason(error)].inc();
+          options.onStoreError?.(error, [first.spec.id]);
+        },
+      );
+    }
+    callRedis(script, numKeys, argv, listener);
+    return null;
+  }
+
+  /**
+   * One request's decision in the making: its steps run one after another (a quota unit is
+   * only spent once every rate limit has admitted the request), and each can end the request
+   * (429, or 503 when a fail-closed rule's store failed). Driven by callbacks rather than
+   * async/await: a request then costs one promise, not one per store call plus the async
+   * function's own, which shows at tens of thousands of decisions per second.
+   */
+  class Evaluation implements StoreListener {
+    private readonly steps: readonly Step[];
+    private readonly silent: boolean;
+    private readonly plan: string | null;
+    private readonly resolve: (decision: Decision) => void;
+    private readonly reject: (error: unknown) => void;
+    /** The step in progress. */
+    private at = 0;
+    private readonly outcomes: RuleOutcome[] = [];
+    /** The most constraining client-facing rate rule so far: its headers go on an admitted response. */
+    private shownRule: ActiveRule | null = null;
+    private shownValues: Shown | null = null;
+    /** The plan quota that counted the call, shown beside it. */
+    private quotaRule: ActiveRule | null = null;
+    private quotaValues: Shown | null = null;
+
+    constructor(steps: readonly Step[], silent: boolean, plan: string | null, resolve: (decision: Decision) => void, reject: (error: unknown) => void) {
+      this.steps = steps;
+      this.silent = silent;
+      this.plan = plan;
+      this.resolve = resolve;
+      this.reject = reject;
+    }
+
+    /** Runs steps until one waits for the store, or the decision is made. */
+    run(): void {
+      try {
+        while (this.at < this.steps.length) {
+          const step = this.steps[this.at] as Step;
+          let reply: Reply | Promise<Reply> | null;
+          try {
+            reply = execute(step, this);
+          } catch (error) {
+            if (this.failure(step, error)) return;
+            continue;
+          }
+          if (reply === null) return;
+          if (isPromiseLike(reply)) {
+            reply.then(
+              (r) => this.stored(r),
+              (error: unknown) => this.failed(error),
+            );
+            return;
+          }
+          if (this.result(step, reply)) return;
+        }
+        this.resolve(this.admitted());
+      } catch (error) {
+        this.reject(error);
+      }
+    }
+
+    stored(reply: Reply): void {
+      try {
+        if (!this.result(this.steps[this.at] as Step, reply)) this.run();
+      } catch (error) {
+        this.reject(error);
+      }
+    }
+
+    failed(error: unknown): void {
+      try {
+        if (!this.failure(this.steps[this.at] as Step, error)) this.run();
+      } catch (again) {
+        this.reject(again);
+      }
+    }
+
+    /** A step's reply: outcomes and metrics. True when it decided the request (429). */
+    private result(step: Step, reply: Reply): boolean {
+      this.at++;
+      const source = local !== null && localReplies.has(reply) ? 'local' : 'store';
+      const allowed = reply[0] === 1;
+      const binding = allowed ? -1 : Math.max(0, (step.rules.length > 1 ? (reply[4] ?? 1) : 1) - 1);
+      const remaining = Math.max(0, reply[1] ?? 0);
+      const resetMs = Math.max(0, reply[3] ?? 0);
+      let denied: RuleOutcome | null = null;
+      for (let i = 0; i < step.rules.length; i++) {
+        const r = step.rules[i] as ActiveRule;
+        const isBinding = i === binding;
+        const outcome: RuleOutcome = {
+          ruleId: r.spec.id,
+          mode: step.mode,
+          allowed: !isBinding,
+          remaining,
+          resetMs,
+          retryAfterMs: isBinding ? (reply[2] ?? 0) : 0,
+          source,
+        };
+        this.outcomes.push(outcome);
+        if (!this.silent && r.spec.headers === 'full') {
+          const values = shown(r.spec, outcome, windowSecondsOf(r, step.windowEnd));
+          if (r.spec.tier === 'quota') {
+            if (tighter(values, this.quotaValues)) {
+              this.quotaRule = r;
+              this.quotaValues = values;
+            }
+          } else if (tighter(values, this.shownValues)) {
+            this.shownRule = r;
+            this.shownValues = values;
+          }
+        }
+        if (!isBinding) {
+          r.metrics.allowed.inc();
+          if (remaining < r.metrics.nearBelow) r.metrics.nearLimit.inc();
+        } else {
+          denied = outcome;
+          if (step.mode === 'enforce') r.metrics.throttled.inc();
+          else r.metrics.shadowThrottled.inc();
+        }
+      }
+      if (denied === null) return false;
+      const binder = step.rules[binding] as ActiveRule;
+      const rule = binder.spec;
+      if (step.mode === 'enforce') binder.metrics.throttledEnforce.inc();
+      else binder.metrics.throttledShadow.inc();
+      if (rule.tier === 'quota') metrics.quotaExhausted(rule.id, rule.plan ?? this.plan ?? '');
+      if (step.mode === 'shadow') return false;
+      const retryAfter = retryAfterSeconds(rule, denied);
+      const s = shown(rule, denied, windowSecondsOf(binder, step.windowEnd));
+      // a quota's own refusal states the quota (the single-value conventions: in the quota trio too)
+      const quota = rule.tier === 'quota' ? binder : null;
+      const headers: (readonly [string, string])[] =
+        this.silent || rule.headers === 'silent' ? [] : rateLimitHeaders(convention, stated(binder, s), quota === null ? null : stated(quota, s));
+      headers.push(['Retry-After', String(retryAfter)]);
+      this.resolve({
+        status: 429,
+        headers,
+        body: JSON.stringify(problemFields(design.docsUrl, rule, s, retryAfter)),
+        contentType: PROBLEM_JSON,
+        ruleId: rule.id,
+        exempt: false,
+        outcomes: this.outcomes,
+      });
+      return true;
+    }
+
+    /** A step whose store failed: its rules' fail mode. True when it decided the request (503). */
+    private failure(step: Step, error: unknown): boolean {
+      this.at++;
+      const reason = failureReason(error);
+      for (const r of step.rules) r.metrics.failures[reason].inc();
+      options.onStoreError?.(error, step.rules.map((r) => r.spec.id));
+      const closed = step.mode === 'enforce' ? step.rules.find((r) => r.spec.failMode === 'closed') : undefined;
+      if (closed) {
+        this.resolve({
+          status: 503,
+          headers: [['Retry-After', String(design.storeUnavailableRetryAfterSeconds)]],
+          body: unavailableBody,
+          contentType: PROBLEM_JSON,
+          ruleId: closed.spec.id,
+          exempt: false,
+          outcomes: this.outcomes,
+        });
+        return true;
+      }
+      for (const r of step.rules) {
+        // availability over enforcement: admitted unchecked, and counted (an alert pages on it)
+        if (step.mode === 'enforce') r.metrics.failOpen.inc();
+        this.outcomes.push({ ruleId: r.spec.id, mode: step.mode, allowed: true, remaining: 0, resetMs: 0, retryAfterMs: 0, source: 'store-failed' });
+      }
+      return false;
+    }
+
+    /** Every step admitted the request: the headers of the most constraining client-facing rule. */
+    private admitted(): Decision {
+      let rule = this.shownRule;
+      let values = this.shownValues;
+      const quota = this.quotaRule;
+      const q = this.quotaValues;
+      // the single-value conventions state the tightest rule, the quota included; structured
+      // fields list the rate rule and the quota as two items
+      if (quota !== null && q !== null && (values === null || (convention !== 'ietf-structured' && tighter(q, values)))) {
+        rule = quota;
+        values = q;
+      }
+      if (rule === null || values === null) return { status: 200, headers: [], body: null, contentType: null, ruleId: null, exempt: false, outcomes: this.outcomes };
+      const headers = rateLimitHeaders(convention, stated(rule, values), quota === null || q === null ? null : stated(quota, q));
+      // past a soft plan quota the call still passes: say so
+      if (quota !== null && q !== null && q.overQuota > 0) headers.push(quotaExceededHeader(quota.spec.id, q.overQuota));
+      return { status: 200, headers, body: null, contentType: null, ruleId: null, exempt: false, outcomes: this.outcomes };
+    }
+  }
+
+  function clientIpOf(input: LimiterInput<TReq>): string {
+    if (options.clientIp) {
+      const given = options.clientIp(input.req);
+      if (given) {
+        const bytes = parseIp(given);
+        return bytes ? formatIp(bytes, ipv6Prefix) : keyPart(given);
+      }
+    }
+    return resolveClientIp(input.remoteAddress, input.forwardedFor, trusted, ipv6Prefix);
+  }
+
+  const EXEMPT: Decision = { status: 200, headers: [], body: null, contentType: null, ruleId: null, exempt: true, outcomes: [] };
+  const NOTHING: Decision = { status: 200, headers: [], body: null, contentType: null, ruleId: null, exempt: false, outcomes: [] };
+  // settled promises can be handed to any number of callers
+  const EXEMPT_DONE = Promise.resolve(EXEMPT);
+  const NOTHING_DONE = Promise.resolve(NOTHING);
+
+  function check(input: LimiterInput<TReq>): Promise<Decision> {
+    try {
+      const applicable = routeTable.lookup(upperCase(input.method), input.url);
+      if (applicable.exempt) return EXEMPT_DONE;
+      const applied = applicable.rules;
+      // the kill switch of each rule; identify() is only asked when some rule is on
+      const modes: RuleMode[] = [];
+      let on = false;
+      for (const a of applied) {
+        const mode = modeOf(a.rule.spec);
+        modes.push(mode);
+        if (mode !== 'off') on = true;
+      }
+      if (!on) return NOTHING_DONE;
+      if (!identify) return evaluate(input, applicable, modes, NO_IDENTITY);
+      const given = identify(input.req);
+      if (isPromiseLike(given)) return given.then((identity) => evaluate(input, applicable, modes, identity ?? NO_IDENTITY));
+      return evaluate(input, applicable, modes, given ?? NO_IDENTITY);
+    } catch (error) {
+      return Promise.reject(error);
+    }
+  }
+
+  /** The steps of a request (each rule's key; dual-key auth rows joined), then their evaluation. */
+  function evaluate(input: LimiterInput<TReq>, applicable: Applicable, modes: readonly RuleMode[], given: RequestIdentity): Promise<Decision> {
+    let identity = given;
+    if (applicable.needsUsername && !identity.username) {
+      identity = { ...identity, username: usernameFromBody(input) };
+    }
+    const plan = identity.plan ?? defaultPlan;
+    const request: RequestState<TReq> = { input, identity, plan, ip: null };
+    const applied = applicable.rules;
+    // security rules stay silent: when one applies, no rate-limit headers at all
+    let silent = false;
+    const steps: Step[] = [];
+    for (let i = 0; i < applied.length; i++) {
+      const mode = modes[i];
+      if (mode === 'off' || mode === undefined) continue;
+      const { rule, cost, costArg } = applied[i] as AppliedRule;
+      const spec = rule.spec;
+      if (spec.headers === 'silent') silent = true;
+      if (spec.plan !== null && spec.plan !== plan) continue;
+      const win = spec.window === null ? null : windowOf(spec);
+      const key = keyFor(rule, request, win);
+      if (key === null) continue;
+      const windowEnd = win === null ? 0 : win.end;
+      if (spec.script === 'sliding-window-log') {
+        // dual-key auth: the logs of one flow share a hash tag and are checked in ONE call
+        const tag = hashTag(key);
+        const partner =
+          tag === null
+            ? undefined
+            : steps.find((s) => {
+                const other = (s.rules[0] as ActiveRule).spec;
+                return s.tag === tag && s.mode === mode && s.cost === cost && other.script === 'sliding-window-log' && other.store === spec.store;
+              });
+        if (partner) {
+          partner.rules.push(rule);
+          partner.keys.push(key);
+        } else {
+          steps.push({ rules: [rule], keys: [key], mode, cost, costArg, tag, windowEnd });
+        }
+      } else {
+        steps.push({ rules: [rule], keys: [key], mode, cost, costArg, tag: null, windowEnd });
+      }
+    }
+    return new Promise<Decision>((resolve, reject) => new Evaluation(steps, silent, plan, resolve, reject).run());
+  }
+
+  return {
+    check,
+    clientIp: (remoteAddress, forwardedFor) => resolveClientIp(remoteAddress, forwardedFor, trusted, ipv6Prefix),
+    rules: RULES,
+    close: () => {
+      local?.clear();
+      memory.clear();
+      deadlines.clear();
+    },
+  };
+}
