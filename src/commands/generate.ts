@@ -146,8 +146,11 @@ export async function planOutputs(ctx: CommandContext, design: Design, opts: Pla
   const codeDirRaw = opts.codeDir ?? design.output.codeDir;
   const codeDir = codeDirRaw && codeDirRaw !== 'none' ? path.resolve(ctx.cwd, codeDirRaw) : undefined;
   // The code is embedded when it is written too: the document then holds the same bytes as the files.
-  const code = codeDir ? (await import('../codegen/index.js')).generateCode(design) : [];
-  const checks = checkDesign(design);
+  // The checks read the generated files too (what ships must do what the document says), so
+  // the code is generated on every run; it is embedded and written only with a code folder.
+  const generated = (await import('../codegen/index.js')).generateCode(design);
+  const code = codeDir ? generated : [];
+  const checks = checkDesign(design, generated);
   const input = { design, checks, ...(code.length > 0 ? { codeFiles: code } : {}) };
   const files = await renderDocument(ctx, input, {
     format,

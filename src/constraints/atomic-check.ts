@@ -6,6 +6,8 @@
 import type { Primitive } from '../design/model.js';
 import { defineConstraint } from './define.js';
 import { instancesText, isNonEmptyString, isScaledOut, ruleIdOf, rulesOf, show } from './guards.js';
+import { createHash } from 'node:crypto';
+import { DESIGN_DATA_FILE, shippedDesign, shippedLua } from './artefacts.js';
 
 const ATOMIC: readonly Primitive[] = ['redis-lua', 'gateway-native', 'in-process'];
 
@@ -25,6 +27,8 @@ export default defineConstraint({
         'In-process state is per instance, but the service runs {{instances}} instances; each admits the full limit. Keep the state in the shared store.',
       noGateway: 'The rule relies on a gateway-native limiter, but the design has no gateway.',
       noStore: 'The rule runs a Lua script, but the design has no store to run it in.',
+      scriptNotShipped: '{{file}} runs {{script}} for the middleware rules, but the code folder ships no lua/{{script}}.lua.',
+      scriptMismatch: 'The {{script}} script in {{file}} is not the shipped lua/{{script}}.lua byte for byte (SHA1 {{sha1}} against {{shipped}}): EVALSHA would run another script than the one reviewed.',
     },
   },
   check(design, report) {
@@ -44,6 +48,21 @@ export default defineConstraint({
         report({ messageId: 'noGateway', ruleId });
       } else if (primitive === 'redis-lua' && scope?.store === 'none') {
         report({ messageId: 'noStore', ruleId });
+      }
+    }
+  },
+  checkFiles(_design, files, report) {
+    const data = shippedDesign(files);
+    const lua = shippedLua(files);
+    for (const script of data?.scripts ?? []) {
+      const shipped = lua.get(`${script.name}.lua`);
+      if (shipped === undefined) {
+        report({ messageId: 'scriptNotShipped', data: { file: DESIGN_DATA_FILE, script: script.name } });
+        continue;
+      }
+      const sha1 = createHash('sha1').update(shipped).digest('hex');
+      if (script.source !== shipped || script.sha1 !== sha1) {
+        report({ messageId: 'scriptMismatch', data: { file: DESIGN_DATA_FILE, script: script.name, sha1: script.sha1, shipped: sha1 } });
       }
     }
   },

@@ -5,6 +5,7 @@
 import type { MatrixRule } from '../design/model.js';
 import { defineConstraint } from './define.js';
 import { isNonEmptyString, isPositiveNumber, ruleIdOf, rulesOf } from './guards.js';
+import { shippedLua } from './artefacts.js';
 
 /** Slack for floating-point error in the lifetime arithmetic. */
 const EPSILON = 1e-6;
@@ -47,6 +48,7 @@ export default defineConstraint({
         'TTL {{ttl}}s is shorter than the {{needed}}s that {{algorithm}} state must live; keys would expire early and reset the limit.',
       unboundedCardinality: 'The rule states no finite bound on how many keys it creates.',
       cardinalityNotStated: 'The rule bounds its keys at {{bound}} but does not say what the bound is based on.',
+      luaWithoutTtl: 'lua/{{file}} writes keys but never sets their expiry (no PEXPIRE, EXPIRE or SET ... PX): its keys would live for ever.',
     },
   },
   check(design, report) {
@@ -73,6 +75,14 @@ export default defineConstraint({
       } else if (!isNonEmptyString(rule.cardinality?.basis)) {
         report({ messageId: 'cardinalityNotStated', ruleId, data: { bound } });
       }
+    }
+  },
+  checkFiles(_design, files, report) {
+    for (const [file, source] of shippedLua(files)) {
+      const code = source.replace(/--[^\n]*/g, '');
+      const writes = /redis\.call\(\s*'(?:SET|HSET|HMSET|INCRBY|INCR|ZADD|RPUSH|LPUSH|HINCRBY)'/i.test(code);
+      const expires = /redis\.call\(\s*'(?:PEXPIRE|EXPIRE|PEXPIREAT|EXPIREAT)'/i.test(code) || /'PX'|'EX'/.test(code);
+      if (writes && !expires) report({ messageId: 'luaWithoutTtl', data: { file } });
     }
   },
 });

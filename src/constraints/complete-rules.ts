@@ -6,6 +6,7 @@ import { ALGORITHMS, FAIL_MODES, LAYERS } from '../answers/choices.js';
 import type { Algorithm, MatrixRule } from '../design/model.js';
 import { defineConstraint } from './define.js';
 import { isNonEmptyString, isPositiveNumber, ruleIdOf, rulesOf, show } from './guards.js';
+import { DESIGN_DATA_FILE, PROVIDERS_FILE, shippedDesign, shippedProviders } from './artefacts.js';
 
 /** Algorithms with a bucket capacity; window algorithms carry `burst: null`. */
 const BURST_ALGORITHMS: readonly Algorithm[] = ['token-bucket', 'leaky-bucket', 'gcra'];
@@ -49,6 +50,7 @@ export default defineConstraint({
       missingField: 'The rule does not state its {{field}}.',
       invalidField: 'The rule states an invalid {{field}}: {{value}}.',
       burstNotApplicable: '{{algorithm}} has no burst; state burst as null for a window algorithm.',
+      notShipped: 'The rule runs at the {{layer}}, but {{file}} does not enforce it: the shipped code has no {{what}}.',
     },
   },
   check(design, report) {
@@ -78,6 +80,25 @@ export default defineConstraint({
 
       if (algorithm !== undefined && !hasBurst && rule.burst !== null && rule.burst !== undefined) {
         report({ messageId: 'burstNotApplicable', ruleId, data: { algorithm } });
+      }
+    }
+  },
+  checkFiles(design, files, report) {
+    const data = shippedDesign(files);
+    const middleware = new Set((data?.rules ?? []).map((r) => r.id));
+    const providers = new Set(shippedProviders(files).map((p) => p.ruleId));
+    const gateway = files.filter((f) => f.path.startsWith('gateway/'));
+    for (const rule of rulesOf(design)) {
+      const ruleId = ruleIdOf(rule);
+      if (ruleId === undefined || !rule.rate) continue;
+      if (rule.tier === 'outbound' || rule.layer === 'outbound-client') {
+        if (!providers.has(ruleId)) report({ messageId: 'notShipped', ruleId, data: { layer: 'outbound client', file: PROVIDERS_FILE, what: 'provider bucket for it' } });
+      } else if (rule.layer === 'edge') {
+        if (design.scope?.gateway === 'none') continue;
+        const named = gateway.some((f) => f.content.includes(ruleId));
+        if (!named) report({ messageId: 'notShipped', ruleId, data: { layer: 'edge', file: gateway[0]?.path ?? 'gateway/', what: 'limit for it' } });
+      } else if (!middleware.has(ruleId)) {
+        report({ messageId: 'notShipped', ruleId, data: { layer: 'middleware', file: DESIGN_DATA_FILE, what: 'rule entry for it' } });
       }
     }
   },

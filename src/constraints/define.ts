@@ -2,6 +2,7 @@
  * defineConstraint: builds a ConstraintModule from its meta and a body that reports
  * findings. Message ids are checked against `meta.messages` at compile time.
  */
+import type { CodeFile } from '../codegen/types.js';
 import type { Design } from '../design/model.js';
 import type { ConstraintMeta, ConstraintModule, Finding, FindingData } from './types.js';
 
@@ -14,6 +15,11 @@ export interface ConstraintDefinition<M extends string> {
   /** Defaults to always applicable. */
   applies?: (design: Design) => boolean;
   check: (design: Design, report: Report<M>) => void;
+  /**
+   * The same constraint checked on the generated files (when the caller has them): what ships
+   * must do what the design says. Findings name the file in their data (`file`).
+   */
+  checkFiles?: (design: Design, files: readonly CodeFile[], report: Report<M>) => void;
 }
 
 export function defineConstraint<M extends string>(def: ConstraintDefinition<M>): ConstraintModule {
@@ -21,16 +27,25 @@ export function defineConstraint<M extends string>(def: ConstraintDefinition<M>)
   return {
     meta: def.meta,
     applies,
-    check(design) {
+    checksFiles: def.checkFiles !== undefined,
+    check(design, files) {
       const findings: Finding[] = [];
       if (!applies(design)) return findings;
-      def.check(design, ({ messageId, data = {}, ruleId }) => {
+      const report: Report<M> = ({ messageId, data = {}, ruleId }) => {
         findings.push(
           ruleId === undefined
             ? { constraintId: def.meta.id, messageId, data }
             : { constraintId: def.meta.id, messageId, data, ruleId },
         );
-      });
+      };
+      def.check(design, report);
+      if (files !== undefined && def.checkFiles !== undefined) {
+        try {
+          def.checkFiles(design, files, report);
+        } catch {
+          // a check never throws; a design too broken to read is reported by check()
+        }
+      }
       return findings;
     },
   };

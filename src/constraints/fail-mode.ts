@@ -5,6 +5,7 @@
 import { FAIL_MODES } from '../answers/choices.js';
 import { defineConstraint } from './define.js';
 import { objects, ruleIdOf, rulesOf, show } from './guards.js';
+import { ALERTS_FILE, alertMetrics, DESIGN_DATA_FILE, emittedMetrics, fileOf, shippedDesign } from './artefacts.js';
 
 /** Name fragments of the two counters the constraint asks for. */
 const SIGNALS = ['store_failures', 'fail_open'] as const;
@@ -21,6 +22,9 @@ export default defineConstraint({
       missingMetric: 'Monitoring has no counter for {{signal}} (a metric whose name contains "{{signal}}").',
       metricNotCounter: 'Metric {{metric}} counts {{signal}} events, so it must be a counter, not a {{type}}.',
       missingAlert: 'No alert fires on {{signal}}; while the limiter fails open the backend is unprotected.',
+      failModeNotShipped: '{{file}} makes the rule fail {{shipped}} while the matrix says fail {{failMode}}.',
+      alertsNotShipped: 'The code folder has no {{file}}: store failures and fail-open events alert nobody.',
+      alertOnSilentMetric: 'Alert {{alert}} in {{file}} reads {{metric}}, which no generated component exports (nor an exporter the design names): it can never fire.',
     },
   },
   check(design, report) {
@@ -43,6 +47,29 @@ export default defineConstraint({
       }
       if (!alerts.some((a) => mentions(a.metric, signal) || mentions(a.expr, signal))) {
         report({ messageId: 'missingAlert', data: { signal } });
+      }
+    }
+  },
+  checkFiles(design, files, report) {
+    const data = shippedDesign(files);
+    for (const rule of rulesOf(design)) {
+      const ruleId = ruleIdOf(rule);
+      const shipped = data?.rules.find((r) => r.id === ruleId);
+      if (ruleId === undefined || !shipped || rule.layer !== 'middleware') continue;
+      if (rule.failMode !== undefined && shipped.failMode !== rule.failMode) {
+        report({ messageId: 'failModeNotShipped', ruleId, data: { file: DESIGN_DATA_FILE, shipped: show(shipped.failMode), failMode: rule.failMode } });
+      }
+    }
+    if (fileOf(files, ALERTS_FILE) === undefined) {
+      report({ messageId: 'alertsNotShipped', data: { file: ALERTS_FILE } });
+      return;
+    }
+    const emitted = emittedMetrics(files);
+    // the store's own gauges come from redis_exporter, which the design names and sets up
+    const external = new Set(objects(design.monitoring?.metrics).filter((m) => (m.emittedBy ?? []).includes('redis-exporter')).map((m) => m.name));
+    for (const { alert, metrics } of alertMetrics(files)) {
+      for (const metric of metrics) {
+        if (!emitted.has(metric) && !external.has(metric)) report({ messageId: 'alertOnSilentMetric', data: { alert, file: ALERTS_FILE, metric } });
       }
     }
   },

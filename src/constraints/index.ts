@@ -2,6 +2,7 @@
  * The registry of the nine testable constraints, and the functions the CLI uses to run
  * them and print their findings.
  */
+import type { CodeFile } from '../codegen/types.js';
 import type { Design } from '../design/model.js';
 import atomicCheck from './atomic-check.js';
 import authDualKey from './auth-dual-key.js';
@@ -30,10 +31,13 @@ export const CONSTRAINTS: readonly ConstraintModule[] = [
   sharedOutbound,
 ];
 
-/** Runs every constraint against the design, in order. */
-export function checkDesign(design: Design): ConstraintResult[] {
+/**
+ * Runs every constraint against the design, in order; with the generated files, each
+ * constraint that concerns an artefact also checks what ships.
+ */
+export function checkDesign(design: Design, files?: readonly CodeFile[]): ConstraintResult[] {
   return CONSTRAINTS.map(({ meta, applies, check }) => {
-    const findings = check(design);
+    const findings = check(design, files);
     return {
       id: meta.id,
       number: meta.number,

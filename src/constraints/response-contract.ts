@@ -4,36 +4,30 @@
  */
 import { HEADER_CONVENTIONS } from '../answers/choices.js';
 import type { HeaderConvention } from '../design/model.js';
+import { FRAMEWORK_ADAPTERS } from '../answers/choices.js';
+import { HEADER_NAMES, headerNamesOf } from '../runtime/middleware/responses.js';
+import { DESIGN_DATA_FILE, fileOf, LIMITER_FILE, shippedDesign } from './artefacts.js';
 import { defineConstraint } from './define.js';
 import { isSecurityRule, objects, ruleIdOf, rulesOf, show, strings } from './guards.js';
 
-/** The headers each convention requires. */
-const REQUIRED: Record<HeaderConvention, readonly string[]> = {
-  'ietf-structured': ['RateLimit', 'RateLimit-Policy'],
-  'ietf-trio': ['RateLimit-Limit', 'RateLimit-Remaining', 'RateLimit-Reset'],
-  'x-ratelimit': ['X-RateLimit-Limit', 'X-RateLimit-Remaining', 'X-RateLimit-Reset'],
-};
+/** The headers each convention requires on every client response: the runtime's own names. */
+function required(convention: HeaderConvention): readonly string[] {
+  if (convention === 'ietf-structured') return [HEADER_NAMES[convention].policy, HEADER_NAMES[convention].state];
+  const n = HEADER_NAMES[convention];
+  return [n.limit, n.remaining, n.reset];
+}
 
-/** Whether a rate-limit header (lower case) belongs to a convention. */
+/**
+ * Whether a rate-limit header belongs to a convention: one the runtime sends under it (the
+ * quota trio and Quota-Exceeded included), any X-RateLimit-* header under the X- convention,
+ * and RateLimit-Policy beside the trio (introduced with it in the earlier drafts). Whether the
+ * code sends a listed header is the artefact check's question.
+ */
 function belongsTo(name: string, convention: HeaderConvention): boolean {
-  switch (convention) {
-    case 'ietf-structured':
-      return name === 'ratelimit' || name === 'ratelimit-policy';
-    case 'ietf-trio':
-      // RateLimit-Policy was introduced alongside the trio in the earlier drafts; the quota
-      // trio is the contract's documented extension for a plan quota beside the tightest limit.
-      return [
-        'ratelimit-limit',
-        'ratelimit-remaining',
-        'ratelimit-reset',
-        'ratelimit-policy',
-        'ratelimit-quota-limit',
-        'ratelimit-quota-remaining',
-        'ratelimit-quota-reset',
-      ].includes(name);
-    case 'x-ratelimit':
-      return name.startsWith('x-ratelimit-');
-  }
+  const names = headerNamesOf(convention).map((h) => h.toLowerCase());
+  if (names.includes(name)) return true;
+  if (convention === 'x-ratelimit') return name.startsWith('x-ratelimit-');
+  return convention === 'ietf-trio' && name === 'ratelimit-policy';
 }
 
 /** RateLimit, RateLimit-*, X-RateLimit-*: headers some convention claims (Retry-After is not one). */
@@ -62,6 +56,12 @@ export default defineConstraint({
       edgeClaimsHeaders:
         'The rule is enforced only at the edge, whose 429 carries Retry-After but no rate-limit headers; the matrix claims {{headers}} (edge rules are marked headers: edge).',
       edgeNotListed: 'The edge-only rule is missing from the contract list of rules enforced at the edge.',
+      retryAfterNotShipped: '{{file}} can answer 429 at the {{layer}} without a Retry-After header.',
+      conventionNotShipped: '{{file}} sends the {{shipped}} header convention while the contract documents {{convention}}.',
+      headerNotProduced: 'The contract promises the {{header}} header, but {{file}} never sends it.',
+      headersNotShipped: '{{file}} sends {{shipped}} rate-limit headers for the rule while the matrix says {{headers}}.',
+      adapterNotShipped: 'The design runs on {{framework}}, but the code folder has no {{file}}: the document\'s middleware has no code to mount.',
+      neutralCallNotShown: 'No adapter exists for {{framework}}, and {{file}} does not show how to call createLimiter(DESIGN) from it.',
     },
   },
   check(design, report) {
@@ -84,7 +84,7 @@ export default defineConstraint({
       report({ messageId: 'noHeaders' });
     } else if (convention !== undefined) {
       const lower = headerNames.map((n) => n.toLowerCase());
-      for (const header of REQUIRED[convention].filter((h) => !lower.includes(h.toLowerCase()))) {
+      for (const header of required(convention).filter((h) => !lower.includes(h.toLowerCase()))) {
         report({ messageId: 'missingHeader', data: { convention, header } });
       }
       for (const header of headerNames) {
@@ -121,4 +121,56 @@ export default defineConstraint({
       }
     }
   },
+  checkFiles(design, files, report) {
+    const rules = rulesOf(design);
+    const middlewareRules = rules.filter((r) => r.layer === 'middleware');
+    const data = shippedDesign(files);
+    if (middlewareRules.length > 0) {
+      const framework = design.scope?.framework;
+      const adapter = framework === undefined ? undefined : FRAMEWORK_ADAPTERS[framework];
+      if (framework !== undefined && adapter !== undefined) {
+        if (adapter !== null && fileOf(files, `middleware/${adapter}`) === undefined) {
+          report({ messageId: 'adapterNotShipped', data: { framework, file: `middleware/${adapter}` } });
+        }
+        if (adapter === null && !(fileOf(files, 'README.md')?.content.includes('createLimiter(DESIGN') ?? false)) {
+          report({ messageId: 'neutralCallNotShown', data: { framework, file: 'README.md' } });
+        }
+      }
+      const limiter = fileOf(files, LIMITER_FILE)?.content ?? '';
+      if (!limiter.includes("['Retry-After', String(retryAfter)]")) {
+        report({ messageId: 'retryAfterNotShipped', data: { file: LIMITER_FILE, layer: 'middleware' } });
+      }
+      const convention = design.contract?.convention;
+      if (data && convention !== undefined && data.headerConvention !== convention) {
+        report({ messageId: 'conventionNotShipped', data: { file: DESIGN_DATA_FILE, shipped: show(data.headerConvention), convention } });
+      }
+      const responses = fileOf(files, 'middleware/responses.ts')?.content ?? '';
+      const promised = [...objects(design.contract?.headers), ...objects(design.contract?.quotaHeaders)].map((h) => h.name);
+      for (const header of promised) {
+        if (typeof header === 'string' && isRateLimitHeader(header.toLowerCase()) && !responses.includes(`'${header}'`)) {
+          report({ messageId: 'headerNotProduced', data: { header, file: 'middleware/responses.ts' } });
+        }
+      }
+      for (const rule of middlewareRules) {
+        const ruleId = ruleIdOf(rule);
+        const shipped = data?.rules.find((r) => r.id === ruleId);
+        if (ruleId === undefined || !shipped) continue;
+        const want = rule.headers === 'silent' ? 'silent' : 'full';
+        if (shipped.headers !== want) report({ messageId: 'headersNotShipped', ruleId, data: { file: DESIGN_DATA_FILE, shipped: show(shipped.headers), headers: want } });
+      }
+    }
+    // the edge: every gateway file set that can answer 429 sends Retry-After
+    const gateway = files.filter((f) => f.path.startsWith('gateway/'));
+    if (gateway.length > 0 && rules.some((r) => r.layer === 'edge')) {
+      for (const finding of gatewayRetryAfter(gateway)) report({ messageId: 'retryAfterNotShipped', data: finding });
+    }
+  },
 });
+
+
+/** The gateway files whose 429 would go out without Retry-After. */
+function gatewayRetryAfter(gateway: readonly { path: string; content: string }[]): { file: string; layer: string }[] {
+  const says = (f: { content: string }): boolean => /retry-after/i.test(f.content);
+  if (gateway.some(says)) return [];
+  return [{ file: gateway[0]?.path ?? 'gateway/', layer: 'edge' }];
+}

@@ -4,6 +4,7 @@
  */
 import { defineConstraint } from './define.js';
 import { isNonEmptyString, isPositiveNumber, objects, ruleIdOf, rulesOf, show } from './guards.js';
+import { DESIGN_DATA_FILE, fileOf, PROVIDERS_FILE, shippedDesign, shippedProviders } from './artefacts.js';
 
 export default defineConstraint({
   meta: {
@@ -20,6 +21,8 @@ export default defineConstraint({
       missingKillSwitch: 'The rule has no kill switch; a mis-tuned limit could not be turned off without a deploy.',
       killSwitchNotInRollout: 'The kill switch of the rule is not listed in the rollout plan.',
       killSwitchMismatch: 'The rule names kill switch {{ruleFlag}} but the rollout plan lists {{rolloutFlag}}.',
+      notShadowInFile: '{{file}} starts the rules in {{mode}} mode, but the rollout starts in shadow.',
+      killSwitchNotShipped: 'The rule\'s kill switch {{flag}} is not in {{file}}: nothing turns the rule off the way the rollout plan says.',
     },
   },
   check(design, report) {
@@ -54,6 +57,34 @@ export default defineConstraint({
         report({ messageId: 'killSwitchNotInRollout', ruleId });
       } else if (listed.flag !== ruleFlag) {
         report({ messageId: 'killSwitchMismatch', ruleId, data: { ruleFlag, rolloutFlag: show(listed.flag ?? 'none') } });
+      }
+    }
+  },
+  checkFiles(design, files, report) {
+    const data = shippedDesign(files);
+    const shadow = design.rollout?.startsInShadow === true;
+    if (shadow && data && data.defaultMode !== 'shadow') {
+      report({ messageId: 'notShadowInFile', data: { file: DESIGN_DATA_FILE, mode: show(data.defaultMode) } });
+    }
+    const nginxServer = fileOf(files, 'gateway/nginx-server.conf');
+    if (shadow && nginxServer && !/^\s*limit_req_dry_run\s+on;/m.test(nginxServer.content)) {
+      report({ messageId: 'notShadowInFile', data: { file: nginxServer.path, mode: 'enforce' } });
+    }
+    const providers = shippedProviders(files);
+    const gateway = files.filter((f) => f.path.startsWith('gateway/'));
+    for (const rule of rulesOf(design)) {
+      const ruleId = ruleIdOf(rule);
+      const flag = rule.killSwitch?.flag;
+      if (ruleId === undefined || !isNonEmptyString(flag)) continue;
+      if (rule.tier === 'outbound' || rule.layer === 'outbound-client') {
+        const p = providers.find((x) => x.ruleId === ruleId);
+        if (p && p.killSwitchFlag !== flag) report({ messageId: 'killSwitchNotShipped', ruleId, data: { flag, file: PROVIDERS_FILE } });
+      } else if (rule.layer === 'edge') {
+        if (design.scope?.gateway === 'none' || gateway.length === 0) continue;
+        if (!gateway.some((f) => f.content.includes(flag))) report({ messageId: 'killSwitchNotShipped', ruleId, data: { flag, file: gateway[0]?.path ?? 'gateway/' } });
+      } else {
+        const shipped = data?.rules.find((r) => r.id === ruleId);
+        if (shipped && shipped.flag !== flag) report({ messageId: 'killSwitchNotShipped', ruleId, data: { flag, file: DESIGN_DATA_FILE } });
       }
     }
   },

@@ -5,6 +5,7 @@
  */
 import { defineConstraint } from './define.js';
 import { instancesText, isPositiveNumber, isScaledOut, objects, ruleIdOf, rulesOf, show } from './guards.js';
+import { PROVIDERS_FILE, shippedProviders } from './artefacts.js';
 
 /** The safety fraction the seed suggests, used when a provider states none. */
 const DEFAULT_FRACTION = 0.9;
@@ -22,6 +23,7 @@ export default defineConstraint({
         'Provider {{provider}} has a per-instance bucket: {{instances}} instances each at {{fraction}} of its limit send up to {{multiple}} x the limit. Share one bucket in the store.',
       inProcessOutbound:
         'The outbound rule for {{provider}} keeps its bucket in process, so {{instances}} instances each spend the full budget. Use the shared store.',
+      providerNotSharedInFile: '{{file}} keeps the bucket of provider {{provider}} in each process (shared: false, or no Redis key), though the design shares it across instances.',
     },
   },
   applies: (design) => objects(design?.scope?.outbound).length > 0,
@@ -50,6 +52,16 @@ export default defineConstraint({
       } else if (scaledOut && rule.primitive === 'in-process') {
         report({ messageId: 'inProcessOutbound', ruleId, data: { provider: name, instances } });
       }
+    }
+  },
+  checkFiles(design, files, report) {
+    const shipped = shippedProviders(files);
+    for (const rule of rulesOf(design)) {
+      const ruleId = ruleIdOf(rule);
+      if (rule.tier !== 'outbound' || ruleId === undefined || rule.primitive !== 'redis-lua') continue;
+      const p = shipped.find((x) => x.ruleId === ruleId);
+      // a missing provider is the complete-rules check's finding
+      if (p && (!p.shared || !p.key)) report({ messageId: 'providerNotSharedInFile', ruleId, data: { file: PROVIDERS_FILE, provider: p.name } });
     }
   },
 });

@@ -2,6 +2,7 @@
  * Shapes shared by the nine constraint checks (one module per constraint, as ESLint rules).
  * A finding is data, never free text: the message is rendered from the module's template.
  */
+import type { CodeFile } from '../codegen/types.js';
 import type { Design } from '../design/model.js';
 
 export type ConstraintNumber = 1 | 2 | 3 | 4 | 5 | 6 | 7 | 8 | 9;
@@ -33,8 +34,14 @@ export interface ConstraintModule {
   meta: ConstraintMeta;
   /** False when the constraint does not concern this design (e.g. no plan quotas). */
   applies(design: Design): boolean;
-  /** Never throws, even on a partial or malformed design. Empty when the design passes. */
-  check(design: Design): Finding[];
+  /** Whether the constraint also checks the generated files. */
+  readonly checksFiles: boolean;
+  /**
+   * Never throws, even on a partial or malformed design. Empty when the design passes. With
+   * `files` (the generated code), the constraint also checks that what ships does what the
+   * design says.
+   */
+  check(design: Design, files?: readonly CodeFile[]): Finding[];
 }
 
 export interface ConstraintResult {

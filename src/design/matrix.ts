@@ -762,6 +762,11 @@ export function applyHandRules(rules: MatrixRule[], hand: HandRule[], scope: Sco
     if (idx >= 0) {
       const base = out[idx] as MatrixRule;
       const merged: MatrixRule = { ...base, ...patch, source: 'overridden' };
+      // new numbers, same state lifetime rule: the TTL follows them unless the answers set it
+      if (h.ttlSeconds === undefined && (h.rate || h.burst !== undefined || h.algorithm)) {
+        const ttl = stateTtl(merged);
+        if (ttl !== undefined) merged.ttlSeconds = ttl;
+      }
       if (h.killSwitch === false) delete merged.killSwitch;
       out[idx] = merged;
     } else {
@@ -783,6 +788,29 @@ export function applyHandRules(rules: MatrixRule[], hand: HandRule[], scope: Sco
     }
   }
   return out;
+}
+
+/**
+ * The TTL a rule's state needs: a full refill for buckets (burst / rate), the window for logs
+ * and fixed windows, two windows for the sliding counter; whole seconds, at least 1. Edge
+ * rules keep the gateway's own state lifetime. Undefined without numbers.
+ */
+function stateTtl(rule: MatrixRule): number | undefined {
+  if (rule.layer === 'edge' || !rule.rate || !(rule.rate.requests > 0)) return undefined;
+  const period = rule.rate.periodSeconds;
+  switch (rule.algorithm) {
+    case 'token-bucket':
+    case 'leaky-bucket':
+    case 'gcra':
+      return bucketTtl(rule.burst ?? rule.rate.requests, rule.rate.requests / period);
+    case 'sliding-window-counter':
+      return Math.max(1, Math.ceil(2 * period));
+    case 'sliding-window-log':
+    case 'fixed-window':
+      return Math.max(1, Math.ceil(period));
+    default:
+      return undefined;
+  }
 }
 
 export interface MatrixResult {

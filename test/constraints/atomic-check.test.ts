@@ -1,5 +1,6 @@
 import atomicCheck from '../../src/constraints/atomic-check.js';
 import { forceField, getRule, mutate, validDesign } from '../fixtures/design.js';
+import { edit, main, saas, without } from './broken-files.js';
 import { runConstraintTests } from './tester.js';
 
 const design = validDesign();
@@ -83,6 +84,25 @@ runConstraintTests(atomicCheck, {
         d.scope.store = 'none';
       }),
       expect: REDIS_RULES.map((ruleId) => ({ messageId: 'noStore', ruleId })),
+    },
+  ],
+});
+
+// What ships: the generated files checked against the design, and broken one at a time.
+runConstraintTests(atomicCheck, {
+  valid: [{ name: 'the files generated for saas-platform', ...saas() }],
+  invalid: [
+    {
+      name: 'design.ts runs a script other than the shipped Lua',
+      design: saas().design,
+      files: edit(saas(), 'lua/gcra.lua', (c) => `${c}-- edited\n`),
+      expect: [{ messageId: 'scriptMismatch', data: { file: 'middleware/design.ts', script: 'gcra' } }],
+    },
+    {
+      name: 'design.ts runs a script the code folder does not ship',
+      design: saas().design,
+      files: without(saas(), 'lua/sliding-window-log.lua'),
+      expect: [{ messageId: 'scriptNotShipped', data: { script: 'sliding-window-log' } }],
     },
   ],
 });

@@ -1,5 +1,6 @@
 import boundedKeys from '../../src/constraints/bounded-keys.js';
 import { getRule, mutate, validDesign } from '../fixtures/design.js';
+import { edit, main, saas, without } from './broken-files.js';
 import { runConstraintTests } from './tester.js';
 
 const design = validDesign();
@@ -76,6 +77,19 @@ runConstraintTests(boundedKeys, {
         delete getRule(d, 'outbound-payments').key;
       }),
       expect: [{ messageId: 'missingKey', ruleId: 'outbound-payments' }],
+    },
+  ],
+});
+
+// What ships: the generated files checked against the design, and broken one at a time.
+runConstraintTests(boundedKeys, {
+  valid: [{ name: 'the files generated for saas-platform', ...saas() }],
+  invalid: [
+    {
+      name: 'a shipped Lua script that never sets an expiry',
+      design: main().design,
+      files: edit(main(), 'lua/gcra.lua', (c) => c.replace(/'PX'/g, "'XX'").replace(/'PEXPIRE'/g, "'PERSIST'")),
+      expect: [{ messageId: 'luaWithoutTtl', data: { file: 'gcra.lua' } }],
     },
   ],
 });

@@ -1,5 +1,6 @@
 import completeRules from '../../src/constraints/complete-rules.js';
 import { forceField, getRule, mutate, validDesign } from '../fixtures/design.js';
+import { edit, main, saas, without } from './broken-files.js';
 import { runConstraintTests } from './tester.js';
 
 const design = validDesign();
@@ -82,6 +83,34 @@ runConstraintTests(completeRules, {
         d.rules = [];
       }),
       expect: [{ messageId: 'emptyMatrix' }],
+    },
+  ],
+});
+
+// What ships: the generated files checked against the design, and broken one at a time.
+runConstraintTests(completeRules, {
+  valid: [
+    { name: 'the files generated for saas-platform', ...saas() },
+    { name: 'the files generated for a small Express API', ...main() },
+  ],
+  invalid: [
+    {
+      name: 'a middleware rule missing from middleware/design.ts',
+      design: saas().design,
+      files: edit(saas(), 'middleware/design.ts', (c) => c.replace('id: "fairness-pro"', 'id: "fairness-pro-renamed"')),
+      expect: [{ messageId: 'notShipped', ruleId: 'fairness-pro', data: { file: 'middleware/design.ts' } }],
+    },
+    {
+      name: 'an outbound provider missing from outbound/providers.ts',
+      design: saas().design,
+      files: edit(saas(), 'outbound/providers.ts', (c) => c.replace(/^ {2}\["SendGrid"\].*\n/m, '')),
+      expect: [{ messageId: 'notShipped', ruleId: 'outbound-sendgrid', data: { file: 'outbound/providers.ts' } }],
+    },
+    {
+      name: 'an edge rule the gateway config does not hold',
+      design: saas().design,
+      files: saas().files.map((f) => (f.path.startsWith('gateway/') ? { ...f, content: f.content.replaceAll('anonymous-per-ip', 'anon') } : f)),
+      expect: [{ messageId: 'notShipped', ruleId: 'anonymous-per-ip' }],
     },
   ],
 });

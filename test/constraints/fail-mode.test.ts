@@ -1,5 +1,6 @@
 import failMode from '../../src/constraints/fail-mode.js';
 import { forceField, getRule, mutate, validDesign } from '../fixtures/design.js';
+import { edit, main, saas, without } from './broken-files.js';
 import { runConstraintTests } from './tester.js';
 
 const design = validDesign();
@@ -55,6 +56,49 @@ runConstraintTests(failMode, {
         { messageId: 'metricNotCounter', data: { signal: 'fail_open', metric: 'ratelimit_fail_open_events_total', type: 'gauge' } },
         { messageId: 'missingAlert', data: { signal: 'fail_open' } },
       ],
+    },
+  ],
+});
+
+// What ships: the generated files checked against the design, and broken one at a time.
+runConstraintTests(failMode, {
+  valid: [
+    { name: 'the files generated for saas-platform', ...saas() },
+    { name: 'the files generated for a small Express API', ...main() },
+  ],
+  invalid: [
+    {
+      name: 'design.ts fails open a rule the matrix fails closed',
+      design: main().design,
+      files: edit(main(), 'middleware/design.ts', (c) => c.replace(/(id: "auth-login-per-ip",[\s\S]*?failMode: )"closed"/, '$1"open"')),
+      expect: [{ messageId: 'failModeNotShipped', ruleId: 'auth-login-per-ip', data: { shipped: 'open', failMode: 'closed' } }],
+    },
+    {
+      name: 'an alert on a metric no component emits',
+      design: saas().design,
+      files: edit(saas(), 'monitoring/ratelimit-alerts.yaml', (c) => c.replaceAll('ratelimit_fail_open_events_total', 'ratelimit_fail_open_total')),
+      expect: [{ messageId: 'alertOnSilentMetric', data: { alert: 'RateLimitFailOpen', metric: 'ratelimit_fail_open_total', file: 'monitoring/ratelimit-alerts.yaml' } }],
+    },
+    {
+      name: 'the nginx mtail program and the outbound client removed: nothing exports the throttle counter the middleware no longer names',
+      design: saas().design,
+      files: without(
+        edit(saas(), 'middleware/design.ts', (c) => c.replace('name: "ratelimit_throttled_total"', 'name: "ratelimit_refused_total"')),
+        'monitoring/nginx-ratelimit.mtail',
+        'outbound/providers.ts',
+      ),
+      expect: [
+        { messageId: 'alertOnSilentMetric', data: { alert: 'RateLimitThrottleSpike', metric: 'ratelimit_throttled_total' } },
+        { messageId: 'alertOnSilentMetric', data: { alert: 'RateLimitRareRuleFiring', metric: 'ratelimit_throttled_total' } },
+        // and the providers' own 429 counter, which only the outbound client exports
+        { messageId: 'alertOnSilentMetric', data: { metric: 'ratelimit_outbound_provider_429_total' } },
+      ],
+    },
+    {
+      name: 'no alerting rules shipped',
+      design: main().design,
+      files: without(main(), 'monitoring/ratelimit-alerts.yaml'),
+      expect: [{ messageId: 'alertsNotShipped', data: { file: 'monitoring/ratelimit-alerts.yaml' } }],
     },
   ],
 });

@@ -10,7 +10,7 @@ import { CONSTRAINTS } from '../../src/constraints/index.js';
 const SRC_DIR = fileURLToPath(new URL('../../src/constraints/', import.meta.url));
 const TEST_DIR = fileURLToPath(new URL('./', import.meta.url));
 /** Files in src/constraints that are not constraint modules. */
-const SUPPORT_FILES = ['define.ts', 'guards.ts', 'index.ts', 'types.ts'];
+const SUPPORT_FILES = ['artefacts.ts', 'define.ts', 'guards.ts', 'index.ts', 'types.ts'];
 
 const ids = CONSTRAINTS.map((c) => c.meta.id);
 

@@ -1,6 +1,7 @@
 import responseContract from '../../src/constraints/response-contract.js';
 import type { HeaderSpec } from '../../src/design/model.js';
 import { forceField, getRule, mutate, validDesign } from '../fixtures/design.js';
+import { edit, main, saas, without } from './broken-files.js';
 import { runConstraintTests } from './tester.js';
 
 const design = validDesign();
@@ -147,6 +148,65 @@ runConstraintTests(responseContract, {
         { messageId: 'unexpectedSilent', ruleId: 'api-per-api-key' },
         { messageId: 'headersNotFull', ruleId: 'quota-free-monthly', data: { headers: 'none' } },
       ],
+    },
+  ],
+});
+
+// What ships: the generated files checked against the design, and broken one at a time.
+runConstraintTests(responseContract, {
+  valid: [
+    { name: 'the files generated for saas-platform', ...saas() },
+    { name: 'the files generated for a Koa API', ...main('koa') },
+    { name: 'the files generated for another framework', ...main('other') },
+  ],
+  invalid: [
+    {
+      name: 'the middleware answers 429 without Retry-After',
+      design: main().design,
+      files: edit(main(), 'middleware/limiter.ts', (c) => c.replace("headers.push(['Retry-After', String(retryAfter)]);", '')),
+      expect: [{ messageId: 'retryAfterNotShipped', data: { file: 'middleware/limiter.ts', layer: 'middleware' } }],
+    },
+    {
+      name: 'the gateway answers 429 without Retry-After',
+      design: saas().design,
+      files: edit(saas(), 'gateway/nginx-server.conf', (c) => c.replace(/^.*Retry-After.*\n/gim, '')),
+      expect: [{ messageId: 'retryAfterNotShipped', data: { layer: 'edge' } }],
+    },
+    {
+      name: 'design.ts sends another header convention than the document',
+      design: main().design,
+      files: edit(main(), 'middleware/design.ts', (c) => c.replace('headerConvention: "ietf-structured"', 'headerConvention: "x-ratelimit"')),
+      expect: [{ messageId: 'conventionNotShipped', data: { file: 'middleware/design.ts', convention: 'ietf-structured' } }],
+    },
+    {
+      name: 'a header the contract promises that the runtime never sends',
+      design: main().design,
+      files: edit(main(), 'middleware/responses.ts', (c) => c.replaceAll("'RateLimit'", "'X-State'")),
+      expect: [{ messageId: 'headerNotProduced', data: { header: 'RateLimit', file: 'middleware/responses.ts' } }],
+    },
+    {
+      name: 'a silent security rule shipped with full headers',
+      design: main().design,
+      files: edit(main(), 'middleware/design.ts', (c) => c.replace(/(id: "auth-login-per-ip",[\s\S]*?headers: )"silent"/, '$1"full"')),
+      expect: [{ messageId: 'headersNotShipped', ruleId: 'auth-login-per-ip', data: { shipped: 'full', headers: 'silent' } }],
+    },
+    {
+      name: 'the Express adapter is missing',
+      design: main().design,
+      files: without(main(), 'middleware/express.ts'),
+      expect: [{ messageId: 'adapterNotShipped', data: { framework: 'express', file: 'middleware/express.ts' } }],
+    },
+    {
+      name: 'the Koa adapter is missing',
+      design: main('koa').design,
+      files: without(main('koa'), 'middleware/koa.ts'),
+      expect: [{ messageId: 'adapterNotShipped', data: { framework: 'koa', file: 'middleware/koa.ts' } }],
+    },
+    {
+      name: 'no adapter for the framework, and the README does not show the neutral call',
+      design: main('other').design,
+      files: edit(main('other'), 'README.md', (c) => c.replaceAll('createLimiter(DESIGN', 'makeIt(')),
+      expect: [{ messageId: 'neutralCallNotShown', data: { framework: 'other', file: 'README.md' } }],
     },
   ],
 });

@@ -1,5 +1,6 @@
 import shadowRollout from '../../src/constraints/shadow-rollout.js';
 import { getRule, mutate, validDesign } from '../fixtures/design.js';
+import { edit, main, saas, without } from './broken-files.js';
 import { runConstraintTests } from './tester.js';
 
 const design = validDesign();
@@ -62,6 +63,43 @@ runConstraintTests(shadowRollout, {
           data: { ruleFlag: 'login-ip-limit', rolloutFlag: 'ratelimit.auth-login-per-ip.enabled' },
         },
       ],
+    },
+  ],
+});
+
+// What ships: the generated files checked against the design, and broken one at a time.
+runConstraintTests(shadowRollout, {
+  valid: [{ name: 'the files generated for saas-platform', ...saas() }],
+  invalid: [
+    {
+      name: 'design.ts starts the rules in enforce mode',
+      design: main().design,
+      files: edit(main(), 'middleware/design.ts', (c) => c.replace('defaultMode: "shadow"', 'defaultMode: "enforce"')),
+      expect: [{ messageId: 'notShadowInFile', data: { file: 'middleware/design.ts', mode: 'enforce' } }],
+    },
+    {
+      name: 'nginx enforces from the start (no dry run)',
+      design: saas().design,
+      files: edit(saas(), 'gateway/nginx-server.conf', (c) => c.replace('limit_req_dry_run on;', 'limit_req_dry_run off;')),
+      expect: [{ messageId: 'notShadowInFile', data: { file: 'gateway/nginx-server.conf' } }],
+    },
+    {
+      name: 'a middleware rule shipped without its kill switch',
+      design: saas().design,
+      files: edit(saas(), 'middleware/design.ts', (c) => c.replace('flag: "ratelimit.fairness-free.mode"', 'flag: null')),
+      expect: [{ messageId: 'killSwitchNotShipped', ruleId: 'fairness-free', data: { flag: 'ratelimit.fairness-free.mode', file: 'middleware/design.ts' } }],
+    },
+    {
+      name: 'an outbound provider shipped without its kill switch',
+      design: saas().design,
+      files: edit(saas(), 'outbound/providers.ts', (c) => c.replace(', killSwitchFlag: "ratelimit.outbound-stripe.mode"', '')),
+      expect: [{ messageId: 'killSwitchNotShipped', ruleId: 'outbound-stripe', data: { file: 'outbound/providers.ts' } }],
+    },
+    {
+      name: 'an edge rule whose gateway config has no kill switch for it',
+      design: saas().design,
+      files: edit(saas(), 'gateway/nginx-server.conf', (c) => c.replace('(kill switch ratelimit.global-ceiling.mode:', '(')),
+      expect: [{ messageId: 'killSwitchNotShipped', ruleId: 'global-ceiling', data: { flag: 'ratelimit.global-ceiling.mode' } }],
     },
   ],
 });

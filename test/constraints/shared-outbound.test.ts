@@ -1,6 +1,7 @@
 import sharedOutbound from '../../src/constraints/shared-outbound.js';
 import type { Design } from '../../src/design/model.js';
 import { getRule, mutate, validDesign } from '../fixtures/design.js';
+import { edit, main, saas, without } from './broken-files.js';
 import { runConstraintTests } from './tester.js';
 
 const design = validDesign();
@@ -68,6 +69,21 @@ runConstraintTests(sharedOutbound, {
         { messageId: 'perInstanceBucket', data: { provider: 'payments', instances: 'several', multiple: 'N x 0.9' } },
         { messageId: 'missingOutboundRule', data: { provider: 'payments' } },
       ],
+    },
+  ],
+});
+
+// What ships: the generated files checked against the design, and broken one at a time.
+runConstraintTests(sharedOutbound, {
+  valid: [{ name: 'the files generated for saas-platform', ...saas() }],
+  invalid: [
+    {
+      name: 'a provider bucket shipped per process',
+      design: saas().design,
+      files: edit(saas(), 'outbound/providers.ts', (c) =>
+        c.replace('ruleId: "outbound-stripe", key: "rl:{out:stripe}:bucket", shared: true', 'ruleId: "outbound-stripe", key: "rl:{out:stripe}:bucket", shared: false'),
+      ),
+      expect: [{ messageId: 'providerNotSharedInFile', ruleId: 'outbound-stripe', data: { file: 'outbound/providers.ts', provider: 'Stripe' } }],
     },
   ],
 });

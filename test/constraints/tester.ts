@@ -4,6 +4,7 @@
  * Lives under test/ because it registers vitest blocks.
  */
 import { describe, expect, it } from 'vitest';
+import type { CodeFile } from '../../src/codegen/types.js';
 import type { Design } from '../../src/design/model.js';
 import { fillTemplate } from '../../src/constraints/define.js';
 import type { ConstraintModule, FindingData } from '../../src/constraints/types.js';
@@ -16,23 +17,24 @@ export interface ExpectedFinding {
 }
 
 export interface ConstraintTests {
-  valid: { name: string; design: Design }[];
-  invalid: { name: string; design: Design; expect: ExpectedFinding[] }[];
+  /** With `files`, the constraint also checks the generated files (the artefact checks). */
+  valid: { name: string; design: Design; files?: readonly CodeFile[] }[];
+  invalid: { name: string; design: Design; files?: readonly CodeFile[]; expect: ExpectedFinding[] }[];
 }
 
 export function runConstraintTests(module: ConstraintModule, tests: ConstraintTests): void {
   const { id, messages } = module.meta;
 
   describe(`constraint ${module.meta.number} ${id}`, () => {
-    for (const { name, design } of tests.valid) {
+    for (const { name, design, files } of tests.valid) {
       it(`passes: ${name}`, () => {
-        expect(module.check(design)).toEqual([]);
+        expect(module.check(design, files)).toEqual([]);
       });
     }
 
-    for (const { name, design, expect: expected } of tests.invalid) {
+    for (const { name, design, files, expect: expected } of tests.invalid) {
       it(`fails: ${name}`, () => {
-        const findings = module.check(design);
+        const findings = module.check(design, files);
         expect(findings.map((f) => ({ messageId: f.messageId, ruleId: f.ruleId }))).toEqual(
           expected.map((e) => ({ messageId: e.messageId, ruleId: e.ruleId })),
         );

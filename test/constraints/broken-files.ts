@@ -1,0 +1,50 @@
+/**
+ * Generated files for the artefact checks: the real files of a design, and the same files with
+ * one of them broken the way a wrong generator or a hand edit would break it.
+ */
+import { expect } from 'vitest';
+import { generateCode, type CodeFile } from '../../src/codegen/index.js';
+import type { Design } from '../../src/design/model.js';
+import { exampleDesign } from '../helpers/examples.js';
+import { MAIN } from '../middleware/designs.js';
+import { designFrom } from '../middleware/harness.js';
+
+export interface Generated {
+  design: Design;
+  files: readonly CodeFile[];
+}
+
+const cache = new Map<string, Generated>();
+
+function generated(key: string, make: () => Design): Generated {
+  let g = cache.get(key);
+  if (!g) {
+    const design = make();
+    g = { design, files: generateCode(design) };
+    cache.set(key, g);
+  }
+  return g;
+}
+
+/** saas-platform: nginx edge rules, plans and quotas, outbound providers, Express. */
+export const saas = (): Generated => generated('saas', () => exampleDesign('saas-platform'));
+
+/** A small Express API with dual-key login (silent, fail closed) and no gateway. */
+export const main = (framework: 'express' | 'koa' | 'other' = 'express'): Generated =>
+  generated(`main-${framework}`, () => designFrom({ ...MAIN, stack: { ...MAIN.stack, framework } }));
+
+/** The files with one file's content changed (the file must exist and must change). */
+export function edit(g: Generated, path: string, change: (content: string) => string): CodeFile[] {
+  const file = g.files.find((f) => f.path === path);
+  expect(file, `the design ships ${path}`).toBeDefined();
+  const changed = change(file?.content ?? '');
+  expect(changed, `the edit changes ${path}`).not.toBe(file?.content);
+  return g.files.map((f) => (f.path === path ? { ...f, content: changed } : f));
+}
+
+/** The files without one (which must exist). */
+export function without(g: Generated | readonly CodeFile[], ...paths: string[]): CodeFile[] {
+  const files = 'files' in g ? g.files : g;
+  for (const p of paths) expect(files.some((f) => f.path === p), `the design ships ${p}`).toBe(true);
+  return files.filter((f) => !paths.includes(f.path));
+}
