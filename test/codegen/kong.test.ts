@@ -1,0 +1,126 @@
+/**
+ * Kong: the declarative config against Kong's plugin schemas, and which plugin instances run
+ * per request under Kong's plugin resolution (one instance per plugin name, the most specific).
+ */
+import { describe, expect, it } from 'vitest';
+import { parse as parseYaml } from 'yaml';
+import { Answers } from '../../src/answers/schema.js';
+import { edgeRoute, edgeRules, exemptRoutes } from '../../src/codegen/gateway/edge.js';
+import { generateKong, kongConfig, kongCoverage, KONG_CEILING_PLUGIN, KONG_RULE_PLUGIN } from '../../src/codegen/gateway/kong.js';
+import { buildDesign } from '../../src/design/build.js';
+import type { Design, MatrixRule } from '../../src/design/model.js';
+import { DATE, exampleAnswers, exampleDesign, exampleNames } from '../helpers/examples.js';
+import { hostileDesign } from './support/hostile.js';
+import { checkKongFile, checkRateLimitingConfig, kongPluginsFor, kongRoute } from './support/kong-schema.js';
+
+type Obj = Record<string, any>;
+
+function kongDesign(): Design {
+  const base = exampleAnswers('saas-platform');
+  return buildDesign(Answers.parse({ ...base, stack: { ...base.stack, gateway: 'kong' } }), { date: DATE });
+}
+
+function withEdgeRules(design: Design, edit: (edge: MatrixRule[]) => MatrixRule[]): Design {
+  const edge = design.rules.filter((r) => r.layer === 'edge');
+  return { ...design, rules: [...design.rules.filter((r) => r.layer !== 'edge'), ...edit(edge)] };
+}
+
+/** A request path the route matches. */
+function sampleFor(route: string): string {
+  const s = route.replace(/:([A-Za-z0-9_]+)\??/g, 'abc').replace(/\*[A-Za-z0-9_]*/g, 'x/y');
+  return s.length > 1 && s.endsWith('/') ? s.slice(0, -1) : s;
+}
+
+function variants(): [string, Design][] {
+  const d = kongDesign();
+  const perIp = d.rules.find((r) => r.id === 'anonymous-per-ip')!;
+  return [
+    ['saas-platform on kong', d],
+    ['per-client rule over every endpoint beside a routed one', withEdgeRules(d, (e) => [...e, { ...perIp, id: 'everyone-per-ip', routes: [] }])],
+    ['two rules on one endpoint', withEdgeRules(d, (e) => [...e, { ...perIp, id: 'catalog-per-key', identity: 'api-key' }])],
+    ['no ceiling', withEdgeRules(d, (e) => e.filter((r) => r.id !== 'global-ceiling'))],
+    ['hostile', hostileDesign()],
+    ...exampleNames().map((n) => [`example ${n}`, exampleDesign(n)] as [string, Design]),
+  ];
+}
+
+/** Rule ids of the plugin instances that run for one request. */
+function rulesRun(doc: Obj, method: string, path: string): string[] {
+  return kongPluginsFor(doc, method, path)
+    .flatMap((p) => (p.tags as string[]).filter((t) => t.startsWith('rule-')))
+    .map((t) => t.slice('rule-'.length))
+    .sort();
+}
+
+describe('Kong declarative config', () => {
+  for (const [name, design] of variants()) {
+    it(`${name}: fields as Kong's schemas define them`, () => {
+      const doc = parseYaml(generateKong(design)[0]!.content) as Obj;
+      expect(checkKongFile(doc)).toEqual([]);
+    });
+
+    it(`${name}: every rule of every endpoint runs, or the file says it cannot`, () => {
+      const doc = kongConfig(design) as Obj;
+      const content = generateKong(design)[0]!.content;
+      const rules = edgeRules(design).filter((r) => r.key !== 'unsupported');
+      const exempt = new Set(exemptRoutes(design).map((r) => `${r.method} ${r.route}`));
+      const coverage = kongCoverage(design);
+      for (const e of design.scope.endpoints) {
+        const method = e.method === 'ANY' ? 'GET' : e.method.toUpperCase();
+        const run = rulesRun(doc, method, sampleFor(e.route));
+        if (exempt.has(`${e.method} ${e.route}`)) {
+          expect(run, `${e.method} ${e.route} is exempt`).toEqual([]);
+          continue;
+        }
+        const here = edgeRoute(e.method, e.route);
+        const applies = rules
+          .filter((r) => r.routes.length === 0 || r.routes.some((x) => x.pathBody === here.pathBody && String(x.methods) === String(here.methods)))
+          .map((r) => r.id);
+        const c = coverage.find((x) => x.method === e.method && x.route === e.route)!;
+        // what the model of Kong runs is what the generator says runs
+        expect(run, `${e.method} ${e.route}`).toEqual(c.runs.map((id) => id.replace(/[^A-Za-z0-9._~-]/g, '_')).sort());
+        // every rule that covers the endpoint runs, or is named in the file as not counted there
+        expect([...c.runs, ...c.replaced].sort()).toEqual([...applies].sort());
+        for (const id of c.replaced) expect(content).toContain(`${e.method} ${e.route}: `);
+        // the ceiling always runs
+        for (const r of rules.filter((x) => x.key === 'global' && x.routes.length === 0)) expect(c.runs).toContain(r.id);
+      }
+    });
+  }
+
+  it('on saas-platform the ceiling and the per-IP rule both count GET /v1/catalog', () => {
+    const doc = kongConfig(kongDesign()) as Obj;
+    expect(rulesRun(doc, 'GET', '/v1/catalog')).toEqual(['anonymous-per-ip', 'global-ceiling']);
+    expect(rulesRun(doc, 'POST', '/v1/orders')).toEqual(['global-ceiling']);
+    expect(kongRoute(doc, 'GET', '/healthz')?.service.name).toMatch(/-health$/);
+    const plugins = kongPluginsFor(doc, 'GET', '/v1/catalog').map((p) => p.name).sort();
+    expect(plugins).toEqual([KONG_RULE_PLUGIN, KONG_CEILING_PLUGIN].sort());
+  });
+
+  it('the model catches the old layout: one rate-limiting on the service, another on the route', () => {
+    const doc = kongConfig(kongDesign()) as Obj;
+    const ceiling = doc.services[0].plugins.find((p: Obj) => p.name === KONG_CEILING_PLUGIN);
+    ceiling.name = KONG_RULE_PLUGIN; // as generated before: both instances named rate-limiting
+    expect(rulesRun(doc, 'GET', '/v1/catalog')).toEqual(['anonymous-per-ip']);
+    expect(rulesRun(doc, 'POST', '/v1/orders')).toEqual(['global-ceiling']);
+  });
+
+  it("rate-limiting's schema refuses what Kong refuses", () => {
+    const errs = (c: Obj): string => {
+      const e: string[] = [];
+      checkRateLimitingConfig('config', c, true, e);
+      return e.join('\n');
+    };
+    expect(errs({ second: 5, policy: 'redis' })).toMatch(/redis.host: required/);
+    expect(errs({ second: 5, limit_by: 'header' })).toMatch(/header_name: required/);
+    expect(errs({ limit_by: 'ip' })).toMatch(/at least one of/);
+    expect(errs({ second: 10, minute: 5 })).toMatch(/minute cannot be lower/);
+    expect(errs({ second: 5, policy: 'cluster' })).toMatch(/policy: cluster/);
+    expect(errs({ second: 5, sync_rate: 1 })).toMatch(/sync_rate can only be used with the redis policy/);
+    expect(errs({ second: 5, burst: 3 })).toMatch(/unknown field "burst"/);
+    expect(errs({ second: 0 })).toMatch(/second: a number > 0/);
+    const doc = parseYaml(generateKong(kongDesign())[0]!.content) as Obj;
+    doc.services[0].routes[0].plugins.push(structuredClone(doc.services[0].routes[0].plugins[0]));
+    expect(checkKongFile(doc).join('\n')).toMatch(/a second rate-limiting on the same route|not unique/);
+  });
+});
