@@ -10,10 +10,30 @@ import { slug } from '../../design/naming.js';
 import { TOOL_VERSION } from '../../version.js';
 import { cfString, gatewayName, oneLine } from '../escape.js';
 import type { CodeFile } from '../types.js';
-import { API_KEY_HEADER, edgeProblemBody, edgeRetryAfter, edgeRules, exemptRoutes, rateText, type EdgeRoute, type EdgeRule } from './edge.js';
+import {
+  API_KEY_HEADER,
+  edgeProblemBody,
+  edgeRetryAfter,
+  edgeRules,
+  exemptRoutes,
+  rateText,
+  type EdgeRoute,
+  type EdgeRule,
+  type RetryAfterFinding,
+} from './edge.js';
 
 export const AWS_PATH = 'gateway/aws-api-gateway.json';
 export const CLOUDFLARE_PATH = 'gateway/cloudflare-ratelimit.json';
+
+/** The content types Cloudflare accepts for a rate limiting rule's custom response. */
+export const CLOUDFLARE_CONTENT_TYPES = ['application/json', 'text/html', 'text/plain', 'text/xml'] as const;
+const CLOUDFLARE_CONTENT_TYPE: (typeof CLOUDFLARE_CONTENT_TYPES)[number] = 'application/json';
+
+/** API Gateway's own 429s: its throttling, and a usage plan's quota. */
+export const AWS_429_RESPONSES = ['THROTTLED', 'QUOTA_EXCEEDED'] as const;
+const RETRY_AFTER_PARAM = 'gatewayresponse.header.Retry-After';
+/** A usage plan quota resets at the start of its period: a day is the shortest (and the default here). */
+const QUOTA_RETRY_AFTER = 86400;
 
 const perSecond = (r: EdgeRule): number => r.rate.requests / r.rate.periodSeconds;
 
@@ -41,6 +61,21 @@ export function awsConfig(design: Design): Record<string, unknown> {
       (route.methods ?? ['*']).map((m) => ({ ResourcePath: apiGatewayPath(route.route), HttpMethod: m, ...throttle, _rule: r.id })),
     );
   });
+  // API Gateway throttles with token buckets (stage, method and usage plan settings, and the
+  // account's own limit): after a refusal the next token comes one emission interval later
+  const throttleRetryAfter = edgeRetryAfter([...globalRules, ...keyRules]);
+  const gatewayResponse = (type: (typeof AWS_429_RESPONSES)[number], seconds: number, note: string): Record<string, unknown> => ({
+    Type: 'AWS::ApiGateway::GatewayResponse',
+    Properties: {
+      RestApiId: '<rest-api-id>',
+      ResponseType: type,
+      StatusCode: '429',
+      // static header values are single-quoted
+      ResponseParameters: { [RETRY_AFTER_PARAM]: `'${seconds}'`, 'gatewayresponse.header.Cache-Control': "'no-store'" },
+      ResponseTemplates: { 'application/json': JSON.stringify(edgeProblemBody(design, rules, seconds)) },
+    },
+    _note: note,
+  });
   /** WAF refuses until the rate over its 60 s window falls: one window is the honest wait. */
   const wafRetryAfter = Math.max(retryAfter, 60);
   const body = JSON.stringify(edgeProblemBody(design, rules, wafRetryAfter));
@@ -53,7 +88,21 @@ export function awsConfig(design: Design): Record<string, unknown> {
       'API Gateway adds no rate-limit headers; the application emits the documented convention.',
       'WAF rules key on the address that connects to API Gateway (AggregateKeyType IP). FORWARDED_IP would take the',
       'first X-Forwarded-For entry, which the client writes: with a CDN in front, rate-limit at the CDN instead.',
+      'API Gateway\'s own 429s (THROTTLED, QUOTA_EXCEEDED) carry no Retry-After unless a gateway response adds it:',
+      'gatewayResponses below does (in OpenAPI, the same under x-amazon-apigateway-gateway-responses).',
       ...other.map((r) => `${r.id}: keyed on ${r.identity ?? 'an unstated identity'}, not visible at the edge: enforce it in the middleware.`),
+    ],
+    gatewayResponses: [
+      gatewayResponse(
+        'THROTTLED',
+        throttleRetryAfter,
+        `Retry-After ${throttleRetryAfter} s: one token of the slowest API Gateway throttle here${[...globalRules, ...keyRules].length > 0 ? ` (${[...globalRules, ...keyRules].map((r) => `${r.id} ${rateText(r.rate)}`).join(', ')})` : ' (the account limit)'}.`,
+      ),
+      gatewayResponse(
+        'QUOTA_EXCEEDED',
+        QUOTA_RETRY_AFTER,
+        `No usage plan here sets a Quota, so this fires only once you add one; a DAY quota resets at 00:00 UTC, so ${QUOTA_RETRY_AFTER} s is the longest wait. With a WEEK or MONTH quota, set the period's seconds.`,
+      ),
     ],
     ...(methodSettings.length > 0 ? { stageMethodSettings: methodSettings } : {}),
     ...(keyRules.length > 0
@@ -140,7 +189,9 @@ export function cloudflareConfig(design: Design): Record<string, unknown> {
       'in the dashboard; remove every key that starts with "_". "matches" (regex) needs a Business or',
       'Enterprise plan, and the periods and characteristics you may use depend on the plan.',
       'Counters are per Cloudflare data centre (cf.colo.id), so the ceiling is one counter per location.',
-      'Check that refusals carry Retry-After on your plan; if not, add it with a response header transform rule.',
+      'A blocking rate limiting rule answers with Retry-After set by Cloudflare (the seconds until the mitigation',
+      'ends); keep the action "block" so it does. The custom body is problem+json in shape but is served as',
+      'application/json: Cloudflare accepts only application/json, text/html, text/plain or text/xml there.',
       ...edgeRules(design)
         .filter((r) => r.key === 'unsupported')
         .map((r) => `${r.id}: keyed on ${r.identity ?? 'an unstated identity'}, not visible at the edge: enforce it in the middleware.`),
@@ -161,7 +212,10 @@ export function cloudflareConfig(design: Design): Record<string, unknown> {
         description: oneLine(`${r.id}: ${r.title}`).slice(0, 500),
         expression,
         action: 'block',
-        action_parameters: { response: { status_code: 429, content_type: 'application/problem+json', content } },
+        // application/problem+json is not among the content types Cloudflare accepts for a rule's
+        // custom response (application/json, text/html, text/plain, text/xml): the body stays
+        // problem-shaped and is served as application/json
+        action_parameters: { response: { status_code: 429, content_type: CLOUDFLARE_CONTENT_TYPE, content } },
         ratelimit: {
           characteristics,
           period,
@@ -195,4 +249,75 @@ export function generateCloudflare(design: Design): CodeFile[] {
       description: 'Example to adapt: Cloudflare rate limiting rules (Rulesets API, phase http_ratelimit)',
     },
   ];
+}
+
+function parseJson(f: CodeFile): any {
+  try {
+    return JSON.parse(f.content);
+  } catch {
+    return undefined;
+  }
+}
+
+const positiveSeconds = (v: unknown): boolean => /^[1-9]\d*$/.test(String(v));
+
+/**
+ * API Gateway answers 429 from its throttling (always possible: the account limit applies to
+ * every API) and from usage plan quotas; WAF from each rate-based rule. One finding per layer
+ * whose 429 would go out without a positive Retry-After.
+ */
+export function awsRetryAfterFindings(files: CodeFile[]): RetryAfterFinding[] {
+  const out: RetryAfterFinding[] = [];
+  for (const f of files.filter((x) => x.path === AWS_PATH)) {
+    const doc = parseJson(f);
+    if (!doc) {
+      out.push({ file: f.path, layer: 'aws', missing: 'readable JSON' });
+      continue;
+    }
+    const responses: any[] = Array.isArray(doc.gatewayResponses) ? doc.gatewayResponses : [];
+    const needed: string[] = ['THROTTLED', ...(Array.isArray(doc.usagePlans) && doc.usagePlans.length > 0 ? ['QUOTA_EXCEEDED'] : [])];
+    for (const type of needed) {
+      const r = responses.find((x) => x?.Properties?.ResponseType === type);
+      const value = String(r?.Properties?.ResponseParameters?.[RETRY_AFTER_PARAM] ?? '');
+      if (!r || !/^'[1-9]\d*'$/.test(value)) {
+        out.push({ file: f.path, layer: `aws api-gateway ${type}`, missing: `a gateway response for ${type} that adds Retry-After` });
+      } else if (String(r.Properties.StatusCode) !== '429') {
+        out.push({ file: f.path, layer: `aws api-gateway ${type}`, missing: 'status 429' });
+      }
+    }
+    for (const rule of Array.isArray(doc.wafRateBasedRules) ? doc.wafRateBasedRules : []) {
+      const custom = rule?.Action?.Block?.CustomResponse;
+      const header = (custom?.ResponseHeaders ?? []).find((h: any) => String(h?.Name).toLowerCase() === 'retry-after');
+      if (!header || !positiveSeconds(header.Value)) {
+        out.push({ file: f.path, layer: `aws waf ${rule?.Name ?? ''}`.trim(), missing: 'Retry-After in the block custom response' });
+      }
+    }
+  }
+  return out;
+}
+
+/**
+ * Cloudflare sets Retry-After itself on a blocking rate limiting rule's response (the seconds
+ * until the mitigation ends); the file cannot add headers there. So every rule must block
+ * with status 429 and a content type Cloudflare accepts.
+ */
+export function cloudflareRetryAfterFindings(files: CodeFile[]): RetryAfterFinding[] {
+  const out: RetryAfterFinding[] = [];
+  for (const f of files.filter((x) => x.path === CLOUDFLARE_PATH)) {
+    const doc = parseJson(f);
+    if (!doc) {
+      out.push({ file: f.path, layer: 'cloudflare', missing: 'readable JSON' });
+      continue;
+    }
+    for (const rule of Array.isArray(doc.rules) ? doc.rules : []) {
+      const layer = `cloudflare rule ${String(rule?.description ?? '').split(':')[0]}`.trim();
+      const response = rule?.action_parameters?.response;
+      if (rule?.action !== 'block') out.push({ file: f.path, layer, missing: 'Retry-After (Cloudflare sends it only for the block action)' });
+      if (response?.status_code !== 429) out.push({ file: f.path, layer, missing: 'status 429' });
+      if (response && !(CLOUDFLARE_CONTENT_TYPES as readonly string[]).includes(response.content_type)) {
+        out.push({ file: f.path, layer, missing: `a content type Cloudflare accepts (${CLOUDFLARE_CONTENT_TYPES.join(', ')})` });
+      }
+    }
+  }
+  return out;
 }

@@ -14,6 +14,7 @@
  */
 import type { Design } from '../../design/model.js';
 import { slug } from '../../design/naming.js';
+import { parse as parseYaml } from 'yaml';
 import { TOOL_VERSION } from '../../version.js';
 import { toYaml } from '../escape.js';
 import type { CodeFile } from '../types.js';
@@ -27,6 +28,7 @@ import {
   rateText,
   type EdgeRoute,
   type EdgeRule,
+  type RetryAfterFinding,
 } from './edge.js';
 
 export const ENVOY_FILTER_PATH = 'gateway/envoy-local-ratelimit.yaml';
@@ -404,4 +406,42 @@ export function generateEnvoy(design: Design): CodeFile[] {
     });
   }
   return files;
+}
+
+const RETRY_AFTER_VALUE = /^[1-9]\d*$/;
+
+function hasRetryAfter(headers: unknown): boolean {
+  return (
+    Array.isArray(headers) &&
+    headers.some((h) => String(h?.header?.key).toLowerCase() === 'retry-after' && RETRY_AFTER_VALUE.test(String(h?.header?.value)))
+  );
+}
+
+/**
+ * Each rate limit filter in the Envoy file answers 429 through a local reply; it carries
+ * Retry-After when the local reply mapper for status 429 adds it, or the filter's own
+ * response_headers_to_add does. One finding per filter without it.
+ */
+export function envoyRetryAfterFindings(files: CodeFile[]): RetryAfterFinding[] {
+  const out: RetryAfterFinding[] = [];
+  for (const f of files.filter((x) => x.path === ENVOY_FILTER_PATH)) {
+    let doc: any;
+    try {
+      doc = parseYaml(f.content);
+    } catch {
+      out.push({ file: f.path, layer: 'envoy', missing: 'a readable YAML file' });
+      continue;
+    }
+    const hcm = doc?.http_connection_manager;
+    const mapperAdds = ((hcm?.local_reply_config?.mappers as any[]) ?? []).some((m) => {
+      const cmp = m?.filter?.status_code_filter?.comparison;
+      return (cmp?.op ?? 'EQ') === 'EQ' && Number(cmp?.value?.default_value) === 429 && hasRetryAfter(m?.headers_to_add);
+    });
+    for (const filter of (hcm?.http_filters as any[]) ?? []) {
+      if (filter?.name !== LOCAL_FILTER && filter?.name !== GLOBAL_FILTER) continue;
+      if (mapperAdds || hasRetryAfter(filter?.typed_config?.response_headers_to_add)) continue;
+      out.push({ file: f.path, layer: `envoy ${filter.name}`, missing: 'Retry-After on its 429 (local reply mapper or response_headers_to_add)' });
+    }
+  }
+  return out;
 }
