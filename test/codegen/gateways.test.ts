@@ -177,7 +177,7 @@ describe('Kong', () => {
         identifier: 'service',
         strategy: 'local',
         sync_rate: -1,
-        hide_client_headers: false,
+        hide_client_headers: true,
         error_code: 429,
       });
 
@@ -186,12 +186,15 @@ describe('Kong', () => {
       expect(anonRoutes).toHaveLength(anon.routes.length);
       anonRoutes.forEach((route, i) => {
         const w = perWindow(anon.rate);
-        expect(route.plugins[0].config).toMatchObject({ [w.unit]: w.count, limit_by: 'ip', policy: 'redis', fault_tolerant: true, hide_client_headers: false });
+        expect(route.plugins[0].config).toMatchObject({ [w.unit]: w.count, limit_by: 'ip', policy: 'redis', fault_tolerant: true, hide_client_headers: true });
         expect(route.paths).toHaveLength(1);
         expect(route.paths[0].startsWith('~')).toBe(true);
         expect(jsRegex(route.paths[0].slice(1)).test(sampleFor(anon.routes[i]!.route))).toBe(true);
         expect(route.methods).toEqual(anon.routes[i]!.methods ?? undefined);
       });
+      // client headers hidden (one convention): the post-function on the service adds Retry-After to 429s
+      const retry = service!.plugins.find((p: Obj) => p.name === 'post-function');
+      expect(retry.config.header_filter[0]).toMatch(/get_status\(\) == 429 .*set_header\("Retry-After", "1"\)/);
       // a catch-all route keeps the rest of the API behind the service plugin
       expect((service!.routes as Obj[]).some((r) => r.paths[0] === '/')).toBe(true);
       // health probes: their own service, no plugin

@@ -2,11 +2,13 @@
  * Kong: the declarative config against Kong's plugin schemas, and which plugin instances run
  * per request under Kong's plugin resolution (one instance per plugin name, the most specific).
  */
-import { describe, expect, it } from 'vitest';
+import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { parse as parseYaml } from 'yaml';
 import { Answers } from '../../src/answers/schema.js';
 import { edgeRoute, edgeRules, exemptRoutes } from '../../src/codegen/gateway/edge.js';
-import { generateKong, kongConfig, kongCoverage, KONG_CEILING_PLUGIN, KONG_RULE_PLUGIN } from '../../src/codegen/gateway/kong.js';
+import Redis from 'ioredis';
+import { generateKong, kongConfig, kongCoverage, kongRetryAfterLua, KONG_CEILING_PLUGIN, KONG_RETRY_AFTER_PLUGIN, KONG_RULE_PLUGIN } from '../../src/codegen/gateway/kong.js';
+import { startRedis } from '../helpers/redis.js';
 import { buildDesign } from '../../src/design/build.js';
 import type { Design, MatrixRule } from '../../src/design/model.js';
 import { DATE, exampleAnswers, exampleDesign, exampleNames } from '../helpers/examples.js';
@@ -94,7 +96,8 @@ describe('Kong declarative config', () => {
     expect(rulesRun(doc, 'POST', '/v1/orders')).toEqual(['global-ceiling']);
     expect(kongRoute(doc, 'GET', '/healthz')?.service.name).toMatch(/-health$/);
     const plugins = kongPluginsFor(doc, 'GET', '/v1/catalog').map((p) => p.name).sort();
-    expect(plugins).toEqual([KONG_RULE_PLUGIN, KONG_CEILING_PLUGIN].sort());
+    expect(plugins).toEqual([KONG_RULE_PLUGIN, KONG_CEILING_PLUGIN, KONG_RETRY_AFTER_PLUGIN].sort());
+    expect(kongPluginsFor(doc, 'GET', '/healthz')).toEqual([]);
   });
 
   it('the model catches the old layout: one rate-limiting on the service, another on the route', () => {
@@ -122,5 +125,44 @@ describe('Kong declarative config', () => {
     const doc = parseYaml(generateKong(kongDesign())[0]!.content) as Obj;
     doc.services[0].routes[0].plugins.push(structuredClone(doc.services[0].routes[0].plugins[0]));
     expect(checkKongFile(doc).join('\n')).toMatch(/a second rate-limiting on the same route|not unique/);
+  });
+});
+
+describe("Kong's Retry-After post-function", () => {
+  let server: Awaited<ReturnType<typeof startRedis>>;
+  let redis: Redis;
+  beforeAll(async () => {
+    server = await startRedis();
+    redis = new Redis({ host: server.host, port: server.port, lazyConnect: true, maxRetriesPerRequest: 1 });
+    await redis.connect();
+  });
+  afterAll(async () => {
+    redis?.disconnect();
+    await server?.stop();
+  });
+
+  /** Compiles a chunk with Lua 5.1's loadstring (redis-server's Lua; Kong's LuaJIT reads 5.1 syntax). */
+  const compile = (code: string): Promise<unknown> =>
+    redis.eval('local f, err = loadstring(ARGV[1]) if f then return "ok" end return err', 0, code);
+
+  it('is Lua that compiles, and only touches 429s without Retry-After', async () => {
+    for (const [, design] of variants()) {
+      const doc = kongConfig(design) as Obj;
+      for (const p of doc.services.flatMap((s: Obj) => s.plugins ?? []).filter((p: Obj) => p.name === KONG_RETRY_AFTER_PLUGIN)) {
+        for (const chunk of p.config.header_filter) expect(await compile(chunk)).toBe('ok');
+      }
+    }
+    expect(await compile('if then')).not.toBe('ok');
+    const code = kongRetryAfterLua(60);
+    expect(code).toContain('kong.response.get_status() == 429');
+    expect(code).toContain('not kong.response.get_header("Retry-After")');
+    expect(code).toContain('kong.response.set_header("Retry-After", "60")');
+  });
+
+  it('says the longest wait: one window of the slowest rule Kong runs', () => {
+    const d = kongDesign();
+    const slow = withEdgeRules(d, (e) => e.map((r) => (r.id === 'anonymous-per-ip' ? { ...r, rate: { requests: 30, periodSeconds: 60 } } : r)));
+    const code = (kongConfig(slow) as Obj).services[0].plugins.find((p: Obj) => p.name === KONG_RETRY_AFTER_PLUGIN).config.header_filter[0];
+    expect(code).toContain('"Retry-After", "60"');
   });
 });

@@ -70,14 +70,27 @@ describe('Retry-After on every 429 a generated gateway file can send', () => {
     expect(gatewayRetryAfterFindings(neither).map((f) => f.layer)).toEqual(['envoy envoy.filters.http.local_ratelimit', 'envoy envoy.filters.http.ratelimit']);
   });
 
-  it('Kong: hiding client headers (which drops Retry-After) is reported per plugin', () => {
+  it('Kong: removing the Retry-After post-function, or a route post-function replacing it, is reported', () => {
     const files = GATEWAY_GENERATORS.kong(designWith('kong'));
-    const hidden = editYaml(files, 'gateway/kong.yaml', (d) => (d.services[0].routes[0].plugins[0].config.hide_client_headers = true));
-    expect(gatewayRetryAfterFindings(hidden)).toEqual([
-      { file: 'gateway/kong.yaml', layer: 'kong rate-limiting rl-anonymous-per-ip-1', missing: expect.stringMatching(/hide_client_headers/) },
+    const path = 'gateway/kong.yaml';
+    const noPost = editYaml(files, path, (d) => (d.services[0].plugins = d.services[0].plugins.filter((p: Obj) => p.name !== 'post-function')));
+    expect(gatewayRetryAfterFindings(noPost)).toEqual([
+      { file: path, layer: 'kong rate-limiting-advanced rl-global-ceiling', missing: expect.stringMatching(/Retry-After/) },
+      { file: path, layer: 'kong rate-limiting rl-anonymous-per-ip-1', missing: expect.stringMatching(/Retry-After/) },
     ]);
-    const ceilingHidden = editYaml(files, 'gateway/kong.yaml', (d) => (d.services[0].plugins[0].config.hide_client_headers = true));
-    expect(gatewayRetryAfterFindings(ceilingHidden).map((f) => f.layer)).toEqual(['kong rate-limiting-advanced rl-global-ceiling']);
+    const noHeader = editYaml(files, path, (d) => {
+      const post = d.services[0].plugins.find((p: Obj) => p.name === 'post-function');
+      post.config.header_filter = [post.config.header_filter[0].replace(/kong\.response\.set_header\([^)]*\)/, 'return')];
+    });
+    expect(gatewayRetryAfterFindings(noHeader).map((f) => f.layer)).toEqual(['kong rate-limiting-advanced rl-global-ceiling', 'kong rate-limiting rl-anonymous-per-ip-1']);
+    // Kong resolves one post-function per request: a route's own replaces the service's
+    const replaced = editYaml(files, path, (d) => d.services[0].routes[0].plugins.push({ name: 'post-function', config: { header_filter: ['return'] } }));
+    expect(gatewayRetryAfterFindings(replaced).map((f) => f.layer)).toEqual(['kong rate-limiting-advanced rl-global-ceiling', 'kong rate-limiting rl-anonymous-per-ip-1']);
+    // client headers on: Kong's plugin sends Retry-After itself
+    const shown = editYaml(noPost, path, (d) => {
+      for (const p of [...d.services[0].plugins, ...d.services[0].routes[0].plugins]) p.config.hide_client_headers = false;
+    });
+    expect(gatewayRetryAfterFindings(shown)).toEqual([]);
   });
 
   it('AWS: API Gateway throttling and WAF each need their Retry-After', () => {

@@ -17,7 +17,7 @@ import { parse as parseYaml } from 'yaml';
 import { TOOL_VERSION } from '../../version.js';
 import { gatewayName, toYaml } from '../escape.js';
 import type { CodeFile } from '../types.js';
-import { API_KEY_HEADER, edgeRetryAfter, edgeRoute, edgeRules, exemptRoutes, perWindow, rateText, type EdgeRoute, type EdgeRule, type RetryAfterFinding } from './edge.js';
+import { API_KEY_HEADER, edgeRoute, edgeRules, exemptRoutes, perWindow, rateText, type EdgeRoute, type EdgeRule, type RetryAfterFinding } from './edge.js';
 
 export const KONG_PATH = 'gateway/kong.yaml';
 
@@ -28,6 +28,29 @@ export const KONG_CEILING_PLUGIN = 'rate-limiting-advanced';
 export const KONG_RULE_PLUGIN = 'rate-limiting';
 
 const ERROR_MESSAGE = 'Too many requests: retry after the time in Retry-After, with jitter.';
+
+/** Adds Retry-After to 429s that lack it: the rate limit plugins run with their client headers hidden. */
+export const KONG_RETRY_AFTER_PLUGIN = 'post-function';
+
+/** The header_filter code of the Retry-After plugin (Lua, run by Kong's sandbox). */
+export function kongRetryAfterLua(seconds: number): string {
+  return `if kong.response.get_status() == 429 and not kong.response.get_header("Retry-After") then kong.response.set_header("Retry-After", "${Math.max(1, Math.ceil(seconds))}") end`;
+}
+
+/** The longest a Kong refusal lasts: the window of the slowest rule (its counter resets then). */
+function kongRetryAfterSeconds(rules: EdgeRule[], ceilings: EdgeRule[]): number {
+  return Math.max(1, ...rules.map((r) => (ceilings.some((c) => c.id === r.id) ? r.rate.periodSeconds : perWindow(r.rate).seconds)));
+}
+
+function retryAfterPlugin(seconds: number, instance: string): Record<string, unknown> {
+  return {
+    name: KONG_RETRY_AFTER_PLUGIN,
+    instance_name: gatewayName(instance, 120),
+    tags: ['rl-design', 'retry-after'],
+    enabled: true,
+    config: { header_filter: [kongRetryAfterLua(seconds)] },
+  };
+}
 
 function windowConfig(rule: EdgeRule): Record<string, number> {
   const w = perWindow(rule.rate);
@@ -54,8 +77,9 @@ function rulePlugin(rule: EdgeRule, policy: 'local' | 'redis', instance: string)
       ...(policy === 'redis' ? { redis: { host: 'redis.internal', port: 6379, database: 0, timeout: 50 } } : {}),
       // fault_tolerant true = admit while the counter store is unreachable (fail open)
       fault_tolerant: rule.failMode === 'open',
-      // the plugin sends Retry-After on its 429 only while client headers are on
-      hide_client_headers: false,
+      // Kong's own RateLimit-* and X-RateLimit-*-<window> headers would be a second convention
+      // (the application sends the documented one); the post-function adds Retry-After instead
+      hide_client_headers: true,
       error_code: 429,
       error_message: ERROR_MESSAGE,
     },
@@ -78,7 +102,7 @@ function ceilingPlugin(design: Design, ceilings: EdgeRule[], instance: string): 
       strategy: 'local',
       sync_rate: -1,
       namespace: gatewayName(`rl-design-${slug(design.scope.projectName)}-ceiling`, 120),
-      hide_client_headers: false,
+      hide_client_headers: true,
       error_code: 429,
       error_message: ERROR_MESSAGE,
     },
@@ -179,9 +203,11 @@ export function kongConfig(design: Design): Record<string, unknown> {
     return routeEntry(name, e.route, [rulePlugin(e.rule, policyOf(e.rule), `rl-${name}`)]);
   });
   routes.push({ name: uniqueName(`${service}-all`), paths: ['/'], strip_path: false });
+  const limited = [...p.ceilings, ...(p.serviceRule ? [p.serviceRule] : []), ...p.endpoints.map((e) => e.rule)];
   const servicePlugins = [
     ...(p.ceilings.length > 0 ? [ceilingPlugin(design, p.ceilings, uniqueName(`rl-${p.ceilings.map((r) => r.id).join('-')}`))] : []),
     ...(p.serviceRule ? [rulePlugin(p.serviceRule, policyOf(p.serviceRule), uniqueName(`rl-${p.serviceRule.id}`))] : []),
+    ...(limited.length > 0 ? [retryAfterPlugin(kongRetryAfterSeconds(limited, p.ceilings), uniqueName('rl-retry-after'))] : []),
   ];
   const exempt = exemptRoutes(design);
   return {
@@ -254,17 +280,19 @@ function header(design: Design): string[] {
     lines.push('', 'Not counted at Kong (another rule holds the one rate-limiting instance of the endpoint): enforce in the middleware:');
     for (const g of gaps) lines.push(`  ${g.method} ${g.route}: ${g.replaced.join(', ')}`);
   }
-  const retryAfter = edgeRetryAfter(rules.filter((r) => r.key !== 'unsupported'));
+  const limited = [...p.ceilings, ...(p.serviceRule ? [p.serviceRule] : []), ...p.endpoints.map((e) => e.rule)];
+  const retryAfter = kongRetryAfterSeconds(limited, p.ceilings);
   lines.push(
     '',
     "Client IP: set trusted_ips to your proxies' ranges" +
       (design.enforcement.clientIp.trustedProxies.length > 0 ? ` (${design.enforcement.clientIp.trustedProxies.join(', ')})` : '') +
       ', real_ip_header X-Forwarded-For and real_ip_recursive on in kong.conf, so a client-written header never picks the key.',
     'Health probes sit on their own service without plugins: never limited.',
-    'Every 429 from these plugins carries Retry-After (the seconds until the refusing window resets; the',
-    `slowest rule's emission interval is ${retryAfter} s), which they send only with hide_client_headers false: Kong then`,
-    'also adds its own RateLimit-Limit/-Remaining/-Reset and X-RateLimit-*-<window> headers for the edge limit.',
-    'The 429 body is Kong\'s {"message": ...}, not problem+json.',
+    "The rate limit plugins hide their client headers: Kong's RateLimit-* and X-RateLimit-*-<window> headers would",
+    'be a second convention beside the one the application sends, and hiding them also drops their Retry-After.',
+    `So ${KONG_RETRY_AFTER_PLUGIN} on the service (Kong's sandboxed Lua) adds Retry-After: ${retryAfter} to every 429 that has none:`,
+    "the longest wait, one window of the slowest rule (Kong's windows reset on the clock). It needs untrusted_lua",
+    'on or sandbox (the default) in kong.conf. The 429 body is Kong\'s {"message": ...}, not problem+json.',
     'The plugins have no dry-run mode: for rollout step 1 (shadow) deploy with enabled: false, or keep the edge rules',
     'on while the middleware rules run in shadow; the edge limits are coarse and protect capacity.',
   );
@@ -282,10 +310,20 @@ export function generateKong(design: Design): CodeFile[] {
   ];
 }
 
+/** True when a post-function's header_filter adds a positive Retry-After to 429s. */
+function addsRetryAfter(plugin: any): boolean {
+  if (plugin?.name !== KONG_RETRY_AFTER_PLUGIN || plugin?.enabled === false) return false;
+  const code: unknown[] = Array.isArray(plugin?.config?.header_filter) ? plugin.config.header_filter : [];
+  return code.some(
+    (c) => typeof c === 'string' && /get_status\(\)\s*==\s*429/.test(c) && /set_header\(\s*"Retry-After"\s*,\s*"[1-9]\d*"\s*\)/.test(c),
+  );
+}
+
 /**
- * Kong's rate limit plugins send Retry-After on their 429 only while `hide_client_headers` is
- * false (and only answer 429 when error_code is 429): one finding per plugin instance that
- * would refuse without it.
+ * Kong's rate limit plugins send Retry-After on their 429 only with client headers on; with
+ * them hidden, the post-function Kong resolves for the same request (the route's own, else the
+ * service's, else a global one) must add it. One finding per plugin instance whose 429 would
+ * lack it, or that would not answer 429.
  */
 export function kongRetryAfterFindings(files: CodeFile[]): RetryAfterFinding[] {
   const out: RetryAfterFinding[] = [];
@@ -297,17 +335,37 @@ export function kongRetryAfterFindings(files: CodeFile[]): RetryAfterFinding[] {
       out.push({ file: f.path, layer: 'kong', missing: 'a readable YAML file' });
       continue;
     }
-    const plugins: any[] = [
-      ...(doc?.plugins ?? []),
-      ...(doc?.services ?? []).flatMap((s: any) => [...(s?.plugins ?? []), ...(s?.routes ?? []).flatMap((r: any) => r?.plugins ?? [])]),
-      ...(doc?.routes ?? []).flatMap((r: any) => r?.plugins ?? []),
-    ];
-    for (const p of plugins) {
-      if (p?.name !== KONG_RULE_PLUGIN && p?.name !== KONG_CEILING_PLUGIN) continue;
-      const layer = `kong ${p.name} ${p.instance_name ?? ''}`.trim();
-      if (p.config?.hide_client_headers === true) out.push({ file: f.path, layer, missing: 'Retry-After (hide_client_headers must be false)' });
-      if ((p.config?.error_code ?? 429) !== 429) out.push({ file: f.path, layer, missing: 'status 429 (error_code)' });
+    const global: any[] = Array.isArray(doc?.plugins) ? doc.plugins : [];
+    const resolve = (scopes: any[][]): any => scopes.map((list) => list.find((p) => p?.name === KONG_RETRY_AFTER_PLUGIN)).find((p) => p !== undefined);
+    const check = (plugin: any, postFunction: any): void => {
+      if (plugin?.name !== KONG_RULE_PLUGIN && plugin?.name !== KONG_CEILING_PLUGIN) return;
+      const layer = `kong ${plugin.name} ${plugin.instance_name ?? ''}`.trim();
+      if ((plugin.config?.error_code ?? 429) !== 429) out.push({ file: f.path, layer, missing: 'status 429 (error_code)' });
+      if (plugin.config?.hide_client_headers === true && !addsRetryAfter(postFunction)) {
+        out.push({ file: f.path, layer, missing: `Retry-After (client headers hidden and no ${KONG_RETRY_AFTER_PLUGIN} adds it)` });
+      }
+    };
+    for (const service of Array.isArray(doc?.services) ? doc.services : []) {
+      const servicePlugins: any[] = Array.isArray(service?.plugins) ? service.plugins : [];
+      const routes: any[] = Array.isArray(service?.routes) ? service.routes : [];
+      // a service-level limit runs on the routes without their own; each may resolve a different post-function
+      for (const p of servicePlugins) {
+        const onRoutes = routes.length > 0 ? routes : [{}];
+        for (const r of onRoutes) check(p, resolve([Array.isArray(r?.plugins) ? r.plugins : [], servicePlugins, global]));
+      }
+      for (const r of routes) {
+        const own: any[] = Array.isArray(r?.plugins) ? r.plugins : [];
+        for (const p of own) check(p, resolve([own, servicePlugins, global]));
+      }
     }
+    for (const p of global) check(p, resolve([global]));
   }
-  return out;
+  // one finding per layer and file
+  const seen = new Set<string>();
+  return out.filter((x) => {
+    const k = `${x.file}\u0000${x.layer}\u0000${x.missing}`;
+    if (seen.has(k)) return false;
+    seen.add(k);
+    return true;
+  });
 }

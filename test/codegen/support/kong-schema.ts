@@ -85,6 +85,19 @@ export function checkRateLimitingAdvancedConfig(path: string, c: unknown, errors
   if (c.error_code !== undefined && !(typeof c.error_code === 'number' && c.error_code > 0)) errors.push(`${path}.error_code: a number > 0`);
 }
 
+const PHASES = ['certificate', 'rewrite', 'access', 'header_filter', 'body_filter', 'log'];
+
+/** pre-function / post-function (kong/plugins/pre-function/_schema.lua): phase -> list of Lua chunks. */
+export function checkFunctionConfig(path: string, c: unknown, errors: string[]): void {
+  if (!isObj(c)) return void errors.push(`${path}: config must be a record`);
+  unknownKeys(path, c, PHASES, errors);
+  if (!PHASES.some((ph) => c[ph] !== undefined)) errors.push(`${path}: at least one of ${PHASES.join(', ')} is required`);
+  for (const ph of PHASES) {
+    if (c[ph] === undefined) continue;
+    if (!Array.isArray(c[ph]) || !c[ph].every((x: unknown) => typeof x === 'string')) errors.push(`${path}.${ph}: a list of Lua chunks`);
+  }
+}
+
 function checkPlugin(path: string, p: unknown, names: Set<string>, errors: string[]): void {
   if (!isObj(p)) return void errors.push(`${path}: a plugin record`);
   unknownKeys(path, p, ['name', 'instance_name', 'config', 'enabled', 'protocols', 'tags', 'ordering'], errors);
@@ -97,6 +110,7 @@ function checkPlugin(path: string, p: unknown, names: Set<string>, errors: strin
   for (const t of p.tags ?? []) if (!isName(t)) errors.push(`${path}.tags: ${t} is not a valid tag`);
   if (p.name === 'rate-limiting') checkRateLimitingConfig(`${path}.config`, p.config, true, errors);
   else if (p.name === 'rate-limiting-advanced') checkRateLimitingAdvancedConfig(`${path}.config`, p.config, errors);
+  else if (p.name === 'post-function') checkFunctionConfig(`${path}.config`, p.config, errors);
   else errors.push(`${path}.name: ${String(p.name)} is not a plugin this checker knows`);
 }
 
