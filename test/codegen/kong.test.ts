@@ -6,7 +6,7 @@ import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { parse as parseYaml } from 'yaml';
 import { Answers } from '../../src/answers/schema.js';
 import { edgeRoute, edgeRules, exemptRoutes } from '../../src/codegen/gateway/edge.js';
-import Redis from 'ioredis';
+import { Redis } from 'ioredis';
 import { generateKong, kongConfig, kongCoverage, kongRetryAfterLua, KONG_CEILING_PLUGIN, KONG_RETRY_AFTER_PLUGIN, KONG_RULE_PLUGIN } from '../../src/codegen/gateway/kong.js';
 import { startRedis } from '../helpers/redis.js';
 import { buildDesign } from '../../src/design/build.js';
