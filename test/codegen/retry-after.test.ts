@@ -5,7 +5,7 @@
 import { describe, expect, it } from 'vitest';
 import { parse as parseYaml, stringify as toYamlText } from 'yaml';
 import { Answers } from '../../src/answers/schema.js';
-import { awsConfig, cloudflareConfig, CLOUDFLARE_CONTENT_TYPES } from '../../src/codegen/gateway/cloud.js';
+import { awsConfig, CF_MITIGATION_TIMEOUTS, CF_PERIODS, cloudflareConfig, CLOUDFLARE_CONTENT_TYPES } from '../../src/codegen/gateway/cloud.js';
 import { edgeRules } from '../../src/codegen/gateway/edge.js';
 import { GATEWAY_GENERATORS, gatewayRetryAfterFindings } from '../../src/codegen/gateway/index.js';
 import type { CodeFile } from '../../src/codegen/types.js';
@@ -133,6 +133,15 @@ describe('Retry-After on every 429 a generated gateway file can send', () => {
         expect(rule.action_parameters.response.content_type).toBe('application/json');
         expect(JSON.parse(rule.action_parameters.response.content)).toMatchObject({ type: expect.any(String), title: expect.any(String), status: 429 });
       }
+    }
+    // a slow rule: the block (and so Cloudflare's Retry-After) lasts an allowed duration covering its wait
+    const base = designWith('cloudflare');
+    const slow: Design = { ...base, rules: base.rules.map((r) => (r.id === 'anonymous-per-ip' ? { ...r, rate: { requests: 10, periodSeconds: 900 } } : r)) };
+    for (const rule of (cloudflareConfig(slow) as Obj).rules as Obj[]) {
+      expect(CF_MITIGATION_TIMEOUTS).toContain(rule.ratelimit.mitigation_timeout);
+      expect(CF_PERIODS).toContain(rule.ratelimit.period);
+      expect(rule.ratelimit.mitigation_timeout).toBeGreaterThanOrEqual(90);
+      expect(JSON.parse(rule.action_parameters.response.content).retryAfterSeconds).toBe(rule.ratelimit.mitigation_timeout);
     }
     const files = GATEWAY_GENERATORS.cloudflare(designWith('cloudflare'));
     const path = 'gateway/cloudflare-ratelimit.json';

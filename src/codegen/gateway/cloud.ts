@@ -167,7 +167,9 @@ function wafPath(route: EdgeRoute): Record<string, unknown> {
 }
 
 /** Cloudflare periods, in seconds, that rate limiting rules accept (plans allow a subset). */
-const CF_PERIODS = [10, 60, 120, 300, 600, 3600];
+export const CF_PERIODS = [10, 60, 120, 300, 600, 3600];
+/** Mitigation timeouts (block durations), in seconds, that rate limiting rules accept (0 is throttling, Enterprise only). */
+export const CF_MITIGATION_TIMEOUTS = [10, 60, 120, 300, 600, 3600, 86400];
 
 function cfRouteExpr(route: EdgeRoute): string {
   const path = `http.request.uri.path matches ${cfString(`(?i)${route.pathRegex}`)}`;
@@ -180,7 +182,8 @@ export function cloudflareConfig(design: Design): Record<string, unknown> {
   const rules = edgeRules(design).filter((r) => r.key !== 'unsupported');
   const retryAfter = edgeRetryAfter(rules);
   const exempt = exemptRoutes(design);
-  const mitigation = Math.max(10, retryAfter);
+  // the block lasts the mitigation timeout: the shortest Cloudflare offers that covers the wait
+  const mitigation = CF_MITIGATION_TIMEOUTS.find((t) => t >= retryAfter) ?? 86400;
   const content = JSON.stringify(edgeProblemBody(design, rules, mitigation));
   return {
     _comment: [
