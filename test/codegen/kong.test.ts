@@ -41,6 +41,12 @@ function variants(): [string, Design][] {
     ['per-client rule over every endpoint beside a routed one', withEdgeRules(d, (e) => [...e, { ...perIp, id: 'everyone-per-ip', routes: [] }])],
     ['two rules on one endpoint', withEdgeRules(d, (e) => [...e, { ...perIp, id: 'catalog-per-key', identity: 'api-key' }])],
     ['no ceiling', withEdgeRules(d, (e) => e.filter((r) => r.id !== 'global-ceiling'))],
+    [
+      'per-IP rule over two GET endpoints and a POST one',
+      withEdgeRules(d, (e) =>
+        e.map((r) => (r.id === perIp.id ? { ...r, routes: [...r.routes, { method: 'GET', route: '/v1/orders' }, { method: 'POST', route: '/v1/orders' }] } : r)),
+      ),
+    ],
     ['hostile', hostileDesign()],
     ...exampleNames().map((n) => [`example ${n}`, exampleDesign(n)] as [string, Design]),
   ];
@@ -98,6 +104,20 @@ describe('Kong declarative config', () => {
     const plugins = kongPluginsFor(doc, 'GET', '/v1/catalog').map((p) => p.name).sort();
     expect(plugins).toEqual([KONG_RULE_PLUGIN, KONG_CEILING_PLUGIN, KONG_RETRY_AFTER_PLUGIN].sort());
     expect(kongPluginsFor(doc, 'GET', '/healthz')).toEqual([]);
+  });
+
+  it('a rule keeps one counter over endpoints that share their methods', () => {
+    const design = variants().find(([n]) => n.startsWith('per-IP rule over two GET'))![1];
+    const doc = kongConfig(design) as Obj;
+    const routes = (doc.services[0].routes as Obj[]).filter((r) => r.plugins?.some((p: Obj) => p.tags.includes('rule-anonymous-per-ip')));
+    expect(routes.map((r) => [r.methods, r.paths.length])).toEqual([
+      [['GET', 'HEAD'], 2],
+      [['POST'], 1],
+    ]);
+    expect(rulesRun(doc, 'GET', '/v1/orders')).toEqual(['anonymous-per-ip', 'global-ceiling']);
+    expect(rulesRun(doc, 'POST', '/v1/orders')).toEqual(['anonymous-per-ip', 'global-ceiling']);
+    expect(rulesRun(doc, 'GET', '/v1/orders/42')).toEqual(['global-ceiling']);
+    expect(generateKong(design)[0]!.content).toMatch(/anonymous-per-ip: .*on 2 Kong routes/);
   });
 
   it('the model catches the old layout: one rate-limiting on the service, another on the route', () => {

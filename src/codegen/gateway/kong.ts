@@ -6,7 +6,7 @@
  * the service-level one. Two plugins therefore carry the rules:
  * - the global ceiling: `rate-limiting-advanced` on the service (every route of the service,
  *   whatever route plugins they have; counters per Kong node, identifier "service");
- * - each per-client or route-scoped rule: `rate-limiting` on one Kong route per endpoint (a
+ * - each per-client or route-scoped rule: `rate-limiting` on Kong routes for its endpoints (a
  *   per-client rule over every endpoint: on the service, for the routes without their own).
  * An endpoint that two rules of the second kind cover can run only one of them at Kong; the
  * file header names every such gap, and `kongCoverage` states, per endpoint, what runs.
@@ -114,12 +114,14 @@ function endpointKey(r: EdgeRoute): string {
   return `${(r.methods ?? ['*']).join(',')} ${r.pathBody}`;
 }
 
-function routeEntry(name: string, r: EdgeRoute, plugins: Record<string, unknown>[]): Record<string, unknown> {
+/** One Kong route for endpoints that share their methods (Kong matches any listed method with any path). */
+function routeEntry(name: string, group: EdgeRoute[], plugins: Record<string, unknown>[]): Record<string, unknown> {
+  const first = group[0] as EdgeRoute;
   return {
     name,
-    ...(r.methods ? { methods: r.methods } : {}),
+    ...(first.methods ? { methods: first.methods } : {}),
     // regex paths start with "~" (Kong 3); (?i) as the frameworks match paths case-insensitively
-    paths: [`~(?i)^${r.pathBody}$`],
+    paths: group.map((r) => `~(?i)^${r.pathBody}$`),
     regex_priority: 100,
     strip_path: false,
     ...(plugins.length > 0 ? { plugins } : {}),
@@ -140,8 +142,13 @@ interface Plan {
   ceilings: EdgeRule[];
   /** The per-client rule over every endpoint that sits on the service (the first one). */
   serviceRule?: EdgeRule;
-  /** Per endpoint: the route and the rule whose instance sits on it. */
-  endpoints: { route: EdgeRoute; rule: EdgeRule; others: EdgeRule[] }[];
+  /**
+   * Kong routes: endpoints with the same methods and the same rules share one (so a rule over
+   * several endpoints keeps one counter where it can), and the rule whose instance sits on it.
+   */
+  endpoints: { routes: EdgeRoute[]; rule: EdgeRule; others: EdgeRule[] }[];
+  /** How many Kong routes carry each rule (each keeps its own counter). */
+  routesPerRule: Map<string, number>;
   coverage: KongCoverage[];
 }
 
@@ -160,7 +167,16 @@ function plan(design: Design): Plan {
     }
   }
   const serviceRule = everywhere[0];
-  const endpoints = [...byEndpoint.values()].map((e) => ({ route: e.route, rule: e.rules[0] as EdgeRule, others: e.rules.slice(1) }));
+  const groups = new Map<string, { routes: EdgeRoute[]; rules: EdgeRule[] }>();
+  for (const e of byEndpoint.values()) {
+    const k = `${(e.route.methods ?? ['*']).join(',')}\u0000${e.rules.map((r) => r.id).join('\u0000')}`;
+    const g = groups.get(k) ?? { routes: [], rules: e.rules };
+    g.routes.push(e.route);
+    groups.set(k, g);
+  }
+  const endpoints = [...groups.values()].map((g) => ({ routes: g.routes, rule: g.rules[0] as EdgeRule, others: g.rules.slice(1) }));
+  const routesPerRule = new Map<string, number>();
+  for (const e of endpoints) routesPerRule.set(e.rule.id, (routesPerRule.get(e.rule.id) ?? 0) + 1);
   const exempt = new Set(exemptRoutes(design).map(endpointKey));
   const coverage: KongCoverage[] = design.scope.endpoints
     .filter((e) => !exempt.has(endpointKey(edgeRoute(e.method, e.route))))
@@ -175,7 +191,7 @@ function plan(design: Design): Plan {
         replaced: applies.filter((r) => !perRequest.includes(r)).map((r) => r.id),
       };
     });
-  return { ceilings, ...(serviceRule ? { serviceRule } : {}), endpoints, coverage };
+  return { ceilings, ...(serviceRule ? { serviceRule } : {}), endpoints, routesPerRule, coverage };
 }
 
 /** Per endpoint of the design (exempt ones aside): the rules Kong runs and those it cannot. */
@@ -200,7 +216,7 @@ export function kongConfig(design: Design): Record<string, unknown> {
   const policyOf = (r: EdgeRule): 'local' | 'redis' => (r.key === 'global' ? 'local' : shared);
   const routes: Record<string, unknown>[] = p.endpoints.map((e, i) => {
     const name = uniqueName(`${e.rule.id}-${i + 1}`);
-    return routeEntry(name, e.route, [rulePlugin(e.rule, policyOf(e.rule), `rl-${name}`)]);
+    return routeEntry(name, e.routes, [rulePlugin(e.rule, policyOf(e.rule), `rl-${name}`)]);
   });
   routes.push({ name: uniqueName(`${service}-all`), paths: ['/'], strip_path: false });
   const limited = [...p.ceilings, ...(p.serviceRule ? [p.serviceRule] : []), ...p.endpoints.map((e) => e.rule)];
@@ -227,12 +243,17 @@ export function kongConfig(design: Design): Record<string, unknown> {
               name: `${service}-health`,
               url: UPSTREAM_URL,
               tags: ['rl-design', 'exempt'],
-              routes: exempt.map((e, i) => routeEntry(uniqueName(`${service}-health-${i + 1}`), e, [])),
+              routes: exempt.map((e, i) => routeEntry(uniqueName(`${service}-health-${i + 1}`), [e], [])),
             },
           ]
         : []),
     ],
   };
+}
+
+function kongRouteNote(routes: number): string {
+  if (routes <= 1) return ' One Kong route carries all its endpoints: one counter.';
+  return ` Its endpoints sit on ${routes} Kong routes (different methods or rules), each with its own counter: a client can reach up to ${routes} x the limit.`;
 }
 
 function header(design: Design): string[] {
@@ -271,7 +292,7 @@ function header(design: Design): string[] {
           : `keyed on ${r.key === 'ip' ? 'the client IP' : `the ${API_KEY_HEADER} header`}, counters shared through Redis.`) +
         (r.routes.length === 0
           ? ' On the service: one counter for all its routes that have no rate-limiting of their own.'
-          : ` Counters are per Kong route${r.routes.length > 1 ? ` (this rule spans ${r.routes.length} endpoints: each has its own counter)` : ''}.`) +
+          : kongRouteNote(p.routesPerRule.get(r.id) ?? 0)) +
         ` Fail ${r.failMode} (fault_tolerant). Kill switch ${r.killSwitch ?? 'none'}: set the plugin's enabled to false.`,
     );
   }
