@@ -153,7 +153,7 @@ const AUTH_IP_ONLY: Partial<Record<AuthKind, string>> = {
 const EDGE_ALGORITHM: Record<Exclude<Gateway, 'none'>, { algorithm: Algorithm; component: string; hasBurst: boolean }> = {
   nginx: { algorithm: 'leaky-bucket', component: 'nginx limit_req', hasBurst: true },
   envoy: { algorithm: 'token-bucket', component: 'Envoy local rate limit filter', hasBurst: true },
-  kong: { algorithm: 'fixed-window', component: 'Kong rate-limiting plugin', hasBurst: false },
+  kong: { algorithm: 'fixed-window', component: 'Kong rate limit plugins', hasBurst: false },
   'aws-api-gateway': { algorithm: 'token-bucket', component: 'AWS API Gateway throttling', hasBurst: true },
   cloudflare: { algorithm: 'sliding-window-counter', component: 'Cloudflare rate limiting rule', hasBurst: false },
 };

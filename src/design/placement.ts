@@ -6,7 +6,7 @@ import { middlewareComponent } from './naming.js';
 const GATEWAY_COMPONENT: Record<string, string> = {
   nginx: 'nginx (limit_req)',
   envoy: 'Envoy (local rate limit filter)',
-  kong: 'Kong (rate-limiting plugin)',
+  kong: 'Kong (rate-limiting-advanced for the ceiling, rate-limiting per rule)',
   'aws-api-gateway': 'AWS API Gateway (throttling, usage plans)',
   cloudflare: 'Cloudflare (rate limiting rules)',
 };

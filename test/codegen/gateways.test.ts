@@ -157,7 +157,7 @@ describe('Envoy', () => {
 
 describe('Kong', () => {
   for (const hostile of [false, true]) {
-    it(`declarative config with the rate-limiting plugin${hostile ? ' (hostile design)' : ''}`, () => {
+    it(`declarative config with the rate limit plugins${hostile ? ' (hostile design)' : ''}`, () => {
       const design = designWith('kong', hostile);
       const rules = edgeRules(design);
       const [file] = generateKong(design);
@@ -168,21 +168,33 @@ describe('Kong', () => {
       expect(service!.url).toMatch(/^http:\/\//);
 
       const ceiling = rules.find((r) => r.id === 'global-ceiling') as EdgeRule;
+      // the ceiling: a plugin no route-level rate-limiting replaces, on the service
       const ceilingPlugin = service!.plugins[0];
-      expect(ceilingPlugin.name).toBe('rate-limiting');
-      expect(ceilingPlugin.config).toMatchObject({ second: ceiling.rate.requests, limit_by: 'service', policy: 'local', fault_tolerant: true, error_code: 429 });
+      expect(ceilingPlugin.name).toBe('rate-limiting-advanced');
+      expect(ceilingPlugin.config).toMatchObject({
+        limit: [ceiling.rate.requests],
+        window_size: [ceiling.rate.periodSeconds],
+        identifier: 'service',
+        strategy: 'local',
+        sync_rate: -1,
+        hide_client_headers: true,
+        error_code: 429,
+      });
 
       const anon = rules.find((r) => r.id === 'anonymous-per-ip') as EdgeRule;
       const anonRoutes = (service!.routes as Obj[]).filter((r) => r.plugins?.[0]?.tags.includes(`rule-${anon.id}`));
       expect(anonRoutes).toHaveLength(anon.routes.length);
       anonRoutes.forEach((route, i) => {
         const w = perWindow(anon.rate);
-        expect(route.plugins[0].config).toMatchObject({ [w.unit]: w.count, limit_by: 'ip', policy: 'redis', fault_tolerant: true });
+        expect(route.plugins[0].config).toMatchObject({ [w.unit]: w.count, limit_by: 'ip', policy: 'redis', fault_tolerant: true, hide_client_headers: true });
         expect(route.paths).toHaveLength(1);
         expect(route.paths[0].startsWith('~')).toBe(true);
         expect(jsRegex(route.paths[0].slice(1)).test(sampleFor(anon.routes[i]!.route))).toBe(true);
         expect(route.methods).toEqual(anon.routes[i]!.methods ?? undefined);
       });
+      // client headers hidden (one convention): the post-function on the service adds Retry-After to 429s
+      const retry = service!.plugins.find((p: Obj) => p.name === 'post-function');
+      expect(retry.config.header_filter[0]).toMatch(/get_status\(\) == 429 .*set_header\("Retry-After", "1"\)/);
       // a catch-all route keeps the rest of the API behind the service plugin
       expect((service!.routes as Obj[]).some((r) => r.paths[0] === '/')).toBe(true);
       // health probes: their own service, no plugin

@@ -41,6 +41,16 @@ export interface EdgeRule {
   cardinalityBound?: number;
 }
 
+/**
+ * A layer of a generated gateway file that can answer 429 without Retry-After: the file, the
+ * layer (gateway and component), and what is missing.
+ */
+export interface RetryAfterFinding {
+  file: string;
+  layer: string;
+  missing: string;
+}
+
 /** The header the edge reads an API key from when a rule is keyed on it. */
 export const API_KEY_HEADER = 'x-api-key';
 

@@ -14,6 +14,7 @@
  */
 import type { Design } from '../../design/model.js';
 import { slug } from '../../design/naming.js';
+import { parse as parseYaml } from 'yaml';
 import { TOOL_VERSION } from '../../version.js';
 import { toYaml } from '../escape.js';
 import type { CodeFile } from '../types.js';
@@ -27,6 +28,7 @@ import {
   rateText,
   type EdgeRoute,
   type EdgeRule,
+  type RetryAfterFinding,
 } from './edge.js';
 
 export const ENVOY_FILTER_PATH = 'gateway/envoy-local-ratelimit.yaml';
@@ -39,46 +41,71 @@ const APP_CLUSTER = 'app';
 
 const LOCAL_TYPE = 'type.googleapis.com/envoy.extensions.filters.http.local_ratelimit.v3.LocalRateLimit';
 const GLOBAL_TYPE = 'type.googleapis.com/envoy.extensions.filters.http.ratelimit.v3.RateLimit';
+const GLOBAL_PER_ROUTE_TYPE = 'type.googleapis.com/envoy.extensions.filters.http.ratelimit.v3.RateLimitPerRoute';
+export const LOCAL_FILTER = 'envoy.filters.http.local_ratelimit';
+export const GLOBAL_FILTER = 'envoy.filters.http.ratelimit';
 
 /** Stage numbers keep the local and the global filter's descriptors apart. */
 const LOCAL_STAGE = 0;
 const GLOBAL_STAGE = 1;
 
+/** Envoy refuses a local rate limit fill interval shorter than this. */
+export const ENVOY_MIN_FILL_MS = 50;
+
 /**
  * Envoy token bucket for a rate and burst: `tokens_per_fill` every `fill_interval`, refilled
- * as smoothly as Envoy allows (its fill interval is at least 50 ms) while keeping the average
- * rate exact: the shortest interval, in 50 ms steps, that holds a whole number of tokens.
+ * as smoothly as Envoy allows while keeping the average rate exact: the shortest interval that
+ * is a whole multiple of `baseMs` and holds a whole number of tokens. Envoy wants every
+ * descriptor's interval to be a multiple of the filter-wide bucket's, so descriptors pass
+ * that interval as `baseMs`. max_tokens is the burst, never below tokens_per_fill (a smaller
+ * bucket would cap the refill and lower the rate).
  */
-export function envoyTokenBucket(rate: { requests: number; periodSeconds: number }, burst: number | null): {
+export function envoyTokenBucket(
+  rate: { requests: number; periodSeconds: number },
+  burst: number | null,
+  baseMs: number = ENVOY_MIN_FILL_MS,
+): {
   max_tokens: number;
   tokens_per_fill: number;
   fill_interval: string;
 } {
-  const periodMs = rate.periodSeconds * 1000;
-  const perToken = periodMs / rate.requests;
+  const base = Math.max(ENVOY_MIN_FILL_MS, Math.round(baseMs));
+  const periodMs = Math.round(rate.periodSeconds * 1000);
   const whole = (n: number): boolean => n >= 1 && Math.abs(n - Math.round(n)) < 1e-9;
-  let tokens = rate.requests;
-  let intervalMs = periodMs;
-  if (perToken >= 50 && whole(perToken)) {
-    tokens = 1;
-    intervalMs = perToken;
-  } else {
-    for (let f = 50; f < Math.min(periodMs, 60_000); f += 50) {
-      const n = (rate.requests * f) / periodMs;
-      if (whole(n)) {
-        tokens = n;
-        intervalMs = f;
-        break;
-      }
+  // a multiple of both the period and the base always holds rate.requests x k tokens
+  const gcd = (a: number, b: number): number => (b === 0 ? a : gcd(b, a % b));
+  const lcm = (periodMs / gcd(periodMs, base)) * base;
+  let intervalMs = lcm;
+  let tokens = (rate.requests * lcm) / periodMs;
+  for (let f = base; f <= Math.max(lcm, periodMs) * 4; f += base) {
+    const n = (rate.requests * f) / periodMs;
+    if (whole(n)) {
+      tokens = n;
+      intervalMs = f;
+      break;
     }
   }
-  tokens = Math.max(1, Math.round(tokens));
-  intervalMs = Math.max(50, Math.round(intervalMs));
+  const perFill = Math.max(1, Math.round(tokens));
   return {
-    max_tokens: Math.max(1, burst ?? tokens),
-    tokens_per_fill: tokens,
+    max_tokens: Math.max(perFill, burst ?? perFill),
+    tokens_per_fill: perFill,
     fill_interval: `${Number((intervalMs / 1000).toFixed(3))}s`,
   };
+}
+
+/** A protobuf Duration string ("0.05s") in milliseconds. */
+export function durationMs(d: string): number {
+  return Math.round(Number(String(d).replace(/s$/, '')) * 1000);
+}
+
+/**
+ * The filter-wide bucket when no ceiling runs at Envoy: large enough never to refuse
+ * (a million requests a second per instance); only the descriptors limit.
+ */
+const UNLIMITED_BUCKET = { max_tokens: 1_000_000, tokens_per_fill: 50_000, fill_interval: '0.05s' };
+
+function filterBucket(ceiling: EdgeRule | undefined): { max_tokens: number; tokens_per_fill: number; fill_interval: string } {
+  return ceiling ? envoyTokenBucket(ceiling.rate, ceiling.burst) : { ...UNLIMITED_BUCKET };
 }
 
 function percent(n: number): { numerator: number; denominator: 'HUNDRED' } {
@@ -105,9 +132,10 @@ function identityDescriptorKey(rule: EdgeRule): string {
 
 /** One rate_limits entry per (rule, route); a rule for every route uses a generic key. */
 function ruleActions(rule: EdgeRule, stage: number, withIdentity: boolean): Record<string, unknown>[] {
-  const tail = withIdentity ? [identityAction(rule)] : [];
+  // a fresh object each time: a shared one would be written as a YAML alias
+  const tail = (): Record<string, unknown>[] => (withIdentity ? [identityAction(rule)] : []);
   if (rule.routes.length === 0) {
-    return [{ stage, actions: [{ generic_key: { descriptor_key: RULE_DESCRIPTOR_KEY, descriptor_value: rule.id } }, ...tail] }];
+    return [{ stage, actions: [{ generic_key: { descriptor_key: RULE_DESCRIPTOR_KEY, descriptor_value: rule.id } }, ...tail()] }];
   }
   return rule.routes.map((route) => ({
     stage,
@@ -120,7 +148,7 @@ function ruleActions(rule: EdgeRule, stage: number, withIdentity: boolean): Reco
           headers: routeMatchers(route),
         },
       },
-      ...tail,
+      ...tail(),
     ],
   }));
 }
@@ -150,12 +178,10 @@ export function envoyFilterConfig(design: Design): Record<string, unknown> {
   const xHeaders = design.contract.convention === 'x-ratelimit';
   const filters: Record<string, unknown>[] = [];
   if (ceiling || local.length > 0) {
-    const bucket = ceiling
-      ? envoyTokenBucket(ceiling.rate, ceiling.burst)
-      : // no ceiling: the filter-wide bucket is effectively unlimited, only descriptors limit
-        { max_tokens: 1_000_000, tokens_per_fill: 1_000_000, fill_interval: '1s' };
+    const bucket = filterBucket(ceiling);
+    const baseMs = durationMs(bucket.fill_interval);
     filters.push({
-      name: 'envoy.filters.http.local_ratelimit',
+      name: LOCAL_FILTER,
       typed_config: {
         '@type': LOCAL_TYPE,
         stat_prefix: 'rl_edge_local',
@@ -169,7 +195,7 @@ export function envoyFilterConfig(design: Design): Record<string, unknown> {
           ? {
               descriptors: local.map((r) => ({
                 entries: [{ key: RULE_DESCRIPTOR_KEY, value: r.id }],
-                token_bucket: envoyTokenBucket(r.rate, r.burst),
+                token_bucket: envoyTokenBucket(r.rate, r.burst, baseMs),
               })),
             }
           : {}),
@@ -181,7 +207,7 @@ export function envoyFilterConfig(design: Design): Record<string, unknown> {
   }
   if (global.length > 0) {
     filters.push({
-      name: 'envoy.filters.http.ratelimit',
+      name: GLOBAL_FILTER,
       typed_config: {
         '@type': GLOBAL_TYPE,
         domain: domainOf(design),
@@ -208,17 +234,30 @@ export function envoyFilterConfig(design: Design): Record<string, unknown> {
     ...global.flatMap((r) => ruleActions(r, GLOBAL_STAGE, true)),
   ];
   const exempt = exemptRoutes(design);
+  // A per-route config replaces the filter-wide one on its route. Envoy refuses a per-route
+  // local rate limit without a token bucket, so the exempt routes carry one and switch the
+  // filter off there (0% enabled: never counted, never refused); the global filter ignores the
+  // virtual host's actions on them, so nothing reaches the rate limit service either.
+  // (a fresh object per route: a shared one would be written as a YAML alias)
+  const exemptPerFilter = (): Record<string, unknown> => ({
+    ...(ceiling || local.length > 0
+      ? {
+          [LOCAL_FILTER]: {
+            '@type': LOCAL_TYPE,
+            stat_prefix: 'rl_exempt',
+            token_bucket: filterBucket(ceiling),
+            filter_enabled: { runtime_key: 'ratelimit.exempt.enabled', default_value: percent(0) },
+            filter_enforced: { runtime_key: 'ratelimit.exempt.enforced', default_value: percent(0) },
+          },
+        }
+      : {}),
+    ...(global.length > 0 ? { [GLOBAL_FILTER]: { '@type': GLOBAL_PER_ROUTE_TYPE, vh_rate_limits: 'IGNORE' } } : {}),
+  });
   const routes: Record<string, unknown>[] = [
     ...exempt.map((e) => ({
       match: e.literal ? { path: e.route } : { safe_regex: { regex: e.pathRegex } },
       route: { cluster: APP_CLUSTER },
-      typed_per_filter_config: {
-        'envoy.filters.http.local_ratelimit': {
-          '@type': LOCAL_TYPE,
-          stat_prefix: 'rl_exempt',
-          filter_enabled: { runtime_key: 'ratelimit.exempt.enabled', default_value: percent(0) },
-        },
-      },
+      ...(Object.keys(exemptPerFilter()).length > 0 ? { typed_per_filter_config: exemptPerFilter() } : {}),
     })),
     { match: { prefix: '/' }, route: { cluster: APP_CLUSTER } },
   ];
@@ -331,6 +370,9 @@ function filterHeader(design: Design): string[] {
     'Client IP: remote_address is the downstream address Envoy trusts. Behind your own proxies set',
     `xff_num_trusted_hops on the connection manager to the number of proxy hops${design.enforcement.clientIp.trustedProxies.length > 0 ? ` (${design.enforcement.clientIp.trustedProxies.join(', ')})` : ''};`,
     'never let a client-written X-Forwarded-For choose the key.',
+    'Exempt endpoints keep their own routes, placed before the catch-all: a per-route config switches the local',
+    'filter off there (it carries a token bucket because Envoy requires one) and the global filter ignores the',
+    "virtual host's actions, so health probes are never counted or refused.",
     'Shadow mode: filter_enforced at 0% counts without refusing (rollout step 1); raise the runtime key',
     'ratelimit.edge_local.enforced to 100 to enforce. Every 429 carries Retry-After and a problem+json body.',
   );
@@ -364,4 +406,42 @@ export function generateEnvoy(design: Design): CodeFile[] {
     });
   }
   return files;
+}
+
+const RETRY_AFTER_VALUE = /^[1-9]\d*$/;
+
+function hasRetryAfter(headers: unknown): boolean {
+  return (
+    Array.isArray(headers) &&
+    headers.some((h) => String(h?.header?.key).toLowerCase() === 'retry-after' && RETRY_AFTER_VALUE.test(String(h?.header?.value)))
+  );
+}
+
+/**
+ * Each rate limit filter in the Envoy file answers 429 through a local reply; it carries
+ * Retry-After when the local reply mapper for status 429 adds it, or the filter's own
+ * response_headers_to_add does. One finding per filter without it.
+ */
+export function envoyRetryAfterFindings(files: CodeFile[]): RetryAfterFinding[] {
+  const out: RetryAfterFinding[] = [];
+  for (const f of files.filter((x) => x.path === ENVOY_FILTER_PATH)) {
+    let doc: any;
+    try {
+      doc = parseYaml(f.content);
+    } catch {
+      out.push({ file: f.path, layer: 'envoy', missing: 'a readable YAML file' });
+      continue;
+    }
+    const hcm = doc?.http_connection_manager;
+    const mapperAdds = ((hcm?.local_reply_config?.mappers as any[]) ?? []).some((m) => {
+      const cmp = m?.filter?.status_code_filter?.comparison;
+      return (cmp?.op ?? 'EQ') === 'EQ' && Number(cmp?.value?.default_value) === 429 && hasRetryAfter(m?.headers_to_add);
+    });
+    for (const filter of (hcm?.http_filters as any[]) ?? []) {
+      if (filter?.name !== LOCAL_FILTER && filter?.name !== GLOBAL_FILTER) continue;
+      if (mapperAdds || hasRetryAfter(filter?.typed_config?.response_headers_to_add)) continue;
+      out.push({ file: f.path, layer: `envoy ${filter.name}`, missing: 'Retry-After on its 429 (local reply mapper or response_headers_to_add)' });
+    }
+  }
+  return out;
 }

@@ -1,14 +1,15 @@
 /** Gateway configuration for the design's edge rules: one generator per gateway. */
 import type { Design, Gateway } from '../../design/model.js';
 import type { CodeFile } from '../types.js';
-import { generateAws, generateCloudflare } from './cloud.js';
-import { generateEnvoy } from './envoy.js';
-import { hasEdgeRules } from './edge.js';
-import { generateKong } from './kong.js';
-import { generateNginx } from './nginx.js';
+import { awsRetryAfterFindings, cloudflareRetryAfterFindings, generateAws, generateCloudflare } from './cloud.js';
+import { envoyRetryAfterFindings, generateEnvoy } from './envoy.js';
+import { hasEdgeRules, type RetryAfterFinding } from './edge.js';
+import { generateKong, kongRetryAfterFindings } from './kong.js';
+import { generateNginx, nginxRetryAfterFindings } from './nginx.js';
 
 export { generateAws, generateCloudflare, generateEnvoy, generateKong, generateNginx };
-export { edgeRules, hasEdgeRules } from './edge.js';
+export { awsRetryAfterFindings, cloudflareRetryAfterFindings, envoyRetryAfterFindings, kongRetryAfterFindings, nginxRetryAfterFindings };
+export { edgeRules, hasEdgeRules, type RetryAfterFinding } from './edge.js';
 
 export const GATEWAY_GENERATORS: Readonly<Record<Exclude<Gateway, 'none'>, (design: Design) => CodeFile[]>> = {
   nginx: generateNginx,
@@ -25,4 +26,18 @@ export const GATEWAY_GENERATORS: Readonly<Record<Exclude<Gateway, 'none'>, (desi
 export function generateGateway(design: Design, gateway: Gateway = design.scope.gateway): CodeFile[] {
   if (gateway === 'none' || !hasEdgeRules(design)) return [];
   return GATEWAY_GENERATORS[gateway](design);
+}
+
+/**
+ * Every layer of the generated gateway files that can answer 429 without Retry-After (each
+ * gateway's check reads only its own files, so any mix of files may be passed).
+ */
+export function gatewayRetryAfterFindings(files: CodeFile[]): RetryAfterFinding[] {
+  return [
+    ...nginxRetryAfterFindings(files),
+    ...envoyRetryAfterFindings(files),
+    ...kongRetryAfterFindings(files),
+    ...awsRetryAfterFindings(files),
+    ...cloudflareRetryAfterFindings(files),
+  ];
 }

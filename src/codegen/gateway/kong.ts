@@ -1,31 +1,73 @@
 /**
- * Kong declarative configuration (decK / DB-less `kong.yml`) for the design's edge rules:
- * the rate-limiting plugin on the service for the ceiling (per node, policy local) and on
- * one route per limited endpoint for the per-client rules (shared counters in Redis).
+ * Kong declarative configuration (decK / DB-less `kong.yml`) for the design's edge rules.
+ *
+ * Kong runs at most ONE instance of a plugin per request: the most specific one (consumer +
+ * route + service first, the global instance last), so a route-level `rate-limiting` replaces
+ * the service-level one. Two plugins therefore carry the rules:
+ * - the global ceiling: `rate-limiting-advanced` on the service (every route of the service,
+ *   whatever route plugins they have; counters per Kong node, identifier "service");
+ * - each per-client or route-scoped rule: `rate-limiting` on Kong routes for its endpoints (a
+ *   per-client rule over every endpoint: on the service, for the routes without their own).
+ * An endpoint that two rules of the second kind cover can run only one of them at Kong; the
+ * file header names every such gap, and `kongCoverage` states, per endpoint, what runs.
  */
 import type { Design } from '../../design/model.js';
 import { slug } from '../../design/naming.js';
+import { parse as parseYaml } from 'yaml';
 import { TOOL_VERSION } from '../../version.js';
 import { gatewayName, toYaml } from '../escape.js';
 import type { CodeFile } from '../types.js';
-import { API_KEY_HEADER, edgeRules, exemptRoutes, perWindow, rateText, type EdgeRoute, type EdgeRule } from './edge.js';
+import { API_KEY_HEADER, edgeRoute, edgeRules, exemptRoutes, perWindow, rateText, type EdgeRoute, type EdgeRule, type RetryAfterFinding } from './edge.js';
 
 export const KONG_PATH = 'gateway/kong.yaml';
 
 const UPSTREAM_URL = 'http://app.internal:3000';
+/** The plugin that carries the global ceiling (a different name, so route plugins never replace it). */
+export const KONG_CEILING_PLUGIN = 'rate-limiting-advanced';
+/** The plugin that carries per-client and route-scoped rules. */
+export const KONG_RULE_PLUGIN = 'rate-limiting';
+
+const ERROR_MESSAGE = 'Too many requests: retry after the time in Retry-After, with jitter.';
+
+/** Adds Retry-After to 429s that lack it: the rate limit plugins run with their client headers hidden. */
+export const KONG_RETRY_AFTER_PLUGIN = 'post-function';
+
+/** The header_filter code of the Retry-After plugin (Lua, run by Kong's sandbox). */
+export function kongRetryAfterLua(seconds: number): string {
+  return `if kong.response.get_status() == 429 and not kong.response.get_header("Retry-After") then kong.response.set_header("Retry-After", "${Math.max(1, Math.ceil(seconds))}") end`;
+}
+
+/** The longest a Kong refusal lasts: the window of the slowest rule (its counter resets then). */
+function kongRetryAfterSeconds(rules: EdgeRule[], ceilings: EdgeRule[]): number {
+  return Math.max(1, ...rules.map((r) => (ceilings.some((c) => c.id === r.id) ? r.rate.periodSeconds : perWindow(r.rate).seconds)));
+}
+
+function retryAfterPlugin(seconds: number, instance: string): Record<string, unknown> {
+  return {
+    name: KONG_RETRY_AFTER_PLUGIN,
+    instance_name: gatewayName(instance, 120),
+    tags: ['rl-design', 'retry-after'],
+    enabled: true,
+    config: { header_filter: [kongRetryAfterLua(seconds)] },
+  };
+}
 
 function windowConfig(rule: EdgeRule): Record<string, number> {
   const w = perWindow(rule.rate);
   return { [w.unit]: w.count };
 }
 
-/** Kong wants instance names unique across all plugins: one per (rule, route). */
-function plugin(design: Design, rule: EdgeRule, policy: 'local' | 'redis', instance: string): Record<string, unknown> {
+function ruleTag(rule: EdgeRule): string {
+  return gatewayName(`rule-${rule.id}`, 120);
+}
+
+/** `rate-limiting` for one rule. Kong wants instance names unique across all plugins. */
+function rulePlugin(rule: EdgeRule, policy: 'local' | 'redis', instance: string): Record<string, unknown> {
   const limitBy = rule.key === 'global' ? 'service' : rule.key === 'ip' ? 'ip' : 'header';
   return {
-    name: 'rate-limiting',
+    name: KONG_RULE_PLUGIN,
     instance_name: gatewayName(instance, 120),
-    tags: ['rl-design', gatewayName(`rule-${rule.id}`, 120)],
+    tags: ['rl-design', ruleTag(rule)],
     enabled: true,
     config: {
       ...windowConfig(rule),
@@ -35,57 +77,154 @@ function plugin(design: Design, rule: EdgeRule, policy: 'local' | 'redis', insta
       ...(policy === 'redis' ? { redis: { host: 'redis.internal', port: 6379, database: 0, timeout: 50 } } : {}),
       // fault_tolerant true = admit while the counter store is unreachable (fail open)
       fault_tolerant: rule.failMode === 'open',
-      // Kong's own headers would add a second convention; Retry-After is still sent on 429
-      hide_client_headers: design.contract.convention !== 'x-ratelimit',
+      // Kong's own RateLimit-* and X-RateLimit-*-<window> headers would be a second convention
+      // (the application sends the documented one); the post-function adds Retry-After instead
+      hide_client_headers: true,
       error_code: 429,
-      error_message: 'Too many requests: retry after the time in Retry-After, with jitter.',
+      error_message: ERROR_MESSAGE,
     },
   };
 }
 
-function routeEntry(name: string, r: EdgeRoute, plugins: Record<string, unknown>[]): Record<string, unknown> {
+/** `rate-limiting-advanced` for the ceilings (one instance, one limit/window pair per ceiling). */
+function ceilingPlugin(design: Design, ceilings: EdgeRule[], instance: string): Record<string, unknown> {
+  return {
+    name: KONG_CEILING_PLUGIN,
+    instance_name: gatewayName(instance, 120),
+    tags: ['rl-design', ...ceilings.map(ruleTag)],
+    enabled: true,
+    config: {
+      limit: ceilings.map((r) => r.rate.requests),
+      window_size: ceilings.map((r) => r.rate.periodSeconds),
+      window_type: 'fixed',
+      identifier: 'service',
+      // counters in each node's memory, never synced: per node, like the design's ceiling
+      strategy: 'local',
+      sync_rate: -1,
+      namespace: gatewayName(`rl-design-${slug(design.scope.projectName)}-ceiling`, 120),
+      hide_client_headers: true,
+      error_code: 429,
+      error_message: ERROR_MESSAGE,
+    },
+  };
+}
+
+/** One Kong route per endpoint: same methods and path regex. */
+function endpointKey(r: EdgeRoute): string {
+  return `${(r.methods ?? ['*']).join(',')} ${r.pathBody}`;
+}
+
+/** One Kong route for endpoints that share their methods (Kong matches any listed method with any path). */
+function routeEntry(name: string, group: EdgeRoute[], plugins: Record<string, unknown>[]): Record<string, unknown> {
+  const first = group[0] as EdgeRoute;
   return {
     name,
-    ...(r.methods ? { methods: r.methods } : {}),
+    ...(first.methods ? { methods: first.methods } : {}),
     // regex paths start with "~" (Kong 3); (?i) as the frameworks match paths case-insensitively
-    paths: [`~(?i)^${r.pathBody}$`],
+    paths: group.map((r) => `~(?i)^${r.pathBody}$`),
     regex_priority: 100,
     strip_path: false,
     ...(plugins.length > 0 ? { plugins } : {}),
   };
 }
 
+/** What runs at Kong for one endpoint, and which of its rules cannot run there. */
+export interface KongCoverage {
+  method: string;
+  route: string;
+  /** Rule ids whose plugin instance runs on this endpoint. */
+  runs: string[];
+  /** Rule ids that cover the endpoint but whose instance Kong replaces with another one. */
+  replaced: string[];
+}
+
+interface Plan {
+  ceilings: EdgeRule[];
+  /** The per-client rule over every endpoint that sits on the service (the first one). */
+  serviceRule?: EdgeRule;
+  /**
+   * Kong routes: endpoints with the same methods and the same rules share one (so a rule over
+   * several endpoints keeps one counter where it can), and the rule whose instance sits on it.
+   */
+  endpoints: { routes: EdgeRoute[]; rule: EdgeRule; others: EdgeRule[] }[];
+  /** How many Kong routes carry each rule (each keeps its own counter). */
+  routesPerRule: Map<string, number>;
+  coverage: KongCoverage[];
+}
+
+function plan(design: Design): Plan {
+  const rules = edgeRules(design).filter((r) => r.key !== 'unsupported');
+  const ceilings = rules.filter((r) => r.key === 'global' && r.routes.length === 0);
+  const everywhere = rules.filter((r) => r.key !== 'global' && r.routes.length === 0);
+  const routed = rules.filter((r) => r.routes.length > 0);
+  const byEndpoint = new Map<string, { route: EdgeRoute; rules: EdgeRule[] }>();
+  for (const r of routed) {
+    for (const route of r.routes) {
+      const k = endpointKey(route);
+      const entry = byEndpoint.get(k) ?? { route, rules: [] };
+      if (!entry.rules.includes(r)) entry.rules.push(r);
+      byEndpoint.set(k, entry);
+    }
+  }
+  const serviceRule = everywhere[0];
+  const groups = new Map<string, { routes: EdgeRoute[]; rules: EdgeRule[] }>();
+  for (const e of byEndpoint.values()) {
+    const k = `${(e.route.methods ?? ['*']).join(',')}\u0000${e.rules.map((r) => r.id).join('\u0000')}`;
+    const g = groups.get(k) ?? { routes: [], rules: e.rules };
+    g.routes.push(e.route);
+    groups.set(k, g);
+  }
+  const endpoints = [...groups.values()].map((g) => ({ routes: g.routes, rule: g.rules[0] as EdgeRule, others: g.rules.slice(1) }));
+  const routesPerRule = new Map<string, number>();
+  for (const e of endpoints) routesPerRule.set(e.rule.id, (routesPerRule.get(e.rule.id) ?? 0) + 1);
+  const exempt = new Set(exemptRoutes(design).map(endpointKey));
+  const coverage: KongCoverage[] = design.scope.endpoints
+    .filter((e) => !exempt.has(endpointKey(edgeRoute(e.method, e.route))))
+    .map((e) => {
+      const own = byEndpoint.get(endpointKey(edgeRoute(e.method, e.route)));
+      const perRequest = own ? [own.rules[0] as EdgeRule] : serviceRule ? [serviceRule] : [];
+      const applies = [...(own?.rules ?? []), ...everywhere];
+      return {
+        method: e.method,
+        route: e.route,
+        runs: [...ceilings, ...perRequest].map((r) => r.id),
+        replaced: applies.filter((r) => !perRequest.includes(r)).map((r) => r.id),
+      };
+    });
+  return { ceilings, ...(serviceRule ? { serviceRule } : {}), endpoints, routesPerRule, coverage };
+}
+
+/** Per endpoint of the design (exempt ones aside): the rules Kong runs and those it cannot. */
+export function kongCoverage(design: Design): KongCoverage[] {
+  return plan(design).coverage;
+}
+
 /** The declarative config as data (exported for tests). */
 export function kongConfig(design: Design): Record<string, unknown> {
-  const rules = edgeRules(design).filter((r) => r.key !== 'unsupported');
+  const p = plan(design);
   const service = slug(design.scope.projectName);
-  const ceilings = rules.filter((r) => r.key === 'global' && r.routes.length === 0);
-  const routed = rules.filter((r) => !ceilings.includes(r));
   const shared: 'local' | 'redis' = design.scope.store === 'none' ? 'local' : 'redis';
   const used = new Set<string>();
   // route and plugin instance names: Kong's charset, unique
-  const routeName = (base: string): string => {
+  const uniqueName = (base: string): string => {
     const b = gatewayName(base, 100);
     let n = b;
     for (let i = 2; used.has(n); i++) n = `${b}-${i}`;
     used.add(n);
     return n;
   };
-  const routes: Record<string, unknown>[] = [];
-  for (const r of routed) {
-    r.routes.forEach((route, i) => {
-      const name = routeName(`${r.id}-${i + 1}`);
-      routes.push(routeEntry(name, route, [plugin(design, r, r.key === 'global' ? 'local' : shared, `rl-${name}`)]));
-    });
-    if (r.routes.length === 0) {
-      // a per-client rule over every endpoint: on the service's catch-all route
-      const name = routeName(`${r.id}-all`);
-      routes.push({ name, paths: ['/'], strip_path: false, plugins: [plugin(design, r, shared, `rl-${name}`)] });
-    }
-  }
-  if (!routed.some((r) => r.routes.length === 0)) {
-    routes.push({ name: routeName(`${service}-all`), paths: ['/'], strip_path: false });
-  }
+  const policyOf = (r: EdgeRule): 'local' | 'redis' => (r.key === 'global' ? 'local' : shared);
+  const routes: Record<string, unknown>[] = p.endpoints.map((e, i) => {
+    const name = uniqueName(`${e.rule.id}-${i + 1}`);
+    return routeEntry(name, e.routes, [rulePlugin(e.rule, policyOf(e.rule), `rl-${name}`)]);
+  });
+  routes.push({ name: uniqueName(`${service}-all`), paths: ['/'], strip_path: false });
+  const limited = [...p.ceilings, ...(p.serviceRule ? [p.serviceRule] : []), ...p.endpoints.map((e) => e.rule)];
+  const servicePlugins = [
+    ...(p.ceilings.length > 0 ? [ceilingPlugin(design, p.ceilings, uniqueName(`rl-${p.ceilings.map((r) => r.id).join('-')}`))] : []),
+    ...(p.serviceRule ? [rulePlugin(p.serviceRule, policyOf(p.serviceRule), uniqueName(`rl-${p.serviceRule.id}`))] : []),
+    ...(limited.length > 0 ? [retryAfterPlugin(kongRetryAfterSeconds(limited, p.ceilings), uniqueName('rl-retry-after'))] : []),
+  ];
   const exempt = exemptRoutes(design);
   return {
     _format_version: '3.0',
@@ -96,7 +235,7 @@ export function kongConfig(design: Design): Record<string, unknown> {
         url: UPSTREAM_URL,
         tags: ['rl-design'],
         routes,
-        ...(ceilings.length > 0 ? { plugins: ceilings.map((r) => plugin(design, r, 'local', routeName(`rl-${r.id}`))) } : {}),
+        ...(servicePlugins.length > 0 ? { plugins: servicePlugins } : {}),
       },
       ...(exempt.length > 0
         ? [
@@ -104,7 +243,7 @@ export function kongConfig(design: Design): Record<string, unknown> {
               name: `${service}-health`,
               url: UPSTREAM_URL,
               tags: ['rl-design', 'exempt'],
-              routes: exempt.map((e, i) => routeEntry(routeName(`${service}-health-${i + 1}`), e, [])),
+              routes: exempt.map((e, i) => routeEntry(uniqueName(`${service}-health-${i + 1}`), [e], [])),
             },
           ]
         : []),
@@ -112,18 +251,37 @@ export function kongConfig(design: Design): Record<string, unknown> {
   };
 }
 
+function kongRouteNote(routes: number): string {
+  if (routes <= 1) return ' One Kong route carries all its endpoints: one counter.';
+  return ` Its endpoints sit on ${routes} Kong routes (different methods or rules), each with its own counter: a client can reach up to ${routes} x the limit.`;
+}
+
 function header(design: Design): string[] {
   const rules = edgeRules(design);
+  const p = plan(design);
   const lines = [
     `Generated by rl-design ${TOOL_VERSION} for ${design.scope.projectName}: edge rate limits for Kong (3.x declarative config).`,
     'Regenerate from the answers file rather than editing by hand. Apply with `deck gateway sync` or load',
     `it DB-less; replace ${UPSTREAM_URL} and redis.internal with your upstream and limiter Redis (dedicated, noeviction).`,
     'Kong before 3.6 spells the Redis settings redis_host / redis_port / redis_database / redis_timeout.',
     '',
+    'Kong runs one instance of each plugin per request, the most specific (a route instance replaces the',
+    `service one). So the global ceiling uses ${KONG_CEILING_PLUGIN} on the service, which no route plugin replaces,`,
+    `and the other rules use ${KONG_RULE_PLUGIN} on their endpoints' routes. ${KONG_CEILING_PLUGIN} is a Kong Enterprise`,
+    'plugin: on Kong OSS, Kong refuses this file until you delete that plugin entry, and the ceiling then',
+    'needs another home (the nginx config this tool writes for gateway nginx, or the application middleware).',
+    '',
   ];
   for (const r of rules) {
     if (r.key === 'unsupported') {
       lines.push(`${r.id}: keyed on ${r.identity ?? 'an unstated identity'}, which Kong cannot see here: enforce it in the middleware.`);
+      continue;
+    }
+    if (p.ceilings.some((c) => c.id === r.id)) {
+      lines.push(
+        `${r.id}: ${rateText(r.rate)} as ${r.rate.requests} per ${r.rate.periodSeconds} s, fixed window, counted in each Kong node's memory` +
+          ` (with K nodes, divide by K)${r.burst ? `; no burst beyond the window (design burst ${r.burst})` : ''}. Kill switch ${r.killSwitch ?? 'none'}: set the plugin's enabled to false.`,
+      );
       continue;
     }
     const w = perWindow(r.rate);
@@ -132,17 +290,31 @@ function header(design: Design): string[] {
         (r.key === 'global'
           ? 'policy local: one counter per Kong node (with K nodes, divide by K).'
           : `keyed on ${r.key === 'ip' ? 'the client IP' : `the ${API_KEY_HEADER} header`}, counters shared through Redis.`) +
+        (r.routes.length === 0
+          ? ' On the service: one counter for all its routes that have no rate-limiting of their own.'
+          : kongRouteNote(p.routesPerRule.get(r.id) ?? 0)) +
         ` Fail ${r.failMode} (fault_tolerant). Kill switch ${r.killSwitch ?? 'none'}: set the plugin's enabled to false.`,
     );
   }
+  const gaps = p.coverage.filter((c) => c.replaced.length > 0);
+  if (gaps.length > 0) {
+    lines.push('', 'Not counted at Kong (another rule holds the one rate-limiting instance of the endpoint): enforce in the middleware:');
+    for (const g of gaps) lines.push(`  ${g.method} ${g.route}: ${g.replaced.join(', ')}`);
+  }
+  const limited = [...p.ceilings, ...(p.serviceRule ? [p.serviceRule] : []), ...p.endpoints.map((e) => e.rule)];
+  const retryAfter = kongRetryAfterSeconds(limited, p.ceilings);
   lines.push(
     '',
     "Client IP: set trusted_ips to your proxies' ranges" +
       (design.enforcement.clientIp.trustedProxies.length > 0 ? ` (${design.enforcement.clientIp.trustedProxies.join(', ')})` : '') +
       ', real_ip_header X-Forwarded-For and real_ip_recursive on in kong.conf, so a client-written header never picks the key.',
     'Health probes sit on their own service without plugins: never limited.',
-    'Every 429 from the plugin carries Retry-After; its body is Kong\'s {"message": ...}, not problem+json.',
-    'The plugin has no dry-run mode: for rollout step 1 (shadow) deploy with enabled: false, or keep the edge rules',
+    "The rate limit plugins hide their client headers: Kong's RateLimit-* and X-RateLimit-*-<window> headers would",
+    'be a second convention beside the one the application sends, and hiding them also drops their Retry-After.',
+    `So ${KONG_RETRY_AFTER_PLUGIN} on the service (Kong's sandboxed Lua) adds Retry-After: ${retryAfter} to every 429 that has none:`,
+    "the longest wait, one window of the slowest rule (Kong's windows reset on the clock). It needs untrusted_lua",
+    'on or sandbox (the default) in kong.conf. The 429 body is Kong\'s {"message": ...}, not problem+json.',
+    'The plugins have no dry-run mode: for rollout step 1 (shadow) deploy with enabled: false, or keep the edge rules',
     'on while the middleware rules run in shadow; the edge limits are coarse and protect capacity.',
   );
   return lines;
@@ -154,7 +326,67 @@ export function generateKong(design: Design): CodeFile[] {
       path: KONG_PATH,
       language: 'yaml',
       content: toYaml(kongConfig(design), header(design)),
-      description: 'Kong declarative config: rate-limiting plugin per edge rule on the service and its routes',
+      description: 'Kong declarative config: rate-limiting-advanced for the global ceiling on the service, rate-limiting per edge rule on its routes',
     },
   ];
+}
+
+/** True when a post-function's header_filter adds a positive Retry-After to 429s. */
+function addsRetryAfter(plugin: any): boolean {
+  if (plugin?.name !== KONG_RETRY_AFTER_PLUGIN || plugin?.enabled === false) return false;
+  const code: unknown[] = Array.isArray(plugin?.config?.header_filter) ? plugin.config.header_filter : [];
+  return code.some(
+    (c) => typeof c === 'string' && /get_status\(\)\s*==\s*429/.test(c) && /set_header\(\s*"Retry-After"\s*,\s*"[1-9]\d*"\s*\)/.test(c),
+  );
+}
+
+/**
+ * Kong's rate limit plugins send Retry-After on their 429 only with client headers on; with
+ * them hidden, the post-function Kong resolves for the same request (the route's own, else the
+ * service's, else a global one) must add it. One finding per plugin instance whose 429 would
+ * lack it, or that would not answer 429.
+ */
+export function kongRetryAfterFindings(files: CodeFile[]): RetryAfterFinding[] {
+  const out: RetryAfterFinding[] = [];
+  for (const f of files.filter((x) => x.path === KONG_PATH)) {
+    let doc: any;
+    try {
+      doc = parseYaml(f.content);
+    } catch {
+      out.push({ file: f.path, layer: 'kong', missing: 'a readable YAML file' });
+      continue;
+    }
+    const global: any[] = Array.isArray(doc?.plugins) ? doc.plugins : [];
+    const resolve = (scopes: any[][]): any => scopes.map((list) => list.find((p) => p?.name === KONG_RETRY_AFTER_PLUGIN)).find((p) => p !== undefined);
+    const check = (plugin: any, postFunction: any): void => {
+      if (plugin?.name !== KONG_RULE_PLUGIN && plugin?.name !== KONG_CEILING_PLUGIN) return;
+      const layer = `kong ${plugin.name} ${plugin.instance_name ?? ''}`.trim();
+      if ((plugin.config?.error_code ?? 429) !== 429) out.push({ file: f.path, layer, missing: 'status 429 (error_code)' });
+      if (plugin.config?.hide_client_headers === true && !addsRetryAfter(postFunction)) {
+        out.push({ file: f.path, layer, missing: `Retry-After (client headers hidden and no ${KONG_RETRY_AFTER_PLUGIN} adds it)` });
+      }
+    };
+    for (const service of Array.isArray(doc?.services) ? doc.services : []) {
+      const servicePlugins: any[] = Array.isArray(service?.plugins) ? service.plugins : [];
+      const routes: any[] = Array.isArray(service?.routes) ? service.routes : [];
+      // a service-level limit runs on the routes without their own; each may resolve a different post-function
+      for (const p of servicePlugins) {
+        const onRoutes = routes.length > 0 ? routes : [{}];
+        for (const r of onRoutes) check(p, resolve([Array.isArray(r?.plugins) ? r.plugins : [], servicePlugins, global]));
+      }
+      for (const r of routes) {
+        const own: any[] = Array.isArray(r?.plugins) ? r.plugins : [];
+        for (const p of own) check(p, resolve([own, servicePlugins, global]));
+      }
+    }
+    for (const p of global) check(p, resolve([global]));
+  }
+  // one finding per layer and file
+  const seen = new Set<string>();
+  return out.filter((x) => {
+    const k = `${x.file}\u0000${x.layer}\u0000${x.missing}`;
+    if (seen.has(k)) return false;
+    seen.add(k);
+    return true;
+  });
 }

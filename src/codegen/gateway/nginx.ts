@@ -22,6 +22,7 @@ import {
   rateText,
   type EdgeRoute,
   type EdgeRule,
+  type RetryAfterFinding,
 } from './edge.js';
 
 export const NGINX_HTTP_PATH = 'gateway/nginx.conf';
@@ -264,4 +265,27 @@ export function generateNginx(design: Design): CodeFile[] {
       description: 'nginx, include in each API server block: limit_req per edge rule, shadow mode switch, 429 with Retry-After and problem+json',
     },
   ];
+}
+
+/**
+ * nginx answers 429 from limit_req only with `limit_req_status 429` (else 503), and sends
+ * Retry-After only through the error_page location that adds it. One finding per file pair
+ * whose server part refuses requests without it.
+ */
+export function nginxRetryAfterFindings(files: CodeFile[]): RetryAfterFinding[] {
+  const out: RetryAfterFinding[] = [];
+  const server = files.find((f) => f.path === NGINX_SERVER_PATH);
+  if (!server) return out;
+  const code = server.content.replace(/#[^\n]*/g, '');
+  if (!/^\s*limit_req\s+zone=/m.test(code)) return out;
+  const page = /^\s*error_page\s+(?:\d{3}\s+)*429\s+(?:\d{3}\s+)*(@[\w-]+|\/\S*)\s*;/m.exec(code);
+  const location = page ? new RegExp(`location\\s+${page[1]!.replace(/[.*+?^${}()|[\]\\/]/g, '\\$&')}\\s*\\{([^}]*)\\}`).exec(code) : null;
+  if (!location || !/add_header\s+Retry-After\s+"?[1-9]\d*"?\s+always\s*;/i.test(location[1] ?? '')) {
+    out.push({ file: server.path, layer: 'nginx limit_req', missing: 'Retry-After on the 429 (error_page 429 to a location that adds it, always)' });
+  }
+  const http = files.find((f) => f.path === NGINX_HTTP_PATH);
+  if (http && !/^\s*limit_req_status\s+429\s*;/m.test(http.content.replace(/#[^\n]*/g, ''))) {
+    out.push({ file: http.path, layer: 'nginx limit_req', missing: 'limit_req_status 429 (nginx refuses with 503 otherwise)' });
+  }
+  return out;
 }
