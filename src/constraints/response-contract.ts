@@ -5,6 +5,7 @@
 import { HEADER_CONVENTIONS } from '../answers/choices.js';
 import type { HeaderConvention } from '../design/model.js';
 import { FRAMEWORK_ADAPTERS } from '../answers/choices.js';
+import { gatewayRetryAfterFindings } from '../codegen/gateway/index.js';
 import { HEADER_NAMES, headerNamesOf } from '../runtime/middleware/responses.js';
 import { DESIGN_DATA_FILE, fileOf, LIMITER_FILE, shippedDesign } from './artefacts.js';
 import { defineConstraint } from './define.js';
@@ -56,7 +57,7 @@ export default defineConstraint({
       edgeClaimsHeaders:
         'The rule is enforced only at the edge, whose 429 carries Retry-After but no rate-limit headers; the matrix claims {{headers}} (edge rules are marked headers: edge).',
       edgeNotListed: 'The edge-only rule is missing from the contract list of rules enforced at the edge.',
-      retryAfterNotShipped: '{{file}} can answer 429 at the {{layer}} without a Retry-After header.',
+      retryAfterNotShipped: '{{file}} can answer 429 at the {{layer}} without a Retry-After header: {{missing}}.',
       conventionNotShipped: '{{file}} sends the {{shipped}} header convention while the contract documents {{convention}}.',
       headerNotProduced: 'The contract promises the {{header}} header, but {{file}} never sends it.',
       headersNotShipped: '{{file}} sends {{shipped}} rate-limit headers for the rule while the matrix says {{headers}}.',
@@ -138,7 +139,7 @@ export default defineConstraint({
       }
       const limiter = fileOf(files, LIMITER_FILE)?.content ?? '';
       if (!limiter.includes("['Retry-After', String(retryAfter)]")) {
-        report({ messageId: 'retryAfterNotShipped', data: { file: LIMITER_FILE, layer: 'middleware' } });
+        report({ messageId: 'retryAfterNotShipped', data: { file: LIMITER_FILE, layer: 'middleware', missing: 'its refusals carry no Retry-After' } });
       }
       const convention = design.contract?.convention;
       if (data && convention !== undefined && data.headerConvention !== convention) {
@@ -162,15 +163,10 @@ export default defineConstraint({
     // the edge: every gateway file set that can answer 429 sends Retry-After
     const gateway = files.filter((f) => f.path.startsWith('gateway/'));
     if (gateway.length > 0 && rules.some((r) => r.layer === 'edge')) {
-      for (const finding of gatewayRetryAfter(gateway)) report({ messageId: 'retryAfterNotShipped', data: finding });
+      for (const { file, layer, missing } of gatewayRetryAfterFindings(gateway)) {
+        report({ messageId: 'retryAfterNotShipped', data: { file, layer, missing } });
+      }
     }
   },
 });
 
-
-/** The gateway files whose 429 would go out without Retry-After. */
-function gatewayRetryAfter(gateway: readonly { path: string; content: string }[]): { file: string; layer: string }[] {
-  const says = (f: { content: string }): boolean => /retry-after/i.test(f.content);
-  if (gateway.some(says)) return [];
-  return [{ file: gateway[0]?.path ?? 'gateway/', layer: 'edge' }];
-}

@@ -154,10 +154,11 @@ describe('a real nginx running the hostile design', () => {
     expect(admitted).toBeLessThanOrEqual(101 + Math.ceil(((Date.now() - t0) * 20) / 1000) + 1);
     expect(own.filter((r) => r.status === 429).length).toBe(130 - admitted);
     // the client prepends a forged address: the rightmost untrusted entry is still the key
-    const started = Date.now();
     const forged = await burst(nginx.port, 30, path, { 'x-forwarded-for': '198.51.100.9, 203.0.113.7' });
-    const drained = Math.ceil(((Date.now() - started) * 20) / 1000) + 1;
-    expect(forged.filter((r) => r.status === 200).length).toBeLessThanOrEqual(drained);
+    // what refilled since the first burst began (the bucket may have emptied at any point of it,
+    // and a loaded machine can stretch both bursts): still far from the 30 a fresh bucket admits
+    const refilled = Math.ceil(((Date.now() - t0) * 20) / 1000) + 1;
+    expect(forged.filter((r) => r.status === 200).length).toBeLessThanOrEqual(Math.min(refilled, 29));
     // the forged address on its own is a different client, with a full bucket
     const other = await burst(nginx.port, 30, path, { 'x-forwarded-for': '198.51.100.9' });
     expect(other.every((r) => r.status === 200)).toBe(true);

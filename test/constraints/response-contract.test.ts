@@ -170,7 +170,7 @@ runConstraintTests(responseContract, {
       name: 'the gateway answers 429 without Retry-After',
       design: saas().design,
       files: edit(saas(), 'gateway/nginx-server.conf', (c) => c.replace(/^.*Retry-After.*\n/gim, '')),
-      expect: [{ messageId: 'retryAfterNotShipped', data: { layer: 'edge' } }],
+      expect: [{ messageId: 'retryAfterNotShipped', data: { file: 'gateway/nginx-server.conf', layer: 'nginx limit_req' } }],
     },
     {
       name: 'design.ts sends another header convention than the document',

@@ -92,6 +92,16 @@ export function awsConfig(design: Design): Record<string, unknown> {
       'API Gateway\'s own 429s (THROTTLED, QUOTA_EXCEEDED) carry no Retry-After unless a gateway response adds it:',
       'gatewayResponses below does (in OpenAPI, the same under x-amazon-apigateway-gateway-responses).',
       ...other.map((r) => `${r.id}: keyed on ${r.identity ?? 'an unstated identity'}, not visible at the edge: enforce it in the middleware.`),
+      'Kill switches (a deploy of the changed template, not a runtime flag):',
+      ...rules
+        .filter((r) => r.killSwitch && r.key !== 'unsupported')
+        .map((r) =>
+          oneLine(
+            `${r.id} (kill switch ${r.killSwitch}): ${
+              r.key === 'ip' ? 'set the WAF rule\'s Action to Count (counts, refuses nothing)' : 'remove its throttle from the stage method settings or usage plan'
+            }.`,
+          ),
+        ),
     ],
     gatewayResponses: [
       gatewayResponse(
@@ -213,7 +223,8 @@ export function cloudflareConfig(design: Design): Record<string, unknown> {
       const characteristics =
         r.key === 'ip' ? ['ip.src', 'cf.colo.id'] : r.key === 'api-key' ? [`http.request.headers["${API_KEY_HEADER}"]`, 'cf.colo.id'] : ['cf.colo.id'];
       return {
-        description: oneLine(`${r.id}: ${r.title}`).slice(0, 500),
+        // the rule's kill switch: enabled false (a Rulesets API update, no deploy of the application)
+        description: oneLine(`${r.id}: ${r.title}${r.killSwitch ? ` (kill switch ${r.killSwitch}: set enabled to false)` : ''}`).slice(0, 500),
         expression,
         action: 'block',
         // application/problem+json is not among the content types Cloudflare accepts for a rule's
