@@ -212,13 +212,13 @@ function exampleRule(rules: MatrixRule[]): MatrixRule | undefined {
 
 const MEANING: Record<string, string> = {
   'RateLimit-Policy':
-    'The policy that applies, named after the matrix rule: q units per w seconds. Token-bucket rules: q is the burst and w the seconds an empty bucket takes to refill (burst / rate), so q / w is the sustained rate. Window rules: q per window of w seconds.',
+    'The policy that applies, named after the matrix rule: q units per w seconds, with q / w exactly the rule\'s rate, so a client that spaces its calls w / q seconds apart is never refused. Token-bucket rules: q is the largest such count within the burst, so q calls may also go at once, then none until w has passed. Window rules: q per window of w seconds.',
   RateLimit:
     'What is left now: r units remaining, and t seconds until the bucket is full again (token-bucket rules) or the window resets (window rules).',
-  'RateLimit-Limit': 'Units allowed: the burst of a token bucket (refilled at the rule\'s rate), or the limit of a window.',
+  'RateLimit-Limit': 'Units allowed per window of the rule: for a token bucket the largest count within its burst that its rate refills in whole seconds, for a window rule its limit.',
   'RateLimit-Remaining': 'Units left now.',
   'RateLimit-Reset': 'Seconds until the bucket is full again or the window resets (delta seconds, not a timestamp).',
-  'X-RateLimit-Limit': 'Units allowed: the burst of a token bucket (refilled at the rule\'s rate), or the limit of a window.',
+  'X-RateLimit-Limit': 'Units allowed per window of the rule: for a token bucket the largest count within its burst that its rate refills in whole seconds, for a window rule its limit.',
   'X-RateLimit-Remaining': 'Units left now.',
   'X-RateLimit-Reset': 'Seconds until the bucket is full again or the window resets.',
 };

@@ -9,6 +9,7 @@ import { Answers } from '../../src/answers/schema.js';
 import { checkDesign } from '../../src/constraints/index.js';
 import { buildDesign } from '../../src/design/build.js';
 import { policyWindowSeconds, problemBody, rateLimitHeaders, shownRuleOf, type ShownRule } from '../../src/design/contract.js';
+import { policyOf } from '../../src/runtime/middleware/responses.js';
 import type { Design, MatrixRule } from '../../src/design/model.js';
 import { renderMarkdown } from '../../src/render/markdown/index.js';
 import { DATE, exampleAnswers, exampleDesign, exampleNames } from '../helpers/examples.js';
@@ -47,15 +48,30 @@ describe('RateLimit-Policy states the real window', () => {
     expect(minimal.contract.rateLimitedBody).toMatchObject({ limit: { rule: 'fairness-per-api-key', quota: 100, windowSeconds: 5 } });
   });
 
-  it.each(exampleNames())('%s: q / w never states more than the sustained rate, and within one second of it', (name) => {
+  it.each(exampleNames())('%s: every rule states exactly its rate (q / w), q within the burst when a whole-second window allows', (name) => {
     const d = exampleDesign(name);
-    for (const r of d.rules.filter((x) => x.headers === 'full' && x.burst)) {
+    for (const r of d.rules.filter((x) => x.headers === 'full' && x.rate)) {
       const s = shownRuleOf(r) as ShownRule;
-      const w = policyWindowSeconds(s);
+      const { q, w } = policyOf(s);
       const rate = s.limit / s.periodSeconds;
-      expect(s.burst! / w, r.id).toBeLessThanOrEqual(rate + 1e-9);
-      expect(s.burst! / rate, r.id).toBeGreaterThan(w - 1);
+      // never less than promised (a client pacing by the header gets the rate it pays for), never more
+      expect(q / w, r.id).toBeCloseTo(rate, 9);
+      expect(Number.isInteger(q) && Number.isInteger(w) && w >= 1, r.id).toBe(true);
+      if (s.burst !== null) {
+        const smallest = s.limit / gcdOf(s.limit, s.periodSeconds);
+        expect(q, r.id).toBe(s.burst >= smallest ? Math.floor(s.burst / smallest) * smallest : smallest);
+      } else {
+        expect(q, r.id).toBe(s.limit);
+      }
     }
+  });
+
+  it('a burst below one exact step states the rate itself; fractional rates fall back to the refill time', () => {
+    expect(policyOf({ limit: 90, periodSeconds: 1, burst: 10 })).toEqual({ q: 90, w: 1 });
+    expect(policyOf({ limit: 500, periodSeconds: 1, burst: 4800 })).toEqual({ q: 4500, w: 9 });
+    expect(policyOf({ limit: 1, periodSeconds: 60, burst: 12 })).toEqual({ q: 12, w: 720 });
+    expect(policyOf({ limit: 7, periodSeconds: 60, burst: 10 })).toEqual({ q: 7, w: 60 });
+    expect(policyOf({ limit: 2.5, periodSeconds: 1, burst: 10 })).toEqual({ q: 10, w: 4 });
   });
 
   it('window rules keep q = limit per period', () => {
@@ -241,3 +257,7 @@ describe('rules enforced only at the edge', () => {
     }
   });
 });
+
+function gcdOf(a: number, b: number): number {
+  return b === 0 ? a : gcdOf(b, a % b);
+}

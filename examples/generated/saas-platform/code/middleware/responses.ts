@@ -78,21 +78,41 @@ export interface Shown {
   readonly overQuota: number;
 }
 
-/**
- * The window a rule's policy states (w, and windowSeconds in bodies), in whole seconds.
- * Token-bucket (GCRA) rules: the time a drained bucket takes to refill completely, burst /
- * rate, so q = burst per w is the rule's real sustained rate, and the reset (t) counts down
- * to a full bucket. Window rules: the window. Calendar quotas use their current period's
- * real length instead (a month is 28 to 31 days).
- */
-export function policyWindowSeconds(rule: Pick<StatedRule, 'limit' | 'periodSeconds' | 'burst'>): number {
-  if (rule.burst === null) return Math.max(1, Math.round(rule.periodSeconds));
-  return Math.max(1, Math.ceil((rule.burst * rule.periodSeconds) / rule.limit - 1e-9));
+function gcd(a: number, b: number): number {
+  while (b !== 0) [a, b] = [b, a % b];
+  return a;
 }
 
-/** q / the Limit header: a soft quota's plan quota, a bucket's burst, a window's limit. */
-export function statedLimit(rule: Pick<StatedRule, 'limit' | 'burst' | 'quota'>): number {
-  return rule.quota ?? rule.burst ?? rule.limit;
+/**
+ * The policy a rule states: q units per w seconds, whole numbers, with q / w the rule's rate
+ * exactly (never less than promised, never more), so a client that spaces its calls by w / q
+ * is never refused. Window rules: their limit per window. Token-bucket (GCRA) rules: the
+ * largest such q within the burst (a client may also send q at once); when even the smallest
+ * exact q exceeds the burst (a burst under one period's worth), q is that smallest exact
+ * count: its pace is still the rate, but only the burst can go at once.
+ */
+export function policyOf(rule: Pick<StatedRule, 'limit' | 'periodSeconds' | 'burst'>): { readonly q: number; readonly w: number } {
+  if (rule.burst === null) return { q: rule.limit, w: Math.max(1, Math.round(rule.periodSeconds)) };
+  const whole = Number.isInteger(rule.limit) && Number.isInteger(rule.periodSeconds) && rule.limit > 0 && rule.periodSeconds > 0;
+  if (!whole) {
+    // a fractional rate: the refill time of the burst, rounded up (q / w at most the rate)
+    return { q: rule.burst, w: Math.max(1, Math.ceil((rule.burst * rule.periodSeconds) / rule.limit - 1e-9)) };
+  }
+  const g = gcd(rule.limit, rule.periodSeconds);
+  const q0 = rule.limit / g;
+  const w0 = rule.periodSeconds / g;
+  const m = Math.floor(rule.burst / q0);
+  return m >= 1 ? { q: m * q0, w: m * w0 } : { q: q0, w: w0 };
+}
+
+/** w: the window of the rule's policy (calendar quotas state their current period instead). */
+export function policyWindowSeconds(rule: Pick<StatedRule, 'limit' | 'periodSeconds' | 'burst'>): number {
+  return policyOf(rule).w;
+}
+
+/** q / the Limit header: a soft quota's plan quota, else the policy's q (a window's limit). */
+export function statedLimit(rule: Pick<StatedRule, 'limit' | 'periodSeconds' | 'burst' | 'quota'>): number {
+  return rule.quota ?? policyOf(rule).q;
 }
 
 /** What a response states about a rule, from the store's outcome. */
@@ -115,7 +135,7 @@ export function shown(
 /** The header that states a rule's limit (structured fields: its policy item, q per w). */
 export function limitHeader(
   convention: HeaderConvention,
-  rule: Pick<StatedRule, 'id' | 'limit' | 'burst' | 'quota'>,
+  rule: Pick<StatedRule, 'id' | 'limit' | 'periodSeconds' | 'burst' | 'quota'>,
   windowSeconds: number,
 ): readonly [string, string] {
   const limit = statedLimit(rule);
