@@ -89,9 +89,14 @@ function tap(client: ScriptClient, scripts: ScriptSet, seen: (keys: string[], re
     if (consume && Array.isArray(reply) && Number(reply[0]) === 1) await evalScript(client, consume, numKeys, args);
     return reply;
   };
+  // ioredis's undecoded variants too (Redis and Cluster have them; the typings list them for
+  // Redis only): the runtime calls those when a client has them
+  const buffers = client as unknown as Required<Pick<RedisClientLike, 'evalshaBuffer' | 'evalBuffer'>>;
   return {
     evalsha: async (sha1, numKeys, ...args) => after(sha1, numKeys, args, await client.evalsha(sha1, numKeys, ...args)),
     eval: async (source, numKeys, ...args) => after(source, numKeys, args, await client.eval(source, numKeys, ...args)),
+    evalshaBuffer: async (sha1, numKeys, ...args) => after(sha1, numKeys, args, await buffers.evalshaBuffer(sha1, numKeys, ...args)),
+    evalBuffer: async (source, numKeys, ...args) => after(source, numKeys, args, await buffers.evalBuffer(source, numKeys, ...args)),
   };
 }
 
