@@ -18,7 +18,7 @@ import type { Design } from '../design/model.js';
 import { readTextFile, writeOutputs, type PlannedFile } from '../io/write.js';
 import { UserError } from '../messages.js';
 import { formatReport, loudWarnings } from '../verify/format.js';
-import { scriptSet, type ScriptSet, type VerifyScript } from '../verify/limiter.js';
+import { scriptSet, type ScriptSet, type VerifyScript } from '../verify/scripts.js';
 import {
   openStore,
   parseRedisUrl,

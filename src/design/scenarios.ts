@@ -66,7 +66,7 @@ function raceExpectation(rule: MatrixRule, ctx: ScenarioContext | undefined): st
   const hybrid = ctx?.hybrid;
   if (hybrid && hybrid.ruleIds.includes(rule.id)) {
     const bound = 10 + hybrid.overAdmission;
-    return `Against the store alone (the Lua script, as rl-design verify runs it): exactly 10 are admitted and 190 get 429 when ${exact}; the check-and-consume is atomic, so no two requests spend the same token. Through the middleware with its in-process buckets on (section 4), each of the ${hybrid.instances} instances may admit up to ${plural(hybrid.localBurst, 'request')} on local credit before the charge reaches Redis, so at most 10 + ${hybrid.instances} x ${hybrid.localBurst} = ${bound} are admitted; with the middleware option hybrid: false, exactly 10.`;
+    return `With the middleware option hybrid: false (the in-process buckets off, as rl-design verify runs it), exactly 10 are admitted and 190 get 429 when ${exact}; the check-and-consume is atomic, so no two requests spend the same token. With the in-process buckets on (section 4), each of the ${hybrid.instances} instances may admit up to ${plural(hybrid.localBurst, 'request')} on local credit before the charge reaches Redis, so at most 10 + ${hybrid.instances} x ${hybrid.localBurst} = ${bound} are admitted.`;
   }
   return `Exactly 10 are admitted and 190 get 429 when ${exact}: the check-and-consume is atomic, so no two requests spend the same token.`;
 }

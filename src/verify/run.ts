@@ -1,24 +1,27 @@
 /**
- * The verify run: for every rule the scripts enforce, the scenarios that apply to it, against
- * the store it is given, under a unique key prefix; then every key under that prefix is
+ * The verify run: for every rule the scripts enforce, the scenarios that apply to it, run
+ * through the shipped runtime (src/verify/runtime.ts) against the store it is given, under a
+ * unique key prefix; then every key under that prefix is
  * deleted (SCAN + UNLINK, never KEYS, FLUSHDB or FLUSHALL). The store outage runs last, and
  * only against a server this process started.
  */
 import { randomBytes } from 'node:crypto';
 import { performance } from 'node:perf_hooks';
+import { Registry } from 'prom-client';
 import type { Design } from '../design/model.js';
 import { TOOL_VERSION } from '../version.js';
 import { checkServer, dualKeyPairs, type ConfigCheck } from './config.js';
-import { Limiter, type ScriptSet } from './limiter.js';
 import type { Store } from './redis.js';
 import { burstAtBoundary } from './scenarios/burst-at-boundary.js';
 import { concurrentRace } from './scenarios/concurrent-race.js';
-import { RunKeys, type Outcome, type RuleContext } from './scenarios/context.js';
+import { ruleContext, RunKeys, type Outcome, type RuleContext } from './scenarios/context.js';
 import { costWeightedExhaustion, weightsOf } from './scenarios/cost-weighted-exhaustion.js';
 import { dualKeyAuth } from './scenarios/dual-key-auth.js';
 import { keyTtl } from './scenarios/key-ttl.js';
 import { storeOutage } from './scenarios/store-outage.js';
 import { throttledRecovery } from './scenarios/throttled-recovery.js';
+import { verifyData } from './runtime.js';
+import type { ScriptSet } from './scripts.js';
 import { classifyRule, SCRIPT_OF } from './shapes.js';
 import { latencyOf } from './stats.js';
 import { SCENARIO_ORDER, type RuleSummary, type ScenarioResult, type VerifyReport, type VerifyScenarioId } from './types.js';
@@ -86,7 +89,7 @@ export async function verifyDesign(design: Design, store: Store, options: Verify
   if (store.facts.role === 'replica') throw new ReplicaRefusedError(store.address);
   const checks: ConfigCheck[] = checkServer(store.facts, design);
   const keys = new RunKeys(options.keyPrefix ?? newKeyPrefix());
-  const retryMs = design.contract.storeUnavailable.retryAfterSeconds * 1000;
+  const data = verifyData(design, options.scripts);
   let scanned: Promise<string[]> | undefined;
   const runKeys = (): Promise<string[]> => (scanned ??= store.scan(`${keys.runPrefix}*`));
 
@@ -107,18 +110,25 @@ export async function verifyDesign(design: Design, store: Store, options: Verify
     };
     summaries.push(summary);
     if (!c.ok) return;
-    contexts.push({
-      rule,
-      number: i + 1,
-      design,
-      driver: c.driver,
-      ...(rule.failMode ? { failMode: rule.failMode } : {}),
-      limiter: new Limiter(store.main, options.scripts, retryMs),
-      pool: store.pool.map((client) => new Limiter(client, options.scripts, retryMs)),
-      keys,
-      store,
-      runKeys,
-    });
+    const spec = data.specs.get(rule.id);
+    contexts.push(
+      ruleContext(
+        {
+          rule,
+          number: i + 1,
+          design,
+          driver: c.driver,
+          ...(rule.failMode ? { failMode: rule.failMode } : {}),
+          ...(spec ? { spec } : {}),
+          registry: new Registry(),
+          data,
+          keys,
+          store,
+          runKeys,
+        },
+        options.scripts,
+      ),
+    );
   });
 
   // Load every script the run needs; the SHA1 Redis answers must be the one codegen computed.
@@ -180,7 +190,8 @@ export async function verifyDesign(design: Design, store: Store, options: Verify
   const samplesAll: number[] = [];
   const collect = (ctx: RuleContext | undefined, scenario: VerifyScenarioId): number[] => {
     if (!ctx) return [];
-    const s = [ctx.limiter, ...ctx.pool].flatMap((l) => l.takeSamples());
+    ctx.closeProbes();
+    const s = ctx.takeSamples();
     // The run's latency is that of calls made one at a time; a race measures queueing.
     if (scenario !== 'concurrent-race') samplesAll.push(...s);
     return s;
@@ -243,6 +254,7 @@ export async function verifyDesign(design: Design, store: Store, options: Verify
       if (!runnable.includes(t)) emit(tasks.length + i + 1, t.skip ? skipped(t) : resultOf(t, { passed: false, expected: 'the script loads', measured: 'not run: the script did not load', detail: broken.get(SCRIPT_OF[contexts.find((c) => c.rule.id === t.ruleId)!.driver]) ?? '' }, [], 0));
     });
   } finally {
+    for (const ctx of contexts) ctx.closeProbes();
     keysDeleted += await cleanup(store, keys.runPrefix).catch(() => 0);
   }
 

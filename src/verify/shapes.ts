@@ -1,6 +1,9 @@
 /**
  * Which script enforces a rule, and the parameters each scenario runs it with.
  *
+ * The numbers become the rule's spec in the data verify hands the shipped runtime
+ * (src/verify/runtime.ts), exactly as a generated design.ts would hold them.
+ *
  * Waits are shortened by choosing parameters, never by faking time: the scripts read the
  * Redis clock, and verify really waits every Retry-After it is told. Where a rule's own
  * numbers would make a scenario slow or inexact, the scenario runs with scaled numbers of the
@@ -12,7 +15,7 @@
  */
 import type { LuaScriptName } from '../codegen/lua.js';
 import type { Design, MatrixRule } from '../design/model.js';
-import { calendarWindow } from './zone.js';
+import { calendarPeriod } from '../runtime/middleware/calendar.js';
 
 export type Driver = 'gcra' | 'sliding-window-log' | 'fixed-window' | 'outbound';
 
@@ -100,8 +103,14 @@ export interface Shape {
   script: LuaScriptName;
   /** Cost-1 requests a fresh key admits. */
   capacity: number;
-  /** Script arguments (after the keys) for one request of `cost`. */
-  args(cost: number): (string | number)[];
+  /** Requests (tokens) per period: the bucket's rate, or the window's limit. */
+  limit: number;
+  /** Refill period (buckets), window (logs, fixed windows), ms; a whole number of ms in seconds too. */
+  periodMs: number;
+  /** Bucket capacity; null for windows. */
+  burst: number | null;
+  /** fixed-window: the window the runtime counts in (plan quota period, rolling, or aligned fixed). */
+  window: 'calendar' | 'rolling' | 'fixed' | null;
   /** The longest TTL a key written with these parameters may carry, ms. */
   maxTtlMs: number;
   /** When a refused cost-1 request on an exhausted key may pass again: about this many ms. */
@@ -110,10 +119,18 @@ export interface Shape {
   params: string;
   /** How the parameters differ from the rule's, when they do. */
   scaling?: string;
-  /** fixed-window: the period the key counts (its id replaces the period placeholder). */
+  /** fixed-window: the period the key counts in now, by the runtime's own calendar. */
   period?: { id: string; endMs: number; description: string };
-  /** sliding-window-log: limit and window, for multi-key calls. */
-  log?: { limit: number; windowMs: number };
+}
+
+/**
+ * ms the runtime's spec can carry exactly: it holds seconds and sends seconds * 1000 to the
+ * scripts, which need whole ms (PEXPIRE). The smallest such value at or above ms.
+ */
+export function wholeMs(ms: number): number {
+  let m = Math.max(1, Math.round(ms));
+  while ((m / 1000) * 1000 !== m) m++;
+  return m;
 }
 
 interface BucketNumbers {
@@ -123,19 +140,21 @@ interface BucketNumbers {
 }
 
 function bucketShape(driver: 'gcra' | 'outbound', n: BucketNumbers, scaling?: string): Shape {
-  const intervalMs = n.periodMs / n.rate;
-  const common = {
+  const periodMs = wholeMs(n.periodMs);
+  const intervalMs = periodMs / n.rate;
+  return {
     driver,
     script: SCRIPT_OF[driver],
     capacity: n.burst,
+    limit: n.rate,
+    periodMs,
+    burst: n.burst,
+    window: null,
     maxTtlMs: Math.ceil(n.burst * intervalMs) + 1,
     recoverMs: intervalMs,
-    params: `burst ${fmtNum(n.burst)}, ${fmtNum(n.rate)} per ${formatMs(n.periodMs)}`,
+    params: `burst ${fmtNum(n.burst)}, ${fmtNum(n.rate)} per ${formatMs(periodMs)}`,
     ...(scaling ? { scaling } : {}),
   };
-  return driver === 'gcra'
-    ? { ...common, args: (cost) => [n.burst, n.rate, n.periodMs, cost] }
-    : { ...common, args: (cost) => ['reserve', n.burst, n.rate, n.periodMs, cost, 0] };
 }
 
 function ruleBucket(rule: MatrixRule): BucketNumbers {
@@ -167,16 +186,19 @@ function bucketFor(driver: 'gcra' | 'outbound', rule: MatrixRule, purpose: Purpo
 }
 
 function logShape(limit: number, windowMs: number, scaling?: string): Shape {
+  const periodMs = wholeMs(windowMs);
   return {
     driver: 'sliding-window-log',
     script: 'sliding-window-log',
     capacity: limit,
-    args: (cost) => [limit, windowMs, cost],
-    maxTtlMs: windowMs,
-    recoverMs: windowMs,
-    params: `${fmtNum(limit)} per ${formatMs(windowMs)} (sliding log)`,
+    limit,
+    periodMs,
+    burst: null,
+    window: null,
+    maxTtlMs: periodMs,
+    recoverMs: periodMs,
+    params: `${fmtNum(limit)} per ${formatMs(periodMs)} (sliding log)`,
     ...(scaling ? { scaling } : {}),
-    log: { limit, windowMs },
   };
 }
 
@@ -194,16 +216,22 @@ export function logFor(rule: MatrixRule, purpose: Purpose): Shape {
   return logShape(scaledLimit, scaledWindow, `limit and window scaled to ${fmtNum(scaledLimit)} per ${formatMs(scaledWindow)} (the rule: ${own})`);
 }
 
-/** The quota window: the plan's calendar period in its time zone, a rolling window, or an aligned window. */
+/**
+ * The window the runtime counts a fixed-window rule in: a plan quota's period (calendar, in
+ * its time zone, or rolling), else a plain window aligned to the epoch. `nowMs` is the
+ * runtime's clock (Date.now), which names the period the key counts.
+ */
 function fixedShape(rule: MatrixRule, design: Design, nowMs: number): Shape {
   const limit = rule.rate!.requests;
-  const reset = design.quotas?.reset;
-  const base = { driver: 'fixed-window' as const, script: 'fixed-window' as const, capacity: limit };
+  const reset = rule.tier === 'quota' ? design.quotas?.reset : undefined;
+  const lenMs = rule.rate!.periodSeconds * 1000;
+  const base = { driver: 'fixed-window' as const, script: 'fixed-window' as const, capacity: limit, limit, periodMs: lenMs, burst: null };
   if (reset?.kind === 'rolling') {
-    const windowMs = reset.days * DAY_MS;
+    // the runtime's rolling window: whole days, counted in daily buckets
+    const windowMs = Math.max(DAY_MS, reset.days * DAY_MS);
     return {
       ...base,
-      args: (cost) => ['rolling', limit, cost, windowMs, DAY_MS],
+      window: 'rolling',
       maxTtlMs: windowMs,
       recoverMs: windowMs,
       params: `${fmtNum(limit)} per rolling ${reset.days} days (daily buckets)`,
@@ -212,18 +240,16 @@ function fixedShape(rule: MatrixRule, design: Design, nowMs: number): Shape {
   }
   let period: { id: string; endMs: number; description: string };
   if (reset?.kind === 'calendar') {
-    const w = calendarWindow(nowMs, reset.period, reset.timeZone);
-    period = { id: w.id, endMs: w.endMs, description: `calendar ${reset.period} ${w.id} in ${reset.timeZone}, ending ${new Date(w.endMs).toISOString()}` };
+    const w = calendarPeriod(nowMs, reset.period, reset.timeZone);
+    period = { id: w.id, endMs: w.end, description: `calendar ${reset.period} ${w.id} in ${reset.timeZone}, ending ${new Date(w.end).toISOString()}` };
   } else {
-    // A hand-written fixed window without plan quotas: windows aligned to the epoch.
-    const len = rule.rate!.periodSeconds * 1000;
-    const index = Math.floor(nowMs / len);
-    period = { id: String(index), endMs: (index + 1) * len, description: `aligned ${formatMs(len)} window ${index}, ending ${new Date((index + 1) * len).toISOString()}` };
+    const index = Math.floor(nowMs / lenMs);
+    period = { id: `w${index}`, endMs: (index + 1) * lenMs, description: `aligned ${formatMs(lenMs)} window ${index}, ending ${new Date((index + 1) * lenMs).toISOString()}` };
   }
   const endMs = period.endMs;
   return {
     ...base,
-    args: (cost) => ['calendar', limit, cost, endMs, CALENDAR_SLACK_MS],
+    window: reset?.kind === 'calendar' ? 'calendar' : 'fixed',
     maxTtlMs: Math.max(0, endMs - nowMs) + CALENDAR_SLACK_MS,
     recoverMs: Math.max(0, endMs - nowMs),
     params: `${fmtNum(limit)} per ${period.description}`,
@@ -231,7 +257,7 @@ function fixedShape(rule: MatrixRule, design: Design, nowMs: number): Shape {
   };
 }
 
-/** The parameters for one scenario; `nowMs` (the Redis clock) places a quota's window. */
+/** The parameters for one scenario; `nowMs` (the runtime's clock, Date.now) places a quota's window. */
 export function shapeFor(driver: Driver, rule: MatrixRule, design: Design, purpose: Purpose, nowMs: number): Shape {
   switch (driver) {
     case 'gcra':

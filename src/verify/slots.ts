@@ -4,6 +4,7 @@
  * it (cluster.c keyHashSlot). Used to show that every multi-key script of a design keeps its
  * keys in one slot, which a script on a Redis Cluster requires.
  */
+import { hashTag as runtimeHashTag } from '../runtime/middleware/keys.js';
 
 const TABLE: Uint16Array = (() => {
   const table = new Uint16Array(256);
@@ -25,14 +26,10 @@ export function crc16(data: string | Uint8Array): number {
 
 /**
  * The part of a key Redis hashes: the text between the first `{` and the first `}` after
- * it, when that is not empty; otherwise the whole key.
+ * it, when that is not empty (the runtime's own reading of the tag); otherwise the whole key.
  */
 export function hashTag(key: string): string | undefined {
-  const open = key.indexOf('{');
-  if (open < 0) return undefined;
-  const close = key.indexOf('}', open + 1);
-  if (close < 0 || close === open + 1) return undefined;
-  return key.slice(open + 1, close);
+  return runtimeHashTag(key) ?? undefined;
 }
 
 export const SLOTS = 16384;

@@ -1,5 +1,5 @@
 import { describe, expect, it } from 'vitest';
-import { calendarWindow } from '../../src/verify/zone.js';
+import { calendarPeriod } from '../../src/runtime/middleware/calendar.js';
 import { freshTag, race, run, sleep, useRedis, type Client } from './harness.js';
 
 const s = useRedis();
@@ -29,9 +29,10 @@ function zonedParts(epochMs: number, timeZone: string) {
   return { year: get('year'), month: get('month'), day: get('day'), hour: get('hour'), minute: get('minute'), second: get('second') };
 }
 
-/** What the caller of fixed-window.lua does for a calendar month in the plan's time zone (the product's own code). */
+/** What the caller of fixed-window.lua (the runtime's limiter) does for a calendar month in the plan's time zone. */
 function calendarMonth(nowMs: number, timeZone: string): { id: string; endMs: number } {
-  return calendarWindow(nowMs, 'month', timeZone);
+  const p = calendarPeriod(nowMs, 'month', timeZone);
+  return { id: p.id, endMs: p.end };
 }
 
 async function redisNowMs(): Promise<number> {

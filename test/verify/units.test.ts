@@ -11,7 +11,7 @@ import { classifyRule, EXACT_INTERVAL_MS, MAX_EXACT, RECOVERY_MS, shapeFor } fro
 import { crc16, hashTag, keySlot } from '../../src/verify/slots.js';
 import { latencyOf, percentile } from '../../src/verify/stats.js';
 import type { ScenarioResult, VerifyReport } from '../../src/verify/types.js';
-import { calendarWindow } from '../../src/verify/zone.js';
+import { calendarPeriod } from '../../src/runtime/middleware/calendar.js';
 import { exampleDesign } from '../helpers/examples.js';
 
 const facts = (over: Partial<ServerFacts> = {}): ServerFacts => ({
@@ -53,25 +53,25 @@ describe('CRC16 and cluster slots', () => {
   });
 });
 
-describe('calendar windows in the plan time zone', () => {
+describe('calendar windows in the plan time zone (the runtime\'s calendarPeriod, which verify uses)', () => {
   it('ends a Berlin month at local midnight (CEST)', () => {
-    const w = calendarWindow(Date.parse('2026-03-15T12:00:00Z'), 'month', 'Europe/Berlin');
+    const w = calendarPeriod(Date.parse('2026-03-15T12:00:00Z'), 'month', 'Europe/Berlin');
     expect(w.id).toBe('2026-03');
-    expect(new Date(w.startMs).toISOString()).toBe('2026-02-28T23:00:00.000Z');
-    expect(new Date(w.endMs).toISOString()).toBe('2026-03-31T22:00:00.000Z');
+    expect(new Date(w.start).toISOString()).toBe('2026-02-28T23:00:00.000Z');
+    expect(new Date(w.end).toISOString()).toBe('2026-03-31T22:00:00.000Z');
   });
 
   it('has a 25-hour day when the clocks go back', () => {
-    const w = calendarWindow(Date.parse('2026-10-24T23:30:00Z'), 'day', 'Europe/Berlin');
+    const w = calendarPeriod(Date.parse('2026-10-24T23:30:00Z'), 'day', 'Europe/Berlin');
     expect(w.id).toBe('2026-10-25');
-    expect(w.endMs - w.startMs).toBe(25 * 3_600_000);
+    expect(w.end - w.start).toBe(25 * 3_600_000);
   });
 
   it('names the local period, not the UTC one', () => {
     // 23:30 UTC on 31 December is still December in New York.
-    const w = calendarWindow(Date.parse('2026-12-31T23:30:00Z'), 'month', 'America/New_York');
+    const w = calendarPeriod(Date.parse('2026-12-31T23:30:00Z'), 'month', 'America/New_York');
     expect(w.id).toBe('2026-12');
-    expect(new Date(w.endMs).toISOString()).toBe('2027-01-01T05:00:00.000Z');
+    expect(new Date(w.end).toISOString()).toBe('2027-01-01T05:00:00.000Z');
   });
 });
 
@@ -162,7 +162,7 @@ describe('which rules run, and with what parameters', () => {
   it('scales big bursts down proportionally and slows the refill for exact counts, and says so', () => {
     const s = shapeFor('gcra', rule('webhooks-per-source'), design, 'exact', Date.now());
     expect(s.capacity).toBe(MAX_EXACT);
-    expect(s.args(1)).toEqual([MAX_EXACT, 1, EXACT_INTERVAL_MS, 1]);
+    expect({ burst: s.burst, limit: s.limit, periodMs: s.periodMs }).toEqual({ burst: MAX_EXACT, limit: 1, periodMs: EXACT_INTERVAL_MS });
     // the webhook burst is capped at the ceiling's own burst (4,800), not 10 s of rate (5,000)
     expect(s.scaling).toMatch(/burst scaled down from 4,800 to 500/);
   });
@@ -170,7 +170,7 @@ describe('which rules run, and with what parameters', () => {
   it('compresses time for recovery, keeping burst and rate per period', () => {
     const s = shapeFor('gcra', rule('fairness-free'), design, 'recovery', Date.now());
     // 60 per minute: one token every second, run as one every RECOVERY_MS.
-    expect(s.args(1)).toEqual([25, 60, 60 * RECOVERY_MS, 1]);
+    expect({ burst: s.burst, limit: s.limit, periodMs: s.periodMs }).toEqual({ burst: 25, limit: 60, periodMs: 60 * RECOVERY_MS });
     expect(s.recoverMs).toBe(RECOVERY_MS);
     expect(s.scaling).toMatch(/time scaled/);
   });
@@ -178,8 +178,8 @@ describe('which rules run, and with what parameters', () => {
   it('places a quota in the calendar month of the plan time zone', () => {
     const now = Date.parse('2026-05-31T22:30:00Z'); // already June in Berlin
     const s = shapeFor('fixed-window', rule('quota-free'), design, 'exact', now);
-    expect(s.period?.id).toBe('2026-06');
-    expect(s.args(1)).toEqual(['calendar', 10000, 1, Date.parse('2026-06-30T22:00:00Z'), 60000]);
+    expect(s.period).toMatchObject({ id: '2026-06', endMs: Date.parse('2026-06-30T22:00:00Z') });
+    expect({ window: s.window, limit: s.limit, capacity: s.capacity }).toEqual({ window: 'calendar', limit: 10000, capacity: 10000 });
   });
 });
 

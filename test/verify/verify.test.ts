@@ -140,7 +140,14 @@ describe('rl-design verify on every example (built binary, a redis-server it sta
         }
         if ((rule.cost?.byEndpoint.length ?? 0) > 0 && rule.layer === 'middleware') expect(ran).toContain('cost-weighted-exhaustion');
         const outage = rows.find((r) => r.scenario === 'store-outage')!;
-        expect(outage.measured).toMatch(rule.failMode === 'open' ? /^store down: admitted \(fail open, 1 fail-open event counted\)/ : /^store down: 503 with Retry-After 5 s/);
+        // the middleware applies the rule's fail mode; the outbound client always fails closed
+        expect(outage.measured).toMatch(
+          rule.layer === 'outbound-client'
+            ? /^store down: refused, the provider not called \(STORE_UNAVAILABLE, fail closed\)/
+            : rule.failMode === 'open'
+              ? /^store down: admitted \(fail open, 1 fail-open event counted\)/
+              : /^store down: 503 with Retry-After 5 s/,
+        );
       }
       // Dual-key auth ran for every auth pair, in both directions.
       const dual = report.results.filter((r) => r.scenario === 'dual-key-auth');

@@ -1,6 +1,6 @@
 /**
  * Burst at the limit boundary: a fresh identity sends the whole burst (or the whole limit)
- * back to back, one request at a time, then one more. Every request of the burst passes with
+ * back to back through the shipped runtime, one request at a time, then one more. Every request of the burst passes with
  * the remaining count falling by one to 0; the next is refused with a Retry-After that points
  * at the next free unit (for a quota: the end of the period in the plan's time zone).
  */
@@ -12,12 +12,11 @@ import { plural, type Outcome, type RuleContext } from './context.js';
 const CLOCK_SLACK_MS = 2000;
 
 export async function burstAtBoundary(ctx: RuleContext): Promise<Outcome> {
-  const nowMs = await ctx.store.time();
-  const shape = shapeFor(ctx.driver, ctx.rule, ctx.design, 'exact', nowMs);
-  const key = ctx.keys.make(ctx.rule, ctx.number, 'burst', shape);
-  const call = (cost: number) => ctx.limiter.call(shape.script, [key], shape.args(cost));
+  const shape = shapeFor(ctx.driver, ctx.rule, ctx.design, 'exact', Date.now());
   const cap = shape.capacity;
   const sent = Math.min(cap, MAX_EXACT);
+  const probe = ctx.probe(shape, 'burst', { costs: cap > sent ? [cap - sent] : [] });
+  const call = (cost: number) => probe.call(cost);
   const base = { params: shape.params, ...(shape.scaling ? { scaling: shape.scaling } : {}) };
   const expected = `${plural(sent, 'request')} admitted with remaining falling to 0, #${sent + 1} refused with Retry-After`;
 
@@ -25,7 +24,7 @@ export async function burstAtBoundary(ctx: RuleContext): Promise<Outcome> {
   if (cap > sent) {
     const d = await call(cap - sent);
     if (!d.allowed) {
-      return { ...base, passed: false, expected, measured: d.storeError ? `a limiter call failed: ${d.storeError}` : `a first call of cost ${cap - sent} was refused`, numbers: { admitted: 0, expected: sent } };
+      return { ...base, passed: false, expected, measured: d.error ? `a limiter call failed: ${d.error}` : `a first call of cost ${cap - sent} was refused`, numbers: { admitted: 0, expected: sent } };
     }
     drained = cap - sent;
   }
@@ -34,7 +33,7 @@ export async function burstAtBoundary(ctx: RuleContext): Promise<Outcome> {
   const wrongRemaining: string[] = [];
   for (let i = 0; i < sent; i++) {
     const d = await call(1);
-    if (d.storeError) return { ...base, passed: false, expected, measured: `a limiter call failed: ${d.storeError}` };
+    if (d.error) return { ...base, passed: false, expected, measured: `a limiter call failed: ${d.error}` };
     if (!d.allowed) break;
     admitted++;
     const want = cap - drained - admitted;
@@ -42,7 +41,7 @@ export async function burstAtBoundary(ctx: RuleContext): Promise<Outcome> {
   }
   const extra = await call(1);
   const elapsed = performance.now() - started;
-  if (extra.storeError) return { ...base, passed: false, expected, measured: `a limiter call failed: ${extra.storeError}` };
+  if (extra.error) return { ...base, passed: false, expected, measured: `a limiter call failed: ${extra.error}` };
 
   const problems: string[] = [];
   if (admitted < sent) problems.push(`only ${admitted} of ${sent} admitted`);
@@ -51,6 +50,11 @@ export async function burstAtBoundary(ctx: RuleContext): Promise<Outcome> {
   let retryNote = '';
   if (!extra.allowed) {
     const r = extra.retryAfterMs;
+    // the header the client reads: whole seconds, never before the limiter's own wait
+    const header = extra.retryAfterHeader;
+    if (ctx.driver !== 'outbound' && (header === undefined || !Number.isInteger(header) || header < 1 || header * 1000 < r)) {
+      problems.push(`the 429 carried Retry-After: ${header ?? '(none)'} for a wait of ${r} ms`);
+    }
     if (r < 1) problems.push(`the refusal carried Retry-After ${r} ms (wanted >= 1 ms)`);
     else if (shape.period) {
       const want = shape.period.endMs - (await ctx.store.time());

@@ -1,36 +1,33 @@
 /**
  * Concurrent requests racing for the last tokens: drain a fresh key to 10 left, then fire 200
- * requests at once for the same identity, spread over several connections (as several app
- * instances would). Exactly 10 are admitted: the check-and-consume is one atomic script call,
+ * requests at once for the same identity, through one runtime limiter per connection (as
+ * several app instances would). Exactly 10 are admitted: the check-and-consume is one atomic script call,
  * so no two requests spend the same token.
  */
 import { performance } from 'node:perf_hooks';
 import { shapeFor } from '../shapes.js';
-import { storeErrorOf, type Outcome, type RuleContext } from './context.js';
+import { errorOf, type Outcome, type RuleContext } from './context.js';
 
 export const RACE_REQUESTS = 200;
 export const RACE_LEFT = 10;
 
 export async function concurrentRace(ctx: RuleContext): Promise<Outcome> {
-  const nowMs = await ctx.store.time();
-  const shape = shapeFor(ctx.driver, ctx.rule, ctx.design, 'exact', nowMs);
-  const key = ctx.keys.make(ctx.rule, ctx.number, 'race', shape);
+  const shape = shapeFor(ctx.driver, ctx.rule, ctx.design, 'exact', Date.now());
   const left = Math.min(RACE_LEFT, shape.capacity);
+  const probe = ctx.probe(shape, 'race', { pool: true, costs: shape.capacity > left ? [shape.capacity - left] : [] });
   const base = { params: shape.params, ...(shape.scaling ? { scaling: shape.scaling } : {}) };
-  const connections = ctx.pool.length;
+  const connections = probe.connections;
   const expected = `exactly ${left} of ${RACE_REQUESTS} admitted`;
   if (shape.capacity > left) {
-    const d = await ctx.limiter.call(shape.script, [key], shape.args(shape.capacity - left));
+    const d = await probe.call(shape.capacity - left);
     if (!d.allowed || d.remaining !== left) {
-      return { ...base, passed: false, expected, measured: d.storeError ? `a limiter call failed: ${d.storeError}` : `draining to ${left} left failed (${d.allowed ? `${d.remaining} left` : 'refused'})` };
+      return { ...base, passed: false, expected, measured: d.error ? `a limiter call failed: ${d.error}` : `draining to ${left} left failed (${d.allowed ? `${d.remaining} left` : 'refused'})` };
     }
   }
   const started = performance.now();
-  const decisions = await Promise.all(
-    Array.from({ length: RACE_REQUESTS }, (_, i) => ctx.pool[i % connections]!.call(shape.script, [key], shape.args(1))),
-  );
+  const decisions = await Promise.all(Array.from({ length: RACE_REQUESTS }, (_, i) => probe.call(1, i % connections)));
   const ms = performance.now() - started;
-  const error = storeErrorOf(decisions);
+  const error = errorOf(decisions);
   if (error) return { ...base, passed: false, expected, measured: error };
   const admitted = decisions.filter((d) => d.allowed).length;
   const passed = admitted === left;

@@ -1,9 +1,11 @@
-/** What every scenario gets: the rule, its script's limiter clients, fresh keys under the run's prefix. */
-import { createHash } from 'node:crypto';
+/** What every scenario gets: the rule, and probes that drive the shipped runtime on fresh keys under the run's prefix. */
 import { performance } from 'node:perf_hooks';
+import type { Registry } from 'prom-client';
 import type { Design, FailMode, MatrixRule } from '../../design/model.js';
-import type { Decision, Limiter } from '../limiter.js';
+import type { RuleSpec } from '../../runtime/middleware/types.js';
 import type { Store } from '../redis.js';
+import { InboundProbe, OutboundProbe, type ProbeRule, type ProbeSink, type Verdict, type VerifyData } from '../runtime.js';
+import type { ScriptSet } from '../scripts.js';
 import type { Driver, Shape } from '../shapes.js';
 
 export interface Outcome {
@@ -17,11 +19,11 @@ export interface Outcome {
   scaling?: string;
 }
 
-/** Keys of one run: `<run prefix>r<rule number>:<scenario>-<serial>:<the rule's key, placeholders filled>`. */
+/** Keys of one run: `<run prefix>r<rule number>:<scenario>-<serial>:<the rule's key>`, as the runtime wrote them. */
 export class RunKeys {
-  /** Every key handed out, with the longest TTL it may carry. */
+  /** Every key a script call touched, with the longest TTL it may carry. */
   readonly issued = new Map<string, { rule: number; maxTtlMs: number }>();
-  private serial = 0;
+  private count = 0;
 
   constructor(readonly runPrefix: string) {}
 
@@ -29,18 +31,18 @@ export class RunKeys {
     return `${this.runPrefix}r${ruleNumber}:`;
   }
 
-  /**
-   * A fresh key for the rule: the run prefix (no braces, so the rule's own hash tag stays the
-   * tag Redis hashes), then the rule's key pattern with each `<placeholder>` filled in.
-   */
-  make(rule: MatrixRule, ruleNumber: number, scenario: string, shape: Pick<Shape, 'maxTtlMs' | 'period'>, fill: (placeholder: string) => string | undefined = () => undefined): string {
-    const n = ++this.serial;
-    const pattern = rule.key ?? `{${rule.id}}`;
-    const body = pattern.replace(/<([^<>]*)>/g, (_, inner: string) => fill(inner) ?? defaultFill(inner, n, shape.period?.id));
-    const key = `${this.rulePrefix(ruleNumber)}${scenario}-${n}:${body}`;
+  /** A fresh serial: each probe's key head and caller identity. */
+  serial(): number {
+    return ++this.count;
+  }
+
+  /** A key the runtime wrote (its rule number is in its head). */
+  wrote(key: string, maxTtlMs: number): void {
+    if (!key.startsWith(this.runPrefix)) return;
+    const m = /^r(\d+):/.exec(key.slice(this.runPrefix.length));
+    if (!m) return;
     const prev = this.issued.get(key);
-    this.issued.set(key, { rule: ruleNumber, maxTtlMs: Math.max(prev?.maxTtlMs ?? 0, shape.maxTtlMs) });
-    return key;
+    this.issued.set(key, { rule: Number(m[1]), maxTtlMs: Math.max(prev?.maxTtlMs ?? 0, maxTtlMs) });
   }
 
   issuedFor(ruleNumber: number): Map<string, number> {
@@ -48,19 +50,22 @@ export class RunKeys {
   }
 }
 
-const PERIOD_PLACEHOLDER = /^y{4}(-m{2}(-d{2})?)?$/i;
-
-/** A documentation address (RFC 5737) for the n-th client. */
-export function testIp(n: number): string {
-  return `198.51.${Math.floor(n / 250) % 250}.${(n % 250) + 1}`;
+/** Every call a scenario makes goes through one of these: the runtime's limiter, or its outbound client. */
+export interface Probe {
+  readonly serial: number;
+  /** Limiters (clients) on this many connections. */
+  readonly connections: number;
+  /** One request (call) of `cost`, on the limiter of that connection. */
+  call(cost: number, connection?: number): Promise<Verdict>;
 }
 
-export function defaultFill(inner: string, n: number, periodId?: string): string {
-  if (PERIOD_PLACEHOLDER.test(inner)) return periodId ?? 'period';
-  if (/ip/i.test(inner)) return testIp(n);
-  const hashed = /^sha256\((.*)\)$/.exec(inner);
-  if (hashed) return createHash('sha256').update(`verify-${hashed[1]}-${n}`).digest('hex');
-  return `verify-${n}`;
+export interface ProbeOptions {
+  /** Costs the scenario sends besides 1 (each gets a route). */
+  costs?: number[];
+  /** A limiter on every pool connection instead of the main one (several app instances). */
+  pool?: boolean;
+  /** Longest TTL of the keys written (default: the shape's). */
+  maxTtlMs?: number;
 }
 
 export interface RuleContext {
@@ -70,14 +75,59 @@ export interface RuleContext {
   design: Design;
   driver: Driver;
   failMode?: FailMode;
-  /** Limiter on the main connection. */
-  limiter: Limiter;
-  /** Limiters on separate connections, for races. */
-  pool: readonly Limiter[];
+  /** The rule's spec as the generated design.ts holds it (inbound rules). */
+  spec?: RuleSpec;
+  /** A probe on fresh keys: createLimiter() for an inbound rule, the OutboundClient for an outbound one. */
+  probe(shape: Shape, scenario: string, options?: ProbeOptions): Probe;
+  /** createLimiter() on several rules checked together (dual-key auth). */
+  inbound(rules: readonly ProbeRule[], scenario: string, options?: ProbeOptions): InboundProbe;
+  /** The counters the runtime exported for this rule's limiters (fail-open events, store failures). */
+  registry: Registry;
+  data: VerifyData;
   keys: RunKeys;
   store: Store;
   /** Every key under the run's prefix (one SCAN for the whole run, shared by the TTL checks). */
   runKeys: () => Promise<string[]>;
+  /** Latency of every runtime call since the last takeSamples(), ms. */
+  takeSamples(): number[];
+  /** Closes the limiters the scenario opened (their timers). */
+  closeProbes(): void;
+}
+
+export type RuleBase = Omit<RuleContext, 'probe' | 'inbound' | 'takeSamples' | 'closeProbes'>;
+
+/** The context of one rule: its probes run the shipped runtime on the store's connections. */
+export function ruleContext(base: RuleBase, scripts: ScriptSet): RuleContext {
+  let samples: number[] = [];
+  let open: (() => void)[] = [];
+  const sink: ProbeSink = {
+    runPrefix: base.keys.runPrefix,
+    serial: () => base.keys.serial(),
+    wrote: (key, maxTtlMs) => base.keys.wrote(key, maxTtlMs),
+    sample: (ms) => samples.push(ms),
+    opened: (close) => open.push(close),
+  };
+  const clients = (pool?: boolean) => (pool ? base.store.pool : [base.store.main]);
+  const inbound = (rules: readonly ProbeRule[], scenario: string, options: ProbeOptions = {}): InboundProbe =>
+    new InboundProbe(base.data.base, rules, scenario, clients(options.pool), scripts, base.registry, sink, options.costs ?? []);
+  return {
+    ...base,
+    inbound,
+    probe(shape, scenario, options = {}) {
+      if (base.driver === 'outbound') return new OutboundProbe(base.design, base.rule, base.number, shape, scenario, clients(options.pool), scripts, sink, options.maxTtlMs);
+      if (!base.spec) throw new Error(`the middleware does not enforce rule ${base.rule.id} (it is not in the generated design.ts)`);
+      return inbound([{ spec: base.spec, shape, number: base.number }], scenario, options);
+    },
+    takeSamples() {
+      const s = samples;
+      samples = [];
+      return s;
+    },
+    closeProbes() {
+      for (const close of open) close();
+      open = [];
+    },
+  };
 }
 
 export const sleep = (ms: number): Promise<void> => new Promise((r) => setTimeout(r, ms));
@@ -91,10 +141,10 @@ export async function waitSince(since: number, ms: number): Promise<void> {
   }
 }
 
-/** The first store error among decisions, as a failure text. */
-export function storeErrorOf(decisions: readonly Decision[]): string | undefined {
-  const d = decisions.find((x) => x.storeError !== undefined);
-  return d ? `a limiter call failed: ${d.storeError}` : undefined;
+/** The first error among verdicts, as a failure text. */
+export function errorOf(verdicts: readonly Verdict[]): string | undefined {
+  const d = verdicts.find((x) => x.error !== undefined);
+  return d ? `a limiter call failed: ${d.error}` : undefined;
 }
 
 export function plural(n: number, word: string, many = `${word}s`): string {
@@ -103,13 +153,13 @@ export function plural(n: number, word: string, many = `${word}s`): string {
 
 /** Sends `count` requests one after the other; stops at the first refusal. */
 export async function sendUntilRefused(
-  call: (i: number) => Promise<Decision>,
+  call: (i: number) => Promise<Verdict>,
   max: number,
-): Promise<{ admitted: Decision[]; refused?: Decision; error?: string }> {
-  const admitted: Decision[] = [];
+): Promise<{ admitted: Verdict[]; refused?: Verdict; error?: string }> {
+  const admitted: Verdict[] = [];
   for (let i = 0; i < max; i++) {
     const d = await call(i);
-    if (d.storeError) return { admitted, error: `a limiter call failed: ${d.storeError}` };
+    if (d.error) return { admitted, error: `a limiter call failed: ${d.error}` };
     if (!d.allowed) return { admitted, refused: d };
     admitted.push(d);
   }

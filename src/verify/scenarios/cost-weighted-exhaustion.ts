@@ -1,6 +1,7 @@
 /**
  * Cost-weighted exhaustion: for every weight the rule carries, a fresh bucket is spent by
- * calls of that cost until one is refused, then by cost-1 calls. A bucket of burst B admits
+ * requests to an endpoint of that weight (the runtime picks the cost from the rule's own
+ * table) until one is refused, then by cost-1 requests. A bucket of burst B admits
  * floor(B / cost) weighted calls and then exactly the B mod cost leftover tokens; a call that
  * costs more than the whole bucket is refused with Retry-After -1 (never).
  */
@@ -18,8 +19,7 @@ export function weightsOf(rule: MatrixRule): { cost: number; endpoints: string[]
 }
 
 export async function costWeightedExhaustion(ctx: RuleContext): Promise<Outcome> {
-  const nowMs = await ctx.store.time();
-  const shape = shapeFor(ctx.driver, ctx.rule, ctx.design, 'exact', nowMs);
+  const shape = shapeFor(ctx.driver, ctx.rule, ctx.design, 'exact', Date.now());
   const burst = shape.capacity;
   const base = { params: shape.params, ...(shape.scaling ? { scaling: shape.scaling } : {}) };
   const parts: string[] = [];
@@ -27,13 +27,13 @@ export async function costWeightedExhaustion(ctx: RuleContext): Promise<Outcome>
   const problems: string[] = [];
   const numbers: Record<string, number> = {};
   for (const { cost, endpoints } of weightsOf(ctx.rule)) {
-    const key = ctx.keys.make(ctx.rule, ctx.number, `cost${cost}`, shape);
-    const call = (c: number) => ctx.limiter.call(shape.script, [key], shape.args(c));
+    const probe = ctx.inbound([{ spec: ctx.spec!, shape, number: ctx.number }], `cost${cost}`);
+    const endpoint = endpoints[0]!;
     const wantWeighted = cost > burst ? 0 : Math.floor(burst / cost);
     const wantSingles = burst - wantWeighted * cost;
-    const weighted = await sendUntilRefused(() => call(cost), wantWeighted + 1);
+    const weighted = await sendUntilRefused(() => probe.endpoint(endpoint), wantWeighted + 1);
     if (weighted.error) return { ...base, passed: false, expected: wants.join('; '), measured: weighted.error };
-    const singles = await sendUntilRefused(() => call(1), wantSingles + 1);
+    const singles = await sendUntilRefused(() => probe.call(1), wantSingles + 1);
     if (singles.error) return { ...base, passed: false, expected: wants.join('; '), measured: singles.error };
     const label = `cost ${cost} (${endpoints.join(', ')})`;
     wants.push(`${label}: ${wantWeighted} then ${wantSingles} cost-1`);

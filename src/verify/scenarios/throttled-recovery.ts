@@ -2,36 +2,35 @@
  * Throttled-client recovery: exhaust a fresh key, read the Retry-After of the refusal, wait
  * it for real, and send one more (admitted). Halfway through, a request for an identical
  * twin key is refused: a request before Retry-After does not get in. For an outbound bucket,
- * also a provider 429: `pause` for a Retry-After, and the bucket yields nothing before it
- * ends and restarts empty after it.
+ * also a provider 429 answered to a call the outbound client made: the client pauses the
+ * shared bucket for its Retry-After, which yields nothing before it ends and restarts empty
+ * after it.
  */
 import { performance } from 'node:perf_hooks';
-import { RECOVERY_MS, shapeFor } from '../shapes.js';
-import type { Decision } from '../limiter.js';
-import { sendUntilRefused, waitSince, type Outcome, type RuleContext } from './context.js';
+import { RECOVERY_MS, shapeFor, type Shape } from '../shapes.js';
+import type { OutboundProbe, Verdict } from '../runtime.js';
+import { sendUntilRefused, waitSince, type Outcome, type Probe, type RuleContext } from './context.js';
 
 /** Below this Retry-After the halfway probe is not meaningful (timer resolution). */
 const PROBE_MIN_MS = 20;
 
 export async function throttledRecovery(ctx: RuleContext): Promise<Outcome> {
-  const nowMs = await ctx.store.time();
-  const shape = shapeFor(ctx.driver, ctx.rule, ctx.design, 'recovery', nowMs);
+  const shape = shapeFor(ctx.driver, ctx.rule, ctx.design, 'recovery', Date.now());
   // Two identical identities: the client that waits, and a twin probed halfway through its
   // own wait (a probe that gets in spends a token, so it must not be the client's own key).
-  const key = ctx.keys.make(ctx.rule, ctx.number, 'recover', shape);
-  const twin = ctx.keys.make(ctx.rule, ctx.number, 'recover', shape);
-  const on = (k: string) => (cost: number) => ctx.limiter.call(shape.script, [k], shape.args(cost));
-  const call = on(key);
-  const probeCall = on(twin);
+  const on = (p: Probe) => (cost: number) => p.call(cost);
+  const options = { costs: [shape.capacity] };
+  const call = on(ctx.probe(shape, 'recover', options));
+  const probeCall = on(ctx.probe(shape, 'recover', options));
   const base = { params: shape.params, ...(shape.scaling ? { scaling: shape.scaling } : {}) };
   const expected = 'refused until Retry-After has passed, admitted right after';
   const fail = (measured: string, detail?: string): Outcome => ({ ...base, passed: false, expected, measured, ...(detail ? { detail } : {}) });
 
   for (const exhaust of [await probeCall(shape.capacity), await call(shape.capacity)]) {
-    if (!exhaust.allowed) return fail(exhaust.storeError ? `a limiter call failed: ${exhaust.storeError}` : `a call of cost ${shape.capacity} on a fresh key was refused`);
+    if (!exhaust.allowed) return fail(exhaust.error ? `a limiter call failed: ${exhaust.error}` : `a call of cost ${shape.capacity} on a fresh key was refused`);
   }
   // Keep sending until refused: on a slow machine a token may come back in between.
-  const untilRefused = async (c: (cost: number) => Promise<Decision>) => {
+  const untilRefused = async (c: (cost: number) => Promise<Verdict>) => {
     const sent = performance.now();
     const r = await sendUntilRefused(() => c(1), shape.capacity + 1);
     return { ...r, sent, at: performance.now() };
@@ -55,7 +54,7 @@ export async function throttledRecovery(ctx: RuleContext): Promise<Outcome> {
     await waitSince(twinSent, Math.floor(twinWait / 2));
     const probe = await probeCall(1);
     const probeDone = performance.now();
-    if (probe.storeError) return fail(`a limiter call failed: ${probe.storeError}`);
+    if (probe.error) return fail(`a limiter call failed: ${probe.error}`);
     // Redis saw the probe at most (probeDone - twinSent) after the twin's refusal. Only when
     // that bound is under its Retry-After was the probe certainly early; a stall on this side
     // (GC, a busy machine) can make it late, and then its answer proves nothing.
@@ -69,14 +68,14 @@ export async function throttledRecovery(ctx: RuleContext): Promise<Outcome> {
   await waitSince(refusedAt, wait);
   const waited = Math.round(performance.now() - refusedAt);
   const after = await call(1);
-  if (after.storeError) return fail(`a limiter call failed: ${after.storeError}`);
+  if (after.error) return fail(`a limiter call failed: ${after.error}`);
   steps.push(`after waiting ${waited} ms ${after.allowed ? 'admitted' : 'STILL REFUSED'}`);
   const problems: string[] = [];
   if (early) problems.push('a request sent before Retry-After had passed was admitted');
   if (!after.allowed) problems.push(`the request sent after the Retry-After (${wait} ms) was refused (new Retry-After ${after.retryAfterMs} ms)`);
 
   if (ctx.driver === 'outbound') {
-    const pause = await providerPause(ctx, shape.args(1).slice(1, 4) as number[], shape.recoverMs);
+    const pause = await providerPause(ctx, shape);
     steps.push(pause.measured);
     if (pause.problem) problems.push(pause.problem);
   }
@@ -91,18 +90,21 @@ export async function throttledRecovery(ctx: RuleContext): Promise<Outcome> {
 }
 
 /**
- * outbound-bucket.lua 'pause': the provider said 429 with a Retry-After. Redis time between two
- * calls is bounded by local time from sending the first to the reply of the second, so an
- * answer that depends on "still within the pause" counts only when that bound proves it.
+ * A provider 429 through the outbound client: it pauses the shared bucket (outbound-bucket.lua
+ * 'pause') for the Retry-After. Redis time between two calls is bounded by local time from
+ * sending the first to the reply of the second, so an answer that depends on "still within the
+ * pause" counts only when that bound proves it.
  */
-async function providerPause(ctx: RuleContext, [burst, rate, periodMs]: number[], intervalMs: number): Promise<{ measured: string; problem?: string }> {
+async function providerPause(ctx: RuleContext, shape: Shape): Promise<{ measured: string; problem?: string }> {
   const pauseMs = RECOVERY_MS;
-  const key = ctx.keys.make(ctx.rule, ctx.number, 'pause', { maxTtlMs: pauseMs + Math.ceil(((burst ?? 1) * (periodMs ?? 1000)) / (rate ?? 1)) + 1 });
-  const reserve = () => ctx.limiter.call('outbound-bucket', [key], ['reserve', burst!, rate!, periodMs!, 1, 0]);
+  const intervalMs = shape.recoverMs;
+  const probe = ctx.probe(shape, 'pause', { maxTtlMs: pauseMs + Math.ceil(shape.capacity * intervalMs) + 1 }) as OutboundProbe;
+  const reserve = () => probe.call(1);
   const pauseSent = performance.now();
-  const paused = await ctx.limiter.call('outbound-bucket', [key], ['pause', burst!, rate!, periodMs!, pauseMs]);
+  const paused = await probe.provider429(pauseMs);
   const pausedAt = performance.now();
-  if (paused.storeError) return { measured: 'provider pause failed', problem: `a limiter call failed: ${paused.storeError}` };
+  if (paused.error) return { measured: 'provider pause failed', problem: `a limiter call failed: ${paused.error}` };
+  if (!paused.allowed) return { measured: 'the call that met the provider 429 was not made', problem: 'the outbound client did not call the provider on a fresh bucket' };
   const during = await reserve();
   const duringInPause = performance.now() - pauseSent < pauseMs;
   await waitSince(pausedAt, pauseMs);
