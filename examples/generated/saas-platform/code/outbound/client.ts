@@ -301,9 +301,26 @@ class Circuit {
   }
 }
 
+/**
+ * What a client enforces: the design's providers, circuit and bucket script. Every client
+ * reads providers.ts, unless it is handed other data (rl-design verify runs this client on
+ * its test buckets that way).
+ */
+export interface OutboundData {
+  readonly providers: Readonly<Record<string, ProviderLimit>>;
+  readonly circuit: CircuitSettings;
+  readonly script: { readonly sha1: string; readonly source: string };
+}
+
 function hasProvider(name: string): name is ProviderName {
   return Object.prototype.hasOwnProperty.call(PROVIDERS, name);
 }
+
+const DESIGNED: OutboundData = {
+  providers: PROVIDERS,
+  circuit: CIRCUIT,
+  script: { sha1: OUTBOUND_BUCKET_SHA1, source: OUTBOUND_BUCKET_LUA },
+};
 
 /**
  * Schedules calls to third-party APIs through their shared buckets. Make one per process
@@ -315,9 +332,12 @@ export class OutboundClient {
   private readonly local = new Map<string, number>();
   private readonly circuitSettings: CircuitSettings;
 
-  constructor(private readonly options: OutboundClientOptions = {}) {
-    this.circuitSettings = { ...CIRCUIT, ...(options.circuit ?? {}) };
-    for (const limit of Object.values(PROVIDERS) as ProviderLimit[]) {
+  constructor(
+    private readonly options: OutboundClientOptions = {},
+    private readonly data: OutboundData = DESIGNED,
+  ) {
+    this.circuitSettings = { ...data.circuit, ...(options.circuit ?? {}) };
+    for (const limit of Object.values(data.providers)) {
       if (limit.shared && !options.redis) {
         throw new Error('OutboundClient: provider ' + JSON.stringify(limit.name) + ' uses a shared bucket; pass options.redis');
       }
@@ -336,10 +356,10 @@ export class OutboundClient {
    * maxWaitMs, the circuit is open, or the store cannot be reached in time (fail closed).
    */
   async schedule<T>(provider: ProviderName, fn: () => T | Promise<T>, options: ScheduleOptions = {}): Promise<T> {
-    if (!hasProvider(provider)) {
+    const limit = Object.prototype.hasOwnProperty.call(this.data.providers, provider) ? this.data.providers[provider] : undefined;
+    if (limit === undefined) {
       throw new OutboundLimitError('UNKNOWN_PROVIDER', String(provider), 'unknown provider ' + JSON.stringify(provider));
     }
-    const limit: ProviderLimit = PROVIDERS[provider];
     const asked = this.options.mode?.(provider, limit.killSwitchFlag);
     const mode: Mode = asked === 'enforce' || asked === 'shadow' || asked === 'off' ? asked : this.options.defaultMode ?? DEFAULT_MODE;
     if (mode === 'off') return await fn();
@@ -465,10 +485,10 @@ export class OutboundClient {
     if (!redis) throw new Error('no Redis client');
     const call = async (): Promise<unknown> => {
       try {
-        return await redis.evalsha(OUTBOUND_BUCKET_SHA1, 1, limit.key, ...args);
+        return await redis.evalsha(this.data.script.sha1, 1, limit.key, ...args);
       } catch (error) {
         if (!isNoScript(error)) throw error;
-        return await redis.eval(OUTBOUND_BUCKET_LUA, 1, limit.key, ...args);
+        return await redis.eval(this.data.script.source, 1, limit.key, ...args);
       }
     };
     const reply = await withTimeout(call(), this.options.storeTimeoutMs ?? DEFAULT_STORE_TIMEOUT_MS);
