@@ -9,6 +9,7 @@
 import { join } from 'node:path';
 import { pathToFileURL } from 'node:url';
 import { Registry } from 'prom-client';
+import { loadCore } from './load-core.mjs';
 import { RateLimiterRedis } from 'rate-limiter-flexible';
 
 const [out, decisionsArg, roundsArg] = process.argv.slice(2);
@@ -19,7 +20,7 @@ const KEYS = Array.from({ length: 10_000 }, (_, i) => `key-${i}`);
 const REQS = KEYS.map((k) => ({ k }));
 const URLS = Array.from({ length: 1_000 }, (_, i) => `/v1/items/${i}`);
 
-const core = await import(pathToFileURL(join(out, 'ratelimit-core.js')).href);
+const core = await loadCore(out);
 const reply = [1, 999_999, 0, 1];
 const client = { evalsha: () => Promise.resolve(reply), eval: () => Promise.resolve(reply) };
 // rate-limiter-flexible defines its script as an ioredis command: answer it the same way

@@ -4,7 +4,7 @@
  * port, no persistence) and stops. Run by hand, never from the tests:
  *
  *   npm run build && node bench/middleware/run.mjs [--decisions 100000] [--rounds 5] [--seconds 8] [--rate 2000] [--only node|http]
- *     [--middleware-dir DIR]   (a compiled middleware to measure instead: DIR holds ratelimit-core.js and express.js)
+ *     [--middleware-dir DIR]   (a compiled middleware to measure instead: DIR holds express.js and limiter.js + design.js, or an older ratelimit-core.js)
  *
  * 1. Node decision throughput: 50 calls in flight, over 10,000 keys and 1,000 distinct URLs
  *    (/v1/items/<n>), every call admitted:
@@ -39,6 +39,7 @@ import { performance } from 'node:perf_hooks';
 import autocannon from 'autocannon';
 import { Redis } from 'ioredis';
 import { Registry } from 'prom-client';
+import { loadCore } from './load-core.mjs';
 import { RateLimiterRedis } from 'rate-limiter-flexible';
 import { redisCpuUs, startRedis } from '../redis.mjs';
 
@@ -152,7 +153,7 @@ const checkInput = (i, req) => ({ method: 'GET', url: URLS[i % PATHS], remoteAdd
 const REQS = KEY_NAMES.map((k) => ({ k }));
 
 async function nodeBench(redisPort, out, autoPipelining) {
-  const core = await import(pathToFileURL(join(out, 'ratelimit-core.js')).href);
+  const core = await loadCore(out);
   // ONE connection for the three callers, with the same options
   const client = new Redis(redisPort, '127.0.0.1', clientOptions(autoPipelining));
   const admin = new Redis(redisPort, '127.0.0.1', { maxRetriesPerRequest: 1 });

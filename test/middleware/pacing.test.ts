@@ -7,8 +7,8 @@
  * (the algorithm, identity, plan, convention, soft-quota backstop and the burst-to-rate shape of
  * the rule are kept; a calendar quota becomes a fixed window of the same limit). Two clients:
  *   - the even client reads q and w (structured fields: RateLimit-Policy; the single-value
- *     conventions: the Limit header and the 429 body's windowSeconds are not needed, it uses
- *     Limit per Reset) and spaces its calls w / q apart;
+ *     conventions: the Limit header, and the rule's window) and spaces its calls w / q apart,
+ *     starting, for a window rule, where the advertised reset says the next window begins;
  *   - the draining client spends what RateLimit says remains, then sleeps the reset it was
  *     given, twice over.
  * And the advertised rate, q / w, is the rule's own rate (the real numbers are checked in
@@ -182,13 +182,21 @@ describe.concurrent('a client that paces itself by the advertised policy is neve
       expect(first.status).toBe(200);
       expect(first.q).toBe(q);
       if (first.w !== null) expect(first.w).toBe(w);
-      // the even client: one call every w / q seconds, for two windows
+      // the even client: one call every w / q seconds, for two windows. A window rule counts
+      // per window, so the client starts where the reset it was given says the next one begins
+      // and sends in the middle of each slot (half a slot of slack for delivery jitter)
       const window = first.w ?? w;
       const gap = (window * 1000) / first.q;
-      const started = performance.now();
+      let started = performance.now();
+      let offset = 1;
+      if (c.rule.burst === null) {
+        await sleep(first.reset * 1000);
+        started = performance.now();
+        offset = 0.5;
+      }
       const statuses: number[] = [];
-      for (let i = 1; i <= 2 * first.q; i++) {
-        const due = started + i * gap;
+      for (let i = 0; i < 2 * first.q; i++) {
+        const due = started + (i + offset) * gap;
         const wait = due - performance.now();
         if (wait > 0) await sleep(wait);
         statuses.push((await call(c, app.url)).status);
