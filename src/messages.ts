@@ -14,6 +14,19 @@ export const MESSAGES = {
   foreignFile:
     'Refusing to overwrite {{file}}: rl-design did not write it. Re-run with --force to replace it, or choose another --out.',
   outputIsDirectory: 'Cannot write {{file}}: a directory is in the way.',
+  symlinkRefused:
+    'Refusing to write through {{file}}: it is a symbolic link, and rl-design never follows one where it writes (not even with --force). Remove the link, or choose another --out or --code-dir.',
+  notAFolder: 'Cannot write below {{file}}: it is not a folder.',
+  notRegularFile: 'Refusing to overwrite {{file}}: it is not a regular file (a device, pipe or socket).',
+  systemPath: 'Refusing to write to {{file}}: it is under /proc, /sys or /dev.',
+  outputsCollide: 'Two outputs of this run would both be written to {{file}}; choose different --out and --code-dir folders.',
+  outputsOverlap:
+    'The document ({{doc}}) and the code folder ({{code}}) overlap: one would overwrite the other. Choose --out and --code-dir folders that do not contain each other.',
+  outputOutsideProject:
+    '{{field}} in {{file}} is {{value}}, which is outside {{base}}. An answers file may only write inside its own folder or the current folder; to write there, pass the path on the command line ({{option}}).',
+  outputLocked:
+    'Another rl-design run (process {{pid}}) is writing to {{folder}}; try again when it has finished. A run that crashed leaves no lock behind; if none is running, delete {{lock}}.',
+  answersTooLarge: 'Answers file {{file}} is larger than {{limit}}; an answers file is a few kilobytes.',
   writeFailed: 'Could not write {{file}}: {{reason}}',
   staleExample: 'Example output {{file}} is stale; run `npm run examples`.',
   initPreviousInvalid:

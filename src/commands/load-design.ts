@@ -5,6 +5,7 @@ import type { Answers } from '../answers/schema.js';
 import { buildDesign } from '../design/build.js';
 import type { Design } from '../design/model.js';
 import { readTextFile } from '../io/write.js';
+import { displayPath } from '../io/safe-fs.js';
 import { UserError } from '../messages.js';
 import { EXAMPLES_DIR, exampleNames } from '../paths.js';
 import type { CommandContext } from './context.js';
@@ -35,9 +36,9 @@ export async function loadAnswers(ctx: CommandContext, opts: SourceOptions): Pro
   } else {
     file = path.resolve(ctx.cwd, opts.answers ?? 'rate-limit.answers.json');
   }
-  const shown = path.relative(ctx.cwd, file) || file;
+  const shown = displayPath(ctx.cwd, file);
   const text = await readTextFile(file, 'answersNotFound').catch((e: unknown) => {
-    if (e instanceof UserError && e.messageId === 'answersNotFound') throw new UserError('answersNotFound', { file: shown });
+    if (e instanceof UserError && 'file' in e.data) throw new UserError(e.messageId, { ...e.data, file: shown });
     throw e;
   });
   return { answers: parseAnswers(text, shown), file };

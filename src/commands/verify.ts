@@ -16,6 +16,7 @@ import { LUA_SCRIPTS, loadLuaScripts, luaSha1 } from '../codegen/lua.js';
 import { checkDesign } from '../constraints/index.js';
 import type { Design } from '../design/model.js';
 import { readTextFile, writeOutputs, type PlannedFile } from '../io/write.js';
+import { displayPath } from '../io/safe-fs.js';
 import { UserError } from '../messages.js';
 import { formatReport, loudWarnings } from '../verify/format.js';
 import { scriptSet, type ScriptSet, type VerifyScript } from '../verify/limiter.js';
@@ -156,12 +157,13 @@ export async function runVerify(ctx: CommandContext, opts: VerifyOptions, io: Ve
   const seconds = Math.round((performance.now() - started) / 100) / 10;
   for (const w of loudWarnings(report)) ctx.stderr(`${w}\n`);
 
-  const rel = (p: string): string => path.relative(ctx.cwd, p) || p;
+  const rel = (p: string): string => displayPath(ctx.cwd, p);
   const written: string[] = [];
   if (opts.write) {
     const answersText = await readTextFile(file, 'answersNotFound');
-    const { planned: doc } = await planOutputs(ctx, applyResults(design, resultsOf(report)));
-    const planned: PlannedFile[] = [{ path: sidecarPath(file), content: sidecarText(report, file, answersText) }, ...doc];
+    const { planned: doc } = await planOutputs(ctx, applyResults(design, resultsOf(report)), { answersFile: file });
+    const sidecar = sidecarPath(file);
+    const planned: PlannedFile[] = [{ path: sidecar, content: sidecarText(report, file, answersText), root: path.dirname(sidecar), anchor: path.dirname(sidecar) }, ...doc];
     await writeOutputs(planned, { force: opts.force ?? false, display: rel });
     written.push(...planned.map((p) => rel(p.path)));
   }
