@@ -42,6 +42,9 @@ export const MESSAGES = {
   redisConnectFailed: 'Cannot connect to Redis at {{address}}: {{reason}}',
   redisReplica:
     'Refusing to verify against {{address}}: it is a replica. Replicas refuse writes and take their data from the primary; pass the primary with --redis.',
+  redisLost:
+    'Lost Redis at {{address}} during the run ({{reason}}): the results are discarded. {{keys}}',
+  verifyTimedOut: 'verify did not finish within {{seconds}} s against {{address}}: the results are discarded. {{keys}}',
   luaDirInvalid: 'RL_DESIGN_LUA_DIR={{dir}} (a testing hook): {{reason}}',
 } as const;
 

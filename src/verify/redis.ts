@@ -11,6 +11,7 @@ import { spawn, type ChildProcess } from 'node:child_process';
 import { mkdtempSync, rmSync } from 'node:fs';
 import { createConnection, createServer } from 'node:net';
 import { tmpdir } from 'node:os';
+import { performance } from 'node:perf_hooks';
 import { join } from 'node:path';
 import { Cluster, Redis, type RedisOptions } from 'ioredis';
 
@@ -112,7 +113,8 @@ async function waitForPing(port: number, proc: Process, command: string, timeout
       throw new RedisServerStartError(`${command} exited with code ${proc.child.exitCode}`, proc.output());
     }
     try {
-      if ((await rawCommand(port, 'PING', 500)).startsWith('+PONG')) return;
+      // A server with a password answers -NOAUTH: it is up all the same.
+      if (/^(\+PONG|-NOAUTH)/.test(await rawCommand(port, 'PING', 500))) return;
     } catch {
       // not listening yet
     }
@@ -148,12 +150,16 @@ export interface SpawnedRedis {
   readonly dir: string;
   /** Whether the process is up (false between halt() and restart()). */
   readonly running: boolean;
+  /** When it last came up (performance.now()): connections drop around a planned outage, not after. */
+  readonly upSince: number;
   /** Stops the process but keeps its port and directory: a store outage. */
   halt(): Promise<void>;
   /** Starts it again on the same port (after halt()), and waits until it answers PING. */
   restart(): Promise<void>;
   /** Stops it for good and removes its directory. Safe to call twice. */
   stop(): Promise<void>;
+  /** At once, synchronously (a signal handler, process exit): SIGKILL and remove its directory. */
+  killNow(): void;
 }
 
 /** The arguments rl-design starts redis-server with: loopback only, no persistence, noeviction. */
@@ -181,15 +187,25 @@ export async function startRedisServer(options: StartOptions = {}): Promise<Spaw
   const port = options.port ?? (await freePort());
   const args = serverArgs(port, dir, options.args);
   let proc = spawnProcess(command, args, dir);
+  let running = true;
+  const killNow = (): void => {
+    running = false;
+    if (proc.child.exitCode === null && proc.child.signalCode === null) proc.child.kill('SIGKILL');
+    rmSync(dir, { recursive: true, force: true });
+  };
+  // However this process ends, its redis-server does not outlive it.
+  process.once('exit', killNow);
   try {
     await waitForPing(port, proc, command);
   } catch (error) {
     await killProcess(proc);
     rmSync(dir, { recursive: true, force: true });
+    process.off('exit', killNow);
     throw error;
   }
   let stopped: Promise<void> | undefined;
-  let running = true;
+  // No grace at the start: only reconnections right after a planned restart are expected.
+  let upSince = Number.NEGATIVE_INFINITY;
   return {
     host: LOOPBACK,
     port,
@@ -197,6 +213,9 @@ export async function startRedisServer(options: StartOptions = {}): Promise<Spaw
     dir,
     get running() {
       return running;
+    },
+    get upSince() {
+      return upSince;
     },
     async halt() {
       running = false;
@@ -207,6 +226,7 @@ export async function startRedisServer(options: StartOptions = {}): Promise<Spaw
       await killProcess(proc);
       proc = spawnProcess(command, args, dir);
       await waitForPing(port, proc, command);
+      upSince = performance.now();
       running = true;
     },
     stop: () =>
@@ -214,7 +234,9 @@ export async function startRedisServer(options: StartOptions = {}): Promise<Spaw
         running = false;
         await killProcess(proc);
         rmSync(dir, { recursive: true, force: true });
+        process.off('exit', killNow);
       })()),
+    killNow,
   };
 }
 
@@ -230,33 +252,54 @@ export interface RedisTarget {
   display: string;
 }
 
-/** Parses a Redis URL; returns an error text for anything else. */
+/**
+ * A URL as it may be printed: the password (everything between `//` and the last `@` after
+ * a `:`) replaced by ***, so an error about a URL that does not parse never shows it.
+ */
+export function maskUrl(url: string): string {
+  return url.replace(/^([a-z][a-z0-9+.-]*:\/\/)([^/]*)@/i, (_, scheme: string, auth: string) => {
+    const colon = auth.indexOf(':');
+    return `${scheme}${colon >= 0 ? `${auth.slice(0, colon)}:***` : auth}@`;
+  });
+}
+
+/** Parses a Redis URL; returns an error text (never holding the password) for anything else. */
 export function parseRedisUrl(url: string): RedisTarget | { error: string } {
+  const shown = maskUrl(url).replace(/[\u0000-\u001f\u007f-\u009f]/g, '?');
   let u: URL;
   try {
     u = new URL(url);
   } catch {
-    return { error: `"${url}" is not a URL; use redis://[user:password@]host:port[/db]` };
+    return { error: `"${shown}" is not a URL; use redis://[user:password@]host:port[/db] (percent-encode @ : / # ? in a password)` };
   }
   if (u.protocol !== 'redis:' && u.protocol !== 'rediss:') {
     return { error: `"${u.protocol}" is not a Redis URL scheme; use redis:// or rediss://` };
   }
+  if (u.hash || u.search) {
+    return { error: `"${shown.replace(/[#?].*$/, '')}..." has a # or ?: a Redis URL has neither; percent-encode them in a password (%23, %3F)` };
+  }
   const host = u.hostname.replace(/^\[|\]$/g, '');
-  if (!host) return { error: `"${url}" names no host` };
+  if (!host) return { error: `"${shown}" names no host` };
   const port = u.port ? Number(u.port) : 6379;
   const dbText = u.pathname.replace(/^\//, '');
   const db = dbText === '' ? 0 : Number(dbText);
-  if (!Number.isInteger(db) || db < 0) return { error: `"${dbText}" is not a database number` };
-  const masked = new URL(url);
-  if (masked.password) masked.password = '***';
+  if (!/^\d*$/.test(dbText) || !Number.isSafeInteger(db)) return { error: `"${dbText}" is not a database number` };
+  let username: string;
+  let password: string;
+  try {
+    username = decodeURIComponent(u.username);
+    password = decodeURIComponent(u.password);
+  } catch {
+    return { error: 'the user name or password is not correctly percent-encoded' };
+  }
   return {
     host,
     port,
-    ...(u.username ? { username: decodeURIComponent(u.username) } : {}),
-    ...(u.password ? { password: decodeURIComponent(u.password) } : {}),
+    ...(username ? { username } : {}),
+    ...(password ? { password } : {}),
     db,
     tls: u.protocol === 'rediss:',
-    display: masked.toString().replace(/\/$/, ''),
+    display: `${u.protocol}//${u.username ? `${u.username}${u.password ? ':***' : ''}@` : u.password ? ':***@' : ''}${u.host}${db !== 0 || dbText !== '' ? `/${db}` : ''}`,
   };
 }
 
@@ -355,12 +398,19 @@ export interface Store {
   scriptLoad(source: string): Promise<string[]>;
   /** Resolves when every connection is ready again (after a restart). */
   waitReady(timeoutMs: number): Promise<void>;
+  /** Why a connection dropped outside a planned outage, if one did. */
+  lost(): string | undefined;
+  /** Calls `listener` once, when a connection drops outside a planned outage. */
+  onLoss(listener: (reason: string) => void): void;
   close(): Promise<void>;
 }
 
-/** Connection failures verify reports as bad input (exit 2). */
+/** What went wrong when connecting, as verify tells the user. */
+export type ConnectProblem = 'refused' | 'unknown-host' | 'auth' | 'tls' | 'timeout' | 'no-database' | 'other';
+
+/** Connection failures verify reports as bad input (exit 2). The reason never holds the password. */
 export class RedisConnectError extends Error {
-  constructor(readonly address: string, reason: string) {
+  constructor(readonly address: string, reason: string, readonly kind: ConnectProblem = 'other') {
     super(reason);
     this.name = 'RedisConnectError';
   }
@@ -369,8 +419,55 @@ export class RedisConnectError extends Error {
 export interface OpenOptions {
   /** Connections in the pool for concurrent calls (default 4). */
   poolSize?: number;
-  /** Per-command timeout of the limiter connections, ms (default 5000). */
+  /** Per-command timeout of every connection, ms (default 5000). */
   commandTimeoutMs?: number;
+  /** The whole connect (TCP, TLS, AUTH, SELECT, INFO, the pool), ms (default 10000). */
+  connectTimeoutMs?: number;
+}
+
+/** Takes the password (and its URL-encoded form) out of a text. */
+function scrub(text: string, target: RedisTarget): string {
+  let out = text;
+  for (const secret of [target.password, target.password ? encodeURIComponent(target.password) : undefined]) {
+    if (secret && secret.length > 0) out = out.split(secret).join('***');
+  }
+  return out;
+}
+
+/** A connection error in words, by what went wrong. */
+export function describeConnectError(e: unknown, target: RedisTarget): { kind: ConnectProblem; reason: string } {
+  const err = e as NodeJS.ErrnoException;
+  const code = err?.code ?? '';
+  const message = scrub(String(err?.message ?? e), target);
+  const where = `${target.host}:${target.port}`;
+  if (code === 'ECONNREFUSED' || /ECONNREFUSED/.test(message)) return { kind: 'refused', reason: `connection refused: nothing is listening on ${where}` };
+  if (code === 'ENOTFOUND' || code === 'EAI_AGAIN' || code === 'EAI_NONAME' || /ENOTFOUND|EAI_AGAIN/.test(message)) {
+    return { kind: 'unknown-host', reason: `unknown host "${target.host}": the name does not resolve` };
+  }
+  if (/NOAUTH/.test(message)) return { kind: 'auth', reason: 'authentication required: the server wants a password; put it in the URL (redis://:PASSWORD@host:port)' };
+  if (/WRONGPASS|invalid password|invalid username-password|AUTH failed|called without any password configured|ERR AUTH/i.test(message)) {
+    return { kind: 'auth', reason: 'authentication failed: the server refused the user name or password' };
+  }
+  if (/^ERR_SSL|^ERR_TLS|EPROTO|CERT|UNABLE_TO_|SELF_SIGNED/.test(code) || /SSL|TLS|certificate|wrong version number|self[- ]signed/i.test(message)) {
+    return { kind: 'tls', reason: `TLS failed: ${message}${target.tls ? ' (rediss:// needs a server that speaks TLS; use redis:// for a plain one)' : ''}` };
+  }
+  if (target.tls && (code === 'ECONNRESET' || /ECONNRESET|socket disconnected before secure/i.test(message))) {
+    return { kind: 'tls', reason: 'TLS failed: the server closed the connection during the TLS handshake (does it speak TLS? use redis:// for a plain server)' };
+  }
+  if (target.tls && /connect ETIMEDOUT/.test(message)) {
+    return { kind: 'tls', reason: 'TLS failed: no TLS handshake from the server (does it speak TLS? use redis:// for a plain server)' };
+  }
+  if (code === 'ETIMEDOUT' || /timed? ?out/i.test(message)) return { kind: 'timeout', reason: message };
+  return { kind: 'other', reason: message };
+}
+
+/** Rejects with `message` when `promise` has not settled within `ms`. */
+export function withTimeout<T>(promise: Promise<T>, ms: number, message: string): Promise<T> {
+  let timer: NodeJS.Timeout | undefined;
+  const timeout = new Promise<never>((_, reject) => {
+    timer = setTimeout(() => reject(Object.assign(new Error(message), { code: 'ETIMEDOUT' })), ms);
+  });
+  return Promise.race([promise, timeout]).finally(() => clearTimeout(timer));
 }
 
 function waitFor(client: ScriptClient, timeoutMs: number): Promise<void> {
@@ -378,7 +475,7 @@ function waitFor(client: ScriptClient, timeoutMs: number): Promise<void> {
   return new Promise((resolve, reject) => {
     const timer = setTimeout(() => {
       client.off('ready', onReady);
-      reject(new Error(`not ready after ${timeoutMs} ms (status ${client.status})`));
+      reject(Object.assign(new Error(`not ready after ${timeoutMs} ms (status ${client.status})`), { code: 'ETIMEDOUT' }));
     }, timeoutMs);
     const onReady = (): void => {
       clearTimeout(timer);
@@ -392,22 +489,79 @@ function waitFor(client: ScriptClient, timeoutMs: number): Promise<void> {
  * Connects to the target, reads the server facts, and opens the limiter connections (Redis
  * Cluster clients when the server runs in cluster mode). The limiter connections never queue
  * commands while disconnected and never retry a command: during an outage a call fails at
- * once, and the limiter applies the rule's fail mode.
+ * once, and the limiter applies the rule's fail mode. Every step has a deadline: a server
+ * that accepts the connection and never answers is a timeout, not a hang.
  */
 export async function openStore(target: RedisTarget, spawned?: SpawnedRedis, options: OpenOptions = {}): Promise<Store> {
-  const probe = new Redis({ ...baseOptions(target), lazyConnect: true, maxRetriesPerRequest: 0, enableOfflineQueue: false, retryStrategy: () => null, connectTimeout: 5000 });
-  probe.on('error', () => undefined);
+  const commandTimeout = options.commandTimeoutMs ?? 5000;
+  const connectTimeout = options.connectTimeoutMs ?? 10_000;
+  const fail = (e: unknown): never => {
+    const { kind, reason } = describeConnectError(e, target);
+    throw new RedisConnectError(target.display, reason, kind);
+  };
+  const probe = new Redis({
+    ...baseOptions(target),
+    db: 0,
+    lazyConnect: true,
+    maxRetriesPerRequest: 0,
+    enableOfflineQueue: false,
+    enableReadyCheck: false,
+    retryStrategy: () => null,
+    connectTimeout: Math.min(5000, connectTimeout),
+    commandTimeout,
+  });
+  let lastError: Error | undefined;
+  probe.on('error', (e: Error) => (lastError ??= e));
   let facts: ServerFacts;
   try {
-    await probe.connect();
-    facts = await readServerFacts(probe);
+    facts = await withTimeout(
+      (async () => {
+        await probe.connect();
+        try {
+          await probe.ping();
+        } catch (e) {
+          if (/timed? ?out/i.test((e as Error).message)) {
+            throw Object.assign(new Error(`connected, but no reply within ${commandTimeout} ms: is it a Redis server? (a TLS server needs rediss://)`), { code: 'ETIMEDOUT' });
+          }
+          throw e;
+        }
+        const read = await readServerFacts(probe);
+        if (target.db !== 0) {
+          if (read.clusterEnabled) throw Object.assign(new Error(`a Redis Cluster has only database 0, and the URL names database ${target.db}`), { code: 'ENODB' });
+          try {
+            await probe.select(target.db);
+          } catch (e) {
+            if (!/out of range|invalid DB index/i.test((e as Error).message)) throw e;
+            let count: string | undefined;
+            try {
+              count = ((await probe.config('GET', 'databases')) as string[])[1];
+            } catch {
+              // CONFIG disabled
+            }
+            throw Object.assign(new Error(`the server has no database ${target.db}${count ? ` (it has ${count}: 0 to ${Number(count) - 1})` : ''}`), { code: 'ENODB' });
+          }
+        }
+        return read;
+      })(),
+      connectTimeout,
+      `no answer within ${connectTimeout} ms`,
+    );
   } catch (e) {
     probe.disconnect();
-    throw new RedisConnectError(target.display, (e as Error).message);
+    if ((e as NodeJS.ErrnoException).code === 'ENODB') throw new RedisConnectError(target.display, (e as Error).message, 'no-database');
+    // "Connection is closed." hides the reason; the client's own error event has it.
+    const cause = /Connection is closed|Stream isn't writeable/i.test((e as Error).message) && lastError ? lastError : e;
+    if (/^Command timed out/.test((cause as Error).message)) {
+      throw new RedisConnectError(target.display, `connected, but no reply within ${commandTimeout} ms: is it a Redis server?${target.tls ? '' : ' (a TLS server needs rediss://)'}`, 'timeout');
+    }
+    return fail(cause);
   }
   probe.disconnect();
 
-  const commandTimeout = options.commandTimeoutMs ?? 5000;
+  let closing = false;
+  let lost: string | undefined;
+  const lossListeners: Array<(reason: string) => void> = [];
+  let lastClientError: Error | undefined;
   const make = (): ScriptClient => {
     const client: ScriptClient = facts.clusterEnabled
       ? new Cluster([{ host: target.host, port: target.port }], {
@@ -424,17 +578,26 @@ export async function openStore(target: RedisTarget, spawned?: SpawnedRedis, opt
           retryStrategy: () => 50,
         });
     // Connection errors during an outage are expected; the limiter reports them per call.
-    client.on('error', () => undefined);
+    client.on('error', (e: Error) => (lastClientError = e));
+    // A connection that drops outside a planned outage (the server died, restarted, or the
+    // network went) makes the run's results meaningless: recorded once, for verify to report.
+    client.on('close', () => {
+      if (closing || lost !== undefined) return;
+      if (spawned && (!spawned.running || performance.now() - spawned.upSince < 1000)) return;
+      lost = lastClientError ? describeConnectError(lastClientError, target).reason : 'the server closed the connection';
+      for (const listener of lossListeners) listener(lost);
+    });
     return client;
   };
   const main = make();
   const pool = Array.from({ length: options.poolSize ?? 4 }, make);
   const all = [main, ...pool];
   try {
-    await Promise.all(all.map((c) => waitFor(c, 10_000)));
+    await Promise.all(all.map((c) => waitFor(c, connectTimeout)));
   } catch (e) {
+    closing = true;
     all.forEach((c) => c.disconnect());
-    throw new RedisConnectError(target.display, (e as Error).message);
+    fail(lastClientError ?? e);
   }
 
   const masters = (): Redis[] => (main instanceof Cluster ? main.nodes('master') : [main]);
@@ -476,8 +639,15 @@ export async function openStore(target: RedisTarget, spawned?: SpawnedRedis, opt
     async waitReady(timeoutMs) {
       await Promise.all(all.map((c) => waitFor(c, timeoutMs)));
     },
+    lost: () => lost,
+    onLoss(listener) {
+      lossListeners.push(listener);
+    },
     async close() {
-      await Promise.all(all.map((c) => c.quit().catch(() => c.disconnect())));
+      if (closing) return;
+      closing = true;
+      // QUIT waits for a reply; a server that went away gets a disconnect instead.
+      await Promise.all(all.map((c) => withTimeout(c.quit(), 1000, 'quit').catch(() => c.disconnect())));
     },
   };
 }
