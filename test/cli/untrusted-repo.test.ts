@@ -6,7 +6,7 @@
  * folder changed.
  */
 import { spawn, spawnSync } from 'node:child_process';
-import { chmodSync, existsSync, unlinkSync, mkdirSync, readdirSync, readFileSync, symlinkSync, writeFileSync } from 'node:fs';
+import { chmodSync, existsSync, watch, unlinkSync, mkdirSync, readdirSync, readFileSync, symlinkSync, writeFileSync } from 'node:fs';
 import { createHash } from 'node:crypto';
 import { hostname } from 'node:os';
 import path from 'node:path';
@@ -220,6 +220,38 @@ describe('all or nothing, one writer at a time', () => {
       const again = run(w, ['--format', 'markdown', '--layout', 'folder', '--out', 'out/', '--code-dir', 'out/code']);
       expect(again.code, again.stderr).toBe(0);
     }
+  });
+
+  it('SIGKILL in the middle of writing: the next run finds no lock stuck and no temporary file, and ends with a manifest that matches', async () => {
+    const w = world('saas-platform');
+    const flags = ['--format', 'markdown', '--layout', 'folder', '--out', 'out/', '--code-dir', 'out/code', '--force'];
+    expect(run(w, flags).code).toBe(0);
+    const out = path.join(w.repo, 'out');
+    const debris = (): string[] => readdirSync(out, { recursive: true }).map(String).filter((n) => n.includes('rl-design-tmp') || n.endsWith('.rl-design.lock'));
+    let interrupted = 0;
+    for (const [i, nth] of [1, 2, 4, 8, 12].entries()) {
+      // Killed on the nth file event of the run in the folder: while it holds the lock and stages files.
+      const child = spawn(process.execPath, [CLI, 'generate', ...flags, '--date', `2026-01-0${i + 1}`], { cwd: w.repo, env: { ...process.env, HOME: w.home }, stdio: 'ignore' });
+      let seen = 0;
+      const watcher = watch(out, (_, name) => {
+        if (name && (String(name).includes('rl-design-tmp') || String(name) === '.rl-design.lock') && ++seen === nth) child.kill('SIGKILL');
+      });
+      await new Promise((r) => child.on('close', r));
+      watcher.close();
+      if (debris().length > 0) interrupted++;
+      const t0 = Date.now();
+      const next = run(w, flags);
+      expect(next.code, next.stderr).toBe(0);
+      expect(Date.now() - t0).toBeLessThan(20_000);
+      expect(debris()).toEqual([]);
+      for (const dir of ['out', 'out/code']) {
+        const folder = path.join(w.repo, dir);
+        const manifest = JSON.parse(readFileSync(path.join(folder, MANIFEST), 'utf8')) as { files: Record<string, string> };
+        for (const [rel, hash] of Object.entries(manifest.files)) expect(sha(readFileSync(path.join(folder, rel))), `${dir}/${rel}`).toBe(hash);
+      }
+    }
+    // the kills did land mid-write (a lock or temporary files were left behind) at least once
+    expect(interrupted).toBeGreaterThan(0);
   });
 
   it('a killed run leaves nothing stuck: its lock (a dead process) is taken over and its temporary files are removed', () => {
