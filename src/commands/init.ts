@@ -13,7 +13,7 @@
  * during the interview is only replaced after a yes at the prompt, or with --force.
  */
 import path from 'node:path';
-import { displayPath, isInside } from '../io/safe-fs.js';
+import { displayPath, expandHome, isInside } from '../io/safe-fs.js';
 import { readTextFile, writeOneFile } from '../io/write.js';
 import type { Answers as AnswersT } from '../answers/schema.js';
 import type { ConstraintResult } from '../constraints/index.js';
@@ -119,7 +119,7 @@ export async function runInit(ctx: CommandContext, raw: InitRawOptions, io: Init
   }
   const interactive = !raw.yes && io.stdinIsTTY;
   const say = (line: string): void => ctx.stdout(`${line}\n`);
-  const answersPath = path.resolve(ctx.cwd, raw.answersFile ?? DEFAULT_ANSWERS_FILE);
+  const answersPath = path.resolve(ctx.cwd, expandHome(raw.answersFile ?? DEFAULT_ANSWERS_FILE));
   const shown = (p: string): string => displayPath(ctx.cwd, p);
 
   // Until the writing starts, Ctrl-C outside a prompt ends the run with nothing written.

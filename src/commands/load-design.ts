@@ -5,7 +5,7 @@ import type { Answers } from '../answers/schema.js';
 import { buildDesign } from '../design/build.js';
 import type { Design } from '../design/model.js';
 import { readTextFile } from '../io/write.js';
-import { displayPath } from '../io/safe-fs.js';
+import { displayPath, expandHome } from '../io/safe-fs.js';
 import { UserError } from '../messages.js';
 import { EXAMPLES_DIR, exampleNames } from '../paths.js';
 import type { CommandContext } from './context.js';
@@ -34,7 +34,7 @@ export async function loadAnswers(ctx: CommandContext, opts: SourceOptions): Pro
     }
     file = path.join(EXAMPLES_DIR, `${opts.example}.answers.json`);
   } else {
-    file = path.resolve(ctx.cwd, opts.answers ?? 'rate-limit.answers.json');
+    file = path.resolve(ctx.cwd, expandHome(opts.answers ?? 'rate-limit.answers.json'));
   }
   const shown = displayPath(ctx.cwd, file);
   const text = await readTextFile(file, 'answersNotFound').catch((e: unknown) => {
