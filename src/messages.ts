@@ -35,7 +35,7 @@ export const MESSAGES = {
     'Refusing to replace {{file}}: it exists and differs from these answers. Re-run with --force to replace it, or with --answers-file to write somewhere else.',
   answersPathIsDirectory: 'Cannot write the answers to {{file}}: it is a directory. Pass a file name with --answers-file.',
   initCancelled: 'Cancelled: nothing was written.',
-  initDocumentFailed: 'The answers were saved to {{file}}, but the document was not written: {{reason}}',
+  initDocumentFailed: 'Nothing was written (neither the answers nor the document): {{reason}}',
   redisServerMissing:
     'redis-server was not found on PATH, and verify needs a Redis. Install it (apt-get install redis-server, brew install redis) or point verify at a running server with --redis redis://host:port.',
   redisServerFailed: 'Could not start redis-server: {{reason}}',

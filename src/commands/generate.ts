@@ -27,6 +27,8 @@ export interface GenerateOptions extends SourceOptions {
   dryRun?: boolean;
   /** beautiful-mermaid already loading (the CLI starts it before parsing the command line). */
   diagramJob?: DiagramJob;
+  /** Files written in the same all-or-nothing step as the document (init's answers file). */
+  alsoWrite?: PlannedFile[];
 }
 
 const FORMATS = ['html', 'markdown', 'md'] as const;
@@ -289,7 +291,7 @@ async function generateWith(ctx: CommandContext, opts: GenerateOptions, diagramJ
   const { loadDesign } = await import('./load-design.js');
   const { design: built, file } = await loadDesign(ctx, opts);
   // Results of an earlier `verify --write` on these exact answers appear in the test-scenario section.
-  const results = opts.example ? undefined : await loadResultsFor(file);
+  const results = opts.example ? undefined : await loadResultsFor(file, opts.answersText);
   const withResults = results ? applyResults(built, results) : built;
   // A built-in example's paths are illustrative: its files go where the flags say (or the defaults), not into the cwd's ratelimit/.
   const design: Design = opts.example ? { ...withResults, output: { format: withResults.output.format, layout: withResults.output.layout } } : withResults;
@@ -310,7 +312,7 @@ async function generateWith(ctx: CommandContext, opts: GenerateOptions, diagramJ
     .map((c) => `${c.number} ${c.id}`);
   if (opts.dryRun) return { design, plan, written: [], unchanged: [], checksFailed };
   const rel = (p: string): string => displayPath(ctx.cwd, p);
-  const result = await writeOutputs(plan.planned, { force: opts.force ?? false, display: rel });
+  const result = await writeOutputs([...(opts.alsoWrite ?? []), ...plan.planned], { force: opts.force ?? false, display: rel });
   return { design, plan, written: result.written, unchanged: result.unchanged, checksFailed };
 }
 

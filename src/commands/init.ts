@@ -14,7 +14,7 @@
  */
 import path from 'node:path';
 import { displayPath, expandHome, isInside } from '../io/safe-fs.js';
-import { readTextFile, writeOneFile } from '../io/write.js';
+import { readTextFile, type PlannedFile } from '../io/write.js';
 import type { Answers as AnswersT } from '../answers/schema.js';
 import type { ConstraintResult } from '../constraints/index.js';
 import type { Design } from '../design/model.js';
@@ -92,10 +92,12 @@ async function existingText(file: string, shown: string): Promise<string | undef
 async function generateDocument(
   ctx: CommandContext,
   answersFile: string,
-  opts: { force: boolean; date?: string; out?: string; codeDir?: string; format?: string },
+  opts: { force: boolean; date?: string; out?: string; codeDir?: string; format?: string; answersText?: string; alsoWrite: PlannedFile[] },
 ): Promise<{ design: Design; checks: ConstraintResult[]; documents: string[]; code: string[]; codeDir?: string }> {
   const run = await generateFiles(ctx, {
     answers: answersFile,
+    ...(opts.answersText !== undefined ? { answersText: opts.answersText } : {}),
+    alsoWrite: opts.alsoWrite,
     force: opts.force,
     ...(opts.date ? { date: opts.date } : {}),
     ...(opts.out ? { out: opts.out } : {}),
@@ -195,14 +197,18 @@ export async function runInit(ctx: CommandContext, raw: InitRawOptions, io: Init
     stopTrap = io.onInterrupt(() => {
       ctx.stderr('rl-design: finishing the files being written...\n');
     });
-    if (write) {
-      await writeOneFile(answersPath, text, isInside(ctx.cwd, answersPath) ? ctx.cwd : path.dirname(answersPath), shown);
-    }
+    // The answers file and the document are written in one all-or-nothing step.
+    const answersFile: PlannedFile[] = write
+      ? [{ path: answersPath, content: text, root: path.dirname(answersPath), anchor: isInside(ctx.cwd, answersPath) ? ctx.cwd : path.dirname(answersPath), unmanaged: true }]
+      : [];
 
     let doc: Awaited<ReturnType<typeof generateDocument>>;
     try {
       // Paths typed on this command line are the user's own choice, as they are for generate.
       doc = await generateDocument(ctx, answersPath, {
+        // What generate reads: these answers when they are about to be written, else the file as it is.
+        ...(write ? { answersText: text } : {}),
+        alsoWrite: answersFile,
         force: raw.force ?? false,
         ...(raw.date ? { date: raw.date } : {}),
         ...(flags.out ? { out: flags.out, ...(answers.output?.format ? { format: answers.output.format } : {}) } : {}),
@@ -210,7 +216,7 @@ export async function runInit(ctx: CommandContext, raw: InitRawOptions, io: Init
       });
     } catch (e) {
       if (e instanceof UserError) {
-        ctx.stderr(`rl-design: ${formatMessage('initDocumentFailed', { file: shown(answersPath), reason: e.message })}\n`);
+        ctx.stderr(`rl-design: ${formatMessage('initDocumentFailed', { reason: e.message })}\n`);
         return e.exitCode;
       }
       throw e;

@@ -16,6 +16,8 @@ export interface SourceOptions {
   answers?: string;
   example?: string;
   date?: string;
+  /** The text of the answers file at `answers`, when the caller holds it (init, before writing it). */
+  answersText?: string;
 }
 
 export function validDate(value: string): boolean {
@@ -37,7 +39,7 @@ export async function loadAnswers(ctx: CommandContext, opts: SourceOptions): Pro
     file = path.resolve(ctx.cwd, expandHome(opts.answers ?? 'rate-limit.answers.json'));
   }
   const shown = displayPath(ctx.cwd, file);
-  const text = await readTextFile(file, 'answersNotFound').catch((e: unknown) => {
+  const text = opts.answersText ?? await readTextFile(file, 'answersNotFound').catch((e: unknown) => {
     if (e instanceof UserError && 'file' in e.data) throw new UserError(e.messageId, { ...e.data, file: shown });
     throw e;
   });

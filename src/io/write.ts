@@ -44,6 +44,11 @@ export interface PlannedFile {
    * link. Default: the parent of `root`.
    */
   anchor?: string;
+  /**
+   * Not tracked by the manifest (the answers file `init` writes): the caller has decided it may
+   * be replaced; it is still checked for links, staged and written with the others.
+   */
+  unmanaged?: boolean;
 }
 
 export interface WriteResult {
@@ -206,7 +211,7 @@ export async function writeOutputs(files: PlannedFile[], options: WriteOptions =
           unchanged.push(f.path);
           continue;
         }
-        if (!options.force) {
+        if (!options.force && !f.unmanaged) {
           const recorded = plan.manifest[key(plan.root, f.path)];
           if (recorded === undefined) throw new UserError('foreignFile', { file: show(f.path) });
           if (recorded !== sha256(existing)) throw new UserError('editedFile', { file: show(f.path) });
@@ -229,7 +234,9 @@ export async function writeOutputs(files: PlannedFile[], options: WriteOptions =
     const manifestTexts = new Map<string, string>();
     for (const plan of plans) {
       const next: Record<string, string> = { ...plan.manifest };
-      for (const f of plan.files) next[key(plan.root, f.path)] = sha256(f.content);
+      const managed = plan.files.filter((f) => !f.unmanaged);
+      if (managed.length === 0) continue;
+      for (const f of managed) next[key(plan.root, f.path)] = sha256(f.content);
       const sorted = Object.fromEntries(Object.entries(next).sort(([a], [b]) => (a < b ? -1 : a > b ? 1 : 0)));
       manifestTexts.set(plan.root, `${JSON.stringify({ tool: 'rl-design', files: sorted }, null, 2)}\n`);
     }
@@ -241,7 +248,8 @@ export async function writeOutputs(files: PlannedFile[], options: WriteOptions =
     const manifestStages: Staged[] = [];
     for (const plan of plans) {
       const manifestPath = path.join(plan.root, MANIFEST_NAME);
-      const text = manifestTexts.get(plan.root) as string;
+      const text = manifestTexts.get(plan.root);
+      if (text === undefined) continue;
       const current = (await checkChain(plan.anchor, manifestPath, show)) === 'file' ? await readExisting(manifestPath, show) : undefined;
       if (current?.toString('utf8') === text) continue;
       await stage(manifestPath, text, modes.get(manifestPath), show, manifestStages);
@@ -272,31 +280,6 @@ export async function writeOutputs(files: PlannedFile[], options: WriteOptions =
     if (!committed) for (const plan of [...plans].reverse()) await removeFolders(plan.created);
   }
   return { written: toWrite.map((f) => f.path), unchanged };
-}
-
-/**
- * Writes one file (the answers file of `init`) atomically, never through a symbolic link:
- * no folder below `anchor` on the way may be one, and the file itself must be a regular file
- * or absent.
- */
-export async function writeOneFile(file: string, content: string, anchor: string, show: (abs: string) => string): Promise<void> {
-  await refuseSystemPath(file, show(file));
-  const state = await checkChain(anchor, file, show);
-  const mode = state === 'file' ? (await lstat(file)).mode : undefined;
-  const created = await makeFolders(anchor, path.dirname(file), show);
-  const staged: Staged[] = [];
-  try {
-    await stage(file, content, mode, show, staged);
-    await checkChain(anchor, path.dirname(file), show, true);
-    await rename(staged[0]!.temp, file);
-    staged.length = 0;
-  } catch (e) {
-    await removeFolders(created);
-    if (e instanceof UserError) throw e;
-    throw new UserError('writeFailed', { file: show(file), reason: (e as Error).message });
-  } finally {
-    for (const s of staged) await unlink(s.temp).catch(() => undefined);
-  }
 }
 
 /** The largest answers file rl-design reads. */

@@ -105,6 +105,19 @@ describe('symbolic links in the repository are never followed', () => {
   });
 });
 
+describe('init writes the answers and the document together, or neither', () => {
+  it('a document folder that is a link: exit 2, and no answers file either', () => {
+    const w = world();
+    unlinkSync(path.join(w.repo, 'rate-limit.answers.json'));
+    symlinkSync(w.outside, path.join(w.repo, 'docs'));
+    const before = snapshot(w.root);
+    const r = runCli(['init', '--yes', '--date', DATE], { cwd: w.repo, env: { HOME: w.home } });
+    expect(r.code, r.stderr).toBe(2);
+    expect(r.stderr).toContain('Nothing was written (neither the answers nor the document): Refusing to write through docs: it is a symbolic link');
+    expect(snapshot(w.root)).toEqual(before);
+  });
+});
+
 describe('paths from the answers file stay inside the project', () => {
   it('output.path or output.codeDir outside (../.., /etc, ~): exit 2 naming the field, nothing written; the same path on the command line is allowed', () => {
     for (const [field, value] of [
