@@ -203,7 +203,12 @@ export async function runVerify(ctx: CommandContext, opts: VerifyOptions, io: Ve
     // Losing the server mid-run: wait a moment for it to come back; if it does not, close the
     // connections so every remaining call fails at once and the run ends now.
     let reachable = true;
-    open.onLoss(() => {
+    open.onLoss((_, stalled) => {
+      if (stalled) {
+        reachable = false;
+        void open.close();
+        return;
+      }
       open.waitReady(3000).catch(() => {
         reachable = false;
         void open.close();

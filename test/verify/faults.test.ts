@@ -143,6 +143,31 @@ describe('losing Redis mid-run', () => {
     }
   });
 
+  it('stalled (SIGSTOP: the connection stays open, nothing answers): exit 2 within seconds, naming the prefix left behind', async () => {
+    const server = await startRedisServer();
+    const pid = server.pid as number;
+    try {
+      const run = cli(['verify', '--example', 'saas-platform', '--redis', server.url]);
+      await until('the run to write keys', async () => (await runKeyCount(server.port)) > 0);
+      process.kill(pid, 'SIGSTOP');
+      const stoppedAt = Date.now();
+      const r = await run.done;
+      const waited = Date.now() - stoppedAt;
+      process.kill(pid, 'SIGCONT');
+      expect(r.code, r.stderr).toBe(2);
+      expect(r.stderr.trim().split('\n')).toHaveLength(1);
+      expect(r.stderr).toMatch(/Lost Redis at redis:\/\/127\.0\.0\.1:\d+ during the run \(the server stopped answering: no reply to PING within 3000 ms\): the results are discarded\. It could not delete the keys it wrote, all under the prefix (rl-verify:[0-9a-f]{16}:)/);
+      expect(waited).toBeLessThan(20_000);
+      // the keys it names are the ones left
+      const prefix = /prefix (rl-verify:[0-9a-f]{16}:)/.exec(r.stderr)?.[1] as string;
+      const left = await rawCommand(server.port, `EVAL "return #redis.call('keys', '${prefix}*')" 0`);
+      expect(Number(/^:(\d+)/.exec(left)?.[1])).toBe(await runKeyCount(server.port));
+    } finally {
+      process.kill(pid, 'SIGCONT');
+      await server.stop();
+    }
+  });
+
   it('killed and restarted: it reconnects, deletes what it wrote, and still exits 2 (the results are discarded)', async () => {
     const server: SpawnedRedis = await startRedisServer();
     try {

@@ -145,6 +145,8 @@ export interface SpawnedRedis {
   readonly url: string;
   /** Its temporary working directory (removed by stop()). */
   readonly dir: string;
+  /** The process id of the server now running (it changes with restart()). */
+  readonly pid: number | undefined;
   /** Whether the process is up (false between halt() and restart()). */
   readonly running: boolean;
   /** When it last came up (performance.now()): connections drop around a planned outage, not after. */
@@ -208,6 +210,9 @@ export async function startRedisServer(options: StartOptions = {}): Promise<Spaw
     port,
     url: `redis://${LOOPBACK}:${port}`,
     dir,
+    get pid() {
+      return proc.child.pid;
+    },
     get running() {
       return running;
     },

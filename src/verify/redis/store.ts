@@ -48,8 +48,8 @@ export interface Store {
   waitReady(timeoutMs: number): Promise<void>;
   /** Why a connection dropped outside a planned outage, if one did. */
   lost(): string | undefined;
-  /** Calls `listener` once, when a connection drops outside a planned outage. */
-  onLoss(listener: (reason: string) => void): void;
+  /** Calls `listener` once, when a connection drops (or the server stops answering, `stalled`) outside a planned outage. */
+  onLoss(listener: (reason: string, stalled: boolean) => void): void;
   close(): Promise<void>;
 }
 
@@ -208,7 +208,13 @@ export async function openStore(target: RedisTarget, spawned?: SpawnedRedis, opt
 
   let closing = false;
   let lost: string | undefined;
-  const lossListeners: Array<(reason: string) => void> = [];
+  const lossListeners: Array<(reason: string, stalled: boolean) => void> = [];
+  const planned = (): boolean => !!spawned && (!spawned.running || performance.now() - spawned.upSince < 1000);
+  const lose = (reason: string, stalled: boolean): void => {
+    if (closing || lost !== undefined || planned()) return;
+    lost = reason;
+    for (const listener of lossListeners) listener(reason, stalled);
+  };
   let lastClientError: Error | undefined;
   const make = (): ScriptClient => {
     const client: ScriptClient = facts.clusterEnabled
@@ -229,12 +235,7 @@ export async function openStore(target: RedisTarget, spawned?: SpawnedRedis, opt
     client.on('error', (e: Error) => (lastClientError = e));
     // A connection that drops outside a planned outage (the server died, restarted, or the
     // network went) makes the run's results meaningless: recorded once, for verify to report.
-    client.on('close', () => {
-      if (closing || lost !== undefined) return;
-      if (spawned && (!spawned.running || performance.now() - spawned.upSince < 1000)) return;
-      lost = lastClientError ? describeConnectError(lastClientError, target).reason : 'the server closed the connection';
-      for (const listener of lossListeners) listener(lost);
-    });
+    client.on('close', () => lose(lastClientError ? describeConnectError(lastClientError, target).reason : 'the server closed the connection', false));
     return client;
   };
   const main = make();
@@ -247,6 +248,27 @@ export async function openStore(target: RedisTarget, spawned?: SpawnedRedis, opt
     all.forEach((c) => c.disconnect());
     fail(lastClientError ?? e);
   }
+
+  // A heartbeat: a server that keeps the connection open but stops answering (stopped, swapping,
+  // a network that drops packets) would make every call wait for its timeout; one PING a second
+  // notices it within a few seconds instead.
+  const beatTimeout = Math.min(commandTimeout, 3000);
+  const beat = facts.clusterEnabled
+    ? undefined
+    : new Redis({ ...baseOptions(target), enableOfflineQueue: false, maxRetriesPerRequest: 0, commandTimeout: beatTimeout, connectTimeout: 5000, retryStrategy: () => 200 });
+  beat?.on('error', () => undefined);
+  let beating = false;
+  const heartbeat = setInterval(() => {
+    if (!beat || beating || beat.status !== 'ready') return;
+    beating = true;
+    beat
+      .ping()
+      .catch((e: Error) => {
+        if (/timed out/i.test(e.message)) lose(`the server stopped answering: no reply to PING within ${beatTimeout} ms`, true);
+      })
+      .finally(() => (beating = false));
+  }, 1000);
+  heartbeat.unref();
 
   const masters = (): Redis[] => (main instanceof Cluster ? main.nodes('master') : [main]);
   return {
@@ -294,6 +316,8 @@ export async function openStore(target: RedisTarget, spawned?: SpawnedRedis, opt
     async close() {
       if (closing) return;
       closing = true;
+      clearInterval(heartbeat);
+      beat?.disconnect();
       // QUIT waits for a reply; a server that went away gets a disconnect instead.
       await Promise.all(all.map((c) => withTimeout(c.quit(), 1000, 'quit').catch(() => c.disconnect())));
     },
