@@ -242,6 +242,13 @@ export async function runVerify(ctx: CommandContext, opts: VerifyOptions, io: Ve
       if (timedOut) throw new UserError('verifyTimedOut', { seconds: Math.round(limitMs / 1000), address: open.address, keys });
       throw new UserError('redisLost', { address: open.address, reason: lost as string, keys });
     }
+    // The report says every key was deleted only if none is left under the prefix.
+    if (!spawned) {
+      const left = await withTimeout(open.scan(`${keyPrefix}*`), 10_000, 'timeout').catch(() => undefined);
+      if (left === undefined || left.length > 0) {
+        ctx.stderr(`WARNING: ${await leftKeys(open, keyPrefix, false)}\n`);
+      }
+    }
   } finally {
     progress?.clear();
     await store?.close();

@@ -203,6 +203,19 @@ describe('losing Redis mid-run', () => {
     expect(readdirSync(tmp)).toEqual([]);
   });
 
+  it('keys it could not delete (UNLINK denied by an ACL) are named, never reported as deleted silently', async () => {
+    const server = await startRedisServer();
+    try {
+      expect(await rawCommand(server.port, 'ACL SETUSER limited on >l1mited ~* &* +@all -unlink -del')).toContain('+OK');
+      const r = await cli(['verify', '--example', 'minimal-generic', '--redis', `redis://limited:l1mited@127.0.0.1:${server.port}`]).done;
+      expect(r.stderr).toMatch(/^WARNING: It could not delete the keys it wrote, all under the prefix rl-verify:[0-9a-f]{16}:\. Delete them with: redis-cli --scan --pattern 'rl-verify:[0-9a-f]{16}:\*'/m);
+      expect(r.stderr).not.toContain('l1mited');
+      expect(await runKeyCount(server.port)).toBeGreaterThan(0);
+    } finally {
+      await server.stop();
+    }
+  });
+
   it('the whole run is bounded', async () => {
     const server = await startRedisServer();
     try {
