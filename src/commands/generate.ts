@@ -159,7 +159,11 @@ async function placeOutput(
   const anchorFor = (root: string): string => {
     if (isInside(ctx.cwd, root)) return ctx.cwd;
     if (answersDir !== undefined && isInside(answersDir, root)) return answersDir;
-    return path.dirname(root);
+    // Elsewhere, a folder named on the command line is taken as the user named it (their home
+    // may well be reached through a link); only what is below it is checked.
+    let anchor = root;
+    while (!existsSync(anchor) && path.dirname(anchor) !== anchor) anchor = path.dirname(anchor);
+    return anchor;
   };
   return { abs, anchorFor };
 }

@@ -144,6 +144,11 @@ describe('paths from the answers file stay inside the project', () => {
     expect(r.stdout).toContain('wrote ~/design.md');
     expect(existsSync(path.join(w.home, 'design.md'))).toBe(true);
     expect(existsSync(path.join(w.repo, '~'))).toBe(false);
+    // A home reached through a link (as on many systems) is still the user's to name.
+    symlinkSync(w.home, path.join(w.root, 'home-link'));
+    const linked = runCli(['generate', '--date', DATE, '--out', '~/linked.md'], { cwd: w.repo, env: { HOME: path.join(w.root, 'home-link') } });
+    expect(linked.code, linked.stderr).toBe(0);
+    expect(existsSync(path.join(w.home, 'linked.md'))).toBe(true);
   });
 
   it('refuses /proc, /sys and /dev at once, overlapping document and code folders, and an empty --out', () => {
