@@ -91,6 +91,9 @@ export async function acquireLock(dir: string, shown: string, options: { waitMs?
       return lock;
     } catch (e) {
       const code = (e as NodeJS.ErrnoException).code;
+      // A folder nobody may write (a read-only checkout): no other run can write it either.
+      // The run goes on unlocked; if it has anything to write, writing it fails with the reason.
+      if (code === 'EACCES' || code === 'EPERM' || code === 'EROFS') return { file, held: async () => true, release: async () => undefined };
       if (code !== 'EEXIST' && code !== 'ELOOP') throw new UserError('writeFailed', { file: path.join(shown, LOCK_NAME), reason: (e as Error).message });
     }
     const found = await readLock(file);

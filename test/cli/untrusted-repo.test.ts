@@ -208,6 +208,21 @@ describe('all or nothing, one writer at a time', () => {
     }
   });
 
+  it('a read-only folder whose files are up to date: exit 0, nothing to write, no lock needed', () => {
+    const w = world();
+    expect(run(w, ['--out', 'docs/design.md']).code).toBe(0);
+    const restore = unwritable(path.join(w.repo, 'docs'));
+    try {
+      const before = snapshot(w.root);
+      const r = run(w, ['--out', 'docs/design.md']);
+      expect(r.code, r.stderr).toBe(0);
+      expect(r.stdout).toContain('unchanged docs/design.md');
+      expect(snapshot(w.root)).toEqual(before);
+    } finally {
+      restore();
+    }
+  });
+
   it('two runs into one folder at once: each waits for the other, and the folder ends with one run\'s files and a manifest that matches them', async () => {
     const w = world('saas-platform');
     const start = (date: string): Promise<{ code: number; stderr: string }> =>
