@@ -35,6 +35,13 @@ export function parseRedisUrl(url: string): RedisTarget | { error: string } {
   if (u.protocol !== 'redis:' && u.protocol !== 'rediss:') {
     return { error: `"${u.protocol}" is not a Redis URL scheme; use redis:// or rediss://` };
   }
+  // An @ after the host means a password with an unencoded / ? or #: part of it would be taken
+  // for the host or the database, and printed. Said without showing any of it.
+  const afterScheme = url.slice(url.indexOf('//') + 2);
+  const authorityEnd = afterScheme.search(/[/?#]/);
+  if (authorityEnd >= 0 && afterScheme.slice(authorityEnd).includes('@')) {
+    return { error: 'the URL has an @ after a / ? or #: percent-encode those characters in a password (/ is %2F, ? is %3F, # is %23, @ is %40)' };
+  }
   if (u.hash || u.search) {
     return { error: `"${shown.replace(/[#?].*$/, '')}..." has a # or ?: a Redis URL has neither; percent-encode them in a password (%23, %3F)` };
   }
@@ -43,7 +50,7 @@ export function parseRedisUrl(url: string): RedisTarget | { error: string } {
   const port = u.port ? Number(u.port) : 6379;
   const dbText = u.pathname.replace(/^\//, '');
   const db = dbText === '' ? 0 : Number(dbText);
-  if (!/^\d*$/.test(dbText) || !Number.isSafeInteger(db)) return { error: `"${dbText}" is not a database number` };
+  if (!/^\d*$/.test(dbText) || !Number.isSafeInteger(db)) return { error: 'the path after the host must be a database number, such as /0' };
   let username: string;
   let password: string;
   try {
