@@ -3,9 +3,10 @@
  * through a symbolic link), holding the writer's process id, host name and a random token.
  *
  * A run that crashed (SIGKILL, power loss) cannot leave the folder stuck: a lock whose process
- * no longer runs on this host, or an empty one older than a few seconds (a crash between
- * creating and filling it), is stale and is taken over. A run that finds a live lock waits
- * for it, up to `waitMs`, then stops with an error naming the folder and the process.
+ * no longer runs on this host, an empty one older than a few seconds (a crash between creating
+ * and filling it), or any older than five minutes (its process id since reused), is stale and
+ * is taken over. A run that finds a live lock waits for it, up to `waitMs`, then stops with an
+ * error naming the folder and the process.
  */
 import { randomBytes } from 'node:crypto';
 import { constants } from 'node:fs';
@@ -15,6 +16,8 @@ import path from 'node:path';
 import { UserError } from '../messages.js';
 
 export const LOCK_NAME = '.rl-design.lock';
+/** Longer than any run holds a lock. */
+const MAX_HOLD_MS = 5 * 60_000;
 
 interface LockInfo {
   pid: number;
@@ -59,8 +62,11 @@ async function readLock(file: string): Promise<{ info?: LockInfo; ageMs: number 
 /** A lock nobody holds any more: its process is gone (same host), or it is an old empty file. */
 function stale(found: { info?: LockInfo; ageMs: number }): boolean {
   if (!found.info) return found.ageMs > 5000;
+  // A run holds the lock only while it checks and writes its files, a few seconds: an old lock
+  // whose process id is alive belongs to a process that reused the id.
+  if (found.ageMs > MAX_HOLD_MS) return true;
   if (found.info.host === hostname()) return !alive(found.info.pid);
-  return found.ageMs > 10 * 60_000;
+  return false;
 }
 
 const sleep = (ms: number): Promise<void> => new Promise((r) => setTimeout(r, ms));

@@ -1,6 +1,6 @@
 /** The output-folder lock against real processes: a live holder is waited for, then named; a dead one is taken over. */
 import { spawn } from 'node:child_process';
-import { existsSync, readFileSync, writeFileSync } from 'node:fs';
+import { existsSync, readFileSync, utimesSync, writeFileSync } from 'node:fs';
 import { hostname } from 'node:os';
 import path from 'node:path';
 import { describe, expect, it } from 'vitest';
@@ -31,6 +31,17 @@ describe('output folder lock', () => {
     expect(JSON.parse(readFileSync(path.join(dir, LOCK_NAME), 'utf8')).pid).toBe(process.pid);
     await lock.release();
     expect(existsSync(path.join(dir, LOCK_NAME))).toBe(false);
+  });
+
+  it('an old lock whose process id is alive (reused by another process) is taken over', async () => {
+    const dir = tempDir();
+    const file = path.join(dir, LOCK_NAME);
+    writeFileSync(file, JSON.stringify({ pid: process.ppid, host: hostname(), token: 'old' }));
+    const old = new Date(Date.now() - 10 * 60_000);
+    utimesSync(file, old, old);
+    const lock = await acquireLock(dir, 'docs', { waitMs: 200 });
+    expect(await lock.held()).toBe(true);
+    await lock.release();
   });
 
   it('a second taker waits for the first to release, then gets it', async () => {
