@@ -236,7 +236,9 @@ export async function planOutputs(ctx: CommandContext, design: Design, opts: Pla
     codeDir && codePlace ? code.map((c) => ({ path: path.join(codeDir, ...c.path.split('/')), content: c.content, root: codeDir, anchor: codePlace.anchorFor(codeDir) })) : [];
   if (codeDir) {
     const show = (p: string): string => displayPath(ctx.cwd, p);
-    if (overlapping({ root: target.dir, files: documents.map((d) => d.path) }, { root: codeDir, files: codeFiles.map((c) => c.path) })) throw new UserError('outputsOverlap', { doc: show(chosen === 'single' ? (documents[0]?.path ?? target.dir) : target.dir), code: show(codeDir) });
+    if (overlapping({ root: target.dir, files: documents.map((d) => d.path) }, { root: codeDir, files: codeFiles.map((c) => c.path) })) {
+      throw new UserError('outputsOverlap', { doc: show(chosen === 'single' ? (documents[0]?.path ?? target.dir) : target.dir), code: show(codeDir) });
+    }
   }
   return {
     format,
