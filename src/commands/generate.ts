@@ -4,6 +4,7 @@ import { existsSync, statSync } from 'node:fs';
 import { checkDesign, CONSTRAINTS, type ConstraintResult } from '../constraints/index.js';
 import type { Design } from '../design/model.js';
 import { writeOutputs, type PlannedFile } from '../io/write.js';
+import { displayPath, expandHome, isInside, refuseSystemPath } from '../io/safe-fs.js';
 import { applyResults, loadResultsFor } from '../verify/results.js';
 import { UserError } from '../messages.js';
 import { startBeautifulMermaid, type DiagramJob } from '../render/diagrams/beautiful-job.js';
@@ -26,6 +27,8 @@ export interface GenerateOptions extends SourceOptions {
   dryRun?: boolean;
   /** beautiful-mermaid already loading (the CLI starts it before parsing the command line). */
   diagramJob?: DiagramJob;
+  /** Files written in the same all-or-nothing step as the document (init's answers file). */
+  alsoWrite?: PlannedFile[];
 }
 
 const FORMATS = ['html', 'markdown', 'md'] as const;
@@ -121,6 +124,64 @@ export interface PlanOptions {
   diagramJob?: DiagramJob;
   out?: string;
   codeDir?: string;
+  /** The answers file the design came from: paths it names must stay inside its folder or the current one. */
+  answersFile?: string;
+}
+
+/**
+ * Where one output folder may be written. A path named on the command line is the user's
+ * choice; one from the answers file (which a repository ships) must stay inside the answers
+ * file's folder or the current folder. `anchor` is the trusted folder below which no folder
+ * on the way may be a symbolic link.
+ */
+async function placeOutput(
+  ctx: CommandContext,
+  raw: string,
+  source: 'cli' | 'answers',
+  field: { name: string; option: string },
+  answersFile: string | undefined,
+): Promise<{ abs: string; anchorFor: (root: string) => string }> {
+  const abs = path.resolve(ctx.cwd, expandHome(raw));
+  const show = (p: string): string => displayPath(ctx.cwd, p);
+  await refuseSystemPath(abs, show(abs));
+  const answersDir = answersFile ? path.dirname(answersFile) : undefined;
+  const inCwd = isInside(ctx.cwd, abs);
+  const inAnswers = answersDir !== undefined && isInside(answersDir, abs);
+  if (source === 'answers' && !inCwd && !inAnswers) {
+    throw new UserError('outputOutsideProject', {
+      field: field.name,
+      file: answersFile ? show(answersFile) : 'the answers',
+      value: JSON.stringify(raw),
+      base: answersDir && answersDir !== ctx.cwd ? `${show(answersDir)} and the current folder` : 'the current folder',
+      option: field.option,
+    });
+  }
+  const anchorFor = (root: string): string => {
+    if (isInside(ctx.cwd, root)) return ctx.cwd;
+    if (answersDir !== undefined && isInside(answersDir, root)) return answersDir;
+    // Elsewhere, a folder named on the command line is taken as the user named it (their home
+    // may well be reached through a link); only what is below it is checked.
+    let anchor = root;
+    while (!existsSync(anchor) && path.dirname(anchor) !== anchor) anchor = path.dirname(anchor);
+    return anchor;
+  };
+  return { abs, anchorFor };
+}
+
+/**
+ * Whether two output folders would write into each other: the same folder, or one inside the
+ * other where the outer one writes a file or folder of that name (`docs/` holding the
+ * document with `docs/code/` for the code is fine; `--out X --code-dir X` is not).
+ */
+export function overlapping(a: { root: string; files: string[] }, b: { root: string; files: string[] }): boolean {
+  if (a.root === b.root) return true;
+  const claims = (outer: { root: string; files: string[] }, inner: string): boolean => {
+    const first = path.relative(outer.root, inner).split(path.sep)[0];
+    return outer.files.some((f) => path.relative(outer.root, f).split(path.sep)[0] === first);
+  };
+  if (isInside(a.root, b.root)) return claims(a, b.root);
+  if (isInside(b.root, a.root)) return claims(b, a.root);
+  return false;
 }
 
 export interface OutputPlan {
@@ -144,7 +205,13 @@ export async function planOutputs(ctx: CommandContext, design: Design, opts: Pla
   const format = opts.format ?? design.output.format;
   const layout = opts.layout ?? design.output.layout;
   const codeDirRaw = opts.codeDir ?? design.output.codeDir;
-  const codeDir = codeDirRaw && codeDirRaw !== 'none' ? path.resolve(ctx.cwd, codeDirRaw) : undefined;
+  const codePlace =
+    codeDirRaw && codeDirRaw !== 'none'
+      ? await placeOutput(ctx, codeDirRaw, opts.codeDir !== undefined ? 'cli' : 'answers', { name: 'output.codeDir', option: '--code-dir' }, opts.answersFile)
+      : undefined;
+  const codeDir = codePlace?.abs;
+  const outRaw = opts.out ?? design.output.path;
+  const outPlace = outRaw !== undefined ? await placeOutput(ctx, outRaw, opts.out !== undefined ? 'cli' : 'answers', { name: 'output.path', option: '--out' }, opts.answersFile) : undefined;
   // The code is embedded when it is written too: the document then holds the same bytes as the files.
   // The checks read the generated files too (what ships must do what the document says), so
   // the code is generated on every run; it is embedded and written only with a code folder.
@@ -160,11 +227,22 @@ export async function planOutputs(ctx: CommandContext, design: Design, opts: Pla
   });
   const ext = format === 'html' ? '.html' : '.md';
   const chosen = files.filter((f) => f.path.endsWith(ext)).length > 1 ? 'folder' : 'single';
-  const target = resolveTarget(ctx.cwd, opts.out ?? design.output.path, chosen, ext);
-  const documents = files.map((f) =>
-    chosen === 'single' ? { path: path.join(target.dir, target.single as string), content: f.content } : { path: path.join(target.dir, ...f.path.split('/')), content: f.content },
-  );
-  const codeFiles = codeDir ? code.map((c) => ({ path: path.join(codeDir, ...c.path.split('/')), content: c.content })) : [];
+  const target = resolveTarget(ctx.cwd, outRaw !== undefined ? expandHome(outRaw) : undefined, chosen, ext);
+  const docAnchor = outPlace ? outPlace.anchorFor(target.dir) : ctx.cwd;
+  const documents: PlannedFile[] = files.map((f) => ({
+    path: chosen === 'single' ? path.join(target.dir, target.single as string) : path.join(target.dir, ...f.path.split('/')),
+    content: f.content,
+    root: target.dir,
+    anchor: docAnchor,
+  }));
+  const codeFiles: PlannedFile[] =
+    codeDir && codePlace ? code.map((c) => ({ path: path.join(codeDir, ...c.path.split('/')), content: c.content, root: codeDir, anchor: codePlace.anchorFor(codeDir) })) : [];
+  if (codeDir) {
+    const show = (p: string): string => displayPath(ctx.cwd, p);
+    if (overlapping({ root: target.dir, files: documents.map((d) => d.path) }, { root: codeDir, files: codeFiles.map((c) => c.path) })) {
+      throw new UserError('outputsOverlap', { doc: show(chosen === 'single' ? (documents[0]?.path ?? target.dir) : target.dir), code: show(codeDir) });
+    }
+  }
   return {
     format,
     layout: chosen,
@@ -190,6 +268,9 @@ export async function generateFiles(ctx: CommandContext, opts: GenerateOptions):
   // The diagram job is this function's from here: used or cancelled on every path, errors included.
   let diagramJob = opts.diagramJob;
   try {
+    for (const [option, value] of [['--out', opts.out], ['--code-dir', opts.codeDir]] as const) {
+      if (value !== undefined && value.trim() === '') throw new UserError('badOption', { option, reason: 'is empty; give a path' });
+    }
     if (opts.format !== undefined && !(FORMATS as readonly string[]).includes(opts.format)) {
       throw new UserError('badOption', { option: '--format', reason: `"${opts.format}" is not a format; use html or markdown` });
     }
@@ -219,7 +300,7 @@ async function generateWith(ctx: CommandContext, opts: GenerateOptions, diagramJ
   const { loadDesign } = await import('./load-design.js');
   const { design: built, file } = await loadDesign(ctx, opts);
   // Results of an earlier `verify --write` on these exact answers appear in the test-scenario section.
-  const results = opts.example ? undefined : await loadResultsFor(file);
+  const results = opts.example ? undefined : await loadResultsFor(file, opts.answersText);
   const withResults = results ? applyResults(built, results) : built;
   // A built-in example's paths are illustrative: its files go where the flags say (or the defaults), not into the cwd's ratelimit/.
   const design: Design = opts.example ? { ...withResults, output: { format: withResults.output.format, layout: withResults.output.layout } } : withResults;
@@ -233,19 +314,20 @@ async function generateWith(ctx: CommandContext, opts: GenerateOptions, diagramJ
     ...(opts.out ? { out: opts.out } : {}),
     ...(opts.codeDir ? { codeDir: opts.codeDir } : {}),
     ...(diagramJob ? { diagramJob } : {}),
+    ...(opts.example ? {} : { answersFile: file }),
   });
   const checksFailed = plan.checks
     .filter((c) => !c.passed)
     .map((c) => `${c.number} ${c.id}`);
   if (opts.dryRun) return { design, plan, written: [], unchanged: [], checksFailed };
-  const rel = (p: string) => path.relative(ctx.cwd, p) || p;
-  const result = await writeOutputs(plan.planned, { force: opts.force ?? false, display: rel });
+  const rel = (p: string): string => displayPath(ctx.cwd, p);
+  const result = await writeOutputs([...(opts.alsoWrite ?? []), ...plan.planned], { force: opts.force ?? false, display: rel });
   return { design, plan, written: result.written, unchanged: result.unchanged, checksFailed };
 }
 
 export async function runGenerate(ctx: CommandContext, opts: GenerateOptions): Promise<number> {
   const run = await generateFiles(ctx, opts);
-  const rel = (p: string) => path.relative(ctx.cwd, p) || p;
+  const rel = (p: string): string => displayPath(ctx.cwd, p);
   const { plan, design } = run;
   if (opts.dryRun) {
     for (const p of plan.planned) ctx.stdout(`would write ${rel(p.path)} (${Buffer.byteLength(p.content)} bytes)\n`);

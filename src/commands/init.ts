@@ -12,9 +12,9 @@
  * (or between prompts) leaves no file behind and exits 130. A file that changed on disk
  * during the interview is only replaced after a yes at the prompt, or with --force.
  */
-import { mkdir, readFile, stat } from 'node:fs/promises';
 import path from 'node:path';
-import writeFileAtomic from 'write-file-atomic';
+import { displayPath, expandHome, isInside } from '../io/safe-fs.js';
+import { readTextFile, type PlannedFile } from '../io/write.js';
 import type { Answers as AnswersT } from '../answers/schema.js';
 import type { ConstraintResult } from '../constraints/index.js';
 import type { Design } from '../design/model.js';
@@ -78,13 +78,12 @@ async function projectNameFrom(fs: ProjectFs): Promise<string | undefined> {
 
 async function existingText(file: string, shown: string): Promise<string | undefined> {
   try {
-    const s = await stat(file);
-    if (s.isDirectory()) throw new UserError('answersPathIsDirectory', { file: shown });
-    return await readFile(file, 'utf8');
+    return await readTextFile(file, 'answersNotFound');
   } catch (e) {
-    if (e instanceof UserError) throw e;
-    if ((e as NodeJS.ErrnoException).code === 'ENOENT') return undefined;
-    throw new UserError('answersUnreadable', { file: shown, reason: (e as Error).message });
+    if (e instanceof UserError && e.messageId === 'answersNotFound') return undefined;
+    if (e instanceof UserError && e.messageId === 'answersUnreadable' && e.data.reason === 'it is a folder') throw new UserError('answersPathIsDirectory', { file: shown });
+    if (e instanceof UserError) throw new UserError(e.messageId, { ...e.data, file: shown });
+    throw e;
   }
 }
 
@@ -93,10 +92,19 @@ async function existingText(file: string, shown: string): Promise<string | undef
 async function generateDocument(
   ctx: CommandContext,
   answersFile: string,
-  opts: { force: boolean; date?: string },
+  opts: { force: boolean; date?: string; out?: string; codeDir?: string; format?: string; answersText?: string; alsoWrite: PlannedFile[] },
 ): Promise<{ design: Design; checks: ConstraintResult[]; documents: string[]; code: string[]; codeDir?: string }> {
-  const run = await generateFiles(ctx, { answers: answersFile, force: opts.force, ...(opts.date ? { date: opts.date } : {}) });
-  const rel = (p: string): string => path.relative(ctx.cwd, p) || p;
+  const run = await generateFiles(ctx, {
+    answers: answersFile,
+    ...(opts.answersText !== undefined ? { answersText: opts.answersText } : {}),
+    alsoWrite: opts.alsoWrite,
+    force: opts.force,
+    ...(opts.date ? { date: opts.date } : {}),
+    ...(opts.out ? { out: opts.out } : {}),
+    ...(opts.format ? { format: opts.format } : {}),
+    ...(opts.codeDir ? { codeDir: opts.codeDir } : {}),
+  });
+  const rel = (p: string): string => displayPath(ctx.cwd, p);
   return {
     design: run.design,
     checks: run.plan.checks,
@@ -113,8 +121,8 @@ export async function runInit(ctx: CommandContext, raw: InitRawOptions, io: Init
   }
   const interactive = !raw.yes && io.stdinIsTTY;
   const say = (line: string): void => ctx.stdout(`${line}\n`);
-  const answersPath = path.resolve(ctx.cwd, raw.answersFile ?? DEFAULT_ANSWERS_FILE);
-  const shown = (p: string): string => path.relative(ctx.cwd, p) || p;
+  const answersPath = path.resolve(ctx.cwd, expandHome(raw.answersFile ?? DEFAULT_ANSWERS_FILE));
+  const shown = (p: string): string => displayPath(ctx.cwd, p);
 
   // Until the writing starts, Ctrl-C outside a prompt ends the run with nothing written.
   let stopTrap = io.onInterrupt(() => {
@@ -189,21 +197,26 @@ export async function runInit(ctx: CommandContext, raw: InitRawOptions, io: Init
     stopTrap = io.onInterrupt(() => {
       ctx.stderr('rl-design: finishing the files being written...\n');
     });
-    if (write) {
-      try {
-        await mkdir(path.dirname(answersPath), { recursive: true });
-        await writeFileAtomic(answersPath, text, { encoding: 'utf8' });
-      } catch (e) {
-        throw new UserError('writeFailed', { file: shown(answersPath), reason: (e as Error).message });
-      }
-    }
+    // The answers file and the document are written in one all-or-nothing step.
+    const answersFile: PlannedFile[] = write
+      ? [{ path: answersPath, content: text, root: path.dirname(answersPath), anchor: isInside(ctx.cwd, answersPath) ? ctx.cwd : path.dirname(answersPath), unmanaged: true }]
+      : [];
 
     let doc: Awaited<ReturnType<typeof generateDocument>>;
     try {
-      doc = await generateDocument(ctx, answersPath, { force: raw.force ?? false, ...(raw.date ? { date: raw.date } : {}) });
+      // Paths typed on this command line are the user's own choice, as they are for generate.
+      doc = await generateDocument(ctx, answersPath, {
+        // What generate reads: these answers when they are about to be written, else the file as it is.
+        ...(write ? { answersText: text } : {}),
+        alsoWrite: answersFile,
+        force: raw.force ?? false,
+        ...(raw.date ? { date: raw.date } : {}),
+        ...(flags.out ? { out: flags.out, ...(answers.output?.format ? { format: answers.output.format } : {}) } : {}),
+        ...(flags.codeDir ? { codeDir: flags.codeDir } : {}),
+      });
     } catch (e) {
       if (e instanceof UserError) {
-        ctx.stderr(`rl-design: ${formatMessage('initDocumentFailed', { file: shown(answersPath), reason: e.message })}\n`);
+        ctx.stderr(`rl-design: ${formatMessage('initDocumentFailed', { reason: e.message })}\n`);
         return e.exitCode;
       }
       throw e;

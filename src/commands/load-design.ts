@@ -5,6 +5,7 @@ import type { Answers } from '../answers/schema.js';
 import { buildDesign } from '../design/build.js';
 import type { Design } from '../design/model.js';
 import { readTextFile } from '../io/write.js';
+import { displayPath, expandHome } from '../io/safe-fs.js';
 import { UserError } from '../messages.js';
 import { EXAMPLES_DIR, exampleNames } from '../paths.js';
 import type { CommandContext } from './context.js';
@@ -15,6 +16,8 @@ export interface SourceOptions {
   answers?: string;
   example?: string;
   date?: string;
+  /** The text of the answers file at `answers`, when the caller holds it (init, before writing it). */
+  answersText?: string;
 }
 
 export function validDate(value: string): boolean {
@@ -33,11 +36,11 @@ export async function loadAnswers(ctx: CommandContext, opts: SourceOptions): Pro
     }
     file = path.join(EXAMPLES_DIR, `${opts.example}.answers.json`);
   } else {
-    file = path.resolve(ctx.cwd, opts.answers ?? 'rate-limit.answers.json');
+    file = path.resolve(ctx.cwd, expandHome(opts.answers ?? 'rate-limit.answers.json'));
   }
-  const shown = path.relative(ctx.cwd, file) || file;
-  const text = await readTextFile(file, 'answersNotFound').catch((e: unknown) => {
-    if (e instanceof UserError && e.messageId === 'answersNotFound') throw new UserError('answersNotFound', { file: shown });
+  const shown = displayPath(ctx.cwd, file);
+  const text = opts.answersText ?? await readTextFile(file, 'answersNotFound').catch((e: unknown) => {
+    if (e instanceof UserError && 'file' in e.data) throw new UserError(e.messageId, { ...e.data, file: shown });
     throw e;
   });
   return { answers: parseAnswers(text, shown), file };

@@ -16,6 +16,7 @@ import { LUA_SCRIPTS, loadLuaScripts, luaSha1 } from '../codegen/lua.js';
 import { checkDesign } from '../constraints/index.js';
 import type { Design } from '../design/model.js';
 import { readTextFile, writeOutputs, type PlannedFile } from '../io/write.js';
+import { displayPath } from '../io/safe-fs.js';
 import { UserError } from '../messages.js';
 import { formatReport, loudWarnings } from '../verify/format.js';
 import { scriptSet, type ScriptSet, type VerifyScript } from '../verify/scripts.js';
@@ -26,12 +27,13 @@ import {
   RedisServerMissingError,
   RedisServerStartError,
   startRedisServer,
+  withTimeout,
   type RedisTarget,
   type SpawnedRedis,
   type Store,
 } from '../verify/redis.js';
 import { applyResults, resultsOf, sidecarPath, sidecarText } from '../verify/results.js';
-import { verifyDesign, type ProgressEvent } from '../verify/run.js';
+import { cleanup, newKeyPrefix, verifyDesign, type ProgressEvent } from '../verify/run.js';
 import { SCENARIO_TITLES, type VerifyReport } from '../verify/types.js';
 import type { CommandContext } from './context.js';
 import { planOutputs } from './generate.js';
@@ -52,6 +54,12 @@ export interface VerifyIo {
   luaDir?: string;
   startServer: () => Promise<SpawnedRedis>;
   openStore: (target: RedisTarget, spawned?: SpawnedRedis) => Promise<Store>;
+  /** The whole run (scenarios and cleanup), ms; default 10 minutes. */
+  runTimeoutMs?: number;
+  /** Routes SIGINT and SIGTERM to `handler`; returns the function that stops it. */
+  onSignal?: (handler: (signal: 'SIGINT' | 'SIGTERM') => void) => () => void;
+  /** Ends the process (after a signal). */
+  exit?: (code: number) => void;
 }
 
 export function nodeVerifyIo(): VerifyIo {
@@ -61,7 +69,32 @@ export function nodeVerifyIo(): VerifyIo {
     ...(luaDir ? { luaDir } : {}),
     startServer: () => startRedisServer(),
     openStore: (target, spawned) => openStore(target, spawned),
+    onSignal: (handler) => {
+      const onInt = (): void => handler('SIGINT');
+      const onTerm = (): void => handler('SIGTERM');
+      process.on('SIGINT', onInt);
+      process.on('SIGTERM', onTerm);
+      return () => {
+        process.off('SIGINT', onInt);
+        process.off('SIGTERM', onTerm);
+      };
+    },
+    exit: (code) => process.exit(code),
   };
+}
+
+/** What to say about the keys a run that stopped early may have left, after trying to delete them. */
+async function leftKeys(store: Store, prefix: string, reachable: boolean): Promise<string> {
+  const manual = `Delete them with: redis-cli --scan --pattern '${prefix}*' | xargs -r redis-cli unlink`;
+  if (!reachable) return `It could not delete the keys it wrote, all under the prefix ${prefix}. ${manual}`;
+  try {
+    await withTimeout(cleanup(store, prefix), 10_000, 'timeout');
+    const remaining = (await withTimeout(store.scan(`${prefix}*`), 10_000, 'timeout')).length;
+    if (remaining === 0) return `It came back, and no key of this run (prefix ${prefix}) remains.`;
+  } catch {
+    // reported below
+  }
+  return `It could not delete the keys it wrote, all under the prefix ${prefix}. ${manual}`;
 }
 
 /** The shipped scripts, exactly as src/codegen/lua.ts loads them. */
@@ -140,28 +173,98 @@ export async function runVerify(ctx: CommandContext, opts: VerifyOptions, io: Ve
   const { design, file } = await loadDesign(ctx, opts);
   const scripts = io.luaDir ? scriptsFromDir(path.resolve(ctx.cwd, io.luaDir)) : shippedScripts();
   const date = ctx.today();
-  const { store, spawned } = await connect(opts, io);
+  // Ctrl-C or SIGTERM from here on: the redis-server verify started and its folder go, and
+  // the keys written to a named Redis are deleted (or named), before the process ends.
+  let store: Store | undefined;
+  let spawned: SpawnedRedis | undefined;
+  const keyPrefix = newKeyPrefix();
+  let stopping = false;
+  const stopSignals =
+    io.onSignal?.((signal) => {
+      if (stopping) return;
+      stopping = true;
+      void (async () => {
+        const code = signal === 'SIGINT' ? 130 : 143;
+        spawned?.killNow();
+        let note = '';
+        if (store && !spawned) note = ` ${await leftKeys(store, keyPrefix, store.lost() === undefined)}`;
+        ctx.stderr(`\nrl-design: ${signal}: verify stopped; nothing was written.${note}\n`);
+        io.exit?.(code);
+      })();
+    }) ?? (() => undefined);
   const showProgress = !opts.json && io.stderrIsTTY;
   const progress = showProgress ? progressLine(ctx.stderr) : undefined;
   let report: VerifyReport;
   const started = performance.now();
   try {
-    if (store.facts.role === 'replica') throw new UserError('redisReplica', { address: store.address });
-    report = await verifyDesign(design, store, { scripts, date, ...(progress ? { onProgress: progress.onProgress } : {}) });
+    ({ store, spawned } = await connect(opts, io));
+    const open = store;
+    if (open.facts.role === 'replica') throw new UserError('redisReplica', { address: open.address });
+    // Losing the server mid-run: wait a moment for it to come back; if it does not, close the
+    // connections so every remaining call fails at once and the run ends now.
+    let reachable = true;
+    open.onLoss((_, stalled) => {
+      if (stalled) {
+        reachable = false;
+        void open.close();
+        return;
+      }
+      open.waitReady(3000).catch(() => {
+        reachable = false;
+        void open.close();
+      });
+    });
+    const limitMs = io.runTimeoutMs ?? 600_000;
+    let timedOut = false;
+    const run = verifyDesign(design, open, { scripts, date, keyPrefix, ...(progress ? { onProgress: progress.onProgress } : {}) });
+    try {
+      report = await withTimeout(run, limitMs, 'verify timeout');
+    } catch (e) {
+      const ranOut = (e as NodeJS.ErrnoException).code === 'ETIMEDOUT' && (e as Error).message === 'verify timeout';
+      // A call that failed because the server went may be reported before the connection's close event.
+      if (!ranOut && open.lost() === undefined) await new Promise((r) => setTimeout(r, 300));
+      if (!ranOut && open.lost() === undefined) throw e;
+      timedOut = open.lost() === undefined;
+      if (timedOut) {
+        reachable = false;
+        await open.close();
+        await run.catch(() => undefined);
+      }
+      report = undefined as unknown as VerifyReport;
+    }
+    const lost = open.lost();
+    if (timedOut || lost !== undefined) {
+      progress?.clear();
+      if (lost !== undefined && !reachable) await run.catch(() => undefined);
+      const keys = spawned
+        ? 'The redis-server verify started is stopped and its keys go with it.'
+        : await leftKeys(open, keyPrefix, reachable && open.lost() === lost && (await open.waitReady(3000).then(() => true, () => false)));
+      if (timedOut) throw new UserError('verifyTimedOut', { seconds: Math.round(limitMs / 1000), address: open.address, keys });
+      throw new UserError('redisLost', { address: open.address, reason: lost as string, keys });
+    }
+    // The report says every key was deleted only if none is left under the prefix.
+    if (!spawned) {
+      const left = await withTimeout(open.scan(`${keyPrefix}*`), 10_000, 'timeout').catch(() => undefined);
+      if (left === undefined || left.length > 0) {
+        ctx.stderr(`WARNING: ${await leftKeys(open, keyPrefix, false)}\n`);
+      }
+    }
   } finally {
     progress?.clear();
-    await store.close();
+    await store?.close();
     await spawned?.stop();
+    stopSignals();
   }
   const seconds = Math.round((performance.now() - started) / 100) / 10;
   for (const w of loudWarnings(report)) ctx.stderr(`${w}\n`);
 
-  const rel = (p: string): string => path.relative(ctx.cwd, p) || p;
+  const rel = (p: string): string => displayPath(ctx.cwd, p);
   const written: string[] = [];
   if (opts.write) {
     const answersText = await readTextFile(file, 'answersNotFound');
-    const { planned: doc } = await planOutputs(ctx, applyResults(design, resultsOf(report)));
-    const planned: PlannedFile[] = [{ path: sidecarPath(file), content: sidecarText(report, file, answersText) }, ...doc];
+    const { planned: doc } = await planOutputs(ctx, applyResults(design, resultsOf(report)), { answersFile: file });
+    const sidecar = sidecarPath(file);
+    const planned: PlannedFile[] = [{ path: sidecar, content: sidecarText(report, file, answersText), root: path.dirname(sidecar), anchor: path.dirname(sidecar) }, ...doc];
     await writeOutputs(planned, { force: opts.force ?? false, display: rel });
     written.push(...planned.map((p) => rel(p.path)));
   }

@@ -1,16 +1,32 @@
 /**
- * Writing outputs safely: every target is checked before anything is written, each file
- * is written atomically (temp file + rename), and a manifest beside the files records
- * what rl-design wrote (sha256 per file) so a file the user edited since is never
- * overwritten without --force.
+ * Writing outputs safely.
+ *
+ * - Plan, then check, then write: every file of every output folder is checked (no symbolic
+ *   link at it or on the way to it, not edited by the user, not someone else's) before the
+ *   first byte is written; then every file is staged as a temporary file beside its target
+ *   (written and flushed); only when all are staged are they renamed into place. A failure
+ *   before that point removes the temporary files and the folders this run created: an error
+ *   means nothing was written.
+ * - One writer per output folder (io/lock.ts), so two runs never interleave their files.
+ * - One manifest per output folder, `<folder>/.rl-design-manifest.json`, records what
+ *   rl-design wrote (sha256 per file, by path relative to the folder), so a file the user
+ *   edited since is never overwritten without --force. A symbolic link is never followed,
+ *   with or without --force.
+ * - Temporary files are named `.<name>.<pid>.<random>.rl-design-tmp`; the next run in the
+ *   folder removes any a killed run left behind.
  */
-import { createHash } from 'node:crypto';
-import { mkdir, readFile, stat } from 'node:fs/promises';
+import { createHash, randomBytes } from 'node:crypto';
+import { constants } from 'node:fs';
+import { chmod, lstat, open, readdir, rename, unlink } from 'node:fs/promises';
 import path from 'node:path';
-import writeFileAtomic from 'write-file-atomic';
 import { UserError } from '../messages.js';
+import { acquireLock, type Lock } from './lock.js';
+import { checkChain, isInside, makeFolders, readCapped, refuseSystemPath, removeFolders, TooLargeError } from './safe-fs.js';
 
 export const MANIFEST_NAME = '.rl-design-manifest.json';
+const TEMP_RE = /^\..+\.\d+\.[0-9a-f]+\.rl-design-tmp$/;
+/** An existing file larger than this is not one rl-design wrote. */
+const MAX_EXISTING_BYTES = 64 * 1024 * 1024;
 
 interface Manifest {
   tool: 'rl-design';
@@ -21,6 +37,18 @@ export interface PlannedFile {
   /** Absolute path. */
   path: string;
   content: string;
+  /** The output folder the file belongs to (its manifest and lock live there); default: the file's folder. */
+  root?: string;
+  /**
+   * A trusted folder at or above `root`: no folder between it and the file may be a symbolic
+   * link. Default: the parent of `root`.
+   */
+  anchor?: string;
+  /**
+   * Not tracked by the manifest (the answers file `init` writes): the caller has decided it may
+   * be replaced; it is still checked for links, staged and written with the others.
+   */
+  unmanaged?: boolean;
 }
 
 export interface WriteResult {
@@ -28,104 +56,247 @@ export interface WriteResult {
   unchanged: string[];
 }
 
-export function sha256(text: string): string {
-  return createHash('sha256').update(text, 'utf8').digest('hex');
+export interface WriteOptions {
+  force?: boolean;
+  display?: (abs: string) => string;
+  /** How long to wait for another run writing the same folder (default 30 s). */
+  lockWaitMs?: number;
 }
 
-async function readManifest(dir: string): Promise<Manifest> {
-  try {
-    const parsed = JSON.parse(await readFile(path.join(dir, MANIFEST_NAME), 'utf8')) as Manifest;
-    if (parsed && typeof parsed.files === 'object') return parsed;
-  } catch {
-    // no manifest yet, or unreadable: nothing is known to be ours
-  }
-  return { tool: 'rl-design', files: {} };
+export function sha256(text: string | Buffer): string {
+  return createHash('sha256').update(text).digest('hex');
 }
 
-async function currentContent(file: string): Promise<string | undefined> {
+function tempName(file: string): string {
+  // The name is kept short enough for any file system, whatever the target's length.
+  return path.join(path.dirname(file), `.${path.basename(file).slice(0, 100)}.${process.pid}.${randomBytes(4).toString('hex')}.rl-design-tmp`);
+}
+
+/** Reads a regular file that the chain check has vetted (never through a symbolic link). */
+async function readExisting(file: string, show: (abs: string) => string): Promise<Buffer> {
   try {
-    const s = await stat(file);
-    if (s.isDirectory()) throw new UserError('outputIsDirectory', { file });
-    return await readFile(file, 'utf8');
+    return await readCapped(file, MAX_EXISTING_BYTES, { noFollow: true });
   } catch (e) {
-    if (e instanceof UserError) throw e;
-    if ((e as NodeJS.ErrnoException).code === 'ENOENT') return undefined;
-    throw new UserError('writeFailed', { file, reason: (e as Error).message });
+    if (e instanceof TooLargeError) throw new UserError('foreignFile', { file: show(file) });
+    if ((e as NodeJS.ErrnoException).code === 'ELOOP') throw new UserError('symlinkRefused', { file: show(file) });
+    throw new UserError('writeFailed', { file: show(file), reason: (e as Error).message });
+  }
+}
+
+async function readManifestAt(file: string, anchor: string, show: (abs: string) => string): Promise<Record<string, string>> {
+  if ((await checkChain(anchor, file, show)) !== 'file') return {};
+  try {
+    const parsed = JSON.parse((await readCapped(file, 4 * 1024 * 1024, { noFollow: true })).toString('utf8')) as Manifest;
+    if (parsed && typeof parsed.files === 'object' && parsed.files !== null) {
+      return Object.fromEntries(Object.entries(parsed.files).filter(([, v]) => typeof v === 'string'));
+    }
+  } catch (e) {
+    if ((e as NodeJS.ErrnoException).code === 'ELOOP') throw new UserError('symlinkRefused', { file: show(file) });
+    // unreadable or not ours: nothing in it is known to be ours
+  }
+  return {};
+}
+
+const key = (root: string, file: string): string => path.relative(root, file).split(path.sep).join('/');
+
+interface RootPlan {
+  root: string;
+  anchor: string;
+  files: PlannedFile[];
+  manifest: Record<string, string>;
+  /** Older versions kept one manifest per folder; those below the root are read, then removed. */
+  legacy: string[];
+  created: string[];
+  lock?: Lock;
+}
+
+interface Staged {
+  temp: string;
+  target: string;
+}
+
+/** Stages one file: a new temporary file beside the target, written and flushed, never through a link. */
+async function stage(target: string, content: string, mode: number | undefined, show: (abs: string) => string, staged: Staged[]): Promise<void> {
+  const temp = tempName(target);
+  let handle;
+  try {
+    handle = await open(temp, constants.O_WRONLY | constants.O_CREAT | constants.O_EXCL | constants.O_NOFOLLOW, 0o666);
+    staged.push({ temp, target });
+    await handle.writeFile(content, 'utf8');
+    await handle.sync();
+  } catch (e) {
+    throw new UserError('writeFailed', { file: show(target), reason: (e as Error).message });
+  } finally {
+    await handle?.close();
+  }
+  if (mode !== undefined) await chmod(temp, mode & 0o7777).catch(() => undefined);
+}
+
+/** Removes temporary files of rl-design's naming (and of the older `<name>.<digits>` naming for `names`) in `dir`. */
+async function removeStaleTemps(dir: string, names: ReadonlySet<string>): Promise<void> {
+  let entries: string[];
+  try {
+    entries = await readdir(dir);
+  } catch {
+    return;
+  }
+  for (const entry of entries) {
+    const legacy = /^(.+)\.\d{5,}$/.exec(entry);
+    if (TEMP_RE.test(entry) || (legacy && names.has(legacy[1] as string))) {
+      const p = path.join(dir, entry);
+      const s = await lstat(p).catch(() => undefined);
+      if (s && (s.isFile() || s.isSymbolicLink())) await unlink(p).catch(() => undefined);
+    }
   }
 }
 
 /**
- * Checks every planned file, then writes them. Throws a UserError (exit 2) before
- * writing anything when a target was edited by the user or not written by rl-design.
+ * Checks every planned file, then writes them all or none. Throws a UserError (exit 2) before
+ * writing anything when a target was edited by the user, was not written by rl-design, is or
+ * lies behind a symbolic link, or cannot be written.
  */
-export async function writeOutputs(files: PlannedFile[], options: { force?: boolean; display?: (abs: string) => string } = {}): Promise<WriteResult> {
+export async function writeOutputs(files: PlannedFile[], options: WriteOptions = {}): Promise<WriteResult> {
   const show = options.display ?? ((p: string) => p);
-  const byDir = new Map<string, PlannedFile[]>();
+  const seen = new Set<string>();
   for (const f of files) {
-    const dir = path.dirname(f.path);
-    byDir.set(dir, [...(byDir.get(dir) ?? []), f]);
+    if (seen.has(f.path)) throw new UserError('outputsCollide', { file: show(f.path) });
+    seen.add(f.path);
   }
-  const manifests = new Map<string, Manifest>();
+  const byRoot = new Map<string, RootPlan>();
+  for (const f of files) {
+    const root = f.root ?? path.dirname(f.path);
+    const anchor = f.anchor ?? path.dirname(root);
+    if (!isInside(root, f.path) || !isInside(anchor, root)) throw new Error(`rl-design: ${f.path} is outside its output folder ${root}`);
+    let plan = byRoot.get(root);
+    if (!plan) byRoot.set(root, (plan = { root, anchor, files: [], manifest: {}, legacy: [], created: [] }));
+    plan.files.push(f);
+  }
+  const plans = [...byRoot.values()].sort((a, b) => (a.root < b.root ? -1 : a.root > b.root ? 1 : 0));
+  const staged: Staged[] = [];
   const toWrite: PlannedFile[] = [];
   const unchanged: string[] = [];
-  for (const [dir, group] of byDir) {
-    const manifest = await readManifest(dir);
-    manifests.set(dir, manifest);
-    for (const f of group) {
-      const existing = await currentContent(f.path);
-      if (existing === f.content) {
-        unchanged.push(f.path);
-        continue;
-      }
-      if (existing !== undefined && !options.force) {
-        const recorded = manifest.files[path.basename(f.path)];
-        if (recorded === undefined) throw new UserError('foreignFile', { file: show(f.path) });
-        if (recorded !== sha256(existing)) throw new UserError('editedFile', { file: show(f.path) });
-      }
-      toWrite.push(f);
+  let committed = false;
+  try {
+    // 1. Each output folder: not a system path, no link on the way, created, locked.
+    for (const plan of plans) {
+      await refuseSystemPath(plan.root, show(plan.root));
+      await checkChain(plan.anchor, plan.root, show, true);
+      plan.created = await makeFolders(plan.anchor, plan.root, show);
+      plan.lock = await acquireLock(plan.root, show(plan.root), options.lockWaitMs !== undefined ? { waitMs: options.lockWaitMs } : {});
     }
-  }
-  // Each file is written atomically (temporary file, fsync, rename); the writes run side by
-  // side so their fsyncs overlap instead of queueing one after another.
-  await Promise.all(
-    toWrite.map(async (f) => {
-      try {
-        await mkdir(path.dirname(f.path), { recursive: true });
-        await writeFileAtomic(f.path, f.content, { encoding: 'utf8' });
-      } catch (e) {
-        throw new UserError('writeFailed', { file: show(f.path), reason: (e as Error).message });
-      }
-    }),
-  );
-  // The manifests last: an interrupted run leaves files the old manifest does not vouch for,
-  // which the next run refuses to overwrite without --force (never the reverse).
-  const manifestWrites: Promise<void>[] = [];
-  for (const [dir, group] of byDir) {
-    const manifest = manifests.get(dir) as Manifest;
-    const next: Manifest = { tool: 'rl-design', files: { ...manifest.files } };
-    for (const f of group) next.files[path.basename(f.path)] = sha256(f.content);
-    const sorted: Manifest = { tool: 'rl-design', files: Object.fromEntries(Object.entries(next.files).sort(([a], [b]) => a.localeCompare(b))) };
-    const text = `${JSON.stringify(sorted, null, 2)}\n`;
-    const manifestPath = path.join(dir, MANIFEST_NAME);
-    manifestWrites.push(
-      (async () => {
-        if ((await currentContent(manifestPath)) !== text) {
-          await mkdir(dir, { recursive: true });
-          await writeFileAtomic(manifestPath, text, { encoding: 'utf8' });
+    // 2. Every file checked before any is written.
+    const modes = new Map<string, number>();
+    for (const plan of plans) {
+      plan.manifest = await readManifestAt(path.join(plan.root, MANIFEST_NAME), plan.anchor, show);
+      const dirs = new Set(plan.files.map((f) => path.dirname(f.path)).filter((d) => d !== plan.root));
+      for (const dir of [...dirs].sort()) {
+        const legacyFile = path.join(dir, MANIFEST_NAME);
+        if ((await checkChain(plan.anchor, dir, show, true)) !== 'dir') continue;
+        const entries = await readManifestAt(legacyFile, plan.anchor, show);
+        if (Object.keys(entries).length === 0) continue;
+        plan.legacy.push(legacyFile);
+        for (const [name, hash] of Object.entries(entries)) {
+          const k = key(plan.root, path.join(dir, name));
+          if (!(k in plan.manifest)) plan.manifest[k] = hash;
         }
-      })(),
-    );
+      }
+      for (const f of plan.files) {
+        const state = await checkChain(plan.anchor, f.path, show);
+        if (state === 'missing') {
+          toWrite.push(f);
+          continue;
+        }
+        const existing = await readExisting(f.path, show);
+        if (existing.equals(Buffer.from(f.content, 'utf8'))) {
+          unchanged.push(f.path);
+          continue;
+        }
+        if (!options.force && !f.unmanaged) {
+          const recorded = plan.manifest[key(plan.root, f.path)];
+          if (recorded === undefined) throw new UserError('foreignFile', { file: show(f.path) });
+          if (recorded !== sha256(existing)) throw new UserError('editedFile', { file: show(f.path) });
+        }
+        const s = await lstat(f.path);
+        modes.set(f.path, s.mode);
+        toWrite.push(f);
+      }
+      const manifestPath = path.join(plan.root, MANIFEST_NAME);
+      const state = await checkChain(plan.anchor, manifestPath, show);
+      if (state === 'file') modes.set(manifestPath, (await lstat(manifestPath)).mode);
+    }
+    // 3. Stale temporary files of earlier, killed runs go (the lock says no other run is writing here).
+    for (const plan of plans) {
+      const dirs = new Set([plan.root, ...plan.files.map((f) => path.dirname(f.path))]);
+      const names = new Set([MANIFEST_NAME, ...plan.files.map((f) => path.basename(f.path))]);
+      for (const dir of dirs) await removeStaleTemps(dir, names);
+    }
+    // 4. Stage every file and every manifest.
+    const manifestTexts = new Map<string, string>();
+    for (const plan of plans) {
+      const next: Record<string, string> = { ...plan.manifest };
+      const managed = plan.files.filter((f) => !f.unmanaged);
+      if (managed.length === 0) continue;
+      for (const f of managed) next[key(plan.root, f.path)] = sha256(f.content);
+      const sorted = Object.fromEntries(Object.entries(next).sort(([a], [b]) => (a < b ? -1 : a > b ? 1 : 0)));
+      manifestTexts.set(plan.root, `${JSON.stringify({ tool: 'rl-design', files: sorted }, null, 2)}\n`);
+    }
+    for (const f of toWrite) {
+      const plan = byRoot.get(f.root ?? path.dirname(f.path)) as RootPlan;
+      plan.created.push(...(await makeFolders(plan.anchor, path.dirname(f.path), show)));
+      await stage(f.path, f.content, modes.get(f.path), show, staged);
+    }
+    const manifestStages: Staged[] = [];
+    for (const plan of plans) {
+      const manifestPath = path.join(plan.root, MANIFEST_NAME);
+      const text = manifestTexts.get(plan.root);
+      if (text === undefined) continue;
+      const current = (await checkChain(plan.anchor, manifestPath, show)) === 'file' ? await readExisting(manifestPath, show) : undefined;
+      if (current?.toString('utf8') === text) continue;
+      await stage(manifestPath, text, modes.get(manifestPath), show, manifestStages);
+      staged.push(...manifestStages.splice(0));
+    }
+    // 5. Still ours? Then rename everything into place: the files first, the manifests last,
+    // so an interrupted run leaves files the old manifest does not vouch for (which the next
+    // run refuses to overwrite without --force), never the reverse.
+    for (const plan of plans) {
+      if (!(await plan.lock?.held())) throw new UserError('outputLocked', { folder: show(plan.root), pid: 'another run', lock: show(plan.lock?.file ?? plan.root) });
+    }
+    const isManifest = (s: Staged): boolean => path.basename(s.target) === MANIFEST_NAME;
+    for (const s of [...staged.filter((x) => !isManifest(x)), ...staged.filter(isManifest)]) {
+      const plan = plans.find((p) => isInside(p.root, s.target)) as RootPlan;
+      await checkChain(plan.anchor, path.dirname(s.target), show, true);
+      try {
+        await rename(s.temp, s.target);
+      } catch (e) {
+        throw new UserError('writeFailed', { file: show(s.target), reason: (e as Error).message });
+      }
+      committed = true;
+    }
+    staged.length = 0;
+    for (const plan of plans) for (const legacy of plan.legacy) await unlink(legacy).catch(() => undefined);
+  } finally {
+    for (const s of staged) await unlink(s.temp).catch(() => undefined);
+    for (const plan of plans) await plan.lock?.release();
+    if (!committed) for (const plan of [...plans].reverse()) await removeFolders(plan.created);
   }
-  await Promise.all(manifestWrites);
   return { written: toWrite.map((f) => f.path), unchanged };
 }
 
-/** Reads a text file for the commands, mapping errors to clear messages. */
+/** The largest answers file rl-design reads. */
+export const MAX_ANSWERS_BYTES = 1024 * 1024;
+
+/** Reads a text file for the commands (at most MAX_ANSWERS_BYTES), mapping errors to clear messages. */
 export async function readTextFile(file: string, notFound: 'answersNotFound'): Promise<string> {
+  let bytes: Buffer;
   try {
-    return await readFile(file, 'utf8');
+    const s = await lstat(file).catch(() => undefined);
+    if (s?.isDirectory()) throw new UserError('answersUnreadable', { file, reason: 'it is a folder' });
+    bytes = await readCapped(file, MAX_ANSWERS_BYTES);
   } catch (e) {
+    if (e instanceof UserError) throw e;
+    if (e instanceof TooLargeError) throw new UserError('answersTooLarge', { file, limit: '1 MB' });
     if ((e as NodeJS.ErrnoException).code === 'ENOENT') throw new UserError(notFound, { file });
     throw new UserError('answersUnreadable', { file, reason: (e as Error).message });
   }
+  return bytes.toString('utf8');
 }

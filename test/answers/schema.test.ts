@@ -58,6 +58,6 @@ describe('answers schema', () => {
 describe('answers type errors', () => {
   it('says "must be a number" for a value of the wrong type, not "is required"', () => {
     expect(() => parseAnswers('{"traffic":{"peakRps":"x"}}', 'a.json')).toThrow('$.traffic.peakRps: must be a number');
-    expect(() => parseAnswers('{"traffic":{}, "plans": [{"name": "Free"}]}', 'a.json')).toThrow('$.plans[0].rate: is required (object)');
+    expect(() => parseAnswers('{"traffic":{}, "plans": [{"name": "Free"}]}', 'a.json')).toThrow('$.plans[0].rate: is required (an object)');
   });
 });

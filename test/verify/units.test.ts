@@ -146,6 +146,17 @@ describe('Redis URLs', () => {
     expect(parseRedisUrl('http://h:1')).toHaveProperty('error');
     expect(parseRedisUrl('not a url')).toHaveProperty('error');
   });
+
+  it('an error about a URL never holds its password, whatever the password holds', () => {
+    // Qx, Zk, Vw: pieces of each password that must never be printed.
+    for (const url of ['redis://app:Qx@Zk/Vw@host:6379', 'redis://app:Qx#Zk@host', 'redis://:Qx?Zk=Vw@host', 'redis://app:Qx%E0%A4%AZk@host', 'redis://u:QxZk@host/Vw1']) {
+      const r = parseRedisUrl(url);
+      const text = 'error' in r ? r.error : r.display;
+      expect(text, url).not.toMatch(/Qx|Zk|Vw/);
+    }
+    expect(parseRedisUrl('redis://h/99')).toMatchObject({ db: 99 });
+    expect(parseRedisUrl('redis://h/-1')).toHaveProperty('error');
+  });
 });
 
 describe('which rules run, and with what parameters', () => {
