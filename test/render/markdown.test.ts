@@ -36,35 +36,37 @@ describe.each(EXAMPLES)('example %s, single file', (name) => {
   const { design } = input;
   const doc = single(name);
 
-  it('names algorithm, key, rate, burst, cost, fail mode, layer, TTL and cardinality bound in every matrix row', () => {
-    const [matrix] = tables(doc, 'Rule', 'Tier', 'Applies to');
+  it('keeps the matrix to its key columns and gives every rule its details, linked from its row', () => {
+    const [matrix] = tables(doc, 'Rule', 'Applies to');
     expect(matrix).toBeDefined();
     const columns = matrix?.header.map((h) => h.text) ?? [];
-    expect(columns).toEqual([
-      'Rule', 'Tier', 'Applies to', 'Identity', 'Algorithm', 'Key pattern', 'Rate', 'Burst', 'Cost',
-      'Fail mode', 'Layer', 'TTL', 'Cardinality bound', 'Headers',
-    ]);
+    expect(columns).toEqual(['Rule', 'Applies to', 'Identity', 'Rate and burst', 'Fail mode', 'Layer']);
     expect(matrix?.rows).toHaveLength(design.rules.length);
+    const anchors = headings(doc).map((h) => h.anchor);
     design.rules.forEach((rule, i) => {
       const row = matrix?.rows[i] ?? [];
       const cell = (column: string): string => cellText(row[columns.indexOf(column)]);
-      for (const column of columns) {
-        expect(cell(column), `${rule.id} ${column}`).not.toMatch(/^$|not stated/);
-      }
-      expect(cell('Rule')).toBe(rule.id);
-      expect(cell('Key pattern')).toBe(rule.key);
-      expect(cell('Rate')).toContain(fmtNumber(rule.rate?.requests ?? NaN));
-      expect(cell('Burst')).toBe(rule.burst === null ? 'none (window)' : fmtNumber(rule.burst ?? NaN));
-      expect(cell('Cost').startsWith(fmtNumber(rule.cost?.default ?? NaN))).toBe(true);
+      for (const column of columns) expect(cell(column), `${rule.id} ${column}`).not.toMatch(/^$|not stated/);
+      expect(row[0]?.text).toBe(`[\`${rule.id}\`](#rule-${rule.id})`);
+      expect(anchors).toContain(`rule-${rule.id}`);
+      expect(cell('Rate and burst')).toContain(fmtNumber(rule.rate?.requests ?? NaN));
+      expect(cell('Rate and burst')).toContain(rule.burst === null ? 'no burst (window)' : `burst ${fmtNumber(rule.burst ?? NaN)}`);
       expect(cell('Fail mode')).toBe(`fail ${rule.failMode}`);
-      expect(cell('TTL')).toBe(fmtDuration(rule.ttlSeconds ?? NaN));
-      expect(cell('Cardinality bound')).toBe(fmtNumber(rule.cardinality?.bound ?? NaN));
-      for (const w of rule.cost?.byEndpoint ?? []) expect(cell('Cost')).toContain(`${w.endpoint} = ${w.cost}`);
+      // the details: everything the table leaves out
+      const details = doc.slice(doc.indexOf(`#### Rule \`${rule.id}\``)).split('\n#### ')[0] ?? '';
+      expect(details).not.toMatch(/not stated/);
+      expect(details).toContain(`**Key pattern:** \`${rule.key}\``);
+      expect(details).toContain(`**TTL:** ${fmtDuration(rule.ttlSeconds ?? NaN)}.`);
+      expect(details).toContain(`**Burst:** ${rule.burst === null ? 'none (window)' : fmtNumber(rule.burst ?? NaN)}.`);
+      expect(details).toContain(`**Cost:** ${fmtNumber(rule.cost?.default ?? NaN)}`);
+      expect(details).toContain(`**Cardinality bound:** ${fmtNumber(rule.cardinality?.bound ?? NaN)} key`);
+      for (const w of rule.cost?.byEndpoint ?? []) expect(details).toContain(`${w.endpoint} = ${w.cost}`);
+      expect(details.replace(/\s+/g, ' ')).toContain(rule.rationale.replace(/\s+/g, ' ').slice(0, 40));
     });
   });
 
   it('gives every rule its rationale and states the memory estimate', () => {
-    for (const rule of design.rules) expect(doc).toContain(`- \`${rule.id}\` (`);
+    for (const rule of design.rules) expect(doc).toContain(`#### Rule \`${rule.id}\``);
     expect(doc).toContain(`**${fmtNumber(design.monitoring.store.estimatedKeys)}**`);
     // the rules bounded by the ceiling: counted once for the worst endpoint, and said so
     const shared = design.monitoring.store.sharedCeiling;
@@ -158,10 +160,11 @@ describe('options and variants', () => {
     const answers = answersOf('minimal-generic') as Record<string, unknown>;
     answers.rules = [{ id: 'no-ttl', endpointClass: 'read', identity: 'user', algorithm: 'token-bucket', key: 'rl:x', rate: { requests: 5, per: 'second' }, failMode: 'open', layer: 'middleware' }];
     const doc = renderMarkdown(inputFromAnswers(answers), { layout: 'single' })[0]?.content ?? '';
-    const [matrix] = tables(doc, 'Rule', 'Tier', 'Applies to');
-    const row = matrix?.rows.find((r) => cellText(r[0]) === 'no-ttl') ?? [];
-    const columns = matrix?.header.map((h) => h.text) ?? [];
-    for (const column of ['Burst', 'Cost', 'TTL', 'Cardinality bound']) expect(cellText(row[columns.indexOf(column)])).toBe('**not stated**');
+    const [matrix] = tables(doc, 'Rule', 'Applies to');
+    const row = matrix?.rows.find((r) => r[0]?.text.includes('`no-ttl`')) ?? [];
+    expect(cellText(row[3])).toBe('5 / 1 s, burst not stated');
+    const details = doc.slice(doc.indexOf('#### Rule `no-ttl`')).split('\n#### ')[0] ?? '';
+    for (const field of ['TTL', 'Burst', 'Cost', 'Cardinality bound']) expect(details).toContain(`**${field}:** **not stated**`);
     const [checks] = tables(doc, '#', 'Constraint', 'Verdict');
     const failing = checks?.rows.filter((r) => r[2]?.text === '**FAIL**').map((r) => [r[0]?.text, cellText(r[3])]);
     expect(failing).toEqual([['1', 'no-ttl'], ['2', 'no-ttl'], ['6', 'no-ttl']]);

@@ -45,6 +45,14 @@ function burstText(rule: MatrixRule): string {
   return fmtNumber(rule.burst);
 }
 
+/** Rate and burst in one cell; an unstated part says so. */
+function rateBurstText(rule: MatrixRule): string {
+  const rate = rule.rate ? ruleRateText(rule) : `rate ${NOT_STATED}`;
+  if (rule.burst === undefined) return `${rate}, burst ${NOT_STATED}`;
+  if (rule.burst === null) return `${rate}, no burst (window)`;
+  return `${rate}, burst ${fmtNumber(rule.burst)}`;
+}
+
 function costText(rule: MatrixRule): string {
   if (!rule.cost) return '';
   const weights = rule.cost.byEndpoint.map((w) => `${w.endpoint} = ${fmtNumber(w.cost)}`);
@@ -87,6 +95,8 @@ export interface RuleRow {
   primitive: string;
   key: string;
   rate: string;
+  /** The rate with the burst beside it, for the compact matrix ("60 / 60 s, burst 25"). */
+  rateBurst: string;
   burst: string;
   cost: string;
   failMode: string;
@@ -113,12 +123,14 @@ export function ruleRow(rule: MatrixRule): RuleRow {
     primitive: primitiveName(rule.primitive),
     key: rule.key ?? '',
     rate: ruleRateText(rule),
+    rateBurst: rateBurstText(rule),
     burst: burstText(rule),
     cost: costText(rule),
     failMode: failModeText(rule.failMode),
     layer: layerName(rule.layer),
     ttl: rule.ttlSeconds === undefined ? '' : fmtDuration(rule.ttlSeconds),
-    bound: rule.cardinality?.bound === undefined ? '' : fmtNumber(rule.cardinality.bound),
+    bound:
+      rule.cardinality?.bound === undefined ? '' : `${fmtNumber(rule.cardinality.bound)} key${rule.cardinality.bound === 1 ? '' : 's'}`,
     basis: rule.cardinality?.basis ?? '',
     headers: headersText(rule),
     killSwitch: rule.killSwitch?.flag ?? '',
