@@ -11,7 +11,7 @@ import type { SectionLinkResolver } from './helpers.js';
 import { headings, type Heading } from './links.js';
 import { normalizeMarkdown } from './normalize.js';
 import { planSections, renderSections, type PlannedSection, type RenderedSection, type SectionId } from './sections/index.js';
-import { ruleRow, scopeView } from './sections/views.js';
+import { codeLinks, ruleRow, scopeView } from './sections/views.js';
 import { template } from './templates.js';
 import type { Layout, RenderInput } from './types.js';
 
@@ -102,6 +102,8 @@ export interface DocumentMeta {
 export interface SingleDocument {
   layout: 'single';
   meta: DocumentMeta;
+  /** Links out of the document to the code folder's files (the link checker accepts exactly these). */
+  codeLinks: string[];
   /** `<baseName>.md`. */
   path: string;
   /** Title, intro and the linked table of contents (Markdown). */
@@ -132,6 +134,8 @@ export interface FolderPage {
 export interface FolderDocument {
   layout: 'folder';
   meta: DocumentMeta;
+  /** Links out of the document to the code folder's files (the link checker accepts exactly these). */
+  codeLinks: string[];
   /** The index first, then the numbered pages. */
   pages: FolderPage[];
 }
@@ -153,17 +157,18 @@ export function planDocument(input: RenderInput, options: DocumentOptions): Docu
   // The layout and the page split are measured on the document without the embedded code,
   // so writing the code too (--code-dir) never changes which pages there are.
   const measured = input.codeFiles?.length ? planSingle(withoutCode(input), plan, baseName) : undefined;
-  if (options.layout === 'folder') return planFolder(input, plan, measured?.sections);
-  const single = planSingle(input, plan, baseName);
+  const folderInput = { ...input, ...(input.codeHref ? { codeBase: input.codeHref.folder } : {}) };
+  if (options.layout === 'folder') return planFolder(folderInput, plan, measured?.sections);
+  const single = planSingle({ ...input, ...(input.codeHref ? { codeBase: input.codeHref.single } : {}) }, plan, baseName);
   const reference = measured ?? single;
   if (options.layout === 'auto' && chooseLayout(documentStats(reference.markdown, plan.length)) === 'folder') {
-    return planFolder(input, plan, reference.sections);
+    return planFolder(folderInput, plan, reference.sections);
   }
   return single;
 }
 
 function withoutCode(input: RenderInput): RenderInput {
-  const { codeFiles: _code, ...rest } = input;
+  const { codeFiles: _code, codeBase: _base, ...rest } = input;
   return rest;
 }
 
@@ -192,6 +197,7 @@ function planSingle(input: RenderInput, plan: PlannedSection[], baseName: string
   return {
     layout: 'single',
     meta: meta(input),
+    codeLinks: codeLinks(input),
     path: `${baseName}.md`,
     head,
     sections,
@@ -356,7 +362,7 @@ function planFolder(input: RenderInput, plan: PlannedSection[], rendered?: reado
     links,
     markdown: normalizeMarkdown([head, navMarkdown(nav), index, footMarkdown(links)].join('\n\n')),
   });
-  return { layout: 'folder', meta: meta(input), pages: out };
+  return { layout: 'folder', meta: meta(input), codeLinks: codeLinks(input), pages: out };
 }
 
 function pageLink(label: string, page: Page | undefined): PageLink | undefined {

@@ -139,21 +139,46 @@ describe('options and variants', () => {
     expect(() => renderMarkdown(exampleInput('minimal-generic'), { layout: 'single', baseName: '../x' })).toThrow();
   });
 
-  it('embeds code files as fenced blocks in their language, in the enforcement section', () => {
+  it('prints the Lua, the gateway files and the rules in the enforcement section, and links the runtimes with size and purpose', () => {
     const input = exampleInput('saas-platform');
     const lua = '-- a comment with ``` backticks\nreturn redis.call("TIME")\n';
+    const runtime = ['// header', 'import x from "y";', '// The rules this middleware enforces.', 'export const RULES = [', '  { id: "a" },', '];', 'export function createLimiter() {', '  return "RUNTIME BODY";', '}', ''].join('\n');
     const files = renderMarkdown(
-      { ...input, codeFiles: [{ path: 'ratelimit/gcra.lua', language: 'lua', content: lua }, { path: 'ratelimit/nginx.conf', language: 'nginx', content: 'limit_req zone=global;' }] },
+      {
+        ...input,
+        codeFiles: [
+          { path: 'lua/gcra.lua', language: 'lua', content: lua, description: 'GCRA script' },
+          { path: 'gateway/nginx.conf', language: 'nginx', content: 'limit_req zone=global;' },
+          { path: 'middleware/ratelimit-core.ts', language: 'typescript', content: runtime, description: 'the middleware core' },
+          { path: 'README.md', language: 'markdown', content: '# list\n' },
+        ],
+        codeHref: { single: '../ratelimit', folder: '../../ratelimit' },
+      },
       { layout: 'single' },
     );
     const doc = files[0]?.content ?? '';
     const code = tokensOf(doc).filter((t): t is Tokens.Code => t.type === 'code');
     expect(code.find((c) => c.lang === 'lua')?.text).toBe(lua.trimEnd());
     expect(code.find((c) => c.lang === 'nginx')?.text).toBe('limit_req zone=global;');
-    expect(doc).toContain('`ratelimit/gcra.lua` (lua):');
+    // the rules, not the runtime around them
+    expect(code.find((c) => c.lang === 'typescript')?.text).toBe('// The rules this middleware enforces.\nexport const RULES = [\n  { id: "a" },\n];');
+    expect(doc).not.toContain('RUNTIME BODY');
+    expect(doc).toContain("The design's rules, from `middleware/ratelimit-core.ts` (lines 3-6):");
+    expect(doc).toContain('`lua/gcra.lua`: GCRA script.');
     const enforcement = doc.slice(doc.indexOf('## 4. Enforcement'), doc.indexOf('## 5. '));
     expect(enforcement).toContain('````lua');
-    expect(enforcement).not.toContain('embedded here when');
+    // every file linked from the single file's folder, with its size; the code README is not a page of the document
+    const [list] = tables(enforcement, 'File', 'Size', 'What it does');
+    expect(list?.rows.map((r) => r[0]?.text)).toEqual([
+      '[`lua/gcra.lua`](../ratelimit/lua/gcra.lua)',
+      '[`gateway/nginx.conf`](../ratelimit/gateway/nginx.conf)',
+      '[`middleware/ratelimit-core.ts`](../ratelimit/middleware/ratelimit-core.ts)',
+    ]);
+    expect(list?.rows[2]?.[1]?.text).toBe('9 lines, 170 bytes');
+    expect(list?.rows[2]?.[2]?.text).toBe('the middleware core');
+    // the folder layout links from one level further down
+    const folder = renderMarkdown({ ...input, codeFiles: [{ path: 'lua/gcra.lua', language: 'lua', content: lua }], codeHref: { single: 'x', folder: '../../ratelimit' } }, { layout: 'folder' });
+    expect(folder.map((f) => f.content).join('\n')).toContain('[`lua/gcra.lua`](../../ratelimit/lua/gcra.lua)');
   });
 
   it('shows what a broken hand-written rule leaves out, and the failing constraints with the rule id', () => {

@@ -316,7 +316,68 @@ export function enforcementView(input: RenderInput): Record<string, unknown> {
     placementDiagram: e.placementDiagram,
     layerCount: new Set(rules.map((r) => r.layer).filter(Boolean)).size,
     codeDir: output.codeDir ?? '',
-    codeFiles: (input.codeFiles ?? []).map((f) => ({ path: f.path, language: f.language, content: f.content })),
+    ...codeView(input),
+  };
+}
+
+/** The code files the document prints: the Lua scripts and the gateway configuration. */
+function printed(path: string): boolean {
+  return path.startsWith('lua/') || path.startsWith('gateway/');
+}
+
+/** The design's own rules inside a generated module: from the comment above `export const RULES` to its closing `];`. */
+export function rulesExcerpt(content: string): { from: number; to: number; text: string } | undefined {
+  const lines = content.split('\n');
+  const start = lines.findIndex((l) => /^export const RULES\b/.test(l));
+  if (start < 0) return undefined;
+  const end = lines.findIndex((l, i) => i > start && l === '];');
+  if (end < 0) return undefined;
+  let from = start;
+  while (from > 0 && /^\s*(\/\/|\/\*|\*)/.test(lines[from - 1] ?? '')) from -= 1;
+  return { from: from + 1, to: end + 1, text: `${lines.slice(from, end + 1).join('\n')}\n` };
+}
+
+/** The href of a code file from the document's pages, or '' when the code folder is not known. */
+export function codeFileHref(input: RenderInput, path: string): string {
+  if (input.codeBase === undefined) return '';
+  const base = input.codeBase.replace(/\/+$/, '');
+  return base === '' || base === '.' ? path : `${base}/${path}`;
+}
+
+/** Every link the enforcement section makes to a code file (the link checker accepts exactly these). */
+export function codeLinks(input: RenderInput): string[] {
+  return linkedCode(input).map((f) => f.href).filter(Boolean);
+}
+
+function linkedCode(input: RenderInput): { path: string; href: string; size: string; description: string }[] {
+  return (input.codeFiles ?? [])
+    .filter((f) => f.path !== 'README.md')
+    .map((f) => ({
+      path: f.path,
+      href: codeFileHref(input, f.path),
+      size: `${fmtNumber(f.content.split('\n').length - (f.content.endsWith('\n') ? 1 : 0))} lines, ${fmtBytes(Buffer.byteLength(f.content, 'utf8'))}`,
+      description: f.description ?? '',
+    }));
+}
+
+/**
+ * What the enforcement section shows of the code: the design's rules (an excerpt of the
+ * module that compiles them in), every Lua script and gateway file in full, and a linked
+ * list of every file with its size and purpose; the middleware and client runtimes are
+ * read in the code folder, not in the document.
+ */
+function codeView(input: RenderInput): Record<string, unknown> {
+  const files = input.codeFiles ?? [];
+  const rules = files
+    .map((f) => ({ f, excerpt: f.language === 'typescript' ? rulesExcerpt(f.content) : undefined }))
+    .find((x) => x.excerpt !== undefined);
+  return {
+    hasCode: files.length > 0,
+    rulesModule: rules?.excerpt
+      ? { path: rules.f.path, from: fmtNumber(rules.excerpt.from), to: fmtNumber(rules.excerpt.to), content: rules.excerpt.text, language: rules.f.language }
+      : undefined,
+    printedFiles: files.filter((f) => printed(f.path)).map((f) => ({ path: f.path, language: f.language, content: f.content, description: f.description ?? '' })),
+    linkedFiles: linkedCode(input),
   };
 }
 
