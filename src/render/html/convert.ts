@@ -6,7 +6,7 @@
  * - tables sit in a wrapper that scrolls sideways, so a wide table never widens the page;
  *   column alignment is a class, not the obsolete `align` attribute; every body cell
  *   carries its column's name (`data-label`), which a narrow screen shows beside the value
- *   when it stacks a table of four or more columns into one card per row;
+ *   when it stacks a table of three or more columns into one card per row;
  * - code is `<pre><code>`, escaped; a ```mermaid fence becomes the diagram (inline SVG with
  *   its source in a comment), rendered by the caller's diagram function;
  * - relative links to `.md` pages point at the `.html` pages (`README.md` -> `index.html`);
@@ -39,7 +39,7 @@ function safeHref(href: string): boolean {
 }
 
 /** Tables with at least this many columns are stacked into cards on a phone. */
-export const STACK_COLUMNS = 4;
+export const STACK_COLUMNS = 3;
 
 function alignClass(align: Tokens.TableCell['align']): string {
   return align ? ` class="align-${align}"` : '';
@@ -66,7 +66,7 @@ export function markdownToHtml(markdown: string, ctx: ConvertContext): string {
     };
     const head = `<tr>${token.header.map(cell).join('')}</tr>`;
     const rows = token.rows.map((r) => `<tr>${r.map(cell).join('')}</tr>`).join('\n');
-    // A table of four or more columns becomes one card per row on a narrow screen (styles.css).
+    // A table of three or more columns becomes one card per row on a narrow screen (styles.css).
     const cls = token.header.length >= STACK_COLUMNS ? ' class="stack"' : '';
     return (
       `<div class="table-wrap">\n<table${cls}>\n<thead>\n${head}\n</thead>\n` +
