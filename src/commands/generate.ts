@@ -115,7 +115,7 @@ export function resolveTarget(cwd: string, out: string | undefined, layout: 'sin
 
 /** `auto` becomes `single` when the document path ends in .html or .md: the user named a file. */
 export function singleFileLayout(layout: 'auto' | 'single' | 'folder', out: string | undefined): 'auto' | 'single' | 'folder' {
-  return layout === 'auto' && formatOfPath(out) !== undefined ? 'single' : layout;
+  return layout === 'auto' && out !== undefined && /\.(?:html?|md|markdown)$/i.test(out) ? 'single' : layout;
 }
 
 export interface PlanOptions {
