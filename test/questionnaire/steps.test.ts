@@ -150,7 +150,7 @@ describe('item 2, stack', () => {
       },
     });
     expect(t.prompt.rejected).toEqual([
-      '"six" is not a number: type digits only, e.g. 6',
+      '"six" is not a number: type digits only, e.g. 6, or leave it empty if unsure',
       '"10.0.0.0/33" must be an IPv4 or IPv6 address or CIDR, e.g. 10.0.0.0/8 or fd00::/8',
     ]);
   });
