@@ -179,6 +179,9 @@ describe('options and variants', () => {
     // the folder layout links from one level further down
     const folder = renderMarkdown({ ...input, codeFiles: [{ path: 'lua/gcra.lua', language: 'lua', content: lua }], codeHref: { single: 'x', folder: '../../ratelimit' } }, { layout: 'folder' });
     expect(folder.map((f) => f.content).join('\n')).toContain('[`lua/gcra.lua`](../../ratelimit/lua/gcra.lua)');
+    // a code folder whose name needs encoding is linked, and the link checker accepts it
+    const spaced = renderMarkdown({ ...input, codeFiles: [{ path: 'lua/gcra.lua', language: 'lua', content: lua }], codeHref: { single: '../rate limit', folder: 'x' } }, { layout: 'single' });
+    expect(spaced[0]?.content).toContain('[`lua/gcra.lua`](../rate%20limit/lua/gcra.lua)');
   });
 
   it('shows what a broken hand-written rule leaves out, and the failing constraints with the rule id', () => {

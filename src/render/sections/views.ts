@@ -5,6 +5,7 @@
  */
 import type { Design, MatrixRule, MetricSource } from '../../design/model.js';
 import { fmtBytes, fmtDuration, fmtNumber, fmtPercent, joinAnd } from '../format.js';
+import { mdHref } from '../helpers.js';
 import type { RenderInput } from '../types.js';
 import { outboundPeak } from '../../answers/defaults.js';
 import {
@@ -346,7 +347,11 @@ export function codeFileHref(input: RenderInput, path: string): string {
 
 /** Every link the enforcement section makes to a code file (the link checker accepts exactly these). */
 export function codeLinks(input: RenderInput): string[] {
-  return linkedCode(input).map((f) => f.href).filter(Boolean);
+  // as the page writes them: percent-encoded where a path needs it
+  return linkedCode(input)
+    .map((f) => f.href)
+    .filter(Boolean)
+    .map(mdHref);
 }
 
 function linkedCode(input: RenderInput): { path: string; href: string; size: string; description: string }[] {
