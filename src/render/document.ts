@@ -379,6 +379,8 @@ function indexPage(input: RenderInput, pages: Page[], links: SectionLinkResolver
     return target ? { label: target.label, href: target.href } : { label: 'not part of this design' };
   };
   const codeDir = d.output.codeDir;
+  // The page holding the matrix, where each rule's details are.
+  const matrixPage = (links('matrix')?.href ?? '').split('#')[0] ?? '';
   const deliverables = [
     { what: 'Limit matrix', ...at('matrix') },
     { what: 'Algorithm decisions', ...at('algorithms') },
@@ -400,7 +402,7 @@ function indexPage(input: RenderInput, pages: Page[], links: SectionLinkResolver
       generic: d.meta.generic,
       description: d.scope.description ?? '',
       scopeFacts: facts,
-      rules: d.rules.map(ruleRow),
+      rules: d.rules.map((r) => ({ ...ruleRow(r), detailsHref: `${matrixPage}#rule-${r.id}` })),
       pageCount: pages.length,
       pages: pages.map((p) => ({
         title: p.title,

@@ -102,7 +102,8 @@ describe.each(EXAMPLES)('example %s, folder', (name) => {
     const index = byPath.get(INDEX_FILE) ?? '';
     const tables = Lexer.lex(index, { gfm: true }).filter((t): t is Tokens.Table => t.type === 'table');
     const glance = tables.find((t) => t.header.map((h) => h.text).join('|') === 'Rule|Layer|Rate|Fail mode');
-    expect(glance?.rows.map((r) => r[0]?.text)).toEqual(input.design.rules.map((r) => `\`${r.id}\``));
+    const matrixPage = pages.find((p) => p.content.includes('\n## 2. Limit matrix'))?.path;
+    expect(glance?.rows.map((r) => r[0]?.text)).toEqual(input.design.rules.map((r) => `[\`${r.id}\`](${matrixPage}#rule-${r.id})`));
     const deliverables = tables.find((t) => t.header[0]?.text === 'Deliverable');
     expect(deliverables?.rows.map((r) => r[0]?.text)).toEqual([
       'Limit matrix', 'Algorithm decisions', 'Enforcement code and placement', 'Response contract', 'Quota design',
