@@ -3,7 +3,6 @@ import { cpSync, existsSync, mkdtempSync, readFileSync, rmSync, writeFileSync } 
 import { tmpdir } from 'node:os';
 import path from 'node:path';
 import { describe, expect, it } from 'vitest';
-import { SCHEMA_URL } from '../../src/answers/schema.js';
 import type { CommandContext } from '../../src/commands/context.js';
 import { runInit, type InitIo } from '../../src/commands/init.js';
 import { nodeProjectFs } from '../../src/io/project-fs.js';
