@@ -51,6 +51,9 @@ const program = new Command()
   init.addHelpText(
     'after',
     `
+Q1-Q7 in front of a flag: the interview question it answers, so that question is not asked:
+  Q1 what to protect against, Q2 the stack, Q3 identities and endpoints, Q4 traffic,
+  Q5 limits promised to customers, Q6 behaviour when the store is down, Q7 third-party APIs.
 Every choice flag also takes "unknown" (don't know: not asked, the design states an assumption).
 Examples:
   $ rl-design init

@@ -116,6 +116,11 @@ export function resolveTarget(cwd: string, out: string | undefined, layout: 'sin
   return { dir: path.dirname(abs), single: `${path.basename(abs)}${ext}` };
 }
 
+/** `auto` becomes `single` when the document path ends in .html or .md: the user named a file. */
+export function singleFileLayout(layout: 'auto' | 'single' | 'folder', out: string | undefined): 'auto' | 'single' | 'folder' {
+  return layout === 'auto' && out !== undefined && /\.(?:html?|md|markdown)$/i.test(out) ? 'single' : layout;
+}
+
 export interface PlanOptions {
   format?: 'html' | 'markdown';
   layout?: 'auto' | 'single' | 'folder';
@@ -203,7 +208,10 @@ export interface OutputPlan {
  */
 export async function planOutputs(ctx: CommandContext, design: Design, opts: PlanOptions = {}): Promise<OutputPlan> {
   const format = opts.format ?? design.output.format;
-  const layout = opts.layout ?? design.output.layout;
+  const out = opts.out ?? design.output.path;
+  const ext = format === 'html' ? '.html' : '.md';
+  // A document path that names a file (`docs/design.html`) is written as that one file.
+  const layout = singleFileLayout(opts.layout ?? design.output.layout, out);
   const codeDirRaw = opts.codeDir ?? design.output.codeDir;
   const codePlace =
     codeDirRaw && codeDirRaw !== 'none'
@@ -218,14 +226,22 @@ export async function planOutputs(ctx: CommandContext, design: Design, opts: Pla
   const generated = (await import('../codegen/index.js')).generateCode(design);
   const code = codeDir ? generated : [];
   const checks = checkDesign(design, generated);
-  const input = { design, checks, ...(code.length > 0 ? { codeFiles: code } : {}) };
+  // The code folder as the document's pages see it, for each layout the renderer may choose.
+  const outExpanded = out !== undefined ? expandHome(out) : undefined;
+  const codeHref = (layoutName: 'single' | 'folder', dir: string): string =>
+    path.relative(resolveTarget(ctx.cwd, outExpanded, layoutName, ext).dir, dir).split(path.sep).join('/') || '.';
+  const input = {
+    design,
+    checks,
+    ...(code.length > 0 ? { codeFiles: code } : {}),
+    ...(codeDir ? { codeHref: { single: codeHref('single', codeDir), folder: codeHref('folder', codeDir) } } : {}),
+  };
   const files = await renderDocument(ctx, input, {
     format,
     layout,
     diagrams: opts.diagrams ?? 'beautiful-mermaid',
     ...(opts.diagramJob ? { diagramJob: opts.diagramJob } : {}),
   });
-  const ext = format === 'html' ? '.html' : '.md';
   const chosen = files.filter((f) => f.path.endsWith(ext)).length > 1 ? 'folder' : 'single';
   const target = resolveTarget(ctx.cwd, outRaw !== undefined ? expandHome(outRaw) : undefined, chosen, ext);
   const docAnchor = outPlace ? outPlace.anchorFor(target.dir) : ctx.cwd;
@@ -303,7 +319,8 @@ async function generateWith(ctx: CommandContext, opts: GenerateOptions, diagramJ
   const results = opts.example ? undefined : await loadResultsFor(file, opts.answersText);
   const withResults = results ? applyResults(built, results) : built;
   // A built-in example's paths are illustrative: its files go where the flags say (or the defaults), not into the cwd's ratelimit/.
-  const design: Design = opts.example ? { ...withResults, output: { format: withResults.output.format, layout: withResults.output.layout } } : withResults;
+  // A built-in example is written as HTML, the default format, unless --format (or --out x.md) says otherwise.
+  const design: Design = opts.example ? { ...withResults, output: { format: 'html', layout: withResults.output.layout } } : withResults;
   // The format: --format, else the extension of --out (`--out design.html` means HTML whatever
   // the answers say), else the answers' output.format.
   const format = opts.format ? (opts.format === 'md' ? 'markdown' : (opts.format as 'html' | 'markdown')) : formatOfPath(opts.out);
@@ -338,7 +355,7 @@ export async function runGenerate(ctx: CommandContext, opts: GenerateOptions): P
     const state = run.unchanged.includes(p.path) ? 'unchanged' : 'wrote';
     ctx.stdout(`  ${state} ${rel(p.path)}\n`);
   }
-  if (!plan.codeDir) ctx.stdout('  (pass --code-dir DIR to also write the enforcement code as source files, embedded in the document)\n');
+  if (!plan.codeDir) ctx.stdout('  (pass --code-dir DIR to also write the enforcement code as source files; the document then prints its rules, Lua and gateway files and links the rest)\n');
   ctx.stdout(`Constraints: ${CONSTRAINTS.length - run.checksFailed.length} of ${CONSTRAINTS.length} pass.\n`);
   if (run.checksFailed.length > 0) {
     ctx.stderr(`warning: ${run.checksFailed.join(', ')} failed; run \`rl-design validate\` for details.\n`);

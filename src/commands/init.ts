@@ -23,10 +23,11 @@ import { parseAnswers } from '../answers/load.js';
 import { formatMessage, UserError } from '../messages.js';
 import { detectProject, printable, type ProjectFs } from '../questionnaire/detect/index.js';
 import { parseInitFlags, type InitRawOptions } from '../questionnaire/flags.js';
-import { answersText, detectedFrom, detectionReport, finishAnswers, previousReport, runInterview, type PreviousAnswers } from '../questionnaire/interview.js';
+import { answersText, detectedFrom, detectionReport, finishAnswers, previousReport, runInterview, schemaRefFor, type PreviousAnswers } from '../questionnaire/interview.js';
 import { changedFields } from '../questionnaire/previous.js';
 import { inquirerPrompter, PromptCancelled, refusingPrompter, type Prompter } from '../questionnaire/prompt.js';
 import { documentFiles, summaryLines, type SummaryFile } from '../questionnaire/summary.js';
+import { wrapLine } from '../questionnaire/wrap.js';
 import type { CommandContext } from './context.js';
 import { generateFiles } from './generate.js';
 import { validDate } from './load-design.js';
@@ -46,6 +47,8 @@ export interface InitIo {
   exit: (code: number) => never;
   /** The project folder the detectors read. */
   projectFs: (root: string) => ProjectFs;
+  /** Width of the terminal standard output goes to; unset when it is not a terminal (nothing is wrapped). */
+  columns?: number;
 }
 
 export function nodeInitIo(): InitIo {
@@ -60,6 +63,7 @@ export function nodeInitIo(): InitIo {
     },
     exit: (code) => process.exit(code),
     projectFs: (root) => nodeProjectFs(root),
+    ...(process.stdout.isTTY && process.stdout.columns > 0 ? { columns: process.stdout.columns } : {}),
   };
 }
 
@@ -120,7 +124,11 @@ export async function runInit(ctx: CommandContext, raw: InitRawOptions, io: Init
     throw new UserError('badOption', { option: '--date', reason: `"${raw.date}" is not a calendar date in the form YYYY-MM-DD` });
   }
   const interactive = !raw.yes && io.stdinIsTTY;
-  const say = (line: string): void => ctx.stdout(`${line}\n`);
+  // Lines longer than the terminal are wrapped at spaces, under their own text.
+  const say = (line: string): void => {
+    for (const l of wrapLine(line, io.columns)) ctx.stdout(`${l}
+`);
+  };
   const answersPath = path.resolve(ctx.cwd, expandHome(raw.answersFile ?? DEFAULT_ANSWERS_FILE));
   const shown = (p: string): string => displayPath(ctx.cwd, p);
 
@@ -160,7 +168,7 @@ export async function runInit(ctx: CommandContext, raw: InitRawOptions, io: Init
 
       const prompt = interactive ? io.prompter() : refusingPrompter();
       const draft = await runInterview({ prompt, interactive, flags, detected: detectedFrom(detection), ...(previous ? { previous } : {}), say });
-      answers = finishAnswers(draft, flags.name ?? previous?.answers.project?.name ?? (await projectNameFrom(fs)));
+      answers = finishAnswers(draft, flags.name ?? previous?.answers.project?.name ?? (await projectNameFrom(fs)), schemaRefFor(ctx.cwd, answersPath));
       text = answersText(answers);
 
       const changed = previous ? changedFields(previous.answers, answers) : [];
@@ -233,7 +241,7 @@ export async function runInit(ctx: CommandContext, raw: InitRawOptions, io: Init
         phrase: `enforcement code: ${doc.code.length} files (Lua scripts, ${design.scope.framework === 'fastify' ? 'Fastify' : 'Express'} middleware, gateway and alert config), listed in its README.md`,
       });
     }
-    for (const line of summaryLines(design, files, { passed: checks.filter((c) => c.passed).length, total: checks.length }, notes)) say(line);
+    for (const line of summaryLines(design, files, { passed: checks.filter((c) => c.passed).length, total: checks.length }, notes, io.columns)) say(line);
     return 0;
   } finally {
     stopTrap();

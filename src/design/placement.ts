@@ -26,6 +26,27 @@ function failLabel(r: MatrixRule): string {
   return `${r.id} (fail ${r.failMode ?? 'unstated'})`;
 }
 
+/** Up to this many rules a layer's box names each one; past it, the box counts them per tier. */
+const NAMED_RULES = 3;
+
+/**
+ * The lines of a layer's box: its component and rule count, then each rule by name (a few),
+ * or a count per tier with the tier's fail modes (the matrix names them all).
+ */
+function layerLabel(component: string, rules: MatrixRule[]): string[] {
+  const head = `${component}: ${formatNumber(rules.length)} rule${rules.length === 1 ? '' : 's'}`;
+  if (rules.length <= NAMED_RULES) return [head, ...rules.map(failLabel)];
+  const tiers = [...new Set(rules.map((r) => r.tier))];
+  return [
+    head,
+    ...tiers.map((tier) => {
+      const of = rules.filter((r) => r.tier === tier);
+      const modes = [...new Set(of.map((r) => r.failMode ?? 'unstated'))].map((m) => `fail ${m}`).join(' / ');
+      return `${formatNumber(of.length)} ${tier}, ${modes}`;
+    }),
+  ];
+}
+
 function placementDiagram(scope: Scope, rules: MatrixRule[]): Diagram {
   const edge = rules.filter((r) => r.layer === 'edge');
   const mw = rules.filter((r) => r.layer === 'middleware');
@@ -34,12 +55,12 @@ function placementDiagram(scope: Scope, rules: MatrixRule[]): Diagram {
   const edges: Diagram['edges'] = [];
   let prev = 'client';
   if (edge.length > 0) {
-    nodes.push({ id: 'edge', label: [`edge: ${GATEWAY_COMPONENT[scope.gateway] ?? scope.gateway}`, ...edge.map(failLabel)], shape: 'box' });
+    nodes.push({ id: 'edge', label: layerLabel(`edge: ${GATEWAY_COMPONENT[scope.gateway] ?? scope.gateway}`, edge), shape: 'box' });
     edges.push({ from: prev, to: 'edge' });
     prev = 'edge';
   }
   if (mw.length > 0) {
-    nodes.push({ id: 'mw', label: [`app middleware (${scope.framework})`, ...mw.map(failLabel)], shape: 'box' });
+    nodes.push({ id: 'mw', label: layerLabel(`app middleware (${scope.framework})`, mw), shape: 'box' });
     edges.push({ from: prev, to: 'mw' });
     prev = 'mw';
   }
@@ -51,7 +72,7 @@ function placementDiagram(scope: Scope, rules: MatrixRule[]): Diagram {
     if (mw.some((r) => r.primitive === 'redis-lua')) edges.push({ from: 'mw', to: 'store', label: 'EVALSHA', dashed: true });
   }
   if (out.length > 0) {
-    nodes.push({ id: 'outc', label: ['outbound client', ...out.map(failLabel)], shape: 'box' });
+    nodes.push({ id: 'outc', label: layerLabel('outbound client', out), shape: 'box' });
     nodes.push({ id: 'provider', label: ['third-party APIs'], shape: 'round' });
     edges.push({ from: 'app', to: 'outc' });
     edges.push({ from: 'outc', to: 'provider' });

@@ -109,8 +109,11 @@ export function shownValue(value: unknown): string {
 }
 
 /** "unknown" typed at an input that has a default: Enter would keep the default, so this clears it. */
+/** What a person types for "I don't know" at a text prompt ("unknown", "don't know", "not sure", "?"...). */
+const UNKNOWN_WORDS = new Set([UNKNOWN, "don't know", 'dont know', 'do not know', 'not sure', 'unsure', 'no idea', 'n/a', '?']);
+
 export function isUnknownText(text: string): boolean {
-  return text.trim().toLowerCase() === UNKNOWN;
+  return UNKNOWN_WORDS.has(text.trim().toLowerCase().replace(/\u2019/g, "'").replace(/\s+/g, ' '));
 }
 
 /** What an input says about leaving it empty: with a default, Enter keeps it and "unknown" clears it. */

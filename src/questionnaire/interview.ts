@@ -3,6 +3,7 @@
  * assembles the answers. No file system, no terminal of its own: detection results, the
  * previous answers, the prompt adapter and the output function come in.
  */
+import path from 'node:path';
 import { Answers, SCHEMA_URL, type AnswersInput } from '../answers/schema.js';
 import { mergePatch, type Detected, type Step, type StepContext } from './context.js';
 import { factsToAnswers, formatWarning, type ProjectDetection } from './detect/index.js';
@@ -82,14 +83,27 @@ export async function runInterview(options: InterviewOptions): Promise<AnswersIn
   return draft;
 }
 
+/** Where an installed rl-design's schema is, from the project's root: `npm install` of the package or its tarball puts it there. */
+export const LOCAL_SCHEMA_PATH = 'node_modules/rl-design/schemas/answers.schema.json';
+
 /**
- * The answers as written to disk: `$schema` first (the one a previous file had, else the
- * published one), validated by the schema (a failure is a bug).
+ * The `$schema` of a new answers file: the installed package's schema, relative to the
+ * answers file (`./node_modules/...` beside it at the project root, `../node_modules/...`
+ * one folder down), so an editor finds it without the package being published anywhere.
  */
-export function finishAnswers(draft: AnswersInput, projectName?: string): Answers {
+export function schemaRefFor(projectRoot: string, answersFile: string): string {
+  const rel = path.relative(path.dirname(path.resolve(projectRoot, answersFile)), path.join(path.resolve(projectRoot), LOCAL_SCHEMA_PATH)).split(path.sep).join('/');
+  return rel.startsWith('.') ? rel : `./${rel}`;
+}
+
+/**
+ * The answers as written to disk: `$schema` first (the one a previous file had, else
+ * `schemaRef`, else the published one), validated by the schema (a failure is a bug).
+ */
+export function finishAnswers(draft: AnswersInput, projectName?: string, schemaRef?: string): Answers {
   const { project, $schema, ...rest } = draft;
   const named = projectName ? { ...project, name: projectName } : project;
-  return Answers.parse({ $schema: $schema ?? SCHEMA_URL, ...(named ? { project: named } : {}), ...rest });
+  return Answers.parse({ $schema: $schema ?? schemaRef ?? SCHEMA_URL, ...(named ? { project: named } : {}), ...rest });
 }
 
 export function answersText(answers: Answers): string {

@@ -2,6 +2,7 @@
 import { formatNumber } from '../format.js';
 import type { Design, MatrixRule } from '../design/model.js';
 import { printable } from './detect/index.js';
+import { wrapLine } from './wrap.js';
 
 const PERIODS: Record<number, string> = { 1: 's', 60: 'min', 3600: 'h', 86400: 'day' };
 
@@ -75,7 +76,14 @@ export interface SummaryFile {
   phrase: string;
 }
 
-export function summaryLines(design: Design, files: SummaryFile[], constraints: { passed: number; total: number }, notes: string[]): string[] {
+/** The summary; with `columns`, each file's phrase wraps under the phrase column of the list. */
+export function summaryLines(
+  design: Design,
+  files: SummaryFile[],
+  constraints: { passed: number; total: number },
+  notes: string[],
+  columns?: number,
+): string[] {
   const lines: string[] = ['', `Key decisions for ${printable(design.scope.projectName, 80)}${design.meta.generic ? ' (generic design: see the assumptions)' : ''}:`];
   lines.push(`  Limit matrix at a glance (${design.rules.length} rule${design.rules.length === 1 ? '' : 's'}):`);
   for (const l of matrixAtAGlance(design)) lines.push(`    ${l}`);
@@ -85,7 +93,9 @@ export function summaryLines(design: Design, files: SummaryFile[], constraints: 
   lines.push(`  Constraints: ${constraints.passed} of ${constraints.total} pass${constraints.passed < constraints.total ? ' (run `rl-design validate` for details)' : ''}`);
   lines.push('', 'Files:');
   const width = Math.max(...files.map((f) => f.path.length));
-  for (const f of files) lines.push(`  ${f.path.padEnd(width)}  ${f.phrase}`);
+  // The phrases wrap under their own column while it leaves room for them, else under the path.
+  const phraseColumn = columns !== undefined && columns - (width + 4) >= 30 ? width + 4 : 6;
+  for (const f of files) lines.push(...wrapLine(`  ${f.path.padEnd(width)}  ${f.phrase}`, columns, phraseColumn));
   for (const n of notes) lines.push('', n);
   return lines;
 }

@@ -11,7 +11,7 @@ import type { SectionLinkResolver } from './helpers.js';
 import { headings, type Heading } from './links.js';
 import { normalizeMarkdown } from './normalize.js';
 import { planSections, renderSections, type PlannedSection, type RenderedSection, type SectionId } from './sections/index.js';
-import { ruleRow, scopeView } from './sections/views.js';
+import { codeLinks, ruleRow, scopeView } from './sections/views.js';
 import { template } from './templates.js';
 import type { Layout, RenderInput } from './types.js';
 
@@ -20,24 +20,25 @@ export const DEFAULT_BASE_NAME = 'rate-limit-design';
 export const INDEX_FILE = 'README.md';
 
 /**
- * When `auto` picks the folder layout. The seed (Phase 0) asks for a folder past ~1,500
- * lines or ~100 KB, or with more than about six top-level sections a reader navigates
- * between, and warns that a short design scattered across pages is worse than one page.
- * Every design here has 9-11 top-level sections, so the section count alone would always
- * split; it only counts once the single file is long enough that a reader navigates rather
- * than scrolls: more than 600 lines (about ten screens; a linked table of contents already
- * heads the single file). At 400, the two-rule generic design (about 410 lines, most of it
- * fixed monitoring, rollout and scenario text) would be cut into five pages.
+ * When `auto` picks the folder layout: past ~1,500 lines or ~100 KB, or with more than about
+ * six top-level sections a reader navigates between; a short design scattered across pages
+ * is worse than one page. Every design here has 9-11 top-level sections, so the section
+ * count alone would always split; it only counts once the single file is long enough that a
+ * reader navigates rather than scrolls: more than 700 lines (about ten screens of running
+ * text plus the limit matrix's per-rule details, ten lines a rule; a linked table of
+ * contents already heads the single file). Lower, the two-rule generic design (about 500
+ * lines, most of it fixed monitoring, rollout and scenario text) would be cut into pages.
  *
- * The measure is always the single Markdown document, whatever the output format: an HTML
- * page is bigger in bytes (inline SVG, CSS) but not longer to read, and measuring the same
- * source keeps both formats in the same layout.
+ * The measure is always the single Markdown document without the embedded code, whatever
+ * the output format: an HTML page is bigger in bytes (inline SVG, CSS) but not longer to
+ * read, and measuring the same source keeps both formats, with or without code, in the
+ * same layout.
  */
 export const LAYOUT_THRESHOLDS = {
   maxLines: 1500,
   maxBytes: 100_000,
   maxSections: 6,
-  minLinesForSections: 600,
+  minLinesForSections: 700,
 } as const;
 
 /** The page-count bounds of the folder layout, and the size under which a page is merged. */
@@ -56,7 +57,7 @@ export interface DocumentStats {
 
 /**
  * The layout `auto` resolves to: folder when the single document passes 1,500 lines or
- * 100,000 bytes, or has more than six top-level sections and more than 600 lines; single
+ * 100,000 bytes, or has more than six top-level sections and more than 700 lines; single
  * otherwise.
  */
 export function chooseLayout(stats: DocumentStats): Layout {
@@ -101,6 +102,8 @@ export interface DocumentMeta {
 export interface SingleDocument {
   layout: 'single';
   meta: DocumentMeta;
+  /** Links out of the document to the code folder's files (the link checker accepts exactly these). */
+  codeLinks: string[];
   /** `<baseName>.md`. */
   path: string;
   /** Title, intro and the linked table of contents (Markdown). */
@@ -131,6 +134,8 @@ export interface FolderPage {
 export interface FolderDocument {
   layout: 'folder';
   meta: DocumentMeta;
+  /** Links out of the document to the code folder's files (the link checker accepts exactly these). */
+  codeLinks: string[];
   /** The index first, then the numbered pages. */
   pages: FolderPage[];
 }
@@ -149,12 +154,22 @@ export function checkBaseName(name: string, ext = '.md'): string {
 export function planDocument(input: RenderInput, options: DocumentOptions): DocumentPlan {
   const baseName = checkBaseName(options.baseName ?? DEFAULT_BASE_NAME);
   const plan = planSections(input);
-  if (options.layout === 'folder') return planFolder(input, plan);
-  const single = planSingle(input, plan, baseName);
-  if (options.layout === 'auto' && chooseLayout(documentStats(single.markdown, plan.length)) === 'folder') {
-    return planFolder(input, plan, single.sections);
+  // The layout and the page split are measured on the document without the embedded code,
+  // so writing the code too (--code-dir) never changes which pages there are.
+  const measured = input.codeFiles?.length ? planSingle(withoutCode(input), plan, baseName) : undefined;
+  const folderInput = { ...input, ...(input.codeHref ? { codeBase: input.codeHref.folder } : {}) };
+  if (options.layout === 'folder') return planFolder(folderInput, plan, measured?.sections);
+  const single = planSingle({ ...input, ...(input.codeHref ? { codeBase: input.codeHref.single } : {}) }, plan, baseName);
+  const reference = measured ?? single;
+  if (options.layout === 'auto' && chooseLayout(documentStats(reference.markdown, plan.length)) === 'folder') {
+    return planFolder(folderInput, plan, reference.sections);
   }
   return single;
+}
+
+function withoutCode(input: RenderInput): RenderInput {
+  const { codeFiles: _code, codeBase: _base, ...rest } = input;
+  return rest;
 }
 
 function meta(input: RenderInput): DocumentMeta {
@@ -182,6 +197,7 @@ function planSingle(input: RenderInput, plan: PlannedSection[], baseName: string
   return {
     layout: 'single',
     meta: meta(input),
+    codeLinks: codeLinks(input),
     path: `${baseName}.md`,
     head,
     sections,
@@ -221,6 +237,8 @@ const GROUPS: readonly SectionId[][] = [
 export interface Page {
   file: string;
   title: string;
+  /** The section numbers the page holds: "4", or "1-2". */
+  numbers: string;
   sections: PlannedSection[];
 }
 
@@ -266,16 +284,24 @@ export function groupPages(plan: PlannedSection[], linesOf: (id: SectionId) => n
     }
   }
 
-  return groups.map((g, i) => {
+  // A page is numbered by the first section it holds, so `04-enforcement.md` opens with "4. Enforcement".
+  return groups.map((g) => {
     const name = joinAnd(g.map((s) => s.short));
-    const nn = String(i + 1).padStart(2, '0');
-    return { file: `${nn}-${slugAnchor(name)}.md`, title: name.charAt(0).toUpperCase() + name.slice(1), sections: g };
+    const first = g[0]?.num ?? 0;
+    const last = g[g.length - 1]?.num ?? first;
+    const nn = String(first).padStart(2, '0');
+    return {
+      file: `${nn}-${slugAnchor(name)}.md`,
+      title: name.charAt(0).toUpperCase() + name.slice(1),
+      numbers: first === last ? String(first) : `${first}-${last}`,
+      sections: g,
+    };
   });
 }
 
 function planFolder(input: RenderInput, plan: PlannedSection[], rendered?: readonly RenderedSection[]): FolderDocument {
-  // Measure each section once (links do not change its length) to group the pages.
-  const measured = rendered ?? renderSections(input, plan, () => undefined);
+  // Measure each section once (links do not change its length), without the embedded code, to group the pages.
+  const measured = rendered ?? renderSections(withoutCode(input), plan, () => undefined);
   const pages = groupPages(plan, (id) => lineCount(measured.find((s) => s.id === id)?.markdown ?? ''));
   const pageOf = (id: string): Page | undefined => pages.find((p) => p.sections.some((s) => s.id === id));
   const resolverFor =
@@ -289,7 +315,7 @@ function planFolder(input: RenderInput, plan: PlannedSection[], rendered?: reado
 
   const navItems = (current: string): NavItem[] => [
     { label: 'Home', href: INDEX_FILE, current: current === INDEX_FILE },
-    ...pages.map((p) => ({ label: p.title, href: p.file, current: current === p.file })),
+    ...pages.map((p) => ({ label: `${p.numbers}. ${p.title}`, href: p.file, current: current === p.file })),
   ];
   const navMarkdown = (nav: NavItem[]): string => template('layouts/nav.md.hbs')({ nav }, undefined);
   const footMarkdown = (links: PageLink[]): string => template('layouts/page-foot.md.hbs')({ ...meta(input), links }, undefined);
@@ -336,7 +362,7 @@ function planFolder(input: RenderInput, plan: PlannedSection[], rendered?: reado
     links,
     markdown: normalizeMarkdown([head, navMarkdown(nav), index, footMarkdown(links)].join('\n\n')),
   });
-  return { layout: 'folder', meta: meta(input), pages: out };
+  return { layout: 'folder', meta: meta(input), codeLinks: codeLinks(input), pages: out };
 }
 
 function pageLink(label: string, page: Page | undefined): PageLink | undefined {
@@ -353,6 +379,8 @@ function indexPage(input: RenderInput, pages: Page[], links: SectionLinkResolver
     return target ? { label: target.label, href: target.href } : { label: 'not part of this design' };
   };
   const codeDir = d.output.codeDir;
+  // The page holding the matrix, where each rule's details are.
+  const matrixPage = (links('matrix')?.href ?? '').split('#')[0] ?? '';
   const deliverables = [
     { what: 'Limit matrix', ...at('matrix') },
     { what: 'Algorithm decisions', ...at('algorithms') },
@@ -374,7 +402,7 @@ function indexPage(input: RenderInput, pages: Page[], links: SectionLinkResolver
       generic: d.meta.generic,
       description: d.scope.description ?? '',
       scopeFacts: facts,
-      rules: d.rules.map(ruleRow),
+      rules: d.rules.map((r) => ({ ...ruleRow(r), detailsHref: `${matrixPage}#rule-${r.id}` })),
       pageCount: pages.length,
       pages: pages.map((p) => ({
         title: p.title,

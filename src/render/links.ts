@@ -128,7 +128,8 @@ const isMarkdown = (path: string): boolean => path.endsWith('.md');
  * and HTML files (links and SVG references to element ids; a repeated id is reported too,
  * since a link to it is ambiguous).
  */
-export function findDeadLinks(files: readonly OutputFile[]): DeadLink[] {
+export function findDeadLinks(files: readonly OutputFile[], outside: readonly string[] = []): DeadLink[] {
+  const allowed = new Set(outside);
   const byPath = new Map(files.map((f) => [f.path, f]));
   // Each file is scanned once, for its own links and for the anchors others link to.
   const scans = new Map<string, { anchors: Set<string>; links: string[] }>();
@@ -158,7 +159,7 @@ export function findDeadLinks(files: readonly OutputFile[]): DeadLink[] {
       }
     }
     for (const href of scanOf(file.path).links) {
-      if (isExternal(href)) continue;
+      if (isExternal(href) || allowed.has(href)) continue;
       if (href === '') {
         dead.push({ file: file.path, href, reason: 'empty link' });
         continue;
@@ -179,8 +180,11 @@ export function findDeadLinks(files: readonly OutputFile[]): DeadLink[] {
   return dead;
 }
 
-/** Throws DeadLinkError when any relative link in the files resolves to nothing. */
-export function checkLinks(files: readonly OutputFile[]): void {
-  const dead = findDeadLinks(files);
+/**
+ * Throws DeadLinkError when any relative link in the files resolves to nothing. `outside`:
+ * links the renderer made to files written beside the document (the code folder's).
+ */
+export function checkLinks(files: readonly OutputFile[], outside: readonly string[] = []): void {
+  const dead = findDeadLinks(files, outside);
   if (dead.length > 0) throw new DeadLinkError(dead);
 }

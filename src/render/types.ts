@@ -19,12 +19,22 @@ export interface CodeFile {
   /** Fence language, e.g. `lua`, `typescript`, `nginx`, `yaml`. */
   language: string;
   content: string;
+  /** What the file is for, in one phrase (the document lists the files it links). */
+  description?: string;
 }
 
 export interface RenderInput {
   design: Design;
   checks: ConstraintResult[];
   codeFiles?: CodeFile[];
+  /**
+   * Relative POSIX path from the document's pages to the code folder, per layout (the single
+   * file and the folder's pages sit in different folders): the document links the code files
+   * it does not print. Without it, those files are named but not linked.
+   */
+  codeHref?: { single: string; folder: string };
+  /** The code folder as seen from the pages of the chosen layout (set by render/document.ts). */
+  codeBase?: string;
 }
 
 export type Layout = 'single' | 'folder';

@@ -19,7 +19,10 @@ import { pathToFileURL } from 'node:url';
 import { chromium, type BrowserContext, type Page } from 'playwright-core';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { loadBeautifulMermaid } from '../../src/render/diagrams/beautiful.js';
+import { Slugger } from '../../src/render/escape.js';
+import { markdownToHtml } from '../../src/render/html/convert.js';
 import { renderHtml } from '../../src/render/html/index.js';
+import { stylesheet } from '../../src/render/html/templates.js';
 import type { OutputFile } from '../../src/render/types.js';
 import { EXAMPLES, exampleInput } from '../render/fixtures.js';
 
@@ -72,6 +75,8 @@ beforeAll(async () => {
     executablePath: CHROMIUM,
     headless: true,
     args: ARGS,
+    // scrollbars as a reader's browser draws them (playwright hides them by default)
+    ignoreDefaultArgs: ['--hide-scrollbars'],
     viewport: { width: 1280, height: 900 },
     offline: false,
   });
@@ -232,5 +237,156 @@ describe.each(EXAMPLES.flatMap((name) => (['single', 'folder'] as const).map((la
     expect(report.horizontalOverflow).toBeLessThanOrEqual(0);
     expect(report.background).toBe('rgb(13, 17, 23)');
     for (const svg of report.svgs) expect(svg.width).toBeGreaterThan(50);
+  });
+});
+
+interface ReaderReport {
+  /** Tables and diagrams wider than their frame, and what shows that they scroll. */
+  scrolling: { table: string; overflow: number; scrollbar: number; shadow: boolean }[];
+  /** Cells whose content is wider than the cell (cut off, or spilling over the next one). */
+  clippedCells: string[];
+  /** The limit matrix: how far its last column ends past the frame's right edge (<= 0: all visible). */
+  matrix?: { columns: string[]; hiddenRight: number; stacked: boolean };
+  /** Every diagram label's size as drawn, in CSS pixels. */
+  diagramText: { text: string; px: number }[];
+}
+
+/** What a reader sees of the tables and diagrams of a page. */
+async function readerView(page: Page): Promise<ReaderReport> {
+  return page.evaluate(() => {
+    const name = (t: Element): string => [...t.querySelectorAll('thead th')].map((th) => th.textContent?.trim()).join(' | ');
+    const scrolling = [...document.querySelectorAll('.table-wrap')]
+      .filter((w) => w.scrollWidth > w.clientWidth + 1)
+      .map((w) => {
+        const el = w as HTMLElement;
+        const style = getComputedStyle(el);
+        const borders = Number.parseFloat(style.borderTopWidth) + Number.parseFloat(style.borderBottomWidth);
+        return {
+          table: name(w.querySelector('table') as Element),
+          overflow: w.scrollWidth - w.clientWidth,
+          scrollbar: el.offsetHeight - el.clientHeight - borders,
+          shadow: /radial-gradient/.test(style.backgroundImage) && style.backgroundAttachment.includes('local'),
+        };
+      });
+    // (a stacked table's header row is hidden: each cell shows its column's name instead)
+    const clippedCells = [...document.querySelectorAll('td, th')]
+      .filter((c) => !(c.tagName === 'TH' && getComputedStyle(c.closest('table') as Element).display === 'block'))
+      .filter((c) => c.scrollWidth > c.clientWidth + 1)
+      .map((c) => `${name(c.closest('table') as Element)}: "${c.textContent?.slice(0, 60)}"`);
+    const matrixTable = [...document.querySelectorAll('table')].find((t) => name(t).startsWith('Rule | Applies to | Identity'));
+    let matrix: ReaderReport['matrix'];
+    if (matrixTable) {
+      const wrap = matrixTable.closest('.table-wrap') as HTMLElement;
+      const frame = wrap.getBoundingClientRect();
+      const cells = [...matrixTable.querySelectorAll('tbody tr:first-child td')].map((td) => td.getBoundingClientRect());
+      matrix = {
+        columns: [...matrixTable.querySelectorAll('thead th')].map((th) => th.textContent ?? ''),
+        hiddenRight: Math.max(...cells.map((r) => r.right)) - frame.right,
+        stacked: getComputedStyle(matrixTable).display === 'block',
+      };
+    }
+    for (const f of document.querySelectorAll('figure.diagram')) {
+      if (f.scrollWidth <= f.clientWidth + 1) continue;
+      const el = f as HTMLElement;
+      const style = getComputedStyle(el);
+      const borders = Number.parseFloat(style.borderTopWidth) + Number.parseFloat(style.borderBottomWidth);
+      scrolling.push({
+        table: `diagram ${f.querySelector('figcaption')?.textContent ?? ''}`,
+        overflow: f.scrollWidth - f.clientWidth,
+        scrollbar: el.offsetHeight - el.clientHeight - borders,
+        shadow: /radial-gradient/.test(style.backgroundImage) && style.backgroundAttachment.includes('local'),
+      });
+    }
+    const diagramText = [...document.querySelectorAll('figure.diagram svg')].flatMap((svg) => {
+      const scale = svg.getBoundingClientRect().width / (svg as SVGSVGElement).viewBox.baseVal.width;
+      return [...svg.querySelectorAll('text')]
+        .filter((t) => (t.textContent ?? '').trim() !== '')
+        .map((t) => ({ text: t.textContent ?? '', px: Number.parseFloat(getComputedStyle(t).fontSize) * scale }));
+    });
+    return { scrolling, clippedCells, diagramText, ...(matrix ? { matrix } : {}) };
+  });
+}
+
+const VIEWS = [
+  { width: 1280, scheme: 'light' },
+  { width: 1280, scheme: 'dark' },
+  { width: 390, scheme: 'light' },
+  { width: 390, scheme: 'dark' },
+] as const;
+
+describe.each(EXAMPLES)('%s as a reader sees it', (name) => {
+  const pagesOf = (layout: 'single' | 'folder'): { file: string; dir: string }[] => {
+    const doc = documents.find((d) => d.name === `${name}-${layout}`) as Document;
+    return doc.pages.map((file) => ({ file, dir: doc.dir }));
+  };
+
+  it.each(VIEWS)('at $width px, $scheme: no table cut off without a visible scroll cue, the matrix whole, diagram labels >= 12 px on a phone', async ({ width, scheme }) => {
+    let matrices = 0;
+    let scrolled = 0;
+    for (const { file, dir } of [...pagesOf('single'), ...pagesOf('folder')]) {
+      const { page, errors } = await open(path.join(dir, file), { width, scheme });
+      const view = await readerView(page);
+      const where = `${name} ${file} ${width} ${scheme}`;
+      if (view.matrix) {
+        matrices += 1;
+        expect(view.matrix.columns, where).toEqual(['Rule', 'Applies to', 'Identity', 'Rate and burst', 'Fail mode', 'Layer']);
+        // every key column in view without scrolling: the whole row inside the frame
+        expect(view.matrix.hiddenRight, where).toBeLessThanOrEqual(1);
+        // a phone stacks the matrix into one card per rule
+        expect(view.matrix.stacked, where).toBe(width < 640);
+        const shot = path.join(ARTIFACTS, `reader-${name}-${file.replace(/\.html$/, '')}-matrix-${width}-${scheme}.png`);
+        await page.evaluate(() =>
+          [...document.querySelectorAll('table')]
+            .find((t) => t.querySelector('thead th')?.textContent === 'Rule' && t.querySelectorAll('thead th')[1]?.textContent === 'Applies to')
+            ?.closest('.table-wrap')
+            ?.previousElementSibling?.scrollIntoView(),
+        );
+        await page.screenshot({ path: shot });
+      }
+      // a table or diagram that scrolls shows it: a scrollbar that stays visible, and the edge shadow
+      scrolled += view.scrolling.length;
+      for (const t of view.scrolling) {
+        expect(t.scrollbar, `${where}: ${t.table} scrolls by ${t.overflow}px`).toBeGreaterThan(0);
+        expect(t.shadow, `${where}: ${t.table}`).toBe(true);
+      }
+      expect(view.clippedCells, where).toEqual([]);
+      if (width === 390) {
+        const small = view.diagramText.filter((t) => t.px < 11.95);
+        expect(small, where).toEqual([]);
+        let n = 0;
+        for (const figure of await page.locator('figure.diagram').all()) {
+          n += 1;
+          await figure.scrollIntoViewIfNeeded();
+          await page.screenshot({ path: path.join(ARTIFACTS, `reader-${name}-${file.replace(/\.html$/, '')}-diagram-${n}-${width}-${scheme}.png`) });
+        }
+      }
+      await page.close();
+      expect(errors, where).toEqual([]);
+    }
+    expect(matrices).toBe(2); // once in the single file, once on the folder's matrix page
+    // on a phone the diagrams keep a readable size and scroll, so the cue was checked above
+    if (width === 390) expect(scrolled).toBeGreaterThan(0);
+  });
+});
+
+describe('a table too wide for its column', () => {
+  it.each([1280, 390])('at %i px scrolls inside its frame with a visible scrollbar and edge shadow, never the page', async (width) => {
+    const long = `\`${'rl:{tenant}:'.repeat(20)}\``;
+    const body = markdownToHtml(`| Key | What |\n| --- | --- |\n| ${long} | a key pattern far wider than any screen |\n`, {
+      slugger: new Slugger(),
+      diagram: () => '',
+    });
+    const file = path.join(root, `wide-table-${width}.html`);
+    writeFileSync(file, `<!DOCTYPE html><html lang="en"><head><meta name="viewport" content="width=device-width, initial-scale=1"><style>${stylesheet()}</style></head><body><div class="page"><main>${body}</main></div></body></html>`);
+    const { page, errors } = await open(file, { width });
+    const view = await readerView(page);
+    const overflow = await page.evaluate(() => document.documentElement.scrollWidth - document.documentElement.clientWidth);
+    await page.screenshot({ path: path.join(ARTIFACTS, `reader-wide-table-${width}.png`) });
+    await page.close();
+    expect(errors).toEqual([]);
+    expect(overflow).toBeLessThanOrEqual(0);
+    expect(view.scrolling).toHaveLength(1);
+    expect(view.scrolling[0]?.scrollbar).toBeGreaterThan(0);
+    expect(view.scrolling[0]?.shadow).toBe(true);
   });
 });

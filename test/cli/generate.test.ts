@@ -58,6 +58,29 @@ describe('rl-design generate (built binary)', () => {
     expect(sections.length).toBeLessThanOrEqual(8);
   });
 
+  it('writes a built-in example as HTML when only a folder is given, and a named file as one file', () => {
+    const dir = tempDir();
+    // the example's answers say Markdown; --help's example promises HTML, the default format
+    const folder = runCli(['generate', '--example', 'saas-platform', '--out', `${path.join(dir, 'docs')}/`, '--date', DATE]);
+    expect(folder.code, folder.stderr).toBe(0);
+    expect(folder.stdout).toContain('folder HTML document');
+    const pages = listFiles(path.join(dir, 'docs')).filter((f) => f.endsWith('.html'));
+    expect(pages).toContain('index.html');
+    expect(pages.filter((f) => f.endsWith('.md'))).toEqual([]);
+    // pages are numbered by the first section they hold
+    expect(pages).toContain('03-algorithms-and-enforcement.html');
+    expect(readFileSync(path.join(dir, 'docs', '03-algorithms-and-enforcement.html'), 'utf8')).toContain('<h2 id="4-enforcement">4. Enforcement</h2>');
+    // --out x.html is that one file, even for a design auto would split
+    const file = runCli(['generate', '--example', 'saas-platform', '--out', path.join(dir, 'one.html'), '--date', DATE]);
+    expect(file.code, file.stderr).toBe(0);
+    expect(file.stdout).toContain('single HTML document');
+    expect(existsSync(path.join(dir, 'one.html'))).toBe(true);
+    // --format still decides
+    const md = runCli(['generate', '--example', 'minimal-generic', '--format', 'markdown', '--out', `${path.join(dir, 'md')}/`, '--date', DATE]);
+    expect(md.code, md.stderr).toBe(0);
+    expect(listFiles(path.join(dir, 'md')).filter((f) => !f.startsWith('.'))).toEqual(['rate-limit-design.md']);
+  });
+
   it('never overwrites a file the user edited, unless --force', () => {
     const dir = tempDir();
     const out = path.join(dir, 'design.md');
@@ -199,17 +222,21 @@ describe('rl-design generate (built binary)', () => {
 });
 
 describe('rl-design generate --code-dir (built binary)', () => {
-  it('writes the enforcement code and embeds the same bytes in the document', () => {
+  it('writes the enforcement code, prints the Lua and gateway bytes in the document and links the runtimes', () => {
     const dir = tempDir();
     const r = runCli(['generate', '--example', 'saas-platform', '--format', 'markdown', '--layout', 'single', '--out', path.join(dir, 'd.md'), '--code-dir', path.join(dir, 'code'), '--date', DATE]);
     expect(r.code, r.stderr).toBe(0);
     const code = listFiles(path.join(dir, 'code')).filter((f) => !f.startsWith('.'));
     expect(code).toEqual(expect.arrayContaining(['README.md', 'lua/gcra.lua', 'lua/sliding-window-log.lua', 'middleware/express.ts', 'gateway/nginx.conf', 'monitoring/ratelimit-alerts.yaml', 'outbound/client.ts']));
     const doc = readFileSync(path.join(dir, 'd.md'), 'utf8');
-    for (const f of ['lua/gcra.lua', 'middleware/express.ts']) {
+    for (const f of ['lua/gcra.lua', 'gateway/nginx.conf']) {
       const body = readFileSync(path.join(dir, 'code', f), 'utf8');
       expect(doc).toContain(body.trimEnd());
     }
+    // the runtimes are linked from the document's folder, not printed
+    const core = readFileSync(path.join(dir, 'code', 'middleware/ratelimit-core.ts'), 'utf8');
+    expect(doc).not.toContain(core.slice(core.indexOf('export function createLimiter'), core.indexOf('export function createLimiter') + 200));
+    for (const f of ['middleware/ratelimit-core.ts', 'middleware/express.ts', 'outbound/client.ts']) expect(doc).toContain(`](code/${f})`);
     // a built-in example never writes into the current folder's ratelimit/
     expect(existsSync(path.join(process.cwd(), 'ratelimit'))).toBe(false);
   });

@@ -6,7 +6,7 @@
 import { cpSync, existsSync, readFileSync, statSync, writeFileSync } from 'node:fs';
 import path from 'node:path';
 import { afterEach, describe, expect, it } from 'vitest';
-import { Answers, SCHEMA_URL } from '../../src/answers/schema.js';
+import { Answers } from '../../src/answers/schema.js';
 import { CLI, tempDir } from '../helpers/cli.js';
 import { ROOT } from '../helpers/examples.js';
 import { PREVIOUS, PREVIOUS_TEXT } from '../questionnaire/support/previous.js';
@@ -100,26 +100,35 @@ describe('init in a pseudo-terminal (tmux)', () => {
       t.type('200');
       t.keys('Enter');
       await t.waitForPrompt('Requests per second the backend can safely serve');
+      t.type('lots');
+      t.keys('Enter');
+      // the refusal says that no number is an answer too, and "don't know" is one
+      await t.waitFor('"lots" is not a number: type digits only, e.g. 1500, or leave it empty if unknown');
+      t.keys('C-u');
+      t.type("don't know");
       t.keys('Enter');
       await t.waitForPrompt('How bursty is the traffic?');
       t.keys('Down', 'Enter'); // moderate
-      await t.waitForPrompt('How many distinct clients');
+      await t.waitForPrompt('How many distinct clients'); // keyed on an API key: asked
       t.keys('Enter');
       await t.waitForPrompt('How many user accounts?');
       t.keys('Enter');
-      await t.waitForPrompt('Have limits been promised to customers');
-      t.keys('Down', 'Enter'); // No
+      // optional branches offer No first: Enter opens no sub-questions
+      const plans = await t.waitForPrompt('Have limits been promised to customers');
+      expect(plans.slice(plans.lastIndexOf('Have limits been promised'))).toMatch(/❯ No\s+Yes/);
+      t.keys('Enter'); // No
       await t.waitForPrompt("If the limiter's store (e.g. Redis) is down");
       t.keys('Enter'); // rule of thumb
-      await t.waitForPrompt('Does the API call third-party APIs');
-      t.keys('Down', 'Enter'); // No
+      const outbound = await t.waitForPrompt('Does the API call third-party APIs');
+      expect(outbound.slice(outbound.lastIndexOf('Does the API call'))).toMatch(/❯ No\s+Yes/);
+      t.keys('Enter'); // No
       expect(await t.waitExit()).toBe(0);
       const screen = t.screen();
       expect(screen).toMatch(/RULE\s+LAYER\s+RATE\s+FAIL MODE/);
       expect(screen).toMatch(/docs\/limits\.md\s+the design document/);
 
       expect(answersOf(dir)).toEqual({
-        $schema: SCHEMA_URL,
+        $schema: './node_modules/rl-design/schemas/answers.schema.json',
         project: { name: 'shop-api' },
         output: { format: 'markdown', path: 'docs/limits.md' },
         goals: ['overload', 'abuse'],
@@ -142,9 +151,10 @@ describe('init in a pseudo-terminal (tmux)', () => {
       const dir = project('fastify-openapi');
       const t = start(dir, [
         '--format', 'markdown', '--code-dir', 'none', '--goals', 'quotas,abuse', '--topology', 'single', '--gateway', 'none', '--store', 'redis',
-        '--typical-rps', 'unknown', '--peak-rps', '300', '--capacity-rps', 'unknown', '--burstiness', 'unknown', '--clients', 'unknown',
+        '--typical-rps', 'unknown', '--peak-rps', '300', '--capacity-rps', 'unknown', '--burstiness', 'unknown',
         '--users', 'unknown', '--fail-mode', 'rule-of-thumb', '--outbound', 'none',
       ]);
+      // no --clients: keyed on users only (openapi.yaml), the API-key client count is not asked
       await t.waitForPrompt('Write the document to (docs/rate-limit-design.md)');
       t.keys('Enter');
       await t.waitForPrompt('Keep what was found for the stack: framework fastify, language TypeScript (package.json)?');
@@ -156,7 +166,7 @@ describe('init in a pseudo-terminal (tmux)', () => {
       expect(list).toMatch(/POST\s+\/v1\/auth\/login\s+auth \(login\)/);
       t.keys('Enter');
       await t.waitForPrompt('Have limits been promised to customers');
-      t.keys('Enter'); // Yes
+      t.keys('Down', 'Enter'); // Yes
       await t.waitForPrompt('Name of plan 1');
       t.type('free');
       t.keys('Enter');
@@ -377,6 +387,24 @@ describe('init in a pseudo-terminal (tmux)', () => {
       expect(t.screen()).toContain('rate-limit.answers.json: changed traffic.peakRps; every other answer kept.');
       const expected = Answers.parse(PREVIOUS) as Record<string, unknown>;
       expect(answersOf(dir)).toEqual({ ...expected, traffic: { ...(expected.traffic as object), peakRps: 3000 } });
+    },
+    TIMEOUT,
+  );
+  it(
+    'wraps the detection report and the file list to a narrow terminal, under their own text',
+    async () => {
+      const dir = project('express-ioredis');
+      const t = start(dir, ['--yes', '--format', 'markdown', '--out', 'docs/a-rather-long-folder-name/limits.md', '--goals', 'overload'], 64);
+      expect(await t.waitExit()).toBe(0);
+      const screen = t.screen();
+      const lines = screen.split('\n');
+      // capture-pane joins the terminal's own wraps (-J): every line under 64 columns is one rl-design broke itself
+      const long = lines.filter((l) => l.length > 64);
+      expect(long, long.join('\n')).toEqual([]);
+      expect(screen).toContain('framework: express (package.json');
+      // the file's phrase goes on under the phrase column, not at the left margin
+      const at = lines.findIndex((l) => l.includes('rate-limit.answers.json'));
+      expect(lines[at + 1]).toMatch(/^ {6,}\S/);
     },
     TIMEOUT,
   );

@@ -3,12 +3,14 @@ import { spawnSync } from 'node:child_process';
 import { cpSync, existsSync, mkdirSync, readFileSync, rmSync, statSync, writeFileSync } from 'node:fs';
 import path from 'node:path';
 import { describe, expect, it } from 'vitest';
-import { Answers, SCHEMA_URL } from '../../src/answers/schema.js';
+import { Answers } from '../../src/answers/schema.js';
 import { CLI, tempDir } from '../helpers/cli.js';
 import { ROOT } from '../helpers/examples.js';
 import { PREVIOUS, PREVIOUS_TEXT } from '../questionnaire/support/previous.js';
 
 const FIXTURES = path.join(ROOT, 'test', 'fixtures', 'projects');
+/** The installed package's schema, from an answers file at the project root. */
+const LOCAL_SCHEMA = './node_modules/rl-design/schemas/answers.schema.json';
 
 function project(name: string): string {
   const dir = tempDir(`rl-init-${name}-`);
@@ -32,7 +34,7 @@ describe('rl-design init --yes, no TTY (built binary)', () => {
     expect(r.stdout).toContain('framework: express (package.json');
     expect(r.stdout).toContain('existing limiter: express-rate-limit 100 per minute (src/app.js');
     const a = answersOf(dir);
-    expect(a.$schema).toBe(SCHEMA_URL);
+    expect(a.$schema).toBe(LOCAL_SCHEMA);
     expect(a).toMatchObject({
       project: { name: 'shop-api' },
       output: { format: 'markdown', path: 'docs/rate-limit-design.md' },
@@ -71,9 +73,31 @@ describe('rl-design init --yes, no TTY (built binary)', () => {
     expect(r.code, r.stderr).toBe(0);
     expect(r.stdout).toContain('No terminal on standard input');
     expect(r.stdout).toContain('no package.json, OpenAPI file, nginx, Envoy or Kong configuration found');
-    expect(answersOf(dir)).toEqual({ $schema: SCHEMA_URL, output: { format: 'html', path: 'docs/rate-limit-design.html' } });
+    expect(answersOf(dir)).toEqual({ $schema: LOCAL_SCHEMA, output: { format: 'html', path: 'docs/rate-limit-design.html' } });
     expect(existsSync(path.join(dir, 'docs/rate-limit-design.html'))).toBe(true);
     expect(r.stdout).toContain('generic design');
+  });
+
+  it('writes the document where the answers say, as one file for a file path, even for a design long enough to split', () => {
+    const dir = project('fastify-openapi');
+    const r = init(dir, ['--yes', '--plan', 'free:60/minute:10000', '--plan', 'pro:600/minute', '--outbound', 'stripe:100/second']);
+    expect(r.code, r.stderr).toBe(0);
+    const a = answersOf(dir);
+    expect(a.output).toEqual({ format: 'html', path: 'docs/rate-limit-design.html' });
+    // the answers keep the path that was written: the file, not a folder beside it
+    expect(statSync(path.join(dir, 'docs/rate-limit-design.html')).isFile()).toBe(true);
+    expect(existsSync(path.join(dir, 'docs/rate-limit-design'))).toBe(false);
+  });
+
+  it('points $schema at the installed package from wherever the answers file is', () => {
+    const dir = project('empty');
+    mkdirSync(path.join(dir, 'config'));
+    const r = init(dir, ['--yes', '--answers-file', 'config/limits.answers.json']);
+    expect(r.code, r.stderr).toBe(0);
+    const a = answersOf(dir, 'config/limits.answers.json');
+    expect(a.$schema).toBe('../node_modules/rl-design/schemas/answers.schema.json');
+    // the path resolves once the package is installed (test/cli/pack.test.ts installs the tarball)
+    expect(path.resolve(dir, 'config', a.$schema)).toBe(path.join(dir, 'node_modules/rl-design/schemas/answers.schema.json'));
   });
 
   it('every question has a flag: a complete answers file from flags alone', () => {
@@ -227,7 +251,7 @@ describe('rl-design init --yes, no TTY (built binary)', () => {
     expect(forced.stdout).toContain('Answers file rate-limit.answers.json has 1 problem(s):');
     expect(forced.stdout).toContain('--force: starting from scratch; rate-limit.answers.json will be replaced.');
     // From scratch: exactly what a first run in this empty folder writes.
-    expect(answersOf(dir)).toEqual({ $schema: SCHEMA_URL, output: { format: 'html', path: 'docs/rate-limit-design.html' } });
+    expect(answersOf(dir)).toEqual({ $schema: LOCAL_SCHEMA, output: { format: 'html', path: 'docs/rate-limit-design.html' } });
     expect(existsSync(path.join(dir, 'docs/rate-limit-design.html'))).toBe(true);
   });
 
@@ -256,5 +280,9 @@ describe('rl-design init --yes, no TTY (built binary)', () => {
     expect(help).toContain('ask nothing: use flags, then the previous answers, detected facts and defaults');
     expect(help).toContain('when it exists, its answers are the defaults, and it is rewritten only if one changed');
     expect(help).toContain('replace an answers file that is not valid, starting from scratch');
+    // plain words: the numbers are the interview's questions, said so; no internal phase names
+    expect(help).not.toMatch(/Phase \d/);
+    expect(help).toContain('Q1-Q7 in front of a flag: the interview question it answers');
+    expect(help).toMatch(/--goals <list>\s+Q1 what to protect against/);
   });
 });

@@ -51,5 +51,10 @@ describe('packed tarball', () => {
     expect(JSON.parse(readFileSync(path.join(app, 'node_modules', 'rl-design', 'package.json'), 'utf8')).dependencies ?? {}).toEqual({});
     const schema = spawnSync('npx', ['--no-install', 'rl-design', 'schema'], { cwd: app, encoding: 'utf8', env });
     expect(schema.stdout).toBe(readFileSync(path.join(ROOT, 'schemas/answers.schema.json'), 'utf8'));
+    // init's answers file names a $schema that resolves in the installed package
+    const init = spawnSync('npx', ['--no-install', 'rl-design', 'init', '--yes', '--format', 'markdown'], { cwd: app, encoding: 'utf8', input: '', env });
+    expect(init.status, init.stderr).toBe(0);
+    const answers = JSON.parse(readFileSync(path.join(app, 'rate-limit.answers.json'), 'utf8'));
+    expect(readFileSync(path.resolve(app, answers.$schema), 'utf8')).toBe(schema.stdout);
   }, 180_000);
 });

@@ -3,7 +3,6 @@ import { cpSync, existsSync, mkdtempSync, readFileSync, rmSync, writeFileSync } 
 import { tmpdir } from 'node:os';
 import path from 'node:path';
 import { describe, expect, it } from 'vitest';
-import { SCHEMA_URL } from '../../src/answers/schema.js';
 import type { CommandContext } from '../../src/commands/context.js';
 import { runInit, type InitIo } from '../../src/commands/init.js';
 import { nodeProjectFs } from '../../src/io/project-fs.js';
@@ -103,7 +102,7 @@ describe('runInit', () => {
     expect(r.code).toBe(0);
     expect(r.stdout.indexOf('framework: express (package.json')).toBeLessThan(r.stdout.indexOf('Key decisions'));
     const answers = JSON.parse(readFileSync(path.join(dir, 'rate-limit.answers.json'), 'utf8'));
-    expect(answers.$schema).toBe(SCHEMA_URL);
+    expect(answers.$schema).toBe('./node_modules/rl-design/schemas/answers.schema.json');
     expect(answers.project).toEqual({ name: 'shop-api' });
     expect(answers.stack).toEqual({ framework: 'express', language: 'JavaScript', topology: 'horizontal', instances: 3, gateway: 'none', store: 'redis' });
     expect(readFileSync(path.join(dir, 'docs/rate-limit-design.md'), 'utf8')).toContain('shop-api');

@@ -150,7 +150,7 @@ describe('item 2, stack', () => {
       },
     });
     expect(t.prompt.rejected).toEqual([
-      '"six" is not a number: type digits only, e.g. 6',
+      '"six" is not a number: type digits only, e.g. 6, or leave it empty if unsure',
       '"10.0.0.0/33" must be an IPv4 or IPv6 address or CIDR, e.g. 10.0.0.0/8 or fd00::/8',
     ]);
   });
@@ -299,10 +299,27 @@ describe('item 4, traffic', () => {
         { input: 'tenants', answer: '20' },
       ],
     });
-    expect(await traffic.run(t.ctx, { identities: ['tenant'] })).toEqual({
+    expect(await traffic.run(t.ctx, { identities: ['tenant', 'api-key'] })).toEqual({
       traffic: { typicalRps: 100, peakRps: 400, burstiness: 'high', distinctClients: 1000, distinctTenants: 20 },
     });
-    expect(t.prompt.rejected).toEqual(['The peak (50) cannot be below the typical rate (100).', '0 must be greater than 0, e.g. 600']);
+    // a refusal says how to give no number, as the prompt does
+    expect(t.prompt.rejected).toEqual(['The peak (50) cannot be below the typical rate (100).', '0 must be greater than 0, e.g. 600, or leave it empty if unknown']);
+  });
+
+  it('asks for the client count only when requests are keyed on an API key; "don\'t know" is an answer', async () => {
+    const t = stepContext({
+      script: [
+        { input: 'Typical requests per second', answer: "don't know" },
+        { input: 'Peak requests per second', answer: 'lots' },
+        { input: 'Peak requests per second', answer: 'Not sure' },
+        { input: 'can safely serve', answer: '?' },
+        { select: 'How bursty', answer: 'low' },
+        { input: 'tenants', answer: '' },
+      ],
+    });
+    // no "distinct clients (API keys or apps)" question: the script would refuse it
+    expect(await traffic.run(t.ctx, { identities: ['tenant', 'ip'] })).toEqual({ traffic: { burstiness: 'low' } });
+    expect(t.prompt.rejected).toEqual(['"lots" is not a number: type digits only, e.g. 600, or leave it empty if unknown']);
   });
 
   it('flags and the non-interactive default', async () => {

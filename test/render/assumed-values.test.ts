@@ -75,11 +75,11 @@ describe('Question/Answer table', () => {
 describe('limit matrix and outbound section', () => {
   it('shows the quota and the assumed backstop as two numbers in the Rate column', () => {
     const md = doc(exampleInput('saas-platform'));
-    const matrix = rows(md, 'Rule', 'Tier', 'Applies to');
-    const rate = (id: string) => matrix.find((r) => r[0]?.replace(/`/g, '') === id)?.[6] ?? '';
-    expect(rate('quota-pro')).toBe('quota 1,000,000 / calendar month (Europe/Berlin); backstop: refused past 1,200,000 (120% of the quota, assumed)');
-    expect(rate('quota-enterprise')).toBe('quota 20,000,000 / calendar month (Europe/Berlin); backstop: refused past 60,000,000 (3x the quota, assumed)');
-    expect(rate('quota-free')).toBe('10,000 / calendar month (Europe/Berlin)');
+    const matrix = rows(md, 'Rule', 'Applies to');
+    const rate = (id: string) => matrix.find((r) => r[0]?.includes(`\`${id}\``))?.[3] ?? '';
+    expect(rate('quota-pro')).toBe('quota 1,000,000 / calendar month (Europe/Berlin); backstop: refused past 1,200,000 (120% of the quota, assumed), no burst (window)');
+    expect(rate('quota-enterprise')).toBe('quota 20,000,000 / calendar month (Europe/Berlin); backstop: refused past 60,000,000 (3x the quota, assumed), no burst (window)');
+    expect(rate('quota-free')).toBe('10,000 / calendar month (Europe/Berlin), no burst (window)');
     expect(md).toContain('- `quotas.backstop`: Pro and Enterprise let calls pass past the quota');
   });
 

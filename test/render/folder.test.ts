@@ -3,6 +3,7 @@ import { describe, expect, it } from 'vitest';
 import { findDeadLinks, headings, linkTargets } from '../../src/render/links.js';
 import { groupPages, INDEX_FILE, renderMarkdown } from '../../src/render/markdown/index.js';
 import { planSections, type SectionId } from '../../src/render/sections/index.js';
+import { generateCode } from '../../src/codegen/index.js';
 import { EXAMPLES, exampleInput } from './fixtures.js';
 
 function paragraphTokens(line: string): Token[] {
@@ -21,7 +22,13 @@ describe.each(EXAMPLES)('example %s, folder', (name) => {
     expect(files[0]?.path).toBe(INDEX_FILE);
     expect(pages.length).toBeGreaterThanOrEqual(4);
     expect(pages.length).toBeLessThanOrEqual(8);
-    pages.forEach((p, i) => expect(p.path).toMatch(new RegExp(`^${String(i + 1).padStart(2, '0')}-[a-z0-9-]+\\.md$`)));
+    // each page is numbered by the first section it holds
+    const plan = planSections(input);
+    pages.forEach((p) => {
+      const first = headings(p.content).find((h) => h.level === 2);
+      const section = plan.find((s) => s.heading === first?.text);
+      expect(p.path).toMatch(new RegExp(`^${String(section?.num).padStart(2, '0')}-[a-z0-9-]+\\.md$`));
+    });
   });
 
   it('has no dead link or anchor, and only relative links inside the folder', () => {
@@ -95,7 +102,8 @@ describe.each(EXAMPLES)('example %s, folder', (name) => {
     const index = byPath.get(INDEX_FILE) ?? '';
     const tables = Lexer.lex(index, { gfm: true }).filter((t): t is Tokens.Table => t.type === 'table');
     const glance = tables.find((t) => t.header.map((h) => h.text).join('|') === 'Rule|Layer|Rate|Fail mode');
-    expect(glance?.rows.map((r) => r[0]?.text)).toEqual(input.design.rules.map((r) => `\`${r.id}\``));
+    const matrixPage = pages.find((p) => p.content.includes('\n## 2. Limit matrix'))?.path;
+    expect(glance?.rows.map((r) => r[0]?.text)).toEqual(input.design.rules.map((r) => `[\`${r.id}\`](${matrixPage}#rule-${r.id})`));
     const deliverables = tables.find((t) => t.header[0]?.text === 'Deliverable');
     expect(deliverables?.rows.map((r) => r[0]?.text)).toEqual([
       'Limit matrix', 'Algorithm decisions', 'Enforcement code and placement', 'Response contract', 'Quota design',
@@ -114,13 +122,16 @@ describe('groupPages', () => {
     const pages = groupPages(plan, () => 60);
     expect(pages.map((p) => p.file)).toEqual([
       '01-scope-and-limit-matrix.md',
-      '02-algorithms-and-enforcement.md',
-      '03-response-contract.md',
-      '04-quotas-and-outbound.md',
-      '05-monitoring-and-rollout.md',
-      '06-tests-and-constraints.md',
+      '03-algorithms-and-enforcement.md',
+      '05-response-contract.md',
+      '06-quotas-and-outbound.md',
+      '08-monitoring-and-rollout.md',
+      '10-tests-and-constraints.md',
     ]);
     expect(pages[0]?.title).toBe('Scope and limit matrix');
+    // every page is numbered by the first section it holds
+    for (const p of pages) expect(p.file.startsWith(String(p.sections[0]?.num).padStart(2, '0'))).toBe(true);
+    expect(pages.map((p) => p.numbers)).toEqual(['1-2', '3-4', '5', '6-7', '8-9', '10-11']);
   });
 
   it('merges pages shorter than a screenful, but keeps at least four', () => {
@@ -132,7 +143,7 @@ describe('groupPages', () => {
   it('merges one short page into its shorter neighbour', () => {
     const lines: Partial<Record<SectionId, number>> = { contract: 10, algorithms: 200, enforcement: 200, quotas: 30, outbound: 30 };
     const pages = groupPages(plan, (id) => lines[id] ?? 100);
-    expect(pages.map((p) => p.file)).toContain('03-response-contract-quotas-and-outbound.md');
+    expect(pages.map((p) => p.file)).toContain('05-response-contract-quotas-and-outbound.md');
     expect(pages).toHaveLength(5);
   });
 
@@ -140,5 +151,16 @@ describe('groupPages', () => {
     const pages = groupPages(plan, (id) => (id === 'scope' || id === 'matrix' || id === 'monitoring' ? 1200 : 100));
     expect(pages.map((p) => p.file).slice(0, 2)).toEqual(['01-scope.md', '02-limit-matrix.md']);
     expect(pages.length).toBeLessThanOrEqual(8);
+  });
+});
+
+describe('the page split', () => {
+  it.each(EXAMPLES)('%s: is the same with and without the embedded code, in auto and folder layouts', (name) => {
+    const input = exampleInput(name);
+    const withCode = { ...input, codeFiles: generateCode(input.design) };
+    for (const layout of ['auto', 'folder'] as const) {
+      const paths = (i: typeof input): string[] => renderMarkdown(i, { layout }).map((f) => f.path);
+      expect(paths(withCode), layout).toEqual(paths(input));
+    }
   });
 });

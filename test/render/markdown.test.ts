@@ -36,35 +36,37 @@ describe.each(EXAMPLES)('example %s, single file', (name) => {
   const { design } = input;
   const doc = single(name);
 
-  it('names algorithm, key, rate, burst, cost, fail mode, layer, TTL and cardinality bound in every matrix row', () => {
-    const [matrix] = tables(doc, 'Rule', 'Tier', 'Applies to');
+  it('keeps the matrix to its key columns and gives every rule its details, linked from its row', () => {
+    const [matrix] = tables(doc, 'Rule', 'Applies to');
     expect(matrix).toBeDefined();
     const columns = matrix?.header.map((h) => h.text) ?? [];
-    expect(columns).toEqual([
-      'Rule', 'Tier', 'Applies to', 'Identity', 'Algorithm', 'Key pattern', 'Rate', 'Burst', 'Cost',
-      'Fail mode', 'Layer', 'TTL', 'Cardinality bound', 'Headers',
-    ]);
+    expect(columns).toEqual(['Rule', 'Applies to', 'Identity', 'Rate and burst', 'Fail mode', 'Layer']);
     expect(matrix?.rows).toHaveLength(design.rules.length);
+    const anchors = headings(doc).map((h) => h.anchor);
     design.rules.forEach((rule, i) => {
       const row = matrix?.rows[i] ?? [];
       const cell = (column: string): string => cellText(row[columns.indexOf(column)]);
-      for (const column of columns) {
-        expect(cell(column), `${rule.id} ${column}`).not.toMatch(/^$|not stated/);
-      }
-      expect(cell('Rule')).toBe(rule.id);
-      expect(cell('Key pattern')).toBe(rule.key);
-      expect(cell('Rate')).toContain(fmtNumber(rule.rate?.requests ?? NaN));
-      expect(cell('Burst')).toBe(rule.burst === null ? 'none (window)' : fmtNumber(rule.burst ?? NaN));
-      expect(cell('Cost').startsWith(fmtNumber(rule.cost?.default ?? NaN))).toBe(true);
+      for (const column of columns) expect(cell(column), `${rule.id} ${column}`).not.toMatch(/^$|not stated/);
+      expect(row[0]?.text).toBe(`[\`${rule.id}\`](#rule-${rule.id})`);
+      expect(anchors).toContain(`rule-${rule.id}`);
+      expect(cell('Rate and burst')).toContain(fmtNumber(rule.rate?.requests ?? NaN));
+      expect(cell('Rate and burst')).toContain(rule.burst === null ? 'no burst (window)' : `burst ${fmtNumber(rule.burst ?? NaN)}`);
       expect(cell('Fail mode')).toBe(`fail ${rule.failMode}`);
-      expect(cell('TTL')).toBe(fmtDuration(rule.ttlSeconds ?? NaN));
-      expect(cell('Cardinality bound')).toBe(fmtNumber(rule.cardinality?.bound ?? NaN));
-      for (const w of rule.cost?.byEndpoint ?? []) expect(cell('Cost')).toContain(`${w.endpoint} = ${w.cost}`);
+      // the details: everything the table leaves out
+      const details = doc.slice(doc.indexOf(`#### Rule \`${rule.id}\``)).split('\n#### ')[0] ?? '';
+      expect(details).not.toMatch(/not stated/);
+      expect(details).toContain(`**Key pattern:** \`${rule.key}\``);
+      expect(details).toContain(`**TTL:** ${fmtDuration(rule.ttlSeconds ?? NaN)}.`);
+      expect(details).toContain(`**Burst:** ${rule.burst === null ? 'none (window)' : fmtNumber(rule.burst ?? NaN)}.`);
+      expect(details).toContain(`**Cost:** ${fmtNumber(rule.cost?.default ?? NaN)}`);
+      expect(details).toContain(`**Cardinality bound:** ${fmtNumber(rule.cardinality?.bound ?? NaN)} key`);
+      for (const w of rule.cost?.byEndpoint ?? []) expect(details).toContain(`${w.endpoint} = ${w.cost}`);
+      expect(details.replace(/\s+/g, ' ')).toContain(rule.rationale.replace(/\s+/g, ' ').slice(0, 40));
     });
   });
 
   it('gives every rule its rationale and states the memory estimate', () => {
-    for (const rule of design.rules) expect(doc).toContain(`- \`${rule.id}\` (`);
+    for (const rule of design.rules) expect(doc).toContain(`#### Rule \`${rule.id}\``);
     expect(doc).toContain(`**${fmtNumber(design.monitoring.store.estimatedKeys)}**`);
     // the rules bounded by the ceiling: counted once for the worst endpoint, and said so
     const shared = design.monitoring.store.sharedCeiling;
@@ -137,31 +139,60 @@ describe('options and variants', () => {
     expect(() => renderMarkdown(exampleInput('minimal-generic'), { layout: 'single', baseName: '../x' })).toThrow();
   });
 
-  it('embeds code files as fenced blocks in their language, in the enforcement section', () => {
+  it('prints the Lua, the gateway files and the rules in the enforcement section, and links the runtimes with size and purpose', () => {
     const input = exampleInput('saas-platform');
     const lua = '-- a comment with ``` backticks\nreturn redis.call("TIME")\n';
+    const runtime = ['// header', 'import x from "y";', '// The rules this middleware enforces.', 'export const RULES = [', '  { id: "a" },', '];', 'export function createLimiter() {', '  return "RUNTIME BODY";', '}', ''].join('\n');
     const files = renderMarkdown(
-      { ...input, codeFiles: [{ path: 'ratelimit/gcra.lua', language: 'lua', content: lua }, { path: 'ratelimit/nginx.conf', language: 'nginx', content: 'limit_req zone=global;' }] },
+      {
+        ...input,
+        codeFiles: [
+          { path: 'lua/gcra.lua', language: 'lua', content: lua, description: 'GCRA script' },
+          { path: 'gateway/nginx.conf', language: 'nginx', content: 'limit_req zone=global;' },
+          { path: 'middleware/ratelimit-core.ts', language: 'typescript', content: runtime, description: 'the middleware core' },
+          { path: 'README.md', language: 'markdown', content: '# list\n' },
+        ],
+        codeHref: { single: '../ratelimit', folder: '../../ratelimit' },
+      },
       { layout: 'single' },
     );
     const doc = files[0]?.content ?? '';
     const code = tokensOf(doc).filter((t): t is Tokens.Code => t.type === 'code');
     expect(code.find((c) => c.lang === 'lua')?.text).toBe(lua.trimEnd());
     expect(code.find((c) => c.lang === 'nginx')?.text).toBe('limit_req zone=global;');
-    expect(doc).toContain('`ratelimit/gcra.lua` (lua):');
+    // the rules, not the runtime around them
+    expect(code.find((c) => c.lang === 'typescript')?.text).toBe('// The rules this middleware enforces.\nexport const RULES = [\n  { id: "a" },\n];');
+    expect(doc).not.toContain('RUNTIME BODY');
+    expect(doc).toContain("The design's rules, from `middleware/ratelimit-core.ts` (lines 3-6):");
+    expect(doc).toContain('`lua/gcra.lua`: GCRA script.');
     const enforcement = doc.slice(doc.indexOf('## 4. Enforcement'), doc.indexOf('## 5. '));
     expect(enforcement).toContain('````lua');
-    expect(enforcement).not.toContain('embedded here when');
+    // every file linked from the single file's folder, with its size; the code README is not a page of the document
+    const [list] = tables(enforcement, 'File', 'Size', 'What it does');
+    expect(list?.rows.map((r) => r[0]?.text)).toEqual([
+      '[`lua/gcra.lua`](../ratelimit/lua/gcra.lua)',
+      '[`gateway/nginx.conf`](../ratelimit/gateway/nginx.conf)',
+      '[`middleware/ratelimit-core.ts`](../ratelimit/middleware/ratelimit-core.ts)',
+    ]);
+    expect(list?.rows[2]?.[1]?.text).toBe('9 lines, 170 bytes');
+    expect(list?.rows[2]?.[2]?.text).toBe('the middleware core');
+    // the folder layout links from one level further down
+    const folder = renderMarkdown({ ...input, codeFiles: [{ path: 'lua/gcra.lua', language: 'lua', content: lua }], codeHref: { single: 'x', folder: '../../ratelimit' } }, { layout: 'folder' });
+    expect(folder.map((f) => f.content).join('\n')).toContain('[`lua/gcra.lua`](../../ratelimit/lua/gcra.lua)');
+    // a code folder whose name needs encoding is linked, and the link checker accepts it
+    const spaced = renderMarkdown({ ...input, codeFiles: [{ path: 'lua/gcra.lua', language: 'lua', content: lua }], codeHref: { single: '../rate limit', folder: 'x' } }, { layout: 'single' });
+    expect(spaced[0]?.content).toContain('[`lua/gcra.lua`](../rate%20limit/lua/gcra.lua)');
   });
 
   it('shows what a broken hand-written rule leaves out, and the failing constraints with the rule id', () => {
     const answers = answersOf('minimal-generic') as Record<string, unknown>;
     answers.rules = [{ id: 'no-ttl', endpointClass: 'read', identity: 'user', algorithm: 'token-bucket', key: 'rl:x', rate: { requests: 5, per: 'second' }, failMode: 'open', layer: 'middleware' }];
     const doc = renderMarkdown(inputFromAnswers(answers), { layout: 'single' })[0]?.content ?? '';
-    const [matrix] = tables(doc, 'Rule', 'Tier', 'Applies to');
-    const row = matrix?.rows.find((r) => cellText(r[0]) === 'no-ttl') ?? [];
-    const columns = matrix?.header.map((h) => h.text) ?? [];
-    for (const column of ['Burst', 'Cost', 'TTL', 'Cardinality bound']) expect(cellText(row[columns.indexOf(column)])).toBe('**not stated**');
+    const [matrix] = tables(doc, 'Rule', 'Applies to');
+    const row = matrix?.rows.find((r) => r[0]?.text.includes('`no-ttl`')) ?? [];
+    expect(cellText(row[3])).toBe('5 / 1 s, burst not stated');
+    const details = doc.slice(doc.indexOf('#### Rule `no-ttl`')).split('\n#### ')[0] ?? '';
+    for (const field of ['TTL', 'Burst', 'Cost', 'Cardinality bound']) expect(details).toContain(`**${field}:** **not stated**`);
     const [checks] = tables(doc, '#', 'Constraint', 'Verdict');
     const failing = checks?.rows.filter((r) => r[2]?.text === '**FAIL**').map((r) => [r[0]?.text, cellText(r[3])]);
     expect(failing).toEqual([['1', 'no-ttl'], ['2', 'no-ttl'], ['6', 'no-ttl']]);

@@ -79,11 +79,13 @@ describe('stateDiagram-v2', () => {
     });
     const lines = source.split('\n');
     expect(lines[0]).toBe('stateDiagram-v2');
-    expect(lines[1]).toBe('    state "Closed" as Closed');
-    expect(lines[2]).toMatch(/^ {4}state "[^"\n]*" as Half_open$/);
-    expect(lines[3]).toBe('    [*] --> Closed');
-    expect(lines[4]).toMatch(/^ {4}Closed --> Half_open : [^"\n]+$/);
-    expect(bare(lines[4]?.split(' : ')[1] ?? '').replace(/<br\/>/g, '')).not.toMatch(/[<>`;%{}|[\]\\#"]/);
+    // left to right, so a cycle's return edges do not cross the forward ones
+    expect(lines[1]).toBe('    direction LR');
+    expect(lines[2]).toBe('    state "Closed" as Closed');
+    expect(lines[3]).toMatch(/^ {4}state "[^"\n]*" as Half_open$/);
+    expect(lines[4]).toBe('    [*] --> Closed');
+    expect(lines[5]).toMatch(/^ {4}Closed --> Half_open : [^"\n]+$/);
+    expect(bare(lines[5]?.split(' : ')[1] ?? '').replace(/<br\/>/g, '')).not.toMatch(/[<>`;%{}|[\]\\#"]/);
   });
 });
 

@@ -5,7 +5,7 @@ import type { Diagram } from '../../src/design/model.js';
 import { decodeLabels, decodeMermaidEntities, fitLabels, worstCaseWidth } from '../../src/render/diagrams/beautiful.js';
 import type { RawDiagramRenderer } from '../../src/render/diagrams/index.js';
 import { toMermaid, wrapLine } from '../../src/render/diagrams/mermaid.js';
-import { FONT_STACK, prepareSvg, scopeCss, UnsafeSvgError } from '../../src/render/diagrams/svg.js';
+import { FONT_STACK, MIN_TEXT_PX, prepareSvg, scopeCss, smallestFontSize, UnsafeSvgError } from '../../src/render/diagrams/svg.js';
 import { decodeHtmlComment, htmlComment, htmlText } from '../../src/render/escape.js';
 import { HOSTILE } from './fixtures.js';
 import { diagrams } from './html-fixtures.js';
@@ -52,11 +52,14 @@ describe('prepareSvg on beautiful-mermaid output', () => {
     parseSvg(svg);
   });
 
-  it('is responsive: width 100%, max-width the drawn width, viewBox kept', () => {
+  it('is responsive: width 100%, never drawn so small that a label is under 12 px, viewBox kept', () => {
     const raw = render(toMermaid(FLOW));
     const width = Math.ceil(Number(/viewBox="0 0 ([\d.]+)/.exec(raw)?.[1]));
     const svg = prepareSvg(raw, { id: 'd1', label: 'Flow' });
-    expect(svg).toMatch(new RegExp(`^<svg [^>]*viewBox="0 0 [\\d.]+ [\\d.]+" width="${width}" height="\\d+" style="[^"]*width:100%;max-width:${width}px;min-width:\\d+px;height:auto"`));
+    const smallest = smallestFontSize(raw) ?? NaN;
+    expect(smallest).toBeLessThan(MIN_TEXT_PX); // beautiful-mermaid's edge labels are 11 px
+    const min = Math.ceil((width * MIN_TEXT_PX) / smallest);
+    expect(svg).toMatch(new RegExp(`^<svg [^>]*viewBox="0 0 [\\d.]+ [\\d.]+" width="${width}" height="\\d+" style="[^"]*width:100%;max-width:${min}px;min-width:${min}px;height:auto"`));
     expect(svg).toMatch(/^<svg [^>]*role="img" aria-label="Flow"/);
   });
 

@@ -76,9 +76,10 @@ export const outbound: Step = {
     const def = known === undefined ? undefined : known.length > 0 ? 'yes' : 'no';
     const has = await ctx.prompt.select<'yes' | 'no' | Unknown>({
       message: `Does the API call third-party APIs that limit you (payments, SMS, AI, GitHub...)?${def ? defaultNote(ctx.known, 'outbound', def) : ''}`,
+      // No first: Enter on a question not yet thought about opens no sub-questions.
       choices: [
-        { value: 'yes', name: 'Yes' },
         { value: 'no', name: 'No' },
+        { value: 'yes', name: 'Yes' },
         { value: UNKNOWN, name: DONT_KNOW_NAME },
       ],
       ...(def ? { default: def } : {}),

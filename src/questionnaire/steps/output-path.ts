@@ -42,7 +42,7 @@ export const outputPath: Step = {
   fields: ['output.path'],
   async run(ctx, draft) {
     const format = draft.output?.format ?? 'html';
-    // One file or a linked folder: auto (folder when the document is large) unless --layout says.
+    // One file or a linked folder: a file path is one file, a folder path is split by length, unless --layout says.
     const layout = ctx.flags.layout ? { layout: ctx.flags.layout } : {};
     if (ctx.flags.out !== undefined) return { output: { ...layout, path: ctx.flags.out } };
     const known = knownValue<string>(ctx.known, 'output.path');

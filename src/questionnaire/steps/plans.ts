@@ -201,9 +201,10 @@ export const plans: Step = {
       const def = earlier === undefined ? undefined : earlier.length > 0 ? 'yes' : 'no';
       const has = await ctx.prompt.select<'yes' | 'no' | Unknown>({
         message: `Have limits been promised to customers (plan tiers, SLAs, documented limits)?${def ? defaultNote(ctx.known, 'plans', def) : ''}`,
+        // No first: Enter on a question not yet thought about opens no sub-questions.
         choices: [
-          { value: 'yes', name: 'Yes', description: 'e.g. Free 60 requests/minute and 10,000 a month; Pro 600/minute.' },
           { value: 'no', name: 'No' },
+          { value: 'yes', name: 'Yes', description: 'e.g. Free 60 requests/minute and 10,000 a month; Pro 600/minute.' },
           { value: UNKNOWN, name: DONT_KNOW_NAME },
         ],
         ...(def ? { default: def } : {}),

@@ -228,7 +228,12 @@ export const stack: Step = {
       const text = await ctx.prompt.input({
         message: `How many instances at peak? (e.g. 6; ${emptyHint(def !== undefined)})${def ? defaultNote(ctx.known, 'stack.instances') : ''}`,
         ...(def ? { default: def } : {}),
-        validate: (t) => isUnknownText(t) || validatorOf((x) => parseNumber(x, Stack.shape.instances, '6'), true)(t),
+        // A refusal says how to give no number, as the prompt does.
+        validate: (t) => {
+          if (isUnknownText(t)) return true;
+          const verdict = validatorOf((x) => parseNumber(x, Stack.shape.instances, '6'), true)(t);
+          return verdict === true ? true : `${verdict}, ${def === undefined ? 'or leave it empty if unsure' : 'or type unknown to clear it'}`;
+        },
       });
       instances = text === '' || isUnknownText(text) ? UNKNOWN : must(parseNumber(text, Stack.shape.instances, '6'));
     }

@@ -33,14 +33,17 @@ async function askNumber(
   earlier?: number,
 ): Promise<number | undefined> {
   const schema = Traffic.shape[field];
+  // With a previous value as the default, an empty answer keeps it: "unknown" clears it.
+  const hint = emptyHint(earlier !== undefined, 'empty if unknown');
+  // A refusal says how to give no number at all, as the prompt does.
+  const orNone = earlier === undefined ? 'or leave it empty if unknown' : 'or type unknown to clear it';
   const parse = (t: string) => {
     const r = parseNumber(t, schema, example);
-    if (!r.ok || !extra) return r;
+    if (!r.ok) return { ok: false, message: `${r.message}, ${orNone}` } as const;
+    if (!extra) return r;
     const problem = extra(r.value);
     return problem ? ({ ok: false, message: problem } as const) : r;
   };
-  // With a previous value as the default, an empty answer keeps it: "unknown" clears it.
-  const hint = emptyHint(earlier !== undefined, 'empty if unknown');
   const text = await ctx.prompt.input({
     message: `${message} (e.g. ${example}; ${hint})${earlier === undefined ? '' : defaultNote(ctx.known, `traffic.${field}`)}`,
     ...(earlier !== undefined ? { default: String(earlier) } : {}),
@@ -117,8 +120,9 @@ export const traffic: Step = {
       if (b !== UNKNOWN) out.burstiness = b;
     }
 
-    await num(f.clients, 'distinctClients', 'How many distinct clients (API keys or apps)?', '2000');
     const ids = draft.identities ?? [];
+    // Clients are counted by API key: asked when requests are keyed on one (or the identities are not known, when the design assumes it).
+    await num(f.clients, 'distinctClients', 'How many distinct clients (API keys or apps)?', '2000', draft.identities === undefined || ids.includes('api-key'));
     await num(f.tenants, 'distinctTenants', 'How many tenants / organisations?', '300', ids.includes('tenant'));
     const hasAuth = (draft.endpoints ?? []).some((e) => e.class === 'auth');
     await num(f.users, 'distinctUsers', 'How many user accounts?', '50000', ids.includes('user') || hasAuth);

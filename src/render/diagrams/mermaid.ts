@@ -180,8 +180,9 @@ function flowchart(diagram: Diagram): string {
 
 function stateDiagram(diagram: Diagram): string {
   const id = idMapper(allIds(diagram));
-  const head = ['stateDiagram-v2'];
-  if (diagram.direction) head.push(`    direction ${diagram.direction}`);
+  // Left to right unless the diagram asks otherwise: drawn top to bottom, a cycle's return
+  // edges cross the forward ones and the start dot lands beside a transition.
+  const head = ['stateDiagram-v2', `    direction ${diagram.direction ?? 'LR'}`];
   const states = declarations(diagram, id, (nid, label) => `    state "${labelText(label, WRAP.node)}" as ${nid}`);
   const edges = diagram.edges.map((edge) => {
     const label = edge.label ? ` : ${labelText([edge.label], WRAP.edge)}` : '';

@@ -5,9 +5,9 @@
  *   references anything outside itself (other than XML namespace names) is refused;
  * - no script: `<script>` and `<foreignObject>` elements and `on*` attributes are refused;
  * - one system sans-serif font stack for every label;
- * - responsive: `width:100%`, `max-width` = the intrinsic width, `height:auto`, viewBox kept,
- *   and a `min-width` of 70% of it (a wide diagram scrolls in its figure rather than
- *   shrinking its labels below about 9 px);
+ * - responsive: `width:100%`, `height:auto`, viewBox kept, and a `min-width` at which its
+ *   smallest label is 12 px (a wide diagram scrolls in its figure rather than shrinking its
+ *   labels); `max-width` is the intrinsic width, or that minimum when it is larger;
  * - unique ids: every id gets the diagram's prefix (the root `<svg>` carries the prefix
  *   itself) and every reference (`url(#…)`, `href="#…"`, CSS `#…`) follows, so several
  *   diagrams on one page cannot take each other's arrowheads;
@@ -22,8 +22,26 @@ import { htmlText } from '../escape.js';
 export const FONT_STACK =
   'system-ui, -apple-system, "Segoe UI", Roboto, "Helvetica Neue", Arial, "Liberation Sans", "DejaVu Sans", sans-serif';
 
-/** The smallest scale a diagram is drawn at; below it, its figure scrolls sideways. */
+/** The smallest scale a diagram is drawn at when its labels say nothing smaller (see minDrawScale). */
 export const MIN_SCALE = 0.7;
+
+/** The smallest label size, in CSS pixels, a diagram is ever drawn with (on a phone too). */
+export const MIN_TEXT_PX = 12;
+
+/** The smallest font size an SVG's text uses (attributes and style rules), if it states one. */
+export function smallestFontSize(svg: string): number | undefined {
+  const sizes = [
+    ...[...svg.matchAll(/\sfont-size="([\d.]+)(?:px)?"/g)].map((m) => Number(m[1])),
+    ...[...svg.matchAll(/font-size\s*:\s*([\d.]+)px/g)].map((m) => Number(m[1])),
+  ].filter((n) => Number.isFinite(n) && n > 0);
+  return sizes.length > 0 ? Math.min(...sizes) : undefined;
+}
+
+/** The scale below which the smallest label would be under MIN_TEXT_PX (MIN_SCALE when no size is stated). */
+export function minDrawScale(svg: string): number {
+  const smallest = smallestFontSize(svg);
+  return smallest === undefined ? MIN_SCALE : MIN_TEXT_PX / smallest;
+}
 
 export interface SvgOptions {
   /** The diagram's unique id on its page; also the prefix of every id inside. */
@@ -174,8 +192,16 @@ export function prepareSvg(raw: string, options: SvgOptions): string {
     .split(';')
     .map((d) => d.trim())
     .filter((d) => d.startsWith('--'));
-  // Never drawn smaller than MIN_SCALE of its size (its figure scrolls instead), so labels stay readable.
-  const style = [...customProperties, `width:100%`, `max-width:${width}px`, `min-width:${Math.round(width * MIN_SCALE)}px`, `height:auto`].join(';');
+  // Never drawn so small that its smallest label is under MIN_TEXT_PX (its figure scrolls
+  // instead); a drawing whose labels are smaller than that is drawn larger than its size.
+  const scale = minDrawScale(svg);
+  const style = [
+    ...customProperties,
+    `width:100%`,
+    `max-width:${Math.max(width, Math.ceil(width * scale))}px`,
+    `min-width:${Math.ceil(width * scale)}px`,
+    `height:auto`,
+  ].join(';');
   const root =
     `<svg xmlns="http://www.w3.org/2000/svg" id="${scope}" class="diagram-svg" role="img" aria-label="${htmlText(options.label)}"` +
     ` viewBox="${roundNumbers(viewBox ?? '')}" width="${width}" height="${height}" style="${htmlText(style)}">`;

@@ -4,7 +4,9 @@
  * - headings get ids, given by the same Slugger rule as the Markdown anchors, so every
  *   `#anchor` of the Markdown form exists in the HTML form too;
  * - tables sit in a wrapper that scrolls sideways, so a wide table never widens the page;
- *   column alignment is a class, not the obsolete `align` attribute;
+ *   column alignment is a class, not the obsolete `align` attribute; every body cell
+ *   carries its column's name (`data-label`), which a narrow screen shows beside the value
+ *   when it stacks a table of three or more columns into one card per row;
  * - code is `<pre><code>`, escaped; a ```mermaid fence becomes the diagram (inline SVG with
  *   its source in a comment), rendered by the caller's diagram function;
  * - relative links to `.md` pages point at the `.html` pages (`README.md` -> `index.html`);
@@ -36,6 +38,9 @@ function safeHref(href: string): boolean {
   return !/^[A-Za-z][A-Za-z0-9+.-]*:/.test(href) && !href.startsWith('//');
 }
 
+/** Tables with at least this many columns are stacked into cards on a phone. */
+export const STACK_COLUMNS = 3;
+
 function alignClass(align: Tokens.TableCell['align']): string {
   return align ? ` class="align-${align}"` : '';
 }
@@ -53,15 +58,18 @@ export function markdownToHtml(markdown: string, ctx: ConvertContext): string {
     return `<pre><code${cls}>${htmlText(text.endsWith('\n') ? text : `${text}\n`)}</code></pre>\n`;
   };
   renderer.table = function table(token: Tokens.Table): string {
-    const cell = (c: Tokens.TableCell): string => {
+    const labels = token.header.map((h) => plainText(h.tokens));
+    const cell = (c: Tokens.TableCell, i: number): string => {
       const tag = c.header ? 'th' : 'td';
-      const scope = c.header ? ' scope="col"' : '';
-      return `<${tag}${scope}${alignClass(c.align)}>${this.parser.parseInline(c.tokens)}</${tag}>`;
+      const attrs = c.header ? ' scope="col"' : ` data-label="${htmlText(labels[i] ?? '')}"`;
+      return `<${tag}${attrs}${alignClass(c.align)}>${this.parser.parseInline(c.tokens)}</${tag}>`;
     };
     const head = `<tr>${token.header.map(cell).join('')}</tr>`;
     const rows = token.rows.map((r) => `<tr>${r.map(cell).join('')}</tr>`).join('\n');
+    // A table of three or more columns becomes one card per row on a narrow screen (styles.css).
+    const cls = token.header.length >= STACK_COLUMNS ? ' class="stack"' : '';
     return (
-      `<div class="table-wrap">\n<table>\n<thead>\n${head}\n</thead>\n` +
+      `<div class="table-wrap">\n<table${cls}>\n<thead>\n${head}\n</thead>\n` +
       (rows ? `<tbody>\n${rows}\n</tbody>\n` : '') +
       `</table>\n</div>\n`
     );

@@ -54,6 +54,8 @@ interface DiagramSlot {
 export interface HtmlDraft {
   files: OutputFile[];
   slots: DiagramSlot[];
+  /** Links to the code folder's files (outside the document, so not checked against it). */
+  codeLinks: string[];
 }
 
 /**
@@ -177,7 +179,7 @@ export function draftHtml(input: RenderInput, options: DocumentOptions): HtmlDra
     };
     files = [...doc.pages.map(page), { path: STYLESHEET_FILE, content: stylesheet() }];
   }
-  return { files, slots };
+  return { files, slots, codeLinks: doc.codeLinks };
 }
 
 /**
@@ -197,6 +199,6 @@ export function finishHtml(draft: HtmlDraft, diagrams: RawDiagramRenderer): Outp
     }),
   }));
   if (filled.size !== svgs.size) throw new Error('rl-design: a diagram slot went missing from the pages');
-  checkLinks(files);
+  checkLinks(files, draft.codeLinks);
   return files;
 }

@@ -33,6 +33,6 @@ export function renderMarkdown(input: RenderInput, options: MarkdownOptions): Ou
     doc.layout === 'single'
       ? [{ path: doc.path, content: doc.markdown }]
       : doc.pages.map((p) => ({ path: p.path, content: p.markdown }));
-  checkLinks(files);
+  checkLinks(files, doc.codeLinks);
   return files;
 }

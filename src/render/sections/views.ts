@@ -6,6 +6,7 @@
 import { FRAMEWORK_ADAPTERS } from '../../answers/choices.js';
 import type { Design, MatrixRule, MetricSource } from '../../design/model.js';
 import { fmtBytes, fmtDuration, fmtNumber, fmtPercent, joinAnd } from '../format.js';
+import { mdHref } from '../helpers.js';
 import type { RenderInput } from '../types.js';
 import { outboundPeak } from '../../answers/defaults.js';
 import {
@@ -44,6 +45,14 @@ function burstText(rule: MatrixRule): string {
   if (rule.burst === undefined) return '';
   if (rule.burst === null) return 'none (window)';
   return fmtNumber(rule.burst);
+}
+
+/** Rate and burst in one cell; an unstated part says so. */
+function rateBurstText(rule: MatrixRule): string {
+  const rate = rule.rate ? ruleRateText(rule) : `rate ${NOT_STATED}`;
+  if (rule.burst === undefined) return `${rate}, burst ${NOT_STATED}`;
+  if (rule.burst === null) return `${rate}, no burst (window)`;
+  return `${rate}, burst ${fmtNumber(rule.burst)}`;
 }
 
 function costText(rule: MatrixRule): string {
@@ -88,6 +97,8 @@ export interface RuleRow {
   primitive: string;
   key: string;
   rate: string;
+  /** The rate with the burst beside it, for the compact matrix ("60 / 60 s, burst 25"). */
+  rateBurst: string;
   burst: string;
   cost: string;
   failMode: string;
@@ -114,12 +125,14 @@ export function ruleRow(rule: MatrixRule): RuleRow {
     primitive: primitiveName(rule.primitive),
     key: rule.key ?? '',
     rate: ruleRateText(rule),
+    rateBurst: rateBurstText(rule),
     burst: burstText(rule),
     cost: costText(rule),
     failMode: failModeText(rule.failMode),
     layer: layerName(rule.layer),
     ttl: rule.ttlSeconds === undefined ? '' : fmtDuration(rule.ttlSeconds),
-    bound: rule.cardinality?.bound === undefined ? '' : fmtNumber(rule.cardinality.bound),
+    bound:
+      rule.cardinality?.bound === undefined ? '' : `${fmtNumber(rule.cardinality.bound)} key${rule.cardinality.bound === 1 ? '' : 's'}`,
     basis: rule.cardinality?.basis ?? '',
     headers: headersText(rule),
     killSwitch: rule.killSwitch?.flag ?? '',
@@ -309,7 +322,70 @@ export function enforcementView(input: RenderInput): Record<string, unknown> {
     placementDiagram: e.placementDiagram,
     layerCount: new Set(rules.map((r) => r.layer).filter(Boolean)).size,
     codeDir: output.codeDir ?? '',
-    codeFiles: (input.codeFiles ?? []).map((f) => ({ path: f.path, language: f.language, content: f.content })),
+    ...codeView(input),
+  };
+}
+
+/** The code files the document prints: the Lua scripts and the gateway configuration. */
+function printed(path: string): boolean {
+  return path.startsWith('lua/') || path.startsWith('gateway/');
+}
+
+/** The design's own rules in the generated data module (middleware/design.ts): its `rules` list, one commented entry per rule. */
+export function rulesExcerpt(content: string): { from: number; to: number; text: string } | undefined {
+  const lines = content.split('\n');
+  const start = lines.findIndex((l) => /^ {2}rules: \[/.test(l));
+  if (start < 0) return undefined;
+  const end = lines[start]?.endsWith('[],') ? start : lines.findIndex((l, i) => i > start && l === '  ],');
+  if (end < 0) return undefined;
+  return { from: start + 1, to: end + 1, text: `${lines.slice(start, end + 1).join('\n')}\n` };
+}
+
+/** The href of a code file from the document's pages, or '' when the code folder is not known. */
+export function codeFileHref(input: RenderInput, path: string): string {
+  if (input.codeBase === undefined) return '';
+  const base = input.codeBase.replace(/\/+$/, '');
+  return base === '' || base === '.' ? path : `${base}/${path}`;
+}
+
+/** Every link the enforcement section makes to a code file (the link checker accepts exactly these). */
+export function codeLinks(input: RenderInput): string[] {
+  // as the page writes them: percent-encoded where a path needs it
+  return linkedCode(input)
+    .map((f) => f.href)
+    .filter(Boolean)
+    .map(mdHref);
+}
+
+function linkedCode(input: RenderInput): { path: string; href: string; size: string; description: string }[] {
+  return (input.codeFiles ?? [])
+    .filter((f) => f.path !== 'README.md')
+    .map((f) => ({
+      path: f.path,
+      href: codeFileHref(input, f.path),
+      size: `${fmtNumber(f.content.split('\n').length - (f.content.endsWith('\n') ? 1 : 0))} lines, ${fmtBytes(Buffer.byteLength(f.content, 'utf8'))}`,
+      description: f.description ?? '',
+    }));
+}
+
+/**
+ * What the enforcement section shows of the code: the design's rules (an excerpt of the
+ * module that compiles them in), every Lua script and gateway file in full, and a linked
+ * list of every file with its size and purpose; the middleware and client runtimes are
+ * read in the code folder, not in the document.
+ */
+function codeView(input: RenderInput): Record<string, unknown> {
+  const files = input.codeFiles ?? [];
+  const rules = files
+    .map((f) => ({ f, excerpt: f.path === 'middleware/design.ts' ? rulesExcerpt(f.content) : undefined }))
+    .find((x) => x.excerpt !== undefined);
+  return {
+    hasCode: files.length > 0,
+    rulesModule: rules?.excerpt
+      ? { path: rules.f.path, from: fmtNumber(rules.excerpt.from), to: fmtNumber(rules.excerpt.to), content: rules.excerpt.text, language: rules.f.language }
+      : undefined,
+    printedFiles: files.filter((f) => printed(f.path)).map((f) => ({ path: f.path, language: f.language, content: f.content, description: f.description ?? '' })),
+    linkedFiles: linkedCode(input),
   };
 }
 
