@@ -76,6 +76,24 @@ export function problemBody(
   return problemFields(docsUrl, rule, s, retryAfter);
 }
 
+/** A header convention by name, with the runtime's own header names. */
+export function conventionName(convention: HeaderConvention, short = false): string {
+  switch (convention) {
+    case 'ietf-structured': {
+      const n = HEADER_NAMES[convention];
+      return short ? 'IETF draft structured fields' : `IETF structured fields (${n.state} and ${n.policy})`;
+    }
+    case 'ietf-trio': {
+      const n = HEADER_NAMES[convention];
+      return short ? `IETF draft ${n.limit}/-Remaining/-Reset` : `IETF draft header trio (${n.limit}, ${n.remaining}, ${n.reset})`;
+    }
+    case 'x-ratelimit': {
+      const n = HEADER_NAMES[convention];
+      return short ? 'X-RateLimit-* (de facto)' : `legacy X-RateLimit-* headers (${n.limit}, ${n.remaining}, ${n.reset})`;
+    }
+  }
+}
+
 /** A rule and what a response states about it. */
 export interface Stated {
   rule: ShownRule;

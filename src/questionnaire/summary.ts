@@ -1,4 +1,5 @@
 /** The short summary init prints at the end: the limit matrix at a glance, fail modes, headers, files. */
+import { conventionName } from '../design/contract.js';
 import { formatNumber } from '../format.js';
 import type { Design, MatrixRule } from '../design/model.js';
 import { printable } from './detect/index.js';
@@ -46,17 +47,11 @@ export function failModes(design: Design): string {
   return parts.join('; ') || 'none';
 }
 
-const CONVENTIONS: Record<string, string> = {
-  'ietf-structured': 'IETF draft structured fields',
-  'ietf-trio': 'IETF draft RateLimit-Limit/-Remaining/-Reset',
-  'x-ratelimit': 'X-RateLimit-* (de facto)',
-};
-
 export function headerLine(design: Design): string {
   const c = design.contract;
   const names = c.headers.map((h) => h.name).join(', ');
   const edge = (c.edgeRuleIds ?? []).length > 0 ? '; edge-only rules send Retry-After, no counts' : '';
-  return `${CONVENTIONS[c.convention] ?? c.convention}: ${names} on every response; Retry-After on every 429${c.silentRuleIds.length > 0 ? '; security rules answer without counts' : ''}${edge}`;
+  return `${conventionName(c.convention, true)}: ${names} on every response; Retry-After on every 429${c.silentRuleIds.length > 0 ? '; security rules answer without counts' : ''}${edge}`;
 }
 
 /** A phrase for each document file: one file is the document; in a folder, the index and each section. */

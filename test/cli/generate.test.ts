@@ -234,9 +234,11 @@ describe('rl-design generate --code-dir (built binary)', () => {
       expect(doc).toContain(body.trimEnd());
     }
     // the runtimes are linked from the document's folder, not printed
-    const core = readFileSync(path.join(dir, 'code', 'middleware/ratelimit-core.ts'), 'utf8');
+    const core = readFileSync(path.join(dir, 'code', 'middleware/limiter.ts'), 'utf8');
     expect(doc).not.toContain(core.slice(core.indexOf('export function createLimiter'), core.indexOf('export function createLimiter') + 200));
-    for (const f of ['middleware/ratelimit-core.ts', 'middleware/express.ts', 'outbound/client.ts']) expect(doc).toContain(`](code/${f})`);
+    for (const f of ['middleware/limiter.ts', 'middleware/design.ts', 'middleware/express.ts', 'outbound/client.ts']) expect(doc).toContain(`](code/${f})`);
+    // the design's rules are printed, from the data module
+    expect(doc).toContain("The design's rules, from `middleware/design.ts`");
     // a built-in example never writes into the current folder's ratelimit/
     expect(existsSync(path.join(process.cwd(), 'ratelimit'))).toBe(false);
   });

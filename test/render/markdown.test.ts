@@ -142,14 +142,16 @@ describe('options and variants', () => {
   it('prints the Lua, the gateway files and the rules in the enforcement section, and links the runtimes with size and purpose', () => {
     const input = exampleInput('saas-platform');
     const lua = '-- a comment with ``` backticks\nreturn redis.call("TIME")\n';
-    const runtime = ['// header', 'import x from "y";', '// The rules this middleware enforces.', 'export const RULES = [', '  { id: "a" },', '];', 'export function createLimiter() {', '  return "RUNTIME BODY";', '}', ''].join('\n');
+    const data = ['// header', "import type { DesignData } from './types.js';", 'export const DESIGN: DesignData = {', '  project: "x",', '  rules: [', '    // a: the rule', '    { id: "a" },', '  ],', '};', ''].join('\n');
+    const runtime = ['export function createLimiter() {', '  return "RUNTIME BODY";', '}', ''].join('\n');
     const files = renderMarkdown(
       {
         ...input,
         codeFiles: [
           { path: 'lua/gcra.lua', language: 'lua', content: lua, description: 'GCRA script' },
           { path: 'gateway/nginx.conf', language: 'nginx', content: 'limit_req zone=global;' },
-          { path: 'middleware/ratelimit-core.ts', language: 'typescript', content: runtime, description: 'the middleware core' },
+          { path: 'middleware/design.ts', language: 'typescript', content: data, description: 'the design data' },
+          { path: 'middleware/limiter.ts', language: 'typescript', content: runtime, description: 'the limiter' },
           { path: 'README.md', language: 'markdown', content: '# list\n' },
         ],
         codeHref: { single: '../ratelimit', folder: '../../ratelimit' },
@@ -161,9 +163,9 @@ describe('options and variants', () => {
     expect(code.find((c) => c.lang === 'lua')?.text).toBe(lua.trimEnd());
     expect(code.find((c) => c.lang === 'nginx')?.text).toBe('limit_req zone=global;');
     // the rules, not the runtime around them
-    expect(code.find((c) => c.lang === 'typescript')?.text).toBe('// The rules this middleware enforces.\nexport const RULES = [\n  { id: "a" },\n];');
+    expect(code.find((c) => c.lang === 'typescript')?.text).toBe('  rules: [\n    // a: the rule\n    { id: "a" },\n  ],');
     expect(doc).not.toContain('RUNTIME BODY');
-    expect(doc).toContain("The design's rules, from `middleware/ratelimit-core.ts` (lines 3-6):");
+    expect(doc).toContain("The design's rules, from `middleware/design.ts` (lines 5-8):");
     expect(doc).toContain('`lua/gcra.lua`: GCRA script.');
     const enforcement = doc.slice(doc.indexOf('## 4. Enforcement'), doc.indexOf('## 5. '));
     expect(enforcement).toContain('````lua');
@@ -172,10 +174,11 @@ describe('options and variants', () => {
     expect(list?.rows.map((r) => r[0]?.text)).toEqual([
       '[`lua/gcra.lua`](../ratelimit/lua/gcra.lua)',
       '[`gateway/nginx.conf`](../ratelimit/gateway/nginx.conf)',
-      '[`middleware/ratelimit-core.ts`](../ratelimit/middleware/ratelimit-core.ts)',
+      '[`middleware/design.ts`](../ratelimit/middleware/design.ts)',
+      '[`middleware/limiter.ts`](../ratelimit/middleware/limiter.ts)',
     ]);
-    expect(list?.rows[2]?.[1]?.text).toBe('9 lines, 170 bytes');
-    expect(list?.rows[2]?.[2]?.text).toBe('the middleware core');
+    expect(list?.rows[3]?.[1]?.text).toBe('3 lines, 61 bytes');
+    expect(list?.rows[3]?.[2]?.text).toBe('the limiter');
     // the folder layout links from one level further down
     const folder = renderMarkdown({ ...input, codeFiles: [{ path: 'lua/gcra.lua', language: 'lua', content: lua }], codeHref: { single: 'x', folder: '../../ratelimit' } }, { layout: 'folder' });
     expect(folder.map((f) => f.content).join('\n')).toContain('[`lua/gcra.lua`](../../ratelimit/lua/gcra.lua)');

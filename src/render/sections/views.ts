@@ -3,6 +3,7 @@
  * reading (numbers with separators, durations, display names, joined lists). Every string
  * here is raw text; templates escape it with the helper of the place it goes to.
  */
+import { conventionName } from '../../design/contract.js';
 import { FRAMEWORK_ADAPTERS } from '../../answers/choices.js';
 import type { Design, MatrixRule, MetricSource } from '../../design/model.js';
 import { fmtBytes, fmtDuration, fmtNumber, fmtPercent, joinAnd } from '../format.js';
@@ -387,19 +388,6 @@ function codeView(input: RenderInput): Record<string, unknown> {
     printedFiles: files.filter((f) => printed(f.path)).map((f) => ({ path: f.path, language: f.language, content: f.content, description: f.description ?? '' })),
     linkedFiles: linkedCode(input),
   };
-}
-
-function conventionName(convention: string): string {
-  switch (convention) {
-    case 'ietf-structured':
-      return 'IETF structured fields (RateLimit and RateLimit-Policy)';
-    case 'ietf-trio':
-      return 'IETF draft header trio (RateLimit-Limit, RateLimit-Remaining, RateLimit-Reset)';
-    case 'x-ratelimit':
-      return 'legacy X-RateLimit-* headers';
-    default:
-      return convention;
-  }
 }
 
 /** An example response: the situation in words, and the status line and headers as the client receives them. */
