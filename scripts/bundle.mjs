@@ -84,7 +84,7 @@ const common = {
   outdir,
   bundle: true,
   platform: 'node',
-  target: 'node20',
+  target: 'node22',
   // Whitespace only: fewer bytes to read and parse, while names stay readable in a --debug
   // stack trace.
   minifyWhitespace: true,
