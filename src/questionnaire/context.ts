@@ -13,10 +13,10 @@ import type { AnswersInput } from '../answers/schema.js';
 import type { Fact } from './detect/index.js';
 import type { InitFlags } from './flags.js';
 import type { Prompter } from './prompt.js';
+import { UNKNOWN, type Unknown } from './unknown.js';
 
-/** "Don't know": a choice at the prompt, and a value every choice flag accepts. */
-export const UNKNOWN = 'unknown' as const;
-export type Unknown = typeof UNKNOWN;
+// Re-exported for the steps. flags.ts imports them from unknown.ts: this module imports flags.ts.
+export { UNKNOWN, type Unknown };
 
 export const DONT_KNOW_NAME = "Don't know";
 
