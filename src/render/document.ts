@@ -2,7 +2,7 @@
  * The document plan shared by every output format: which sections exist, in which layout,
  * how they are grouped into pages, what each page's navigation and previous/next links are,
  * and the Markdown of every part. Markdown output writes the assembled Markdown; HTML output
- * converts the same parts (ARCHITECTURE.md convention 4: one source, two formats), so both
+ * converts the same parts (one source, two formats), so both
  * formats choose the same layout and split into the same pages.
  */
 import { slugAnchor } from './escape.js';
@@ -20,7 +20,7 @@ export const DEFAULT_BASE_NAME = 'rate-limit-design';
 export const INDEX_FILE = 'README.md';
 
 /**
- * When `auto` picks the folder layout. The seed (Phase 0) asks for a folder past ~1,500
+ * When `auto` picks the folder layout. The rule of thumb: a folder past ~1,500
  * lines or ~100 KB, or with more than about six top-level sections a reader navigates
  * between, and warns that a short design scattered across pages is worse than one page.
  * Every design here has 9-11 top-level sections, so the section count alone would always
