@@ -6,7 +6,7 @@ import type { Design } from '../design/model.js';
 import { writeOutputs, type PlannedFile } from '../io/write.js';
 import { applyResults, loadResultsFor } from '../verify/results.js';
 import { UserError } from '../messages.js';
-import { drawBeautifulMermaid } from '../render/diagrams/beautiful-job.js';
+import { drawBeautifulMermaid, startDrawingEarly } from '../render/diagrams/beautiful-job.js';
 import { DIAGRAM_RENDERERS, diagramSources, type DiagramRendererName, type RawDiagramRenderer } from '../render/diagrams/index.js';
 import { loadMermaidCli, MermaidCliFailedError, MermaidCliMissingError } from '../render/diagrams/mermaid-cli.js';
 import { UnsafeSvgError } from '../render/diagrams/svg.js';
@@ -188,6 +188,9 @@ export async function generateFiles(ctx: CommandContext, opts: GenerateOptions):
       reason: `"${opts.diagrams}" is not a diagram renderer; use ${DIAGRAM_RENDERERS.join(' or ')}`,
     });
   }
+  // Unless the flags rule HTML out, a first run's diagram worker starts now (see startDrawingEarly).
+  const markdownOnly = opts.format === 'markdown' || opts.format === 'md' || (opts.format === undefined && formatOfPath(opts.out) === 'markdown');
+  if (!markdownOnly && opts.diagrams !== 'mermaid-cli') startDrawingEarly();
   // Imported on use: the answers' schema is a large module.
   const { loadDesign } = await import('./load-design.js');
   const { design: built, file } = await loadDesign(ctx, opts);

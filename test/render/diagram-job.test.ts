@@ -75,6 +75,7 @@ describe('the diagram worker (tsc dist/, a real worker thread)', () => {
     const cache = {
       get: (s: string) => (asked.push(s), held.get(s)),
       put: (s: string, svg: string) => void held.set(s, svg),
+      isEmpty: () => held.size === 0,
     };
     const drawn = await drawBeautifulMermaid([a!, b!, a!], { cache });
     expect([drawn(a!), drawn(b!)]).toEqual([direct(a!), direct(b!)]);

@@ -31,12 +31,40 @@ function lookup(sources: readonly string[], svgs: readonly string[]): RawDiagram
   };
 }
 
-/** Draws the sources in a new worker thread, which exits once it has replied. */
+/** A worker thread loading the engine; never keeps the process alive (an error elsewhere exits at once). */
+function spawnWorker(file: string): { worker: Worker; exited: () => boolean } {
+  const worker = new Worker(file);
+  worker.unref();
+  let exited = false;
+  worker.once('exit', () => {
+    exited = true;
+  });
+  // reported to the draw that uses it (or never, if none does)
+  worker.on('error', () => undefined);
+  return { worker, exited: () => exited };
+}
+
+/** The worker startDrawingEarly() started, until a drawing takes it. */
+let early: ReturnType<typeof spawnWorker> | undefined;
+
+/**
+ * Starts the worker before the design is known, when the drawn-diagram cache is empty (a first
+ * run, a new engine) or off: then every diagram will be drawn, and loading the engine can
+ * overlap reading the answers and building the design. With drawings in the cache it does
+ * nothing, and the worker starts only if the design has a diagram the cache lacks.
+ */
+export function startDrawingEarly(): void {
+  if (early !== undefined || WORKER_FILE === undefined) return;
+  const cache = openSvgCache();
+  if (cache === undefined || cache.isEmpty()) early = spawnWorker(WORKER_FILE);
+}
+
+/** Draws the sources in a worker thread (the early one if it is still there), which exits once it has replied. */
 function drawInWorker(file: string, sources: readonly string[]): Promise<string[]> {
+  const taken = early !== undefined && !early.exited() && file === WORKER_FILE ? early.worker : undefined;
+  if (taken) early = undefined;
   return new Promise<string[]>((resolve, reject) => {
-    const worker = new Worker(file);
-    // Never keeps the process alive: an error elsewhere exits without waiting for the engine.
-    worker.unref();
+    const worker = taken ?? spawnWorker(file).worker;
     let settled = false;
     const settle = (f: () => void): void => {
       if (!settled) f();
