@@ -21,7 +21,7 @@
  * Usage: npm run build && node bench/html/run.mjs [--runs 7] [--example saas-platform] [--against DIR]
  */
 import { spawnSync } from 'node:child_process';
-import { mkdtempSync, readFileSync, rmSync } from 'node:fs';
+import { existsSync, mkdtempSync, readdirSync, readFileSync, rmSync } from 'node:fs';
 import { cpus, loadavg, tmpdir } from 'node:os';
 import path from 'node:path';
 import { fileURLToPath, pathToFileURL } from 'node:url';
@@ -62,13 +62,22 @@ const median = (xs) => {
 // rl-design's caches (README, "Caches"): "cached" runs share one folder, written by the
 // warm-up, so compiled code (Node's compile cache, Node 22.1+) and drawn diagrams are both
 // there (a repeat run of an unchanged design); "compile cache only" has its drawn diagrams
-// removed before each run (a design whose diagrams changed); "first run" gets an empty folder
+// removed before each run (a design whose diagrams changed; "one diagram redrawn" removes only
+// one of them); "first run" gets an empty folder
 // each time (it compiles and draws everything and writes both caches, as a user's very first
 // run does); "cache off" is RL_DESIGN_CACHE=off.
 const CACHE = {
   cached: (work, warm) => ({ RL_DESIGN_CACHE_DIR: warm }),
   'compile cache only': (work, warm) => {
     rmSync(path.join(warm, 'svg'), { recursive: true, force: true });
+    return { RL_DESIGN_CACHE_DIR: warm };
+  },
+  'one diagram redrawn': (work, warm) => {
+    // the others stay cached: the design changed in one diagram
+    for (const engine of existsSync(path.join(warm, 'svg')) ? readdirSync(path.join(warm, 'svg')) : []) {
+      const [first] = readdirSync(path.join(warm, 'svg', engine)).sort();
+      if (first) rmSync(path.join(warm, 'svg', engine, first));
+    }
     return { RL_DESIGN_CACHE_DIR: warm };
   },
   'first run': (work) => ({ RL_DESIGN_CACHE_DIR: path.join(work, 'cache') }),
@@ -80,7 +89,7 @@ const checkouts = [['', root, mkdtempSync(path.join(tmpdir(), 'rl-bench-html-cac
 if (against) checkouts.push([` (${path.basename(path.resolve(against))})`, path.resolve(against), mkdtempSync(path.join(tmpdir(), 'rl-bench-html-cache-'))]);
 for (const layout of ['single', 'folder']) {
   for (const [cache, env] of Object.entries(CACHE)) {
-    if (layout === 'folder' && (cache === 'cache off' || cache === 'compile cache only')) continue;
+    if (layout === 'folder' && cache !== 'cached' && cache !== 'first run') continue;
     for (const [suffix, dir, warm] of checkouts) {
       cases.push({
         name: `CLI, ${layout}, ${cache}${suffix}`,
