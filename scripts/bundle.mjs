@@ -7,9 +7,9 @@
  *
  * Why a bundle: a cold `rl-design generate` spent most of its time resolving, reading,
  * scanning and compiling a few hundred files and compiling handlebars templates. Here:
- *   - the CLI and the diagram engine are one CommonJS file each, compiled through a V8 code
- *     cache (src/io/code-cache.ts), so from the second run on they are not compiled again;
- *     the heavy parts (HTML, code generator, interview) still run only when imported;
+ *   - the CLI and the diagram engine are one CommonJS file each, which Node's compile cache
+ *     (src/io/compile-cache.ts) keeps compiled from the second run on; the heavy parts (HTML,
+ *     code generator, interview) still run only when imported;
  *   - the diagram engine loads in a worker thread (beautiful-worker.cjs) while the main thread
  *     works;
  *   - the handlebars templates are precompiled (src/render/compiled-templates.ts is replaced
@@ -59,8 +59,8 @@ const precompiledTemplates = {
 /**
  * Four builds, all into dist/bin/:
  *   - cli.cjs: src/cli.ts and everything it imports, as one CommonJS file, which bin.ts
- *     compiles through the V8 code cache (src/io/code-cache.ts). Its dynamic imports stay
- *     lazy (esbuild runs a module's top level on first import);
+ *     requires once it has turned on Node's compile cache. Its dynamic imports stay lazy
+ *     (esbuild runs a module's top level on first import);
  *   - diagram-engine.cjs: beautiful-mermaid and ELK (src/render/diagrams/beautiful.ts), the
  *     same way, loaded by the diagram worker (src/render/diagrams/engine.ts);
  *   - beautiful-worker.cjs: the diagram worker (it loads diagram-engine.cjs);
@@ -84,7 +84,7 @@ const common = {
   outdir,
   bundle: true,
   platform: 'node',
-  target: 'node20',
+  target: 'node22',
   // Whitespace only: fewer bytes to read and parse, while names stay readable in a --debug
   // stack trace.
   minifyWhitespace: true,
@@ -110,8 +110,8 @@ const cjs = (name, entry, plugins, define = {}) =>
     external: ['@mermaid-js/mermaid-cli', 'puppeteer'],
     plugins,
   });
-// The engine first: the code that starts diagram jobs (beautiful-job.ts, in the CLI and the
-// launcher) learns its content hash, the key of the drawn-diagram cache (svg-cache.ts).
+// The engine first: the CLI learns its content hash, the key of the drawn-diagram cache
+// (src/render/diagrams/svg-cache.ts).
 builds.push(await cjs('diagram-engine', 'src/render/diagrams/beautiful.ts', []));
 const engineHash = createHash('sha256').update(readFileSync(path.join(outdir, 'diagram-engine.cjs'))).digest('hex').slice(0, 16);
 const engineDefine = { __RL_DIAGRAM_ENGINE_HASH__: JSON.stringify(engineHash) };
@@ -133,8 +133,7 @@ builds.push(
         "const __dirname = __rlFileURLToPath(new URL('.', import.meta.url));",
       ].join(' '),
     },
-    define: engineDefine,
-    plugins: [cliOutside, engineOutside],
+    plugins: [cliOutside],
   }),
 );
 chmodSync(path.join(outdir, 'rl-design.js'), 0o755);

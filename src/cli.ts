@@ -5,16 +5,12 @@ import { exampleNames } from './paths.js';
 import { INIT_OPTIONS } from './questionnaire/options.js';
 import { UserError } from './messages.js';
 import { TOOL_VERSION } from './version.js';
-import type { DiagramJob } from './render/diagrams/beautiful-job.js';
 
 // A reader that stops early (`rl-design schema | head`) is not an error.
 process.stdout.on('error', (e: NodeJS.ErrnoException) => {
   if (e.code === 'EPIPE') process.exit(process.exitCode ?? 0);
   throw e;
 });
-
-// The diagram job bin.ts started before it loaded this module (see run()).
-let earlyDiagrams: DiagramJob | undefined;
 
 const ctx = nodeContext();
 const debug = process.argv.includes('--debug');
@@ -81,8 +77,7 @@ answersOptions(
     .option('--dry-run', 'list the files that would be written, write nothing'),
 ).action(async (opts) => {
   const { runGenerate } = await import('./commands/generate.js');
-  // generate owns the job from here: it uses it or cancels it, on every path.
-  process.exitCode = await runGenerate(ctx, { ...opts, ...(earlyDiagrams ? { diagramJob: earlyDiagrams } : {}) });
+  process.exitCode = await runGenerate(ctx, opts);
 });
 
 answersOptions(
@@ -150,13 +145,8 @@ Environment:
 Exit codes: 0 fine, 1 constraint violation or failed verification, 2 bad usage or bad input.`,
 );
 
-/**
- * Runs the command line. `diagrams`: a diagram job bin.ts started before loading this module
- * (for `generate`, unless the arguments rule diagrams out), handed to generate, which cancels
- * it if the document turns out to need none.
- */
-export async function run(argv: readonly string[], diagrams?: DiagramJob): Promise<void> {
-  earlyDiagrams = diagrams;
+/** Runs the command line (bin.ts calls it with process.argv). */
+export async function run(argv: readonly string[]): Promise<void> {
   try {
     await program.parseAsync([...argv]);
   } catch (e) {

@@ -6,7 +6,7 @@
  *   parsing, answers, design, constraint checks, rendering, diagrams, atomic writes), with the
  *   caches warm, with the drawn diagrams removed, empty (a first run) and off (see CACHE below);
  * - "unbundled render": the same document rendered in-process by bench/html/render-once.mjs
- *   from tsc's module tree in dist/ (no bundle, no worker thread, no code cache: how the CLI
+ *   from tsc's module tree in dist/ (no bundle, no worker thread, no compile cache: how the CLI
  *   ran before it was bundled; no CLI, no writes): what the renderer itself costs;
  * - the same document as Markdown through the CLI, for scale.
  * Wall time is measured around the child process; CPU time (user + system) and peak memory
@@ -14,10 +14,14 @@
  * CPU time is the steadier number on a busy machine, where wall time includes waiting for a
  * core. Prints a Markdown table of the median and the best of the runs, and the load average.
  *
- * Usage: npm run build && node bench/html/run.mjs [--runs 7] [--example saas-platform]
+ * --against DIR adds the CLI cases of another built checkout (e.g. a `git worktree` of the
+ * previous commit, after `npm run build` there), interleaved with this one's, so that a change
+ * is measured side by side under the same load.
+ *
+ * Usage: npm run build && node bench/html/run.mjs [--runs 7] [--example saas-platform] [--against DIR]
  */
 import { spawnSync } from 'node:child_process';
-import { mkdtempSync, readFileSync, rmSync } from 'node:fs';
+import { existsSync, mkdtempSync, readdirSync, readFileSync, rmSync } from 'node:fs';
 import { cpus, loadavg, tmpdir } from 'node:os';
 import path from 'node:path';
 import { fileURLToPath, pathToFileURL } from 'node:url';
@@ -30,6 +34,7 @@ const option = (name, fallback) => {
 };
 const runs = Number(option('runs', '7'));
 const example = option('example', 'saas-platform');
+const against = option('against', undefined);
 const preload = pathToFileURL(path.join(here, 'report-usage.mjs')).href;
 
 function measure(args, env = () => ({})) {
@@ -55,30 +60,43 @@ const median = (xs) => {
 };
 
 // rl-design's caches (README, "Caches"): "cached" runs share one folder, written by the
-// warm-up, so compiled code and drawn diagrams are both there (a repeat run of an unchanged
-// design); "code cache only" has its drawn diagrams removed before each run (a design whose
-// diagrams changed); "first run" gets an empty folder each time (it compiles and draws
-// everything and writes both caches, as a user's very first run does); "cache off" is
-// RL_DESIGN_CACHE=off.
-const warmCache = mkdtempSync(path.join(tmpdir(), 'rl-bench-html-cache-'));
+// warm-up, so compiled code (Node's compile cache, Node 22.1+) and drawn diagrams are both
+// there (a repeat run of an unchanged design); "compile cache only" has its drawn diagrams
+// removed before each run (a design whose diagrams changed; "one diagram redrawn" removes only
+// one of them); "first run" gets an empty folder
+// each time (it compiles and draws everything and writes both caches, as a user's very first
+// run does); "cache off" is RL_DESIGN_CACHE=off.
 const CACHE = {
-  cached: () => ({ RL_DESIGN_CACHE_DIR: warmCache }),
-  'code cache only': () => {
-    rmSync(path.join(warmCache, 'svg'), { recursive: true, force: true });
-    return { RL_DESIGN_CACHE_DIR: warmCache };
+  cached: (work, warm) => ({ RL_DESIGN_CACHE_DIR: warm }),
+  'compile cache only': (work, warm) => {
+    rmSync(path.join(warm, 'svg'), { recursive: true, force: true });
+    return { RL_DESIGN_CACHE_DIR: warm };
+  },
+  'one diagram redrawn': (work, warm) => {
+    // the others stay cached: the design changed in one diagram
+    for (const engine of existsSync(path.join(warm, 'svg')) ? readdirSync(path.join(warm, 'svg')) : []) {
+      const [first] = readdirSync(path.join(warm, 'svg', engine)).sort();
+      if (first) rmSync(path.join(warm, 'svg', engine, first));
+    }
+    return { RL_DESIGN_CACHE_DIR: warm };
   },
   'first run': (work) => ({ RL_DESIGN_CACHE_DIR: path.join(work, 'cache') }),
   'cache off': () => ({ RL_DESIGN_CACHE: 'off' }),
 };
 const cases = [];
+// [name suffix, checkout, its warm cache folder]
+const checkouts = [['', root, mkdtempSync(path.join(tmpdir(), 'rl-bench-html-cache-'))]];
+if (against) checkouts.push([` (${path.basename(path.resolve(against))})`, path.resolve(against), mkdtempSync(path.join(tmpdir(), 'rl-bench-html-cache-'))]);
 for (const layout of ['single', 'folder']) {
   for (const [cache, env] of Object.entries(CACHE)) {
-    if (layout === 'folder' && (cache === 'cache off' || cache === 'code cache only')) continue;
-    cases.push({
-      name: `CLI, ${layout}, ${cache}`,
-      env,
-      args: [path.join(root, 'dist/bin/rl-design.js'), 'generate', '--example', example, '--format', 'html', '--layout', layout, '--out', '{out}', '--date', '2026-12-02', '--force'],
-    });
+    if (layout === 'folder' && cache !== 'cached' && cache !== 'first run') continue;
+    for (const [suffix, dir, warm] of checkouts) {
+      cases.push({
+        name: `CLI, ${layout}, ${cache}${suffix}`,
+        env: (work) => env(work, warm),
+        args: [path.join(dir, 'dist/bin/rl-design.js'), 'generate', '--example', example, '--format', 'html', '--layout', layout, '--out', '{out}', '--date', '2026-12-02', '--force'],
+      });
+    }
   }
   cases.push({ name: `unbundled render, ${layout}`, args: [path.join(here, 'render-once.mjs'), example, layout] });
 }
@@ -92,7 +110,7 @@ const loadBefore = loadavg().map((l) => l.toFixed(2)).join(' ');
 for (const c of cases) measure(c.args, c.env);
 const results = new Map(cases.map((c) => [c.name, []]));
 for (let i = 0; i < runs; i += 1) for (const c of cases) results.get(c.name).push(measure(c.args, c.env));
-rmSync(warmCache, { recursive: true, force: true });
+for (const [, , warm] of checkouts) rmSync(warm, { recursive: true, force: true });
 
 console.log(`${example}, ${runs} cold runs each, node ${process.version}, ${cpus().length} x ${cpus()[0]?.model ?? 'cpu'}\n`);
 console.log(`load average before: ${loadBefore}, after: ${loadavg().map((l) => l.toFixed(2)).join(' ')}\n`);

@@ -1,8 +1,8 @@
 --[[ reference-token-bucket.lua - the baseline the benchmark compares against (not shipped).
 
-The straightforward reading of the seed's token bucket: a hash holding
+The straightforward token bucket: a hash holding
 fractional tokens and the last refill time, read with HMGET, written back
-with HSET and PEXPIRE on every call. As the seed's clock note asks, time
+with HSET and PEXPIRE on every call. As a limiter shared by many instances must, time
 comes from redis.call('TIME') rather than from the caller, so it pays for
 the same clock read as our scripts.
 

@@ -2,7 +2,7 @@
  * Defaults and the partial-context protocol: turns validated Answers into a fully
  * resolved Scope, recording one Assumption for every answer that was unknown.
  *
- * Generic design: when item 1 (goals) or item 2 (stack) is unknown, the design is a
+ * Generic design: when the goals or the stack are unknown, the design is a
  * token bucket per API key in middleware backed by Redis, and says so.
  */
 import type { Answers, Endpoint, QuotaResetT, Rate } from './schema.js';
@@ -140,11 +140,11 @@ export function resolveAnswers(answers: Answers): ResolvedAnswers {
     );
   }
 
-  // Item 1: goals.
+  // Goals.
   const goals = goalsUnknown ? (['overload', 'fairness'] as const).slice() : [...new Set(answers.goals)];
   if (goalsUnknown) assume('goals', 'Protection goals unknown: assumed overload protection and per-client fairness.');
 
-  // Item 2: stack and topology.
+  // Stack and topology.
   const stack = answers.stack ?? {};
   const language = stack.language ?? 'TypeScript';
   if (!stack.language) assume('stack.language', 'Language unknown: assumed TypeScript on Node.js.');
@@ -195,7 +195,7 @@ export function resolveAnswers(answers: Answers): ResolvedAnswers {
     }
   }
 
-  // Item 3: identities.
+  // Identities.
   let identities = answers.identities ? [...new Set(answers.identities)] : undefined;
   if (!identities || identities.length === 0) {
     identities = ['api-key', 'ip'];
@@ -263,7 +263,7 @@ export function resolveAnswers(answers: Answers): ResolvedAnswers {
     }
   }
 
-  // Item 4: traffic.
+  // Traffic.
   const t = answers.traffic ?? {};
   const burstiness = t.burstiness ?? 'moderate';
   if (!t.burstiness) {
@@ -307,7 +307,7 @@ export function resolveAnswers(answers: Answers): ResolvedAnswers {
     assume('traffic.distinctUsers', `Number of user accounts unknown: assumed 10 per client (${formatNumber(distinctUsers)}).`);
   }
 
-  // Item 5: plans.
+  // Plans.
   const burstSeconds = BURST_SECONDS[burstiness];
   const quotasAnswers = answers.quotas ?? {};
   const defaultExhaustion = quotasAnswers.exhaustion ?? 'hard';
@@ -366,7 +366,7 @@ export function resolveAnswers(answers: Answers): ResolvedAnswers {
   }
   const billingSource = quotasAnswers.billingSource ?? 'metering-system';
 
-  // Item 6: failure posture.
+  // Failure posture.
   const failureByClass = {} as Record<EndpointClass, FailMode>;
   const stated = answers.failure?.byClass ?? {};
   for (const c of ['auth', 'read', 'write', 'search', 'expensive', 'export', 'webhook', 'health'] as const) {
@@ -379,7 +379,7 @@ export function resolveAnswers(answers: Answers): ResolvedAnswers {
     );
   }
 
-  // Item 7: outbound.
+  // Outbound.
   const outbound: ResolvedProvider[] = (answers.outbound ?? []).map((o) => {
     const limitPerSecond = ratePerSecond(o.limit);
     const safetyFraction = o.safetyFraction ?? 0.9;

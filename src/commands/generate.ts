@@ -7,7 +7,7 @@ import { writeOutputs, type PlannedFile } from '../io/write.js';
 import { displayPath, expandHome, isInside, refuseSystemPath } from '../io/safe-fs.js';
 import { applyResults, loadResultsFor } from '../verify/results.js';
 import { UserError } from '../messages.js';
-import { startBeautifulMermaid, type DiagramJob } from '../render/diagrams/beautiful-job.js';
+import { drawBeautifulMermaid, startDrawingEarly } from '../render/diagrams/beautiful-job.js';
 import { DIAGRAM_RENDERERS, diagramSources, type DiagramRendererName, type RawDiagramRenderer } from '../render/diagrams/index.js';
 import { loadMermaidCli, MermaidCliFailedError, MermaidCliMissingError } from '../render/diagrams/mermaid-cli.js';
 import { UnsafeSvgError } from '../render/diagrams/svg.js';
@@ -25,8 +25,6 @@ export interface GenerateOptions extends SourceOptions {
   codeDir?: string;
   force?: boolean;
   dryRun?: boolean;
-  /** beautiful-mermaid already loading (the CLI starts it before parsing the command line). */
-  diagramJob?: DiagramJob;
   /** Files written in the same all-or-nothing step as the document (init's answers file). */
   alsoWrite?: PlannedFile[];
 }
@@ -35,25 +33,22 @@ const FORMATS = ['html', 'markdown', 'md'] as const;
 const LAYOUTS = ['auto', 'single', 'folder'] as const;
 
 /**
- * The diagram renderer for an HTML document, loaded only when the document has diagrams
- * (loading beautiful-mermaid's layout engine is the most expensive step of a run). Like the
- * renderers and the code generator below, it is imported on first use, so a Markdown run
- * never loads the HTML side and a document-only run never loads the code generator.
+ * The diagram renderer for an HTML document. beautiful-mermaid's layout engine (the most
+ * expensive step of a run) is loaded only when the document has a diagram that the
+ * drawn-diagram cache does not hold. Like the renderers and the code generator below, the
+ * HTML side is imported on first use, so a Markdown run never loads it and a document-only
+ * run never loads the code generator.
  */
-export async function diagramRenderer(ctx: CommandContext, design: Design, name: DiagramRendererName, job?: DiagramJob): Promise<RawDiagramRenderer> {
+export async function diagramRenderer(ctx: CommandContext, design: Design, name: DiagramRendererName): Promise<RawDiagramRenderer> {
   const sources = diagramSources(design).map((d) => d.source);
   try {
-    if (name === 'mermaid-cli') {
-      job?.cancel();
-      return await loadMermaidCli(sources, { cwd: ctx.cwd, env: process.env });
-    }
+    if (name === 'mermaid-cli') return await loadMermaidCli(sources, { cwd: ctx.cwd, env: process.env });
     if (sources.length === 0) {
-      job?.cancel();
       return () => {
         throw new Error('rl-design: a diagram that the design does not list');
       };
     }
-    return await (job ?? startBeautifulMermaid()).draw(sources);
+    return await drawBeautifulMermaid(sources);
   } catch (e) {
     if (e instanceof MermaidCliMissingError || e instanceof MermaidCliFailedError) {
       throw new UserError('badOption', { option: '--diagrams', reason: e.message.replace(/^--diagrams /, '') });
@@ -66,13 +61,13 @@ export async function diagramRenderer(ctx: CommandContext, design: Design, name:
 export async function renderDocument(
   ctx: CommandContext,
   input: RenderInput,
-  options: { format: 'html' | 'markdown'; layout: 'auto' | 'single' | 'folder'; diagrams: DiagramRendererName; diagramJob?: DiagramJob },
+  options: { format: 'html' | 'markdown'; layout: 'auto' | 'single' | 'folder'; diagrams: DiagramRendererName },
 ): Promise<OutputFile[]> {
-  if (options.format !== 'html') options.diagramJob?.cancel();
   try {
     if (options.format === 'html') {
-      // The pages are converted while the diagrams are drawn (see DiagramJob); the SVGs go in last.
-      const drawing = diagramRenderer(ctx, input.design, options.diagrams, options.diagramJob);
+      // The pages are converted while the diagrams are drawn (in a worker thread: see
+      // render/diagrams/beautiful-job.ts); the SVGs go in last.
+      const drawing = diagramRenderer(ctx, input.design, options.diagrams);
       drawing.catch(() => undefined); // awaited below; an error while drafting must not leave it unhandled
       const { draftHtml, finishHtml } = await import('../render/html/index.js');
       const draft = draftHtml(input, { layout: options.layout });
@@ -125,8 +120,6 @@ export interface PlanOptions {
   format?: 'html' | 'markdown';
   layout?: 'auto' | 'single' | 'folder';
   diagrams?: DiagramRendererName;
-  /** beautiful-mermaid already loading (generate starts it before reading the answers). */
-  diagramJob?: DiagramJob;
   out?: string;
   codeDir?: string;
   /** The answers file the design came from: paths it names must stay inside its folder or the current one. */
@@ -240,7 +233,6 @@ export async function planOutputs(ctx: CommandContext, design: Design, opts: Pla
     format,
     layout,
     diagrams: opts.diagrams ?? 'beautiful-mermaid',
-    ...(opts.diagramJob ? { diagramJob: opts.diagramJob } : {}),
   });
   const chosen = files.filter((f) => f.path.endsWith(ext)).length > 1 ? 'folder' : 'single';
   const target = resolveTarget(ctx.cwd, outRaw !== undefined ? expandHome(outRaw) : undefined, chosen, ext);
@@ -281,38 +273,25 @@ export interface GenerateRun {
 
 /** generate without printing: validates options, builds, renders, writes. */
 export async function generateFiles(ctx: CommandContext, opts: GenerateOptions): Promise<GenerateRun> {
-  // The diagram job is this function's from here: used or cancelled on every path, errors included.
-  let diagramJob = opts.diagramJob;
-  try {
-    for (const [option, value] of [['--out', opts.out], ['--code-dir', opts.codeDir]] as const) {
-      if (value !== undefined && value.trim() === '') throw new UserError('badOption', { option, reason: 'is empty; give a path' });
-    }
-    if (opts.format !== undefined && !(FORMATS as readonly string[]).includes(opts.format)) {
-      throw new UserError('badOption', { option: '--format', reason: `"${opts.format}" is not a format; use html or markdown` });
-    }
-    if (opts.layout !== undefined && !(LAYOUTS as readonly string[]).includes(opts.layout)) {
-      throw new UserError('badOption', { option: '--layout', reason: `"${opts.layout}" is not a layout; use auto, single or folder` });
-    }
-    if (opts.diagrams !== undefined && !(DIAGRAM_RENDERERS as readonly string[]).includes(opts.diagrams)) {
-      throw new UserError('badOption', {
-        option: '--diagrams',
-        reason: `"${opts.diagrams}" is not a diagram renderer; use ${DIAGRAM_RENDERERS.join(' or ')}`,
-      });
-    }
-    // Unless the flags rule HTML out, the diagram engine starts loading now, beside the main thread.
-    const markdownOnly = opts.format === 'markdown' || opts.format === 'md';
-    if (markdownOnly || opts.diagrams === 'mermaid-cli') {
-      diagramJob?.cancel();
-      diagramJob = undefined;
-    } else diagramJob ??= startBeautifulMermaid();
-    return await generateWith(ctx, opts, diagramJob);
-  } finally {
-    diagramJob?.cancel();
+  for (const [option, value] of [['--out', opts.out], ['--code-dir', opts.codeDir]] as const) {
+    if (value !== undefined && value.trim() === '') throw new UserError('badOption', { option, reason: 'is empty; give a path' });
   }
-}
-
-async function generateWith(ctx: CommandContext, opts: GenerateOptions, diagramJob: DiagramJob | undefined): Promise<GenerateRun> {
-  // Imported here, after the diagram job has started: the answers' schema is a large module.
+  if (opts.format !== undefined && !(FORMATS as readonly string[]).includes(opts.format)) {
+    throw new UserError('badOption', { option: '--format', reason: `"${opts.format}" is not a format; use html or markdown` });
+  }
+  if (opts.layout !== undefined && !(LAYOUTS as readonly string[]).includes(opts.layout)) {
+    throw new UserError('badOption', { option: '--layout', reason: `"${opts.layout}" is not a layout; use auto, single or folder` });
+  }
+  if (opts.diagrams !== undefined && !(DIAGRAM_RENDERERS as readonly string[]).includes(opts.diagrams)) {
+    throw new UserError('badOption', {
+      option: '--diagrams',
+      reason: `"${opts.diagrams}" is not a diagram renderer; use ${DIAGRAM_RENDERERS.join(' or ')}`,
+    });
+  }
+  // Unless the flags rule HTML out, a first run's diagram worker starts now (see startDrawingEarly).
+  const markdownOnly = opts.format === 'markdown' || opts.format === 'md' || (opts.format === undefined && formatOfPath(opts.out) === 'markdown');
+  if (!markdownOnly && opts.diagrams !== 'mermaid-cli') startDrawingEarly();
+  // Imported on use: the answers' schema is a large module.
   const { loadDesign } = await import('./load-design.js');
   const { design: built, file } = await loadDesign(ctx, opts);
   // Results of an earlier `verify --write` on these exact answers appear in the test-scenario section.
@@ -330,7 +309,6 @@ async function generateWith(ctx: CommandContext, opts: GenerateOptions, diagramJ
     ...(opts.diagrams ? { diagrams: opts.diagrams as DiagramRendererName } : {}),
     ...(opts.out ? { out: opts.out } : {}),
     ...(opts.codeDir ? { codeDir: opts.codeDir } : {}),
-    ...(diagramJob ? { diagramJob } : {}),
     ...(opts.example ? {} : { answersFile: file }),
   });
   const checksFailed = plan.checks

@@ -18,7 +18,7 @@ import type { ConstraintModule, ConstraintResult, Finding } from './types.js';
 
 export type { ConstraintMeta, ConstraintModule, ConstraintNumber, ConstraintResult, Finding, FindingData } from './types.js';
 
-/** The nine constraints, in the seed's order (meta.number 1..9). */
+/** The nine constraints, in their numbered order (meta.number 1..9). */
 export const CONSTRAINTS: readonly ConstraintModule[] = [
   completeRules,
   atomicCheck,

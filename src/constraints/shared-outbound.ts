@@ -7,7 +7,7 @@ import { defineConstraint } from './define.js';
 import { instancesText, isPositiveNumber, isScaledOut, objects, ruleIdOf, rulesOf, show } from './guards.js';
 import { PROVIDERS_FILE, shippedProviders } from './artefacts.js';
 
-/** The safety fraction the seed suggests, used when a provider states none. */
+/** The safety fraction (90 % of a provider's limit) used when a provider states none. */
 const DEFAULT_FRACTION = 0.9;
 
 export default defineConstraint({

@@ -22,7 +22,7 @@ export interface Finding {
 export interface ConstraintMeta<M extends string = string> {
   /** Kebab id; the module lives in `src/constraints/<id>.ts`. */
   id: string;
-  /** Position in the seed's list of testable constraints. */
+  /** Position in the numbered list of constraints (1..9), as the document and validate show it. */
   number: ConstraintNumber;
   title: string;
   description: string;

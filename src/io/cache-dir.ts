@@ -1,15 +1,15 @@
 /**
- * rl-design's cache folder: compiled code (io/code-cache.ts) and drawn diagrams
- * (render/diagrams/svg-cache.ts), each only ever a speed-up.
+ * rl-design's cache folder: compiled code (Node's compile cache, io/compile-cache.ts) and drawn
+ * diagrams (render/diagrams/svg-cache.ts), each only ever a speed-up.
  *
  * $RL_DESIGN_CACHE_DIR, else $XDG_CACHE_HOME/rl-design, else ~/.cache/rl-design: a folder of
- * the user's own, never a shared temporary one (V8 runs what the code cache holds).
+ * the user's own, never a shared temporary one (V8 runs the compiled code it holds).
  * RL_DESIGN_CACHE=off turns every cache off.
  */
-import { mkdirSync, readdirSync, rmSync } from 'node:fs';
+import { randomBytes } from 'node:crypto';
+import { mkdirSync, readdirSync, renameSync, rmSync, writeFileSync } from 'node:fs';
 import { homedir } from 'node:os';
 import path from 'node:path';
-import writeFileAtomic from 'write-file-atomic';
 
 /** The cache folder, or null when caching is off. */
 export function cacheDir(env: NodeJS.ProcessEnv = process.env): string | null {
@@ -26,11 +26,18 @@ export function cacheDir(env: NodeJS.ProcessEnv = process.env): string | null {
  * when it could not be written (read-only home, full disk): the caller carries on uncached.
  */
 export function writeCacheFile(file: string, data: string | Buffer): boolean {
+  const temporary = `${file}.${randomBytes(6).toString('hex')}.tmp`;
   try {
     mkdirSync(path.dirname(file), { recursive: true, mode: 0o700 });
-    writeFileAtomic.sync(file, data, { mode: 0o600, fsync: false });
+    writeFileSync(temporary, data, { mode: 0o600, flag: 'wx' });
+    renameSync(temporary, file);
     return true;
   } catch {
+    try {
+      rmSync(temporary, { force: true });
+    } catch {
+      // nothing was written
+    }
     return false;
   }
 }

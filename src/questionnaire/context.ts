@@ -13,10 +13,10 @@ import type { AnswersInput } from '../answers/schema.js';
 import type { Fact } from './detect/index.js';
 import type { InitFlags } from './flags.js';
 import type { Prompter } from './prompt.js';
+import { UNKNOWN, type Unknown } from './unknown.js';
 
-/** "Don't know": a choice at the prompt, and a value every choice flag accepts. */
-export const UNKNOWN = 'unknown' as const;
-export type Unknown = typeof UNKNOWN;
+// Re-exported for the steps. flags.ts imports them from unknown.ts: this module imports flags.ts.
+export { UNKNOWN, type Unknown };
 
 export const DONT_KNOW_NAME = "Don't know";
 
@@ -52,7 +52,7 @@ export type Patch = Partial<AnswersInput>;
 
 export interface Step {
   id: string;
-  /** Phase 1 item number, when the step is one (Phase 0 steps have none). */
+  /** The question's number among the design questions (goals 1 ... outbound 7); the output steps have none. */
   item?: number;
   /**
    * The answers fields (JSON paths) this step answers. Their previous values are offered by
@@ -96,7 +96,7 @@ export function fromPrevious(known: Known, field: string): boolean {
   return known.byField[field]?.detail === PREVIOUS_DETAIL;
 }
 
-/** Whether the previous answers recorded "don't know" (asked twice) for item 1 or 2. */
+/** Whether the previous answers recorded "don't know" (asked twice) for the goals or the stack. */
 export function previousUnknown(known: Known, item: 'goals' | 'stack'): boolean {
   return fromPrevious(known, 'unknown') && (known.answers.unknown ?? []).includes(item);
 }

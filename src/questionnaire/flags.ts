@@ -24,7 +24,7 @@ import {
 } from '../answers/schema.js';
 import { UserError } from '../messages.js';
 import { QUOTA_RESETS } from './options.js';
-import { UNKNOWN, type Unknown } from './context.js';
+import { UNKNOWN, type Unknown } from './unknown.js';
 import {
   parseChoice,
   parseChoiceList,

@@ -2,7 +2,7 @@
  * The document plan shared by every output format: which sections exist, in which layout,
  * how they are grouped into pages, what each page's navigation and previous/next links are,
  * and the Markdown of every part. Markdown output writes the assembled Markdown; HTML output
- * converts the same parts (ARCHITECTURE.md convention 4: one source, two formats), so both
+ * converts the same parts (one source, two formats), so both
  * formats choose the same layout and split into the same pages.
  */
 import { slugAnchor } from './escape.js';

@@ -1,5 +1,5 @@
 /**
- * The renderers, registered by output name (ARCHITECTURE.md convention 3): each turns a
+ * The renderers, registered by output name: each turns a
  * RenderInput into OutputFile[] and differs from the others only in format, never in the
  * sections it writes (both come from render/document.ts and the same section templates).
  * HTML additionally needs a diagram renderer (render/diagrams), loaded by the caller.

@@ -14,8 +14,8 @@ export interface CliResult {
 }
 
 /**
- * The code cache of the diagram engine (src/io/code-cache.ts) goes to a folder of this test
- * process, not the user's ~/.cache: the first HTML run of a test file writes it, later ones use it.
+ * rl-design's caches (compiled code, drawn diagrams) go to a folder of this test process, not
+ * the user's ~/.cache: the first HTML run of a test file writes them, later ones use them.
  */
 let cacheDir: string | undefined;
 

@@ -1,5 +1,5 @@
 /**
- * The seed's test scenarios for the generated middleware, over real HTTP, for Express and
+ * The design's test scenarios for the generated middleware, over real HTTP, for Express and
  * Fastify, against a real redis-server started here: burst at the boundary, the race for
  * the last tokens, store outage in both fail modes (and a store that hangs), throttled-client
  * recovery, dual-key auth, cost-weighted exhaustion, shadow mode, kill switch, forged

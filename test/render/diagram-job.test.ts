@@ -55,21 +55,36 @@ describe('the diagram worker (tsc dist/, a real worker thread)', () => {
   const jobModule = pathToFileURL(path.join(ROOT, 'dist', 'render', 'diagrams', 'beautiful-job.js')).href;
 
   it('draws exactly what the in-process renderer draws', async () => {
-    const { startBeautifulMermaid } = (await import(jobModule)) as typeof import('../../src/render/diagrams/beautiful-job.js');
+    const { drawBeautifulMermaid, WORKER_FILE } = (await import(jobModule)) as typeof import('../../src/render/diagrams/beautiful-job.js');
+    expect(WORKER_FILE).toMatch(/beautiful-worker\.c?js$/);
     const sources = diagramSources(exampleDesign('saas-platform')).map((d) => d.source);
     expect(sources.length).toBeGreaterThan(1);
-    const drawn = await startBeautifulMermaid().draw(sources);
+    const drawn = await drawBeautifulMermaid(sources, { cache: null });
     const direct = await loadBeautifulMermaid();
     for (const s of sources) expect(drawn(s)).toBe(direct(s));
     // it answers for the sources it was given, and only those
     expect(() => drawn('flowchart TB\n    a --> b')).toThrow(/not drawn ahead/);
   });
 
-  it('a cancelled job draws nothing and says so', async () => {
-    const { startBeautifulMermaid } = (await import(jobModule)) as typeof import('../../src/render/diagrams/beautiful-job.js');
-    const job = startBeautifulMermaid();
-    job.cancel();
-    await expect(job.draw(['flowchart TB\n    a --> b'])).rejects.toThrow(/diagram worker stopped/);
+  it('draws only what the cache lacks, and caches what it drew; with every diagram cached it starts no worker', async () => {
+    const { drawBeautifulMermaid } = (await import(jobModule)) as typeof import('../../src/render/diagrams/beautiful-job.js');
+    const direct = await loadBeautifulMermaid();
+    const [a, b] = diagramSources(exampleDesign('saas-platform')).map((d) => d.source);
+    const held = new Map([[a!, direct(a!)]]);
+    const asked: string[] = [];
+    const cache = {
+      get: (s: string) => (asked.push(s), held.get(s)),
+      put: (s: string, svg: string) => void held.set(s, svg),
+      isEmpty: () => held.size === 0,
+    };
+    const drawn = await drawBeautifulMermaid([a!, b!, a!], { cache });
+    expect([drawn(a!), drawn(b!)]).toEqual([direct(a!), direct(b!)]);
+    expect(asked).toEqual([a, b]);
+    expect(held.get(b!)).toBe(direct(b!));
+    // a worker file that does not exist would fail any drawing: none is started
+    const again = await drawBeautifulMermaid([b!, a!], { cache, workerFile: path.join(ROOT, 'no-such-worker.js') });
+    expect(again(b!)).toBe(direct(b!));
+    await expect(drawBeautifulMermaid(['flowchart TB\n    x --> y'], { cache, workerFile: path.join(ROOT, 'no-such-worker.js') })).rejects.toThrow();
   });
 });
 

@@ -10,13 +10,16 @@ describe('openSvgCache', () => {
   it('returns what was put, by exact source, for the same engine only', () => {
     const root = tempDir();
     const cache = openSvgCache('aaaa1111bbbb2222', root)!;
+    expect(cache.isEmpty()).toBe(true);
     expect(cache.get('flowchart TB\n    a --> b')).toBeUndefined();
     cache.put('flowchart TB\n    a --> b', SVG);
+    expect(cache.isEmpty()).toBe(false);
     expect(cache.get('flowchart TB\n    a --> b')).toBe(SVG);
     expect(cache.get('flowchart TB\n    a --> c')).toBeUndefined();
     expect(openSvgCache('aaaa1111bbbb2222', root)!.get('flowchart TB\n    a --> b')).toBe(SVG);
     // another engine sees nothing, and its first drawing removes the old engine's
     const next = openSvgCache('cccc3333dddd4444', root)!;
+    expect(next.isEmpty()).toBe(true);
     expect(next.get('flowchart TB\n    a --> b')).toBeUndefined();
     next.put('x', SVG);
     expect(readdirSync(path.join(root, 'svg'))).toEqual(['cccc3333dddd4444']);

@@ -1,4 +1,4 @@
-/** Phase 0: where generated enforcement code should go, if anywhere (the document embeds it either way). */
+/** Output: where generated enforcement code should go, if anywhere (the document embeds it either way). */
 import { defaultNote, knownValue, type Step } from '../context.js';
 import { pathText } from '../flags.js';
 

@@ -1,5 +1,5 @@
 /**
- * Phase 1 item 3, continued: the endpoints that deserve their own limits. Known ones
+ * Design question 3, continued: the endpoints that deserve their own limits. Known ones
  * (previous answers, or an OpenAPI file) are listed and confirmed; otherwise a few can be
  * added by hand: route, method, class (guessed from the route) and whether it is
  * anonymous. "Skip" records an empty list, so a later run keeps it over detected ones.

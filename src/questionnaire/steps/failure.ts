@@ -1,5 +1,5 @@
 /**
- * Phase 1 item 6: failure posture per endpoint class, when the limiter's store is down.
+ * Design question 6: failure posture per endpoint class, when the limiter's store is down.
  * The rule of thumb (auth fails closed, everything else fails open) is the default; a
  * previous posture is offered first ("Keep the failure posture: ...?") and, rejected,
  * gives each class its default.

@@ -1,5 +1,5 @@
 /**
- * Phase 1 item 1: what rate limiting protects, and from what. Critical: on "don't know"
+ * Design question 1: what rate limiting protects, and from what. Critical: on "don't know"
  * it is asked once more with concrete examples; a second "don't know" is recorded in
  * `unknown` and the design falls back to the generic one. A previous answer (goals, or
  * that recorded "don't know") comes pre-picked; keeping a previous "don't know" does not

@@ -1,5 +1,5 @@
 /**
- * Phase 1 item 3: what requests can be keyed on. Not critical: "don't know" leaves it
+ * Design question 3: what requests can be keyed on. Not critical: "don't know" leaves it
  * out of the answers and the design states its assumption. Known identities (previous
  * answers, or found in the project) are confirmed, or come pre-picked.
  */

@@ -1,4 +1,4 @@
-/** The interview, in order: Phase 0 (format, path, code folder) first, then Phase 1 items 1-7. */
+/** The interview, in order: the output (format, path, code folder) first, then the seven design questions. */
 import type { Step } from '../context.js';
 import { codeDir } from './code-dir.js';
 import { endpoints } from './endpoints.js';

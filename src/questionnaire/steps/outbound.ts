@@ -1,5 +1,5 @@
 /**
- * Phase 1 item 7: third-party APIs the service calls, with the limits they impose. Previous
+ * Design question 7: third-party APIs the service calls, with the limits they impose. Previous
  * ones are offered first ("Keep the third-party APIs: ...?"); rejected, they are the
  * defaults, provider by provider.
  */

@@ -1,4 +1,4 @@
-/** Phase 0, asked first: the document format. HTML unless the person (or the previous answers) says otherwise. */
+/** Output, asked first: the document format. HTML unless the person (or the previous answers) says otherwise. */
 import { defaultNote, knownValue, type Step } from '../context.js';
 
 type Format = 'html' | 'markdown';

@@ -1,4 +1,4 @@
-/** Phase 0: where the document goes, suggested from the format (or the previous answers) and confirmed or changed (and the --layout flag). */
+/** Output: where the document goes, suggested from the format (or the previous answers) and confirmed or changed (and the --layout flag). */
 import path from 'node:path';
 import { defaultNote, knownValue, type Step } from '../context.js';
 import { pathText } from '../flags.js';

@@ -1,5 +1,5 @@
 /**
- * Phase 1 item 5: limits already promised. Plan tiers with a rate and an optional quota;
+ * Design question 5: limits already promised. Plan tiers with a rate and an optional quota;
  * when a quota exists, how it resets (calendar day/month in a named IANA time zone, or
  * a rolling window of N days) and what happens when it runs out. Previous answers are
  * offered together ("Keep the promised limits: ...?"); rejected, each question offers its

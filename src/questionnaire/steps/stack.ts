@@ -1,5 +1,5 @@
 /**
- * Phase 1 item 2: language, framework, topology and instances, gateway, store and the
+ * Design question 2: language, framework, topology and instances, gateway, store and the
  * proxies trusted to name the client IP. Critical: the framework, topology, gateway and
  * store questions offer "don't know" and are asked once more with examples; a second
  * "don't know" on the framework records `unknown: ['stack']` (generic design) and the

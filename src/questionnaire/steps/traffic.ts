@@ -1,5 +1,5 @@
 /**
- * Phase 1 item 4: traffic shape. Every number may be left empty ("don't know"); the
+ * Design question 4: traffic shape. Every number may be left empty ("don't know"); the
  * design then states what it assumed. Previous answers are offered together ("Keep the
  * traffic: ...?"); rejected, each question offers its previous value as the default.
  */

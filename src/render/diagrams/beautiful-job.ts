@@ -1,11 +1,10 @@
 /**
- * beautiful-mermaid, started early. Loading its layout engine (ELK) and laying out the first
- * diagram cost more than the rest of an HTML run together, and none of it depends on the
- * design. So `generate` starts a job before it reads the answers: where the compiled worker
- * (beautiful-worker.cjs or .js) sits beside this module (the published bundle, or tsc's dist/), the
- * engine loads in a worker thread on the other core while the main thread builds the design
- * and renders the sections; from the TypeScript sources (the tests) it loads in-process
- * when asked. Both draw with loadDiagramEngine() (engine.ts), so the SVG is the same bytes.
+ * Draws a document's diagrams with beautiful-mermaid. Diagrams an earlier run drew come from
+ * the drawn-diagram cache (svg-cache.ts); only when some are missing is the engine loaded. Where
+ * the compiled worker (beautiful-worker.cjs or .js) sits beside this module (the published
+ * bundle, or tsc's dist/), the engine loads and draws in a worker thread, on the other core,
+ * while the main thread converts the pages; from the TypeScript sources (the tests) it runs
+ * in-process. Both draw with loadDiagramEngine() (engine.ts), so the SVG is the same bytes.
  */
 import { existsSync } from 'node:fs';
 import { fileURLToPath } from 'node:url';
@@ -15,18 +14,11 @@ import { loadDiagramEngine } from './engine.js';
 import { openSvgCache, type SvgCache } from './svg-cache.js';
 import type { RawDiagramRenderer } from './index.js';
 
-export interface DiagramJob {
-  /** Draws these sources and returns a renderer that answers for them (and only them). */
-  draw(sources: readonly string[]): Promise<RawDiagramRenderer>;
-  /** Not needed after all (Markdown, no diagrams, another renderer): stop loading. */
-  cancel(): void;
-}
-
 /**
  * The compiled worker: CommonJS in the published bundle (a CommonJS worker starts about 30 ms
  * sooner than an ES module one), the ES module in tsc's dist/. Absent beside the sources.
  */
-const WORKER_FILE = ['./beautiful-worker.cjs', './beautiful-worker.js']
+export const WORKER_FILE = ['./beautiful-worker.cjs', './beautiful-worker.js']
   .map((f) => fileURLToPath(new URL(f, import.meta.url)))
   .find((f) => existsSync(f));
 
@@ -39,86 +31,87 @@ function lookup(sources: readonly string[], svgs: readonly string[]): RawDiagram
   };
 }
 
-function inProcessJob(): DiagramJob {
-  return { draw: () => loadDiagramEngine().then((e) => e.draw), cancel: () => undefined };
+/** A worker thread loading the engine; never keeps the process alive (an error elsewhere exits at once). */
+function spawnWorker(file: string): { worker: Worker; exited: () => boolean } {
+  const worker = new Worker(file);
+  worker.unref();
+  let exited = false;
+  worker.once('exit', () => {
+    exited = true;
+  });
+  // reported to the draw that uses it (or never, if none does)
+  worker.on('error', () => undefined);
+  return { worker, exited: () => exited };
 }
 
-function workerJob(file: string): DiagramJob {
-  const worker = new Worker(file);
-  // Never keeps the process alive: an early error exits without waiting for the engine.
-  worker.unref();
-  let stopped: Error | undefined;
-  let savingCache = false;
-  const stop = (why: Error): void => {
-    stopped ??= why;
-    void worker.terminate();
-  };
-  worker.once('exit', (code) => {
-    stopped ??= new Error(`rl-design: the diagram worker stopped (exit code ${code})`);
+/** The worker startDrawingEarly() started, until a drawing takes it. */
+let early: ReturnType<typeof spawnWorker> | undefined;
+
+/**
+ * Starts the worker before the design is known, when the drawn-diagram cache is empty (a first
+ * run, a new engine) or off: then every diagram will be drawn, and loading the engine can
+ * overlap reading the answers and building the design. With drawings in the cache it does
+ * nothing, and the worker starts only if the design has a diagram the cache lacks.
+ */
+export function startDrawingEarly(): void {
+  if (early !== undefined || WORKER_FILE === undefined) return;
+  const cache = openSvgCache();
+  if (cache === undefined || cache.isEmpty()) early = spawnWorker(WORKER_FILE);
+}
+
+/** Draws the sources in a worker thread (the early one if it is still there), which exits once it has replied. */
+function drawInWorker(file: string, sources: readonly string[]): Promise<string[]> {
+  const taken = early !== undefined && !early.exited() && file === WORKER_FILE ? early.worker : undefined;
+  if (taken) early = undefined;
+  return new Promise<string[]>((resolve, reject) => {
+    const worker = taken ?? spawnWorker(file).worker;
+    let settled = false;
+    const settle = (f: () => void): void => {
+      if (!settled) f();
+      settled = true;
+    };
+    worker.once('error', (e) => settle(() => reject(e)));
+    worker.once('exit', (code) => settle(() => reject(new Error(`rl-design: the diagram worker stopped (exit code ${code})`))));
+    worker.once('message', (reply: DrawReply) => {
+      settle(() => ('error' in reply ? reject(new Error(`rl-design: drawing a diagram failed: ${reply.error}`)) : resolve(reply.svgs)));
+      void worker.terminate();
+    });
+    worker.postMessage({ sources: [...sources] } satisfies DrawRequest);
   });
-  return {
-    draw(sources) {
-      if (stopped) return Promise.reject(stopped);
-      return new Promise<RawDiagramRenderer>((resolve, reject) => {
-        let settled = false;
-        const settle = (f: () => void): void => {
-          if (!settled) f();
-          settled = true;
-        };
-        worker.once('error', (e) => settle(() => reject(e)));
-        worker.once('exit', () => settle(() => reject(stopped)));
-        worker.once('message', (reply: DrawReply) => {
-          settle(() => ('error' in reply ? reject(new Error(`rl-design: drawing a diagram failed: ${reply.error}`)) : resolve(lookup(sources, reply.svgs))));
-          const done = new Error('rl-design: the diagram worker has drawn its diagrams');
-          if ('svgs' in reply && reply.savingCache) {
-            // It writes the code cache, then exits by itself: the process waits for that, and
-            // cancel() leaves it be. Only the first run (or the first after an upgrade) waits.
-            stopped ??= done;
-            savingCache = true;
-            worker.ref();
-          } else stop(done);
-        });
-        worker.postMessage({ sources: [...sources] } satisfies DrawRequest);
-      });
-    },
-    cancel() {
-      if (!savingCache) stop(new Error('rl-design: the diagram worker stopped (cancelled)'));
-    },
-  };
+}
+
+async function drawFresh(sources: readonly string[], workerFile: string | undefined): Promise<string[]> {
+  if (workerFile) return drawInWorker(workerFile, sources);
+  const draw = await loadDiagramEngine();
+  return sources.map((s) => draw(s));
 }
 
 /**
- * Diagrams an earlier run drew are taken from the cache (svg-cache.ts); the job draws only
- * the others, and when there are none it is stopped without waiting for the engine.
+ * Draws `sources` and returns a renderer that answers for them (and only them): each from the
+ * cache when it holds it, the others drawn (and cached). The engine is loaded only when some
+ * diagram is missing. By default the cache is the drawn-diagram cache and the drawing is done
+ * by the compiled worker, when there are such; null means none.
  */
-function cachedJob(job: DiagramJob, cache: SvgCache): DiagramJob {
-  return {
-    async draw(sources) {
-      const svgs = new Map<string, string>();
-      const missing: string[] = [];
-      for (const s of new Set(sources)) {
-        const svg = cache.get(s);
-        if (svg === undefined) missing.push(s);
-        else svgs.set(s, svg);
-      }
-      if (missing.length === 0) job.cancel();
-      else {
-        const drawn = await job.draw(missing);
-        for (const s of missing) {
-          const svg = drawn(s);
-          cache.put(s, svg);
-          svgs.set(s, svg);
-        }
-      }
-      return lookup(sources, sources.map((s) => svgs.get(s) as string));
-    },
-    cancel: () => job.cancel(),
-  };
-}
-
-/** Starts loading beautiful-mermaid: in a worker thread when the compiled worker exists. */
-export function startBeautifulMermaid(): DiagramJob {
-  const job = WORKER_FILE ? workerJob(WORKER_FILE) : inProcessJob();
-  const cache = openSvgCache();
-  return cache ? cachedJob(job, cache) : job;
+export async function drawBeautifulMermaid(
+  sources: readonly string[],
+  options: { cache?: SvgCache | null; workerFile?: string | null } = {},
+): Promise<RawDiagramRenderer> {
+  const cache = options.cache === undefined ? openSvgCache() : (options.cache ?? undefined);
+  const workerFile = options.workerFile === undefined ? WORKER_FILE : (options.workerFile ?? undefined);
+  const svgs = new Map<string, string>();
+  const missing: string[] = [];
+  for (const s of new Set(sources)) {
+    const svg = cache?.get(s);
+    if (svg === undefined) missing.push(s);
+    else svgs.set(s, svg);
+  }
+  if (missing.length > 0) {
+    const drawn = await drawFresh(missing, workerFile);
+    missing.forEach((s, i) => {
+      const svg = drawn[i] as string;
+      cache?.put(s, svg);
+      svgs.set(s, svg);
+    });
+  }
+  return lookup(sources, sources.map((s) => svgs.get(s) as string));
 }

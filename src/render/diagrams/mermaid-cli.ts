@@ -13,7 +13,6 @@
 import { existsSync, readFileSync } from 'node:fs';
 import path from 'node:path';
 import { pathToFileURL } from 'node:url';
-import { importModule } from '../../io/import-module.js';
 import type { RawDiagramRenderer } from './index.js';
 import { FONT_STACK } from './svg.js';
 
@@ -112,10 +111,10 @@ async function importPackage<T>(name: string, from: string[]): Promise<{ module:
   for (const start of from) {
     const dir = findPackage(name, start);
     const entry = dir ? packageEntry(dir) : undefined;
-    if (dir && entry) return { module: await importModule<T>(pathToFileURL(entry).href), dir };
+    if (dir && entry) return { module: (await import(pathToFileURL(entry).href)) as T, dir };
   }
   // Last: wherever rl-design itself resolves packages (e.g. installed beside it).
-  return { module: await importModule<T>(name) };
+  return { module: (await import(name)) as T };
 }
 
 /** A Chromium or Chrome on this machine, or undefined to let puppeteer use its own. */

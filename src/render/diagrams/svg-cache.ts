@@ -12,7 +12,7 @@
  * not match is drawn again. What comes from here still goes through the same checks
  * (svg.ts) as a fresh drawing.
  */
-import { readFileSync } from 'node:fs';
+import { readdirSync, readFileSync } from 'node:fs';
 import path from 'node:path';
 import { cacheDir, pruneCache, writeCacheFile } from '../../io/cache-dir.js';
 import { sha256 } from '../../io/write.js';
@@ -23,6 +23,8 @@ declare const __RL_DIAGRAM_ENGINE_HASH__: string | undefined;
 export interface SvgCache {
   get(source: string): string | undefined;
   put(source: string, svg: string): void;
+  /** Whether it holds no drawing at all (a first run, or a new engine). */
+  isEmpty(): boolean;
 }
 
 /** The engine the bundle was built with, or undefined when not bundled. */
@@ -46,6 +48,13 @@ export function openSvgCache(engine: string | undefined = bundledEngineKey(), ro
         // missing, unreadable or damaged: draw it again
       }
       return undefined;
+    },
+    isEmpty() {
+      try {
+        return !readdirSync(dir).some((f) => f.endsWith('.json'));
+      } catch {
+        return true;
+      }
     },
     put(source, svg) {
       if (!writeCacheFile(file(source), JSON.stringify({ source, svg, sha256: sha256(svg) }))) return;

@@ -1,5 +1,5 @@
 /**
- * The document's sections (PRODUCT.md "What a design contains"), in order. Each is one
+ * The document's sections, in order. Each is one
  * handlebars template in templates/markdown/sections/ fed by a view model; a section whose
  * data is absent (quotas, outbound) is left out and the remaining ones are numbered
  * 1..N without gaps, identically in every layout.
