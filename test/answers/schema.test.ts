@@ -50,7 +50,7 @@ describe('answers schema', () => {
     expect(msg).toContain('$.stack.trustedProxies[0]: must be an IPv4 or IPv6 address or CIDR');
     expect(msg).toContain('$.endpoints[0].route: must start with "/"');
     expect(msg).toContain('$.quotas.reset.timeZone: must be an IANA time zone');
-    expect(msg).toContain('$.plans[0].rate.requests: must be greater than 0');
+    expect(msg).toContain('$.plans[0].rate.requests: must be at least 0.001');
     expect(msg).toContain('unknown field(s) "colour"');
   });
 });

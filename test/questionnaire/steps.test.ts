@@ -30,6 +30,7 @@ describe('the steps, in order', () => {
       'plans',
       'failure',
       'outbound',
+      'existing',
     ]);
     expect(STEPS.filter((s) => s.item !== undefined).map((s) => s.item)).toEqual([1, 2, 3, 3, 4, 5, 6, 7]);
   });

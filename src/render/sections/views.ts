@@ -7,6 +7,7 @@ import type { Design, MatrixRule, MetricSource } from '../../design/model.js';
 import { fmtBytes, fmtDuration, fmtNumber, fmtPercent, joinAnd } from '../format.js';
 import type { RenderInput } from '../types.js';
 import { outboundPeak } from '../../answers/defaults.js';
+import { algorithmLabel } from '../../design/algorithms.js';
 import {
   algorithmName,
   frameworkName,
@@ -36,7 +37,7 @@ export function ruleRateText(rule: MatrixRule): string {
   if (!b || !rule.rate) return rateText(rule.rate);
   const period = rule.rate.periodText ?? fmtDuration(rule.rate.periodSeconds);
   const factor = b.factor < 2 ? `${fmtNumber(Math.round(b.factor * 100))}% of the quota` : `${fmtNumber(b.factor)}x the quota`;
-  return `quota ${fmtNumber(b.quota)} / ${period}; backstop: refused past ${fmtNumber(rule.rate.requests)} (${factor}, assumed)`;
+  return `quota ${fmtNumber(b.quota)} / ${period}; refused past ${fmtNumber(rule.rate.requests)} (${factor}${b.assumed ? ', an assumed cap' : ', stated cap'})`;
 }
 
 function burstText(rule: MatrixRule): string {
@@ -109,7 +110,7 @@ export function ruleRow(rule: MatrixRule): RuleRow {
     appliesTo: appliesTo(rule),
     identity: rule.identity ?? '',
     plan: rule.plan ?? '',
-    algorithm: algorithmName(rule.algorithm),
+    algorithm: algorithmLabel(rule) ?? algorithmName(rule.algorithm),
     primitive: primitiveName(rule.primitive),
     key: rule.key ?? '',
     rate: ruleRateText(rule),
@@ -140,6 +141,7 @@ export function scopeView(input: RenderInput): Record<string, unknown> {
   const fields = new Set(assumptions.flatMap((a) => a.field.split(', ')));
   /** The value, marked when any of the answers fields behind it was assumed. */
   const mark = (value: string, ...from: string[]): string => (from.some((f) => fields.has(f)) ? `${value} ${ASSUMED}` : value);
+  const usesAddress = fields.has('traffic.clientPeakRps') || fields.has('traffic.clientsPerAddress') || input.design.rules.some((r) => r.inputs?.includes('traffic.clientsPerAddress'));
   const population = [
     t.distinctClients > 0 ? mark(`${fmtNumber(t.distinctClients)} clients`, 'traffic.distinctClients') : '',
     t.distinctTenants > 0 ? mark(`${fmtNumber(t.distinctTenants)} tenants`, 'traffic.distinctTenants') : '',
@@ -172,6 +174,14 @@ export function scopeView(input: RenderInput): Record<string, unknown> {
       answer: mark(t.burstSources.length > 0 ? `${t.burstiness}: ${t.burstSources.join('; ')}` : t.burstiness, 'traffic.burstiness'),
     },
     { what: 'Population', answer: population.join(', ') || NOT_STATED },
+    ...(usesAddress
+      ? [
+          {
+            what: 'Per client address',
+            answer: `${mark(`${fmtNumber(t.clientPeakRps)} req/s per client at its busiest`, 'traffic.clientPeakRps')}, ${mark(`${fmtNumber(t.clientsPerAddress)} clients active behind one address`, 'traffic.clientsPerAddress')}`,
+          },
+        ]
+      : []),
     {
       what: 'Promised limits',
       answer: scope.plans.length > 0 ? scope.plans.map((p) => `${p.name} ${p.rateText}`).join(', ') : mark('none', 'plans'),
@@ -207,17 +217,32 @@ export function scopeView(input: RenderInput): Record<string, unknown> {
       rate: p.rateText,
       burst: `${fmtNumber(p.burst)}${p.assumed?.includes('burst') ? ` ${ASSUMED}` : ''}`,
       quota: p.quota === undefined ? 'none' : fmtNumber(p.quota),
-      exhaustion: `${p.exhaustion}${p.assumed?.includes('exhaustion') ? ` ${ASSUMED}` : ''}`,
+      exhaustion:
+        p.quota === undefined
+          ? 'no quota: nothing to exhaust'
+          : `${p.exhaustion}${p.assumed?.includes('exhaustion') ? ` ${ASSUMED}` : ''}${p.exhaustion !== 'hard' ? `; refused past ${p.overageCap !== undefined ? fmtNumber(p.overageCap) : `an assumed cap ${ASSUMED}`}` : ''}`,
     })),
-    assumptions: assumptions.map((a) => ({ field: a.field, text: a.text })),
+    assumptions: assumptions.map((a) => ({ field: a.field, text: a.text, ruleIds: a.ruleIds ?? [] })),
   };
 }
 
 export function matrixView(input: RenderInput): Record<string, unknown> {
   const { rules, monitoring } = input.design;
+  const fields = new Set(input.design.assumptions.flatMap((a) => a.field.split(', ')));
   const tiers = [...new Set(rules.map((r) => tierName(r.tier)))];
   const storeRules = rules.filter((r) => r.layer !== 'edge');
+  const failModes = (input.design.failModes ?? []).map((f) => ({
+    endpointClass: f.endpointClass,
+    answered: `fail ${f.answered}${fields.has('failure.byClass') ? ` ${ASSUMED}` : ''}`,
+    effective: f.rules.length === 0 ? 'no store-backed rule' : `fail ${f.effective}`,
+    mismatch: f.rules.length > 0 && f.effective !== f.answered,
+    rules: f.rules.map((r) => `${r.id} (${r.failMode})`).join(', ') || 'none',
+  }));
   return {
+    derivations: rules.map((r) => ({ id: r.id, text: r.derivation ?? (r.source === 'generated' ? 'not stated' : 'stated in a hand-written rule') })),
+    failModes,
+    failModeMismatch: joinAnd(failModes.filter((f) => f.mismatch).map((f) => f.endpointClass)),
+    anyEdge: rules.some((r) => r.layer === 'edge'),
     count: rules.length,
     tiers: joinAnd(tiers),
     hasAnonymous: rules.some((r) => r.identity === 'ip' && r.tier !== 'security'),
@@ -255,7 +280,7 @@ export function algorithmsView(input: RenderInput): Record<string, unknown> {
   return {
     decisions: input.design.algorithms.map((d) => ({
       limitClass: tierName(d.limitClass),
-      algorithm: algorithmName(d.algorithm),
+      algorithm: d.label ?? algorithmName(d.algorithm),
       ruleIds: d.ruleIds,
       why: d.why,
       tradeoff: d.tradeoff,
@@ -453,7 +478,24 @@ export function rolloutView(input: RenderInput): Record<string, unknown> {
     startsInShadow: r.startsInShadow,
     shadowDays: fmtNumber(r.shadowDays),
     steps: [...r.steps].sort((a, b) => a.order - b.order),
-    killSwitches: r.killSwitches,
+    killSwitches: r.killSwitches.map((k) => ({ ...k, how: k.how ?? '' })),
+    migration: input.design.migration
+      ? {
+          items: input.design.migration.items.map((i) => ({
+            existing: i.existing,
+            route: i.endpoint ? `${i.endpoint.method} ${i.endpoint.route} (${i.endpoint.name})` : `${i.covers}: no endpoint of the design`,
+            keyedOn: i.keyedOn,
+            limitText: i.limitText,
+            oldWithin: fmtNumber(i.oldWithinWindow),
+            newWithin: i.newWithinWindow === undefined ? 'none' : fmtNumber(i.newWithinWindow),
+            replacements: i.replacements.length > 0 ? i.replacements.map((x) => `${x.ruleId}: ${x.limitText} (${fmtNumber(x.withinWindow)})`).join('; ') : 'none',
+            verdict: i.verdict === 'kept' ? 'kept (taken over)' : i.verdict === 'uncovered' ? 'WARNING: not replaced' : i.verdict === 'same' ? 'same' : `WARNING: ${i.verdict}`,
+            note: i.note,
+          })),
+          nginxConflicts: input.design.migration.nginxConflicts,
+          shadowedLocations: input.design.migration.shadowedLocations,
+        }
+      : undefined,
     missingKillSwitch: input.design.rules.filter((rule) => !r.killSwitches.some((k) => k.ruleId === rule.id)).map((x) => x.id),
   };
 }
