@@ -219,6 +219,21 @@ function ceilingInputs(scope: Scope): string[] {
   return scope.traffic.capacityRps !== undefined ? ['traffic.capacityRps'] : ['traffic.peakRps', 'traffic.typicalRps', 'traffic.headroom'];
 }
 
+/** The answers field a population comes from, for the rules keyed on it. */
+function populationField(identity: RuleIdentity): string[] {
+  switch (identity) {
+    case 'api-key':
+      return ['traffic.distinctClients'];
+    case 'tenant':
+      return ['traffic.distinctTenants'];
+    case 'user':
+    case 'session':
+      return ['traffic.distinctUsers'];
+    default:
+      return [];
+  }
+}
+
 /** Endpoints grouped by the fail mode their class was answered with (open first); one group when they agree. */
 function byFailMode(scope: Scope, endpoints: ResolvedEndpoint[]): { mode: 'open' | 'closed'; endpoints: ResolvedEndpoint[] }[] {
   return (['open', 'closed'] as const)
@@ -456,7 +471,7 @@ function addFairness(b: Builder, ctx: MatrixContext, endpoints: ResolvedEndpoint
           killSwitch: { flag: killSwitchFlag(id) },
           rationale: `The ${plan.rateText} promised to plan ${plan.name}, per ${pop.label}, so one noisy ${pop.label} cannot degrade the others.${weighted}${raised}${splitNote(groups, group.mode)}`,
           derivation: `${plan.rateText} = plan ${plan.name}'s promised rate; burst ${formatNumber(burst)} = ${burst > plan.burst ? `the costliest call (${maxCost} tokens)` : plan.assumed?.includes('burst') ? `${burstSeconds} s of the rate (assumed)` : 'the plan\'s stated burst'}`,
-          inputs: [`plans`, ...(plan.assumed?.includes('burst') ? ['plans.burst', 'traffic.burstiness'] : []), 'failure.byClass'],
+          inputs: [`plans`, ...(plan.assumed?.includes('burst') ? ['plans.burst', 'traffic.burstiness'] : []), 'failure.byClass', ...populationField(identity)],
         });
       }
     }
@@ -519,6 +534,7 @@ function addFairness(b: Builder, ctx: MatrixContext, endpoints: ResolvedEndpoint
         ...ceilingInputs(scope),
         'traffic.burstiness',
         'failure.byClass',
+        ...populationField(identity),
       ],
     });
   }
@@ -784,7 +800,7 @@ function addQuotas(b: Builder, ctx: MatrixContext, endpoints: ResolvedEndpoint[]
       killSwitch: { flag: killSwitchFlag(id) },
       rationale: `Business quota of ${formatNumber(plan.quota)} calls per ${period.text} for plan ${plan.name}: ${behaviour}. ${rolling ? `Counted in one bucket per UTC day, summed over the last ${quotaReset.days} days: usage ages out a day at a time, so there is no reset moment and no boundary burst.` : 'A fixed window is right at this length: a boundary burst is negligible against a month of traffic.'} Fails open: a few uncounted calls during an outage cost less than refusing paying customers (every endpoint it covers is also counted by a fairness row that fails as its class was answered).`,
       derivation: `${formatNumber(plan.quota)} per ${period.text} = plan ${plan.name}'s quota${plan.exhaustion !== 'hard' ? `; refused past ${formatNumber(cutoff)} = ${capAssumed ? 'assumed cap' : 'stated overage cap'}` : ''}${ctx.assumed?.has('quotas.reset') ? ' (reset assumed)' : ''}`,
-      inputs: ['plans', 'quotas.reset', 'quotas.exhaustion', ...(capAssumed ? ['plans.overageCap'] : [])],
+      inputs: ['plans', 'quotas.reset', 'quotas.exhaustion', ...(capAssumed ? ['plans.overageCap'] : []), ...populationField(identity)],
     });
   }
 }
