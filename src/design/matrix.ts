@@ -860,7 +860,11 @@ function addOutbound(b: Builder, ctx: MatrixContext): void {
 /** Applies hand-written rules: override by id, remove, or add. */
 export function applyHandRules(rules: MatrixRule[], hand: HandRule[], scope: Scope): MatrixRule[] {
   let out = rules.slice();
-  for (const h of hand) {
+  for (const h0 of hand) {
+    // a rule split by fail mode keeps its hand-written overrides: the base id names both halves
+    const halves = out.some((r) => r.id === h0.id) ? [] : out.filter((r) => r.id === `${h0.id}-fail-open` || r.id === `${h0.id}-fail-closed`);
+    const targets = halves.length > 0 ? halves.map((r) => ({ ...h0, id: r.id })) : [h0];
+    for (const h of targets) {
     const idx = out.findIndex((r) => r.id === h.id);
     if (h.remove) {
       out = out.filter((r) => r.id !== h.id);
@@ -907,6 +911,7 @@ export function applyHandRules(rules: MatrixRule[], hand: HandRule[], scope: Sco
         ...patch,
       };
       out.push(rule);
+    }
     }
   }
   return out;

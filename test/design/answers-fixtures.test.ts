@@ -129,6 +129,14 @@ describe('mixed fail modes with plans and exports (reads open, writes and export
     expect(closedOnReads.map((r) => r.id)).toEqual([]);
   });
 
+  it('a hand-written override of the base id applies to both halves', () => {
+    const answers = JSON.parse(readFileSync(new URL('./fixtures/mixed-fail-modes.answers.json', import.meta.url), 'utf8'));
+    const d = buildDesign(parseAnswers(JSON.stringify({ ...answers, rules: [{ id: 'fairness-starter', burst: 60 }] }), 'x.json'), { date: DATE });
+    expect(rule(d, 'fairness-starter-fail-open')).toMatchObject({ burst: 60, source: 'overridden' });
+    expect(rule(d, 'fairness-starter-fail-closed')).toMatchObject({ burst: 60, source: 'overridden' });
+    expect(d.rules.some((r) => r.id === 'fairness-starter')).toBe(false);
+  });
+
   it('derives the API-key population from the stated tenants, never an invented 1,000', () => {
     expect(design.scope.traffic.distinctTenants).toBe(40000);
     expect(md).not.toContain('1,000 clients');
