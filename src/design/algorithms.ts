@@ -23,7 +23,7 @@ const REASONS: Record<string, Reasoning> = {
     alternatives: [{ algorithm: 'fixed-window', whyNot: 'Boundary double-bursts defeat the purpose of a protective ceiling.' }],
   },
   'security:sliding-window-log': {
-    why: 'Brute-force limits must be exact: "10 attempts in any 15 minutes" must mean 10, not 20 across a window boundary. Auth volume is low, so storing one sorted-set entry per attempt is affordable.',
+    why: 'Brute-force limits must be exact: "10 attempts in any 15 minutes" must mean 10, not 20 across a window boundary. Legitimate auth volume is low, and each key holds at most its small limit of entries, so storing one sorted-set entry per attempt is affordable (the memory estimate bounds the keys an attack can create).',
     tradeoff: 'Memory grows with the limit (one entry per attempt per key), bounded by the small limits and the window-length TTL.',
     alternatives: [
       { algorithm: 'fixed-window', whyNot: 'An attacker who times attempts around the boundary gets double the attempts.' },

@@ -168,7 +168,7 @@ export function buildEnforcement(scope: Scope, rules: MatrixRule[], exempt: Reso
   return {
     primitive,
     atomicityNote: usesLua
-      ? `Reading the counter and writing it back as two commands races: two instances both see "1 left" and both admit. Every decision here is one indivisible operation, and the store-backed decisions take their time from the store (${STORE_NAME[scope.store] ?? scope.store} TIME inside the script), never from application clocks, so instance clock skew cannot bend the refill maths.`
+      ? `Reading the counter and writing it back as two commands races: two instances both see "1 left" and both admit. Every decision here is one indivisible operation, and the store-backed decisions take their time from the store (the TIME command inside the script, on ${STORE_NAME[scope.store] ?? scope.store}), never from application clocks, so instance clock skew cannot bend the refill maths.`
       : usesGateway && !rules.some((r) => r.primitive === 'in-process')
         ? 'Every decision is made inside the gateway by its native limiter, one node at a time: no counter is read and written back by the application, and no shared store is involved.'
         : 'Reading the counter and writing it back as two steps would race; here every decision runs to completion on the one Node thread that owns the in-process buckets, so nothing interleaves, and the time is the process clock (one instance, so no clock skew between deciders).',

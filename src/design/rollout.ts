@@ -7,6 +7,7 @@ export function killSwitchHow(rule: MatrixRule, gateway: Gateway): string {
     if (gateway === 'nginx') return 'comment out its limit_req line in gateway/nginx-server.conf and reload nginx (a reload, no application deploy)';
     return `remove it from the ${gateway} configuration and apply it (a gateway change, no application deploy)`;
   }
+  if (rule.layer === 'outbound-client') return 'set the flag to "shadow" (or "off"): the outbound client reads it on every call, so it takes effect at once, without a deploy';
   return 'set the flag to "shadow" (or "off"): the middleware reads it on every decision, so it takes effect at once, without a deploy';
 }
 
@@ -26,7 +27,7 @@ export function buildRollout(rules: MatrixRule[], shadowDays: number, gateway: G
   const steps = [
     {
       title: 'Shadow mode',
-      detail: `Deploy every rule with its flag at "shadow" for ${shadowDays} days: decisions are evaluated, metrics and headers emitted, nothing is rejected. Study ratelimit_throttled_total{mode="shadow"} to learn who would be throttled: cron jobs, partner integrations and probes always show up.`,
+      detail: `Deploy every rule with its flag at "shadow" for ${shadowDays} days: decisions are evaluated, metrics and headers emitted, nothing is rejected.${rules.some((r) => r.layer === 'edge') ? ` Edge rules have no flag: ${gateway === 'nginx' ? 'the generated nginx configuration runs them with limit_req_dry_run on, which counts and logs the would-be refusals and refuses none; set it to off to enforce them' : `run them in the ${gateway}'s own report-only mode, if it has one, or leave them out of the configuration until this step is over`}.` : ''} Study ratelimit_throttled_total{mode="shadow"} to learn who would be throttled: cron jobs, partner integrations and probes always show up.`,
       ruleIds: rules.map((r) => r.id),
     },
     {

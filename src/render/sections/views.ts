@@ -478,7 +478,12 @@ export function rolloutView(input: RenderInput): Record<string, unknown> {
     startsInShadow: r.startsInShadow,
     shadowDays: fmtNumber(r.shadowDays),
     steps: [...r.steps].sort((a, b) => a.order - b.order),
-    killSwitches: r.killSwitches.map((k) => ({ ...k, how: k.how ?? '' })),
+    killSwitches: r.killSwitches.map((k) => ({
+      ...k,
+      // an edge rule has no runtime flag: its switch is the gateway configuration
+      flag: input.design.rules.find((x) => x.id === k.ruleId)?.layer === 'edge' ? '' : k.flag,
+      how: k.how ?? '',
+    })),
     migration: input.design.migration
       ? {
           items: input.design.migration.items.map((i) => ({
