@@ -385,7 +385,7 @@ export function resolveAnswers(answers: Answers): ResolvedAnswers {
     };
   });
   if (!answers.plans || answers.plans.length === 0) {
-    assume('plans', 'No plan tiers or promised limits: per-client limits are derived from capacity, not from a contract.');
+    assume('plans', 'No plan tiers or promised limits: per-client limits are derived from capacity, not from a contract (each client may use about a tenth of the global ceiling, so about ten clients at full rate are needed to reach it).');
   } else {
     const noBurst = plans.filter((p) => p.assumed?.includes('burst'));
     if (noBurst.length > 0) {

@@ -7,7 +7,7 @@ import type { Answers } from '../answers/schema.js';
 import { TOOL_VERSION } from '../version.js';
 import { buildAlgorithms } from './algorithms.js';
 import { buildContract } from './contract.js';
-import { buildMatrix } from './matrix.js';
+import { authDefaultsText, buildMatrix } from './matrix.js';
 import { buildMigration } from './migration.js';
 import type { Assumption, ClassFailMode, Design, FailMode, MatrixRule, Scope } from './model.js';
 import { buildMonitoring } from './monitoring.js';
@@ -52,7 +52,7 @@ export function buildDesign(answers: Answers, options: BuildOptions): Design {
     meta: { tool: 'rl-design', toolVersion: TOOL_VERSION, date: options.date, generic: resolved.generic },
     output: resolved.output,
     scope,
-    assumptions: withRules(resolved.assumptions, rules),
+    assumptions: withRules([...resolved.assumptions, ...authAssumption(scope, rules)], rules),
     rules,
     algorithms: buildAlgorithms(rules),
     enforcement,
@@ -72,6 +72,23 @@ export function buildDesign(answers: Answers, options: BuildOptions): Design {
     failModes: classFailModes(scope, rules),
     ...(migration ? { migration } : {}),
   };
+}
+
+/**
+ * The answers have no field for auth attempt limits: the flows take built-in defaults, which
+ * are stated here (a rules entry with a row's id changes one).
+ */
+function authAssumption(scope: Scope, rules: readonly MatrixRule[]): Assumption[] {
+  const defaulted = rules.filter((r) => r.tier === 'security' && r.source === 'generated' && r.inputs?.includes('rules.auth'));
+  if (defaulted.length === 0) return [];
+  const kinds = [...new Set(scope.endpoints.filter((e) => e.class === 'auth').map((e) => e.authKind ?? 'login'))].sort();
+  return [
+    {
+      id: 'rules.auth',
+      field: 'rules.auth',
+      text: `Attempt limits for the auth flows are not among the answers: each flow takes the defaults of its kind (${authDefaultsText(kinds)}), chosen so one person retrying a forgotten password or a shared office address is not locked out while guessing stays slow. Change a row with a rules entry of its id and a rate.`,
+    },
+  ];
 }
 
 /** Each assumption with the rules whose numbers or behaviour rest on it. */

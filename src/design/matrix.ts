@@ -145,6 +145,17 @@ const AUTH_LIMITS: Record<AuthKind, { perIdentity: number; perIp: number; window
   other: { perIdentity: 10, perIp: 100, windowSeconds: 900, identityLabel: 'username', threat: 'guessing one account\'s credentials from many addresses', ipThreat: 'credential stuffing' },
 };
 
+/** The attempt limits of the auth flows in use, in words, for the assumption that states them. */
+export function authDefaultsText(kinds: readonly AuthKind[]): string {
+  return kinds
+    .map((k) => {
+      const l = AUTH_LIMITS[k];
+      const w = l.windowSeconds >= 3600 ? `${l.windowSeconds / 3600} h` : `${l.windowSeconds / 60} min`;
+      return `${k} ${l.perIdentity} per ${l.identityLabel} and ${l.perIp} per IP per ${w}`;
+    })
+    .join('; ');
+}
+
 /** Why only the per-IP row stops a flow's threat, when the per-identity row cannot. */
 const AUTH_IP_ONLY: Partial<Record<AuthKind, string>> = {
   'password-reset':
@@ -530,7 +541,7 @@ function addFairness(b: Builder, ctx: MatrixContext, endpoints: ResolvedEndpoint
         ? `${perAddress.derivation}; burst ${formatNumber(burst)} = ${burstSeconds} s of rate${ctx.assumed?.has('traffic.burstiness') ? ' (assumed)' : ''}`
         : `${formatNumber(rps)} req/s = a tenth of the ceiling (${formatNumber(ceilingRps)} req/s)${rps !== ceilingRps * 0.1 ? ', rounded down' : ''}; burst ${formatNumber(burst)} = ${burstSeconds} s of rate${ctx.assumed?.has('traffic.burstiness') ? ' (assumed)' : ''}`,
       inputs: [
-        ...(perAddress ? ['traffic.clientPeakRps', 'traffic.clientsPerAddress'] : []),
+        ...(perAddress ? ['traffic.clientPeakRps', 'traffic.clientsPerAddress'] : ['plans']),
         ...ceilingInputs(scope),
         'traffic.burstiness',
         'failure.byClass',
@@ -646,7 +657,7 @@ function addAuth(b: Builder, ctx: MatrixContext, endpoints: ResolvedEndpoint[]):
       bytesPerKey: BYTES_PER_KEY['sliding-window-log-base'] + BYTES_PER_KEY['sliding-window-log-entry'],
       killSwitch: { flag: killSwitchFlag(userId) },
       derivation: `${limits.perIdentity} per ${windowText} = the ${kind} flow's per-${limits.identityLabel} default, not derived from traffic`,
-      inputs: ['failure.byClass', ...(eps.some((e) => e.assumed?.includes('authKind')) ? [...eps.filter((e) => e.assumed?.includes('authKind')).map((e) => `endpoints.${e.name}.authKind`)] : [])],
+      inputs: ['failure.byClass', 'rules.auth', ...(eps.some((e) => e.assumed?.includes('authKind')) ? [...eps.filter((e) => e.assumed?.includes('authKind')).map((e) => `endpoints.${e.name}.authKind`)] : [])],
       rationale: `Stops ${limits.threat}: ${limits.perIdentity} attempts per ${windowText}, counted exactly (sliding log). ${failMode === 'closed' ? 'Fails closed: admitting unlimited attempts during a store outage is itself the incident.' : 'Fails open, as the answers ask; consider closed, since unlimited attempts during a store outage is itself an incident.'} Silent: no remaining-count headers for attackers.`,
     });
     b.rules.push({
@@ -664,7 +675,7 @@ function addAuth(b: Builder, ctx: MatrixContext, endpoints: ResolvedEndpoint[]):
       derivation: kept
         ? `${formatNumber(ipRate.requests)} per ${ipWindowText} = the existing limiter ${existingName(kept)} (tighter than the ${limits.perIp} per ${windowText} default)`
         : `${limits.perIp} per ${windowText} = the ${kind} flow's per-address default (attempts a shared address needs), not derived from traffic`,
-      inputs: ['failure.byClass'],
+      inputs: ['failure.byClass', ...(kept ? [] : ['rules.auth'])],
       ...(kept ? { keptFrom: existingName(kept) } : {}),
     });
   }
