@@ -299,7 +299,11 @@ export const ExistingLimiter = z
     source: z.string().max(300).optional().describe('Where it is configured, e.g. src/app.js:12 or nginx.conf:30.'),
     method: z.enum(METHODS).optional().describe('The method it applies to; absent: every method.'),
     path: Route.optional().describe('The route or path prefix it covers; absent: every route.'),
-    match: z.enum(['exact', 'prefix']).optional().describe('exact: only this route; prefix (default): everything under it.'),
+    match: z
+      .enum(['exact', 'prefix', 'unknown'])
+      .optional()
+      .describe('exact: only this route; prefix (default): everything under it; unknown: some routes the scan could not name (see scope).'),
+    scope: z.string().max(300).optional().describe('Where it applies, as found (e.g. "route login", "service orders").'),
     location: z.boolean().optional().describe('nginx: set inside a location block of its own (which hides server-level limit_req).'),
     keyedOn: z.enum(EXISTING_KEYS).optional().describe('What it counts per; absent: the client IP.'),
     limit: positiveNumber.describe('Requests admitted per window.'),

@@ -15,6 +15,7 @@ function normaliseRoute(route: string): string {
 
 /** Whether an existing limiter covers an endpoint (method and path; no path covers every route). */
 export function coversEndpoint(l: ExistingLimiterT, e: ResolvedEndpoint): boolean {
+  if (l.match === 'unknown') return false;
   if (l.method && l.method !== 'ANY' && e.method !== 'ANY' && l.method !== e.method) return false;
   if (!l.path) return true;
   const path = normaliseRoute(l.path);
@@ -73,6 +74,7 @@ export function existingName(l: ExistingLimiterT): string {
 }
 
 function coversText(l: ExistingLimiterT): string {
+  if (l.match === 'unknown') return l.scope ?? 'routes the scan could not name';
   const method = l.method && l.method !== 'ANY' ? `${l.method} ` : '';
   if (!l.path) return method ? `every ${method.trim()} request` : 'every request';
   return l.match === 'exact' ? `${method}${l.path}` : `${method ? `${method}requests` : 'every route'} under ${l.path}`;
@@ -158,7 +160,10 @@ export function buildMigration(
           ...base,
           replacements: [],
           verdict: 'uncovered' as const,
-          note: 'Covers no endpoint of this design: list its routes as endpoints, or confirm they need no limit before retiring it.',
+          note:
+            l.match === 'unknown'
+              ? `Applies to ${l.scope ?? 'routes the scan could not name'}, which the design cannot match to its endpoints: compare it with the rules on those routes by hand before retiring it.`
+              : 'Covers no endpoint of this design: list its routes as endpoints, or confirm they need no limit before retiring it.',
         },
       ];
     }

@@ -124,3 +124,19 @@ describe('existing limiters found by init enter the answers and the design', () 
     expect(bad.output).toMatch(/"(?:limit_req_status|real_ip_header)" directive is duplicate/);
   });
 });
+
+describe('a limiter whose routes the scan cannot name', () => {
+  it('is kept with where it applies, and the migration says to compare it by hand instead of guessing', async () => {
+    const { fixture } = await import('./detect/fixtures.js');
+    const existing = factsToAnswers((await detectProject(fixture('kong'))).facts).existing;
+    const unnamed = existing?.limiters?.find((l) => l.kind === 'kong:rate-limiting-advanced');
+    expect(unnamed).toMatchObject({ match: 'unknown', scope: 'route login', limit: 5, windowSeconds: 60 });
+    const design = buildDesign(
+      Answers.parse({ goals: ['overload'], stack: { gateway: 'kong', store: 'redis' }, endpoints: [{ name: 'list', method: 'GET', route: '/v1/items', class: 'read' }], existing }),
+      { date: '2026-12-03' },
+    );
+    const row = design.migration?.items.find((i) => i.kind === 'kong:rate-limiting-advanced');
+    expect(row).toMatchObject({ verdict: 'uncovered', covers: 'route login' });
+    expect(row?.note).toContain('compare it with the rules on those routes by hand');
+  });
+});

@@ -77,9 +77,12 @@ function keyedOn(l: ExistingLimiter): ExistingLimiterT['keyedOn'] {
 }
 
 /** Where a detected limiter applies, as method, path and match: from 'POST /login', 'routes under /api/', 'location /api/'. */
-function placeOf(l: ExistingLimiter): { method?: (typeof METHODS)[number]; path?: string; match?: 'exact' | 'prefix'; location?: boolean } | undefined {
+function placeOf(
+  l: ExistingLimiter,
+): { method?: (typeof METHODS)[number]; path?: string; match?: 'exact' | 'prefix' | 'unknown'; scope?: string; location?: boolean } | undefined {
   const scope = l.scope ?? '';
   if (scope.startsWith('unused')) return undefined;
+  if (scope === '' || /^(?:all routes|global|main|http|server\b)/.test(scope)) return {};
   const route = /^([A-Z]+) (\/\S*)$/.exec(scope);
   if (route && (METHODS as readonly string[]).includes(route[1] as string)) {
     return { method: route[1] as (typeof METHODS)[number], path: route[2] as string, match: 'exact' };
@@ -88,8 +91,9 @@ function placeOf(l: ExistingLimiter): { method?: (typeof METHODS)[number]; path?
   if (under) return { path: under[1] as string, match: 'prefix' };
   const loc = /^location (=\s*)?(\/\S*)$/.exec(scope);
   if (loc) return { path: loc[2] as string, match: loc[1] ? 'exact' : 'prefix', location: true };
-  if (scope.startsWith('location')) return { location: true };
-  return {};
+  if (scope.startsWith('location')) return { location: true, match: 'unknown', scope: scope.slice(0, 300) };
+  // a route, service or consumer the scan cannot map onto paths: kept, and compared by hand
+  return { match: 'unknown', scope: scope.slice(0, 300) };
 }
 
 /** The detected limiters and nginx settings as the answers' `existing` field; undefined when there are none. */
