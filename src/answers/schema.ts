@@ -50,6 +50,13 @@ export const Rate = z
   .strict();
 
 
+const PERIOD_SECONDS_OF = { second: 1, minute: 60, hour: 3600, day: 86400 } as const;
+/** The longest an empty bucket may take to refill: its key lives that long, in milliseconds. */
+export const MAX_REFILL_SECONDS = 10 * 365 * 86400;
+function refillSeconds(burst: number, rate: { requests: number; per: keyof typeof PERIOD_SECONDS_OF }): number {
+  return (burst * PERIOD_SECONDS_OF[rate.per]) / rate.requests;
+}
+
 export const Goal = z.enum(GOALS);
 export const Framework = z.enum(FRAMEWORKS);
 export const Gateway = z.enum(GATEWAYS);
@@ -254,6 +261,10 @@ export const Plan = z
   .refine((p) => p.overageCap === undefined || p.quota === undefined || p.overageCap > p.quota, {
     message: 'must be greater than the quota (the cap is where calls past the quota stop)',
     path: ['overageCap'],
+  })
+  .refine((p) => p.burst === undefined || refillSeconds(p.burst, p.rate) <= MAX_REFILL_SECONDS, {
+    message: 'takes longer than 10 years to refill at the plan rate (burst / rate); the scripts keep key lifetimes in milliseconds below that',
+    path: ['burst'],
   });
 
 export const Quotas = z

@@ -100,6 +100,10 @@ describe('answers the scripts and configs could not use are refused with the fie
     expect(problems({ headers: { docsUrl: 'https://api.example.com/docs' } })).toBe('');
   });
 
+  it('a plan bucket that would take more than 10 years to refill is refused (its key lifetime)', () => {
+    expect(problems({ plans: [{ name: 'Slow', rate: { requests: 0.001, per: 'day' }, burst: 1000000 }] })).toContain('$.plans[0].burst: takes longer than 10 years to refill');
+  });
+
   it('an overage cap must be above the quota it caps', () => {
     expect(problems({ plans: [{ name: 'Pro', rate: { requests: 1, per: 'second' }, quota: 100, exhaustion: 'soft-warning', overageCap: 90 }] })).toContain(
       '$.plans[0].overageCap: must be greater than the quota',
