@@ -80,6 +80,7 @@ describe('existing limiters found by init enter the answers and the design', () 
     const r = init(dir);
     expect(r.code, r.stderr).toBe(0);
     expect(r.stdout).toContain('Existing limiters (4) go into the answers as existing.limiters');
+    expect(r.stdout).toMatch(/Existing limiters: 4 set beside their replacements, route by route \(\d+ looser, \d+ tighter, 1 kept, 1 nginx location\(s\) hiding the edge rules\)/);
     const answers = Answers.parse(JSON.parse(readFileSync(path.join(dir, 'rate-limit.answers.json'), 'utf8')));
     expect(answers.existing?.limiters).toHaveLength(4);
 

@@ -555,7 +555,7 @@ export function sectionSummary(id: string, design: Design, input: RenderInput): 
     case 'monitoring':
       return `${d.monitoring.metrics.length} metrics, ${d.monitoring.alerts.length} alerts and the store configuration.`;
     case 'rollout':
-      return `Shadow mode for ${fmtNumber(d.rollout.shadowDays)} days, allowlist pass, enforcement order and kill switches.`;
+      return `Shadow mode for ${fmtNumber(d.rollout.shadowDays)} days, allowlist pass, enforcement order and kill switches${d.migration ? ', and the migration from the limiters already in place' : ''}.`;
     case 'scenarios':
       return `${d.scenarios.filter((s) => s.applicable).length} test scenarios tied to the rules they exercise${d.scenarios.some((s) => s.result) ? ', with results' : ''}.`;
     case 'constraints': {
