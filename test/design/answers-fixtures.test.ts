@@ -129,6 +129,15 @@ describe('mixed fail modes with plans and exports (reads open, writes and export
     expect(closedOnReads.map((r) => r.id)).toEqual([]);
   });
 
+  it('a hand-written rule that makes reads fail closed is shown as differing from the answers, in bold', () => {
+    const answers = JSON.parse(readFileSync(new URL('./fixtures/mixed-fail-modes.answers.json', import.meta.url), 'utf8'));
+    const d = buildDesign(parseAnswers(JSON.stringify({ ...answers, rules: [{ id: 'fairness-business-fail-open', failMode: 'closed' }] }), 'x.json'), { date: DATE });
+    expect(d.failModes?.find((f) => f.endpointClass === 'read')).toMatchObject({ answered: 'open', effective: 'closed' });
+    const out = renderMarkdown({ design: d, checks: checkDesign(d) }, { layout: 'single' })[0]?.content ?? '';
+    expect(out).toContain('| read | fail open | **fail closed** |');
+    expect(out).toContain('**Fail mode differs from the answers** for read');
+  });
+
   it('a hand-written override of the base id applies to both halves', () => {
     const answers = JSON.parse(readFileSync(new URL('./fixtures/mixed-fail-modes.answers.json', import.meta.url), 'utf8'));
     const d = buildDesign(parseAnswers(JSON.stringify({ ...answers, rules: [{ id: 'fairness-starter', burst: 60 }] }), 'x.json'), { date: DATE });
