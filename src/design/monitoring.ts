@@ -79,7 +79,13 @@ type SharedCeiling = NonNullable<Monitoring['store']['sharedCeiling']>;
  * (all traffic there). Keys and bytes take their worst endpoint each.
  */
 export function storeBound(rules: readonly MatrixRule[]): { keys: number; bytes: number; shared?: SharedCeiling } {
-  const inStore = rules.filter((r) => r.layer !== 'edge' && r.cardinality?.bound);
+  // the two halves of a rule split by fail mode share one key (one bucket): counted once
+  const inStore = rules.filter((r) => {
+    if (r.layer === 'edge' || !r.cardinality?.bound) return false;
+    if (!r.id.endsWith('-fail-closed')) return true;
+    const twin = rules.find((x) => x.id === `${r.id.slice(0, -'-fail-closed'.length)}-fail-open`);
+    return !(twin && twin.key === r.key && twin.layer === r.layer);
+  });
   const keysOf = (r: MatrixRule): number => r.cardinality?.bound ?? 0;
   const bytesOf = (r: MatrixRule): number => keysOf(r) * (r.bytesPerKey ?? 0);
   const sum = (rs: readonly MatrixRule[], f: (r: MatrixRule) => number): number => rs.reduce((n, r) => n + f(r), 0);

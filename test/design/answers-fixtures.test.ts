@@ -113,6 +113,10 @@ describe('mixed fail modes with plans and exports (reads open, writes and export
     expect(closed.burst).toBe(open.burst);
     expect(open.rationale).toContain('Split by fail mode');
     expect(design.rules.some((r) => r.id === 'fairness-starter')).toBe(false);
+    // one bucket, so its keys are counted once in the memory bound
+    const counted = design.rules.filter((r) => r.layer !== 'edge' && !r.id.endsWith('-fail-closed'));
+    expect(design.monitoring.store.estimatedKeys).toBe(counted.reduce((n, r) => n + (r.cardinality?.bound ?? 0), 0));
+    expect(md).toContain('the total counts each pair once:\n`fairness-starter-fail-closed`, `fairness-business-fail-closed` share their keys');
   });
 
   it('never makes an endpoint fail differently from its class, and shows the effective mode per class', () => {

@@ -259,6 +259,10 @@ export function matrixView(input: RenderInput): Record<string, unknown> {
       };
     }),
     edgeRules: rules.filter((r) => r.layer === 'edge').map((r) => r.id),
+    splitTwins: rules
+      .filter((r) => r.layer !== 'edge' && r.id.endsWith('-fail-closed'))
+      .filter((r) => rules.some((x) => x.id === `${r.id.slice(0, -'-fail-closed'.length)}-fail-open` && x.key === r.key))
+      .map((r) => r.id),
     totalKeys: fmtNumber(monitoring.store.estimatedKeys),
     totalBytes: fmtBytes(monitoring.store.estimatedBytes),
     totalBytesExact: fmtNumber(monitoring.store.estimatedBytes),
