@@ -67,6 +67,13 @@ describe('anonymous, IP-only read API behind a CDN and nginx, CGNAT users, 20,00
     expect(design.assumptions.map((a) => a.field)).not.toContain('traffic.distinctClients');
   });
 
+  it('sizes and watches no store when every rule runs in the gateway, though the answers name Redis', () => {
+    expect(design.monitoring.store.config).toBeUndefined();
+    expect(design.monitoring.alerts.map((a) => a.name)).not.toContain('RateLimitStoreSlow');
+    expect(md).toContain('No rule keeps its state in the store');
+    expect(md).not.toContain('redis.conf');
+  });
+
   it('states per-client rate and clients per address as answers, unmarked, and traces every rule', () => {
     const qa = rows(md, 'Question', 'Answer');
     expect(qa.find((r) => r[0] === 'Per client address')?.[1]).toBe('1 req/s per client at its busiest, 200 clients active behind one address');

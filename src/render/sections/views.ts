@@ -466,6 +466,8 @@ export function monitoringView(input: RenderInput): Record<string, unknown> {
       // the rules bounded by the ceiling's traffic share it: the total is then less than the rows' sum
       shared: m.store.sharedCeiling !== undefined,
       recommendation: m.store.recommendation,
+      // a store the answers name but no rule uses: nothing to size or configure
+      unused: m.store.estimatedKeys === 0 && m.store.config === undefined && input.design.scope.store !== 'none',
       memoryText: m.store.memoryText,
       persistence: m.store.persistence?.text,
       config: m.store.config ?? `# redis.conf of the limiter's dedicated store\nmaxmemory-policy ${m.store.maxmemoryPolicy}\n`,
