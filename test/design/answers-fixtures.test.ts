@@ -191,7 +191,7 @@ describe('rolling 30-day quotas with soft overage, and a plan without a quota', 
   it('shows no exhaustion behaviour for a plan that has no quota', () => {
     const plans = rows(md, 'Plan', 'Promised rate');
     expect(plans.find((r) => r[0] === 'Free')?.[4]).toBe('no quota: nothing to exhaust');
-    expect(plans.find((r) => r[0] === 'Growth')?.[4]).toBe('soft-warning; refused past an assumed cap (assumed)');
+    expect(plans.find((r) => r[0] === 'Growth')?.[4]).toBe('soft-warning; refused past 1,200,000 (assumed)');
     expect(plans.find((r) => r[0] === 'Scale')?.[4]).toBe('pay-per-overage; refused past 7,500,000');
   });
 });

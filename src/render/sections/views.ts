@@ -6,7 +6,7 @@
 import type { Design, MatrixRule, MetricSource } from '../../design/model.js';
 import { fmtBytes, fmtDuration, fmtNumber, fmtPercent, joinAnd } from '../format.js';
 import type { RenderInput } from '../types.js';
-import { outboundPeak } from '../../answers/defaults.js';
+import { outboundPeak, quotaStop } from '../../answers/defaults.js';
 import { algorithmLabel } from '../../design/algorithms.js';
 import {
   algorithmName,
@@ -220,7 +220,7 @@ export function scopeView(input: RenderInput): Record<string, unknown> {
       exhaustion:
         p.quota === undefined
           ? 'no quota: nothing to exhaust'
-          : `${p.exhaustion}${p.assumed?.includes('exhaustion') ? ` ${ASSUMED}` : ''}${p.exhaustion !== 'hard' ? `; refused past ${p.overageCap !== undefined ? fmtNumber(p.overageCap) : `an assumed cap ${ASSUMED}`}` : ''}`,
+          : `${p.exhaustion}${p.assumed?.includes('exhaustion') ? ` ${ASSUMED}` : ''}${p.exhaustion !== 'hard' ? `; refused past ${p.overageCap !== undefined ? fmtNumber(p.overageCap) : `${fmtNumber(quotaStop(p.quota, p.exhaustion))} ${ASSUMED}`}` : ''}`,
     })),
     assumptions: assumptions.map((a) => ({ field: a.field, text: a.text, ruleIds: a.ruleIds ?? [] })),
   };
