@@ -223,6 +223,19 @@ describe('kill switches and the example nginx: the wording matches the artefact'
   });
 });
 
+describe('the example 429 is what the layer that refuses sends', () => {
+  it('an all-edge design shows the body and Retry-After of the generated nginx, not a middleware body it never sends', () => {
+    const { design, md } = fixture('anonymous-cgnat');
+    const server = generateNginx(design).find((f) => f.path.endsWith('nginx-server.conf'))?.content ?? '';
+    const sent = JSON.parse(JSON.parse(`"${/return 429 "((?:[^"\\]|\\.)*)";/.exec(server)?.[1] ?? ''}"`));
+    const retryAfter = /add_header Retry-After (\d+) always;/.exec(server)?.[1];
+    const block = /```http\nHTTP\/1\.1 429 Too Many Requests\nContent-Type: application\/problem\+json\nRetry-After: (\d+)\nCache-Control: no-store\n\n([\s\S]*?)\n```/.exec(md);
+    expect(block?.[1]).toBe(retryAfter);
+    expect(JSON.parse(block?.[2] ?? 'null')).toEqual(sent);
+    expect(md).not.toContain('"rule": "default"');
+  });
+});
+
 describe('dual-key auth on a Redis Cluster: the hot slot stated with numbers', () => {
   const { design } = fixture('cluster-auth');
 

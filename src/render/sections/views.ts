@@ -8,6 +8,7 @@ import { fmtBytes, fmtDuration, fmtNumber, fmtPercent, joinAnd } from '../format
 import type { RenderInput } from '../types.js';
 import { outboundPeak, quotaStop } from '../../answers/defaults.js';
 import { algorithmLabel } from '../../design/algorithms.js';
+import { edgeProblemBody, edgeRetryAfter, edgeRules } from '../../codegen/gateway/edge.js';
 import {
   algorithmName,
   frameworkName,
@@ -368,8 +369,33 @@ function exampleView(
   };
 }
 
+/**
+ * The 429 the generated nginx configuration returns for its edge rules, as nginx-server.conf
+ * writes it (the same body, Retry-After and headers), when nginx enforces any rule.
+ */
+function nginxEdgeExample(design: Design): { rules: string[]; response: string } | undefined {
+  if (design.scope.gateway !== 'nginx') return undefined;
+  const rules = edgeRules(design).filter((r) => r.key !== 'unsupported');
+  if (rules.length === 0) return undefined;
+  const retryAfter = edgeRetryAfter(rules);
+  return {
+    rules: rules.map((r) => r.id),
+    response: [
+      'HTTP/1.1 429 Too Many Requests',
+      'Content-Type: application/problem+json',
+      `Retry-After: ${retryAfter}`,
+      'Cache-Control: no-store',
+      '',
+      JSON.stringify(edgeProblemBody(design, rules, retryAfter), null, 2),
+    ].join('\n'),
+  };
+}
+
 export function contractView(input: RenderInput): Record<string, unknown> {
   const c = input.design.contract;
+  const edgeExample = nginxEdgeExample(input.design);
+  // no client-facing rule in the middleware: every refusal a client sees is the gateway's
+  const middlewareAnswers = input.design.rules.some((r) => r.layer === 'middleware' && r.headers !== 'none');
   const closed = input.design.rules.filter((r) => r.failMode === 'closed' && r.headers !== 'none').map((r) => r.id);
   return {
     convention: conventionName(c.convention),
@@ -385,6 +411,8 @@ export function contractView(input: RenderInput): Record<string, unknown> {
     edgeRuleIds: c.edgeRuleIds ?? [],
     edgeOnlyEndpoints: c.edgeOnlyEndpoints ?? [],
     rateLimitedBody: JSON.stringify(c.rateLimitedBody, null, 2),
+    edgeExample,
+    middlewareAnswers,
     rateLimitedExample: exampleView(c.rateLimitedExample, c.rateLimitedBody),
     quotaExceededBody: c.quotaExceededBody ? JSON.stringify(c.quotaExceededBody, null, 2) : '',
     quotaExceededExample: exampleView(c.quotaExceededExample, c.quotaExceededBody),
