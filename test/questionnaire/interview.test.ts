@@ -38,7 +38,7 @@ describe('the interview', () => {
       { input: 'Peak requests per second', answer: '300' },
       { input: 'can safely serve', answer: '' },
       { select: 'How bursty', answer: UNKNOWN },
-      { input: 'distinct clients', answer: '' },
+      // no API keys among the identities (user): no API-key count is asked
       { input: 'user accounts', answer: '' },
       { select: 'Have limits been promised', answer: 'no' },
       { select: "If the limiter's store", answer: DEFAULT },

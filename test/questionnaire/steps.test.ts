@@ -300,10 +300,29 @@ describe('item 4, traffic', () => {
         { input: 'tenants', answer: '20' },
       ],
     });
-    expect(await traffic.run(t.ctx, { identities: ['tenant'] })).toEqual({
+    expect(await traffic.run(t.ctx, { identities: ['api-key', 'tenant'] })).toEqual({
       traffic: { typicalRps: 100, peakRps: 400, burstiness: 'high', distinctClients: 1000, distinctTenants: 20 },
     });
     expect(t.prompt.rejected).toEqual(['The peak (50) cannot be below the typical rate (100).', '0 must be greater than 0, e.g. 600']);
+  });
+
+  it('asks the per-address numbers only when anonymous calls or IP-only identities need them, and no API-key count without API keys', async () => {
+    const t = stepContext({
+      script: [
+        { input: 'Typical requests per second', answer: '' },
+        { input: 'Peak requests per second', answer: '20000' },
+        { input: 'can safely serve', answer: '' },
+        { select: 'How bursty', answer: 'high' },
+        { input: 'one client', answer: '1' },
+        { input: 'behind one IP address', answer: '200' },
+      ],
+    });
+    const draft = { identities: ['ip' as const], endpoints: [{ name: 'stops', method: 'GET' as const, route: '/v1/stops', class: 'read' as const, anonymous: true }] };
+    expect(await traffic.run(t.ctx, draft)).toEqual({ traffic: { peakRps: 20000, burstiness: 'high', clientPeakRps: 1, clientsPerAddress: 200 } });
+    expect(t.prompt.remaining()).toEqual([]);
+    expect(
+      await traffic.run(stepContext({ interactive: false, flags: { clientRps: '0.5', clientsPerAddress: '40' } }).ctx, {}),
+    ).toEqual({ traffic: { clientPeakRps: 0.5, clientsPerAddress: 40 } });
   });
 
   it('flags and the non-interactive default', async () => {
