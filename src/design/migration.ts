@@ -154,6 +154,16 @@ export function buildMigration(
       limitText: existingLimitText(l),
       oldWithinWindow: oldWithin,
     };
+    if (keyedOn === 'other') {
+      return [
+        {
+          ...base,
+          replacements: [],
+          verdict: 'uncovered' as const,
+          note: `Counts per a key the scan could not read (a key generator, or a key chosen in code)${endpoints.length > 0 ? ` on ${endpoints.map((e) => e.name).join(', ')}` : ''}: no rule can be set beside it automatically. Compare it with the rules on those routes by hand before retiring it.`,
+        },
+      ];
+    }
     if (endpoints.length === 0) {
       return [
         {

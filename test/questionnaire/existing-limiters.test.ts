@@ -126,7 +126,25 @@ describe('existing limiters found by init enter the answers and the design', () 
   });
 });
 
-describe('a limiter whose routes the scan cannot name', () => {
+describe('a limiter whose routes or key the scan cannot name', () => {
+  it('one row for a limiter keyed on something the scan could not read, never one warning per route', () => {
+    const design = buildDesign(
+      Answers.parse({
+        goals: ['overload'],
+        stack: { store: 'redis' },
+        endpoints: [
+          { name: 'a', method: 'GET', route: '/v1/a', class: 'read' },
+          { name: 'b', method: 'GET', route: '/v1/b', class: 'read' },
+        ],
+        existing: { limiters: [{ kind: 'rate-limiter-flexible', source: 'src/limits.ts:3', keyedOn: 'other', limit: 10, windowSeconds: 1 }] },
+      }),
+      { date: '2026-12-03' },
+    );
+    expect(design.migration?.items).toHaveLength(1);
+    expect(design.migration?.items[0]).toMatchObject({ verdict: 'uncovered', keyedOn: 'other' });
+    expect(design.migration?.items[0]?.note).toContain('Counts per a key the scan could not read');
+  });
+
   it('is kept with where it applies, and the migration says to compare it by hand instead of guessing', async () => {
     const { fixture } = await import('./detect/fixtures.js');
     const existing = factsToAnswers((await detectProject(fixture('kong'))).facts).existing;
