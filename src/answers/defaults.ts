@@ -40,6 +40,11 @@ export const PRIVATE_PROXY_RANGES = ['127.0.0.1/32', '::1/128', '10.0.0.0/8', '1
 
 export const DEFAULT_DOCS_URL = 'https://api.example.com/docs/rate-limits';
 
+/** What one client is assumed to send at its busiest, when the answers do not say (requests/s). */
+export const DEFAULT_CLIENT_PEAK_RPS = 2;
+/** Clients assumed active at once behind one address (office, carrier-grade NAT), when not stated. */
+export const DEFAULT_CLIENTS_PER_ADDRESS = 25;
+
 export interface ResolvedAnswers {
   scope: Scope;
   assumptions: Assumption[];
@@ -77,10 +82,10 @@ function joinAnd(items: readonly string[]): string {
  */
 export const QUOTA_BACKSTOP = { 'soft-warning': 1.2, 'pay-per-overage': 3 } as const;
 
-/** The count at which the limiter refuses: the quota itself when hard, else the backstop. */
-export function quotaStop(quota: number, exhaustion: Exhaustion): number {
+/** The count at which the limiter refuses: the quota itself when hard, else the stated cap or the assumed backstop. */
+export function quotaStop(quota: number, exhaustion: Exhaustion, overageCap?: number): number {
   if (exhaustion === 'hard') return quota;
-  return Math.ceil(quota * QUOTA_BACKSTOP[exhaustion]);
+  return overageCap ?? Math.ceil(quota * QUOTA_BACKSTOP[exhaustion]);
 }
 
 const PERIOD_NAME: Record<number, string> = { 1: 'second', 60: 'minute', 3600: 'hour', 86400: 'day' };
@@ -279,7 +284,7 @@ export function resolveAnswers(answers: Answers): ResolvedAnswers {
     peakRps = 150;
     assume(
       'traffic.typicalRps, traffic.peakRps',
-      'Traffic unknown: assumed 50 requests/s typical and 150 requests/s peak. Replace with measured numbers before enforcing.',
+      'Traffic unknown: assumed 50 requests/s typical and 150 requests/s peak, a placeholder the size of one small instance, not a measurement. Every rate derived from the peak (the ceiling, and the rules sized from it, named here) is a placeholder too: measure the peak during shadow mode and regenerate before enforcing.',
       'traffic.peakRps',
     );
   } else if (peakRps === undefined) {
@@ -293,18 +298,67 @@ export function resolveAnswers(answers: Answers): ResolvedAnswers {
   if (t.headroom === undefined && t.capacityRps === undefined) {
     assume('traffic.headroom', `Backend capacity unknown: the global ceiling is peak x ${headroom} headroom.`);
   }
-  const distinctClients = t.distinctClients ?? 1000;
-  if (t.distinctClients === undefined) assume('traffic.distinctClients', 'Number of distinct clients (API keys) unknown: assumed 1,000.');
+  // Populations: only the identities the API has are counted; a missing count is derived from
+  // a stated one where it can be, and assumed (with its value and why) only where it must.
+  const usesApiKey = identities.includes('api-key');
   const usesTenant = identities.includes('tenant');
-  const distinctTenants = t.distinctTenants ?? (usesTenant ? Math.max(1, Math.ceil(distinctClients / 5)) : 0);
-  if (t.distinctTenants === undefined && usesTenant) {
-    assume('traffic.distinctTenants', `Number of tenants unknown: assumed one per 5 clients (${formatNumber(distinctTenants)}).`);
-  }
   // Only user and session keys are counted per account; auth keys are bounded by traffic.
   const usesUsers = identities.includes('user') || identities.includes('session');
-  const distinctUsers = t.distinctUsers ?? (usesUsers ? distinctClients * 10 : 0);
+  let distinctClients = t.distinctClients ?? 0;
+  if (t.distinctClients === undefined && usesApiKey) {
+    if (t.distinctTenants !== undefined) {
+      distinctClients = t.distinctTenants;
+      assume(
+        'traffic.distinctClients',
+        `Number of API keys unknown: assumed one per stated tenant (${formatNumber(distinctClients)}), since every tenant needs at least one key to call the API. It sizes the per-API-key key bound and memory; a tenant with several keys adds to it.`,
+      );
+    } else {
+      distinctClients = 1000;
+      assume(
+        'traffic.distinctClients',
+        'Number of API keys unknown: assumed 1,000 for the key bound and memory estimate of the per-API-key rules (a placeholder: no answer gives a population; the bound never caps traffic, only the memory sizing).',
+      );
+    }
+  }
+  let distinctTenants = t.distinctTenants ?? 0;
+  if (t.distinctTenants === undefined && usesTenant) {
+    distinctTenants = Math.max(1, Math.ceil((distinctClients || 1000) / 5));
+    assume(
+      'traffic.distinctTenants',
+      distinctClients > 0
+        ? `Number of tenants unknown: assumed one per 5 API keys (${formatNumber(distinctTenants)}), for the key bound and memory estimate of the per-tenant rules.`
+        : `Number of tenants unknown: assumed ${formatNumber(distinctTenants)} for the key bound and memory estimate of the per-tenant rules (a placeholder: no answer gives a population).`,
+    );
+  }
+  let distinctUsers = t.distinctUsers ?? 0;
   if (t.distinctUsers === undefined && usesUsers) {
-    assume('traffic.distinctUsers', `Number of user accounts unknown: assumed 10 per client (${formatNumber(distinctUsers)}).`);
+    const base = distinctClients || distinctTenants;
+    distinctUsers = base > 0 ? base * 10 : 10_000;
+    assume(
+      'traffic.distinctUsers',
+      base > 0
+        ? `Number of user accounts unknown: assumed 10 per ${distinctClients > 0 ? 'API key' : 'tenant'} (${formatNumber(distinctUsers)}), for the key bound and memory estimate of the per-user rules.`
+        : `Number of user accounts unknown: assumed ${formatNumber(distinctUsers)} for the key bound and memory estimate of the per-user rules (a placeholder: no answer gives a population).`,
+    );
+  }
+
+  // Limits keyed on an address: what one client sends, and how many clients share an address.
+  const anonymousEndpoints = endpoints.some((e) => e.anonymous && e.class !== 'auth' && e.class !== 'webhook' && e.class !== 'health');
+  const ipFairness = !identities.some((i) => i !== 'ip');
+  const perAddress = anonymousEndpoints || ipFairness;
+  const clientPeakRps = t.clientPeakRps ?? DEFAULT_CLIENT_PEAK_RPS;
+  const clientsPerAddress = t.clientsPerAddress ?? DEFAULT_CLIENTS_PER_ADDRESS;
+  if (perAddress && t.clientPeakRps === undefined) {
+    assume(
+      'traffic.clientPeakRps',
+      `What one client sends at its busiest is unknown: assumed ${formatNumber(DEFAULT_CLIENT_PEAK_RPS)} requests/s, about what an app or a browser tab sustains while someone is actively using it (a page load's burst above it is what the bucket's burst absorbs). It sizes every limit keyed on a client IP.`,
+    );
+  }
+  if (perAddress && t.clientsPerAddress === undefined) {
+    assume(
+      'traffic.clientsPerAddress',
+      `How many clients can be active at once behind one address is unknown: assumed ${formatNumber(DEFAULT_CLIENTS_PER_ADDRESS)}, an office or a mobile carrier's NAT (carrier-grade NAT puts many subscribers on one public IPv4 address, of whom only some use this API at the same moment). It sizes every limit keyed on a client IP.`,
+    );
   }
 
   // Plans.
@@ -316,6 +370,7 @@ export function resolveAnswers(answers: Answers): ResolvedAnswers {
     const assumed: NonNullable<ResolvedPlan['assumed']> = [
       ...(p.burst === undefined ? (['burst'] as const) : []),
       ...(p.quota !== undefined && !p.exhaustion && !quotasAnswers.exhaustion ? (['exhaustion'] as const) : []),
+      ...(p.quota !== undefined && (p.exhaustion ?? defaultExhaustion) !== 'hard' && p.overageCap === undefined ? (['overageCap'] as const) : []),
     ];
     return {
       name: p.name,
@@ -324,12 +379,13 @@ export function resolveAnswers(answers: Answers): ResolvedAnswers {
       rateText: rateText(p.rate),
       burst: p.burst ?? Math.max(1, Math.ceil(rps * burstSeconds)),
       ...(p.quota !== undefined ? { quota: p.quota } : {}),
-      exhaustion: p.exhaustion ?? defaultExhaustion,
+      exhaustion: p.quota === undefined ? 'hard' : (p.exhaustion ?? defaultExhaustion),
+      ...(p.quota !== undefined && p.overageCap !== undefined ? { overageCap: p.overageCap } : {}),
       ...(assumed.length > 0 ? { assumed } : {}),
     };
   });
   if (!answers.plans || answers.plans.length === 0) {
-    assume('plans', 'No plan tiers or promised limits: per-client limits are derived from capacity, not from a contract.');
+    assume('plans', 'No plan tiers or promised limits: per-client limits are derived from capacity, not from a contract (each client may use about a tenth of the global ceiling, so about ten clients at full rate are needed to reach it).');
   } else {
     const noBurst = plans.filter((p) => p.assumed?.includes('burst'));
     if (noBurst.length > 0) {
@@ -351,17 +407,17 @@ export function resolveAnswers(answers: Answers): ResolvedAnswers {
       'What happens when a quota runs out is a product decision that was not answered: assumed a hard cut-off (429 QUOTA_EXCEEDED). Confirm with product before enforcing.',
     );
   }
-  const backstopped = plans.filter((p) => p.quota !== undefined && p.exhaustion !== 'hard');
+  const backstopped = plans.filter((p) => p.quota !== undefined && p.exhaustion !== 'hard' && p.overageCap === undefined);
   if (hasQuota && backstopped.length > 0) {
     const stops = backstopped.map((p) => {
       const quota = p.quota as number;
       const factor = QUOTA_BACKSTOP[p.exhaustion as Exclude<Exhaustion, 'hard'>];
-      return `${p.name} (${p.exhaustion}) stops at ${formatNumber(quotaStop(quota, p.exhaustion))} (${factor < 2 ? `${formatNumber(Math.round(factor * 100))}% of` : `${formatNumber(factor)}x`} its ${formatNumber(quota)} quota)`;
+      return `${p.name} (${p.exhaustion}) is refused past ${formatNumber(quotaStop(quota, p.exhaustion))} calls (${factor < 2 ? `${formatNumber(Math.round(factor * 100))}% of` : `${formatNumber(factor)}x`} its ${formatNumber(quota)} quota)`;
     });
     const ids = backstopped.map((p) => `"quota-${slug(p.name)}"`);
     assume(
-      'quotas.backstop',
-      `${joinAnd(backstopped.map((p) => p.name))} ${backstopped.length === 1 ? 'lets' : 'let'} calls pass past the quota, but the answers do not say where that stops. Assumed a backstop where the limiter refuses with 429 QUOTA_EXCEEDED until the reset, so a runaway client's overage stays bounded: ${stops.join('; ')}. This is a product decision, not a technical one: set a plan's exhaustion to "hard" to stop at the quota itself, or remove its quota row (a rules entry with "id": ${ids.join(' or ')} and "remove": true) to have no stop in the limiter at all (its quota headers and warning go with it; billing is unaffected).`,
+      'plans.overageCap',
+      `Open product decision: ${joinAnd(backstopped.map((p) => p.name))} ${backstopped.length === 1 ? 'lets' : 'let'} calls pass past the quota, and the answers do not say where that stops. Until product decides, the design assumes a cap where the limiter refuses with 429 QUOTA_EXCEEDED until the reset, so a runaway client's overage stays bounded: ${stops.join('; ')}. Set each plan's overageCap to the count product chooses, its exhaustion to "hard" to stop at the quota itself, or remove its quota row (a rules entry with "id": ${ids.join(' or ')} and "remove": true) to have no stop in the limiter at all (billing is unaffected).`,
     );
   }
   const billingSource = quotasAnswers.billingSource ?? 'metering-system';
@@ -447,6 +503,8 @@ export function resolveAnswers(answers: Answers): ResolvedAnswers {
       distinctClients,
       distinctTenants,
       distinctUsers,
+      clientPeakRps,
+      clientsPerAddress,
     },
     plans,
     failureByClass,

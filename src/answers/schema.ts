@@ -17,19 +17,45 @@ const name = z
   .min(1, 'must not be empty')
   .max(120, 'must be at most 120 characters');
 
-const positiveInt = z.number().int('must be a whole number').positive('must be greater than 0');
-const positiveNumber = z.number().positive('must be greater than 0');
+/**
+ * The largest count the limiter scripts take: Lua keeps numbers as doubles, and counts,
+ * bursts and timestamps in milliseconds stay exact below 2^53. Rates are bounded so that
+ * one request's emission interval is at least a microsecond and at most a year of
+ * milliseconds, which every script computes without overflow or underflow.
+ */
+export const MAX_COUNT = 1_000_000_000;
+const positiveInt = z
+  .number()
+  .int('must be a whole number')
+  .positive('must be greater than 0')
+  .max(MAX_COUNT, `must be at most ${MAX_COUNT.toLocaleString('en-US')}`);
+const positiveNumber = z
+  .number()
+  .positive('must be greater than 0')
+  .max(MAX_COUNT, `must be at most ${MAX_COUNT.toLocaleString('en-US')}`);
+/** A request count per period: at least one thousandth (one call per 1,000 periods) and at most MAX_COUNT. */
+const rateCount = z
+  .number()
+  .min(0.001, 'must be at least 0.001 (one call per 1,000 periods)')
+  .max(MAX_COUNT, `must be at most ${MAX_COUNT.toLocaleString('en-US')}`);
 
 export const Period = z.enum(PERIODS);
 
 /** A rate: `requests` per `per`. */
 export const Rate = z
   .object({
-    requests: positiveNumber.describe('How many requests (or tokens) are admitted per period.'),
+    requests: rateCount.describe('How many requests (or tokens) are admitted per period.'),
     per: Period.describe('The period the count applies to.'),
   })
   .strict();
 
+
+const PERIOD_SECONDS_OF = { second: 1, minute: 60, hour: 3600, day: 86400 } as const;
+/** The longest an empty bucket may take to refill: its key lives that long, in milliseconds. */
+export const MAX_REFILL_SECONDS = 10 * 365 * 86400;
+function refillSeconds(burst: number, rate: { requests: number; per: keyof typeof PERIOD_SECONDS_OF }): number {
+  return (burst * PERIOD_SECONDS_OF[rate.per]) / rate.requests;
+}
 
 export const Goal = z.enum(GOALS);
 export const Framework = z.enum(FRAMEWORKS);
@@ -40,12 +66,94 @@ export const EndpointClass = z.enum(ENDPOINT_CLASSES);
 export const FailMode = z.enum(FAIL_MODES);
 export const HeaderConvention = z.enum(HEADER_CONVENTIONS);
 
-/** IPv4 or IPv6 CIDR (a bare address counts as /32 or /128). */
-const CIDR_RE =
-  /^(?:(?:25[0-5]|2[0-4]\d|1?\d?\d)(?:\.(?:25[0-5]|2[0-4]\d|1?\d?\d)){3}(?:\/(?:3[0-2]|[12]?\d))?|[0-9a-fA-F:]*:[0-9a-fA-F:.]*(?:\/(?:12[0-8]|1[01]\d|[1-9]?\d))?)$/;
+/** Parses an IPv4 address into its 4 bytes, or undefined. */
+function ipv4Bytes(text: string): number[] | undefined {
+  const parts = text.split('.');
+  if (parts.length !== 4) return undefined;
+  const bytes: number[] = [];
+  for (const p of parts) {
+    if (!/^(?:0|[1-9]\d{0,2})$/.test(p)) return undefined;
+    const n = Number(p);
+    if (n > 255) return undefined;
+    bytes.push(n);
+  }
+  return bytes;
+}
+
+/** Parses an IPv6 address (with at most one "::" and an optional dotted IPv4 tail) into 16 bytes, or undefined. */
+function ipv6Bytes(text: string): number[] | undefined {
+  if (!/^[0-9a-fA-F:.]+$/.test(text)) return undefined;
+  const halves = text.split('::');
+  if (halves.length > 2) return undefined;
+  const groups = (half: string): number[] | undefined => {
+    if (half === '') return [];
+    const out: number[] = [];
+    const parts = half.split(':');
+    for (let i = 0; i < parts.length; i++) {
+      const p = parts[i] as string;
+      if (i === parts.length - 1 && p.includes('.')) {
+        const v4 = ipv4Bytes(p);
+        if (!v4) return undefined;
+        out.push(((v4[0] as number) << 8) | (v4[1] as number), ((v4[2] as number) << 8) | (v4[3] as number));
+      } else {
+        if (!/^[0-9a-fA-F]{1,4}$/.test(p)) return undefined;
+        out.push(parseInt(p, 16));
+      }
+    }
+    return out;
+  };
+  const head = groups(halves[0] as string);
+  const tail = halves.length === 2 ? groups(halves[1] as string) : [];
+  if (!head || !tail) return undefined;
+  const count = head.length + tail.length;
+  if (halves.length === 1 ? count !== 8 : count > 7) return undefined;
+  const all = [...head, ...new Array<number>(8 - count).fill(0), ...tail];
+  return all.flatMap((g) => [g >> 8, g & 255]);
+}
+
+/**
+ * An IPv4 or IPv6 address, or a CIDR: the address bytes and the prefix length (a bare address
+ * is /32 or /128); undefined when the text is not one.
+ */
+export function parseCidr(text: string): { version: 4 | 6; bytes: number[]; prefix: number } | undefined {
+  const slash = text.indexOf('/');
+  const addr = slash < 0 ? text : text.slice(0, slash);
+  const prefixText = slash < 0 ? undefined : text.slice(slash + 1);
+  const v4 = ipv4Bytes(addr);
+  const bytes = v4 ?? (addr.includes(':') ? ipv6Bytes(addr) : undefined);
+  if (!bytes) return undefined;
+  const max = v4 ? 32 : 128;
+  if (prefixText !== undefined && !/^(?:0|[1-9]\d{0,2})$/.test(prefixText)) return undefined;
+  const prefix = prefixText === undefined ? max : Number(prefixText);
+  if (prefix > max) return undefined;
+  return { version: v4 ? 4 : 6, bytes, prefix };
+}
+
 export const Cidr = z
   .string()
-  .regex(CIDR_RE, 'must be an IPv4 or IPv6 address or CIDR, e.g. 10.0.0.0/8 or fd00::/8');
+  .refine((s) => parseCidr(s) !== undefined, 'must be an IPv4 or IPv6 address or CIDR, e.g. 10.0.0.0/8 or fd00::/8');
+
+/**
+ * A trusted proxy range: a CIDR narrow enough that not every client falls inside it. A range
+ * of /0 (0.0.0.0/0, ::/0) would trust every address, so any client could name its own IP.
+ */
+export const TrustedProxy = Cidr.refine(
+  (s) => (parseCidr(s)?.prefix ?? 1) > 0,
+  'must not trust every address (a /0 range lets any client choose its own IP through X-Forwarded-For); list your proxies\' ranges, e.g. 10.0.0.0/8',
+);
+
+/** An http(s) URL. */
+export const HttpUrl = z
+  .string()
+  .max(2000, 'must be at most 2,000 characters')
+  .refine((s) => {
+    try {
+      const u = new URL(s);
+      return (u.protocol === 'https:' || u.protocol === 'http:') && u.hostname.length > 0;
+    } catch {
+      return false;
+    }
+  }, 'must be an http:// or https:// URL, e.g. https://api.example.com/docs/rate-limits');
 
 export function isIanaTimeZone(tz: string): boolean {
   try {
@@ -86,7 +194,7 @@ export const Stack = z
     instances: positiveInt.optional().describe('Number of application instances (horizontal topology).'),
     gateway: Gateway.optional(),
     store: Store.optional(),
-    trustedProxies: z.array(Cidr).optional().describe('CIDRs of proxies you run, whose X-Forwarded-For entries are trusted.'),
+    trustedProxies: z.array(TrustedProxy).optional().describe('CIDRs of proxies you run, whose X-Forwarded-For entries are trusted.'),
   })
   .strict();
 
@@ -113,6 +221,12 @@ export const Traffic = z
     distinctClients: positiveInt.optional(),
     distinctTenants: positiveInt.optional(),
     distinctUsers: positiveInt.optional(),
+    clientPeakRps: positiveNumber
+      .optional()
+      .describe('Requests per second one client (a person, a device, an integration) sends at its busiest: sizes limits keyed on an address.'),
+    clientsPerAddress: positiveInt
+      .optional()
+      .describe('Clients that can be active at once behind one IP address (an office, a campus, a mobile carrier\'s NAT).'),
   })
   .strict();
 
@@ -139,8 +253,19 @@ export const Plan = z
     burst: positiveInt.optional(),
     quota: positiveInt.optional().describe('Requests per quota period (see quotas.reset).'),
     exhaustion: z.enum(EXHAUSTION).optional().describe('Overrides quotas.exhaustion for this plan.'),
+    overageCap: positiveInt
+      .optional()
+      .describe('For soft-warning or pay-per-overage: the count per quota period at which calls are refused after all (above the quota).'),
   })
-  .strict();
+  .strict()
+  .refine((p) => p.overageCap === undefined || p.quota === undefined || p.overageCap > p.quota, {
+    message: 'must be greater than the quota (the cap is where calls past the quota stop)',
+    path: ['overageCap'],
+  })
+  .refine((p) => p.burst === undefined || refillSeconds(p.burst, p.rate) <= MAX_REFILL_SECONDS, {
+    message: 'takes longer than 10 years to refill at the plan rate (burst / rate); the scripts keep key lifetimes in milliseconds below that',
+    path: ['burst'],
+  });
 
 export const Quotas = z
   .object({
@@ -169,10 +294,51 @@ export const OutboundProvider = z
 export const Headers = z
   .object({
     convention: HeaderConvention.optional(),
-    docsUrl: z.url().optional().describe('Documentation link used in 429 bodies.'),
+    docsUrl: HttpUrl.optional().describe('Documentation link used in 429 bodies.'),
   })
   .strict();
 
+
+/** What keys an existing limiter counts on. */
+export const EXISTING_KEYS = ['ip', 'api-key', 'user', 'tenant', 'global', 'other'] as const;
+
+/** A rate limit the project already enforces (found by `init` or written by hand). */
+export const ExistingLimiter = z
+  .object({
+    kind: z.string().min(1).max(80).describe('What enforces it: express-rate-limit, rate-limiter-flexible, @fastify/rate-limit, nginx, envoy, kong, ...'),
+    name: z.string().max(120).optional().describe('Its name where it has one: the variable, the nginx zone.'),
+    source: z.string().max(300).optional().describe('Where it is configured, e.g. src/app.js:12 or nginx.conf:30.'),
+    method: z.enum(METHODS).optional().describe('The method it applies to; absent: every method.'),
+    path: Route.optional().describe('The route or path prefix it covers; absent: every route.'),
+    match: z
+      .enum(['exact', 'prefix', 'unknown'])
+      .optional()
+      .describe('exact: only this route; prefix (default): everything under it; unknown: some routes the scan could not name (see scope).'),
+    scope: z.string().max(300).optional().describe('Where it applies, as found (e.g. "route login", "service orders").'),
+    location: z.boolean().optional().describe('nginx: set inside a location block of its own (which hides server-level limit_req).'),
+    keyedOn: z.enum(EXISTING_KEYS).optional().describe('What it counts per; absent: the client IP.'),
+    limit: positiveNumber.describe('Requests admitted per window.'),
+    windowSeconds: z.number().min(0.001).max(366 * 86400).describe('The window (nginx: 1 for r/s, 60 for r/m).'),
+    burst: z.number().int().min(0).max(MAX_COUNT).optional().describe('Extra requests admitted at once (nginx burst).'),
+  })
+  .strict();
+
+/** A directive the scanned nginx configuration already sets, which generated nginx may also set. */
+export const ExistingNginxDirective = z
+  .object({
+    name: z.string().regex(/^[a-z_]{1,60}$/, 'must be an nginx directive name, e.g. real_ip_header'),
+    value: z.string().max(300),
+    context: z.enum(['main', 'http', 'server', 'location', 'other']),
+    source: z.string().max(300).optional(),
+  })
+  .strict();
+
+export const Existing = z
+  .object({
+    limiters: z.array(ExistingLimiter).max(200).optional(),
+    nginx: z.array(ExistingNginxDirective).max(200).optional().describe('Real-IP and limit_req settings of the scanned nginx configuration.'),
+  })
+  .strict();
 
 /** A hand-written rule: adds a matrix row, or overrides / removes a generated one with the same id. */
 export const HandRule = z
@@ -206,7 +372,7 @@ export const Answers = z
     $schema: z.string().optional(),
     project: z.object({ name: name.optional(), description: z.string().max(500).optional() }).strict().optional(),
     output: Output.optional(),
-    goals: z.array(Goal).optional().describe('Phase 1 item 1: what the limiter protects against.'),
+    goals: z.array(Goal).optional().describe('What the limiter protects against.'),
     stack: Stack.optional(),
     identities: z.array(Identity).optional(),
     endpoints: z.array(Endpoint).optional(),
@@ -226,6 +392,7 @@ export const Answers = z
       .strict()
       .optional(),
     rules: z.array(HandRule).optional(),
+    existing: Existing.optional().describe('Rate limiters and proxy settings already in place, which the design replaces.'),
     unknown: z
       .array(z.enum(['goals', 'stack']))
       .optional()
@@ -245,6 +412,8 @@ export type EndpointClassT = z.infer<typeof EndpointClass>;
 export type FailModeT = z.infer<typeof FailMode>;
 export type HeaderConventionT = z.infer<typeof HeaderConvention>;
 export type QuotaResetT = z.infer<typeof QuotaReset>;
+export type ExistingLimiterT = z.infer<typeof ExistingLimiter>;
+export type ExistingNginxDirectiveT = z.infer<typeof ExistingNginxDirective>;
 
 /** The JSON Schema published in schemas/, generated from the zod schema. */
 export function answersJsonSchema(): Record<string, unknown> {

@@ -23,7 +23,7 @@ const REASONS: Record<string, Reasoning> = {
     alternatives: [{ algorithm: 'fixed-window', whyNot: 'Boundary double-bursts defeat the purpose of a protective ceiling.' }],
   },
   'security:sliding-window-log': {
-    why: 'Brute-force limits must be exact: "10 attempts in any 15 minutes" must mean 10, not 20 across a window boundary. Auth volume is low, so storing one sorted-set entry per attempt is affordable.',
+    why: 'Brute-force limits must be exact: "10 attempts in any 15 minutes" must mean 10, not 20 across a window boundary. Legitimate auth volume is low, and each key holds at most its small limit of entries, so storing one sorted-set entry per attempt is affordable (the memory estimate bounds the keys an attack can create).',
     tradeoff: 'Memory grows with the limit (one entry per attempt per key), bounded by the small limits and the window-length TTL.',
     alternatives: [
       { algorithm: 'fixed-window', whyNot: 'An attacker who times attempts around the boundary gets double the attempts.' },
@@ -35,6 +35,14 @@ const REASONS: Record<string, Reasoning> = {
     why: 'Long-period business quotas (per day or month) are windows by definition, with a reset moment customers can read on an invoice; one integer counter per window is cheapest.',
     tradeoff: 'A boundary burst is possible but negligible against a day or a month of traffic.',
     alternatives: [{ algorithm: 'sliding-window-log', whyNot: 'One entry per call for a month is far too much memory.' }],
+  },
+  'quota:fixed-window:rolling': {
+    why: 'A rolling quota has no reset moment: what counts is the usage of the last N days. One counter per UTC day, summed over the window, gives that with N small integers per identity instead of one entry per call.',
+    tradeoff: 'Usage ages out a whole day at a time, at 00:00 UTC, so a client refused at the quota waits for the oldest day of its window to drop out, up to a day after the call that would have aged out exactly.',
+    alternatives: [
+      { algorithm: 'sliding-window-log', whyNot: 'Exact to the millisecond, but one entry per call for a month is far too much memory.' },
+      { algorithm: 'fixed-window', whyNot: 'A calendar window resets all at once: a client could spend the whole quota twice across the reset, which a rolling quota exists to prevent.' },
+    ],
   },
   'outbound:gcra': {
     why: "A provider's documented limit is a rate; a shared GCRA bucket can reserve the next free slot and tell the caller how long to wait, so work queues instead of failing.",
@@ -49,14 +57,23 @@ const EDGE_REASON: Reasoning = {
   alternatives: [],
 };
 
+/** The name a rule's algorithm is shown with when the enum value alone would mislead (a rolling quota is not a fixed window). */
+export function algorithmLabel(rule: Pick<MatrixRule, 'tier' | 'algorithm' | 'rate'>): string | undefined {
+  if (rule.tier === 'quota' && rule.algorithm === 'fixed-window' && rule.rate?.periodText?.startsWith('rolling')) {
+    return 'rolling window of daily counters';
+  }
+  return undefined;
+}
+
 const ORDER: RuleTier[] = ['ceiling', 'fairness', 'security', 'quota', 'outbound'];
 
 export function buildAlgorithms(rules: MatrixRule[]): AlgorithmDecision[] {
-  const groups = new Map<string, { tier: RuleTier; algorithm: Algorithm; ids: string[]; edge: boolean }>();
+  const groups = new Map<string, { tier: RuleTier; algorithm: Algorithm; ids: string[]; edge: boolean; label?: string }>();
   for (const r of rules) {
     if (!r.algorithm) continue;
-    const key = `${r.tier}:${r.algorithm}`;
-    const g = groups.get(key) ?? { tier: r.tier, algorithm: r.algorithm, ids: [], edge: r.layer === 'edge' };
+    const label = algorithmLabel(r);
+    const key = `${r.tier}:${r.algorithm}${label ? ':rolling' : ''}`;
+    const g = groups.get(key) ?? { tier: r.tier, algorithm: r.algorithm, ids: [], edge: r.layer === 'edge', ...(label ? { label } : {}) };
     g.ids.push(r.id);
     groups.set(key, g);
   }
@@ -68,6 +85,6 @@ export function buildAlgorithms(rules: MatrixRule[]): AlgorithmDecision[] {
         tradeoff: 'Not assessed by rl-design: review it against the default for this class of limit.',
         alternatives: [],
       };
-      return { limitClass: g.tier, algorithm: g.algorithm, ruleIds: g.ids, ...reasoning };
+      return { limitClass: g.tier, algorithm: g.algorithm, ...(g.label ? { label: g.label } : {}), ruleIds: g.ids, ...reasoning };
     });
 }

@@ -7,8 +7,9 @@ import type { Answers } from '../answers/schema.js';
 import { TOOL_VERSION } from '../version.js';
 import { buildAlgorithms } from './algorithms.js';
 import { buildContract } from './contract.js';
-import { buildMatrix } from './matrix.js';
-import type { Design } from './model.js';
+import { authDefaultsText, buildMatrix } from './matrix.js';
+import { buildMigration } from './migration.js';
+import type { Assumption, ClassFailMode, Design, FailMode, MatrixRule, Scope } from './model.js';
 import { buildMonitoring } from './monitoring.js';
 import { buildOutbound } from './outbound.js';
 import { buildEnforcement } from './placement.js';
@@ -30,15 +31,20 @@ export function buildDesign(answers: Answers, options: BuildOptions): Design {
   const resolved = resolveAnswers(answers);
   const { scope } = resolved;
   const ceilingRps = ceilingOf(scope.traffic);
+  const assumed = new Set(resolved.assumptions.flatMap((a) => a.field.split(', ')));
+  const existing = answers.existing?.limiters ?? [];
   const { rules, exempt } = buildMatrix(
     {
       scope,
       ceilingRps,
       ...(resolved.quotaReset ? { quotaReset: resolved.quotaReset } : {}),
       burstSeconds: BURST_SECONDS[scope.traffic.burstiness],
+      assumed,
+      existing,
     },
     answers.rules ?? [],
   );
+  const migration = buildMigration(scope, rules, existing, answers.existing?.nginx ?? []);
   const quotas = buildQuotas(scope, rules, resolved.quotaReset, resolved.billingSource, resolved.headers.convention);
   const outbound = buildOutbound(scope, rules);
   const enforcement = buildEnforcement(scope, rules, exempt);
@@ -46,7 +52,7 @@ export function buildDesign(answers: Answers, options: BuildOptions): Design {
     meta: { tool: 'rl-design', toolVersion: TOOL_VERSION, date: options.date, generic: resolved.generic },
     output: resolved.output,
     scope,
-    assumptions: resolved.assumptions,
+    assumptions: withRules([...resolved.assumptions, ...authAssumption(scope, rules)], rules),
     rules,
     algorithms: buildAlgorithms(rules),
     enforcement,
@@ -57,11 +63,65 @@ export function buildDesign(answers: Answers, options: BuildOptions): Design {
     ...(quotas ? { quotas } : {}),
     ...(outbound ? { outbound } : {}),
     monitoring: buildMonitoring(scope, rules),
-    rollout: buildRollout(rules, resolved.shadowDays),
+    rollout: buildRollout(rules, resolved.shadowDays, scope.gateway, migration),
     scenarios: buildScenarios(rules, {
       topology: scope.topology,
       instances: scope.instances,
       ...(enforcement.hybrid ? { hybrid: enforcement.hybrid } : {}),
     }),
+    failModes: classFailModes(scope, rules),
+    ...(migration ? { migration } : {}),
   };
+}
+
+/**
+ * The answers have no field for auth attempt limits: the flows take built-in defaults, which
+ * are stated here (a rules entry with a row's id changes one).
+ */
+function authAssumption(scope: Scope, rules: readonly MatrixRule[]): Assumption[] {
+  const defaulted = rules.filter((r) => r.tier === 'security' && r.source === 'generated' && r.inputs?.includes('rules.auth'));
+  if (defaulted.length === 0) return [];
+  const kinds = [...new Set(scope.endpoints.filter((e) => e.class === 'auth').map((e) => e.authKind ?? 'login'))].sort();
+  return [
+    {
+      id: 'rules.auth',
+      field: 'rules.auth',
+      text: `Attempt limits for the auth flows are not among the answers: each flow takes the defaults of its kind (${authDefaultsText(kinds)}), chosen so one person retrying a forgotten password or a shared office address is not locked out while guessing stays slow. Change a row with a rules entry of its id and a rate.`,
+    },
+  ];
+}
+
+/** Each assumption with the rules whose numbers or behaviour rest on it. */
+function withRules(assumptions: readonly Assumption[], rules: readonly MatrixRule[]): Assumption[] {
+  return assumptions.map((a) => {
+    const fields = a.field.split(', ');
+    const ruleIds = rules.filter((r) => r.inputs?.some((f) => fields.includes(f))).map((r) => r.id);
+    return ruleIds.length > 0 ? { ...a, ruleIds } : { ...a };
+  });
+}
+
+/**
+ * What a store outage does to each endpoint class in use: a request is refused when any rule
+ * it meets fails closed and cannot reach the store, so the class's effective mode is closed
+ * when any store-backed rule covering it fails closed. Edge and outbound rules do not count.
+ */
+export function classFailModes(scope: Scope, rules: readonly MatrixRule[]): ClassFailMode[] {
+  const classes = [...new Set(scope.endpoints.map((e) => e.class))].filter((c) => c !== 'health');
+  return classes.map((c) => {
+    const eps = scope.endpoints.filter((e) => e.class === c);
+    const covering = rules.filter(
+      (r) =>
+        r.layer === 'middleware' &&
+        r.primitive !== 'gateway-native' &&
+        r.failMode !== undefined &&
+        eps.some((e) => (r.endpoints.length > 0 ? r.endpoints.includes(e.name) : r.endpointClass === 'all' || r.endpointClass === c)),
+    );
+    const effective = covering.some((r) => r.failMode === 'closed') ? 'closed' : 'open';
+    return {
+      endpointClass: c,
+      answered: scope.failureByClass[c],
+      effective,
+      rules: covering.map((r) => ({ id: r.id, failMode: r.failMode as FailMode })),
+    };
+  });
 }

@@ -5,7 +5,7 @@
  */
 import { outboundPeak, outboundRate, PERIOD_SECONDS, QUOTA_BACKSTOP, quotaStop } from '../answers/defaults.js';
 import { formatNumber } from '../format.js';
-import type { HandRule, QuotaResetT } from '../answers/schema.js';
+import type { ExistingLimiterT, HandRule, QuotaResetT } from '../answers/schema.js';
 import type {
   Algorithm,
   AuthKind,
@@ -17,6 +17,7 @@ import type {
   RuleIdentity,
   Scope,
 } from './model.js';
+import { existingLimitText, existingName, tighterExisting } from './migration.js';
 import { IdAllocator, KEY_PREFIX, killSwitchFlag, slug } from './naming.js';
 
 /**
@@ -144,6 +145,17 @@ const AUTH_LIMITS: Record<AuthKind, { perIdentity: number; perIp: number; window
   other: { perIdentity: 10, perIp: 100, windowSeconds: 900, identityLabel: 'username', threat: 'guessing one account\'s credentials from many addresses', ipThreat: 'credential stuffing' },
 };
 
+/** The attempt limits of the auth flows in use, in words, for the assumption that states them. */
+export function authDefaultsText(kinds: readonly AuthKind[]): string {
+  return kinds
+    .map((k) => {
+      const l = AUTH_LIMITS[k];
+      const w = l.windowSeconds >= 3600 ? `${l.windowSeconds / 3600} h` : `${l.windowSeconds / 60} min`;
+      return `${k} ${l.perIdentity} per ${l.identityLabel} and ${l.perIp} per IP per ${w}`;
+    })
+    .join('; ');
+}
+
 /** Why only the per-IP row stops a flow's threat, when the per-identity row cannot. */
 const AUTH_IP_ONLY: Partial<Record<AuthKind, string>> = {
   'password-reset':
@@ -202,6 +214,78 @@ export interface MatrixContext {
   ceilingRps: number;
   quotaReset?: QuotaResetT;
   burstSeconds: number;
+  /** Answers fields that were assumed (each has a line in the assumptions). */
+  assumed?: ReadonlySet<string>;
+  /** Limiters already in place (answers existing.limiters). */
+  existing?: readonly ExistingLimiterT[];
+}
+
+/** "2 req/s per client (assumed)": a value, marked when the answers field behind it was assumed. */
+function given(ctx: MatrixContext, text: string, ...fields: string[]): string {
+  return fields.some((f) => ctx.assumed?.has(f)) ? `${text} (assumed)` : text;
+}
+
+/** The answers fields the ceiling comes from. */
+function ceilingInputs(scope: Scope): string[] {
+  return scope.traffic.capacityRps !== undefined ? ['traffic.capacityRps'] : ['traffic.peakRps', 'traffic.typicalRps', 'traffic.headroom'];
+}
+
+/** The answers field a population comes from, for the rules keyed on it. */
+function populationField(identity: RuleIdentity): string[] {
+  switch (identity) {
+    case 'api-key':
+      return ['traffic.distinctClients'];
+    case 'tenant':
+      return ['traffic.distinctTenants'];
+    case 'user':
+    case 'session':
+      return ['traffic.distinctUsers'];
+    default:
+      return [];
+  }
+}
+
+/** Endpoints grouped by the fail mode their class was answered with (open first); one group when they agree. */
+function byFailMode(scope: Scope, endpoints: ResolvedEndpoint[]): { mode: 'open' | 'closed'; endpoints: ResolvedEndpoint[] }[] {
+  return (['open', 'closed'] as const)
+    .map((mode) => ({ mode, endpoints: endpoints.filter((e) => scope.failureByClass[e.class] === mode) }))
+    .filter((g) => g.endpoints.length > 0);
+}
+
+/** What the rule id and rationale say when a rule is split by fail mode. */
+function splitNote(groups: { mode: string; endpoints: ResolvedEndpoint[] }[], mode: string): string {
+  if (groups.length < 2) return '';
+  const other = groups.find((g) => g.mode !== mode) as { mode: string; endpoints: ResolvedEndpoint[] };
+  return ` Split by fail mode: the answers make ${joinNames(other.endpoints.map((e) => e.class))} fail ${other.mode} and these endpoints fail ${mode}, so this row covers only the fail-${mode} ones; both rows use the same key, so a client still has one bucket and its rate is not doubled.`;
+}
+
+function joinNames(items: readonly string[]): string {
+  const u = [...new Set(items)];
+  if (u.length <= 1) return u.join('');
+  return `${u.slice(0, -1).join(', ')} and ${u[u.length - 1]}`;
+}
+
+/** Largest share of one client address (per-IP limits keyed on an address) in the ceiling. */
+export const ADDRESS_CEILING_SHARE = 0.1;
+
+/**
+ * The rate one client IP gets: what one client sends at its busiest times how many clients can
+ * be behind one address at once, capped at a tenth of the ceiling so that no one address can
+ * take a large share of it (at least one client's rate).
+ */
+export function perAddressRate(ctx: MatrixContext): { rps: number; derivation: string } {
+  const { scope, ceilingRps } = ctx;
+  const per = scope.traffic.clientPeakRps;
+  const n = scope.traffic.clientsPerAddress;
+  const want = per * n;
+  const cap = ceilingRps * ADDRESS_CEILING_SHARE;
+  const product = `${formatNumber(per)} req/s per client${ctx.assumed?.has('traffic.clientPeakRps') ? ' (assumed)' : ''} x ${formatNumber(n)} clients behind one address${ctx.assumed?.has('traffic.clientsPerAddress') ? ' (assumed)' : ''} = ${formatNumber(want)} req/s`;
+  if (want <= cap) return { rps: want, derivation: product };
+  const rps = Math.max(Math.min(per, want), niceFloor(cap));
+  return {
+    rps,
+    derivation: `${product}, capped at a tenth of the ${formatNumber(ceilingRps)} req/s ceiling (${formatNumber(cap)} req/s)${rps !== cap ? `, rounded to ${formatNumber(rps)} req/s` : ''}`,
+  };
 }
 
 interface Builder {
@@ -308,6 +392,11 @@ function addCeiling(b: Builder, ctx: MatrixContext, limited: ResolvedEndpoint[])
     headers: 'full' as const,
     errorCode: 'RATE_LIMITED' as const,
     killSwitch: { flag: killSwitchFlag(id) },
+    derivation:
+      scope.traffic.capacityRps !== undefined
+        ? `${formatNumber(ceilingRps)} req/s = ${given(ctx, 'measured backend capacity', 'traffic.capacityRps')} ${formatNumber(scope.traffic.capacityRps)} req/s`
+        : `${formatNumber(ceilingRps)} req/s = ${given(ctx, `peak ${formatNumber(scope.traffic.peakRps)} req/s`, 'traffic.peakRps')} x ${given(ctx, `headroom ${formatNumber(scope.traffic.headroom)}`, 'traffic.headroom')}`,
+    inputs: ceilingInputs(scope),
   };
   if (scope.gateway !== 'none') {
     const edge = EDGE_ALGORITHM[scope.gateway];
@@ -345,149 +434,176 @@ function addCeiling(b: Builder, ctx: MatrixContext, limited: ResolvedEndpoint[])
 function addFairness(b: Builder, ctx: MatrixContext, endpoints: ResolvedEndpoint[]): void {
   const { scope, ceilingRps, burstSeconds } = ctx;
   if (endpoints.length === 0) return;
-  const maxCost = Math.max(1, ...endpoints.map((e) => e.cost));
-  const cost = costTable(endpoints);
-  const weighted = cost.byEndpoint.length > 0
-    ? ` Expensive calls draw more tokens from the same bucket (${cost.byEndpoint.map((c) => `${c.endpoint} = ${c.cost}`).join(', ')}) instead of each getting a bucket of its own.`
-    : '';
   const primitive = storePrimitive(scope);
-  const failMode = endpoints.some((e) => scope.failureByClass[e.class] === 'closed') ? 'closed' : 'open';
-  const classes = [...new Set(endpoints.map((e) => e.class))];
-  const endpointClass: EndpointClass | 'all' = classes.length === 1 ? (classes[0] as EndpointClass) : 'all';
+  const groups = byFailMode(scope, endpoints);
 
   if (scope.plans.length > 0) {
     const identity = fairnessIdentity(scope, true);
     for (const plan of scope.plans) {
-      const id = b.ids.take(`fairness-${slug(plan.name)}`);
-      const burst = Math.max(plan.burst, maxCost);
-      const raised = burst > plan.burst ? ` Burst raised from ${plan.burst} to ${burst} so the costliest call (${maxCost} tokens) can ever pass.` : '';
-      const ttl = bucketTtl(burst, plan.ratePerSecond);
-      const pop = populationOf(identity, scope);
-      const share = scope.plans.length > 1 ? ` (the whole ${pop.label} population is counted for each plan, an upper bound)` : '';
-      const card = bound(pop.population, ceilingRps, ttl, pop.label);
-      b.rules.push({
-        id,
-        source: 'generated',
-        tier: 'fairness',
-        title: `Per-${pop.label} fairness, plan ${plan.name}`,
-        endpointClass,
-        endpoints: endpoints.map((e) => e.name),
-        routes: routesOf(endpoints),
-        identity,
-        plan: plan.name,
-        algorithm: 'gcra',
-        primitive,
-        key: `${KEY_PREFIX}:{${KEY_TAG[identity]}}:req:${slug(plan.name)}`,
-        rate: { ...plan.rate },
-        burst,
-        cost,
-        failMode,
-        layer: 'middleware',
-        ttlSeconds: ttl,
-        cardinality: { ...card, basis: card.basis + share },
-        bytesPerKey: BYTES_PER_KEY.gcra,
-        headers: 'full',
-        errorCode: 'RATE_LIMITED',
-        killSwitch: { flag: killSwitchFlag(id) },
-        rationale: `The ${plan.rateText} promised to plan ${plan.name}, per ${pop.label}, so one noisy ${pop.label} cannot degrade the others.${weighted}${raised}`,
-      });
+      const baseId = `fairness-${slug(plan.name)}`;
+      for (const group of groups) {
+        const eps = group.endpoints;
+        const id = b.ids.take(groups.length > 1 ? `${baseId}-fail-${group.mode}` : baseId);
+        const maxCost = Math.max(1, ...endpoints.map((e) => e.cost));
+        const cost = costTable(eps);
+        const weighted = cost.byEndpoint.length > 0
+          ? ` Expensive calls draw more tokens from the same bucket (${cost.byEndpoint.map((c) => `${c.endpoint} = ${c.cost}`).join(', ')}) instead of each getting a bucket of its own.`
+          : '';
+        const burst = Math.max(plan.burst, maxCost);
+        const raised = burst > plan.burst ? ` Burst raised from ${plan.burst} to ${burst} so the costliest call (${maxCost} tokens) can ever pass.` : '';
+        const ttl = bucketTtl(burst, plan.ratePerSecond);
+        const pop = populationOf(identity, scope);
+        const share = scope.plans.length > 1 ? ` (the whole ${pop.label} population is counted for each plan, an upper bound)` : '';
+        const card = bound(pop.population, ceilingRps, ttl, pop.label);
+        const classes = [...new Set(eps.map((e) => e.class))];
+        b.rules.push({
+          id,
+          source: 'generated',
+          tier: 'fairness',
+          title: `Per-${pop.label} fairness, plan ${plan.name}${groups.length > 1 ? ` (fail ${group.mode})` : ''}`,
+          endpointClass: classes.length === 1 ? (classes[0] as EndpointClass) : 'all',
+          endpoints: eps.map((e) => e.name),
+          routes: routesOf(eps),
+          identity,
+          plan: plan.name,
+          algorithm: 'gcra',
+          primitive,
+          key: `${KEY_PREFIX}:{${KEY_TAG[identity]}}:req:${slug(plan.name)}`,
+          rate: { ...plan.rate },
+          burst,
+          cost,
+          failMode: group.mode,
+          layer: 'middleware',
+          ttlSeconds: ttl,
+          cardinality: { ...card, basis: card.basis + share },
+          bytesPerKey: BYTES_PER_KEY.gcra,
+          headers: 'full',
+          errorCode: 'RATE_LIMITED',
+          killSwitch: { flag: killSwitchFlag(id) },
+          rationale: `The ${plan.rateText} promised to plan ${plan.name}, per ${pop.label}, so one noisy ${pop.label} cannot degrade the others.${weighted}${raised}${splitNote(groups, group.mode)}`,
+          derivation: `${plan.rateText} = plan ${plan.name}'s promised rate; burst ${formatNumber(burst)} = ${burst > plan.burst ? `the costliest call (${maxCost} tokens)` : plan.assumed?.includes('burst') ? `${burstSeconds} s of the rate (assumed)` : 'the plan\'s stated burst'}`,
+          inputs: [`plans`, ...(plan.assumed?.includes('burst') ? ['plans.burst', 'traffic.burstiness'] : []), 'failure.byClass', ...populationField(identity)],
+        });
+      }
     }
     return;
   }
 
   const identity = fairnessIdentity(scope, false);
-  const id = b.ids.take(`fairness-per-${identity}`);
-  const rps = niceFloor(Math.max(1, ceilingRps * 0.1));
-  const burst = Math.max(Math.ceil(rps * burstSeconds), maxCost);
-  const ttl = bucketTtl(burst, rps);
-  const pop = populationOf(identity, scope);
-  const card = bound(pop.population, ceilingRps, ttl, pop.label);
-  b.rules.push({
-    id,
-    source: 'generated',
-    tier: 'fairness',
-    title: `Per-${pop.label} fairness`,
-    endpointClass,
-    endpoints: endpoints.map((e) => e.name),
-    routes: routesOf(endpoints),
-    identity,
-    algorithm: 'gcra',
-    primitive,
-    key: `${KEY_PREFIX}:{${KEY_TAG[identity]}}:req`,
-    rate: rateOf(rps),
-    burst,
-    cost,
-    failMode,
-    layer: 'middleware',
-    ttlSeconds: ttl,
-    cardinality: card,
-    bytesPerKey: BYTES_PER_KEY.gcra,
-    headers: 'full',
-    errorCode: 'RATE_LIMITED',
-    killSwitch: { flag: killSwitchFlag(id) },
-    rationale: `No plan promises a rate, so each ${pop.label} may use at most about a tenth of the ${formatNumber(ceilingRps)} req/s ceiling (${rps === ceilingRps * 0.1 ? `${formatNumber(rps)} req/s` : `${formatNumber(ceilingRps * 0.1)} req/s, rounded down to ${formatNumber(rps)} req/s`}): ${formatNumber(Math.ceil(ceilingRps / rps))} ${pop.label}s at their full rate at once are needed to reach the ceiling (${formatNumber(ceilingRps)} / ${formatNumber(rps)}, rounded up). ${burst > Math.ceil(rps * burstSeconds) ? `The bucket holds ${formatNumber(burst)} tokens, raised from ${burstSeconds} s of rate (${formatNumber(Math.ceil(rps * burstSeconds))}) so the costliest call (${maxCost} tokens) can ever pass.` : `The bucket holds ${burstSeconds} s of rate (${formatNumber(burst)} tokens) for legitimate bursts.`}${weighted}`,
-  });
+  const baseId = `fairness-per-${identity}`;
+  const byAddress = identity === 'ip';
+  const perAddress = byAddress ? perAddressRate(ctx) : undefined;
+  const rps = perAddress ? perAddress.rps : niceFloor(Math.max(1, ceilingRps * 0.1));
+  for (const group of groups) {
+    const eps = group.endpoints;
+    const id = b.ids.take(groups.length > 1 ? `${baseId}-fail-${group.mode}` : baseId);
+    const maxCost = Math.max(1, ...endpoints.map((e) => e.cost));
+    const cost = costTable(eps);
+    const weighted = cost.byEndpoint.length > 0
+      ? ` Expensive calls draw more tokens from the same bucket (${cost.byEndpoint.map((c) => `${c.endpoint} = ${c.cost}`).join(', ')}) instead of each getting a bucket of its own.`
+      : '';
+    const burst = Math.max(Math.ceil(rps * burstSeconds), maxCost);
+    const ttl = bucketTtl(burst, rps);
+    const pop = populationOf(identity, scope);
+    const card = bound(pop.population, ceilingRps, ttl, pop.label);
+    const classes = [...new Set(eps.map((e) => e.class))];
+    const burstWhy = burst > Math.ceil(rps * burstSeconds)
+      ? `The bucket holds ${formatNumber(burst)} tokens, raised from ${burstSeconds} s of rate (${formatNumber(Math.ceil(rps * burstSeconds))}) so the costliest call (${maxCost} tokens) can ever pass.`
+      : `The bucket holds ${burstSeconds} s of rate (${formatNumber(burst)} tokens) for legitimate bursts.`;
+    const why = perAddress
+      ? `The API knows its callers only by address, so the limit is sized per address, not per person: ${perAddress.derivation}. One address can then take at most ${formatPercentOf(rps, scope.traffic.peakRps)} of the ${formatNumber(scope.traffic.peakRps)} req/s peak.`
+      : `No plan promises a rate, so each ${pop.label} may use at most about a tenth of the ${formatNumber(ceilingRps)} req/s ceiling (${rps === ceilingRps * 0.1 ? `${formatNumber(rps)} req/s` : `${formatNumber(ceilingRps * 0.1)} req/s, rounded down to ${formatNumber(rps)} req/s`}): ${formatNumber(Math.ceil(ceilingRps / rps))} ${pop.label}s at their full rate at once are needed to reach the ceiling (${formatNumber(ceilingRps)} / ${formatNumber(rps)}, rounded up).`;
+    b.rules.push({
+      id,
+      source: 'generated',
+      tier: 'fairness',
+      title: `Per-${pop.label} fairness${groups.length > 1 ? ` (fail ${group.mode})` : ''}`,
+      endpointClass: classes.length === 1 ? (classes[0] as EndpointClass) : 'all',
+      endpoints: eps.map((e) => e.name),
+      routes: routesOf(eps),
+      identity,
+      algorithm: 'gcra',
+      primitive,
+      key: `${KEY_PREFIX}:{${KEY_TAG[identity]}}:req`,
+      rate: rateOf(rps),
+      burst,
+      cost,
+      failMode: group.mode,
+      layer: 'middleware',
+      ttlSeconds: ttl,
+      cardinality: card,
+      bytesPerKey: BYTES_PER_KEY.gcra,
+      headers: 'full',
+      errorCode: 'RATE_LIMITED',
+      killSwitch: { flag: killSwitchFlag(id) },
+      rationale: `${why} ${burstWhy}${weighted}${splitNote(groups, group.mode)}`,
+      derivation: perAddress
+        ? `${perAddress.derivation}; burst ${formatNumber(burst)} = ${burstSeconds} s of rate${ctx.assumed?.has('traffic.burstiness') ? ' (assumed)' : ''}`
+        : `${formatNumber(rps)} req/s = a tenth of the ceiling (${formatNumber(ceilingRps)} req/s)${rps !== ceilingRps * 0.1 ? ', rounded down' : ''}; burst ${formatNumber(burst)} = ${burstSeconds} s of rate${ctx.assumed?.has('traffic.burstiness') ? ' (assumed)' : ''}`,
+      inputs: [
+        ...(perAddress ? ['traffic.clientPeakRps', 'traffic.clientsPerAddress'] : ['plans']),
+        ...ceilingInputs(scope),
+        'traffic.burstiness',
+        'failure.byClass',
+        ...populationField(identity),
+      ],
+    });
+  }
 }
 
-/** The per-IP rate for anonymous traffic, and how it was reached, in words. */
-export function anonymousRate(baseRps: number, ceilingRps: number, baseLabel: string): { rps: number; derivation: string } {
-  const twice = baseRps * 2;
-  const floored = Math.max(ANONYMOUS_FLOOR_RPS, twice);
-  const cap = Math.max(1, ceilingRps / 4);
-  const capped = Math.min(floored, cap);
-  const rps = niceFloor(capped);
-  const parts = [
-    twice >= ANONYMOUS_FLOOR_RPS
-      ? `twice ${baseLabel} (2 x ${formatNumber(baseRps)} = ${formatNumber(twice)} req/s)`
-      : `the floor for an anonymous address, because twice ${baseLabel} (2 x ${formatNumber(baseRps)} = ${formatNumber(twice)} req/s) would be too little for an address many people share`,
-    ...(cap < floored ? [`capped at a quarter of the ${formatNumber(ceilingRps)} req/s ceiling (${formatNumber(cap)} req/s)`] : []),
-    ...(rps !== capped ? [`rounded down to ${formatNumber(rps)} req/s`] : []),
-  ];
-  return { rps, derivation: parts.join(', ') };
+/** "0.25%": what share of `total` a rate is. */
+function formatPercentOf(part: number, total: number): string {
+  const pct = (part / total) * 100;
+  return `${pct >= 10 ? formatNumber(Math.round(pct)) : formatNumber(Math.round(pct * 100) / 100)}%`;
 }
 
-/** The least an anonymous client IP is allowed, whatever the per-client rate. */
-const ANONYMOUS_FLOOR_RPS = 5;
-
-function addAnonymous(b: Builder, ctx: MatrixContext, endpoints: ResolvedEndpoint[], baseRps: number, baseLabel: string): void {
+function addAnonymous(b: Builder, ctx: MatrixContext, endpoints: ResolvedEndpoint[]): void {
   if (endpoints.length === 0) return;
   const { scope, ceilingRps, burstSeconds } = ctx;
-  const id = b.ids.take('anonymous-per-ip');
-  const { rps, derivation } = anonymousRate(baseRps, ceilingRps, baseLabel);
+  const { rps, derivation } = perAddressRate(ctx);
   const atEdge = scope.gateway !== 'none';
   const edge = atEdge ? EDGE_ALGORITHM[scope.gateway as Exclude<Gateway, 'none'>] : undefined;
   const maxCost = Math.max(1, ...endpoints.map((e) => e.cost));
   const burst = edge && !edge.hasBurst ? null : Math.max(Math.ceil(rps * burstSeconds), maxCost);
   const ttl = edge ? EDGE_STATE_TTL : bucketTtl(burst ?? 1, rps);
   const card = bound(undefined, ceilingRps, ttl, 'IP');
-  const classes = [...new Set(endpoints.map((e) => e.class))];
-  const nat =
-    `Keyed on the trusted client IP, the only identity an anonymous caller has. One office, campus or carrier-grade NAT address can carry thousands of people, so the limit is set generously and is a scraping brake, not a per-person limit. It is ${formatNumber(rps)} req/s: ${derivation}.`;
-  b.rules.push({
-    id,
-    source: 'generated',
-    tier: 'fairness',
-    title: 'Anonymous traffic per client IP',
-    endpointClass: classes.length === 1 ? (classes[0] as EndpointClass) : 'all',
-    endpoints: endpoints.map((e) => e.name),
-    routes: routesOf(endpoints),
-    identity: 'ip',
-    algorithm: edge ? edge.algorithm : 'gcra',
-    primitive: edge ? 'gateway-native' : storePrimitive(scope),
-    key: edge ? `${scope.gateway}:client-ip ($binary_remote_addr after real-IP)` : `${KEY_PREFIX}:{${KEY_TAG.ip}}:anon`,
-    rate: rateOf(rps),
-    burst,
-    cost: edge ? { default: 1, byEndpoint: [] } : costTable(endpoints),
-    failMode: 'open',
-    layer: edge ? 'edge' : 'middleware',
-    ttlSeconds: ttl,
-    cardinality: card,
-    ...(edge ? {} : { bytesPerKey: BYTES_PER_KEY.gcra }),
-    headers: 'full',
-    errorCode: 'RATE_LIMITED',
-    killSwitch: { flag: killSwitchFlag(id) },
-    rationale: `${nat}${edge ? ` Enforced at the edge (${edge.component}), where the client address is first known and rejection is cheapest.` : ''}`,
-  });
+  // An edge gateway has no store to lose, so its rule does not fail at all; in the middleware
+  // the rule fails as the answers say for each class (split when they differ).
+  const groups = edge ? [{ mode: 'open' as const, endpoints }] : byFailMode(scope, endpoints);
+  for (const group of groups) {
+    const eps = group.endpoints;
+    const id = b.ids.take(groups.length > 1 ? `anonymous-per-ip-fail-${group.mode}` : 'anonymous-per-ip');
+    const classes = [...new Set(eps.map((e) => e.class))];
+    const nat =
+      `Keyed on the trusted client IP, the only identity an anonymous caller has. It is sized per address, not per person: ${derivation}, so an office or a carrier-grade NAT address with that many people active at once still gets through. One address can take at most ${formatPercentOf(rps, scope.traffic.peakRps)} of the ${formatNumber(scope.traffic.peakRps)} req/s peak, so scraping from one address stays a small share.`;
+    b.rules.push({
+      id,
+      source: 'generated',
+      tier: 'fairness',
+      title: `Anonymous traffic per client IP${groups.length > 1 ? ` (fail ${group.mode})` : ''}`,
+      endpointClass: classes.length === 1 ? (classes[0] as EndpointClass) : 'all',
+      endpoints: eps.map((e) => e.name),
+      routes: routesOf(eps),
+      identity: 'ip',
+      algorithm: edge ? edge.algorithm : 'gcra',
+      primitive: edge ? 'gateway-native' : storePrimitive(scope),
+      key: edge ? `${scope.gateway}:client-ip ($binary_remote_addr after real-IP)` : `${KEY_PREFIX}:{${KEY_TAG.ip}}:anon`,
+      rate: rateOf(rps),
+      burst,
+      cost: edge ? { default: 1, byEndpoint: [] } : costTable(eps),
+      failMode: group.mode,
+      layer: edge ? 'edge' : 'middleware',
+      ttlSeconds: ttl,
+      cardinality: card,
+      ...(edge ? {} : { bytesPerKey: BYTES_PER_KEY.gcra }),
+      headers: 'full',
+      errorCode: 'RATE_LIMITED',
+      killSwitch: { flag: killSwitchFlag(id) },
+      rationale: `${nat}${edge ? ` Enforced at the edge (${edge.component}), where the client address is first known and rejection is cheapest; it keeps its counters in the gateway, so a store outage does not touch it.` : splitNote(groups, group.mode)}`,
+      derivation: `${derivation}${burst !== null ? `; burst ${formatNumber(burst)} = ${burstSeconds} s of rate${ctx.assumed?.has('traffic.burstiness') ? ' (assumed)' : ''}` : ''}`,
+      inputs: ['traffic.clientPeakRps', 'traffic.clientsPerAddress', ...ceilingInputs(scope), 'traffic.burstiness', ...(edge ? [] : ['failure.byClass'])],
+    });
+  }
 }
 
 function addAuth(b: Builder, ctx: MatrixContext, endpoints: ResolvedEndpoint[]): void {
@@ -522,7 +638,13 @@ function addAuth(b: Builder, ctx: MatrixContext, endpoints: ResolvedEndpoint[]):
     const userId = b.ids.take(`auth-${kind}-per-identity`);
     const ipId = b.ids.take(`auth-${kind}-per-ip`);
     const userCard = bound(undefined, ceilingRps, window, 'username');
-    const ipCard = bound(undefined, ceilingRps, window, 'IP');
+    const kept = tighterExisting(ctx.existing ?? [], eps, { requests: limits.perIp, periodSeconds: window });
+    const ipRate = kept ? { requests: kept.limit, periodSeconds: Math.max(1, Math.round(kept.windowSeconds)) } : { requests: limits.perIp, periodSeconds: window };
+    const ipWindowText = ipRate.periodSeconds >= 3600 && ipRate.periodSeconds % 3600 === 0 ? `${ipRate.periodSeconds / 3600} h` : ipRate.periodSeconds % 60 === 0 ? `${ipRate.periodSeconds / 60} min` : `${ipRate.periodSeconds} s`;
+    const ipCard = bound(undefined, ceilingRps, ipRate.periodSeconds, 'IP');
+    const keptText = kept
+      ? ` Taken over from the limiter already in place, ${existingName(kept)}: ${existingLimitText(kept)} per IP, tighter than this flow's default of ${limits.perIp} per ${windowText} (which would admit ${formatNumber(limits.perIp * Math.ceil(kept.windowSeconds / window - 1e-9))} within its ${formatNumber(kept.windowSeconds)} s). A limit in force is not loosened without a decision: replace it with a rules entry for this id if the default is wanted.`
+      : '';
     b.rules.push({
       ...common,
       id: userId,
@@ -534,6 +656,8 @@ function addAuth(b: Builder, ctx: MatrixContext, endpoints: ResolvedEndpoint[]):
       cardinality: userCard,
       bytesPerKey: BYTES_PER_KEY['sliding-window-log-base'] + BYTES_PER_KEY['sliding-window-log-entry'],
       killSwitch: { flag: killSwitchFlag(userId) },
+      derivation: `${limits.perIdentity} per ${windowText} = the ${kind} flow's per-${limits.identityLabel} default, not derived from traffic`,
+      inputs: ['failure.byClass', 'rules.auth', ...(eps.some((e) => e.assumed?.includes('authKind')) ? [...eps.filter((e) => e.assumed?.includes('authKind')).map((e) => `endpoints.${e.name}.authKind`)] : [])],
       rationale: `Stops ${limits.threat}: ${limits.perIdentity} attempts per ${windowText}, counted exactly (sliding log). ${failMode === 'closed' ? 'Fails closed: admitting unlimited attempts during a store outage is itself the incident.' : 'Fails open, as the answers ask; consider closed, since unlimited attempts during a store outage is itself an incident.'} Silent: no remaining-count headers for attackers.`,
     });
     b.rules.push({
@@ -542,12 +666,17 @@ function addAuth(b: Builder, ctx: MatrixContext, endpoints: ResolvedEndpoint[]):
       title: `${kind} attempts per client IP`,
       identity: 'ip',
       key: `${KEY_PREFIX}:{${tag}}:ip:<client-ip>`,
-      rate: { requests: limits.perIp, periodSeconds: window },
-      ttlSeconds: window,
+      rate: ipRate,
+      ttlSeconds: ipRate.periodSeconds,
       cardinality: ipCard,
       bytesPerKey: BYTES_PER_KEY['sliding-window-log-base'] + BYTES_PER_KEY['sliding-window-log-entry'],
       killSwitch: { flag: killSwitchFlag(ipId) },
-      rationale: `Stops ${limits.ipThreat} (one address, many ${limits.identityLabel}${limits.identityLabel.endsWith('s') ? 'es' : 's'}): ${limits.perIp} attempts per ${windowText} from the trusted client IP, high enough for a shared NAT address.${AUTH_IP_ONLY[kind] ?? ''} Each of the two rows alone has a known bypass; together they close both.`,
+      rationale: `Stops ${limits.ipThreat} (one address, many ${limits.identityLabel}${limits.identityLabel.endsWith('s') ? 'es' : 's'}): ${ipRate.requests} attempts per ${ipWindowText} from the trusted client IP${kept ? '' : ', high enough for a shared NAT address'}.${AUTH_IP_ONLY[kind] ?? ''} Each of the two rows alone has a known bypass; together they close both.${keptText}`,
+      derivation: kept
+        ? `${formatNumber(ipRate.requests)} per ${ipWindowText} = the existing limiter ${existingName(kept)} (tighter than the ${limits.perIp} per ${windowText} default)`
+        : `${limits.perIp} per ${windowText} = the ${kind} flow's per-address default (attempts a shared address needs), not derived from traffic`,
+      inputs: ['failure.byClass', ...(kept ? [] : ['rules.auth'])],
+      ...(kept ? { keptFrom: existingName(kept) } : {}),
     });
   }
 }
@@ -598,6 +727,8 @@ function addWebhooks(b: Builder, ctx: MatrixContext, endpoints: ResolvedEndpoint
     errorCode: 'RATE_LIMITED',
     killSwitch: { flag: killSwitchFlag(id) },
     rationale: `Webhook senders retry on 429, so shedding a storm loses nothing; they are kept out of customers' fairness buckets so a provider's retry storm never spends a customer's budget. ${formatNumber(rps)} req/s per sending address: ${rateWhy}; ${burstWhy}.`,
+    derivation: `${formatNumber(rps)} req/s = ${fifth >= 10 ? `a fifth of the ${formatNumber(ceilingRps)} req/s ceiling${rps !== fifth ? ', rounded down' : ''}` : 'the 10 req/s floor'}; burst ${formatNumber(burst)}`,
+    inputs: [...ceilingInputs(scope), 'traffic.burstiness'],
   });
 }
 
@@ -616,9 +747,9 @@ function periodSecondsOf(reset: QuotaResetT): { seconds: number; text: string; t
   return { seconds: 31 * 86400, text: `calendar month (${reset.timeZone})`, ttl: 31 * 86400 + 86400, windows: 2 };
 }
 
-/** Where the quota cut-off sits for each exhaustion behaviour (the backstop is an assumption, see defaults). */
-export function quotaCutoff(quota: number, exhaustion: 'hard' | 'soft-warning' | 'pay-per-overage'): number {
-  return quotaStop(quota, exhaustion);
+/** Where the quota cut-off sits for each exhaustion behaviour (the cap is stated or an assumption, see defaults). */
+export function quotaCutoff(quota: number, exhaustion: 'hard' | 'soft-warning' | 'pay-per-overage', overageCap?: number): number {
+  return quotaStop(quota, exhaustion, overageCap);
 }
 
 function addQuotas(b: Builder, ctx: MatrixContext, endpoints: ResolvedEndpoint[]): void {
@@ -630,14 +761,17 @@ function addQuotas(b: Builder, ctx: MatrixContext, endpoints: ResolvedEndpoint[]
   for (const plan of scope.plans) {
     if (plan.quota === undefined) continue;
     const id = b.ids.take(`quota-${slug(plan.name)}`);
-    const cutoff = quotaCutoff(plan.quota, plan.exhaustion);
+    const cutoff = quotaStop(plan.quota, plan.exhaustion, plan.overageCap);
+    const capAssumed = plan.exhaustion !== 'hard' && plan.overageCap === undefined;
+    const capText = `${formatNumber(cutoff)} (${capAssumed ? `${plan.exhaustion === 'soft-warning' ? '120% of the quota' : `${formatNumber(QUOTA_BACKSTOP['pay-per-overage'])}x the quota`}, an assumed cap: an open product decision the answers did not make` : 'the overage cap the answers set'})`;
+    const rolling = quotaReset.kind === 'rolling';
     const population = pop.population ?? scope.traffic.distinctClients;
     const behaviour =
       plan.exhaustion === 'hard'
         ? `requests past ${formatNumber(plan.quota)} get 429 QUOTA_EXCEEDED until the reset`
         : plan.exhaustion === 'soft-warning'
-          ? `past ${formatNumber(plan.quota)} requests still pass with a warning; at ${formatNumber(cutoff)} (120% of the quota, an assumed backstop the answers did not set) they get 429 QUOTA_EXCEEDED until the reset`
-          : `past ${formatNumber(plan.quota)} requests pass and are billed as overage by the metering system; at ${formatNumber(cutoff)} (${formatNumber(QUOTA_BACKSTOP['pay-per-overage'])}x the quota, an assumed runaway-spend backstop the answers did not set) they get 429 QUOTA_EXCEEDED until the reset`;
+          ? `past ${formatNumber(plan.quota)} requests still pass with a warning; at ${capText} they get 429 QUOTA_EXCEEDED until ${rolling ? 'enough old usage ages out' : 'the reset'}`
+          : `past ${formatNumber(plan.quota)} requests pass and are billed as overage by the metering system; at ${capText} they get 429 QUOTA_EXCEEDED until ${rolling ? 'enough old usage ages out' : 'the reset'}`;
     b.rules.push({
       id,
       source: 'generated',
@@ -655,7 +789,7 @@ function addQuotas(b: Builder, ctx: MatrixContext, endpoints: ResolvedEndpoint[]
           ? `${KEY_PREFIX}:{${KEY_TAG[identity]}}:quota:rolling`
           : `${KEY_PREFIX}:{${KEY_TAG[identity]}}:quota:<${quotaReset.period === 'month' ? 'yyyy-mm' : 'yyyy-mm-dd'}>`,
       rate: { requests: cutoff, periodSeconds: period.seconds, periodText: period.text },
-      ...(plan.exhaustion !== 'hard' ? { quotaBackstop: { quota: plan.quota, factor: QUOTA_BACKSTOP[plan.exhaustion] } } : {}),
+      ...(plan.exhaustion !== 'hard' ? { quotaBackstop: { quota: plan.quota, factor: cutoff / plan.quota, assumed: capAssumed } } : {}),
       burst: null,
       cost: { default: 1, byEndpoint: [] },
       failMode: 'open',
@@ -675,7 +809,9 @@ function addQuotas(b: Builder, ctx: MatrixContext, endpoints: ResolvedEndpoint[]
       headers: 'full',
       errorCode: 'QUOTA_EXCEEDED',
       killSwitch: { flag: killSwitchFlag(id) },
-      rationale: `Business quota of ${formatNumber(plan.quota)} calls per ${period.text} for plan ${plan.name}: ${behaviour}. A fixed window is right at this length: a boundary burst is negligible against a month of traffic. Fails open: a few uncounted calls during an outage cost less than refusing paying customers.`,
+      rationale: `Business quota of ${formatNumber(plan.quota)} calls per ${period.text} for plan ${plan.name}: ${behaviour}. ${rolling ? `Counted in one bucket per UTC day, summed over the last ${quotaReset.days} days: usage ages out a day at a time, so there is no reset moment and no boundary burst.` : 'A fixed window is right at this length: a boundary burst is negligible against a month of traffic.'} Fails open: a few uncounted calls during an outage cost less than refusing paying customers (every endpoint it covers is also counted by a fairness row that fails as its class was answered).`,
+      derivation: `${formatNumber(plan.quota)} per ${period.text} = plan ${plan.name}'s quota${plan.exhaustion !== 'hard' ? `; refused past ${formatNumber(cutoff)} = ${capAssumed ? 'assumed cap' : 'stated overage cap'}` : ''}${ctx.assumed?.has('quotas.reset') ? ' (reset assumed)' : ''}`,
+      inputs: ['plans', 'quotas.reset', 'quotas.exhaustion', ...(capAssumed ? ['plans.overageCap'] : []), ...populationField(identity)],
     });
   }
 }
@@ -726,6 +862,8 @@ function addOutbound(b: Builder, ctx: MatrixContext): void {
       errorCode: 'RATE_LIMITED',
       killSwitch: { flag: killSwitchFlag(id) },
       rationale: `${p.name} documents ${p.limitText}; the bucket admits ${pct} of it to absorb accounting differences, ${sharing}.${burstText} Fails closed: when the store is unreachable, calls wait rather than risk a provider ban.`,
+      derivation: `${formatNumber(rate.requests)} per ${per} = ${p.name}'s ${p.limitText} x ${pct}${p.assumed?.includes('safetyFraction') ? ' (assumed)' : ''}; burst ${formatNumber(p.burst)}${p.assumed?.includes('burst') ? ' (assumed, see the assumptions)' : ' (stated)'}`,
+      inputs: ['outbound', ...(p.assumed?.includes('safetyFraction') ? ['outbound.safetyFraction'] : []), ...(p.assumed?.includes('burst') ? ['outbound.burst'] : [])],
     });
   }
 }
@@ -733,7 +871,11 @@ function addOutbound(b: Builder, ctx: MatrixContext): void {
 /** Applies hand-written rules: override by id, remove, or add. */
 export function applyHandRules(rules: MatrixRule[], hand: HandRule[], scope: Scope): MatrixRule[] {
   let out = rules.slice();
-  for (const h of hand) {
+  for (const h0 of hand) {
+    // a rule split by fail mode keeps its hand-written overrides: the base id names both halves
+    const halves = out.some((r) => r.id === h0.id) ? [] : out.filter((r) => r.id === `${h0.id}-fail-open` || r.id === `${h0.id}-fail-closed`);
+    const targets = halves.length > 0 ? halves.map((r) => ({ ...h0, id: r.id })) : [h0];
+    for (const h of targets) {
     const idx = out.findIndex((r) => r.id === h.id);
     if (h.remove) {
       out = out.filter((r) => r.id !== h.id);
@@ -786,6 +928,7 @@ export function applyHandRules(rules: MatrixRule[], hand: HandRule[], scope: Sco
       };
       out.push(rule);
     }
+    }
   }
   return out;
 }
@@ -831,12 +974,7 @@ export function buildMatrix(ctx: MatrixContext, hand: HandRule[]): MatrixResult 
 
   addCeiling(b, ctx, limited);
   addFairness(b, ctx, identified);
-  const base = b.rules.find((r) => r.tier === 'fairness');
-  const baseRps = base?.rate ? perSecond(base.rate) : niceFloor(ctx.ceilingRps * 0.1);
-  const baseLabel = base?.rate
-    ? `the per-${base.identity ?? 'client'} rate of ${base.id}`
-    : 'a tenth of the ceiling';
-  addAnonymous(b, ctx, anonymous, baseRps, baseLabel);
+  addAnonymous(b, ctx, anonymous);
   addAuth(b, ctx, auth);
   addWebhooks(b, ctx, webhooks);
   addQuotas(b, ctx, identified);

@@ -48,6 +48,8 @@ export interface Assumption {
   field: string;
   /** Plain sentence: what was assumed and why. */
   text: string;
+  /** The matrix rules whose numbers or behaviour rest on this assumption (filled by the builder). */
+  ruleIds?: string[];
 }
 
 export interface ResolvedEndpoint {
@@ -73,9 +75,12 @@ export interface ResolvedPlan {
   rateText: string;
   burst: number;
   quota?: number;
+  /** Plans without a quota have nothing to exhaust: 'hard' is a placeholder there, never shown. */
   exhaustion: Exhaustion;
+  /** The stated count where a soft or pay-per-overage plan is refused after all. */
+  overageCap?: number;
   /** Fields the answers did not give, filled by a default (each has a line in the assumptions). */
-  assumed?: ('burst' | 'exhaustion')[];
+  assumed?: ('burst' | 'exhaustion' | 'overageCap')[];
 }
 
 export interface ResolvedProvider {
@@ -116,6 +121,10 @@ export interface Scope {
     distinctClients: number;
     distinctTenants: number;
     distinctUsers: number;
+    /** Requests per second one client sends at its busiest (stated or assumed). */
+    clientPeakRps: number;
+    /** Clients active at once behind one address (stated or assumed). */
+    clientsPerAddress: number;
   };
   plans: ResolvedPlan[];
   failureByClass: Record<EndpointClass, FailMode>;
@@ -148,7 +157,7 @@ export interface MatrixRule {
    * plan's quota, while rate.requests is the backstop where the limiter refuses. Absent when
    * the quota is a hard stop (rate.requests is the quota itself).
    */
-  quotaBackstop?: { quota: number; factor: number };
+  quotaBackstop?: { quota: number; factor: number; assumed: boolean };
   /** Bucket capacity; null when the algorithm has no burst (windows). */
   burst?: number | null;
   /** Default cost per request, plus per-endpoint weights against this bucket. */
@@ -179,12 +188,20 @@ export interface MatrixRule {
   errorCode: 'RATE_LIMITED' | 'QUOTA_EXCEEDED';
   killSwitch?: { flag: string };
   rationale: string;
+  /** How the rule's numbers follow from the answers, in one line (e.g. "100 req/s = 2 req/s per client x 50 clients per address"). */
+  derivation?: string;
+  /** The answers fields the rule's numbers are derived from (matched against Assumption.field). */
+  inputs?: string[];
+  /** The existing limiter (its name as the migration lists it) whose tighter limit this rule took over. */
+  keptFrom?: string;
 }
 
 export interface AlgorithmDecision {
   /** Which class of limit the decision is for. */
   limitClass: RuleTier;
   algorithm: Algorithm;
+  /** Shown instead of the algorithm's name when that alone would mislead. */
+  label?: string;
   ruleIds: string[];
   why: string;
   tradeoff: string;
@@ -375,7 +392,53 @@ export interface Rollout {
   startsInShadow: boolean;
   shadowDays: number;
   steps: RolloutStep[];
-  killSwitches: { ruleId: string; flag: string }[];
+  /** how: what turning the rule off takes, as the generated artefact that enforces it allows. */
+  killSwitches: { ruleId: string; flag: string; how?: string }[];
+}
+
+/** How an endpoint class behaves when the limiter's store is unreachable. */
+export interface ClassFailMode {
+  endpointClass: EndpointClass;
+  /** What the answers (or the default) say for the class. */
+  answered: FailMode;
+  /** What the rules covering the class's endpoints do together: closed when any of them fails closed. */
+  effective: FailMode;
+  /** The store-backed rules covering the class, with their own fail modes. */
+  rules: { id: string; failMode: FailMode }[];
+}
+
+/** One existing limiter on one route, set beside the new rules on that route. */
+export interface MigrationItem {
+  /** e.g. "express-rate-limit loginLimiter (src/app.js:14)". */
+  existing: string;
+  kind: string;
+  source?: string;
+  /** What the limiter covers, in words ("POST /api/login", "every route under /api/"). */
+  covers: string;
+  /** The design endpoint this row is about (absent: the limiter covers no endpoint of the design). */
+  endpoint?: { name: string; method: string; route: string };
+  keyedOn: string;
+  /** Its limit as written: "5 per 1 min", "20r/s, burst 40". */
+  limitText: string;
+  /** The new rules on the endpoint keyed on the same thing, with the most each admits within the old window. */
+  replacements: { ruleId: string; limitText: string; withinWindow: number }[];
+  /** The most the old limiter admits within its own window (limit + burst). */
+  oldWithinWindow: number;
+  /** The most the new rules together admit on the endpoint within that window (the tightest of them). */
+  newWithinWindow?: number;
+  /** looser: the new rules admit more within the old window; tighter: fewer; kept: the design took the old limit over. */
+  verdict: 'same' | 'looser' | 'tighter' | 'kept' | 'uncovered';
+  note: string;
+}
+
+export interface Migration {
+  items: MigrationItem[];
+  /** Lines of the scanned nginx configuration that clash with the generated nginx files, and what to do. */
+  nginxConflicts: string[];
+  /** nginx locations with their own limit_req, which hide the generated server-level rules. */
+  shadowedLocations: string[];
+  /** The scanned configuration's directives the generated nginx files leave out (they would be duplicates). */
+  nginxDirectives: { name: string; value: string; context: string; source?: string }[];
 }
 
 export type ScenarioId =
@@ -433,4 +496,8 @@ export interface Design {
   monitoring: Monitoring;
   rollout: Rollout;
   scenarios: Scenario[];
+  /** Each endpoint class in use: answered and effective fail mode. */
+  failModes?: ClassFailMode[];
+  /** Present when the answers list limiters already in place. */
+  migration?: Migration;
 }

@@ -79,7 +79,13 @@ type SharedCeiling = NonNullable<Monitoring['store']['sharedCeiling']>;
  * (all traffic there). Keys and bytes take their worst endpoint each.
  */
 export function storeBound(rules: readonly MatrixRule[]): { keys: number; bytes: number; shared?: SharedCeiling } {
-  const inStore = rules.filter((r) => r.layer !== 'edge' && r.cardinality?.bound);
+  // the two halves of a rule split by fail mode share one key (one bucket): counted once
+  const inStore = rules.filter((r) => {
+    if (r.layer === 'edge' || !r.cardinality?.bound) return false;
+    if (!r.id.endsWith('-fail-closed')) return true;
+    const twin = rules.find((x) => x.id === `${r.id.slice(0, -'-fail-closed'.length)}-fail-open`);
+    return !(twin && twin.key === r.key && twin.layer === r.layer);
+  });
   const keysOf = (r: MatrixRule): number => r.cardinality?.bound ?? 0;
   const bytesOf = (r: MatrixRule): number => keysOf(r) * (r.bytesPerKey ?? 0);
   const sum = (rs: readonly MatrixRule[], f: (r: MatrixRule) => number): number => rs.reduce((n, r) => n + f(r), 0);
@@ -155,8 +161,41 @@ function persistenceOf(rules: readonly MatrixRule[], inStore: readonly MatrixRul
   };
 }
 
+/** Alerts on the middleware's calls to the store: nothing to watch when no rule makes one. */
+const STORE_CALL_ALERTS: AlertSpec[] = [
+    {
+      name: 'RateLimitStoreSlow',
+      metric: 'ratelimit_store_latency_ms',
+      condition: 'p99 limiter round trip above 5 ms',
+      expr: 'histogram_quantile(0.99, sum by (le) (rate(ratelimit_store_latency_ms_bucket[5m]))) > 5',
+      for: '10m',
+      severity: 'ticket',
+      why: 'The limiter adds this latency to every request; the budget is 1-5 ms at p99.',
+    },
+    {
+      name: 'RateLimitStoreFailures',
+      metric: 'ratelimit_store_failures_total',
+      condition: 'any limiter store failure sustained for 5 minutes',
+      expr: 'sum(rate(ratelimit_store_failures_total[5m])) > 0',
+      for: '5m',
+      severity: 'page',
+      why: 'Fail-closed rules are refusing traffic and fail-open rules are unprotected.',
+    },
+    {
+      name: 'RateLimitFailOpen',
+      metric: 'ratelimit_fail_open_events_total',
+      condition: 'any fail-open event (also in a process whose first scrape already shows one)',
+      expr: 'sum by (rule) (increase(ratelimit_fail_open_events_total[5m])) > 0 or sum by (rule) (ratelimit_fail_open_events_total unless ratelimit_fail_open_events_total offset 5m) > 0',
+      for: '1m',
+      severity: 'page',
+      why: 'While a rule fails open the backend has no protection from it. Every series exists at 0 from the start, so the first event is an increase.',
+    },
+];
+
 export function buildMonitoring(scope: Scope, rules: MatrixRule[]): Monitoring {
-  const hasStore = scope.store !== 'none';
+  // a store the answers name but no rule keeps state in (every rule at the edge) needs no sizing or alerts
+  const storeUnused = scope.store !== 'none' && !rules.some((r) => r.layer !== 'edge' && r.primitive === 'redis-lua');
+  const hasStore = scope.store !== 'none' && !storeUnused;
   const edgeIds = rules.filter((r) => r.layer === 'edge').map((r) => r.id);
   const edge = edgeCounting(scope, edgeIds);
   // the rules ratelimit_throttled_total counts: the middleware's, the outbound client's (its
@@ -215,33 +254,7 @@ export function buildMonitoring(scope: Scope, rules: MatrixRule[]): Monitoring {
           },
         ]
       : []),
-    {
-      name: 'RateLimitStoreSlow',
-      metric: 'ratelimit_store_latency_ms',
-      condition: 'p99 limiter round trip above 5 ms',
-      expr: 'histogram_quantile(0.99, sum by (le) (rate(ratelimit_store_latency_ms_bucket[5m]))) > 5',
-      for: '10m',
-      severity: 'ticket',
-      why: 'The limiter adds this latency to every request; the budget is 1-5 ms at p99.',
-    },
-    {
-      name: 'RateLimitStoreFailures',
-      metric: 'ratelimit_store_failures_total',
-      condition: 'any limiter store failure sustained for 5 minutes',
-      expr: 'sum(rate(ratelimit_store_failures_total[5m])) > 0',
-      for: '5m',
-      severity: 'page',
-      why: 'Fail-closed rules are refusing traffic and fail-open rules are unprotected.',
-    },
-    {
-      name: 'RateLimitFailOpen',
-      metric: 'ratelimit_fail_open_events_total',
-      condition: 'any fail-open event (also in a process whose first scrape already shows one)',
-      expr: 'sum by (rule) (increase(ratelimit_fail_open_events_total[5m])) > 0 or sum by (rule) (ratelimit_fail_open_events_total unless ratelimit_fail_open_events_total offset 5m) > 0',
-      for: '1m',
-      severity: 'page',
-      why: 'While a rule fails open the backend has no protection from it. Every series exists at 0 from the start, so the first event is an increase.',
-    },
+    ...(storeUnused ? [] : STORE_CALL_ALERTS),
   ];
   if (hasStore) {
     const masters = `on (instance) redis_instance_info{job="${job}",role="master"}`;
@@ -351,7 +364,9 @@ export function buildMonitoring(scope: Scope, rules: MatrixRule[]): Monitoring {
       ...(shared ? { sharedCeiling: shared } : {}),
       recommendation: hasStore
         ? recommendation
-        : `No shared store: limiter state lives in each process's memory. Should it move to ${storeName}, run it on a dedicated instance with maxmemory-policy noeviction: a logical database on a shared instance is evicted like any other data.`,
+        : storeUnused
+          ? `No rule keeps its state in the store: every limit here is counted by the gateway itself, so the rate limits need no ${storeName} and none is sized or monitored for them. Should a rule move into the middleware, run ${storeName} for it on a dedicated instance with maxmemory-policy noeviction.`
+          : `No shared store: limiter state lives in each process's memory. Should it move to ${storeName}, run it on a dedicated instance with maxmemory-policy noeviction: a logical database on a shared instance is evicted like any other data.`,
       ...(hasStore
         ? {
             maxmemoryBytes: maxmemory,

@@ -11,6 +11,11 @@ const GATEWAY_COMPONENT: Record<string, string> = {
   cloudflare: 'Cloudflare (rate limiting rules)',
 };
 
+function fmtMiB(bytes: number): string {
+  const mib = bytes / (1024 * 1024);
+  return mib >= 1024 ? `${formatNumber(Math.round((mib / 1024) * 10) / 10)} GiB` : `${formatNumber(Math.ceil(mib))} MiB`;
+}
+
 const STORE_NAME: Record<string, string> = { redis: 'Redis', 'redis-cluster': 'Redis Cluster', valkey: 'Valkey', none: 'the process' };
 
 /** Peak rate above which a horizontally scaled API gets the local + distributed hybrid. */
@@ -169,10 +174,26 @@ export function buildEnforcement(scope: Scope, rules: MatrixRule[], exempt: Reso
   }
 
   const auth = rules.filter((r) => r.tier === 'security' && r.algorithm === 'sliding-window-log');
+  const ceiling = rules.find((r) => r.tier === 'ceiling' && r.rate);
+  const ceilingRps = ceiling?.rate ? ceiling.rate.requests / ceiling.rate.periodSeconds : undefined;
+  const flows = [...new Set(auth.map((r) => /\{([^}]*)\}/.exec(r.key ?? '')?.[1]).filter((t): t is string => t !== undefined))];
+  const flowLoad = flows.map((tag) => {
+    const rows = auth.filter((r) => (r.key ?? '').includes(`{${tag}}`));
+    const bytes = rows.reduce((n, r) => n + (r.cardinality?.bound ?? 0) * (r.bytesPerKey ?? 0), 0);
+    return { tag, bytes };
+  });
+  const worst = flowLoad.reduce<(typeof flowLoad)[number] | undefined>((a, b) => (a && a.bytes >= b.bytes ? a : b), undefined);
+  const slotText =
+    scope.store === 'redis-cluster'
+      ? ` The shared tag keeps both keys in one cluster slot, which a multi-key script requires, and so every key of a flow sits on one shard: ${flows.length} flow${flows.length === 1 ? '' : 's'} (${flows.map((t) => `{${t}}`).join(', ')}) on at most ${flows.length} shard${flows.length === 1 ? '' : 's'}. That shard is a hot spot under attack: nothing but the ceiling bounds auth traffic, so in the worst case the whole ${ceilingRps !== undefined ? `${formatNumber(ceilingRps)} req/s ceiling` : 'ceiling'} goes to one flow, one script call (two keys) per request on that shard${worst ? `, and the flow's keys can reach ${fmtMiB(worst.bytes)} (${worst.tag === flows[0] && flows.length === 1 ? 'its' : `{${worst.tag}}'s`} two rows' bound in the memory estimate)` : ''}. Size each shard for that load and memory, not for the everyday auth volume.`
+      : ' The shared tag also lets the script run unchanged on Redis Cluster, where a multi-key script needs its keys in one slot (every key of a flow would then live on one shard, which takes the whole of that flow\'s traffic under attack).';
   return {
     primitive,
-    atomicityNote:
-      'Reading the counter and writing it back as two commands races: two instances both see "1 left" and both admit. Every decision here is one indivisible operation, and its time comes from the store (Redis TIME), never from application clocks, so instance clock skew cannot bend the refill maths.',
+    atomicityNote: usesLua
+      ? `Reading the counter and writing it back as two commands races: two instances both see "1 left" and both admit. Every decision here is one indivisible operation, and the store-backed decisions take their time from the store (the TIME command inside the script, on ${STORE_NAME[scope.store] ?? scope.store}), never from application clocks, so instance clock skew cannot bend the refill maths.`
+      : usesGateway && !rules.some((r) => r.primitive === 'in-process')
+        ? 'Every decision is made inside the gateway by its native limiter, one node at a time: no counter is read and written back by the application, and no shared store is involved.'
+        : 'Reading the counter and writing it back as two steps would race; here every decision runs to completion on the one Node thread that owns the in-process buckets, so nothing interleaves, and the time is the process clock (one instance, so no clock skew between deciders).',
     layers,
     doubleCounted,
     clientIp,
@@ -187,7 +208,7 @@ export function buildEnforcement(scope: Scope, rules: MatrixRule[], exempt: Reso
     scripts,
     ...(auth.length > 0
       ? {
-          dualKeyAuth: `Both auth rows of a flow are checked in one script call: the per-identity and per-IP logs share a hash tag (the flow, e.g. {auth:login}), and the script admits only when both are under their limits, so neither row can be spent without the other being checked.${scope.store === 'redis-cluster' ? ' The shared tag keeps both keys in one cluster slot, which a multi-key script requires; it also puts every key of the flow on one shard, which is fine for auth volumes bounded by the ceiling, but size that shard for the flow\'s memory bound (section 2.2).' : ' The shared tag also lets the script run unchanged on Redis Cluster, where a multi-key script needs its keys in one slot (every key of a flow then lives on one shard).'} The account of the per-identity row is the name being tried, read from the request (the identify() hook, else the body fields username, email, login or client_id); steps that carry no name, such as an MFA code, are keyed on the account or session the request already belongs to (identify()'s userId, else sessionId). A request with none of these meets only the per-IP row: make identify() return the account for every auth route whose form names it differently.`,
+          dualKeyAuth: `Both auth rows of a flow are checked in one script call: the per-identity and per-IP logs share a hash tag (the flow, e.g. {auth:login}), and the script admits only when both are under their limits, so neither row can be spent without the other being checked.${slotText} The account of the per-identity row is the name being tried, read from the request (the identify() hook, else the body fields username, email, login or client_id); steps that carry no name, such as an MFA code, are keyed on the account or session the request already belongs to (identify()'s userId, else sessionId). A request with none of these meets only the per-IP row: make identify() return the account for every auth route whose form names it differently.`,
         }
       : {}),
   };

@@ -13,6 +13,15 @@ function quotaHeadersText(convention: HeaderConvention): string {
   return `${limit}, ${remaining} and ${reset} carry the plan quota beside the ${convention === 'x-ratelimit' ? 'X-RateLimit-*' : 'RateLimit-*'} headers (which state the tightest limit of the call)`;
 }
 
+/** Where each plan of an exhaustion kind is refused after all, with whether the answers set it. */
+function capsText(quotaRules: MatrixRule[], plans: Scope['plans'], kind: 'soft-warning' | 'pay-per-overage'): string {
+  const capped = quotaRules.filter((r) => r.quotaBackstop && r.rate && plans.some((p) => p.name === r.plan && p.exhaustion === kind));
+  if (capped.length === 0) return '';
+  return `The limiter refuses calls past ${capped
+    .map((r) => `${formatNumber(r.rate?.requests ?? 0)} for ${r.plan} (${r.quotaBackstop?.assumed ? 'an assumed cap, an open product decision: see the assumptions' : 'the overage cap the answers set'})`)
+    .join('; ')}.`;
+}
+
 export function buildQuotas(
   scope: Scope,
   rules: MatrixRule[],
@@ -46,11 +55,11 @@ export function buildQuotas(
         ruleId: quotaRules.find((r) => r.plan === p.name)?.id ?? '',
       })),
     exhaustionText: {
-      hard: 'Hard cut-off: at the quota every call gets 429 with code QUOTA_EXCEEDED and Retry-After pointing at the reset.',
+      hard: `Hard cut-off: at the quota every call gets 429 with code QUOTA_EXCEEDED and Retry-After pointing at ${reset.kind === 'rolling' ? 'the moment enough of the oldest day\'s usage ages out' : 'the reset'}.`,
       'soft-warning':
-        `Soft overage: past the quota calls still succeed and carry a warning: the quota's remaining count reads 0 and a ${QUOTA_EXCEEDED_HEADER} header names the quota and the calls used beyond it; a hard stop at 120% keeps overage bounded.`,
+        `Soft overage: past the quota calls still succeed and carry a warning: the quota's remaining count reads 0 and a ${QUOTA_EXCEEDED_HEADER} header names the quota and the calls used beyond it. ${capsText(quotaRules, scope.plans, 'soft-warning')}`,
       'pay-per-overage':
-        `Pay per overage: past the quota calls succeed (with the ${QUOTA_EXCEEDED_HEADER} header, as for a soft overage) and the metering system bills each one; the limiter only guards against runaway spend at 3x the quota.`,
+        `Pay per overage: past the quota calls succeed (with the ${QUOTA_EXCEEDED_HEADER} header, as for a soft overage) and the metering system bills each one. ${capsText(quotaRules, scope.plans, 'pay-per-overage')}`,
     },
     billingSource,
     separation:

@@ -1,5 +1,15 @@
 /** Rollout: shadow first, allowlist, enforcement order (security, general, quotas), kill switches. */
-import type { MatrixRule, Rollout } from './model.js';
+import type { Gateway, MatrixRule, Migration, Rollout } from './model.js';
+
+/** What turning a rule off takes, as the artefact that enforces it allows. */
+export function killSwitchHow(rule: MatrixRule, gateway: Gateway): string {
+  if (rule.layer === 'edge') {
+    if (gateway === 'nginx') return 'comment out its limit_req line in gateway/nginx-server.conf and reload nginx (a reload, no application deploy)';
+    return `remove it from the ${gateway} configuration and apply it (a gateway change, no application deploy)`;
+  }
+  if (rule.layer === 'outbound-client') return 'set the flag to "shadow" (or "off"): the outbound client reads it on every call, so it takes effect at once, without a deploy';
+  return 'set the flag to "shadow" (or "off"): the middleware reads it on every decision, so it takes effect at once, without a deploy';
+}
 
 /** "ceiling, fairness and outbound rules", naming only the kinds the design has. */
 function generalKinds(rules: MatrixRule[]): string {
@@ -9,7 +19,7 @@ function generalKinds(rules: MatrixRule[]): string {
   return `${names} rules`;
 }
 
-export function buildRollout(rules: MatrixRule[], shadowDays: number): Rollout {
+export function buildRollout(rules: MatrixRule[], shadowDays: number, gateway: Gateway = 'none', migration?: Migration): Rollout {
   const ids = (pred: (r: MatrixRule) => boolean) => rules.filter(pred).map((r) => r.id);
   const security = ids((r) => r.tier === 'security');
   const general = ids((r) => r.tier === 'ceiling' || r.tier === 'fairness' || r.tier === 'outbound');
@@ -17,7 +27,7 @@ export function buildRollout(rules: MatrixRule[], shadowDays: number): Rollout {
   const steps = [
     {
       title: 'Shadow mode',
-      detail: `Deploy every rule with its flag at "shadow" for ${shadowDays} days: decisions are evaluated, metrics and headers emitted, nothing is rejected. Study ratelimit_throttled_total{mode="shadow"} to learn who would be throttled: cron jobs, partner integrations and probes always show up.`,
+      detail: `Deploy every rule with its flag at "shadow" for ${shadowDays} days: decisions are evaluated, metrics and headers emitted, nothing is rejected.${rules.some((r) => r.layer === 'edge') ? ` Edge rules have no flag: ${gateway === 'nginx' ? 'the generated nginx configuration runs them with limit_req_dry_run on, which counts and logs the would-be refusals and refuses none; set it to off to enforce them' : `run them in the ${gateway}'s own report-only mode, if it has one, or leave them out of the configuration until this step is over`}.` : ''} Study ratelimit_throttled_total{mode="shadow"} to learn who would be throttled: cron jobs, partner integrations and probes always show up.`,
       ruleIds: rules.map((r) => r.id),
     },
     {
@@ -41,11 +51,22 @@ export function buildRollout(rules: MatrixRule[], shadowDays: number): Rollout {
     ...(quotas.length > 0
       ? [{ title: 'Enforce quotas', detail: 'Enforce plan quotas last, after customers have seen their remaining quota in headers for a full period.', ruleIds: quotas }]
       : []),
+    ...(migration && migration.items.length > 0
+      ? [
+          {
+            title: 'Retire the existing limiters',
+            detail: `The limiters already in place keep enforcing through the ${shadowDays}-day shadow period, so nothing is unprotected while the new rules only measure. Once the rules that replace them enforce, remove each old one: ${[...new Set(migration.items.map((i) => i.existing))].map((name) => `${name}${migration.items.some((i) => i.existing === name && (i.verdict === 'uncovered' || i.verdict === 'looser')) ? ' (only after its warnings in the migration table are resolved)' : ''}`).join('; ')}. Remove one at a time and watch the throttle metrics of its replacements.`,
+            ruleIds: [...new Set(migration.items.flatMap((i) => i.replacements.map((r) => r.ruleId)))],
+          },
+        ]
+      : []),
   ];
   return {
     startsInShadow: true,
     shadowDays,
     steps: steps.map((s, i) => ({ order: i + 1, ...s })),
-    killSwitches: rules.filter((r) => r.killSwitch).map((r) => ({ ruleId: r.id, flag: (r.killSwitch as { flag: string }).flag })),
+    killSwitches: rules
+      .filter((r) => r.killSwitch)
+      .map((r) => ({ ruleId: r.id, flag: (r.killSwitch as { flag: string }).flag, how: killSwitchHow(r, gateway) })),
   };
 }

@@ -73,6 +73,8 @@ export interface InitRawOptions {
   peakRps?: string;
   capacityRps?: string;
   burstiness?: string;
+  clientRps?: string;
+  clientsPerAddress?: string;
   clients?: string;
   tenants?: string;
   users?: string;
@@ -113,6 +115,8 @@ export interface InitFlags {
   clients: Flag<number>;
   tenants: Flag<number>;
   users: Flag<number>;
+  clientRps: Flag<number>;
+  clientsPerAddress: Flag<number>;
   plans: Flag<Plan[]>;
   quotaReset: Flag<QuotaResetChoice>;
   quotaTimeZone?: string;
@@ -180,6 +184,8 @@ export function parseInitFlags(raw: InitRawOptions): InitFlags {
     clients: numberFlag('--clients', raw.clients, Traffic.shape.distinctClients, '2000'),
     tenants: numberFlag('--tenants', raw.tenants, Traffic.shape.distinctTenants, '300'),
     users: numberFlag('--users', raw.users, Traffic.shape.distinctUsers, '50000'),
+    clientRps: numberFlag('--client-rps', raw.clientRps, Traffic.shape.clientPeakRps, '2'),
+    clientsPerAddress: numberFlag('--clients-per-address', raw.clientsPerAddress, Traffic.shape.clientsPerAddress, '25'),
     plans: specsFlag('--plan', raw.plan, parsePlanSpec),
     quotaReset: choiceFlag('--quota-reset', raw.quotaReset, QUOTA_RESETS, { month: 'calendar-month', day: 'calendar-day' }),
     exhaustion: choiceFlag('--exhaustion', raw.exhaustion, EXHAUSTION),

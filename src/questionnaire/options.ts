@@ -42,6 +42,8 @@ export const INIT_OPTIONS: readonly { flags: string; description: string; repeat
   { flags: '--clients <n>', description: 'Q4 distinct clients (API keys or apps)' },
   { flags: '--tenants <n>', description: 'Q4 distinct tenants / organisations' },
   { flags: '--users <n>', description: 'Q4 distinct user accounts' },
+  { flags: '--client-rps <n>', description: 'Q4 requests per second one client sends at its busiest (sizes per-IP limits)' },
+  { flags: '--clients-per-address <n>', description: 'Q4 clients active at once behind one IP address, e.g. carrier-grade NAT (sizes per-IP limits)' },
   { flags: '--plan <spec>', description: `Q5 a plan tier (repeat for more), or none: ${PLAN_SPEC_HELP}`, repeatable: true },
   { flags: '--quota-reset <kind>', description: `Q5 ${QUOTA_RESETS.join(', ')}` },
   { flags: '--quota-time-zone <zone>', description: 'Q5 IANA time zone of calendar resets, e.g. Europe/Berlin (default: UTC)' },

@@ -9,7 +9,7 @@ import type { z } from 'zod';
 import { answersProblems } from '../answers/load.js';
 import { RATE_HELP, ENDPOINT_SPEC_HELP, PLAN_SPEC_HELP, OUTBOUND_SPEC_HELP, FAIL_MODE_HELP } from './spec-help.js';
 import {
-  Cidr,
+  TrustedProxy,
   Endpoint,
   ENDPOINT_CLASSES,
   FAIL_MODES,
@@ -93,7 +93,7 @@ export function parseCidrList(text: string): Parsed<string[]> {
   const items = splitList(text);
   if (items.length === 0) return fail('give at least one address range, e.g. 10.0.0.0/8');
   for (const item of items) {
-    const problem = schemaProblem(Cidr, item);
+    const problem = schemaProblem(TrustedProxy, item);
     if (problem) return fail(`"${item}" ${problem}`);
   }
   return ok([...new Set(items)]);

@@ -85,6 +85,18 @@ export function summaryLines(
   lines.push(`  Fail modes: ${failModes(design)}`);
   lines.push(`  Headers: ${headerLine(design)}`);
   lines.push(`  Assumptions: ${design.assumptions.length} stated in the document`);
+  if (design.migration && design.migration.items.length > 0) {
+    const m = design.migration;
+    const count = (v: string): number => m.items.filter((i) => i.verdict === v).length;
+    const warned = [
+      count('looser') ? `${count('looser')} looser` : '',
+      count('tighter') ? `${count('tighter')} tighter` : '',
+      count('uncovered') ? `${count('uncovered')} not replaced` : '',
+      count('kept') ? `${count('kept')} kept` : '',
+      m.shadowedLocations.length ? `${m.shadowedLocations.length} nginx location(s) hiding the edge rules` : '',
+    ].filter(Boolean);
+    lines.push(`  Existing limiters: ${new Set(m.items.map((i) => i.existing)).size} set beside their replacements, route by route (${warned.join(', ') || 'all the same'}): see the migration part of the rollout`);
+  }
   lines.push(`  Constraints: ${constraints.passed} of ${constraints.total} pass${constraints.passed < constraints.total ? ' (run `rl-design validate` for details)' : ''}`);
   lines.push('', 'Files:');
   const width = Math.max(...files.map((f) => f.path.length));

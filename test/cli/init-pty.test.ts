@@ -139,6 +139,13 @@ describe('init in a pseudo-terminal (tmux)', () => {
         plans: [],
         failure: { byClass: { auth: 'closed' } },
         outbound: [],
+        // the limiters the scan found, as answers: the design sets them beside their replacements
+        existing: {
+          limiters: [
+            { kind: 'express-rate-limit', name: 'limiter', source: 'src/app.js:12', keyedOn: 'ip', limit: 100, windowSeconds: 60 },
+            { kind: 'express-rate-limit', name: 'loginLimiter', source: 'src/app.js:16', method: 'POST', path: '/login', match: 'exact', keyedOn: 'other', limit: 5, windowSeconds: 900 },
+          ],
+        },
       });
       expect(readFileSync(path.join(dir, 'docs/limits.md'), 'utf8')).toContain('shop-api');
     },

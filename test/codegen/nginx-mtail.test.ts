@@ -63,8 +63,8 @@ async function run(dryRun: boolean): Promise<{ refused: number; metrics: Map<str
     const nginx = await startNginx(prefix);
     let replies;
     try {
-      // anonymous-per-ip: 5 r/s, burst 50 per client IP
-      replies = await burst(nginx.port, 80, CATALOG);
+      // anonymous-per-ip: 50 r/s, burst 500 per client IP
+      replies = await burst(nginx.port, 700, CATALOG);
     } finally {
       await nginx.stop();
     }

@@ -71,12 +71,12 @@ describe('matrix rationale arithmetic', () => {
     expect(rule(minimal, 'fairness-per-api-key').rationale).toContain('12 API keys at their full rate at once are needed to reach the ceiling (225 / 20, rounded up)');
   });
 
-  it('states what the anonymous limit really is', () => {
+  it('states what the anonymous limit really is: per client times clients per address', () => {
     const s = rule(saas, 'anonymous-per-ip');
-    expect(s.rate).toEqual({ requests: 5, periodSeconds: 1 });
-    expect(s.rationale).toContain('It is 5 req/s: the floor for an anonymous address, because twice the per-tenant rate of fairness-free (2 x 1 = 2 req/s) would be too little');
-    expect(s.rationale).not.toMatch(/twice a single client/);
-    expect(rule(consumer, 'anonymous-per-ip').rationale).toContain('It is 100 req/s: twice the per-user rate of fairness-per-user (2 x 50 = 100 req/s).');
+    expect(s.rate).toEqual({ requests: 50, periodSeconds: 1 });
+    expect(s.rationale).toContain('2 req/s per client (assumed) x 25 clients behind one address (assumed) = 50 req/s');
+    expect(s.derivation).toBe('2 req/s per client (assumed) x 25 clients behind one address (assumed) = 50 req/s; burst 500 = 10 s of rate');
+    expect(s.rationale).not.toMatch(/twice/);
   });
 
   it('derives the webhook limit and caps its burst at the ceiling burst', () => {
@@ -111,19 +111,24 @@ describe('quota backstops are assumptions, shown apart from the quota', () => {
     expect(rule(saas, 'quota-free').quotaBackstop).toBeUndefined();
   });
 
-  it('lists the backstops in the assumptions with how to change them', () => {
-    const text = assumption(saas, 'quotas.backstop');
-    expect(text).toContain('Pro (soft-warning) stops at 1,200,000 (120% of its 1,000,000 quota)');
-    expect(text).toContain('Enterprise (pay-per-overage) stops at 60,000,000 (3x its 20,000,000 quota)');
-    expect(text).toMatch(/product decision/);
-    expect(text).toMatch(/exhaustion to "hard"/);
-    expect(text).toContain('"quota-pro" or "quota-enterprise"');
-    expect(rule(saas, 'quota-pro').rationale).toMatch(/assumed backstop/);
+  it('lists the assumed overage caps as an open product decision, with how to change them and the rules they feed', () => {
+    const a = saas.assumptions.find((x) => x.id === 'plans.overageCap')!;
+    expect(a.text).toMatch(/^Open product decision/);
+    expect(a.text).toContain('Pro (soft-warning) is refused past 1,200,000 calls (120% of its 1,000,000 quota)');
+    expect(a.text).toContain('Enterprise (pay-per-overage) is refused past 60,000,000 calls (3x its 20,000,000 quota)');
+    expect(a.text).toMatch(/exhaustion to "hard"/);
+    expect(a.text).toContain('"quota-pro" or "quota-enterprise"');
+    expect(a.ruleIds).toEqual(['quota-pro', 'quota-enterprise']);
+    expect(rule(saas, 'quota-pro').rationale).toMatch(/an assumed cap: an open product decision/);
   });
 
-  it('records no backstop when every quota is a hard stop', () => {
+  it('records no cap assumption when every quota is a hard stop or states its cap', () => {
     const d = build({ goals: ['quotas'], stack: { topology: 'single' }, plans: [{ name: 'Free', rate: { requests: 1, per: 'second' }, quota: 100, exhaustion: 'hard' }] });
-    expect(d.assumptions.find((a) => a.id === 'quotas.backstop')).toBeUndefined();
+    expect(d.assumptions.find((a) => a.id === 'plans.overageCap')).toBeUndefined();
+    const capped = build({ goals: ['quotas'], stack: { topology: 'single' }, plans: [{ name: 'Pro', rate: { requests: 1, per: 'second' }, quota: 100, exhaustion: 'soft-warning', overageCap: 150 }] });
+    expect(capped.assumptions.find((a) => a.id === 'plans.overageCap')).toBeUndefined();
+    expect(rule(capped, 'quota-pro')).toMatchObject({ rate: { requests: 150 }, quotaBackstop: { quota: 100, assumed: false } });
+    expect(rule(capped, 'quota-pro').rationale).toContain('150 (the overage cap the answers set)');
   });
 });
 

@@ -35,8 +35,14 @@ const open: Served[] = [];
 beforeAll(async () => {
   designs.main = designFrom(MAIN);
   designs.plans = designFrom(PLANS);
-  // read endpoints fail closed here: a token-bucket (gcra) rule that fails closed
-  designs.closed = designFrom({ ...MAIN, project: { name: 'closed reads API' }, failure: { byClass: { auth: 'closed', read: 'closed', export: 'open' } } });
+  // read and export endpoints fail closed here: a token-bucket (gcra) rule that fails closed; the
+  // anonymous endpoint is a search, answered open, so its per-IP rule fails open
+  designs.closed = designFrom({
+    ...MAIN,
+    project: { name: 'closed reads API' },
+    endpoints: (MAIN.endpoints ?? []).map((e) => (e.name === 'public' ? { ...e, class: 'search' as const, cost: 1 } : e)),
+    failure: { byClass: { auth: 'closed', read: 'closed', export: 'closed', search: 'open' } },
+  });
   designs.saas = exampleDesign('saas-platform');
   const [s, r] = await Promise.all([
     compileScratch({ main: allFiles(designs.main), plans: allFiles(designs.plans), saas: allFiles(designs.saas), closed: allFiles(designs.closed) }),

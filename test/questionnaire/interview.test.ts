@@ -104,6 +104,15 @@ describe('the interview', () => {
       goals: ['overload'],
       stack: { gateway: 'nginx', trustedProxies: ['10.0.0.0/8'] },
       traffic: { peakRps: 500 },
+      existing: {
+        limiters: [{ kind: 'nginx', name: 'api', source: 'nginx.conf:25', path: '/api/', match: 'prefix', location: true, keyedOn: 'ip', limit: 10, windowSeconds: 1, burst: 20 }],
+        nginx: [
+          { name: 'limit_req_status', value: '429', context: 'http', source: 'nginx.conf:10' },
+          { name: 'set_real_ip_from', value: '10.0.0.0/8', context: 'http', source: 'nginx.conf:12' },
+          { name: 'real_ip_header', value: 'X-Forwarded-For', context: 'http', source: 'nginx.conf:13' },
+          { name: 'real_ip_recursive', value: 'on', context: 'http', source: 'nginx.conf:14' },
+        ],
+      },
     });
   });
 });

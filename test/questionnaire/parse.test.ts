@@ -47,7 +47,8 @@ describe('parsing what people type (shared by prompts and flags)', () => {
     expect(parseRate('5/h')).toEqual({ ok: true, value: { requests: 5, per: 'hour' } });
     expect(msg(parseRate('60 per fortnight'))).toBe('"fortnight" is not a period: use second, minute, hour or day');
     expect(msg(parseRate('fast'))).toContain('is not a rate: write a count per period, e.g. 600/minute');
-    expect(msg(parseRate('0/minute'))).toContain('must be greater than 0');
+    expect(msg(parseRate('0/minute'))).toContain('must be at least 0.001');
+    expect(msg(parseRate('2000000000/minute'))).toContain('must be at most 1,000,000,000');
   });
 
   it('rolling quota windows are 1-366 days', () => {

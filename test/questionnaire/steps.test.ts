@@ -30,6 +30,7 @@ describe('the steps, in order', () => {
       'plans',
       'failure',
       'outbound',
+      'existing',
     ]);
     expect(STEPS.filter((s) => s.item !== undefined).map((s) => s.item)).toEqual([1, 2, 3, 3, 4, 5, 6, 7]);
   });
@@ -320,6 +321,25 @@ describe('item 4, traffic', () => {
     // no "distinct clients (API keys or apps)" question: the script would refuse it
     expect(await traffic.run(t.ctx, { identities: ['tenant', 'ip'] })).toEqual({ traffic: { burstiness: 'low' } });
     expect(t.prompt.rejected).toEqual(['"lots" is not a number: type digits only, e.g. 600, or leave it empty if unknown']);
+  });
+
+  it('asks the per-address numbers only when anonymous calls or IP-only identities need them, and no API-key count without API keys', async () => {
+    const t = stepContext({
+      script: [
+        { input: 'Typical requests per second', answer: '' },
+        { input: 'Peak requests per second', answer: '20000' },
+        { input: 'can safely serve', answer: '' },
+        { select: 'How bursty', answer: 'high' },
+        { input: 'one client', answer: '1' },
+        { input: 'behind one IP address', answer: '200' },
+      ],
+    });
+    const draft = { identities: ['ip' as const], endpoints: [{ name: 'stops', method: 'GET' as const, route: '/v1/stops', class: 'read' as const, anonymous: true }] };
+    expect(await traffic.run(t.ctx, draft)).toEqual({ traffic: { peakRps: 20000, burstiness: 'high', clientPeakRps: 1, clientsPerAddress: 200 } });
+    expect(t.prompt.remaining()).toEqual([]);
+    expect(
+      await traffic.run(stepContext({ interactive: false, flags: { clientRps: '0.5', clientsPerAddress: '40' } }).ctx, {}),
+    ).toEqual({ traffic: { clientPeakRps: 0.5, clientsPerAddress: 40 } });
   });
 
   it('flags and the non-interactive default', async () => {

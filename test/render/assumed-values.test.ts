@@ -61,8 +61,8 @@ describe('Question/Answer table', () => {
     const raw = answersOf('saas-platform') as Record<string, any>;
     const full = {
       ...raw,
-      traffic: { ...raw.traffic, headroom: 2 },
-      plans: raw.plans.map((p: Record<string, unknown>) => ({ burst: 10, ...p })),
+      traffic: { ...raw.traffic, headroom: 2, clientPeakRps: 2, clientsPerAddress: 30 },
+      plans: raw.plans.map((p: Record<string, unknown>) => ({ burst: 10, ...p, ...(p.exhaustion && p.exhaustion !== 'hard' ? { overageCap: (p.quota as number) * 2 } : {}) })),
       endpoints: raw.endpoints.map((e: Record<string, unknown>) => ({ cost: 1, ...e, anonymous: e.class === 'auth' ? true : e.anonymous })),
       outbound: raw.outbound.map((o: Record<string, unknown>) => ({ safetyFraction: 0.9, burst: 1, ...o })),
     };
@@ -77,10 +77,10 @@ describe('limit matrix and outbound section', () => {
     const md = doc(exampleInput('saas-platform'));
     const matrix = rows(md, 'Rule', 'Applies to');
     const rate = (id: string) => matrix.find((r) => r[0]?.includes(`\`${id}\``))?.[3] ?? '';
-    expect(rate('quota-pro')).toBe('quota 1,000,000 / calendar month (Europe/Berlin); backstop: refused past 1,200,000 (120% of the quota, assumed), no burst (window)');
-    expect(rate('quota-enterprise')).toBe('quota 20,000,000 / calendar month (Europe/Berlin); backstop: refused past 60,000,000 (3x the quota, assumed), no burst (window)');
+    expect(rate('quota-pro')).toBe('quota 1,000,000 / calendar month (Europe/Berlin); refused past 1,200,000 (120% of the quota, an assumed cap), no burst (window)');
+    expect(rate('quota-enterprise')).toBe('quota 20,000,000 / calendar month (Europe/Berlin); refused past 60,000,000 (3x the quota, an assumed cap), no burst (window)');
     expect(rate('quota-free')).toBe('10,000 / calendar month (Europe/Berlin), no burst (window)');
-    expect(md).toContain('- `quotas.backstop`: Pro and Enterprise let calls pass past the quota');
+    expect(md).toContain('- `plans.overageCap`: Open product decision: Pro and Enterprise let calls pass past the quota');
   });
 
   it('lists the outbound burst default with its arithmetic and warns about a stated burst over the limit', () => {

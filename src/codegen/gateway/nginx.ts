@@ -168,17 +168,21 @@ export function nginxHttpConf(design: Design): string {
       '# (real_ip_recursive), and the first address outside them becomes $remote_addr. Entries',
       '# left of it were written by the client and never become the key.',
     );
+    const already = new Set(
+      (design.migration?.nginxDirectives ?? []).filter((d) => d.context === 'http' && d.name === 'set_real_ip_from').map((d) => d.value),
+    );
     for (const p of proxies) {
-      if (valid.includes(p)) lines.push(`set_real_ip_from ${p};`);
-      else lines.push(`# ${nginxComment(`skipped, not an address or CIDR: ${p}`)}`);
+      if (!valid.includes(p)) lines.push(`# ${nginxComment(`skipped, not an address or CIDR: ${p}`)}`);
+      else if (already.has(p)) lines.push(`# ${nginxComment(`set_real_ip_from ${p}; is already in your configuration`)}`);
+      else lines.push(`set_real_ip_from ${p};`);
     }
-    if (valid.length > 0) lines.push('real_ip_header X-Forwarded-For;', 'real_ip_recursive on;');
+    if (valid.length > 0) lines.push(httpDirective(design, 'real_ip_header', 'X-Forwarded-For'), httpDirective(design, 'real_ip_recursive', 'on'));
   }
   lines.push('');
   lines.push(
     '# Refusals answer 429 (nginx defaults to 503) and log as warnings.',
-    'limit_req_status 429;',
-    'limit_req_log_level warn;',
+    httpDirective(design, 'limit_req_status', '429'),
+    httpDirective(design, 'limit_req_log_level', 'warn'),
     '',
   );
 
@@ -206,6 +210,17 @@ export function nginxHttpConf(design: Design): string {
   return `${lines.join('\n').replace(/\n+$/, '')}\n`;
 }
 
+/**
+ * A directive of the http-level file, or, when the scanned nginx configuration already sets it
+ * in http {} (a second one there fails nginx -t as a duplicate), the line commented out with
+ * where the existing one is.
+ */
+function httpDirective(design: Design, name: string, value: string, context: 'http' | 'server' = 'http'): string {
+  const existing = (design.migration?.nginxDirectives ?? []).find((d) => d.context === context && d.name === name);
+  if (!existing) return `${name} ${value};`;
+  return `# ${name} ${value}; ${nginxComment(`left out: ${existing.source ?? 'your configuration'} already sets ${name} ${existing.value} in ${context} {}`)}`;
+}
+
 /** The server {} part: one limit_req per rule, shadow mode, and the 429 response. */
 export function nginxServerConf(design: Design): string {
   const rules = edgeRules(design).filter((r) => r.key !== 'unsupported');
@@ -224,7 +239,7 @@ export function nginxServerConf(design: Design): string {
   lines.push(
     '# Rollout step 1 is shadow mode: with dry run on, nginx counts and logs every request it would',
     '# refuse ($limit_req_status = REJECTED_DRY_RUN) and refuses none. Set it to off to enforce.',
-    `limit_req_dry_run ${shadow ? 'on' : 'off'};`,
+    httpDirective(design, 'limit_req_dry_run', shadow ? 'on' : 'off', 'server'),
     '',
   );
   for (const z of zones) {

@@ -19,6 +19,7 @@ import * as nginx from './nginx.js';
 import * as openapi from './openapi.js';
 import * as packageJson from './package-json.js';
 import { describeLimit } from './shared.js';
+import { FIELDS } from './types.js';
 import type { DetectWarning, Detector, ExistingLimiter, Fact, ProjectFs, ReadOptions } from './types.js';
 
 export type { DetectWarning, Detector, ExistingLimiter, Fact, ProjectFs, ReadOptions, Warn } from './types.js';
@@ -69,7 +70,8 @@ export async function detectProject(fs: ProjectFs, detectors: readonly Detector[
   }
   const byField: Record<string, Fact> = {};
   for (const fact of facts) if (!Object.hasOwn(byField, fact.field)) byField[fact.field] = fact;
-  return { facts, byField, summary: facts.map(formatFact), warnings };
+  // nginx settings only tell generated nginx what not to repeat; the real-IP header line says the rest
+  return { facts, byField, summary: facts.filter((f) => f.field !== FIELDS.nginxSetting).map(formatFact), warnings };
 }
 
 function errorText(e: unknown): string {
@@ -121,6 +123,7 @@ const LABELS: Record<string, string> = {
   identities: 'identities',
   existingLimiters: 'existing limiter',
   realIpHeader: 'client IP header',
+  nginxSetting: 'nginx setting',
 };
 
 /** Makes text from a file safe to print on a terminal: no control or bidi characters, bounded length. */
@@ -136,6 +139,10 @@ function formatValue(fact: Fact): string {
   if (fact.field === 'existingLimiters' && typeof v === 'object' && v !== null) {
     const l = v as ExistingLimiter;
     return [l.kind, describeLimit(l.limit, l.windowSeconds, l.rate)].filter(Boolean).join(' ');
+  }
+  if (fact.field === 'nginxSetting' && typeof v === 'object' && v !== null) {
+    const n = v as { name: string; value: string; context: string };
+    return `${n.name} ${n.value} (${n.context})`;
   }
   if (Array.isArray(v)) return v.map(String).join(', ');
   return typeof v === 'string' ? v : JSON.stringify(v);

@@ -9,7 +9,7 @@
  */
 import { Cidr } from '../../answers/schema.js';
 import { basename, describeRate, isTestPath, listAll, toRate } from './shared.js';
-import { FIELDS, type ExistingLimiter, type Fact, type ProjectFs, type Warn } from './types.js';
+import { FIELDS, type ExistingLimiter, type Fact, type NginxSetting, type ProjectFs, type Warn } from './types.js';
 
 export interface Directive {
   name: string;
@@ -111,6 +111,9 @@ const NGINX_DIRECTIVES = new Set([
   'worker_processes',
   'location',
 ]);
+/** Settings generated nginx also writes: reported so it can leave out what the scanned configuration has. */
+const NGINX_SETTINGS = new Set(['real_ip_header', 'real_ip_recursive', 'set_real_ip_from', 'limit_req_status', 'limit_req_log_level', 'limit_req_dry_run']);
+
 /** Blocks nginx configurations are made of (as blocks: ntp.conf also has a `server` line). */
 const NGINX_BLOCKS = new Set(['http', 'server', 'events', 'upstream', 'stream', 'location']);
 
@@ -231,6 +234,15 @@ export async function detect(fs: ProjectFs, warn: Warn = () => {}): Promise<Fact
         source: file,
         detail: `set_real_ip_from ${cidrs.join(', ')}${rejected.length ? ` (ignored: ${rejected.join(', ')})` : ''}`,
       });
+    }
+
+    for (const { directive: d, ancestors } of located) {
+      if (!NGINX_SETTINGS.has(d.name)) continue;
+      const parent = ancestors[ancestors.length - 1]?.name;
+      const context: NginxSetting['context'] =
+        parent === undefined ? 'main' : parent === 'http' || parent === 'server' || parent === 'location' ? parent : 'other';
+      const value: NginxSetting = { name: d.name, value: d.args.join(' '), context, line: d.line };
+      facts.push({ field: FIELDS.nginxSetting, value, source: file, detail: `${d.name} ${d.args.join(' ')} in ${context} at line ${d.line}` });
     }
 
     const header = located.find((l) => l.directive.name === 'real_ip_header');

@@ -86,11 +86,22 @@ export const FIELDS = {
   existingLimiters: 'existingLimiters',
   /** Informational: the header a proxy takes the client IP from (value: string, e.g. 'X-Forwarded-For'). */
   realIpHeader: 'realIpHeader',
+  /** A real-IP or limit_req setting of an nginx configuration (value: NginxSetting), which generated nginx must not repeat. */
+  nginxSetting: 'nginxSetting',
 } as const;
 
 export type FactField = (typeof FIELDS)[keyof typeof FIELDS];
 
 export type SettingValue = string | number | boolean | Array<string | number>;
+
+/** The value of an 'nginxSetting' fact. */
+export interface NginxSetting {
+  name: string;
+  value: string;
+  /** The block it sits in: main, http, server, location or other. */
+  context: 'main' | 'http' | 'server' | 'location' | 'other';
+  line: number;
+}
 
 /** The value of an 'existingLimiters' fact: a limit the project already enforces. */
 export interface ExistingLimiter {

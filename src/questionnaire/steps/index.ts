@@ -2,6 +2,7 @@
 import type { Step } from '../context.js';
 import { codeDir } from './code-dir.js';
 import { endpoints } from './endpoints.js';
+import { existing } from './existing.js';
 import { failure } from './failure.js';
 import { goals } from './goals.js';
 import { identities } from './identities.js';
@@ -12,4 +13,4 @@ import { plans } from './plans.js';
 import { stack } from './stack.js';
 import { traffic } from './traffic.js';
 
-export const STEPS: readonly Step[] = [outputFormat, outputPath, codeDir, goals, stack, identities, endpoints, traffic, plans, failure, outbound];
+export const STEPS: readonly Step[] = [outputFormat, outputPath, codeDir, goals, stack, identities, endpoints, traffic, plans, failure, outbound, existing];

@@ -10,10 +10,10 @@ import type { Flag } from '../flags.js';
 import { must, parseNumber, validatorOf } from '../parse.js';
 
 type TrafficInput = NonNullable<AnswersInput['traffic']>;
-type NumberField = 'typicalRps' | 'peakRps' | 'capacityRps' | 'distinctClients' | 'distinctTenants' | 'distinctUsers';
+type NumberField = 'typicalRps' | 'peakRps' | 'capacityRps' | 'distinctClients' | 'distinctTenants' | 'distinctUsers' | 'clientPeakRps' | 'clientsPerAddress';
 type Field = NumberField | 'burstiness';
 
-const ORDER: readonly Field[] = ['typicalRps', 'peakRps', 'capacityRps', 'burstiness', 'distinctClients', 'distinctTenants', 'distinctUsers'];
+const ORDER: readonly Field[] = ['typicalRps', 'peakRps', 'capacityRps', 'burstiness', 'distinctClients', 'distinctTenants', 'distinctUsers', 'clientPeakRps', 'clientsPerAddress'];
 const LABELS: Record<Field, string> = {
   typicalRps: 'typical rps',
   peakRps: 'peak rps',
@@ -22,6 +22,8 @@ const LABELS: Record<Field, string> = {
   distinctClients: 'clients',
   distinctTenants: 'tenants',
   distinctUsers: 'users',
+  clientPeakRps: 'rps per client',
+  clientsPerAddress: 'clients per address',
 };
 
 async function askNumber(
@@ -68,6 +70,8 @@ export const traffic: Step = {
       distinctClients: f.clients,
       distinctTenants: f.tenants,
       distinctUsers: f.users,
+      clientPeakRps: f.clientRps,
+      clientsPerAddress: f.clientsPerAddress,
     };
     const known: TrafficInput = ctx.known.answers.traffic ?? {};
     const items: KnownItem[] = ORDER.filter((k) => known[k] !== undefined && flagOf[k] === undefined).map((k) => ({
@@ -126,6 +130,11 @@ export const traffic: Step = {
     await num(f.tenants, 'distinctTenants', 'How many tenants / organisations?', '300', ids.includes('tenant'));
     const hasAuth = (draft.endpoints ?? []).some((e) => e.class === 'auth');
     await num(f.users, 'distinctUsers', 'How many user accounts?', '50000', ids.includes('user') || hasAuth);
+    // limits keyed on an address are sized per address: asked when anonymous calls or IP-only identities need them
+    const anonymous = (draft.endpoints ?? []).some((e) => e.anonymous && !['auth', 'webhook', 'health'].includes(e.class));
+    const perAddress = anonymous || (ids.length > 0 && ids.every((i) => i === 'ip'));
+    await num(f.clientRps, 'clientPeakRps', 'Requests per second one client (a person, a device) sends at its busiest?', '2', perAddress);
+    await num(f.clientsPerAddress, 'clientsPerAddress', 'How many clients can be active at once behind one IP address (an office, a carrier-grade NAT)?', '25', perAddress);
 
     if (out.typicalRps !== undefined && out.peakRps !== undefined && out.peakRps < out.typicalRps) {
       ctx.say(`Note: the peak (${out.peakRps}/s) is below the typical rate (${out.typicalRps}/s); check --peak-rps and --typical-rps.`);

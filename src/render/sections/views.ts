@@ -9,7 +9,9 @@ import type { Design, MatrixRule, MetricSource } from '../../design/model.js';
 import { fmtBytes, fmtDuration, fmtNumber, fmtPercent, joinAnd } from '../format.js';
 import { mdHref } from '../helpers.js';
 import type { RenderInput } from '../types.js';
-import { outboundPeak } from '../../answers/defaults.js';
+import { outboundPeak, quotaStop } from '../../answers/defaults.js';
+import { algorithmLabel } from '../../design/algorithms.js';
+import { edgeProblemBody, edgeRetryAfter, edgeRules } from '../../codegen/gateway/edge.js';
 import {
   algorithmName,
   frameworkName,
@@ -39,7 +41,7 @@ export function ruleRateText(rule: MatrixRule): string {
   if (!b || !rule.rate) return rateText(rule.rate);
   const period = rule.rate.periodText ?? fmtDuration(rule.rate.periodSeconds);
   const factor = b.factor < 2 ? `${fmtNumber(Math.round(b.factor * 100))}% of the quota` : `${fmtNumber(b.factor)}x the quota`;
-  return `quota ${fmtNumber(b.quota)} / ${period}; backstop: refused past ${fmtNumber(rule.rate.requests)} (${factor}, assumed)`;
+  return `quota ${fmtNumber(b.quota)} / ${period}; refused past ${fmtNumber(rule.rate.requests)} (${factor}${b.assumed ? ', an assumed cap' : ', stated cap'})`;
 }
 
 function burstText(rule: MatrixRule): string {
@@ -122,7 +124,7 @@ export function ruleRow(rule: MatrixRule): RuleRow {
     appliesTo: appliesTo(rule),
     identity: rule.identity ?? '',
     plan: rule.plan ?? '',
-    algorithm: algorithmName(rule.algorithm),
+    algorithm: algorithmLabel(rule) ?? algorithmName(rule.algorithm),
     primitive: primitiveName(rule.primitive),
     key: rule.key ?? '',
     rate: ruleRateText(rule),
@@ -155,6 +157,7 @@ export function scopeView(input: RenderInput): Record<string, unknown> {
   const fields = new Set(assumptions.flatMap((a) => a.field.split(', ')));
   /** The value, marked when any of the answers fields behind it was assumed. */
   const mark = (value: string, ...from: string[]): string => (from.some((f) => fields.has(f)) ? `${value} ${ASSUMED}` : value);
+  const usesAddress = fields.has('traffic.clientPeakRps') || fields.has('traffic.clientsPerAddress') || input.design.rules.some((r) => r.inputs?.includes('traffic.clientsPerAddress'));
   const population = [
     t.distinctClients > 0 ? mark(`${fmtNumber(t.distinctClients)} clients`, 'traffic.distinctClients') : '',
     t.distinctTenants > 0 ? mark(`${fmtNumber(t.distinctTenants)} tenants`, 'traffic.distinctTenants') : '',
@@ -187,6 +190,14 @@ export function scopeView(input: RenderInput): Record<string, unknown> {
       answer: mark(t.burstSources.length > 0 ? `${t.burstiness}: ${t.burstSources.join('; ')}` : t.burstiness, 'traffic.burstiness'),
     },
     { what: 'Population', answer: population.join(', ') || NOT_STATED },
+    ...(usesAddress
+      ? [
+          {
+            what: 'Per client address',
+            answer: `${mark(`${fmtNumber(t.clientPeakRps)} req/s per client at its busiest`, 'traffic.clientPeakRps')}, ${mark(`${fmtNumber(t.clientsPerAddress)} clients active behind one address`, 'traffic.clientsPerAddress')}`,
+          },
+        ]
+      : []),
     {
       what: 'Promised limits',
       answer: scope.plans.length > 0 ? scope.plans.map((p) => `${p.name} ${p.rateText}`).join(', ') : mark('none', 'plans'),
@@ -222,17 +233,32 @@ export function scopeView(input: RenderInput): Record<string, unknown> {
       rate: p.rateText,
       burst: `${fmtNumber(p.burst)}${p.assumed?.includes('burst') ? ` ${ASSUMED}` : ''}`,
       quota: p.quota === undefined ? 'none' : fmtNumber(p.quota),
-      exhaustion: `${p.exhaustion}${p.assumed?.includes('exhaustion') ? ` ${ASSUMED}` : ''}`,
+      exhaustion:
+        p.quota === undefined
+          ? 'no quota: nothing to exhaust'
+          : `${p.exhaustion}${p.assumed?.includes('exhaustion') ? ` ${ASSUMED}` : ''}${p.exhaustion !== 'hard' ? `; refused past ${p.overageCap !== undefined ? fmtNumber(p.overageCap) : `${fmtNumber(quotaStop(p.quota, p.exhaustion))} ${ASSUMED}`}` : ''}`,
     })),
-    assumptions: assumptions.map((a) => ({ field: a.field, text: a.text })),
+    assumptions: assumptions.map((a) => ({ field: a.field, text: a.text, ruleIds: a.ruleIds ?? [] })),
   };
 }
 
 export function matrixView(input: RenderInput): Record<string, unknown> {
   const { rules, monitoring } = input.design;
+  const fields = new Set(input.design.assumptions.flatMap((a) => a.field.split(', ')));
   const tiers = [...new Set(rules.map((r) => tierName(r.tier)))];
   const storeRules = rules.filter((r) => r.layer !== 'edge');
+  const failModes = (input.design.failModes ?? []).map((f) => ({
+    endpointClass: f.endpointClass,
+    answered: `fail ${f.answered}${fields.has('failure.byClass') ? ` ${ASSUMED}` : ''}`,
+    effective: f.rules.length === 0 ? 'no store-backed rule' : `fail ${f.effective}`,
+    mismatch: f.rules.length > 0 && f.effective !== f.answered,
+    rules: f.rules.map((r) => `${r.id} (${r.failMode})`).join(', ') || 'none',
+  }));
   return {
+    derivations: rules.map((r) => ({ id: r.id, text: r.derivation ?? (r.source === 'generated' ? 'not stated' : 'stated in a hand-written rule') })),
+    failModes,
+    failModeMismatch: joinAnd(failModes.filter((f) => f.mismatch).map((f) => f.endpointClass)),
+    anyEdge: rules.some((r) => r.layer === 'edge'),
     count: rules.length,
     tiers: joinAnd(tiers),
     hasAnonymous: rules.some((r) => r.identity === 'ip' && r.tier !== 'security'),
@@ -249,6 +275,10 @@ export function matrixView(input: RenderInput): Record<string, unknown> {
       };
     }),
     edgeRules: rules.filter((r) => r.layer === 'edge').map((r) => r.id),
+    splitTwins: rules
+      .filter((r) => r.layer !== 'edge' && r.id.endsWith('-fail-closed'))
+      .filter((r) => rules.some((x) => x.id === `${r.id.slice(0, -'-fail-closed'.length)}-fail-open` && x.key === r.key))
+      .map((r) => r.id),
     totalKeys: fmtNumber(monitoring.store.estimatedKeys),
     totalBytes: fmtBytes(monitoring.store.estimatedBytes),
     totalBytesExact: fmtNumber(monitoring.store.estimatedBytes),
@@ -270,7 +300,7 @@ export function algorithmsView(input: RenderInput): Record<string, unknown> {
   return {
     decisions: input.design.algorithms.map((d) => ({
       limitClass: tierName(d.limitClass),
-      algorithm: algorithmName(d.algorithm),
+      algorithm: d.label ?? algorithmName(d.algorithm),
       ruleIds: d.ruleIds,
       why: d.why,
       tradeoff: d.tradeoff,
@@ -408,8 +438,33 @@ function exampleView(
   };
 }
 
+/**
+ * The 429 the generated nginx configuration returns for its edge rules, as nginx-server.conf
+ * writes it (the same body, Retry-After and headers), when nginx enforces any rule.
+ */
+function nginxEdgeExample(design: Design): { rules: string[]; response: string } | undefined {
+  if (design.scope.gateway !== 'nginx') return undefined;
+  const rules = edgeRules(design).filter((r) => r.key !== 'unsupported');
+  if (rules.length === 0) return undefined;
+  const retryAfter = edgeRetryAfter(rules);
+  return {
+    rules: rules.map((r) => r.id),
+    response: [
+      'HTTP/1.1 429 Too Many Requests',
+      'Content-Type: application/problem+json',
+      `Retry-After: ${retryAfter}`,
+      'Cache-Control: no-store',
+      '',
+      JSON.stringify(edgeProblemBody(design, rules, retryAfter), null, 2),
+    ].join('\n'),
+  };
+}
+
 export function contractView(input: RenderInput): Record<string, unknown> {
   const c = input.design.contract;
+  const edgeExample = nginxEdgeExample(input.design);
+  // no client-facing rule in the middleware: every refusal a client sees is the gateway's
+  const middlewareAnswers = input.design.rules.some((r) => r.layer === 'middleware' && r.headers !== 'none');
   const closed = input.design.rules.filter((r) => r.failMode === 'closed' && r.headers !== 'none').map((r) => r.id);
   return {
     convention: conventionName(c.convention),
@@ -425,6 +480,8 @@ export function contractView(input: RenderInput): Record<string, unknown> {
     edgeRuleIds: c.edgeRuleIds ?? [],
     edgeOnlyEndpoints: c.edgeOnlyEndpoints ?? [],
     rateLimitedBody: JSON.stringify(c.rateLimitedBody, null, 2),
+    edgeExample,
+    middlewareAnswers,
     rateLimitedExample: exampleView(c.rateLimitedExample, c.rateLimitedBody),
     quotaExceededBody: c.quotaExceededBody ? JSON.stringify(c.quotaExceededBody, null, 2) : '',
     quotaExceededExample: exampleView(c.quotaExceededExample, c.quotaExceededBody),
@@ -506,6 +563,8 @@ export function monitoringView(input: RenderInput): Record<string, unknown> {
       // the rules bounded by the ceiling's traffic share it: the total is then less than the rows' sum
       shared: m.store.sharedCeiling !== undefined,
       recommendation: m.store.recommendation,
+      // a store the answers name but no rule uses: nothing to size or configure
+      unused: m.store.estimatedKeys === 0 && m.store.config === undefined && input.design.scope.store !== 'none',
       memoryText: m.store.memoryText,
       persistence: m.store.persistence?.text,
       config: m.store.config ?? `# redis.conf of the limiter's dedicated store\nmaxmemory-policy ${m.store.maxmemoryPolicy}\n`,
@@ -522,7 +581,29 @@ export function rolloutView(input: RenderInput): Record<string, unknown> {
     startsInShadow: r.startsInShadow,
     shadowDays: fmtNumber(r.shadowDays),
     steps: [...r.steps].sort((a, b) => a.order - b.order),
-    killSwitches: r.killSwitches,
+    killSwitches: r.killSwitches.map((k) => ({
+      ...k,
+      // an edge rule has no runtime flag: its switch is the gateway configuration
+      flag: input.design.rules.find((x) => x.id === k.ruleId)?.layer === 'edge' ? '' : k.flag,
+      how: k.how ?? '',
+    })),
+    migration: input.design.migration
+      ? {
+          items: input.design.migration.items.map((i) => ({
+            existing: i.existing,
+            route: i.endpoint ? `${i.endpoint.method} ${i.endpoint.route} (${i.endpoint.name})` : `${i.covers}: no endpoint of the design`,
+            keyedOn: i.keyedOn,
+            limitText: i.limitText,
+            oldWithin: fmtNumber(i.oldWithinWindow),
+            newWithin: i.newWithinWindow === undefined ? 'none' : fmtNumber(i.newWithinWindow),
+            replacements: i.replacements.length > 0 ? i.replacements.map((x) => `${x.ruleId}: ${x.limitText} (${fmtNumber(x.withinWindow)})`).join('; ') : 'none',
+            verdict: i.verdict === 'kept' ? 'kept (taken over)' : i.verdict === 'uncovered' ? 'WARNING: not replaced' : i.verdict === 'same' ? 'same' : `WARNING: ${i.verdict}`,
+            note: i.note,
+          })),
+          nginxConflicts: input.design.migration.nginxConflicts,
+          shadowedLocations: input.design.migration.shadowedLocations,
+        }
+      : undefined,
     missingKillSwitch: input.design.rules.filter((rule) => !r.killSwitches.some((k) => k.ruleId === rule.id)).map((x) => x.id),
   };
 }
@@ -577,7 +658,7 @@ export function sectionSummary(id: string, design: Design, input: RenderInput): 
     case 'monitoring':
       return `${d.monitoring.metrics.length} metrics, ${d.monitoring.alerts.length} alerts and the store configuration.`;
     case 'rollout':
-      return `Shadow mode for ${fmtNumber(d.rollout.shadowDays)} days, allowlist pass, enforcement order and kill switches.`;
+      return `Shadow mode for ${fmtNumber(d.rollout.shadowDays)} days, allowlist pass, enforcement order and kill switches${d.migration ? ', and the migration from the limiters already in place' : ''}.`;
     case 'scenarios':
       return `${d.scenarios.filter((s) => s.applicable).length} test scenarios tied to the rules they exercise${d.scenarios.some((s) => s.result) ? ', with results' : ''}.`;
     case 'constraints': {

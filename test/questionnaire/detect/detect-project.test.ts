@@ -74,6 +74,7 @@ describe('detectProject', () => {
     expect(result.byField['stack.store']).toMatchObject({ value: 'redis', source: 'package.json' });
     expect(factsToAnswers(result.facts)).toEqual({
       stack: { framework: 'koa', language: 'JavaScript', gateway: 'kong', store: 'redis' },
+      existing: { limiters: [{ kind: 'kong:rate-limiting', source: 'kong.yaml', keyedOn: 'api-key', limit: 5, windowSeconds: 60 }] }, // Kong counts per consumer unless limit_by says otherwise
     });
   });
 
@@ -138,11 +139,26 @@ describe('factsToAnswers', () => {
 
   test('what each fixture answers', async () => {
     const answers = async (name: string): Promise<unknown> => factsToAnswers((await detectProject(fixture(name))).facts);
-    expect(await answers('express-ioredis')).toEqual({ stack: { framework: 'express', language: 'JavaScript', store: 'redis' } });
-    expect(await answers('nginx-only')).toEqual({ stack: { gateway: 'nginx', trustedProxies: ['10.0.0.0/8'] } });
-    expect(await answers('envoy')).toEqual({ stack: { gateway: 'envoy' } });
-    expect(await answers('kong')).toEqual({
-      stack: { gateway: 'kong', store: 'redis', trustedProxies: ['10.0.0.0/8', '192.168.0.0/16'] },
+    const stackOf = async (name: string): Promise<unknown> => ((await answers(name)) as { stack?: unknown }).stack;
+    expect(await stackOf('express-ioredis')).toEqual({ framework: 'express', language: 'JavaScript', store: 'redis' });
+    expect(await stackOf('nginx-only')).toEqual({ gateway: 'nginx', trustedProxies: ['10.0.0.0/8'] });
+    expect(await stackOf('envoy')).toEqual({ gateway: 'envoy' });
+    expect(await stackOf('kong')).toEqual({ gateway: 'kong', store: 'redis', trustedProxies: ['10.0.0.0/8', '192.168.0.0/16'] });
+    // limiters already in place become answers: where each applies, what it counts per, its numbers
+    expect(((await answers('express-ioredis')) as { existing: unknown }).existing).toEqual({
+      limiters: [
+        { kind: 'express-rate-limit', name: 'limiter', source: 'src/app.js:12', keyedOn: 'ip', limit: 100, windowSeconds: 60 },
+        { kind: 'express-rate-limit', name: 'loginLimiter', source: 'src/app.js:16', method: 'POST', path: '/login', match: 'exact', keyedOn: 'other', limit: 5, windowSeconds: 900 },
+      ],
+    });
+    expect(((await answers('nginx-only')) as { existing: unknown }).existing).toEqual({
+      limiters: [{ kind: 'nginx', name: 'api', source: 'nginx.conf:25', path: '/api/', match: 'prefix', location: true, keyedOn: 'ip', limit: 10, windowSeconds: 1, burst: 20 }],
+      nginx: [
+        { name: 'limit_req_status', value: '429', context: 'http', source: 'nginx.conf:10' },
+        { name: 'set_real_ip_from', value: '10.0.0.0/8', context: 'http', source: 'nginx.conf:12' },
+        { name: 'real_ip_header', value: 'X-Forwarded-For', context: 'http', source: 'nginx.conf:13' },
+        { name: 'real_ip_recursive', value: 'on', context: 'http', source: 'nginx.conf:14' },
+      ],
     });
     expect(await answers('empty')).toEqual({});
     expect(await answers('malformed')).toEqual({ stack: { gateway: 'nginx' } });

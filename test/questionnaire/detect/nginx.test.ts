@@ -30,6 +30,10 @@ describe('nginx detector', () => {
           'limit_req_zone $binary_remote_addr zone=api:10m rate=10r/s; limit_req zone=api burst=20 nodelay in location /api/ = 10 per second, burst 20',
       },
       { field: 'stack.trustedProxies', value: ['10.0.0.0/8'], source: 'nginx.conf', detail: 'set_real_ip_from 10.0.0.0/8' },
+      { field: 'nginxSetting', value: { name: 'limit_req_status', value: '429', context: 'http', line: 10 }, source: 'nginx.conf', detail: 'limit_req_status 429 in http at line 10' },
+      { field: 'nginxSetting', value: { name: 'set_real_ip_from', value: '10.0.0.0/8', context: 'http', line: 12 }, source: 'nginx.conf', detail: 'set_real_ip_from 10.0.0.0/8 in http at line 12' },
+      { field: 'nginxSetting', value: { name: 'real_ip_header', value: 'X-Forwarded-For', context: 'http', line: 13 }, source: 'nginx.conf', detail: 'real_ip_header X-Forwarded-For in http at line 13' },
+      { field: 'nginxSetting', value: { name: 'real_ip_recursive', value: 'on', context: 'http', line: 14 }, source: 'nginx.conf', detail: 'real_ip_recursive on in http at line 14' },
       {
         field: 'realIpHeader',
         value: 'X-Forwarded-For',

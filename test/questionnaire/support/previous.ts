@@ -2,7 +2,8 @@
  * A previous answers file as a person would keep it: written by hand (its own layout and
  * `$schema`), every question answered, and fields no question asks about (hand-written
  * rules, headers, rollout, traffic headroom and burst sources, plan bursts, a provider's
- * safety fraction, an endpoint's cost, the project description, the billing source).
+ * safety fraction, an endpoint's cost, the project description, the billing source), and the
+ * limiters already in place as an earlier init found them.
  */
 export const PREVIOUS_TEXT = `{
   "$schema": "./node_modules/rl-design/schemas/answers.schema.json",
@@ -35,7 +36,8 @@ export const PREVIOUS_TEXT = `{
   ],
   "headers": { "convention": "ietf-trio", "docsUrl": "https://developer.acme.example/docs/rate-limits" },
   "rollout": { "shadowDays": 14 },
-  "rules": [{ "id": "export-per-tenant-night", "endpointClass": "export", "identity": "tenant", "algorithm": "fixed-window", "rate": { "requests": 100, "per": "hour" } }]
+  "rules": [{ "id": "export-per-tenant-night", "endpointClass": "export", "identity": "tenant", "algorithm": "fixed-window", "rate": { "requests": 100, "per": "hour" } }],
+  "existing": { "limiters": [{ "kind": "express-rate-limit", "name": "loginLimiter", "source": "src/app.js:16", "method": "POST", "path": "/v1/auth/login", "match": "exact", "keyedOn": "ip", "limit": 5, "windowSeconds": 60 }] }
 }
 `;
 
