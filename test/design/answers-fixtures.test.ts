@@ -168,9 +168,10 @@ describe('rolling 30-day quotas with soft overage, and a plan without a quota', 
   const { design, md } = fixture('rolling-soft-overage');
 
   it('labels the rolling quota as what it is in the matrix and the algorithms, and describes it the same way in the quota section', () => {
-    const matrix = rows(md, 'Rule', 'Tier', 'Applies to');
+    // the algorithm in each rule's details under the matrix
     for (const id of ['quota-growth', 'quota-scale']) {
-      expect(matrix.find((r) => r[0]?.replace(/`/g, '') === id)?.[4]).toBe('rolling window of daily counters');
+      const details = md.slice(md.indexOf(`#### Rule \`${id}\``));
+      expect(details.slice(0, details.indexOf('\n- **Tier:**') + 200)).toContain('**Algorithm:** rolling window of daily counters.');
     }
     expect(design.algorithms.find((a) => a.limitClass === 'quota')?.label).toBe('rolling window of daily counters');
     expect(md).toContain('A rolling 30-day window: usage is counted in one bucket per day (UTC)');

@@ -13,7 +13,7 @@
 //   - auth-signup-per-identity (security, sliding-window-log, 3 per 1 h, fail closed, headers silent): signup attempts per e-mail address
 //   - auth-signup-per-ip (security, sliding-window-log, 20 per 1 h, fail closed, headers silent): signup attempts per client IP
 //   - fairness-per-user (fairness, gcra, 50 per 1 s, burst 250, fail open, headers full): Per-user fairness
-//   - anonymous-per-ip (fairness, gcra, 100 per 1 s, burst 500, fail open, headers full): Anonymous traffic per client IP
+//   - anonymous-per-ip (fairness, gcra, 50 per 1 s, burst 250, fail open, headers full): Anonymous traffic per client IP
 import type { DesignData } from './types.js';
 
 export const DESIGN: DesignData = {
@@ -378,9 +378,9 @@ export const DESIGN: DesignData = {
       store: "redis",
       key: "{ip:\u003cclient-ip\u003e}:anon",
       routes: [7],
-      limit: 100,
+      limit: 50,
       periodSeconds: 1,
-      burst: 500,
+      burst: 250,
       costDefault: 1,
       costByEndpoint: [],
       failMode: "open",
