@@ -22,7 +22,15 @@ const UNIT_FILES = [
   'verify/units.test.ts',
 ];
 /** In the unit folders, but not pure (a Java process; the built CLI and a worker) or slow (whole documents). */
-const NOT_UNIT = ['render/vnu.test.ts', 'render/diagram-job.test.ts', 'render/html.test.ts', 'render/markdownlint.test.ts'];
+const NOT_UNIT = [
+  'render/vnu.test.ts',
+  'render/diagram-job.test.ts',
+  'render/html.test.ts',
+  'render/markdownlint.test.ts',
+  // a real nginx -t, and the built CLI reading /dev/urandom
+  'questionnaire/existing-limiters.test.ts',
+  'answers/input-limits.test.ts',
+];
 
 const testFiles = readdirSync(fileURLToPath(new URL('./test', import.meta.url)), { recursive: true, encoding: 'utf8' })
   .map((f) => f.split('\\').join('/'))

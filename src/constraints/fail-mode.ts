@@ -34,6 +34,9 @@ export default defineConstraint({
       }
     }
 
+    // a design whose every rule keeps its counters in the gateway or the process has no store to fail
+    const storeBacked = rulesOf(design).some((r) => r.primitive !== 'gateway-native' && r.primitive !== 'in-process');
+    if (!storeBacked) return;
     const metrics = objects(design?.monitoring?.metrics);
     const alerts = objects(design?.monitoring?.alerts);
     const mentions = (text: unknown, signal: string) => typeof text === 'string' && text.includes(signal);

@@ -299,11 +299,13 @@ export function buildMonitoring(scope: Scope, rules: MatrixRule[]): Monitoring {
       why: 'The bucket and the provider disagree about the limit; repeated 429s risk a ban.',
     });
   }
-  const metrics = METRICS.map((m): MetricSpec => {
-    const by: MetricSource[] = [...(m.emittedBy ?? MW)];
+  // the middleware exports its metrics only where it runs: a design with no middleware rule ships none
+  const hasMiddleware = rules.some((r) => r.layer === 'middleware');
+  const metrics = METRICS.flatMap((m): MetricSpec[] => {
+    const by: MetricSource[] = [...(m.emittedBy ?? MW)].filter((s) => hasMiddleware || s !== 'middleware');
     if (hasOutbound && (m.name === 'ratelimit_throttled_total' || m.name === 'ratelimit_store_failures_total')) by.push('outbound-client');
     if (edge?.countedBy === 'nginx-log' && m.name === 'ratelimit_throttled_total') by.push('nginx-log');
-    return { ...m, emittedBy: by };
+    return by.length > 0 ? [{ ...m, emittedBy: by }] : [];
   });
   const storeName = STORE_NAME[scope.store] ?? scope.store;
   const cluster = scope.store === 'redis-cluster';

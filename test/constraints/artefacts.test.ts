@@ -3,12 +3,15 @@
  * header convention, the generated files pass every check. (Each check broken in one file, the
  * constraint failing and naming it: in the constraint's own test file.)
  */
+import { readFileSync } from 'node:fs';
+import path from 'node:path';
 import { describe, expect, it } from 'vitest';
+import type { AnswersInput } from '../../src/answers/schema.js';
 import { generateCode, type CodeFile } from '../../src/codegen/index.js';
 import { alertMetrics, metricsOf, shippedDesign, shippedProviders } from '../../src/constraints/artefacts.js';
 import { checkDesign, formatFinding } from '../../src/constraints/index.js';
 import type { Design } from '../../src/design/model.js';
-import { exampleDesign, exampleNames } from '../helpers/examples.js';
+import { exampleDesign, exampleNames, ROOT } from '../helpers/examples.js';
 import { designFrom } from '../middleware/harness.js';
 import { MAIN, PLANS } from '../middleware/designs.js';
 
@@ -39,6 +42,20 @@ describe('the generated files pass every check', () => {
   it.each(Object.keys(variants))('%s', (name) => {
     const design = variants[name] as Design;
     expect(failures(design, generateCode(design))).toEqual([]);
+  });
+});
+
+describe('a design whose every rule runs at the edge', () => {
+  const answers = JSON.parse(readFileSync(path.join(ROOT, 'test/design/fixtures/anonymous-cgnat.answers.json'), 'utf8')) as AnswersInput;
+  const design = designFrom(answers);
+  const files = generateCode(design);
+
+  it('ships no middleware, promises no application headers, alerts only on what the edge exports, and passes', () => {
+    expect(design.rules.every((r) => r.layer === 'edge')).toBe(true);
+    expect(files.filter((f) => f.path.startsWith('middleware/'))).toEqual([]);
+    expect(files.find((f) => f.path === 'gateway/nginx-server.conf')?.content).toContain('no rule of this design runs in the application');
+    expect(design.monitoring.metrics.some((m) => (m.emittedBy ?? []).includes('middleware'))).toBe(false);
+    expect(failures(design, files)).toEqual([]);
   });
 });
 

@@ -9,6 +9,13 @@ runConstraintTests(failMode, {
   valid: [
     { name: 'the reference design', design },
     {
+      name: 'every rule in the gateway: no store to fail, so no store alerts are needed',
+      design: mutate(design, (d) => {
+        for (const r of d.rules) r.primitive = 'gateway-native';
+        d.monitoring.alerts = d.monitoring.alerts.filter((a) => !/store_failures|fail_open/.test(`${a.metric ?? ''} ${a.expr ?? ''}`));
+      }),
+    },
+    {
       name: "the seed's dotted metric names, alerts found through their expressions",
       design: mutate(design, (d) => {
         d.monitoring.metrics = [

@@ -253,7 +253,9 @@ export function nginxServerConf(design: Design): string {
     '',
     `# Every 429 carries Retry-After (${retryAfter} s: one emission interval of the slowest edge rule) and a`,
     '# problem+json body. Clients should add random jitter before retrying. nginx exposes no remaining',
-    '# count, so rate-limit headers on normal responses come from the application middleware.',
+    design.rules.some((r) => r.layer === 'middleware')
+      ? '# count, so rate-limit headers on normal responses come from the application middleware.'
+      : '# count, and no rule of this design runs in the application: normal responses carry no rate-limit headers.',
     `error_page 429 ${LOCATION_429};`,
     `location ${LOCATION_429} {`,
     '    default_type application/problem+json;',

@@ -231,7 +231,12 @@ export function generateFastifyMiddleware(design: Design): CodeFile[] {
   return generateMiddlewareFor(design, 'fastify');
 }
 
-/** The middleware files for the design's framework. */
+/**
+ * The middleware files for the design's framework; none when no rule of the design runs in the
+ * application (every rule at the edge or in the outbound client): no code promises what it
+ * does not do.
+ */
 export function generateMiddleware(design: Design): CodeFile[] {
+  if (compileDesign(design).rules.length === 0) return [];
   return generateMiddlewareFor(design, design.scope.framework);
 }
