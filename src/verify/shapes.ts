@@ -235,7 +235,9 @@ function fixedShape(rule: MatrixRule, design: Design, nowMs: number): Shape {
       maxTtlMs: windowMs,
       recoverMs: windowMs,
       params: `${fmtNum(limit)} per rolling ${reset.days} days (daily buckets)`,
-      period: { id: 'rolling', endMs: nowMs + windowMs, description: `rolling ${reset.days} days` },
+      // what is used today leaves the window with today's bucket: at the start of the UTC day
+      // window/bucket days from today's (fixed-window.lua counts usage per whole bucket)
+      period: { id: 'rolling', endMs: (Math.floor(nowMs / DAY_MS) * DAY_MS) + windowMs, description: `rolling ${reset.days} days (today's daily bucket leaves the window)` },
     };
   }
   let period: { id: string; endMs: number; description: string };

@@ -266,6 +266,20 @@ describe.each<Framework>(['express', 'fastify'])('%s middleware', (fw) => {
     expect(keys.join(' ')).not.toMatch(/alice/i);
   });
 
+  it('dual-key auth: an account name sent as an array or a number meets the same username row, never skips it', async () => {
+    const s = await start(fw, 'main');
+    const shapes: unknown[] = [['victim@x'], 'victim@x', ['victim@x'], ['victim@x']];
+    const statuses = [];
+    for (const [i, username] of shapes.entries()) {
+      // a new address each time: only the username row can stop them
+      statuses.push((await hit(s.url, 'POST', '/v1/login', { 'x-forwarded-for': `203.0.113.${40 + i}` }, { username })).status);
+    }
+    expect(statuses).toEqual([200, 200, 200, 429]);
+    const numbers = [];
+    for (let i = 0; i < 4; i++) numbers.push((await hit(s.url, 'POST', '/v1/login', { 'x-forwarded-for': `203.0.113.${60 + i}` }, { username: i % 2 ? '42' : 42 })).status);
+    expect(numbers).toEqual([200, 200, 200, 429]);
+  });
+
   it('dual-key auth: one IP against many usernames is stopped by the IP row', async () => {
     const s = await start(fw, 'main');
     const statuses = [];

@@ -132,22 +132,34 @@ function usernameFromBody(input: { readonly body?: unknown; readonly req: unknow
   const body = input.body !== undefined ? input.body : req !== null && typeof req === 'object' ? (req as { body?: unknown }).body : undefined;
   if (body === null || typeof body !== 'object') return undefined;
   for (const field of USERNAME_FIELDS) {
-    const value = (body as Record<string, unknown>)[field];
-    if (typeof value === 'string' && value.length > 0) return value;
+    const value = textOf((body as Record<string, unknown>)[field]);
+    if (value !== undefined) return value;
   }
   return undefined;
+}
+
+/**
+ * An identity value as text, whatever shape the request gave it: a field sent as
+ * ["victim@x"] or 42 is the text an application's String() would see ("victim@x", "42"), so it
+ * meets the same bucket as the plain string and never skips its rule; an object is one shared
+ * text. Empty and absent values are no identity.
+ */
+function textOf(value: unknown): string | undefined {
+  if (value === undefined || value === null) return undefined;
+  const text = typeof value === 'string' ? value : typeof value === 'object' && !Array.isArray(value) ? '[object]' : String(value);
+  return text.length > 0 ? text : undefined;
 }
 
 function identityValue(kind: IdentityKind, identity: RequestIdentity): string | undefined {
   switch (kind) {
     case 'api-key':
-      return identity.apiKey || undefined;
+      return textOf(identity.apiKey);
     case 'user':
-      return identity.userId || undefined;
+      return textOf(identity.userId);
     case 'tenant':
-      return identity.tenantId || undefined;
+      return textOf(identity.tenantId);
     case 'session':
-      return identity.sessionId || undefined;
+      return textOf(identity.sessionId);
     default:
       return undefined;
   }
@@ -309,18 +321,22 @@ export function createLimiter<TReq>(design: DesignData, options: LimiterOptions<
       case 'ip':
         value = ipOf(request);
         break;
-      case 'username':
-        if (identity.username) value = usernameKey(identity.username);
-        else if (identity.userId) {
+      case 'username': {
+        const username = textOf(identity.username);
+        const userId = textOf(identity.userId);
+        const sessionId = textOf(identity.sessionId);
+        if (username !== undefined) value = usernameKey(username);
+        else if (userId !== undefined) {
           // no account name in the request (an MFA or reset-confirm step): the account the
           // session already belongs to, from identify()
           label = IDENTITY_LABEL.user;
-          value = usernameKey(identity.userId);
-        } else if (identity.sessionId) {
+          value = usernameKey(userId);
+        } else if (sessionId !== undefined) {
           label = IDENTITY_LABEL.session;
-          value = usernameKey(identity.sessionId);
+          value = usernameKey(sessionId);
         } else return null;
         break;
+      }
       default: {
         const own = identityValue(spec.identity, identity);
         if (own !== undefined) {
@@ -718,7 +734,7 @@ export function createLimiter<TReq>(design: DesignData, options: LimiterOptions<
   /** The steps of a request (each rule's key; dual-key auth rows joined), then their evaluation. */
   function evaluate(input: LimiterInput<TReq>, applicable: Applicable, modes: readonly RuleMode[], given: RequestIdentity): Promise<Decision> {
     let identity = given;
-    if (applicable.needsUsername && !identity.username) {
+    if (applicable.needsUsername && textOf(identity.username) === undefined) {
       identity = { ...identity, username: usernameFromBody(input) };
     }
     const plan = identity.plan ?? defaultPlan;
