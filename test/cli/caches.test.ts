@@ -96,6 +96,9 @@ describe('the drawn-diagram cache', () => {
   function cliWithoutEngine(): string {
     const pkg = tempDir('rl-design-no-engine-');
     for (const f of ['package.json', 'lua', 'templates', 'examples', 'schemas']) symlinkSync(path.join(ROOT, f), path.join(pkg, f));
+    // the shipped runtime, which generation copies (the package's files list has it)
+    mkdirSync(path.join(pkg, 'src'));
+    symlinkSync(path.join(ROOT, 'src', 'runtime'), path.join(pkg, 'src', 'runtime'));
     const bin = path.join(pkg, 'dist', 'bin');
     mkdirSync(bin, { recursive: true });
     for (const f of ['rl-design.js', 'cli.cjs']) copyFileSync(path.join(ROOT, 'dist', 'bin', f), path.join(bin, f));
