@@ -260,20 +260,23 @@ export async function runVerify(ctx: CommandContext, opts: VerifyOptions, io: Ve
 
   const rel = (p: string): string => displayPath(ctx.cwd, p);
   const written: string[] = [];
+  let unchanged = 0;
   if (opts.write) {
     const answersText = await readTextFile(file, 'answersNotFound');
     const { planned: doc } = await planOutputs(ctx, applyResults(design, resultsOf(report)), { answersFile: file });
     const sidecar = sidecarPath(file);
     const planned: PlannedFile[] = [{ path: sidecar, content: sidecarText(report, file, answersText), root: path.dirname(sidecar), anchor: path.dirname(sidecar) }, ...doc];
-    await writeOutputs(planned, { force: opts.force ?? false, display: rel });
-    written.push(...planned.map((p) => rel(p.path)));
+    const result = await writeOutputs(planned, { force: opts.force ?? false, display: rel });
+    written.push(...result.written.map((p) => rel(p)));
+    unchanged = result.unchanged.length;
   }
   if (opts.json) {
-    ctx.stdout(`${JSON.stringify({ ...report, ...(opts.write ? { written } : {}) }, null, 2)}\n`);
+    ctx.stdout(`${JSON.stringify({ ...report, ...(opts.write ? { written, unchanged } : {}) }, null, 2)}\n`);
   } else {
     ctx.stdout(formatReport(report));
     ctx.stdout(`Took ${seconds} s.\n`);
     for (const w of written) ctx.stdout(`  wrote ${w}\n`);
+    if (opts.write && unchanged > 0) ctx.stdout(`  ${unchanged} other file(s) unchanged\n`);
   }
   return report.passed ? 0 : 1;
 }

@@ -24,6 +24,8 @@ export function formatReport(report: VerifyReport): string {
   for (const c of report.checks) out.push(`  ${LEVEL[c.level]}  ${pad(c.id, idWidth)}  ${c.message}`);
 
   const titleWidth = Math.max(...Object.values(SCENARIO_TITLES).map((t) => t.length));
+  // a skip reason is said once, in full, under the first rule it concerns
+  const skipSaid = new Map<string, string>();
   for (const rule of report.rules) {
     out.push('');
     const facts = [rule.algorithm, rule.layer, rule.failMode ? `fail ${rule.failMode}` : undefined].filter(Boolean).join(', ');
@@ -38,7 +40,12 @@ export function formatReport(report: VerifyReport): string {
     for (const r of rows) {
       const title = SCENARIO_TITLES[r.scenario];
       const lat = r.latency ? `${pad(ms(r.latency.p50Ms), 7)} ${pad(ms(r.latency.p99Ms), 7)}` : `${pad('-', 7)} ${pad('-', 7)}`;
-      const measured = r.status === 'skipped' ? r.detail : r.measured;
+      let measured = r.status === 'skipped' ? r.detail : r.measured;
+      if (r.status === 'skipped' && measured !== undefined) {
+        const first = skipSaid.get(measured);
+        if (first === undefined) skipSaid.set(measured, rule.ruleId);
+        else measured = `as for ${first}`;
+      }
       out.push(`  ${STATUS[r.status]}  ${pad(title, titleWidth)}  ${lat}  ${measured}${r.ruleIds.length > 1 ? `  [with ${r.ruleIds.slice(1).join(', ')}]` : ''}`);
       if (r.status === 'failed') {
         const indent = ' '.repeat(8 + titleWidth);
