@@ -37,8 +37,7 @@ const testFiles = readdirSync(fileURLToPath(new URL('./test', import.meta.url)),
   .filter((f) => f.endsWith('.test.ts') && !f.startsWith('fixtures/'))
   .sort();
 const isBrowser = (f: string): boolean => f.startsWith('browser/');
-const isUnit = (f: string): boolean =>
-  !NOT_UNIT.includes(f) && (UNIT_FILES.includes(f) || UNIT_FOLDERS.some((d) => f.startsWith(`${d}/`)));
+const isUnit = (f: string): boolean => !NOT_UNIT.includes(f) && (UNIT_FILES.includes(f) || UNIT_FOLDERS.some((d) => f.startsWith(`${d}/`)));
 const under = (files: string[]): string[] => files.map((f) => `test/${f}`);
 
 export default defineConfig({
@@ -51,7 +50,10 @@ export default defineConfig({
       // tier's time (importing the sources once, not once per file); these suites keep no state
       { extends: true, test: { name: 'unit', include: [...under(testFiles.filter(isUnit)), 'src/**/*.test.ts'], isolate: false } },
       { extends: true, test: { name: 'integration', include: under(testFiles.filter((f) => !isUnit(f) && !isBrowser(f))) } },
-      { extends: true, test: { name: 'browser', include: under(testFiles.filter(isBrowser)), fileParallelism: false, sequence: { groupOrder: 1 } } },
+      {
+        extends: true,
+        test: { name: 'browser', include: under(testFiles.filter(isBrowser)), fileParallelism: false, sequence: { groupOrder: 1 } },
+      },
     ],
   },
 });

@@ -113,7 +113,10 @@ const cjs = (name, entry, plugins, define = {}) =>
 // The engine first: the CLI learns its content hash, the key of the drawn-diagram cache
 // (src/render/diagrams/svg-cache.ts).
 builds.push(await cjs('diagram-engine', 'src/render/diagrams/beautiful.ts', []));
-const engineHash = createHash('sha256').update(readFileSync(path.join(outdir, 'diagram-engine.cjs'))).digest('hex').slice(0, 16);
+const engineHash = createHash('sha256')
+  .update(readFileSync(path.join(outdir, 'diagram-engine.cjs')))
+  .digest('hex')
+  .slice(0, 16);
 const engineDefine = { __RL_DIAGRAM_ENGINE_HASH__: JSON.stringify(engineHash) };
 builds.push(await cjs('cli', 'src/cli.ts', [precompiledTemplates, engineOutside], engineDefine));
 // beautiful-job.ts spawns it as ./beautiful-worker.cjs beside itself (so all share one folder)

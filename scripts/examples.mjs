@@ -18,8 +18,12 @@ for (const name of names) {
     ['html', path.join(out, 'html')],
   ]) {
     const code = format === 'markdown' ? ['--code-dir', path.join(out, 'code')] : [];
-    execFileSync(process.execPath, [cli, 'generate', '--example', name, '--format', format, '--out', `${dir}/`, ...code, '--date', '2026-12-02'], {
-      stdio: 'inherit',
-    });
+    execFileSync(
+      process.execPath,
+      [cli, 'generate', '--example', name, '--format', format, '--out', `${dir}/`, ...code, '--date', '2026-12-02'],
+      {
+        stdio: 'inherit',
+      },
+    );
   }
 }

@@ -15,7 +15,22 @@ const work = mkdtempSync(path.join(tmpdir(), 'rl-design-screenshots-'));
 const cli = path.join(root, 'dist', 'bin', 'rl-design.js');
 execFileSync(
   process.execPath,
-  [cli, 'generate', '--example', 'saas-platform', '--format', 'html', '--layout', 'folder', '--out', `${path.join(work, 'docs')}/`, '--code-dir', path.join(work, 'ratelimit'), '--date', '2026-12-02'],
+  [
+    cli,
+    'generate',
+    '--example',
+    'saas-platform',
+    '--format',
+    'html',
+    '--layout',
+    'folder',
+    '--out',
+    `${path.join(work, 'docs')}/`,
+    '--code-dir',
+    path.join(work, 'ratelimit'),
+    '--date',
+    '2026-12-02',
+  ],
   { stdio: 'ignore' },
 );
 

@@ -69,9 +69,20 @@ answersOptions(
     .description('Write the design document from an answers file.')
     .addOption(new Option('-f, --format <format>', 'document format: html or markdown (default: from answers, else html)'))
     .addOption(new Option('-l, --layout <layout>', 'auto, single or folder (default: from answers, else auto)'))
-    .option('-o, --out <path>', 'document path (.html or .md file: without --format, its extension picks the format) or folder (default: from answers, else docs/rate-limit-design)')
-    .option('-c, --code-dir <dir>', 'also write the enforcement code (Lua, middleware, gateway and alert config) as source files here (default: from answers)')
-    .addOption(new Option('--diagrams <renderer>', 'HTML diagrams: beautiful-mermaid (built in, default) or mermaid-cli (uses @mermaid-js/mermaid-cli if installed)'))
+    .option(
+      '-o, --out <path>',
+      'document path (.html or .md file: without --format, its extension picks the format) or folder (default: from answers, else docs/rate-limit-design)',
+    )
+    .option(
+      '-c, --code-dir <dir>',
+      'also write the enforcement code (Lua, middleware, gateway and alert config) as source files here (default: from answers)',
+    )
+    .addOption(
+      new Option(
+        '--diagrams <renderer>',
+        'HTML diagrams: beautiful-mermaid (built in, default) or mermaid-cli (uses @mermaid-js/mermaid-cli if installed)',
+      ),
+    )
     .option('--date <YYYY-MM-DD>', 'generation date shown in the document (default: SOURCE_DATE_EPOCH or today)')
     .option('--force', 'overwrite files that were edited since rl-design wrote them')
     .option('--dry-run', 'list the files that would be written, write nothing'),
@@ -94,9 +105,12 @@ answersOptions(
   program
     .command('verify')
     .description(
-      'Run the design\'s test scenarios against a real Redis with the generated Lua scripts (exit 1 on a failure, 2 on bad input or no usable Redis).',
+      "Run the design's test scenarios against a real Redis with the generated Lua scripts (exit 1 on a failure, 2 on bad input or no usable Redis).",
     )
-    .option('--redis <url>', 'use this Redis (redis://[user:password@]host:port[/db]); default: start redis-server from PATH on a free loopback port')
+    .option(
+      '--redis <url>',
+      'use this Redis (redis://[user:password@]host:port[/db]); default: start redis-server from PATH on a free loopback port',
+    )
     .option('--json', 'machine-readable output')
     .option('--write', 'record the results beside the answers file (<answers>.verify.json) and regenerate the document with them')
     .option('--force', 'with --write: overwrite files that were edited since rl-design wrote them')

@@ -11,8 +11,7 @@ export const MESSAGES = {
   deadLink: 'Refusing to write: the rendered document has a dead link: {{detail}}',
   editedFile:
     'Refusing to overwrite {{file}}: it was changed since rl-design wrote it. Re-run with --force to replace it, or move your edits elsewhere.',
-  foreignFile:
-    'Refusing to overwrite {{file}}: rl-design did not write it. Re-run with --force to replace it, or choose another --out.',
+  foreignFile: 'Refusing to overwrite {{file}}: rl-design did not write it. Re-run with --force to replace it, or choose another --out.',
   outputIsDirectory: 'Cannot write {{file}}: a directory is in the way.',
   symlinkRefused:
     'Refusing to write through {{file}}: it is a symbolic link, and rl-design never follows one where it writes (not even with --force). Remove the link, or choose another --out or --code-dir.',
@@ -42,8 +41,7 @@ export const MESSAGES = {
   redisConnectFailed: 'Cannot connect to Redis at {{address}}: {{reason}}',
   redisReplica:
     'Refusing to verify against {{address}}: it is a replica. Replicas refuse writes and take their data from the primary; pass the primary with --redis.',
-  redisLost:
-    'Lost Redis at {{address}} during the run ({{reason}}): the results are discarded. {{keys}}',
+  redisLost: 'Lost Redis at {{address}} during the run ({{reason}}): the results are discarded. {{keys}}',
   verifyTimedOut: 'verify did not finish within {{seconds}} s against {{address}}: the results are discarded. {{keys}}',
   luaDirInvalid: 'RL_DESIGN_LUA_DIR={{dir}} (a testing hook): {{reason}}',
 } as const;

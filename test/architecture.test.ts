@@ -201,7 +201,7 @@ describe('the import rules of docs/architecture.md', () => {
       "const f = await import('./f.js');",
       "type G = typeof import('./g.js');",
       'import {\n  h,\n  type H,\n} from "./h.js";',
-      "const text = \"import { x } from './not-1.js';\";",
+      'const text = "import { x } from \'./not-1.js\';";',
       "const code = `import { y } from './not-2.js';\\n${\"import('./not-3.js')\"}`;",
       "// import { z } from './not-4.js';",
       "/* export * from './not-5.js' */",

@@ -7,6 +7,9 @@ const file = process.env.RL_BENCH_REPORT;
 if (file) {
   process.on('exit', () => {
     const usage = process.resourceUsage();
-    writeFileSync(file, JSON.stringify({ ms: performance.now(), cpuMs: (usage.userCPUTime + usage.systemCPUTime) / 1000, maxRssKiB: usage.maxRSS }));
+    writeFileSync(
+      file,
+      JSON.stringify({ ms: performance.now(), cpuMs: (usage.userCPUTime + usage.systemCPUTime) / 1000, maxRssKiB: usage.maxRSS }),
+    );
   });
 }

@@ -67,12 +67,12 @@ const median = (xs) => {
 // each time (it compiles and draws everything and writes both caches, as a user's very first
 // run does); "cache off" is RL_DESIGN_CACHE=off.
 const CACHE = {
-  cached: (work, warm) => ({ RL_DESIGN_CACHE_DIR: warm }),
-  'compile cache only': (work, warm) => {
+  cached: (_work, warm) => ({ RL_DESIGN_CACHE_DIR: warm }),
+  'compile cache only': (_work, warm) => {
     rmSync(path.join(warm, 'svg'), { recursive: true, force: true });
     return { RL_DESIGN_CACHE_DIR: warm };
   },
-  'one diagram redrawn': (work, warm) => {
+  'one diagram redrawn': (_work, warm) => {
     // the others stay cached: the design changed in one diagram
     for (const engine of existsSync(path.join(warm, 'svg')) ? readdirSync(path.join(warm, 'svg')) : []) {
       const [first] = readdirSync(path.join(warm, 'svg', engine)).sort();
@@ -86,7 +86,12 @@ const CACHE = {
 const cases = [];
 // [name suffix, checkout, its warm cache folder]
 const checkouts = [['', root, mkdtempSync(path.join(tmpdir(), 'rl-bench-html-cache-'))]];
-if (against) checkouts.push([` (${path.basename(path.resolve(against))})`, path.resolve(against), mkdtempSync(path.join(tmpdir(), 'rl-bench-html-cache-'))]);
+if (against)
+  checkouts.push([
+    ` (${path.basename(path.resolve(against))})`,
+    path.resolve(against),
+    mkdtempSync(path.join(tmpdir(), 'rl-bench-html-cache-')),
+  ]);
 for (const layout of ['single', 'folder']) {
   for (const [cache, env] of Object.entries(CACHE)) {
     if (layout === 'folder' && cache !== 'cached' && cache !== 'first run') continue;
@@ -94,7 +99,21 @@ for (const layout of ['single', 'folder']) {
       cases.push({
         name: `CLI, ${layout}, ${cache}${suffix}`,
         env: (work) => env(work, warm),
-        args: [path.join(dir, 'dist/bin/rl-design.js'), 'generate', '--example', example, '--format', 'html', '--layout', layout, '--out', '{out}', '--date', '2026-12-02', '--force'],
+        args: [
+          path.join(dir, 'dist/bin/rl-design.js'),
+          'generate',
+          '--example',
+          example,
+          '--format',
+          'html',
+          '--layout',
+          layout,
+          '--out',
+          '{out}',
+          '--date',
+          '2026-12-02',
+          '--force',
+        ],
       });
     }
   }
@@ -103,9 +122,25 @@ for (const layout of ['single', 'folder']) {
 // For scale: the same document as Markdown, which loads no diagram renderer.
 cases.push({
   name: 'CLI, Markdown single (baseline)',
-  args: [path.join(root, 'dist/bin/rl-design.js'), 'generate', '--example', example, '--format', 'markdown', '--layout', 'single', '--out', '{out}', '--date', '2026-12-02', '--force'],
+  args: [
+    path.join(root, 'dist/bin/rl-design.js'),
+    'generate',
+    '--example',
+    example,
+    '--format',
+    'markdown',
+    '--layout',
+    'single',
+    '--out',
+    '{out}',
+    '--date',
+    '2026-12-02',
+    '--force',
+  ],
 });
-const loadBefore = loadavg().map((l) => l.toFixed(2)).join(' ');
+const loadBefore = loadavg()
+  .map((l) => l.toFixed(2))
+  .join(' ');
 // One warm-up of each (file system cache), then the measured runs interleaved.
 for (const c of cases) measure(c.args, c.env);
 const results = new Map(cases.map((c) => [c.name, []]));
@@ -113,7 +148,11 @@ for (let i = 0; i < runs; i += 1) for (const c of cases) results.get(c.name).pus
 for (const [, , warm] of checkouts) rmSync(warm, { recursive: true, force: true });
 
 console.log(`${example}, ${runs} cold runs each, node ${process.version}, ${cpus().length} x ${cpus()[0]?.model ?? 'cpu'}\n`);
-console.log(`load average before: ${loadBefore}, after: ${loadavg().map((l) => l.toFixed(2)).join(' ')}\n`);
+console.log(
+  `load average before: ${loadBefore}, after: ${loadavg()
+    .map((l) => l.toFixed(2))
+    .join(' ')}\n`,
+);
 console.log('| case | wall time, median (best) | CPU time, median (best) | peak RSS, median (max) |');
 console.log('| --- | ---: | ---: | ---: |');
 for (const c of cases) {
@@ -122,5 +161,7 @@ for (const c of cases) {
   const cpu = rs.map((r) => r.cpuMs);
   const rss = rs.map((r) => r.maxRssMiB);
   const s = (ms) => `${(ms / 1000).toFixed(2)} s`;
-  console.log(`| ${c.name} | ${s(median(wall))} (${s(Math.min(...wall))}) | ${s(median(cpu))} (${s(Math.min(...cpu))}) | ${median(rss).toFixed(0)} MiB (${Math.max(...rss).toFixed(0)} MiB) |`);
+  console.log(
+    `| ${c.name} | ${s(median(wall))} (${s(Math.min(...wall))}) | ${s(median(cpu))} (${s(Math.min(...cpu))}) | ${median(rss).toFixed(0)} MiB (${Math.max(...rss).toFixed(0)} MiB) |`,
+  );
 }

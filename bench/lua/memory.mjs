@@ -75,7 +75,8 @@ try {
   console.log(`Redis ${server.version}; used_memory per key, 100,000 keys (20,000 for the log's per-attempt cost)\n`);
   console.log('| key | measured | BYTES_PER_KEY | within |');
   console.log('| --- | ---: | ---: | --- |');
-  for (const r of rows) console.log(`| ${r.what} | ${r.measured.toFixed(1)} B | ${r.stated} B | ${r.ok ? 'yes' : 'NO'} (±${r.tolerance * 100} %) |`);
+  for (const r of rows)
+    console.log(`| ${r.what} | ${r.measured.toFixed(1)} B | ${r.stated} B | ${r.ok ? 'yes' : 'NO'} (±${r.tolerance * 100} %) |`);
 } finally {
   redis.disconnect();
   await server.stop();

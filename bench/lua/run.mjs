@@ -106,8 +106,14 @@ function cases(nowMs) {
     {
       name: 'sliding-window-log.lua, user + IP',
       source: read('lua/sliding-window-log.lua'),
-      admit: [['rl:{hot}:user', 'rl:{hot}:ip'], [1e9, 1000, 1e9, 1000, 1]],
-      throttle: [['rl:{hot}:user', 'rl:{hot}:ip'], [10, HOUR, 100, HOUR, 1]],
+      admit: [
+        ['rl:{hot}:user', 'rl:{hot}:ip'],
+        [1e9, 1000, 1e9, 1000, 1],
+      ],
+      throttle: [
+        ['rl:{hot}:user', 'rl:{hot}:ip'],
+        [10, HOUR, 100, HOUR, 1],
+      ],
       memory: null,
     },
     {
@@ -158,8 +164,22 @@ async function cpu(redis, sha, [keys, args]) {
   await redis.client.flushall();
   await redis.client.config('RESETSTAT');
   await exec('redis-benchmark', [
-    '-h', '127.0.0.1', '-p', String(redis.port), '-n', String(REQUESTS), '-c', '10', '-P', '16', '-q',
-    'EVALSHA', sha, String(keys.length), ...keys, ...args.map(String),
+    '-h',
+    '127.0.0.1',
+    '-p',
+    String(redis.port),
+    '-n',
+    String(REQUESTS),
+    '-c',
+    '10',
+    '-P',
+    '16',
+    '-q',
+    'EVALSHA',
+    sha,
+    String(keys.length),
+    ...keys,
+    ...args.map(String),
   ]);
   const stats = (await info(redis.client, 'commandstats')).cmdstat_evalsha ?? '';
   const failed = Number(/failed_calls=(\d+)/.exec(stats)?.[1] ?? 0);

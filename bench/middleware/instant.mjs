@@ -1,13 +1,4 @@
 #!/usr/bin/env node
-/**
- * The limiter's own JS, for bench/middleware/run.mjs, in a fresh process (so the JIT has seen
- * no real client): Node CPU per decision when the client answers at once (a settled promise
- * with the script's reply), so neither the socket nor Redis is in the number.
- *   node bench/middleware/instant.mjs <compiled middleware dir> <decisions per round> <rounds>
- * Prints one JSON line: { ours: [ns...], rlf: [ns...], floor: [ns...] } (one figure per round).
- */
-import { join } from 'node:path';
-import { pathToFileURL } from 'node:url';
 import { Registry } from 'prom-client';
 import { loadCore } from './load-core.mjs';
 import { RateLimiterRedis } from 'rate-limiter-flexible';
@@ -29,11 +20,22 @@ const rlfClient = {
     this[name] = () => Promise.resolve([1, 60_000]);
   },
 };
-const limiter = core.createLimiter({ redis: client, registry: new Registry(), defaultMode: 'enforce', identify: (req) => ({ apiKey: req.k }) });
+const limiter = core.createLimiter({
+  redis: client,
+  registry: new Registry(),
+  defaultMode: 'enforce',
+  identify: (req) => ({ apiKey: req.k }),
+});
 const rlf = new RateLimiterRedis({ storeClient: rlfClient, keyPrefix: 'rlf', points: 1_000_000_000, duration: 60 });
 const calls = {
   ours: (i) =>
-    limiter.check({ method: 'GET', url: URLS[i % URLS.length], remoteAddress: '127.0.0.1', forwardedFor: undefined, req: REQS[i % REQS.length] }),
+    limiter.check({
+      method: 'GET',
+      url: URLS[i % URLS.length],
+      remoteAddress: '127.0.0.1',
+      forwardedFor: undefined,
+      req: REQS[i % REQS.length],
+    }),
   rlf: (i) => rlf.consume(KEYS[i % KEYS.length]),
   floor: (i) => client.evalsha('sha', 1, KEYS[i % KEYS.length], '1', '1', '1', '1'),
 };

@@ -99,7 +99,16 @@ async function compileMiddleware() {
   writeFileSync(
     join(dir, 'tsconfig.json'),
     JSON.stringify({
-      compilerOptions: { target: 'ES2022', module: 'NodeNext', moduleResolution: 'NodeNext', strict: true, skipLibCheck: true, rootDir: 'src', outDir: 'dist', types: ['node'] },
+      compilerOptions: {
+        target: 'ES2022',
+        module: 'NodeNext',
+        moduleResolution: 'NodeNext',
+        strict: true,
+        skipLibCheck: true,
+        rootDir: 'src',
+        outDir: 'dist',
+        types: ['node'],
+      },
       include: ['src/**/*.ts'],
     }),
   );
@@ -114,7 +123,10 @@ async function compileMiddleware() {
 
 const median = (xs) => [...xs].sort((a, b) => a - b)[Math.floor(xs.length / 2)];
 const fmt = (n, d = 0) => n.toLocaleString('en-US', { minimumFractionDigits: d, maximumFractionDigits: d });
-const load = () => loadavg().map((x) => x.toFixed(1)).join(' ');
+const load = () =>
+  loadavg()
+    .map((x) => x.toFixed(1))
+    .join(' ');
 /** Round r runs the variants in a rotated order, so no variant always goes first or last. */
 const rotated = (names, r) => names.map((_, i) => names[(i + r) % names.length]);
 
@@ -145,7 +157,13 @@ async function drive(call, total, inFlight, admin) {
   const redisCpu = admin ? (await redisCpuUs(admin)) - redisBefore : 0;
   latencies.sort();
   const q = (p) => latencies[Math.min(total - 1, Math.floor(p * total))];
-  return { opsPerSec: total / seconds, p50: q(0.5), p99: q(0.99), nodeCpuUs: (cpu.user + cpu.system) / total, redisCpuUs: redisCpu / total };
+  return {
+    opsPerSec: total / seconds,
+    p50: q(0.5),
+    p99: q(0.99),
+    nodeCpuUs: (cpu.user + cpu.system) / total,
+    redisCpuUs: redisCpu / total,
+  };
 }
 
 /** limiter.check() input for call i: one of KEYS API keys, one of PATHS URLs. */
@@ -331,7 +349,9 @@ async function httpBench(out, redisPort) {
           appCpuUs: median(rows[m].map((x) => x.fixed.appCpuUs)),
           redisCpuUs: median(rows[m].map((x) => x.fixed.redisCpuUs)),
           // (app + Redis) CPU per request against the bare app's in the same round
-          costs: rows[m].map((x, i) => 1 - (rows.bare[i].fixed.appCpuUs + rows.bare[i].fixed.redisCpuUs) / (x.fixed.appCpuUs + x.fixed.redisCpuUs)),
+          costs: rows[m].map(
+            (x, i) => 1 - (rows.bare[i].fixed.appCpuUs + rows.bare[i].fixed.redisCpuUs) / (x.fixed.appCpuUs + x.fixed.redisCpuUs),
+          ),
           p99: median(rows[m].map((x) => x.fixed.p99)),
         },
       },

@@ -9,30 +9,14 @@ export const FRAMEWORKS = ['express', 'fastify', 'koa', 'hono', 'nestjs', 'other
 export const GATEWAYS = ['nginx', 'envoy', 'kong', 'aws-api-gateway', 'cloudflare', 'none'] as const;
 export const STORES = ['redis', 'redis-cluster', 'valkey', 'none'] as const;
 export const IDENTITIES = ['api-key', 'user', 'tenant', 'ip', 'session'] as const;
-export const ENDPOINT_CLASSES = [
-  'auth',
-  'read',
-  'write',
-  'search',
-  'expensive',
-  'export',
-  'webhook',
-  'health',
-] as const;
+export const ENDPOINT_CLASSES = ['auth', 'read', 'write', 'search', 'expensive', 'export', 'webhook', 'health'] as const;
 export const AUTH_KINDS = ['login', 'signup', 'password-reset', 'token', 'mfa', 'other'] as const;
 export const METHODS = ['GET', 'POST', 'PUT', 'PATCH', 'DELETE', 'HEAD', 'OPTIONS', 'ANY'] as const;
 export const FAIL_MODES = ['open', 'closed'] as const;
 export const HEADER_CONVENTIONS = ['ietf-structured', 'ietf-trio', 'x-ratelimit'] as const;
 export const BURSTINESS = ['low', 'moderate', 'high'] as const;
 export const EXHAUSTION = ['hard', 'soft-warning', 'pay-per-overage'] as const;
-export const ALGORITHMS = [
-  'token-bucket',
-  'leaky-bucket',
-  'gcra',
-  'sliding-window-log',
-  'sliding-window-counter',
-  'fixed-window',
-] as const;
+export const ALGORITHMS = ['token-bucket', 'leaky-bucket', 'gcra', 'sliding-window-log', 'sliding-window-counter', 'fixed-window'] as const;
 export const LAYERS = ['edge', 'middleware', 'outbound-client'] as const;
 export const PRIMITIVES = ['redis-lua', 'gateway-native', 'in-process', 'incr-then-expire', 'get-then-set'] as const;
 export const RULE_IDENTITIES = ['global', 'api-key', 'user', 'tenant', 'ip', 'session', 'username', 'provider'] as const;

@@ -107,7 +107,11 @@ export function defaultOutboundBurst(limitRequests: number, periodSeconds: numbe
 }
 
 /** Calls a full outbound bucket can send within one provider period, and by how many that passes the limit (0: within it). */
-export function outboundPeak(p: Pick<ResolvedProvider, 'limit' | 'safetyFraction' | 'burst'>): { peak: number; over: number; rate: number } {
+export function outboundPeak(p: Pick<ResolvedProvider, 'limit' | 'safetyFraction' | 'burst'>): {
+  peak: number;
+  over: number;
+  rate: number;
+} {
   const rate = outboundRate(p.limit.requests, p.safetyFraction);
   const peak = p.burst + rate;
   return { peak, over: Math.max(0, peak - p.limit.requests), rate };
@@ -117,11 +121,13 @@ function outboundBurstText(p: ResolvedProvider): string {
   const { peak, over, rate } = outboundPeak(p);
   const per = PERIOD_NAME[p.limit.periodSeconds] ?? `${formatNumber(p.limit.periodSeconds)} s`;
   const sum = `${formatNumber(p.burst)} + ${formatNumber(rate)} = ${formatNumber(peak)} calls per ${per}`;
-  if (over > 0) return `${p.name} ${formatNumber(p.burst)}, the minimum (${sum}, over the limit of ${p.limitText}: lower the safety fraction)`;
+  if (over > 0)
+    return `${p.name} ${formatNumber(p.burst)}, the minimum (${sum}, over the limit of ${p.limitText}: lower the safety fraction)`;
   if (peak === p.limit.requests) return `${p.name} ${formatNumber(p.burst)} (${sum}, exactly the limit of ${p.limitText})`;
-  const why = p.burst === Math.floor((rate / p.limit.periodSeconds) * Math.min(p.limit.periodSeconds, 1))
-    ? `one second of its ${formatNumber(rate / p.limit.periodSeconds)}/s rate`
-    : 'the minimum';
+  const why =
+    p.burst === Math.floor((rate / p.limit.periodSeconds) * Math.min(p.limit.periodSeconds, 1))
+      ? `one second of its ${formatNumber(rate / p.limit.periodSeconds)}/s rate`
+      : 'the minimum';
   return `${p.name} ${formatNumber(p.burst)} (${why}; ${sum}, within ${p.limitText})`;
 }
 
@@ -141,7 +147,9 @@ export function resolveAnswers(answers: Answers): ResolvedAnswers {
       'generic',
       `${[goalsUnknown ? 'What the limiter protects (item 1)' : '', stackUnknown ? 'the stack and topology (item 2)' : '']
         .filter(Boolean)
-        .join(' and ')} could not be answered, so this is the generic design: a token bucket per API key, enforced in application middleware, with state in Redis. Revisit it once those answers are known.`,
+        .join(
+          ' and ',
+        )} could not be answered, so this is the generic design: a token bucket per API key, enforced in application middleware, with state in Redis. Revisit it once those answers are known.`,
     );
   }
 
@@ -172,7 +180,8 @@ export function resolveAnswers(answers: Answers): ResolvedAnswers {
   }
   if (topology === 'single') instances = 1;
   const gateway = stack.gateway ?? 'none';
-  if (!stack.gateway) assume('stack.gateway', 'No gateway or reverse proxy named: assumed none, so every rule is enforced in application middleware.');
+  if (!stack.gateway)
+    assume('stack.gateway', 'No gateway or reverse proxy named: assumed none, so every rule is enforced in application middleware.');
   let store = stack.store;
   if (!store) {
     store = 'redis';
@@ -204,17 +213,25 @@ export function resolveAnswers(answers: Answers): ResolvedAnswers {
   let identities = answers.identities ? [...new Set(answers.identities)] : undefined;
   if (!identities || identities.length === 0) {
     identities = ['api-key', 'ip'];
-    assume('identities', 'Identity dimensions unknown: assumed an API key on authenticated calls and the trusted client IP for anonymous ones.');
+    assume(
+      'identities',
+      'Identity dimensions unknown: assumed an API key on authenticated calls and the trusted client IP for anonymous ones.',
+    );
   }
   if (!identities.includes('ip')) {
     identities.push('ip');
-    assume('identities.ip', 'The trusted client IP was not listed as an identity: added, because anonymous calls and the per-IP auth limits can be keyed on nothing else.');
+    assume(
+      'identities.ip',
+      'The trusted client IP was not listed as an identity: added, because anonymous calls and the per-IP auth limits can be keyed on nothing else.',
+    );
   }
 
   // Endpoints.
   let endpoints: ResolvedEndpoint[];
   if (!answers.endpoints || answers.endpoints.length === 0) {
-    endpoints = [{ name: 'all-endpoints', method: 'ANY', route: '/*', class: 'read', anonymous: false, cost: 1, assumed: ['anonymous', 'cost'] }];
+    endpoints = [
+      { name: 'all-endpoints', method: 'ANY', route: '/*', class: 'read', anonymous: false, cost: 1, assumed: ['anonymous', 'cost'] },
+    ];
     assume('endpoints', 'Endpoints unknown: every route is treated as one class of ordinary authenticated calls with cost 1.');
   } else {
     endpoints = answers.endpoints.map((e: Endpoint) => {
@@ -258,7 +275,11 @@ export function resolveAnswers(answers: Answers): ResolvedAnswers {
       const given = endpoints.filter((e) => !e.assumed?.includes('cost'));
       const weights = [
         ...(heavy.length > 0 ? [joinAnd(heavy.map((e) => `${e.name} (${e.class}) ${formatNumber(e.cost)}`)) + ' tokens'] : []),
-        ...(ones > 0 ? [`${heavy.length > 0 ? 'the other ' : ''}${formatNumber(ones)} ${ones === 1 ? 'endpoint' : 'endpoints'} 1 token${ones === 1 ? '' : ' each'}`] : []),
+        ...(ones > 0
+          ? [
+              `${heavy.length > 0 ? 'the other ' : ''}${formatNumber(ones)} ${ones === 1 ? 'endpoint' : 'endpoints'} 1 token${ones === 1 ? '' : ' each'}`,
+            ]
+          : []),
       ];
       const exempt = defaulted.length - limited.length;
       assume(
@@ -370,7 +391,9 @@ export function resolveAnswers(answers: Answers): ResolvedAnswers {
     const assumed: NonNullable<ResolvedPlan['assumed']> = [
       ...(p.burst === undefined ? (['burst'] as const) : []),
       ...(p.quota !== undefined && !p.exhaustion && !quotasAnswers.exhaustion ? (['exhaustion'] as const) : []),
-      ...(p.quota !== undefined && (p.exhaustion ?? defaultExhaustion) !== 'hard' && p.overageCap === undefined ? (['overageCap'] as const) : []),
+      ...(p.quota !== undefined && (p.exhaustion ?? defaultExhaustion) !== 'hard' && p.overageCap === undefined
+        ? (['overageCap'] as const)
+        : []),
     ];
     return {
       name: p.name,
@@ -385,7 +408,10 @@ export function resolveAnswers(answers: Answers): ResolvedAnswers {
     };
   });
   if (!answers.plans || answers.plans.length === 0) {
-    assume('plans', 'No plan tiers or promised limits: per-client limits are derived from capacity, not from a contract (each client may use about a tenth of the global ceiling, so about ten clients at full rate are needed to reach it).');
+    assume(
+      'plans',
+      'No plan tiers or promised limits: per-client limits are derived from capacity, not from a contract (each client may use about a tenth of the global ceiling, so about ten clients at full rate are needed to reach it).',
+    );
   } else {
     const noBurst = plans.filter((p) => p.assumed?.includes('burst'));
     if (noBurst.length > 0) {
@@ -478,7 +504,8 @@ export function resolveAnswers(answers: Answers): ResolvedAnswers {
     assume('headers.convention', 'Header convention not chosen: the current IETF draft fields RateLimit and RateLimit-Policy.');
   }
   const docsUrl = answers.headers?.docsUrl ?? DEFAULT_DOCS_URL;
-  if (!answers.headers?.docsUrl) assume('headers.docsUrl', `Documentation link for 429 bodies not given: ${DEFAULT_DOCS_URL} stands in; replace it.`);
+  if (!answers.headers?.docsUrl)
+    assume('headers.docsUrl', `Documentation link for 429 bodies not given: ${DEFAULT_DOCS_URL} stands in; replace it.`);
 
   const scope: Scope = {
     projectName: answers.project?.name ?? 'The API',

@@ -12,7 +12,10 @@ export interface JsonSyntaxProblem {
 }
 
 class Stop {
-  constructor(readonly offset: number, readonly problem: string) {}
+  constructor(
+    readonly offset: number,
+    readonly problem: string,
+  ) {}
 }
 
 const MAX_DEPTH = 512;
@@ -110,7 +113,10 @@ function scan(text: string): void {
         fail(`expected ',' or ']' after an array item, found ${describeAt(text, i)}`);
       }
     }
-    if (c === '"') return string();
+    if (c === '"') {
+      string();
+      return;
+    }
     if (c === '-' || (c !== undefined && c >= '0' && c <= '9')) {
       NUMBER_RE.lastIndex = i;
       const m = NUMBER_RE.exec(text);

@@ -92,7 +92,10 @@ function controlProblems(value: unknown, at: PropertyKey[] = [], out: AnswersPro
     const m = (strict ? CONTROL_IN_NAME_RE : CONTROL_RE).exec(text);
     if (m) {
       const code = (m[0].codePointAt(0) as number).toString(16).toUpperCase().padStart(4, '0');
-      out.push({ path: jsonPath(where), message: `must not contain control characters (found U+${code}${code === '001B' ? ', ESC' : code === '0007' ? ', BEL' : ''})` });
+      out.push({
+        path: jsonPath(where),
+        message: `must not contain control characters (found U+${code}${code === '001B' ? ', ESC' : code === '0007' ? ', BEL' : ''})`,
+      });
     }
   };
   if (typeof value === 'string') {
@@ -115,7 +118,8 @@ function capProblems(raw: unknown): AnswersProblem[] {
   const out: AnswersProblem[] = [];
   for (const [field, cap] of Object.entries(LIST_CAPS)) {
     const list = (raw as Record<string, unknown>)[field];
-    if (Array.isArray(list) && list.length > cap) out.push({ path: `$.${field}`, message: `has ${list.length} items; at most ${cap} are allowed` });
+    if (Array.isArray(list) && list.length > cap)
+      out.push({ path: `$.${field}`, message: `has ${list.length} items; at most ${cap} are allowed` });
   }
   return out;
 }
@@ -136,7 +140,10 @@ export function parseAnswers(text: string, file: string): Answers {
     raw = JSON.parse(body);
   } catch {
     const where = jsonSyntaxProblem(body);
-    throw new UserError('answersNotJson', { file, reason: where ? `line ${where.line}, column ${where.column}: ${where.problem}` : 'it does not parse' });
+    throw new UserError('answersNotJson', {
+      file,
+      reason: where ? `line ${where.line}, column ${where.column}: ${where.problem}` : 'it does not parse',
+    });
   }
   const early = [...capProblems(raw), ...controlProblems(raw)];
   if (early.length > 0) throw invalid(file, early);

@@ -6,16 +6,49 @@
  * Types come from z.infer; schemas/answers.schema.json is generated from this file.
  */
 import { z } from 'zod';
-import { PERIODS, GOALS, FRAMEWORKS, GATEWAYS, STORES, IDENTITIES, ENDPOINT_CLASSES, AUTH_KINDS, METHODS, FAIL_MODES, HEADER_CONVENTIONS, BURSTINESS, EXHAUSTION, ALGORITHMS, LAYERS, PRIMITIVES, RULE_IDENTITIES } from './choices.js';
+import {
+  PERIODS,
+  GOALS,
+  FRAMEWORKS,
+  GATEWAYS,
+  STORES,
+  IDENTITIES,
+  ENDPOINT_CLASSES,
+  AUTH_KINDS,
+  METHODS,
+  FAIL_MODES,
+  HEADER_CONVENTIONS,
+  BURSTINESS,
+  EXHAUSTION,
+  ALGORITHMS,
+  LAYERS,
+  PRIMITIVES,
+  RULE_IDENTITIES,
+} from './choices.js';
 
-export { PERIODS, GOALS, FRAMEWORKS, GATEWAYS, STORES, IDENTITIES, ENDPOINT_CLASSES, AUTH_KINDS, METHODS, FAIL_MODES, HEADER_CONVENTIONS, BURSTINESS, EXHAUSTION, ALGORITHMS, LAYERS, PRIMITIVES, RULE_IDENTITIES } from './choices.js';
+export {
+  PERIODS,
+  GOALS,
+  FRAMEWORKS,
+  GATEWAYS,
+  STORES,
+  IDENTITIES,
+  ENDPOINT_CLASSES,
+  AUTH_KINDS,
+  METHODS,
+  FAIL_MODES,
+  HEADER_CONVENTIONS,
+  BURSTINESS,
+  EXHAUSTION,
+  ALGORITHMS,
+  LAYERS,
+  PRIMITIVES,
+  RULE_IDENTITIES,
+} from './choices.js';
 
 export const SCHEMA_URL = 'https://unpkg.com/rl-design/schemas/answers.schema.json';
 
-const name = z
-  .string()
-  .min(1, 'must not be empty')
-  .max(120, 'must be at most 120 characters');
+const name = z.string().min(1, 'must not be empty').max(120, 'must be at most 120 characters');
 
 /**
  * The largest count the limiter scripts take: Lua keeps numbers as doubles, and counts,
@@ -48,7 +81,6 @@ export const Rate = z
     per: Period.describe('The period the count applies to.'),
   })
   .strict();
-
 
 const PERIOD_SECONDS_OF = { second: 1, minute: 60, hour: 3600, day: 86400 } as const;
 /** The longest an empty bucket may take to refill: its key lives that long, in milliseconds. */
@@ -139,7 +171,7 @@ export const Cidr = z
  */
 export const TrustedProxy = Cidr.refine(
   (s) => (parseCidr(s)?.prefix ?? 1) > 0,
-  'must not trust every address (a /0 range lets any client choose its own IP through X-Forwarded-For); list your proxies\' ranges, e.g. 10.0.0.0/8',
+  "must not trust every address (a /0 range lets any client choose its own IP through X-Forwarded-For); list your proxies' ranges, e.g. 10.0.0.0/8",
 );
 
 /** An http(s) URL. */
@@ -164,15 +196,9 @@ export function isIanaTimeZone(tz: string): boolean {
   }
 }
 
-export const TimeZone = z
-  .string()
-  .refine(isIanaTimeZone, 'must be an IANA time zone such as UTC, Europe/Berlin or America/New_York');
+export const TimeZone = z.string().refine(isIanaTimeZone, 'must be an IANA time zone such as UTC, Europe/Berlin or America/New_York');
 
-export const Route = z
-  .string()
-  .min(1)
-  .max(300)
-  .regex(/^\//, 'must start with "/", e.g. /v1/orders/:id');
+export const Route = z.string().min(1).max(300).regex(/^\//, 'must start with "/", e.g. /v1/orders/:id');
 
 export const Output = z
   .object({
@@ -223,10 +249,12 @@ export const Traffic = z
     distinctUsers: positiveInt.optional(),
     clientPeakRps: positiveNumber
       .optional()
-      .describe('Requests per second one client (a person, a device, an integration) sends at its busiest: sizes limits keyed on an address.'),
+      .describe(
+        'Requests per second one client (a person, a device, an integration) sends at its busiest: sizes limits keyed on an address.',
+      ),
     clientsPerAddress: positiveInt
       .optional()
-      .describe('Clients that can be active at once behind one IP address (an office, a campus, a mobile carrier\'s NAT).'),
+      .describe("Clients that can be active at once behind one IP address (an office, a campus, a mobile carrier's NAT)."),
   })
   .strict();
 
@@ -263,7 +291,8 @@ export const Plan = z
     path: ['overageCap'],
   })
   .refine((p) => p.burst === undefined || refillSeconds(p.burst, p.rate) <= MAX_REFILL_SECONDS, {
-    message: 'takes longer than 10 years to refill at the plan rate (burst / rate); the scripts keep key lifetimes in milliseconds below that',
+    message:
+      'takes longer than 10 years to refill at the plan rate (burst / rate); the scripts keep key lifetimes in milliseconds below that',
     path: ['burst'],
   });
 
@@ -298,14 +327,17 @@ export const Headers = z
   })
   .strict();
 
-
 /** What keys an existing limiter counts on. */
 export const EXISTING_KEYS = ['ip', 'api-key', 'user', 'tenant', 'global', 'other'] as const;
 
 /** A rate limit the project already enforces (found by `init` or written by hand). */
 export const ExistingLimiter = z
   .object({
-    kind: z.string().min(1).max(80).describe('What enforces it: express-rate-limit, rate-limiter-flexible, @fastify/rate-limit, nginx, envoy, kong, ...'),
+    kind: z
+      .string()
+      .min(1)
+      .max(80)
+      .describe('What enforces it: express-rate-limit, rate-limiter-flexible, @fastify/rate-limit, nginx, envoy, kong, ...'),
     name: z.string().max(120).optional().describe('Its name where it has one: the variable, the nginx zone.'),
     source: z.string().max(300).optional().describe('Where it is configured, e.g. src/app.js:12 or nginx.conf:30.'),
     method: z.enum(METHODS).optional().describe('The method it applies to; absent: every method.'),
@@ -318,7 +350,11 @@ export const ExistingLimiter = z
     location: z.boolean().optional().describe('nginx: set inside a location block of its own (which hides server-level limit_req).'),
     keyedOn: z.enum(EXISTING_KEYS).optional().describe('What it counts per; absent: the client IP.'),
     limit: positiveNumber.describe('Requests admitted per window.'),
-    windowSeconds: z.number().min(0.001).max(366 * 86400).describe('The window (nginx: 1 for r/s, 60 for r/m).'),
+    windowSeconds: z
+      .number()
+      .min(0.001)
+      .max(366 * 86400)
+      .describe('The window (nginx: 1 for r/s, 60 for r/m).'),
     burst: z.number().int().min(0).max(MAX_COUNT).optional().describe('Extra requests admitted at once (nginx burst).'),
   })
   .strict();
@@ -336,16 +372,18 @@ export const ExistingNginxDirective = z
 export const Existing = z
   .object({
     limiters: z.array(ExistingLimiter).max(200).optional(),
-    nginx: z.array(ExistingNginxDirective).max(200).optional().describe('Real-IP and limit_req settings of the scanned nginx configuration.'),
+    nginx: z
+      .array(ExistingNginxDirective)
+      .max(200)
+      .optional()
+      .describe('Real-IP and limit_req settings of the scanned nginx configuration.'),
   })
   .strict();
 
 /** A hand-written rule: adds a matrix row, or overrides / removes a generated one with the same id. */
 export const HandRule = z
   .object({
-    id: z
-      .string()
-      .regex(/^[a-z0-9][a-z0-9-]{0,79}$/, 'must be lowercase letters, digits and dashes, e.g. search-per-tenant'),
+    id: z.string().regex(/^[a-z0-9][a-z0-9-]{0,79}$/, 'must be lowercase letters, digits and dashes, e.g. search-per-tenant'),
     remove: z.boolean().optional().describe('Drop the generated row with this id.'),
     description: z.string().max(300).optional(),
     endpointClass: z.union([EndpointClass, z.literal('all')]).optional(),
@@ -370,7 +408,10 @@ export const HandRule = z
 export const Answers = z
   .object({
     $schema: z.string().optional(),
-    project: z.object({ name: name.optional(), description: z.string().max(500).optional() }).strict().optional(),
+    project: z
+      .object({ name: name.optional(), description: z.string().max(500).optional() })
+      .strict()
+      .optional(),
     output: Output.optional(),
     goals: z.array(Goal).optional().describe('What the limiter protects against.'),
     stack: Stack.optional(),

@@ -123,7 +123,9 @@ export function toYaml(value: unknown, header: readonly string[] = []): string {
  * becomes `_`. Never empty.
  */
 export function gatewayName(value: string, maxLength = 128): string {
-  const s = String(value).replace(/[^A-Za-z0-9._~-]/g, '_').slice(0, maxLength);
+  const s = String(value)
+    .replace(/[^A-Za-z0-9._~-]/g, '_')
+    .slice(0, maxLength);
   return s.length > 0 ? s : '_';
 }
 

@@ -23,4 +23,3 @@ export function runtimeSource(folder: 'middleware' | 'outbound', file: string): 
   }
   return text;
 }
-

@@ -77,7 +77,8 @@ export async function renderDocument(
     return renderMarkdown(input, { layout: options.layout });
   } catch (e) {
     if (e instanceof DeadLinkError) throw new UserError('deadLink', { detail: e.message });
-    if (e instanceof UnsafeSvgError) throw new UserError('badOption', { option: '--diagrams', reason: e.message.replace(/^rl-design: /, '') });
+    if (e instanceof UnsafeSvgError)
+      throw new UserError('badOption', { option: '--diagrams', reason: e.message.replace(/^rl-design: /, '') });
     throw e;
   }
 }
@@ -94,7 +95,12 @@ export function formatOfPath(out: string | undefined): 'html' | 'markdown' | und
  * Where the document goes: a file for the single layout, a folder for the folder layout. A
  * path ending in the other format's extension is taken without it.
  */
-export function resolveTarget(cwd: string, out: string | undefined, layout: 'single' | 'folder', ext: string): { dir: string; single?: string } {
+export function resolveTarget(
+  cwd: string,
+  out: string | undefined,
+  layout: 'single' | 'folder',
+  ext: string,
+): { dir: string; single?: string } {
   const defaultBase = path.join('docs', 'rate-limit-design');
   const raw = out ?? defaultBase;
   // A path named for the other format (docs/design.md while writing HTML) takes this format's extension.
@@ -208,11 +214,26 @@ export async function planOutputs(ctx: CommandContext, design: Design, opts: Pla
   const codeDirRaw = opts.codeDir ?? design.output.codeDir;
   const codePlace =
     codeDirRaw && codeDirRaw !== 'none'
-      ? await placeOutput(ctx, codeDirRaw, opts.codeDir !== undefined ? 'cli' : 'answers', { name: 'output.codeDir', option: '--code-dir' }, opts.answersFile)
+      ? await placeOutput(
+          ctx,
+          codeDirRaw,
+          opts.codeDir !== undefined ? 'cli' : 'answers',
+          { name: 'output.codeDir', option: '--code-dir' },
+          opts.answersFile,
+        )
       : undefined;
   const codeDir = codePlace?.abs;
   const outRaw = opts.out ?? design.output.path;
-  const outPlace = outRaw !== undefined ? await placeOutput(ctx, outRaw, opts.out !== undefined ? 'cli' : 'answers', { name: 'output.path', option: '--out' }, opts.answersFile) : undefined;
+  const outPlace =
+    outRaw !== undefined
+      ? await placeOutput(
+          ctx,
+          outRaw,
+          opts.out !== undefined ? 'cli' : 'answers',
+          { name: 'output.path', option: '--out' },
+          opts.answersFile,
+        )
+      : undefined;
   // The code is embedded when it is written too: the document then holds the same bytes as the files.
   // The checks read the generated files too (what ships must do what the document says), so
   // the code is generated on every run; it is embedded and written only with a code folder.
@@ -222,7 +243,10 @@ export async function planOutputs(ctx: CommandContext, design: Design, opts: Pla
   // The code folder as the document's pages see it, for each layout the renderer may choose.
   const outExpanded = out !== undefined ? expandHome(out) : undefined;
   const codeHref = (layoutName: 'single' | 'folder', dir: string): string =>
-    path.relative(resolveTarget(ctx.cwd, outExpanded, layoutName, ext).dir, dir).split(path.sep).join('/') || '.';
+    path
+      .relative(resolveTarget(ctx.cwd, outExpanded, layoutName, ext).dir, dir)
+      .split(path.sep)
+      .join('/') || '.';
   const input = {
     design,
     checks,
@@ -244,11 +268,21 @@ export async function planOutputs(ctx: CommandContext, design: Design, opts: Pla
     anchor: docAnchor,
   }));
   const codeFiles: PlannedFile[] =
-    codeDir && codePlace ? code.map((c) => ({ path: path.join(codeDir, ...c.path.split('/')), content: c.content, root: codeDir, anchor: codePlace.anchorFor(codeDir) })) : [];
+    codeDir && codePlace
+      ? code.map((c) => ({
+          path: path.join(codeDir, ...c.path.split('/')),
+          content: c.content,
+          root: codeDir,
+          anchor: codePlace.anchorFor(codeDir),
+        }))
+      : [];
   if (codeDir) {
     const show = (p: string): string => displayPath(ctx.cwd, p);
     if (overlapping({ root: target.dir, files: documents.map((d) => d.path) }, { root: codeDir, files: codeFiles.map((c) => c.path) })) {
-      throw new UserError('outputsOverlap', { doc: show(chosen === 'single' ? (documents[0]?.path ?? target.dir) : target.dir), code: show(codeDir) });
+      throw new UserError('outputsOverlap', {
+        doc: show(chosen === 'single' ? (documents[0]?.path ?? target.dir) : target.dir),
+        code: show(codeDir),
+      });
     }
   }
   return {
@@ -273,7 +307,10 @@ export interface GenerateRun {
 
 /** generate without printing: validates options, builds, renders, writes. */
 export async function generateFiles(ctx: CommandContext, opts: GenerateOptions): Promise<GenerateRun> {
-  for (const [option, value] of [['--out', opts.out], ['--code-dir', opts.codeDir]] as const) {
+  for (const [option, value] of [
+    ['--out', opts.out],
+    ['--code-dir', opts.codeDir],
+  ] as const) {
     if (value !== undefined && value.trim() === '') throw new UserError('badOption', { option, reason: 'is empty; give a path' });
   }
   if (opts.format !== undefined && !(FORMATS as readonly string[]).includes(opts.format)) {
@@ -289,7 +326,8 @@ export async function generateFiles(ctx: CommandContext, opts: GenerateOptions):
     });
   }
   // Unless the flags rule HTML out, a first run's diagram worker starts now (see startDrawingEarly).
-  const markdownOnly = opts.format === 'markdown' || opts.format === 'md' || (opts.format === undefined && formatOfPath(opts.out) === 'markdown');
+  const markdownOnly =
+    opts.format === 'markdown' || opts.format === 'md' || (opts.format === undefined && formatOfPath(opts.out) === 'markdown');
   if (!markdownOnly && opts.diagrams !== 'mermaid-cli') startDrawingEarly();
   // Imported on use: the answers' schema is a large module.
   const { loadDesign } = await import('./load-design.js');
@@ -311,9 +349,7 @@ export async function generateFiles(ctx: CommandContext, opts: GenerateOptions):
     ...(opts.codeDir ? { codeDir: opts.codeDir } : {}),
     ...(opts.example ? {} : { answersFile: file }),
   });
-  const checksFailed = plan.checks
-    .filter((c) => !c.passed)
-    .map((c) => `${c.number} ${c.id}`);
+  const checksFailed = plan.checks.filter((c) => !c.passed).map((c) => `${c.number} ${c.id}`);
   if (opts.dryRun) return { design, plan, written: [], unchanged: [], checksFailed };
   const rel = (p: string): string => displayPath(ctx.cwd, p);
   const result = await writeOutputs([...(opts.alsoWrite ?? []), ...plan.planned], { force: opts.force ?? false, display: rel });
@@ -328,12 +364,17 @@ export async function runGenerate(ctx: CommandContext, opts: GenerateOptions): P
     for (const p of plan.planned) ctx.stdout(`would write ${rel(p.path)} (${Buffer.byteLength(p.content)} bytes)\n`);
     return 0;
   }
-  ctx.stdout(`Design for ${design.scope.projectName}: ${design.rules.length} rules, ${plan.layout} ${plan.format === 'html' ? 'HTML' : 'Markdown'} document.\n`);
+  ctx.stdout(
+    `Design for ${design.scope.projectName}: ${design.rules.length} rules, ${plan.layout} ${plan.format === 'html' ? 'HTML' : 'Markdown'} document.\n`,
+  );
   for (const p of plan.planned) {
     const state = run.unchanged.includes(p.path) ? 'unchanged' : 'wrote';
     ctx.stdout(`  ${state} ${rel(p.path)}\n`);
   }
-  if (!plan.codeDir) ctx.stdout('  (pass --code-dir DIR to also write the enforcement code as source files; the document then prints its rules, Lua and gateway files and links the rest)\n');
+  if (!plan.codeDir)
+    ctx.stdout(
+      '  (pass --code-dir DIR to also write the enforcement code as source files; the document then prints its rules, Lua and gateway files and links the rest)\n',
+    );
   ctx.stdout(`Constraints: ${CONSTRAINTS.length - run.checksFailed.length} of ${CONSTRAINTS.length} pass.\n`);
   if (run.checksFailed.length > 0) {
     ctx.stderr(`warning: ${run.checksFailed.join(', ')} failed; run \`rl-design validate\` for details.\n`);

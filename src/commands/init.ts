@@ -23,7 +23,16 @@ import { parseAnswers } from '../answers/load.js';
 import { formatMessage, UserError } from '../messages.js';
 import { detectProject, printable, type ProjectFs } from '../questionnaire/detect/index.js';
 import { parseInitFlags, type InitRawOptions } from '../questionnaire/flags.js';
-import { answersText, detectedFrom, detectionReport, finishAnswers, previousReport, runInterview, schemaRefFor, type PreviousAnswers } from '../questionnaire/interview.js';
+import {
+  answersText,
+  detectedFrom,
+  detectionReport,
+  finishAnswers,
+  previousReport,
+  runInterview,
+  schemaRefFor,
+  type PreviousAnswers,
+} from '../questionnaire/interview.js';
 import { changedFields } from '../questionnaire/previous.js';
 import { inquirerPrompter, PromptCancelled, refusingPrompter, type Prompter } from '../questionnaire/prompt.js';
 import { documentFiles, summaryLines, type SummaryFile } from '../questionnaire/summary.js';
@@ -85,12 +94,12 @@ async function existingText(file: string, shown: string): Promise<string | undef
     return await readTextFile(file, 'answersNotFound');
   } catch (e) {
     if (e instanceof UserError && e.messageId === 'answersNotFound') return undefined;
-    if (e instanceof UserError && e.messageId === 'answersUnreadable' && e.data.reason === 'it is a folder') throw new UserError('answersPathIsDirectory', { file: shown });
+    if (e instanceof UserError && e.messageId === 'answersUnreadable' && e.data.reason === 'it is a folder')
+      throw new UserError('answersPathIsDirectory', { file: shown });
     if (e instanceof UserError) throw new UserError(e.messageId, { ...e.data, file: shown });
     throw e;
   }
 }
-
 
 /** Runs generate's code path on the written answers: the document, and the code when a code folder is set. */
 async function generateDocument(
@@ -126,7 +135,8 @@ export async function runInit(ctx: CommandContext, raw: InitRawOptions, io: Init
   const interactive = !raw.yes && io.stdinIsTTY;
   // Lines longer than the terminal are wrapped at spaces, under their own text.
   const say = (line: string): void => {
-    for (const l of wrapLine(line, io.columns)) ctx.stdout(`${l}
+    for (const l of wrapLine(line, io.columns))
+      ctx.stdout(`${l}
 `);
   };
   const answersPath = path.resolve(ctx.cwd, expandHome(raw.answersFile ?? DEFAULT_ANSWERS_FILE));
@@ -167,8 +177,19 @@ export async function runInit(ctx: CommandContext, raw: InitRawOptions, io: Init
       if (interactive) say('');
 
       const prompt = interactive ? io.prompter() : refusingPrompter();
-      const draft = await runInterview({ prompt, interactive, flags, detected: detectedFrom(detection), ...(previous ? { previous } : {}), say });
-      answers = finishAnswers(draft, flags.name ?? previous?.answers.project?.name ?? (await projectNameFrom(fs)), schemaRefFor(ctx.cwd, answersPath));
+      const draft = await runInterview({
+        prompt,
+        interactive,
+        flags,
+        detected: detectedFrom(detection),
+        ...(previous ? { previous } : {}),
+        say,
+      });
+      answers = finishAnswers(
+        draft,
+        flags.name ?? previous?.answers.project?.name ?? (await projectNameFrom(fs)),
+        schemaRefFor(ctx.cwd, answersPath),
+      );
       text = answersText(answers);
 
       const changed = previous ? changedFields(previous.answers, answers) : [];
@@ -178,7 +199,10 @@ export async function runInit(ctx: CommandContext, raw: InitRawOptions, io: Init
       const now = await existingText(answersPath, shown(answersPath));
       if (now !== existing && now !== undefined && now !== text && !raw.force) {
         if (!interactive) throw new UserError('answersFileExists', { file: shown(answersPath) });
-        const replace = await prompt.confirm({ message: `${shown(answersPath)} exists and differs from these answers. Replace it?`, default: false });
+        const replace = await prompt.confirm({
+          message: `${shown(answersPath)} exists and differs from these answers. Replace it?`,
+          default: false,
+        });
         if (!replace) {
           say(`Kept ${shown(answersPath)} as it was; nothing was written.`);
           return 0;
@@ -207,7 +231,15 @@ export async function runInit(ctx: CommandContext, raw: InitRawOptions, io: Init
     });
     // The answers file and the document are written in one all-or-nothing step.
     const answersFile: PlannedFile[] = write
-      ? [{ path: answersPath, content: text, root: path.dirname(answersPath), anchor: isInside(ctx.cwd, answersPath) ? ctx.cwd : path.dirname(answersPath), unmanaged: true }]
+      ? [
+          {
+            path: answersPath,
+            content: text,
+            root: path.dirname(answersPath),
+            anchor: isInside(ctx.cwd, answersPath) ? ctx.cwd : path.dirname(answersPath),
+            unmanaged: true,
+          },
+        ]
       : [];
 
     let doc: Awaited<ReturnType<typeof generateDocument>>;
@@ -241,7 +273,14 @@ export async function runInit(ctx: CommandContext, raw: InitRawOptions, io: Init
         phrase: `enforcement code: ${doc.code.length} files (Lua scripts, ${design.scope.framework === 'fastify' ? 'Fastify' : 'Express'} middleware, gateway and alert config), listed in its README.md`,
       });
     }
-    for (const line of summaryLines(design, files, { passed: checks.filter((c) => c.passed).length, total: checks.length }, notes, io.columns)) say(line);
+    for (const line of summaryLines(
+      design,
+      files,
+      { passed: checks.filter((c) => c.passed).length, total: checks.length },
+      notes,
+      io.columns,
+    ))
+      say(line);
     return 0;
   } finally {
     stopTrap();

@@ -10,8 +10,6 @@ import { UserError } from '../messages.js';
 import { EXAMPLES_DIR, exampleNames } from '../paths.js';
 import type { CommandContext } from './context.js';
 
-
-
 export interface SourceOptions {
   answers?: string;
   example?: string;
@@ -27,22 +25,28 @@ export function validDate(value: string): boolean {
 }
 
 export async function loadAnswers(ctx: CommandContext, opts: SourceOptions): Promise<{ answers: Answers; file: string }> {
-  if (opts.answers && opts.example) throw new UserError('badOption', { option: '--example', reason: 'use either -a FILE or --example NAME, not both' });
+  if (opts.answers && opts.example)
+    throw new UserError('badOption', { option: '--example', reason: 'use either -a FILE or --example NAME, not both' });
   let file: string;
   if (opts.example) {
     const names = exampleNames();
     if (!names.includes(opts.example)) {
-      throw new UserError('badOption', { option: '--example', reason: `unknown example "${opts.example}"; choose one of ${names.join(', ')}` });
+      throw new UserError('badOption', {
+        option: '--example',
+        reason: `unknown example "${opts.example}"; choose one of ${names.join(', ')}`,
+      });
     }
     file = path.join(EXAMPLES_DIR, `${opts.example}.answers.json`);
   } else {
     file = path.resolve(ctx.cwd, expandHome(opts.answers ?? 'rate-limit.answers.json'));
   }
   const shown = displayPath(ctx.cwd, file);
-  const text = opts.answersText ?? await readTextFile(file, 'answersNotFound').catch((e: unknown) => {
-    if (e instanceof UserError && 'file' in e.data) throw new UserError(e.messageId, { ...e.data, file: shown });
-    throw e;
-  });
+  const text =
+    opts.answersText ??
+    (await readTextFile(file, 'answersNotFound').catch((e: unknown) => {
+      if (e instanceof UserError && 'file' in e.data) throw new UserError(e.messageId, { ...e.data, file: shown });
+      throw e;
+    }));
   return { answers: parseAnswers(text, shown), file };
 }
 

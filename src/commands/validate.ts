@@ -45,6 +45,8 @@ export async function runValidate(ctx: CommandContext, opts: ValidateOptions): P
       ctx.stdout(`          - ${f.ruleId ? `${f.ruleId}: ` : ''}${formatFinding(f)}\n`);
     });
   }
-  ctx.stdout(failed.length === 0 ? `All ${results.length} constraints pass.\n` : `${failed.length} of ${results.length} constraints fail.\n`);
+  ctx.stdout(
+    failed.length === 0 ? `All ${results.length} constraints pass.\n` : `${failed.length} of ${results.length} constraints fail.\n`,
+  );
   return failed.length === 0 ? 0 : 1;
 }

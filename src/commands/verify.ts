@@ -13,8 +13,6 @@ import { existsSync, readFileSync, statSync } from 'node:fs';
 import path from 'node:path';
 import { performance } from 'node:perf_hooks';
 import { LUA_SCRIPTS, loadLuaScripts, luaSha1 } from '../codegen/lua.js';
-import { checkDesign } from '../constraints/index.js';
-import type { Design } from '../design/model.js';
 import { readTextFile, writeOutputs, type PlannedFile } from '../io/write.js';
 import { displayPath } from '../io/safe-fs.js';
 import { UserError } from '../messages.js';
@@ -152,7 +150,8 @@ async function connect(opts: VerifyOptions, io: VerifyIo): Promise<{ store: Stor
       spawned = await io.startServer();
     } catch (e) {
       if (e instanceof RedisServerMissingError) throw new UserError('redisServerMissing');
-      if (e instanceof RedisServerStartError) throw new UserError('redisServerFailed', { reason: `${e.message}${e.output ? `\n${e.output.trim()}` : ''}` });
+      if (e instanceof RedisServerStartError)
+        throw new UserError('redisServerFailed', { reason: `${e.message}${e.output ? `\n${e.output.trim()}` : ''}` });
       throw e;
     }
     target = parseRedisUrl(spawned.url) as RedisTarget;
@@ -168,7 +167,10 @@ async function connect(opts: VerifyOptions, io: VerifyIo): Promise<{ store: Stor
 
 export async function runVerify(ctx: CommandContext, opts: VerifyOptions, io: VerifyIo = nodeVerifyIo()): Promise<number> {
   if (opts.write && opts.example) {
-    throw new UserError('badOption', { option: '--write', reason: 'the results are stored beside the answers file; copy the example and pass it with -a FILE' });
+    throw new UserError('badOption', {
+      option: '--write',
+      reason: 'the results are stored beside the answers file; copy the example and pass it with -a FILE',
+    });
   }
   const { design, file } = await loadDesign(ctx, opts);
   const scripts = io.luaDir ? scriptsFromDir(path.resolve(ctx.cwd, io.luaDir)) : shippedScripts();
@@ -238,7 +240,16 @@ export async function runVerify(ctx: CommandContext, opts: VerifyOptions, io: Ve
       if (lost !== undefined && !reachable) await run.catch(() => undefined);
       const keys = spawned
         ? 'The redis-server verify started is stopped and its keys go with it.'
-        : await leftKeys(open, keyPrefix, reachable && open.lost() === lost && (await open.waitReady(3000).then(() => true, () => false)));
+        : await leftKeys(
+            open,
+            keyPrefix,
+            reachable &&
+              open.lost() === lost &&
+              (await open.waitReady(3000).then(
+                () => true,
+                () => false,
+              )),
+          );
       if (timedOut) throw new UserError('verifyTimedOut', { seconds: Math.round(limitMs / 1000), address: open.address, keys });
       throw new UserError('redisLost', { address: open.address, reason: lost as string, keys });
     }
@@ -265,7 +276,10 @@ export async function runVerify(ctx: CommandContext, opts: VerifyOptions, io: Ve
     const answersText = await readTextFile(file, 'answersNotFound');
     const { planned: doc } = await planOutputs(ctx, applyResults(design, resultsOf(report)), { answersFile: file });
     const sidecar = sidecarPath(file);
-    const planned: PlannedFile[] = [{ path: sidecar, content: sidecarText(report, file, answersText), root: path.dirname(sidecar), anchor: path.dirname(sidecar) }, ...doc];
+    const planned: PlannedFile[] = [
+      { path: sidecar, content: sidecarText(report, file, answersText), root: path.dirname(sidecar), anchor: path.dirname(sidecar) },
+      ...doc,
+    ];
     const result = await writeOutputs(planned, { force: opts.force ?? false, display: rel });
     written.push(...result.written.map((p) => rel(p)));
     unchanged = result.unchanged.length;

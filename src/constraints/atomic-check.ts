@@ -28,7 +28,8 @@ export default defineConstraint({
       noGateway: 'The rule relies on a gateway-native limiter, but the design has no gateway.',
       noStore: 'The rule runs a Lua script, but the design has no store to run it in.',
       scriptNotShipped: '{{file}} runs {{script}} for the middleware rules, but the code folder ships no lua/{{script}}.lua.',
-      scriptMismatch: 'The {{script}} script in {{file}} is not the shipped lua/{{script}}.lua byte for byte (SHA1 {{sha1}} against {{shipped}}): EVALSHA would run another script than the one reviewed.',
+      scriptMismatch:
+        'The {{script}} script in {{file}} is not the shipped lua/{{script}}.lua byte for byte (SHA1 {{sha1}} against {{shipped}}): EVALSHA would run another script than the one reviewed.',
     },
   },
   check(design, report) {
@@ -67,4 +68,3 @@ export default defineConstraint({
     }
   },
 });
-

@@ -48,7 +48,8 @@ export default defineConstraint({
         'TTL {{ttl}}s is shorter than the {{needed}}s that {{algorithm}} state must live; keys would expire early and reset the limit.',
       unboundedCardinality: 'The rule states no finite bound on how many keys it creates.',
       cardinalityNotStated: 'The rule bounds its keys at {{bound}} but does not say what the bound is based on.',
-      luaWithoutTtl: 'lua/{{file}} writes keys but never sets their expiry (no PEXPIRE, EXPIRE or SET ... PX): its keys would live for ever.',
+      luaWithoutTtl:
+        'lua/{{file}} writes keys but never sets their expiry (no PEXPIRE, EXPIRE or SET ... PX): its keys would live for ever.',
     },
   },
   check(design, report) {

@@ -33,8 +33,7 @@ function validCost(v: unknown): boolean {
   return (
     isPositiveNumber(cost?.default) &&
     (cost.byEndpoint === undefined ||
-      (Array.isArray(cost.byEndpoint) &&
-        cost.byEndpoint.every((w) => isNonEmptyString(w?.endpoint) && isPositiveNumber(w.cost))))
+      (Array.isArray(cost.byEndpoint) && cost.byEndpoint.every((w) => isNonEmptyString(w?.endpoint) && isPositiveNumber(w.cost))))
   );
 }
 
@@ -92,15 +91,20 @@ export default defineConstraint({
       const ruleId = ruleIdOf(rule);
       if (ruleId === undefined || !rule.rate) continue;
       if (rule.tier === 'outbound' || rule.layer === 'outbound-client') {
-        if (!providers.has(ruleId)) report({ messageId: 'notShipped', ruleId, data: { layer: 'outbound client', file: PROVIDERS_FILE, what: 'provider bucket for it' } });
+        if (!providers.has(ruleId))
+          report({
+            messageId: 'notShipped',
+            ruleId,
+            data: { layer: 'outbound client', file: PROVIDERS_FILE, what: 'provider bucket for it' },
+          });
       } else if (rule.layer === 'edge') {
         if (design.scope?.gateway === 'none') continue;
         const named = gateway.some((f) => f.content.includes(ruleId));
-        if (!named) report({ messageId: 'notShipped', ruleId, data: { layer: 'edge', file: gateway[0]?.path ?? 'gateway/', what: 'limit for it' } });
+        if (!named)
+          report({ messageId: 'notShipped', ruleId, data: { layer: 'edge', file: gateway[0]?.path ?? 'gateway/', what: 'limit for it' } });
       } else if (!middleware.has(ruleId)) {
         report({ messageId: 'notShipped', ruleId, data: { layer: 'middleware', file: DESIGN_DATA_FILE, what: 'rule entry for it' } });
       }
     }
   },
 });
-

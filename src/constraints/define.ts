@@ -33,9 +33,7 @@ export function defineConstraint<M extends string>(def: ConstraintDefinition<M>)
       if (!applies(design)) return findings;
       const report: Report<M> = ({ messageId, data = {}, ruleId }) => {
         findings.push(
-          ruleId === undefined
-            ? { constraintId: def.meta.id, messageId, data }
-            : { constraintId: def.meta.id, messageId, data, ruleId },
+          ruleId === undefined ? { constraintId: def.meta.id, messageId, data } : { constraintId: def.meta.id, messageId, data, ruleId },
         );
       };
       def.check(design, report);
@@ -53,7 +51,5 @@ export function defineConstraint<M extends string>(def: ConstraintDefinition<M>)
 
 /** Fills `{{name}}` placeholders from data; unknown placeholders are left as they are. */
 export function fillTemplate(template: string, data: FindingData): string {
-  return template.replace(/\{\{\s*(\w+)\s*\}\}/g, (whole, name: string) =>
-    Object.hasOwn(data, name) ? String(data[name]) : whole,
-  );
+  return template.replace(/\{\{\s*(\w+)\s*\}\}/g, (whole, name: string) => (Object.hasOwn(data, name) ? String(data[name]) : whole));
 }

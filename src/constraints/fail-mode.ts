@@ -24,7 +24,8 @@ export default defineConstraint({
       missingAlert: 'No alert fires on {{signal}}; while the limiter fails open the backend is unprotected.',
       failModeNotShipped: '{{file}} makes the rule fail {{shipped}} while the matrix says fail {{failMode}}.',
       alertsNotShipped: 'The code folder has no {{file}}: store failures and fail-open events alert nobody.',
-      alertOnSilentMetric: 'Alert {{alert}} in {{file}} reads {{metric}}, which no generated component exports (nor an exporter the design names): it can never fire.',
+      alertOnSilentMetric:
+        'Alert {{alert}} in {{file}} reads {{metric}}, which no generated component exports (nor an exporter the design names): it can never fire.',
     },
   },
   check(design, report) {
@@ -60,7 +61,11 @@ export default defineConstraint({
       const shipped = data?.rules.find((r) => r.id === ruleId);
       if (ruleId === undefined || !shipped || rule.layer !== 'middleware') continue;
       if (rule.failMode !== undefined && shipped.failMode !== rule.failMode) {
-        report({ messageId: 'failModeNotShipped', ruleId, data: { file: DESIGN_DATA_FILE, shipped: show(shipped.failMode), failMode: rule.failMode } });
+        report({
+          messageId: 'failModeNotShipped',
+          ruleId,
+          data: { file: DESIGN_DATA_FILE, shipped: show(shipped.failMode), failMode: rule.failMode },
+        });
       }
     }
     if (fileOf(files, ALERTS_FILE) === undefined) {
@@ -69,10 +74,15 @@ export default defineConstraint({
     }
     const emitted = emittedMetrics(files);
     // the store's own gauges come from redis_exporter, which the design names and sets up
-    const external = new Set(objects(design.monitoring?.metrics).filter((m) => (m.emittedBy ?? []).includes('redis-exporter')).map((m) => m.name));
+    const external = new Set(
+      objects(design.monitoring?.metrics)
+        .filter((m) => (m.emittedBy ?? []).includes('redis-exporter'))
+        .map((m) => m.name),
+    );
     for (const { alert, metrics } of alertMetrics(files)) {
       for (const metric of metrics) {
-        if (!emitted.has(metric) && !external.has(metric)) report({ messageId: 'alertOnSilentMetric', data: { alert, file: ALERTS_FILE, metric } });
+        if (!emitted.has(metric) && !external.has(metric))
+          report({ messageId: 'alertOnSilentMetric', data: { alert, file: ALERTS_FILE, metric } });
       }
     }
   },

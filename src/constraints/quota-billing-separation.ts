@@ -14,8 +14,7 @@ export default defineConstraint({
       'When plan quotas exist, the design has a quota section that bills from the metering system, never from the limiter counters, and says how the two are kept apart.',
     messages: {
       missingQuotaDesign: 'Plans carry quotas, but the design has no quota section.',
-      billingFromLimiter:
-        'Invoices come from {{billingSource}}; bill from the metering system, never from the rate limiter counters.',
+      billingFromLimiter: 'Invoices come from {{billingSource}}; bill from the metering system, never from the rate limiter counters.',
       separationNotStated: 'The quota section does not say how enforcement and billing are kept apart.',
     },
   },

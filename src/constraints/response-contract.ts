@@ -48,8 +48,7 @@ export default defineConstraint({
       noConvention: 'The response contract names no header convention (one of {{allowed}}); found {{value}}.',
       noHeaders: 'The response contract lists no rate-limit headers.',
       missingHeader: 'The {{convention}} convention needs the {{header}} header, which the contract does not list.',
-      mixedConventions:
-        'Header {{header}} is not part of the {{convention}} convention: the contract would emit two conventions.',
+      mixedConventions: 'Header {{header}} is not part of the {{convention}} convention: the contract would emit two conventions.',
       securityNotSilent: 'Security limits must suppress rate-limit headers (headers: silent), but this rule sends {{headers}}.',
       securityNotListed: 'The security rule is missing from the contract list of silent rules.',
       headersNotFull: 'Non-security limits send rate-limit headers on every response (headers: full), but this rule sends {{headers}}.',
@@ -61,7 +60,8 @@ export default defineConstraint({
       conventionNotShipped: '{{file}} sends the {{shipped}} header convention while the contract documents {{convention}}.',
       headerNotProduced: 'The contract promises the {{header}} header, but {{file}} never sends it.',
       headersNotShipped: '{{file}} sends {{shipped}} rate-limit headers for the rule while the matrix says {{headers}}.',
-      adapterNotShipped: 'The design runs on {{framework}}, but the code folder has no {{file}}: the document\'s middleware has no code to mount.',
+      adapterNotShipped:
+        "The design runs on {{framework}}, but the code folder has no {{file}}: the document's middleware has no code to mount.",
       neutralCallNotShown: 'No adapter exists for {{framework}}, and {{file}} does not show how to call createLimiter(DESIGN) from it.',
     },
   },
@@ -139,7 +139,10 @@ export default defineConstraint({
       }
       const limiter = fileOf(files, LIMITER_FILE)?.content ?? '';
       if (!limiter.includes("['Retry-After', String(retryAfter)]")) {
-        report({ messageId: 'retryAfterNotShipped', data: { file: LIMITER_FILE, layer: 'middleware', missing: 'its refusals carry no Retry-After' } });
+        report({
+          messageId: 'retryAfterNotShipped',
+          data: { file: LIMITER_FILE, layer: 'middleware', missing: 'its refusals carry no Retry-After' },
+        });
       }
       const convention = design.contract?.convention;
       if (data && convention !== undefined && data.headerConvention !== convention) {
@@ -157,7 +160,12 @@ export default defineConstraint({
         const shipped = data?.rules.find((r) => r.id === ruleId);
         if (ruleId === undefined || !shipped) continue;
         const want = rule.headers === 'silent' ? 'silent' : 'full';
-        if (shipped.headers !== want) report({ messageId: 'headersNotShipped', ruleId, data: { file: DESIGN_DATA_FILE, shipped: show(shipped.headers), headers: want } });
+        if (shipped.headers !== want)
+          report({
+            messageId: 'headersNotShipped',
+            ruleId,
+            data: { file: DESIGN_DATA_FILE, shipped: show(shipped.headers), headers: want },
+          });
       }
     }
     // the edge: every gateway file set that can answer 429 sends Retry-After
@@ -169,4 +177,3 @@ export default defineConstraint({
     }
   },
 });
-

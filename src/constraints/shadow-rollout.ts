@@ -22,7 +22,7 @@ export default defineConstraint({
       killSwitchNotInRollout: 'The kill switch of the rule is not listed in the rollout plan.',
       killSwitchMismatch: 'The rule names kill switch {{ruleFlag}} but the rollout plan lists {{rolloutFlag}}.',
       notShadowInFile: '{{file}} starts the rules in {{mode}} mode, but the rollout starts in shadow.',
-      killSwitchNotShipped: 'The rule\'s kill switch {{flag}} is not in {{file}}: nothing turns the rule off the way the rollout plan says.',
+      killSwitchNotShipped: "The rule's kill switch {{flag}} is not in {{file}}: nothing turns the rule off the way the rollout plan says.",
     },
   },
   check(design, report) {
@@ -81,7 +81,8 @@ export default defineConstraint({
         if (p && p.killSwitchFlag !== flag) report({ messageId: 'killSwitchNotShipped', ruleId, data: { flag, file: PROVIDERS_FILE } });
       } else if (rule.layer === 'edge') {
         if (design.scope?.gateway === 'none' || gateway.length === 0) continue;
-        if (!gateway.some((f) => f.content.includes(flag))) report({ messageId: 'killSwitchNotShipped', ruleId, data: { flag, file: gateway[0]?.path ?? 'gateway/' } });
+        if (!gateway.some((f) => f.content.includes(flag)))
+          report({ messageId: 'killSwitchNotShipped', ruleId, data: { flag, file: gateway[0]?.path ?? 'gateway/' } });
       } else {
         const shipped = data?.rules.find((r) => r.id === ruleId);
         if (shipped && shipped.flag !== flag) report({ messageId: 'killSwitchNotShipped', ruleId, data: { flag, file: DESIGN_DATA_FILE } });

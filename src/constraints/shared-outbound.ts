@@ -23,7 +23,8 @@ export default defineConstraint({
         'Provider {{provider}} has a per-instance bucket: {{instances}} instances each at {{fraction}} of its limit send up to {{multiple}} x the limit. Share one bucket in the store.',
       inProcessOutbound:
         'The outbound rule for {{provider}} keeps its bucket in process, so {{instances}} instances each spend the full budget. Use the shared store.',
-      providerNotSharedInFile: '{{file}} keeps the bucket of provider {{provider}} in each process (shared: false, or no Redis key), though the design shares it across instances.',
+      providerNotSharedInFile:
+        '{{file}} keeps the bucket of provider {{provider}} in each process (shared: false, or no Redis key), though the design shares it across instances.',
     },
   },
   applies: (design) => objects(design?.scope?.outbound).length > 0,
@@ -61,7 +62,8 @@ export default defineConstraint({
       if (rule.tier !== 'outbound' || ruleId === undefined || rule.primitive !== 'redis-lua') continue;
       const p = shipped.find((x) => x.ruleId === ruleId);
       // a missing provider is the complete-rules check's finding
-      if (p && (!p.shared || !p.key)) report({ messageId: 'providerNotSharedInFile', ruleId, data: { file: PROVIDERS_FILE, provider: p.name } });
+      if (p && (!p.shared || !p.key))
+        report({ messageId: 'providerNotSharedInFile', ruleId, data: { file: PROVIDERS_FILE, provider: p.name } });
     }
   },
 });

@@ -10,16 +10,26 @@ interface Reasoning {
 const REASONS: Record<string, Reasoning> = {
   'fairness:gcra': {
     why: 'Request limits need rate plus burst, which is exactly how clients behave: idle clients save up a burst, busy ones are held to the sustained rate. GCRA is the token bucket written as one integer (the theoretical arrival time), so a decision reads and writes one small key (a request far past the limit is refused from the TTL of the key alone), and cost weighting is a multiplication.',
-    tradeoff: 'A full bucket admits a whole burst at once, so the instantaneous rate can briefly reach burst/1 s; that is the point of the burst and is sized per rule.',
+    tradeoff:
+      'A full bucket admits a whole burst at once, so the instantaneous rate can briefly reach burst/1 s; that is the point of the burst and is sized per rule.',
     alternatives: [
-      { algorithm: 'token-bucket', whyNot: 'Same behaviour, but the textbook form keeps fractional tokens plus a timestamp in a hash: measured on Redis 7.0 it takes 1.2x the CPU of an admission, 2.5x on a key hammered past its limit, and 182 bytes per key against 133.' },
-      { algorithm: 'sliding-window-counter', whyNot: 'Approximates a window well but has no notion of burst, so it either rejects legitimate bursts or admits twice the rate at boundaries.' },
+      {
+        algorithm: 'token-bucket',
+        whyNot:
+          'Same behaviour, but the textbook form keeps fractional tokens plus a timestamp in a hash: measured on Redis 7.0 it takes 1.2x the CPU of an admission, 2.5x on a key hammered past its limit, and 182 bytes per key against 133.',
+      },
+      {
+        algorithm: 'sliding-window-counter',
+        whyNot:
+          'Approximates a window well but has no notion of burst, so it either rejects legitimate bursts or admits twice the rate at boundaries.',
+      },
       { algorithm: 'fixed-window', whyNot: 'Admits up to twice the limit across a window boundary: wrong for short windows.' },
     ],
   },
   'ceiling:gcra': {
     why: 'The ceiling is a request rate with a burst allowance, so it uses the same GCRA bucket as the fairness limits, on one deployment-wide key.',
-    tradeoff: 'One hot key; at the stated ceiling Redis serves it easily, and a local hybrid bucket can absorb micro-bursts when the rate grows.',
+    tradeoff:
+      'One hot key; at the stated ceiling Redis serves it easily, and a local hybrid bucket can absorb micro-bursts when the rate grows.',
     alternatives: [{ algorithm: 'fixed-window', whyNot: 'Boundary double-bursts defeat the purpose of a protective ceiling.' }],
   },
   'security:sliding-window-log': {
@@ -28,7 +38,10 @@ const REASONS: Record<string, Reasoning> = {
     alternatives: [
       { algorithm: 'fixed-window', whyNot: 'An attacker who times attempts around the boundary gets double the attempts.' },
       { algorithm: 'sliding-window-counter', whyNot: 'Cheaper, but an approximation; exactness is worth the memory at auth volumes.' },
-      { algorithm: 'gcra', whyNot: 'Burst semantics suit traffic, not attempt counting: a saved-up bucket would allow a burst of guesses.' },
+      {
+        algorithm: 'gcra',
+        whyNot: 'Burst semantics suit traffic, not attempt counting: a saved-up bucket would allow a burst of guesses.',
+      },
     ],
   },
   'quota:fixed-window': {
@@ -38,21 +51,29 @@ const REASONS: Record<string, Reasoning> = {
   },
   'quota:fixed-window:rolling': {
     why: 'A rolling quota has no reset moment: what counts is the usage of the last N days. One counter per UTC day, summed over the window, gives that with N small integers per identity instead of one entry per call.',
-    tradeoff: 'Usage ages out a whole day at a time, at 00:00 UTC, so a client refused at the quota waits for the oldest day of its window to drop out, up to a day after the call that would have aged out exactly.',
+    tradeoff:
+      'Usage ages out a whole day at a time, at 00:00 UTC, so a client refused at the quota waits for the oldest day of its window to drop out, up to a day after the call that would have aged out exactly.',
     alternatives: [
       { algorithm: 'sliding-window-log', whyNot: 'Exact to the millisecond, but one entry per call for a month is far too much memory.' },
-      { algorithm: 'fixed-window', whyNot: 'A calendar window resets all at once: a client could spend the whole quota twice across the reset, which a rolling quota exists to prevent.' },
+      {
+        algorithm: 'fixed-window',
+        whyNot:
+          'A calendar window resets all at once: a client could spend the whole quota twice across the reset, which a rolling quota exists to prevent.',
+      },
     ],
   },
   'outbound:gcra': {
     why: "A provider's documented limit is a rate; a shared GCRA bucket can reserve the next free slot and tell the caller how long to wait, so work queues instead of failing.",
-    tradeoff: 'Waiting adds latency to outbound calls under load; the bucket runs below the documented limit, leaving some provider capacity unused.',
-    alternatives: [{ algorithm: 'fixed-window', whyNot: 'Bursts at window boundaries are exactly what providers punish with 429s or bans.' }],
+    tradeoff:
+      'Waiting adds latency to outbound calls under load; the bucket runs below the documented limit, leaving some provider capacity unused.',
+    alternatives: [
+      { algorithm: 'fixed-window', whyNot: 'Bursts at window boundaries are exactly what providers punish with 429s or bans.' },
+    ],
   },
 };
 
 const EDGE_REASON: Reasoning = {
-  why: 'The gateway\'s own limiter is the cheapest place to reject and protects the application itself; its native algorithm is used as it is.',
+  why: "The gateway's own limiter is the cheapest place to reject and protects the application itself; its native algorithm is used as it is.",
   tradeoff: 'Edge counters live in each edge node and see coarse identity only (address, header), so only coarse limits run there.',
   alternatives: [],
 };
@@ -80,11 +101,12 @@ export function buildAlgorithms(rules: MatrixRule[]): AlgorithmDecision[] {
   return [...groups.entries()]
     .sort(([, a], [, b]) => ORDER.indexOf(a.tier) - ORDER.indexOf(b.tier) || a.algorithm.localeCompare(b.algorithm))
     .map(([key, g]) => {
-      const reasoning = REASONS[key] ?? (g.edge ? EDGE_REASON : undefined) ?? {
-        why: `Chosen in a hand-written rule (${g.algorithm}).`,
-        tradeoff: 'Not assessed by rl-design: review it against the default for this class of limit.',
-        alternatives: [],
-      };
+      const reasoning = REASONS[key] ??
+        (g.edge ? EDGE_REASON : undefined) ?? {
+          why: `Chosen in a hand-written rule (${g.algorithm}).`,
+          tradeoff: 'Not assessed by rl-design: review it against the default for this class of limit.',
+          alternatives: [],
+        };
       return { limitClass: g.tier, algorithm: g.algorithm, ...(g.label ? { label: g.label } : {}), ruleIds: g.ids, ...reasoning };
     });
 }

@@ -12,15 +12,7 @@ import {
   type StatedState,
 } from '../runtime/middleware/responses.js';
 import { policyWindowSeconds, sfString, PROBLEM_JSON, QUOTA_EXCEEDED_HEADER } from '../runtime/middleware/responses.js';
-import type {
-  Diagram,
-  ExampleResponse,
-  HeaderConvention,
-  HeaderSpec,
-  MatrixRule,
-  ResolvedEndpoint,
-  ResponseContract,
-} from './model.js';
+import type { Diagram, ExampleResponse, HeaderConvention, HeaderSpec, MatrixRule, ResolvedEndpoint, ResponseContract } from './model.js';
 
 export const IETF_DRAFT = 'draft-ietf-httpapi-ratelimit-headers-11';
 
@@ -115,9 +107,10 @@ function statedState(convention: HeaderConvention, { rule, s }: Stated): StatedS
  * convention's headers state; `quota` the plan quota that counted the call, when one did.
  */
 export function rateLimitHeaders(convention: HeaderConvention, main: Stated, quota?: Stated): [string, string][] {
-  return runtimeHeaders(convention, statedState(convention, main), quota ? statedState(convention, quota) : null).map(
-    ([name, value]) => [name, value],
-  );
+  return runtimeHeaders(convention, statedState(convention, main), quota ? statedState(convention, quota) : null).map(([name, value]) => [
+    name,
+    value,
+  ]);
 }
 
 // ---------------------------------------------------------------------------------------
@@ -230,13 +223,15 @@ function exampleRule(rules: MatrixRule[]): MatrixRule | undefined {
 
 const MEANING: Record<string, string> = {
   'RateLimit-Policy':
-    'The policy that applies, named after the matrix rule: q units per w seconds, with q / w exactly the rule\'s rate, so a client that spaces its calls w / q seconds apart is never refused. Token-bucket rules: q is the largest such count within the burst, so q calls may also go at once, then none until w has passed. Window rules: q per window of w seconds.',
+    "The policy that applies, named after the matrix rule: q units per w seconds, with q / w exactly the rule's rate, so a client that spaces its calls w / q seconds apart is never refused. Token-bucket rules: q is the largest such count within the burst, so q calls may also go at once, then none until w has passed. Window rules: q per window of w seconds.",
   RateLimit:
     'What is left now: r units remaining, and t seconds until the bucket is full again (token-bucket rules) or the window resets (window rules).',
-  'RateLimit-Limit': 'Units allowed per window of the rule: for a token bucket the largest count within its burst that its rate refills in whole seconds, for a window rule its limit.',
+  'RateLimit-Limit':
+    'Units allowed per window of the rule: for a token bucket the largest count within its burst that its rate refills in whole seconds, for a window rule its limit.',
   'RateLimit-Remaining': 'Units left now.',
   'RateLimit-Reset': 'Seconds until the bucket is full again or the window resets (delta seconds, not a timestamp).',
-  'X-RateLimit-Limit': 'Units allowed per window of the rule: for a token bucket the largest count within its burst that its rate refills in whole seconds, for a window rule its limit.',
+  'X-RateLimit-Limit':
+    'Units allowed per window of the rule: for a token bucket the largest count within its burst that its rate refills in whole seconds, for a window rule its limit.',
   'X-RateLimit-Remaining': 'Units left now.',
   'X-RateLimit-Reset': 'Seconds until the bucket is full again or the window resets.',
 };
@@ -245,11 +240,7 @@ const MEANING: Record<string, string> = {
  * The headers a client reads on every response, as the middleware sends them: for `example`,
  * the first call of a client (a full bucket). One rule per response: the most constraining one.
  */
-export function headerSpecs(
-  convention: HeaderConvention,
-  example: MatrixRule | undefined,
-  reset?: QuotaResetT,
-): HeaderSpec[] {
+export function headerSpecs(convention: HeaderConvention, example: MatrixRule | undefined, reset?: QuotaResetT): HeaderSpec[] {
   const rule = example ?? DEFAULT_EXAMPLE;
   const shown = shownRuleOf(rule) ?? (shownRuleOf(DEFAULT_EXAMPLE) as ShownRule);
   return rateLimitHeaders(convention, { rule: shown, s: firstCall(rule, shown, reset) }).map(([name, value]) => ({
@@ -291,7 +282,7 @@ function quotaHeaderSpecs(
       {
         name: 'RateLimit',
         example: state?.[1] ?? '',
-        meaning: 'The quota\'s item: r calls left in this period, t seconds until it resets (here: the first call of the period).',
+        meaning: "The quota's item: r calls left in this period, t seconds until it resets (here: the first call of the period).",
       },
     );
   } else {
@@ -308,7 +299,7 @@ function quotaHeaderSpecs(
       name: QUOTA_EXCEEDED_HEADER,
       example: `${sfString(soft.id)};over=1`,
       meaning:
-        'Only on a call admitted past a soft plan quota (soft-warning, pay-per-overage): the quota rule and how many units this period has used beyond the quota. The call succeeded; the remaining count reads 0 and the plan\'s overage terms apply.',
+        "Only on a call admitted past a soft plan quota (soft-warning, pay-per-overage): the quota rule and how many units this period has used beyond the quota. The call succeeded; the remaining count reads 0 and the plan's overage terms apply.",
     });
   }
   return out;
@@ -332,7 +323,8 @@ function edgeOnlyEndpoints(rules: MatrixRule[], endpoints: ResolvedEndpoint[]): 
 
 const SPEC_REFERENCE: Record<HeaderConvention, string> = {
   'ietf-structured': `${IETF_DRAFT} (the RateLimit and RateLimit-Policy structured fields introduced in -08; unchanged in syntax through -11)`,
-  'ietf-trio': 'draft-ietf-httpapi-ratelimit-headers-07 and earlier (RateLimit-Limit / -Remaining / -Reset), kept for clients that already parse it',
+  'ietf-trio':
+    'draft-ietf-httpapi-ratelimit-headers-07 and earlier (RateLimit-Limit / -Remaining / -Reset), kept for clients that already parse it',
   'x-ratelimit': 'the de-facto X-RateLimit-* convention (GitHub, Twitter style); no specification',
 };
 
@@ -385,11 +377,9 @@ function example429(
   const stated = { rule: shown, s };
   // a quota's own refusal also fills the single-value conventions' quota trio
   const quota = rule.tier === 'quota' && convention !== 'ietf-structured' ? stated : undefined;
-  const headers = [
-    ['Content-Type', PROBLEM_JSON],
-    ...rateLimitHeaders(convention, stated, quota),
-    ['Retry-After', String(retryAfter)],
-  ].map(([name, value]) => ({ name: name as string, value: value as string }));
+  const headers = [['Content-Type', PROBLEM_JSON], ...rateLimitHeaders(convention, stated, quota), ['Retry-After', String(retryAfter)]].map(
+    ([name, value]) => ({ name: name as string, value: value as string }),
+  );
   return {
     example: { ruleId: rule.id, situation, status: 429, headers },
     body: problemBody(docsUrl, shown, s, retryAfter),
@@ -439,7 +429,9 @@ export function buildContract(
     clientBehaviour: [
       'Read the rate-limit headers on every response and slow down before the remaining count reaches zero.',
       ...(quotaHeaders.length > 0
-        ? ['Where a plan quota counts the call, read its own remaining count and reset as well, and plan the rest of the period around them.']
+        ? [
+            'Where a plan quota counts the call, read its own remaining count and reset as well, and plan the rest of the period around them.',
+          ]
         : []),
       'On 429, wait at least Retry-After seconds, plus random jitter; never retry immediately.',
       'On repeated 429s, back off exponentially (doubling, capped, with full jitter).',

@@ -6,17 +6,7 @@
 import { outboundPeak, outboundRate, PERIOD_SECONDS, QUOTA_BACKSTOP, quotaStop } from '../answers/defaults.js';
 import { formatNumber } from '../format.js';
 import type { ExistingLimiterT, HandRule, QuotaResetT } from '../answers/schema.js';
-import type {
-  Algorithm,
-  AuthKind,
-  EndpointClass,
-  Gateway,
-  MatrixRule,
-  Primitive,
-  ResolvedEndpoint,
-  RuleIdentity,
-  Scope,
-} from './model.js';
+import type { Algorithm, AuthKind, EndpointClass, Gateway, MatrixRule, Primitive, ResolvedEndpoint, RuleIdentity, Scope } from './model.js';
 import { existingLimitText, existingName, tighterExisting } from './migration.js';
 import { IdAllocator, KEY_PREFIX, killSwitchFlag, slug } from './naming.js';
 
@@ -87,7 +77,11 @@ export function maxKeyChars(rule: Pick<MatrixRule, 'key' | 'algorithm' | 'tier' 
       continue;
     }
     chars += Math.max((m[1] ?? '').length, KEY_VALUE_CHARS.label);
-    chars += name.includes('sha256') ? KEY_VALUE_CHARS.sha256 : /(^|[^a-z])ip([^a-z]|$)/.test(name) ? KEY_VALUE_CHARS.ip : KEY_VALUE_CHARS.opaque;
+    chars += name.includes('sha256')
+      ? KEY_VALUE_CHARS.sha256
+      : /(^|[^a-z])ip([^a-z]|$)/.test(name)
+        ? KEY_VALUE_CHARS.ip
+        : KEY_VALUE_CHARS.opaque;
   }
   chars += pattern.length - last;
   // a fixed window whose pattern names no period gets ":<window id>" appended
@@ -129,20 +123,58 @@ function withKeyLength(rule: MatrixRule): MatrixRule {
  * Auth limits per flow: per-identity and per-IP attempts per window, and what each row stops
  * (the per-IP row's threat may end with a sentence on why only that row can stop it).
  */
-const AUTH_LIMITS: Record<AuthKind, { perIdentity: number; perIp: number; windowSeconds: number; identityLabel: string; threat: string; ipThreat: string }> = {
-  login: { perIdentity: 10, perIp: 100, windowSeconds: 900, identityLabel: 'username', threat: "a botnet guessing one account's password from many addresses", ipThreat: 'credential stuffing' },
-  mfa: { perIdentity: 5, perIp: 50, windowSeconds: 900, identityLabel: 'account', threat: 'guessing one account\'s one-time codes from many addresses', ipThreat: 'abuse spread over many targets' },
-  signup: { perIdentity: 3, perIp: 20, windowSeconds: 3600, identityLabel: 'e-mail address', threat: 'repeated sign-ups for one e-mail address (verification-mail bombing of a victim)', ipThreat: 'bulk fake sign-ups' },
+const AUTH_LIMITS: Record<
+  AuthKind,
+  { perIdentity: number; perIp: number; windowSeconds: number; identityLabel: string; threat: string; ipThreat: string }
+> = {
+  login: {
+    perIdentity: 10,
+    perIp: 100,
+    windowSeconds: 900,
+    identityLabel: 'username',
+    threat: "a botnet guessing one account's password from many addresses",
+    ipThreat: 'credential stuffing',
+  },
+  mfa: {
+    perIdentity: 5,
+    perIp: 50,
+    windowSeconds: 900,
+    identityLabel: 'account',
+    threat: "guessing one account's one-time codes from many addresses",
+    ipThreat: 'abuse spread over many targets',
+  },
+  signup: {
+    perIdentity: 3,
+    perIp: 20,
+    windowSeconds: 3600,
+    identityLabel: 'e-mail address',
+    threat: 'repeated sign-ups for one e-mail address (verification-mail bombing of a victim)',
+    ipThreat: 'bulk fake sign-ups',
+  },
   'password-reset': {
     perIdentity: 3,
     perIp: 20,
     windowSeconds: 3600,
     identityLabel: 'e-mail address',
-    threat: 'flooding one person\'s inbox with reset mails',
+    threat: "flooding one person's inbox with reset mails",
     ipThreat: 'probing which e-mail addresses have accounts, and reset mails sent in bulk',
   },
-  token: { perIdentity: 60, perIp: 300, windowSeconds: 60, identityLabel: 'client id', threat: 'guessing one client\'s secret from many addresses', ipThreat: 'abuse spread over many targets' },
-  other: { perIdentity: 10, perIp: 100, windowSeconds: 900, identityLabel: 'username', threat: 'guessing one account\'s credentials from many addresses', ipThreat: 'credential stuffing' },
+  token: {
+    perIdentity: 60,
+    perIp: 300,
+    windowSeconds: 60,
+    identityLabel: 'client id',
+    threat: "guessing one client's secret from many addresses",
+    ipThreat: 'abuse spread over many targets',
+  },
+  other: {
+    perIdentity: 10,
+    perIp: 100,
+    windowSeconds: 900,
+    identityLabel: 'username',
+    threat: "guessing one account's credentials from many addresses",
+    ipThreat: 'credential stuffing',
+  },
 };
 
 /** The attempt limits of the auth flows in use, in words, for the assumption that states them. */
@@ -158,8 +190,7 @@ export function authDefaultsText(kinds: readonly AuthKind[]): string {
 
 /** Why only the per-IP row stops a flow's threat, when the per-identity row cannot. */
 const AUTH_IP_ONLY: Partial<Record<AuthKind, string>> = {
-  'password-reset':
-    ' Probing needs only one request per address, which the per-address row never counts twice: only this row limits it.',
+  'password-reset': ' Probing needs only one request per address, which the per-address row never counts twice: only this row limits it.',
 };
 
 const EDGE_ALGORITHM: Record<Exclude<Gateway, 'none'>, { algorithm: Algorithm; component: string; hasBurst: boolean }> = {
@@ -446,11 +477,13 @@ function addFairness(b: Builder, ctx: MatrixContext, endpoints: ResolvedEndpoint
         const id = b.ids.take(groups.length > 1 ? `${baseId}-fail-${group.mode}` : baseId);
         const maxCost = Math.max(1, ...endpoints.map((e) => e.cost));
         const cost = costTable(eps);
-        const weighted = cost.byEndpoint.length > 0
-          ? ` Expensive calls draw more tokens from the same bucket (${cost.byEndpoint.map((c) => `${c.endpoint} = ${c.cost}`).join(', ')}) instead of each getting a bucket of its own.`
-          : '';
+        const weighted =
+          cost.byEndpoint.length > 0
+            ? ` Expensive calls draw more tokens from the same bucket (${cost.byEndpoint.map((c) => `${c.endpoint} = ${c.cost}`).join(', ')}) instead of each getting a bucket of its own.`
+            : '';
         const burst = Math.max(plan.burst, maxCost);
-        const raised = burst > plan.burst ? ` Burst raised from ${plan.burst} to ${burst} so the costliest call (${maxCost} tokens) can ever pass.` : '';
+        const raised =
+          burst > plan.burst ? ` Burst raised from ${plan.burst} to ${burst} so the costliest call (${maxCost} tokens) can ever pass.` : '';
         const ttl = bucketTtl(burst, plan.ratePerSecond);
         const pop = populationOf(identity, scope);
         const share = scope.plans.length > 1 ? ` (the whole ${pop.label} population is counted for each plan, an upper bound)` : '';
@@ -481,8 +514,13 @@ function addFairness(b: Builder, ctx: MatrixContext, endpoints: ResolvedEndpoint
           errorCode: 'RATE_LIMITED',
           killSwitch: { flag: killSwitchFlag(id) },
           rationale: `The ${plan.rateText} promised to plan ${plan.name}, per ${pop.label}, so one noisy ${pop.label} cannot degrade the others.${weighted}${raised}${splitNote(groups, group.mode)}`,
-          derivation: `${plan.rateText} = plan ${plan.name}'s promised rate; burst ${formatNumber(burst)} = ${burst > plan.burst ? `the costliest call (${maxCost} tokens)` : plan.assumed?.includes('burst') ? `${burstSeconds} s of the rate (assumed)` : 'the plan\'s stated burst'}`,
-          inputs: [`plans`, ...(plan.assumed?.includes('burst') ? ['plans.burst', 'traffic.burstiness'] : []), 'failure.byClass', ...populationField(identity)],
+          derivation: `${plan.rateText} = plan ${plan.name}'s promised rate; burst ${formatNumber(burst)} = ${burst > plan.burst ? `the costliest call (${maxCost} tokens)` : plan.assumed?.includes('burst') ? `${burstSeconds} s of the rate (assumed)` : "the plan's stated burst"}`,
+          inputs: [
+            `plans`,
+            ...(plan.assumed?.includes('burst') ? ['plans.burst', 'traffic.burstiness'] : []),
+            'failure.byClass',
+            ...populationField(identity),
+          ],
         });
       }
     }
@@ -499,17 +537,19 @@ function addFairness(b: Builder, ctx: MatrixContext, endpoints: ResolvedEndpoint
     const id = b.ids.take(groups.length > 1 ? `${baseId}-fail-${group.mode}` : baseId);
     const maxCost = Math.max(1, ...endpoints.map((e) => e.cost));
     const cost = costTable(eps);
-    const weighted = cost.byEndpoint.length > 0
-      ? ` Expensive calls draw more tokens from the same bucket (${cost.byEndpoint.map((c) => `${c.endpoint} = ${c.cost}`).join(', ')}) instead of each getting a bucket of its own.`
-      : '';
+    const weighted =
+      cost.byEndpoint.length > 0
+        ? ` Expensive calls draw more tokens from the same bucket (${cost.byEndpoint.map((c) => `${c.endpoint} = ${c.cost}`).join(', ')}) instead of each getting a bucket of its own.`
+        : '';
     const burst = Math.max(Math.ceil(rps * burstSeconds), maxCost);
     const ttl = bucketTtl(burst, rps);
     const pop = populationOf(identity, scope);
     const card = bound(pop.population, ceilingRps, ttl, pop.label);
     const classes = [...new Set(eps.map((e) => e.class))];
-    const burstWhy = burst > Math.ceil(rps * burstSeconds)
-      ? `The bucket holds ${formatNumber(burst)} tokens, raised from ${burstSeconds} s of rate (${formatNumber(Math.ceil(rps * burstSeconds))}) so the costliest call (${maxCost} tokens) can ever pass.`
-      : `The bucket holds ${burstSeconds} s of rate (${formatNumber(burst)} tokens) for legitimate bursts.`;
+    const burstWhy =
+      burst > Math.ceil(rps * burstSeconds)
+        ? `The bucket holds ${formatNumber(burst)} tokens, raised from ${burstSeconds} s of rate (${formatNumber(Math.ceil(rps * burstSeconds))}) so the costliest call (${maxCost} tokens) can ever pass.`
+        : `The bucket holds ${burstSeconds} s of rate (${formatNumber(burst)} tokens) for legitimate bursts.`;
     const why = perAddress
       ? `The API knows its callers only by address, so the limit is sized per address, not per person: ${perAddress.derivation}. One address can then take at most ${formatPercentOf(rps, scope.traffic.peakRps)} of the ${formatNumber(scope.traffic.peakRps)} req/s peak.`
       : `No plan promises a rate, so each ${pop.label} may use at most about a tenth of the ${formatNumber(ceilingRps)} req/s ceiling (${rps === ceilingRps * 0.1 ? `${formatNumber(rps)} req/s` : `${formatNumber(ceilingRps * 0.1)} req/s, rounded down to ${formatNumber(rps)} req/s`}): ${formatNumber(Math.ceil(ceilingRps / rps))} ${pop.label}s at their full rate at once are needed to reach the ceiling (${formatNumber(ceilingRps)} / ${formatNumber(rps)}, rounded up).`;
@@ -574,8 +614,7 @@ function addAnonymous(b: Builder, ctx: MatrixContext, endpoints: ResolvedEndpoin
     const eps = group.endpoints;
     const id = b.ids.take(groups.length > 1 ? `anonymous-per-ip-fail-${group.mode}` : 'anonymous-per-ip');
     const classes = [...new Set(eps.map((e) => e.class))];
-    const nat =
-      `Keyed on the trusted client IP, the only identity an anonymous caller has. It is sized per address, not per person: ${derivation}, so an office or a carrier-grade NAT address with that many people active at once still gets through. One address can take at most ${formatPercentOf(rps, scope.traffic.peakRps)} of the ${formatNumber(scope.traffic.peakRps)} req/s peak, so scraping from one address stays a small share.`;
+    const nat = `Keyed on the trusted client IP, the only identity an anonymous caller has. It is sized per address, not per person: ${derivation}, so an office or a carrier-grade NAT address with that many people active at once still gets through. One address can take at most ${formatPercentOf(rps, scope.traffic.peakRps)} of the ${formatNumber(scope.traffic.peakRps)} req/s peak, so scraping from one address stays a small share.`;
     b.rules.push({
       id,
       source: 'generated',
@@ -601,7 +640,13 @@ function addAnonymous(b: Builder, ctx: MatrixContext, endpoints: ResolvedEndpoin
       killSwitch: { flag: killSwitchFlag(id) },
       rationale: `${nat}${edge ? ` Enforced at the edge (${edge.component}), where the client address is first known and rejection is cheapest; it keeps its counters in the gateway, so a store outage does not touch it.` : splitNote(groups, group.mode)}`,
       derivation: `${derivation}${burst !== null ? `; burst ${formatNumber(burst)} = ${burstSeconds} s of rate${ctx.assumed?.has('traffic.burstiness') ? ' (assumed)' : ''}` : ''}`,
-      inputs: ['traffic.clientPeakRps', 'traffic.clientsPerAddress', ...ceilingInputs(scope), 'traffic.burstiness', ...(edge ? [] : ['failure.byClass'])],
+      inputs: [
+        'traffic.clientPeakRps',
+        'traffic.clientsPerAddress',
+        ...ceilingInputs(scope),
+        'traffic.burstiness',
+        ...(edge ? [] : ['failure.byClass']),
+      ],
     });
   }
 }
@@ -639,8 +684,15 @@ function addAuth(b: Builder, ctx: MatrixContext, endpoints: ResolvedEndpoint[]):
     const ipId = b.ids.take(`auth-${kind}-per-ip`);
     const userCard = bound(undefined, ceilingRps, window, 'username');
     const kept = tighterExisting(ctx.existing ?? [], eps, { requests: limits.perIp, periodSeconds: window });
-    const ipRate = kept ? { requests: kept.limit, periodSeconds: Math.max(1, Math.round(kept.windowSeconds)) } : { requests: limits.perIp, periodSeconds: window };
-    const ipWindowText = ipRate.periodSeconds >= 3600 && ipRate.periodSeconds % 3600 === 0 ? `${ipRate.periodSeconds / 3600} h` : ipRate.periodSeconds % 60 === 0 ? `${ipRate.periodSeconds / 60} min` : `${ipRate.periodSeconds} s`;
+    const ipRate = kept
+      ? { requests: kept.limit, periodSeconds: Math.max(1, Math.round(kept.windowSeconds)) }
+      : { requests: limits.perIp, periodSeconds: window };
+    const ipWindowText =
+      ipRate.periodSeconds >= 3600 && ipRate.periodSeconds % 3600 === 0
+        ? `${ipRate.periodSeconds / 3600} h`
+        : ipRate.periodSeconds % 60 === 0
+          ? `${ipRate.periodSeconds / 60} min`
+          : `${ipRate.periodSeconds} s`;
     const ipCard = bound(undefined, ceilingRps, ipRate.periodSeconds, 'IP');
     const keptText = kept
       ? ` Taken over from the limiter already in place, ${existingName(kept)}: ${existingLimitText(kept)} per IP, tighter than this flow's default of ${limits.perIp} per ${windowText} (which would admit ${formatNumber(limits.perIp * Math.ceil(kept.windowSeconds / window - 1e-9))} within its ${formatNumber(kept.windowSeconds)} s). A limit in force is not loosened without a decision: replace it with a rules entry for this id if the default is wanted.`
@@ -657,7 +709,13 @@ function addAuth(b: Builder, ctx: MatrixContext, endpoints: ResolvedEndpoint[]):
       bytesPerKey: BYTES_PER_KEY['sliding-window-log-base'] + BYTES_PER_KEY['sliding-window-log-entry'],
       killSwitch: { flag: killSwitchFlag(userId) },
       derivation: `${limits.perIdentity} per ${windowText} = the ${kind} flow's per-${limits.identityLabel} default, not derived from traffic`,
-      inputs: ['failure.byClass', 'rules.auth', ...(eps.some((e) => e.assumed?.includes('authKind')) ? [...eps.filter((e) => e.assumed?.includes('authKind')).map((e) => `endpoints.${e.name}.authKind`)] : [])],
+      inputs: [
+        'failure.byClass',
+        'rules.auth',
+        ...(eps.some((e) => e.assumed?.includes('authKind'))
+          ? [...eps.filter((e) => e.assumed?.includes('authKind')).map((e) => `endpoints.${e.name}.authKind`)]
+          : []),
+      ],
       rationale: `Stops ${limits.threat}: ${limits.perIdentity} attempts per ${windowText}, counted exactly (sliding log). ${failMode === 'closed' ? 'Fails closed: admitting unlimited attempts during a store outage is itself the incident.' : 'Fails open, as the answers ask; consider closed, since unlimited attempts during a store outage is itself an incident.'} Silent: no remaining-count headers for attackers.`,
     });
     b.rules.push({
@@ -863,7 +921,11 @@ function addOutbound(b: Builder, ctx: MatrixContext): void {
       killSwitch: { flag: killSwitchFlag(id) },
       rationale: `${p.name} documents ${p.limitText}; the bucket admits ${pct} of it to absorb accounting differences, ${sharing}.${burstText} Fails closed: when the store is unreachable, calls wait rather than risk a provider ban.`,
       derivation: `${formatNumber(rate.requests)} per ${per} = ${p.name}'s ${p.limitText} x ${pct}${p.assumed?.includes('safetyFraction') ? ' (assumed)' : ''}; burst ${formatNumber(p.burst)}${p.assumed?.includes('burst') ? ' (assumed, see the assumptions)' : ' (stated)'}`,
-      inputs: ['outbound', ...(p.assumed?.includes('safetyFraction') ? ['outbound.safetyFraction'] : []), ...(p.assumed?.includes('burst') ? ['outbound.burst'] : [])],
+      inputs: [
+        'outbound',
+        ...(p.assumed?.includes('safetyFraction') ? ['outbound.safetyFraction'] : []),
+        ...(p.assumed?.includes('burst') ? ['outbound.burst'] : []),
+      ],
     });
   }
 }
@@ -873,61 +935,63 @@ export function applyHandRules(rules: MatrixRule[], hand: HandRule[], scope: Sco
   let out = rules.slice();
   for (const h0 of hand) {
     // a rule split by fail mode keeps its hand-written overrides: the base id names both halves
-    const halves = out.some((r) => r.id === h0.id) ? [] : out.filter((r) => r.id === `${h0.id}-fail-open` || r.id === `${h0.id}-fail-closed`);
+    const halves = out.some((r) => r.id === h0.id)
+      ? []
+      : out.filter((r) => r.id === `${h0.id}-fail-open` || r.id === `${h0.id}-fail-closed`);
     const targets = halves.length > 0 ? halves.map((r) => ({ ...h0, id: r.id })) : [h0];
     for (const h of targets) {
-    const idx = out.findIndex((r) => r.id === h.id);
-    if (h.remove) {
-      out = out.filter((r) => r.id !== h.id);
-      continue;
-    }
-    const endpoints = h.endpoints ?? (idx >= 0 ? (out[idx] as MatrixRule).endpoints : []);
-    const eps = scope.endpoints.filter((e) => endpoints.includes(e.name));
-    const patch: Partial<MatrixRule> = {
-      ...(h.description ? { title: h.description } : {}),
-      ...(h.endpointClass ? { endpointClass: h.endpointClass } : {}),
-      ...(h.endpoints ? { endpoints: h.endpoints, routes: routesOf(eps) } : {}),
-      ...(h.identity ? { identity: h.identity } : {}),
-      ...(h.algorithm ? { algorithm: h.algorithm } : {}),
-      ...(h.primitive ? { primitive: h.primitive } : {}),
-      ...(h.key ? { key: h.key } : {}),
-      ...(h.rate ? { rate: { requests: h.rate.requests, periodSeconds: PERIOD_SECONDS[h.rate.per] } } : {}),
-      ...(h.burst !== undefined ? { burst: h.burst } : {}),
-      ...(h.cost !== undefined ? { cost: { default: h.cost, byEndpoint: [] } } : {}),
-      ...(h.failMode ? { failMode: h.failMode } : {}),
-      ...(h.layer ? { layer: h.layer } : {}),
-      ...(h.ttlSeconds !== undefined ? { ttlSeconds: h.ttlSeconds } : {}),
-      ...(h.cardinalityBound !== undefined ? { cardinality: { bound: h.cardinalityBound, basis: 'stated in a hand-written rule' } } : {}),
-      ...(h.headers ? { headers: h.headers } : {}),
-      ...(h.rationale ? { rationale: h.rationale } : {}),
-    };
-    if (idx >= 0) {
-      const base = out[idx] as MatrixRule;
-      const merged: MatrixRule = { ...base, ...patch, source: 'overridden' };
-      // new numbers, same state lifetime rule: the TTL follows them unless the answers set it
-      if (h.ttlSeconds === undefined && (h.rate || h.burst !== undefined || h.algorithm)) {
-        const ttl = stateTtl(merged);
-        if (ttl !== undefined) merged.ttlSeconds = ttl;
+      const idx = out.findIndex((r) => r.id === h.id);
+      if (h.remove) {
+        out = out.filter((r) => r.id !== h.id);
+        continue;
       }
-      if (h.killSwitch === false) delete merged.killSwitch;
-      out[idx] = merged;
-    } else {
-      const rule: MatrixRule = {
-        id: h.id,
-        source: 'hand-written',
-        tier: h.endpointClass === 'auth' ? 'security' : 'fairness',
-        title: h.description ?? h.id,
-        endpointClass: h.endpointClass ?? 'all',
-        endpoints: [],
-        routes: [],
-        headers: h.endpointClass === 'auth' ? 'silent' : 'full',
-        errorCode: 'RATE_LIMITED',
-        rationale: 'Hand-written rule from the answers file.',
-        ...(h.killSwitch === false ? {} : { killSwitch: { flag: killSwitchFlag(h.id) } }),
-        ...patch,
+      const endpoints = h.endpoints ?? (idx >= 0 ? (out[idx] as MatrixRule).endpoints : []);
+      const eps = scope.endpoints.filter((e) => endpoints.includes(e.name));
+      const patch: Partial<MatrixRule> = {
+        ...(h.description ? { title: h.description } : {}),
+        ...(h.endpointClass ? { endpointClass: h.endpointClass } : {}),
+        ...(h.endpoints ? { endpoints: h.endpoints, routes: routesOf(eps) } : {}),
+        ...(h.identity ? { identity: h.identity } : {}),
+        ...(h.algorithm ? { algorithm: h.algorithm } : {}),
+        ...(h.primitive ? { primitive: h.primitive } : {}),
+        ...(h.key ? { key: h.key } : {}),
+        ...(h.rate ? { rate: { requests: h.rate.requests, periodSeconds: PERIOD_SECONDS[h.rate.per] } } : {}),
+        ...(h.burst !== undefined ? { burst: h.burst } : {}),
+        ...(h.cost !== undefined ? { cost: { default: h.cost, byEndpoint: [] } } : {}),
+        ...(h.failMode ? { failMode: h.failMode } : {}),
+        ...(h.layer ? { layer: h.layer } : {}),
+        ...(h.ttlSeconds !== undefined ? { ttlSeconds: h.ttlSeconds } : {}),
+        ...(h.cardinalityBound !== undefined ? { cardinality: { bound: h.cardinalityBound, basis: 'stated in a hand-written rule' } } : {}),
+        ...(h.headers ? { headers: h.headers } : {}),
+        ...(h.rationale ? { rationale: h.rationale } : {}),
       };
-      out.push(rule);
-    }
+      if (idx >= 0) {
+        const base = out[idx] as MatrixRule;
+        const merged: MatrixRule = { ...base, ...patch, source: 'overridden' };
+        // new numbers, same state lifetime rule: the TTL follows them unless the answers set it
+        if (h.ttlSeconds === undefined && (h.rate || h.burst !== undefined || h.algorithm)) {
+          const ttl = stateTtl(merged);
+          if (ttl !== undefined) merged.ttlSeconds = ttl;
+        }
+        if (h.killSwitch === false) delete merged.killSwitch;
+        out[idx] = merged;
+      } else {
+        const rule: MatrixRule = {
+          id: h.id,
+          source: 'hand-written',
+          tier: h.endpointClass === 'auth' ? 'security' : 'fairness',
+          title: h.description ?? h.id,
+          endpointClass: h.endpointClass ?? 'all',
+          endpoints: [],
+          routes: [],
+          headers: h.endpointClass === 'auth' ? 'silent' : 'full',
+          errorCode: 'RATE_LIMITED',
+          rationale: 'Hand-written rule from the answers file.',
+          ...(h.killSwitch === false ? {} : { killSwitch: { flag: killSwitchFlag(h.id) } }),
+          ...patch,
+        };
+        out.push(rule);
+      }
     }
   }
   return out;

@@ -184,7 +184,10 @@ export function buildMigration(
         .filter((x): x is { ruleId: string; limitText: string; withinWindow: number } => x.withinWindow !== undefined);
       const kept = candidates.find((r) => r.keptFrom === existingName(l));
       // a request must pass every rule on the route, so the tightest one decides
-      const tightest = replacements.reduce<(typeof replacements)[number] | undefined>((a, b) => (a && a.withinWindow <= b.withinWindow ? a : b), undefined);
+      const tightest = replacements.reduce<(typeof replacements)[number] | undefined>(
+        (a, b) => (a && a.withinWindow <= b.withinWindow ? a : b),
+        undefined,
+      );
       const endpoint = { name: e.name, method: e.method, route: e.route };
       const at = `${e.method} ${e.route}`;
       if (kept) {
@@ -208,7 +211,11 @@ export function buildMigration(
       }
       const common = { ...base, endpoint, replacements, newWithinWindow: tightest.withinWindow };
       if (tightest.withinWindow === oldWithin) {
-        return { ...common, verdict: 'same', note: `${at}: the same within ${w}, ${formatNumber(oldWithin)} requests per ${keyedOn}, old and new.` };
+        return {
+          ...common,
+          verdict: 'same',
+          note: `${at}: the same within ${w}, ${formatNumber(oldWithin)} requests per ${keyedOn}, old and new.`,
+        };
       }
       if (tightest.withinWindow > oldWithin) {
         return {

@@ -11,8 +11,20 @@ export const REDIS_EXPORTER_JOB = 'ratelimit-redis';
 const MW: MetricSource[] = ['middleware'];
 
 export const METRICS: MetricSpec[] = [
-  { name: 'ratelimit_decisions_total', type: 'counter', labels: ['rule', 'result'], help: 'Every limiter decision, by rule and result (allowed, throttled, shadow_throttled).', emittedBy: MW },
-  { name: 'ratelimit_throttled_total', type: 'counter', labels: ['rule', 'mode'], help: 'Requests rejected (mode=enforce) or that would have been (mode=shadow).', emittedBy: MW },
+  {
+    name: 'ratelimit_decisions_total',
+    type: 'counter',
+    labels: ['rule', 'result'],
+    help: 'Every limiter decision, by rule and result (allowed, throttled, shadow_throttled).',
+    emittedBy: MW,
+  },
+  {
+    name: 'ratelimit_throttled_total',
+    type: 'counter',
+    labels: ['rule', 'mode'],
+    help: 'Requests rejected (mode=enforce) or that would have been (mode=shadow).',
+    emittedBy: MW,
+  },
   {
     name: 'ratelimit_near_limit_total',
     type: 'counter',
@@ -20,9 +32,27 @@ export const METRICS: MetricSpec[] = [
     help: `Admitted decisions that left the caller under ${NEAR_LIMIT_FRACTION * 100}% of the rule's capacity (its burst, or the window's limit). Over ratelimit_decisions_total{result="allowed"} it is the share of admitted traffic near its limit: the capacity-planning signal. (Both auth rows of a flow are checked in one call that reports the smaller remaining count, so for them it can over-count.)`,
     emittedBy: MW,
   },
-  { name: 'ratelimit_store_latency_ms', type: 'histogram', labels: ['script'], help: 'Round trip of one limiter call to the store, in milliseconds.', emittedBy: MW },
-  { name: 'ratelimit_store_failures_total', type: 'counter', labels: ['rule', 'reason'], help: 'Limiter calls that failed (timeout, connection, script error).', emittedBy: MW },
-  { name: 'ratelimit_fail_open_events_total', type: 'counter', labels: ['rule'], help: 'Requests admitted without a check because the store failed and the rule fails open.', emittedBy: MW },
+  {
+    name: 'ratelimit_store_latency_ms',
+    type: 'histogram',
+    labels: ['script'],
+    help: 'Round trip of one limiter call to the store, in milliseconds.',
+    emittedBy: MW,
+  },
+  {
+    name: 'ratelimit_store_failures_total',
+    type: 'counter',
+    labels: ['rule', 'reason'],
+    help: 'Limiter calls that failed (timeout, connection, script error).',
+    emittedBy: MW,
+  },
+  {
+    name: 'ratelimit_fail_open_events_total',
+    type: 'counter',
+    labels: ['rule'],
+    help: 'Requests admitted without a check because the store failed and the rule fails open.',
+    emittedBy: MW,
+  },
 ];
 
 /** The store's own gauges, from oliver006/redis_exporter (job REDIS_EXPORTER_JOB). */
@@ -34,8 +64,20 @@ const STORE_METRICS: MetricSpec[] = [
     help: 'Keys in each database of the store, from oliver006/redis_exporter: the key-cardinality signal (the store is dedicated, so every key in db0 is a limiter key; summed over the masters of a cluster).',
     emittedBy: ['redis-exporter'],
   },
-  { name: 'redis_memory_used_bytes', type: 'gauge', labels: [], help: 'Memory the store uses (INFO used_memory), from redis_exporter.', emittedBy: ['redis-exporter'] },
-  { name: 'redis_memory_max_bytes', type: 'gauge', labels: [], help: 'The store\'s maxmemory (0: none set), from redis_exporter.', emittedBy: ['redis-exporter'] },
+  {
+    name: 'redis_memory_used_bytes',
+    type: 'gauge',
+    labels: [],
+    help: 'Memory the store uses (INFO used_memory), from redis_exporter.',
+    emittedBy: ['redis-exporter'],
+  },
+  {
+    name: 'redis_memory_max_bytes',
+    type: 'gauge',
+    labels: [],
+    help: "The store's maxmemory (0: none set), from redis_exporter.",
+    emittedBy: ['redis-exporter'],
+  },
   {
     name: 'redis_instance_info',
     type: 'gauge',
@@ -46,13 +88,37 @@ const STORE_METRICS: MetricSpec[] = [
 ];
 
 const OUTBOUND_METRICS: MetricSpec[] = [
-  { name: 'ratelimit_outbound_wait_ms', type: 'histogram', labels: ['provider'], help: 'Time outbound calls waited for a slot in the shared bucket.', emittedBy: ['outbound-client'] },
-  { name: 'ratelimit_outbound_provider_429_total', type: 'counter', labels: ['provider'], help: '429 responses received from a provider despite the bucket.', emittedBy: ['outbound-client'] },
-  { name: 'ratelimit_outbound_circuit_open', type: 'gauge', labels: ['provider'], help: '1 while the circuit for a provider is open.', emittedBy: ['outbound-client'] },
+  {
+    name: 'ratelimit_outbound_wait_ms',
+    type: 'histogram',
+    labels: ['provider'],
+    help: 'Time outbound calls waited for a slot in the shared bucket.',
+    emittedBy: ['outbound-client'],
+  },
+  {
+    name: 'ratelimit_outbound_provider_429_total',
+    type: 'counter',
+    labels: ['provider'],
+    help: '429 responses received from a provider despite the bucket.',
+    emittedBy: ['outbound-client'],
+  },
+  {
+    name: 'ratelimit_outbound_circuit_open',
+    type: 'gauge',
+    labels: ['provider'],
+    help: '1 while the circuit for a provider is open.',
+    emittedBy: ['outbound-client'],
+  },
 ];
 
 const QUOTA_METRICS: MetricSpec[] = [
-  { name: 'ratelimit_quota_exhausted_total', type: 'counter', labels: ['rule', 'plan'], help: 'Calls refused or flagged because a plan quota was used up.', emittedBy: MW },
+  {
+    name: 'ratelimit_quota_exhausted_total',
+    type: 'counter',
+    labels: ['rule', 'plan'],
+    help: 'Calls refused or flagged because a plan quota was used up.',
+    emittedBy: MW,
+  },
 ];
 
 const MIB = 1024 * 1024;
@@ -163,33 +229,33 @@ function persistenceOf(rules: readonly MatrixRule[], inStore: readonly MatrixRul
 
 /** Alerts on the middleware's calls to the store: nothing to watch when no rule makes one. */
 const STORE_CALL_ALERTS: AlertSpec[] = [
-    {
-      name: 'RateLimitStoreSlow',
-      metric: 'ratelimit_store_latency_ms',
-      condition: 'p99 limiter round trip above 5 ms',
-      expr: 'histogram_quantile(0.99, sum by (le) (rate(ratelimit_store_latency_ms_bucket[5m]))) > 5',
-      for: '10m',
-      severity: 'ticket',
-      why: 'The limiter adds this latency to every request; the budget is 1-5 ms at p99.',
-    },
-    {
-      name: 'RateLimitStoreFailures',
-      metric: 'ratelimit_store_failures_total',
-      condition: 'any limiter store failure sustained for 5 minutes',
-      expr: 'sum(rate(ratelimit_store_failures_total[5m])) > 0',
-      for: '5m',
-      severity: 'page',
-      why: 'Fail-closed rules are refusing traffic and fail-open rules are unprotected.',
-    },
-    {
-      name: 'RateLimitFailOpen',
-      metric: 'ratelimit_fail_open_events_total',
-      condition: 'any fail-open event (also in a process whose first scrape already shows one)',
-      expr: 'sum by (rule) (increase(ratelimit_fail_open_events_total[5m])) > 0 or sum by (rule) (ratelimit_fail_open_events_total unless ratelimit_fail_open_events_total offset 5m) > 0',
-      for: '1m',
-      severity: 'page',
-      why: 'While a rule fails open the backend has no protection from it. Every series exists at 0 from the start, so the first event is an increase.',
-    },
+  {
+    name: 'RateLimitStoreSlow',
+    metric: 'ratelimit_store_latency_ms',
+    condition: 'p99 limiter round trip above 5 ms',
+    expr: 'histogram_quantile(0.99, sum by (le) (rate(ratelimit_store_latency_ms_bucket[5m]))) > 5',
+    for: '10m',
+    severity: 'ticket',
+    why: 'The limiter adds this latency to every request; the budget is 1-5 ms at p99.',
+  },
+  {
+    name: 'RateLimitStoreFailures',
+    metric: 'ratelimit_store_failures_total',
+    condition: 'any limiter store failure sustained for 5 minutes',
+    expr: 'sum(rate(ratelimit_store_failures_total[5m])) > 0',
+    for: '5m',
+    severity: 'page',
+    why: 'Fail-closed rules are refusing traffic and fail-open rules are unprotected.',
+  },
+  {
+    name: 'RateLimitFailOpen',
+    metric: 'ratelimit_fail_open_events_total',
+    condition: 'any fail-open event (also in a process whose first scrape already shows one)',
+    expr: 'sum by (rule) (increase(ratelimit_fail_open_events_total[5m])) > 0 or sum by (rule) (ratelimit_fail_open_events_total unless ratelimit_fail_open_events_total offset 5m) > 0',
+    for: '1m',
+    severity: 'page',
+    why: 'While a rule fails open the backend has no protection from it. Every series exists at 0 from the start, so the first event is an increase.',
+  },
 ];
 
 export function buildMonitoring(scope: Scope, rules: MatrixRule[]): Monitoring {
@@ -236,8 +302,10 @@ export function buildMonitoring(scope: Scope, rules: MatrixRule[]): Monitoring {
             for: '30m',
             severity: 'ticket' as const,
             why: `The ceiling or an outbound bucket firing for half an hour means capacity or the limit is wrong.${
-              rare.some((id) => edgeIds.includes(id)) ? ' The edge rules are counted by monitoring/nginx-ratelimit.mtail from nginx\'s error log.' : ''
-            }${hasOutbound ? ' Outbound buckets are counted by the outbound client\'s outboundMetrics adapter.' : ''}`,
+              rare.some((id) => edgeIds.includes(id))
+                ? " The edge rules are counted by monitoring/nginx-ratelimit.mtail from nginx's error log."
+                : ''
+            }${hasOutbound ? " Outbound buckets are counted by the outbound client's outboundMetrics adapter." : ''}`,
           },
         ]
       : []),
@@ -266,7 +334,10 @@ export function buildMonitoring(scope: Scope, rules: MatrixRule[]): Monitoring {
         expr: `sum(redis_db_keys{job="${job}",db="db0"} and ${masters}) > ${Math.ceil(totalBound * 0.8)}`,
         for: '30m',
         severity: 'ticket',
-        why: 'Unbounded key growth is a memory leak in the store; the bound in the matrix is being exceeded. (redis_exporter, job ' + job + '; masters only, so replicas are not counted twice.)',
+        why:
+          'Unbounded key growth is a memory leak in the store; the bound in the matrix is being exceeded. (redis_exporter, job ' +
+          job +
+          '; masters only, so replicas are not counted twice.)',
       },
       {
         name: 'RateLimitStoreMemoryHigh',
@@ -324,13 +395,17 @@ export function buildMonitoring(scope: Scope, rules: MatrixRule[]): Monitoring {
       ? ` Set it on every node${sharedTags ? ': keys that share a hash tag live on one node, and all keys of one auth flow do, so one node can hold almost all of them' : ''}.`
       : ''
   } Reaching it means the bound was wrong or keys leak. With noeviction Redis then refuses, with an OOM error, every command that would grow memory as a script's first write, and the limiter counts that as a store failure: ${
-    open.length > 0 ? `the fail-open rules (${open.join(', ')}) admit requests unchecked and count ratelimit_fail_open_events_total` : 'no token-bucket or quota rule fails open'
+    open.length > 0
+      ? `the fail-open rules (${open.join(', ')}) admit requests unchecked and count ratelimit_fail_open_events_total`
+      : 'no token-bucket or quota rule fails open'
   }; ${closed.length > 0 ? `the fail-closed ones (${closed.join(', ')}) answer 503 with Retry-After` : 'no token-bucket or quota rule fails closed'}${
     logs.length > 0
       ? `; the sliding-window logs (${logs.join(', ')}) trim before they add, and Redis lets a script that has already written finish, so they keep enforcing and keep growing past maxmemory (up to their bound)`
       : ''
   }${
-    outboundShared.length > 0 ? `; the outbound client (${outboundShared.join(', ')}) books no slot, so it calls no provider and refuses with STORE_UNAVAILABLE once maxWaitMs has passed` : ''
+    outboundShared.length > 0
+      ? `; the outbound client (${outboundShared.join(', ')}) books no slot, so it calls no provider and refuses with STORE_UNAVAILABLE once maxWaitMs has passed`
+      : ''
   }. RateLimitStoreMemoryHigh pages at 80% of maxmemory, well before that, and RateLimitStoreMisconfigured opens a ticket when a node has no maxmemory or another policy.`;
   const config = [
     `# redis.conf of the limiter's dedicated store${cluster ? ' (every node of the cluster)' : ''}`,
@@ -351,12 +426,7 @@ export function buildMonitoring(scope: Scope, rules: MatrixRule[]): Monitoring {
     '',
   ].join('\n');
   return {
-    metrics: [
-      ...metrics,
-      ...(hasQuota ? QUOTA_METRICS : []),
-      ...(hasOutbound ? OUTBOUND_METRICS : []),
-      ...(hasStore ? STORE_METRICS : []),
-    ],
+    metrics: [...metrics, ...(hasQuota ? QUOTA_METRICS : []), ...(hasOutbound ? OUTBOUND_METRICS : []), ...(hasStore ? STORE_METRICS : [])],
     alerts,
     store: {
       dedicated: true,

@@ -6,7 +6,7 @@ const CIRCUIT: OutboundDesign['circuit'] = {
   openSeconds: 30,
   halfOpenProbes: 1,
   description:
-    'Closed: calls flow through the shared bucket. After 3 provider 429s or 5xx within 30 s the circuit opens: calls are queued or shed without reaching the provider, for the provider\'s Retry-After or 30 s, whichever is longer. Then one probe call is let through (half-open): success closes the circuit, failure opens it again.',
+    "Closed: calls flow through the shared bucket. After 3 provider 429s or 5xx within 30 s the circuit opens: calls are queued or shed without reaching the provider, for the provider's Retry-After or 30 s, whichever is longer. Then one probe call is let through (half-open): success closes the circuit, failure opens it again.",
 };
 
 function circuitDiagram(): Diagram {

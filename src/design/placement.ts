@@ -81,7 +81,8 @@ function placementDiagram(scope: Scope, rules: MatrixRule[]): Diagram {
     nodes.push({ id: 'provider', label: ['third-party APIs'], shape: 'round' });
     edges.push({ from: 'app', to: 'outc' });
     edges.push({ from: 'outc', to: 'provider' });
-    if (usesStore && out.some((r) => r.primitive === 'redis-lua')) edges.push({ from: 'outc', to: 'store', label: 'shared bucket', dashed: true });
+    if (usesStore && out.some((r) => r.primitive === 'redis-lua'))
+      edges.push({ from: 'outc', to: 'store', label: 'shared bucket', dashed: true });
   }
   return { kind: 'flowchart', direction: 'LR', title: 'Enforcement placement', nodes, edges };
 }
@@ -132,9 +133,13 @@ export function buildEnforcement(scope: Scope, rules: MatrixRule[], exempt: Reso
   const usesLua = rules.some((r) => r.primitive === 'redis-lua');
   const usesGateway = rules.some((r) => r.primitive === 'gateway-native');
   const primitiveParts: string[] = [];
-  if (usesLua) primitiveParts.push(`one Redis Lua script per decision (EVALSHA), check and consume in a single atomic step on ${STORE_NAME[scope.store] ?? scope.store}`);
+  if (usesLua)
+    primitiveParts.push(
+      `one Redis Lua script per decision (EVALSHA), check and consume in a single atomic step on ${STORE_NAME[scope.store] ?? scope.store}`,
+    );
   if (usesGateway) primitiveParts.push(`the gateway's native limiter (${GATEWAY_COMPONENT[scope.gateway] ?? scope.gateway}) at the edge`);
-  if (rules.some((r) => r.primitive === 'in-process')) primitiveParts.push('an in-process bucket, atomic because Node runs each decision to completion on one thread');
+  if (rules.some((r) => r.primitive === 'in-process'))
+    primitiveParts.push('an in-process bucket, atomic because Node runs each decision to completion on one thread');
   const primitive = primitiveParts.join('; ') || 'none stated';
 
   const xff = scope.trustedProxies.length > 0;
@@ -147,7 +152,9 @@ export function buildEnforcement(scope: Scope, rules: MatrixRule[], exempt: Reso
   };
 
   let hybrid: Enforcement['hybrid'];
-  const fairness = rules.filter((r) => r.tier === 'fairness' && r.layer === 'middleware' && r.primitive === 'redis-lua' && typeof r.burst === 'number');
+  const fairness = rules.filter(
+    (r) => r.tier === 'fairness' && r.layer === 'middleware' && r.primitive === 'redis-lua' && typeof r.burst === 'number',
+  );
   if (scope.topology === 'horizontal' && scope.traffic.peakRps >= HYBRID_PEAK_RPS && fairness.length > 0) {
     const minBurst = Math.min(...fairness.map((r) => r.burst as number));
     const localBurst = Math.max(1, Math.floor(minBurst / 10));
@@ -186,7 +193,7 @@ export function buildEnforcement(scope: Scope, rules: MatrixRule[], exempt: Reso
   const slotText =
     scope.store === 'redis-cluster'
       ? ` The shared tag keeps both keys in one cluster slot, which a multi-key script requires, and so every key of a flow sits on one shard: ${flows.length} flow${flows.length === 1 ? '' : 's'} (${flows.map((t) => `{${t}}`).join(', ')}) on at most ${flows.length} shard${flows.length === 1 ? '' : 's'}. That shard is a hot spot under attack: nothing but the ceiling bounds auth traffic, so in the worst case the whole ${ceilingRps !== undefined ? `${formatNumber(ceilingRps)} req/s ceiling` : 'ceiling'} goes to one flow, one script call (two keys) per request on that shard${worst ? `, and the flow's keys can reach ${fmtMiB(worst.bytes)} (${worst.tag === flows[0] && flows.length === 1 ? 'its' : `{${worst.tag}}'s`} two rows' bound in the memory estimate)` : ''}. Size each shard for that load and memory, not for the everyday auth volume.`
-      : ' The shared tag also lets the script run unchanged on Redis Cluster, where a multi-key script needs its keys in one slot (every key of a flow would then live on one shard, which takes the whole of that flow\'s traffic under attack).';
+      : " The shared tag also lets the script run unchanged on Redis Cluster, where a multi-key script needs its keys in one slot (every key of a flow would then live on one shard, which takes the whole of that flow's traffic under attack).";
   return {
     primitive,
     atomicityNote: usesLua
@@ -201,9 +208,10 @@ export function buildEnforcement(scope: Scope, rules: MatrixRule[], exempt: Reso
     ...(multiLayer ? { placementDiagram: placementDiagram(scope, rules) } : {}),
     exempt: {
       endpoints: exempt.map((e) => e.name),
-      why: exempt.length > 0
-        ? 'Health and readiness probes are never limited: a throttled probe takes a healthy instance out of rotation.'
-        : 'No endpoint is exempt.',
+      why:
+        exempt.length > 0
+          ? 'Health and readiness probes are never limited: a throttled probe takes a healthy instance out of rotation.'
+          : 'No endpoint is exempt.',
     },
     scripts,
     ...(auth.length > 0

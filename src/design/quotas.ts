@@ -18,7 +18,10 @@ function capsText(quotaRules: MatrixRule[], plans: Scope['plans'], kind: 'soft-w
   const capped = quotaRules.filter((r) => r.quotaBackstop && r.rate && plans.some((p) => p.name === r.plan && p.exhaustion === kind));
   if (capped.length === 0) return '';
   return `The limiter refuses calls past ${capped
-    .map((r) => `${formatNumber(r.rate?.requests ?? 0)} for ${r.plan} (${r.quotaBackstop?.assumed ? 'an assumed cap, an open product decision: see the assumptions' : 'the overage cap the answers set'})`)
+    .map(
+      (r) =>
+        `${formatNumber(r.rate?.requests ?? 0)} for ${r.plan} (${r.quotaBackstop?.assumed ? 'an assumed cap, an open product decision: see the assumptions' : 'the overage cap the answers set'})`,
+    )
     .join('; ')}.`;
 }
 
@@ -55,11 +58,9 @@ export function buildQuotas(
         ruleId: quotaRules.find((r) => r.plan === p.name)?.id ?? '',
       })),
     exhaustionText: {
-      hard: `Hard cut-off: at the quota every call gets 429 with code QUOTA_EXCEEDED and Retry-After pointing at ${reset.kind === 'rolling' ? 'the moment enough of the oldest day\'s usage ages out' : 'the reset'}.`,
-      'soft-warning':
-        `Soft overage: past the quota calls still succeed and carry a warning: the quota's remaining count reads 0 and a ${QUOTA_EXCEEDED_HEADER} header names the quota and the calls used beyond it. ${capsText(quotaRules, scope.plans, 'soft-warning')}`,
-      'pay-per-overage':
-        `Pay per overage: past the quota calls succeed (with the ${QUOTA_EXCEEDED_HEADER} header, as for a soft overage) and the metering system bills each one. ${capsText(quotaRules, scope.plans, 'pay-per-overage')}`,
+      hard: `Hard cut-off: at the quota every call gets 429 with code QUOTA_EXCEEDED and Retry-After pointing at ${reset.kind === 'rolling' ? "the moment enough of the oldest day's usage ages out" : 'the reset'}.`,
+      'soft-warning': `Soft overage: past the quota calls still succeed and carry a warning: the quota's remaining count reads 0 and a ${QUOTA_EXCEEDED_HEADER} header names the quota and the calls used beyond it. ${capsText(quotaRules, scope.plans, 'soft-warning')}`,
+      'pay-per-overage': `Pay per overage: past the quota calls succeed (with the ${QUOTA_EXCEEDED_HEADER} header, as for a soft overage) and the metering system bills each one. ${capsText(quotaRules, scope.plans, 'pay-per-overage')}`,
     },
     billingSource,
     separation:

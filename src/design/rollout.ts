@@ -4,10 +4,12 @@ import type { Gateway, MatrixRule, Migration, Rollout } from './model.js';
 /** What turning a rule off takes, as the artefact that enforces it allows. */
 export function killSwitchHow(rule: MatrixRule, gateway: Gateway): string {
   if (rule.layer === 'edge') {
-    if (gateway === 'nginx') return 'comment out its limit_req line in gateway/nginx-server.conf and reload nginx (a reload, no application deploy)';
+    if (gateway === 'nginx')
+      return 'comment out its limit_req line in gateway/nginx-server.conf and reload nginx (a reload, no application deploy)';
     return `remove it from the ${gateway} configuration and apply it (a gateway change, no application deploy)`;
   }
-  if (rule.layer === 'outbound-client') return 'set the flag to "shadow" (or "off"): the outbound client reads it on every call, so it takes effect at once, without a deploy';
+  if (rule.layer === 'outbound-client')
+    return 'set the flag to "shadow" (or "off"): the outbound client reads it on every call, so it takes effect at once, without a deploy';
   return 'set the flag to "shadow" (or "off"): the middleware reads it on every decision, so it takes effect at once, without a deploy';
 }
 
@@ -32,16 +34,24 @@ export function buildRollout(rules: MatrixRule[], shadowDays: number, gateway: G
     },
     {
       title: 'Allowlist pass',
-      detail: 'Fix or allowlist the legitimate offenders found in shadow mode (internal service accounts, monitoring probes, partner batch jobs). Allowlists are keyed on authenticated identity, never on an address a client can claim.',
+      detail:
+        'Fix or allowlist the legitimate offenders found in shadow mode (internal service accounts, monitoring probes, partner batch jobs). Allowlists are keyed on authenticated identity, never on an address a client can claim.',
       ruleIds: [],
     },
     {
       title: 'Announce',
-      detail: 'Publish the limits and the header contract in the API documentation, with the 429 body and backoff guidance, before anything is enforced.',
+      detail:
+        'Publish the limits and the header contract in the API documentation, with the 429 body and backoff guidance, before anything is enforced.',
       ruleIds: [],
     },
     ...(security.length > 0
-      ? [{ title: 'Enforce abuse-sensitive limits', detail: 'Switch the auth rules to "enforce" first: they protect accounts and their legitimate volume is tiny.', ruleIds: security }]
+      ? [
+          {
+            title: 'Enforce abuse-sensitive limits',
+            detail: 'Switch the auth rules to "enforce" first: they protect accounts and their legitimate volume is tiny.',
+            ruleIds: security,
+          },
+        ]
       : []),
     {
       title: 'Enforce general limits',
@@ -49,7 +59,13 @@ export function buildRollout(rules: MatrixRule[], shadowDays: number, gateway: G
       ruleIds: general,
     },
     ...(quotas.length > 0
-      ? [{ title: 'Enforce quotas', detail: 'Enforce plan quotas last, after customers have seen their remaining quota in headers for a full period.', ruleIds: quotas }]
+      ? [
+          {
+            title: 'Enforce quotas',
+            detail: 'Enforce plan quotas last, after customers have seen their remaining quota in headers for a full period.',
+            ruleIds: quotas,
+          },
+        ]
       : []),
     ...(migration && migration.items.length > 0
       ? [

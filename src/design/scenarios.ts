@@ -54,9 +54,10 @@ function costExpectation(rule: MatrixRule, burst: number, endpoint: string, cost
   const calls = Math.floor(burst / cost);
   const left = burst % cost;
   const counted = `${plural(calls, 'call')} to ${endpoint} ${calls === 1 ? 'passes' : 'pass'} (burst ${burst} / cost ${cost}) and the next is refused`;
-  const tail = left > 0
-    ? `; a cost-1 call can then spend the ${plural(left, 'leftover token')}`
-    : `; a cost-1 call sent right after is refused too, because the weighted calls spent the whole bucket, unless a token has come back in the meantime: the refused call waits for ${cost} tokens, a cost-1 call for only one, and ${refillText(rule)}`;
+  const tail =
+    left > 0
+      ? `; a cost-1 call can then spend the ${plural(left, 'leftover token')}`
+      : `; a cost-1 call sent right after is refused too, because the weighted calls spent the whole bucket, unless a token has come back in the meantime: the refused call waits for ${cost} tokens, a cost-1 call for only one, and ${refillText(rule)}`;
   return `${counted}${tail}. The counts are exact only while no token refills between the calls; ${VERIFY_REFILL}.`;
 }
 
@@ -64,7 +65,7 @@ function costExpectation(rule: MatrixRule, burst: number, endpoint: string, cost
 function raceExpectation(rule: MatrixRule, ctx: ScenarioContext | undefined): string {
   const exact = `no token refills during the race (${refillText(rule)}; ${VERIFY_REFILL})`;
   const hybrid = ctx?.hybrid;
-  if (hybrid && hybrid.ruleIds.includes(rule.id)) {
+  if (hybrid?.ruleIds.includes(rule.id)) {
     const bound = 10 + hybrid.overAdmission;
     return `With the middleware option hybrid: false (the in-process buckets off, as rl-design verify runs it), exactly 10 are admitted and 190 get 429 when ${exact}; the check-and-consume is atomic, so no two requests spend the same token. With the in-process buckets on (section 4), each of the ${hybrid.instances} instances may admit up to ${plural(hybrid.localBurst, 'request')} on local credit before the charge reaches Redis, so at most 10 + ${hybrid.instances} x ${hybrid.localBurst} = ${bound} are admitted.`;
   }
@@ -113,7 +114,11 @@ export function buildScenarios(rules: MatrixRule[], ctx?: ScenarioContext): Scen
           : `Drain ${bucket.id} to 10 tokens left, then send from ${!ctx ? 'two or more' : ctx.instances === 2 ? 'both' : `all ${ctx.instances}`} app instances.`
         : 'No token-bucket rule in middleware.',
       steps: bucket
-        ? [ctx?.topology === 'single' ? 'Fire 200 requests for the same identity at once.' : 'Fire 200 requests for the same identity at once, spread over the instances.']
+        ? [
+            ctx?.topology === 'single'
+              ? 'Fire 200 requests for the same identity at once.'
+              : 'Fire 200 requests for the same identity at once, spread over the instances.',
+          ]
         : [],
       expected: bucket ? raceExpectation(bucket, ctx) : 'Not applicable.',
     },
@@ -144,26 +149,35 @@ export function buildScenarios(rules: MatrixRule[], ctx?: ScenarioContext): Scen
       title: 'Dual-key auth limits',
       ruleIds: perIdentity && perIp ? [perIdentity.id, perIp.id] : authPairs.map((r) => r.id),
       applicable: !!(perIdentity && perIp),
-      setup: perIdentity && perIp ? `Auth rules ${perIdentity.id} (${perIdentity.rate?.requests} per identity) and ${perIp.id} (${perIp.rate?.requests} per IP).` : 'The design has no auth endpoints.',
-      steps: perIdentity && perIp
-        ? [
-            `From many client IPs, try one username ${(perIdentity.rate?.requests ?? 0) + 1} times.`,
-            `From one client IP, try ${(perIp.rate?.requests ?? 0) + 1} different usernames.`,
-            'Repeat the second step with a forged X-Forwarded-For on every request.',
-          ]
-        : [],
-      expected: perIdentity && perIp
-        ? `The first is stopped by ${perIdentity.id}, the second by ${perIp.id}, the third as well: the forged header does not change the client IP. Neither 429 carries remaining-count headers.`
-        : 'Not applicable.',
+      setup:
+        perIdentity && perIp
+          ? `Auth rules ${perIdentity.id} (${perIdentity.rate?.requests} per identity) and ${perIp.id} (${perIp.rate?.requests} per IP).`
+          : 'The design has no auth endpoints.',
+      steps:
+        perIdentity && perIp
+          ? [
+              `From many client IPs, try one username ${(perIdentity.rate?.requests ?? 0) + 1} times.`,
+              `From one client IP, try ${(perIp.rate?.requests ?? 0) + 1} different usernames.`,
+              'Repeat the second step with a forged X-Forwarded-For on every request.',
+            ]
+          : [],
+      expected:
+        perIdentity && perIp
+          ? `The first is stopped by ${perIdentity.id}, the second by ${perIp.id}, the third as well: the forged header does not change the client IP. Neither 429 carries remaining-count headers.`
+          : 'Not applicable.',
     },
     {
       id: 'cost-weighted-exhaustion',
       title: 'Cost-weighted exhaustion',
       ruleIds: weighted ? [weighted.id] : [],
       applicable: !!(weighted && heaviest),
-      setup: weighted && heaviest ? `${weighted.id} with burst ${weighted.burst}; ${heaviest.endpoint} costs ${heaviest.cost} tokens.` : 'No endpoint carries a weight above 1.',
+      setup:
+        weighted && heaviest
+          ? `${weighted.id} with burst ${weighted.burst}; ${heaviest.endpoint} costs ${heaviest.cost} tokens.`
+          : 'No endpoint carries a weight above 1.',
       steps: weighted && heaviest ? [`Call ${heaviest.endpoint} until refused.`, 'Then call a cost-1 endpoint.'] : [],
-      expected: weighted && heaviest ? costExpectation(weighted, weighted.burst as number, heaviest.endpoint, heaviest.cost) : 'Not applicable.',
+      expected:
+        weighted && heaviest ? costExpectation(weighted, weighted.burst as number, heaviest.endpoint, heaviest.cost) : 'Not applicable.',
     },
   ];
   return list;

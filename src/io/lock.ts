@@ -48,7 +48,8 @@ async function readLock(file: string): Promise<{ info?: LockInfo; ageMs: number 
     const text = s.size > 4096 ? '' : await readFile(file, 'utf8');
     try {
       const info = JSON.parse(text) as LockInfo;
-      if (typeof info.pid === 'number' && typeof info.host === 'string' && typeof info.token === 'string') return { info, ageMs: Date.now() - s.mtimeMs };
+      if (typeof info.pid === 'number' && typeof info.host === 'string' && typeof info.token === 'string')
+        return { info, ageMs: Date.now() - s.mtimeMs };
     } catch {
       // being written, or garbage
     }
@@ -99,8 +100,10 @@ export async function acquireLock(dir: string, shown: string, options: { waitMs?
       const code = (e as NodeJS.ErrnoException).code;
       // A folder nobody may write (a read-only checkout): no other run can write it either.
       // The run goes on unlocked; if it has anything to write, writing it fails with the reason.
-      if (code === 'EACCES' || code === 'EPERM' || code === 'EROFS') return { file, held: async () => true, release: async () => undefined };
-      if (code !== 'EEXIST' && code !== 'ELOOP') throw new UserError('writeFailed', { file: path.join(shown, LOCK_NAME), reason: (e as Error).message });
+      if (code === 'EACCES' || code === 'EPERM' || code === 'EROFS')
+        return { file, held: async () => true, release: async () => undefined };
+      if (code !== 'EEXIST' && code !== 'ELOOP')
+        throw new UserError('writeFailed', { file: path.join(shown, LOCK_NAME), reason: (e as Error).message });
     }
     const found = await readLock(file);
     if (found === undefined) continue;

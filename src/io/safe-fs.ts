@@ -74,7 +74,10 @@ export type PathState = 'missing' | 'file' | 'dir';
  */
 export async function checkChain(anchor: string, target: string, show: (abs: string) => string, targetIsDir = false): Promise<PathState> {
   if (!isInside(anchor, target)) throw new Error(`rl-design: ${target} is not inside ${anchor}`);
-  const parts = path.relative(anchor, target).split(path.sep).filter((p) => p !== '');
+  const parts = path
+    .relative(anchor, target)
+    .split(path.sep)
+    .filter((p) => p !== '');
   let current = anchor;
   for (let i = 0; i < parts.length; i++) {
     current = path.join(current, parts[i] as string);
@@ -106,7 +109,10 @@ export async function checkChain(anchor: string, target: string, show: (abs: str
  */
 export async function makeFolders(anchor: string, dir: string, show: (abs: string) => string): Promise<string[]> {
   const created: string[] = [];
-  const parts = path.relative(anchor, dir).split(path.sep).filter((p) => p !== '');
+  const parts = path
+    .relative(anchor, dir)
+    .split(path.sep)
+    .filter((p) => p !== '');
   let current = anchor;
   for (const part of parts) {
     current = path.join(current, part);

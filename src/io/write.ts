@@ -69,7 +69,10 @@ export function sha256(text: string | Buffer): string {
 
 function tempName(file: string): string {
   // The name is kept short enough for any file system, whatever the target's length.
-  return path.join(path.dirname(file), `.${path.basename(file).slice(0, 100)}.${process.pid}.${randomBytes(4).toString('hex')}.rl-design-tmp`);
+  return path.join(
+    path.dirname(file),
+    `.${path.basename(file).slice(0, 100)}.${process.pid}.${randomBytes(4).toString('hex')}.rl-design-tmp`,
+  );
 }
 
 /** Reads a regular file that the chain check has vetted (never through a symbolic link). */
@@ -116,7 +119,13 @@ interface Staged {
 }
 
 /** Stages one file: a new temporary file beside the target, written and flushed, never through a link. */
-async function stage(target: string, content: string, mode: number | undefined, show: (abs: string) => string, staged: Staged[]): Promise<void> {
+async function stage(
+  target: string,
+  content: string,
+  mode: number | undefined,
+  show: (abs: string) => string,
+  staged: Staged[],
+): Promise<void> {
   const temp = tempName(target);
   let handle;
   try {
@@ -259,7 +268,8 @@ export async function writeOutputs(files: PlannedFile[], options: WriteOptions =
     // so an interrupted run leaves files the old manifest does not vouch for (which the next
     // run refuses to overwrite without --force), never the reverse.
     for (const plan of plans) {
-      if (!(await plan.lock?.held())) throw new UserError('outputLocked', { folder: show(plan.root), pid: 'another run', lock: show(plan.lock?.file ?? plan.root) });
+      if (!(await plan.lock?.held()))
+        throw new UserError('outputLocked', { folder: show(plan.root), pid: 'another run', lock: show(plan.lock?.file ?? plan.root) });
     }
     const isManifest = (s: Staged): boolean => path.basename(s.target) === MANIFEST_NAME;
     for (const s of [...staged.filter((x) => !isManifest(x)), ...staged.filter(isManifest)]) {

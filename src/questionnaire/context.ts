@@ -113,7 +113,13 @@ export function shownValue(value: unknown): string {
 const UNKNOWN_WORDS = new Set([UNKNOWN, "don't know", 'dont know', 'do not know', 'not sure', 'unsure', 'no idea', 'n/a', '?']);
 
 export function isUnknownText(text: string): boolean {
-  return UNKNOWN_WORDS.has(text.trim().toLowerCase().replace(/\u2019/g, "'").replace(/\s+/g, ' '));
+  return UNKNOWN_WORDS.has(
+    text
+      .trim()
+      .toLowerCase()
+      .replace(/\u2019/g, "'")
+      .replace(/\s+/g, ' '),
+  );
 }
 
 /** What an input says about leaving it empty: with a default, Enter keeps it and "unknown" clears it. */
@@ -177,7 +183,11 @@ export function defaultNote(known: Known, field: string, shown?: string): string
  * step was answered before, so what it left open was left open on purpose); detected facts
  * alone leave the rest of the step to be asked.
  */
-export async function keepKnown(ctx: StepContext, message: (described: string) => string, items: readonly KnownItem[]): Promise<{ kept: boolean; finished: boolean }> {
+export async function keepKnown(
+  ctx: StepContext,
+  message: (described: string) => string,
+  items: readonly KnownItem[],
+): Promise<{ kept: boolean; finished: boolean }> {
   if (!ctx.interactive || items.length === 0) return { kept: false, finished: false };
   const kept = await ctx.prompt.confirm({ message: message(describeKnown(ctx.known, items)), default: true });
   return { kept, finished: kept && items.some((i) => fromPrevious(ctx.known, i.field)) };

@@ -126,7 +126,6 @@ export interface InitFlags {
   outbound: Flag<OutboundProvider[]>;
 }
 
-
 function bad(option: string, reason: string): never {
   throw new UserError('badOption', { option, reason });
 }
@@ -138,7 +137,12 @@ function take<T>(option: string, r: Parsed<T>): T {
 const isUnknown = (v: string | undefined): boolean => v !== undefined && v.trim().toLowerCase() === UNKNOWN;
 const isNone = (v: string | undefined): boolean => v !== undefined && v.trim().toLowerCase() === 'none';
 
-function choiceFlag<T extends string>(option: string, raw: string | undefined, allowed: readonly T[], aliases: Record<string, T> = {}): Flag<T> {
+function choiceFlag<T extends string>(
+  option: string,
+  raw: string | undefined,
+  allowed: readonly T[],
+  aliases: Record<string, T> = {},
+): Flag<T> {
   if (raw === undefined) return undefined;
   if (isUnknown(raw)) return UNKNOWN;
   return take(option, parseChoice(raw, allowed, aliases));
@@ -175,7 +179,12 @@ export function parseInitFlags(raw: InitRawOptions): InitFlags {
           : isNone(raw.trustedProxies)
             ? []
             : take('--trusted-proxies', parseCidrList(raw.trustedProxies)),
-    identities: raw.identities === undefined ? undefined : isUnknown(raw.identities) ? UNKNOWN : take('--identities', parseChoiceList(raw.identities, IDENTITIES)),
+    identities:
+      raw.identities === undefined
+        ? undefined
+        : isUnknown(raw.identities)
+          ? UNKNOWN
+          : take('--identities', parseChoiceList(raw.identities, IDENTITIES)),
     endpoints: specsFlag('--endpoint', raw.endpoint, parseEndpointSpec),
     typicalRps: numberFlag('--typical-rps', raw.typicalRps, Traffic.shape.typicalRps, '120'),
     peakRps: numberFlag('--peak-rps', raw.peakRps, Traffic.shape.peakRps, '600'),
@@ -201,7 +210,10 @@ export function parseInitFlags(raw: InitRawOptions): InitFlags {
   };
   if (raw.name !== undefined) flags.name = take('--name', nonEmpty(raw.name, 120));
   if (raw.format !== undefined) {
-    flags.format = take('--format', parseChoice<'html' | 'markdown'>(raw.format, ['html', 'markdown'] as const, { md: 'markdown', htm: 'html' }));
+    flags.format = take(
+      '--format',
+      parseChoice<'html' | 'markdown'>(raw.format, ['html', 'markdown'] as const, { md: 'markdown', htm: 'html' }),
+    );
   }
   if (raw.out !== undefined) flags.out = take('--out', pathText(raw.out));
   if (raw.layout !== undefined) flags.layout = take('--layout', parseChoice(raw.layout, ['auto', 'single', 'folder'] as const));

@@ -92,7 +92,10 @@ export const LOCAL_SCHEMA_PATH = 'node_modules/rl-design/schemas/answers.schema.
  * one folder down), so an editor finds it without the package being published anywhere.
  */
 export function schemaRefFor(projectRoot: string, answersFile: string): string {
-  const rel = path.relative(path.dirname(path.resolve(projectRoot, answersFile)), path.join(path.resolve(projectRoot), LOCAL_SCHEMA_PATH)).split(path.sep).join('/');
+  const rel = path
+    .relative(path.dirname(path.resolve(projectRoot, answersFile)), path.join(path.resolve(projectRoot), LOCAL_SCHEMA_PATH))
+    .split(path.sep)
+    .join('/');
   return rel.startsWith('.') ? rel : `./${rel}`;
 }
 

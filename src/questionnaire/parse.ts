@@ -15,7 +15,7 @@ import {
   FAIL_MODES,
   METHODS,
   OutboundProvider,
-  PERIODS,
+  type PERIODS,
   Plan,
   QuotaReset,
   Rate,
@@ -135,7 +135,6 @@ const PERIOD_ALIASES: Record<string, (typeof PERIODS)[number]> = {
   days: 'day',
 };
 
-
 /** '600/minute', '600 per minute', '10/s'. */
 export function parseRate(text: string): Parsed<z.infer<typeof Rate>> {
   const m = /^\s*([0-9][0-9_,.]*)\s*(?:\/|per\s+|a\s+|an\s+)\s*([a-z]+)\s*$/i.exec(text);
@@ -146,7 +145,6 @@ export function parseRate(text: string): Parsed<z.infer<typeof Rate>> {
   if (!Number.isFinite(requests)) return fail(`"${text.trim()}" is not a rate: write ${RATE_HELP}`);
   return check(Rate, { requests, per }, text.trim());
 }
-
 
 export function parseEndpointSpec(text: string): Parsed<z.infer<typeof Endpoint>> {
   let rest = text.trim();
@@ -164,7 +162,8 @@ export function parseEndpointSpec(text: string): Parsed<z.infer<typeof Endpoint>
   if (!route.ok) return route;
   const cls = parseChoice(parts[2] ?? '', ENDPOINT_CLASSES);
   if (!cls.ok) return fail(`endpoint class ${cls.message}`);
-  if (parts[3] !== undefined && parts[3].toLowerCase() !== 'anonymous') return fail(`"${parts[3]}" is not understood: the only word allowed after the class is "anonymous"`);
+  if (parts[3] !== undefined && parts[3].toLowerCase() !== 'anonymous')
+    return fail(`"${parts[3]}" is not understood: the only word allowed after the class is "anonymous"`);
   return check(
     Endpoint,
     {
@@ -177,7 +176,6 @@ export function parseEndpointSpec(text: string): Parsed<z.infer<typeof Endpoint>
     text.trim(),
   );
 }
-
 
 export function parsePlanSpec(text: string): Parsed<z.infer<typeof Plan>> {
   const parts = text.split(':').map((s) => s.trim());
@@ -193,7 +191,6 @@ export function parsePlanSpec(text: string): Parsed<z.infer<typeof Plan>> {
   return check(Plan, { name: parts[0], rate: rate.value, ...(quota !== undefined ? { quota } : {}) }, text.trim());
 }
 
-
 export function parseOutboundSpec(text: string): Parsed<z.infer<typeof OutboundProvider>> {
   const i = text.lastIndexOf(':');
   if (i <= 0) return fail(`"${text.trim()}" should be ${OUTBOUND_SPEC_HELP}`);
@@ -201,7 +198,6 @@ export function parseOutboundSpec(text: string): Parsed<z.infer<typeof OutboundP
   if (!limit.ok) return limit;
   return check(OutboundProvider, { name: text.slice(0, i).trim(), limit: limit.value }, text.trim());
 }
-
 
 export function parseFailModes(text: string): Parsed<Partial<Record<EndpointClassT, FailModeT>>> {
   const out: Partial<Record<EndpointClassT, FailModeT>> = {};

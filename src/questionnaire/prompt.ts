@@ -142,7 +142,9 @@ export function inquirerPrompter(options: InquirerOptions = {}): Prompter {
       });
     },
     confirm(q: ConfirmQuestion) {
-      return guarded(async () => (await load()).confirm({ message: q.message, ...(q.default !== undefined ? { default: q.default } : {}) }, context));
+      return guarded(async () =>
+        (await load()).confirm({ message: q.message, ...(q.default !== undefined ? { default: q.default } : {}) }, context),
+      );
     },
   };
 }

@@ -24,7 +24,12 @@ export function shortRate(rate: MatrixRule['rate']): string {
 
 function table(rows: string[][]): string[] {
   const widths = rows[0]?.map((_, i) => Math.max(...rows.map((r) => (r[i] ?? '').length))) ?? [];
-  return rows.map((r) => r.map((c, i) => (i === r.length - 1 ? c : c.padEnd(widths[i] ?? 0))).join('  ').trimEnd());
+  return rows.map((r) =>
+    r
+      .map((c, i) => (i === r.length - 1 ? c : c.padEnd(widths[i] ?? 0)))
+      .join('  ')
+      .trimEnd(),
+  );
 }
 
 export const MATRIX_ROWS_SHOWN = 25;
@@ -32,7 +37,10 @@ export const MATRIX_ROWS_SHOWN = 25;
 /** The matrix as a few aligned lines: rule id, layer, rate, fail mode. */
 export function matrixAtAGlance(design: Design): string[] {
   const rules = design.rules;
-  const rows = [['RULE', 'LAYER', 'RATE', 'FAIL MODE'], ...rules.slice(0, MATRIX_ROWS_SHOWN).map((r) => [printable(r.id, 60), r.layer ?? '-', shortRate(r.rate), r.failMode ?? '-'])];
+  const rows = [
+    ['RULE', 'LAYER', 'RATE', 'FAIL MODE'],
+    ...rules.slice(0, MATRIX_ROWS_SHOWN).map((r) => [printable(r.id, 60), r.layer ?? '-', shortRate(r.rate), r.failMode ?? '-']),
+  ];
   const lines = table(rows);
   if (rules.length > MATRIX_ROWS_SHOWN) lines.push(`... and ${rules.length - MATRIX_ROWS_SHOWN} more rules in the document`);
   return lines;
@@ -59,9 +67,13 @@ export function documentFiles(files: readonly string[], format: string): Summary
   if (files.length === 1) return [{ path: files[0] as string, phrase: `the design document (${format})` }];
   return files.map((f) => {
     const base = f.split('/').pop() ?? f;
-    if (/^(?:README\.md|index\.html?)$/i.test(base)) return { path: f, phrase: `the design document, start here: contents and the limit matrix at a glance (${format}, linked folder)` };
+    if (/^(?:README\.md|index\.html?)$/i.test(base))
+      return { path: f, phrase: `the design document, start here: contents and the limit matrix at a glance (${format}, linked folder)` };
     if (/\.css$/i.test(base)) return { path: f, phrase: 'the stylesheet every page shares' };
-    const title = base.replace(/\.[a-z]+$/i, '').replace(/^\d+-/, '').replace(/-/g, ' ');
+    const title = base
+      .replace(/\.[a-z]+$/i, '')
+      .replace(/^\d+-/, '')
+      .replace(/-/g, ' ');
     return { path: f, phrase: `section: ${title}` };
   });
 }
@@ -79,7 +91,10 @@ export function summaryLines(
   notes: string[],
   columns?: number,
 ): string[] {
-  const lines: string[] = ['', `Key decisions for ${printable(design.scope.projectName, 80)}${design.meta.generic ? ' (generic design: see the assumptions)' : ''}:`];
+  const lines: string[] = [
+    '',
+    `Key decisions for ${printable(design.scope.projectName, 80)}${design.meta.generic ? ' (generic design: see the assumptions)' : ''}:`,
+  ];
   lines.push(`  Limit matrix at a glance (${design.rules.length} rule${design.rules.length === 1 ? '' : 's'}):`);
   for (const l of matrixAtAGlance(design)) lines.push(`    ${l}`);
   lines.push(`  Fail modes: ${failModes(design)}`);
@@ -95,9 +110,13 @@ export function summaryLines(
       count('kept') ? `${count('kept')} kept` : '',
       m.shadowedLocations.length ? `${m.shadowedLocations.length} nginx location(s) hiding the edge rules` : '',
     ].filter(Boolean);
-    lines.push(`  Existing limiters: ${new Set(m.items.map((i) => i.existing)).size} set beside their replacements, route by route (${warned.join(', ') || 'all the same'}): see the migration part of the rollout`);
+    lines.push(
+      `  Existing limiters: ${new Set(m.items.map((i) => i.existing)).size} set beside their replacements, route by route (${warned.join(', ') || 'all the same'}): see the migration part of the rollout`,
+    );
   }
-  lines.push(`  Constraints: ${constraints.passed} of ${constraints.total} pass${constraints.passed < constraints.total ? ' (run `rl-design validate` for details)' : ''}`);
+  lines.push(
+    `  Constraints: ${constraints.passed} of ${constraints.total} pass${constraints.passed < constraints.total ? ' (run `rl-design validate` for details)' : ''}`,
+  );
   lines.push('', 'Files:');
   const width = Math.max(...files.map((f) => f.path.length));
   // The phrases wrap under their own column while it leaves room for them, else under the path.

@@ -104,7 +104,10 @@ function withoutComments(html: string): string {
 }
 
 function decodeAttribute(value: string): string {
-  return value.replace(/&(?:amp|lt|gt|quot|#39);/g, (e) => ({ '&amp;': '&', '&lt;': '<', '&gt;': '>', '&quot;': '"', '&#39;': "'" })[e] ?? e);
+  return value.replace(
+    /&(?:amp|lt|gt|quot|#39);/g,
+    (e) => ({ '&amp;': '&', '&lt;': '<', '&gt;': '>', '&quot;': '"', '&#39;': "'" })[e] ?? e,
+  );
 }
 
 /** Every element id of an HTML page, in order (repeats included). */
@@ -173,7 +176,11 @@ export function findDeadLinks(files: readonly OutputFile[], outside: readonly st
         continue;
       }
       if (fragment !== undefined && !anchorsOf(target).has(fragment)) {
-        dead.push({ file: file.path, href, reason: `no ${isHtml(target) ? 'element with id' : 'heading with anchor'} #${fragment} in ${target}` });
+        dead.push({
+          file: file.path,
+          href,
+          reason: `no ${isHtml(target) ? 'element with id' : 'heading with anchor'} #${fragment} in ${target}`,
+        });
       }
     }
   }

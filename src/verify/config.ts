@@ -26,10 +26,18 @@ export function versionCheck(facts: ServerFacts): ConfigCheck {
   const [major] = versionParts(facts.redisVersion);
   const name = facts.product === 'Valkey' ? `Valkey ${facts.version} (Redis ${facts.redisVersion} compatible)` : `Redis ${facts.version}`;
   if (major >= 7) {
-    return { id: 'version', level: 'ok', message: `${name}: scripts replicate their effects (the only mode), so redis.call('TIME') inside a script is safe on replicas.` };
+    return {
+      id: 'version',
+      level: 'ok',
+      message: `${name}: scripts replicate their effects (the only mode), so redis.call('TIME') inside a script is safe on replicas.`,
+    };
   }
   if (major >= 5) {
-    return { id: 'version', level: 'ok', message: `${name}: scripts replicate their effects by default since Redis 5, so redis.call('TIME') inside a script is safe on replicas.` };
+    return {
+      id: 'version',
+      level: 'ok',
+      message: `${name}: scripts replicate their effects by default since Redis 5, so redis.call('TIME') inside a script is safe on replicas.`,
+    };
   }
   return {
     id: 'version',
@@ -44,11 +52,17 @@ export function evictionCheck(facts: ServerFacts): ConfigCheck {
     return {
       id: 'eviction',
       level: 'warn',
-      message: 'Could not read maxmemory-policy (CONFIG GET is disabled and INFO memory does not show it). Make sure it is noeviction: an evicted limiter key silently resets that limit.',
+      message:
+        'Could not read maxmemory-policy (CONFIG GET is disabled and INFO memory does not show it). Make sure it is noeviction: an evicted limiter key silently resets that limit.',
     };
   }
   if (policy === 'noeviction') {
-    return { id: 'eviction', level: 'ok', message: 'maxmemory-policy noeviction: limiter keys are never evicted; at the memory limit writes fail loudly and each rule applies its fail mode.' };
+    return {
+      id: 'eviction',
+      level: 'ok',
+      message:
+        'maxmemory-policy noeviction: limiter keys are never evicted; at the memory limit writes fail loudly and each rule applies its fail mode.',
+    };
   }
   return {
     id: 'eviction',
@@ -88,12 +102,16 @@ export function clusterChecks(facts: ServerFacts, design: Design): ConfigCheck[]
   const checks: ConfigCheck[] = [];
   const wantsCluster = design.scope.store === 'redis-cluster';
   if (facts.clusterEnabled) {
-    checks.push({ id: 'cluster', level: 'ok', message: `Cluster mode is on: every script call must keep its keys in one slot (checked below).` });
+    checks.push({
+      id: 'cluster',
+      level: 'ok',
+      message: `Cluster mode is on: every script call must keep its keys in one slot (checked below).`,
+    });
   } else {
     checks.push({
       id: 'cluster',
       level: 'info',
-      message: `Standalone server${wantsCluster ? ' (the design targets a Redis Cluster: the slot rules below were checked by computing each key\'s slot, CRC16 of its hash tag)' : ''}.`,
+      message: `Standalone server${wantsCluster ? " (the design targets a Redis Cluster: the slot rules below were checked by computing each key's slot, CRC16 of its hash tag)" : ''}.`,
     });
   }
   for (const { identity, ip } of dualKeyPairs(design.rules)) {
@@ -118,7 +136,10 @@ export function checkServer(facts: ServerFacts, design: Design): ConfigCheck[] {
     {
       id: 'role',
       level: facts.role === 'replica' ? 'fail' : 'ok',
-      message: facts.role === 'replica' ? 'The server is a replica: it refuses writes, and verify only runs against a primary.' : `Role ${facts.role}.`,
+      message:
+        facts.role === 'replica'
+          ? 'The server is a replica: it refuses writes, and verify only runs against a primary.'
+          : `Role ${facts.role}.`,
     },
     versionCheck(facts),
     evictionCheck(facts),

@@ -46,7 +46,9 @@ export function formatReport(report: VerifyReport): string {
         if (first === undefined) skipSaid.set(measured, rule.ruleId);
         else measured = `as for ${first}`;
       }
-      out.push(`  ${STATUS[r.status]}  ${pad(title, titleWidth)}  ${lat}  ${measured}${r.ruleIds.length > 1 ? `  [with ${r.ruleIds.slice(1).join(', ')}]` : ''}`);
+      out.push(
+        `  ${STATUS[r.status]}  ${pad(title, titleWidth)}  ${lat}  ${measured}${r.ruleIds.length > 1 ? `  [with ${r.ruleIds.slice(1).join(', ')}]` : ''}`,
+      );
       if (r.status === 'failed') {
         const indent = ' '.repeat(8 + titleWidth);
         if (r.expected) out.push(`${indent}expected: ${r.expected}`);
@@ -63,11 +65,17 @@ export function formatReport(report: VerifyReport): string {
   const verifiable = report.rules.filter((r) => r.verifiable).length;
   out.push(
     `${total} scenario runs on ${verifiable} of ${report.rules.length} rules: ${c.passed} passed, ${c.failed} failed, ${c.skipped} skipped.` +
-      (report.latency ? ` Latency of ${report.latency.calls} limiter calls made one at a time: p50 ${ms(report.latency.p50Ms)} ms, p99 ${ms(report.latency.p99Ms)} ms.` : ''),
+      (report.latency
+        ? ` Latency of ${report.latency.calls} limiter calls made one at a time: p50 ${ms(report.latency.p50Ms)} ms, p99 ${ms(report.latency.p99Ms)} ms.`
+        : ''),
   );
   out.push(`Every key was written under ${report.keyPrefix} and deleted (${report.keysDeleted} keys, SCAN + UNLINK).`);
   const failedChecks = report.checks.filter((x) => x.level === 'fail');
-  out.push(report.passed ? 'Verification passed.' : `Verification FAILED${failedChecks.length ? ` (${failedChecks.map((x) => x.id).join(', ')} check failed)` : ''}.`);
+  out.push(
+    report.passed
+      ? 'Verification passed.'
+      : `Verification FAILED${failedChecks.length ? ` (${failedChecks.map((x) => x.id).join(', ')} check failed)` : ''}.`,
+  );
   return `${out.join('\n')}\n`;
 }
 

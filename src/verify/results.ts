@@ -36,7 +36,9 @@ export function scenarioResult(scenario: Scenario, results: VerifyResults): Scen
   const runs = results.results.filter((r) => r.scenario === scenario.id && r.status !== 'skipped');
   if (!scenario.applicable || runs.length === 0) return undefined;
   // A key without a TTL on a rule this scenario ran on fails the scenario in the document too.
-  const ttl = results.results.filter((r) => r.scenario === 'key-ttl' && r.status === 'failed' && runs.some((x) => x.ruleIds.includes(r.ruleId)));
+  const ttl = results.results.filter(
+    (r) => r.scenario === 'key-ttl' && r.status === 'failed' && runs.some((x) => x.ruleIds.includes(r.ruleId)),
+  );
   const failed = runs.filter((r) => r.status === 'failed');
   const passed = failed.length === 0 && ttl.length === 0;
   const clean = (t: string): string => t.replace(/\.$/, '');
@@ -50,7 +52,8 @@ export function scenarioResult(scenario: Scenario, results: VerifyResults): Scen
   for (const t of ttl) parts.push(`Keys written for ${t.ruleId} break the TTL rule: ${clean(t.detail || t.measured)}.`);
   const ok = runs.filter((r) => r.status === 'passed');
   const unit = runs.some((r) => r.ruleIds.length > 1) ? 'rule pair' : 'rule';
-  if (failed.length === 0) parts.push(runs.length === 1 ? `Ran on the one ${unit} it applies to.` : `Ran on all ${runs.length} ${unit}s it applies to.`);
+  if (failed.length === 0)
+    parts.push(runs.length === 1 ? `Ran on the one ${unit} it applies to.` : `Ran on all ${runs.length} ${unit}s it applies to.`);
   else if (ok.length > 0) parts.push(`Passed on the other ${ok.length}.`);
   // The rules the document names for this scenario, measured.
   const shown = ok.filter((r) => r.ruleIds.some((id) => scenario.ruleIds.includes(id)));
@@ -59,7 +62,11 @@ export function scenarioResult(scenario: Scenario, results: VerifyResults): Scen
   }
   const lat = runs.map((r) => r.latency).filter((l): l is NonNullable<ScenarioResult['latency']> => !!l);
   const latency = lat.length
-    ? { calls: lat.reduce((a, l) => a + l.calls, 0), p50Ms: Math.max(...lat.map((l) => l.p50Ms)), p99Ms: Math.max(...lat.map((l) => l.p99Ms)) }
+    ? {
+        calls: lat.reduce((a, l) => a + l.calls, 0),
+        p50Ms: Math.max(...lat.map((l) => l.p50Ms)),
+        p99Ms: Math.max(...lat.map((l) => l.p99Ms)),
+      }
     : undefined;
   if (latency) parts.push(`Limiter calls: ${latency.calls}, latency p50 ${ms(latency.p50Ms)}, p99 ${ms(latency.p99Ms)} (slowest rule).`);
   return {
@@ -67,7 +74,13 @@ export function scenarioResult(scenario: Scenario, results: VerifyResults): Scen
     detail: parts.join(' '),
     redisVersion: results.redisVersion,
     date: results.date,
-    runs: runs.map((r) => ({ ruleId: r.ruleId, passed: r.status === 'passed', expected: r.expected, measured: r.measured, ...(r.scaling ? { scaling: r.scaling } : {}) })),
+    runs: runs.map((r) => ({
+      ruleId: r.ruleId,
+      passed: r.status === 'passed',
+      expected: r.expected,
+      measured: r.measured,
+      ...(r.scaling ? { scaling: r.scaling } : {}),
+    })),
     ...(latency ? { latency } : {}),
   };
 }

@@ -81,7 +81,16 @@ function resultOf(task: Task, outcome: Outcome, samples: number[], durationMs: n
 }
 
 function skipped(task: Task): ScenarioResult {
-  return { ruleId: task.ruleId, ruleIds: task.ruleIds, scenario: task.scenario, status: 'skipped', expected: '', measured: 'not run', detail: task.skip ?? '', durationMs: 0 };
+  return {
+    ruleId: task.ruleId,
+    ruleIds: task.ruleIds,
+    scenario: task.scenario,
+    status: 'skipped',
+    expected: '',
+    measured: 'not run',
+    detail: task.skip ?? '',
+    durationMs: 0,
+  };
 }
 
 /** Runs the design's scenarios on the store. Throws ReplicaRefusedError on a replica. */
@@ -154,7 +163,13 @@ export async function verifyDesign(design: Design, store: Store, options: Verify
   checks.push(
     broken.size > 0
       ? { id: 'scripts', level: 'fail', message: [...broken.values()].join('; ') }
-      : { id: 'scripts', level: 'ok', message: loaded.length ? `Loaded ${loaded.join(', ')} (SHA1s as EVALSHA uses them; Redis computed the same).` : 'No rule runs on a Redis script.' },
+      : {
+          id: 'scripts',
+          level: 'ok',
+          message: loaded.length
+            ? `Loaded ${loaded.join(', ')} (SHA1s as EVALSHA uses them; Redis computed the same).`
+            : 'No rule runs on a Redis script.',
+        },
   );
 
   // The tasks, in a stable order: per rule, the scenarios that apply.
@@ -166,12 +181,19 @@ export async function verifyDesign(design: Design, store: Store, options: Verify
     const id = ctx.rule.id;
     const one = (scenario: VerifyScenarioId, run: () => Promise<Outcome>): Task => ({ ruleId: id, ruleIds: [id], scenario, run });
     const list: Task[] = [one('burst-at-boundary', () => burstAtBoundary(ctx)), one('concurrent-race', () => concurrentRace(ctx))];
-    if (ctx.driver === 'gcra' && weightsOf(ctx.rule).length > 0) list.push(one('cost-weighted-exhaustion', () => costWeightedExhaustion(ctx)));
+    if (ctx.driver === 'gcra' && weightsOf(ctx.rule).length > 0)
+      list.push(one('cost-weighted-exhaustion', () => costWeightedExhaustion(ctx)));
     const pair = pairs.find((p) => p.identity.id === id);
     const ipCtx = pair ? contexts.find((c) => c.rule.id === pair.ip.id) : undefined;
-    if (pair && ipCtx) list.push({ ruleId: id, ruleIds: [id, pair.ip.id], scenario: 'dual-key-auth', run: () => dualKeyAuth(ctx, pair.ip, ipCtx.number) });
+    if (pair && ipCtx)
+      list.push({ ruleId: id, ruleIds: [id, pair.ip.id], scenario: 'dual-key-auth', run: () => dualKeyAuth(ctx, pair.ip, ipCtx.number) });
     if (ctx.driver === 'fixed-window') {
-      list.push({ ruleId: id, ruleIds: [id], scenario: 'throttled-recovery', skip: 'not run: a quota comes back when its period ends; waiting for that is not a test (the boundary scenario checks that Retry-After points at the period end)' });
+      list.push({
+        ruleId: id,
+        ruleIds: [id],
+        scenario: 'throttled-recovery',
+        skip: 'not run: a quota comes back when its period ends; waiting for that is not a test (the boundary scenario checks that Retry-After points at the period end)',
+      });
     } else {
       list.push(one('throttled-recovery', () => throttledRecovery(ctx)));
     }
@@ -181,7 +203,12 @@ export async function verifyDesign(design: Design, store: Store, options: Verify
     outageTasks.push(
       store.spawned
         ? { ruleId: id, ruleIds: [id], scenario: 'store-outage' }
-        : { ruleId: id, ruleIds: [id], scenario: 'store-outage', skip: `not run: rl-design stops only a Redis it started, and ${store.address} was given with --redis (run without --redis to include it)` },
+        : {
+            ruleId: id,
+            ruleIds: [id],
+            scenario: 'store-outage',
+            skip: `not run: rl-design stops only a Redis it started, and ${store.address} was given with --redis (run without --redis to include it)`,
+          },
     );
   }
   tasks.push(...ttlTasks);
@@ -210,7 +237,15 @@ export async function verifyDesign(design: Design, store: Store, options: Verify
       const ctx = contexts.find((c) => c.rule.id === task.ruleId);
       const scriptError = ctx ? broken.get(SCRIPT_OF[ctx.driver]) : undefined;
       if (scriptError && task.run) {
-        emit(index, resultOf(task, { passed: false, expected: 'the script loads', measured: 'not run: the script did not load', detail: scriptError }, [], 0));
+        emit(
+          index,
+          resultOf(
+            task,
+            { passed: false, expected: 'the script loads', measured: 'not run: the script did not load', detail: scriptError },
+            [],
+            0,
+          ),
+        );
         continue;
       }
       if (!task.run) {
@@ -234,14 +269,24 @@ export async function verifyDesign(design: Design, store: Store, options: Verify
       keysDeleted += await cleanup(store, keys.runPrefix);
       // One outage for all rules: announced once, then each rule's verdict.
       const first = runnable[0]!;
-      options.onProgress?.({ phase: 'start', index: tasks.length + outageTasks.indexOf(first) + 1, total, ruleId: first.ruleId, scenario: 'store-outage' });
+      options.onProgress?.({
+        phase: 'start',
+        index: tasks.length + outageTasks.indexOf(first) + 1,
+        total,
+        ruleId: first.ruleId,
+        scenario: 'store-outage',
+      });
       const t0 = performance.now();
       const ctxs = runnable.map((t) => contexts.find((c) => c.rule.id === t.ruleId)!);
       let outcomes: Map<string, Outcome>;
       try {
         outcomes = await storeOutage(ctxs, store, store.spawned, design.contract.storeUnavailable.retryAfterSeconds);
       } catch (e) {
-        const failure: Outcome = { passed: false, expected: 'the store stops and starts again', measured: `error: ${(e as Error).message}` };
+        const failure: Outcome = {
+          passed: false,
+          expected: 'the store stops and starts again',
+          measured: `error: ${(e as Error).message}`,
+        };
         outcomes = new Map(runnable.map((t) => [t.ruleId, failure]));
       }
       const ms = (performance.now() - t0) / runnable.length;
@@ -251,7 +296,23 @@ export async function verifyDesign(design: Design, store: Store, options: Verify
       });
     }
     outageTasks.forEach((t, i) => {
-      if (!runnable.includes(t)) emit(tasks.length + i + 1, t.skip ? skipped(t) : resultOf(t, { passed: false, expected: 'the script loads', measured: 'not run: the script did not load', detail: broken.get(SCRIPT_OF[contexts.find((c) => c.rule.id === t.ruleId)!.driver]) ?? '' }, [], 0));
+      if (!runnable.includes(t))
+        emit(
+          tasks.length + i + 1,
+          t.skip
+            ? skipped(t)
+            : resultOf(
+                t,
+                {
+                  passed: false,
+                  expected: 'the script loads',
+                  measured: 'not run: the script did not load',
+                  detail: broken.get(SCRIPT_OF[contexts.find((c) => c.rule.id === t.ruleId)!.driver]) ?? '',
+                },
+                [],
+                0,
+              ),
+        );
     });
   } finally {
     for (const ctx of contexts) ctx.closeProbes();

@@ -22,12 +22,20 @@
  * consume are two script calls is modelled.
  */
 import { performance } from 'node:perf_hooks';
-import { Registry } from 'prom-client';
+import type { Registry } from 'prom-client';
 import { compileDesign, designData } from '../codegen/middleware/index.js';
 import { outboundProviders } from '../codegen/outbound/client.js';
 import type { Design, MatrixRule } from '../design/model.js';
 import { createLimiter } from '../runtime/middleware/limiter.js';
-import type { DesignData, RateLimiter, RedisClientLike, RequestIdentity, RouteSpec, RuleSpec, ScriptSpec } from '../runtime/middleware/types.js';
+import type {
+  DesignData,
+  RateLimiter,
+  RedisClientLike,
+  RequestIdentity,
+  RouteSpec,
+  RuleSpec,
+  ScriptSpec,
+} from '../runtime/middleware/types.js';
 import { OutboundClient, OutboundLimitError } from '../runtime/outbound/client.js';
 import type { ScriptClient } from './redis.js';
 import type { ScriptSet } from './scripts.js';
@@ -66,7 +74,12 @@ function message(error: unknown): string {
 }
 
 /** EVALSHA, and EVAL when the server does not have the script. */
-async function evalScript(client: ScriptClient, script: { sha1: string; source: string }, numKeys: number, args: readonly (string | number)[]): Promise<unknown> {
+async function evalScript(
+  client: ScriptClient,
+  script: { sha1: string; source: string },
+  numKeys: number,
+  args: readonly (string | number)[],
+): Promise<unknown> {
   try {
     return await client.evalsha(script.sha1, numKeys, ...args);
   } catch (error) {
@@ -278,7 +291,13 @@ export class InboundProbe {
     const identity = identityOf(this.specs, who);
     const errorsBefore = this.errors.length;
     const t0 = performance.now();
-    const decision = await limiter.check({ method: 'POST', url, remoteAddress: testIp(who.ip ?? who.id), forwardedFor: undefined, req: identity });
+    const decision = await limiter.check({
+      method: 'POST',
+      url,
+      remoteAddress: testIp(who.ip ?? who.id),
+      forwardedFor: undefined,
+      req: identity,
+    });
     const latencyMs = performance.now() - t0;
     this.sink.sample(latencyMs);
     const ruleId = this.specs[0]!.id;
@@ -287,7 +306,18 @@ export class InboundProbe {
     const retryAfterHeader = header ? Number(header[1]) : undefined;
     const withHeader = retryAfterHeader !== undefined ? { retryAfterHeader } : {};
     if (decision.status === 503) {
-      return { allowed: false, status: 503, remaining: 0, retryAfterMs: (retryAfterHeader ?? 0) * 1000, resetMs: 0, ...withHeader, ...(decision.ruleId ? { deniedBy: decision.ruleId } : {}), failOpen: false, error: storeError ?? 'the store failed', latencyMs };
+      return {
+        allowed: false,
+        status: 503,
+        remaining: 0,
+        retryAfterMs: (retryAfterHeader ?? 0) * 1000,
+        resetMs: 0,
+        ...withHeader,
+        ...(decision.ruleId ? { deniedBy: decision.ruleId } : {}),
+        failOpen: false,
+        error: storeError ?? 'the store failed',
+        latencyMs,
+      };
     }
     if (decision.status === 429) {
       const denied = decision.outcomes.find((o) => o.ruleId === decision.ruleId && !o.allowed);
@@ -304,7 +334,17 @@ export class InboundProbe {
       };
     }
     const own = decision.outcomes.find((o) => o.ruleId === ruleId);
-    if (!own) return { allowed: true, status: 200, remaining: 0, retryAfterMs: 0, resetMs: 0, failOpen: false, error: `the runtime did not check ${ruleId} for this request`, latencyMs };
+    if (!own)
+      return {
+        allowed: true,
+        status: 200,
+        remaining: 0,
+        retryAfterMs: 0,
+        resetMs: 0,
+        failOpen: false,
+        error: `the runtime did not check ${ruleId} for this request`,
+        latencyMs,
+      };
     const failOpen = own.source === 'store-failed';
     return {
       allowed: true,
@@ -344,7 +384,17 @@ export class OutboundProbe {
   storeFailures = 0;
   private readonly limit: { burst: number; rate: number; periodMs: number };
 
-  constructor(design: Design, rule: MatrixRule, number: number, shape: Shape, scenario: string, clients: readonly ScriptClient[], scripts: ScriptSet, private readonly sink: ProbeSink, maxTtlMs = shape.maxTtlMs) {
+  constructor(
+    design: Design,
+    rule: MatrixRule,
+    number: number,
+    shape: Shape,
+    scenario: string,
+    clients: readonly ScriptClient[],
+    scripts: ScriptSet,
+    private readonly sink: ProbeSink,
+    maxTtlMs = shape.maxTtlMs,
+  ) {
     const provider = outboundProviders(design).find((p) => p.ruleId === rule.id);
     const script = scripts.get('outbound-bucket');
     if (!provider) throw new Error(`no provider of the design is limited by ${rule.id}`);
@@ -376,7 +426,8 @@ export class OutboundProbe {
             },
           },
           data,
-        ));
+        ),
+    );
   }
 
   get connections(): number {
@@ -398,23 +449,55 @@ export class OutboundProbe {
     let ran = false;
     const t0 = performance.now();
     try {
-      await client.schedule(this.name as never, () => {
-        ran = true;
-        return fn();
-      }, { cost, maxWaitMs: 0 });
+      await client.schedule(
+        this.name as never,
+        () => {
+          ran = true;
+          return fn();
+        },
+        { cost, maxWaitMs: 0 },
+      );
       const latencyMs = performance.now() - t0;
       this.sink.sample(latencyMs);
-      return { allowed: ran, status: 200, remaining: this.lastReply[2] ?? 0, retryAfterMs: 0, resetMs: this.lastReply[3] ?? 0, failOpen: false, latencyMs };
+      return {
+        allowed: ran,
+        status: 200,
+        remaining: this.lastReply[2] ?? 0,
+        retryAfterMs: 0,
+        resetMs: this.lastReply[3] ?? 0,
+        failOpen: false,
+        latencyMs,
+      };
     } catch (error) {
       const latencyMs = performance.now() - t0;
       this.sink.sample(latencyMs);
-      if (!(error instanceof OutboundLimitError)) return { allowed: ran, status: 200, remaining: 0, retryAfterMs: 0, resetMs: 0, failOpen: false, error: message(error), latencyMs };
+      if (!(error instanceof OutboundLimitError))
+        return { allowed: ran, status: 200, remaining: 0, retryAfterMs: 0, resetMs: 0, failOpen: false, error: message(error), latencyMs };
       if (error.code === 'STORE_UNAVAILABLE') {
-        return { allowed: ran, status: 503, remaining: 0, retryAfterMs: 0, resetMs: 0, failOpen: false, error: `${error.code}: ${message(error.storeError)}`, latencyMs };
+        return {
+          allowed: ran,
+          status: 503,
+          remaining: 0,
+          retryAfterMs: 0,
+          resetMs: 0,
+          failOpen: false,
+          error: `${error.code}: ${message(error.storeError)}`,
+          latencyMs,
+        };
       }
       const retryAfterMs = error.code === 'COST_TOO_HIGH' ? -1 : (error.retryAfterMs ?? 0);
-      const refused = { allowed: ran, status: 429 as const, remaining: this.lastReply[2] ?? 0, retryAfterMs, resetMs: this.lastReply[3] ?? 0, failOpen: false, latencyMs };
-      return error.code === 'WAIT_TOO_LONG' || error.code === 'COST_TOO_HIGH' ? refused : { ...refused, error: `${error.code}: ${error.message}` };
+      const refused = {
+        allowed: ran,
+        status: 429 as const,
+        remaining: this.lastReply[2] ?? 0,
+        retryAfterMs,
+        resetMs: this.lastReply[3] ?? 0,
+        failOpen: false,
+        latencyMs,
+      };
+      return error.code === 'WAIT_TOO_LONG' || error.code === 'COST_TOO_HIGH'
+        ? refused
+        : { ...refused, error: `${error.code}: ${error.message}` };
     }
   }
 }

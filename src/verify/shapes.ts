@@ -43,8 +43,8 @@ export function formatMs(ms: number): string {
   if (ms >= DAY_MS && ms % DAY_MS === 0) return `${ms / DAY_MS} d`;
   if (ms >= 3_600_000 && ms % 3_600_000 === 0) return `${ms / 3_600_000} h`;
   if (ms >= 60_000 && ms % 60_000 === 0) return `${ms / 60_000} min`;
-  if (ms >= 2 * DAY_MS) return `${Math.round(ms / DAY_MS * 10) / 10} d`;
-  if (ms >= 2 * 3_600_000) return `${Math.round(ms / 3_600_000 * 10) / 10} h`;
+  if (ms >= 2 * DAY_MS) return `${Math.round((ms / DAY_MS) * 10) / 10} d`;
+  if (ms >= 2 * 3_600_000) return `${Math.round((ms / 3_600_000) * 10) / 10} h`;
   if (ms >= 1000) return `${Math.round(ms / 100) / 10} s`;
   return `${Math.round(ms * 10) / 10} ms`;
 }
@@ -63,7 +63,9 @@ export type Classified = { ok: true; driver: Driver } | { ok: false; reason: str
 
 export function classifyRule(rule: MatrixRule, design: Design): Classified {
   if (rule.layer === 'edge' || rule.primitive === 'gateway-native') {
-    const component = design.enforcement.layers.find((l) => l.ruleIds.includes(rule.id))?.component ?? (design.scope.gateway !== 'none' ? design.scope.gateway : 'the gateway');
+    const component =
+      design.enforcement.layers.find((l) => l.ruleIds.includes(rule.id))?.component ??
+      (design.scope.gateway !== 'none' ? design.scope.gateway : 'the gateway');
     return { ok: false, reason: `not verifiable here: enforced by ${component}` };
   }
   if (rule.primitive !== 'redis-lua') {
@@ -78,7 +80,8 @@ export function classifyRule(rule: MatrixRule, design: Design): Classified {
   if (rule.layer !== 'middleware' && rule.layer !== 'outbound-client') {
     return { ok: false, reason: `not verifiable here: the rule names no layer that runs the scripts` };
   }
-  if (!rule.rate || rule.rate.requests <= 0 || rule.rate.periodSeconds <= 0) return { ok: false, reason: 'not verifiable: the rule states no rate' };
+  if (!rule.rate || rule.rate.requests <= 0 || rule.rate.periodSeconds <= 0)
+    return { ok: false, reason: 'not verifiable: the rule states no rate' };
   if (rule.tier === 'outbound' || rule.layer === 'outbound-client') {
     if (typeof rule.burst !== 'number' || rule.burst < 1) return { ok: false, reason: 'not verifiable: the outbound rule states no burst' };
     return { ok: true, driver: 'outbound' };
@@ -171,7 +174,11 @@ function bucketFor(driver: 'gcra' | 'outbound', rule: MatrixRule, purpose: Purpo
     if (interval >= RECOVERY_RANGE[0] && interval <= RECOVERY_RANGE[1]) return bucketShape(driver, own);
     const periodMs = Math.max(1, Math.round((own.periodMs * RECOVERY_MS) / interval));
     const scaled = { ...own, periodMs };
-    return bucketShape(driver, scaled, `time scaled: ${fmtNum(own.rate)} per ${formatMs(periodMs)} instead of per ${formatMs(own.periodMs)} (one token back every ${formatMs(periodMs / own.rate)} instead of ${formatMs(interval)}), burst ${fmtNum(own.burst)} unchanged`);
+    return bucketShape(
+      driver,
+      scaled,
+      `time scaled: ${fmtNum(own.rate)} per ${formatMs(periodMs)} instead of per ${formatMs(own.periodMs)} (one token back every ${formatMs(periodMs / own.rate)} instead of ${formatMs(interval)}), burst ${fmtNum(own.burst)} unchanged`,
+    );
   }
   const burst = Math.min(own.burst, MAX_EXACT);
   if (burst === own.burst && interval >= EXACT_INTERVAL_MS) return bucketShape(driver, own);
@@ -208,12 +215,20 @@ export function logFor(rule: MatrixRule, purpose: Purpose): Shape {
   const own = `${fmtNum(limit)} per ${formatMs(windowMs)}`;
   if (purpose === 'recovery') {
     if (windowMs >= RECOVERY_RANGE[0] && windowMs <= RECOVERY_RANGE[1]) return logShape(limit, windowMs);
-    return logShape(limit, RECOVERY_MS, `time scaled: window ${formatMs(windowMs)} run as ${formatMs(RECOVERY_MS)}, limit ${fmtNum(limit)} unchanged`);
+    return logShape(
+      limit,
+      RECOVERY_MS,
+      `time scaled: window ${formatMs(windowMs)} run as ${formatMs(RECOVERY_MS)}, limit ${fmtNum(limit)} unchanged`,
+    );
   }
   const scaledLimit = Math.min(limit, MAX_EXACT);
   const scaledWindow = Math.max(EXACT_INTERVAL_MS, Math.round((windowMs * scaledLimit) / limit));
   if (scaledLimit === limit && scaledWindow === windowMs) return logShape(limit, windowMs);
-  return logShape(scaledLimit, scaledWindow, `limit and window scaled to ${fmtNum(scaledLimit)} per ${formatMs(scaledWindow)} (the rule: ${own})`);
+  return logShape(
+    scaledLimit,
+    scaledWindow,
+    `limit and window scaled to ${fmtNum(scaledLimit)} per ${formatMs(scaledWindow)} (the rule: ${own})`,
+  );
 }
 
 /**
@@ -237,16 +252,28 @@ function fixedShape(rule: MatrixRule, design: Design, nowMs: number): Shape {
       params: `${fmtNum(limit)} per rolling ${reset.days} days (daily buckets)`,
       // what is used today leaves the window with today's bucket: at the start of the UTC day
       // window/bucket days from today's (fixed-window.lua counts usage per whole bucket)
-      period: { id: 'rolling', endMs: (Math.floor(nowMs / DAY_MS) * DAY_MS) + windowMs, description: `rolling ${reset.days} days (today's daily bucket leaves the window)` },
+      period: {
+        id: 'rolling',
+        endMs: Math.floor(nowMs / DAY_MS) * DAY_MS + windowMs,
+        description: `rolling ${reset.days} days (today's daily bucket leaves the window)`,
+      },
     };
   }
   let period: { id: string; endMs: number; description: string };
   if (reset?.kind === 'calendar') {
     const w = calendarPeriod(nowMs, reset.period, reset.timeZone);
-    period = { id: w.id, endMs: w.end, description: `calendar ${reset.period} ${w.id} in ${reset.timeZone}, ending ${new Date(w.end).toISOString()}` };
+    period = {
+      id: w.id,
+      endMs: w.end,
+      description: `calendar ${reset.period} ${w.id} in ${reset.timeZone}, ending ${new Date(w.end).toISOString()}`,
+    };
   } else {
     const index = Math.floor(nowMs / lenMs);
-    period = { id: `w${index}`, endMs: (index + 1) * lenMs, description: `aligned ${formatMs(lenMs)} window ${index}, ending ${new Date((index + 1) * lenMs).toISOString()}` };
+    period = {
+      id: `w${index}`,
+      endMs: (index + 1) * lenMs,
+      description: `aligned ${formatMs(lenMs)} window ${index}, ending ${new Date((index + 1) * lenMs).toISOString()}`,
+    };
   }
   const endMs = period.endMs;
   return {

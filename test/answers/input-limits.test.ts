@@ -36,12 +36,16 @@ describe('answers file input', () => {
   });
 
   it('refuses control characters (ESC, BEL) in names and text, naming the field', () => {
-    const msg = problem(JSON.stringify({ project: { name: 'shop\x1b[2J', description: 'ring\x07' }, endpoints: [{ name: 'a\nb', route: '/a' }] }));
+    const msg = problem(
+      JSON.stringify({ project: { name: 'shop\x1b[2J', description: 'ring\x07' }, endpoints: [{ name: 'a\nb', route: '/a' }] }),
+    );
     expect(msg).toContain('$.project.name: must not contain control characters (found U+001B, ESC)');
     expect(msg).toContain('$.project.description: must not contain control characters (found U+0007, BEL)');
     expect(msg).toContain('$.endpoints[0].name: must not contain control characters (found U+000A)');
     // a newline in free text is fine
-    expect(parseAnswers(JSON.stringify({ project: { name: 'x', description: 'two\nlines' } }), 'a.json').project?.description).toBe('two\nlines');
+    expect(parseAnswers(JSON.stringify({ project: { name: 'x', description: 'two\nlines' } }), 'a.json').project?.description).toBe(
+      'two\nlines',
+    );
   });
 
   it('caps the lists, naming the bound, before validating the items', () => {
@@ -50,7 +54,9 @@ describe('answers file input', () => {
     expect(problem(JSON.stringify({ rules }))).toContain(`$.rules: has 20000 items; at most ${LIST_CAPS.rules} are allowed`);
     expect(Date.now() - t0).toBeLessThan(2000);
     const endpoints = Array.from({ length: LIST_CAPS.endpoints + 1 }, (_, i) => ({ name: `e${i}`, route: `/e${i}` }));
-    expect(problem(JSON.stringify({ endpoints }))).toContain(`$.endpoints: has ${LIST_CAPS.endpoints + 1} items; at most ${LIST_CAPS.endpoints}`);
+    expect(problem(JSON.stringify({ endpoints }))).toContain(
+      `$.endpoints: has ${LIST_CAPS.endpoints + 1} items; at most ${LIST_CAPS.endpoints}`,
+    );
   });
 
   it('number messages name the bound, and the grammar is right', () => {

@@ -74,15 +74,31 @@ describe('answers the scripts and configs could not use are refused with the fie
   };
 
   it('rates the scripts cannot count: 1e308 and 5e-324 per minute', () => {
-    expect(problems({ plans: [{ name: 'Huge', rate: { requests: 1e308, per: 'minute' } }] })).toContain('$.plans[0].rate.requests: must be at most 1,000,000,000');
-    expect(problems({ plans: [{ name: 'Tiny', rate: { requests: 5e-324, per: 'minute' } }] })).toContain('$.plans[0].rate.requests: must be at least 0.001');
+    expect(problems({ plans: [{ name: 'Huge', rate: { requests: 1e308, per: 'minute' } }] })).toContain(
+      '$.plans[0].rate.requests: must be at most 1,000,000,000',
+    );
+    expect(problems({ plans: [{ name: 'Tiny', rate: { requests: 5e-324, per: 'minute' } }] })).toContain(
+      '$.plans[0].rate.requests: must be at least 0.001',
+    );
     expect(problems({ traffic: { peakRps: 1e308 } })).toContain('$.traffic.peakRps: must be at most 1,000,000,000');
     expect(problems({ plans: [{ name: 'Ok', rate: { requests: 0.5, per: 'minute' } }] })).toBe('');
   });
 
   it('addresses and ranges are parsed, IPv4 and IPv6: malformed ones are refused', () => {
-    for (const bad of ['1:::2', '1::2::3', '10.0.0.256/8', '10.0.0.0/33', 'fd00::/129', '01.2.3.4', '1:2:3:4:5:6:7:8:9', 'g::1', '::ffff:1.2.3']) {
-      expect(problems({ stack: { trustedProxies: [bad] } }), bad).toContain('$.stack.trustedProxies[0]: must be an IPv4 or IPv6 address or CIDR');
+    for (const bad of [
+      '1:::2',
+      '1::2::3',
+      '10.0.0.256/8',
+      '10.0.0.0/33',
+      'fd00::/129',
+      '01.2.3.4',
+      '1:2:3:4:5:6:7:8:9',
+      'g::1',
+      '::ffff:1.2.3',
+    ]) {
+      expect(problems({ stack: { trustedProxies: [bad] } }), bad).toContain(
+        '$.stack.trustedProxies[0]: must be an IPv4 or IPv6 address or CIDR',
+      );
     }
     for (const good of ['10.0.0.0/8', '127.0.0.1', '::1', 'fd00::/8', '2400:cb00::/32', '::ffff:10.0.0.1/128', '1:2:3:4:5:6:7:8']) {
       expect(problems({ stack: { trustedProxies: [good] } }), good).toBe('');
@@ -101,13 +117,15 @@ describe('answers the scripts and configs could not use are refused with the fie
   });
 
   it('a plan bucket that would take more than 10 years to refill is refused (its key lifetime)', () => {
-    expect(problems({ plans: [{ name: 'Slow', rate: { requests: 0.001, per: 'day' }, burst: 1000000 }] })).toContain('$.plans[0].burst: takes longer than 10 years to refill');
+    expect(problems({ plans: [{ name: 'Slow', rate: { requests: 0.001, per: 'day' }, burst: 1000000 }] })).toContain(
+      '$.plans[0].burst: takes longer than 10 years to refill',
+    );
   });
 
   it('an overage cap must be above the quota it caps', () => {
-    expect(problems({ plans: [{ name: 'Pro', rate: { requests: 1, per: 'second' }, quota: 100, exhaustion: 'soft-warning', overageCap: 90 }] })).toContain(
-      '$.plans[0].overageCap: must be greater than the quota',
-    );
+    expect(
+      problems({ plans: [{ name: 'Pro', rate: { requests: 1, per: 'second' }, quota: 100, exhaustion: 'soft-warning', overageCap: 90 }] }),
+    ).toContain('$.plans[0].overageCap: must be greater than the quota');
   });
 
   it('existing limiters: a route must start with "/" and a window must be given', () => {

@@ -162,83 +162,88 @@ async function open(file: string, options: { width?: number; scheme?: 'light' | 
   return { page, errors };
 }
 
-describe.each(EXAMPLES.flatMap((name) => (['single', 'folder'] as const).map((layout) => `${name}-${layout}`)))('%s in Chromium', (docName) => {
-  const reports = new Map<string, PageReport>();
-  const doc = (): Document => documents.find((d) => d.name === docName) as Document;
+describe.each(EXAMPLES.flatMap((name) => (['single', 'folder'] as const).map((layout) => `${name}-${layout}`)))(
+  '%s in Chromium',
+  (docName) => {
+    const reports = new Map<string, PageReport>();
+    const doc = (): Document => documents.find((d) => d.name === docName) as Document;
 
-  it('loads every page from disk with no network request, no failed request and no console error', async () => {
-    for (const file of doc().pages) {
-      const before = { foreign: foreignRequests.length, failed: failedRequests.length };
-      const { page, errors } = await open(path.join(doc().dir, file));
-      reports.set(file, await inspect(page));
-      const shot = path.join(ARTIFACTS, `${docName}-${file.replace(/\.html$/, '')}.png`);
-      await page.screenshot({ path: shot });
-      let n = 0;
-      for (const figure of await page.locator('figure.diagram').all()) {
-        n += 1;
-        await figure.screenshot({ path: shot.replace(/\.png$/, `-diagram-${n}.png`) });
+    it('loads every page from disk with no network request, no failed request and no console error', async () => {
+      for (const file of doc().pages) {
+        const before = { foreign: foreignRequests.length, failed: failedRequests.length };
+        const { page, errors } = await open(path.join(doc().dir, file));
+        reports.set(file, await inspect(page));
+        const shot = path.join(ARTIFACTS, `${docName}-${file.replace(/\.html$/, '')}.png`);
+        await page.screenshot({ path: shot });
+        let n = 0;
+        for (const figure of await page.locator('figure.diagram').all()) {
+          n += 1;
+          await figure.screenshot({ path: shot.replace(/\.png$/, `-diagram-${n}.png`) });
+        }
+        await page.close();
+        expect(errors, file).toEqual([]);
+        expect(foreignRequests.slice(before.foreign), file).toEqual([]);
+        expect(failedRequests.slice(before.failed), file).toEqual([]);
       }
+    });
+
+    it('uses its stylesheet (inline, or the folder one)', () => {
+      for (const [file, report] of reports) {
+        expect(report.fontFamily, file).toContain('system-ui');
+        expect(report.background, file).toBe('rgb(255, 255, 255)');
+      }
+    });
+
+    it('draws every diagram with a box, and no label outside its node or the drawing', () => {
+      const all = [...reports.entries()].flatMap(([file, r]) => r.svgs.map((s) => ({ file, ...s })));
+      const { design } = exampleInput(docName.replace(/-(single|folder)$/, ''));
+      const expected = [design.enforcement.placementDiagram, design.contract.sequenceDiagram, design.outbound?.circuitDiagram].filter(
+        Boolean,
+      ).length;
+      expect(all).toHaveLength(expected);
+      for (const svg of all) {
+        expect(svg.width, `${svg.file} #${svg.id}`).toBeGreaterThan(50);
+        expect(svg.height, `${svg.file} #${svg.id}`).toBeGreaterThan(50);
+        expect(svg.overflow, `${svg.file} #${svg.id}`).toEqual([]);
+      }
+    });
+
+    it('resolves every contents, page-list, pager and in-text link to an element on an existing page', () => {
+      const pages = doc().pages;
+      let checked = 0;
+      for (const [file, report] of reports) {
+        expect(new Set(report.ids).size, `${file}: ids are unique`).toBe(report.ids.length);
+        for (const { href, where } of report.links) {
+          if (/^https?:/.test(href)) continue;
+          const [target = '', anchor] = href.split('#');
+          const page = target === '' ? file : target;
+          expect(pages, `${file} (${where}): ${href}`).toContain(page);
+          if (anchor !== undefined) expect(reports.get(page)?.ids, `${file} (${where}): ${href}`).toContain(decodeURIComponent(anchor));
+          checked += 1;
+        }
+      }
+      expect(checked).toBeGreaterThan(10);
+      const wheres = new Set([...reports.values()].flatMap((r) => r.links.map((l) => l.where)));
+      expect([...wheres].sort()).toEqual(docName.endsWith('-single') ? ['text', 'toc'] : ['nav', 'pager', 'text']);
+    });
+
+    it('never scrolls the page sideways: tables and diagrams scroll inside themselves', () => {
+      for (const [file, report] of reports) expect(report.horizontalOverflow, file).toBeLessThanOrEqual(0);
+    });
+
+    it('fits a phone screen and follows the dark scheme', async () => {
+      const first = path.join(doc().dir, doc().pages[doc().pages.length > 1 ? 1 : 0] ?? '');
+      const { page, errors } = await open(first, { width: 390, scheme: 'dark' });
+      const report = await inspect(page);
+      await page.screenshot({ path: path.join(ARTIFACTS, `${docName}-phone-dark.png`) });
       await page.close();
-      expect(errors, file).toEqual([]);
-      expect(foreignRequests.slice(before.foreign), file).toEqual([]);
-      expect(failedRequests.slice(before.failed), file).toEqual([]);
-    }
-  });
-
-  it('uses its stylesheet (inline, or the folder one)', () => {
-    for (const [file, report] of reports) {
-      expect(report.fontFamily, file).toContain('system-ui');
-      expect(report.background, file).toBe('rgb(255, 255, 255)');
-    }
-  });
-
-  it('draws every diagram with a box, and no label outside its node or the drawing', () => {
-    const all = [...reports.entries()].flatMap(([file, r]) => r.svgs.map((s) => ({ file, ...s })));
-    const { design } = exampleInput(docName.replace(/-(single|folder)$/, ''));
-    const expected = [design.enforcement.placementDiagram, design.contract.sequenceDiagram, design.outbound?.circuitDiagram].filter(Boolean).length;
-    expect(all).toHaveLength(expected);
-    for (const svg of all) {
-      expect(svg.width, `${svg.file} #${svg.id}`).toBeGreaterThan(50);
-      expect(svg.height, `${svg.file} #${svg.id}`).toBeGreaterThan(50);
-      expect(svg.overflow, `${svg.file} #${svg.id}`).toEqual([]);
-    }
-  });
-
-  it('resolves every contents, page-list, pager and in-text link to an element on an existing page', () => {
-    const pages = doc().pages;
-    let checked = 0;
-    for (const [file, report] of reports) {
-      expect(new Set(report.ids).size, `${file}: ids are unique`).toBe(report.ids.length);
-      for (const { href, where } of report.links) {
-        if (/^https?:/.test(href)) continue;
-        const [target = '', anchor] = href.split('#');
-        const page = target === '' ? file : target;
-        expect(pages, `${file} (${where}): ${href}`).toContain(page);
-        if (anchor !== undefined) expect(reports.get(page)?.ids, `${file} (${where}): ${href}`).toContain(decodeURIComponent(anchor));
-        checked += 1;
-      }
-    }
-    expect(checked).toBeGreaterThan(10);
-    const wheres = new Set([...reports.values()].flatMap((r) => r.links.map((l) => l.where)));
-    expect([...wheres].sort()).toEqual(docName.endsWith('-single') ? ['text', 'toc'] : ['nav', 'pager', 'text']);
-  });
-
-  it('never scrolls the page sideways: tables and diagrams scroll inside themselves', () => {
-    for (const [file, report] of reports) expect(report.horizontalOverflow, file).toBeLessThanOrEqual(0);
-  });
-
-  it('fits a phone screen and follows the dark scheme', async () => {
-    const first = path.join(doc().dir, doc().pages[doc().pages.length > 1 ? 1 : 0] ?? '');
-    const { page, errors } = await open(first, { width: 390, scheme: 'dark' });
-    const report = await inspect(page);
-    await page.screenshot({ path: path.join(ARTIFACTS, `${docName}-phone-dark.png`) });
-    await page.close();
-    expect(errors).toEqual([]);
-    expect(report.horizontalOverflow).toBeLessThanOrEqual(0);
-    expect(report.background).toBe('rgb(13, 17, 23)');
-    for (const svg of report.svgs) expect(svg.width).toBeGreaterThan(50);
-  });
-});
+      expect(errors).toEqual([]);
+      expect(report.horizontalOverflow).toBeLessThanOrEqual(0);
+      expect(report.background).toBe('rgb(13, 17, 23)');
+      for (const svg of report.svgs) expect(svg.width).toBeGreaterThan(50);
+    });
+  },
+);
 
 interface ReaderReport {
   /** Tables and diagrams wider than their frame, and what shows that they scroll. */
@@ -320,53 +325,61 @@ describe.each(EXAMPLES)('%s as a reader sees it', (name) => {
     return doc.pages.map((file) => ({ file, dir: doc.dir }));
   };
 
-  it.each(VIEWS)('at $width px, $scheme: no table cut off without a visible scroll cue, the matrix whole, diagram labels >= 12 px on a phone', async ({ width, scheme }) => {
-    let matrices = 0;
-    let scrolled = 0;
-    for (const { file, dir } of [...pagesOf('single'), ...pagesOf('folder')]) {
-      const { page, errors } = await open(path.join(dir, file), { width, scheme });
-      const view = await readerView(page);
-      const where = `${name} ${file} ${width} ${scheme}`;
-      if (view.matrix) {
-        matrices += 1;
-        expect(view.matrix.columns, where).toEqual(['Rule', 'Applies to', 'Identity', 'Rate and burst', 'Fail mode', 'Layer']);
-        // every key column in view without scrolling: the whole row inside the frame
-        expect(view.matrix.hiddenRight, where).toBeLessThanOrEqual(1);
-        // a phone stacks the matrix into one card per rule
-        expect(view.matrix.stacked, where).toBe(width < 640);
-        const shot = path.join(ARTIFACTS, `reader-${name}-${file.replace(/\.html$/, '')}-matrix-${width}-${scheme}.png`);
-        await page.evaluate(() =>
-          [...document.querySelectorAll('table')]
-            .find((t) => t.querySelector('thead th')?.textContent === 'Rule' && t.querySelectorAll('thead th')[1]?.textContent === 'Applies to')
-            ?.closest('.table-wrap')
-            ?.previousElementSibling?.scrollIntoView(),
-        );
-        await page.screenshot({ path: shot });
-      }
-      // a table or diagram that scrolls shows it: a scrollbar that stays visible, and the edge shadow
-      scrolled += view.scrolling.length;
-      for (const t of view.scrolling) {
-        expect(t.scrollbar, `${where}: ${t.table} scrolls by ${t.overflow}px`).toBeGreaterThan(0);
-        expect(t.shadow, `${where}: ${t.table}`).toBe(true);
-      }
-      expect(view.clippedCells, where).toEqual([]);
-      if (width === 390) {
-        const small = view.diagramText.filter((t) => t.px < 11.95);
-        expect(small, where).toEqual([]);
-        let n = 0;
-        for (const figure of await page.locator('figure.diagram').all()) {
-          n += 1;
-          await figure.scrollIntoViewIfNeeded();
-          await page.screenshot({ path: path.join(ARTIFACTS, `reader-${name}-${file.replace(/\.html$/, '')}-diagram-${n}-${width}-${scheme}.png`) });
+  it.each(VIEWS)(
+    'at $width px, $scheme: no table cut off without a visible scroll cue, the matrix whole, diagram labels >= 12 px on a phone',
+    async ({ width, scheme }) => {
+      let matrices = 0;
+      let scrolled = 0;
+      for (const { file, dir } of [...pagesOf('single'), ...pagesOf('folder')]) {
+        const { page, errors } = await open(path.join(dir, file), { width, scheme });
+        const view = await readerView(page);
+        const where = `${name} ${file} ${width} ${scheme}`;
+        if (view.matrix) {
+          matrices += 1;
+          expect(view.matrix.columns, where).toEqual(['Rule', 'Applies to', 'Identity', 'Rate and burst', 'Fail mode', 'Layer']);
+          // every key column in view without scrolling: the whole row inside the frame
+          expect(view.matrix.hiddenRight, where).toBeLessThanOrEqual(1);
+          // a phone stacks the matrix into one card per rule
+          expect(view.matrix.stacked, where).toBe(width < 640);
+          const shot = path.join(ARTIFACTS, `reader-${name}-${file.replace(/\.html$/, '')}-matrix-${width}-${scheme}.png`);
+          await page.evaluate(() =>
+            [...document.querySelectorAll('table')]
+              .find(
+                (t) =>
+                  t.querySelector('thead th')?.textContent === 'Rule' && t.querySelectorAll('thead th')[1]?.textContent === 'Applies to',
+              )
+              ?.closest('.table-wrap')
+              ?.previousElementSibling?.scrollIntoView(),
+          );
+          await page.screenshot({ path: shot });
         }
+        // a table or diagram that scrolls shows it: a scrollbar that stays visible, and the edge shadow
+        scrolled += view.scrolling.length;
+        for (const t of view.scrolling) {
+          expect(t.scrollbar, `${where}: ${t.table} scrolls by ${t.overflow}px`).toBeGreaterThan(0);
+          expect(t.shadow, `${where}: ${t.table}`).toBe(true);
+        }
+        expect(view.clippedCells, where).toEqual([]);
+        if (width === 390) {
+          const small = view.diagramText.filter((t) => t.px < 11.95);
+          expect(small, where).toEqual([]);
+          let n = 0;
+          for (const figure of await page.locator('figure.diagram').all()) {
+            n += 1;
+            await figure.scrollIntoViewIfNeeded();
+            await page.screenshot({
+              path: path.join(ARTIFACTS, `reader-${name}-${file.replace(/\.html$/, '')}-diagram-${n}-${width}-${scheme}.png`),
+            });
+          }
+        }
+        await page.close();
+        expect(errors, where).toEqual([]);
       }
-      await page.close();
-      expect(errors, where).toEqual([]);
-    }
-    expect(matrices).toBe(2); // once in the single file, once on the folder's matrix page
-    // on a phone the diagrams keep a readable size and scroll, so the cue was checked above
-    if (width === 390) expect(scrolled).toBeGreaterThan(0);
-  });
+      expect(matrices).toBe(2); // once in the single file, once on the folder's matrix page
+      // on a phone the diagrams keep a readable size and scroll, so the cue was checked above
+      if (width === 390) expect(scrolled).toBeGreaterThan(0);
+    },
+  );
 });
 
 describe('a table too wide for its column', () => {
@@ -377,7 +390,10 @@ describe('a table too wide for its column', () => {
       diagram: () => '',
     });
     const file = path.join(root, `wide-table-${width}.html`);
-    writeFileSync(file, `<!DOCTYPE html><html lang="en"><head><meta name="viewport" content="width=device-width, initial-scale=1"><style>${stylesheet()}</style></head><body><div class="page"><main>${body}</main></div></body></html>`);
+    writeFileSync(
+      file,
+      `<!DOCTYPE html><html lang="en"><head><meta name="viewport" content="width=device-width, initial-scale=1"><style>${stylesheet()}</style></head><body><div class="page"><main>${body}</main></div></body></html>`,
+    );
     const { page, errors } = await open(file, { width });
     const view = await readerView(page);
     const overflow = await page.evaluate(() => document.documentElement.scrollWidth - document.documentElement.clientWidth);

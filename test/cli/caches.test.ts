@@ -78,7 +78,9 @@ describe('the cache folder', () => {
     const r = runCli(['validate', '--example', 'saas-platform'], { env: { RL_DESIGN_CACHE_DIR: file } });
     expect([r.code, r.stderr]).toEqual([0, '']);
     const out = path.join(work, 'doc');
-    const g = runCli(['generate', '--example', 'saas-platform', '--format', 'html', '--layout', 'single', '--out', out, '--date', DATE], { env: { RL_DESIGN_CACHE_DIR: file } });
+    const g = runCli(['generate', '--example', 'saas-platform', '--format', 'html', '--layout', 'single', '--out', out, '--date', DATE], {
+      env: { RL_DESIGN_CACHE_DIR: file },
+    });
     expect([g.code, g.stderr]).toEqual([0, '']);
     expect(readFileSync(file, 'utf8')).toBe('x');
     expect(readFileSync(`${out}.html`, 'utf8')).toBe(html({ RL_DESIGN_CACHE: 'off' }));
@@ -118,10 +120,14 @@ describe('the drawn-diagram cache', () => {
     // ... and fails only when a diagram is missing from it, which proves it drew nothing above
     writeFileSync(files[0]!, '{}');
     const out = path.join(tempDir(), 'doc');
-    const r = spawnSync(process.execPath, [noEngine, 'generate', '--example', 'saas-platform', '--format', 'html', '--layout', 'single', '--out', out, '--date', DATE], {
-      env: { ...process.env, RL_DESIGN_CACHE_DIR: dir },
-      encoding: 'utf8',
-    });
+    const r = spawnSync(
+      process.execPath,
+      [noEngine, 'generate', '--example', 'saas-platform', '--format', 'html', '--layout', 'single', '--out', out, '--date', DATE],
+      {
+        env: { ...process.env, RL_DESIGN_CACHE_DIR: dir },
+        encoding: 'utf8',
+      },
+    );
     expect(r.status).not.toBe(0);
     expect(existsSync(`${out}.html`)).toBe(false);
   });
@@ -167,10 +173,27 @@ describe('packages loaded at run time by the bundled CLI', () => {
     const cache = path.join(tempDir(), 'cache');
     for (const run of ['no cache yet', 'cache']) {
       const out = path.join(project, `doc-${run.replace(/ /g, '-')}.html`);
-      const r = runCli(['generate', '--example', 'saas-platform', '--format', 'html', '--layout', 'single', '--diagrams', 'mermaid-cli', '--out', out, '--date', DATE], {
-        cwd: project,
-        env: { RL_DESIGN_CACHE_DIR: cache },
-      });
+      const r = runCli(
+        [
+          'generate',
+          '--example',
+          'saas-platform',
+          '--format',
+          'html',
+          '--layout',
+          'single',
+          '--diagrams',
+          'mermaid-cli',
+          '--out',
+          out,
+          '--date',
+          DATE,
+        ],
+        {
+          cwd: project,
+          env: { RL_DESIGN_CACHE_DIR: cache },
+        },
+      );
       expect(r.code, `${run}: ${r.stderr}`).toBe(0);
       const page = readFileSync(out, 'utf8');
       expect(page).toContain('stand-in 1');

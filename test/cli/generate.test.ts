@@ -21,7 +21,8 @@ describe('rl-design generate (built binary)', () => {
     expect(r.code).toBe(0);
     for (const cmd of ['generate', 'validate', 'schema']) expect(r.stdout).toContain(cmd);
     // the environment variables that change what it does, each named
-    for (const v of ['SOURCE_DATE_EPOCH', 'RL_DESIGN_CACHE_DIR', 'RL_DESIGN_CACHE=off', 'NODE_DISABLE_COMPILE_CACHE']) expect(r.stdout).toContain(v);
+    for (const v of ['SOURCE_DATE_EPOCH', 'RL_DESIGN_CACHE_DIR', 'RL_DESIGN_CACHE=off', 'NODE_DISABLE_COMPILE_CACHE'])
+      expect(r.stdout).toContain(v);
     expect(runCli(['generate', '--help']).stdout).toContain('--layout');
   });
 
@@ -42,14 +43,28 @@ describe('rl-design generate (built binary)', () => {
   it('honours SOURCE_DATE_EPOCH when --date is absent', () => {
     const dir = tempDir();
     const out = path.join(dir, 'd.md');
-    const r = runCli(['generate', '--example', 'minimal-generic', '--format', 'md', '--out', out], { env: { SOURCE_DATE_EPOCH: '1767225600' } });
+    const r = runCli(['generate', '--example', 'minimal-generic', '--format', 'md', '--out', out], {
+      env: { SOURCE_DATE_EPOCH: '1767225600' },
+    });
     expect(r.code, r.stderr).toBe(0);
     expect(readFileSync(out, 'utf8')).toContain('2026-01-01');
   });
 
   it('writes the folder form with an index and numbered section files', () => {
     const dir = tempDir();
-    const r = runCli(['generate', '--example', 'saas-platform', '--format', 'markdown', '--layout', 'folder', '--out', path.join(dir, 'design'), '--date', DATE]);
+    const r = runCli([
+      'generate',
+      '--example',
+      'saas-platform',
+      '--format',
+      'markdown',
+      '--layout',
+      'folder',
+      '--out',
+      path.join(dir, 'design'),
+      '--date',
+      DATE,
+    ]);
     expect(r.code, r.stderr).toBe(0);
     const files = listFiles(path.join(dir, 'design')).filter((f) => !f.startsWith('.'));
     expect(files).toContain('README.md');
@@ -69,14 +84,26 @@ describe('rl-design generate (built binary)', () => {
     expect(pages.filter((f) => f.endsWith('.md'))).toEqual([]);
     // pages are numbered by the first section they hold
     expect(pages).toContain('03-algorithms-and-enforcement.html');
-    expect(readFileSync(path.join(dir, 'docs', '03-algorithms-and-enforcement.html'), 'utf8')).toContain('<h2 id="4-enforcement">4. Enforcement</h2>');
+    expect(readFileSync(path.join(dir, 'docs', '03-algorithms-and-enforcement.html'), 'utf8')).toContain(
+      '<h2 id="4-enforcement">4. Enforcement</h2>',
+    );
     // --out x.html is that one file, even for a design auto would split
     const file = runCli(['generate', '--example', 'saas-platform', '--out', path.join(dir, 'one.html'), '--date', DATE]);
     expect(file.code, file.stderr).toBe(0);
     expect(file.stdout).toContain('single HTML document');
     expect(existsSync(path.join(dir, 'one.html'))).toBe(true);
     // --format still decides
-    const md = runCli(['generate', '--example', 'minimal-generic', '--format', 'markdown', '--out', `${path.join(dir, 'md')}/`, '--date', DATE]);
+    const md = runCli([
+      'generate',
+      '--example',
+      'minimal-generic',
+      '--format',
+      'markdown',
+      '--out',
+      `${path.join(dir, 'md')}/`,
+      '--date',
+      DATE,
+    ]);
     expect(md.code, md.stderr).toBe(0);
     expect(listFiles(path.join(dir, 'md')).filter((f) => !f.startsWith('.'))).toEqual(['rate-limit-design.md']);
   });
@@ -109,7 +136,10 @@ describe('rl-design generate (built binary)', () => {
   it('rejects invalid answers with one message per problem, exit 2, and writes nothing', () => {
     const dir = tempDir();
     const answers = path.join(dir, 'a.json');
-    writeFileSync(answers, JSON.stringify({ goals: ['fairness'], stack: { gateway: 'haproxy' }, endpoints: [{ name: 'x', route: 'x', class: 'read' }] }));
+    writeFileSync(
+      answers,
+      JSON.stringify({ goals: ['fairness'], stack: { gateway: 'haproxy' }, endpoints: [{ name: 'x', route: 'x', class: 'read' }] }),
+    );
     const out = path.join(dir, 'out');
     const r = runCli(['generate', '-a', answers, '--format', 'markdown', '--out', out]);
     expect(r.code).toBe(2);
@@ -163,7 +193,19 @@ describe('rl-design generate (built binary)', () => {
     expect(html).toContain('<time datetime="2026-12-02">2026-12-02</time>');
     expect(html).not.toMatch(/<script|<link\b|\ssrc=/i);
 
-    const folder = runCli(['generate', '--example', 'consumer-auth', '--format', 'html', '--layout', 'folder', '--out', path.join(dir, 'site'), '--date', DATE]);
+    const folder = runCli([
+      'generate',
+      '--example',
+      'consumer-auth',
+      '--format',
+      'html',
+      '--layout',
+      'folder',
+      '--out',
+      path.join(dir, 'site'),
+      '--date',
+      DATE,
+    ]);
     expect(folder.code, folder.stderr).toBe(0);
     const files = listFiles(path.join(dir, 'site')).filter((f) => !f.split(path.sep).some((part) => part.startsWith('.')));
     expect(files).toContain('index.html');
@@ -209,25 +251,57 @@ describe('rl-design generate (built binary)', () => {
     const dir = tempDir();
     const out: string[] = [];
     const ctx = { cwd: dir, stdout: (t: string) => out.push(t), stderr: (t: string) => out.push(t), today: () => DATE };
-    const run = runGenerate(ctx, { example: 'saas-platform', format: 'html', diagrams: 'mermaid-cli', out: path.join(dir, 'site'), date: DATE });
+    const run = runGenerate(ctx, {
+      example: 'saas-platform',
+      format: 'html',
+      diagrams: 'mermaid-cli',
+      out: path.join(dir, 'site'),
+      date: DATE,
+    });
     await expect(run).rejects.toThrow(UserError);
     await expect(
       runGenerate(ctx, { example: 'saas-platform', format: 'html', diagrams: 'mermaid-cli', out: path.join(dir, 'site'), date: DATE }),
-    ).rejects.toThrow(/--diagrams: mermaid-cli needs the optional package @mermaid-js\/mermaid-cli.*npm install --save-dev @mermaid-js\/mermaid-cli/s);
-    expect(existsSync(path.join(dir, 'site'))).toBe(false);
-    await expect(runGenerate(ctx, { example: 'saas-platform', format: 'html', diagrams: 'graphviz', out: path.join(dir, 'x') })).rejects.toThrow(
-      /"graphviz" is not a diagram renderer; use beautiful-mermaid or mermaid-cli/,
+    ).rejects.toThrow(
+      /--diagrams: mermaid-cli needs the optional package @mermaid-js\/mermaid-cli.*npm install --save-dev @mermaid-js\/mermaid-cli/s,
     );
+    expect(existsSync(path.join(dir, 'site'))).toBe(false);
+    await expect(
+      runGenerate(ctx, { example: 'saas-platform', format: 'html', diagrams: 'graphviz', out: path.join(dir, 'x') }),
+    ).rejects.toThrow(/"graphviz" is not a diagram renderer; use beautiful-mermaid or mermaid-cli/);
   });
 });
 
 describe('rl-design generate --code-dir (built binary)', () => {
   it('writes the enforcement code, prints the Lua and gateway bytes in the document and links the runtimes', () => {
     const dir = tempDir();
-    const r = runCli(['generate', '--example', 'saas-platform', '--format', 'markdown', '--layout', 'single', '--out', path.join(dir, 'd.md'), '--code-dir', path.join(dir, 'code'), '--date', DATE]);
+    const r = runCli([
+      'generate',
+      '--example',
+      'saas-platform',
+      '--format',
+      'markdown',
+      '--layout',
+      'single',
+      '--out',
+      path.join(dir, 'd.md'),
+      '--code-dir',
+      path.join(dir, 'code'),
+      '--date',
+      DATE,
+    ]);
     expect(r.code, r.stderr).toBe(0);
     const code = listFiles(path.join(dir, 'code')).filter((f) => !f.startsWith('.'));
-    expect(code).toEqual(expect.arrayContaining(['README.md', 'lua/gcra.lua', 'lua/sliding-window-log.lua', 'middleware/express.ts', 'gateway/nginx.conf', 'monitoring/ratelimit-alerts.yaml', 'outbound/client.ts']));
+    expect(code).toEqual(
+      expect.arrayContaining([
+        'README.md',
+        'lua/gcra.lua',
+        'lua/sliding-window-log.lua',
+        'middleware/express.ts',
+        'gateway/nginx.conf',
+        'monitoring/ratelimit-alerts.yaml',
+        'outbound/client.ts',
+      ]),
+    );
     const doc = readFileSync(path.join(dir, 'd.md'), 'utf8');
     for (const f of ['lua/gcra.lua', 'gateway/nginx.conf']) {
       const body = readFileSync(path.join(dir, 'code', f), 'utf8');
@@ -235,8 +309,11 @@ describe('rl-design generate --code-dir (built binary)', () => {
     }
     // the runtimes are linked from the document's folder, not printed
     const core = readFileSync(path.join(dir, 'code', 'middleware/limiter.ts'), 'utf8');
-    expect(doc).not.toContain(core.slice(core.indexOf('export function createLimiter'), core.indexOf('export function createLimiter') + 200));
-    for (const f of ['middleware/limiter.ts', 'middleware/design.ts', 'middleware/express.ts', 'outbound/client.ts']) expect(doc).toContain(`](code/${f})`);
+    expect(doc).not.toContain(
+      core.slice(core.indexOf('export function createLimiter'), core.indexOf('export function createLimiter') + 200),
+    );
+    for (const f of ['middleware/limiter.ts', 'middleware/design.ts', 'middleware/express.ts', 'outbound/client.ts'])
+      expect(doc).toContain(`](code/${f})`);
     // the design's rules are printed, from the data module
     expect(doc).toContain("The design's rules, from `middleware/design.ts`");
     // a built-in example never writes into the current folder's ratelimit/

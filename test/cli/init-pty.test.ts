@@ -29,7 +29,12 @@ afterEach(() => {
 
 /** `width`: inquirer breaks a prompt longer than the terminal into lines; a wide one keeps long prompts whole. */
 function start(cwd: string, args: string[], width?: number): TmuxSession {
-  const s = new TmuxSession({ cwd, command: [process.execPath, CLI, 'init', ...args], env: { SOURCE_DATE_EPOCH: '1767225600' }, ...(width ? { width } : {}) });
+  const s = new TmuxSession({
+    cwd,
+    command: [process.execPath, CLI, 'init', ...args],
+    env: { SOURCE_DATE_EPOCH: '1767225600' },
+    ...(width ? { width } : {}),
+  });
   sessions.push(s);
   return s.start();
 }
@@ -39,8 +44,28 @@ const count = (text: string, needle: string) => text.split(needle).length - 1;
 
 /** Flags that answer items 3-7 so a test can focus on the rest. */
 const LATER_ITEMS = [
-  '--identities', 'unknown', '--endpoint', 'none', '--typical-rps', 'unknown', '--peak-rps', 'unknown', '--capacity-rps', 'unknown',
-  '--burstiness', 'unknown', '--clients', 'unknown', '--users', 'unknown', '--plan', 'none', '--fail-mode', 'rule-of-thumb', '--outbound', 'none',
+  '--identities',
+  'unknown',
+  '--endpoint',
+  'none',
+  '--typical-rps',
+  'unknown',
+  '--peak-rps',
+  'unknown',
+  '--capacity-rps',
+  'unknown',
+  '--burstiness',
+  'unknown',
+  '--clients',
+  'unknown',
+  '--users',
+  'unknown',
+  '--plan',
+  'none',
+  '--fail-mode',
+  'rule-of-thumb',
+  '--outbound',
+  'none',
 ];
 
 describe('init in a pseudo-terminal', () => {
@@ -143,7 +168,17 @@ describe('init in a pseudo-terminal (tmux)', () => {
         existing: {
           limiters: [
             { kind: 'express-rate-limit', name: 'limiter', source: 'src/app.js:12', keyedOn: 'ip', limit: 100, windowSeconds: 60 },
-            { kind: 'express-rate-limit', name: 'loginLimiter', source: 'src/app.js:16', method: 'POST', path: '/login', match: 'exact', keyedOn: 'other', limit: 5, windowSeconds: 900 },
+            {
+              kind: 'express-rate-limit',
+              name: 'loginLimiter',
+              source: 'src/app.js:16',
+              method: 'POST',
+              path: '/login',
+              match: 'exact',
+              keyedOn: 'other',
+              limit: 5,
+              windowSeconds: 900,
+            },
           ],
         },
       });
@@ -157,9 +192,32 @@ describe('init in a pseudo-terminal (tmux)', () => {
     async () => {
       const dir = project('fastify-openapi');
       const t = start(dir, [
-        '--format', 'markdown', '--code-dir', 'none', '--goals', 'quotas,abuse', '--topology', 'single', '--gateway', 'none', '--store', 'redis',
-        '--typical-rps', 'unknown', '--peak-rps', '300', '--capacity-rps', 'unknown', '--burstiness', 'unknown',
-        '--users', 'unknown', '--fail-mode', 'rule-of-thumb', '--outbound', 'none',
+        '--format',
+        'markdown',
+        '--code-dir',
+        'none',
+        '--goals',
+        'quotas,abuse',
+        '--topology',
+        'single',
+        '--gateway',
+        'none',
+        '--store',
+        'redis',
+        '--typical-rps',
+        'unknown',
+        '--peak-rps',
+        '300',
+        '--capacity-rps',
+        'unknown',
+        '--burstiness',
+        'unknown',
+        '--users',
+        'unknown',
+        '--fail-mode',
+        'rule-of-thumb',
+        '--outbound',
+        'none',
       ]);
       // no --clients: keyed on users only (openapi.yaml), the API-key client count is not asked
       await t.waitForPrompt('Write the document to (docs/rate-limit-design.md)');
@@ -312,15 +370,23 @@ describe('init in a pseudo-terminal (tmux)', () => {
       const before = statSync(file);
       const from = '(previous answers in rate-limit.answers.json)';
       const t = start(dir, [], 400);
-      const first = await t.waitForPrompt('Format of the design document? (default: Markdown, from previous answers in rate-limit.answers.json)');
-      expect(first).toContain('Read the previous answers in rate-limit.answers.json: each question offers its previous answer as the default (Enter keeps it)');
+      const first = await t.waitForPrompt(
+        'Format of the design document? (default: Markdown, from previous answers in rate-limit.answers.json)',
+      );
+      expect(first).toContain(
+        'Read the previous answers in rate-limit.answers.json: each question offers its previous answer as the default (Enter keeps it)',
+      );
       expect(first).toMatch(/❯ Markdown/);
       t.keys('Enter');
       await t.waitForPrompt('Write the document to (default from previous answers in rate-limit.answers.json) (docs/limits.md)');
       t.keys('Enter');
-      await t.waitForPrompt('Folder for the generated code (Lua scripts, middleware, gateway config), e.g. src/rate-limit; "none" for none (default from previous answers in rate-limit.answers.json): (ratelimit)');
+      await t.waitForPrompt(
+        'Folder for the generated code (Lua scripts, middleware, gateway config), e.g. src/rate-limit; "none" for none (default from previous answers in rate-limit.answers.json): (ratelimit)',
+      );
       t.keys('Enter');
-      const goals = await t.waitForPrompt('What should rate limiting protect against? (space to pick, enter when done) (default: overload, abuse, fairness, quotas, from previous answers in rate-limit.answers.json)');
+      const goals = await t.waitForPrompt(
+        'What should rate limiting protect against? (space to pick, enter when done) (default: overload, abuse, fairness, quotas, from previous answers in rate-limit.answers.json)',
+      );
       for (const name of ['Overload', 'Abuse', 'Fairness', 'Business quotas']) expect(goals).toMatch(new RegExp(`◉ ${name}`));
       expect(goals).toMatch(/◯ Don't know/);
       t.keys('Enter');
@@ -334,7 +400,9 @@ describe('init in a pseudo-terminal (tmux)', () => {
       expect(list).toContain('Endpoints in the previous answers in rate-limit.answers.json:');
       expect(list).toMatch(/POST\s+\/v1\/exports\s+export/);
       t.keys('Enter');
-      await t.waitForPrompt(`Keep the traffic: typical rps 800, peak rps 2,400, burstiness high, clients 5,000, tenants 1,200, users 90,000 ${from}? (Y/n)`);
+      await t.waitForPrompt(
+        `Keep the traffic: typical rps 800, peak rps 2,400, burstiness high, clients 5,000, tenants 1,200, users 90,000 ${from}? (Y/n)`,
+      );
       t.keys('Enter');
       await t.waitForPrompt(
         `Keep the promised limits: plans Free 60/minute, quota 10,000; Pro 600/minute, quota 1,000,000, quotas reset each calendar month (Europe/Berlin), when used up hard ${from}? (Y/n)`,
@@ -363,16 +431,24 @@ describe('init in a pseudo-terminal (tmux)', () => {
       const dir = project('empty');
       const file = path.join(dir, 'rate-limit.answers.json');
       writeFileSync(file, PREVIOUS_TEXT);
-      const t = start(dir, ['--format', 'markdown', '--out', 'docs/limits.md', '--code-dir', 'ratelimit', '--goals', 'overload,abuse,fairness,quotas'], 400);
+      const t = start(
+        dir,
+        ['--format', 'markdown', '--out', 'docs/limits.md', '--code-dir', 'ratelimit', '--goals', 'overload,abuse,fairness,quotas'],
+        400,
+      );
       for (const prompt of ['Keep what was found for the stack', 'Keep the identities found', 'Use these 3 endpoints?']) {
         await t.waitForPrompt(prompt);
         t.keys('Enter');
       }
       await t.waitForPrompt('Keep the traffic');
       t.keys('n', 'Enter');
-      await t.waitForPrompt('Typical requests per second, across the whole API? (e.g. 120; unknown to clear) (default from previous answers in rate-limit.answers.json) (800)');
+      await t.waitForPrompt(
+        'Typical requests per second, across the whole API? (e.g. 120; unknown to clear) (default from previous answers in rate-limit.answers.json) (800)',
+      );
       t.keys('Enter');
-      await t.waitForPrompt('Peak requests per second? (e.g. 600; unknown to clear) (default from previous answers in rate-limit.answers.json) (2400)');
+      await t.waitForPrompt(
+        'Peak requests per second? (e.g. 600; unknown to clear) (default from previous answers in rate-limit.answers.json) (2400)',
+      );
       t.type('3000');
       t.keys('Enter');
       await t.waitForPrompt('Requests per second the backend can safely serve, if measured? (e.g. 1500; empty if unknown)');
@@ -380,11 +456,17 @@ describe('init in a pseudo-terminal (tmux)', () => {
       const bursty = await t.waitForPrompt('How bursty is the traffic? (default: high, from previous answers in rate-limit.answers.json)');
       expect(bursty).toMatch(/❯ High/);
       t.keys('Enter');
-      await t.waitForPrompt('How many distinct clients (API keys or apps)? (e.g. 2000; unknown to clear) (default from previous answers in rate-limit.answers.json) (5000)');
+      await t.waitForPrompt(
+        'How many distinct clients (API keys or apps)? (e.g. 2000; unknown to clear) (default from previous answers in rate-limit.answers.json) (5000)',
+      );
       t.keys('Enter');
-      await t.waitForPrompt('How many tenants / organisations? (e.g. 300; unknown to clear) (default from previous answers in rate-limit.answers.json) (1200)');
+      await t.waitForPrompt(
+        'How many tenants / organisations? (e.g. 300; unknown to clear) (default from previous answers in rate-limit.answers.json) (1200)',
+      );
       t.keys('Enter');
-      await t.waitForPrompt('How many user accounts? (e.g. 50000; unknown to clear) (default from previous answers in rate-limit.answers.json) (90000)');
+      await t.waitForPrompt(
+        'How many user accounts? (e.g. 50000; unknown to clear) (default from previous answers in rate-limit.answers.json) (90000)',
+      );
       t.keys('Enter');
       for (const prompt of ['Keep the promised limits', 'Keep the failure posture', 'Keep the third-party APIs']) {
         await t.waitForPrompt(prompt);
@@ -401,7 +483,11 @@ describe('init in a pseudo-terminal (tmux)', () => {
     'wraps the detection report and the file list to a narrow terminal, under their own text',
     async () => {
       const dir = project('express-ioredis');
-      const t = start(dir, ['--yes', '--format', 'markdown', '--out', 'docs/a-rather-long-folder-name/limits.md', '--goals', 'overload'], 64);
+      const t = start(
+        dir,
+        ['--yes', '--format', 'markdown', '--out', 'docs/a-rather-long-folder-name/limits.md', '--goals', 'overload'],
+        64,
+      );
       expect(await t.waitExit()).toBe(0);
       const screen = t.screen();
       const lines = screen.split('\n');

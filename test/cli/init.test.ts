@@ -20,7 +20,13 @@ function project(name: string): string {
 
 /** stdin is a pipe that is closed at once: no TTY, and anything that read from it would get EOF, not hang. */
 function init(cwd: string, args: string[]) {
-  const r = spawnSync(process.execPath, [CLI, 'init', ...args], { cwd, input: '', encoding: 'utf8', timeout: 60_000, env: { ...process.env, SOURCE_DATE_EPOCH: '1767225600' } });
+  const r = spawnSync(process.execPath, [CLI, 'init', ...args], {
+    cwd,
+    input: '',
+    encoding: 'utf8',
+    timeout: 60_000,
+    env: { ...process.env, SOURCE_DATE_EPOCH: '1767225600' },
+  });
   return { code: r.status, stdout: r.stdout, stderr: r.stderr, signal: r.signal };
 }
 
@@ -56,7 +62,9 @@ describe('rl-design init --yes, no TTY (built binary)', () => {
     expect(a.endpoints.map((e: { name: string }) => e.name)).toContain('login');
     expect(a.endpoints).toHaveLength(14);
     // auto layout: one file, or a linked folder once the document is large (the migration table of its two limiters adds to it)
-    expect(existsSync(path.join(dir, 'docs/rate-limit-design.md')) || existsSync(path.join(dir, 'docs/rate-limit-design/README.md'))).toBe(true);
+    expect(existsSync(path.join(dir, 'docs/rate-limit-design.md')) || existsSync(path.join(dir, 'docs/rate-limit-design/README.md'))).toBe(
+      true,
+    );
     expect(r.stdout).toMatch(/auth-login-per-ip\s+\S+/);
   });
 
@@ -172,9 +180,25 @@ describe('rl-design init --yes, no TTY (built binary)', () => {
       project: { name: 'Payments API' },
       output: { format: 'markdown', layout: 'single', path: 'design/limits.md', codeDir: 'src/limits' },
       goals: ['overload', 'abuse', 'fairness', 'quotas'],
-      stack: { language: 'TypeScript', framework: 'fastify', topology: 'horizontal', instances: 6, gateway: 'envoy', store: 'redis-cluster', trustedProxies: ['10.0.0.0/8'] },
+      stack: {
+        language: 'TypeScript',
+        framework: 'fastify',
+        topology: 'horizontal',
+        instances: 6,
+        gateway: 'envoy',
+        store: 'redis-cluster',
+        trustedProxies: ['10.0.0.0/8'],
+      },
       identities: ['api-key', 'tenant', 'ip'],
-      traffic: { typicalRps: 200, peakRps: 800, capacityRps: 2000, burstiness: 'high', distinctClients: 500, distinctTenants: 100, distinctUsers: 20000 },
+      traffic: {
+        typicalRps: 200,
+        peakRps: 800,
+        capacityRps: 2000,
+        burstiness: 'high',
+        distinctClients: 500,
+        distinctTenants: 100,
+        distinctUsers: 20000,
+      },
       quotas: { reset: { kind: 'calendar', period: 'month', timeZone: 'America/New_York' }, exhaustion: 'soft-warning' },
       failure: { byClass: { auth: 'closed', search: 'closed' } },
       outbound: [{ name: 'stripe', limit: { requests: 100, per: 'second' } }],
@@ -228,8 +252,16 @@ describe('rl-design init --yes, no TTY (built binary)', () => {
     const dir = project('empty');
     for (const [name, text, problem] of [
       ['rate-limit.answers.json', '{ "goals": ["quotas"], }\n', 'rl-design: Answers file rate-limit.answers.json is not valid JSON: '],
-      ['config/limits.json', '{ "goals": ["quotas"], "stack": { "framework": "rails" } }\n', 'rl-design: Answers file config/limits.json has 1 problem(s):\n  $.stack.framework: must be one of "express"'],
-      ['rate-limit.answers.json', '{ "goals": ["quotas"], "limits": 5 }\n', 'rl-design: Answers file rate-limit.answers.json has 1 problem(s):\n  $: has unknown field(s) "limits"'],
+      [
+        'config/limits.json',
+        '{ "goals": ["quotas"], "stack": { "framework": "rails" } }\n',
+        'rl-design: Answers file config/limits.json has 1 problem(s):\n  $.stack.framework: must be one of "express"',
+      ],
+      [
+        'rate-limit.answers.json',
+        '{ "goals": ["quotas"], "limits": 5 }\n',
+        'rl-design: Answers file rate-limit.answers.json has 1 problem(s):\n  $: has unknown field(s) "limits"',
+      ],
     ] as const) {
       const file = path.join(dir, name);
       mkdirSync(path.dirname(file), { recursive: true });
@@ -238,7 +270,9 @@ describe('rl-design init --yes, no TTY (built binary)', () => {
       const r = init(dir, args);
       expect(r.code).toBe(2);
       expect(r.stderr.startsWith(problem), r.stderr).toBe(true);
-      expect(r.stderr).toMatch(/\nrl-design: init reuses an existing answers file as its defaults, and will not replace one it cannot load: nothing was written\. Fix it, or re-run with --force to start from scratch and replace it\.\n$/);
+      expect(r.stderr).toMatch(
+        /\nrl-design: init reuses an existing answers file as its defaults, and will not replace one it cannot load: nothing was written\. Fix it, or re-run with --force to start from scratch and replace it\.\n$/,
+      );
       expect(r.stdout).toBe('');
       expect(readFileSync(file, 'utf8')).toBe(text);
       expect(existsSync(path.join(dir, 'docs'))).toBe(false);
@@ -259,8 +293,14 @@ describe('rl-design init --yes, no TTY (built binary)', () => {
   it('bad flag values: exit 2 with one message naming the flag and what is allowed', () => {
     const dir = project('empty');
     for (const [args, message] of [
-      [['--trusted-proxies', '10.0.0.0/33'], 'Option --trusted-proxies: "10.0.0.0/33" must be an IPv4 or IPv6 address or CIDR, e.g. 10.0.0.0/8 or fd00::/8'],
-      [['--quota-time-zone', 'Mars/Olympus'], 'Option --quota-time-zone: "Mars/Olympus" must be an IANA time zone such as UTC, Europe/Berlin or America/New_York'],
+      [
+        ['--trusted-proxies', '10.0.0.0/33'],
+        'Option --trusted-proxies: "10.0.0.0/33" must be an IPv4 or IPv6 address or CIDR, e.g. 10.0.0.0/8 or fd00::/8',
+      ],
+      [
+        ['--quota-time-zone', 'Mars/Olympus'],
+        'Option --quota-time-zone: "Mars/Olympus" must be an IANA time zone such as UTC, Europe/Berlin or America/New_York',
+      ],
       [['--peak-rps', '-5'], 'Option --peak-rps: -5 must be greater than 0, e.g. 600'],
       [['--endpoint', 'GET orders read'], 'Option --endpoint: "orders" must start with "/", e.g. /v1/orders/:id'],
     ] as const) {
@@ -274,7 +314,20 @@ describe('rl-design init --yes, no TTY (built binary)', () => {
   it('documents its flags in --help', () => {
     const r = init(ROOT, ['--help']);
     expect(r.code).toBe(0);
-    for (const flag of ['--format', '--out', '--code-dir', '--goals', '--framework', '--trusted-proxies', '--peak-rps', '--plan', '--fail-mode', '--outbound', '--yes', '--answers-file']) {
+    for (const flag of [
+      '--format',
+      '--out',
+      '--code-dir',
+      '--goals',
+      '--framework',
+      '--trusted-proxies',
+      '--peak-rps',
+      '--plan',
+      '--fail-mode',
+      '--outbound',
+      '--yes',
+      '--answers-file',
+    ]) {
       expect(r.stdout).toContain(flag);
     }
     const help = r.stdout.replace(/\s+/g, ' ');

@@ -17,24 +17,61 @@ describe('packed tarball', () => {
     const cache = path.join(tempDir('rl-design-pack-cache-'), 'cache');
     const env = { ...process.env, RL_DESIGN_CACHE_DIR: cache };
     writeFileSync(path.join(app, 'package.json'), JSON.stringify({ name: 'scratch', version: '1.0.0', private: true }));
-    execFileSync('npm', ['install', '--no-audit', '--no-fund', '--silent', path.join(packDir, tgz as string)], { cwd: app, encoding: 'utf8' });
+    execFileSync('npm', ['install', '--no-audit', '--no-fund', '--silent', path.join(packDir, tgz as string)], {
+      cwd: app,
+      encoding: 'utf8',
+    });
     const help = spawnSync('npx', ['--no-install', 'rl-design', '--help'], { cwd: app, encoding: 'utf8', env });
     expect(help.status, help.stderr).toBe(0);
     expect(help.stdout).toContain('generate');
-    const gen = spawnSync('npx', ['--no-install', 'rl-design', 'generate', '--example', 'saas-platform', '--format', 'markdown', '--out', 'docs/', '--date', '2026-12-02'], {
-      cwd: app,
-      encoding: 'utf8',
-      env,
-    });
+    const gen = spawnSync(
+      'npx',
+      [
+        '--no-install',
+        'rl-design',
+        'generate',
+        '--example',
+        'saas-platform',
+        '--format',
+        'markdown',
+        '--out',
+        'docs/',
+        '--date',
+        '2026-12-02',
+      ],
+      {
+        cwd: app,
+        encoding: 'utf8',
+        env,
+      },
+    );
     expect(gen.status, gen.stderr).toBe(0);
     const docs = readdirSync(path.join(app, 'docs'), { recursive: true }).map(String);
     expect(docs.some((f) => f.endsWith('.md'))).toBe(true);
     // HTML: the bundle's diagram worker and precompiled templates, from the installed package.
-    const html = spawnSync('npx', ['--no-install', 'rl-design', 'generate', '--example', 'saas-platform', '--format', 'html', '--layout', 'single', '--out', 'site/design.html', '--date', '2026-12-02'], {
-      cwd: app,
-      encoding: 'utf8',
-      env,
-    });
+    const html = spawnSync(
+      'npx',
+      [
+        '--no-install',
+        'rl-design',
+        'generate',
+        '--example',
+        'saas-platform',
+        '--format',
+        'html',
+        '--layout',
+        'single',
+        '--out',
+        'site/design.html',
+        '--date',
+        '2026-12-02',
+      ],
+      {
+        cwd: app,
+        encoding: 'utf8',
+        env,
+      },
+    );
     expect(html.status, html.stderr).toBe(0);
     const page = readFileSync(path.join(app, 'site', 'design.html'), 'utf8');
     expect(page.match(/<svg\b/g)?.length).toBe(3);
@@ -49,7 +86,12 @@ describe('packed tarball', () => {
     const schema = spawnSync('npx', ['--no-install', 'rl-design', 'schema'], { cwd: app, encoding: 'utf8', env });
     expect(schema.stdout).toBe(readFileSync(path.join(ROOT, 'schemas/answers.schema.json'), 'utf8'));
     // init's answers file names a $schema that resolves in the installed package
-    const init = spawnSync('npx', ['--no-install', 'rl-design', 'init', '--yes', '--format', 'markdown'], { cwd: app, encoding: 'utf8', input: '', env });
+    const init = spawnSync('npx', ['--no-install', 'rl-design', 'init', '--yes', '--format', 'markdown'], {
+      cwd: app,
+      encoding: 'utf8',
+      input: '',
+      env,
+    });
     expect(init.status, init.stderr).toBe(0);
     const answers = JSON.parse(readFileSync(path.join(app, 'rate-limit.answers.json'), 'utf8'));
     expect(readFileSync(path.resolve(app, answers.$schema), 'utf8')).toBe(schema.stdout);

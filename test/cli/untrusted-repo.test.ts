@@ -20,7 +20,10 @@ const MANIFEST = '.rl-design-manifest.json';
 const sha = (text: string | Buffer): string => createHash('sha256').update(text).digest('hex');
 
 /** world/repo (the project, holding an answers file), world/outside (files the run must not touch), world/home. */
-function world(example = 'minimal-generic', answersPatch?: (a: Record<string, unknown>) => void): { root: string; repo: string; outside: string; home: string; victim: string } {
+function world(
+  example = 'minimal-generic',
+  answersPatch?: (a: Record<string, unknown>) => void,
+): { root: string; repo: string; outside: string; home: string; victim: string } {
   const root = tempDir('rl-design-untrusted-');
   const repo = path.join(root, 'repo');
   const outside = path.join(root, 'outside');
@@ -62,7 +65,10 @@ describe('symbolic links in the repository are never followed', () => {
     mkdirSync(out, { recursive: true });
     const doc = path.join(out, 'rate-limit-design.md');
     symlinkSync(w.victim, doc);
-    writeFileSync(path.join(out, MANIFEST), JSON.stringify({ tool: 'rl-design', files: { 'rate-limit-design.md': sha(readFileSync(w.victim)) } }));
+    writeFileSync(
+      path.join(out, MANIFEST),
+      JSON.stringify({ tool: 'rl-design', files: { 'rate-limit-design.md': sha(readFileSync(w.victim)) } }),
+    );
     const before = snapshot(w.root);
     for (const force of [[], ['--force']]) {
       const r = run(w, force);
@@ -113,7 +119,9 @@ describe('init writes the answers and the document together, or neither', () => 
     const before = snapshot(w.root);
     const r = runCli(['init', '--yes', '--date', DATE], { cwd: w.repo, env: { HOME: w.home } });
     expect(r.code, r.stderr).toBe(2);
-    expect(r.stderr).toContain('Nothing was written (neither the answers nor the document): Refusing to write through docs: it is a symbolic link');
+    expect(r.stderr).toContain(
+      'Nothing was written (neither the answers nor the document): Refusing to write through docs: it is a symbolic link',
+    );
     expect(snapshot(w.root)).toEqual(before);
   });
 });
@@ -146,7 +154,10 @@ describe('paths from the answers file stay inside the project', () => {
     expect(existsSync(path.join(w.repo, '~'))).toBe(false);
     // A home reached through a link (as on many systems) is still the user's to name.
     symlinkSync(w.home, path.join(w.root, 'home-link'));
-    const linked = runCli(['generate', '--date', DATE, '--out', '~/linked.md'], { cwd: w.repo, env: { HOME: path.join(w.root, 'home-link') } });
+    const linked = runCli(['generate', '--date', DATE, '--out', '~/linked.md'], {
+      cwd: w.repo,
+      env: { HOME: path.join(w.root, 'home-link') },
+    });
     expect(linked.code, linked.stderr).toBe(0);
     expect(existsSync(path.join(w.home, 'linked.md'))).toBe(true);
   });
@@ -223,14 +234,32 @@ describe('all or nothing, one writer at a time', () => {
     }
   });
 
-  it('two runs into one folder at once: each waits for the other, and the folder ends with one run\'s files and a manifest that matches them', async () => {
+  it("two runs into one folder at once: each waits for the other, and the folder ends with one run's files and a manifest that matches them", async () => {
     const w = world('saas-platform');
     const start = (date: string): Promise<{ code: number; stderr: string }> =>
       new Promise((resolve) => {
-        const child = spawn(process.execPath, [CLI, 'generate', '--format', 'markdown', '--layout', 'folder', '--out', 'out/', '--code-dir', 'out/code', '--date', date, '--force'], {
-          cwd: w.repo,
-          env: { ...process.env, HOME: w.home },
-        });
+        const child = spawn(
+          process.execPath,
+          [
+            CLI,
+            'generate',
+            '--format',
+            'markdown',
+            '--layout',
+            'folder',
+            '--out',
+            'out/',
+            '--code-dir',
+            'out/code',
+            '--date',
+            date,
+            '--force',
+          ],
+          {
+            cwd: w.repo,
+            env: { ...process.env, HOME: w.home },
+          },
+        );
         let stderr = '';
         child.stderr.on('data', (c: Buffer) => (stderr += c.toString()));
         child.on('close', (code) => resolve({ code: code ?? -1, stderr }));
@@ -242,11 +271,16 @@ describe('all or nothing, one writer at a time', () => {
       for (const dir of ['out', 'out/code']) {
         const folder = path.join(w.repo, dir);
         const manifest = JSON.parse(readFileSync(path.join(folder, MANIFEST), 'utf8')) as { files: Record<string, string> };
-        for (const [rel, hash] of Object.entries(manifest.files)) expect(sha(readFileSync(path.join(folder, rel))), `${dir}/${rel}`).toBe(hash);
+        for (const [rel, hash] of Object.entries(manifest.files))
+          expect(sha(readFileSync(path.join(folder, rel))), `${dir}/${rel}`).toBe(hash);
         expect(readdirSync(folder).filter((n) => n.includes('rl-design-tmp') || n === '.rl-design.lock')).toEqual([]);
       }
       // every page of the document from the same run
-      const dates = new Set(readdirSync(path.join(w.repo, 'out')).filter((n) => n.endsWith('.md')).map((n) => (/2026-0[12]-0[12]/.exec(readFileSync(path.join(w.repo, 'out', n), 'utf8')) ?? [''])[0]));
+      const dates = new Set(
+        readdirSync(path.join(w.repo, 'out'))
+          .filter((n) => n.endsWith('.md'))
+          .map((n) => (/2026-0[12]-0[12]/.exec(readFileSync(path.join(w.repo, 'out', n), 'utf8')) ?? [''])[0]),
+      );
       dates.delete('');
       expect(dates.size).toBe(1);
       // a plain run afterwards finds nothing edited
@@ -260,11 +294,18 @@ describe('all or nothing, one writer at a time', () => {
     const flags = ['--format', 'markdown', '--layout', 'folder', '--out', 'out/', '--code-dir', 'out/code', '--force'];
     expect(run(w, flags).code).toBe(0);
     const out = path.join(w.repo, 'out');
-    const debris = (): string[] => readdirSync(out, { recursive: true }).map(String).filter((n) => n.includes('rl-design-tmp') || n.endsWith('.rl-design.lock'));
+    const debris = (): string[] =>
+      readdirSync(out, { recursive: true })
+        .map(String)
+        .filter((n) => n.includes('rl-design-tmp') || n.endsWith('.rl-design.lock'));
     let interrupted = 0;
     for (const [i, nth] of [1, 2, 4, 8, 12].entries()) {
       // Killed on the nth file event of the run in the folder: while it holds the lock and stages files.
-      const child = spawn(process.execPath, [CLI, 'generate', ...flags, '--date', `2026-01-0${i + 1}`], { cwd: w.repo, env: { ...process.env, HOME: w.home }, stdio: 'ignore' });
+      const child = spawn(process.execPath, [CLI, 'generate', ...flags, '--date', `2026-01-0${i + 1}`], {
+        cwd: w.repo,
+        env: { ...process.env, HOME: w.home },
+        stdio: 'ignore',
+      });
       let seen = 0;
       const watcher = watch(out, (_, name) => {
         if (name && (String(name).includes('rl-design-tmp') || String(name) === '.rl-design.lock') && ++seen === nth) child.kill('SIGKILL');
@@ -280,7 +321,8 @@ describe('all or nothing, one writer at a time', () => {
       for (const dir of ['out', 'out/code']) {
         const folder = path.join(w.repo, dir);
         const manifest = JSON.parse(readFileSync(path.join(folder, MANIFEST), 'utf8')) as { files: Record<string, string> };
-        for (const [rel, hash] of Object.entries(manifest.files)) expect(sha(readFileSync(path.join(folder, rel))), `${dir}/${rel}`).toBe(hash);
+        for (const [rel, hash] of Object.entries(manifest.files))
+          expect(sha(readFileSync(path.join(folder, rel))), `${dir}/${rel}`).toBe(hash);
       }
     }
     // the kills did land mid-write (a lock or temporary files were left behind) at least once

@@ -33,24 +33,77 @@ describe('rl-design validate (built binary)', () => {
   });
 
   const broken: { name: string; example: string; rules: unknown[]; constraint: string; ruleId?: string }[] = [
-    { name: 'a hand-written rule drops the per-IP login row', example: 'consumer-auth', rules: [{ id: 'auth-login-per-ip', remove: true }], constraint: 'auth-dual-key' },
+    {
+      name: 'a hand-written rule drops the per-IP login row',
+      example: 'consumer-auth',
+      rules: [{ id: 'auth-login-per-ip', remove: true }],
+      constraint: 'auth-dual-key',
+    },
     {
       name: 'a hand-written rule omits its TTL',
       example: 'consumer-auth',
-      rules: [{ id: 'search-burst', endpointClass: 'read', identity: 'user', algorithm: 'gcra', primitive: 'redis-lua', key: 'rl:{u:<id>}:s', rate: { requests: 5, per: 'second' }, burst: 10, cost: 1, failMode: 'open', layer: 'middleware', cardinalityBound: 1000 }],
+      rules: [
+        {
+          id: 'search-burst',
+          endpointClass: 'read',
+          identity: 'user',
+          algorithm: 'gcra',
+          primitive: 'redis-lua',
+          key: 'rl:{u:<id>}:s',
+          rate: { requests: 5, per: 'second' },
+          burst: 10,
+          cost: 1,
+          failMode: 'open',
+          layer: 'middleware',
+          cardinalityBound: 1000,
+        },
+      ],
       constraint: 'bounded-keys',
       ruleId: 'search-burst',
     },
     {
       name: 'a hand-written rule leaves its fail mode unstated',
       example: 'minimal-generic',
-      rules: [{ id: 'extra', endpointClass: 'read', identity: 'ip', algorithm: 'gcra', primitive: 'redis-lua', key: 'rl:{ip:<ip>}:x', rate: { requests: 5, per: 'second' }, burst: 10, cost: 1, layer: 'middleware', ttlSeconds: 2, cardinalityBound: 1000 }],
+      rules: [
+        {
+          id: 'extra',
+          endpointClass: 'read',
+          identity: 'ip',
+          algorithm: 'gcra',
+          primitive: 'redis-lua',
+          key: 'rl:{ip:<ip>}:x',
+          rate: { requests: 5, per: 'second' },
+          burst: 10,
+          cost: 1,
+          layer: 'middleware',
+          ttlSeconds: 2,
+          cardinalityBound: 1000,
+        },
+      ],
       constraint: 'fail-mode',
       ruleId: 'extra',
     },
-    { name: 'an auth rule shows its remaining count', example: 'consumer-auth', rules: [{ id: 'auth-signup-per-ip', headers: 'full' }], constraint: 'response-contract', ruleId: 'auth-signup-per-ip' },
-    { name: 'a rule races with INCR then EXPIRE', example: 'minimal-generic', rules: [{ id: 'fairness-per-api-key', primitive: 'incr-then-expire' }], constraint: 'atomic-check', ruleId: 'fairness-per-api-key' },
-    { name: 'a rule loses its kill switch', example: 'minimal-generic', rules: [{ id: 'global-ceiling', killSwitch: false }], constraint: 'shadow-rollout', ruleId: 'global-ceiling' },
+    {
+      name: 'an auth rule shows its remaining count',
+      example: 'consumer-auth',
+      rules: [{ id: 'auth-signup-per-ip', headers: 'full' }],
+      constraint: 'response-contract',
+      ruleId: 'auth-signup-per-ip',
+    },
+    {
+      name: 'a rule races with INCR then EXPIRE',
+      example: 'minimal-generic',
+      rules: [{ id: 'fairness-per-api-key', primitive: 'incr-then-expire' }],
+      constraint: 'atomic-check',
+      ruleId: 'fairness-per-api-key',
+    },
+    {
+      name: 'a rule loses its kill switch',
+      example: 'minimal-generic',
+      rules: [{ id: 'global-ceiling', killSwitch: false }],
+      constraint: 'shadow-rollout',
+      ruleId: 'global-ceiling',
+    },
   ];
 
   it.each(broken)('fails when $name, naming the constraint and rule', ({ example, rules, constraint, ruleId }) => {

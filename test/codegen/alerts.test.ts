@@ -101,8 +101,34 @@ describe('Prometheus alerting rules', () => {
 
 /** PromQL words that are not metric names. */
 const PROMQL_WORDS = new Set([
-  'sum', 'max', 'min', 'avg', 'count', 'by', 'without', 'on', 'ignoring', 'group_left', 'group_right', 'and', 'or', 'unless', 'offset',
-  'rate', 'irate', 'increase', 'histogram_quantile', 'abs', 'absent', 'bool', 'topk', 'bottomk', 'quantile', 'clamp_min', 'clamp_max', 'time',
+  'sum',
+  'max',
+  'min',
+  'avg',
+  'count',
+  'by',
+  'without',
+  'on',
+  'ignoring',
+  'group_left',
+  'group_right',
+  'and',
+  'or',
+  'unless',
+  'offset',
+  'rate',
+  'irate',
+  'increase',
+  'histogram_quantile',
+  'abs',
+  'absent',
+  'bool',
+  'topk',
+  'bottomk',
+  'quantile',
+  'clamp_min',
+  'clamp_max',
+  'time',
 ]);
 
 /** The metric names a PromQL expression reads (label matchers, ranges and grouping removed). */
@@ -119,7 +145,10 @@ export function metricsOf(expr: string): string[] {
 
 describe('every metric an alert reads has a producer', () => {
   it('the extractor finds metric names and nothing else', () => {
-    expect(metricsOf('sum by (rule) (rate(a_total{rule=~"x|y"}[5m] offset 1d)) / on (instance) b{job="j"} > 0.2')).toEqual(['a_total', 'b']);
+    expect(metricsOf('sum by (rule) (rate(a_total{rule=~"x|y"}[5m] offset 1d)) / on (instance) b{job="j"} > 0.2')).toEqual([
+      'a_total',
+      'b',
+    ]);
     expect(metricsOf('histogram_quantile(0.99, sum by (le) (rate(h_ms_bucket[5m]))) > 5')).toEqual(['h_ms_bucket']);
   });
 
@@ -130,7 +159,10 @@ describe('every metric an alert reads has a producer', () => {
       for (const alert of design.monitoring.alerts) {
         const used = metricsOf(alert.expr);
         expect(used.length, alert.name).toBeGreaterThan(0);
-        expect(used.map((u) => u.replace(/_(bucket|sum|count)$/, '')), `${alert.name} names its main metric`).toContain(alert.metric);
+        expect(
+          used.map((u) => u.replace(/_(bucket|sum|count)$/, '')),
+          `${alert.name} names its main metric`,
+        ).toContain(alert.metric);
         for (const raw of used) {
           const metric = table.get(raw) ?? table.get(raw.replace(/_(bucket|sum|count)$/, ''));
           expect(metric, `${alert.name} reads ${raw}, which no metric of the design is`).toBeDefined();
@@ -154,7 +186,9 @@ describe('every metric an alert reads has a producer', () => {
     expect(content).toMatch(/# - the generated middleware \(its prom-client registry\): .*ratelimit_near_limit_total/);
     expect(content).toMatch(/# - the generated outbound client, with onEvent: outboundMetrics\(promClient\)/);
     expect(content).toMatch(/# - monitoring\/nginx-ratelimit\.mtail .* global-ceiling, anonymous-per-ip: ratelimit_throttled_total/);
-    expect(content).toMatch(/# - oliver006\/redis_exporter on every node of the limiter store, scraped as job "ratelimit-redis": redis_db_keys/);
+    expect(content).toMatch(
+      /# - oliver006\/redis_exporter on every node of the limiter store, scraped as job "ratelimit-redis": redis_db_keys/,
+    );
   });
 
   it('an edge the rules cannot see (Envoy) is left out of the throttle alerts and the file says what to wire', () => {
@@ -199,7 +233,9 @@ describe('promtool test rules: the alerts fire (and stay quiet) on realistic ser
       writeFileSync(join(dir, 'rules.yaml'), generateAlerts(design).content);
       writeFileSync(join(dir, 'test.yaml'), stringifyYaml({ rule_files: ['rules.yaml'], evaluation_interval: '1m', tests }));
       try {
-        const { stdout, stderr } = await promisify(execFile)(tool as string, ['test', 'rules', join(dir, 'test.yaml')], { timeout: 60_000 });
+        const { stdout, stderr } = await promisify(execFile)(tool as string, ['test', 'rules', join(dir, 'test.yaml')], {
+          timeout: 60_000,
+        });
         return { ok: true, output: stdout + stderr };
       } catch (error) {
         const e = error as { stdout?: string; stderr?: string; message: string };
@@ -257,7 +293,11 @@ describe('promtool test rules: the alerts fire (and stay quiet) on realistic ser
           { series: 'ratelimit_throttled_total{rule="outbound-stripe",mode="enforce"}', values: '0x1440 0+1200x60' },
         ],
         alert_rule_test: [
-          { eval_time: '1480m', alertname: 'RateLimitThrottleSpike', exp_alerts: [fires('RateLimitThrottleSpike', { rule: 'auth-login-per-ip' })] },
+          {
+            eval_time: '1480m',
+            alertname: 'RateLimitThrottleSpike',
+            exp_alerts: [fires('RateLimitThrottleSpike', { rule: 'auth-login-per-ip' })],
+          },
         ],
       },
       {
@@ -267,7 +307,11 @@ describe('promtool test rules: the alerts fire (and stay quiet) on realistic ser
           { series: 'ratelimit_throttled_total{rule="auth-login-per-ip",mode="enforce"}', values: '0+120x60' },
         ],
         alert_rule_test: [
-          { eval_time: '40m', alertname: 'RateLimitThrottleSpike', exp_alerts: [fires('RateLimitThrottleSpike', { rule: 'auth-login-per-ip' })] },
+          {
+            eval_time: '40m',
+            alertname: 'RateLimitThrottleSpike',
+            exp_alerts: [fires('RateLimitThrottleSpike', { rule: 'auth-login-per-ip' })],
+          },
         ],
       },
     ]);
@@ -309,8 +353,14 @@ describe('promtool test rules: the alerts fire (and stay quiet) on realistic ser
           { series: 'redis_db_keys{job="ratelimit-redis",instance="m1",db="db0"}', values: `${over}x60` },
           // a replica holds the same keys: not counted twice
           { series: 'redis_db_keys{job="ratelimit-redis",instance="r1",db="db0"}', values: `${over}x60` },
-          { series: 'redis_instance_info{job="ratelimit-redis",instance="m1",role="master",maxmemory_policy="noeviction"}', values: '1x60' },
-          { series: 'redis_instance_info{job="ratelimit-redis",instance="r1",role="slave",maxmemory_policy="allkeys-lru"}', values: '1x60' },
+          {
+            series: 'redis_instance_info{job="ratelimit-redis",instance="m1",role="master",maxmemory_policy="noeviction"}',
+            values: '1x60',
+          },
+          {
+            series: 'redis_instance_info{job="ratelimit-redis",instance="r1",role="slave",maxmemory_policy="allkeys-lru"}',
+            values: '1x60',
+          },
           { series: 'redis_memory_max_bytes{job="ratelimit-redis",instance="m1"}', values: `${max}x60` },
           { series: 'redis_memory_used_bytes{job="ratelimit-redis",instance="m1"}', values: `${Math.ceil(max * 0.85)}x60` },
           { series: 'redis_memory_max_bytes{job="ratelimit-redis",instance="r1"}', values: `${max}x60` },
@@ -319,7 +369,11 @@ describe('promtool test rules: the alerts fire (and stay quiet) on realistic ser
         alert_rule_test: [
           { eval_time: '45m', alertname: 'RateLimitKeyCardinality', exp_alerts: [fires('RateLimitKeyCardinality')] },
           { eval_time: '45m', alertname: 'RateLimitStoreMemoryHigh', exp_alerts: [fires('RateLimitStoreMemoryHigh', { instance: 'm1' })] },
-          { eval_time: '45m', alertname: 'RateLimitStoreMisconfigured', exp_alerts: [fires('RateLimitStoreMisconfigured', { instance: 'r1' })] },
+          {
+            eval_time: '45m',
+            alertname: 'RateLimitStoreMisconfigured',
+            exp_alerts: [fires('RateLimitStoreMisconfigured', { instance: 'r1' })],
+          },
         ],
       },
       {
@@ -328,7 +382,10 @@ describe('promtool test rules: the alerts fire (and stay quiet) on realistic ser
           // just under 80% on the master; the replica's copy would push a naive sum over it
           { series: 'redis_db_keys{job="ratelimit-redis",instance="m1",db="db0"}', values: `${Math.floor(bound * 0.79)}x60` },
           { series: 'redis_db_keys{job="ratelimit-redis",instance="r1",db="db0"}', values: `${Math.floor(bound * 0.79)}x60` },
-          { series: 'redis_instance_info{job="ratelimit-redis",instance="m1",role="master",maxmemory_policy="noeviction"}', values: '1x60' },
+          {
+            series: 'redis_instance_info{job="ratelimit-redis",instance="m1",role="master",maxmemory_policy="noeviction"}',
+            values: '1x60',
+          },
           { series: 'redis_instance_info{job="ratelimit-redis",instance="r1",role="slave",maxmemory_policy="noeviction"}', values: '1x60' },
         ],
         alert_rule_test: [{ eval_time: '45m', alertname: 'RateLimitKeyCardinality', exp_alerts: [] }],

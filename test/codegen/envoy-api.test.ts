@@ -8,7 +8,14 @@ import { describe, expect, it } from 'vitest';
 import { parse as parseYaml, parseDocument, visit } from 'yaml';
 import { Answers } from '../../src/answers/schema.js';
 import { edgeRules } from '../../src/codegen/gateway/edge.js';
-import { durationMs, envoyFilterConfig, envoyTokenBucket, generateEnvoy, GLOBAL_FILTER, LOCAL_FILTER } from '../../src/codegen/gateway/envoy.js';
+import {
+  durationMs,
+  envoyFilterConfig,
+  envoyTokenBucket,
+  generateEnvoy,
+  GLOBAL_FILTER,
+  LOCAL_FILTER,
+} from '../../src/codegen/gateway/envoy.js';
 import { buildDesign } from '../../src/design/build.js';
 import type { Design, MatrixRule } from '../../src/design/model.js';
 import { DATE, exampleAnswers, exampleDesign, exampleNames } from '../helpers/examples.js';
@@ -43,14 +50,21 @@ function variants(): [string, Design][] {
     ['only the ceiling', withEdgeRules(d, (e) => e.filter((r) => r.identity === 'global'))],
     [
       'no ceiling, a route-scoped global rule (local descriptor) of 5/s',
-      withEdgeRules(d, () => [rule(ceiling, { id: 'catalog-global', routes: catalog, rate: { requests: 5, periodSeconds: 1 }, burst: 10 })]),
+      withEdgeRules(d, () => [
+        rule(ceiling, { id: 'catalog-global', routes: catalog, rate: { requests: 5, periodSeconds: 1 }, burst: 10 }),
+      ]),
     ],
     [
       'ceiling of 333/s (1 s refill) with descriptors of 8/s and 10 per 15 min',
       withEdgeRules(d, () => [
         rule(ceiling, { rate: { requests: 333, periodSeconds: 1 }, burst: 333 }),
         rule(ceiling, { id: 'catalog-global', routes: catalog, rate: { requests: 8, periodSeconds: 1 }, burst: 1 }),
-        rule(ceiling, { id: 'slow-global', routes: [{ method: 'POST', route: '/v1/slow' }], rate: { requests: 10, periodSeconds: 900 }, burst: 10 }),
+        rule(ceiling, {
+          id: 'slow-global',
+          routes: [{ method: 'POST', route: '/v1/slow' }],
+          rate: { requests: 10, periodSeconds: 900 },
+          burst: 10,
+        }),
         perIp,
       ]),
     ],
@@ -78,13 +92,16 @@ describe('Envoy files against the API definitions and load-time rules', () => {
       const vh = hcm.route_config.virtual_hosts[0];
       for (const desc of local?.descriptors ?? []) {
         const made = (vh.rate_limits ?? []).filter(
-          (l: Obj) => (l.stage ?? 0) === local.stage && l.actions.some((a: Obj) => (a.header_value_match ?? a.generic_key)?.descriptor_value === desc.entries[0].value),
+          (l: Obj) =>
+            (l.stage ?? 0) === local.stage &&
+            l.actions.some((a: Obj) => (a.header_value_match ?? a.generic_key)?.descriptor_value === desc.entries[0].value),
         );
         expect(made.length).toBeGreaterThan(0);
       }
       // each local bucket refills at the rule's rate
       for (const r of edgeRules(design).filter((x) => x.key === 'global')) {
-        const bucket = r.routes.length === 0 ? local.token_bucket : local.descriptors.find((x: Obj) => x.entries[0].value === r.id).token_bucket;
+        const bucket =
+          r.routes.length === 0 ? local.token_bucket : local.descriptors.find((x: Obj) => x.entries[0].value === r.id).token_bucket;
         expect((bucket.tokens_per_fill / ms(bucket.fill_interval)) * 1000).toBeCloseTo(r.rate.requests / r.rate.periodSeconds, 9);
         expect(bucket.max_tokens).toBeGreaterThanOrEqual(r.burst ?? 1);
       }
@@ -135,10 +152,12 @@ describe('Envoy files against the API definitions and load-time rules', () => {
     expect(mutate((c) => (c.http_connection_manager.http_filters[1].typed_config.stage = 0)).join('\n')).toMatch(/stage 0 is also used/);
     expect(mutate((c) => c.http_connection_manager.http_filters.reverse()).join('\n')).toMatch(/router must be the last/);
     expect(mutate((c) => (c.clusters[0].name = 'elsewhere')).join('\n')).toMatch(/rate limit service cluster "ratelimit" is not defined/);
-    expect(mutate((c) => (exempt(c)['@type'] = 'type.googleapis.com/envoy.extensions.filters.http.ratelimit.v3.RateLimitPerRoute')).join('\n')).toMatch(
-      /needs @type LocalRateLimit/,
+    expect(
+      mutate((c) => (exempt(c)['@type'] = 'type.googleapis.com/envoy.extensions.filters.http.ratelimit.v3.RateLimitPerRoute')).join('\n'),
+    ).toMatch(/needs @type LocalRateLimit/);
+    expect(mutate((c) => delete c.http_connection_manager.route_config.virtual_hosts[0].routes[1].match.prefix).join('\n')).toMatch(
+      /one of path_specifier is required/,
     );
-    expect(mutate((c) => delete c.http_connection_manager.route_config.virtual_hosts[0].routes[1].match.prefix).join('\n')).toMatch(/one of path_specifier is required/);
     // a descriptor whose refill interval is not a multiple of the filter-wide one
     const d = withEdgeRules(envoyDesign(), (e) => [
       ...e,

@@ -104,7 +104,11 @@ describe('regexLiteral', () => {
 
 describe('YAML', () => {
   it('toYaml keeps every hostile value one string, readable by YAML 1.1 and 1.2 parsers', () => {
-    const value = { list: HOSTILE, map: Object.fromEntries(HOSTILE.map((s, i) => [`k${i}`, s])), words: ['on', 'off', 'yes', 'no', 'y', 'n', 'OFF', '1', '0x1f', '~', ':path'] };
+    const value = {
+      list: HOSTILE,
+      map: Object.fromEntries(HOSTILE.map((s, i) => [`k${i}`, s])),
+      words: ['on', 'off', 'yes', 'no', 'y', 'n', 'OFF', '1', '0x1f', '~', ':path'],
+    };
     const text = toYaml(value, HOSTILE);
     expect(parseYaml(text)).toEqual(value);
     expect(parseYaml(text, { version: '1.1' })).toEqual(value);

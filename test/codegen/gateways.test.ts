@@ -68,12 +68,32 @@ describe('routes at the edge', () => {
     expect(perWindow({ requests: 30, periodSeconds: 60 })).toMatchObject({ unit: 'minute', count: 30, exact: true });
     expect(perWindow({ requests: 10, periodSeconds: 900 })).toMatchObject({ unit: 'hour', count: 40, exact: true });
     expect(perWindow({ requests: 7, periodSeconds: 1000 })).toMatchObject({ unit: 'minute', count: 1, exact: false });
-    expect(envoyTokenBucket({ requests: 4800, periodSeconds: 1 }, 4800)).toEqual({ max_tokens: 4800, tokens_per_fill: 240, fill_interval: '0.05s' });
+    expect(envoyTokenBucket({ requests: 4800, periodSeconds: 1 }, 4800)).toEqual({
+      max_tokens: 4800,
+      tokens_per_fill: 240,
+      fill_interval: '0.05s',
+    });
     expect(envoyTokenBucket({ requests: 5, periodSeconds: 1 }, 50)).toEqual({ max_tokens: 50, tokens_per_fill: 1, fill_interval: '0.2s' });
-    expect(envoyTokenBucket({ requests: 600, periodSeconds: 60 }, 20)).toEqual({ max_tokens: 20, tokens_per_fill: 1, fill_interval: '0.1s' });
-    expect(envoyTokenBucket({ requests: 333, periodSeconds: 1 }, 333)).toEqual({ max_tokens: 333, tokens_per_fill: 333, fill_interval: '1s' });
-    expect(envoyTokenBucket({ requests: 2.5, periodSeconds: 1 }, null)).toEqual({ max_tokens: 1, tokens_per_fill: 1, fill_interval: '0.4s' });
-    expect(envoyTokenBucket({ requests: 10, periodSeconds: 900 }, 10)).toEqual({ max_tokens: 10, tokens_per_fill: 1, fill_interval: '90s' });
+    expect(envoyTokenBucket({ requests: 600, periodSeconds: 60 }, 20)).toEqual({
+      max_tokens: 20,
+      tokens_per_fill: 1,
+      fill_interval: '0.1s',
+    });
+    expect(envoyTokenBucket({ requests: 333, periodSeconds: 1 }, 333)).toEqual({
+      max_tokens: 333,
+      tokens_per_fill: 333,
+      fill_interval: '1s',
+    });
+    expect(envoyTokenBucket({ requests: 2.5, periodSeconds: 1 }, null)).toEqual({
+      max_tokens: 1,
+      tokens_per_fill: 1,
+      fill_interval: '0.4s',
+    });
+    expect(envoyTokenBucket({ requests: 10, periodSeconds: 900 }, 10)).toEqual({
+      max_tokens: 10,
+      tokens_per_fill: 1,
+      fill_interval: '90s',
+    });
   });
 });
 
@@ -138,7 +158,11 @@ describe('Envoy', () => {
       const descriptor = service.descriptors.find((d: Obj) => d.value === anon.id);
       expect(descriptor.key).toBe(RULE_DESCRIPTOR_KEY);
       const w = perWindow(anon.rate);
-      expect(descriptor.descriptors[0]).toEqual({ key: 'remote_address', rate_limit: { unit: w.unit, requests_per_unit: w.count }, shadow_mode: true });
+      expect(descriptor.descriptors[0]).toEqual({
+        key: 'remote_address',
+        rate_limit: { unit: w.unit, requests_per_unit: w.count },
+        shadow_mode: true,
+      });
 
       // the exempt health route switches the local filter off
       const exempt = vh.routes.find((r: Obj) => r.typed_per_filter_config);
@@ -186,7 +210,13 @@ describe('Kong', () => {
       expect(anonRoutes).toHaveLength(anon.routes.length);
       anonRoutes.forEach((route, i) => {
         const w = perWindow(anon.rate);
-        expect(route.plugins[0].config).toMatchObject({ [w.unit]: w.count, limit_by: 'ip', policy: 'redis', fault_tolerant: true, hide_client_headers: true });
+        expect(route.plugins[0].config).toMatchObject({
+          [w.unit]: w.count,
+          limit_by: 'ip',
+          policy: 'redis',
+          fault_tolerant: true,
+          hide_client_headers: true,
+        });
         expect(route.paths).toHaveLength(1);
         expect(route.paths[0].startsWith('~')).toBe(true);
         expect(jsRegex(route.paths[0].slice(1)).test(sampleFor(anon.routes[i]!.route))).toBe(true);
@@ -219,7 +249,11 @@ describe('Kong and AWS names stay in their charsets with hostile rule ids', () =
     const routes = kong.services.flatMap((s: Obj) => s.routes);
     const plugins = kong.services.flatMap((s: Obj) => [...(s.plugins ?? []), ...s.routes.flatMap((r: Obj) => r.plugins ?? [])]);
     expect(plugins.length).toBeGreaterThanOrEqual(3);
-    for (const n of [...routes.map((r: Obj) => r.name), ...plugins.map((p: Obj) => p.instance_name), ...plugins.flatMap((p: Obj) => p.tags)]) {
+    for (const n of [
+      ...routes.map((r: Obj) => r.name),
+      ...plugins.map((p: Obj) => p.instance_name),
+      ...plugins.flatMap((p: Obj) => p.tags),
+    ]) {
       expect(n).toMatch(/^[A-Za-z0-9._~-]{1,128}$/);
     }
     const header = plugins.find((p: Obj) => p.config.limit_by === 'header');
@@ -240,7 +274,12 @@ describe('AWS API Gateway and Cloudflare: labelled examples to adapt', () => {
       expect(json).toEqual(awsConfig(design));
       expect(json._comment[0]).toMatch(/^EXAMPLE TO ADAPT/);
       const ceiling = edgeRules(design).find((r) => r.id === 'global-ceiling') as EdgeRule;
-      expect(json.stageMethodSettings[0]).toMatchObject({ ResourcePath: '/*', HttpMethod: '*', ThrottlingRateLimit: ceiling.rate.requests, ThrottlingBurstLimit: ceiling.burst });
+      expect(json.stageMethodSettings[0]).toMatchObject({
+        ResourcePath: '/*',
+        HttpMethod: '*',
+        ThrottlingRateLimit: ceiling.rate.requests,
+        ThrottlingBurstLimit: ceiling.burst,
+      });
       const waf = json.wafRateBasedRules[0];
       expect(waf.Action.Block.CustomResponse.ResponseCode).toBe(429);
       expect(waf.Action.Block.CustomResponse.ResponseHeaders[0].Name).toBe('Retry-After');

@@ -10,7 +10,10 @@ import type { Design } from '../../src/design/model.js';
 import { exampleDesign, exampleNames, ROOT } from '../helpers/examples.js';
 import { hostileDesign } from './support/hostile.js';
 
-const designs: [string, () => Design][] = [...exampleNames().map((n) => [n, () => exampleDesign(n)] as [string, () => Design]), ['hostile', hostileDesign]];
+const designs: [string, () => Design][] = [
+  ...exampleNames().map((n) => [n, () => exampleDesign(n)] as [string, () => Design]),
+  ['hostile', hostileDesign],
+];
 
 describe('generateCode', () => {
   for (const [name, make] of designs) {

@@ -7,7 +7,15 @@ import { parse as parseYaml } from 'yaml';
 import { Answers } from '../../src/answers/schema.js';
 import { edgeRoute, edgeRules, exemptRoutes } from '../../src/codegen/gateway/edge.js';
 import { Redis } from 'ioredis';
-import { generateKong, kongConfig, kongCoverage, kongRetryAfterLua, KONG_CEILING_PLUGIN, KONG_RETRY_AFTER_PLUGIN, KONG_RULE_PLUGIN } from '../../src/codegen/gateway/kong.js';
+import {
+  generateKong,
+  kongConfig,
+  kongCoverage,
+  kongRetryAfterLua,
+  KONG_CEILING_PLUGIN,
+  KONG_RETRY_AFTER_PLUGIN,
+  KONG_RULE_PLUGIN,
+} from '../../src/codegen/gateway/kong.js';
 import { startRedis } from '../helpers/redis.js';
 import { buildDesign } from '../../src/design/build.js';
 import type { Design, MatrixRule } from '../../src/design/model.js';
@@ -38,13 +46,20 @@ function variants(): [string, Design][] {
   const perIp = d.rules.find((r) => r.id === 'anonymous-per-ip')!;
   return [
     ['saas-platform on kong', d],
-    ['per-client rule over every endpoint beside a routed one', withEdgeRules(d, (e) => [...e, { ...perIp, id: 'everyone-per-ip', routes: [] }])],
+    [
+      'per-client rule over every endpoint beside a routed one',
+      withEdgeRules(d, (e) => [...e, { ...perIp, id: 'everyone-per-ip', routes: [] }]),
+    ],
     ['two rules on one endpoint', withEdgeRules(d, (e) => [...e, { ...perIp, id: 'catalog-per-key', identity: 'api-key' }])],
     ['no ceiling', withEdgeRules(d, (e) => e.filter((r) => r.id !== 'global-ceiling'))],
     [
       'per-IP rule over two GET endpoints and a POST one',
       withEdgeRules(d, (e) =>
-        e.map((r) => (r.id === perIp.id ? { ...r, routes: [...r.routes, { method: 'GET', route: '/v1/orders' }, { method: 'POST', route: '/v1/orders' }] } : r)),
+        e.map((r) =>
+          r.id === perIp.id
+            ? { ...r, routes: [...r.routes, { method: 'GET', route: '/v1/orders' }, { method: 'POST', route: '/v1/orders' }] }
+            : r,
+        ),
       ),
     ],
     ['hostile', hostileDesign()],
@@ -82,14 +97,17 @@ describe('Kong declarative config', () => {
         }
         const here = edgeRoute(e.method, e.route);
         const applies = rules
-          .filter((r) => r.routes.length === 0 || r.routes.some((x) => x.pathBody === here.pathBody && String(x.methods) === String(here.methods)))
+          .filter(
+            (r) =>
+              r.routes.length === 0 || r.routes.some((x) => x.pathBody === here.pathBody && String(x.methods) === String(here.methods)),
+          )
           .map((r) => r.id);
         const c = coverage.find((x) => x.method === e.method && x.route === e.route)!;
         // what the model of Kong runs is what the generator says runs
         expect(run, `${e.method} ${e.route}`).toEqual(c.runs.map((id) => id.replace(/[^A-Za-z0-9._~-]/g, '_')).sort());
         // every rule that covers the endpoint runs, or is named in the file as not counted there
         expect([...c.runs, ...c.replaced].sort()).toEqual([...applies].sort());
-        for (const id of c.replaced) expect(content).toContain(`${e.method} ${e.route}: `);
+        for (const _id of c.replaced) expect(content).toContain(`${e.method} ${e.route}: `);
         // the ceiling always runs
         for (const r of rules.filter((x) => x.key === 'global' && x.routes.length === 0)) expect(c.runs).toContain(r.id);
       }
@@ -101,7 +119,9 @@ describe('Kong declarative config', () => {
     expect(rulesRun(doc, 'GET', '/v1/catalog')).toEqual(['anonymous-per-ip', 'global-ceiling']);
     expect(rulesRun(doc, 'POST', '/v1/orders')).toEqual(['global-ceiling']);
     expect(kongRoute(doc, 'GET', '/healthz')?.service.name).toMatch(/-health$/);
-    const plugins = kongPluginsFor(doc, 'GET', '/v1/catalog').map((p) => p.name).sort();
+    const plugins = kongPluginsFor(doc, 'GET', '/v1/catalog')
+      .map((p) => p.name)
+      .sort();
     expect(plugins).toEqual([KONG_RULE_PLUGIN, KONG_CEILING_PLUGIN, KONG_RETRY_AFTER_PLUGIN].sort());
     expect(kongPluginsFor(doc, 'GET', '/healthz')).toEqual([]);
   });
@@ -181,7 +201,9 @@ describe("Kong's Retry-After post-function", () => {
 
   it('says the longest wait: one window of the slowest rule Kong runs', () => {
     const d = kongDesign();
-    const slow = withEdgeRules(d, (e) => e.map((r) => (r.id === 'anonymous-per-ip' ? { ...r, rate: { requests: 30, periodSeconds: 60 } } : r)));
+    const slow = withEdgeRules(d, (e) =>
+      e.map((r) => (r.id === 'anonymous-per-ip' ? { ...r, rate: { requests: 30, periodSeconds: 60 } } : r)),
+    );
     const code = (kongConfig(slow) as Obj).services[0].plugins.find((p: Obj) => p.name === KONG_RETRY_AFTER_PLUGIN).config.header_filter[0];
     expect(code).toContain('"Retry-After", "60"');
   });

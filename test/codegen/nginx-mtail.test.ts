@@ -58,7 +58,9 @@ const program = nginxLogMetrics(design) as string;
 const CATALOG = '/v1/catalog';
 
 async function run(dryRun: boolean): Promise<{ refused: number; metrics: Map<string, number> }> {
-  const prefix = await nginxPrefix(generateNginx(design), (c) => (dryRun ? c : c.replace('limit_req_dry_run on;', 'limit_req_dry_run off;')));
+  const prefix = await nginxPrefix(generateNginx(design), (c) =>
+    dryRun ? c : c.replace('limit_req_dry_run on;', 'limit_req_dry_run off;'),
+  );
   try {
     const nginx = await startNginx(prefix);
     let replies;
@@ -68,7 +70,10 @@ async function run(dryRun: boolean): Promise<{ refused: number; metrics: Map<str
     } finally {
       await nginx.stop();
     }
-    return { refused: replies.filter((r) => r.status === 429).length, metrics: await runMtail(program, join(prefix.dir, 'logs', 'error.log')) };
+    return {
+      refused: replies.filter((r) => r.status === 429).length,
+      metrics: await runMtail(program, join(prefix.dir, 'logs', 'error.log')),
+    };
   } finally {
     prefix.remove();
   }

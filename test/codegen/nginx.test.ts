@@ -56,7 +56,10 @@ describe('nginx -t accepts the generated config', () => {
 
   it('no trusted proxies: no real-IP directives, the TCP peer is the key', async () => {
     const base = exampleDesign('saas-platform');
-    const design: Design = { ...base, enforcement: { ...base.enforcement, clientIp: { ...base.enforcement.clientIp, trustedProxies: [] } } };
+    const design: Design = {
+      ...base,
+      enforcement: { ...base.enforcement, clientIp: { ...base.enforcement.clientIp, trustedProxies: [] } },
+    };
     const [http] = generateNginx(design);
     expect(http?.content).not.toContain('set_real_ip_from');
     expect(http?.content).not.toContain('real_ip_header');
@@ -66,7 +69,10 @@ describe('nginx -t accepts the generated config', () => {
   it('a trusted "proxy" that is not an address is left out as a comment', async () => {
     const base = exampleDesign('saas-platform');
     const bad = '10.0.0.0/8;\ninclude /etc/passwd';
-    const design: Design = { ...base, enforcement: { ...base.enforcement, clientIp: { ...base.enforcement.clientIp, trustedProxies: [bad, '10.1.0.0/16'] } } };
+    const design: Design = {
+      ...base,
+      enforcement: { ...base.enforcement, clientIp: { ...base.enforcement.clientIp, trustedProxies: [bad, '10.1.0.0/16'] } },
+    };
     const [http] = generateNginx(design);
     expect(http?.content).not.toMatch(/^include \/etc\/passwd/m);
     expect(http?.content).toContain('set_real_ip_from 10.1.0.0/16;');
@@ -100,7 +106,9 @@ const enforce = (content: string): string => content.replace('limit_req_dry_run 
 function withoutCeiling(design: Design): Design {
   return {
     ...design,
-    rules: design.rules.map((r) => (r.id === 'global-ceiling' ? { ...r, rate: { requests: 100_000, periodSeconds: 1 }, burst: 100_000 } : r)),
+    rules: design.rules.map((r) =>
+      r.id === 'global-ceiling' ? { ...r, rate: { requests: 100_000, periodSeconds: 1 }, burst: 100_000 } : r,
+    ),
   };
 }
 

@@ -25,7 +25,9 @@ async function value(registry: Registry, name: string, labels: Record<string, st
   const metric = registry.getSingleMetric(name);
   if (!metric) return undefined;
   const data = await metric.get();
-  const hit = data.values.find((v) => Object.entries(labels).every(([k, want]) => String((v.labels as Record<string, unknown>)[k]) === want));
+  const hit = data.values.find((v) =>
+    Object.entries(labels).every(([k, want]) => String((v.labels as Record<string, unknown>)[k]) === want),
+  );
   return hit?.value;
 }
 
@@ -92,7 +94,8 @@ describe('generated outbound client: outboundMetrics adapter', () => {
     ] as const) {
       expect(text).toContain(`ratelimit_throttled_total{rule="${rule}",mode="enforce"} 0`);
       expect(text).toContain(`ratelimit_throttled_total{rule="${rule}",mode="shadow"} 0`);
-      for (const reason of ['timeout', 'connection', 'script']) expect(text).toContain(`ratelimit_store_failures_total{rule="${rule}",reason="${reason}"} 0`);
+      for (const reason of ['timeout', 'connection', 'script'])
+        expect(text).toContain(`ratelimit_store_failures_total{rule="${rule}",reason="${reason}"} 0`);
       expect(text).toContain(`ratelimit_outbound_provider_429_total{provider="${provider}"} 0`);
       expect(text).toContain(`ratelimit_outbound_circuit_open{provider="${provider}"} 0`);
       expect(text).toContain(`ratelimit_outbound_wait_ms_count{provider="${provider}"} 0`);
@@ -131,7 +134,12 @@ describe('generated outbound client: outboundMetrics adapter', () => {
 
   it('store failures count under the rule, with their reason', async () => {
     const port = await freePort();
-    const dead = new Redis(port, '127.0.0.1', { maxRetriesPerRequest: 0, lazyConnect: true, enableOfflineQueue: true, retryStrategy: () => null });
+    const dead = new Redis(port, '127.0.0.1', {
+      maxRetriesPerRequest: 0,
+      lazyConnect: true,
+      enableOfflineQueue: true,
+      retryStrategy: () => null,
+    });
     try {
       const c = new mod.OutboundClient({ redis: dead, mode: () => 'enforce', maxWaitMs: 100, onEvent: use.prometheus(registry) }) as Client;
       await expect(c.schedule('Stripe', () => 'never')).rejects.toMatchObject({ code: 'STORE_UNAVAILABLE' });
@@ -144,7 +152,12 @@ describe('generated outbound client: outboundMetrics adapter', () => {
   });
 
   it('shares a counter the middleware (or anyone) already registered under the same name', async () => {
-    const existing = new Counter({ name: 'ratelimit_throttled_total', help: 'middleware', labelNames: ['rule', 'mode'], registers: [registry] });
+    const existing = new Counter({
+      name: 'ratelimit_throttled_total',
+      help: 'middleware',
+      labelNames: ['rule', 'mode'],
+      registers: [registry],
+    });
     existing.inc({ rule: 'fairness-pro', mode: 'enforce' }, 3);
     const c = client(use.prometheus(registry));
     await Promise.all(Array.from({ length: 9 }, () => c.schedule('SendGrid', () => 'ok')));

@@ -43,7 +43,9 @@ function expectNeverEarly(times: number[], started: number, burst: number, inter
   const t = [...times].sort((a, b) => a - b);
   t.forEach((ran, j) => {
     const slot = Math.max(0, j + 1 - burst) * intervalMs;
-    expect(ran - started + slackMs, `call ${j + 1} ran ${ran - started} ms after the start, its slot is at ${slot}`).toBeGreaterThanOrEqual(slot);
+    expect(ran - started + slackMs, `call ${j + 1} ran ${ran - started} ms after the start, its slot is at ${slot}`).toBeGreaterThanOrEqual(
+      slot,
+    );
   });
 }
 
@@ -60,10 +62,30 @@ describe('generated outbound client: source', () => {
     const providers = outboundProviders(design);
     expect(providers).toEqual([
       // burst + rate per period stays within Stripe's 100/s: 10 + 90 = 100
-      { name: 'Stripe', ruleId: 'outbound-stripe', key: 'rl:{out:stripe}:bucket', shared: true, rate: 90, periodMs: 1000, burst: 10, killSwitchFlag: 'ratelimit.outbound-stripe.mode' },
-      { name: 'SendGrid', ruleId: 'outbound-sendgrid', key: 'rl:{out:sendgrid}:bucket', shared: true, rate: 480, periodMs: 60000, burst: 8, killSwitchFlag: 'ratelimit.outbound-sendgrid.mode' },
+      {
+        name: 'Stripe',
+        ruleId: 'outbound-stripe',
+        key: 'rl:{out:stripe}:bucket',
+        shared: true,
+        rate: 90,
+        periodMs: 1000,
+        burst: 10,
+        killSwitchFlag: 'ratelimit.outbound-stripe.mode',
+      },
+      {
+        name: 'SendGrid',
+        ruleId: 'outbound-sendgrid',
+        key: 'rl:{out:sendgrid}:bucket',
+        shared: true,
+        rate: 480,
+        periodMs: 60000,
+        burst: 8,
+        killSwitchFlag: 'ratelimit.outbound-sendgrid.mode',
+      },
     ]);
-    const source = generateOutbound(design).map((f) => f.content).join('\n');
+    const source = generateOutbound(design)
+      .map((f) => f.content)
+      .join('\n');
     expect(source).toContain("export const DEFAULT_MODE: Mode = 'shadow';");
     expect(source).toMatch(/Without a mode hook \(or when it returns undefined\) a provider runs in SHADOW mode/);
     expect(source).not.toMatch(/from 'rl-design|from '\.\.\//);
@@ -113,8 +135,15 @@ describe('generated outbound client: compiled and run against Redis', () => {
 
   it('keeps hostile provider names as plain own keys', () => {
     expect(Object.keys(mod.PROVIDERS)).toEqual([PROTO, EVIL, LOCAL]);
-    expect(Object.prototype.hasOwnProperty.call(mod.PROVIDERS, PROTO)).toBe(true);
-    expect(mod.PROVIDERS[PROTO]).toMatchObject({ name: PROTO, shared: true, rate: 20, periodMs: 1000, burst: 2, key: 'rl:{out:proto}:bucket' });
+    expect(Object.hasOwn(mod.PROVIDERS, PROTO)).toBe(true);
+    expect(mod.PROVIDERS[PROTO]).toMatchObject({
+      name: PROTO,
+      shared: true,
+      rate: 20,
+      periodMs: 1000,
+      burst: 2,
+      key: 'rl:{out:proto}:bucket',
+    });
     expect(mod.PROVIDERS[LOCAL]).toMatchObject({ shared: false, key: '' });
     expect(mod.CIRCUIT).toEqual({ failureThreshold: 3, windowMs: 30_000, openMs: 30_000, halfOpenProbes: 1 });
   });
@@ -177,7 +206,9 @@ describe('generated outbound client: compiled and run against Redis', () => {
     const a = client(redisA);
     let n = 0;
     const started = Date.now();
-    const result = await a.schedule(PROTO, () => (++n === 1 ? { status: 429, headers: { 'retry-after': '0.3' } } : { status: 200 }), { retries: 1 });
+    const result = await a.schedule(PROTO, () => (++n === 1 ? { status: 429, headers: { 'retry-after': '0.3' } } : { status: 200 }), {
+      retries: 1,
+    });
     expect(result).toEqual({ status: 200 });
     expect(n).toBe(2);
     expect(Date.now() - started).toBeGreaterThanOrEqual(280);
@@ -232,7 +263,9 @@ describe('generated outbound client: compiled and run against Redis', () => {
   });
 
   it('shadow mode books and records but never waits or refuses; off bypasses the bucket', async () => {
-    const shadow = client(redisA, { mode: (_p: string, flag: string) => (flag === 'ratelimit.outbound-proto.mode' ? 'shadow' : 'enforce') });
+    const shadow = client(redisA, {
+      mode: (_p: string, flag: string) => (flag === 'ratelimit.outbound-proto.mode' ? 'shadow' : 'enforce'),
+    });
     const started = Date.now();
     const results = await Promise.all(Array.from({ length: 20 }, (_, i) => shadow.schedule(PROTO, () => i)));
     expect(results).toHaveLength(20);
@@ -259,7 +292,12 @@ describe('generated outbound client: compiled and run against Redis', () => {
     await admin.flushall();
     events.length = 0;
     // a hook that says nothing (undefined) falls back to defaultMode
-    const enforcing = new mod.OutboundClient({ redis: redisA, mode: () => undefined, defaultMode: 'enforce', onEvent: (e: Event) => events.push(e) }) as Client;
+    const enforcing = new mod.OutboundClient({
+      redis: redisA,
+      mode: () => undefined,
+      defaultMode: 'enforce',
+      onEvent: (e: Event) => events.push(e),
+    }) as Client;
     await Promise.all(Array.from({ length: 3 }, () => enforcing.schedule(PROTO, () => 1)));
     expect(events.filter((e) => e.type === 'reserved')).toHaveLength(3);
     expect(events.some((e) => e.type === 'shadow')).toBe(false);
@@ -276,11 +314,17 @@ describe('generated outbound client: compiled and run against Redis', () => {
 
   it('the default classifier reads fetch Responses, axios-style errors and Retry-After dates', () => {
     const classify = mod.defaultClassify as (r: unknown) => unknown;
-    expect(classify({ ok: true, value: new Response('', { status: 429, headers: { 'Retry-After': '2' } }) })).toEqual({ kind: 'throttled', retryAfterMs: 2000 });
+    expect(classify({ ok: true, value: new Response('', { status: 429, headers: { 'Retry-After': '2' } }) })).toEqual({
+      kind: 'throttled',
+      retryAfterMs: 2000,
+    });
     expect(classify({ ok: true, value: new Response('', { status: 429 }) })).toEqual({ kind: 'throttled' });
     expect(classify({ ok: true, value: new Response('', { status: 502 }) })).toEqual({ kind: 'failure' });
     expect(classify({ ok: true, value: new Response('', { status: 404 }) })).toEqual({ kind: 'ok' });
-    expect(classify({ ok: false, error: { response: { status: 429, headers: { 'retry-after': '3' } } } })).toEqual({ kind: 'throttled', retryAfterMs: 3000 });
+    expect(classify({ ok: false, error: { response: { status: 429, headers: { 'retry-after': '3' } } } })).toEqual({
+      kind: 'throttled',
+      retryAfterMs: 3000,
+    });
     expect(classify({ ok: false, error: Object.assign(new Error('bad request'), { statusCode: 400 }) })).toEqual({ kind: 'ok' });
     expect(classify({ ok: false, error: new Error('ECONNREFUSED') })).toEqual({ kind: 'failure' });
     const parse = mod.parseRetryAfter as (v: unknown, now?: number) => number | undefined;
@@ -300,7 +344,12 @@ describe('generated outbound client: store down', () => {
     redis.on('error', () => undefined);
     try {
       const events: Event[] = [];
-      const client = new compiled.module.OutboundClient({ redis, storeTimeoutMs: 100, defaultMode: 'enforce', onEvent: (e: Event) => events.push(e) }) as Client;
+      const client = new compiled.module.OutboundClient({
+        redis,
+        storeTimeoutMs: 100,
+        defaultMode: 'enforce',
+        onEvent: (e: Event) => events.push(e),
+      }) as Client;
       expect(await client.schedule(PROTO, () => 'up')).toBe('up');
       await server.stop();
       let called = false;

@@ -42,9 +42,13 @@ function configArgs(config: string): string[] {
 
 async function scrape(redis: RedisServer): Promise<string> {
   const port = await freePort();
-  const child: ChildProcess = spawn(exporterBinary(), [`--redis.addr=redis://${redis.host}:${redis.port}`, `--web.listen-address=127.0.0.1:${port}`], {
-    stdio: ['ignore', 'ignore', 'pipe'],
-  });
+  const child: ChildProcess = spawn(
+    exporterBinary(),
+    [`--redis.addr=redis://${redis.host}:${redis.port}`, `--web.listen-address=127.0.0.1:${port}`],
+    {
+      stdio: ['ignore', 'ignore', 'pipe'],
+    },
+  );
   let err = '';
   child.stderr?.on('data', (c: Buffer) => (err += c.toString()));
   try {

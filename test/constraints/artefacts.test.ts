@@ -26,7 +26,10 @@ const variants: Record<string, Design> = {
   ...Object.fromEntries(exampleNames().map((n) => [n, exampleDesign(n)])),
   'plans (fastify, x-ratelimit)': designFrom(PLANS),
   ...Object.fromEntries(
-    (['koa', 'hono', 'nestjs', 'other'] as const).map((framework) => [framework, designFrom({ ...MAIN, stack: { ...MAIN.stack, framework } })]),
+    (['koa', 'hono', 'nestjs', 'other'] as const).map((framework) => [
+      framework,
+      designFrom({ ...MAIN, stack: { ...MAIN.stack, framework } }),
+    ]),
   ),
   ...Object.fromEntries(
     (['nginx', 'envoy', 'kong', 'aws-api-gateway', 'cloudflare'] as const).map((gateway) => [
@@ -64,7 +67,12 @@ describe('reading the files', () => {
     const design = exampleDesign('saas-platform');
     const files = generateCode(design);
     const data = shippedDesign(files);
-    expect(data?.rules.map((r) => r.id)).toEqual(design.rules.filter((r) => r.layer === 'middleware').map((r) => r.id).sort((a, b) => (data?.rules.findIndex((r) => r.id === a) ?? 0) - (data?.rules.findIndex((r) => r.id === b) ?? 0)));
+    expect(data?.rules.map((r) => r.id)).toEqual(
+      design.rules
+        .filter((r) => r.layer === 'middleware')
+        .map((r) => r.id)
+        .sort((a, b) => (data?.rules.findIndex((r) => r.id === a) ?? 0) - (data?.rules.findIndex((r) => r.id === b) ?? 0)),
+    );
     expect(data?.scripts.map((s) => s.name)).toEqual(['gcra', 'sliding-window-log', 'fixed-window']);
     expect(shippedProviders(files).map((p) => [p.name, p.shared])).toEqual([
       ['Stripe', true],
@@ -73,8 +81,12 @@ describe('reading the files', () => {
   });
 
   it('finds the metrics of a PromQL expression, not its functions, labels or durations', () => {
-    expect(metricsOf('histogram_quantile(0.99, sum by (le) (rate(ratelimit_store_latency_ms_bucket[5m]))) > 5')).toEqual(['ratelimit_store_latency_ms_bucket']);
-    expect(metricsOf('sum by (rule) (increase(a_total{x="y",rule=~"b|c"}[5m])) > 0 or sum(b_total unless b_total offset 5m) > 0').sort()).toEqual(['a_total', 'b_total']);
+    expect(metricsOf('histogram_quantile(0.99, sum by (le) (rate(ratelimit_store_latency_ms_bucket[5m]))) > 5')).toEqual([
+      'ratelimit_store_latency_ms_bucket',
+    ]);
+    expect(
+      metricsOf('sum by (rule) (increase(a_total{x="y",rule=~"b|c"}[5m])) > 0 or sum(b_total unless b_total offset 5m) > 0').sort(),
+    ).toEqual(['a_total', 'b_total']);
     expect(alertMetrics(generateCode(exampleDesign('saas-platform'))).length).toBeGreaterThan(5);
   });
 });

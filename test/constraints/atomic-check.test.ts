@@ -1,6 +1,6 @@
 import atomicCheck from '../../src/constraints/atomic-check.js';
 import { forceField, getRule, mutate, validDesign } from '../fixtures/design.js';
-import { edit, main, saas, without } from './broken-files.js';
+import { edit, saas, without } from './broken-files.js';
 import { runConstraintTests } from './tester.js';
 
 const design = validDesign();

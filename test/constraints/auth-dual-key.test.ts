@@ -51,16 +51,12 @@ runConstraintTests(authDualKey, {
     {
       name: 'per-username only: credential stuffing across usernames is open',
       design: mutate(design, (d) => withoutRules(d, 'auth-login-per-ip')),
-      expect: [
-        { messageId: 'missingDimension', ruleId: 'auth-login-per-username', data: { endpoint: 'login', missing: 'per-ip' } },
-      ],
+      expect: [{ messageId: 'missingDimension', ruleId: 'auth-login-per-username', data: { endpoint: 'login', missing: 'per-ip' } }],
     },
     {
       name: 'per-IP only: a botnet can guess one password from many addresses',
       design: mutate(design, (d) => withoutRules(d, 'auth-login-per-username')),
-      expect: [
-        { messageId: 'missingDimension', ruleId: 'auth-login-per-ip', data: { endpoint: 'login', missing: 'per-identity' } },
-      ],
+      expect: [{ messageId: 'missingDimension', ruleId: 'auth-login-per-ip', data: { endpoint: 'login', missing: 'per-identity' } }],
     },
     {
       name: 'an auth endpoint no rule names',

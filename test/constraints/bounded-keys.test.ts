@@ -1,6 +1,6 @@
 import boundedKeys from '../../src/constraints/bounded-keys.js';
 import { getRule, mutate, validDesign } from '../fixtures/design.js';
-import { edit, main, saas, without } from './broken-files.js';
+import { edit, main, saas } from './broken-files.js';
 import { runConstraintTests } from './tester.js';
 
 const design = validDesign();

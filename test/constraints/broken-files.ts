@@ -45,6 +45,10 @@ export function edit(g: Generated, path: string, change: (content: string) => st
 /** The files without one (which must exist). */
 export function without(g: Generated | readonly CodeFile[], ...paths: string[]): CodeFile[] {
   const files = 'files' in g ? g.files : g;
-  for (const p of paths) expect(files.some((f) => f.path === p), `the design ships ${p}`).toBe(true);
+  for (const p of paths)
+    expect(
+      files.some((f) => f.path === p),
+      `the design ships ${p}`,
+    ).toBe(true);
   return files.filter((f) => !paths.includes(f.path));
 }

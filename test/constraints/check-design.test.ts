@@ -47,9 +47,9 @@ describe('checkDesign', () => {
 
 describe('formatFinding', () => {
   it('fills every placeholder from the data', () => {
-    expect(
-      formatFinding({ constraintId: 'complete-rules', messageId: 'missingField', data: { field: 'burst' }, ruleId: 'r1' }),
-    ).toBe('rule r1: The rule does not state its burst.');
+    expect(formatFinding({ constraintId: 'complete-rules', messageId: 'missingField', data: { field: 'burst' }, ruleId: 'r1' })).toBe(
+      'rule r1: The rule does not state its burst.',
+    );
   });
 
   it('leaves a placeholder without data visible rather than inventing a value', () => {
@@ -86,7 +86,10 @@ describe('robustness: no check throws', () => {
     ['null', null],
     ['an empty object', {}],
     ['a string', 'design'],
-    ['lists of junk', { rules: [null, 1, 'x', {}], scope: { endpoints: [null, { class: 'auth' }], outbound: [null, {}], plans: [null, { quota: 5 }] } }],
+    [
+      'lists of junk',
+      { rules: [null, 1, 'x', {}], scope: { endpoints: [null, { class: 'auth' }], outbound: [null, {}], plans: [null, { quota: 5 }] } },
+    ],
   ];
   for (const [name, design] of malformed) {
     it(`on ${name}`, () => {

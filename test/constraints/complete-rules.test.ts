@@ -1,6 +1,6 @@
 import completeRules from '../../src/constraints/complete-rules.js';
 import { forceField, getRule, mutate, validDesign } from '../fixtures/design.js';
-import { edit, main, saas, without } from './broken-files.js';
+import { edit, main, saas } from './broken-files.js';
 import { runConstraintTests } from './tester.js';
 
 const design = validDesign();
@@ -109,7 +109,9 @@ runConstraintTests(completeRules, {
     {
       name: 'an edge rule the gateway config does not hold',
       design: saas().design,
-      files: saas().files.map((f) => (f.path.startsWith('gateway/') ? { ...f, content: f.content.replaceAll('anonymous-per-ip', 'anon') } : f)),
+      files: saas().files.map((f) =>
+        f.path.startsWith('gateway/') ? { ...f, content: f.content.replaceAll('anonymous-per-ip', 'anon') } : f,
+      ),
       expect: [{ messageId: 'notShipped', ruleId: 'anonymous-per-ip' }],
     },
   ],

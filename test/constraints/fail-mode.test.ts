@@ -83,8 +83,15 @@ runConstraintTests(failMode, {
     {
       name: 'an alert on a metric no component emits',
       design: saas().design,
-      files: edit(saas(), 'monitoring/ratelimit-alerts.yaml', (c) => c.replaceAll('ratelimit_fail_open_events_total', 'ratelimit_fail_open_total')),
-      expect: [{ messageId: 'alertOnSilentMetric', data: { alert: 'RateLimitFailOpen', metric: 'ratelimit_fail_open_total', file: 'monitoring/ratelimit-alerts.yaml' } }],
+      files: edit(saas(), 'monitoring/ratelimit-alerts.yaml', (c) =>
+        c.replaceAll('ratelimit_fail_open_events_total', 'ratelimit_fail_open_total'),
+      ),
+      expect: [
+        {
+          messageId: 'alertOnSilentMetric',
+          data: { alert: 'RateLimitFailOpen', metric: 'ratelimit_fail_open_total', file: 'monitoring/ratelimit-alerts.yaml' },
+        },
+      ],
     },
     {
       name: 'the nginx mtail program and the outbound client removed: nothing exports the throttle counter the middleware no longer names',

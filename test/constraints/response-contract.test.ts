@@ -175,7 +175,9 @@ runConstraintTests(responseContract, {
     {
       name: 'design.ts sends another header convention than the document',
       design: main().design,
-      files: edit(main(), 'middleware/design.ts', (c) => c.replace('headerConvention: "ietf-structured"', 'headerConvention: "x-ratelimit"')),
+      files: edit(main(), 'middleware/design.ts', (c) =>
+        c.replace('headerConvention: "ietf-structured"', 'headerConvention: "x-ratelimit"'),
+      ),
       expect: [{ messageId: 'conventionNotShipped', data: { file: 'middleware/design.ts', convention: 'ietf-structured' } }],
     },
     {

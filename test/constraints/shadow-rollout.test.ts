@@ -1,6 +1,6 @@
 import shadowRollout from '../../src/constraints/shadow-rollout.js';
 import { getRule, mutate, validDesign } from '../fixtures/design.js';
-import { edit, main, saas, without } from './broken-files.js';
+import { edit, main, saas } from './broken-files.js';
 import { runConstraintTests } from './tester.js';
 
 const design = validDesign();
@@ -22,10 +22,7 @@ runConstraintTests(shadowRollout, {
         d.rollout.startsInShadow = false;
         d.rollout.steps = d.rollout.steps.filter((s) => !/shadow/i.test(s.title));
       }),
-      expect: [
-        { messageId: 'notShadowFirst' },
-        { messageId: 'firstStepNotShadow', data: { step: 'Allowlist legitimate offenders' } },
-      ],
+      expect: [{ messageId: 'notShadowFirst' }, { messageId: 'firstStepNotShadow', data: { step: 'Allowlist legitimate offenders' } }],
     },
     {
       name: 'shadow mode for zero days',
@@ -87,7 +84,13 @@ runConstraintTests(shadowRollout, {
       name: 'a middleware rule shipped without its kill switch',
       design: saas().design,
       files: edit(saas(), 'middleware/design.ts', (c) => c.replace('flag: "ratelimit.fairness-free.mode"', 'flag: null')),
-      expect: [{ messageId: 'killSwitchNotShipped', ruleId: 'fairness-free', data: { flag: 'ratelimit.fairness-free.mode', file: 'middleware/design.ts' } }],
+      expect: [
+        {
+          messageId: 'killSwitchNotShipped',
+          ruleId: 'fairness-free',
+          data: { flag: 'ratelimit.fairness-free.mode', file: 'middleware/design.ts' },
+        },
+      ],
     },
     {
       name: 'an outbound provider shipped without its kill switch',

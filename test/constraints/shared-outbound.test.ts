@@ -1,7 +1,7 @@
 import sharedOutbound from '../../src/constraints/shared-outbound.js';
 import type { Design } from '../../src/design/model.js';
 import { getRule, mutate, validDesign } from '../fixtures/design.js';
-import { edit, main, saas, without } from './broken-files.js';
+import { edit, saas } from './broken-files.js';
 import { runConstraintTests } from './tester.js';
 
 const design = validDesign();
@@ -81,9 +81,14 @@ runConstraintTests(sharedOutbound, {
       name: 'a provider bucket shipped per process',
       design: saas().design,
       files: edit(saas(), 'outbound/providers.ts', (c) =>
-        c.replace('ruleId: "outbound-stripe", key: "rl:{out:stripe}:bucket", shared: true', 'ruleId: "outbound-stripe", key: "rl:{out:stripe}:bucket", shared: false'),
+        c.replace(
+          'ruleId: "outbound-stripe", key: "rl:{out:stripe}:bucket", shared: true',
+          'ruleId: "outbound-stripe", key: "rl:{out:stripe}:bucket", shared: false',
+        ),
       ),
-      expect: [{ messageId: 'providerNotSharedInFile', ruleId: 'outbound-stripe', data: { file: 'outbound/providers.ts', provider: 'Stripe' } }],
+      expect: [
+        { messageId: 'providerNotSharedInFile', ruleId: 'outbound-stripe', data: { file: 'outbound/providers.ts', provider: 'Stripe' } },
+      ],
     },
   ],
 });

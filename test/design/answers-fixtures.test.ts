@@ -76,7 +76,9 @@ describe('anonymous, IP-only read API behind a CDN and nginx, CGNAT users, 20,00
 
   it('states per-client rate and clients per address as answers, unmarked, and traces every rule', () => {
     const qa = rows(md, 'Question', 'Answer');
-    expect(qa.find((r) => r[0] === 'Per client address')?.[1]).toBe('1 req/s per client at its busiest, 200 clients active behind one address');
+    expect(qa.find((r) => r[0] === 'Per client address')?.[1]).toBe(
+      '1 req/s per client at its busiest, 200 clients active behind one address',
+    );
     expectTraced(design, md);
   });
 
@@ -88,7 +90,9 @@ describe('anonymous, IP-only read API behind a CDN and nginx, CGNAT users, 20,00
     const per = d.assumptions.find((a) => a.field === 'traffic.clientsPerAddress');
     expect(per?.text).toMatch(/assumed 25, an office or a mobile carrier's NAT/);
     expect(per?.ruleIds).toEqual(['anonymous-per-ip']);
-    expect(rule(d, 'anonymous-per-ip').derivation).toMatch(/^2 req\/s per client \(assumed\) x 25 clients behind one address \(assumed\) = 50 req\/s/);
+    expect(rule(d, 'anonymous-per-ip').derivation).toMatch(
+      /^2 req\/s per client \(assumed\) x 25 clients behind one address \(assumed\) = 50 req\/s/,
+    );
   });
 });
 
@@ -123,7 +127,9 @@ describe('mixed fail modes with plans and exports (reads open, writes and export
     // one bucket, so its keys are counted once in the memory bound
     const counted = design.rules.filter((r) => r.layer !== 'edge' && !r.id.endsWith('-fail-closed'));
     expect(design.monitoring.store.estimatedKeys).toBe(counted.reduce((n, r) => n + (r.cardinality?.bound ?? 0), 0));
-    expect(md).toContain('the total counts each pair once:\n`fairness-starter-fail-closed`, `fairness-business-fail-closed` share their keys');
+    expect(md).toContain(
+      'the total counts each pair once:\n`fairness-starter-fail-closed`, `fairness-business-fail-closed` share their keys',
+    );
   });
 
   it('never makes an endpoint fail differently from its class, and shows the effective mode per class', () => {
@@ -136,13 +142,18 @@ describe('mixed fail modes with plans and exports (reads open, writes and export
     ]);
     // no closed rule covers a read endpoint: a store outage never answers 503 on GET
     const reads = design.scope.endpoints.filter((e) => e.class === 'read').map((e) => e.name);
-    const closedOnReads = design.rules.filter((r) => r.failMode === 'closed' && r.layer === 'middleware' && r.endpoints.some((e) => reads.includes(e)));
+    const closedOnReads = design.rules.filter(
+      (r) => r.failMode === 'closed' && r.layer === 'middleware' && r.endpoints.some((e) => reads.includes(e)),
+    );
     expect(closedOnReads.map((r) => r.id)).toEqual([]);
   });
 
   it('a hand-written rule that makes reads fail closed is shown as differing from the answers, in bold', () => {
     const answers = JSON.parse(readFileSync(new URL('./fixtures/mixed-fail-modes.answers.json', import.meta.url), 'utf8'));
-    const d = buildDesign(parseAnswers(JSON.stringify({ ...answers, rules: [{ id: 'fairness-business-fail-open', failMode: 'closed' }] }), 'x.json'), { date: DATE });
+    const d = buildDesign(
+      parseAnswers(JSON.stringify({ ...answers, rules: [{ id: 'fairness-business-fail-open', failMode: 'closed' }] }), 'x.json'),
+      { date: DATE },
+    );
     expect(d.failModes?.find((f) => f.endpointClass === 'read')).toMatchObject({ answered: 'open', effective: 'closed' });
     const out = renderMarkdown({ design: d, checks: checkDesign(d) }, { layout: 'single' })[0]?.content ?? '';
     expect(out).toContain('| read | fail open | **fail closed** |');
@@ -151,7 +162,9 @@ describe('mixed fail modes with plans and exports (reads open, writes and export
 
   it('a hand-written override of the base id applies to both halves', () => {
     const answers = JSON.parse(readFileSync(new URL('./fixtures/mixed-fail-modes.answers.json', import.meta.url), 'utf8'));
-    const d = buildDesign(parseAnswers(JSON.stringify({ ...answers, rules: [{ id: 'fairness-starter', burst: 60 }] }), 'x.json'), { date: DATE });
+    const d = buildDesign(parseAnswers(JSON.stringify({ ...answers, rules: [{ id: 'fairness-starter', burst: 60 }] }), 'x.json'), {
+      date: DATE,
+    });
     expect(rule(d, 'fairness-starter-fail-open')).toMatchObject({ burst: 60, source: 'overridden' });
     expect(rule(d, 'fairness-starter-fail-closed')).toMatchObject({ burst: 60, source: 'overridden' });
     expect(d.rules.some((r) => r.id === 'fairness-starter')).toBe(false);
@@ -185,7 +198,9 @@ describe('rolling 30-day quotas with soft overage, and a plan without a quota', 
     const cap = design.assumptions.find((a) => a.field === 'plans.overageCap');
     expect(cap?.text).toMatch(/^Open product decision: Growth lets calls pass past the quota/);
     expect(cap?.ruleIds).toEqual(['quota-growth']);
-    expect(md).toContain('The limiter refuses calls past 1,200,000 for Growth (an assumed cap, an open product decision: see the assumptions)');
+    expect(md).toContain(
+      'The limiter refuses calls past 1,200,000 for Growth (an assumed cap, an open product decision: see the assumptions)',
+    );
     expect(md).toContain('7,500,000 for Scale (the overage cap the answers set)');
   });
 
@@ -230,7 +245,10 @@ describe('the example 429 is what the layer that refuses sends', () => {
     const server = generateNginx(design).find((f) => f.path.endsWith('nginx-server.conf'))?.content ?? '';
     const sent = JSON.parse(JSON.parse(`"${/return 429 "((?:[^"\\]|\\.)*)";/.exec(server)?.[1] ?? ''}"`));
     const retryAfter = /add_header Retry-After (\d+) always;/.exec(server)?.[1];
-    const block = /```http\nHTTP\/1\.1 429 Too Many Requests\nContent-Type: application\/problem\+json\nRetry-After: (\d+)\nCache-Control: no-store\n\n([\s\S]*?)\n```/.exec(md);
+    const block =
+      /```http\nHTTP\/1\.1 429 Too Many Requests\nContent-Type: application\/problem\+json\nRetry-After: (\d+)\nCache-Control: no-store\n\n([\s\S]*?)\n```/.exec(
+        md,
+      );
     expect(block?.[1]).toBe(retryAfter);
     expect(JSON.parse(block?.[2] ?? 'null')).toEqual(sent);
     expect(md).not.toContain('"rule": "default"');

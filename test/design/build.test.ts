@@ -186,7 +186,17 @@ describe('design builder', () => {
       const fair = d.rules.find((r) => r.tier === 'fairness');
       expect(fair).toMatchObject({ identity: 'api-key', layer: 'middleware', primitive: 'redis-lua', algorithm: 'gcra' });
       const ids = d.assumptions.map((a) => a.id);
-      expect(ids).toEqual(expect.arrayContaining(['generic', 'goals', 'stack.store', 'identities', 'traffic.peakRps', 'failure.byClass', 'headers.convention']));
+      expect(ids).toEqual(
+        expect.arrayContaining([
+          'generic',
+          'goals',
+          'stack.store',
+          'identities',
+          'traffic.peakRps',
+          'failure.byClass',
+          'headers.convention',
+        ]),
+      );
       expect(d.enforcement.placementDiagram).toBeUndefined();
     });
   });
@@ -243,12 +253,32 @@ describe('design builder', () => {
 });
 
 describe('storeBound: rules bounded by the ceiling share it', () => {
-  const base = { source: 'generated', tier: 'security', title: 't', endpointClass: 'auth', routes: [], headers: 'silent', errorCode: 'RATE_LIMITED', layer: 'middleware' } as const;
+  const base = {
+    source: 'generated',
+    tier: 'security',
+    title: 't',
+    endpointClass: 'auth',
+    routes: [],
+    headers: 'silent',
+    errorCode: 'RATE_LIMITED',
+    layer: 'middleware',
+  } as const;
   const r = (id: string, endpoints: string[], bound: number, bytesPerKey: number, byTraffic?: true) =>
-    ({ ...base, id, endpoints, bytesPerKey, cardinality: { bound, basis: 'b', ...(byTraffic ? { byTraffic } : {}) } }) as unknown as MatrixRule;
+    ({
+      ...base,
+      id,
+      endpoints,
+      bytesPerKey,
+      cardinality: { bound, basis: 'b', ...(byTraffic ? { byTraffic } : {}) },
+    }) as unknown as MatrixRule;
 
   it('counts the worst endpoint once, and population-bounded rules in full', () => {
-    const rules = [r('a', ['login'], 100, 10, true), r('b', ['login'], 100, 10, true), r('c', ['reset'], 300, 1, true), r('d', ['x'], 7, 2)];
+    const rules = [
+      r('a', ['login'], 100, 10, true),
+      r('b', ['login'], 100, 10, true),
+      r('c', ['reset'], 300, 1, true),
+      r('d', ['x'], 7, 2),
+    ];
     // login: 200 keys, 2,000 bytes; reset: 300 keys, 300 bytes: keys and bytes take their own worst endpoint
     expect(storeBound(rules)).toEqual({
       keys: 300 + 7,
@@ -258,7 +288,10 @@ describe('storeBound: rules bounded by the ceiling share it', () => {
   });
 
   it('a rule naming no endpoint counts on every endpoint; one ceiling rule or no saving: plain sums', () => {
-    expect(storeBound([r('a', [], 50, 1, true), r('b', ['login'], 100, 1, true), r('c', ['reset'], 10, 1, true)]).shared).toMatchObject({ keys: 150, endpoint: 'login' });
+    expect(storeBound([r('a', [], 50, 1, true), r('b', ['login'], 100, 1, true), r('c', ['reset'], 10, 1, true)]).shared).toMatchObject({
+      keys: 150,
+      endpoint: 'login',
+    });
     expect(storeBound([r('a', ['login'], 100, 2, true), r('d', ['x'], 7, 2)])).toEqual({ keys: 107, bytes: 214 });
     // two rules on the same endpoint: the worst endpoint holds them all, nothing saved
     expect(storeBound([r('a', ['login'], 100, 2, true), r('b', ['login'], 10, 2, true)])).toEqual({ keys: 110, bytes: 220 });

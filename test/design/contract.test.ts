@@ -39,32 +39,37 @@ describe('RateLimit-Policy states the real window', () => {
     expect(header(saas, 'RateLimit-Policy')).toBe('"fairness-free";q=25;w=25');
     expect(header(saas, 'RateLimit')).toBe('"fairness-free";r=24;t=1');
     expect(policyWindowSeconds(shownOf(saas, 'fairness-enterprise'))).toBe(10);
-    expect(rateLimitHeaders('ietf-structured', { rule: shownOf(saas, 'fairness-enterprise'), s: { limit: 500, remaining: 499, resetSeconds: 1, windowSeconds: 10 } })[0]).toEqual([
-      'RateLimit-Policy',
-      '"fairness-enterprise";q=500;w=10',
-    ]);
+    expect(
+      rateLimitHeaders('ietf-structured', {
+        rule: shownOf(saas, 'fairness-enterprise'),
+        s: { limit: 500, remaining: 499, resetSeconds: 1, windowSeconds: 10 },
+      })[0],
+    ).toEqual(['RateLimit-Policy', '"fairness-enterprise";q=500;w=10']);
     // minimal-generic: 20/s, burst 100 -> 100 per 5 s, not 100 per second
     expect(header(minimal, 'RateLimit-Policy')).toBe('"fairness-per-api-key";q=100;w=5');
     expect(minimal.contract.rateLimitedBody).toMatchObject({ limit: { rule: 'fairness-per-api-key', quota: 100, windowSeconds: 5 } });
   });
 
-  it.each(exampleNames())('%s: every rule states exactly its rate (q / w), q within the burst when a whole-second window allows', (name) => {
-    const d = exampleDesign(name);
-    for (const r of d.rules.filter((x) => x.headers === 'full' && x.rate)) {
-      const s = shownRuleOf(r) as ShownRule;
-      const { q, w } = policyOf(s);
-      const rate = s.limit / s.periodSeconds;
-      // never less than promised (a client pacing by the header gets the rate it pays for), never more
-      expect(q / w, r.id).toBeCloseTo(rate, 9);
-      expect(Number.isInteger(q) && Number.isInteger(w) && w >= 1, r.id).toBe(true);
-      if (s.burst !== null) {
-        const smallest = s.limit / gcdOf(s.limit, s.periodSeconds);
-        expect(q, r.id).toBe(s.burst >= smallest ? Math.floor(s.burst / smallest) * smallest : smallest);
-      } else {
-        expect(q, r.id).toBe(s.limit);
+  it.each(exampleNames())(
+    '%s: every rule states exactly its rate (q / w), q within the burst when a whole-second window allows',
+    (name) => {
+      const d = exampleDesign(name);
+      for (const r of d.rules.filter((x) => x.headers === 'full' && x.rate)) {
+        const s = shownRuleOf(r) as ShownRule;
+        const { q, w } = policyOf(s);
+        const rate = s.limit / s.periodSeconds;
+        // never less than promised (a client pacing by the header gets the rate it pays for), never more
+        expect(q / w, r.id).toBeCloseTo(rate, 9);
+        expect(Number.isInteger(q) && Number.isInteger(w) && w >= 1, r.id).toBe(true);
+        if (s.burst !== null) {
+          const smallest = s.limit / gcdOf(s.limit, s.periodSeconds);
+          expect(q, r.id).toBe(s.burst >= smallest ? Math.floor(s.burst / smallest) * smallest : smallest);
+        } else {
+          expect(q, r.id).toBe(s.limit);
+        }
       }
-    }
-  });
+    },
+  );
 
   it('a burst below one exact step states the rate itself; fractional rates fall back to the refill time', () => {
     expect(policyOf({ limit: 90, periodSeconds: 1, burst: 10 })).toEqual({ q: 90, w: 1 });
@@ -117,7 +122,11 @@ describe('the example 429s are ones the middleware really sends for the rule the
       }),
       { date: DATE },
     );
-    expect(d.contract.rateLimitedBody).toMatchObject({ retryAfterSeconds: 60, resetSeconds: 720, limit: { quota: 12, windowSeconds: 720 } });
+    expect(d.contract.rateLimitedBody).toMatchObject({
+      retryAfterSeconds: 60,
+      resetSeconds: 720,
+      limit: { quota: 12, windowSeconds: 720 },
+    });
     expect(d.contract.rateLimitedExample?.headers.slice(1)).toEqual([
       { name: 'X-RateLimit-Limit', value: '12' },
       { name: 'X-RateLimit-Remaining', value: '0' },

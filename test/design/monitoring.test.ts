@@ -24,7 +24,19 @@ describe('key length in the memory bound', () => {
     // what a scratch run measured on Redis 7.0.15 (jemalloc 5.3, 100,000 gcra keys): bytes per key
     // 133 at 15 and 24 characters, 149 at 31-40, 165 at 52, 181 at 64, 197 at 92, 213 at 100,
     // 261 at 128 and 145, 293 at 160
-    const measured: [number, number][] = [[15, 133], [24, 133], [31, 149], [40, 149], [52, 165], [64, 181], [92, 197], [100, 213], [128, 261], [145, 261], [160, 293]];
+    const measured: [number, number][] = [
+      [15, 133],
+      [24, 133],
+      [31, 149],
+      [40, 149],
+      [52, 165],
+      [64, 181],
+      [92, 197],
+      [100, 213],
+      [128, 261],
+      [145, 261],
+      [160, 293],
+    ];
     for (const [chars, bytes] of measured) expect(BYTES_PER_KEY.gcra + keyNameExtraBytes(chars), `${chars} characters`).toBe(bytes);
     expect(keyNameBytes(MEASURED_KEY_CHARS)).toBe(32);
     expect(keyNameExtraBytes(MEASURED_KEY_CHARS)).toBe(0);
@@ -35,10 +47,16 @@ describe('key length in the memory bound', () => {
     expect(maxKeyChars({ ...base, key: 'rl:{auth:password-reset}:un:<sha256(e-mail-address)>' })).toBe(92);
     expect(maxKeyChars({ ...base, key: 'rl:{auth:password-reset}:ip:<client-ip>' })).toBe(28 + 24);
     // a tenant slot may be filled by a fallback identity with a longer label ("ak:")
-    expect(maxKeyChars({ ...base, tier: 'fairness', algorithm: 'gcra', key: 'rl:{t:<tenant-id>}:req:pro' })).toBe('rl:{'.length + 3 + 128 + '}:req:pro'.length);
-    expect(maxKeyChars({ ...base, tier: 'quota', algorithm: 'fixed-window', key: 'rl:{t:<tenant-id>}:quota:<yyyy-mm>' })).toBe('rl:{'.length + 3 + 128 + '}:quota:'.length + 7);
+    expect(maxKeyChars({ ...base, tier: 'fairness', algorithm: 'gcra', key: 'rl:{t:<tenant-id>}:req:pro' })).toBe(
+      'rl:{'.length + 3 + 128 + '}:req:pro'.length,
+    );
+    expect(maxKeyChars({ ...base, tier: 'quota', algorithm: 'fixed-window', key: 'rl:{t:<tenant-id>}:quota:<yyyy-mm>' })).toBe(
+      'rl:{'.length + 3 + 128 + '}:quota:'.length + 7,
+    );
     // a rolling quota key gets ":rolling" appended by the middleware
-    expect(maxKeyChars({ ...base, tier: 'quota', algorithm: 'fixed-window', key: 'rl:{t:<tenant-id>}:quota:rolling' })).toBe('rl:{'.length + 3 + 128 + '}:quota:rolling'.length + ':rolling'.length);
+    expect(maxKeyChars({ ...base, tier: 'quota', algorithm: 'fixed-window', key: 'rl:{t:<tenant-id>}:quota:rolling' })).toBe(
+      'rl:{'.length + 3 + 128 + '}:quota:rolling'.length + ':rolling'.length,
+    );
     expect(maxKeyChars({ ...base, tier: 'ceiling', algorithm: 'gcra', key: 'rl:{global}:ceiling' })).toBe(19);
   });
 
@@ -88,10 +106,14 @@ describe('store advice', () => {
       expect(s.config).toContain('maxmemory-policy noeviction\n');
       expect(s.memoryText).toMatch(/refuses, with an OOM error/);
       expect(s.memoryText).toMatch(/RateLimitStoreMemoryHigh pages at 80% of maxmemory/);
-      expect(d.monitoring.alerts.map((a) => a.name)).toEqual(expect.arrayContaining(['RateLimitStoreMemoryHigh', 'RateLimitStoreMisconfigured', 'RateLimitKeyCardinality']));
+      expect(d.monitoring.alerts.map((a) => a.name)).toEqual(
+        expect.arrayContaining(['RateLimitStoreMemoryHigh', 'RateLimitStoreMisconfigured', 'RateLimitKeyCardinality']),
+      );
     }
     const saas = exampleDesign('saas-platform').monitoring.store;
-    expect(saas.memoryText).toContain('the fail-open rules (fairness-free, fairness-pro, fairness-enterprise, webhooks-per-source, quota-free, quota-pro, quota-enterprise) admit requests unchecked');
+    expect(saas.memoryText).toContain(
+      'the fail-open rules (fairness-free, fairness-pro, fairness-enterprise, webhooks-per-source, quota-free, quota-pro, quota-enterprise) admit requests unchecked',
+    );
     expect(saas.memoryText).toContain('the sliding-window logs (auth-login-per-identity');
     expect(saas.memoryText).toContain('Set it on every node');
   });

@@ -49,7 +49,9 @@ describe('outbound burst stays within the provider limit', () => {
     const text = assumption(saas, 'outbound.burst');
     expect(text).toContain('Stripe 10 (10 + 90 = 100 calls per second, exactly the limit of 100/second)');
     expect(text).toContain('SendGrid 8 (one second of its 8/s rate; 8 + 480 = 488 calls per minute, within 600/minute)');
-    expect(rule(saas, 'outbound-stripe').rationale).toContain('Burst 10: a full bucket plus one second of refill sends at most 10 + 90 = 100 calls in a second');
+    expect(rule(saas, 'outbound-stripe').rationale).toContain(
+      'Burst 10: a full bucket plus one second of refill sends at most 10 + 90 = 100 calls in a second',
+    );
   });
 
   it('warns when a stated burst lets burst + rate pass the provider limit', () => {
@@ -59,23 +61,31 @@ describe('outbound burst stays within the provider limit', () => {
     expect(d.assumptions.find((x) => x.id === 'outbound.burst')).toBeUndefined();
     const r = rule(d, 'outbound-stripe');
     expect(r.burst).toBe(90);
-    expect(r.rationale).toContain('Warning: burst 90 plus the 90 the bucket refills per second lets up to 180 calls through in one second, 80 over the provider\'s 100/second; lower the burst to at most 10.');
+    expect(r.rationale).toContain(
+      "Warning: burst 90 plus the 90 the bucket refills per second lets up to 180 calls through in one second, 80 over the provider's 100/second; lower the burst to at most 10.",
+    );
   });
 });
 
 describe('matrix rationale arithmetic', () => {
   it('computes how many clients reach the ceiling instead of saying ten', () => {
     const c = rule(consumer, 'fairness-per-user').rationale;
-    expect(c).toContain('(60 req/s, rounded down to 50 req/s): 12 users at their full rate at once are needed to reach the ceiling (600 / 50, rounded up)');
+    expect(c).toContain(
+      '(60 req/s, rounded down to 50 req/s): 12 users at their full rate at once are needed to reach the ceiling (600 / 50, rounded up)',
+    );
     expect(c).not.toMatch(/ten clients/);
-    expect(rule(minimal, 'fairness-per-api-key').rationale).toContain('12 API keys at their full rate at once are needed to reach the ceiling (225 / 20, rounded up)');
+    expect(rule(minimal, 'fairness-per-api-key').rationale).toContain(
+      '12 API keys at their full rate at once are needed to reach the ceiling (225 / 20, rounded up)',
+    );
   });
 
   it('states what the anonymous limit really is: per client times clients per address', () => {
     const s = rule(saas, 'anonymous-per-ip');
     expect(s.rate).toEqual({ requests: 50, periodSeconds: 1 });
     expect(s.rationale).toContain('2 req/s per client (assumed) x 25 clients behind one address (assumed) = 50 req/s');
-    expect(s.derivation).toBe('2 req/s per client (assumed) x 25 clients behind one address (assumed) = 50 req/s; burst 500 = 10 s of rate');
+    expect(s.derivation).toBe(
+      '2 req/s per client (assumed) x 25 clients behind one address (assumed) = 50 req/s; burst 500 = 10 s of rate',
+    );
     expect(s.rationale).not.toMatch(/twice/);
   });
 
@@ -86,7 +96,7 @@ describe('matrix rationale arithmetic', () => {
     expect(w.burst).toBe(4800);
     expect(w.burst).toBeLessThanOrEqual(ceiling.burst as number);
     expect(w.rationale).toContain('a fifth of the 4,800 req/s ceiling (960 req/s), rounded down to 500');
-    expect(w.rationale).toContain('burst 4,800, the ceiling\'s own burst: 10 s of rate would be 5,000');
+    expect(w.rationale).toContain("burst 4,800, the ceiling's own burst: 10 s of rate would be 5,000");
   });
 
   it('credits the per-IP row, not the per-address row, with stopping account probing', () => {
@@ -107,7 +117,10 @@ describe('matrix rationale arithmetic', () => {
 describe('quota backstops are assumptions, shown apart from the quota', () => {
   it('keeps the quota and the backstop as distinct numbers on the rule', () => {
     expect(rule(saas, 'quota-pro')).toMatchObject({ rate: { requests: 1_200_000 }, quotaBackstop: { quota: 1_000_000, factor: 1.2 } });
-    expect(rule(saas, 'quota-enterprise')).toMatchObject({ rate: { requests: 60_000_000 }, quotaBackstop: { quota: 20_000_000, factor: 3 } });
+    expect(rule(saas, 'quota-enterprise')).toMatchObject({
+      rate: { requests: 60_000_000 },
+      quotaBackstop: { quota: 20_000_000, factor: 3 },
+    });
     expect(rule(saas, 'quota-free').quotaBackstop).toBeUndefined();
   });
 
@@ -123,9 +136,17 @@ describe('quota backstops are assumptions, shown apart from the quota', () => {
   });
 
   it('records no cap assumption when every quota is a hard stop or states its cap', () => {
-    const d = build({ goals: ['quotas'], stack: { topology: 'single' }, plans: [{ name: 'Free', rate: { requests: 1, per: 'second' }, quota: 100, exhaustion: 'hard' }] });
+    const d = build({
+      goals: ['quotas'],
+      stack: { topology: 'single' },
+      plans: [{ name: 'Free', rate: { requests: 1, per: 'second' }, quota: 100, exhaustion: 'hard' }],
+    });
     expect(d.assumptions.find((a) => a.id === 'plans.overageCap')).toBeUndefined();
-    const capped = build({ goals: ['quotas'], stack: { topology: 'single' }, plans: [{ name: 'Pro', rate: { requests: 1, per: 'second' }, quota: 100, exhaustion: 'soft-warning', overageCap: 150 }] });
+    const capped = build({
+      goals: ['quotas'],
+      stack: { topology: 'single' },
+      plans: [{ name: 'Pro', rate: { requests: 1, per: 'second' }, quota: 100, exhaustion: 'soft-warning', overageCap: 150 }],
+    });
     expect(capped.assumptions.find((a) => a.id === 'plans.overageCap')).toBeUndefined();
     expect(rule(capped, 'quota-pro')).toMatchObject({ rate: { requests: 150 }, quotaBackstop: { quota: 100, assumed: false } });
     expect(rule(capped, 'quota-pro').rationale).toContain('150 (the overage cap the answers set)');
@@ -151,7 +172,9 @@ describe('defaults are stated as assumptions', () => {
     expect(byName.get('verify-otp')).toMatchObject({ anonymous: false });
     expect(byName.get('verify-otp')?.assumed).not.toContain('anonymous');
     expect(byName.get('login')).toMatchObject({ anonymous: true, assumed: ['anonymous', 'cost'] });
-    expect(assumption(consumer, 'endpoints.anonymous')).toMatch(/^login, signup and forgot-password are auth endpoints not marked anonymous/);
+    expect(assumption(consumer, 'endpoints.anonymous')).toMatch(
+      /^login, signup and forgot-password are auth endpoints not marked anonymous/,
+    );
   });
 
   it('names the endpoints whose cost is a class default, never a stated one', () => {
@@ -185,12 +208,18 @@ describe('defaults are stated as assumptions', () => {
 describe('test scenarios say what is really guaranteed', () => {
   it('recovery: Retry-After is rounded up; only a request before the first refill is certainly refused', () => {
     const e = scenario(consumer, 'throttled-recovery').expected;
-    expect(e).toContain('The real wait is until the next token comes back, at most 20 ms after the refusal (one token comes back every 20 ms at 50/s)');
-    expect(e).toContain('Retry-After is that wait rounded up to whole seconds (1 s here), so a request sent before Retry-After has passed may be admitted too');
+    expect(e).toContain(
+      'The real wait is until the next token comes back, at most 20 ms after the refusal (one token comes back every 20 ms at 50/s)',
+    );
+    expect(e).toContain(
+      'Retry-After is that wait rounded up to whole seconds (1 s here), so a request sent before Retry-After has passed may be admitted too',
+    );
     expect(e).toContain('a request sent after Retry-After is admitted, and one sent before the first token refills is refused');
     expect(e).not.toMatch(/would be refused/);
     // a 1 s interval: the wait after a refusal is at most 1 s, so Retry-After 1 s is still a rounding up
-    expect(scenario(saas, 'throttled-recovery').expected).toContain('at most 1 s after the refusal (one token comes back every 1 s at 60/min)');
+    expect(scenario(saas, 'throttled-recovery').expected).toContain(
+      'at most 1 s after the refusal (one token comes back every 1 s at 60/min)',
+    );
     const slow = build({ goals: ['quotas'], stack: { topology: 'single' }, plans: [{ name: 'p', rate: { requests: 2, per: 'minute' } }] });
     expect(scenario(slow, 'throttled-recovery').expected).toContain('at most 30 s after the refusal');
     expect(scenario(slow, 'throttled-recovery').expected).toContain('(at most 30 s here)');
@@ -198,7 +227,9 @@ describe('test scenarios say what is really guaranteed', () => {
 
   it('cost-weighted: a cost-1 call after the refusal is refused only if nothing refilled', () => {
     const e = scenario(consumer, 'cost-weighted-exhaustion').expected;
-    expect(e).toMatch(/^125 calls to post pass \(burst 250 \/ cost 2\) and the next is refused; a cost-1 call sent right after is refused too/);
+    expect(e).toMatch(
+      /^125 calls to post pass \(burst 250 \/ cost 2\) and the next is refused; a cost-1 call sent right after is refused too/,
+    );
     expect(e).toContain('unless a token has come back in the meantime');
     expect(scenario(saas, 'cost-weighted-exhaustion').expected).toMatch(/^1 call to export-orders passes/);
   });

@@ -7,21 +7,12 @@
  */
 import { execFile } from 'node:child_process';
 import { promisify } from 'node:util';
-import {
-  freePort,
-  LOOPBACK,
-  rawCommand,
-  RedisServerMissingError,
-  startRedisServer,
-  type SpawnedRedis,
-} from '../../src/verify/redis.js';
+import { freePort, LOOPBACK, rawCommand, RedisServerMissingError, startRedisServer, type SpawnedRedis } from '../../src/verify/redis.js';
 
 export { freePort, rawCommand };
 
 const HOST = LOOPBACK;
-const MISSING =
-  'redis-server was not found on PATH. The Redis tests need a real server: ' +
-  'apt-get install -y redis-server redis-tools';
+const MISSING = 'redis-server was not found on PATH. The Redis tests need a real server: ' + 'apt-get install -y redis-server redis-tools';
 
 export interface RedisServer {
   readonly host: string;
@@ -76,21 +67,23 @@ export async function startRedisCluster(): Promise<RedisClusterHandle> {
   try {
     for (let i = 0; i < 3; i++) {
       const args = [
-        '--cluster-enabled', 'yes',
+        '--cluster-enabled',
+        'yes',
         // relative to --dir, the node's own temporary directory
-        '--cluster-config-file', 'nodes.conf',
-        '--cluster-port', String(ports[i + 3]!),
-        '--cluster-node-timeout', '5000',
+        '--cluster-config-file',
+        'nodes.conf',
+        '--cluster-port',
+        String(ports[i + 3]!),
+        '--cluster-node-timeout',
+        '5000',
       ];
       nodes.push(await start(args, ports[i]!));
     }
     const addresses = nodes.map((n) => `${HOST}:${n.port}`);
     try {
-      await promisify(execFile)(
-        'redis-cli',
-        ['--cluster', 'create', ...addresses, '--cluster-replicas', '0', '--cluster-yes'],
-        { timeout: 30_000 },
-      );
+      await promisify(execFile)('redis-cli', ['--cluster', 'create', ...addresses, '--cluster-replicas', '0', '--cluster-yes'], {
+        timeout: 30_000,
+      });
     } catch (error) {
       const e = error as NodeJS.ErrnoException & { stdout?: string; stderr?: string };
       if (e.code === 'ENOENT') throw new Error(MISSING.replace('redis-server', 'redis-cli'));

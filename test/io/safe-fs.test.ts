@@ -33,7 +33,8 @@ describe('safe-fs', () => {
   });
 
   it('refuses /proc, /sys, /dev by text and by real path (a link into /proc)', async () => {
-    for (const p of ['/proc/self/x', '/sys', '/dev/shm/x']) await expect(refuseSystemPath(p, p)).rejects.toMatchObject({ messageId: 'systemPath' });
+    for (const p of ['/proc/self/x', '/sys', '/dev/shm/x'])
+      await expect(refuseSystemPath(p, p)).rejects.toMatchObject({ messageId: 'systemPath' });
     const dir = tempDir();
     symlinkSync('/proc/self', path.join(dir, 'proc-link'));
     await expect(refuseSystemPath(path.join(dir, 'proc-link', 'x'), 'x')).rejects.toBeInstanceOf(UserError);
@@ -45,7 +46,10 @@ describe('safe-fs', () => {
     mkdirSync(path.join(dir, 'a'));
     symlinkSync(dir, path.join(dir, 'a', 'loop'));
     writeFileSync(path.join(dir, 'file'), 'x');
-    await expect(checkChain(dir, path.join(dir, 'a', 'loop', 'x', 'y.md'), show)).rejects.toMatchObject({ messageId: 'symlinkRefused', data: { file: path.join(dir, 'a', 'loop') } });
+    await expect(checkChain(dir, path.join(dir, 'a', 'loop', 'x', 'y.md'), show)).rejects.toMatchObject({
+      messageId: 'symlinkRefused',
+      data: { file: path.join(dir, 'a', 'loop') },
+    });
     await expect(checkChain(dir, path.join(dir, 'file', 'y.md'), show)).rejects.toMatchObject({ messageId: 'notAFolder' });
     expect(spawnSync('mkfifo', [path.join(dir, 'a', 'pipe')]).status).toBe(0);
     await expect(checkChain(dir, path.join(dir, 'a', 'pipe'), show)).rejects.toMatchObject({ messageId: 'notRegularFile' });

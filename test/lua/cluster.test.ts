@@ -55,9 +55,7 @@ describe('on a 3-master Redis Cluster', () => {
       const user = `rl:{${tag}}:user:alice`;
       const ip = `rl:{${tag}}:ip:203.0.113.9`;
       await run(clients[0]!, 'sliding-window-log', [user, ip], [110, HOUR, 1000, HOUR, 100]);
-      const replies = await race(clients, 200, (c: Client) =>
-        run(c, 'sliding-window-log', [user, ip], [110, HOUR, 1000, HOUR, 1]),
-      );
+      const replies = await race(clients, 200, (c: Client) => run(c, 'sliding-window-log', [user, ip], [110, HOUR, 1000, HOUR, 1]));
       expect(replies.filter((r) => r[0] === 1)).toHaveLength(10);
       expect(await clients[0]!.zcard(user)).toBe(110);
       expect(await clients[0]!.zcard(ip)).toBe(110);
@@ -71,9 +69,7 @@ describe('on a 3-master Redis Cluster', () => {
     for (let i = 2; (await masters[0]!.cluster('KEYSLOT', b)) === (await masters[0]!.cluster('KEYSLOT', a)); i++) {
       b = `rl:auth:ip:${i}`;
     }
-    await expect(run(clients[0]!, 'sliding-window-log', [a, b], [5, HOUR, 5, HOUR, 1])).rejects.toThrow(
-      /CROSSSLOT|slot/i,
-    );
+    await expect(run(clients[0]!, 'sliding-window-log', [a, b], [5, HOUR, 5, HOUR, 1])).rejects.toThrow(/CROSSSLOT|slot/i);
   });
 
   it('fixed-window: 200 concurrent calls for the last 10 units admit exactly 10', async () => {
@@ -82,18 +78,14 @@ describe('on a 3-master Redis Cluster', () => {
     for (const tag of TAGS.slice(3, 6)) {
       const key = `rl:{q:${tag}}:month:2026-01`;
       await run(clients[0]!, 'fixed-window', [key], ['calendar', 110, 100, end, 60_000]);
-      const replies = await race(clients, 200, (c: Client) =>
-        run(c, 'fixed-window', [key], ['calendar', 110, 1, end, 60_000]),
-      );
+      const replies = await race(clients, 200, (c: Client) => run(c, 'fixed-window', [key], ['calendar', 110, 1, end, 60_000]));
       expect(replies.filter((r) => r[0] === 1)).toHaveLength(10);
     }
   });
 
   it('outbound-bucket: 200 concurrent reservations get 200 distinct slots', async () => {
     const key = 'rl:{out:stripe}:bucket';
-    const replies = await race(clients, 200, (c: Client) =>
-      run(c, 'outbound-bucket', [key], ['reserve', 5, 10, 1000, 1, 60_000]),
-    );
+    const replies = await race(clients, 200, (c: Client) => run(c, 'outbound-bucket', [key], ['reserve', 5, 10, 1000, 1, 60_000]));
     expect(replies.every((r) => r[0] === 1)).toBe(true);
     const waits = replies.map((r) => r[1]!).sort((x, y) => x - y);
     expect(waits.slice(0, 5)).toEqual([0, 0, 0, 0, 0]);

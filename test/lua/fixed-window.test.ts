@@ -150,8 +150,6 @@ describe('fixed-window.lua, rolling mode', () => {
   });
 
   it('rejects a bad mode with a clear error', async () => {
-    await expect(run(s.redis, 'fixed-window', ['rl:{q}:x'], ['weekly', 1, 1])).rejects.toThrow(
-      /must be 'calendar' or 'rolling'/,
-    );
+    await expect(run(s.redis, 'fixed-window', ['rl:{q}:x'], ['weekly', 1, 1])).rejects.toThrow(/must be 'calendar' or 'rolling'/);
   });
 });

@@ -65,10 +65,7 @@ describe('gcra.lua', () => {
       const [bs, bus] = (await s.redis.time()) as [string, string];
       const before = Number(bs) * 1e6 + Number(bus);
       const [allowed, , retry, reset] = await gcra(key, 2, 10, 1000);
-      const [[, time], [, tat]] = (await s.redis.multi().time().get(key).exec()) as [
-        [null, [string, string]],
-        [null, string],
-      ];
+      const [[, time], [, tat]] = (await s.redis.multi().time().get(key).exec()) as [[null, [string, string]], [null, string]];
       const after = Number(time[0]) * 1e6 + Number(time[1]);
       const exactWaitUs = Number(tat) + 100_000 - 200_000 - after;
       expect(allowed).toBe(0);

@@ -5,7 +5,7 @@
  * check run after each scenario.
  */
 import { afterAll, afterEach, beforeAll, expect } from 'vitest';
-import { Cluster, Redis } from 'ioredis';
+import { type Cluster, Redis } from 'ioredis';
 import { luaScript, type LuaScriptName } from '../../src/codegen/lua.js';
 import { startRedis, type RedisServer } from '../helpers/redis.js';
 
@@ -31,11 +31,7 @@ export async function run(
 }
 
 /** Fires `count` calls at once, spread over the connections; returns every reply. */
-export function race(
-  clients: readonly Client[],
-  count: number,
-  call: (client: Client, i: number) => Promise<Reply>,
-): Promise<Reply[]> {
+export function race(clients: readonly Client[], count: number, call: (client: Client, i: number) => Promise<Reply>): Promise<Reply[]> {
   return Promise.all(Array.from({ length: count }, (_, i) => call(clients[i % clients.length]!, i)));
 }
 
@@ -73,10 +69,7 @@ export function useRedis(): Suite {
   beforeAll(async () => {
     suite.server = await startRedis();
     suite.redis = new Redis(suite.server.port, suite.server.host, { maxRetriesPerRequest: 1 });
-    suite.pool = Array.from(
-      { length: 8 },
-      () => new Redis(suite.server.port, suite.server.host, { maxRetriesPerRequest: 1 }),
-    );
+    suite.pool = Array.from({ length: 8 }, () => new Redis(suite.server.port, suite.server.host, { maxRetriesPerRequest: 1 }));
   });
   afterEach(async () => {
     await expectEveryKeyHasTtl(suite.redis);

@@ -13,8 +13,7 @@ const reserve = (key: string, maxWaitMs: number, cost = 1, client: Client = s.re
   run(client, 'outbound-bucket', [key], ['reserve', BURST, RATE, PERIOD, cost, maxWaitMs]);
 
 /** ARGV: 'pause', burst, rate, period_ms, pause_ms. */
-const pause = (key: string, pauseMs: number) =>
-  run(s.redis, 'outbound-bucket', [key], ['pause', BURST, RATE, PERIOD, pauseMs]);
+const pause = (key: string, pauseMs: number) => run(s.redis, 'outbound-bucket', [key], ['pause', BURST, RATE, PERIOD, pauseMs]);
 
 describe('outbound-bucket.lua', () => {
   it('books slots in order: the burst now, then one per interval', async () => {
@@ -104,8 +103,8 @@ describe('outbound-bucket.lua', () => {
   });
 
   it('rejects a bad mode with a clear error', async () => {
-    await expect(
-      run(s.redis, 'outbound-bucket', ['rl:{out:x}:bucket'], ['wait', BURST, RATE, PERIOD]),
-    ).rejects.toThrow(/must be 'reserve' or 'pause'/);
+    await expect(run(s.redis, 'outbound-bucket', ['rl:{out:x}:bucket'], ['wait', BURST, RATE, PERIOD])).rejects.toThrow(
+      /must be 'reserve' or 'pause'/,
+    );
   });
 });

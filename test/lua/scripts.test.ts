@@ -20,11 +20,11 @@ const s = useRedis();
 describe('lua/ scripts', () => {
   it('ships one file per algorithm, and every .lua file in lua/ is registered', () => {
     expect(existsSync(LUA_DIR)).toBe(true);
-    const files = readdirSync(LUA_DIR).filter((f) => f.endsWith('.lua')).sort();
+    const files = readdirSync(LUA_DIR)
+      .filter((f) => f.endsWith('.lua'))
+      .sort();
     expect(files).toEqual(LUA_SCRIPTS.map((m) => m.file).sort());
-    expect(LUA_SCRIPTS.map((m) => m.algorithm).sort()).toEqual(
-      ['fixed-window', 'gcra', 'outbound', 'sliding-window-log'],
-    );
+    expect(LUA_SCRIPTS.map((m) => m.algorithm).sort()).toEqual(['fixed-window', 'gcra', 'outbound', 'sliding-window-log']);
   });
 
   it('pins the SHA1 of every script', () => {

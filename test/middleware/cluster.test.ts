@@ -33,7 +33,10 @@ beforeAll(async () => {
   [scratch, cluster] = await Promise.all([compileScratch({ cluster: allFiles(design) }), startRedisCluster()]);
   expect(scratch.ok, scratch.output).toBe(true);
   for (const fw of ['express', 'fastify']) mods[fw] = await scratch.load<Mod>('cluster', fw);
-  client = new Cluster(cluster.nodes.map((n) => ({ host: n.host, port: n.port })), { redisOptions: { maxRetriesPerRequest: 1 } });
+  client = new Cluster(
+    cluster.nodes.map((n) => ({ host: n.host, port: n.port })),
+    { redisOptions: { maxRetriesPerRequest: 1 } },
+  );
   masters = cluster.nodes.map((n) => new Redis(n.port, n.host, { maxRetriesPerRequest: 1 }));
 });
 

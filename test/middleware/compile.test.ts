@@ -25,7 +25,12 @@ interface Core {
 const LUA_SHA1 = Object.fromEntries(
   readdirSync(path.join(ROOT, 'lua'))
     .filter((f) => f.endsWith('.lua'))
-    .map((f) => [`lua/${f}`, createHash('sha1').update(readFileSync(path.join(ROOT, 'lua', f))).digest('hex')]),
+    .map((f) => [
+      `lua/${f}`,
+      createHash('sha1')
+        .update(readFileSync(path.join(ROOT, 'lua', f)))
+        .digest('hex'),
+    ]),
 );
 
 let scratch: Scratch;
@@ -44,7 +49,7 @@ describe('generated middleware under tsc --strict', () => {
     expect(scratch.ok).toBe(true);
   });
 
-  it.each(exampleNames())('%s: the embedded Lua is byte for byte lua/*.lua, and its SHA1 is the file\'s', async (name) => {
+  it.each(exampleNames())("%s: the embedded Lua is byte for byte lua/*.lua, and its SHA1 is the file's", async (name) => {
     const core = await scratch.load<Core>(name, 'ratelimit-core');
     expect(core.SCRIPTS.length).toBeGreaterThan(0);
     for (const s of core.SCRIPTS) {

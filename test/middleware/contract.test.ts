@@ -54,7 +54,12 @@ interface RuleSpec extends ShownRule {
 interface Core {
   RULES: readonly RuleSpec[];
   DOCS_URL: string;
-  problemFields(docsUrl: string, rule: RuleSpec, s: { limit: number; resetSeconds: number; windowSeconds: number }, retryAfter: number): Record<string, unknown>;
+  problemFields(
+    docsUrl: string,
+    rule: RuleSpec,
+    s: { limit: number; resetSeconds: number; windowSeconds: number },
+    retryAfter: number,
+  ): Record<string, unknown>;
   policyWindowSeconds(rule: RuleSpec): number;
   calendarPeriod(ms: number, period: 'day' | 'month', tz: string): { id: string; start: number; end: number };
   createLimiter(options: Record<string, unknown>): {
@@ -150,7 +155,12 @@ describe('one builder: the document shows what the compiled middleware sends', (
       [Date.UTC(2026, 3, 10, 12), 30 * 86400],
       [Date.UTC(2026, 9, 10, 12), 31 * 86400 + 3600],
     ] as const) {
-      const limiter = c.createLimiter({ registry: null, defaultMode: 'enforce', now: () => at, identify: () => ({ tenantId: `t${at}`, plan: 'Free' }) });
+      const limiter = c.createLimiter({
+        registry: null,
+        defaultMode: 'enforce',
+        now: () => at,
+        identify: () => ({ tenantId: `t${at}`, plan: 'Free' }),
+      });
       const d = await limiter.check({ method: 'GET', url: '/v1/orders', remoteAddress: '192.0.2.1', forwardedFor: undefined, req: {} });
       limiter.close();
       expect(d.status).toBe(200);
@@ -209,7 +219,9 @@ describe.each<Framework>(['express', 'fastify'])('%s middleware', (fw) => {
     const rule = c.RULES.find((r) => r.id === 'quota-free') as RuleSpec;
     expect(text).toBe(JSON.stringify(problemBody(DOCS, rule, { limit: 3, resetSeconds: reset, windowSeconds: w }, retryAfter)));
     // the document's example is the same builder, in its stated situation
-    expect(designs.quota?.contract.quotaExceededBody).toEqual(problemBody(DOCS, rule, { limit: 3, resetSeconds: 86400, windowSeconds: 30 * 86400 }, 86400));
+    expect(designs.quota?.contract.quotaExceededBody).toEqual(
+      problemBody(DOCS, rule, { limit: 3, resetSeconds: 86400, windowSeconds: 30 * 86400 }, 86400),
+    );
   });
 
   it('past a soft quota the call passes with Quota-Exceeded, until the backstop refuses', async () => {

@@ -90,7 +90,7 @@ export const HOSTILE: AnswersInput = {
   identities: ['tenant', 'ip'],
   endpoints: [
     { name: `ord*/ers \`\${x}\` "q"\n</script>`, method: 'GET', route: '/v1/o*/rders/:id', class: 'read', cost: 3 },
-    { name: 'login */ `${a}`', method: 'POST', route: "/v1/log'in\"/`x`", class: 'auth', authKind: 'login' },
+    { name: 'login */ `${a}`', method: 'POST', route: '/v1/log\'in"/`x`', class: 'auth', authKind: 'login' },
   ],
   plans: [{ name: `Gold */ \`\${y}\` "p" </script>\u2028`, rate: { requests: 10, per: 'second' }, quota: 1000 }],
   quotas: { reset: { kind: 'calendar', period: 'day', timeZone: 'America/New_York' } },

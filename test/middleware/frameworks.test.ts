@@ -121,7 +121,11 @@ describe.each(['koa', 'hono'] as const)('%s adapter', (framework) => {
       expect(Number(refused?.headers.get('retry-after'))).toBeGreaterThanOrEqual(1);
       expect(refused?.headers.get('content-type')).toBe('application/problem+json; charset=utf-8');
       const body = (await refused?.json()) as Record<string, unknown>;
-      expect(body).toMatchObject({ status: 429, code: 'RATE_LIMITED', limit: { rule: 'fairness-per-api-key', quota: 12, windowSeconds: 720 } });
+      expect(body).toMatchObject({
+        status: 429,
+        code: 'RATE_LIMITED',
+        limit: { rule: 'fairness-per-api-key', quota: 12, windowSeconds: 720 },
+      });
       // another key is not affected
       expect((await fetch(`${app.url}/v1/items`, { headers: { 'x-test-key': 'k2' } })).status).toBe(200);
       // health checks are exempt: no headers, never refused

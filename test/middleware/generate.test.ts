@@ -78,7 +78,7 @@ describe('generated files', () => {
     expect(generateMiddleware(exampleDesign(name))).toEqual(files);
   });
 
-  it('every runtime file and adapter is the runtime folder\'s file, byte for byte, after one header line', () => {
+  it("every runtime file and adapter is the runtime folder's file, byte for byte, after one header line", () => {
     const shipped = readdirSync(RUNTIME).filter((f) => f.endsWith('.ts') && f !== 'design.ts');
     // every module of the folder is shipped (no file left out of RUNTIME_MODULES by mistake)
     expect([...RUNTIME_MODULES, 'express.ts', 'fastify.ts', 'koa.ts', 'hono.ts'].sort()).toEqual(shipped.sort());
@@ -112,7 +112,9 @@ describe('generated files', () => {
       for (const f of [...generateExpressMiddleware(design), ...generateFastifyMiddleware(design)]) {
         const specifiers = [...f.content.matchAll(/^(?:import|export)[^'"\n]*from '([^']+)'/gm)].map((m) => m[1] as string);
         for (const s of specifiers) {
-          expect(['node:crypto', 'prom-client', 'express', 'fastify', 'koa', 'hono'].includes(s) || own.has(s), `${f.path}: ${s}`).toBe(true);
+          expect(['node:crypto', 'prom-client', 'express', 'fastify', 'koa', 'hono'].includes(s) || own.has(s), `${f.path}: ${s}`).toBe(
+            true,
+          );
         }
       }
     }
@@ -142,7 +144,12 @@ describe('which rules the middleware owns', () => {
       expect(owned).not.toContain(id);
       expect(c.skipped.map((s) => s.id)).toContain(id);
     }
-    expect(owned.sort()).toEqual(design.rules.filter((r) => r.layer === 'middleware').map((r) => r.id).sort());
+    expect(owned.sort()).toEqual(
+      design.rules
+        .filter((r) => r.layer === 'middleware')
+        .map((r) => r.id)
+        .sort(),
+    );
     const core = generateMiddleware(design).find((f) => f.path === DESIGN_DATA_PATH)?.content ?? '';
     expect(core).toMatch(/global-ceiling: edge rule: enforced by the gateway/);
     expect(core).toMatch(/outbound-stripe: outbound limit/);
@@ -179,7 +186,13 @@ describe('which rules the middleware owns', () => {
     expect(free?.costByEndpoint).toContainEqual(['export-orders', 25]);
     expect(free?.routes.map((i) => c.routes[i]?.route)).toContain('/v1/orders/:id');
     const pro = c.rules.find((r) => r.id === 'quota-pro');
-    expect(pro).toMatchObject({ errorCode: 'QUOTA_EXCEEDED', script: 'fixed-window', window: 'calendar', limit: 1_200_000, quota: 1_000_000 });
+    expect(pro).toMatchObject({
+      errorCode: 'QUOTA_EXCEEDED',
+      script: 'fixed-window',
+      window: 'calendar',
+      limit: 1_200_000,
+      quota: 1_000_000,
+    });
     const login = c.rules.filter((r) => r.id.startsWith('auth-login'));
     expect(login.map((r) => r.key)).toEqual(['{auth:login}:un:<sha256(username)>', '{auth:login}:ip:<client-ip>']);
     expect(login.every((r) => r.headers === 'silent' && r.failMode === 'closed')).toBe(true);

@@ -109,7 +109,10 @@ export async function compileScratch(sets: Record<string, CodeFile[]>): Promise<
         (await import(pathToFileURL(path.join(dir, 'dist', design, 'middleware', `${name}.js`)).href)) as Record<string, unknown>;
       if (file !== 'ratelimit-core') return (await mod(file)) as T;
       const data = (await mod('design')).DESIGN as Record<string, unknown>;
-      const merged: Record<string, unknown> = Object.assign({}, ...(await Promise.all(RUNTIME_MODULES.map((m) => mod(m.replace(/\.ts$/, ''))))));
+      const merged: Record<string, unknown> = Object.assign(
+        {},
+        ...(await Promise.all(RUNTIME_MODULES.map((m) => mod(m.replace(/\.ts$/, ''))))),
+      );
       const create = merged.createLimiter as (d: unknown, o: unknown) => unknown;
       return {
         ...merged,

@@ -276,7 +276,10 @@ describe.each<Framework>(['express', 'fastify'])('%s middleware', (fw) => {
     }
     expect(statuses).toEqual([200, 200, 200, 429]);
     const numbers = [];
-    for (let i = 0; i < 4; i++) numbers.push((await hit(s.url, 'POST', '/v1/login', { 'x-forwarded-for': `203.0.113.${60 + i}` }, { username: i % 2 ? '42' : 42 })).status);
+    for (let i = 0; i < 4; i++)
+      numbers.push(
+        (await hit(s.url, 'POST', '/v1/login', { 'x-forwarded-for': `203.0.113.${60 + i}` }, { username: i % 2 ? '42' : 42 })).status,
+      );
     expect(numbers).toEqual([200, 200, 200, 429]);
   });
 
@@ -306,12 +309,23 @@ describe.each<Framework>(['express', 'fastify'])('%s middleware', (fw) => {
     const proxied = await start(fw, 'main');
     const b = [];
     for (let i = 1; i <= 7; i++) {
-      b.push((await hit(proxied.url, 'POST', '/v1/login', { 'x-forwarded-for': `10.9.9.${i}, 8.8.8.${i}, 198.51.100.20` }, { username: `forge-b${i}` })).status);
+      b.push(
+        (
+          await hit(
+            proxied.url,
+            'POST',
+            '/v1/login',
+            { 'x-forwarded-for': `10.9.9.${i}, 8.8.8.${i}, 198.51.100.20` },
+            { username: `forge-b${i}` },
+          )
+        ).status,
+      );
     }
     expect(b).toEqual([200, 200, 200, 200, 200, 429, 429]);
     // and anonymous traffic (per-IP token bucket) the same way
     const c = [];
-    for (let i = 1; i <= 3; i++) c.push((await hit(proxied.url, 'GET', '/v1/public', { 'x-forwarded-for': `1.1.1.${i}, 198.51.100.21` })).status);
+    for (let i = 1; i <= 3; i++)
+      c.push((await hit(proxied.url, 'GET', '/v1/public', { 'x-forwarded-for': `1.1.1.${i}, 198.51.100.21` })).status);
     expect(c).toEqual([200, 200, 429]);
   });
 
@@ -414,9 +428,7 @@ describe.each<Framework>(['express', 'fastify'])('%s middleware', (fw) => {
     const a = await start(fw, 'plans', options);
     const b = await start(fw, 'plans', options);
     const tenant = { 'x-test-tenant': 'hybrid', 'x-test-plan': 'Pro' };
-    const results = await Promise.all(
-      Array.from({ length: 80 }, (_, i) => hit(i % 2 === 0 ? a.url : b.url, 'GET', '/v1/orders', tenant)),
-    );
+    const results = await Promise.all(Array.from({ length: 80 }, (_, i) => hit(i % 2 === 0 ? a.url : b.url, 'GET', '/v1/orders', tenant)));
     const admitted = results.filter((r) => r.status === 200).length;
     expect(errs, `admitted ${admitted}`).toEqual([]);
     // burst 20; local burst 2 per instance: at most 2 x 2 = 4 over

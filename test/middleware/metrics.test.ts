@@ -19,7 +19,18 @@ import type { Design } from '../../src/design/model.js';
 import { exampleDesign } from '../helpers/examples.js';
 import { startRedis, type RedisServer } from '../helpers/redis.js';
 import { MAIN, PLANS } from './designs.js';
-import { allFiles, compileScratch, counter, designFrom, freshPrefix, hit, serve, type Scratch, type Served, type TestOptions } from './harness.js';
+import {
+  allFiles,
+  compileScratch,
+  counter,
+  designFrom,
+  freshPrefix,
+  hit,
+  serve,
+  type Scratch,
+  type Served,
+  type TestOptions,
+} from './harness.js';
 
 type Mod = Record<string, (...args: never[]) => unknown>;
 type RuleSpec = { id: string; tier: string; plan: string | null };
@@ -45,7 +56,12 @@ beforeAll(async () => {
   });
   designs.saas = exampleDesign('saas-platform');
   const [s, r] = await Promise.all([
-    compileScratch({ main: allFiles(designs.main), plans: allFiles(designs.plans), saas: allFiles(designs.saas), closed: allFiles(designs.closed) }),
+    compileScratch({
+      main: allFiles(designs.main),
+      plans: allFiles(designs.plans),
+      saas: allFiles(designs.saas),
+      closed: allFiles(designs.closed),
+    }),
     startRedis(),
   ]);
   scratch = s;
@@ -98,16 +114,22 @@ describe('every counter series exists at 0 from the start, bounded by the design
           expect(text).toContain(`ratelimit_decisions_total{rule="${r.id}",result="${result}"} 0`);
         }
         for (const mode of ['enforce', 'shadow']) expect(text).toContain(`ratelimit_throttled_total{rule="${r.id}",mode="${mode}"} 0`);
-        for (const reason of ['timeout', 'connection', 'script']) expect(text).toContain(`ratelimit_store_failures_total{rule="${r.id}",reason="${reason}"} 0`);
+        for (const reason of ['timeout', 'connection', 'script'])
+          expect(text).toContain(`ratelimit_store_failures_total{rule="${r.id}",reason="${reason}"} 0`);
         expect(text).toContain(`ratelimit_fail_open_events_total{rule="${r.id}"} 0`);
         expect(text).toContain(`ratelimit_near_limit_total{rule="${r.id}"} 0`);
         if (r.tier === 'quota') expect(text).toContain(`ratelimit_quota_exhausted_total{rule="${r.id}",plan="${r.plan ?? ''}"} 0`);
       }
       const counts = (t: string): Record<string, number> =>
         Object.fromEntries(
-          ['ratelimit_decisions_total', 'ratelimit_throttled_total', 'ratelimit_store_failures_total', 'ratelimit_fail_open_events_total', 'ratelimit_near_limit_total', 'ratelimit_quota_exhausted_total'].map(
-            (n) => [n, seriesOf(t, n).length],
-          ),
+          [
+            'ratelimit_decisions_total',
+            'ratelimit_throttled_total',
+            'ratelimit_store_failures_total',
+            'ratelimit_fail_open_events_total',
+            'ratelimit_near_limit_total',
+            'ratelimit_quota_exhausted_total',
+          ].map((n) => [n, seriesOf(t, n).length]),
         );
       const before = counts(text);
       expect(before.ratelimit_decisions_total).toBe(rules.length * 3);
@@ -126,7 +148,11 @@ describe('every counter series exists at 0 from the start, bounded by the design
   it('every metric the design credits to the middleware is exported (the histogram after its first call)', async () => {
     for (const name of ['main', 'plans', 'saas'] as const) {
       const s = await start(name, name === 'saas' ? { trustedProxies: ['127.0.0.0/8'] } : {});
-      await hit(s.url, 'GET', name === 'plans' ? '/v1/orders' : name === 'saas' ? '/v1/orders' : '/v1/items', { 'x-test-key': 'k', 'x-test-tenant': 't', 'x-test-plan': 'Free' });
+      await hit(s.url, 'GET', name === 'plans' ? '/v1/orders' : name === 'saas' ? '/v1/orders' : '/v1/items', {
+        'x-test-key': 'k',
+        'x-test-tenant': 't',
+        'x-test-plan': 'Free',
+      });
       const text = await expositionOf(s.registry);
       const credited = (designs[name] as Design).monitoring.metrics.filter((m) => m.emittedBy?.includes('middleware'));
       expect(credited.length).toBeGreaterThan(5);
@@ -193,7 +219,7 @@ describe('a store past maxmemory (noeviction) refuses writes: the fail modes the
 });
 
 describe('the memory bound prices in the longest keys the middleware really writes', () => {
-  it('bytesPerKey bounds what Redis really uses for a rule\'s longest keys (used_memory over 50,000 keys)', async () => {
+  it("bytesPerKey bounds what Redis really uses for a rule's longest keys (used_memory over 50,000 keys)", async () => {
     const design = designs.saas as Design;
     const own = await startRedis();
     const client = new Redis(own.port, own.host, { maxRetriesPerRequest: 1 });
@@ -218,7 +244,8 @@ describe('the memory bound prices in the longest keys the middleware really writ
           const before = Number(/used_memory:(\d+)/.exec(await client.info('memory'))?.[1]);
           for (let i = 0; i < N; i += 1000) {
             const pipeline = client.pipeline();
-            for (let j = i; j < i + 1000; j++) pipeline.evalsha(sha, 1, `rl:{${j.toString(16).padStart(8, '0')}}`.padEnd(chars, 'x'), ...c.args);
+            for (let j = i; j < i + 1000; j++)
+              pipeline.evalsha(sha, 1, `rl:{${j.toString(16).padStart(8, '0')}}`.padEnd(chars, 'x'), ...c.args);
             for (const [error] of (await pipeline.exec()) ?? []) if (error) throw error;
           }
           const after = Number(/used_memory:(\d+)/.exec(await client.info('memory'))?.[1]);
@@ -235,13 +262,18 @@ describe('the memory bound prices in the longest keys the middleware really writ
     }
   });
 
-  it('saas-platform: keys for the largest identities are at most each rule\'s keyChars long', async () => {
+  it("saas-platform: keys for the largest identities are at most each rule's keyChars long", async () => {
     const design = designs.saas as Design;
     const own = await startRedis();
     const client = new Redis(own.port, own.host, { maxRetriesPerRequest: 1 });
     try {
       // keyPrefix "rl", as deployed; loopback plays the trusted proxy so an IPv6 client can be named
-      const s = await serve('express', mods.saas as Mod, { redis: client, keyPrefix: 'rl', defaultMode: 'enforce', trustedProxies: ['127.0.0.0/8'] });
+      const s = await serve('express', mods.saas as Mod, {
+        redis: client,
+        keyPrefix: 'rl',
+        defaultMode: 'enforce',
+        trustedProxies: ['127.0.0.0/8'],
+      });
       open.push(s);
       const ipv6 = 'ffff:ffff:ffff:ffff:ffff:ffff:ffff:ffff';
       const tenant = 't'.repeat(128);
@@ -250,7 +282,13 @@ describe('the memory bound prices in the longest keys the middleware really writ
         await hit(s.url, 'GET', '/v1/orders', { 'x-test-tenant': 'x'.repeat(400), 'x-test-plan': plan, 'x-forwarded-for': ipv6 });
       }
       for (const path of ['/v1/auth/login', '/v1/auth/password-reset', '/v1/oauth/token']) {
-        await hit(s.url, 'POST', path, { 'x-forwarded-for': ipv6 }, { username: 'u'.repeat(300), email: 'e'.repeat(300), client_id: 'c'.repeat(300) });
+        await hit(
+          s.url,
+          'POST',
+          path,
+          { 'x-forwarded-for': ipv6 },
+          { username: 'u'.repeat(300), email: 'e'.repeat(300), client_id: 'c'.repeat(300) },
+        );
       }
       await hit(s.url, 'POST', '/v1/webhooks/stripe', { 'x-forwarded-for': ipv6 }, {});
       const keys = await client.keys('rl:*');

@@ -82,7 +82,12 @@ beforeAll(async () => {
   const sets: Record<string, CodeFile[]> = {};
   for (const c of CASES) {
     const files = generateExpressMiddleware(exampleDesign(c.example)).map((f) =>
-      f.path === DESIGN_DATA_PATH ? { ...f, content: `import type { DesignData } from './types.js';\n\nexport const DESIGN: DesignData = ${JSON.stringify(c.data, null, 2)};\n` } : f,
+      f.path === DESIGN_DATA_PATH
+        ? {
+            ...f,
+            content: `import type { DesignData } from './types.js';\n\nexport const DESIGN: DesignData = ${JSON.stringify(c.data, null, 2)};\n`,
+          }
+        : f,
     );
     sets[setName(c)] = files;
   }
@@ -159,7 +164,11 @@ function read(res: Response, convention: DesignData['headerConvention']): Read {
 }
 
 async function call(c: Case, url: string): Promise<Read> {
-  const res = await fetch(url, { method: c.method, headers: { 'content-type': 'application/json' }, ...(c.method === 'GET' ? {} : { body: '{}' }) });
+  const res = await fetch(url, {
+    method: c.method,
+    headers: { 'content-type': 'application/json' },
+    ...(c.method === 'GET' ? {} : { body: '{}' }),
+  });
   await res.arrayBuffer();
   return read(res, c.data.headerConvention);
 }
@@ -201,7 +210,10 @@ describe.concurrent('a client that paces itself by the advertised policy is neve
         if (wait > 0) await sleep(wait);
         statuses.push((await call(c, app.url)).status);
       }
-      expect(statuses.filter((s) => s !== 200), 'even client refused').toEqual([]);
+      expect(
+        statuses.filter((s) => s !== 200),
+        'even client refused',
+      ).toEqual([]);
     } finally {
       await app.close();
     }

@@ -28,7 +28,13 @@ interface Decision {
   outcomes: { ruleId: string; allowed: boolean; remaining: number; source: string }[];
 }
 interface Limiter {
-  check(input: { method: string; url: string; remoteAddress: string | undefined; forwardedFor: string | string[] | undefined; req: unknown }): Promise<Decision>;
+  check(input: {
+    method: string;
+    url: string;
+    remoteAddress: string | undefined;
+    forwardedFor: string | string[] | undefined;
+    req: unknown;
+  }): Promise<Decision>;
   close(): void;
 }
 interface Core {
@@ -76,29 +82,27 @@ beforeAll(() => {
     saas: saasInProcess,
     plans: designFrom({ ...PLANS, stack: { ...PLANS.stack, store: 'none', topology: 'single' } }),
     window: designFrom({
-        project: { name: 'fixed window' },
-        stack: { framework: 'express', topology: 'single', gateway: 'nginx', store: 'none' },
-        identities: ['ip'],
-        endpoints: [{ name: 'ping', method: 'GET', route: '/ping', class: 'read', anonymous: true }],
-        rules: [
-          {
-            id: 'ping-window',
-            endpoints: ['ping'],
-            identity: 'ip',
-            algorithm: 'fixed-window',
-            key: 'rl:{ip:<client-ip>}:ping',
-            rate: { requests: 3, per: 'minute' },
-            failMode: 'open',
-            layer: 'middleware',
-          },
-        ],
-      }),
+      project: { name: 'fixed window' },
+      stack: { framework: 'express', topology: 'single', gateway: 'nginx', store: 'none' },
+      identities: ['ip'],
+      endpoints: [{ name: 'ping', method: 'GET', route: '/ping', class: 'read', anonymous: true }],
+      rules: [
+        {
+          id: 'ping-window',
+          endpoints: ['ping'],
+          identity: 'ip',
+          algorithm: 'fixed-window',
+          key: 'rl:{ip:<client-ip>}:ping',
+          rate: { requests: 3, per: 'minute' },
+          failMode: 'open',
+          layer: 'middleware',
+        },
+      ],
+    }),
   };
   for (const [name, design] of Object.entries(designs)) cores[name] = coreOf(design);
   core = cores.main as Core;
 });
-
-
 
 const input = (method: string, url: string, req: unknown = { headers: {} }, remoteAddress = '192.0.2.10', forwardedFor?: string) => ({
   method,
@@ -123,7 +127,20 @@ describe('IP addresses', () => {
     expect(core.formatIp(core.parseIp('2001:0DB8:0:0:1:0:0:1') as Uint8Array)).toBe('2001:db8::1:0:0:1');
     expect(core.formatIp(core.parseIp('1::') as Uint8Array)).toBe('1::');
     expect(core.formatIp(core.parseIp('::') as Uint8Array)).toBe('::');
-    for (const bad of ['', '1.2.3', '1.2.3.4.5', '01.2.3.4', '256.1.1.1', '1::2::3', 'gggg::1', '1:2:3:4:5:6:7:8:9', ':1', 'unknown', '1.2.3.4/8', '::ffff:1.2.3']) {
+    for (const bad of [
+      '',
+      '1.2.3',
+      '1.2.3.4.5',
+      '01.2.3.4',
+      '256.1.1.1',
+      '1::2::3',
+      'gggg::1',
+      '1:2:3:4:5:6:7:8:9',
+      ':1',
+      'unknown',
+      '1.2.3.4/8',
+      '::ffff:1.2.3',
+    ]) {
       expect(core.parseIp(bad), bad).toBeNull();
     }
   });
@@ -204,7 +221,11 @@ describe('paths, keys and periods', () => {
     // 8 March 2026 in New York is 23 hours long
     const springDay = core.calendarPeriod(Date.UTC(2026, 2, 8, 12), 'day', 'America/New_York');
     expect(springDay).toEqual({ id: '2026-03-08', start: Date.UTC(2026, 2, 8, 5), end: Date.UTC(2026, 2, 9, 4) });
-    expect(core.calendarPeriod(Date.UTC(2026, 0, 1), 'day', 'UTC')).toEqual({ id: '2026-01-01', start: Date.UTC(2026, 0, 1), end: Date.UTC(2026, 0, 2) });
+    expect(core.calendarPeriod(Date.UTC(2026, 0, 1), 'day', 'UTC')).toEqual({
+      id: '2026-01-01',
+      start: Date.UTC(2026, 0, 1),
+      end: Date.UTC(2026, 0, 2),
+    });
     // agree with an independent bisection over many instants and odd zones
     for (const tz of ['Europe/Berlin', 'America/New_York', 'Asia/Kolkata', 'Pacific/Chatham', 'Australia/Lord_Howe', 'America/Santiago']) {
       for (let i = 0; i < 40; i++) {
@@ -247,8 +268,16 @@ describe('the limiter without a shared store (in-process twin of each script)', 
     const unknown = await limiter.check(input('GET', '/not/in/the/design'));
     expect(unknown).toMatchObject({ status: 200, exempt: false });
     expect(unknown.outcomes.map((o) => o.ruleId)).toEqual(['global-ceiling']);
-    for (const [method, url] of [['OPTIONS', '/v1/login'], ['DELETE', '/v1/items/1'], ['POST', '/healthz'], ['GET', '/']]) {
-      expect((await limiter.check(input(method!, url!))).outcomes.map((o) => o.ruleId), `${method} ${url}`).toEqual(['global-ceiling']);
+    for (const [method, url] of [
+      ['OPTIONS', '/v1/login'],
+      ['DELETE', '/v1/items/1'],
+      ['POST', '/healthz'],
+      ['GET', '/'],
+    ]) {
+      expect(
+        (await limiter.check(input(method!, url!))).outcomes.map((o) => o.ruleId),
+        `${method} ${url}`,
+      ).toEqual(['global-ceiling']);
     }
     expect(await limiter.check(input('GET', '/healthz/'))).toMatchObject({ exempt: true, outcomes: [] });
     limiter.close();
@@ -292,7 +321,11 @@ describe('the limiter without a shared store (in-process twin of each script)', 
   });
 
   it('calendar quota in process: QUOTA_EXCEEDED after the plan quota, keyed per tenant', async () => {
-    const limiter = (cores.plans as Core).createLimiter({ registry: null, defaultMode: 'enforce', identify: (req: { t: string }) => ({ tenantId: req.t, plan: 'Free' }) });
+    const limiter = (cores.plans as Core).createLimiter({
+      registry: null,
+      defaultMode: 'enforce',
+      identify: (req: { t: string }) => ({ tenantId: req.t, plan: 'Free' }),
+    });
     const statuses = [];
     for (let i = 0; i < 6; i++) statuses.push((await limiter.check(input('GET', '/v1/orders', { t: 'a' }))).status);
     expect(statuses).toEqual([200, 200, 200, 200, 200, 429]);
@@ -318,10 +351,12 @@ describe('the store calls, against clients that answer as the test says (no Redi
   /** A client whose calls wait until the test settles them, recording what was sent. */
   function scriptedClient(withBufferVariants = false) {
     const sent: { command: string; args: unknown[]; resolve: (v: unknown) => void; reject: (e: unknown) => void }[] = [];
-    const command = (name: string) => (...args: unknown[]) =>
-      new Promise((resolve, reject) => {
-        sent.push({ command: name, args, resolve, reject });
-      });
+    const command =
+      (name: string) =>
+      (...args: unknown[]) =>
+        new Promise((resolve, reject) => {
+          sent.push({ command: name, args, resolve, reject });
+        });
     const client: Record<string, unknown> = { evalsha: command('evalsha'), eval: command('eval') };
     if (withBufferVariants) Object.assign(client, { evalshaBuffer: command('evalshaBuffer'), evalBuffer: command('evalBuffer') });
     return { client, sent };
@@ -389,9 +424,12 @@ describe('the store calls, against clients that answer as the test says (no Redi
 
   it('a client that throws, rejects or answers nonsense: each rule gets its fail mode, and each failure is reported once', async () => {
     const replies: [string, (args: unknown[]) => Promise<unknown>][] = [
-      ['throws', () => {
-        throw new Error('socket closed');
-      }],
+      [
+        'throws',
+        () => {
+          throw new Error('socket closed');
+        },
+      ],
       ['rejects', () => Promise.reject(new Error('Connection is closed.'))],
       ['answers nonsense', () => Promise.resolve('OK')],
     ];
@@ -406,13 +444,21 @@ describe('the store calls, against clients that answer as the test says (no Redi
       });
       const open = await limiter.check(input('GET', '/v1/items'));
       expect(open.status, label).toBe(200);
-      expect(open.outcomes.map((o) => o.source), label).toEqual(['store-failed', 'store-failed']);
+      expect(
+        open.outcomes.map((o) => o.source),
+        label,
+      ).toEqual(['store-failed', 'store-failed']);
       const closed = await limiter.check(input('POST', '/v1/login', { body: { username: 'u1' } }));
       expect(closed.status, label).toBe(503);
       expect(closed.ruleId, label).toMatch(/^auth-login-per-/);
       expect(closed.headers, label).toEqual([['Retry-After', expect.stringMatching(/^\d+$/)]]);
       await settle();
-      expect(reported, label).toEqual(['global-ceiling', 'fairness-per-api-key', 'global-ceiling', 'auth-login-per-identity+auth-login-per-ip']);
+      expect(reported, label).toEqual([
+        'global-ceiling',
+        'fairness-per-api-key',
+        'global-ceiling',
+        'auth-login-per-identity+auth-login-per-ip',
+      ]);
       limiter.close();
     }
   });
@@ -458,7 +504,9 @@ describe('the store calls, against clients that answer as the test says (no Redi
     // two gcra calls per request (ceiling, fairness), from both limiters
     expect(text).toContain('ratelimit_store_latency_ms_count{script="gcra"} 16');
     expect(text).toContain('ratelimit_store_latency_ms_bucket{le="+Inf",script="gcra"} 16');
-    const buckets = [...text.matchAll(/ratelimit_store_latency_ms_bucket\{le="([^"]+)",script="gcra"\} (\d+)/g)].map((m) => [m[1], Number(m[2])] as const);
+    const buckets = [...text.matchAll(/ratelimit_store_latency_ms_bucket\{le="([^"]+)",script="gcra"\} (\d+)/g)].map(
+      (m) => [m[1], Number(m[2])] as const,
+    );
     expect(buckets.map(([le]) => le)).toEqual(['0.25', '0.5', '1', '2', '5', '10', '25', '50', '100', '+Inf']);
     const counts = buckets.map(([, n]) => n);
     expect(counts).toEqual([...counts].sort((x, y) => x - y));

@@ -34,7 +34,20 @@ const ENDPOINTS = [
 ];
 
 function init(dir: string) {
-  const args = ['init', '--yes', '--format', 'markdown', '--layout', 'single', '--goals', 'overload,abuse', '--identities', 'ip', '--code-dir', 'rl'];
+  const args = [
+    'init',
+    '--yes',
+    '--format',
+    'markdown',
+    '--layout',
+    'single',
+    '--goals',
+    'overload,abuse',
+    '--identities',
+    'ip',
+    '--code-dir',
+    'rl',
+  ];
   for (const e of ENDPOINTS) args.push('--endpoint', e);
   const r = spawnSync(process.execPath, [CLI, ...args, '--date', '2026-12-03'], { cwd: dir, input: '', encoding: 'utf8', timeout: 60_000 });
   return { code: r.status, stdout: r.stdout, stderr: r.stderr };
@@ -45,7 +58,10 @@ function withGenerated(dir: string, codeDir: string): string {
   const conf = readFileSync(path.join(dir, 'nginx.conf'), 'utf8')
     .replace('pid /tmp/rl-fixture-nginx.pid;', `pid ${path.join(dir, 'nginx.pid')};`)
     .replace('    access_log off;', `    access_log off;\n    include ${path.join(codeDir, 'gateway', 'nginx.conf')};`)
-    .replace('        limit_req zone=api burst=40;', `        limit_req zone=api burst=40;\n        include ${path.join(codeDir, 'gateway', 'nginx-server.conf')};`);
+    .replace(
+      '        limit_req zone=api burst=40;',
+      `        limit_req zone=api burst=40;\n        include ${path.join(codeDir, 'gateway', 'nginx-server.conf')};`,
+    );
   const file = path.join(dir, 'nginx-with-ratelimit.conf');
   writeFileSync(file, conf);
   return file;
@@ -53,7 +69,10 @@ function withGenerated(dir: string, codeDir: string): string {
 
 function nginxT(dir: string, conf: string): { ok: boolean; output: string } {
   mkdirSync(path.join(dir, 'logs'), { recursive: true });
-  const r = spawnSync(nginxBinary(), ['-t', '-p', dir, '-c', conf, '-e', path.join(dir, 'logs', 'error.log')], { encoding: 'utf8', timeout: 30_000 });
+  const r = spawnSync(nginxBinary(), ['-t', '-p', dir, '-c', conf, '-e', path.join(dir, 'logs', 'error.log')], {
+    encoding: 'utf8',
+    timeout: 30_000,
+  });
   return { ok: r.status === 0, output: `${r.stdout}${r.stderr}` };
 }
 
@@ -62,10 +81,40 @@ describe('existing limiters found by init enter the answers and the design', () 
     const dir = project();
     const existing = factsToAnswers((await detectProject(nodeProjectFs(dir))).facts).existing;
     expect(existing?.limiters).toEqual([
-      { kind: 'express-rate-limit', name: 'apiLimiter', source: 'src/app.js:8', path: '/api/', match: 'prefix', keyedOn: 'ip', limit: 100, windowSeconds: 900 },
-      { kind: 'express-rate-limit', name: 'loginLimiter', source: 'src/app.js:12', method: 'POST', path: '/api/login', match: 'exact', keyedOn: 'ip', limit: 5, windowSeconds: 60 },
+      {
+        kind: 'express-rate-limit',
+        name: 'apiLimiter',
+        source: 'src/app.js:8',
+        path: '/api/',
+        match: 'prefix',
+        keyedOn: 'ip',
+        limit: 100,
+        windowSeconds: 900,
+      },
+      {
+        kind: 'express-rate-limit',
+        name: 'loginLimiter',
+        source: 'src/app.js:12',
+        method: 'POST',
+        path: '/api/login',
+        match: 'exact',
+        keyedOn: 'ip',
+        limit: 5,
+        windowSeconds: 60,
+      },
       { kind: 'nginx', name: 'api', source: 'nginx.conf:26', keyedOn: 'ip', limit: 20, windowSeconds: 1, burst: 40 },
-      { kind: 'nginx', name: 'login', source: 'nginx.conf:29', path: '/api/login', match: 'prefix', location: true, keyedOn: 'ip', limit: 10, windowSeconds: 60, burst: 5 },
+      {
+        kind: 'nginx',
+        name: 'login',
+        source: 'nginx.conf:29',
+        path: '/api/login',
+        match: 'prefix',
+        location: true,
+        keyedOn: 'ip',
+        limit: 10,
+        windowSeconds: 60,
+        burst: 5,
+      },
     ]);
     expect(existing?.nginx?.map((d) => `${d.name} ${d.value} (${d.context})`)).toEqual([
       'limit_req_status 429 (http)',
@@ -80,7 +129,9 @@ describe('existing limiters found by init enter the answers and the design', () 
     const r = init(dir);
     expect(r.code, r.stderr).toBe(0);
     expect(r.stdout).toContain('Existing limiters (4) go into the answers as existing.limiters');
-    expect(r.stdout).toMatch(/Existing limiters: 4 set beside their replacements, route by route \(\d+ looser, \d+ tighter, 1 kept, 1 nginx location\(s\) hiding the edge rules\)/);
+    expect(r.stdout).toMatch(
+      /Existing limiters: 4 set beside their replacements, route by route \(\d+ looser, \d+ tighter, 1 kept, 1 nginx location\(s\) hiding the edge rules\)/,
+    );
     const answers = Answers.parse(JSON.parse(readFileSync(path.join(dir, 'rate-limit.answers.json'), 'utf8')));
     expect(answers.existing?.limiters).toHaveLength(4);
 
@@ -93,21 +144,33 @@ describe('existing limiters found by init enter the answers and the design', () 
 
     const md = readFileSync(path.join(dir, 'docs', 'rate-limit-design.md'), 'utf8');
     expect(md).toContain('Migration from the existing limiters');
-    expect(md).toContain('| express-rate-limit loginLimiter (src/app.js:12) | POST /api/login (login) | ip | 5 per 1 min | 5 | auth-login-per-ip: 5 per 1 min (5) | 5 | kept (taken over) |');
-    expect(md).toContain('| express-rate-limit apiLimiter (src/app.js:8) | GET /api/products (list-products) | ip | 100 per 15 min | 100 |');
-    expect(md).toMatch(/\| express-rate-limit apiLimiter \(src\/app\.js:8\) \| GET \/api\/products \(list-products\) \|[^\n]*\| WARNING: looser \|/);
+    expect(md).toContain(
+      '| express-rate-limit loginLimiter (src/app.js:12) | POST /api/login (login) | ip | 5 per 1 min | 5 | auth-login-per-ip: 5 per 1 min (5) | 5 | kept (taken over) |',
+    );
+    expect(md).toContain(
+      '| express-rate-limit apiLimiter (src/app.js:8) | GET /api/products (list-products) | ip | 100 per 15 min | 100 |',
+    );
+    expect(md).toMatch(
+      /\| express-rate-limit apiLimiter \(src\/app\.js:8\) \| GET \/api\/products \(list-products\) \|[^\n]*\| WARNING: looser \|/,
+    );
     expect(md).toMatch(/\| nginx login \(nginx\.conf:29\) \| POST \/api\/login \(login\) \|[^\n]*\| WARNING: tighter \|/);
     // the server-level zone does not reach /api/login, whose location has its own limit_req
     expect(md).not.toMatch(/\| nginx api \(nginx\.conf:26\) \| POST \/api\/login/);
-    expect(md).toContain('location /api/login (nginx.conf:29) has its own limit_req (zone login): nginx then ignores every limit_req of the server level inside it');
-    expect(md).toMatch(/Retire the existing limiters\*\*: [^\n]*express-rate-limit apiLimiter \(src\/app\.js:8\) \(only after its warnings/);
+    expect(md).toContain(
+      'location /api/login (nginx.conf:29) has its own limit_req (zone login): nginx then ignores every limit_req of the server level inside it',
+    );
+    expect(md).toMatch(
+      /Retire the existing limiters\*\*: [^\n]*express-rate-limit apiLimiter \(src\/app\.js:8\) \(only after its warnings/,
+    );
   });
 
   it('the generated nginx included in the scanned nginx.conf passes nginx -t; without the existing settings in the answers it fails on a duplicate', () => {
     const dir = project();
     expect(init(dir).code).toBe(0);
     const http = readFileSync(path.join(dir, 'rl', 'gateway', 'nginx.conf'), 'utf8');
-    expect(http).toContain('# real_ip_header X-Forwarded-For; left out: nginx.conf:16 already sets real_ip_header X-Forwarded-For in http {}');
+    expect(http).toContain(
+      '# real_ip_header X-Forwarded-For; left out: nginx.conf:16 already sets real_ip_header X-Forwarded-For in http {}',
+    );
     expect(http).toContain('# limit_req_status 429; left out: nginx.conf:13 already sets limit_req_status 429 in http {}');
     const ok = nginxT(dir, withGenerated(dir, path.join(dir, 'rl')));
     expect(ok.output).toContain('test is successful');
@@ -136,7 +199,9 @@ describe('a limiter whose routes or key the scan cannot name', () => {
           { name: 'a', method: 'GET', route: '/v1/a', class: 'read' },
           { name: 'b', method: 'GET', route: '/v1/b', class: 'read' },
         ],
-        existing: { limiters: [{ kind: 'rate-limiter-flexible', source: 'src/limits.ts:3', keyedOn: 'other', limit: 10, windowSeconds: 1 }] },
+        existing: {
+          limiters: [{ kind: 'rate-limiter-flexible', source: 'src/limits.ts:3', keyedOn: 'other', limit: 10, windowSeconds: 1 }],
+        },
       }),
       { date: '2026-12-03' },
     );
@@ -151,7 +216,12 @@ describe('a limiter whose routes or key the scan cannot name', () => {
     const unnamed = existing?.limiters?.find((l) => l.kind === 'kong:rate-limiting-advanced');
     expect(unnamed).toMatchObject({ match: 'unknown', scope: 'route login', limit: 5, windowSeconds: 60 });
     const design = buildDesign(
-      Answers.parse({ goals: ['overload'], stack: { gateway: 'kong', store: 'redis' }, endpoints: [{ name: 'list', method: 'GET', route: '/v1/items', class: 'read' }], existing }),
+      Answers.parse({
+        goals: ['overload'],
+        stack: { gateway: 'kong', store: 'redis' },
+        endpoints: [{ name: 'list', method: 'GET', route: '/v1/items', class: 'read' }],
+        existing,
+      }),
       { date: '2026-12-03' },
     );
     const row = design.migration?.items.find((i) => i.kind === 'kong:rate-limiting-advanced');

@@ -6,7 +6,7 @@ import { describe, expect, it } from 'vitest';
 import type { CommandContext } from '../../src/commands/context.js';
 import { runInit, type InitIo } from '../../src/commands/init.js';
 import { nodeProjectFs } from '../../src/io/project-fs.js';
-import { UserError } from '../../src/messages.js';
+import type { UserError } from '../../src/messages.js';
 import type { InitRawOptions } from '../../src/questionnaire/flags.js';
 import { PromptCancelled, type Prompter } from '../../src/questionnaire/prompt.js';
 import { FIXTURES } from './detect/fixtures.js';
@@ -43,7 +43,8 @@ async function init(
   const ctx: CommandContext = { cwd, stdout: (t) => (out += t), stderr: (t) => (err += t), today: () => '2026-01-01' };
   const io: InitIo = {
     stdinIsTTY: options.tty ?? true,
-    prompter: () => (typeof options.prompter === 'function' ? options.prompter(interrupt) : (options.prompter ?? scripted(options.script ?? []))),
+    prompter: () =>
+      typeof options.prompter === 'function' ? options.prompter(interrupt) : (options.prompter ?? scripted(options.script ?? [])),
     onInterrupt: (h) => {
       handlers.push(h);
       return () => handlers.splice(handlers.indexOf(h), 1);
@@ -92,7 +93,10 @@ describe('runInit', () => {
       {
         script: [
           { input: 'Write the document to', answer: DEFAULT },
-          { confirm: 'Keep what was found for the stack: framework express, language JavaScript, store redis (package.json)?', answer: true },
+          {
+            confirm: 'Keep what was found for the stack: framework express, language JavaScript, store redis (package.json)?',
+            answer: true,
+          },
           { select: 'How does the API run', answer: 'horizontal' },
           { input: 'How many instances', answer: '3' },
         ],
@@ -104,7 +108,14 @@ describe('runInit', () => {
     const answers = JSON.parse(readFileSync(path.join(dir, 'rate-limit.answers.json'), 'utf8'));
     expect(answers.$schema).toBe('./node_modules/rl-design/schemas/answers.schema.json');
     expect(answers.project).toEqual({ name: 'shop-api' });
-    expect(answers.stack).toEqual({ framework: 'express', language: 'JavaScript', topology: 'horizontal', instances: 3, gateway: 'none', store: 'redis' });
+    expect(answers.stack).toEqual({
+      framework: 'express',
+      language: 'JavaScript',
+      topology: 'horizontal',
+      instances: 3,
+      gateway: 'none',
+      store: 'redis',
+    });
     expect(readFileSync(path.join(dir, 'docs/rate-limit-design.md'), 'utf8')).toContain('shop-api');
     expect(r.stdout).toMatch(/RULE\s+LAYER\s+RATE\s+FAIL MODE/);
     expect(r.stdout).toContain('Headers: ');
@@ -153,7 +164,10 @@ describe('runInit', () => {
     const file = path.join(dir, 'rate-limit.answers.json');
     for (const [text, problem] of [
       ['{"goals":["quotas"],}\n', 'Answers file rate-limit.answers.json is not valid JSON: '],
-      ['{"goals":["speed"]}\n', 'Answers file rate-limit.answers.json has 1 problem(s):\n  $.goals[0]: must be one of "overload", "abuse", "fairness", "quotas"'],
+      [
+        '{"goals":["speed"]}\n',
+        'Answers file rate-limit.answers.json has 1 problem(s):\n  $.goals[0]: must be one of "overload", "abuse", "fairness", "quotas"',
+      ],
     ] as const) {
       writeFileSync(file, text);
       for (const raw of [{ ...QUICK, yes: true }, { ...QUICK }]) {
@@ -162,7 +176,9 @@ describe('runInit', () => {
         expect(r.error).toBeUndefined();
         expect(r.code).toBe(2);
         expect(r.stderr.startsWith(`rl-design: ${problem}`)).toBe(true);
-        expect(r.stderr).toContain('rl-design: init reuses an existing answers file as its defaults, and will not replace one it cannot load: nothing was written.');
+        expect(r.stderr).toContain(
+          'rl-design: init reuses an existing answers file as its defaults, and will not replace one it cannot load: nothing was written.',
+        );
         expect(r.stdout).toBe('');
         expect(prompter.asked).toEqual([]);
         expect(readFileSync(file, 'utf8')).toBe(text);
@@ -191,7 +207,9 @@ describe('runInit', () => {
     expect(first.code).toBe(0);
     expect(prompter.remaining()).toEqual([]);
     expect(first.stdout).toContain('Read the previous answers in rate-limit.answers.json');
-    expect(first.stdout).toMatch(/rate-limit\.answers\.json: changed output, stack, identities, endpoints, traffic\.burstiness, plans, failure, outbound; every other answer kept\./);
+    expect(first.stdout).toMatch(
+      /rate-limit\.answers\.json: changed output, stack, identities, endpoints, traffic\.burstiness, plans, failure, outbound; every other answer kept\./,
+    );
     const written = JSON.parse(readFileSync(file, 'utf8'));
     expect(written.goals).toEqual(['quotas']);
     expect(written.traffic).toEqual({ peakRps: 100, headroom: 3, burstiness: 'moderate' });

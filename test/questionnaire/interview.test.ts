@@ -45,7 +45,13 @@ describe('the interview', () => {
       { select: 'third-party APIs', answer: 'no' },
     ]);
     const said: string[] = [];
-    const draft = await runInterview({ prompt, interactive: true, flags: parseInitFlags({}), detected: detectedFrom(detection), say: (l) => said.push(l) });
+    const draft = await runInterview({
+      prompt,
+      interactive: true,
+      flags: parseInitFlags({}),
+      detected: detectedFrom(detection),
+      say: (l) => said.push(l),
+    });
     expect(prompt.remaining()).toEqual([]);
     const answers = finishAnswers(draft, 'orders-service');
     expect(Object.keys(answers)[0]).toBe('$schema');
@@ -81,9 +87,19 @@ describe('the interview', () => {
       { select: "If the limiter's store", answer: UNKNOWN },
       { select: 'third-party', answer: UNKNOWN },
     ]);
-    const draft = await runInterview({ prompt, interactive: true, flags: parseInitFlags({}), detected: { answers: {}, byField: {} }, say: () => {} });
+    const draft = await runInterview({
+      prompt,
+      interactive: true,
+      flags: parseInitFlags({}),
+      detected: { answers: {}, byField: {} },
+      say: () => {},
+    });
     const answers = finishAnswers(draft);
-    expect(answers).toEqual({ $schema: SCHEMA_URL, output: { format: 'html', path: 'docs/rate-limit-design.html' }, unknown: ['goals', 'stack'] });
+    expect(answers).toEqual({
+      $schema: SCHEMA_URL,
+      output: { format: 'html', path: 'docs/rate-limit-design.html' },
+      unknown: ['goals', 'stack'],
+    });
     const design = buildDesign(answers, { date: '2026-01-01' });
     expect(design.meta.generic).toBe(true);
     expect(design.assumptions.some((a) => a.id === 'generic')).toBe(true);
@@ -105,7 +121,20 @@ describe('the interview', () => {
       stack: { gateway: 'nginx', trustedProxies: ['10.0.0.0/8'] },
       traffic: { peakRps: 500 },
       existing: {
-        limiters: [{ kind: 'nginx', name: 'api', source: 'nginx.conf:25', path: '/api/', match: 'prefix', location: true, keyedOn: 'ip', limit: 10, windowSeconds: 1, burst: 20 }],
+        limiters: [
+          {
+            kind: 'nginx',
+            name: 'api',
+            source: 'nginx.conf:25',
+            path: '/api/',
+            match: 'prefix',
+            location: true,
+            keyedOn: 'ip',
+            limit: 10,
+            windowSeconds: 1,
+            burst: 20,
+          },
+        ],
         nginx: [
           { name: 'limit_req_status', value: '429', context: 'http', source: 'nginx.conf:10' },
           { name: 'set_real_ip_from', value: '10.0.0.0/8', context: 'http', source: 'nginx.conf:12' },
@@ -141,7 +170,10 @@ describe('files in the summary', () => {
     const { documentFiles } = await import('../../src/questionnaire/summary.js');
     expect(documentFiles(['docs/d.md'], 'Markdown')).toEqual([{ path: 'docs/d.md', phrase: 'the design document (Markdown)' }]);
     expect(documentFiles(['docs/d/README.md', 'docs/d/01-scope-and-limit-matrix.md'], 'Markdown')).toEqual([
-      { path: 'docs/d/README.md', phrase: 'the design document, start here: contents and the limit matrix at a glance (Markdown, linked folder)' },
+      {
+        path: 'docs/d/README.md',
+        phrase: 'the design document, start here: contents and the limit matrix at a glance (Markdown, linked folder)',
+      },
       { path: 'docs/d/01-scope-and-limit-matrix.md', phrase: 'section: scope and limit matrix' },
     ]);
   });

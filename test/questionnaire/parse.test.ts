@@ -38,7 +38,9 @@ describe('parsing what people type (shared by prompts and flags)', () => {
     expect(parseRoute('/v1/orders/:id')).toEqual({ ok: true, value: '/v1/orders/:id' });
     expect(msg(parseRoute('orders'))).toBe('"orders" must start with "/", e.g. /v1/orders/:id');
     expect(parseTimeZone('Europe/Berlin')).toEqual({ ok: true, value: 'Europe/Berlin' });
-    expect(msg(parseTimeZone('Mars/Olympus'))).toBe('"Mars/Olympus" must be an IANA time zone such as UTC, Europe/Berlin or America/New_York');
+    expect(msg(parseTimeZone('Mars/Olympus'))).toBe(
+      '"Mars/Olympus" must be an IANA time zone such as UTC, Europe/Berlin or America/New_York',
+    );
   });
 
   it('rates: count per named period', () => {
@@ -69,11 +71,17 @@ describe('parsing what people type (shared by prompts and flags)', () => {
     expect(msg(parseEndpointSpec('FETCH /x read'))).toContain('method "FETCH" is not one of GET, POST');
     expect(msg(parseEndpointSpec('GET x read'))).toContain('must start with "/"');
     expect(msg(parseEndpointSpec('GET /x slow'))).toContain('endpoint class "slow" is not one of auth, read');
-    expect(parsePlanSpec('free:60/minute:10000')).toEqual({ ok: true, value: { name: 'free', rate: { requests: 60, per: 'minute' }, quota: 10000 } });
+    expect(parsePlanSpec('free:60/minute:10000')).toEqual({
+      ok: true,
+      value: { name: 'free', rate: { requests: 60, per: 'minute' }, quota: 10000 },
+    });
     expect(parsePlanSpec('pro:600/minute')).toEqual({ ok: true, value: { name: 'pro', rate: { requests: 600, per: 'minute' } } });
     expect(msg(parsePlanSpec('free'))).toContain('should be NAME:RATE[:QUOTA]');
     expect(msg(parsePlanSpec('free:60/minute:many'))).toContain('quota "many" is not a number');
-    expect(parseOutboundSpec('stripe:100/second')).toEqual({ ok: true, value: { name: 'stripe', limit: { requests: 100, per: 'second' } } });
+    expect(parseOutboundSpec('stripe:100/second')).toEqual({
+      ok: true,
+      value: { name: 'stripe', limit: { requests: 100, per: 'second' } },
+    });
     expect(parseFailModes('auth=closed, read=open')).toEqual({ ok: true, value: { auth: 'closed', read: 'open' } });
     expect(msg(parseFailModes('auth=maybe'))).toContain('fail mode "maybe" is not one of open, closed');
   });

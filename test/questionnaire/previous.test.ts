@@ -63,7 +63,12 @@ describe('the previous answers layer', () => {
   });
 
   it('names the fields that changed, objects member by member, lists as a whole, $schema aside', () => {
-    const after = Answers.parse({ ...PREVIOUS, $schema: 'elsewhere', traffic: { ...(PREVIOUS.traffic as object), peakRps: 3000 }, identities: ['ip'] });
+    const after = Answers.parse({
+      ...PREVIOUS,
+      $schema: 'elsewhere',
+      traffic: { ...(PREVIOUS.traffic as object), peakRps: 3000 },
+      identities: ['ip'],
+    });
     expect(changedFields(previous, after)).toEqual(['identities', 'traffic.peakRps']);
     expect(changedFields(previous, Answers.parse(PREVIOUS))).toEqual([]);
   });
@@ -117,9 +122,14 @@ describe('without a terminal (--yes): flag > previous answer > detected fact > d
 
   it('quota flags apply to the previous reset: a time zone replaces its zone; days on a calendar reset are refused', async () => {
     const zone = stepContext({ interactive: false, previous: PREVIOUS as AnswersInput, flags: { quotaTimeZone: 'America/New_York' } });
-    expect((await plans.run(zone.ctx, {})).quotas).toEqual({ reset: { kind: 'calendar', period: 'month', timeZone: 'America/New_York' }, exhaustion: 'hard' });
+    expect((await plans.run(zone.ctx, {})).quotas).toEqual({
+      reset: { kind: 'calendar', period: 'month', timeZone: 'America/New_York' },
+      exhaustion: 'hard',
+    });
     const days = stepContext({ interactive: false, previous: PREVIOUS as AnswersInput, flags: { quotaDays: '7' } });
-    await expect(plans.run(days.ctx, {})).rejects.toThrow('Option --quota-days: only applies to rolling resets, and the quota resets each calendar month (Europe/Berlin); add --quota-reset rolling');
+    await expect(plans.run(days.ctx, {})).rejects.toThrow(
+      'Option --quota-days: only applies to rolling resets, and the quota resets each calendar month (Europe/Berlin); add --quota-reset rolling',
+    );
   });
 });
 
@@ -127,8 +137,14 @@ describe('without a terminal (--yes): flag > previous answer > detected fact > d
 const PHASE_0_AND_GOALS: Entry[] = [
   { select: `Format of the design document? (default: Markdown, from ${FROM})`, answer: DEFAULT },
   { input: `Write the document to (default from ${FROM})`, answer: DEFAULT },
-  { input: `Folder for the generated code (Lua scripts, middleware, gateway config), e.g. src/rate-limit; "none" for none (default from ${FROM}):`, answer: DEFAULT },
-  { checkbox: `What should rate limiting protect against? (space to pick, enter when done) (default: overload, abuse, fairness, quotas, from ${FROM})`, answer: DEFAULT },
+  {
+    input: `Folder for the generated code (Lua scripts, middleware, gateway config), e.g. src/rate-limit; "none" for none (default from ${FROM}):`,
+    answer: DEFAULT,
+  },
+  {
+    checkbox: `What should rate limiting protect against? (space to pick, enter when done) (default: overload, abuse, fairness, quotas, from ${FROM})`,
+    answer: DEFAULT,
+  },
 ];
 
 describe('in a terminal: every question offers its previous answer as the default', () => {
@@ -141,7 +157,10 @@ describe('in a terminal: every question offers its previous answer as the defaul
       },
       { confirm: `Keep the identities found: api-key, tenant, user, ip (${FROM})? (No to choose them yourself)`, answer: DEFAULT },
       { confirm: 'Use these 3 endpoints?', answer: DEFAULT },
-      { confirm: `Keep the traffic: typical rps 800, peak rps 2,400, burstiness high, clients 5,000, tenants 1,200, users 90,000 (${FROM})?`, answer: DEFAULT },
+      {
+        confirm: `Keep the traffic: typical rps 800, peak rps 2,400, burstiness high, clients 5,000, tenants 1,200, users 90,000 (${FROM})?`,
+        answer: DEFAULT,
+      },
       {
         confirm: `Keep the promised limits: plans Free 60/minute, quota 10,000; Pro 600/minute, quota 1,000,000, quotas reset each calendar month (Europe/Berlin), when used up hard (${FROM})?`,
         answer: DEFAULT,
@@ -151,7 +170,12 @@ describe('in a terminal: every question offers its previous answer as the defaul
     ];
     const { answers, prompt, said } = await interview({ interactive: true, script });
     expect(prompt.remaining()).toEqual([]);
-    expect(prompt.asked.slice(0, 4).map((a) => a.default)).toEqual(['markdown', 'docs/limits.md', 'ratelimit', ['overload', 'abuse', 'fairness', 'quotas']]);
+    expect(prompt.asked.slice(0, 4).map((a) => a.default)).toEqual([
+      'markdown',
+      'docs/limits.md',
+      'ratelimit',
+      ['overload', 'abuse', 'fairness', 'quotas'],
+    ]);
     expect(prompt.asked.slice(4).every((a) => a.kind === 'confirm' && a.default === true)).toBe(true);
     expect(said).toContain(`Endpoints in the ${FROM}:`);
     expect(answers).toEqual(previous);
@@ -271,7 +295,10 @@ describe('in a terminal: every question offers its previous answer as the defaul
         { select: 'Format of the design document?', answer: DEFAULT },
         { input: 'Write the document to', answer: DEFAULT },
         { input: 'Folder for the generated code', answer: DEFAULT },
-        { checkbox: `What should rate limiting protect against? (space to pick, enter when done) (default: don't know, from ${FROM})`, answer: DEFAULT },
+        {
+          checkbox: `What should rate limiting protect against? (space to pick, enter when done) (default: don't know, from ${FROM})`,
+          answer: DEFAULT,
+        },
         { confirm: `Keep what was found for the stack: framework don't know (${FROM})?`, answer: DEFAULT },
         { checkbox: 'What can requests be keyed on?', answer: [UNKNOWN] },
         { confirm: 'Use these 14 endpoints?', answer: DEFAULT },

@@ -59,7 +59,9 @@ describe('Phase 0: format, path, code folder', () => {
       ],
     });
     expect(await outputPath.run(changed.ctx, { output: { format: 'html' } })).toEqual({ output: { path: 'design/limits.html' } });
-    expect(changed.prompt.rejected).toEqual(['"design/limits.md" is a .md name but the document is HTML: end it in .html, or give a folder.']);
+    expect(changed.prompt.rejected).toEqual([
+      '"design/limits.md" is a .md name but the document is HTML: end it in .html, or give a folder.',
+    ]);
 
     expect(await outputPath.run(stepContext({ interactive: false }).ctx, { output: { format: 'html' } })).toEqual({
       output: { path: 'docs/rate-limit-design.html' },
@@ -124,13 +126,19 @@ describe('item 1, goals: the partial-context protocol', () => {
 });
 
 describe('item 2, stack', () => {
-  const detected = detectedOf({ stack: { framework: 'express', language: 'JavaScript', store: 'redis' } }, { 'stack.framework': 'package.json', 'stack.store': 'package.json' });
+  const detected = detectedOf(
+    { stack: { framework: 'express', language: 'JavaScript', store: 'redis' } },
+    { 'stack.framework': 'package.json', 'stack.store': 'package.json' },
+  );
 
   it('shows what was detected, and once confirmed asks only the rest', async () => {
     const t = stepContext({
       detected,
       script: [
-        { confirm: 'Keep what was found for the stack: framework express (package.json), language JavaScript, store redis (package.json)?', answer: true },
+        {
+          confirm: 'Keep what was found for the stack: framework express (package.json), language JavaScript, store redis (package.json)?',
+          answer: true,
+        },
         { select: 'How does the API run in production?', answer: 'horizontal' },
         { input: 'How many instances at peak?', answer: 'six' },
         { input: 'How many instances at peak?', answer: '6' },
@@ -209,7 +217,9 @@ describe('item 2, stack', () => {
       detected,
       flags: { framework: 'koa', store: 'none', topology: 'single', gateway: 'none', language: 'TypeScript' },
     });
-    expect(await stack.run(t.ctx, {})).toEqual({ stack: { framework: 'koa', language: 'TypeScript', topology: 'single', gateway: 'none', store: 'none' } });
+    expect(await stack.run(t.ctx, {})).toEqual({
+      stack: { framework: 'koa', language: 'TypeScript', topology: 'single', gateway: 'none', store: 'none' },
+    });
     expect(t.prompt.asked).toEqual([]);
 
     const quiet = stepContext({ detected, interactive: false });
@@ -240,12 +250,22 @@ describe('item 3, identities and endpoints', () => {
   });
 
   const found = [
-    { name: 'login', method: 'POST' as const, route: '/v1/auth/login', class: 'auth' as const, authKind: 'login' as const, anonymous: true },
+    {
+      name: 'login',
+      method: 'POST' as const,
+      route: '/v1/auth/login',
+      class: 'auth' as const,
+      authKind: 'login' as const,
+      anonymous: true,
+    },
     { name: 'listOrders', method: 'GET' as const, route: '/v1/orders', class: 'read' as const, anonymous: false },
   ];
 
   it('endpoints: detected ones are listed with their source and confirmed', async () => {
-    const t = stepContext({ detected: detectedOf({ endpoints: found }, { endpoints: 'openapi.yaml' }), script: [{ confirm: 'Use these 2 endpoints?', answer: true }] });
+    const t = stepContext({
+      detected: detectedOf({ endpoints: found }, { endpoints: 'openapi.yaml' }),
+      script: [{ confirm: 'Use these 2 endpoints?', answer: true }],
+    });
     expect(await endpoints.run(t.ctx, {})).toEqual({ endpoints: found });
     expect(t.said[0]).toBe('Endpoints found in openapi.yaml:');
     expect(t.said[1]).toMatch(/POST\s+\/v1\/auth\/login\s+auth \(login\)/);
@@ -277,12 +297,16 @@ describe('item 3, identities and endpoints', () => {
   });
 
   it('endpoints: skipped, flagged, or none (skip and none are recorded as an empty list; "don\'t know" leaves them out)', async () => {
-    expect(await endpoints.run(stepContext({ script: [{ select: 'Which endpoints', answer: 'skip' }] }).ctx, {})).toEqual({ endpoints: [] });
+    expect(await endpoints.run(stepContext({ script: [{ select: 'Which endpoints', answer: 'skip' }] }).ctx, {})).toEqual({
+      endpoints: [],
+    });
     expect(await endpoints.run(stepContext({ script: [{ select: 'Which endpoints', answer: UNKNOWN }] }).ctx, {})).toEqual({});
     expect(await endpoints.run(stepContext({ flags: { endpoint: ['export=GET /v1/export export'] } }).ctx, {})).toEqual({
       endpoints: [{ name: 'export', method: 'GET', route: '/v1/export', class: 'export', anonymous: false }],
     });
-    expect(await endpoints.run(stepContext({ flags: { endpoint: ['none'] }, detected: detectedOf({ endpoints: found }) }).ctx, {})).toEqual({ endpoints: [] });
+    expect(await endpoints.run(stepContext({ flags: { endpoint: ['none'] }, detected: detectedOf({ endpoints: found }) }).ctx, {})).toEqual(
+      { endpoints: [] },
+    );
   });
 });
 
@@ -304,7 +328,10 @@ describe('item 4, traffic', () => {
       traffic: { typicalRps: 100, peakRps: 400, burstiness: 'high', distinctClients: 1000, distinctTenants: 20 },
     });
     // a refusal says how to give no number, as the prompt does
-    expect(t.prompt.rejected).toEqual(['The peak (50) cannot be below the typical rate (100).', '0 must be greater than 0, e.g. 600, or leave it empty if unknown']);
+    expect(t.prompt.rejected).toEqual([
+      'The peak (50) cannot be below the typical rate (100).',
+      '0 must be greater than 0, e.g. 600, or leave it empty if unknown',
+    ]);
   });
 
   it('asks for the client count only when requests are keyed on an API key; "don\'t know" is an answer', async () => {
@@ -334,12 +361,17 @@ describe('item 4, traffic', () => {
         { input: 'behind one IP address', answer: '200' },
       ],
     });
-    const draft = { identities: ['ip' as const], endpoints: [{ name: 'stops', method: 'GET' as const, route: '/v1/stops', class: 'read' as const, anonymous: true }] };
-    expect(await traffic.run(t.ctx, draft)).toEqual({ traffic: { peakRps: 20000, burstiness: 'high', clientPeakRps: 1, clientsPerAddress: 200 } });
+    const draft = {
+      identities: ['ip' as const],
+      endpoints: [{ name: 'stops', method: 'GET' as const, route: '/v1/stops', class: 'read' as const, anonymous: true }],
+    };
+    expect(await traffic.run(t.ctx, draft)).toEqual({
+      traffic: { peakRps: 20000, burstiness: 'high', clientPeakRps: 1, clientsPerAddress: 200 },
+    });
     expect(t.prompt.remaining()).toEqual([]);
-    expect(
-      await traffic.run(stepContext({ interactive: false, flags: { clientRps: '0.5', clientsPerAddress: '40' } }).ctx, {}),
-    ).toEqual({ traffic: { clientPeakRps: 0.5, clientsPerAddress: 40 } });
+    expect(await traffic.run(stepContext({ interactive: false, flags: { clientRps: '0.5', clientsPerAddress: '40' } }).ctx, {})).toEqual({
+      traffic: { clientPeakRps: 0.5, clientsPerAddress: 40 },
+    });
   });
 
   it('flags and the non-interactive default', async () => {
@@ -404,7 +436,9 @@ describe('item 5, plans and quotas', () => {
       quotas: { reset: { kind: 'rolling', days: 30 } },
     });
     expect(rolling.prompt.rejected).toEqual(['400 must be at most 366, e.g. 30']);
-    expect(await plans.run(stepContext({ script: [{ select: 'Have limits been promised', answer: 'no' }] }).ctx, {})).toEqual({ plans: [] });
+    expect(await plans.run(stepContext({ script: [{ select: 'Have limits been promised', answer: 'no' }] }).ctx, {})).toEqual({
+      plans: [],
+    });
     expect(await plans.run(stepContext({ script: [{ select: 'Have limits been promised', answer: UNKNOWN }] }).ctx, {})).toEqual({});
   });
 
@@ -419,7 +453,12 @@ describe('item 5, plans and quotas', () => {
 });
 
 describe('items 6 and 7', () => {
-  const draft = { endpoints: [{ name: 'login', route: '/login', class: 'auth' as const }, { name: 's', route: '/s', class: 'search' as const }] };
+  const draft = {
+    endpoints: [
+      { name: 'login', route: '/login', class: 'auth' as const },
+      { name: 's', route: '/s', class: 'search' as const },
+    ],
+  };
 
   it('failure posture: the rule of thumb by default, for the classes in use', async () => {
     const t = stepContext({ script: [{ select: "If the limiter's store", answer: DEFAULT }] });
@@ -434,7 +473,9 @@ describe('items 6 and 7', () => {
     expect(await failure.run(per.ctx, draft)).toEqual({ failure: { byClass: { auth: 'closed', search: 'closed' } } });
     expect(per.prompt.asked[1]?.default).toBe('closed');
     expect(per.prompt.asked[2]?.default).toBe('open');
-    expect(await failure.run(stepContext({ flags: { failMode: 'rule-of-thumb' } }).ctx, draft)).toEqual({ failure: { byClass: { auth: 'closed', search: 'open' } } });
+    expect(await failure.run(stepContext({ flags: { failMode: 'rule-of-thumb' } }).ctx, draft)).toEqual({
+      failure: { byClass: { auth: 'closed', search: 'open' } },
+    });
     expect(await failure.run(stepContext({ interactive: false }).ctx, draft)).toEqual({});
   });
 

@@ -27,7 +27,17 @@ describe('Question/Answer table', () => {
     const md = doc(exampleInput('minimal-generic'));
     const qa = rows(md, 'Question', 'Answer');
     expect(md).toContain('Answers marked "(assumed)" were not given');
-    for (const q of ['Protects against', 'Gateway / reverse proxy', 'Limiter store', 'Trusted proxies', 'Identities', 'Burstiness', 'Promised limits', 'Failure posture', 'Outbound APIs']) {
+    for (const q of [
+      'Protects against',
+      'Gateway / reverse proxy',
+      'Limiter store',
+      'Trusted proxies',
+      'Identities',
+      'Burstiness',
+      'Promised limits',
+      'Failure posture',
+      'Outbound APIs',
+    ]) {
       expect(answer(qa, q), q).toMatch(/\(assumed\)$/);
     }
     expect(answer(qa, 'Stack')).toBe('TypeScript (assumed), Express (assumed)');
@@ -62,7 +72,11 @@ describe('Question/Answer table', () => {
     const full = {
       ...raw,
       traffic: { ...raw.traffic, headroom: 2, clientPeakRps: 2, clientsPerAddress: 30 },
-      plans: raw.plans.map((p: Record<string, unknown>) => ({ burst: 10, ...p, ...(p.exhaustion && p.exhaustion !== 'hard' ? { overageCap: (p.quota as number) * 2 } : {}) })),
+      plans: raw.plans.map((p: Record<string, unknown>) => ({
+        burst: 10,
+        ...p,
+        ...(p.exhaustion && p.exhaustion !== 'hard' ? { overageCap: (p.quota as number) * 2 } : {}),
+      })),
       endpoints: raw.endpoints.map((e: Record<string, unknown>) => ({ cost: 1, ...e, anonymous: e.class === 'auth' ? true : e.anonymous })),
       outbound: raw.outbound.map((o: Record<string, unknown>) => ({ safetyFraction: 0.9, burst: 1, ...o })),
     };
@@ -77,8 +91,12 @@ describe('limit matrix and outbound section', () => {
     const md = doc(exampleInput('saas-platform'));
     const matrix = rows(md, 'Rule', 'Applies to');
     const rate = (id: string) => matrix.find((r) => r[0]?.includes(`\`${id}\``))?.[3] ?? '';
-    expect(rate('quota-pro')).toBe('quota 1,000,000 / calendar month (Europe/Berlin); refused past 1,200,000 (120% of the quota, an assumed cap), no burst (window)');
-    expect(rate('quota-enterprise')).toBe('quota 20,000,000 / calendar month (Europe/Berlin); refused past 60,000,000 (3x the quota, an assumed cap), no burst (window)');
+    expect(rate('quota-pro')).toBe(
+      'quota 1,000,000 / calendar month (Europe/Berlin); refused past 1,200,000 (120% of the quota, an assumed cap), no burst (window)',
+    );
+    expect(rate('quota-enterprise')).toBe(
+      'quota 20,000,000 / calendar month (Europe/Berlin); refused past 60,000,000 (3x the quota, an assumed cap), no burst (window)',
+    );
     expect(rate('quota-free')).toBe('10,000 / calendar month (Europe/Berlin), no burst (window)');
     expect(md).toContain('- `plans.overageCap`: Open product decision: Pro and Enterprise let calls pass past the quota');
   });
@@ -93,6 +111,8 @@ describe('limit matrix and outbound section', () => {
     const raw = answersOf('saas-platform') as Record<string, any>;
     const over = doc(inputFromAnswers({ ...raw, outbound: [{ name: 'Stripe', limit: { requests: 100, per: 'second' }, burst: 90 }] }));
     expect(over).toContain('**Burst above the provider limit:**');
-    expect(over).toContain('- Stripe: burst 90 + 90 refilled per 1 s = up to 180 calls in 1 s, against a limit of 100/second; lower the burst to at most 10');
+    expect(over).toContain(
+      '- Stripe: burst 90 + 90 refilled per 1 s = up to 180 calls in 1 s, against a limit of 100/second; lower the burst to at most 10',
+    );
   });
 });

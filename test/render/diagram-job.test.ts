@@ -22,7 +22,8 @@ const ctx = (cwd: string) => ({ cwd, stdout: () => undefined, stderr: () => unde
 function files(dir: string): Map<string, string> {
   const found = new Map<string, string>();
   for (const d of readdirSync(dir, { recursive: true, withFileTypes: true })) {
-    if (d.isFile() && !d.name.startsWith('.')) found.set(path.relative(dir, path.join(d.parentPath, d.name)), readFileSync(path.join(d.parentPath, d.name), 'utf8'));
+    if (d.isFile() && !d.name.startsWith('.'))
+      found.set(path.relative(dir, path.join(d.parentPath, d.name)), readFileSync(path.join(d.parentPath, d.name), 'utf8'));
   }
   return found;
 }
@@ -38,9 +39,7 @@ describe('bundle with a diagram worker = sources in-process', () => {
         const fromCli = layout === 'single' ? new Map([['cli.html', readFileSync(`${out}.html`, 'utf8')]]) : files(out);
 
         const run = await generateFiles(ctx(dir), { example: name, format: 'html', layout, out, date: DATE, dryRun: true });
-        const inProcess = new Map(
-          run.plan.planned.map((p) => [layout === 'single' ? 'cli.html' : path.relative(out, p.path), p.content]),
-        );
+        const inProcess = new Map(run.plan.planned.map((p) => [layout === 'single' ? 'cli.html' : path.relative(out, p.path), p.content]));
         expect([...fromCli.keys()].sort()).toEqual([...inProcess.keys()].sort());
         for (const [file, content] of inProcess) expect(fromCli.get(file), file).toBe(content);
         // the drawings are really there: one inline SVG per diagram of the design
@@ -84,7 +83,9 @@ describe('the diagram worker (tsc dist/, a real worker thread)', () => {
     // a worker file that does not exist would fail any drawing: none is started
     const again = await drawBeautifulMermaid([b!, a!], { cache, workerFile: path.join(ROOT, 'no-such-worker.js') });
     expect(again(b!)).toBe(direct(b!));
-    await expect(drawBeautifulMermaid(['flowchart TB\n    x --> y'], { cache, workerFile: path.join(ROOT, 'no-such-worker.js') })).rejects.toThrow();
+    await expect(
+      drawBeautifulMermaid(['flowchart TB\n    x --> y'], { cache, workerFile: path.join(ROOT, 'no-such-worker.js') }),
+    ).rejects.toThrow();
   });
 });
 

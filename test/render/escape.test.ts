@@ -1,16 +1,6 @@
 import { Lexer, marked, type Token, type Tokens } from 'marked';
 import { describe, expect, it } from 'vitest';
-import {
-  mdCell,
-  mdCellCode,
-  mdCode,
-  mdFence,
-  mdLinkText,
-  mdText,
-  mermaidLabel,
-  Slugger,
-  slugAnchor,
-} from '../../src/render/escape.js';
+import { mdCell, mdCellCode, mdCode, mdFence, mdLinkText, mdText, mermaidLabel, Slugger, slugAnchor } from '../../src/render/escape.js';
 import { HOSTILE } from './fixtures.js';
 
 /** The inline tokens of a one-paragraph Markdown text. */
@@ -25,7 +15,7 @@ function seen(tokens: Token[]): string {
   return tokens
     .map((t) => {
       const nested = (t as { tokens?: Token[] }).tokens;
-      return nested && t.type !== 'codespan' ? seen(nested) : (t as { text?: string }).text ?? '';
+      return nested && t.type !== 'codespan' ? seen(nested) : ((t as { text?: string }).text ?? '');
     })
     .join('');
 }
@@ -35,7 +25,11 @@ function decodeHtml(html: string): string {
   return html.replace(/&(?:amp|lt|gt|quot|#39);/g, (e) => entities[e] ?? e);
 }
 
-const oneLine = (s: string): string => s.replace(/[\r\n]+/g, ' ').replace(/ {2,}/g, ' ').trim();
+const oneLine = (s: string): string =>
+  s
+    .replace(/[\r\n]+/g, ' ')
+    .replace(/ {2,}/g, ' ')
+    .trim();
 
 describe('mdText', () => {
   it.each(HOSTILE)('keeps %j one run of literal text', (hostile) => {

@@ -13,10 +13,16 @@ import { comments, html, mermaidBlocks, svgElements } from './html-fixtures.js';
 
 const input = inputFromAnswers(hostileAnswers());
 const { design } = input;
-const oneLine = (s: string): string => s.replace(/[\r\n]+/g, ' ').replace(/ {2,}/g, ' ').trim();
+const oneLine = (s: string): string =>
+  s
+    .replace(/[\r\n]+/g, ' ')
+    .replace(/ {2,}/g, ' ')
+    .trim();
 
 const HTML_TAGS = new Set(
-  'html head meta title style link body a div main header nav footer ul ol li p h1 h2 h3 h4 h5 h6 table thead tbody tr th td code pre strong em del blockquote hr br figure figcaption span time'.split(' '),
+  'html head meta title style link body a div main header nav footer ul ol li p h1 h2 h3 h4 h5 h6 table thead tbody tr th td code pre strong em del blockquote hr br figure figcaption span time'.split(
+    ' ',
+  ),
 );
 const SVG_TAGS = new Set('svg style defs marker polygon polyline path g rect text tspan line circle ellipse'.split(' '));
 

@@ -11,7 +11,11 @@ import { hostileAnswers, inputFromAnswers } from './fixtures.js';
 
 const input = inputFromAnswers(hostileAnswers());
 const { design } = input;
-const oneLine = (s: string): string => s.replace(/[\r\n]+/g, ' ').replace(/ {2,}/g, ' ').trim();
+const oneLine = (s: string): string =>
+  s
+    .replace(/[\r\n]+/g, ' ')
+    .replace(/ {2,}/g, ' ')
+    .trim();
 
 function allTokens(markdown: string): Token[] {
   const all: Token[] = [];
@@ -55,7 +59,9 @@ describe.each(['single', 'folder'] as const)('hostile names, %s layout', (layout
     const html = marked.parse(content, { async: false, gfm: true });
     expect(html).not.toMatch(/<script|<img|<!--|href="javascript/i);
     const tags = new Set(html.match(/<[a-z][a-z0-9]*/g));
-    expect([...tags].filter((tag) => !/^<(h[1-6]|p|a|ul|ol|li|table|thead|tbody|tr|th|td|code|pre|strong|em|hr|blockquote)$/.test(tag))).toEqual([]);
+    expect(
+      [...tags].filter((tag) => !/^<(h[1-6]|p|a|ul|ol|li|table|thead|tbody|tr|th|td|code|pre|strong|em|hr|blockquote)$/.test(tag)),
+    ).toEqual([]);
   });
 
   it.each(files.map((f) => f.path))('%s: every table row keeps its column count in both GFM parsers', (path) => {
@@ -72,7 +78,11 @@ describe.each(['single', 'folder'] as const)('hostile names, %s layout', (layout
   });
 
   it('keeps routes and key patterns as intact code spans', () => {
-    const spans = new Set(allTokens(everything).filter((t): t is Tokens.Codespan => t.type === 'codespan').map((t) => t.text));
+    const spans = new Set(
+      allTokens(everything)
+        .filter((t): t is Tokens.Codespan => t.type === 'codespan')
+        .map((t) => t.text),
+    );
     for (const e of design.scope.endpoints) expect(spans, e.route).toContain(oneLine(e.route));
     for (const r of design.rules) {
       if (r.key && !/\\\|/.test(r.key)) expect(spans, r.key).toContain(oneLine(r.key));
@@ -87,7 +97,13 @@ describe.each(['single', 'folder'] as const)('hostile names, %s layout', (layout
         (t): t is Tokens.Table => t.type === 'table' && t.header[0]?.text === 'Endpoint',
       );
       const rendered = endpoints?.rows.map((r) => marked.parseInline(r[0]?.text ?? '', { async: false })) ?? [];
-      const decode = (s: string) => s.replace(/&lt;/g, '<').replace(/&gt;/g, '>').replace(/&quot;/g, '"').replace(/&#39;/g, "'").replace(/&amp;/g, '&');
+      const decode = (s: string) =>
+        s
+          .replace(/&lt;/g, '<')
+          .replace(/&gt;/g, '>')
+          .replace(/&quot;/g, '"')
+          .replace(/&#39;/g, "'")
+          .replace(/&amp;/g, '&');
       expect(rendered.map(decode)).toEqual(design.scope.endpoints.map((e) => oneLine(e.name)));
     }
     // No template syntax was evaluated: the braces are still there, escaped.

@@ -60,7 +60,14 @@ describe('HTML layouts', () => {
   });
 
   it('catches what it is meant to catch', () => {
-    for (const bad of ['{{{projectName}}}', '{{> nav}}', '{{#with x}}{{/with}}', '{{lookup a b}}', '<a onclick="x">', '<link href="https://x.example/">']) {
+    for (const bad of [
+      '{{{projectName}}}',
+      '{{> nav}}',
+      '{{#with x}}{{/with}}',
+      '{{lookup a b}}',
+      '<a onclick="x">',
+      '<link href="https://x.example/">',
+    ]) {
       expect(lint(bad), bad).not.toEqual([]);
     }
     expect(lint('<p>{{projectName}}</p>{{{bodyHtml}}}<style>{{{inlineCss}}}</style>')).toEqual([]);

@@ -115,7 +115,9 @@ describe.each(EXAMPLES.flatMap((name) => LAYOUTS.map((layout) => [name, layout] 
       expect(body).not.toContain('--');
       expect(decodeHtmlComment(body)).toContain(`\n${blocks[i]}\n`);
       const svg = m[2] ?? '';
-      expect(svg).toMatch(/^<svg xmlns="http:\/\/www\.w3\.org\/2000\/svg" id="rl-diagram-\d+" class="diagram-svg" role="img" aria-label="[^"]+" viewBox="0 0 [\d.]+ [\d.]+"/);
+      expect(svg).toMatch(
+        /^<svg xmlns="http:\/\/www\.w3\.org\/2000\/svg" id="rl-diagram-\d+" class="diagram-svg" role="img" aria-label="[^"]+" viewBox="0 0 [\d.]+ [\d.]+"/,
+      );
       expect(svg).toMatch(/style="[^"]*width:100%;max-width:\d+px;min-width:\d+px;height:auto"/);
     });
     expect(comments(all).length).toBe(blocks.length);
@@ -130,7 +132,10 @@ describe.each(EXAMPLES.flatMap((name) => LAYOUTS.map((layout) => [name, layout] 
         const own = /^<svg[^>]*\sid="([^"]+)"/.exec(svg)?.[1] ?? '';
         for (const m of svg.matchAll(/url\(#([^)]+)\)/g)) expect(m[1]?.startsWith(`${own}-`), m[0]).toBe(true);
         for (const style of svg.matchAll(/<style>([\s\S]*?)<\/style>/g)) {
-          const selectors = (style[1] ?? '').split('}').map((r) => r.split('{')[0]?.trim() ?? '').filter(Boolean);
+          const selectors = (style[1] ?? '')
+            .split('}')
+            .map((r) => r.split('{')[0]?.trim() ?? '')
+            .filter(Boolean);
           expect(selectors.length).toBeGreaterThan(0);
           for (const list of selectors) for (const sel of list.split(',')) expect(sel.trim().startsWith(`#${own}`), sel).toBe(true);
         }
@@ -189,7 +194,9 @@ describe.each(EXAMPLES.flatMap((name) => LAYOUTS.map((layout) => [name, layout] 
 
     it('links each page to the previous and next one, and home', () => {
       pages.forEach((p, i) => {
-        const pager = [...dom(p.content).querySelectorAll('nav.pager a')].map((a) => `${a.getAttribute('rel') ?? ''}:${a.getAttribute('href')}`);
+        const pager = [...dom(p.content).querySelectorAll('nav.pager a')].map(
+          (a) => `${a.getAttribute('rel') ?? ''}:${a.getAttribute('href')}`,
+        );
         if (i === 0) expect(pager).toEqual([`next:${pages[1]?.path}`]);
         else {
           expect(pager[0]).toBe(`prev:${pages[i - 1]?.path}`);
@@ -202,7 +209,12 @@ describe.each(EXAMPLES.flatMap((name) => LAYOUTS.map((layout) => [name, layout] 
 
     it('keeps the index: scope, the matrix at a glance, contents with summaries, deliverables', () => {
       const doc = dom(pages[0]?.content ?? '');
-      expect([...doc.querySelectorAll('main h2')].map((h) => h.textContent)).toEqual(['Scope', 'Limit matrix at a glance', 'Contents', 'Deliverables']);
+      expect([...doc.querySelectorAll('main h2')].map((h) => h.textContent)).toEqual([
+        'Scope',
+        'Limit matrix at a glance',
+        'Contents',
+        'Deliverables',
+      ]);
       const plan = planSections(input);
       const text = doc.querySelector('main')?.textContent ?? '';
       for (const p of plan) expect(text).toContain(p.summary);
@@ -263,14 +275,14 @@ describe('nothing is returned when the output would be broken', () => {
   const input = exampleInput('saas-platform');
 
   it('a diagram that references something missing is a dead link', () => {
-    expect(() => renderHtml(input, { layout: 'single', diagrams: () => '<svg viewBox="0 0 10 10"><path marker-end="url(#missing)"/></svg>' })).toThrow(
-      DeadLinkError,
-    );
+    expect(() =>
+      renderHtml(input, { layout: 'single', diagrams: () => '<svg viewBox="0 0 10 10"><path marker-end="url(#missing)"/></svg>' }),
+    ).toThrow(DeadLinkError);
   });
 
   it('a diagram that would run or fetch something is refused', () => {
-    expect(() => renderHtml(input, { layout: 'folder', diagrams: () => '<svg viewBox="0 0 10 10"><script>alert(1)</script></svg>' })).toThrow(
-      UnsafeSvgError,
-    );
+    expect(() =>
+      renderHtml(input, { layout: 'folder', diagrams: () => '<svg viewBox="0 0 10 10"><script>alert(1)</script></svg>' }),
+    ).toThrow(UnsafeSvgError);
   });
 });

@@ -55,10 +55,7 @@ describe('checkLinks', () => {
   });
 
   it('resolves relative paths from the linking file and decodes percent-encoding', () => {
-    const nested = [
-      page('docs/a.md', '# A b\n\n[b](../b.md#b-%C3%BC)\n'),
-      page('b.md', '# B ü\n\n[a](docs/a.md#a-b)\n'),
-    ];
+    const nested = [page('docs/a.md', '# A b\n\n[b](../b.md#b-%C3%BC)\n'), page('b.md', '# B ü\n\n[a](docs/a.md#a-b)\n')];
     expect(findDeadLinks(nested)).toEqual([]);
   });
 });

@@ -119,7 +119,9 @@ describe.each(EXAMPLES)('example %s, single file', (name) => {
     expect(doc).toContain(design.contract.specReference);
     const [checks] = tables(doc, '#', 'Constraint', 'Verdict');
     expect(checks?.rows).toHaveLength(9);
-    expect(checks?.rows.map((r) => r[2]?.text)).toEqual(input.checks.map((c) => (c.passed ? (c.applicable ? 'pass' : 'pass (does not apply)') : '**FAIL**')));
+    expect(checks?.rows.map((r) => r[2]?.text)).toEqual(
+      input.checks.map((c) => (c.passed ? (c.applicable ? 'pass' : 'pass (does not apply)') : '**FAIL**')),
+    );
   });
 
   it('is deterministic: same input, same bytes, whatever the clock says', () => {
@@ -144,7 +146,18 @@ describe('options and variants', () => {
   it('prints the Lua, the gateway files and the rules in the enforcement section, and links the runtimes with size and purpose', () => {
     const input = exampleInput('saas-platform');
     const lua = '-- a comment with ``` backticks\nreturn redis.call("TIME")\n';
-    const data = ['// header', "import type { DesignData } from './types.js';", 'export const DESIGN: DesignData = {', '  project: "x",', '  rules: [', '    // a: the rule', '    { id: "a" },', '  ],', '};', ''].join('\n');
+    const data = [
+      '// header',
+      "import type { DesignData } from './types.js';",
+      'export const DESIGN: DesignData = {',
+      '  project: "x",',
+      '  rules: [',
+      '    // a: the rule',
+      '    { id: "a" },',
+      '  ],',
+      '};',
+      '',
+    ].join('\n');
     const runtime = ['export function createLimiter() {', '  return "RUNTIME BODY";', '}', ''].join('\n');
     const files = renderMarkdown(
       {
@@ -182,16 +195,41 @@ describe('options and variants', () => {
     expect(list?.rows[3]?.[1]?.text).toBe('3 lines, 61 bytes');
     expect(list?.rows[3]?.[2]?.text).toBe('the limiter');
     // the folder layout links from one level further down
-    const folder = renderMarkdown({ ...input, codeFiles: [{ path: 'lua/gcra.lua', language: 'lua', content: lua }], codeHref: { single: 'x', folder: '../../ratelimit' } }, { layout: 'folder' });
+    const folder = renderMarkdown(
+      {
+        ...input,
+        codeFiles: [{ path: 'lua/gcra.lua', language: 'lua', content: lua }],
+        codeHref: { single: 'x', folder: '../../ratelimit' },
+      },
+      { layout: 'folder' },
+    );
     expect(folder.map((f) => f.content).join('\n')).toContain('[`lua/gcra.lua`](../../ratelimit/lua/gcra.lua)');
     // a code folder whose name needs encoding is linked, and the link checker accepts it
-    const spaced = renderMarkdown({ ...input, codeFiles: [{ path: 'lua/gcra.lua', language: 'lua', content: lua }], codeHref: { single: '../rate limit', folder: 'x' } }, { layout: 'single' });
+    const spaced = renderMarkdown(
+      {
+        ...input,
+        codeFiles: [{ path: 'lua/gcra.lua', language: 'lua', content: lua }],
+        codeHref: { single: '../rate limit', folder: 'x' },
+      },
+      { layout: 'single' },
+    );
     expect(spaced[0]?.content).toContain('[`lua/gcra.lua`](../rate%20limit/lua/gcra.lua)');
   });
 
   it('shows what a broken hand-written rule leaves out, and the failing constraints with the rule id', () => {
     const answers = answersOf('minimal-generic') as Record<string, unknown>;
-    answers.rules = [{ id: 'no-ttl', endpointClass: 'read', identity: 'user', algorithm: 'token-bucket', key: 'rl:x', rate: { requests: 5, per: 'second' }, failMode: 'open', layer: 'middleware' }];
+    answers.rules = [
+      {
+        id: 'no-ttl',
+        endpointClass: 'read',
+        identity: 'user',
+        algorithm: 'token-bucket',
+        key: 'rl:x',
+        rate: { requests: 5, per: 'second' },
+        failMode: 'open',
+        layer: 'middleware',
+      },
+    ];
     const doc = renderMarkdown(inputFromAnswers(answers), { layout: 'single' })[0]?.content ?? '';
     const [matrix] = tables(doc, 'Rule', 'Applies to');
     const row = matrix?.rows.find((r) => r[0]?.text.includes('`no-ttl`')) ?? [];
@@ -200,14 +238,20 @@ describe('options and variants', () => {
     for (const field of ['TTL', 'Burst', 'Cost', 'Cardinality bound']) expect(details).toContain(`**${field}:** **not stated**`);
     const [checks] = tables(doc, '#', 'Constraint', 'Verdict');
     const failing = checks?.rows.filter((r) => r[2]?.text === '**FAIL**').map((r) => [r[0]?.text, cellText(r[3])]);
-    expect(failing).toEqual([['1', 'no-ttl'], ['2', 'no-ttl'], ['6', 'no-ttl']]);
+    expect(failing).toEqual([
+      ['1', 'no-ttl'],
+      ['2', 'no-ttl'],
+      ['6', 'no-ttl'],
+    ]);
     expect(doc).toContain('- Constraint 6: rule no-ttl: The rule sets no TTL on its keys');
   });
 
   it('shows scenario results once verify has written them', () => {
     const input = exampleInput('consumer-auth');
     const scenarios = input.design.scenarios.map((s, i) =>
-      i === 0 ? { ...s, result: { passed: true, detail: 'All 20 admitted, the 21st refused.', redisVersion: '7.2.4', date: '2025-01-02' } } : s,
+      i === 0
+        ? { ...s, result: { passed: true, detail: 'All 20 admitted, the 21st refused.', redisVersion: '7.2.4', date: '2025-01-02' } }
+        : s,
     );
     const doc = renderMarkdown({ ...input, design: { ...input.design, scenarios } }, { layout: 'single' })[0]?.content ?? '';
     expect(doc).toContain('Result: **passed** on Redis 7.2.4, 2025-01-02. All 20 admitted, the 21st refused.');

@@ -12,7 +12,9 @@ function problems(files: OutputFile[]): string[] {
   const strings = Object.fromEntries(files.map((f) => [f.path, f.content]));
   const result = lint({ strings, config });
   return Object.entries(result).flatMap(([file, errors]) =>
-    errors.map((e) => `${file}:${e.lineNumber} ${e.ruleNames.join('/')} ${e.ruleDescription} ${e.errorDetail ?? ''} ${e.errorContext ?? ''}`),
+    errors.map(
+      (e) => `${file}:${e.lineNumber} ${e.ruleNames.join('/')} ${e.ruleDescription} ${e.errorDetail ?? ''} ${e.errorContext ?? ''}`,
+    ),
   );
 }
 

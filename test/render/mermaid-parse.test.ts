@@ -24,7 +24,11 @@ beforeAll(async () => {
   const g = globalThis as Record<string, unknown>;
   for (const key of ['window', 'document', 'DOMParser', 'Element', 'HTMLElement', 'SVGElement', 'Node', 'navigator']) {
     if (!(key in g) || key === 'window' || key === 'document') {
-      Object.defineProperty(g, key, { value: key === 'window' ? window : (window as unknown as Record<string, unknown>)[key], configurable: true, writable: true });
+      Object.defineProperty(g, key, {
+        value: key === 'window' ? window : (window as unknown as Record<string, unknown>)[key],
+        configurable: true,
+        writable: true,
+      });
     }
   }
   mermaid = (await import('mermaid')).default as unknown as Mermaid;
@@ -47,7 +51,7 @@ describe('the real Mermaid parser', () => {
     expect(blocks.length).toBeGreaterThan(0);
     for (const d of diagrams) {
       const result = await mermaid.parse(toMermaid(d));
-      expect(result && result.diagramType, d.title).toBe(KIND[d.kind]);
+      expect(result?.diagramType, d.title).toBe(KIND[d.kind]);
     }
   });
 
@@ -58,8 +62,17 @@ describe('the real Mermaid parser', () => {
   });
 
   it.each(['flowchart', 'state', 'sequence'] as const)('parses a %s whose every label is hostile', async (kind) => {
-    const nodes = HOSTILE.map((h, i) => ({ id: `${h} ${i}`, label: [h, `end ${h}`], shape: (kind === 'sequence' ? 'box' : 'state') as 'box' }));
-    const edges = HOSTILE.map((h, i) => ({ from: nodes[i]?.id ?? '', to: nodes[(i + 1) % nodes.length]?.id ?? '', label: h, dashed: i % 2 === 0 }));
+    const nodes = HOSTILE.map((h, i) => ({
+      id: `${h} ${i}`,
+      label: [h, `end ${h}`],
+      shape: (kind === 'sequence' ? 'box' : 'state') as 'box',
+    }));
+    const edges = HOSTILE.map((h, i) => ({
+      from: nodes[i]?.id ?? '',
+      to: nodes[(i + 1) % nodes.length]?.id ?? '',
+      label: h,
+      dashed: i % 2 === 0,
+    }));
     const diagram: Diagram = {
       kind,
       title: 'hostile',
@@ -67,6 +80,6 @@ describe('the real Mermaid parser', () => {
       edges: kind === 'state' ? [{ from: '[*]', to: nodes[0]?.id ?? '' }, ...edges] : edges,
     };
     const result = await mermaid.parse(toMermaid(diagram));
-    expect(result && result.diagramType).toBe(KIND[kind]);
+    expect(result?.diagramType).toBe(KIND[kind]);
   });
 });

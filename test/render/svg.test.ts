@@ -10,7 +10,11 @@ import { decodeHtmlComment, htmlComment, htmlText } from '../../src/render/escap
 import { HOSTILE } from './fixtures.js';
 import { diagrams } from './html-fixtures.js';
 
-const oneLine = (s: string): string => s.replace(/[\r\n]+/g, ' ').replace(/\s+/g, ' ').trim();
+const oneLine = (s: string): string =>
+  s
+    .replace(/[\r\n]+/g, ' ')
+    .replace(/\s+/g, ' ')
+    .trim();
 const window = new JSDOM('').window;
 
 /** Parses an SVG as XML: throws when it is not well formed. */
@@ -59,14 +63,19 @@ describe('prepareSvg on beautiful-mermaid output', () => {
     const smallest = smallestFontSize(raw) ?? NaN;
     expect(smallest).toBeLessThan(MIN_TEXT_PX); // beautiful-mermaid's edge labels are 11 px
     const min = Math.ceil((width * MIN_TEXT_PX) / smallest);
-    expect(svg).toMatch(new RegExp(`^<svg [^>]*viewBox="0 0 [\\d.]+ [\\d.]+" width="${width}" height="\\d+" style="[^"]*width:100%;max-width:${min}px;min-width:${min}px;height:auto"`));
+    expect(svg).toMatch(
+      new RegExp(
+        `^<svg [^>]*viewBox="0 0 [\\d.]+ [\\d.]+" width="${width}" height="\\d+" style="[^"]*width:100%;max-width:${min}px;min-width:${min}px;height:auto"`,
+      ),
+    );
     expect(svg).toMatch(/^<svg [^>]*role="img" aria-label="Flow"/);
   });
 
   it('takes its colours from the document CSS variables', () => {
     const svg = prepareSvg(render(toMermaid(FLOW)), { id: 'd1', label: 'Flow' });
     const style = /^<svg [^>]*style="([^"]*)"/.exec(svg)?.[1] ?? '';
-    for (const v of ['--bg:var(--rl-bg)', '--fg:var(--rl-fg)', '--line:var(--rl-diagram-line)', '--surface:var(--rl-diagram-fill)']) expect(style).toContain(v);
+    for (const v of ['--bg:var(--rl-bg)', '--fg:var(--rl-fg)', '--line:var(--rl-diagram-line)', '--surface:var(--rl-diagram-fill)'])
+      expect(style).toContain(v);
     expect(style).not.toMatch(/#[0-9a-f]{3,6}|background/i);
   });
 
@@ -77,7 +86,10 @@ describe('prepareSvg on beautiful-mermaid output', () => {
     const ids = (svg: string): string[] => [...svg.matchAll(/\sid="([^"]+)"/g)].map((m) => m[1] ?? '');
     expect(ids(one).length).toBeGreaterThan(1);
     for (const id of ids(one)) expect(ids(two)).not.toContain(id);
-    for (const [svg, own] of [[one, 'rl-diagram-1'], [two, 'rl-diagram-2']] as const) {
+    for (const [svg, own] of [
+      [one, 'rl-diagram-1'],
+      [two, 'rl-diagram-2'],
+    ] as const) {
       const refs = [...svg.matchAll(/url\(#([^)]+)\)/g)].map((m) => m[1] ?? '');
       expect(refs.length).toBeGreaterThan(0);
       for (const r of refs) expect(ids(svg)).toContain(r);

@@ -49,7 +49,8 @@ function lint(source: string): Problem[] {
           problems.push({ line, message: `{{${name}}} prints a value without an escaping helper` });
           break;
         }
-        if (m.params.length === 0 && !NO_ARGUMENT_HELPERS.has(name)) problems.push({ line, message: `{{${name}}} without an argument reads a field` });
+        if (m.params.length === 0 && !NO_ARGUMENT_HELPERS.has(name))
+          problems.push({ line, message: `{{${name}}} without an argument reads a field` });
         const inTable = text.trimStart().startsWith('|');
         if (inTable && !CELL_HELPERS.has(name)) problems.push({ line, message: `${name} in a table row; use a cell helper` });
         if (!inTable && CELL_ONLY.has(name)) problems.push({ line, message: `${name} outside a table row` });
@@ -57,7 +58,7 @@ function lint(source: string): Problem[] {
           problems.push({ line, message: `${name} must stand alone on its line` });
         }
         const before = text.slice(0, column).replace(/\{\{[^}]*\}\}/g, '');
-        if (((before.match(/`/g) ?? []).length) % 2 === 1) problems.push({ line, message: `${name} inside a literal code span` });
+        if ((before.match(/`/g) ?? []).length % 2 === 1) problems.push({ line, message: `${name} inside a literal code span` });
         m.params.forEach((p) => visit(p as Node));
         break;
       }
@@ -119,7 +120,9 @@ describe('template lint', () => {
       '```\nfence\n```',
     ];
     for (const source of bad) expect(lint(source), source).not.toEqual([]);
-    expect(lint('| {{mdCell a}} | {{mdCellCode b}} | {{n c}} |\n\nSee {{mdText a}} and {{mdCode b}} in {{sub}}.\n\n{{mermaid d}}\n')).toEqual([]);
+    expect(
+      lint('| {{mdCell a}} | {{mdCellCode b}} | {{n c}} |\n\nSee {{mdText a}} and {{mdCode b}} in {{sub}}.\n\n{{mermaid d}}\n'),
+    ).toEqual([]);
   });
 
   it('registers every helper it allows', () => {

@@ -53,7 +53,10 @@ describe('Nu HTML Checker', () => {
     const report = JSON.parse(r.stdout || r.stderr) as { messages: VnuMessage[] };
     const errors = report.messages
       .filter((m) => m.type === 'error' || m.subType === 'fatal')
-      .map((m) => `${path.relative(root, decodeURIComponent((m.url ?? '').replace(/^file:/, '')))}:${m.lastLine ?? '?'} ${m.message} ${m.extract ?? ''}`);
+      .map(
+        (m) =>
+          `${path.relative(root, decodeURIComponent((m.url ?? '').replace(/^file:/, '')))}:${m.lastLine ?? '?'} ${m.message} ${m.extract ?? ''}`,
+      );
     expect(errors.filter((e) => e.startsWith('canary.html')).length, 'the canary error was not reported').toBeGreaterThan(0);
     expect(errors.filter((e) => !e.startsWith('canary.html'))).toEqual([]);
   });

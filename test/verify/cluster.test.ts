@@ -28,7 +28,9 @@ afterAll(async () => {
 
 describe('verify on a Redis Cluster', () => {
   it('computes the slots the cluster computes, for every key pattern of the design', async () => {
-    const keys = exampleDesign('saas-platform').rules.flatMap((r) => (r.key ? [r.key, `rl-verify:0123456789abcdef:r1:burst-1:${r.key}`] : []));
+    const keys = exampleDesign('saas-platform').rules.flatMap((r) =>
+      r.key ? [r.key, `rl-verify:0123456789abcdef:r1:burst-1:${r.key}`] : [],
+    );
     for (const key of [...keys, 'foo', '{user1000}.following', 'a{}b', 'x{{y}}z']) {
       expect(keySlot(key), key).toBe(await masters[0]!.cluster('KEYSLOT', key));
     }
@@ -38,16 +40,25 @@ describe('verify on a Redis Cluster', () => {
     let out = '';
     const ctx: CommandContext = { cwd: ROOT, stdout: (t) => (out += t), stderr: () => undefined, today: () => '2026-12-02' };
     const node = cluster.nodes[0]!;
-    const code = await runVerify(ctx, { example: 'saas-platform', redis: `redis://${node.host}:${node.port}`, json: true }, {
-      stderrIsTTY: false,
-      startServer: () => startRedisServer(),
-      openStore: (t, s) => openStore(t, s),
-    });
+    const code = await runVerify(
+      ctx,
+      { example: 'saas-platform', redis: `redis://${node.host}:${node.port}`, json: true },
+      {
+        stderrIsTTY: false,
+        startServer: () => startRedisServer(),
+        openStore: (t, s) => openStore(t, s),
+      },
+    );
     const report = JSON.parse(out) as VerifyReport;
-    expect(report.results.filter((r) => r.status === 'failed').map((r) => `${r.ruleId} ${r.scenario}: ${r.measured} ${r.detail}`)).toEqual([]);
+    expect(report.results.filter((r) => r.status === 'failed').map((r) => `${r.ruleId} ${r.scenario}: ${r.measured} ${r.detail}`)).toEqual(
+      [],
+    );
     expect(code).toBe(0);
     expect(report.server.mode).toBe('cluster');
-    expect(report.checks.find((c) => c.id === 'cluster')).toMatchObject({ level: 'ok', message: expect.stringMatching(/^Cluster mode is on/) });
+    expect(report.checks.find((c) => c.id === 'cluster')).toMatchObject({
+      level: 'ok',
+      message: expect.stringMatching(/^Cluster mode is on/),
+    });
     expect(report.checks.filter((c) => c.id === 'hash-slots').map((c) => c.level)).toEqual(['ok', 'ok', 'ok']);
     expect(report.results.filter((r) => r.scenario === 'dual-key-auth').every((r) => r.status === 'passed')).toBe(true);
     expect(report.results.filter((r) => r.scenario === 'store-outage').every((r) => r.status === 'skipped')).toBe(true);

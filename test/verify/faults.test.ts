@@ -31,7 +31,9 @@ function cli(args: string[], env: Record<string, string> = {}): { done: Promise<
   let stderr = '';
   child.stdout.on('data', (c: Buffer) => (stdout += c.toString()));
   child.stderr.on('data', (c: Buffer) => (stderr += c.toString()));
-  const done = new Promise<Run>((resolve) => child.on('close', (code, signal) => resolve({ code, signal, stdout, stderr, ms: Date.now() - t0 })));
+  const done = new Promise<Run>((resolve) =>
+    child.on('close', (code, signal) => resolve({ code, signal, stdout, stderr, ms: Date.now() - t0 })),
+  );
   return { done, pid: child.pid as number };
 }
 
@@ -47,7 +49,7 @@ async function until(what: string, check: () => Promise<boolean> | boolean, time
 
 /** Keys of verify runs on a server (SCAN over a raw socket, no client library). */
 async function runKeyCount(port: number): Promise<number> {
-  const reply = await rawCommand(port, 'EVAL "return #redis.call(\'keys\', \'rl-verify:*\')" 0', 2000).catch(() => ':-1');
+  const reply = await rawCommand(port, "EVAL \"return #redis.call('keys', 'rl-verify:*')\" 0", 2000).catch(() => ':-1');
   return Number(/^:(-?\d+)/.exec(reply)?.[1] ?? -1);
 }
 
@@ -138,7 +140,11 @@ describe('losing Redis mid-run', () => {
       expect(r.code, r.stderr).toBe(2);
       const lines = r.stderr.trim().split('\n');
       expect(lines, r.stderr).toHaveLength(1);
-      expect(lines[0]).toMatch(new RegExp(`^rl-design: Lost Redis at ${server.url} during the run \\(.+\\): the results are discarded\\. It could not delete the keys it wrote, all under the prefix rl-verify:[0-9a-f]{16}:\\. Delete them with: redis-cli`));
+      expect(lines[0]).toMatch(
+        new RegExp(
+          `^rl-design: Lost Redis at ${server.url} during the run \\(.+\\): the results are discarded\\. It could not delete the keys it wrote, all under the prefix rl-verify:[0-9a-f]{16}:\\. Delete them with: redis-cli`,
+        ),
+      );
       expect(r.stdout).not.toContain('FAILED');
       expect(r.ms).toBeLessThan(30_000);
     } finally {
@@ -159,7 +165,9 @@ describe('losing Redis mid-run', () => {
       process.kill(pid, 'SIGCONT');
       expect(r.code, r.stderr).toBe(2);
       expect(r.stderr.trim().split('\n')).toHaveLength(1);
-      expect(r.stderr).toMatch(/Lost Redis at redis:\/\/127\.0\.0\.1:\d+ during the run \(the server stopped answering: no reply to PING within 3000 ms\): the results are discarded\. It could not delete the keys it wrote, all under the prefix (rl-verify:[0-9a-f]{16}:)/);
+      expect(r.stderr).toMatch(
+        /Lost Redis at redis:\/\/127\.0\.0\.1:\d+ during the run \(the server stopped answering: no reply to PING within 3000 ms\): the results are discarded\. It could not delete the keys it wrote, all under the prefix (rl-verify:[0-9a-f]{16}:)/,
+      );
       expect(waited).toBeLessThan(20_000);
       // the keys it names are the ones left
       const prefix = /prefix (rl-verify:[0-9a-f]{16}:)/.exec(r.stderr)?.[1] as string;
@@ -182,7 +190,9 @@ describe('losing Redis mid-run', () => {
       await rawCommand(server.port, 'SET keep:me 1');
       const r = await run.done;
       expect(r.code, r.stderr).toBe(2);
-      expect(r.stderr).toMatch(/Lost Redis at .* during the run .*It came back, and no key of this run \(prefix rl-verify:[0-9a-f]{16}:\) remains\./);
+      expect(r.stderr).toMatch(
+        /Lost Redis at .* during the run .*It came back, and no key of this run \(prefix rl-verify:[0-9a-f]{16}:\) remains\./,
+      );
       expect(await runKeyCount(server.port)).toBe(0);
       expect(await rawCommand(server.port, 'GET keep:me')).toContain('1');
     } finally {
@@ -211,7 +221,9 @@ describe('losing Redis mid-run', () => {
     try {
       expect(await rawCommand(server.port, 'ACL SETUSER limited on >l1mited ~* &* +@all -unlink -del')).toContain('+OK');
       const r = await cli(['verify', '--example', 'minimal-generic', '--redis', `redis://limited:l1mited@127.0.0.1:${server.port}`]).done;
-      expect(r.stderr).toMatch(/^WARNING: It could not delete the keys it wrote, all under the prefix rl-verify:[0-9a-f]{16}:\. Delete them with: redis-cli --scan --pattern 'rl-verify:[0-9a-f]{16}:\*'/m);
+      expect(r.stderr).toMatch(
+        /^WARNING: It could not delete the keys it wrote, all under the prefix rl-verify:[0-9a-f]{16}:\. Delete them with: redis-cli --scan --pattern 'rl-verify:[0-9a-f]{16}:\*'/m,
+      );
       expect(r.stderr).not.toContain('l1mited');
       expect(await runKeyCount(server.port)).toBeGreaterThan(0);
     } finally {
@@ -230,7 +242,9 @@ describe('losing Redis mid-run', () => {
         { stderrIsTTY: false, startServer: () => startRedisServer(), openStore: (t, s) => openStore(t, s), runTimeoutMs: 800 },
       );
       await expect(run).rejects.toBeInstanceOf(UserError);
-      await expect(run).rejects.toThrow(/verify did not finish within 1 s against redis:\/\/127\.0\.0\.1:\d+: the results are discarded\. .*prefix rl-verify:[0-9a-f]{16}:/);
+      await expect(run).rejects.toThrow(
+        /verify did not finish within 1 s against redis:\/\/127\.0\.0\.1:\d+: the results are discarded\. .*prefix rl-verify:[0-9a-f]{16}:/,
+      );
       expect(Date.now() - t0).toBeLessThan(15_000);
       expect(err).toBe('');
     } finally {

@@ -12,7 +12,9 @@ import { ROOT } from '../helpers/examples.js';
 import { runCli } from '../helpers/cli.js';
 
 const DIR = path.join(ROOT, 'test', 'design', 'fixtures');
-const FIXTURES = readdirSync(DIR).filter((f) => f.endsWith('.answers.json')).sort();
+const FIXTURES = readdirSync(DIR)
+  .filter((f) => f.endsWith('.answers.json'))
+  .sort();
 
 describe('verify passes every fixture design', () => {
   it('has the six kinds of API', () => {

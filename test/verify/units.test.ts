@@ -53,7 +53,7 @@ describe('CRC16 and cluster slots', () => {
   });
 });
 
-describe('calendar windows in the plan time zone (the runtime\'s calendarPeriod, which verify uses)', () => {
+describe("calendar windows in the plan time zone (the runtime's calendarPeriod, which verify uses)", () => {
   it('ends a Berlin month at local midnight (CEST)', () => {
     const w = calendarPeriod(Date.parse('2026-03-15T12:00:00Z'), 'month', 'Europe/Berlin');
     expect(w.id).toBe('2026-03');
@@ -87,11 +87,18 @@ describe('latency statistics', () => {
 
 describe('server facts and checks', () => {
   it('reads INFO, with CONFIG GET winning for the policy', () => {
-    const info = parseInfo('# Server\r\nredis_version:7.0.15\r\nredis_mode:standalone\r\n\r\n# Replication\r\nrole:slave\r\n# Memory\r\nmaxmemory_policy:allkeys-lru\r\n');
+    const info = parseInfo(
+      '# Server\r\nredis_version:7.0.15\r\nredis_mode:standalone\r\n\r\n# Replication\r\nrole:slave\r\n# Memory\r\nmaxmemory_policy:allkeys-lru\r\n',
+    );
     const f = factsFromInfo(info);
     expect(f).toMatchObject({ product: 'Redis', version: '7.0.15', role: 'replica', mode: 'standalone', maxmemoryPolicy: 'allkeys-lru' });
     expect(factsFromInfo(info, 'noeviction').maxmemoryPolicy).toBe('noeviction');
-    expect(factsFromInfo({ redis_version: '7.2.4', valkey_version: '8.0.1', server_mode: 'cluster', cluster_enabled: '1' })).toMatchObject({ product: 'Valkey', version: '8.0.1', mode: 'cluster', clusterEnabled: true });
+    expect(factsFromInfo({ redis_version: '7.2.4', valkey_version: '8.0.1', server_mode: 'cluster', cluster_enabled: '1' })).toMatchObject({
+      product: 'Valkey',
+      version: '8.0.1',
+      mode: 'cluster',
+      clusterEnabled: true,
+    });
   });
 
   it('warns loudly on every eviction policy, volatile ones included', () => {
@@ -149,7 +156,13 @@ describe('Redis URLs', () => {
 
   it('an error about a URL never holds its password, whatever the password holds', () => {
     // Qx, Zk, Vw: pieces of each password that must never be printed.
-    for (const url of ['redis://app:Qx@Zk/Vw@host:6379', 'redis://app:Qx#Zk@host', 'redis://:Qx?Zk=Vw@host', 'redis://app:Qx%E0%A4%AZk@host', 'redis://u:QxZk@host/Vw1']) {
+    for (const url of [
+      'redis://app:Qx@Zk/Vw@host:6379',
+      'redis://app:Qx#Zk@host',
+      'redis://:Qx?Zk=Vw@host',
+      'redis://app:Qx%E0%A4%AZk@host',
+      'redis://u:QxZk@host/Vw1',
+    ]) {
       const r = parseRedisUrl(url);
       const text = 'error' in r ? r.error : r.display;
       expect(text, url).not.toMatch(/Qx|Zk|Vw/);
@@ -164,7 +177,10 @@ describe('which rules run, and with what parameters', () => {
   const rule = (id: string) => design.rules.find((r) => r.id === id)!;
 
   it('reports gateway rules as enforced elsewhere', () => {
-    expect(classifyRule(rule('global-ceiling'), design)).toEqual({ ok: false, reason: expect.stringMatching(/^not verifiable here: enforced by nginx/) });
+    expect(classifyRule(rule('global-ceiling'), design)).toEqual({
+      ok: false,
+      reason: expect.stringMatching(/^not verifiable here: enforced by nginx/),
+    });
     expect(classifyRule(rule('fairness-free'), design)).toEqual({ ok: true, driver: 'gcra' });
     expect(classifyRule(rule('outbound-stripe'), design)).toEqual({ ok: true, driver: 'outbound' });
     expect(classifyRule(rule('quota-pro'), design)).toEqual({ ok: true, driver: 'fixed-window' });
@@ -214,7 +230,12 @@ describe('results in the document', () => {
     results: [
       row({}),
       row({ ruleId: 'global-ceiling', ruleIds: ['global-ceiling'], measured: '225/225 admitted' }),
-      row({ scenario: 'concurrent-race', status: 'failed', measured: '57 admitted, 143 refused', detail: '47 requests over the limit were admitted' }),
+      row({
+        scenario: 'concurrent-race',
+        status: 'failed',
+        measured: '57 admitted, 143 refused',
+        detail: '47 requests over the limit were admitted',
+      }),
       row({ scenario: 'store-outage', status: 'skipped', measured: 'not run' }),
     ],
   };
@@ -230,13 +251,20 @@ describe('results in the document', () => {
   it('puts pass, fail and measured numbers on the scenarios that ran, and nothing on the others', () => {
     const out = applyResults(design, results);
     const burst = out.scenarios.find((s) => s.id === 'burst-at-boundary')!.result!;
-    expect(burst).toMatchObject({ passed: true, redisVersion: '7.0.15', date: '2026-12-02', latency: { calls: 202, p50Ms: 0.1, p99Ms: 0.4 } });
+    expect(burst).toMatchObject({
+      passed: true,
+      redisVersion: '7.0.15',
+      date: '2026-12-02',
+      latency: { calls: 202, p50Ms: 0.1, p99Ms: 0.4 },
+    });
     expect(burst.detail).toContain('Ran on all 2 rules it applies to.');
     expect(burst.detail).toContain('fairness-per-api-key: 100/100 admitted.');
     expect(burst.runs).toHaveLength(2);
     const race = out.scenarios.find((s) => s.id === 'concurrent-race')!.result!;
     expect(race.passed).toBe(false);
-    expect(race.detail).toContain('Failed on 1 of 1 rule: fairness-per-api-key: 57 admitted, 143 refused (47 requests over the limit were admitted).');
+    expect(race.detail).toContain(
+      'Failed on 1 of 1 rule: fairness-per-api-key: 57 admitted, 143 refused (47 requests over the limit were admitted).',
+    );
     expect(out.scenarios.find((s) => s.id === 'store-outage')!.result).toBeUndefined();
     expect(out.scenarios.find((s) => s.id === 'dual-key-auth')!.result).toBeUndefined();
   });
@@ -244,7 +272,10 @@ describe('results in the document', () => {
   it('fails a scenario in the document when a key its rules wrote has no TTL', () => {
     const out = applyResults(design, {
       ...results,
-      results: [row({}), row({ scenario: 'key-ttl', status: 'failed', measured: '3 live key(s): 3 WITHOUT TTL', detail: '3 key(s) without a TTL' })],
+      results: [
+        row({}),
+        row({ scenario: 'key-ttl', status: 'failed', measured: '3 live key(s): 3 WITHOUT TTL', detail: '3 key(s) without a TTL' }),
+      ],
     });
     const burst = out.scenarios.find((s) => s.id === 'burst-at-boundary')!.result!;
     expect(burst.passed).toBe(false);

@@ -38,7 +38,12 @@ function cli(args: string[], options: { cwd?: string; env?: Record<string, strin
     execFile(
       process.execPath,
       [CLI, ...args],
-      { cwd: options.cwd ?? ROOT, env: { ...process.env, SOURCE_DATE_EPOCH: EPOCH, ...options.env }, timeout: 60_000, maxBuffer: 32 * 1024 * 1024 },
+      {
+        cwd: options.cwd ?? ROOT,
+        env: { ...process.env, SOURCE_DATE_EPOCH: EPOCH, ...options.env },
+        timeout: 60_000,
+        maxBuffer: 32 * 1024 * 1024,
+      },
       (error, stdout, stderr) => resolve({ code: error ? (typeof error.code === 'number' ? error.code : -1) : 0, stdout, stderr }),
     );
   });
@@ -152,7 +157,10 @@ describe('rl-design verify on every example (built binary, a redis-server it sta
       // Dual-key auth ran for every auth pair, in both directions.
       const dual = report.results.filter((r) => r.scenario === 'dual-key-auth');
       expect(dual).toHaveLength(design.rules.filter((r) => r.tier === 'security' && r.identity === 'username').length);
-      for (const d of dual) expect(d.measured).toMatch(/one username: \d+ admitted, then refused by .*-per-identity; one IP: \d+ admitted, then refused by .*-per-ip/);
+      for (const d of dual)
+        expect(d.measured).toMatch(
+          /one username: \d+ admitted, then refused by .*-per-identity; one IP: \d+ admitted, then refused by .*-per-ip/,
+        );
     });
   }
 
@@ -230,7 +238,10 @@ describe('verify --write', () => {
 
   it('refuses --write with --example: the results belong beside an answers file', async () => {
     const c = capture(tempDir());
-    await expect(runVerify(c.ctx, { example: 'minimal-generic', write: true }, io())).rejects.toMatchObject({ messageId: 'badOption', exitCode: 2 });
+    await expect(runVerify(c.ctx, { example: 'minimal-generic', write: true }, io())).rejects.toMatchObject({
+      messageId: 'badOption',
+      exitCode: 2,
+    });
   });
 });
 
@@ -257,7 +268,11 @@ describe('a broken limiter fails the scenario that catches it', () => {
 
   it('check and consume split into two script calls: the race fails, the one-at-a-time scenarios pass', async () => {
     const c = capture(ROOT);
-    const code = await runVerify(c.ctx, { example: 'minimal-generic' }, io({ luaDir: path.join(FIXTURES, 'lua-split'), stderrIsTTY: true }));
+    const code = await runVerify(
+      c.ctx,
+      { example: 'minimal-generic' },
+      io({ luaDir: path.join(FIXTURES, 'lua-split'), stderrIsTTY: true }),
+    );
     expect(code).toBe(1);
     const out = c.out();
     expect(out).toMatch(/^ {2}FAIL {2}race for the last tokens .* (\d+) admitted/m);
@@ -282,7 +297,10 @@ describe('a script that does not load', () => {
     const code = await runVerify(c.ctx, { example: 'minimal-generic', json: true }, io({ luaDir: path.join(FIXTURES, 'lua-syntax') }));
     expect(code).toBe(1);
     const report = JSON.parse(c.out()) as VerifyReport;
-    expect(report.checks.find((x) => x.id === 'scripts')).toMatchObject({ level: 'fail', message: expect.stringMatching(/^gcra\.lua does not load: ERR .*compil/i) });
+    expect(report.checks.find((x) => x.id === 'scripts')).toMatchObject({
+      level: 'fail',
+      message: expect.stringMatching(/^gcra\.lua does not load: ERR .*compil/i),
+    });
     expect(report.results.length).toBeGreaterThan(0);
     for (const r of report.results) expect(r).toMatchObject({ status: 'failed', measured: 'not run: the script did not load' });
   });
@@ -294,10 +312,17 @@ describe('verify on a Redis the user names', () => {
   beforeAll(async () => {
     // A shared, badly configured Redis: allkeys-lru, and the commands verify must never use disabled.
     lru = await startRedis([
-      '--maxmemory-policy', 'allkeys-lru',
-      '--rename-command', 'FLUSHALL', '',
-      '--rename-command', 'FLUSHDB', '',
-      '--rename-command', 'KEYS', '',
+      '--maxmemory-policy',
+      'allkeys-lru',
+      '--rename-command',
+      'FLUSHALL',
+      '',
+      '--rename-command',
+      'FLUSHDB',
+      '',
+      '--rename-command',
+      'KEYS',
+      '',
     ]);
     client = new Redis(lru.port, lru.host, { maxRetriesPerRequest: 1 });
     await client.set('user:42:profile', 'keep me');
@@ -344,15 +369,24 @@ describe('verify on a Redis the user names', () => {
 
   it('bad input is exit 2 with one clear message: a bad URL, nothing listening, no redis-server on PATH', async () => {
     const c = capture(ROOT);
-    await expect(runVerify(c.ctx, { example: 'minimal-generic', redis: 'http://localhost:6379' }, io())).rejects.toMatchObject({ messageId: 'badOption', exitCode: 2 });
+    await expect(runVerify(c.ctx, { example: 'minimal-generic', redis: 'http://localhost:6379' }, io())).rejects.toMatchObject({
+      messageId: 'badOption',
+      exitCode: 2,
+    });
     const port = await freePort();
     const refused = runVerify(c.ctx, { example: 'minimal-generic', redis: `redis://127.0.0.1:${port}` }, io());
     await expect(refused).rejects.toBeInstanceOf(UserError);
     await expect(refused).rejects.toMatchObject({ messageId: 'redisConnectFailed', exitCode: 2 });
 
-    const missing = runVerify(c.ctx, { example: 'minimal-generic' }, io({ startServer: () => startRedisServer({ command: 'redis-server-not-installed' }) }));
+    const missing = runVerify(
+      c.ctx,
+      { example: 'minimal-generic' },
+      io({ startServer: () => startRedisServer({ command: 'redis-server-not-installed' }) }),
+    );
     await expect(missing).rejects.toMatchObject({ messageId: 'redisServerMissing', exitCode: 2 });
-    await expect(missing).rejects.toThrow('redis-server was not found on PATH, and verify needs a Redis. Install it (apt-get install redis-server, brew install redis) or point verify at a running server with --redis redis://host:port.');
+    await expect(missing).rejects.toThrow(
+      'redis-server was not found on PATH, and verify needs a Redis. Install it (apt-get install redis-server, brew install redis) or point verify at a running server with --redis redis://host:port.',
+    );
     expect(c.out()).toBe('');
   });
 });

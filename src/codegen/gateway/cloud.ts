@@ -89,16 +89,20 @@ export function awsConfig(design: Design): Record<string, unknown> {
       'API Gateway adds no rate-limit headers; the application emits the documented convention.',
       'WAF rules key on the address that connects to API Gateway (AggregateKeyType IP). FORWARDED_IP would take the',
       'first X-Forwarded-For entry, which the client writes: with a CDN in front, rate-limit at the CDN instead.',
-      'API Gateway\'s own 429s (THROTTLED, QUOTA_EXCEEDED) carry no Retry-After unless a gateway response adds it:',
+      "API Gateway's own 429s (THROTTLED, QUOTA_EXCEEDED) carry no Retry-After unless a gateway response adds it:",
       'gatewayResponses below does (in OpenAPI, the same under x-amazon-apigateway-gateway-responses).',
-      ...other.map((r) => `${r.id}: keyed on ${r.identity ?? 'an unstated identity'}, not visible at the edge: enforce it in the middleware.`),
+      ...other.map(
+        (r) => `${r.id}: keyed on ${r.identity ?? 'an unstated identity'}, not visible at the edge: enforce it in the middleware.`,
+      ),
       'Kill switches (a deploy of the changed template, not a runtime flag):',
       ...rules
         .filter((r) => r.killSwitch && r.key !== 'unsupported')
         .map((r) =>
           oneLine(
             `${r.id} (kill switch ${r.killSwitch}): ${
-              r.key === 'ip' ? 'set the WAF rule\'s Action to Count (counts, refuses nothing)' : 'remove its throttle from the stage method settings or usage plan'
+              r.key === 'ip'
+                ? "set the WAF rule's Action to Count (counts, refuses nothing)"
+                : 'remove its throttle from the stage method settings or usage plan'
             }.`,
           ),
         ),
@@ -151,14 +155,16 @@ export function awsConfig(design: Design): Record<string, unknown> {
                 ...(r.routes.length > 0
                   ? {
                       ScopeDownStatement:
-                        r.routes.length === 1
-                          ? wafPath(r.routes[0] as EdgeRoute)
-                          : { OrStatement: { Statements: r.routes.map(wafPath) } },
+                        r.routes.length === 1 ? wafPath(r.routes[0] as EdgeRoute) : { OrStatement: { Statements: r.routes.map(wafPath) } },
                     }
                   : {}),
               },
             },
-            VisibilityConfig: { SampledRequestsEnabled: true, CloudWatchMetricsEnabled: true, MetricName: gatewayName(`rl_${r.id}`).replace(/[.~]/g, '_') },
+            VisibilityConfig: {
+              SampledRequestsEnabled: true,
+              CloudWatchMetricsEnabled: true,
+              MetricName: gatewayName(`rl_${r.id}`).replace(/[.~]/g, '_'),
+            },
             _note: `${rateText(r.rate)} as ${Math.max(10, Math.round(perSecond(r) * 60))} per 60 s window; WAF blocks until the rate falls, so Retry-After is 60 s.`,
           })),
           wafCustomResponseBodies: { 'rl-too-many-requests': { ContentType: 'APPLICATION_JSON', Content: body } },
@@ -221,10 +227,17 @@ export function cloudflareConfig(design: Design): Record<string, unknown> {
             ? `not (${exempt.map(cfRouteExpr).join(' or ')})`
             : 'true';
       const characteristics =
-        r.key === 'ip' ? ['ip.src', 'cf.colo.id'] : r.key === 'api-key' ? [`http.request.headers["${API_KEY_HEADER}"]`, 'cf.colo.id'] : ['cf.colo.id'];
+        r.key === 'ip'
+          ? ['ip.src', 'cf.colo.id']
+          : r.key === 'api-key'
+            ? [`http.request.headers["${API_KEY_HEADER}"]`, 'cf.colo.id']
+            : ['cf.colo.id'];
       return {
         // the rule's kill switch: enabled false (a Rulesets API update, no deploy of the application)
-        description: oneLine(`${r.id}: ${r.title}${r.killSwitch ? ` (kill switch ${r.killSwitch}: set enabled to false)` : ''}`).slice(0, 500),
+        description: oneLine(`${r.id}: ${r.title}${r.killSwitch ? ` (kill switch ${r.killSwitch}: set enabled to false)` : ''}`).slice(
+          0,
+          500,
+        ),
         expression,
         action: 'block',
         // application/problem+json is not among the content types Cloudflare accepts for a rule's
@@ -327,7 +340,8 @@ export function cloudflareRetryAfterFindings(files: CodeFile[]): RetryAfterFindi
     for (const rule of Array.isArray(doc.rules) ? doc.rules : []) {
       const layer = `cloudflare rule ${String(rule?.description ?? '').split(':')[0]}`.trim();
       const response = rule?.action_parameters?.response;
-      if (rule?.action !== 'block') out.push({ file: f.path, layer, missing: 'Retry-After (Cloudflare sends it only for the block action)' });
+      if (rule?.action !== 'block')
+        out.push({ file: f.path, layer, missing: 'Retry-After (Cloudflare sends it only for the block action)' });
       if (response?.status_code !== 429) out.push({ file: f.path, layer, missing: 'status 429' });
       if (response && !(CLOUDFLARE_CONTENT_TYPES as readonly string[]).includes(response.content_type)) {
         out.push({ file: f.path, layer, missing: `a content type Cloudflare accepts (${CLOUDFLARE_CONTENT_TYPES.join(', ')})` });

@@ -194,7 +194,12 @@ export type WindowUnit = (typeof WINDOW_UNITS)[number]['unit'];
  * A rate as a whole count per fixed window: the smallest unit whose count is a whole number
  * (exact), else the unit nearest the rule's period with the count rounded down (at least 1).
  */
-export function perWindow(rate: { requests: number; periodSeconds: number }): { unit: WindowUnit; seconds: number; count: number; exact: boolean } {
+export function perWindow(rate: { requests: number; periodSeconds: number }): {
+  unit: WindowUnit;
+  seconds: number;
+  count: number;
+  exact: boolean;
+} {
   for (const u of WINDOW_UNITS) {
     const n = (rate.requests * u.seconds) / rate.periodSeconds;
     if (n >= 1 && Math.abs(n - Math.round(n)) < 1e-9) return { ...u, count: Math.round(n), exact: true };

@@ -17,7 +17,17 @@ import { parse as parseYaml } from 'yaml';
 import { TOOL_VERSION } from '../../version.js';
 import { gatewayName, toYaml } from '../escape.js';
 import type { CodeFile } from '../types.js';
-import { API_KEY_HEADER, edgeRoute, edgeRules, exemptRoutes, perWindow, rateText, type EdgeRoute, type EdgeRule, type RetryAfterFinding } from './edge.js';
+import {
+  API_KEY_HEADER,
+  edgeRoute,
+  edgeRules,
+  exemptRoutes,
+  perWindow,
+  rateText,
+  type EdgeRoute,
+  type EdgeRule,
+  type RetryAfterFinding,
+} from './edge.js';
 
 export const KONG_PATH = 'gateway/kong.yaml';
 
@@ -326,7 +336,8 @@ export function generateKong(design: Design): CodeFile[] {
       path: KONG_PATH,
       language: 'yaml',
       content: toYaml(kongConfig(design), header(design)),
-      description: 'Kong declarative config: rate-limiting-advanced for the global ceiling on the service, rate-limiting per edge rule on its routes',
+      description:
+        'Kong declarative config: rate-limiting-advanced for the global ceiling on the service, rate-limiting per edge rule on its routes',
     },
   ];
 }
@@ -357,7 +368,8 @@ export function kongRetryAfterFindings(files: CodeFile[]): RetryAfterFinding[] {
       continue;
     }
     const global: any[] = Array.isArray(doc?.plugins) ? doc.plugins : [];
-    const resolve = (scopes: any[][]): any => scopes.map((list) => list.find((p) => p?.name === KONG_RETRY_AFTER_PLUGIN)).find((p) => p !== undefined);
+    const resolve = (scopes: any[][]): any =>
+      scopes.map((list) => list.find((p) => p?.name === KONG_RETRY_AFTER_PLUGIN)).find((p) => p !== undefined);
     const check = (plugin: any, postFunction: any): void => {
       if (plugin?.name !== KONG_RULE_PLUGIN && plugin?.name !== KONG_CEILING_PLUGIN) return;
       const layer = `kong ${plugin.name} ${plugin.instance_name ?? ''}`.trim();

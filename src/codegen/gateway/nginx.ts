@@ -113,14 +113,17 @@ function describeRule(z: Zone): string[] {
       }.`,
     )}`,
   );
-  if (!rate.exact) out.push(`# ${nginxComment(`nginx counts whole requests per second or minute: ${rateText(r.rate)} is approximated as ${rate.text}.`)}`);
+  if (!rate.exact)
+    out.push(`# ${nginxComment(`nginx counts whole requests per second or minute: ${rateText(r.rate)} is approximated as ${rate.text}.`)}`);
   if (r.key === 'global') {
     out.push(
       `# ${nginxComment('Per node: each nginx node keeps its own counter. With K nodes behind one load balancer, set rate (and burst) to the ceiling divided by K.')}`,
     );
   }
   if (r.key === 'api-key') {
-    out.push(`# ${nginxComment(`Assumes the API key arrives in the ${API_KEY_HEADER} header; change $http_${API_KEY_HEADER.replace(/-/g, '_')} if yours differs.`)}`);
+    out.push(
+      `# ${nginxComment(`Assumes the API key arrives in the ${API_KEY_HEADER} header; change $http_${API_KEY_HEADER.replace(/-/g, '_')} if yours differs.`)}`,
+    );
   }
   const bound = r.cardinalityBound;
   out.push(
@@ -176,7 +179,8 @@ export function nginxHttpConf(design: Design): string {
       else if (already.has(p)) lines.push(`# ${nginxComment(`set_real_ip_from ${p}; is already in your configuration`)}`);
       else lines.push(`set_real_ip_from ${p};`);
     }
-    if (valid.length > 0) lines.push(httpDirective(design, 'real_ip_header', 'X-Forwarded-For'), httpDirective(design, 'real_ip_recursive', 'on'));
+    if (valid.length > 0)
+      lines.push(httpDirective(design, 'real_ip_header', 'X-Forwarded-For'), httpDirective(design, 'real_ip_recursive', 'on'));
   }
   lines.push('');
   lines.push(
@@ -195,7 +199,8 @@ export function nginxHttpConf(design: Design): string {
       for (const e of exempt) lines.push(`    ${mapKey(e)} "";${' '}# exempt: ${nginxComment(`${e.method} ${e.route}`)}`);
     } else {
       lines.push('    default "";');
-      for (const route of r.routes) lines.push(`    ${mapKey(route)} ${keyValue(r)};${' '}# ${nginxComment(`${route.method} ${route.route}`)}`);
+      for (const route of r.routes)
+        lines.push(`    ${mapKey(route)} ${keyValue(r)};${' '}# ${nginxComment(`${route.method} ${route.route}`)}`);
     }
     lines.push('}');
     lines.push(`limit_req_zone ${z.variable} zone=${z.zone}:${nginxZoneMb(r.cardinalityBound)}m rate=${nginxRate(r.rate).text};`, '');
@@ -279,7 +284,8 @@ export function generateNginx(design: Design): CodeFile[] {
       path: NGINX_SERVER_PATH,
       language: 'nginx',
       content: nginxServerConf(design),
-      description: 'nginx, include in each API server block: limit_req per edge rule, shadow mode switch, 429 with Retry-After and problem+json',
+      description:
+        'nginx, include in each API server block: limit_req per edge rule, shadow mode switch, 429 with Retry-After and problem+json',
     },
   ];
 }
@@ -298,7 +304,11 @@ export function nginxRetryAfterFindings(files: CodeFile[]): RetryAfterFinding[] 
   const page = /^\s*error_page\s+(?:\d{3}\s+)*429\s+(?:\d{3}\s+)*(@[\w-]+|\/\S*)\s*;/m.exec(code);
   const location = page ? new RegExp(`location\\s+${page[1]!.replace(/[.*+?^${}()|[\]\\/]/g, '\\$&')}\\s*\\{([^}]*)\\}`).exec(code) : null;
   if (!location || !/add_header\s+Retry-After\s+"?[1-9]\d*"?\s+always\s*;/i.test(location[1] ?? '')) {
-    out.push({ file: server.path, layer: 'nginx limit_req', missing: 'Retry-After on the 429 (error_page 429 to a location that adds it, always)' });
+    out.push({
+      file: server.path,
+      layer: 'nginx limit_req',
+      missing: 'Retry-After on the 429 (error_page 429 to a location that adds it, always)',
+    });
   }
   const http = files.find((f) => f.path === NGINX_HTTP_PATH);
   if (http && !/^\s*limit_req_status\s+429\s*;/m.test(http.content.replace(/#[^\n]*/g, ''))) {

@@ -84,10 +84,7 @@ export interface CompiledDesign {
   clientIpSource: Design['enforcement']['clientIp']['source'];
   defaultMode: 'shadow' | 'enforce';
   storeUnavailableRetryAfter: number;
-  quotaPeriod:
-    | { kind: 'calendar'; period: 'day' | 'month'; timeZone: string }
-    | { kind: 'rolling'; days: number }
-    | null;
+  quotaPeriod: { kind: 'calendar'; period: 'day' | 'month'; timeZone: string } | { kind: 'rolling'; days: number } | null;
   hybrid: { localBurst: number; instances: number; overAdmission: number } | null;
   metrics: {
     decisions: CompiledMetric;
@@ -123,8 +120,11 @@ const DEFAULT_METRICS = {
   throttled: { name: 'ratelimit_throttled_total', help: 'Requests rejected (mode=enforce) or that would have been (mode=shadow).' },
   latency: { name: 'ratelimit_store_latency_ms', help: 'Round trip of one limiter call to the store, in milliseconds.' },
   failures: { name: 'ratelimit_store_failures_total', help: 'Limiter calls that failed (timeout, connection, script error).' },
-  failOpen: { name: 'ratelimit_fail_open_events_total', help: 'Requests admitted without a check because the store failed and the rule fails open.' },
-  nearLimit: { name: 'ratelimit_near_limit_total', help: 'Admitted decisions that left the caller under 20% of the rule\'s capacity.' },
+  failOpen: {
+    name: 'ratelimit_fail_open_events_total',
+    help: 'Requests admitted without a check because the store failed and the rule fails open.',
+  },
+  nearLimit: { name: 'ratelimit_near_limit_total', help: "Admitted decisions that left the caller under 20% of the rule's capacity." },
   quotaExhausted: { name: 'ratelimit_quota_exhausted_total', help: 'Calls refused because a plan quota was used up.' },
 };
 
@@ -228,8 +228,7 @@ export function compileDesign(design: Design): CompiledDesign {
       );
       ruleRoutes = eps.length > 0 ? eps.map((e) => ({ method: e.method, route: e.route })) : [{ method: 'ANY', route: '/*' }];
     }
-    const window =
-      script !== 'fixed-window' ? null : tier === 'quota' && quotaPeriod ? quotaPeriod.kind : 'fixed';
+    const window = script !== 'fixed-window' ? null : tier === 'quota' && quotaPeriod ? quotaPeriod.kind : 'fixed';
     const planQuota = design.quotas?.plans.find((p) => p.ruleId === rule.id)?.quota;
     rules.push({
       id: rule.id,
@@ -283,9 +282,10 @@ export function compileDesign(design: Design): CompiledDesign {
     defaultMode: design.rollout.startsInShadow ? 'shadow' : 'enforce',
     storeUnavailableRetryAfter: design.contract.storeUnavailable.retryAfterSeconds,
     quotaPeriod,
-    hybrid: hybrid && ordered.some((r) => r.hybrid)
-      ? { localBurst: hybrid.localBurst, instances: hybrid.instances, overAdmission: hybrid.overAdmission }
-      : null,
+    hybrid:
+      hybrid && ordered.some((r) => r.hybrid)
+        ? { localBurst: hybrid.localBurst, instances: hybrid.instances, overAdmission: hybrid.overAdmission }
+        : null,
     metrics: {
       decisions: metricFor(design, /decisions/, 'counter', DEFAULT_METRICS.decisions),
       throttled: metricFor(design, /throttled/, 'counter', DEFAULT_METRICS.throttled),

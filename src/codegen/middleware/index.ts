@@ -57,9 +57,9 @@ const MODULE_DESCRIPTIONS: Record<string, string> = {
   'client-ip.ts': 'Client IP from the trusted hop of X-Forwarded-For; IPv6 per network',
   'calendar.ts': 'Calendar quota periods (day, month) in an IANA time zone',
   'store.ts': 'EVALSHA with EVAL on NOSCRIPT, per-call deadlines, store failure reasons',
-  'memory-store.ts': 'The Lua scripts\' algorithms for in-process rules',
+  'memory-store.ts': "The Lua scripts' algorithms for in-process rules",
   'local-bucket.ts': 'The optional in-process bucket in front of Redis',
-  'metrics.ts': 'prom-client metrics under the design\'s names',
+  'metrics.ts': "prom-client metrics under the design's names",
 };
 
 const ADAPTER_DESCRIPTIONS: Record<string, string> = {
@@ -72,7 +72,9 @@ const ADAPTER_DESCRIPTIONS: Record<string, string> = {
 /** The adapter written for a framework, or undefined when the runtime has none for it. */
 export function adapterFor(framework: string): { file: string; path: string; description: string } | undefined {
   const file = FRAMEWORK_ADAPTERS[framework as keyof typeof FRAMEWORK_ADAPTERS] ?? null;
-  return file === null ? undefined : { file, path: `${MIDDLEWARE_DIR}/${file}`, description: ADAPTER_DESCRIPTIONS[file] ?? 'Framework adapter' };
+  return file === null
+    ? undefined
+    : { file, path: `${MIDDLEWARE_DIR}/${file}`, description: ADAPTER_DESCRIPTIONS[file] ?? 'Framework adapter' };
 }
 
 /** `//` comment lines; every line that carries user text has been through tsComment. */
@@ -193,7 +195,7 @@ export function generateDesignData(design: Design, compiled: CompiledDesign = co
     path: DESIGN_DATA_PATH,
     language: 'typescript',
     content: designModule(compiled),
-    description: 'This design\'s rules, routes, Lua scripts (with SHA1s), response contract and metric names, as data for the runtime',
+    description: "This design's rules, routes, Lua scripts (with SHA1s), response contract and metric names, as data for the runtime",
   };
 }
 

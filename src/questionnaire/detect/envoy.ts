@@ -113,8 +113,12 @@ function localScope(node: Record<string, unknown>, ancestors: readonly unknown[]
     if (!isRecord(a)) continue;
     if (isRecord(a.match)) {
       const m = a.match;
-      const path = asString(m.prefix) ?? asString(m.path) ?? asString(m.path_separated_prefix) ??
-        (isRecord(m.safe_regex) ? asString(m.safe_regex.regex) : undefined) ?? '?';
+      const path =
+        asString(m.prefix) ??
+        asString(m.path) ??
+        asString(m.path_separated_prefix) ??
+        (isRecord(m.safe_regex) ? asString(m.safe_regex.regex) : undefined) ??
+        '?';
       parts.push(`route ${path}`);
       break;
     }
@@ -142,7 +146,7 @@ function localFact(node: Record<string, unknown>, ancestors: readonly unknown[],
   // enable/enforce percentages live in the enclosing config.
   const bucket = node.token_bucket as Record<string, unknown>;
   const config = Array.isArray(node.entries)
-    ? ([...ancestors].reverse().find((a) => isRecord(a) && 'stat_prefix' in a) as Record<string, unknown> | undefined) ?? node
+    ? (([...ancestors].reverse().find((a) => isRecord(a) && 'stat_prefix' in a) as Record<string, unknown> | undefined) ?? node)
     : node;
   const maxTokens = asNumber(bucket.max_tokens);
   const perFill = asNumber(bucket.tokens_per_fill) ?? 1;
@@ -156,7 +160,11 @@ function localFact(node: Record<string, unknown>, ancestors: readonly unknown[],
     ...(statPrefix ? { stat_prefix: statPrefix } : {}),
     ...(maxTokens !== undefined ? { max_tokens: maxTokens } : {}),
     tokens_per_fill: perFill,
-    ...(typeof bucket.fill_interval === 'string' ? { fill_interval: bucket.fill_interval } : interval ? { fill_interval: `${interval}s` } : {}),
+    ...(typeof bucket.fill_interval === 'string'
+      ? { fill_interval: bucket.fill_interval }
+      : interval
+        ? { fill_interval: `${interval}s` }
+        : {}),
     ...(enabled !== undefined ? { filter_enabled_percent: enabled } : {}),
     ...(enforced !== undefined ? { filter_enforced_percent: enforced } : {}),
   };
@@ -194,7 +202,7 @@ function collectActions(doc: unknown): string[] {
       const parts = limit.actions.filter(isRecord).map((action) => {
         const [kind, cfg] = Object.entries(action)[0] ?? ['?', undefined];
         const detail = isRecord(cfg)
-          ? asString(cfg.header_name) ?? asString(cfg.descriptor_value) ?? asString(cfg.descriptor_key)
+          ? (asString(cfg.header_name) ?? asString(cfg.descriptor_value) ?? asString(cfg.descriptor_key))
           : undefined;
         return detail ? `${kind}:${detail}` : kind;
       });

@@ -151,10 +151,7 @@ export function parseObjectLiteral(text: string): ObjectLiteral {
  * Object literals that directly follow a match of `prefix` (a regex source such as
  * `rateLimit\s*\(` or `\.register\s*\(\s*rateLimit\s*,`). `callText` is the matched prefix, spaces collapsed.
  */
-export function findCallObjects(
-  text: string,
-  prefix: string,
-): Array<{ index: number; objectText: string; callText: string }> {
+export function findCallObjects(text: string, prefix: string): Array<{ index: number; objectText: string; callText: string }> {
   const found: Array<{ index: number; objectText: string; callText: string }> = [];
   const re = new RegExp(`${prefix}\\s*(\\{)`, 'g');
   for (let m = re.exec(text); m; m = re.exec(text)) {

@@ -127,6 +127,5 @@ function yarnLookup(text: string): Lookup {
       current = undefined;
     }
   }
-  return (name) =>
-    entries.find((e) => e.descriptors.some((d) => d.startsWith(`${name}@`)))?.version;
+  return (name) => entries.find((e) => e.descriptors.some((d) => d.startsWith(`${name}@`)))?.version;
 }

@@ -13,7 +13,14 @@ export function memoryProjectFs(files: Readonly<Record<string, string>>, maxByte
     async list(dir) {
       const d = normalise(dir === '.' ? '' : dir);
       return [...table.keys()]
-        .filter((p) => (d === '' || p.startsWith(`${d}/`)) && !p.split('/').slice(0, -1).some((s) => SKIPPED_DIRS.has(s)))
+        .filter(
+          (p) =>
+            (d === '' || p.startsWith(`${d}/`)) &&
+            !p
+              .split('/')
+              .slice(0, -1)
+              .some((s) => SKIPPED_DIRS.has(s)),
+        )
         .sort(comparePaths);
     },
     async read(path, options) {

@@ -112,7 +112,14 @@ const NGINX_DIRECTIVES = new Set([
   'location',
 ]);
 /** Settings generated nginx also writes: reported so it can leave out what the scanned configuration has. */
-const NGINX_SETTINGS = new Set(['real_ip_header', 'real_ip_recursive', 'set_real_ip_from', 'limit_req_status', 'limit_req_log_level', 'limit_req_dry_run']);
+const NGINX_SETTINGS = new Set([
+  'real_ip_header',
+  'real_ip_recursive',
+  'set_real_ip_from',
+  'limit_req_status',
+  'limit_req_log_level',
+  'limit_req_dry_run',
+]);
 
 /** Blocks nginx configurations are made of (as blocks: ntp.conf also has a `server` line). */
 const NGINX_BLOCKS = new Set(['http', 'server', 'events', 'upstream', 'stream', 'location']);
@@ -182,8 +189,7 @@ export async function detect(fs: ProjectFs, warn: Warn = () => {}): Promise<Fact
     const located: Located[] = [];
     collect(directives, file, located);
     const looksNginx =
-      named ||
-      located.some((l) => NGINX_DIRECTIVES.has(l.directive.name) || (l.directive.block && NGINX_BLOCKS.has(l.directive.name)));
+      named || located.some((l) => NGINX_DIRECTIVES.has(l.directive.name) || (l.directive.block && NGINX_BLOCKS.has(l.directive.name)));
     if (!looksNginx) continue;
     if (errors.length) warn({ source: file, message: `nginx syntax: ${errors[0]}; read what could be parsed` });
     parsed.push({ file, located });
@@ -202,7 +208,9 @@ export async function detect(fs: ProjectFs, warn: Warn = () => {}): Promise<Fact
   const facts: Fact[] = [];
   const usedZones = new Set<string>();
   for (const { file, located } of parsed) {
-    const zoneNames = located.filter((l) => l.directive.name === 'limit_req_zone').map((l) => option(l.directive.args, 'zone')?.split(':')[0]);
+    const zoneNames = located
+      .filter((l) => l.directive.name === 'limit_req_zone')
+      .map((l) => option(l.directive.args, 'zone')?.split(':')[0]);
     facts.push({
       field: FIELDS.gateway,
       value: 'nginx',
@@ -242,7 +250,12 @@ export async function detect(fs: ProjectFs, warn: Warn = () => {}): Promise<Fact
       const context: NginxSetting['context'] =
         parent === undefined ? 'main' : parent === 'http' || parent === 'server' || parent === 'location' ? parent : 'other';
       const value: NginxSetting = { name: d.name, value: d.args.join(' '), context, line: d.line };
-      facts.push({ field: FIELDS.nginxSetting, value, source: file, detail: `${d.name} ${d.args.join(' ')} in ${context} at line ${d.line}` });
+      facts.push({
+        field: FIELDS.nginxSetting,
+        value,
+        source: file,
+        detail: `${d.name} ${d.args.join(' ')} in ${context} at line ${d.line}`,
+      });
     }
 
     const header = located.find((l) => l.directive.name === 'real_ip_header');
@@ -253,8 +266,7 @@ export async function detect(fs: ProjectFs, warn: Warn = () => {}): Promise<Fact
         value: header.directive.args[0],
         source: file,
         detail:
-          `real_ip_header ${header.directive.args[0]}` +
-          (recursive ? `; real_ip_recursive ${recursive.directive.args.join(' ')}` : ''),
+          `real_ip_header ${header.directive.args[0]}` + (recursive ? `; real_ip_recursive ${recursive.directive.args.join(' ')}` : ''),
       });
     }
   }

@@ -5,7 +5,7 @@
  * Files looked at: any .json/.yaml/.yml whose top level has `openapi:` or `swagger:`. Files named
  * openapi.* or swagger.* that cannot be read as such give a warning.
  */
-import { AUTH_KINDS, Endpoint, type EndpointClassT, type Endpoint as EndpointT } from '../../answers/schema.js';
+import { type AUTH_KINDS, Endpoint, type EndpointClassT, type Endpoint as EndpointT } from '../../answers/schema.js';
 import { asString, basename, BIG_FILE_BYTES, isRecord, isTestPath, listAll, parseStructured } from './shared.js';
 import { FIELDS, type Fact, type ProjectFs, type Warn } from './types.js';
 
@@ -20,8 +20,32 @@ export interface RouteClass {
   authKind?: AuthKind;
 }
 
-const HEALTH_FIRST = new Set(['health', 'healthz', 'healthcheck', 'health-check', 'ready', 'readyz', 'readiness', 'live', 'livez', 'liveness', 'ping', 'metrics']);
-const HEALTH_LAST = new Set(['health', 'healthz', 'healthcheck', 'health-check', 'ready', 'readyz', 'readiness', 'live', 'livez', 'liveness']);
+const HEALTH_FIRST = new Set([
+  'health',
+  'healthz',
+  'healthcheck',
+  'health-check',
+  'ready',
+  'readyz',
+  'readiness',
+  'live',
+  'livez',
+  'liveness',
+  'ping',
+  'metrics',
+]);
+const HEALTH_LAST = new Set([
+  'health',
+  'healthz',
+  'healthcheck',
+  'health-check',
+  'ready',
+  'readyz',
+  'readiness',
+  'live',
+  'livez',
+  'liveness',
+]);
 const VERSION_SEG = /^(?:api|v\d+(?:\.\d+)?|rest|public|internal)$/;
 /** Last segments that are token operations when the route is about auth (/auth/refresh, /oauth/revoke). */
 const TOKEN_LAST = new Set(['refresh', 'refresh-token', 'introspect', 'revoke', 'authorize']);
@@ -29,7 +53,11 @@ const TOKEN_LAST = new Set(['refresh', 'refresh-token', 'introspect', 'revoke', 
 function words(segments: readonly string[]): Set<string> {
   const out = new Set<string>();
   for (const seg of segments) {
-    for (const w of seg.replace(/([a-z0-9])([A-Z])/g, '$1 $2').toLowerCase().split(/[^a-z0-9]+/)) if (w) out.add(w);
+    for (const w of seg
+      .replace(/([a-z0-9])([A-Z])/g, '$1 $2')
+      .toLowerCase()
+      .split(/[^a-z0-9]+/))
+      if (w) out.add(w);
   }
   return out;
 }

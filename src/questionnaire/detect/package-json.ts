@@ -5,13 +5,7 @@
  * Every package.json in the project is read, shallowest first, so a monorepo's root comes
  * before its packages.
  */
-import {
-  blankComments,
-  escapeRe,
-  findCallObjects,
-  parseObjectLiteral,
-  type ObjectLiteral,
-} from './js-literals.js';
+import { blankComments, escapeRe, findCallObjects, parseObjectLiteral, type ObjectLiteral } from './js-literals.js';
 import { lockLookup, type LockLookup } from './lockfiles.js';
 import {
   asNumber,
@@ -172,9 +166,7 @@ function describeDependency(dep: Dependency, lock: LockLookup): string {
   const base = `${dep.name} ${dep.range} in ${dep.section}`;
   const locked = lock(dep.name);
   if (!locked) return base;
-  return locked.version === dep.range
-    ? `${base}, locked in ${locked.file}`
-    : `${base}, ${locked.version} in ${locked.file}`;
+  return locked.version === dep.range ? `${base}, locked in ${locked.file}` : `${base}, ${locked.version} in ${locked.file}`;
 }
 
 /** TypeScript when the package, or a workspace root above it, has typescript or a tsconfig.json. */
@@ -215,9 +207,7 @@ class SourceCache {
     private readonly fs: ProjectFs,
     files: readonly string[],
   ) {
-    this.candidates = files
-      .filter((f) => SOURCE_RE.test(f) && !DECLARATION_RE.test(f) && !TEST_RE.test(f))
-      .slice(0, MAX_SOURCE_FILES);
+    this.candidates = files.filter((f) => SOURCE_RE.test(f) && !DECLARATION_RE.test(f) && !TEST_RE.test(f)).slice(0, MAX_SOURCE_FILES);
   }
 
   async under(dir: string): Promise<SourceFile[]> {
@@ -352,8 +342,7 @@ function fastifyFact(version: string, file: SourceFile, call: Call, level: 'plug
   const limit = asNumber(obj.settings.max);
   const tw = obj.settings.timeWindow;
   const defaulted = tw === undefined && !obj.other.includes('timeWindow');
-  const windowSeconds =
-    typeof tw === 'number' ? tw / 1000 : typeof tw === 'string' ? parseDuration(tw) : defaulted ? 60 : undefined;
+  const windowSeconds = typeof tw === 'number' ? tw / 1000 : typeof tw === 'string' ? parseDuration(tw) : defaulted ? 60 : undefined;
   const global = obj.settings.global;
   return limiterFact(file, call, obj, {
     kind: '@fastify/rate-limit',

@@ -79,7 +79,9 @@ function keyedOn(l: ExistingLimiter): ExistingLimiterT['keyedOn'] {
 /** Where a detected limiter applies, as method, path and match: from 'POST /login', 'routes under /api/', 'location /api/'. */
 function placeOf(
   l: ExistingLimiter,
-): { method?: (typeof METHODS)[number]; path?: string; match?: 'exact' | 'prefix' | 'unknown'; scope?: string; location?: boolean } | undefined {
+):
+  | { method?: (typeof METHODS)[number]; path?: string; match?: 'exact' | 'prefix' | 'unknown'; scope?: string; location?: boolean }
+  | undefined {
   const scope = l.scope ?? '';
   if (scope.startsWith('unused')) return undefined;
   if (scope === '' || /^(?:all routes|global|main|http|server\b)/.test(scope)) return {};
@@ -142,7 +144,11 @@ export function factsToAnswers(facts: readonly Fact[]): Partial<AnswersInput> {
 
   const candidate: Record<string, unknown> = {};
   if (Object.keys(stack).length) candidate.stack = stack;
-  const endpoints = firstValid(facts, FIELDS.endpoints, items(Endpoint, (e) => (e as { name: string }).name));
+  const endpoints = firstValid(
+    facts,
+    FIELDS.endpoints,
+    items(Endpoint, (e) => (e as { name: string }).name),
+  );
   if (endpoints !== undefined) candidate.endpoints = endpoints;
   const identities = firstValid(facts, FIELDS.identities, items(Identity));
   if (identities !== undefined) candidate.identities = identities;

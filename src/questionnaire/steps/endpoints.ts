@@ -5,7 +5,7 @@
  * anonymous. "Skip" records an empty list, so a later run keeps it over detected ones.
  * Previous endpoints that are not kept are offered one by one as the defaults.
  */
-import { ENDPOINT_CLASSES, METHODS, type Endpoint } from '../../answers/schema.js';
+import { ENDPOINT_CLASSES, type METHODS, type Endpoint } from '../../answers/schema.js';
 import { defaultNote, DONT_KNOW_NAME, fromPrevious, sourceOf, UNKNOWN, type Step, type StepContext } from '../context.js';
 import { classifyRoute, printable } from '../detect/index.js';
 import { must, parseRoute, validatorOf } from '../parse.js';
@@ -28,7 +28,9 @@ const CLASS_HELP: Record<EndpointClass, string> = {
 };
 
 export function endpointLine(e: Endpoint, routeWidth = 0): string {
-  const extra = [e.class === 'auth' && e.authKind ? e.authKind : '', e.anonymous && e.class !== 'auth' ? 'anonymous' : ''].filter(Boolean).join(', ');
+  const extra = [e.class === 'auth' && e.authKind ? e.authKind : '', e.anonymous && e.class !== 'auth' ? 'anonymous' : '']
+    .filter(Boolean)
+    .join(', ');
   return printable(`  ${(e.method ?? 'ANY').padEnd(7)} ${e.route.padEnd(routeWidth)}  ${e.class}${extra ? ` (${extra})` : ''}`, 160);
 }
 

@@ -58,7 +58,8 @@ export const failure: Step = {
         {
           value: 'thumb',
           name: 'Rule of thumb (recommended)',
-          description: 'Auth endpoints reject (fail closed: no brute force during an outage); everything else is served (fail open), with an alert.',
+          description:
+            'Auth endpoints reject (fail closed: no brute force during an outage); everything else is served (fail open), with an alert.',
         },
         { value: 'choose', name: 'Choose per kind of endpoint' },
         { value: UNKNOWN, name: DONT_KNOW_NAME },

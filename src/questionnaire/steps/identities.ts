@@ -3,7 +3,7 @@
  * out of the answers and the design states its assumption. Known identities (previous
  * answers, or found in the project) are confirmed, or come pre-picked.
  */
-import { IDENTITIES } from '../../answers/schema.js';
+import type { IDENTITIES } from '../../answers/schema.js';
 import { describeKnown, DONT_KNOW_NAME, keepOrder, UNKNOWN, type Step, type Unknown } from '../context.js';
 import type { PromptChoice } from '../prompt.js';
 
@@ -20,7 +20,8 @@ const CHOICES: PromptChoice<Identity | Unknown>[] = [
 
 export function validateIdentities(chosen: readonly (Identity | Unknown)[]): true | string {
   if (chosen.length === 0) return `Pick at least one with space, or pick "${DONT_KNOW_NAME}".`;
-  if (chosen.includes(UNKNOWN) && chosen.length > 1) return `"${DONT_KNOW_NAME}" cannot be combined with other choices: unpick one of them.`;
+  if (chosen.includes(UNKNOWN) && chosen.length > 1)
+    return `"${DONT_KNOW_NAME}" cannot be combined with other choices: unpick one of them.`;
   return true;
 }
 

@@ -13,4 +13,17 @@ import { plans } from './plans.js';
 import { stack } from './stack.js';
 import { traffic } from './traffic.js';
 
-export const STEPS: readonly Step[] = [outputFormat, outputPath, codeDir, goals, stack, identities, endpoints, traffic, plans, failure, outbound, existing];
+export const STEPS: readonly Step[] = [
+  outputFormat,
+  outputPath,
+  codeDir,
+  goals,
+  stack,
+  identities,
+  endpoints,
+  traffic,
+  plans,
+  failure,
+  outbound,
+  existing,
+];

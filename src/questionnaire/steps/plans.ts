@@ -5,7 +5,7 @@
  * offered together ("Keep the promised limits: ...?"); rejected, each question offers its
  * previous value as the default, plan by plan.
  */
-import { EXHAUSTION, Plan, type AnswersInput, type QuotaResetT } from '../../answers/schema.js';
+import { type EXHAUSTION, Plan, type AnswersInput, type QuotaResetT } from '../../answers/schema.js';
 import { formatNumber } from '../../format.js';
 import { UserError } from '../../messages.js';
 import { defaultNote, DONT_KNOW_NAME, keepKnown, UNKNOWN, type KnownItem, type Step, type StepContext, type Unknown } from '../context.js';
@@ -117,15 +117,23 @@ function badFlag(option: string, reason: string): never {
  * The reset: --quota-reset, else the kept one (with --quota-time-zone or --quota-days applied),
  * else asked (`ask`) with the known one (`earlier`) as the default.
  */
-async function resolveReset(ctx: StepContext, opts: { ask: boolean; kept?: QuotaResetT; earlier?: QuotaResetT }): Promise<QuotaResetT | undefined> {
+async function resolveReset(
+  ctx: StepContext,
+  opts: { ask: boolean; kept?: QuotaResetT; earlier?: QuotaResetT },
+): Promise<QuotaResetT | undefined> {
   const f = ctx.flags;
   const { kept, earlier } = opts;
   if (f.quotaReset === undefined && kept) {
     if (kept.kind === 'rolling') {
-      if (f.quotaTimeZone !== undefined) badFlag('--quota-time-zone', `only applies to calendar resets, and the quota resets on a rolling window (${resetText(kept)}); add --quota-reset calendar-month or calendar-day`);
+      if (f.quotaTimeZone !== undefined)
+        badFlag(
+          '--quota-time-zone',
+          `only applies to calendar resets, and the quota resets on a rolling window (${resetText(kept)}); add --quota-reset calendar-month or calendar-day`,
+        );
       return { kind: 'rolling', days: f.quotaDays ?? kept.days };
     }
-    if (f.quotaDays !== undefined) badFlag('--quota-days', `only applies to rolling resets, and the quota resets ${resetText(kept)}; add --quota-reset rolling`);
+    if (f.quotaDays !== undefined)
+      badFlag('--quota-days', `only applies to rolling resets, and the quota resets ${resetText(kept)}; add --quota-reset rolling`);
     return { ...kept, timeZone: f.quotaTimeZone ?? kept.timeZone };
   }
   let choice: QuotaResetChoice | Unknown | undefined = f.quotaReset;
@@ -144,7 +152,8 @@ async function resolveReset(ctx: StepContext, opts: { ask: boolean; kept?: Quota
   }
   if (choice === undefined || choice === UNKNOWN) return undefined;
   if (choice === 'rolling') {
-    const days = f.quotaDays ?? (opts.ask ? await askDays(ctx, earlier?.kind === 'rolling' ? earlier.days : undefined) : DEFAULT_ROLLING_DAYS);
+    const days =
+      f.quotaDays ?? (opts.ask ? await askDays(ctx, earlier?.kind === 'rolling' ? earlier.days : undefined) : DEFAULT_ROLLING_DAYS);
     return { kind: 'rolling', days };
   }
   const earlierZone = earlier?.kind === 'calendar' ? earlier.timeZone : undefined;
@@ -152,7 +161,10 @@ async function resolveReset(ctx: StepContext, opts: { ask: boolean; kept?: Quota
   return { kind: 'calendar', period: choice === 'calendar-day' ? 'day' : 'month', timeZone };
 }
 
-async function resolveExhaustion(ctx: StepContext, opts: { ask: boolean; kept?: Exhaustion; earlier?: Exhaustion }): Promise<Exhaustion | undefined> {
+async function resolveExhaustion(
+  ctx: StepContext,
+  opts: { ask: boolean; kept?: Exhaustion; earlier?: Exhaustion },
+): Promise<Exhaustion | undefined> {
   const flag = ctx.flags.exhaustion;
   if (flag !== undefined) return flag === UNKNOWN ? undefined : flag;
   if (opts.kept) return opts.kept;
@@ -183,10 +195,17 @@ export const plans: Step = {
     };
     const items: KnownItem[] = [];
     if (f.plans === undefined && known.plans !== undefined) {
-      items.push({ field: 'plans', label: 'plans', value: known.plans, shown: known.plans.length === 0 ? 'none' : known.plans.map(planText).join('; ') });
+      items.push({
+        field: 'plans',
+        label: 'plans',
+        value: known.plans,
+        shown: known.plans.length === 0 ? 'none' : known.plans.map(planText).join('; '),
+      });
     }
-    if (f.quotaReset === undefined && known.reset) items.push({ field: 'quotas.reset', label: 'quotas reset', value: known.reset, shown: resetText(known.reset) });
-    if (f.exhaustion === undefined && known.exhaustion) items.push({ field: 'quotas.exhaustion', label: 'when used up', value: known.exhaustion });
+    if (f.quotaReset === undefined && known.reset)
+      items.push({ field: 'quotas.reset', label: 'quotas reset', value: known.reset, shown: resetText(known.reset) });
+    if (f.exhaustion === undefined && known.exhaustion)
+      items.push({ field: 'quotas.exhaustion', label: 'when used up', value: known.exhaustion });
     const { kept, finished } = await keepKnown(ctx, (list) => `Keep the promised limits: ${list}?`, items);
     const useKnown = !ctx.interactive || kept;
     const ask = ctx.interactive && !finished;
@@ -215,10 +234,16 @@ export const plans: Step = {
     const keptReset = useKnown ? known.reset : undefined;
     const keptExhaustion = useKnown ? known.exhaustion : undefined;
     const reset =
-      hasQuota || f.quotaReset !== undefined || keptReset ? await resolveReset(ctx, { ask, ...(keptReset ? { kept: keptReset } : {}), ...(known.reset ? { earlier: known.reset } : {}) }) : undefined;
+      hasQuota || f.quotaReset !== undefined || keptReset
+        ? await resolveReset(ctx, { ask, ...(keptReset ? { kept: keptReset } : {}), ...(known.reset ? { earlier: known.reset } : {}) })
+        : undefined;
     const exhaustion =
       hasQuota || f.exhaustion !== undefined || keptExhaustion
-        ? await resolveExhaustion(ctx, { ask, ...(keptExhaustion ? { kept: keptExhaustion } : {}), ...(known.exhaustion ? { earlier: known.exhaustion } : {}) })
+        ? await resolveExhaustion(ctx, {
+            ask,
+            ...(keptExhaustion ? { kept: keptExhaustion } : {}),
+            ...(known.exhaustion ? { earlier: known.exhaustion } : {}),
+          })
         : undefined;
     const quotas = { ...(reset ? { reset } : {}), ...(exhaustion ? { exhaustion } : {}) };
     return { ...(list === undefined ? {} : { plans: list }), ...(Object.keys(quotas).length > 0 ? { quotas } : {}) };

@@ -8,7 +8,7 @@
  * answers, confirming them finishes the step (what they left open was left open then).
  * Rejected, each question offers its known value as the default.
  */
-import { FRAMEWORKS, GATEWAYS, STORES, type AnswersInput } from '../../answers/schema.js';
+import type { FRAMEWORKS, GATEWAYS, STORES, AnswersInput } from '../../answers/schema.js';
 import {
   askTwice,
   defaultNote,
@@ -99,7 +99,14 @@ export const STACK_EXAMPLES = {
 const NODE_FRAMEWORKS: readonly Framework[] = ['express', 'fastify', 'koa', 'hono', 'nestjs'];
 
 /** select + "don't know", asked at most twice, the second time after examples; `def` is the known value. */
-function selectTwice<T>(ctx: StepContext, first: string, second: string, examples: readonly string[], choices: PromptChoice<T | Unknown>[], def?: T | Unknown): Promise<T | Unknown> {
+function selectTwice<T>(
+  ctx: StepContext,
+  first: string,
+  second: string,
+  examples: readonly string[],
+  choices: PromptChoice<T | Unknown>[],
+  def?: T | Unknown,
+): Promise<T | Unknown> {
   return askTwice<T>(async (attempt) => {
     if (attempt === 2) for (const line of examples) ctx.say(line);
     return ctx.prompt.select<T | Unknown>({
@@ -143,15 +150,17 @@ export const stack: Step = {
     // unless a --framework flag answers it now.
     const frameworkUnknown = previousUnknown(ctx.known, 'stack') && !fromPrevious(ctx.known, 'stack.framework');
     const all: StackInput = ctx.known.answers.stack ?? {};
-    const det: StackInput = frameworkUnknown && f.framework === undefined
-      ? Object.fromEntries(Object.entries(all).filter(([k]) => fromPrevious(ctx.known, `stack.${k}`)))
-      : all;
+    const det: StackInput =
+      frameworkUnknown && f.framework === undefined
+        ? Object.fromEntries(Object.entries(all).filter(([k]) => fromPrevious(ctx.known, `stack.${k}`)))
+        : all;
     const knownOf: Omit<StackInput, 'framework'> & { framework?: Framework | Unknown } = {
       ...det,
       framework: frameworkUnknown ? UNKNOWN : det.framework,
     };
     const fieldOf = (k: StackKey): string => (k === 'framework' && frameworkUnknown ? 'unknown' : `stack.${k}`);
-    const note = (k: StackKey, value: unknown): string => (value === undefined ? '' : defaultNote(ctx.known, fieldOf(k), shownValue(value)));
+    const note = (k: StackKey, value: unknown): string =>
+      value === undefined ? '' : defaultNote(ctx.known, fieldOf(k), shownValue(value));
     const usable = KEYS.filter((k) => knownOf[k] !== undefined && flagOf[k] === undefined);
 
     // Known values answer their questions once the person confirms them (always, without a TTY).
@@ -222,7 +231,8 @@ export const stack: Step = {
     if (topology !== undefined && topology !== UNKNOWN) out.topology = topology;
     let instances = known(f.instances, undefined);
     // A known count that contradicts a --topology single is dropped.
-    if (instances === undefined && !(f.topology === 'single' && (knownOf.instances ?? 0) > 1)) instances = known(undefined, knownOf.instances);
+    if (instances === undefined && !(f.topology === 'single' && (knownOf.instances ?? 0) > 1))
+      instances = known(undefined, knownOf.instances);
     if (instances === undefined && askMore && topology === 'horizontal') {
       const def = knownOf.instances !== undefined ? String(knownOf.instances) : undefined;
       const text = await ctx.prompt.input({
@@ -232,7 +242,9 @@ export const stack: Step = {
         validate: (t) => {
           if (isUnknownText(t)) return true;
           const verdict = validatorOf((x) => parseNumber(x, Stack.shape.instances, '6'), true)(t);
-          return verdict === true ? true : `${verdict}, ${def === undefined ? 'or leave it empty if unsure' : 'or type unknown to clear it'}`;
+          return verdict === true
+            ? true
+            : `${verdict}, ${def === undefined ? 'or leave it empty if unsure' : 'or type unknown to clear it'}`;
         },
       });
       instances = text === '' || isUnknownText(text) ? UNKNOWN : must(parseNumber(text, Stack.shape.instances, '6'));

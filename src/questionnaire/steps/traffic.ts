@@ -3,17 +3,46 @@
  * design then states what it assumed. Previous answers are offered together ("Keep the
  * traffic: ...?"); rejected, each question offers its previous value as the default.
  */
-import { BURSTINESS, Traffic, type AnswersInput } from '../../answers/schema.js';
+import { type BURSTINESS, Traffic, type AnswersInput } from '../../answers/schema.js';
 import { formatNumber } from '../../format.js';
-import { defaultNote, DONT_KNOW_NAME, emptyHint, isUnknownText, keepKnown, UNKNOWN, type KnownItem, type Step, type StepContext, type Unknown } from '../context.js';
+import {
+  defaultNote,
+  DONT_KNOW_NAME,
+  emptyHint,
+  isUnknownText,
+  keepKnown,
+  UNKNOWN,
+  type KnownItem,
+  type Step,
+  type StepContext,
+  type Unknown,
+} from '../context.js';
 import type { Flag } from '../flags.js';
 import { must, parseNumber, validatorOf } from '../parse.js';
 
 type TrafficInput = NonNullable<AnswersInput['traffic']>;
-type NumberField = 'typicalRps' | 'peakRps' | 'capacityRps' | 'distinctClients' | 'distinctTenants' | 'distinctUsers' | 'clientPeakRps' | 'clientsPerAddress';
+type NumberField =
+  | 'typicalRps'
+  | 'peakRps'
+  | 'capacityRps'
+  | 'distinctClients'
+  | 'distinctTenants'
+  | 'distinctUsers'
+  | 'clientPeakRps'
+  | 'clientsPerAddress';
 type Field = NumberField | 'burstiness';
 
-const ORDER: readonly Field[] = ['typicalRps', 'peakRps', 'capacityRps', 'burstiness', 'distinctClients', 'distinctTenants', 'distinctUsers', 'clientPeakRps', 'clientsPerAddress'];
+const ORDER: readonly Field[] = [
+  'typicalRps',
+  'peakRps',
+  'capacityRps',
+  'burstiness',
+  'distinctClients',
+  'distinctTenants',
+  'distinctUsers',
+  'clientPeakRps',
+  'clientsPerAddress',
+];
 const LABELS: Record<Field, string> = {
   typicalRps: 'typical rps',
   peakRps: 'peak rps',
@@ -85,7 +114,14 @@ export const traffic: Step = {
     const ask = ctx.interactive && !finished;
     const out: TrafficInput = {};
     /** Flag, else the known value (kept, or without a TTY), else the question (when `askable`) with the known value as its default. */
-    const num = async (flag: Flag<number>, field: NumberField, question: string, example: string, askable = true, extra?: (n: number) => string | undefined) => {
+    const num = async (
+      flag: Flag<number>,
+      field: NumberField,
+      question: string,
+      example: string,
+      askable = true,
+      extra?: (n: number) => string | undefined,
+    ) => {
       if (flag !== undefined) {
         const v = value(flag);
         if (v !== undefined) out[field] = v;
@@ -101,7 +137,9 @@ export const traffic: Step = {
     };
     await num(f.typicalRps, 'typicalRps', 'Typical requests per second, across the whole API?', '120');
     await num(f.peakRps, 'peakRps', 'Peak requests per second?', '600', true, (n) =>
-      out.typicalRps !== undefined && n < out.typicalRps ? `The peak (${n}) cannot be below the typical rate (${out.typicalRps}).` : undefined,
+      out.typicalRps !== undefined && n < out.typicalRps
+        ? `The peak (${n}) cannot be below the typical rate (${out.typicalRps}).`
+        : undefined,
     );
     await num(f.capacityRps, 'capacityRps', 'Requests per second the backend can safely serve, if measured?', '1500');
 
@@ -126,7 +164,13 @@ export const traffic: Step = {
 
     const ids = draft.identities ?? [];
     // Clients are counted by API key: asked when requests are keyed on one (or the identities are not known, when the design assumes it).
-    await num(f.clients, 'distinctClients', 'How many distinct clients (API keys or apps)?', '2000', draft.identities === undefined || ids.includes('api-key'));
+    await num(
+      f.clients,
+      'distinctClients',
+      'How many distinct clients (API keys or apps)?',
+      '2000',
+      draft.identities === undefined || ids.includes('api-key'),
+    );
     await num(f.tenants, 'distinctTenants', 'How many tenants / organisations?', '300', ids.includes('tenant'));
     const hasAuth = (draft.endpoints ?? []).some((e) => e.class === 'auth');
     await num(f.users, 'distinctUsers', 'How many user accounts?', '50000', ids.includes('user') || hasAuth);
@@ -134,7 +178,13 @@ export const traffic: Step = {
     const anonymous = (draft.endpoints ?? []).some((e) => e.anonymous && !['auth', 'webhook', 'health'].includes(e.class));
     const perAddress = anonymous || (ids.length > 0 && ids.every((i) => i === 'ip'));
     await num(f.clientRps, 'clientPeakRps', 'Requests per second one client (a person, a device) sends at its busiest?', '2', perAddress);
-    await num(f.clientsPerAddress, 'clientsPerAddress', 'How many clients can be active at once behind one IP address (an office, a carrier-grade NAT)?', '25', perAddress);
+    await num(
+      f.clientsPerAddress,
+      'clientsPerAddress',
+      'How many clients can be active at once behind one IP address (an office, a carrier-grade NAT)?',
+      '25',
+      perAddress,
+    );
 
     if (out.typicalRps !== undefined && out.peakRps !== undefined && out.peakRps < out.typicalRps) {
       ctx.say(`Note: the peak (${out.peakRps}/s) is below the typical rate (${out.typicalRps}/s); check --peak-rps and --typical-rps.`);

@@ -113,5 +113,8 @@ export async function drawBeautifulMermaid(
       svgs.set(s, svg);
     });
   }
-  return lookup(sources, sources.map((s) => svgs.get(s) as string));
+  return lookup(
+    sources,
+    sources.map((s) => svgs.get(s) as string),
+  );
 }

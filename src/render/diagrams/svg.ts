@@ -59,8 +59,31 @@ export class UnsafeSvgError extends Error {
 }
 
 const GEOMETRY_ATTRIBUTES = new Set([
-  'x', 'y', 'x1', 'x2', 'y1', 'y2', 'cx', 'cy', 'r', 'rx', 'ry', 'dx', 'dy', 'width', 'height', 'points', 'd',
-  'transform', 'viewBox', 'refX', 'refY', 'markerWidth', 'markerHeight', 'stroke-width', 'font-size',
+  'x',
+  'y',
+  'x1',
+  'x2',
+  'y1',
+  'y2',
+  'cx',
+  'cy',
+  'r',
+  'rx',
+  'ry',
+  'dx',
+  'dy',
+  'width',
+  'height',
+  'points',
+  'd',
+  'transform',
+  'viewBox',
+  'refX',
+  'refY',
+  'markerWidth',
+  'markerHeight',
+  'stroke-width',
+  'font-size',
 ]);
 
 /** Rounds every decimal number in a geometry value to two places. */
@@ -173,7 +196,8 @@ export function prepareSvg(raw: string, options: SvgOptions): string {
     .replace(/<!--[\s\S]*?-->/g, '')
     .trim();
   if (!/^<svg[\s>]/.test(svg) || !/<\/svg>$/.test(svg)) throw new UnsafeSvgError('the renderer did not return one <svg> element');
-  if (/<script\b|<foreignObject\b|<iframe\b|<object\b|<embed\b/i.test(svg)) throw new UnsafeSvgError('it contains script or embedded content');
+  if (/<script\b|<foreignObject\b|<iframe\b|<object\b|<embed\b/i.test(svg))
+    throw new UnsafeSvgError('it contains script or embedded content');
   if (/\son[a-z]+\s*=/i.test(svg.replace(/>[^<]*</g, '><'))) throw new UnsafeSvgError('it has an event-handler attribute');
 
   // The root element and its attributes.
@@ -181,8 +205,11 @@ export function prepareSvg(raw: string, options: SvgOptions): string {
   const rootAttrs = rootMatch?.[1] ?? '';
   const attr = (name: string): string | undefined => new RegExp(`\\s${name}="([^"]*)"`).exec(rootAttrs)?.[1];
   const viewBox = attr('viewBox');
-  const box = viewBox?.trim().split(/[\s,]+/).map(Number);
-  if (!box || box.length !== 4 || box.some((n) => !Number.isFinite(n)) || (box[2] ?? 0) <= 0 || (box[3] ?? 0) <= 0) {
+  const box = viewBox
+    ?.trim()
+    .split(/[\s,]+/)
+    .map(Number);
+  if (box?.length !== 4 || box.some((n) => !Number.isFinite(n)) || (box[2] ?? 0) <= 0 || (box[3] ?? 0) <= 0) {
     throw new UnsafeSvgError('it has no usable viewBox');
   }
   const width = Math.ceil(box[2] ?? 0);

@@ -20,7 +20,8 @@ let css: string | undefined;
 
 function load(): Map<string, HtmlTemplate> {
   const map = new Map<string, HtmlTemplate>();
-  for (const [key, compiled] of compiledTemplates('html', Handlebars.create())) map.set(key.replace(/^layouts\//, ''), (view) => compiled(view));
+  for (const [key, compiled] of compiledTemplates('html', Handlebars.create()))
+    map.set(key.replace(/^layouts\//, ''), (view) => compiled(view));
   return map;
 }
 

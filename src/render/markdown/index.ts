@@ -30,9 +30,7 @@ export type MarkdownOptions = DocumentOptions;
 export function renderMarkdown(input: RenderInput, options: MarkdownOptions): OutputFile[] {
   const doc = planDocument(input, options);
   const files: OutputFile[] =
-    doc.layout === 'single'
-      ? [{ path: doc.path, content: doc.markdown }]
-      : doc.pages.map((p) => ({ path: p.path, content: p.markdown }));
+    doc.layout === 'single' ? [{ path: doc.path, content: doc.markdown }] : doc.pages.map((p) => ({ path: p.path, content: p.markdown }));
   checkLinks(files, doc.codeLinks);
   return files;
 }

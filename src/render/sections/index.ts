@@ -57,11 +57,25 @@ export const SECTIONS: readonly SectionDef[] = [
   { id: 'enforcement', title: 'Enforcement', short: 'enforcement', template: '04-enforcement', present: always, view: enforcementView },
   { id: 'contract', title: 'Response contract', short: 'response contract', template: '05-contract', present: always, view: contractView },
   { id: 'quotas', title: 'Quotas', short: 'quotas', template: '06-quotas', present: (d) => d.quotas !== undefined, view: quotasView },
-  { id: 'outbound', title: 'Outbound limits', short: 'outbound', template: '07-outbound', present: (d) => d.outbound !== undefined, view: outboundView },
+  {
+    id: 'outbound',
+    title: 'Outbound limits',
+    short: 'outbound',
+    template: '07-outbound',
+    present: (d) => d.outbound !== undefined,
+    view: outboundView,
+  },
   { id: 'monitoring', title: 'Monitoring', short: 'monitoring', template: '08-monitoring', present: always, view: monitoringView },
   { id: 'rollout', title: 'Rollout', short: 'rollout', template: '09-rollout', present: always, view: rolloutView },
   { id: 'scenarios', title: 'Test scenarios', short: 'tests', template: '10-scenarios', present: always, view: scenariosView },
-  { id: 'constraints', title: 'Constraint check', short: 'constraints', template: '11-constraints', present: always, view: constraintsView },
+  {
+    id: 'constraints',
+    title: 'Constraint check',
+    short: 'constraints',
+    template: '11-constraints',
+    present: always,
+    view: constraintsView,
+  },
 ];
 
 /** A section in this document: its number, heading and anchor are fixed before rendering. */

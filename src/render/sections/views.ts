@@ -12,16 +12,7 @@ import type { RenderInput } from '../types.js';
 import { outboundPeak, quotaStop } from '../../answers/defaults.js';
 import { algorithmLabel } from '../../design/algorithms.js';
 import { edgeProblemBody, edgeRetryAfter, edgeRules } from '../../codegen/gateway/edge.js';
-import {
-  algorithmName,
-  frameworkName,
-  gatewayName,
-  goalName,
-  layerName,
-  primitiveName,
-  storeName,
-  tierName,
-} from './labels.js';
+import { algorithmName, frameworkName, gatewayName, goalName, layerName, primitiveName, storeName, tierName } from './labels.js';
 
 export const NOT_STATED = 'not stated';
 
@@ -157,7 +148,10 @@ export function scopeView(input: RenderInput): Record<string, unknown> {
   const fields = new Set(assumptions.flatMap((a) => a.field.split(', ')));
   /** The value, marked when any of the answers fields behind it was assumed. */
   const mark = (value: string, ...from: string[]): string => (from.some((f) => fields.has(f)) ? `${value} ${ASSUMED}` : value);
-  const usesAddress = fields.has('traffic.clientPeakRps') || fields.has('traffic.clientsPerAddress') || input.design.rules.some((r) => r.inputs?.includes('traffic.clientsPerAddress'));
+  const usesAddress =
+    fields.has('traffic.clientPeakRps') ||
+    fields.has('traffic.clientsPerAddress') ||
+    input.design.rules.some((r) => r.inputs?.includes('traffic.clientsPerAddress'));
   const population = [
     t.distinctClients > 0 ? mark(`${fmtNumber(t.distinctClients)} clients`, 'traffic.distinctClients') : '',
     t.distinctTenants > 0 ? mark(`${fmtNumber(t.distinctTenants)} tenants`, 'traffic.distinctTenants') : '',
@@ -211,7 +205,8 @@ export function scopeView(input: RenderInput): Record<string, unknown> {
       answer: scope.outbound.length > 0 ? scope.outbound.map((p) => `${p.name} (${p.limitText})`).join(', ') : mark('none', 'outbound'),
     },
   ];
-  const endpointAssumed = (e: (typeof scope.endpoints)[number], f: 'anonymous' | 'cost' | 'authKind'): boolean => e.assumed?.includes(f) ?? false;
+  const endpointAssumed = (e: (typeof scope.endpoints)[number], f: 'anonymous' | 'cost' | 'authKind'): boolean =>
+    e.assumed?.includes(f) ?? false;
   return {
     generic: meta.generic,
     hasAnonymous: scope.endpoints.some((e) => e.anonymous),
@@ -255,7 +250,10 @@ export function matrixView(input: RenderInput): Record<string, unknown> {
     rules: f.rules.map((r) => `${r.id} (${r.failMode})`).join(', ') || 'none',
   }));
   return {
-    derivations: rules.map((r) => ({ id: r.id, text: r.derivation ?? (r.source === 'generated' ? 'not stated' : 'stated in a hand-written rule') })),
+    derivations: rules.map((r) => ({
+      id: r.id,
+      text: r.derivation ?? (r.source === 'generated' ? 'not stated' : 'stated in a hand-written rule'),
+    })),
     failModes,
     failModeMismatch: joinAnd(failModes.filter((f) => f.mismatch).map((f) => f.endpointClass)),
     anyEdge: rules.some((r) => r.layer === 'edge'),
@@ -413,9 +411,17 @@ function codeView(input: RenderInput): Record<string, unknown> {
   return {
     hasCode: files.length > 0,
     rulesModule: rules?.excerpt
-      ? { path: rules.f.path, from: fmtNumber(rules.excerpt.from), to: fmtNumber(rules.excerpt.to), content: rules.excerpt.text, language: rules.f.language }
+      ? {
+          path: rules.f.path,
+          from: fmtNumber(rules.excerpt.from),
+          to: fmtNumber(rules.excerpt.to),
+          content: rules.excerpt.text,
+          language: rules.f.language,
+        }
       : undefined,
-    printedFiles: files.filter((f) => printed(f.path)).map((f) => ({ path: f.path, language: f.language, content: f.content, description: f.description ?? '' })),
+    printedFiles: files
+      .filter((f) => printed(f.path))
+      .map((f) => ({ path: f.path, language: f.language, content: f.content, description: f.description ?? '' })),
     linkedFiles: linkedCode(input),
   };
 }
@@ -596,8 +602,18 @@ export function rolloutView(input: RenderInput): Record<string, unknown> {
             limitText: i.limitText,
             oldWithin: fmtNumber(i.oldWithinWindow),
             newWithin: i.newWithinWindow === undefined ? 'none' : fmtNumber(i.newWithinWindow),
-            replacements: i.replacements.length > 0 ? i.replacements.map((x) => `${x.ruleId}: ${x.limitText} (${fmtNumber(x.withinWindow)})`).join('; ') : 'none',
-            verdict: i.verdict === 'kept' ? 'kept (taken over)' : i.verdict === 'uncovered' ? 'WARNING: not replaced' : i.verdict === 'same' ? 'same' : `WARNING: ${i.verdict}`,
+            replacements:
+              i.replacements.length > 0
+                ? i.replacements.map((x) => `${x.ruleId}: ${x.limitText} (${fmtNumber(x.withinWindow)})`).join('; ')
+                : 'none',
+            verdict:
+              i.verdict === 'kept'
+                ? 'kept (taken over)'
+                : i.verdict === 'uncovered'
+                  ? 'WARNING: not replaced'
+                  : i.verdict === 'same'
+                    ? 'same'
+                    : `WARNING: ${i.verdict}`,
             note: i.note,
           })),
           nginxConflicts: input.design.migration.nginxConflicts,

@@ -45,11 +45,7 @@ function pad2(n: number): string {
 }
 
 /** The calendar day or month containing ms, in the zone: its id (2026-03 / 2026-03-29) and bounds. */
-export function calendarPeriod(
-  ms: number,
-  period: 'day' | 'month',
-  timeZone: string,
-): { id: string; start: number; end: number } {
+export function calendarPeriod(ms: number, period: 'day' | 'month', timeZone: string): { id: string; start: number; end: number } {
   const f = zonedFields(ms, timeZone);
   const y = f[0] ?? 1970;
   const m = f[1] ?? 1;
@@ -68,4 +64,3 @@ export function calendarPeriod(
     end: zonedMidnight(next.getUTCFullYear(), next.getUTCMonth() + 1, next.getUTCDate(), timeZone),
   };
 }
-

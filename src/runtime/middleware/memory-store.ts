@@ -55,7 +55,12 @@ export class MemoryStore {
     if (tat < now) tat = now;
     const ahead = tat + cost * interval - now;
     if (ahead > tolerance) {
-      return [0, Math.floor((tolerance - tat + now) / interval), cost <= burst ? Math.ceil((ahead - tolerance) / 1000) : -1, Math.ceil((tat - now) / 1000)];
+      return [
+        0,
+        Math.floor((tolerance - tat + now) / interval),
+        cost <= burst ? Math.ceil((ahead - tolerance) / 1000) : -1,
+        Math.ceil((tat - now) / 1000),
+      ];
     }
     const reset = Math.ceil(ahead / 1000);
     this.set(key, tat + cost * interval, now / 1000 + reset);
@@ -161,4 +166,3 @@ export class MemoryStore {
     this.data.clear();
   }
 }
-

@@ -58,7 +58,14 @@ export class StoreCall {
   next: StoreCall | null = null;
   queued = false;
 
-  constructor(script: BoundScript, numKeys: number, argv: readonly (string | number)[], listener: StoreListener, started: number, deadline: number) {
+  constructor(
+    script: BoundScript,
+    numKeys: number,
+    argv: readonly (string | number)[],
+    listener: StoreListener,
+    started: number,
+    deadline: number,
+  ) {
     this.script = script;
     this.numKeys = numKeys;
     this.argv = argv;
@@ -163,4 +170,3 @@ export function isNoScript(error: unknown): boolean {
   const message = (error as { message?: unknown } | null)?.message;
   return typeof message === 'string' && message.startsWith('NOSCRIPT');
 }
-

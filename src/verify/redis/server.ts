@@ -24,7 +24,10 @@ export class RedisServerMissingError extends Error {
 
 /** `redis-server` started but did not come up (bad arguments, port taken...). */
 export class RedisServerStartError extends Error {
-  constructor(message: string, readonly output: string) {
+  constructor(
+    message: string,
+    readonly output: string,
+  ) {
     super(message);
     this.name = 'RedisServerStartError';
   }
@@ -164,13 +167,20 @@ export interface SpawnedRedis {
 /** The arguments rl-design starts redis-server with: loopback only, no persistence, noeviction. */
 export function serverArgs(port: number, dir: string, extra: readonly string[] = []): string[] {
   return [
-    '--port', String(port),
-    '--bind', LOOPBACK,
-    '--save', '',
-    '--appendonly', 'no',
-    '--dir', dir,
-    '--daemonize', 'no',
-    '--maxmemory-policy', 'noeviction',
+    '--port',
+    String(port),
+    '--bind',
+    LOOPBACK,
+    '--save',
+    '',
+    '--appendonly',
+    'no',
+    '--dir',
+    dir,
+    '--daemonize',
+    'no',
+    '--maxmemory-policy',
+    'noeviction',
     ...extra,
   ];
 }

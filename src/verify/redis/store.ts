@@ -58,7 +58,11 @@ export type ConnectProblem = 'refused' | 'unknown-host' | 'auth' | 'tls' | 'time
 
 /** Connection failures verify reports as bad input (exit 2). The reason never holds the password. */
 export class RedisConnectError extends Error {
-  constructor(readonly address: string, reason: string, readonly kind: ConnectProblem = 'other') {
+  constructor(
+    readonly address: string,
+    reason: string,
+    readonly kind: ConnectProblem = 'other',
+  ) {
     super(reason);
     this.name = 'RedisConnectError';
   }
@@ -88,19 +92,33 @@ export function describeConnectError(e: unknown, target: RedisTarget): { kind: C
   const code = err?.code ?? '';
   const message = scrub(String(err?.message ?? e), target);
   const where = `${target.host}:${target.port}`;
-  if (code === 'ECONNREFUSED' || /ECONNREFUSED/.test(message)) return { kind: 'refused', reason: `connection refused: nothing is listening on ${where}` };
+  if (code === 'ECONNREFUSED' || /ECONNREFUSED/.test(message))
+    return { kind: 'refused', reason: `connection refused: nothing is listening on ${where}` };
   if (code === 'ENOTFOUND' || code === 'EAI_AGAIN' || code === 'EAI_NONAME' || /ENOTFOUND|EAI_AGAIN/.test(message)) {
     return { kind: 'unknown-host', reason: `unknown host "${target.host}": the name does not resolve` };
   }
-  if (/NOAUTH/.test(message)) return { kind: 'auth', reason: 'authentication required: the server wants a password; put it in the URL (redis://:PASSWORD@host:port)' };
+  if (/NOAUTH/.test(message))
+    return {
+      kind: 'auth',
+      reason: 'authentication required: the server wants a password; put it in the URL (redis://:PASSWORD@host:port)',
+    };
   if (/WRONGPASS|invalid password|invalid username-password|AUTH failed|called without any password configured|ERR AUTH/i.test(message)) {
     return { kind: 'auth', reason: 'authentication failed: the server refused the user name or password' };
   }
-  if (/^ERR_SSL|^ERR_TLS|EPROTO|CERT|UNABLE_TO_|SELF_SIGNED/.test(code) || /SSL|TLS|certificate|wrong version number|self[- ]signed/i.test(message)) {
-    return { kind: 'tls', reason: `TLS failed: ${message}${target.tls ? ' (rediss:// needs a server that speaks TLS; use redis:// for a plain one)' : ''}` };
+  if (
+    /^ERR_SSL|^ERR_TLS|EPROTO|CERT|UNABLE_TO_|SELF_SIGNED/.test(code) ||
+    /SSL|TLS|certificate|wrong version number|self[- ]signed/i.test(message)
+  ) {
+    return {
+      kind: 'tls',
+      reason: `TLS failed: ${message}${target.tls ? ' (rediss:// needs a server that speaks TLS; use redis:// for a plain one)' : ''}`,
+    };
   }
   if (target.tls && (code === 'ECONNRESET' || /ECONNRESET|socket disconnected before secure/i.test(message))) {
-    return { kind: 'tls', reason: 'TLS failed: the server closed the connection during the TLS handshake (does it speak TLS? use redis:// for a plain server)' };
+    return {
+      kind: 'tls',
+      reason: 'TLS failed: the server closed the connection during the TLS handshake (does it speak TLS? use redis:// for a plain server)',
+    };
   }
   if (target.tls && /connect ETIMEDOUT/.test(message)) {
     return { kind: 'tls', reason: 'TLS failed: no TLS handshake from the server (does it speak TLS? use redis:// for a plain server)' };
@@ -169,13 +187,19 @@ export async function openStore(target: RedisTarget, spawned?: SpawnedRedis, opt
           await probe.ping();
         } catch (e) {
           if (/timed? ?out/i.test((e as Error).message)) {
-            throw Object.assign(new Error(`connected, but no reply within ${commandTimeout} ms: is it a Redis server? (a TLS server needs rediss://)`), { code: 'ETIMEDOUT' });
+            throw Object.assign(
+              new Error(`connected, but no reply within ${commandTimeout} ms: is it a Redis server? (a TLS server needs rediss://)`),
+              { code: 'ETIMEDOUT' },
+            );
           }
           throw e;
         }
         const read = await readServerFacts(probe);
         if (target.db !== 0) {
-          if (read.clusterEnabled) throw Object.assign(new Error(`a Redis Cluster has only database 0, and the URL names database ${target.db}`), { code: 'ENODB' });
+          if (read.clusterEnabled)
+            throw Object.assign(new Error(`a Redis Cluster has only database 0, and the URL names database ${target.db}`), {
+              code: 'ENODB',
+            });
           try {
             await probe.select(target.db);
           } catch (e) {
@@ -186,7 +210,10 @@ export async function openStore(target: RedisTarget, spawned?: SpawnedRedis, opt
             } catch {
               // CONFIG disabled
             }
-            throw Object.assign(new Error(`the server has no database ${target.db}${count ? ` (it has ${count}: 0 to ${Number(count) - 1})` : ''}`), { code: 'ENODB' });
+            throw Object.assign(
+              new Error(`the server has no database ${target.db}${count ? ` (it has ${count}: 0 to ${Number(count) - 1})` : ''}`),
+              { code: 'ENODB' },
+            );
           }
         }
         return read;
@@ -200,7 +227,11 @@ export async function openStore(target: RedisTarget, spawned?: SpawnedRedis, opt
     // "Connection is closed." hides the reason; the client's own error event has it.
     const cause = /Connection is closed|Stream isn't writeable/i.test((e as Error).message) && lastError ? lastError : e;
     if (/^Command timed out/.test((cause as Error).message)) {
-      throw new RedisConnectError(target.display, `connected, but no reply within ${commandTimeout} ms: is it a Redis server?${target.tls ? '' : ' (a TLS server needs rediss://)'}`, 'timeout');
+      throw new RedisConnectError(
+        target.display,
+        `connected, but no reply within ${commandTimeout} ms: is it a Redis server?${target.tls ? '' : ' (a TLS server needs rediss://)'}`,
+        'timeout',
+      );
     }
     return fail(cause);
   }
@@ -235,7 +266,9 @@ export async function openStore(target: RedisTarget, spawned?: SpawnedRedis, opt
     client.on('error', (e: Error) => (lastClientError = e));
     // A connection that drops outside a planned outage (the server died, restarted, or the
     // network went) makes the run's results meaningless: recorded once, for verify to report.
-    client.on('close', () => lose(lastClientError ? describeConnectError(lastClientError, target).reason : 'the server closed the connection', false));
+    client.on('close', () =>
+      lose(lastClientError ? describeConnectError(lastClientError, target).reason : 'the server closed the connection', false),
+    );
     return client;
   };
   const main = make();
@@ -255,7 +288,14 @@ export async function openStore(target: RedisTarget, spawned?: SpawnedRedis, opt
   const beatTimeout = Math.min(commandTimeout, 3000);
   const beat = facts.clusterEnabled
     ? undefined
-    : new Redis({ ...baseOptions(target), enableOfflineQueue: false, maxRetriesPerRequest: 0, commandTimeout: beatTimeout, connectTimeout: 5000, retryStrategy: () => 200 });
+    : new Redis({
+        ...baseOptions(target),
+        enableOfflineQueue: false,
+        maxRetriesPerRequest: 0,
+        commandTimeout: beatTimeout,
+        connectTimeout: 5000,
+        retryStrategy: () => 200,
+      });
   beat?.on('error', () => undefined);
   let beating = false;
   const heartbeat = setInterval(() => {

@@ -40,10 +40,14 @@ export function parseRedisUrl(url: string): RedisTarget | { error: string } {
   const afterScheme = url.slice(url.indexOf('//') + 2);
   const authorityEnd = afterScheme.search(/[/?#]/);
   if (authorityEnd >= 0 && afterScheme.slice(authorityEnd).includes('@')) {
-    return { error: 'the URL has an @ after a / ? or #: percent-encode those characters in a password (/ is %2F, ? is %3F, # is %23, @ is %40)' };
+    return {
+      error: 'the URL has an @ after a / ? or #: percent-encode those characters in a password (/ is %2F, ? is %3F, # is %23, @ is %40)',
+    };
   }
   if (u.hash || u.search) {
-    return { error: `"${shown.replace(/[#?].*$/, '')}..." has a # or ?: a Redis URL has neither; percent-encode them in a password (%23, %3F)` };
+    return {
+      error: `"${shown.replace(/[#?].*$/, '')}..." has a # or ?: a Redis URL has neither; percent-encode them in a password (%23, %3F)`,
+    };
   }
   const host = u.hostname.replace(/^\[|\]$/g, '');
   if (!host) return { error: `"${shown}" names no host` };

@@ -31,7 +31,13 @@ export async function burstAtBoundary(ctx: RuleContext): Promise<Outcome> {
   if (cap > sent) {
     const d = await call(cap - sent);
     if (!d.allowed) {
-      return { ...base, passed: false, expected, measured: d.error ? `a limiter call failed: ${d.error}` : `a first call of cost ${cap - sent} was refused`, numbers: { admitted: 0, expected: sent } };
+      return {
+        ...base,
+        passed: false,
+        expected,
+        measured: d.error ? `a limiter call failed: ${d.error}` : `a first call of cost ${cap - sent} was refused`,
+        numbers: { admitted: 0, expected: sent },
+      };
     }
     drained = cap - sent;
   }
@@ -65,7 +71,8 @@ export async function burstAtBoundary(ctx: RuleContext): Promise<Outcome> {
     if (r < 1) problems.push(`the refusal carried Retry-After ${r} ms (wanted >= 1 ms)`);
     else if (shape.period) {
       const want = shape.period.endMs - (await ctx.store.time());
-      if (Math.abs(r - want) > CLOCK_SLACK_MS + elapsed) problems.push(`Retry-After ${r} ms does not point at the end of the period (${want} ms away)`);
+      if (Math.abs(r - want) > CLOCK_SLACK_MS + elapsed)
+        problems.push(`Retry-After ${r} ms does not point at the end of the period (${want} ms away)`);
       retryNote = `, the end of ${shape.period.description}`;
     } else if (r > shape.recoverMs + GCRA_FAST_DENIAL_SLACK_MS) {
       problems.push(`Retry-After ${r} ms is longer than one unit takes to come back (${Math.ceil(shape.recoverMs)} ms)`);

@@ -21,7 +21,14 @@ export async function concurrentRace(ctx: RuleContext): Promise<Outcome> {
   if (shape.capacity > left) {
     const d = await probe.call(shape.capacity - left);
     if (!d.allowed || d.remaining !== left) {
-      return { ...base, passed: false, expected, measured: d.error ? `a limiter call failed: ${d.error}` : `draining to ${left} left failed (${d.allowed ? `${d.remaining} left` : 'refused'})` };
+      return {
+        ...base,
+        passed: false,
+        expected,
+        measured: d.error
+          ? `a limiter call failed: ${d.error}`
+          : `draining to ${left} left failed (${d.allowed ? `${d.remaining} left` : 'refused'})`,
+      };
     }
   }
   const started = performance.now();
@@ -38,7 +45,12 @@ export async function concurrentRace(ctx: RuleContext): Promise<Outcome> {
     measured: `${admitted} admitted, ${RACE_REQUESTS - admitted} refused (${RACE_REQUESTS} at once over ${connections} connections, ${Math.round(ms)} ms)`,
     ...(passed
       ? {}
-      : { detail: admitted > left ? `${admitted - left} requests over the limit were admitted: the check and the consume are not one atomic step` : `${left - admitted} requests that should have passed were refused` }),
+      : {
+          detail:
+            admitted > left
+              ? `${admitted - left} requests over the limit were admitted: the check and the consume are not one atomic step`
+              : `${left - admitted} requests that should have passed were refused`,
+        }),
     numbers: { admitted, expected: left, refused: RACE_REQUESTS - admitted, requests: RACE_REQUESTS, connections },
   };
 }

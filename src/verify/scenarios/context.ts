@@ -114,7 +114,18 @@ export function ruleContext(base: RuleBase, scripts: ScriptSet): RuleContext {
     ...base,
     inbound,
     probe(shape, scenario, options = {}) {
-      if (base.driver === 'outbound') return new OutboundProbe(base.design, base.rule, base.number, shape, scenario, clients(options.pool), scripts, sink, options.maxTtlMs);
+      if (base.driver === 'outbound')
+        return new OutboundProbe(
+          base.design,
+          base.rule,
+          base.number,
+          shape,
+          scenario,
+          clients(options.pool),
+          scripts,
+          sink,
+          options.maxTtlMs,
+        );
       if (!base.spec) throw new Error(`the middleware does not enforce rule ${base.rule.id} (it is not in the generated design.ts)`);
       return inbound([{ spec: base.spec, shape, number: base.number }], scenario, options);
     },

@@ -42,8 +42,10 @@ export async function costWeightedExhaustion(ctx: RuleContext): Promise<Outcome>
     numbers[`cost${cost}Expected`] = wantWeighted;
     numbers[`cost${cost}LeftoverAdmitted`] = singles.admitted.length;
     numbers[`cost${cost}LeftoverExpected`] = wantSingles;
-    if (weighted.admitted.length !== wantWeighted) problems.push(`${label}: ${weighted.admitted.length} weighted calls admitted, expected ${wantWeighted}`);
-    if (singles.admitted.length !== wantSingles) problems.push(`${label}: ${singles.admitted.length} cost-1 calls admitted after it, expected ${wantSingles}`);
+    if (weighted.admitted.length !== wantWeighted)
+      problems.push(`${label}: ${weighted.admitted.length} weighted calls admitted, expected ${wantWeighted}`);
+    if (singles.admitted.length !== wantSingles)
+      problems.push(`${label}: ${singles.admitted.length} cost-1 calls admitted after it, expected ${wantSingles}`);
     if (cost > burst && weighted.refused && weighted.refused.retryAfterMs !== -1) {
       problems.push(`${label}: a call that can never fit got Retry-After ${weighted.refused.retryAfterMs} ms instead of -1 (never)`);
     }

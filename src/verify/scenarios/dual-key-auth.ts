@@ -30,7 +30,8 @@ export async function dualKeyAuth(ctx: RuleContext, ipRule: MatrixRule, ipNumber
     'dual',
   );
   const attempt = (user: number, address: number) => probe.as({ id: user, ip: address });
-  const oneCall = (): string | undefined => (probe.lastKeys.length === 2 ? undefined : `the runtime sent ${probe.lastKeys.length} key(s) in one call, not both rows`);
+  const oneCall = (): string | undefined =>
+    probe.lastKeys.length === 2 ? undefined : `the runtime sent ${probe.lastKeys.length} key(s) in one call, not both rows`;
   const problems: string[] = [];
 
   // 1. One username, a new client IP for every attempt.
@@ -50,7 +51,8 @@ export async function dualKeyAuth(ctx: RuleContext, ipRule: MatrixRule, ipNumber
   }
   if (admitted1 !== Lu) problems.push(`one username from many IPs: ${admitted1} attempts admitted, expected ${Lu}`);
   if (!refused1) problems.push(`attempt ${Lu + 1} on one username was admitted`);
-  else if (refused1.by !== ctx.rule.id) problems.push(`attempt ${Lu + 1} on one username was refused by key ${refused1.by}, not by ${ctx.rule.id}`);
+  else if (refused1.by !== ctx.rule.id)
+    problems.push(`attempt ${Lu + 1} on one username was refused by key ${refused1.by}, not by ${ctx.rule.id}`);
   if (refused1 && (await ctx.store.pttl(refused1.ipKey)) !== -2) problems.push('the refused attempt was recorded in the IP log');
 
   // 2. One client IP, a new username for every attempt.
@@ -77,7 +79,9 @@ export async function dualKeyAuth(ctx: RuleContext, ipRule: MatrixRule, ipNumber
     passed: problems.length === 0,
     expected,
     measured: `one username: ${admitted1} admitted, then ${by(refused1)}; one IP: ${admitted2} admitted, then ${by(refused2)}; refused attempts recorded in ${problems.some((p) => p.includes('recorded')) ? 'a log' : 'neither log'}`,
-    detail: problems.length ? problems.join('; ') : 'The forged X-Forwarded-For step is a middleware test and is not run against the store.',
+    detail: problems.length
+      ? problems.join('; ')
+      : 'The forged X-Forwarded-For step is a middleware test and is not run against the store.',
     numbers: { usernameAdmitted: admitted1, usernameExpected: Lu, ipAdmitted: admitted2, ipExpected: Li },
   };
 }

@@ -36,7 +36,10 @@ export async function keyTtl(ctx: RuleContext): Promise<Outcome> {
   }
   const problems: string[] = [];
   if (missing.length) problems.push(`${missing.length} key(s) without a TTL, e.g. ${missing.slice(0, 2).join(', ')}`);
-  if (tooLong.length) problems.push(`${tooLong.length} key(s) with a TTL longer than the parameters allow (state past the burst or limit: more was admitted than the key could hold), e.g. ${tooLong.slice(0, 2).join(', ')}`);
+  if (tooLong.length)
+    problems.push(
+      `${tooLong.length} key(s) with a TTL longer than the parameters allow (state past the burst or limit: more was admitted than the key could hold), e.g. ${tooLong.slice(0, 2).join(', ')}`,
+    );
   if (live + missing.length + tooLong.length === 0 && gone === 0) problems.push('the scenarios wrote no key to check');
   return {
     passed: problems.length === 0,

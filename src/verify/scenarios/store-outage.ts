@@ -15,7 +15,12 @@ import { counted, OutboundProbe } from '../runtime.js';
 import { shapeFor, type Shape } from '../shapes.js';
 import type { Outcome, Probe, RuleContext } from './context.js';
 
-export async function storeOutage(rules: readonly RuleContext[], store: Store, server: SpawnedRedis, retryAfterSeconds: number): Promise<Map<string, Outcome>> {
+export async function storeOutage(
+  rules: readonly RuleContext[],
+  store: Store,
+  server: SpawnedRedis,
+  retryAfterSeconds: number,
+): Promise<Map<string, Outcome>> {
   const out = new Map<string, Outcome>();
   const problems = new Map<string, string[]>(rules.map((r) => [r.rule.id, []]));
   const during = new Map<string, string>();
@@ -34,8 +39,12 @@ export async function storeOutage(rules: readonly RuleContext[], store: Store, s
     const mode = ctx.failMode;
     const list = problems.get(ctx.rule.id)!;
     if (ctx.driver === 'outbound') {
-      expected.set(ctx.rule.id, 'store down: refused without calling the provider (the outbound client fails closed); store back: limits apply again');
-      if (mode === 'open') list.push('the rule says fail open, but the outbound client fails closed: it never calls a provider without a reservation');
+      expected.set(
+        ctx.rule.id,
+        'store down: refused without calling the provider (the outbound client fails closed); store back: limits apply again',
+      );
+      if (mode === 'open')
+        list.push('the rule says fail open, but the outbound client fails closed: it never calls a provider without a reservation');
     } else {
       expected.set(
         ctx.rule.id,
@@ -45,11 +54,15 @@ export async function storeOutage(rules: readonly RuleContext[], store: Store, s
             ? `store down: 503 with Retry-After ${retryAfterSeconds} s; store back: limits apply again`
             : 'a stated fail mode',
       );
-      if (!mode) list.push(`the rule states no fail mode, so the runtime applies its default (${ctx.spec?.failMode ?? 'open'}) while the store is down`);
+      if (!mode)
+        list.push(
+          `the rule states no fail mode, so the runtime applies its default (${ctx.spec?.failMode ?? 'open'}) while the store is down`,
+        );
     }
     // Traffic before the outage: a normal decision.
     const d = await probe.call(1);
-    if (!d.allowed || d.failOpen || d.error) list.push(`before the outage the request was not admitted normally (${d.error ?? `status ${d.status}`})`);
+    if (!d.allowed || d.failOpen || d.error)
+      list.push(`before the outage the request was not admitted normally (${d.error ?? `status ${d.status}`})`);
   }
 
   const haltStart = performance.now();
@@ -64,18 +77,28 @@ export async function storeOutage(rules: readonly RuleContext[], store: Store, s
     const list = problems.get(ctx.rule.id)!;
     if (!d.error) list.push('the call succeeded although the store was stopped');
     if (ctx.driver === 'outbound') {
-      during.set(ctx.rule.id, `store down: ${d.allowed ? 'the provider was CALLED' : 'refused, the provider not called'} (${d.error?.split(':')[0] ?? 'no error'}, fail closed) in ${took}`);
+      during.set(
+        ctx.rule.id,
+        `store down: ${d.allowed ? 'the provider was CALLED' : 'refused, the provider not called'} (${d.error?.split(':')[0] ?? 'no error'}, fail closed) in ${took}`,
+      );
       if (d.allowed) list.push('the outbound client called the provider without a reservation');
     } else if (ctx.spec?.failMode === 'open') {
       const events = (await failOpenEvents(ctx)) - eventsBefore;
-      during.set(ctx.rule.id, `store down: ${d.allowed ? 'admitted' : 'REFUSED'} (fail open, ${events} fail-open event counted) in ${took}`);
+      during.set(
+        ctx.rule.id,
+        `store down: ${d.allowed ? 'admitted' : 'REFUSED'} (fail open, ${events} fail-open event counted) in ${took}`,
+      );
       if (!d.allowed || !d.failOpen) list.push('failing open, the request was not admitted');
       if (events !== 1) list.push(`${events} fail-open events were counted, expected 1`);
     } else {
-      during.set(ctx.rule.id, `store down: ${d.status}${d.status === 503 ? ` with Retry-After ${d.retryAfterMs / 1000} s` : ''} (fail closed) in ${took}`);
+      during.set(
+        ctx.rule.id,
+        `store down: ${d.status}${d.status === 503 ? ` with Retry-After ${d.retryAfterMs / 1000} s` : ''} (fail closed) in ${took}`,
+      );
       if (d.allowed) list.push('failing closed, the request was admitted');
       if (d.status !== 503) list.push(`failing closed, the answer was ${d.status}, expected 503`);
-      if (d.retryAfterMs !== retryAfterSeconds * 1000) list.push(`the 503 carried Retry-After ${d.retryAfterMs / 1000} s, expected ${retryAfterSeconds} s`);
+      if (d.retryAfterMs !== retryAfterSeconds * 1000)
+        list.push(`the 503 carried Retry-After ${d.retryAfterMs / 1000} s, expected ${retryAfterSeconds} s`);
     }
   }
 
@@ -93,12 +116,16 @@ export async function storeOutage(rules: readonly RuleContext[], store: Store, s
     const real = !fill.error && !next.error;
     if (!real) list.push(`after the restart the store still failed: ${fill.error ?? next.error}`);
     else if (!fill.allowed || next.allowed) list.push('after the restart the limit did not apply again');
-    const back = real ? `store back: ${fill.allowed ? `${shape.capacity.toLocaleString('en-US')} admitted` : 'REFUSED'}, then ${next.allowed ? 'ADMITTED' : 'refused'}` : 'store back: still failing';
+    const back = real
+      ? `store back: ${fill.allowed ? `${shape.capacity.toLocaleString('en-US')} admitted` : 'REFUSED'}, then ${next.allowed ? 'ADMITTED' : 'refused'}`
+      : 'store back: still failing';
     out.set(ctx.rule.id, {
       passed: list.length === 0,
       expected: expected.get(ctx.rule.id)!,
       measured: `${during.get(ctx.rule.id)}; ${back}`,
-      detail: list.length ? list.join('; ') : `The store was down ${Math.round(downMs)} ms (stop ${Math.round(haltMs)} ms, restart ${Math.round(performance.now() - restartStart)} ms); after it came back the scripts were loaded again through the NOSCRIPT fallback.`,
+      detail: list.length
+        ? list.join('; ')
+        : `The store was down ${Math.round(downMs)} ms (stop ${Math.round(haltMs)} ms, restart ${Math.round(performance.now() - restartStart)} ms); after it came back the scripts were loaded again through the NOSCRIPT fallback.`,
       numbers: { failOpenEvents: await failOpenEvents(ctx), storeFailures: await storeFailures(ctx, probe) },
     });
   }

@@ -24,10 +24,19 @@ export async function throttledRecovery(ctx: RuleContext): Promise<Outcome> {
   const probeCall = on(ctx.probe(shape, 'recover', options));
   const base = { params: shape.params, ...(shape.scaling ? { scaling: shape.scaling } : {}) };
   const expected = 'refused until Retry-After has passed, admitted right after';
-  const fail = (measured: string, detail?: string): Outcome => ({ ...base, passed: false, expected, measured, ...(detail ? { detail } : {}) });
+  const fail = (measured: string, detail?: string): Outcome => ({
+    ...base,
+    passed: false,
+    expected,
+    measured,
+    ...(detail ? { detail } : {}),
+  });
 
   for (const exhaust of [await probeCall(shape.capacity), await call(shape.capacity)]) {
-    if (!exhaust.allowed) return fail(exhaust.error ? `a limiter call failed: ${exhaust.error}` : `a call of cost ${shape.capacity} on a fresh key was refused`);
+    if (!exhaust.allowed)
+      return fail(
+        exhaust.error ? `a limiter call failed: ${exhaust.error}` : `a call of cost ${shape.capacity} on a fresh key was refused`,
+      );
   }
   // Keep sending until refused: on a slow machine a token may come back in between.
   const untilRefused = async (c: (cost: number) => Promise<Verdict>) => {
@@ -72,7 +81,8 @@ export async function throttledRecovery(ctx: RuleContext): Promise<Outcome> {
   steps.push(`after waiting ${waited} ms ${after.allowed ? 'admitted' : 'STILL REFUSED'}`);
   const problems: string[] = [];
   if (early) problems.push('a request sent before Retry-After had passed was admitted');
-  if (!after.allowed) problems.push(`the request sent after the Retry-After (${wait} ms) was refused (new Retry-After ${after.retryAfterMs} ms)`);
+  if (!after.allowed)
+    problems.push(`the request sent after the Retry-After (${wait} ms) was refused (new Retry-After ${after.retryAfterMs} ms)`);
 
   if (ctx.driver === 'outbound') {
     const pause = await providerPause(ctx, shape);
@@ -104,7 +114,11 @@ async function providerPause(ctx: RuleContext, shape: Shape): Promise<{ measured
   const paused = await probe.provider429(pauseMs);
   const pausedAt = performance.now();
   if (paused.error) return { measured: 'provider pause failed', problem: `a limiter call failed: ${paused.error}` };
-  if (!paused.allowed) return { measured: 'the call that met the provider 429 was not made', problem: 'the outbound client did not call the provider on a fresh bucket' };
+  if (!paused.allowed)
+    return {
+      measured: 'the call that met the provider 429 was not made',
+      problem: 'the outbound client did not call the provider on a fresh bucket',
+    };
   const during = await reserve();
   const duringInPause = performance.now() - pauseSent < pauseMs;
   await waitSince(pausedAt, pauseMs);

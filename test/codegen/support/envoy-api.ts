@@ -72,7 +72,10 @@ const M: Record<string, Message> = {
     },
   },
   // envoy/config/accesslog/v3/accesslog.proto
-  AccessLogFilter: { fields: { status_code_filter: { t: '.StatusCodeFilter', oneof: 'filter_specifier' } }, requiredOneofs: ['filter_specifier'] },
+  AccessLogFilter: {
+    fields: { status_code_filter: { t: '.StatusCodeFilter', oneof: 'filter_specifier' } },
+    requiredOneofs: ['filter_specifier'],
+  },
   StatusCodeFilter: { fields: { comparison: { t: '.ComparisonFilter', req: true } } },
   ComparisonFilter: { fields: { op: { t: ['EQ', 'GE', 'LE', 'NE'] }, value: { t: '.RuntimeUInt32', req: true } } },
   // envoy/config/core/v3/base.proto
@@ -151,8 +154,12 @@ const M: Record<string, Message> = {
     },
     requiredOneofs: ['action_specifier'],
   },
-  RequestHeadersAction: { fields: { header_name: { t: 'string', minLen: 1 }, descriptor_key: { t: 'string', minLen: 1 }, skip_if_absent: { t: 'bool' } } },
-  GenericKeyAction: { fields: { descriptor_value: { t: 'string', minLen: 1 }, default_value: { t: 'string' }, descriptor_key: { t: 'string' } } },
+  RequestHeadersAction: {
+    fields: { header_name: { t: 'string', minLen: 1 }, descriptor_key: { t: 'string', minLen: 1 }, skip_if_absent: { t: 'bool' } },
+  },
+  GenericKeyAction: {
+    fields: { descriptor_value: { t: 'string', minLen: 1 }, default_value: { t: 'string' }, descriptor_key: { t: 'string' } },
+  },
   HeaderValueMatchAction: {
     fields: {
       descriptor_value: { t: 'string', minLen: 1 },
@@ -247,7 +254,10 @@ const M: Record<string, Message> = {
   RateLimitServiceConfig: {
     fields: { grpc_service: { t: '.GrpcService', req: true }, transport_api_version: { t: ['AUTO', 'V2', 'V3'] } },
   },
-  GrpcService: { fields: { envoy_grpc: { t: '.EnvoyGrpc', oneof: 'target_specifier' }, timeout: { t: 'duration' } }, requiredOneofs: ['target_specifier'] },
+  GrpcService: {
+    fields: { envoy_grpc: { t: '.EnvoyGrpc', oneof: 'target_specifier' }, timeout: { t: 'duration' } },
+    requiredOneofs: ['target_specifier'],
+  },
   EnvoyGrpc: { fields: { cluster_name: { t: 'string', minLen: 1 }, authority: { t: 'string' } } },
   Router: { fields: {} },
   // envoy/config/cluster/v3/cluster.proto, endpoint.proto, address.proto
@@ -274,7 +284,11 @@ const M: Record<string, Message> = {
   Endpoint: { fields: { address: { t: '.Address' } } },
   Address: { fields: { socket_address: { t: '.SocketAddress', oneof: 'address' } }, requiredOneofs: ['address'] },
   SocketAddress: {
-    fields: { address: { t: 'string', minLen: 1 }, port_value: { t: 'uint32', lte: 65535, oneof: 'port_specifier' }, protocol: { t: ['TCP', 'UDP'] } },
+    fields: {
+      address: { t: 'string', minLen: 1 },
+      port_value: { t: 'uint32', lte: 65535, oneof: 'port_specifier' },
+      protocol: { t: ['TCP', 'UDP'] },
+    },
   },
 };
 
@@ -333,7 +347,8 @@ function checkValue(path: string, v: unknown, f: Field, errors: string[]): void 
       return;
     case 'uint32':
     case 'UInt32Value':
-      if (typeof v !== 'number' || !Number.isInteger(v) || v < 0 || v > 0xffffffff) return void errors.push(`${path}: expected a uint32, got ${JSON.stringify(v)}`);
+      if (typeof v !== 'number' || !Number.isInteger(v) || v < 0 || v > 0xffffffff)
+        return void errors.push(`${path}: expected a uint32, got ${JSON.stringify(v)}`);
       checkNumber(path, v, f, errors);
       return;
     case 'duration':
@@ -395,7 +410,8 @@ function checkMessage(path: string, v: unknown, name: string, errors: string[]):
     if (f.rep && f.minItems && !(k in v) && name !== 'VirtualHost') errors.push(`${path}: "${k}" needs at least ${f.minItems} item(s)`);
   }
   if (name === 'VirtualHost' && !('domains' in v)) errors.push(`${path}: "domains" needs at least 1 item`);
-  for (const [group, members] of oneofs) if (members.length > 1) errors.push(`${path}: oneof ${group} set more than once (${members.join(', ')})`);
+  for (const [group, members] of oneofs)
+    if (members.length > 1) errors.push(`${path}: oneof ${group} set more than once (${members.join(', ')})`);
   for (const group of m.requiredOneofs ?? []) if (!oneofs.has(group)) errors.push(`${path}: one of ${group} is required in ${name}`);
 }
 
@@ -409,7 +425,10 @@ function localFilterRules(path: string, cfg: Record<string, unknown>, perRoute: 
   if (perRoute && !bucket) errors.push(`${path}: local rate limit token bucket must be set for per filter configs`);
   if (bucket) {
     if (bucket.fillMs < 50) errors.push(`${path}.token_bucket: local rate limit token bucket fill timer must be >= 50ms`);
-    if (bucket.max < bucket.perFill) errors.push(`${path}.token_bucket: max_tokens ${bucket.max} < tokens_per_fill ${bucket.perFill}: the bucket caps the refill and the rate`);
+    if (bucket.max < bucket.perFill)
+      errors.push(
+        `${path}.token_bucket: max_tokens ${bucket.max} < tokens_per_fill ${bucket.perFill}: the bucket caps the refill and the rate`,
+      );
   }
   const seen = new Set<string>();
   ((cfg.descriptors as unknown[]) ?? []).forEach((d, i) => {
@@ -421,7 +440,9 @@ function localFilterRules(path: string, cfg: Record<string, unknown>, perRoute: 
     if (!b) return;
     const base = bucket?.fillMs ?? 0;
     if (base > 0 && b.fillMs % base !== 0) {
-      errors.push(`${path}.descriptors[${i}]: local rate descriptor limit is not a multiple of token bucket fill timer (${b.fillMs} ms vs ${base} ms)`);
+      errors.push(
+        `${path}.descriptors[${i}]: local rate descriptor limit is not a multiple of token bucket fill timer (${b.fillMs} ms vs ${base} ms)`,
+      );
     }
     if (b.max < b.perFill) errors.push(`${path}.descriptors[${i}].token_bucket: max_tokens < tokens_per_fill`);
   });
@@ -453,7 +474,8 @@ export function checkEnvoyFilterFile(doc: unknown, appClusters: string[] = ['app
     const name = String(f.name);
     const expected = FILTERS[name];
     if (!expected) return void errors.push(`http_filters[${i}]: filter ${name} is not one this checker knows`);
-    if (!cfg || TYPE_URLS[String(cfg['@type'])] !== expected[0]) errors.push(`http_filters[${i}]: ${name} needs a ${expected[0]} typed_config`);
+    if (!cfg || TYPE_URLS[String(cfg['@type'])] !== expected[0])
+      errors.push(`http_filters[${i}]: ${name} needs a ${expected[0]} typed_config`);
     if (!cfg) return;
     if (name === 'envoy.filters.http.local_ratelimit') localFilterRules(`http_filters[${i}].typed_config`, cfg, false, errors);
     if (name === 'envoy.filters.http.ratelimit') {
@@ -462,14 +484,16 @@ export function checkEnvoyFilterFile(doc: unknown, appClusters: string[] = ['app
     }
     if (name !== 'envoy.filters.http.router') {
       const stage = Number(cfg.stage ?? 0);
-      if (stages.has(stage)) errors.push(`http_filters[${i}]: stage ${stage} is also used by ${stages.get(stage)}: their descriptors would mix`);
+      if (stages.has(stage))
+        errors.push(`http_filters[${i}]: stage ${stage} is also used by ${stages.get(stage)}: their descriptors would mix`);
       stages.set(stage, name);
     }
   });
   const vhosts = ((hcm.route_config as any)?.virtual_hosts as Record<string, unknown>[]) ?? [];
   vhosts.forEach((vh, v) => {
     for (const [rl, r] of ((vh.rate_limits as Record<string, unknown>[]) ?? []).entries()) {
-      if (!stages.has(Number(r.stage ?? 0))) errors.push(`virtual_hosts[${v}].rate_limits[${rl}]: stage ${r.stage ?? 0} matches no rate limit filter`);
+      if (!stages.has(Number(r.stage ?? 0)))
+        errors.push(`virtual_hosts[${v}].rate_limits[${rl}]: stage ${r.stage ?? 0} matches no rate limit filter`);
     }
     ((vh.routes as Record<string, unknown>[]) ?? []).forEach((route, r) => {
       const at = `virtual_hosts[${v}].routes[${r}]`;
@@ -478,11 +502,12 @@ export function checkEnvoyFilterFile(doc: unknown, appClusters: string[] = ['app
       for (const [filter, cfg] of Object.entries((route.typed_per_filter_config as Record<string, Record<string, unknown>>) ?? {})) {
         const expected = FILTERS[filter];
         if (!names.includes(filter)) errors.push(`${at}.typed_per_filter_config: ${filter} is not in http_filters`);
-        if (!expected || !expected[1]) {
+        if (!expected?.[1]) {
           errors.push(`${at}.typed_per_filter_config: ${filter} takes no per-route config`);
           continue;
         }
-        if (TYPE_URLS[String(cfg['@type'])] !== expected[1]) errors.push(`${at}.typed_per_filter_config.${filter}: needs @type ${expected[1]}`);
+        if (TYPE_URLS[String(cfg['@type'])] !== expected[1])
+          errors.push(`${at}.typed_per_filter_config.${filter}: needs @type ${expected[1]}`);
         if (filter === 'envoy.filters.http.local_ratelimit') localFilterRules(`${at}.typed_per_filter_config.${filter}`, cfg, true, errors);
       }
     });
@@ -508,7 +533,8 @@ export function checkRatelimitServiceFile(doc: unknown): string[] {
       const at = `${path}[${i}]`;
       if (!isObj(d)) return void errors.push(`${at}: expected a mapping`);
       for (const k of Object.keys(d)) {
-        if (!['key', 'value', 'rate_limit', 'descriptors', 'shadow_mode', 'detailed_metric'].includes(k)) errors.push(`${at}: unknown key "${k}"`);
+        if (!['key', 'value', 'rate_limit', 'descriptors', 'shadow_mode', 'detailed_metric'].includes(k))
+          errors.push(`${at}: unknown key "${k}"`);
       }
       if (typeof d.key !== 'string' || d.key === '') errors.push(`${at}.key: required`);
       const id = `${String(d.key)}_${String(d.value ?? '')}`;
@@ -518,9 +544,12 @@ export function checkRatelimitServiceFile(doc: unknown): string[] {
         const rl = d.rate_limit;
         if (!isObj(rl)) errors.push(`${at}.rate_limit: expected a mapping`);
         else {
-          for (const k of Object.keys(rl)) if (!['unit', 'requests_per_unit', 'unlimited', 'name'].includes(k)) errors.push(`${at}.rate_limit: unknown key "${k}"`);
-          if (!SERVICE_UNITS.includes(String(rl.unit).toLowerCase())) errors.push(`${at}.rate_limit.unit: ${String(rl.unit)} is not a unit`);
-          if (!Number.isInteger(rl.requests_per_unit) || Number(rl.requests_per_unit) < 0) errors.push(`${at}.rate_limit.requests_per_unit: a whole number`);
+          for (const k of Object.keys(rl))
+            if (!['unit', 'requests_per_unit', 'unlimited', 'name'].includes(k)) errors.push(`${at}.rate_limit: unknown key "${k}"`);
+          if (!SERVICE_UNITS.includes(String(rl.unit).toLowerCase()))
+            errors.push(`${at}.rate_limit.unit: ${String(rl.unit)} is not a unit`);
+          if (!Number.isInteger(rl.requests_per_unit) || Number(rl.requests_per_unit) < 0)
+            errors.push(`${at}.rate_limit.requests_per_unit: a whole number`);
         }
       }
       if (d.shadow_mode !== undefined && typeof d.shadow_mode !== 'boolean') errors.push(`${at}.shadow_mode: a boolean`);

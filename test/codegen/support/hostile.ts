@@ -83,7 +83,15 @@ export function hostileDesign(): Design {
       ...design.monitoring,
       alerts: [
         ...design.monitoring.alerts,
-        { name: `Evil"Alert {{ .Labels }}`, metric: EVIL, condition: EVIL, expr: 'vector(1) > 0', for: '5m', severity: 'ticket', why: EVIL },
+        {
+          name: `Evil"Alert {{ .Labels }}`,
+          metric: EVIL,
+          condition: EVIL,
+          expr: 'vector(1) > 0',
+          for: '5m',
+          severity: 'ticket',
+          why: EVIL,
+        },
       ],
     },
   };

@@ -23,7 +23,24 @@ function unknownKeys(path: string, v: Obj, allowed: string[], errors: string[]):
 /** rate-limiting's config record (schema.lua), with its custom validator and entity checks. */
 export function checkRateLimitingConfig(path: string, c: unknown, dbless: boolean, errors: string[]): void {
   if (!isObj(c)) return void errors.push(`${path}: config must be a record`);
-  unknownKeys(path, c, [...PERIODS, 'limit_by', 'header_name', 'path', 'policy', 'fault_tolerant', 'redis', 'hide_client_headers', 'error_code', 'error_message', 'sync_rate'], errors);
+  unknownKeys(
+    path,
+    c,
+    [
+      ...PERIODS,
+      'limit_by',
+      'header_name',
+      'path',
+      'policy',
+      'fault_tolerant',
+      'redis',
+      'hide_client_headers',
+      'error_code',
+      'error_message',
+      'sync_rate',
+    ],
+    errors,
+  );
   for (const p of PERIODS) {
     if (c[p] !== undefined && !(typeof c[p] === 'number' && c[p] > 0)) errors.push(`${path}.${p}: a number > 0`);
   }
@@ -31,34 +48,47 @@ export function checkRateLimitingConfig(path: string, c: unknown, dbless: boolea
   // the limit of a longer period cannot be lower than a shorter one's
   PERIODS.forEach((lower, i) => {
     for (const upper of PERIODS.slice(i + 1)) {
-      if (typeof c[lower] === 'number' && typeof c[upper] === 'number' && c[upper] < c[lower]) errors.push(`${path}: the limit for ${upper} cannot be lower than the limit for ${lower}`);
+      if (typeof c[lower] === 'number' && typeof c[upper] === 'number' && c[upper] < c[lower])
+        errors.push(`${path}: the limit for ${upper} cannot be lower than the limit for ${lower}`);
     }
   });
   const limitBy = c.limit_by ?? 'consumer';
-  if (!['consumer', 'credential', 'ip', 'service', 'header', 'path'].includes(limitBy)) errors.push(`${path}.limit_by: ${limitBy} is not allowed`);
-  if (limitBy === 'header' && (typeof c.header_name !== 'string' || c.header_name === '')) errors.push(`${path}.header_name: required when limit_by is header`);
+  if (!['consumer', 'credential', 'ip', 'service', 'header', 'path'].includes(limitBy))
+    errors.push(`${path}.limit_by: ${limitBy} is not allowed`);
+  if (limitBy === 'header' && (typeof c.header_name !== 'string' || c.header_name === ''))
+    errors.push(`${path}.header_name: required when limit_by is header`);
   if (limitBy === 'path' && typeof c.path !== 'string') errors.push(`${path}.path: required when limit_by is path`);
   const policy = c.policy ?? 'local';
   const policies = dbless ? ['local', 'redis'] : ['local', 'cluster', 'redis'];
   if (!policies.includes(policy)) errors.push(`${path}.policy: ${policy} is not one of ${policies.join(', ')}`);
-  for (const b of ['fault_tolerant', 'hide_client_headers']) if (c[b] !== undefined && typeof c[b] !== 'boolean') errors.push(`${path}.${b}: a boolean`);
-  if (c.error_code !== undefined && !(typeof c.error_code === 'number' && c.error_code > 0)) errors.push(`${path}.error_code: a number > 0`);
+  for (const b of ['fault_tolerant', 'hide_client_headers'])
+    if (c[b] !== undefined && typeof c[b] !== 'boolean') errors.push(`${path}.${b}: a boolean`);
+  if (c.error_code !== undefined && !(typeof c.error_code === 'number' && c.error_code > 0))
+    errors.push(`${path}.error_code: a number > 0`);
   if (c.error_message !== undefined && typeof c.error_message !== 'string') errors.push(`${path}.error_message: a string`);
   const syncRate = c.sync_rate ?? -1;
   if (policy !== 'redis' && syncRate !== -1) errors.push(`${path}: sync_rate can only be used with the redis policy`);
-  if (policy === 'redis' && syncRate !== -1 && syncRate < 0.02) errors.push(`${path}: sync_rate must be greater than 0.02, or -1 to disable`);
+  if (policy === 'redis' && syncRate !== -1 && syncRate < 0.02)
+    errors.push(`${path}: sync_rate must be greater than 0.02, or -1 to disable`);
   if (c.redis !== undefined) {
     if (!isObj(c.redis)) errors.push(`${path}.redis: a record`);
     else {
-      unknownKeys(`${path}.redis`, c.redis, ['host', 'port', 'timeout', 'username', 'password', 'database', 'ssl', 'ssl_verify', 'server_name'], errors);
+      unknownKeys(
+        `${path}.redis`,
+        c.redis,
+        ['host', 'port', 'timeout', 'username', 'password', 'database', 'ssl', 'ssl_verify', 'server_name'],
+        errors,
+      );
       const r = c.redis;
       if (r.port !== undefined && !(Number.isInteger(r.port) && r.port >= 0 && r.port <= 65535)) errors.push(`${path}.redis.port: a port`);
-      if (r.timeout !== undefined && !(Number.isInteger(r.timeout) && r.timeout >= 0)) errors.push(`${path}.redis.timeout: a whole number of ms`);
+      if (r.timeout !== undefined && !(Number.isInteger(r.timeout) && r.timeout >= 0))
+        errors.push(`${path}.redis.timeout: a whole number of ms`);
       if (r.database !== undefined && !Number.isInteger(r.database)) errors.push(`${path}.redis.database: an integer`);
     }
   }
   if (policy === 'redis') {
-    for (const k of ['host', 'port', 'timeout']) if (c.redis?.[k] === undefined) errors.push(`${path}.redis.${k}: required when policy is redis`);
+    for (const k of ['host', 'port', 'timeout'])
+      if (c.redis?.[k] === undefined) errors.push(`${path}.redis.${k}: required when policy is redis`);
   }
 }
 
@@ -68,21 +98,45 @@ export function checkRateLimitingAdvancedConfig(path: string, c: unknown, errors
   unknownKeys(
     path,
     c,
-    ['limit', 'window_size', 'window_type', 'identifier', 'header_name', 'path', 'strategy', 'sync_rate', 'namespace', 'dictionary_name', 'redis', 'hide_client_headers', 'error_code', 'error_message', 'retry_after_jitter_max', 'disable_penalty', 'consumer_groups', 'enforce_consumer_groups'],
+    [
+      'limit',
+      'window_size',
+      'window_type',
+      'identifier',
+      'header_name',
+      'path',
+      'strategy',
+      'sync_rate',
+      'namespace',
+      'dictionary_name',
+      'redis',
+      'hide_client_headers',
+      'error_code',
+      'error_message',
+      'retry_after_jitter_max',
+      'disable_penalty',
+      'consumer_groups',
+      'enforce_consumer_groups',
+    ],
     errors,
   );
   const nums = (v: unknown): v is number[] => Array.isArray(v) && v.length > 0 && v.every((n) => typeof n === 'number' && n > 0);
   if (!nums(c.limit)) errors.push(`${path}.limit: a non-empty list of numbers > 0`);
   if (!nums(c.window_size)) errors.push(`${path}.window_size: a non-empty list of numbers > 0`);
-  if (nums(c.limit) && nums(c.window_size) && c.limit.length !== c.window_size.length) errors.push(`${path}: limit and window_size must have the same length`);
+  if (nums(c.limit) && nums(c.window_size) && c.limit.length !== c.window_size.length)
+    errors.push(`${path}: limit and window_size must have the same length`);
   if (c.window_type !== undefined && !['fixed', 'sliding'].includes(c.window_type)) errors.push(`${path}.window_type: fixed or sliding`);
-  if (!['consumer', 'consumer-group', 'credential', 'ip', 'service', 'header', 'path'].includes(c.identifier ?? 'consumer')) errors.push(`${path}.identifier: ${c.identifier} is not allowed`);
+  if (!['consumer', 'consumer-group', 'credential', 'ip', 'service', 'header', 'path'].includes(c.identifier ?? 'consumer'))
+    errors.push(`${path}.identifier: ${c.identifier} is not allowed`);
   if (c.identifier === 'header' && !c.header_name) errors.push(`${path}.header_name: required when identifier is header`);
   if (!['local', 'redis', 'cluster'].includes(c.strategy ?? 'local')) errors.push(`${path}.strategy: local, redis or cluster`);
   if (typeof c.sync_rate !== 'number') errors.push(`${path}.sync_rate: required`);
-  if ((c.strategy ?? 'local') === 'local' && c.sync_rate !== -1) errors.push(`${path}.sync_rate: -1 with the local strategy (counters stay in node memory)`);
-  for (const b of ['hide_client_headers', 'disable_penalty']) if (c[b] !== undefined && typeof c[b] !== 'boolean') errors.push(`${path}.${b}: a boolean`);
-  if (c.error_code !== undefined && !(typeof c.error_code === 'number' && c.error_code > 0)) errors.push(`${path}.error_code: a number > 0`);
+  if ((c.strategy ?? 'local') === 'local' && c.sync_rate !== -1)
+    errors.push(`${path}.sync_rate: -1 with the local strategy (counters stay in node memory)`);
+  for (const b of ['hide_client_headers', 'disable_penalty'])
+    if (c[b] !== undefined && typeof c[b] !== 'boolean') errors.push(`${path}.${b}: a boolean`);
+  if (c.error_code !== undefined && !(typeof c.error_code === 'number' && c.error_code > 0))
+    errors.push(`${path}.error_code: a number > 0`);
 }
 
 const PHASES = ['certificate', 'rewrite', 'access', 'header_filter', 'body_filter', 'log'];
@@ -116,13 +170,35 @@ function checkPlugin(path: string, p: unknown, names: Set<string>, errors: strin
 
 function checkRoute(path: string, r: unknown, names: Set<string>, pluginNames: Set<string>, errors: string[]): void {
   if (!isObj(r)) return void errors.push(`${path}: a route record`);
-  unknownKeys(path, r, ['name', 'protocols', 'methods', 'hosts', 'paths', 'headers', 'regex_priority', 'strip_path', 'preserve_host', 'path_handling', 'tags', 'plugins', 'request_buffering', 'response_buffering', 'https_redirect_status_code'], errors);
+  unknownKeys(
+    path,
+    r,
+    [
+      'name',
+      'protocols',
+      'methods',
+      'hosts',
+      'paths',
+      'headers',
+      'regex_priority',
+      'strip_path',
+      'preserve_host',
+      'path_handling',
+      'tags',
+      'plugins',
+      'request_buffering',
+      'response_buffering',
+      'https_redirect_status_code',
+    ],
+    errors,
+  );
   if (!isName(r.name)) errors.push(`${path}.name: not in Kong's name charset`);
   if (names.has(r.name)) errors.push(`${path}.name: ${r.name} is not unique`);
   names.add(r.name);
   if (!Array.isArray(r.paths) || r.paths.length === 0) errors.push(`${path}: a route needs paths (or hosts or methods)`);
   for (const p of r.paths ?? []) {
-    if (typeof p !== 'string' || !(p.startsWith('/') || p.startsWith('~'))) errors.push(`${path}.paths: ${String(p)} must start with / or ~`);
+    if (typeof p !== 'string' || !(p.startsWith('/') || p.startsWith('~')))
+      errors.push(`${path}.paths: ${String(p)} must start with / or ~`);
   }
   for (const m of r.methods ?? []) if (!/^[A-Z]+$/.test(m)) errors.push(`${path}.methods: ${m} is not an uppercase method`);
   if (r.regex_priority !== undefined && !Number.isInteger(r.regex_priority)) errors.push(`${path}.regex_priority: an integer`);
@@ -147,7 +223,27 @@ export function checkKongFile(doc: unknown): string[] {
   (doc.services ?? []).forEach((s: unknown, i: number) => {
     const at = `services[${i}]`;
     if (!isObj(s)) return void errors.push(`${at}: a service record`);
-    unknownKeys(at, s, ['name', 'url', 'host', 'port', 'protocol', 'path', 'retries', 'connect_timeout', 'read_timeout', 'write_timeout', 'tags', 'routes', 'plugins', 'enabled'], errors);
+    unknownKeys(
+      at,
+      s,
+      [
+        'name',
+        'url',
+        'host',
+        'port',
+        'protocol',
+        'path',
+        'retries',
+        'connect_timeout',
+        'read_timeout',
+        'write_timeout',
+        'tags',
+        'routes',
+        'plugins',
+        'enabled',
+      ],
+      errors,
+    );
     if (!isName(s.name) || serviceNames.has(s.name)) errors.push(`${at}.name: missing, not unique or not in Kong's charset`);
     serviceNames.add(s.name);
     if (typeof s.url !== 'string' || !/^https?:\/\/[^\s/]+/.test(s.url)) errors.push(`${at}.url: an http(s) URL`);
@@ -190,7 +286,8 @@ function routeMatches(route: Obj, method: string, path: string): boolean {
  */
 export function kongRoute(doc: Obj, method: string, path: string): RouteRef | undefined {
   const candidates: RouteRef[] = [];
-  for (const service of doc.services ?? []) for (const route of service.routes ?? []) if (routeMatches(route, method, path)) candidates.push({ service, route });
+  for (const service of doc.services ?? [])
+    for (const route of service.routes ?? []) if (routeMatches(route, method, path)) candidates.push({ service, route });
   const score = (c: RouteRef): number[] => [
     Array.isArray(c.route.methods) ? 1 : 0,
     c.route.regex_priority ?? 0,

@@ -41,7 +41,10 @@ export interface NginxPrefix {
  * generated header says: nginx.conf inside http {}, nginx-server.conf inside server {}. The
  * location serves a static file, so limit_req (preaccess phase) runs before the content.
  */
-export async function nginxPrefix(files: readonly CodeFile[], edit: (content: string, path: string) => string = (c) => c): Promise<NginxPrefix> {
+export async function nginxPrefix(
+  files: readonly CodeFile[],
+  edit: (content: string, path: string) => string = (c) => c,
+): Promise<NginxPrefix> {
   const dir = mkdtempSync(join(tmpdir(), 'rl-nginx-'));
   const port = await freePort();
   mkdirSync(join(dir, 'gateway'));
@@ -161,6 +164,12 @@ export function get(port: number, path: string, headers: Record<string, string> 
 }
 
 /** Fires `count` requests at once; returns their statuses. */
-export async function burst(port: number, count: number, path: string, headers: Record<string, string> = {}, method = 'GET'): Promise<Reply[]> {
+export async function burst(
+  port: number,
+  count: number,
+  path: string,
+  headers: Record<string, string> = {},
+  method = 'GET',
+): Promise<Reply[]> {
   return Promise.all(Array.from({ length: count }, () => get(port, path, headers, method)));
 }

@@ -77,7 +77,10 @@ export async function compileClient(files: readonly CodeFile[]): Promise<Compile
   writeFileSync(join(dir, 'package.json'), JSON.stringify({ type: 'module', private: true }));
   for (const f of files) writeFileSync(join(dir, basename(f.path)), f.content);
   writeFileSync(join(dir, 'use.ts'), USE);
-  writeFileSync(join(dir, 'tsconfig.json'), JSON.stringify({ compilerOptions: STRICT_OPTIONS, files: [...files.map((f) => basename(f.path)), 'use.ts'] }, null, 2));
+  writeFileSync(
+    join(dir, 'tsconfig.json'),
+    JSON.stringify({ compilerOptions: STRICT_OPTIONS, files: [...files.map((f) => basename(f.path)), 'use.ts'] }, null, 2),
+  );
   let output = '';
   try {
     const r = await promisify(execFile)(process.execPath, [TSC, '-p', dir], { cwd: dir, timeout: 120_000 });

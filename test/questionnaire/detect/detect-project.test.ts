@@ -96,7 +96,10 @@ describe('detectProject', () => {
       summary: [],
       warnings: [{ source: '.', message: 'the project folder could not be listed: EACCES' }],
     });
-    const unreadable: ProjectFs = { list: async () => ['package.json', 'openapi.yaml'], read: async () => Promise.reject(new Error('EIO')) };
+    const unreadable: ProjectFs = {
+      list: async () => ['package.json', 'openapi.yaml'],
+      read: async () => Promise.reject(new Error('EIO')),
+    };
     const result = await detectProject(unreadable);
     expect(result.facts).toEqual([]);
     expect(result.warnings.map((w) => w.source)).toEqual(['package.json', 'openapi.yaml']);
@@ -148,11 +151,34 @@ describe('factsToAnswers', () => {
     expect(((await answers('express-ioredis')) as { existing: unknown }).existing).toEqual({
       limiters: [
         { kind: 'express-rate-limit', name: 'limiter', source: 'src/app.js:12', keyedOn: 'ip', limit: 100, windowSeconds: 60 },
-        { kind: 'express-rate-limit', name: 'loginLimiter', source: 'src/app.js:16', method: 'POST', path: '/login', match: 'exact', keyedOn: 'other', limit: 5, windowSeconds: 900 },
+        {
+          kind: 'express-rate-limit',
+          name: 'loginLimiter',
+          source: 'src/app.js:16',
+          method: 'POST',
+          path: '/login',
+          match: 'exact',
+          keyedOn: 'other',
+          limit: 5,
+          windowSeconds: 900,
+        },
       ],
     });
     expect(((await answers('nginx-only')) as { existing: unknown }).existing).toEqual({
-      limiters: [{ kind: 'nginx', name: 'api', source: 'nginx.conf:25', path: '/api/', match: 'prefix', location: true, keyedOn: 'ip', limit: 10, windowSeconds: 1, burst: 20 }],
+      limiters: [
+        {
+          kind: 'nginx',
+          name: 'api',
+          source: 'nginx.conf:25',
+          path: '/api/',
+          match: 'prefix',
+          location: true,
+          keyedOn: 'ip',
+          limit: 10,
+          windowSeconds: 1,
+          burst: 20,
+        },
+      ],
       nginx: [
         { name: 'limit_req_status', value: '429', context: 'http', source: 'nginx.conf:10' },
         { name: 'set_real_ip_from', value: '10.0.0.0/8', context: 'http', source: 'nginx.conf:12' },

@@ -35,8 +35,7 @@ describe('Envoy detector', () => {
             filter_enforced_percent: 100,
           },
         },
-        detail:
-          'local_ratelimit token_bucket max_tokens=5 tokens_per_fill=5 fill_interval=60s on route /api/login = 5 per minute',
+        detail: 'local_ratelimit token_bucket max_tokens=5 tokens_per_fill=5 fill_interval=60s on route /api/login = 5 per minute',
       },
       {
         field: 'existingLimiters',
@@ -58,8 +57,7 @@ describe('Envoy detector', () => {
             filter_enforced_percent: 100,
           },
         },
-        detail:
-          'local_ratelimit token_bucket max_tokens=100 tokens_per_fill=10 fill_interval=1s on all routes = 10 per second',
+        detail: 'local_ratelimit token_bucket max_tokens=100 tokens_per_fill=10 fill_interval=1s on all routes = 10 per second',
       },
       {
         field: 'existingLimiters',

@@ -76,8 +76,7 @@ describe('Kong detector', () => {
           rate: { requests: 5, per: 'minute' },
           settings: { limit: [5, 20], window_size: [60, 3600], identifier: 'ip', strategy: 'local', window_type: 'sliding' },
         },
-        detail:
-          'rate-limiting-advanced plugin on route login: 5 per minute, 20 per hour (sliding window), by ip, policy local',
+        detail: 'rate-limiting-advanced plugin on route login: 5 per minute, 20 per hour (sliding window), by ip, policy local',
       },
     ]);
   });

@@ -30,10 +30,30 @@ describe('nginx detector', () => {
           'limit_req_zone $binary_remote_addr zone=api:10m rate=10r/s; limit_req zone=api burst=20 nodelay in location /api/ = 10 per second, burst 20',
       },
       { field: 'stack.trustedProxies', value: ['10.0.0.0/8'], source: 'nginx.conf', detail: 'set_real_ip_from 10.0.0.0/8' },
-      { field: 'nginxSetting', value: { name: 'limit_req_status', value: '429', context: 'http', line: 10 }, source: 'nginx.conf', detail: 'limit_req_status 429 in http at line 10' },
-      { field: 'nginxSetting', value: { name: 'set_real_ip_from', value: '10.0.0.0/8', context: 'http', line: 12 }, source: 'nginx.conf', detail: 'set_real_ip_from 10.0.0.0/8 in http at line 12' },
-      { field: 'nginxSetting', value: { name: 'real_ip_header', value: 'X-Forwarded-For', context: 'http', line: 13 }, source: 'nginx.conf', detail: 'real_ip_header X-Forwarded-For in http at line 13' },
-      { field: 'nginxSetting', value: { name: 'real_ip_recursive', value: 'on', context: 'http', line: 14 }, source: 'nginx.conf', detail: 'real_ip_recursive on in http at line 14' },
+      {
+        field: 'nginxSetting',
+        value: { name: 'limit_req_status', value: '429', context: 'http', line: 10 },
+        source: 'nginx.conf',
+        detail: 'limit_req_status 429 in http at line 10',
+      },
+      {
+        field: 'nginxSetting',
+        value: { name: 'set_real_ip_from', value: '10.0.0.0/8', context: 'http', line: 12 },
+        source: 'nginx.conf',
+        detail: 'set_real_ip_from 10.0.0.0/8 in http at line 12',
+      },
+      {
+        field: 'nginxSetting',
+        value: { name: 'real_ip_header', value: 'X-Forwarded-For', context: 'http', line: 13 },
+        source: 'nginx.conf',
+        detail: 'real_ip_header X-Forwarded-For in http at line 13',
+      },
+      {
+        field: 'nginxSetting',
+        value: { name: 'real_ip_recursive', value: 'on', context: 'http', line: 14 },
+        source: 'nginx.conf',
+        detail: 'real_ip_recursive on in http at line 14',
+      },
       {
         field: 'realIpHeader',
         value: 'X-Forwarded-For',
@@ -56,12 +76,9 @@ describe('nginx detector', () => {
           '  include conf.d/*.conf;',
           '}',
         ].join('\n'),
-        'deploy/conf.d/api.conf': [
-          'server {',
-          '  server_name "api.example.com";',
-          '  limit_req zone=per_key burst=50 delay=10;',
-          '}',
-        ].join('\n'),
+        'deploy/conf.d/api.conf': ['server {', '  server_name "api.example.com";', '  limit_req zone=per_key burst=50 delay=10;', '}'].join(
+          '\n',
+        ),
       }),
     );
     const limits = facts.filter((f) => f.field === 'existingLimiters');
@@ -101,9 +118,7 @@ describe('nginx detector', () => {
   test('a broken nginx.conf is a warning, and what parsed is still reported', async () => {
     const w = warnings();
     const facts = await detect(fixture('malformed'), w.warn);
-    expect(w.list).toEqual([
-      { source: 'nginx.conf', message: 'nginx syntax: unclosed block at end of file; read what could be parsed' },
-    ]);
+    expect(w.list).toEqual([{ source: 'nginx.conf', message: 'nginx syntax: unclosed block at end of file; read what could be parsed' }]);
     expect(facts.map((f) => f.field)).toEqual(['stack.gateway', 'existingLimiters']);
     expect(facts[1]?.value).toMatchObject({ name: 'one', rate: { requests: 30, per: 'minute' } });
   });

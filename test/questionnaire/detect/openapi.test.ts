@@ -13,8 +13,7 @@ describe('OpenAPI detector', () => {
       {
         field: 'endpoints',
         source: 'openapi.yaml',
-        detail:
-          'OpenAPI 3.0.3 "Orders API": 14 operations (auth 4, search 1, export 1, expensive 1, health 1, read 2, write 3, webhook 1)',
+        detail: 'OpenAPI 3.0.3 "Orders API": 14 operations (auth 4, search 1, export 1, expensive 1, health 1, read 2, write 3, webhook 1)',
         value: [
           { name: 'login', method: 'POST', route: '/v1/auth/login', class: 'auth', authKind: 'login', anonymous: true },
           { name: 'signup', method: 'POST', route: '/v1/auth/signup', class: 'auth', authKind: 'signup', anonymous: true },
@@ -152,7 +151,10 @@ describe('OpenAPI detector', () => {
 
   test('names stay within 120 characters and unique', async () => {
     const long = `/${'a'.repeat(150)}`;
-    const spec = { openapi: '3.0.0', paths: { [long]: { get: {}, post: {} }, '/x': { get: { operationId: 'dup' }, post: { operationId: 'dup' } } } };
+    const spec = {
+      openapi: '3.0.0',
+      paths: { [long]: { get: {}, post: {} }, '/x': { get: { operationId: 'dup' }, post: { operationId: 'dup' } } },
+    };
     const facts = await detect(memoryProjectFs({ 'openapi.json': JSON.stringify(spec) }));
     const endpoints = facts[0]?.value as Array<{ name: string }>;
     expect(endpoints.every((e) => e.name.length >= 1 && e.name.length <= 120)).toBe(true);

@@ -48,8 +48,7 @@ describe('package.json detector', () => {
           settings: { windowMs: 60000, max: 100 },
           line: 12,
         },
-        detail:
-          'express-rate-limit 7.5.0: limiter = rateLimit({ windowMs: 60000, max: 100 }) at line 12: 100 per minute; on all routes',
+        detail: 'express-rate-limit 7.5.0: limiter = rateLimit({ windowMs: 60000, max: 100 }) at line 12: 100 per minute; on all routes',
       },
       {
         field: 'existingLimiters',
@@ -301,7 +300,12 @@ describe('package.json detector', () => {
   test('workspaces: the root comes first, the package reads the root lockfile, a call is counted once', async () => {
     const facts = await detect(
       memoryProjectFs({
-        'package.json': JSON.stringify({ name: 'mono', private: true, workspaces: ['apps/*'], devDependencies: { typescript: '5.8.3', '@fastify/rate-limit': '^10.0.0' } }),
+        'package.json': JSON.stringify({
+          name: 'mono',
+          private: true,
+          workspaces: ['apps/*'],
+          devDependencies: { typescript: '5.8.3', '@fastify/rate-limit': '^10.0.0' },
+        }),
         'package-lock.json': JSON.stringify({
           lockfileVersion: 3,
           packages: { 'node_modules/fastify': { version: '5.4.0' }, 'apps/api/node_modules/ioredis': { version: '5.6.1' } },

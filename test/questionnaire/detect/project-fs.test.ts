@@ -40,12 +40,7 @@ afterAll(async () => {
 describe('nodeProjectFs', () => {
   test('lists root-relative paths, shallow first, skipping dependency/VCS/build folders and symlinks', async () => {
     const fs = nodeProjectFs(root);
-    expect(await fs.list('')).toEqual([
-      'big.json',
-      'package.json',
-      'src/app.js',
-      'src/a/b/c/d/e/six.js',
-    ]);
+    expect(await fs.list('')).toEqual(['big.json', 'package.json', 'src/app.js', 'src/a/b/c/d/e/six.js']);
     expect(await fs.list('src/a')).toEqual(['src/a/b/c/d/e/six.js']);
     expect(await fs.list('nope')).toEqual([]);
     expect(await fs.list('../')).toEqual([]);
@@ -84,10 +79,7 @@ describe('nodeProjectFs', () => {
 
 describe('memoryProjectFs', () => {
   test('follows the same listing rules and size cap', async () => {
-    const fs = memoryProjectFs(
-      { 'b/x.js': '1', 'a.js': '2', 'node_modules/y/package.json': '{}', 'src/big.txt': 'x'.repeat(20) },
-      10,
-    );
+    const fs = memoryProjectFs({ 'b/x.js': '1', 'a.js': '2', 'node_modules/y/package.json': '{}', 'src/big.txt': 'x'.repeat(20) }, 10);
     expect(await fs.list('')).toEqual(['a.js', 'b/x.js', 'src/big.txt']);
     expect(await fs.list('b')).toEqual(['b/x.js']);
     expect(await fs.read('./a.js')).toBe('2');

@@ -62,11 +62,17 @@ export function scripted(script: Entry[]): ScriptedPrompter {
     },
     async checkbox<T>(q: CheckboxQuestion<T>) {
       for (;;) {
-        asked.push({ kind: 'checkbox', message: q.message, choices: q.choices.map((c) => c.value), default: q.choices.filter((c) => c.checked).map((c) => c.value) });
+        asked.push({
+          kind: 'checkbox',
+          message: q.message,
+          choices: q.choices.map((c) => c.value),
+          default: q.choices.filter((c) => c.checked).map((c) => c.value),
+        });
         const e = next('checkbox', q.message) as { answer: T[] | typeof DEFAULT };
         // DEFAULT: Enter on the pre-picked choices, returned in the order of the list.
         const answer = e.answer === DEFAULT ? q.choices.filter((c) => c.checked).map((c) => c.value) : e.answer;
-        for (const v of answer) if (!q.choices.some((c) => c.value === v)) throw new Error(`"${String(v)}" is not a choice of "${q.message}"`);
+        for (const v of answer)
+          if (!q.choices.some((c) => c.value === v)) throw new Error(`"${String(v)}" is not a choice of "${q.message}"`);
         const verdict = q.validate ? q.validate(answer) : true;
         if (verdict === true) return answer;
         rejected.push(verdict);

@@ -42,7 +42,10 @@ export class TmuxSession {
   }
 
   private tmux(args: string[]): string {
-    return execFileSync('tmux', ['-u', '-L', this.socket, '-f', this.conf, ...args], { encoding: 'utf8', stdio: ['ignore', 'pipe', 'pipe'] });
+    return execFileSync('tmux', ['-u', '-L', this.socket, '-f', this.conf, ...args], {
+      encoding: 'utf8',
+      stdio: ['ignore', 'pipe', 'pipe'],
+    });
   }
 
   start(): this {

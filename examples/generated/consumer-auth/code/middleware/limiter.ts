@@ -129,7 +129,8 @@ const USERNAME_FIELDS: readonly string[] = ['username', 'email', 'login', 'clien
 /** The account name in a parsed body: the input's body, else req.body (Express, Fastify). */
 function usernameFromBody(input: { readonly body?: unknown; readonly req: unknown }): string | undefined {
   const req = input.req;
-  const body = input.body !== undefined ? input.body : req !== null && typeof req === 'object' ? (req as { body?: unknown }).body : undefined;
+  const body =
+    input.body !== undefined ? input.body : req !== null && typeof req === 'object' ? (req as { body?: unknown }).body : undefined;
   if (body === null || typeof body !== 'object') return undefined;
   for (const field of USERNAME_FIELDS) {
     const value = textOf((body as Record<string, unknown>)[field]);
@@ -523,7 +524,13 @@ export function createLimiter<TReq>(design: DesignData, options: LimiterOptions<
     private quotaRule: ActiveRule | null = null;
     private quotaValues: Shown | null = null;
 
-    constructor(steps: readonly Step[], silent: boolean, plan: string | null, resolve: (decision: Decision) => void, reject: (error: unknown) => void) {
+    constructor(
+      steps: readonly Step[],
+      silent: boolean,
+      plan: string | null,
+      resolve: (decision: Decision) => void,
+      reject: (error: unknown) => void,
+    ) {
       this.steps = steps;
       this.silent = silent;
       this.plan = plan;
@@ -630,7 +637,9 @@ export function createLimiter<TReq>(design: DesignData, options: LimiterOptions<
       // a quota's own refusal states the quota (the single-value conventions: in the quota trio too)
       const quota = rule.tier === 'quota' ? binder : null;
       const headers: (readonly [string, string])[] =
-        this.silent || rule.headers === 'silent' ? [] : rateLimitHeaders(convention, stated(binder, s), quota === null ? null : stated(quota, s));
+        this.silent || rule.headers === 'silent'
+          ? []
+          : rateLimitHeaders(convention, stated(binder, s), quota === null ? null : stated(quota, s));
       headers.push(['Retry-After', String(retryAfter)]);
       this.resolve({
         status: 429,
@@ -649,7 +658,10 @@ export function createLimiter<TReq>(design: DesignData, options: LimiterOptions<
       this.at++;
       const reason = failureReason(error);
       for (const r of step.rules) r.metrics.failures[reason].inc();
-      options.onStoreError?.(error, step.rules.map((r) => r.spec.id));
+      options.onStoreError?.(
+        error,
+        step.rules.map((r) => r.spec.id),
+      );
       const closed = step.mode === 'enforce' ? step.rules.find((r) => r.spec.failMode === 'closed') : undefined;
       if (closed) {
         this.resolve({
@@ -666,7 +678,15 @@ export function createLimiter<TReq>(design: DesignData, options: LimiterOptions<
       for (const r of step.rules) {
         // availability over enforcement: admitted unchecked, and counted (an alert pages on it)
         if (step.mode === 'enforce') r.metrics.failOpen.inc();
-        this.outcomes.push({ ruleId: r.spec.id, mode: step.mode, allowed: true, remaining: 0, resetMs: 0, retryAfterMs: 0, source: 'store-failed' });
+        this.outcomes.push({
+          ruleId: r.spec.id,
+          mode: step.mode,
+          allowed: true,
+          remaining: 0,
+          resetMs: 0,
+          retryAfterMs: 0,
+          source: 'store-failed',
+        });
       }
       return false;
     }
@@ -683,7 +703,8 @@ export function createLimiter<TReq>(design: DesignData, options: LimiterOptions<
         rule = quota;
         values = q;
       }
-      if (rule === null || values === null) return { status: 200, headers: [], body: null, contentType: null, ruleId: null, exempt: false, outcomes: this.outcomes };
+      if (rule === null || values === null)
+        return { status: 200, headers: [], body: null, contentType: null, ruleId: null, exempt: false, outcomes: this.outcomes };
       const headers = rateLimitHeaders(convention, stated(rule, values), quota === null || q === null ? null : stated(quota, q));
       // past a soft plan quota the call still passes: say so
       if (quota !== null && q !== null && q.overQuota > 0) headers.push(quotaExceededHeader(quota.spec.id, q.overQuota));
@@ -732,7 +753,12 @@ export function createLimiter<TReq>(design: DesignData, options: LimiterOptions<
   }
 
   /** The steps of a request (each rule's key; dual-key auth rows joined), then their evaluation. */
-  function evaluate(input: LimiterInput<TReq>, applicable: Applicable, modes: readonly RuleMode[], given: RequestIdentity): Promise<Decision> {
+  function evaluate(
+    input: LimiterInput<TReq>,
+    applicable: Applicable,
+    modes: readonly RuleMode[],
+    given: RequestIdentity,
+  ): Promise<Decision> {
     let identity = given;
     if (applicable.needsUsername && textOf(identity.username) === undefined) {
       identity = { ...identity, username: usernameFromBody(input) };
@@ -762,7 +788,9 @@ export function createLimiter<TReq>(design: DesignData, options: LimiterOptions<
             ? undefined
             : steps.find((s) => {
                 const other = (s.rules[0] as ActiveRule).spec;
-                return s.tag === tag && s.mode === mode && s.cost === cost && other.script === 'sliding-window-log' && other.store === spec.store;
+                return (
+                  s.tag === tag && s.mode === mode && s.cost === cost && other.script === 'sliding-window-log' && other.store === spec.store
+                );
               });
         if (partner) {
           partner.rules.push(rule);

@@ -281,10 +281,13 @@ export function createMetrics(design: DesignData, registry: Registry | null): Me
       throttledEnforce: throttled([spec.id, 'enforce']),
       throttledShadow: throttled([spec.id, 'shadow']),
       failOpen: failOpen([spec.id]),
-      failures: { timeout: failures([spec.id, 'timeout']), connection: failures([spec.id, 'connection']), script: failures([spec.id, 'script']) },
+      failures: {
+        timeout: failures([spec.id, 'timeout']),
+        connection: failures([spec.id, 'connection']),
+        script: failures([spec.id, 'script']),
+      },
     }),
     quotaExhausted: (rule, plan) => quota?.([rule, planLabel(plan)]).inc(),
     latency: latencyFor(registry, METRICS.latency),
   };
 }
-

@@ -116,11 +116,7 @@ export function statedLimit(rule: Pick<StatedRule, 'limit' | 'periodSeconds' | '
 }
 
 /** What a response states about a rule, from the store's outcome. */
-export function shown(
-  rule: StatedRule,
-  outcome: Pick<RuleOutcome, 'allowed' | 'remaining' | 'resetMs'>,
-  windowSeconds: number,
-): Shown {
+export function shown(rule: StatedRule, outcome: Pick<RuleOutcome, 'allowed' | 'remaining' | 'resetMs'>, windowSeconds: number): Shown {
   const limit = statedLimit(rule);
   const over = rule.quota === null ? 0 : rule.limit - rule.quota;
   return {
@@ -203,7 +199,9 @@ export function quotaExceededHeader(quotaId: string, overQuota: number): readonl
 
 /** Whether a rule's state is more constraining than the best so far (fewer left, then a later reset). */
 export function tighter(values: Shown, best: Shown | null): boolean {
-  return best === null || values.remaining < best.remaining || (values.remaining === best.remaining && values.resetSeconds > best.resetSeconds);
+  return (
+    best === null || values.remaining < best.remaining || (values.remaining === best.remaining && values.resetSeconds > best.resetSeconds)
+  );
 }
 
 /** Whole seconds, rounded up, at least 1; a request that can never fit waits one period. */

@@ -155,10 +155,7 @@ export function formatIp(ip: IpBytes, ipv6PrefixLength = 128): string {
     i = j;
   }
   const hex = groups.map((g) => g.toString(16));
-  const text =
-    bestStart < 0
-      ? hex.join(':')
-      : hex.slice(0, bestStart).join(':') + '::' + hex.slice(bestStart + bestLength).join(':');
+  const text = bestStart < 0 ? hex.join(':') : hex.slice(0, bestStart).join(':') + '::' + hex.slice(bestStart + bestLength).join(':');
   return bits < 128 ? text + '/' + bits : text;
 }
 
@@ -191,4 +188,3 @@ export function resolveClientIp(
   }
   return formatIp(client, ipv6PrefixLength);
 }
-

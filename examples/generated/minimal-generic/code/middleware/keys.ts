@@ -104,4 +104,3 @@ export function hashTag(key: string): string | null {
   const close = key.indexOf('}', open + 1);
   return close > open + 1 ? key.slice(open + 1, close) : null;
 }
-

@@ -54,7 +54,12 @@ export class LocalBuckets {
    * call(cost) asks Redis; a failed synchronous call rejects to the caller (whose fail mode
    * applies), a failed background charge is reported to onFlushError.
    */
-  decide(key: string, cost: number, call: (cost: number) => Promise<Reply>, onFlushError: (error: unknown) => void): Reply | Promise<Reply> {
+  decide(
+    key: string,
+    cost: number,
+    call: (cost: number) => Promise<Reply>,
+    onFlushError: (error: unknown) => void,
+  ): Reply | Promise<Reply> {
     const state = this.state(key);
     const now = Date.now();
     if (state.pending > 0 && state.blockedUntil > now) {
@@ -154,4 +159,3 @@ export class LocalBuckets {
     this.states.clear();
   }
 }
-

@@ -243,4 +243,3 @@ function step<T>(node: MatchNode<T>, index: number): MatchNode<T> {
   }
   return next;
 }
-

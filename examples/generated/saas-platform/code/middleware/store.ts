@@ -59,7 +59,14 @@ export class StoreCall {
   next: StoreCall | null = null;
   queued = false;
 
-  constructor(script: BoundScript, numKeys: number, argv: readonly (string | number)[], listener: StoreListener, started: number, deadline: number) {
+  constructor(
+    script: BoundScript,
+    numKeys: number,
+    argv: readonly (string | number)[],
+    listener: StoreListener,
+    started: number,
+    deadline: number,
+  ) {
     this.script = script;
     this.numKeys = numKeys;
     this.argv = argv;
@@ -164,4 +171,3 @@ export function isNoScript(error: unknown): boolean {
   const message = (error as { message?: unknown } | null)?.message;
   return typeof message === 'string' && message.startsWith('NOSCRIPT');
 }
-

@@ -60,12 +60,7 @@ export interface ScriptClient {
   eval(script: string, numKeys: number, ...args: (string | number)[]): Promise<unknown>;
 }
 
-export type OutboundErrorCode =
-  | 'WAIT_TOO_LONG'
-  | 'CIRCUIT_OPEN'
-  | 'STORE_UNAVAILABLE'
-  | 'COST_TOO_HIGH'
-  | 'UNKNOWN_PROVIDER';
+export type OutboundErrorCode = 'WAIT_TOO_LONG' | 'CIRCUIT_OPEN' | 'STORE_UNAVAILABLE' | 'COST_TOO_HIGH' | 'UNKNOWN_PROVIDER';
 
 /**
  * Thrown when the client decides not to call the provider. fn was NOT called: queue the
@@ -168,7 +163,12 @@ function field(value: unknown, name: string): unknown {
 }
 
 function statusOf(value: unknown): number | undefined {
-  for (const candidate of [field(value, 'status'), field(value, 'statusCode'), field(field(value, 'response'), 'status'), field(field(value, 'response'), 'statusCode')]) {
+  for (const candidate of [
+    field(value, 'status'),
+    field(value, 'statusCode'),
+    field(field(value, 'response'), 'status'),
+    field(field(value, 'response'), 'statusCode'),
+  ]) {
     if (typeof candidate === 'number') return candidate;
   }
   return undefined;
@@ -313,7 +313,7 @@ export interface OutboundData {
 }
 
 function hasProvider(name: string): name is ProviderName {
-  return Object.prototype.hasOwnProperty.call(PROVIDERS, name);
+  return Object.hasOwn(PROVIDERS, name);
 }
 
 const DESIGNED: OutboundData = {
@@ -356,12 +356,12 @@ export class OutboundClient {
    * maxWaitMs, the circuit is open, or the store cannot be reached in time (fail closed).
    */
   async schedule<T>(provider: ProviderName, fn: () => T | Promise<T>, options: ScheduleOptions = {}): Promise<T> {
-    const limit = Object.prototype.hasOwnProperty.call(this.data.providers, provider) ? this.data.providers[provider] : undefined;
+    const limit = Object.hasOwn(this.data.providers, provider) ? this.data.providers[provider] : undefined;
     if (limit === undefined) {
       throw new OutboundLimitError('UNKNOWN_PROVIDER', String(provider), 'unknown provider ' + JSON.stringify(provider));
     }
     const asked = this.options.mode?.(provider, limit.killSwitchFlag);
-    const mode: Mode = asked === 'enforce' || asked === 'shadow' || asked === 'off' ? asked : this.options.defaultMode ?? DEFAULT_MODE;
+    const mode: Mode = asked === 'enforce' || asked === 'shadow' || asked === 'off' ? asked : (this.options.defaultMode ?? DEFAULT_MODE);
     if (mode === 'off') return await fn();
     const maxWaitMs = Math.max(0, options.maxWaitMs ?? this.options.maxWaitMs ?? DEFAULT_MAX_WAIT_MS);
     const cost = Math.max(1, Math.ceil(options.cost ?? 1));
@@ -394,7 +394,10 @@ export class OutboundClient {
       const outcome = (this.options.classify ?? defaultClassify)(result);
       if (outcome.kind === 'throttled') {
         const maxPause = this.options.maxPauseMs ?? DEFAULT_MAX_PAUSE_MS;
-        const pauseMs = Math.min(maxPause, Math.max(0, Math.ceil(outcome.retryAfterMs ?? this.options.defaultRetryAfterMs ?? DEFAULT_RETRY_AFTER_MS)));
+        const pauseMs = Math.min(
+          maxPause,
+          Math.max(0, Math.ceil(outcome.retryAfterMs ?? this.options.defaultRetryAfterMs ?? DEFAULT_RETRY_AFTER_MS)),
+        );
         this.emit({ type: 'provider_429', provider, retryAfterMs: pauseMs });
         await this.pause(limit, pauseMs);
         circuit.failure(Date.now(), probe, pauseMs);
@@ -436,7 +439,13 @@ export class OutboundClient {
         const left = deadline - Date.now();
         if (left <= 0) {
           this.emit({ type: 'refused', provider: limit.name, code: 'STORE_UNAVAILABLE' });
-          throw new OutboundLimitError('STORE_UNAVAILABLE', limit.name, 'limiter store unavailable: not calling ' + limit.name + ' without a reservation', undefined, error);
+          throw new OutboundLimitError(
+            'STORE_UNAVAILABLE',
+            limit.name,
+            'limiter store unavailable: not calling ' + limit.name + ' without a reservation',
+            undefined,
+            error,
+          );
         }
         await sleep(Math.min(backoff, left));
         backoff = Math.min(backoff * 2, 1000);
@@ -453,7 +462,12 @@ export class OutboundClient {
         throw new OutboundLimitError('COST_TOO_HIGH', limit.name, 'cost ' + cost + ' exceeds the burst of ' + limit.burst);
       }
       this.emit({ type: 'refused', provider: limit.name, code: 'WAIT_TOO_LONG' });
-      throw new OutboundLimitError('WAIT_TOO_LONG', limit.name, 'next slot for ' + limit.name + ' in ' + wait + ' ms, over the ' + Math.floor(budget) + ' ms allowed', wait);
+      throw new OutboundLimitError(
+        'WAIT_TOO_LONG',
+        limit.name,
+        'next slot for ' + limit.name + ' in ' + wait + ' ms, over the ' + Math.floor(budget) + ' ms allowed',
+        wait,
+      );
     }
   }
 
@@ -538,7 +552,13 @@ export type MetricLabels = Record<string, string>;
 export interface PromClientLike<R extends RegistryLike> {
   readonly Counter: new (config: { name: string; help: string; labelNames: string[]; registers: R[] }) => CounterLike;
   readonly Gauge: new (config: { name: string; help: string; labelNames: string[]; registers: R[] }) => GaugeLike;
-  readonly Histogram: new (config: { name: string; help: string; labelNames: string[]; buckets: number[]; registers: R[] }) => HistogramLike;
+  readonly Histogram: new (config: {
+    name: string;
+    help: string;
+    labelNames: string[];
+    buckets: number[];
+    registers: R[];
+  }) => HistogramLike;
   readonly register: R;
 }
 
@@ -605,14 +625,69 @@ function storeFailureReason(error: unknown): 'timeout' | 'connection' | 'script'
  * Every series of every provider exists at 0 from the start, so a first event is an increase
  * that rate() and increase() see; the labels come from PROVIDERS only.
  */
-export function outboundMetrics<R extends RegistryLike>(prom: PromClientLike<R>, registry: R = prom.register): (event: OutboundEvent) => void {
+export function outboundMetrics<R extends RegistryLike>(
+  prom: PromClientLike<R>,
+  registry: R = prom.register,
+): (event: OutboundEvent) => void {
   const names = OUTBOUND_METRIC_NAMES;
-  const throttled = metricOf<CounterLike>(registry, names.throttled, () => new prom.Counter({ name: names.throttled, help: 'Requests rejected (mode=enforce) or that would have been (mode=shadow); outbound: calls the bucket made wait or refused.', labelNames: ['rule', 'mode'], registers: [registry] }));
-  const failures = metricOf<CounterLike>(registry, names.storeFailures, () => new prom.Counter({ name: names.storeFailures, help: 'Limiter calls that failed (timeout, connection, script error).', labelNames: ['rule', 'reason'], registers: [registry] }));
-  const wait = metricOf<HistogramLike>(registry, names.wait, () => new prom.Histogram({ name: names.wait, help: 'Time outbound calls waited for a slot in the shared bucket.', labelNames: ['provider'], buckets: WAIT_BUCKETS_MS, registers: [registry] }));
-  const provider429 = metricOf<CounterLike>(registry, names.provider429, () => new prom.Counter({ name: names.provider429, help: '429 responses received from a provider despite the bucket.', labelNames: ['provider'], registers: [registry] }));
-  const circuitOpen = metricOf<GaugeLike>(registry, names.circuitOpen, () => new prom.Gauge({ name: names.circuitOpen, help: '1 while the circuit for a provider is open.', labelNames: ['provider'], registers: [registry] }));
-  const ruleOf = (provider: string): string | undefined => (hasProvider(provider) ? (PROVIDERS[provider] as ProviderLimit).ruleId : undefined);
+  const throttled = metricOf<CounterLike>(
+    registry,
+    names.throttled,
+    () =>
+      new prom.Counter({
+        name: names.throttled,
+        help: 'Requests rejected (mode=enforce) or that would have been (mode=shadow); outbound: calls the bucket made wait or refused.',
+        labelNames: ['rule', 'mode'],
+        registers: [registry],
+      }),
+  );
+  const failures = metricOf<CounterLike>(
+    registry,
+    names.storeFailures,
+    () =>
+      new prom.Counter({
+        name: names.storeFailures,
+        help: 'Limiter calls that failed (timeout, connection, script error).',
+        labelNames: ['rule', 'reason'],
+        registers: [registry],
+      }),
+  );
+  const wait = metricOf<HistogramLike>(
+    registry,
+    names.wait,
+    () =>
+      new prom.Histogram({
+        name: names.wait,
+        help: 'Time outbound calls waited for a slot in the shared bucket.',
+        labelNames: ['provider'],
+        buckets: WAIT_BUCKETS_MS,
+        registers: [registry],
+      }),
+  );
+  const provider429 = metricOf<CounterLike>(
+    registry,
+    names.provider429,
+    () =>
+      new prom.Counter({
+        name: names.provider429,
+        help: '429 responses received from a provider despite the bucket.',
+        labelNames: ['provider'],
+        registers: [registry],
+      }),
+  );
+  const circuitOpen = metricOf<GaugeLike>(
+    registry,
+    names.circuitOpen,
+    () =>
+      new prom.Gauge({
+        name: names.circuitOpen,
+        help: '1 while the circuit for a provider is open.',
+        labelNames: ['provider'],
+        registers: [registry],
+      }),
+  );
+  const ruleOf = (provider: string): string | undefined =>
+    hasProvider(provider) ? (PROVIDERS[provider] as ProviderLimit).ruleId : undefined;
   for (const limit of Object.values(PROVIDERS) as ProviderLimit[]) {
     const provider = { provider: limit.name };
     throttled.inc({ rule: limit.ruleId, mode: 'enforce' }, 0);
