@@ -145,7 +145,7 @@ export function resolveAnswers(answers: Answers): ResolvedAnswers {
   if (generic) {
     assume(
       'generic',
-      `${[goalsUnknown ? 'What the limiter protects (item 1)' : '', stackUnknown ? 'the stack and topology (item 2)' : '']
+      `${[goalsUnknown ? 'What the limiter protects (question 1)' : '', stackUnknown ? 'the stack and topology (question 2)' : '']
         .filter(Boolean)
         .join(
           ' and ',
