@@ -2,7 +2,7 @@
  * The answers schema: the single definition of what an answers file may contain.
  *
  * Every field is optional except where a value makes no sense without it; an absent
- * field means "unknown" and is filled by answers/defaults.ts with a stated assumption.
+ * field means "unknown" and is filled by design/scope.ts with a stated assumption.
  * Types come from z.infer; schemas/answers.schema.json is generated from this file.
  */
 import { z } from 'zod';

@@ -2,7 +2,7 @@
  * The design builder: a pure function from validated Answers (and a date) to a Design.
  * No clock, no file system, no terminal: the date is an input.
  */
-import { BURST_SECONDS, resolveAnswers } from '../answers/defaults.js';
+import { BURST_SECONDS, resolveAnswers } from './scope.js';
 import type { Answers } from '../answers/schema.js';
 import { TOOL_VERSION } from '../version.js';
 import { buildAlgorithms } from './algorithms.js';

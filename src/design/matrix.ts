@@ -3,7 +3,7 @@
  * global protective ceiling, per-identity fairness limits, security limits for auth,
  * business quotas and outbound buckets. The layers are never merged into one number.
  */
-import { outboundPeak, outboundRate, PERIOD_SECONDS, QUOTA_BACKSTOP, quotaStop } from '../answers/defaults.js';
+import { outboundPeak, outboundRate, PERIOD_SECONDS, QUOTA_BACKSTOP, quotaStop } from './scope.js';
 import { formatNumber } from '../format.js';
 import type { ExistingLimiterT, HandRule, QuotaResetT } from '../answers/schema.js';
 import type { Algorithm, AuthKind, EndpointClass, Gateway, MatrixRule, Primitive, ResolvedEndpoint, RuleIdentity, Scope } from './model.js';

@@ -4,7 +4,7 @@
  * scenarios that say what the limiter really guarantees.
  */
 import { describe, expect, it } from 'vitest';
-import { defaultOutboundBurst, outboundPeak, resolveAnswers } from '../../src/answers/defaults.js';
+import { defaultOutboundBurst, outboundPeak, resolveAnswers } from '../../src/design/scope.js';
 import { Answers } from '../../src/answers/schema.js';
 import { buildDesign } from '../../src/design/build.js';
 import type { Design, MatrixRule } from '../../src/design/model.js';

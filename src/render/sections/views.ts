@@ -9,7 +9,7 @@ import type { Design, MatrixRule, MetricSource } from '../../design/model.js';
 import { fmtBytes, fmtDuration, fmtNumber, fmtPercent, joinAnd } from '../format.js';
 import { mdHref } from '../helpers.js';
 import type { RenderInput } from '../types.js';
-import { outboundPeak, quotaStop } from '../../answers/defaults.js';
+import { outboundPeak, quotaStop } from '../../design/scope.js';
 import { algorithmLabel } from '../../design/algorithms.js';
 import { edgeProblemBody, edgeRetryAfter, edgeRules } from '../../codegen/gateway/edge.js';
 import { algorithmName, frameworkName, gatewayName, goalName, layerName, primitiveName, storeName, tierName } from './labels.js';

@@ -5,7 +5,7 @@
  * Generic design: when the goals or the stack are unknown, the design is a
  * token bucket per API key in middleware backed by Redis, and says so.
  */
-import type { Answers, Endpoint, QuotaResetT, Rate } from './schema.js';
+import type { Answers, Endpoint, QuotaResetT, Rate } from '../answers/schema.js';
 import type {
   Assumption,
   EndpointClass,
@@ -16,8 +16,8 @@ import type {
   ResolvedPlan,
   ResolvedProvider,
   Scope,
-} from '../design/model.js';
-import { slug } from '../design/naming.js';
+} from './model.js';
+import { slug } from './naming.js';
 
 export const PERIOD_SECONDS = { second: 1, minute: 60, hour: 3600, day: 86400 } as const;
 
