@@ -212,18 +212,3 @@ export function luaKeyFragment(value: string): string {
   }
   return out;
 }
-
-/**
- * The same function as luaKeyFragment, as TypeScript source that generated code embeds
- * (generated files depend on no rl-design module). A test keeps the two in step.
- */
-export const TS_KEY_FRAGMENT_SOURCE = `/** A Redis key fragment from a user value: {, }, : and every other unsafe character %-encoded. */
-export function keyFragment(value: string): string {
-  let out = '';
-  for (const ch of value) {
-    if (/^[A-Za-z0-9._~-]$/.test(ch)) out += ch;
-    else for (const byte of new TextEncoder().encode(ch)) out += '%' + byte.toString(16).toUpperCase().padStart(2, '0');
-  }
-  return out;
-}
-`;
