@@ -7,7 +7,7 @@
 import type { Design, MetricSource } from '../design/model.js';
 import { slug } from '../design/naming.js';
 import { TOOL_VERSION } from '../version.js';
-import { promTemplateText, toYaml } from './escape.js';
+import { promTemplateText, toYaml } from '../escape/index.js';
 import { NGINX_HTTP_PATH, nginxZones } from './gateway/nginx.js';
 import type { CodeFile } from './types.js';
 

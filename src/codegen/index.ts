@@ -8,7 +8,7 @@
  * bytes are written to --code-dir and embedded in the document.
  */
 import type { Design } from '../design/model.js';
-import { mdText } from '../render/escape.js';
+import { mdText } from '../escape/markup.js';
 import { TOOL_VERSION } from '../version.js';
 import { generateAlerts, generateEdgeLogMetrics } from './alerts.js';
 import { generateGateway } from './gateway/index.js';

@@ -5,7 +5,7 @@
  * converts the same parts (one source, two formats), so both
  * formats choose the same layout and split into the same pages.
  */
-import { slugAnchor } from './escape.js';
+import { slugAnchor } from '../escape/markup.js';
 import { joinAnd } from './format.js';
 import type { SectionLinkResolver } from './helpers.js';
 import { headings, type Heading } from './links.js';

@@ -7,7 +7,7 @@
 import Handlebars from 'handlebars';
 import type { Diagram } from '../design/model.js';
 import { toMermaid } from './diagrams/mermaid.js';
-import { mdCell, mdCellCode, mdCode, mdFence, mdLinkText, mdText, type Printable } from './escape.js';
+import { mdCell, mdCellCode, mdCode, mdFence, mdLinkText, mdText, type Printable } from '../escape/markup.js';
 import { fmtNumber } from './format.js';
 
 /** How a template links to another section: resolved per layout (same file or another page). */

@@ -6,7 +6,7 @@
  * nothing is written).
  */
 import { Lexer, marked, type Token, type Tokens } from 'marked';
-import { Slugger } from './escape.js';
+import { Slugger } from '../escape/markup.js';
 import { DeadLinkError, type DeadLink } from './errors.js';
 import type { OutputFile } from './types.js';
 

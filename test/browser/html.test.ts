@@ -19,7 +19,7 @@ import { pathToFileURL } from 'node:url';
 import { chromium, type BrowserContext, type Page } from 'playwright-core';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { loadBeautifulMermaid } from '../../src/render/diagrams/beautiful.js';
-import { Slugger } from '../../src/render/escape.js';
+import { Slugger } from '../../src/escape/index.js';
 import { markdownToHtml } from '../../src/render/html/convert.js';
 import { renderHtml } from '../../src/render/html/index.js';
 import { stylesheet } from '../../src/render/html/templates.js';

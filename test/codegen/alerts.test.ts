@@ -11,7 +11,7 @@ import { promisify } from 'node:util';
 import { describe, expect, it } from 'vitest';
 import { parse as parseYaml, stringify as stringifyYaml } from 'yaml';
 import { ALERTS_PATH, generateAlerts } from '../../src/codegen/alerts.js';
-import { promTemplateText } from '../../src/codegen/escape.js';
+import { promTemplateText } from '../../src/escape/index.js';
 import { buildDesign } from '../../src/design/build.js';
 import type { Design } from '../../src/design/model.js';
 import { exampleAnswers, exampleDesign, exampleNames } from '../helpers/examples.js';

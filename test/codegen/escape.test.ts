@@ -18,7 +18,7 @@ import {
   tsComment,
   tsString,
   yamlComment,
-} from '../../src/codegen/escape.js';
+} from '../../src/escape/index.js';
 import { EVIL, EVIL_ROUTE } from './support/hostile.js';
 
 const HOSTILE = [

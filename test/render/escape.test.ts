@@ -1,6 +1,6 @@
 import { Lexer, marked, type Token, type Tokens } from 'marked';
 import { describe, expect, it } from 'vitest';
-import { mdCell, mdCellCode, mdCode, mdFence, mdLinkText, mdText, mermaidLabel, Slugger, slugAnchor } from '../../src/render/escape.js';
+import { mdCell, mdCellCode, mdCode, mdFence, mdLinkText, mdText, mermaidLabel, Slugger, slugAnchor } from '../../src/escape/index.js';
 import { HOSTILE } from './fixtures.js';
 
 /** The inline tokens of a one-paragraph Markdown text. */

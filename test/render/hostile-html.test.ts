@@ -5,7 +5,7 @@
  */
 import { JSDOM } from 'jsdom';
 import { describe, expect, it } from 'vitest';
-import { decodeHtmlComment } from '../../src/render/escape.js';
+import { decodeHtmlComment } from '../../src/escape/index.js';
 import { findDeadLinks } from '../../src/render/links.js';
 import { renderMarkdown } from '../../src/render/markdown/index.js';
 import { hostileAnswers, HOSTILE, inputFromAnswers } from './fixtures.js';

@@ -5,7 +5,7 @@
 import { JSDOM } from 'jsdom';
 import { Lexer, marked, type Tokens } from 'marked';
 import { describe, expect, it } from 'vitest';
-import { decodeHtmlComment } from '../../src/render/escape.js';
+import { decodeHtmlComment } from '../../src/escape/index.js';
 import { checkLinks, DeadLinkError, findDeadLinks, headings } from '../../src/render/links.js';
 import { renderMarkdown } from '../../src/render/markdown/index.js';
 import { HTML_INDEX_FILE, renderHtml, STYLESHEET_FILE } from '../../src/render/html/index.js';

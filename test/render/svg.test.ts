@@ -6,7 +6,7 @@ import { decodeLabels, decodeMermaidEntities, fitLabels, worstCaseWidth } from '
 import type { RawDiagramRenderer } from '../../src/render/diagrams/index.js';
 import { toMermaid, wrapLine } from '../../src/render/diagrams/mermaid.js';
 import { FONT_STACK, MIN_TEXT_PX, prepareSvg, scopeCss, smallestFontSize, UnsafeSvgError } from '../../src/render/diagrams/svg.js';
-import { decodeHtmlComment, htmlComment, htmlText } from '../../src/render/escape.js';
+import { decodeHtmlComment, htmlComment, htmlText } from '../../src/escape/index.js';
 import { HOSTILE } from './fixtures.js';
 import { diagrams } from './html-fixtures.js';
 

@@ -8,7 +8,7 @@
 import type { Design } from '../../design/model.js';
 import { slug } from '../../design/naming.js';
 import { TOOL_VERSION } from '../../version.js';
-import { cfString, gatewayName, oneLine } from '../escape.js';
+import { cfString, gatewayName, oneLine } from '../../escape/index.js';
 import type { CodeFile } from '../types.js';
 import {
   API_KEY_HEADER,

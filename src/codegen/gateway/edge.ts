@@ -4,7 +4,7 @@
  * keyed on, and its rate, burst, fail mode and kill switch.
  */
 import type { Design, FailMode, MatrixRule, RuleIdentity } from '../../design/model.js';
-import { regexLiteral } from '../escape.js';
+import { regexLiteral } from '../../escape/index.js';
 
 /** What an edge counter is keyed on, as far as a gateway can see it. */
 export type EdgeKey = 'global' | 'ip' | 'api-key' | 'unsupported';

@@ -16,7 +16,7 @@ import type { Design } from '../../design/model.js';
 import { slug } from '../../design/naming.js';
 import { parse as parseYaml } from 'yaml';
 import { TOOL_VERSION } from '../../version.js';
-import { toYaml } from '../escape.js';
+import { toYaml } from '../../escape/index.js';
 import type { CodeFile } from '../types.js';
 import {
   API_KEY_HEADER,

@@ -15,7 +15,7 @@ import type { Design } from '../../design/model.js';
 import { slug } from '../../design/naming.js';
 import { parse as parseYaml } from 'yaml';
 import { TOOL_VERSION } from '../../version.js';
-import { gatewayName, toYaml } from '../escape.js';
+import { gatewayName, toYaml } from '../../escape/index.js';
 import type { CodeFile } from '../types.js';
 import {
   API_KEY_HEADER,

@@ -10,7 +10,7 @@
  */
 import type { Design } from '../../design/model.js';
 import { TOOL_VERSION } from '../../version.js';
-import { nginxComment, nginxIdent, nginxJsonString, nginxString } from '../escape.js';
+import { nginxComment, nginxIdent, nginxJsonString, nginxString } from '../../escape/index.js';
 import type { CodeFile } from '../types.js';
 import {
   API_KEY_HEADER,

@@ -18,11 +18,11 @@ import type { DesignData, RuleSpec } from '../../runtime/middleware/types.js';
 import { runtimeHeader, runtimeSource } from '../runtime-files.js';
 import type { CodeFile } from '../types.js';
 import { compileDesign, type CompiledDesign, type CompiledRule } from './compile.js';
-import { tsComment, tsValue } from './escape.js';
+import { tsComment, tsValue } from '../../escape/index.js';
 
 export { compileDesign } from './compile.js';
 export type { CompiledDesign, CompiledRule, CompiledRoute } from './compile.js';
-export { tsComment, tsString, tsValue } from './escape.js';
+export { tsComment, tsString, tsValue } from '../../escape/index.js';
 export { runtimeHeader, runtimeSource } from '../runtime-files.js';
 
 export const MIDDLEWARE_DIR = 'middleware';

@@ -9,7 +9,7 @@
  * decoded (and escaped again for XML); and it asks for the document's colours by CSS
  * variable, so a diagram follows the page's light or dark scheme.
  */
-import { decodeXmlEntities, htmlText } from '../escape.js';
+import { decodeXmlEntities, htmlText } from '../../escape/markup.js';
 import type { RawDiagramRenderer } from './index.js';
 
 /** The page's colours (templates/html/styles.css), passed as CSS variables. */

@@ -7,7 +7,7 @@
  * one in some renderers), so they are written short.
  */
 import type { Diagram } from '../../design/model.js';
-import { mermaidLabel } from '../escape.js';
+import { mermaidLabel } from '../../escape/markup.js';
 
 /** Words Mermaid parses as keywords when used as a bare id. */
 const RESERVED = new Set([

@@ -16,7 +16,7 @@
  * - `data-*` attributes (copies of the labels) are dropped and coordinates are rounded to
  *   two decimals, which keeps the page small and the output the same on every platform.
  */
-import { htmlText } from '../escape.js';
+import { htmlText } from '../../escape/markup.js';
 
 /** The document's sans-serif stack (the same as body text in the HTML stylesheet). */
 export const FONT_STACK =

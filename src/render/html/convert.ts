@@ -14,7 +14,7 @@
  * - raw HTML and images never pass through: they are printed as text.
  */
 import { Marked, Renderer, type Tokens } from 'marked';
-import { htmlText, type Slugger } from '../escape.js';
+import { htmlText, type Slugger } from '../../escape/markup.js';
 import { plainText } from '../links.js';
 
 export interface ConvertContext {

@@ -13,7 +13,7 @@
  * anything is returned.
  */
 import { planDocument, type DocumentOptions, type FolderPage, type PageLink } from '../document.js';
-import { htmlComment, htmlText, Slugger } from '../escape.js';
+import { htmlComment, htmlText, Slugger } from '../../escape/markup.js';
 import { diagramSources, type RawDiagramRenderer } from '../diagrams/index.js';
 import { prepareSvg } from '../diagrams/svg.js';
 import { checkLinks } from '../links.js';

@@ -5,7 +5,7 @@
  * 1..N without gaps, identically in every layout.
  */
 import type { Design } from '../../design/model.js';
-import { Slugger } from '../escape.js';
+import { Slugger } from '../../escape/markup.js';
 import type { SectionLinkResolver } from '../helpers.js';
 import { normalizeMarkdown } from '../normalize.js';
 import { template } from '../templates.js';

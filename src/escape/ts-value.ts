@@ -17,10 +17,7 @@
  *              emitted as arrays of pairs, never as object keys (so `__proto__` stays data).
  */
 
-import { tsString } from '../escape.js';
-
-// One escaping helper per target: the TypeScript string and comment helpers live in ../escape.ts.
-export { tsComment, tsString } from '../escape.js';
+import { tsString } from './code.js';
 
 const IDENTIFIER = /^[A-Za-z_$][A-Za-z0-9_$]*$/;
 
