@@ -9,7 +9,46 @@
  */
 import { lstat, readFile, readdir, realpath } from 'node:fs/promises';
 import path from 'node:path';
-import { DEFAULT_MAX_BYTES, SKIPPED_DIRS, type ProjectFs } from '../questionnaire/detect/types.js';
+
+export interface ReadOptions {
+  /** Larger files read as undefined. Implementations have a default cap (1 MB for nodeProjectFs). */
+  maxBytes?: number;
+}
+
+/** A read-only view of a project folder. Paths are relative to the project root, with '/' separators. */
+export interface ProjectFs {
+  /**
+   * Every file under `dir` ('' or '.' for the project root), recursively, as paths relative to the
+   * project root (not to `dir`), shallower files first, then alphabetically. Skips dependency, VCS and
+   * build folders (node_modules, .git, dist, build, ...) and is capped (nodeProjectFs: 5,000 files,
+   * 6 directory levels). A missing folder lists as [].
+   */
+  list(dir: string): Promise<string[]>;
+  /** The file as UTF-8 text, or undefined when it is missing, not a regular file, outside the root or over the size cap. */
+  read(path: string, options?: ReadOptions): Promise<string | undefined>;
+}
+
+/** Folders a ProjectFs never lists: dependencies, version control, build output, caches. */
+export const SKIPPED_DIRS: ReadonlySet<string> = new Set([
+  'node_modules',
+  '.git',
+  '.hg',
+  '.svn',
+  'dist',
+  'build',
+  'coverage',
+  '.next',
+  '.nuxt',
+  '.svelte-kit',
+  '.turbo',
+  '.cache',
+  '.venv',
+  'venv',
+  '__pycache__',
+]);
+
+/** Default size cap for ProjectFs.read. */
+export const DEFAULT_MAX_BYTES = 1024 * 1024;
 
 export interface NodeProjectFsOptions {
   /** Files listed at most (default 5,000). */

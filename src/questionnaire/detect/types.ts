@@ -8,45 +8,9 @@
  */
 import type { Rate } from '../../answers/schema.js';
 
-export interface ReadOptions {
-  /** Larger files read as undefined. Implementations have a default cap (1 MB for nodeProjectFs). */
-  maxBytes?: number;
-}
-
-/** A read-only view of a project folder. Paths are relative to the project root, with '/' separators. */
-export interface ProjectFs {
-  /**
-   * Every file under `dir` ('' or '.' for the project root), recursively, as paths relative to the
-   * project root (not to `dir`), shallower files first, then alphabetically. Skips dependency, VCS and
-   * build folders (node_modules, .git, dist, build, ...) and is capped (nodeProjectFs: 5,000 files,
-   * 6 directory levels). A missing folder lists as [].
-   */
-  list(dir: string): Promise<string[]>;
-  /** The file as UTF-8 text, or undefined when it is missing, not a regular file, outside the root or over the size cap. */
-  read(path: string, options?: ReadOptions): Promise<string | undefined>;
-}
-
-/** Folders a ProjectFs never lists: dependencies, version control, build output, caches. */
-export const SKIPPED_DIRS: ReadonlySet<string> = new Set([
-  'node_modules',
-  '.git',
-  '.hg',
-  '.svn',
-  'dist',
-  'build',
-  'coverage',
-  '.next',
-  '.nuxt',
-  '.svelte-kit',
-  '.turbo',
-  '.cache',
-  '.venv',
-  'venv',
-  '__pycache__',
-]);
-
-/** Default size cap for ProjectFs.read. */
-export const DEFAULT_MAX_BYTES = 1024 * 1024;
+// The read-only project port lives with its Node implementation in io/.
+export { DEFAULT_MAX_BYTES, SKIPPED_DIRS, type ProjectFs, type ReadOptions } from '../../io/project-fs.js';
+import type { ProjectFs } from '../../io/project-fs.js';
 
 /** One thing learned from the codebase. */
 export interface Fact {
