@@ -35,7 +35,7 @@ import {
 } from '../questionnaire/interview.js';
 import { changedFields } from '../questionnaire/previous.js';
 import { inquirerPrompter, PromptCancelled, refusingPrompter, type Prompter } from '../questionnaire/prompt.js';
-import { documentFiles, summaryLines, type SummaryFile } from '../questionnaire/summary.js';
+import { documentFiles, summaryLines, type SummaryFile } from './init-summary.js';
 import { wrapLine } from '../questionnaire/wrap.js';
 import type { CommandContext } from './context.js';
 import { generateFiles } from './generate.js';

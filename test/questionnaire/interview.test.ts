@@ -5,7 +5,7 @@ import { detectProject } from '../../src/questionnaire/detect/index.js';
 import { parseInitFlags } from '../../src/questionnaire/flags.js';
 import { answersText, detectedFrom, detectionReport, finishAnswers, runInterview } from '../../src/questionnaire/interview.js';
 import { refusingPrompter } from '../../src/questionnaire/prompt.js';
-import { failModes, matrixAtAGlance, shortRate } from '../../src/questionnaire/summary.js';
+import { failModes, matrixAtAGlance, shortRate } from '../../src/commands/init-summary.js';
 import { fixture } from './detect/fixtures.js';
 import { DEFAULT, scripted } from './support/scripted.js';
 import { UNKNOWN } from '../../src/questionnaire/context.js';
@@ -167,7 +167,7 @@ describe('the summary', () => {
 
 describe('files in the summary', () => {
   it('one phrase per file: the document, or the index and each section of a folder', async () => {
-    const { documentFiles } = await import('../../src/questionnaire/summary.js');
+    const { documentFiles } = await import('../../src/commands/init-summary.js');
     expect(documentFiles(['docs/d.md'], 'Markdown')).toEqual([{ path: 'docs/d.md', phrase: 'the design document (Markdown)' }]);
     expect(documentFiles(['docs/d/README.md', 'docs/d/01-scope-and-limit-matrix.md'], 'Markdown')).toEqual([
       {

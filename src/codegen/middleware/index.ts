@@ -210,8 +210,7 @@ export function runtimeFiles(toolVersion: string): CodeFile[] {
 }
 
 /** The middleware for a framework: runtime, data module, and the framework's adapter when the runtime has one. */
-export function generateMiddlewareFor(design: Design, framework: string): CodeFile[] {
-  const compiled = compileDesign(design);
+export function generateMiddlewareFor(design: Design, framework: string, compiled: CompiledDesign = compileDesign(design)): CodeFile[] {
   const files = [...runtimeFiles(compiled.toolVersion), generateDesignData(design, compiled)];
   const adapter = adapterFor(framework);
   if (adapter) {
@@ -239,6 +238,7 @@ export function generateFastifyMiddleware(design: Design): CodeFile[] {
  * does not do.
  */
 export function generateMiddleware(design: Design): CodeFile[] {
-  if (compileDesign(design).rules.length === 0) return [];
-  return generateMiddlewareFor(design, design.scope.framework);
+  const compiled = compileDesign(design);
+  if (compiled.rules.length === 0) return [];
+  return generateMiddlewareFor(design, design.scope.framework, compiled);
 }

@@ -2,8 +2,8 @@
 import { conventionName } from '../design/contract.js';
 import { formatNumber } from '../format.js';
 import type { Design, MatrixRule } from '../design/model.js';
-import { printable } from './detect/index.js';
-import { wrapLine } from './wrap.js';
+import { printable } from '../questionnaire/detect/index.js';
+import { wrapLine } from '../questionnaire/wrap.js';
 
 const PERIODS: Record<number, string> = { 1: 's', 60: 'min', 3600: 'h', 86400: 'day' };
 
