@@ -20,7 +20,7 @@ const SRC = path.join(ROOT, 'src');
 const LAYERS: readonly (readonly string[])[] = [
   // the code users run, copied verbatim into their projects: it imports nothing of rl-design
   ['runtime'],
-  ['messages.ts', 'format.ts', 'version.ts', 'paths.ts', 'escape', 'io'],
+  ['messages.ts', 'format.ts', 'version.ts', 'paths.ts', 'lua.ts', 'escape', 'io'],
   ['answers'],
   ['design'],
   ['codegen'],

@@ -15,7 +15,7 @@ import { startRedis } from '../redis.mjs';
 
 const root = join(dirname(fileURLToPath(import.meta.url)), '..', '..');
 const dist = (f) => import(pathToFileURL(join(root, 'dist', f)).href);
-const { luaScript } = await dist('codegen/lua.js');
+const { luaScript } = await dist('lua.js');
 const { BYTES_PER_KEY } = await dist('design/matrix.js');
 
 const HOUR = 3_600_000;

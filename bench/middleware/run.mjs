@@ -71,7 +71,7 @@ if (!existsSync(join(root, 'dist', 'codegen', 'middleware', 'index.js'))) {
 const { Answers } = await import(dist('answers/schema.js'));
 const { buildDesign } = await import(dist('design/build.js'));
 const { generateExpressMiddleware } = await import(dist('codegen/middleware/index.js'));
-const { luaScript } = await import(dist('codegen/lua.js'));
+const { luaScript } = await import(dist('lua.js'));
 
 /** One middleware rule: GCRA per API key (the ceiling sits at the edge), every call admitted. */
 const ANSWERS = {

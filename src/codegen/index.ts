@@ -12,7 +12,7 @@ import { mdText } from '../escape/markup.js';
 import { TOOL_VERSION } from '../version.js';
 import { generateAlerts, generateEdgeLogMetrics } from './alerts.js';
 import { generateGateway } from './gateway/index.js';
-import { luaScript, type LuaScriptName } from './lua.js';
+import { luaScript, type LuaScriptName } from '../lua.js';
 import { adapterFor, DESIGN_DATA_PATH, generateMiddleware } from './middleware/index.js';
 import { generateOutbound } from './outbound/index.js';
 import type { CodeFile } from './types.js';

@@ -12,7 +12,7 @@
 import { existsSync, readFileSync, statSync } from 'node:fs';
 import path from 'node:path';
 import { performance } from 'node:perf_hooks';
-import { LUA_SCRIPTS, loadLuaScripts, luaSha1 } from '../codegen/lua.js';
+import { LUA_SCRIPTS, loadLuaScripts, luaSha1 } from '../lua.js';
 import { readTextFile, writeOutputs, type PlannedFile } from '../io/write.js';
 import { displayPath } from '../io/safe-fs.js';
 import { UserError } from '../messages.js';
@@ -95,7 +95,7 @@ async function leftKeys(store: Store, prefix: string, reachable: boolean): Promi
   return `It could not delete the keys it wrote, all under the prefix ${prefix}. ${manual}`;
 }
 
-/** The shipped scripts, exactly as src/codegen/lua.ts loads them. */
+/** The shipped scripts, exactly as src/lua.ts loads them. */
 export function shippedScripts(): ScriptSet {
   return scriptSet(loadLuaScripts().map((s) => ({ name: s.name, file: s.file, source: s.source, sha1: s.sha1 })));
 }

@@ -31,7 +31,7 @@ export type ProgressEvent =
   | { phase: 'done'; index: number; total: number; result: ScenarioResult };
 
 export interface VerifyOptions {
-  /** The scripts to run (src/codegen/lua.ts, or the testing hook's folder). */
+  /** The scripts to run (src/lua.ts, or the testing hook's folder). */
   scripts: ScriptSet;
   /** YYYY-MM-DD recorded with the results. */
   date: string;

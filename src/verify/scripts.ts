@@ -2,13 +2,13 @@
  * The Lua scripts a verify run loads and hands the runtime: the shipped ones (lua/, exactly as
  * codegen embeds them), or the testing hook's replacements (see commands/verify.ts).
  */
-import type { LuaScriptName } from '../codegen/lua.js';
+import type { LuaScriptName } from '../lua.js';
 
 /** One script as verify runs it. */
 export interface VerifyScript {
   name: LuaScriptName;
   file: string;
-  /** Exact text (from src/codegen/lua.ts, or the test hook's folder). */
+  /** Exact text (from src/lua.ts, or the test hook's folder). */
   source: string;
   sha1: string;
   /**

@@ -13,7 +13,7 @@
  *  - recovery: the rule's own burst or limit, with time compressed so Retry-After is about
  *    RECOVERY_MS.
  */
-import type { LuaScriptName } from '../codegen/lua.js';
+import type { LuaScriptName } from '../lua.js';
 import type { Design, MatrixRule } from '../design/model.js';
 import { calendarPeriod } from '../runtime/middleware/calendar.js';
 

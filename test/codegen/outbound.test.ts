@@ -10,7 +10,7 @@ import { readFileSync } from 'node:fs';
 import { join } from 'node:path';
 import { Redis } from 'ioredis';
 import { afterAll, beforeAll, beforeEach, describe, expect, it } from 'vitest';
-import { luaScript } from '../../src/codegen/lua.js';
+import { luaScript } from '../../src/lua.js';
 import { generateOutbound, outboundProviders } from '../../src/codegen/outbound/index.js';
 import { exampleDesign, exampleNames, ROOT } from '../helpers/examples.js';
 import { startRedis, type RedisServer } from '../helpers/redis.js';

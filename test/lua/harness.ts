@@ -6,7 +6,7 @@
  */
 import { afterAll, afterEach, beforeAll, expect } from 'vitest';
 import { type Cluster, Redis } from 'ioredis';
-import { luaScript, type LuaScriptName } from '../../src/codegen/lua.js';
+import { luaScript, type LuaScriptName } from '../../src/lua.js';
 import { startRedis, type RedisServer } from '../helpers/redis.js';
 
 export type Client = Redis | Cluster;

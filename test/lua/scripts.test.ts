@@ -1,7 +1,7 @@
 import { existsSync, readFileSync, readdirSync } from 'node:fs';
 import { join } from 'node:path';
 import { describe, expect, it } from 'vitest';
-import { LUA_DIR, LUA_SCRIPTS, loadLuaScripts, luaScript, luaSha1 } from '../../src/codegen/lua.js';
+import { LUA_DIR, LUA_SCRIPTS, loadLuaScripts, luaScript, luaSha1 } from '../../src/lua.js';
 import { useRedis } from './harness.js';
 
 /**

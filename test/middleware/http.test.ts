@@ -27,7 +27,7 @@ import {
   type TestOptions,
 } from './harness.js';
 import { startRedis, type RedisServer } from '../helpers/redis.js';
-import { luaScript } from '../../src/codegen/lua.js';
+import { luaScript } from '../../src/lua.js';
 
 type Mod = Record<string, (...args: never[]) => unknown>;
 

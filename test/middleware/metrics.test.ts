@@ -14,7 +14,7 @@
 import { Redis } from 'ioredis';
 import type { Registry } from 'prom-client';
 import { afterAll, afterEach, beforeAll, describe, expect, it } from 'vitest';
-import { luaScript, type LuaScriptName } from '../../src/codegen/lua.js';
+import { luaScript, type LuaScriptName } from '../../src/lua.js';
 import type { Design } from '../../src/design/model.js';
 import { exampleDesign } from '../helpers/examples.js';
 import { startRedis, type RedisServer } from '../helpers/redis.js';

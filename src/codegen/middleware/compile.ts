@@ -3,7 +3,7 @@
  * their routes, identity, script, numbers, fail mode, header policy, error code, kill
  * switch flag), the route table, the response contract, metric names, the quota period,
  * the hybrid local bucket and the Lua scripts. Pure: no file system beyond the Lua files
- * that codegen/lua.ts loads, no clock.
+ * that src/lua.ts loads, no clock.
  *
  * Which rules the middleware owns: every rule whose layer is `middleware` (or unstated:
  * a limit nobody enforces is worse than one the application enforces). Edge rules are the
@@ -12,7 +12,7 @@
  */
 import { KEY_PREFIX } from '../../design/naming.js';
 import type { Design, MatrixRule, RuleIdentity } from '../../design/model.js';
-import { luaScript, type LuaScriptName } from '../lua.js';
+import { luaScript, type LuaScriptName } from '../../lua.js';
 
 export type ScriptName = 'gcra' | 'sliding-window-log' | 'fixed-window';
 export type CompiledIdentity = Exclude<RuleIdentity, 'provider'>;

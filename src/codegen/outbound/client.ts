@@ -8,7 +8,7 @@
 import type { Design, MatrixRule, OutboundDesign } from '../../design/model.js';
 import { TOOL_VERSION } from '../../version.js';
 import { tsComment, tsString } from '../../escape/index.js';
-import { luaScript } from '../lua.js';
+import { luaScript } from '../../lua.js';
 import type { CodeFile } from '../types.js';
 import { runtimeHeader, runtimeSource } from '../runtime-files.js';
 

@@ -35,7 +35,7 @@ export const LUA_SCRIPTS: readonly LuaScriptMeta[] = Object.freeze([
   { name: 'outbound-bucket', file: 'outbound-bucket.lua', algorithm: 'outbound' },
 ] as const);
 
-import { LUA_DIR } from '../paths.js';
+import { LUA_DIR } from './paths.js';
 
 export { LUA_DIR };
 
