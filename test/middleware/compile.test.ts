@@ -21,7 +21,7 @@ interface Core {
   RULES: { id: string; title: string; key: string; costByEndpoint: [string, number][]; plan: string | null }[];
 }
 
-/** The EVALSHA ids, read straight from the files (not through src/codegen/lua.ts). */
+/** The EVALSHA ids, read straight from the files (not through src/lua.ts). */
 const LUA_SHA1 = Object.fromEntries(
   readdirSync(path.join(ROOT, 'lua'))
     .filter((f) => f.endsWith('.lua'))
