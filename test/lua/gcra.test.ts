@@ -62,7 +62,7 @@ describe('gcra.lua', () => {
       // request is a fast denial with about 100 ms to wait
       await gcra(key, 2, 10, 1000);
       await gcra(key, 2, 10, 1000);
-      const [bs, bus] = (await s.redis.time()) as [string, string];
+      const [bs, bus] = (await s.redis.time()) as unknown as [string, string];
       const before = Number(bs) * 1e6 + Number(bus);
       const [allowed, , retry, reset] = await gcra(key, 2, 10, 1000);
       const [[, time], [, tat]] = (await s.redis.multi().time().get(key).exec()) as [[null, [string, string]], [null, string]];

@@ -239,7 +239,7 @@ export interface Hit {
 
 export async function hit(
   base: string,
-  method: 'GET' | 'POST',
+  method: 'GET' | 'POST' | 'DELETE',
   path: string,
   headers: Record<string, string> = {},
   body?: unknown,

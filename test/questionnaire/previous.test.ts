@@ -16,7 +16,7 @@ import { STEPS } from '../../src/questionnaire/steps/index.js';
 import { fixture } from './detect/fixtures.js';
 import { detectedOf, PREVIOUS_FILE, stepContext } from './support/context.js';
 import { PREVIOUS } from './support/previous.js';
-import { DEFAULT, scripted, type Entry } from './support/scripted.js';
+import { DEFAULT, scripted, type Entry, type ScriptedPrompter } from './support/scripted.js';
 
 const FROM = `previous answers in ${PREVIOUS_FILE}`;
 const previous = Answers.parse(PREVIOUS);
@@ -35,7 +35,12 @@ async function interview(options: { interactive: boolean; script?: Entry[]; flag
     say: (l) => said.push(l),
   });
   // As init does: the project name from a flag, else the previous answers (carried over), else package.json.
-  return { answers: finishAnswers(draft, options.previous === undefined ? undefined : 'shop-api'), prompt, said };
+  // the scripted prompter's record (interactive runs only read it)
+  return {
+    answers: finishAnswers(draft, options.previous === undefined ? undefined : 'shop-api'),
+    prompt: prompt as ScriptedPrompter,
+    said,
+  };
 }
 
 describe('the previous answers layer', () => {
