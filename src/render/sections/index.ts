@@ -45,7 +45,8 @@ interface SectionDef {
   short: string;
   template: string;
   present: (design: Design) => boolean;
-  view: (input: RenderInput) => Record<string, unknown>;
+  /** The section's view model: its type is the view function's own (each returns a plain object). */
+  view: (input: RenderInput) => object;
 }
 
 const always = (): boolean => true;

@@ -141,7 +141,7 @@ export function ruleRow(rule: MatrixRule): RuleRow {
 /** Appended to a value the answers did not give (each such value has a line in the assumptions). */
 export const ASSUMED = '(assumed)';
 
-export function scopeView(input: RenderInput): Record<string, unknown> {
+export function scopeView(input: RenderInput) {
   const { scope, meta, assumptions } = input.design;
   const t = scope.traffic;
   const usedClasses = [...new Set(scope.endpoints.map((e) => e.class))];
@@ -237,7 +237,7 @@ export function scopeView(input: RenderInput): Record<string, unknown> {
   };
 }
 
-export function matrixView(input: RenderInput): Record<string, unknown> {
+export function matrixView(input: RenderInput) {
   const { rules, monitoring } = input.design;
   const fields = new Set(input.design.assumptions.flatMap((a) => a.field.split(', ')));
   const tiers = [...new Set(rules.map((r) => tierName(r.tier)))];
@@ -294,7 +294,7 @@ export function matrixView(input: RenderInput): Record<string, unknown> {
   };
 }
 
-export function algorithmsView(input: RenderInput): Record<string, unknown> {
+export function algorithmsView(input: RenderInput) {
   return {
     decisions: input.design.algorithms.map((d) => ({
       limitClass: tierName(d.limitClass),
@@ -307,7 +307,7 @@ export function algorithmsView(input: RenderInput): Record<string, unknown> {
   };
 }
 
-export function enforcementView(input: RenderInput): Record<string, unknown> {
+export function enforcementView(input: RenderInput) {
   const { enforcement: e, output, rules, scope } = input.design;
   const ip = e.clientIp;
   const codeParts = [
@@ -403,7 +403,7 @@ function linkedCode(input: RenderInput): { path: string; href: string; size: str
  * list of every file with its size and purpose; the middleware and client runtimes are
  * read in the code folder, not in the document.
  */
-function codeView(input: RenderInput): Record<string, unknown> {
+function codeView(input: RenderInput) {
   const files = input.codeFiles ?? [];
   const rules = files
     .map((f) => ({ f, excerpt: f.path === 'middleware/design.ts' ? rulesExcerpt(f.content) : undefined }))
@@ -466,7 +466,7 @@ function nginxEdgeExample(design: Design): { rules: string[]; response: string }
   };
 }
 
-export function contractView(input: RenderInput): Record<string, unknown> {
+export function contractView(input: RenderInput) {
   const c = input.design.contract;
   const edgeExample = nginxEdgeExample(input.design);
   // no client-facing rule in the middleware: every refusal a client sees is the gateway's
@@ -499,7 +499,7 @@ export function contractView(input: RenderInput): Record<string, unknown> {
   };
 }
 
-export function quotasView(input: RenderInput): Record<string, unknown> {
+export function quotasView(input: RenderInput) {
   const q = input.design.quotas;
   if (!q) return {};
   const used = [...new Set(q.plans.map((p) => p.exhaustion))];
@@ -517,7 +517,7 @@ export function quotasView(input: RenderInput): Record<string, unknown> {
   };
 }
 
-export function outboundView(input: RenderInput): Record<string, unknown> {
+export function outboundView(input: RenderInput) {
   const o = input.design.outbound;
   if (!o) return {};
   return {
@@ -551,7 +551,7 @@ export function outboundView(input: RenderInput): Record<string, unknown> {
   };
 }
 
-export function monitoringView(input: RenderInput): Record<string, unknown> {
+export function monitoringView(input: RenderInput) {
   const m = input.design.monitoring;
   const SOURCE: Record<MetricSource, string> = {
     middleware: 'middleware',
@@ -581,7 +581,7 @@ export function monitoringView(input: RenderInput): Record<string, unknown> {
   };
 }
 
-export function rolloutView(input: RenderInput): Record<string, unknown> {
+export function rolloutView(input: RenderInput) {
   const r = input.design.rollout;
   return {
     startsInShadow: r.startsInShadow,
@@ -624,7 +624,7 @@ export function rolloutView(input: RenderInput): Record<string, unknown> {
   };
 }
 
-export function scenariosView(input: RenderInput): Record<string, unknown> {
+export function scenariosView(input: RenderInput) {
   return {
     scenarios: input.design.scenarios.map((s) => ({
       ...s,
@@ -634,7 +634,7 @@ export function scenariosView(input: RenderInput): Record<string, unknown> {
   };
 }
 
-export function constraintsView(input: RenderInput): Record<string, unknown> {
+export function constraintsView(input: RenderInput) {
   const checks = [...input.checks].sort((a, b) => a.number - b.number);
   const failed = checks.filter((c) => !c.passed);
   return {
