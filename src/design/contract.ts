@@ -223,7 +223,7 @@ function exampleRule(rules: MatrixRule[]): MatrixRule | undefined {
 
 const MEANING: Record<string, string> = {
   'RateLimit-Policy':
-    "The policy that applies, named after the matrix rule: q units per w seconds, with q / w exactly the rule's rate, so a client that spaces its calls w / q seconds apart is never refused. Token-bucket rules: q is the largest such count within the burst, so q calls may also go at once, then none until w has passed. Window rules: q per window of w seconds.",
+    "The policy that applies, named after the matrix rule: q units per w seconds, with q / w exactly the rule's rate, so a client that spaces its calls w / q seconds apart is never refused. Token-bucket rules: q is the largest such count within the burst, so q calls may also go at once, then none until w has passed (where the burst is smaller than the smallest such q, q states the pace and only the burst can go at once). Window rules: q per window of w seconds.",
   RateLimit:
     'What is left now: r units remaining, and t seconds until the bucket is full again (token-bucket rules) or the window resets (window rules).',
   'RateLimit-Limit':

@@ -561,6 +561,8 @@ export function monitoringView(input: RenderInput) {
   };
   return {
     metrics: m.metrics.map((x) => ({ ...x, source: (x.emittedBy ?? ['middleware']).map((s) => SOURCE[s] ?? s).join(', ') })),
+    // the middleware's counters exist only where the middleware does
+    middlewareMetrics: m.metrics.some((x) => (x.emittedBy ?? ['middleware']).includes('middleware')),
     alerts: m.alerts,
     store: {
       policy: m.store.maxmemoryPolicy,
