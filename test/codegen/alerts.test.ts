@@ -16,6 +16,7 @@ import { buildDesign } from '../../src/design/build.js';
 import type { Design } from '../../src/design/model.js';
 import { exampleAnswers, exampleDesign, exampleNames } from '../helpers/examples.js';
 import { EVIL, hostileDesign } from './support/hostile.js';
+import { metricsOf } from '../../src/constraints/artefacts.js';
 
 function promtool(): string | undefined {
   for (const d of [...(process.env.PATH ?? '').split(delimiter), '/usr/bin', '/usr/local/bin']) {
@@ -98,50 +99,6 @@ describe('Prometheus alerting rules', () => {
 // ---------------------------------------------------------------------------
 // Every metric an alert reads is exported by someone the design names
 // ---------------------------------------------------------------------------
-
-/** PromQL words that are not metric names. */
-const PROMQL_WORDS = new Set([
-  'sum',
-  'max',
-  'min',
-  'avg',
-  'count',
-  'by',
-  'without',
-  'on',
-  'ignoring',
-  'group_left',
-  'group_right',
-  'and',
-  'or',
-  'unless',
-  'offset',
-  'rate',
-  'irate',
-  'increase',
-  'histogram_quantile',
-  'abs',
-  'absent',
-  'bool',
-  'topk',
-  'bottomk',
-  'quantile',
-  'clamp_min',
-  'clamp_max',
-  'time',
-]);
-
-/** The metric names a PromQL expression reads (label matchers, ranges and grouping removed). */
-export function metricsOf(expr: string): string[] {
-  const bare = expr
-    .replace(/"(?:[^"\\]|\\.)*"/g, '""')
-    .replace(/\{[^}]*\}/g, ' ')
-    .replace(/\[[^\]]*\]/g, ' ')
-    .replace(/\b(by|without|on|ignoring|group_left|group_right)\s*\([^)]*\)/g, ' ')
-    .replace(/\boffset\s+\w+/g, ' ');
-  const names = (bare.match(/[A-Za-z_:][A-Za-z0-9_:]*/g) ?? []).filter((w) => !PROMQL_WORDS.has(w) && !/^\d/.test(w));
-  return [...new Set(names)];
-}
 
 describe('every metric an alert reads has a producer', () => {
   it('the extractor finds metric names and nothing else', () => {

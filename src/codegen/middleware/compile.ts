@@ -13,6 +13,7 @@
 import { KEY_PREFIX } from '../../design/naming.js';
 import type { Design, MatrixRule, RuleIdentity } from '../../design/model.js';
 import { luaScript, type LuaScriptName } from '../../lua.js';
+import { IDENTITY_LABEL } from '../../runtime/middleware/keys.js';
 
 export type ScriptName = 'gcra' | 'sliding-window-log' | 'fixed-window';
 export type CompiledIdentity = Exclude<RuleIdentity, 'provider'>;
@@ -104,16 +105,6 @@ export interface CompiledDesign {
 }
 
 const TIER_ORDER: Record<CompiledTier, number> = { ceiling: 0, security: 1, fairness: 2, quota: 3 };
-
-const IDENTITY_LABEL: Record<CompiledIdentity, string> = {
-  global: '',
-  'api-key': 'ak:',
-  user: 'u:',
-  tenant: 't:',
-  session: 's:',
-  ip: 'ip:',
-  username: 'un:',
-};
 
 const DEFAULT_METRICS = {
   decisions: { name: 'ratelimit_decisions_total', help: 'Every limiter decision, by rule and result.' },

@@ -6,7 +6,7 @@ import { createHash } from 'node:crypto';
 import { register as defaultRegistry } from 'prom-client';
 import { calendarPeriod } from './calendar.js';
 import { formatIp, parseCidr, parseIp, resolveClientIp } from './client-ip.js';
-import { hashTag, keyPart, keyShape, parseKeyPattern, renderKey, usernameKey } from './keys.js';
+import { hashTag, IDENTITY_LABEL, keyPart, keyShape, parseKeyPattern, renderKey, usernameKey } from './keys.js';
 import type { KeyPiece, KeyShape, Slot } from './keys.js';
 import { LocalBuckets, localReplies } from './local-bucket.js';
 import { MemoryStore } from './memory-store.js';
@@ -44,15 +44,6 @@ import type {
 } from './types.js';
 
 const MODES: readonly RuleMode[] = ['enforce', 'shadow', 'off'];
-const IDENTITY_LABEL: Readonly<Record<IdentityKind, string>> = {
-  global: '',
-  'api-key': 'ak:',
-  user: 'u:',
-  tenant: 't:',
-  session: 's:',
-  ip: 'ip:',
-  username: 'un:',
-};
 /** Client identities, best first: API key > user > tenant > session > IP. */
 const FALLBACK_ORDER: readonly IdentityKind[] = ['api-key', 'user', 'tenant', 'session', 'ip'];
 function sha1Hex(value: string): string {

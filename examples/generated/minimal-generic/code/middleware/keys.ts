@@ -4,6 +4,7 @@
  * period slots, and the hash tag that keeps the keys of one check on one cluster slot.
  */
 import { createHash } from 'node:crypto';
+import type { IdentityKind } from './types.js';
 
 function sha256Hex(value: string): string {
   return createHash('sha256').update(value).digest('hex');
@@ -27,6 +28,17 @@ export function keyPart(value: string): string {
 export function usernameKey(username: string): string {
   return sha256Hex(username.normalize('NFKC').trim().toLowerCase());
 }
+
+/** The label an identity carries inside a key (a fallback identity brings its own). */
+export const IDENTITY_LABEL: Readonly<Record<IdentityKind, string>> = {
+  global: '',
+  'api-key': 'ak:',
+  user: 'u:',
+  tenant: 't:',
+  session: 's:',
+  ip: 'ip:',
+  username: 'un:',
+};
 
 export type KeyPiece = string | { readonly slot: 'identity' | 'period'; readonly label: string };
 
