@@ -4,9 +4,23 @@ import type { Gateway, MatrixRule, Migration, Rollout } from './model.js';
 /** What turning a rule off takes, as the artefact that enforces it allows. */
 export function killSwitchHow(rule: MatrixRule, gateway: Gateway): string {
   if (rule.layer === 'edge') {
-    if (gateway === 'nginx')
-      return 'comment out its limit_req line in gateway/nginx-server.conf and reload nginx (a reload, no application deploy)';
-    return `remove it from the ${gateway} configuration and apply it (a gateway change, no application deploy)`;
+    // what the generated gateway file lets you do for this rule (its comments quote this text)
+    switch (gateway) {
+      case 'nginx':
+        return 'comment out its limit_req line in gateway/nginx-server.conf and reload nginx (a reload, no application deploy)';
+      case 'envoy':
+        return "remove it from the Envoy configuration (its descriptor and rate_limits entries; for the global ceiling, the local filter's token_bucket) and push it (xDS or a reload; no application deploy)";
+      case 'kong':
+        return "set its plugin's enabled to false and apply the configuration (no application deploy)";
+      case 'cloudflare':
+        return "set its rule's enabled to false (a Rulesets API update, no application deploy)";
+      case 'aws-api-gateway':
+        return rule.identity === 'ip'
+          ? "set its WAF rule's action to Count (counts, refuses nothing) and deploy the template (no application deploy)"
+          : 'remove its throttle from the stage method settings or usage plan and deploy the template (no application deploy)';
+      default:
+        return `remove it from the ${gateway} configuration and apply it (a gateway change, no application deploy)`;
+    }
   }
   if (rule.layer === 'outbound-client')
     return 'set the flag to "shadow" (or "off"): the outbound client reads it on every call, so it takes effect at once, without a deploy';

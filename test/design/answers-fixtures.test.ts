@@ -234,7 +234,8 @@ describe('kill switches and the example nginx: the wording matches the artefact'
     const how = design.rollout.killSwitches.find((k) => k.ruleId === 'anonymous-per-ip')?.how;
     expect(how).toBe('comment out its limit_req line in gateway/nginx-server.conf and reload nginx (a reload, no application deploy)');
     const server = generateNginx(design).find((f) => f.path.endsWith('nginx-server.conf'))?.content ?? '';
-    expect(server).toContain('comment out the next line and reload nginx');
+    // the config says it in the document's own words
+    expect(server).toContain(`(kill switch ratelimit.anonymous-per-ip.mode: ${how})`);
     expect(server).toMatch(/limit_req zone=rl_anonymous_per_ip burst=2000 nodelay;/);
   });
 });

@@ -20,6 +20,7 @@ import {
   type EdgeRoute,
   type EdgeRule,
   type RetryAfterFinding,
+  killSwitchNote,
 } from './edge.js';
 
 export const AWS_PATH = 'gateway/aws-api-gateway.json';
@@ -94,18 +95,10 @@ export function awsConfig(design: Design): Record<string, unknown> {
       ...other.map(
         (r) => `${r.id}: keyed on ${r.identity ?? 'an unstated identity'}, not visible at the edge: enforce it in the middleware.`,
       ),
-      'Kill switches (a deploy of the changed template, not a runtime flag):',
+      'Kill switches (a change of the template, not a runtime flag):',
       ...rules
-        .filter((r) => r.killSwitch && r.key !== 'unsupported')
-        .map((r) =>
-          oneLine(
-            `${r.id} (kill switch ${r.killSwitch}): ${
-              r.key === 'ip'
-                ? "set the WAF rule's Action to Count (counts, refuses nothing)"
-                : 'remove its throttle from the stage method settings or usage plan'
-            }.`,
-          ),
-        ),
+        .filter((r) => r.key !== 'unsupported' && killSwitchNote(design, r) !== undefined)
+        .map((r) => oneLine(`${r.id} (${killSwitchNote(design, r)}).`)),
     ],
     gatewayResponses: [
       gatewayResponse(
@@ -233,11 +226,8 @@ export function cloudflareConfig(design: Design): Record<string, unknown> {
             ? [`http.request.headers["${API_KEY_HEADER}"]`, 'cf.colo.id']
             : ['cf.colo.id'];
       return {
-        // the rule's kill switch: enabled false (a Rulesets API update, no deploy of the application)
-        description: oneLine(`${r.id}: ${r.title}${r.killSwitch ? ` (kill switch ${r.killSwitch}: set enabled to false)` : ''}`).slice(
-          0,
-          500,
-        ),
+        // the rule's kill switch, as the document's rollout section states it
+        description: oneLine(`${r.id}: ${r.title}${killSwitchNote(design, r) ? ` (${killSwitchNote(design, r)})` : ''}`).slice(0, 500),
         expression,
         action: 'block',
         // application/problem+json is not among the content types Cloudflare accepts for a rule's

@@ -207,3 +207,12 @@ export function perWindow(rate: { requests: number; periodSeconds: number }): {
   const u = [...WINDOW_UNITS].reverse().find((w) => w.seconds <= rate.periodSeconds) ?? WINDOW_UNITS[0];
   return { ...u, count: Math.max(1, Math.floor((rate.requests * u.seconds) / rate.periodSeconds)), exact: false };
 }
+
+/**
+ * An edge rule's kill switch as the gateway files state it: the flag the design names and what
+ * turning it off takes at this gateway, the same words as the document's rollout section.
+ */
+export function killSwitchNote(design: Design, rule: Pick<EdgeRule, 'id'>): string | undefined {
+  const k = design.rollout.killSwitches.find((x) => x.ruleId === rule.id);
+  return k ? `kill switch ${k.flag}: ${k.how ?? 'change the gateway configuration'}` : undefined;
+}

@@ -24,6 +24,7 @@ import {
   edgeRetryAfter,
   edgeRules,
   exemptRoutes,
+  killSwitchNote,
   perWindow,
   rateText,
   type EdgeRoute,
@@ -377,18 +378,10 @@ function filterHeader(design: Design): string[] {
     'Shadow mode: filter_enforced at 0% counts without refusing (rollout step 1); raise the runtime key',
     'ratelimit.edge_local.enforced to 100 to enforce. Every 429 carries Retry-After and a problem+json body.',
   );
-  const switches = [ceiling, ...local, ...global].filter((r): r is EdgeRule => r !== undefined && r.killSwitch !== undefined);
+  const switches = [ceiling, ...local, ...global].filter((r): r is EdgeRule => r !== undefined && killSwitchNote(design, r) !== undefined);
   if (switches.length > 0) {
-    lines.push('', 'Kill switches (a config push, xDS or a reload: Envoy has no per-descriptor runtime flag for the local filter):');
-    for (const r of switches) {
-      lines.push(
-        `  ${r.id} (kill switch ${r.killSwitch}): ${
-          r === ceiling
-            ? "set filter_enabled's runtime key ratelimit.edge_local.enabled to 0 (turns off every local descriptor too)"
-            : "remove the rule's rate_limits entries and its descriptor"
-        }.`,
-      );
-    }
+    lines.push('', 'Kill switches (Envoy has no per-descriptor runtime flag; filter_enabled switches the whole local filter):');
+    for (const r of switches) lines.push(`  ${r.id} (${killSwitchNote(design, r)}).`);
   }
   if (design.contract.convention !== 'x-ratelimit') {
     lines.push('Rate-limit headers stay off here: the application emits the one documented convention.');

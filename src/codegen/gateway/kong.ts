@@ -27,6 +27,7 @@ import {
   type EdgeRoute,
   type EdgeRule,
   type RetryAfterFinding,
+  killSwitchNote,
 } from './edge.js';
 
 export const KONG_PATH = 'gateway/kong.yaml';
@@ -290,7 +291,7 @@ function header(design: Design): string[] {
     if (p.ceilings.some((c) => c.id === r.id)) {
       lines.push(
         `${r.id}: ${rateText(r.rate)} as ${r.rate.requests} per ${r.rate.periodSeconds} s, fixed window, counted in each Kong node's memory` +
-          ` (with K nodes, divide by K)${r.burst ? `; no burst beyond the window (design burst ${r.burst})` : ''}. Kill switch ${r.killSwitch ?? 'none'}: set the plugin's enabled to false.`,
+          ` (with K nodes, divide by K)${r.burst ? `; no burst beyond the window (design burst ${r.burst})` : ''}. ${killSwitchNote(design, r) ?? 'No kill switch'}.`,
       );
       continue;
     }
@@ -303,7 +304,7 @@ function header(design: Design): string[] {
         (r.routes.length === 0
           ? ' On the service: one counter for all its routes that have no rate-limiting of their own.'
           : kongRouteNote(p.routesPerRule.get(r.id) ?? 0)) +
-        ` Fail ${r.failMode} (fault_tolerant). Kill switch ${r.killSwitch ?? 'none'}: set the plugin's enabled to false.`,
+        ` Fail ${r.failMode} (fault_tolerant). ${killSwitchNote(design, r) ?? 'No kill switch'}.`,
     );
   }
   const gaps = p.coverage.filter((c) => c.replaced.length > 0);

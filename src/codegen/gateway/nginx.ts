@@ -23,6 +23,7 @@ import {
   type EdgeRoute,
   type EdgeRule,
   type RetryAfterFinding,
+  killSwitchNote,
 } from './edge.js';
 
 export const NGINX_HTTP_PATH = 'gateway/nginx.conf';
@@ -249,9 +250,7 @@ export function nginxServerConf(design: Design): string {
   );
   for (const z of zones) {
     const r = z.rule;
-    lines.push(
-      `# ${nginxComment(`${r.id}${r.killSwitch ? ` (kill switch ${r.killSwitch}: comment out the next line and reload nginx)` : ''}`)}`,
-    );
+    lines.push(`# ${nginxComment(`${r.id}${killSwitchNote(design, r) ? ` (${killSwitchNote(design, r)})` : ''}`)}`);
     lines.push(`limit_req zone=${z.zone}${r.burst ? ` burst=${r.burst} nodelay` : ''};`);
   }
   lines.push(

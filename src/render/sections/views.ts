@@ -102,11 +102,13 @@ export interface RuleRow {
   basis: string;
   headers: string;
   killSwitch: string;
+  /** An edge rule's switch is the gateway configuration: what turning it off takes there. */
+  killSwitchHow: string;
   rationale: string;
   handWritten: boolean;
 }
 
-export function ruleRow(rule: MatrixRule): RuleRow {
+export function ruleRow(rule: MatrixRule, killSwitchHow = ''): RuleRow {
   return {
     id: rule.id,
     title: rule.title,
@@ -129,7 +131,9 @@ export function ruleRow(rule: MatrixRule): RuleRow {
       rule.cardinality?.bound === undefined ? '' : `${fmtNumber(rule.cardinality.bound)} key${rule.cardinality.bound === 1 ? '' : 's'}`,
     basis: rule.cardinality?.basis ?? '',
     headers: headersText(rule),
-    killSwitch: rule.killSwitch?.flag ?? '',
+    // an edge rule has no runtime flag (as the rollout section says): its switch is the gateway's
+    killSwitch: rule.layer === 'edge' ? '' : (rule.killSwitch?.flag ?? ''),
+    killSwitchHow: rule.layer === 'edge' && rule.killSwitch ? killSwitchHow : '',
     rationale: rule.rationale,
     handWritten: rule.source !== 'generated',
   };
@@ -260,7 +264,7 @@ export function matrixView(input: RenderInput) {
     count: rules.length,
     tiers: joinAnd(tiers),
     hasAnonymous: rules.some((r) => r.identity === 'ip' && r.tier !== 'security'),
-    rows: rules.map(ruleRow),
+    rows: rules.map((r) => ruleRow(r, input.design.rollout.killSwitches.find((k) => k.ruleId === r.id)?.how)),
     memory: storeRules.map((r) => {
       const bound = r.cardinality?.bound;
       const bytes = r.bytesPerKey;
