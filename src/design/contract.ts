@@ -55,9 +55,6 @@ function ceilSeconds(seconds: number): number {
   return Math.ceil(seconds - 1e-9);
 }
 
-/** q / RateLimit-Limit: the plan quota of a soft quota, the burst of a bucket, else the limit. */
-export const shownLimit = statedLimit;
-
 /** The problem+json body of a 429, as the runtime builds it. */
 export function problemBody(
   docsUrl: string,
@@ -138,7 +135,7 @@ function exampleWindow(rule: MatrixRule, shown: ShownRule, reset: QuotaResetT | 
 /** The first call of a client: a full bucket, or the start of the window (quota: of the period). */
 function firstCall(rule: MatrixRule, shown: ShownRule, reset: QuotaResetT | undefined): ShownValues {
   const w = exampleWindow(rule, shown, reset);
-  const limit = shownLimit(shown);
+  const limit = statedLimit(shown);
   return {
     limit,
     remaining: Math.max(0, limit - 1),
@@ -155,7 +152,7 @@ function refusal(
   reset: QuotaResetT | undefined,
 ): { s: ShownValues; retryAfter: number; situation: string } {
   const w = exampleWindow(rule, shown, reset);
-  const limit = shownLimit(shown);
+  const limit = statedLimit(shown);
   const at = (resetSeconds: number, retryAfter: number, situation: string) => ({
     s: { limit, remaining: 0, resetSeconds, windowSeconds: w },
     retryAfter,
