@@ -85,6 +85,7 @@ answersOptions(
     )
     .option('--date <YYYY-MM-DD>', 'generation date shown in the document (default: SOURCE_DATE_EPOCH or today)')
     .option('--force', 'overwrite files that were edited since rl-design wrote them')
+    .option('--prune', 'remove files an earlier run for these answers wrote and this design no longer generates (never edited ones)')
     .option('--dry-run', 'list the files that would be written, write nothing'),
 ).action(async (opts) => {
   const { runGenerate } = await import('./commands/generate.js');

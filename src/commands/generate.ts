@@ -25,6 +25,8 @@ export interface GenerateOptions extends SourceOptions {
   codeDir?: string;
   force?: boolean;
   dryRun?: boolean;
+  /** Remove files an earlier run for the same answers wrote and this run no longer generates. */
+  prune?: boolean;
   /** Files written in the same all-or-nothing step as the document (init's answers file). */
   alsoWrite?: PlannedFile[];
 }
@@ -302,6 +304,10 @@ export interface GenerateRun {
   /** Absolute paths written or already up to date. */
   written: string[];
   unchanged: string[];
+  /** Files an earlier run for the same answers wrote that this run does not (kept), the edited ones among them, and those removed by --prune. */
+  leftover: string[];
+  leftoverEdited: string[];
+  removed: string[];
   checksFailed: string[];
 }
 
@@ -350,10 +356,15 @@ export async function generateFiles(ctx: CommandContext, opts: GenerateOptions):
     ...(opts.example ? {} : { answersFile: file }),
   });
   const checksFailed = plan.checks.filter((c) => !c.passed).map((c) => `${c.number} ${c.id}`);
-  if (opts.dryRun) return { design, plan, written: [], unchanged: [], checksFailed };
+  if (opts.dryRun) return { design, plan, written: [], unchanged: [], leftover: [], leftoverEdited: [], removed: [], checksFailed };
   const rel = (p: string): string => displayPath(ctx.cwd, p);
-  const result = await writeOutputs([...(opts.alsoWrite ?? []), ...plan.planned], { force: opts.force ?? false, display: rel });
-  return { design, plan, written: result.written, unchanged: result.unchanged, checksFailed };
+  const result = await writeOutputs([...(opts.alsoWrite ?? []), ...plan.planned], {
+    force: opts.force ?? false,
+    display: rel,
+    owner: { command: 'generate', source: opts.example ? `example:${opts.example}` : file },
+    prune: opts.prune ?? false,
+  });
+  return { design, plan, ...result, checksFailed };
 }
 
 export async function runGenerate(ctx: CommandContext, opts: GenerateOptions): Promise<number> {
@@ -370,6 +381,14 @@ export async function runGenerate(ctx: CommandContext, opts: GenerateOptions): P
   for (const p of plan.planned) {
     const state = run.unchanged.includes(p.path) ? 'unchanged' : 'wrote';
     ctx.stdout(`  ${state} ${rel(p.path)}\n`);
+  }
+  for (const p of run.removed) ctx.stdout(`  removed ${rel(p)} (no longer generated)\n`);
+  if (run.leftover.length > 0) {
+    const edited = new Set(run.leftoverEdited);
+    ctx.stdout(
+      `  ${run.leftover.length} file(s) an earlier run wrote are no longer generated${opts.prune ? '' : ' (--prune removes the unedited ones)'}:\n`,
+    );
+    for (const p of run.leftover) ctx.stdout(`    ${rel(p)}${edited.has(p) ? ' (edited since; kept)' : ''}\n`);
   }
   if (!plan.codeDir)
     ctx.stdout(

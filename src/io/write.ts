@@ -12,16 +12,29 @@
  *   rl-design wrote (sha256 per file, by path relative to the folder), so a file the user
  *   edited since is never overwritten without --force. A symbolic link is never followed,
  *   with or without --force.
+ * - A run that names its owner (generate: the answers file) is recorded in the manifest with
+ *   the files it wrote. A file an earlier run of the same owner wrote and this run no longer
+ *   generates is reported as left over; with `prune` it is removed, unless the user edited it
+ *   (or another owner also wrote it), and folders it leaves empty go too.
  * - Temporary files are named `.<name>.<pid>.<random>.rl-design-tmp`; the next run in the
  *   folder removes any a killed run left behind.
  */
 import { createHash, randomBytes } from 'node:crypto';
 import { constants } from 'node:fs';
-import { chmod, lstat, open, readdir, rename, unlink } from 'node:fs/promises';
+import { chmod, lstat, open, readdir, rename, rmdir, unlink } from 'node:fs/promises';
 import path from 'node:path';
 import { UserError } from '../messages.js';
 import { acquireLock, type Lock } from './lock.js';
-import { checkChain, isInside, makeFolders, readCapped, refuseSystemPath, removeFolders, TooLargeError } from './safe-fs.js';
+import {
+  checkChain,
+  isInside,
+  type PathState,
+  makeFolders,
+  readCapped,
+  refuseSystemPath,
+  removeFolders,
+  TooLargeError,
+} from './safe-fs.js';
 
 export const MANIFEST_NAME = '.rl-design-manifest.json';
 const TEMP_RE = /^\..+\.\d+\.[0-9a-f]+\.rl-design-tmp$/;
@@ -31,6 +44,13 @@ const MAX_EXISTING_BYTES = 64 * 1024 * 1024;
 interface Manifest {
   tool: 'rl-design';
   files: Record<string, string>;
+  /** Per owner (a run's source, e.g. `generate:answers.json`), the files its last run wrote (and leftovers it kept). */
+  owners?: Record<string, string[]>;
+}
+
+interface ManifestData {
+  files: Record<string, string>;
+  owners: Record<string, string[]>;
 }
 
 export interface PlannedFile {
@@ -54,6 +74,12 @@ export interface PlannedFile {
 export interface WriteResult {
   written: string[];
   unchanged: string[];
+  /** Files an earlier run of the same owner wrote that this run no longer generates, kept. */
+  leftover: string[];
+  /** Of those, the ones the user edited since (kept even with `prune`). */
+  leftoverEdited: string[];
+  /** Leftovers removed (`prune`). */
+  removed: string[];
 }
 
 export interface WriteOptions {
@@ -61,6 +87,14 @@ export interface WriteOptions {
   display?: (abs: string) => string;
   /** How long to wait for another run writing the same folder (default 30 s). */
   lockWaitMs?: number;
+  /**
+   * Who is writing: the command and its source (an absolute answers path, recorded relative to each
+   * output folder, or a name such as `example:saas-platform`). Recorded in the manifest with the
+   * files written, so that files this owner wrote before and no longer generates are found.
+   */
+  owner?: { command: string; source: string };
+  /** Remove those leftover files (never one the user edited). Needs `owner`. */
+  prune?: boolean;
 }
 
 export function sha256(text: string | Buffer): string {
@@ -86,19 +120,36 @@ async function readExisting(file: string, show: (abs: string) => string): Promis
   }
 }
 
-async function readManifestAt(file: string, anchor: string, show: (abs: string) => string): Promise<Record<string, string>> {
-  if ((await checkChain(anchor, file, show)) !== 'file') return {};
+async function readManifestAt(file: string, anchor: string, show: (abs: string) => string): Promise<ManifestData> {
+  const none: ManifestData = { files: {}, owners: {} };
+  if ((await checkChain(anchor, file, show)) !== 'file') return none;
   try {
     const parsed = JSON.parse((await readCapped(file, 4 * 1024 * 1024, { noFollow: true })).toString('utf8')) as Manifest;
     if (parsed && typeof parsed.files === 'object' && parsed.files !== null) {
-      return Object.fromEntries(Object.entries(parsed.files).filter(([, v]) => typeof v === 'string'));
+      const files = Object.fromEntries(Object.entries(parsed.files).filter(([, v]) => typeof v === 'string'));
+      const owners: Record<string, string[]> = {};
+      if (parsed.owners && typeof parsed.owners === 'object') {
+        for (const [owner, list] of Object.entries(parsed.owners)) {
+          // Only names the manifest vouches for, and only plain relative paths below the folder.
+          if (Array.isArray(list)) owners[owner] = list.filter((k): k is string => typeof k === 'string' && k in files && isPlainKey(k));
+        }
+      }
+      return { files, owners };
     }
   } catch (e) {
     if ((e as NodeJS.ErrnoException).code === 'ELOOP') throw new UserError('symlinkRefused', { file: show(file) });
     // unreadable or not ours: nothing in it is known to be ours
   }
-  return {};
+  return none;
 }
+
+/** A manifest key that names a file below its folder (no `..`, not absolute, no empty part). */
+function isPlainKey(k: string): boolean {
+  return k.split('/').every((part) => part !== '' && part !== '.' && part !== '..') && !path.isAbsolute(k) && !k.includes('\\');
+}
+
+const sortedKeys = <T>(o: Record<string, T>): Record<string, T> =>
+  Object.fromEntries(Object.entries(o).sort(([a], [b]) => (a < b ? -1 : a > b ? 1 : 0)));
 
 const key = (root: string, file: string): string => path.relative(root, file).split(path.sep).join('/');
 
@@ -107,6 +158,9 @@ interface RootPlan {
   anchor: string;
   files: PlannedFile[];
   manifest: Record<string, string>;
+  owners: Record<string, string[]>;
+  /** Leftovers of this owner's earlier run: manifest keys, and whether each is still as written. */
+  leftovers: { key: string; file: string; edited: boolean }[];
   /** Older versions kept one manifest per folder; those below the root are read, then removed. */
   legacy: string[];
   created: string[];
@@ -177,13 +231,14 @@ export async function writeOutputs(files: PlannedFile[], options: WriteOptions =
     const anchor = f.anchor ?? path.dirname(root);
     if (!isInside(root, f.path) || !isInside(anchor, root)) throw new Error(`rl-design: ${f.path} is outside its output folder ${root}`);
     let plan = byRoot.get(root);
-    if (!plan) byRoot.set(root, (plan = { root, anchor, files: [], manifest: {}, legacy: [], created: [] }));
+    if (!plan) byRoot.set(root, (plan = { root, anchor, files: [], manifest: {}, owners: {}, leftovers: [], legacy: [], created: [] }));
     plan.files.push(f);
   }
   const plans = [...byRoot.values()].sort((a, b) => (a.root < b.root ? -1 : a.root > b.root ? 1 : 0));
   const staged: Staged[] = [];
   const toWrite: PlannedFile[] = [];
   const unchanged: string[] = [];
+  const removed: string[] = [];
   let committed = false;
   try {
     // 1. Each output folder: not a system path, no link on the way, created, locked.
@@ -196,12 +251,12 @@ export async function writeOutputs(files: PlannedFile[], options: WriteOptions =
     // 2. Every file checked before any is written.
     const modes = new Map<string, number>();
     for (const plan of plans) {
-      plan.manifest = await readManifestAt(path.join(plan.root, MANIFEST_NAME), plan.anchor, show);
+      ({ files: plan.manifest, owners: plan.owners } = await readManifestAt(path.join(plan.root, MANIFEST_NAME), plan.anchor, show));
       const dirs = new Set(plan.files.map((f) => path.dirname(f.path)).filter((d) => d !== plan.root));
       for (const dir of [...dirs].sort()) {
         const legacyFile = path.join(dir, MANIFEST_NAME);
         if ((await checkChain(plan.anchor, dir, show, true)) !== 'dir') continue;
-        const entries = await readManifestAt(legacyFile, plan.anchor, show);
+        const { files: entries } = await readManifestAt(legacyFile, plan.anchor, show);
         if (Object.keys(entries).length === 0) continue;
         plan.legacy.push(legacyFile);
         for (const [name, hash] of Object.entries(entries)) {
@@ -232,6 +287,7 @@ export async function writeOutputs(files: PlannedFile[], options: WriteOptions =
       const manifestPath = path.join(plan.root, MANIFEST_NAME);
       const state = await checkChain(plan.anchor, manifestPath, show);
       if (state === 'file') modes.set(manifestPath, (await lstat(manifestPath)).mode);
+      if (options.owner !== undefined) await findLeftovers(plan, ownerName(plan.root, options.owner), show);
     }
     // 3. Stale temporary files of earlier, killed runs go (the lock says no other run is writing here).
     for (const plan of plans) {
@@ -241,13 +297,26 @@ export async function writeOutputs(files: PlannedFile[], options: WriteOptions =
     }
     // 4. Stage every file and every manifest.
     const manifestTexts = new Map<string, string>();
+    const removing = new Set<string>();
     for (const plan of plans) {
       const next: Record<string, string> = { ...plan.manifest };
       const managed = plan.files.filter((f) => !f.unmanaged);
       if (managed.length === 0) continue;
       for (const f of managed) next[key(plan.root, f.path)] = sha256(f.content);
-      const sorted = Object.fromEntries(Object.entries(next).sort(([a], [b]) => (a < b ? -1 : a > b ? 1 : 0)));
-      manifestTexts.set(plan.root, `${JSON.stringify({ tool: 'rl-design', files: sorted }, null, 2)}\n`);
+      const owners = { ...plan.owners };
+      if (options.owner !== undefined) {
+        const kept: string[] = [];
+        for (const l of plan.leftovers) {
+          if (options.prune && !l.edited) {
+            removing.add(l.file);
+            delete next[l.key];
+          } else kept.push(l.key);
+        }
+        owners[ownerName(plan.root, options.owner)] = [...managed.map((f) => key(plan.root, f.path)), ...kept].sort();
+      }
+      const manifest: Manifest = { tool: 'rl-design', files: sortedKeys(next) };
+      if (Object.keys(owners).length > 0) manifest.owners = sortedKeys(owners);
+      manifestTexts.set(plan.root, `${JSON.stringify(manifest, null, 2)}\n`);
     }
     for (const f of toWrite) {
       const plan = byRoot.get(f.root ?? path.dirname(f.path)) as RootPlan;
@@ -284,12 +353,74 @@ export async function writeOutputs(files: PlannedFile[], options: WriteOptions =
     }
     staged.length = 0;
     for (const plan of plans) for (const legacy of plan.legacy) await unlink(legacy).catch(() => undefined);
+    for (const plan of plans) {
+      for (const l of plan.leftovers) {
+        if (!removing.has(l.file)) continue;
+        await checkChain(plan.anchor, path.dirname(l.file), show, true);
+        await unlink(l.file).catch(() => undefined);
+        removed.push(l.file);
+        await removeEmptyFolders(plan.root, path.dirname(l.file));
+      }
+    }
   } finally {
     for (const s of staged) await unlink(s.temp).catch(() => undefined);
     for (const plan of plans) await plan.lock?.release();
     if (!committed) for (const plan of [...plans].reverse()) await removeFolders(plan.created);
   }
-  return { written: toWrite.map((f) => f.path), unchanged };
+  const leftovers = plans.flatMap((p) => p.leftovers).filter((l) => !removed.includes(l.file));
+  return {
+    written: toWrite.map((f) => f.path),
+    unchanged,
+    leftover: leftovers.map((l) => l.file),
+    leftoverEdited: leftovers.filter((l) => l.edited).map((l) => l.file),
+    removed,
+  };
+}
+
+/**
+ * The files `owner` wrote last time that this run does not write: still present, recorded by
+ * no other owner. A file the user removed is forgotten; one the user edited is kept whatever happens.
+ */
+async function findLeftovers(plan: RootPlan, owner: string, show: (abs: string) => string): Promise<void> {
+  const now = new Set(plan.files.map((f) => key(plan.root, f.path)));
+  const others = new Set(
+    Object.entries(plan.owners)
+      .filter(([o]) => o !== owner)
+      .flatMap(([, list]) => list),
+  );
+  for (const k of plan.owners[owner] ?? []) {
+    if (now.has(k) || others.has(k)) continue;
+    const file = path.join(plan.root, ...k.split('/'));
+    if (!isInside(plan.root, file)) continue;
+    let state: PathState;
+    try {
+      state = await checkChain(plan.anchor, file, show);
+    } catch {
+      continue; // a link or a folder where the file was: not ours to judge or touch
+    }
+    if (state !== 'file') {
+      if (state === 'missing') delete plan.manifest[k];
+      continue;
+    }
+    const existing = await readExisting(file, show);
+    plan.leftovers.push({ key: k, file, edited: plan.manifest[k] !== sha256(existing) });
+  }
+}
+
+const ownerName = (root: string, owner: { command: string; source: string }): string =>
+  `${owner.command}:${path.isAbsolute(owner.source) ? key(root, owner.source) : owner.source}`;
+
+/** Removes `dir` and its parents up to (not including) `root` while they are empty. */
+async function removeEmptyFolders(root: string, dir: string): Promise<void> {
+  let d = dir;
+  while (d !== root && isInside(root, d)) {
+    try {
+      await rmdir(d);
+    } catch {
+      return;
+    }
+    d = path.dirname(d);
+  }
 }
 
 /** The largest answers file rl-design reads. */

@@ -123,6 +123,73 @@ describe('rl-design generate (built binary)', () => {
     expect(readFileSync(out, 'utf8')).toContain('inventory-service');
   });
 
+  it('reports files an earlier run wrote and this design no longer generates, and --prune removes the unedited ones', () => {
+    const dir = tempDir();
+    const answers = path.join(dir, 'api.answers.json');
+    const source = JSON.parse(readFileSync(path.join(ROOT, 'examples', 'saas-platform.answers.json'), 'utf8'));
+    delete source.$schema;
+    writeFileSync(answers, JSON.stringify(source));
+    const args = [
+      'generate',
+      '-a',
+      answers,
+      '--format',
+      'markdown',
+      '--out',
+      `${path.join(dir, 'doc')}/`,
+      '--code-dir',
+      path.join(dir, 'code'),
+      '--date',
+      DATE,
+    ];
+    expect(runCli(args).code).toBe(0);
+    const code = path.join(dir, 'code');
+    expect(existsSync(path.join(code, 'gateway', 'nginx.conf'))).toBe(true);
+    expect(existsSync(path.join(code, 'middleware', 'express.ts'))).toBe(true);
+    // Another design for the same answers file: Fastify instead of Express, no gateway.
+    writeFileSync(answers, JSON.stringify({ ...source, stack: { ...source.stack, framework: 'fastify', gateway: 'none' } }));
+    // The user edited one of the files that will be left over.
+    writeFileSync(path.join(code, 'gateway', 'nginx-server.conf'), '# my own tweak\n');
+    const second = runCli(args);
+    expect(second.code, second.stderr).toBe(0);
+    expect(second.stdout).toMatch(/file\(s\) an earlier run wrote are no longer generated \(--prune removes the unedited ones\)/);
+    expect(second.stdout).toContain(`code/middleware/express.ts`);
+    expect(second.stdout).toMatch(/gateway\/nginx-server\.conf \(edited since; kept\)/);
+    expect(existsSync(path.join(code, 'middleware', 'express.ts'))).toBe(true);
+    expect(existsSync(path.join(code, 'middleware', 'fastify.ts'))).toBe(true);
+    // --prune removes what is unedited and no longer generated, keeps the edited file, and empties nothing else.
+    const pruned = runCli([...args, '--prune']);
+    expect(pruned.code, pruned.stderr).toBe(0);
+    expect(pruned.stdout).toMatch(/removed .*code\/middleware\/express\.ts \(no longer generated\)/);
+    expect(pruned.stdout).toMatch(/removed .*code\/gateway\/nginx\.conf/);
+    expect(existsSync(path.join(code, 'middleware', 'express.ts'))).toBe(false);
+    expect(existsSync(path.join(code, 'gateway', 'nginx.conf'))).toBe(false);
+    expect(readFileSync(path.join(code, 'gateway', 'nginx-server.conf'), 'utf8')).toBe('# my own tweak\n');
+    expect(existsSync(path.join(code, 'middleware', 'fastify.ts'))).toBe(true);
+    // A third run has nothing left to report but the edited file it keeps.
+    const third = runCli([...args, '--prune']);
+    expect(third.stdout).not.toContain('removed');
+    expect(third.stdout).toMatch(/1 file\(s\) an earlier run wrote/);
+    // Another answers file writing into the same code folder is not this design's leftover.
+    const other = path.join(dir, 'other.answers.json');
+    writeFileSync(other, JSON.stringify(source));
+    const otherRun = runCli([
+      'generate',
+      '-a',
+      other,
+      '--format',
+      'markdown',
+      '--out',
+      `${path.join(dir, 'doc2')}/`,
+      '--code-dir',
+      path.join(dir, 'code2'),
+      '--date',
+      DATE,
+    ]);
+    expect(otherRun.code, otherRun.stderr).toBe(0);
+    expect(otherRun.stdout).not.toContain('no longer generated');
+  });
+
   it('never overwrites a file rl-design did not write', () => {
     const dir = tempDir();
     const out = path.join(dir, 'README.md');
