@@ -23,6 +23,8 @@ export default defineConstraint({
       killSwitchMismatch: 'The rule names kill switch {{ruleFlag}} but the rollout plan lists {{rolloutFlag}}.',
       notShadowInFile: '{{file}} starts the rules in {{mode}} mode, but the rollout starts in shadow.',
       killSwitchNotShipped: "The rule's kill switch {{flag}} is not in {{file}}: nothing turns the rule off the way the rollout plan says.",
+      edgeKillSwitchNotShipped:
+        'The gateway configuration ({{file}}) does not say how to switch the edge rule off, as the rollout plan does: {{how}}.',
     },
   },
   check(design, report) {
@@ -80,9 +82,15 @@ export default defineConstraint({
         const p = providers.find((x) => x.ruleId === ruleId);
         if (p && p.killSwitchFlag !== flag) report({ messageId: 'killSwitchNotShipped', ruleId, data: { flag, file: PROVIDERS_FILE } });
       } else if (rule.layer === 'edge') {
+        // An edge rule has no runtime flag: its switch is a change of the gateway file, which must say which.
         if (design.scope?.gateway === 'none' || gateway.length === 0) continue;
-        if (!gateway.some((f) => f.content.includes(flag)))
-          report({ messageId: 'killSwitchNotShipped', ruleId, data: { flag, file: gateway[0]?.path ?? 'gateway/' } });
+        const how = objects(design.rollout?.killSwitches).find((k) => k.ruleId === ruleId)?.how;
+        if (!isNonEmptyString(how)) continue; // not listed in the rollout: reported by check()
+        // one line of a gateway file names the rule and says how (the files write one line per rule)
+        const words = (text: string): string => text.replace(/\s+/g, ' ');
+        const namesRule = new RegExp(`(^|[^\\w-])${ruleId.replace(/[.*+?^${}()|[\]\\]/g, '\\$&')}([^\\w-]|$)`);
+        if (!gateway.some((f) => f.content.split('\n').some((line) => namesRule.test(line) && words(line).includes(words(how)))))
+          report({ messageId: 'edgeKillSwitchNotShipped', ruleId, data: { how, file: gateway.map((f) => f.path).join(', ') } });
       } else {
         const shipped = data?.rules.find((r) => r.id === ruleId);
         if (shipped && shipped.flag !== flag) report({ messageId: 'killSwitchNotShipped', ruleId, data: { flag, file: DESIGN_DATA_FILE } });

@@ -59,6 +59,7 @@ export function buildDesign(answers: Answers, options: BuildOptions): Design {
     contract: buildContract(rules, resolved.headers.convention, resolved.headers.docsUrl, {
       ...(resolved.quotaReset ? { quotaReset: resolved.quotaReset } : {}),
       endpoints: scope.endpoints,
+      gateway: scope.gateway,
     }),
     ...(quotas ? { quotas } : {}),
     ...(outbound ? { outbound } : {}),

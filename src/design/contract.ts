@@ -12,7 +12,17 @@ import {
   type StatedState,
 } from '../runtime/middleware/responses.js';
 import { policyWindowSeconds, sfString, PROBLEM_JSON, QUOTA_EXCEEDED_HEADER } from '../runtime/middleware/responses.js';
-import type { Diagram, ExampleResponse, HeaderConvention, HeaderSpec, MatrixRule, ResolvedEndpoint, ResponseContract } from './model.js';
+import { edgeRefusalBody } from './gateway-behaviour.js';
+import type {
+  Diagram,
+  ExampleResponse,
+  Gateway,
+  HeaderConvention,
+  HeaderSpec,
+  MatrixRule,
+  ResolvedEndpoint,
+  ResponseContract,
+} from './model.js';
 
 export const IETF_DRAFT = 'draft-ietf-httpapi-ratelimit-headers-11';
 
@@ -389,6 +399,8 @@ export interface ContractOptions {
   quotaReset?: QuotaResetT;
   /** The design's endpoints (to name those only edge rules count). */
   endpoints?: ResolvedEndpoint[];
+  /** The gateway that enforces the edge rules (what its refusals carry). */
+  gateway?: Gateway;
 }
 
 export function buildContract(
@@ -418,6 +430,7 @@ export function buildContract(
     },
     silentRuleIds: silent,
     edgeRuleIds: rules.filter((r) => r.headers === 'edge').map((r) => r.id),
+    edgeRefusalBody: edgeRefusalBody(options.gateway ?? 'none'),
     edgeOnlyEndpoints: edgeOnlyEndpoints(rules, options.endpoints ?? []),
     rateLimitedBody: limited.body,
     ...(example ? { rateLimitedExample: limited.example } : {}),

@@ -281,8 +281,10 @@ export interface ResponseContract {
   quotaHeaders: HeaderSpec[];
   retryAfter: { onEvery429: boolean; unit: 'seconds'; jitterGuidance: string };
   silentRuleIds: string[];
-  /** Rules enforced only at the edge: their 429 carries Retry-After and a problem body, no rate-limit headers. */
+  /** Rules enforced only at the edge: their 429 carries Retry-After and the gateway's body, no rate-limit headers. */
   edgeRuleIds: string[];
+  /** What the gateway's 429 body is ("problem+json (application/problem+json)", "Kong's own JSON ..."). */
+  edgeRefusalBody: string;
   /** Endpoints only edge rules count: their responses carry no rate-limit headers at all. */
   edgeOnlyEndpoints: string[];
   /** Exactly what the generated middleware sends for the example rule (same numbers as the example headers). */

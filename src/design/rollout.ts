@@ -1,27 +1,10 @@
 /** Rollout: shadow first, allowlist, enforcement order (security, general, quotas), kill switches. */
+import { edgeKillSwitchHow, edgeShadowHow } from './gateway-behaviour.js';
 import type { Gateway, MatrixRule, Migration, Rollout } from './model.js';
 
 /** What turning a rule off takes, as the artefact that enforces it allows. */
 export function killSwitchHow(rule: MatrixRule, gateway: Gateway): string {
-  if (rule.layer === 'edge') {
-    // what the generated gateway file lets you do for this rule (its comments quote this text)
-    switch (gateway) {
-      case 'nginx':
-        return 'comment out its limit_req line in gateway/nginx-server.conf and reload nginx (a reload, no application deploy)';
-      case 'envoy':
-        return "remove it from the Envoy configuration (its descriptor and rate_limits entries; for the global ceiling, the local filter's token_bucket) and push it (xDS or a reload; no application deploy)";
-      case 'kong':
-        return "set its plugin's enabled to false and apply the configuration (no application deploy)";
-      case 'cloudflare':
-        return "set its rule's enabled to false (a Rulesets API update, no application deploy)";
-      case 'aws-api-gateway':
-        return rule.identity === 'ip'
-          ? "set its WAF rule's action to Count (counts, refuses nothing) and deploy the template (no application deploy)"
-          : 'remove its throttle from the stage method settings or usage plan and deploy the template (no application deploy)';
-      default:
-        return `remove it from the ${gateway} configuration and apply it (a gateway change, no application deploy)`;
-    }
-  }
+  if (rule.layer === 'edge') return edgeKillSwitchHow(rule, gateway);
   if (rule.layer === 'outbound-client')
     return 'set the flag to "shadow" (or "off"): the outbound client reads it on every call, so it takes effect at once, without a deploy';
   return 'set the flag to "shadow" (or "off"): the middleware reads it on every decision, so it takes effect at once, without a deploy';
@@ -43,7 +26,7 @@ export function buildRollout(rules: MatrixRule[], shadowDays: number, gateway: G
   const steps = [
     {
       title: 'Shadow mode',
-      detail: `Deploy every rule with its flag at "shadow" for ${shadowDays} days: decisions are evaluated, metrics and headers emitted, nothing is rejected.${rules.some((r) => r.layer === 'edge') ? ` Edge rules have no flag: ${gateway === 'nginx' ? 'the generated nginx configuration runs them with limit_req_dry_run on, which counts and logs the would-be refusals and refuses none; set it to off to enforce them' : `run them in the ${gateway}'s own report-only mode, if it has one, or leave them out of the configuration until this step is over`}.` : ''} Study ratelimit_throttled_total{mode="shadow"} to learn who would be throttled: cron jobs, partner integrations and probes always show up.`,
+      detail: `Deploy every rule with its flag at "shadow" for ${shadowDays} days: decisions are evaluated, metrics and headers emitted, nothing is rejected.${rules.some((r) => r.layer === 'edge') ? ` Edge rules have no flag; ${edgeShadowHow(gateway)}.` : ''} Study ratelimit_throttled_total{mode="shadow"} to learn who would be throttled: cron jobs, partner integrations and probes always show up.`,
       ruleIds: rules.map((r) => r.id),
     },
     {

@@ -101,8 +101,14 @@ runConstraintTests(shadowRollout, {
     {
       name: 'an edge rule whose gateway config has no kill switch for it',
       design: saas().design,
-      files: edit(saas(), 'gateway/nginx-server.conf', (c) => c.replace('(kill switch ratelimit.global-ceiling.mode:', '(')),
-      expect: [{ messageId: 'killSwitchNotShipped', ruleId: 'global-ceiling', data: { flag: 'ratelimit.global-ceiling.mode' } }],
+      files: edit(saas(), 'gateway/nginx-server.conf', (c) => c.replace('comment out its limit_req line', 'see the team wiki')),
+      expect: [
+        {
+          messageId: 'edgeKillSwitchNotShipped',
+          ruleId: 'global-ceiling',
+          data: { file: 'gateway/nginx-server.conf, gateway/nginx.conf' },
+        },
+      ],
     },
   ],
 });

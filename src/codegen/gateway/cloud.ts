@@ -5,6 +5,7 @@
  * examples to adapt, each labelled as such in its `_comment` field: the resource shapes of
  * CloudFormation and of Cloudflare's Rulesets API, filled with the design's numbers.
  */
+import { edgeShadowHow } from '../../design/gateway-behaviour.js';
 import type { Design } from '../../design/model.js';
 import { slug } from '../../design/naming.js';
 import { TOOL_VERSION } from '../../version.js';
@@ -99,6 +100,7 @@ export function awsConfig(design: Design): Record<string, unknown> {
       ...rules
         .filter((r) => r.key !== 'unsupported' && killSwitchNote(design, r) !== undefined)
         .map((r) => oneLine(`${r.id} (${killSwitchNote(design, r)}).`)),
+      ...(design.rollout.startsInShadow ? [oneLine(`Rollout step 1 (shadow): ${edgeShadowHow('aws-api-gateway')}.`)] : []),
     ],
     gatewayResponses: [
       gatewayResponse(
@@ -208,6 +210,7 @@ export function cloudflareConfig(design: Design): Record<string, unknown> {
       ...edgeRules(design)
         .filter((r) => r.key === 'unsupported')
         .map((r) => `${r.id}: keyed on ${r.identity ?? 'an unstated identity'}, not visible at the edge: enforce it in the middleware.`),
+      ...(design.rollout.startsInShadow ? [oneLine(`Rollout step 1 (shadow): ${edgeShadowHow('cloudflare')}.`)] : []),
     ],
     phase: 'http_ratelimit',
     rules: rules.map((r) => {

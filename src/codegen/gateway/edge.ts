@@ -214,5 +214,5 @@ export function perWindow(rate: { requests: number; periodSeconds: number }): {
  */
 export function killSwitchNote(design: Design, rule: Pick<EdgeRule, 'id'>): string | undefined {
   const k = design.rollout.killSwitches.find((x) => x.ruleId === rule.id);
-  return k ? `kill switch ${k.flag}: ${k.how ?? 'change the gateway configuration'}` : undefined;
+  return k ? `kill switch: ${k.how ?? 'change the gateway configuration'}` : undefined;
 }

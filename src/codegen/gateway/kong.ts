@@ -11,6 +11,7 @@
  * An endpoint that two rules of the second kind cover can run only one of them at Kong; the
  * file header names every such gap, and `kongCoverage` states, per endpoint, what runs.
  */
+import { edgeShadowHow } from '../../design/gateway-behaviour.js';
 import type { Design } from '../../design/model.js';
 import { slug } from '../../design/naming.js';
 import { parse as parseYaml } from 'yaml';
@@ -325,8 +326,7 @@ function header(design: Design): string[] {
     `So ${KONG_RETRY_AFTER_PLUGIN} on the service (Kong's sandboxed Lua) adds Retry-After: ${retryAfter} to every 429 that has none:`,
     "the longest wait, one window of the slowest rule (Kong's windows reset on the clock). It needs untrusted_lua",
     'on or sandbox (the default) in kong.conf. The 429 body is Kong\'s {"message": ...}, not problem+json.',
-    'The plugins have no dry-run mode: for rollout step 1 (shadow) deploy with enabled: false, or keep the edge rules',
-    'on while the middleware rules run in shadow; the edge limits are coarse and protect capacity.',
+    ...(design.rollout.startsInShadow ? [`Rollout step 1 (shadow): ${edgeShadowHow('kong')}.`] : []),
   );
   return lines;
 }

@@ -488,6 +488,7 @@ export function contractView(input: RenderInput) {
     quotaHeaders: c.quotaHeaders ?? [],
     silentRuleIds: c.silentRuleIds,
     edgeRuleIds: c.edgeRuleIds ?? [],
+    edgeRefusalBody: c.edgeRefusalBody,
     edgeOnlyEndpoints: c.edgeOnlyEndpoints ?? [],
     rateLimitedBody: JSON.stringify(c.rateLimitedBody, null, 2),
     edgeExample,
