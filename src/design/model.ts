@@ -314,7 +314,7 @@ export interface QuotaDesign {
 export interface OutboundDesign {
   providers: (ResolvedProvider & { ruleId: string; key: string })[];
   on429: string[];
-  circuit: { failureThreshold: number; openSeconds: number; halfOpenProbes: number; description: string };
+  circuit: { failureThreshold: number; windowSeconds: number; openSeconds: number; halfOpenProbes: number; description: string };
   /** States of the per-provider circuit. */
   circuitDiagram?: Diagram;
 }

@@ -1,15 +1,23 @@
 /** Outbound limits: a shared bucket per provider below its documented limit, 429 handling, circuit. */
 import type { Diagram, MatrixRule, OutboundDesign, Scope } from './model.js';
 
-const CIRCUIT: OutboundDesign['circuit'] = {
+/** The per-provider circuit of the outbound client: what the document states and providers.ts ships. */
+export const OUTBOUND_CIRCUIT: OutboundDesign['circuit'] = circuitWith({
   failureThreshold: 3,
+  windowSeconds: 30,
   openSeconds: 30,
   halfOpenProbes: 1,
-  description:
-    "Closed: calls flow through the shared bucket. After 3 provider 429s or 5xx within 30 s the circuit opens: calls are queued or shed without reaching the provider, for the provider's Retry-After or 30 s, whichever is longer. Then one probe call is let through (half-open): success closes the circuit, failure opens it again.",
-};
+});
 
-function circuitDiagram(): Diagram {
+function circuitWith(c: Omit<OutboundDesign['circuit'], 'description'>): OutboundDesign['circuit'] {
+  const probes = c.halfOpenProbes === 1 ? 'one probe call is' : `${c.halfOpenProbes} probe calls are`;
+  return {
+    ...c,
+    description: `Closed: calls flow through the shared bucket. After ${c.failureThreshold} provider 429s or failures (5xx, unreachable) within ${c.windowSeconds} s the circuit opens: calls are refused (CIRCUIT_OPEN) without reaching the provider, for the provider's Retry-After or ${c.openSeconds} s, whichever is longer. Then ${probes} let through (half-open): success closes the circuit, failure opens it again. The circuit is kept per provider in each process.`,
+  };
+}
+
+function circuitDiagram(c: OutboundDesign['circuit']): Diagram {
   return {
     kind: 'state',
     title: 'Outbound circuit per provider',
@@ -20,8 +28,8 @@ function circuitDiagram(): Diagram {
     ],
     edges: [
       { from: '[*]', to: 'Closed' },
-      { from: 'Closed', to: 'Open', label: '3 provider 429s or 5xx in 30 s' },
-      { from: 'Open', to: 'HalfOpen', label: 'Retry-After or 30 s elapsed' },
+      { from: 'Closed', to: 'Open', label: `${c.failureThreshold} provider 429s or 5xx in ${c.windowSeconds} s` },
+      { from: 'Open', to: 'HalfOpen', label: `Retry-After or ${c.openSeconds} s elapsed` },
       { from: 'HalfOpen', to: 'Closed', label: 'probe succeeds' },
       { from: 'HalfOpen', to: 'Open', label: 'probe fails' },
     ],
@@ -39,10 +47,10 @@ export function buildOutbound(scope: Scope, rules: MatrixRule[]): OutboundDesign
     on429: [
       "Honour the provider's Retry-After: pause the shared bucket for that provider until then, so every instance stops at once (not just the one that saw the 429).",
       'Count the 429 towards the circuit; a provider 429 means the bucket and the provider disagree, so alert when it happens at all.',
-      'Queue work that can wait (bounded queue, oldest dropped first with a metric); fail fast on work a user is waiting for, with a clear error.',
-      'Retries use exponential backoff with full jitter and a retry budget; see the resilience design for the retry policy itself.',
+      'The generated client waits for a slot in the bucket at most maxWaitMs (an option of the client and of each call); past that, while the circuit is open or while the store is unreachable, it throws (WAIT_TOO_LONG, CIRCUIT_OPEN, STORE_UNAVAILABLE) without calling the provider. Queue work that can wait (a bounded queue, oldest dropped first, with a metric); fail fast on work a user is waiting for, with a clear error.',
+      'The client does not retry a failed call; where your code retries, use exponential backoff with full jitter and a retry budget, and send each retry through the client so it takes its place in the bucket.',
     ],
-    circuit: CIRCUIT,
-    circuitDiagram: circuitDiagram(),
+    circuit: OUTBOUND_CIRCUIT,
+    circuitDiagram: circuitDiagram(OUTBOUND_CIRCUIT),
   };
 }

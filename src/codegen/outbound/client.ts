@@ -6,6 +6,7 @@
  * per provider, and fails closed when the store is unreachable.
  */
 import type { Design, MatrixRule, OutboundDesign } from '../../design/model.js';
+import { OUTBOUND_CIRCUIT } from '../../design/outbound.js';
 import { TOOL_VERSION } from '../../version.js';
 import { tsComment, tsString } from '../../escape/index.js';
 import { luaScript } from '../../lua.js';
@@ -61,10 +62,10 @@ function circuitOf(outbound: OutboundDesign | undefined): {
   openMs: number;
   halfOpenProbes: number;
 } {
-  const c = outbound?.circuit ?? { failureThreshold: 3, openSeconds: 30, halfOpenProbes: 1 };
+  const c = outbound?.circuit ?? OUTBOUND_CIRCUIT;
   return {
     failureThreshold: Math.max(1, c.failureThreshold),
-    windowMs: c.openSeconds * 1000,
+    windowMs: c.windowSeconds * 1000,
     openMs: c.openSeconds * 1000,
     halfOpenProbes: Math.max(1, c.halfOpenProbes),
   };

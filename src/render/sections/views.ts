@@ -546,12 +546,7 @@ export function outboundView(input: RenderInput) {
       ];
     }),
     on429: o.on429,
-    circuit: {
-      failureThreshold: fmtNumber(o.circuit.failureThreshold),
-      openSeconds: fmtDuration(o.circuit.openSeconds),
-      halfOpenProbes: fmtNumber(o.circuit.halfOpenProbes),
-      description: o.circuit.description,
-    },
+    circuit: { description: o.circuit.description },
     circuitDiagram: o.circuitDiagram,
   };
 }
