@@ -227,16 +227,19 @@ function persistenceOf(rules: readonly MatrixRule[], inStore: readonly MatrixRul
   };
 }
 
+/** The p99 round trip a limiter call to the store may add to a request, in milliseconds. */
+const LATENCY_BUDGET_P99_MS = 5;
+
 /** Alerts on the middleware's calls to the store: nothing to watch when no rule makes one. */
 const STORE_CALL_ALERTS: AlertSpec[] = [
   {
     name: 'RateLimitStoreSlow',
     metric: 'ratelimit_store_latency_ms',
-    condition: 'p99 limiter round trip above 5 ms',
-    expr: 'histogram_quantile(0.99, sum by (le) (rate(ratelimit_store_latency_ms_bucket[5m]))) > 5',
+    condition: `p99 limiter round trip above ${LATENCY_BUDGET_P99_MS} ms`,
+    expr: `histogram_quantile(0.99, sum by (le) (rate(ratelimit_store_latency_ms_bucket[5m]))) > ${LATENCY_BUDGET_P99_MS}`,
     for: '10m',
     severity: 'ticket',
-    why: 'The limiter adds this latency to every request; the budget is 1-5 ms at p99.',
+    why: `The limiter adds this latency to every request; the budget is ${LATENCY_BUDGET_P99_MS} ms at p99.`,
   },
   {
     name: 'RateLimitStoreFailures',
@@ -454,6 +457,6 @@ export function buildMonitoring(scope: Scope, rules: MatrixRule[]): Monitoring {
         : {}),
     },
     ...(edge ? { edge } : {}),
-    latencyBudgetMs: { p99: 5 },
+    latencyBudgetMs: { p99: LATENCY_BUDGET_P99_MS },
   };
 }
