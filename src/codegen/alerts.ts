@@ -96,7 +96,7 @@ export function generateAlerts(design: Design): CodeFile {
       "severity=page goes to the on-call rota; severity=ticket to the owning team's queue.",
       ...sourceLines(design),
     ]),
-    description: 'Prometheus alerting rules: throttle spikes, near-limit share, store failures, fail-open events, store keys and memory',
+    description: "Prometheus alerting rules, one per row of the document's alerts table",
   };
 }
 

@@ -7,7 +7,7 @@
  * Pure and deterministic: the same design gives the same files, sorted by path. The same
  * bytes are written to --code-dir and embedded in the document.
  */
-import type { Design } from '../design/model.js';
+import { type Design, keepsStateInStore } from '../design/model.js';
 import { mdText } from '../escape/markup.js';
 import { TOOL_VERSION } from '../version.js';
 import { generateAlerts, generateEdgeLogMetrics } from './alerts.js';
@@ -66,7 +66,9 @@ function mountSection(design: Design, files: readonly CodeFile[]): string[] {
       ...head,
       `[${adapter.path}](${adapter.path}) mounts the limiter; its first comment shows the call. Every file under`,
       '`middleware/` but `design.ts` is the rl-design runtime, the same for every design; `design.ts` holds',
-      "this design's rules. Install `prom-client` and a Redis client with `evalsha`/`eval` (ioredis fits).",
+      design.rules.some(keepsStateInStore)
+        ? "this design's rules. Install `prom-client` and a Redis client with `evalsha`/`eval` (ioredis fits)."
+        : "this design's rules. Install `prom-client`. Every rule keeps its state in the process, so no Redis client is needed: leave out the `redis` option the usage comment shows.",
       '',
     ];
   }

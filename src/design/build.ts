@@ -9,7 +9,15 @@ import { buildAlgorithms } from './algorithms.js';
 import { buildContract } from './contract.js';
 import { authDefaultsText, buildMatrix } from './matrix.js';
 import { buildMigration } from './migration.js';
-import type { Assumption, ClassFailMode, Design, FailMode, MatrixRule, Scope } from './model.js';
+import {
+  type Assumption,
+  type ClassFailMode,
+  type Design,
+  type FailMode,
+  keepsStateInStore,
+  type MatrixRule,
+  type Scope,
+} from './model.js';
 import { buildMonitoring } from './monitoring.js';
 import { buildOutbound } from './outbound.js';
 import { buildEnforcement } from './placement.js';
@@ -112,8 +120,7 @@ export function classFailModes(scope: Scope, rules: readonly MatrixRule[]): Clas
     const eps = scope.endpoints.filter((e) => e.class === c);
     const covering = rules.filter(
       (r) =>
-        r.layer === 'middleware' &&
-        r.primitive !== 'gateway-native' &&
+        keepsStateInStore(r) &&
         r.failMode !== undefined &&
         eps.some((e) => (r.endpoints.length > 0 ? r.endpoints.includes(e.name) : r.endpointClass === 'all' || r.endpointClass === c)),
     );

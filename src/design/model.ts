@@ -25,6 +25,14 @@ import type {
 export type Algorithm = (typeof ALGORITHMS)[number];
 export type Layer = (typeof LAYERS)[number];
 export type Primitive = (typeof PRIMITIVES)[number];
+
+/**
+ * Whether the rule keeps its state in the shared store (so a store outage meets its fail mode):
+ * a middleware rule, unless its counters live in each process or in the gateway.
+ */
+export function keepsStateInStore(rule: Pick<MatrixRule, 'layer' | 'primitive'>): boolean {
+  return rule.layer === 'middleware' && rule.primitive !== 'in-process' && rule.primitive !== 'gateway-native';
+}
 export type RuleIdentity = (typeof RULE_IDENTITIES)[number];
 export type EndpointClass = (typeof ENDPOINT_CLASSES)[number];
 export type Goal = (typeof GOALS)[number];

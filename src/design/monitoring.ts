@@ -230,7 +230,7 @@ function persistenceOf(rules: readonly MatrixRule[], inStore: readonly MatrixRul
 /** The p99 round trip a limiter call to the store may add to a request, in milliseconds. */
 const LATENCY_BUDGET_P99_MS = 5;
 
-/** Alerts on the middleware's calls to the store: nothing to watch when no rule makes one. */
+/** Alerts on the middleware's calls to a shared store: nothing to watch when no rule makes one (every rule at the edge, or state in each process). */
 const STORE_CALL_ALERTS: AlertSpec[] = [
   {
     name: 'RateLimitStoreSlow',
@@ -325,7 +325,7 @@ export function buildMonitoring(scope: Scope, rules: MatrixRule[]): Monitoring {
           },
         ]
       : []),
-    ...(storeUnused ? [] : STORE_CALL_ALERTS),
+    ...(hasStore ? STORE_CALL_ALERTS : []),
   ];
   if (hasStore) {
     const masters = `on (instance) redis_instance_info{job="${job}",role="master"}`;

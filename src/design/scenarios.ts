@@ -1,6 +1,6 @@
 /** The six test scenarios, each tied to the rules it exercises. */
 import { formatNumber } from '../format.js';
-import type { Enforcement, MatrixRule, Scenario, Scope } from './model.js';
+import { type Enforcement, keepsStateInStore, type MatrixRule, type Scenario, type Scope } from './model.js';
 
 /** What the scenarios need to know beyond the rules: where the requests come from. */
 export interface ScenarioContext {
@@ -83,8 +83,8 @@ function recoveryExpectation(rule: MatrixRule): string {
 export function buildScenarios(rules: MatrixRule[], ctx?: ScenarioContext): Scenario[] {
   const bucket = rules.find((r) => r.tier === 'fairness' && isBucket(r)) ?? rules.find(isBucket);
   const weighted = rules.find((r) => isBucket(r) && (r.cost?.byEndpoint.length ?? 0) > 0);
-  const open = rules.find((r) => r.failMode === 'open' && r.layer === 'middleware');
-  const closed = rules.find((r) => r.failMode === 'closed' && r.layer === 'middleware');
+  const open = rules.find((r) => r.failMode === 'open' && keepsStateInStore(r));
+  const closed = rules.find((r) => r.failMode === 'closed' && keepsStateInStore(r));
   const authPairs = rules.filter((r) => r.tier === 'security');
   const perIdentity = authPairs.find((r) => r.identity === 'username');
   const perIp = authPairs.find((r) => r.identity === 'ip' && perIdentity && r.key?.split('}')[0] === perIdentity.key?.split('}')[0]);
@@ -127,7 +127,10 @@ export function buildScenarios(rules: MatrixRule[], ctx?: ScenarioContext): Scen
       title: 'Store outage in both fail modes',
       ruleIds: [open?.id, closed?.id].filter((x): x is string => !!x),
       applicable: !!(open || closed),
-      setup: 'Stop the store (or block its port) while traffic flows.',
+      setup:
+        open || closed
+          ? 'Stop the store (or block its port) while traffic flows.'
+          : 'No rule keeps its state in a shared store (each process holds its own counters): there is no store to lose.',
       steps: [
         ...(open ? [`Call an endpoint under ${open.id} (fails open).`] : []),
         ...(closed ? [`Call an endpoint under ${closed.id} (fails closed).`] : []),

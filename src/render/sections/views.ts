@@ -5,7 +5,7 @@
  */
 import { conventionName } from '../../design/contract.js';
 import { FRAMEWORK_ADAPTERS } from '../../answers/choices.js';
-import type { Design, MatrixRule, MetricSource } from '../../design/model.js';
+import { type Design, keepsStateInStore, type MatrixRule, type MetricSource } from '../../design/model.js';
 import { fmtBytes, fmtDuration, fmtNumber, fmtPercent, joinAnd } from '../format.js';
 import { mdHref } from '../helpers.js';
 import type { RenderInput } from '../types.js';
@@ -259,6 +259,7 @@ export function matrixView(input: RenderInput) {
       text: r.derivation ?? (r.source === 'generated' ? 'not stated' : 'stated in a hand-written rule'),
     })),
     failModes,
+    storeBacked: rules.some(keepsStateInStore),
     failModeMismatch: joinAnd(failModes.filter((f) => f.mismatch).map((f) => f.endpointClass)),
     anyEdge: rules.some((r) => r.layer === 'edge'),
     count: rules.length,
@@ -489,6 +490,7 @@ export function contractView(input: RenderInput) {
     silentRuleIds: c.silentRuleIds,
     edgeRuleIds: c.edgeRuleIds ?? [],
     edgeRefusalBody: c.edgeRefusalBody,
+    storeBacked: input.design.rules.some(keepsStateInStore),
     edgeOnlyEndpoints: c.edgeOnlyEndpoints ?? [],
     rateLimitedBody: JSON.stringify(c.rateLimitedBody, null, 2),
     edgeExample,
