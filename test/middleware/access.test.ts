@@ -15,32 +15,13 @@ import { Redis } from 'ioredis';
 import Koa from 'koa';
 import { Registry } from 'prom-client';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import type { AnswersInput } from '../../src/answers/schema.js';
 import { generateMiddleware } from '../../src/codegen/middleware/index.js';
 import { freePort, startRedis, type RedisServer } from '../helpers/redis.js';
-import { MAIN } from './designs.js';
+import { ACCESS } from './designs.js';
 import { compileScratch, designFrom, expectTtlsUnder, freshPrefix, type Scratch } from './harness.js';
 
 const FRAMEWORKS = ['express', 'fastify', 'koa', 'hono'] as const;
 type Framework = (typeof FRAMEWORKS)[number];
-
-/** MAIN (fairness per API key: burst 12; anonymous per IP: burst 2; login 3 per account, 5 per IP) with every access feature. */
-export const ACCESS: AnswersInput = {
-  ...MAIN,
-  project: { name: 'middleware access API' },
-  failure: { byClass: { auth: 'closed', read: 'open', export: 'open' }, fallback: 'memory' },
-  access: {
-    allow: {
-      cidrs: ['198.51.100.0/24'],
-      identities: [{ kind: 'api-key', value: 'svc-monitor' }],
-      routes: [{ method: 'GET', route: '/v1/items/:id' }],
-      reason: 'the uptime monitor',
-    },
-    deny: { cidrs: ['203.0.113.0/24'], identities: [{ kind: 'api-key', value: 'revoked' }], status: 403 },
-    penalty: { refusals: 2, withinSeconds: 60, blockSeconds: 30 },
-    customIdentities: [{ kind: 'api-key', from: 'the x-custom-key header' }],
-  },
-};
 
 type Factory = (app: unknown, options: Record<string, unknown>) => { close(): void };
 let scratch: Scratch;
