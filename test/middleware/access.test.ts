@@ -28,16 +28,20 @@ let scratch: Scratch;
 let server: RedisServer;
 let redis: Redis;
 const modules: Partial<Record<Framework, Record<string, unknown>>> = {};
+let memoryModule: Record<string, unknown>;
 
 beforeAll(async () => {
-  const sets = Object.fromEntries(
+  const sets: Record<string, ReturnType<typeof generateMiddleware>> = Object.fromEntries(
     FRAMEWORKS.map((f) => [f, generateMiddleware(designFrom({ ...ACCESS, stack: { ...ACCESS.stack, framework: f } }))]),
   );
+  // the same design with no shared store: the penalty box keeps its state in the process
+  sets.memory = generateMiddleware(designFrom({ ...ACCESS, stack: { ...ACCESS.stack, framework: 'express', store: 'none' } }));
   const [s, r] = await Promise.all([compileScratch(sets), startRedis()]);
   scratch = s;
   server = r;
   expect(scratch.ok, scratch.output).toBe(true);
   for (const f of FRAMEWORKS) modules[f] = await scratch.load(f, f);
+  memoryModule = await scratch.load('memory', 'express');
   redis = new Redis(server.port, server.host, { maxRetriesPerRequest: 1 });
 });
 
@@ -76,8 +80,11 @@ function baseOptions(prefix: string, client: Redis = redis): Record<string, unkn
   };
 }
 
-async function mount(framework: Framework, options: Record<string, unknown>): Promise<App> {
-  const mod = modules[framework] as Record<string, unknown>;
+async function mount(
+  framework: Framework,
+  options: Record<string, unknown>,
+  mod = modules[framework] as Record<string, unknown>,
+): Promise<App> {
   if (framework === 'express') {
     const app = express();
     app.use(express.json());
@@ -213,6 +220,16 @@ describe.each(FRAMEWORKS)('%s adapter', (framework) => {
     }
   });
 
+  it('keeps the deny list when every rule is switched off', async () => {
+    const app = await mount(framework, { ...baseOptions(freshPrefix('do')), mode: () => 'off' });
+    try {
+      expect((await get(app, '/v1/items', { 'x-forwarded-for': '203.0.113.50' })).status).toBe(403);
+      expect(await statuses(14, () => get(app, '/v1/items', { 'x-custom-key': 'k1' }))).not.toContain(429);
+    } finally {
+      await app.close();
+    }
+  });
+
   it('puts a caller refused twice by the auth rows in the penalty box: a silent 429 for every account, with the time left', async () => {
     const prefix = freshPrefix('pb');
     const app = await mount(framework, baseOptions(prefix));
@@ -301,6 +318,30 @@ describe.each(FRAMEWORKS)('%s adapter', (framework) => {
     } finally {
       await app.close();
       dead.disconnect();
+    }
+  });
+});
+
+describe('a design without a shared store', () => {
+  it('keeps the penalty box in the process: the same refusals shut it, and Redis holds nothing', async () => {
+    const prefix = freshPrefix('pm');
+    const { redis: _none, ...options } = baseOptions(prefix);
+    const app = await mount('express', options, memoryModule);
+    const login = (user: string, ip: string): Promise<Response> =>
+      fetch(`${app.url}/v1/login`, {
+        method: 'POST',
+        headers: { 'content-type': 'application/json', 'x-forwarded-for': ip },
+        body: JSON.stringify({ username: user, password: 'x' }),
+      });
+    try {
+      expect(await statuses(5, () => login('alice', '100.64.1.9'))).toEqual([200, 200, 200, 429, 429]);
+      const boxed = await login('bob', '100.64.1.9');
+      expect(boxed.status).toBe(429);
+      expect(Number(boxed.headers.get('retry-after'))).toBeGreaterThan(20);
+      expect((await login('bob', '100.64.1.10')).status).toBe(200);
+      expect(await keysUnder(prefix)).toEqual([]);
+    } finally {
+      await app.close();
     }
   });
 });
