@@ -380,6 +380,95 @@ export const Existing = z
   })
   .strict();
 
+/** Identity kinds an allow or deny entry can name (an address goes in cidrs). */
+export const ACCESS_IDENTITIES = ['api-key', 'user', 'tenant', 'session'] as const;
+/** Identity kinds the application may supply through a function of its own. */
+export const CUSTOM_IDENTITIES = ['api-key', 'user', 'tenant', 'session', 'ip', 'username'] as const;
+/** Rule tiers an allowlist can skip or a penalty box can follow. */
+export const ACCESS_TIERS = ['ceiling', 'security', 'fairness', 'quota'] as const;
+
+/** One verified identity value: an API key id, user, tenant or session id, exactly as identify() returns it. */
+export const IdentityValue = z
+  .object({
+    kind: z.enum(ACCESS_IDENTITIES),
+    value: z.string().min(1, 'must not be empty').max(200, 'must be at most 200 characters'),
+  })
+  .strict();
+
+export const AccessRoute = z
+  .object({
+    method: z.enum(METHODS).default('ANY'),
+    route: Route,
+  })
+  .strict();
+
+export const Access = z
+  .object({
+    allow: z
+      .object({
+        cidrs: z.array(Cidr).max(200).optional().describe('Client addresses (after the trusted-proxy walk) that skip the rules.'),
+        identities: z.array(IdentityValue).max(1000).optional().describe('Verified identities (from identify()) that skip the rules.'),
+        routes: z.array(AccessRoute).max(200).optional().describe('Routes no rule of the listed tiers counts.'),
+        tiers: z
+          .array(z.enum(ACCESS_TIERS))
+          .min(1)
+          .optional()
+          .describe(
+            'The rule tiers an allowlisted request skips; default fairness and quota (the ceiling and the auth rows still count it).',
+          ),
+        reason: z.string().max(300).optional().describe('Why these callers are trusted (shown in the document).'),
+      })
+      .strict()
+      .optional()
+      .describe('Allowlist: requests that skip rules without a store call.'),
+    deny: z
+      .object({
+        cidrs: z.array(Cidr).max(1000).optional().describe('Client addresses refused outright.'),
+        identities: z.array(IdentityValue).max(1000).optional().describe('Verified identities refused outright.'),
+        status: z
+          .number()
+          .int('must be a whole number')
+          .min(400, 'must be a 4xx status, e.g. 403')
+          .max(499, 'must be a 4xx status, e.g. 403')
+          .optional()
+          .describe('The status a denied request gets; default 403.'),
+      })
+      .strict()
+      .optional()
+      .describe('Deny list: requests refused before any rule, without touching the store.'),
+    penalty: z
+      .object({
+        refusals: positiveInt.max(1000).describe('Refusals within the window that put the caller in the box.'),
+        withinSeconds: positiveInt.max(86400).describe('The window the refusals are counted in.'),
+        blockSeconds: positiveInt.max(7 * 86400).describe('How long the caller stays blocked.'),
+        tiers: z
+          .array(z.enum(ACCESS_TIERS))
+          .min(1)
+          .optional()
+          .describe('The rule tiers whose refusals count and whose routes the box blocks; default security (the auth rows).'),
+      })
+      .strict()
+      .optional()
+      .describe('Penalty box: block a caller for a while after repeated refusals.'),
+    customIdentities: z
+      .array(
+        z
+          .object({
+            kind: z.enum(CUSTOM_IDENTITIES),
+            from: z.string().min(1).max(200).describe('Where your function reads it, e.g. "the tenant claim of the verified JWT".'),
+          })
+          .strict(),
+      )
+      .max(6)
+      .optional()
+      .describe('Identities the application computes with a function of its own (options.identities.<kind>).'),
+  })
+  .strict()
+  .refine((a) => new Set((a.customIdentities ?? []).map((c) => c.kind)).size === (a.customIdentities ?? []).length, {
+    message: 'names an identity kind twice; give each kind one function',
+    path: ['customIdentities'],
+  });
+
 /** A hand-written rule: adds a matrix row, or overrides / removes a generated one with the same id. */
 export const HandRule = z
   .object({
@@ -423,6 +512,12 @@ export const Answers = z
     failure: z
       .object({
         byClass: z.partialRecord(EndpointClass, FailMode).optional(),
+        fallback: z
+          .enum(['memory', 'none'])
+          .optional()
+          .describe(
+            "While the store is down, fail-open rules count in each instance's memory (memory) instead of admitting unchecked (none, the default).",
+          ),
       })
       .strict()
       .optional(),
@@ -433,6 +528,7 @@ export const Answers = z
       .strict()
       .optional(),
     rules: z.array(HandRule).optional(),
+    access: Access.optional().describe('Allowlist, deny list, penalty box and custom identities.'),
     existing: Existing.optional().describe('Rate limiters and proxy settings already in place, which the design replaces.'),
     unknown: z
       .array(z.enum(['goals', 'stack']))
@@ -455,6 +551,7 @@ export type HeaderConventionT = z.infer<typeof HeaderConvention>;
 export type QuotaResetT = z.infer<typeof QuotaReset>;
 export type ExistingLimiterT = z.infer<typeof ExistingLimiter>;
 export type ExistingNginxDirectiveT = z.infer<typeof ExistingNginxDirective>;
+export type AccessT = z.infer<typeof Access>;
 
 /** The JSON Schema published in schemas/, generated from the zod schema. */
 export function answersJsonSchema(): Record<string, unknown> {

@@ -13,7 +13,7 @@ import { TOOL_VERSION } from '../version.js';
 import { generateAlerts, generateEdgeLogMetrics } from './alerts.js';
 import { generateGateway } from './gateway/index.js';
 import { luaScript, type LuaScriptName } from '../lua.js';
-import { adapterFor, DESIGN_DATA_PATH, generateMiddleware } from './middleware/index.js';
+import { adapterFor, compileDesign, DESIGN_DATA_PATH, generateMiddleware, NESTJS_MOUNT } from './middleware/index.js';
 import { generateOutbound } from './outbound/index.js';
 import type { CodeFile } from './types.js';
 
@@ -24,11 +24,14 @@ const LUA_DESCRIPTIONS: Record<LuaScriptName, string> = {
   'sliding-window-log': 'Redis Lua: exact sliding window log for auth, both keys of a dual-key flow in one call',
   'fixed-window': 'Redis Lua: fixed window for long-period plan quotas (calendar period in the plan time zone, or rolling)',
   'outbound-bucket': 'Redis Lua: shared outbound bucket per provider (reserve a slot, pause on a provider 429)',
+  penalty: "Redis Lua: the penalty box (count a caller's refusals, block it for a while after too many), both keys with a TTL",
 };
 
 /** The Lua files the design's rules use, byte for byte. */
 export function generateLua(design: Design): CodeFile[] {
-  const names = new Set(design.enforcement.scripts.map((s) => s.name));
+  const names = new Set<string>(design.enforcement.scripts.map((s) => s.name));
+  // the penalty box's script ships with the middleware that calls it
+  if (design.access?.penalty && compileDesign(design).scripts.some((s) => s.name === 'penalty')) names.add('penalty');
   const files: CodeFile[] = [];
   for (const name of Object.keys(LUA_DESCRIPTIONS) as LuaScriptName[]) {
     if (!names.has(name)) continue;
@@ -70,6 +73,8 @@ function mountSection(design: Design, files: readonly CodeFile[]): string[] {
         ? "this design's rules. Install `prom-client` and a Redis client with `evalsha`/`eval` (ioredis fits)."
         : "this design's rules. Install `prom-client`. Every rule keeps its state in the process, so no Redis client is needed: leave out the `redis` option the usage comment shows.",
       '',
+      ...(design.scope.framework === 'nestjs' ? [...NESTJS_MOUNT, ''] : []),
+      ...customIdentityLines(design),
     ];
   }
   return [
@@ -98,6 +103,19 @@ function mountSection(design: Design, files: readonly CodeFile[]): string[] {
     'for (const [name, value] of decision.headers) setHeader(name, value); // on every response',
     'if (decision.status !== 200) return send(decision.status, decision.contentType, decision.body); // 429 or 503',
     '```',
+    '',
+  ];
+}
+
+/** Where the custom identity functions the design names plug in. */
+function customIdentityLines(design: Design): string[] {
+  const custom = design.access?.customIdentities ?? [];
+  if (custom.length === 0) return [];
+  return [
+    'The design takes these identities from functions of your own; pass them as `identities` in the options',
+    '(the limiter refuses to start without them):',
+    '',
+    ...custom.map((c) => `- \`${c.option}\`: ${mdText(c.from)}`),
     '',
   ];
 }

@@ -29,6 +29,8 @@ export default defineConstraint({
     description:
       'Each auth endpoint has a per-identity limit (username, user, API key or session) and a per-IP limit; one without the other leaves a documented bypass.',
     messages: {
+      allowlistSkipsAuth:
+        'The allowlist lets {{who}} skip this auth row: a leaked allowlisted key, or anyone behind an allowlisted address, could guess passwords without limit. Leave security out of access.allow.tiers.',
       missingDimension:
         'Auth endpoint {{endpoint}} has no {{missing}} limit; with only one of the two keys, brute force has a way around it.',
     },
@@ -53,6 +55,20 @@ export default defineConstraint({
           ruleId: perIdentity && ruleIdOf(perIdentity),
           data: { endpoint, missing: 'per-ip' },
         });
+      }
+    }
+    // an allowlist must not lift the auth rows: they are what stands between a guesser and an account
+    const allow = design?.access?.allow;
+    if (allow) {
+      const who = [
+        ...strings(allow.cidrs).map((c) => `addresses in ${c}`),
+        ...objects(allow.identities).map((i) => `${String(i.kind)} ${JSON.stringify(String(i.value))}`),
+        ...objects(allow.routes).map((r) => `requests to ${String(r.method)} ${String(r.route)}`),
+      ].join(', ');
+      for (const rule of rules) {
+        if (rule.tier === 'security' && strings(allow.ruleIds).includes(rule.id)) {
+          report({ messageId: 'allowlistSkipsAuth', ruleId: ruleIdOf(rule), data: { who: who || 'allowlisted callers' } });
+        }
       }
     }
   },

@@ -48,6 +48,8 @@ export default defineConstraint({
         'TTL {{ttl}}s is shorter than the {{needed}}s that {{algorithm}} state must live; keys would expire early and reset the limit.',
       unboundedCardinality: 'The rule states no finite bound on how many keys it creates.',
       cardinalityNotStated: 'The rule bounds its keys at {{bound}} but does not say what the bound is based on.',
+      penaltyWithoutTtl:
+        'The penalty box keeps its {{key}} key without a positive lifetime ({{field}}); its keys would stay in the store forever.',
       luaWithoutTtl:
         'lua/{{file}} writes keys but never sets their expiry (no PEXPIRE, EXPIRE or SET ... PX): its keys would live for ever.',
     },
@@ -76,6 +78,13 @@ export default defineConstraint({
       } else if (!isNonEmptyString(rule.cardinality?.basis)) {
         report({ messageId: 'cardinalityNotStated', ruleId, data: { bound } });
       }
+    }
+    // the penalty box writes two keys per caller: the refusal counter and the box, each with its lifetime
+    const penalty = design?.access?.penalty;
+    if (penalty) {
+      if (!isPositiveNumber(penalty.withinSeconds))
+        report({ messageId: 'penaltyWithoutTtl', data: { key: 'strikes', field: 'withinSeconds' } });
+      if (!isPositiveNumber(penalty.blockSeconds)) report({ messageId: 'penaltyWithoutTtl', data: { key: 'box', field: 'blockSeconds' } });
     }
   },
   checkFiles(_design, files, report) {

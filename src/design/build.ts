@@ -5,6 +5,7 @@
 import { BURST_SECONDS, resolveAnswers } from './scope.js';
 import type { Answers } from '../answers/schema.js';
 import { TOOL_VERSION } from '../version.js';
+import { buildAccess, buildFallback } from './access.js';
 import { buildAlgorithms } from './algorithms.js';
 import { buildContract } from './contract.js';
 import { authDefaultsText, buildMatrix } from './matrix.js';
@@ -55,7 +56,9 @@ export function buildDesign(answers: Answers, options: BuildOptions): Design {
   const migration = buildMigration(scope, rules, existing, answers.existing?.nginx ?? []);
   const quotas = buildQuotas(scope, rules, resolved.quotaReset, resolved.billingSource, resolved.headers.convention);
   const outbound = buildOutbound(scope, rules);
-  const enforcement = buildEnforcement(scope, rules, exempt);
+  const fallback = buildFallback(answers, scope, rules);
+  const enforcement = { ...buildEnforcement(scope, rules, exempt), ...(fallback ? { fallback } : {}) };
+  const access = buildAccess(answers, rules, resolved.headers.docsUrl);
   return {
     meta: { tool: 'rl-design', toolVersion: TOOL_VERSION, date: options.date, generic: resolved.generic },
     output: resolved.output,
@@ -72,7 +75,7 @@ export function buildDesign(answers: Answers, options: BuildOptions): Design {
     ...(quotas ? { quotas } : {}),
     ...(outbound ? { outbound } : {}),
     monitoring: buildMonitoring(scope, rules),
-    rollout: buildRollout(rules, resolved.shadowDays, scope.gateway, migration),
+    rollout: buildRollout(rules, resolved.shadowDays, scope.gateway, migration, access),
     scenarios: buildScenarios(rules, {
       topology: scope.topology,
       instances: scope.instances,
@@ -80,6 +83,7 @@ export function buildDesign(answers: Answers, options: BuildOptions): Design {
     }),
     failModes: classFailModes(scope, rules),
     ...(migration ? { migration } : {}),
+    ...(access ? { access } : {}),
   };
 }
 

@@ -243,6 +243,17 @@ export interface Enforcement {
     overAdmission: number;
     explanation: string;
   };
+  /**
+   * Fail-open rules that count in each instance's memory while the store is down, instead of
+   * admitting unchecked: during an outage each instance counts on its own, so the fleet admits
+   * up to instances x what one bucket admits per window (normalMost) for one identity.
+   */
+  fallback?: {
+    ruleIds: string[];
+    instances: number;
+    rules: { ruleId: string; window: string; normalMost: number; outageMost: number }[];
+    explanation: string;
+  };
   /** The request path through each enforcing layer, when more than one layer enforces. */
   placementDiagram?: Diagram;
   /** Endpoints no rule limits (health checks), and why. */
@@ -481,6 +492,48 @@ export interface Scenario {
   };
 }
 
+/** An identity value an allow or deny entry names. */
+export interface AccessIdentity {
+  kind: 'api-key' | 'user' | 'tenant' | 'session';
+  value: string;
+}
+
+/**
+ * Who skips rules, who is refused outright, who is blocked after repeated refusals, and which
+ * identities the application computes itself. Each part is absent when the answers leave it out.
+ */
+export interface AccessDesign {
+  allow?: {
+    cidrs: string[];
+    identities: AccessIdentity[];
+    routes: { method: string; route: string }[];
+    tiers: RuleTier[];
+    /** The middleware rules an allowlisted request skips (edge rules still count it). */
+    ruleIds: string[];
+    reason?: string;
+    text: string;
+  };
+  /** body: exactly what the middleware sends a denied request (problem+json). */
+  deny?: { cidrs: string[]; identities: AccessIdentity[]; status: number; text: string; body: Record<string, unknown> };
+  penalty?: {
+    tiers: RuleTier[];
+    /** The middleware rules whose refusals count, and whose routes the box blocks. */
+    ruleIds: string[];
+    refusals: number;
+    withinSeconds: number;
+    blockSeconds: number;
+    /** Key patterns, each with its TTL: the refusal counter lives withinSeconds, the box blockSeconds. */
+    keys: { strikes: string; box: string };
+    text: string;
+    /** What the middleware sends a caller in the box (a silent 429), with Retry-After the time left. */
+    body: Record<string, unknown>;
+  };
+  /** Identity kinds the application supplies through its own function (options.identities.<kind>). */
+  customIdentities: { kind: string; from: string; option: string }[];
+  /** Where the functions plug in, for the document. */
+  customText?: string;
+}
+
 export interface Design {
   meta: {
     tool: 'rl-design';
@@ -510,4 +563,6 @@ export interface Design {
   failModes?: ClassFailMode[];
   /** Present when the answers list limiters already in place. */
   migration?: Migration;
+  /** Present when the answers set an allowlist, deny list, penalty box or custom identities. */
+  access?: AccessDesign;
 }

@@ -1,6 +1,6 @@
 /** Rollout: shadow first, allowlist, enforcement order (security, general, quotas), kill switches. */
 import { edgeKillSwitchHow, edgeShadowHow } from './gateway-behaviour.js';
-import type { Gateway, MatrixRule, Migration, Rollout } from './model.js';
+import type { AccessDesign, Gateway, MatrixRule, Migration, Rollout } from './model.js';
 
 /** What turning a rule off takes, as the artefact that enforces it allows. */
 export function killSwitchHow(rule: MatrixRule, gateway: Gateway): string {
@@ -18,7 +18,21 @@ function generalKinds(rules: MatrixRule[]): string {
   return `${names} rules`;
 }
 
-export function buildRollout(rules: MatrixRule[], shadowDays: number, gateway: Gateway = 'none', migration?: Migration): Rollout {
+/** The allowlist step: what the answers already allowlist, and where to add the offenders shadow mode finds. */
+function allowlistDetail(access: AccessDesign | undefined): string {
+  const base =
+    'Fix or allowlist the legitimate offenders found in shadow mode (internal service accounts, monitoring probes, partner batch jobs): add them to access.allow in the answers (identities, cidrs or routes) and generate again; the middleware then skips their rules without a store call. Allowlist on authenticated identity, never on an address a client can claim.';
+  if (!access?.allow) return base;
+  return `${base} Allowlisted now: ${access.allow.text}`;
+}
+
+export function buildRollout(
+  rules: MatrixRule[],
+  shadowDays: number,
+  gateway: Gateway = 'none',
+  migration?: Migration,
+  access?: AccessDesign,
+): Rollout {
   const ids = (pred: (r: MatrixRule) => boolean) => rules.filter(pred).map((r) => r.id);
   const security = ids((r) => r.tier === 'security');
   const general = ids((r) => r.tier === 'ceiling' || r.tier === 'fairness' || r.tier === 'outbound');
@@ -31,9 +45,8 @@ export function buildRollout(rules: MatrixRule[], shadowDays: number, gateway: G
     },
     {
       title: 'Allowlist pass',
-      detail:
-        'Fix or allowlist the legitimate offenders found in shadow mode (internal service accounts, monitoring probes, partner batch jobs). Allowlists are keyed on authenticated identity, never on an address a client can claim.',
-      ruleIds: [],
+      detail: allowlistDetail(access),
+      ruleIds: access?.allow?.ruleIds ?? [],
     },
     {
       title: 'Announce',

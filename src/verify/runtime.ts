@@ -129,7 +129,8 @@ export function verifyData(design: Design, scripts: ScriptSet): VerifyData {
     if (s) own.push({ name, file: s.file, sha1: s.sha1, source: s.source });
   }
   return {
-    base: { ...data, trustedProxies: [], defaultMode: 'enforce', hybrid: null, scripts: own, routes: [], rules: [] },
+    // the rules alone: no access lists or memory fallback (a probe's caller is never allowlisted, denied or boxed)
+    base: { ...data, trustedProxies: [], defaultMode: 'enforce', hybrid: null, scripts: own, routes: [], rules: [], access: undefined },
     specs: new Map(data.rules.map((r) => [r.id, r])),
   };
 }

@@ -1,6 +1,6 @@
 import atomicCheck from '../../src/constraints/atomic-check.js';
 import { forceField, getRule, mutate, validDesign } from '../fixtures/design.js';
-import { edit, saas, without } from './broken-files.js';
+import { access, edit, saas, without } from './broken-files.js';
 import { runConstraintTests } from './tester.js';
 
 const design = validDesign();
@@ -90,8 +90,17 @@ runConstraintTests(atomicCheck, {
 
 // What ships: the generated files checked against the design, and broken one at a time.
 runConstraintTests(atomicCheck, {
-  valid: [{ name: 'the files generated for saas-platform', ...saas() }],
+  valid: [
+    { name: 'the files generated for saas-platform', ...saas() },
+    { name: 'the files of a design with a penalty box', ...access() },
+  ],
   invalid: [
+    {
+      name: 'design.ts runs a penalty script other than the shipped lua/penalty.lua',
+      design: access().design,
+      files: edit(access(), 'lua/penalty.lua', (c) => `${c}-- edited\n`),
+      expect: [{ messageId: 'scriptMismatch', data: { file: 'middleware/design.ts', script: 'penalty' } }],
+    },
     {
       name: 'design.ts runs a script other than the shipped Lua',
       design: saas().design,

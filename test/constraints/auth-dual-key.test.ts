@@ -1,6 +1,7 @@
 import authDualKey from '../../src/constraints/auth-dual-key.js';
 import type { Design } from '../../src/design/model.js';
 import { getRule, mutate, validDesign } from '../fixtures/design.js';
+import { access } from './broken-files.js';
 import { runConstraintTests } from './tester.js';
 
 const design = validDesign();
@@ -25,6 +26,7 @@ function addReset(d: Design): void {
 runConstraintTests(authDualKey, {
   valid: [
     { name: 'the reference design', design },
+    { name: 'an allowlist that skips only fairness and quota rules', design: access().design },
     {
       name: 'no auth endpoints: nothing to check',
       design: mutate(design, (d) => {
@@ -48,6 +50,21 @@ runConstraintTests(authDualKey, {
     },
   ],
   invalid: [
+    {
+      name: 'an allowlist that lifts the auth rows',
+      design: mutate(access().design, (d) => {
+        const allow = d.access?.allow;
+        if (allow) allow.ruleIds = [...allow.ruleIds, 'auth-login-per-identity', 'auth-login-per-ip'];
+      }),
+      expect: [
+        {
+          messageId: 'allowlistSkipsAuth',
+          ruleId: 'auth-login-per-identity',
+          data: { who: 'addresses in 198.51.100.0/24, api-key "svc-monitor", requests to GET /v1/items/:id' },
+        },
+        { messageId: 'allowlistSkipsAuth', ruleId: 'auth-login-per-ip' },
+      ],
+    },
     {
       name: 'per-username only: credential stuffing across usernames is open',
       design: mutate(design, (d) => withoutRules(d, 'auth-login-per-ip')),

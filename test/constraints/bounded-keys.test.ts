@@ -1,6 +1,6 @@
 import boundedKeys from '../../src/constraints/bounded-keys.js';
 import { getRule, mutate, validDesign } from '../fixtures/design.js';
-import { edit, main, saas } from './broken-files.js';
+import { access, edit, main, saas } from './broken-files.js';
 import { runConstraintTests } from './tester.js';
 
 const design = validDesign();
@@ -83,8 +83,32 @@ runConstraintTests(boundedKeys, {
 
 // What ships: the generated files checked against the design, and broken one at a time.
 runConstraintTests(boundedKeys, {
-  valid: [{ name: 'the files generated for saas-platform', ...saas() }],
+  valid: [
+    { name: 'the files generated for saas-platform', ...saas() },
+    { name: 'the files of a design with a penalty box (lua/penalty.lua sets both lifetimes)', ...access() },
+  ],
   invalid: [
+    {
+      name: 'a penalty script that shuts the box for ever',
+      design: access().design,
+      files: edit(access(), 'lua/penalty.lua', (c) => c.replace(/'PX'/g, "'XX'").replace(/'PEXPIRE'/g, "'PERSIST'")),
+      expect: [{ messageId: 'luaWithoutTtl', data: { file: 'penalty.lua' } }],
+    },
+    {
+      name: 'a penalty box without lifetimes',
+      design: mutate(access().design, (d) => {
+        const p = d.access?.penalty;
+        if (p) {
+          p.withinSeconds = 0;
+          p.blockSeconds = Number.NaN;
+        }
+      }),
+      files: access().files,
+      expect: [
+        { messageId: 'penaltyWithoutTtl', data: { key: 'strikes', field: 'withinSeconds' } },
+        { messageId: 'penaltyWithoutTtl', data: { key: 'box', field: 'blockSeconds' } },
+      ],
+    },
     {
       name: 'a shipped Lua script that never sets an expiry',
       design: main().design,

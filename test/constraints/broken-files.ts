@@ -6,7 +6,7 @@ import { expect } from 'vitest';
 import { generateCode, type CodeFile } from '../../src/codegen/index.js';
 import type { Design } from '../../src/design/model.js';
 import { exampleDesign } from '../helpers/examples.js';
-import { MAIN } from '../middleware/designs.js';
+import { ACCESS, MAIN } from '../middleware/designs.js';
 import { designFrom } from '../middleware/harness.js';
 
 export interface Generated {
@@ -32,6 +32,9 @@ export const saas = (): Generated => generated('saas', () => exampleDesign('saas
 /** A small Express API with dual-key login (silent, fail closed) and no gateway. */
 export const main = (framework: 'express' | 'koa' | 'other' = 'express'): Generated =>
   generated(`main-${framework}`, () => designFrom({ ...MAIN, stack: { ...MAIN.stack, framework } }));
+
+/** MAIN with an allowlist, deny list, penalty box (lua/penalty.lua), custom identity and memory fallback. */
+export const access = (): Generated => generated('access', () => designFrom(ACCESS));
 
 /** The files with one file's content changed (the file must exist and must change). */
 export function edit(g: Generated, path: string, change: (content: string) => string): CodeFile[] {

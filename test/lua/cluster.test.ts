@@ -96,6 +96,16 @@ describe('on a 3-master Redis Cluster', () => {
     expect(next).toBeLessThanOrEqual(19_600);
   });
 
+  it('penalty: the counter and the box share a slot; 50 concurrent refusals shut the box once', async () => {
+    for (const tag of TAGS.slice(6, 9)) {
+      const keys = [`rl:{pb:ip:${tag}}:strikes`, `rl:{pb:ip:${tag}}:box`];
+      const replies = await race(clients, 50, (c: Client) => run(c, 'penalty', keys, ['strike', 20, HOUR, HOUR]));
+      // the 20th refusal shuts the box; the 30 after it find it shut
+      expect(replies.filter((r) => r[0] === 1)).toHaveLength(31);
+      expect(await clients[0]!.pttl(keys[1]!)).toBeGreaterThan(HOUR - 60_000);
+    }
+  });
+
   it('every key on every master has a TTL', async () => {
     let checked = 0;
     for (const m of masters) checked += await expectEveryKeyHasTtl(m);

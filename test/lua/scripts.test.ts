@@ -13,6 +13,7 @@ const PINNED_SHA1: Record<string, string> = {
   'sliding-window-log': '694b77633a53c0277f215bbb4108caef52f50de7',
   'fixed-window': '95c3f4dcc79262dce1a8cf9bb44b6b2fc45055fd',
   'outbound-bucket': 'f7d2bad1428a56ddc8dc287a664cbfdb3388260a',
+  penalty: '3fbf1a4117d76eca7a177d54fc292f89d5109f4a',
 };
 
 const s = useRedis();
@@ -24,7 +25,7 @@ describe('lua/ scripts', () => {
       .filter((f) => f.endsWith('.lua'))
       .sort();
     expect(files).toEqual(LUA_SCRIPTS.map((m) => m.file).sort());
-    expect(LUA_SCRIPTS.map((m) => m.algorithm).sort()).toEqual(['fixed-window', 'gcra', 'outbound', 'sliding-window-log']);
+    expect(LUA_SCRIPTS.map((m) => m.algorithm).sort()).toEqual(['fixed-window', 'gcra', 'outbound', 'penalty', 'sliding-window-log']);
   });
 
   it('pins the SHA1 of every script', () => {

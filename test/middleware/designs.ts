@@ -73,6 +73,28 @@ export const PLANS: AnswersInput = {
   headers: { convention: 'x-ratelimit', docsUrl: DOCS },
 };
 
+/**
+ * MAIN (fairness per API key: burst 12; anonymous per IP: burst 2; login 3 per account, 5 per IP) with every access
+ * feature: an allowlist (address, API key, route), a deny list, a penalty box on the auth rows,
+ * a custom api-key function and the memory fallback.
+ */
+export const ACCESS: AnswersInput = {
+  ...MAIN,
+  project: { name: 'middleware access API' },
+  failure: { byClass: { auth: 'closed', read: 'open', export: 'open' }, fallback: 'memory' },
+  access: {
+    allow: {
+      cidrs: ['198.51.100.0/24'],
+      identities: [{ kind: 'api-key', value: 'svc-monitor' }],
+      routes: [{ method: 'GET', route: '/v1/items/:id' }],
+      reason: 'the uptime monitor',
+    },
+    deny: { cidrs: ['203.0.113.0/24'], identities: [{ kind: 'api-key', value: 'revoked' }], status: 403 },
+    penalty: { refusals: 2, withinSeconds: 60, blockSeconds: 30 },
+    customIdentities: [{ kind: 'api-key', from: 'the x-custom-key header' }],
+  },
+};
+
 /** The same API with no shared store: every rule runs in process. */
 export const IN_PROCESS: AnswersInput = {
   ...MAIN,

@@ -35,6 +35,11 @@ describe('markdownlint', () => {
     expect(problems(renderMarkdown(inputFromAnswers(hostileAnswers()), { layout }))).toEqual([]);
   });
 
+  it.each(['single', 'folder'] as const)('a design with every access feature and the memory fallback (%s) is clean', (layout) => {
+    const answers = JSON.parse(readFileSync(new URL('../design/fixtures/access-features.answers.json', import.meta.url), 'utf8'));
+    expect(problems(renderMarkdown(inputFromAnswers(answers), { layout }))).toEqual([]);
+  });
+
   it('a design with embedded code files is clean', () => {
     const input = exampleInput('saas-platform');
     const codeFiles = [

@@ -14,8 +14,9 @@ import { KEY_PREFIX } from '../../design/naming.js';
 import type { Design, MatrixRule, RuleIdentity } from '../../design/model.js';
 import { luaScript, type LuaScriptName } from '../../lua.js';
 import { IDENTITY_LABEL } from '../../runtime/middleware/keys.js';
+import type { AccessSpec, CustomIdentityKind } from '../../runtime/middleware/types.js';
 
-export type ScriptName = 'gcra' | 'sliding-window-log' | 'fixed-window';
+export type ScriptName = 'gcra' | 'sliding-window-log' | 'fixed-window' | 'penalty';
 export type CompiledIdentity = Exclude<RuleIdentity, 'provider'>;
 export type CompiledTier = 'ceiling' | 'security' | 'fairness' | 'quota';
 
@@ -102,6 +103,8 @@ export interface CompiledDesign {
   plans: string[];
   defaultPlan: string | null;
   skipped: SkippedRule[];
+  /** Allowlist, deny list, penalty box, custom identities and memory fallback (null: none). */
+  access: AccessSpec | null;
 }
 
 const TIER_ORDER: Record<CompiledTier, number> = { ceiling: 0, security: 1, fairness: 2, quota: 3 };
@@ -252,8 +255,10 @@ export function compileDesign(design: Design): CompiledDesign {
     .sort((a, b) => TIER_ORDER[a.r.tier] - TIER_ORDER[b.r.tier] || a.i - b.i)
     .map((x) => x.r);
 
-  const used = new Set(ordered.filter((r) => r.store === 'redis').map((r) => r.script));
-  const scripts = (['gcra', 'sliding-window-log', 'fixed-window'] as const)
+  const used = new Set<ScriptName>(ordered.filter((r) => r.store === 'redis').map((r) => r.script));
+  const access = accessOf(design, ordered.length > 0);
+  if (access?.penalty && used.size > 0) used.add('penalty');
+  const scripts = (['gcra', 'sliding-window-log', 'fixed-window', 'penalty'] as const)
     .filter((name) => used.has(name))
     .map((name) => {
       const s = luaScript(name as LuaScriptName);
@@ -294,5 +299,34 @@ export function compileDesign(design: Design): CompiledDesign {
     plans: design.scope.plans.map((p) => p.name),
     defaultPlan: design.scope.plans[0]?.name ?? null,
     skipped,
+    access,
+  };
+}
+
+/** The design's access lists and outage fallback as the runtime reads them, or null when it has none. */
+function accessOf(design: Design, anyRule: boolean): AccessSpec | null {
+  const a = design.access;
+  const memoryFallback = (design.enforcement.fallback?.ruleIds.length ?? 0) > 0;
+  if (!anyRule || (!a && !memoryFallback)) return null;
+  return {
+    allow: a?.allow
+      ? {
+          cidrs: a.allow.cidrs,
+          identities: a.allow.identities,
+          routes: a.allow.routes.map((r) => ({ method: r.method.toUpperCase(), route: r.route })),
+          tiers: a.allow.tiers.filter((t) => t !== 'outbound'),
+        }
+      : null,
+    deny: a?.deny ? { cidrs: a.deny.cidrs, identities: a.deny.identities, status: a.deny.status } : null,
+    penalty: a?.penalty
+      ? {
+          tiers: a.penalty.tiers.filter((t) => t !== 'outbound'),
+          refusals: a.penalty.refusals,
+          withinSeconds: a.penalty.withinSeconds,
+          blockSeconds: a.penalty.blockSeconds,
+        }
+      : null,
+    customIdentities: (a?.customIdentities ?? []).map((c) => c.kind as CustomIdentityKind),
+    memoryFallback,
   };
 }

@@ -45,6 +45,9 @@ export const RUNTIME_MODULES = [
   'memory-store.ts',
   'local-bucket.ts',
   'metrics.ts',
+  'access.ts',
+  'penalty.ts',
+  'fallback.ts',
 ] as const;
 
 /** What each runtime module is, for the code README and the document. */
@@ -60,6 +63,9 @@ const MODULE_DESCRIPTIONS: Record<string, string> = {
   'memory-store.ts': "The Lua scripts' algorithms for in-process rules",
   'local-bucket.ts': 'The optional in-process bucket in front of Redis',
   'metrics.ts': "prom-client metrics under the design's names",
+  'access.ts': 'Allowlist and deny list, checked before any rule and any store call; custom identity functions',
+  'penalty.ts': 'The penalty box: a caller refused again and again is blocked for a while (penalty.lua)',
+  'fallback.ts': 'The in-memory fallback of fail-open rules while the store is down',
 };
 
 const ADAPTER_DESCRIPTIONS: Record<string, string> = {
@@ -68,6 +74,18 @@ const ADAPTER_DESCRIPTIONS: Record<string, string> = {
   'koa.ts': 'Koa middleware: app.use(rateLimit(options))',
   'hono.ts': 'Hono middleware: app.use(rateLimit(options))',
 };
+
+/**
+ * How a NestJS application mounts the generated adapter: NestJS runs on Express (the default
+ * platform, which the design's files target) or on Fastify (generate with framework fastify).
+ */
+export const NESTJS_MOUNT = [
+  'NestJS runs on Express by default: in main.ts, after `const app = await NestFactory.create(AppModule)`, call',
+  '`app.use(rateLimit(options))` from middleware/express.ts before `app.listen()` (after `app.use(express.json())`',
+  'when auth rules read the account name from the body), so it runs ahead of every guard and controller.',
+  "On the Fastify platform (`@nestjs/platform-fastify`), set the answers' stack.framework to fastify, generate again, and",
+  'call `registerRateLimit(app.getHttpAdapter().getInstance(), options)` from middleware/fastify.ts before `app.listen()`.',
+] as const;
 
 /** The adapter written for a framework, or undefined when the runtime has none for it. */
 export function adapterFor(framework: string): { file: string; path: string; description: string } | undefined {
@@ -127,6 +145,7 @@ export function designData(c: CompiledDesign): DesignData {
     scripts: c.scripts,
     routes: c.routes,
     rules: c.rules.map(ruleSpec),
+    ...(c.access !== null ? { access: c.access } : {}),
   };
 }
 
@@ -178,15 +197,23 @@ function designModule(c: CompiledDesign): string {
       `${c.hybrid.instances} x ${c.hybrid.localBurst} = ${c.hybrid.overAdmission} extra requests per identity.`,
     );
   }
+  if (c.access?.memoryFallback) {
+    head.push(
+      '',
+      'While the store is down, the fail-open rules count in this process (memory fallback): each instance',
+      'counts on its own, so a fleet of N admits up to N x what one bucket admits per window (see the design).',
+    );
+  }
   const data = designData(c);
-  const { rules: _rules, ...rest } = data;
+  const { rules: _rules, access, ...rest } = data;
   const body = tsValue(rest).replace(/\n\}$/, '');
   const rules = c.rules.map((r, i) => {
     const note = r.algorithmNote ? ` (${r.algorithmNote})` : '';
     return `${comment([tsComment(`${r.id}: ${r.title}${note}`, 300)], '    ')}    ${tsValue(data.rules[i], '    ')},`;
   });
   const rulesText = rules.length === 0 ? '  rules: [],' : `  rules: [\n${rules.join('\n')}\n  ],`;
-  return `${comment(head)}import type { DesignData } from './types.js';\n\nexport const DESIGN: DesignData = ${body}\n${rulesText}\n};\n`;
+  const accessText = access === undefined ? '' : `\n  access: ${tsValue(access, '  ')},`;
+  return `${comment(head)}import type { DesignData } from './types.js';\n\nexport const DESIGN: DesignData = ${body}\n${rulesText}${accessText}\n};\n`;
 }
 
 /** The data module of a design. */

@@ -12,6 +12,7 @@ import type { RenderInput } from '../types.js';
 import { outboundPeak, quotaStop } from '../../design/scope.js';
 import { algorithmLabel } from '../../design/algorithms.js';
 import { edgeProblemBody, edgeRetryAfter, edgeRules } from '../../codegen/gateway/edge.js';
+import { NESTJS_MOUNT } from '../../codegen/middleware/index.js';
 import { algorithmName, frameworkName, gatewayName, goalName, layerName, primitiveName, storeName, tierName } from './labels.js';
 
 export const NOT_STATED = 'not stated';
@@ -106,9 +107,31 @@ export interface RuleRow {
   killSwitchHow: string;
   rationale: string;
   handWritten: boolean;
+  /** Allowlist, penalty box and memory fallback as they concern this rule ('' when none does). */
+  access: string;
 }
 
-export function ruleRow(rule: MatrixRule, killSwitchHow = ''): RuleRow {
+/** What the access lists and the outage fallback do to one rule, in one line. */
+function accessNote(rule: MatrixRule, design: Design | undefined): string {
+  if (!design) return '';
+  const notes: string[] = [];
+  const a = design.access;
+  if (a?.allow?.ruleIds.includes(rule.id)) notes.push('allowlisted callers skip it (see the enforcement section)');
+  if (a?.penalty?.ruleIds.includes(rule.id)) {
+    notes.push(
+      `its refusals feed the penalty box: ${fmtNumber(a.penalty.refusals)} within ${fmtDuration(a.penalty.withinSeconds)} block the caller for ${fmtDuration(a.penalty.blockSeconds)}`,
+    );
+  }
+  const fb = design.enforcement.fallback?.rules.find((r) => r.ruleId === rule.id);
+  if (fb) {
+    notes.push(
+      `while the store is down it counts in each instance's memory: at most ${fmtNumber(fb.outageMost)} per ${fb.window} per identity across ${fmtNumber(design.enforcement.fallback?.instances ?? 1)} instance(s), against ${fmtNumber(fb.normalMost)} normally`,
+    );
+  }
+  return notes.length === 0 ? '' : `${notes.join('; ')}.`;
+}
+
+export function ruleRow(rule: MatrixRule, killSwitchHow = '', design?: Design): RuleRow {
   return {
     id: rule.id,
     title: rule.title,
@@ -136,6 +159,7 @@ export function ruleRow(rule: MatrixRule, killSwitchHow = ''): RuleRow {
     killSwitchHow: rule.layer === 'edge' && rule.killSwitch ? killSwitchHow : '',
     rationale: rule.rationale,
     handWritten: rule.source !== 'generated',
+    access: accessNote(rule, design),
   };
 }
 
@@ -265,7 +289,8 @@ export function matrixView(input: RenderInput) {
     count: rules.length,
     tiers: joinAnd(tiers),
     hasAnonymous: rules.some((r) => r.identity === 'ip' && r.tier !== 'security'),
-    rows: rules.map((r) => ruleRow(r, input.design.rollout.killSwitches.find((k) => k.ruleId === r.id)?.how)),
+    rows: rules.map((r) => ruleRow(r, input.design.rollout.killSwitches.find((k) => k.ruleId === r.id)?.how, input.design)),
+    fallback: fallbackView(input.design),
     memory: storeRules.map((r) => {
       const bound = r.cardinality?.bound;
       const bytes = r.bytesPerKey;
@@ -296,6 +321,54 @@ export function matrixView(input: RenderInput) {
           },
         }
       : {}),
+  };
+}
+
+/** The in-memory fallback of fail-open rules during a store outage, with its numbers. */
+function fallbackView(design: Design) {
+  const f = design.enforcement.fallback;
+  if (!f) return undefined;
+  return {
+    explanation: f.explanation,
+    instances: fmtNumber(f.instances),
+    rules: f.rules.map((r) => ({
+      ruleId: r.ruleId,
+      window: r.window,
+      normalMost: fmtNumber(r.normalMost),
+      outageMost: fmtNumber(r.outageMost),
+    })),
+  };
+}
+
+/** The problem+json response a denied or boxed caller gets, as sent. */
+function accessResponse(status: number, title: string, headers: string[], body: Record<string, unknown>): string {
+  return [
+    `HTTP/1.1 ${status} ${title}`,
+    'Content-Type: application/problem+json; charset=utf-8',
+    ...headers,
+    '',
+    JSON.stringify(body, null, 2),
+  ].join('\n');
+}
+
+/** The access lists and custom identities, for the enforcement section. */
+function accessView(design: Design) {
+  const a = design.access;
+  if (!a) return undefined;
+  return {
+    allow: a.allow ? { text: a.allow.text } : undefined,
+    deny: a.deny ? { text: a.deny.text } : undefined,
+    penalty: a.penalty
+      ? {
+          text: a.penalty.text,
+          strikesKey: a.penalty.keys.strikes,
+          boxKey: a.penalty.keys.box,
+          strikesTtl: fmtDuration(a.penalty.withinSeconds),
+          boxTtl: fmtDuration(a.penalty.blockSeconds),
+        }
+      : undefined,
+    customIdentities: a.customIdentities.map((c) => ({ kind: c.kind, from: c.from, option: c.option })),
+    customText: a.customText ?? '',
   };
 }
 
@@ -351,6 +424,8 @@ export function enforcementView(input: RenderInput) {
         }
       : undefined,
     dualKeyAuth: e.dualKeyAuth ?? '',
+    access: accessView(input.design),
+    nestjs: scope.framework === 'nestjs' && rules.some((r) => r.layer === 'middleware') ? NESTJS_MOUNT.join(' ').replace(/`/g, '') : '',
     exempt: e.exempt,
     scripts: e.scripts.map((s) => ({ name: s.name, file: s.file, algorithm: algorithmName(s.algorithm), ruleIds: s.ruleIds })),
     placementDiagram: e.placementDiagram,
@@ -500,6 +575,28 @@ export function contractView(input: RenderInput) {
     quotaExceededExample: exampleView(c.quotaExceededExample, c.quotaExceededBody),
     storeUnavailable: { status: c.storeUnavailable.status, retryAfter: fmtNumber(c.storeUnavailable.retryAfterSeconds) },
     closedRuleIds: closed,
+    fallbackRuleIds: input.design.enforcement.fallback?.ruleIds ?? [],
+    denied: input.design.access?.deny
+      ? {
+          status: fmtNumber(input.design.access.deny.status),
+          response: accessResponse(
+            input.design.access.deny.status,
+            input.design.access.deny.status === 403 ? 'Forbidden' : 'Client Error',
+            [],
+            input.design.access.deny.body,
+          ),
+        }
+      : undefined,
+    boxed: input.design.access?.penalty
+      ? {
+          response: accessResponse(
+            429,
+            'Too Many Requests',
+            [`Retry-After: ${input.design.access.penalty.blockSeconds}`],
+            input.design.access.penalty.body,
+          ),
+        }
+      : undefined,
     docsUrl: c.docsUrl,
     clientBehaviour: c.clientBehaviour,
     sequenceDiagram: c.sequenceDiagram,

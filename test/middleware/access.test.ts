@@ -1,0 +1,347 @@
+/**
+ * The access features over real HTTP against a real redis-server, in every adapter (Express,
+ * Fastify, Koa, Hono): the files generated for one design with an allowlist (CIDR, identity,
+ * route), a deny list, a penalty box on the auth rows, a custom identity function and the memory
+ * fallback, compiled under --strict and mounted in real servers. Loopback is a trusted proxy,
+ * so each test plays the proxy and names the client address in X-Forwarded-For.
+ */
+import type { AddressInfo } from 'node:net';
+import { serve as honoServe, type ServerType } from '@hono/node-server';
+import { bodyParser } from '@koa/bodyparser';
+import express from 'express';
+import Fastify from 'fastify';
+import { Hono } from 'hono';
+import { Redis } from 'ioredis';
+import Koa from 'koa';
+import { Registry } from 'prom-client';
+import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { generateMiddleware } from '../../src/codegen/middleware/index.js';
+import { freePort, startRedis, type RedisServer } from '../helpers/redis.js';
+import { ACCESS } from './designs.js';
+import { compileScratch, designFrom, expectTtlsUnder, freshPrefix, type Scratch } from './harness.js';
+
+const FRAMEWORKS = ['express', 'fastify', 'koa', 'hono'] as const;
+type Framework = (typeof FRAMEWORKS)[number];
+
+type Factory = (app: unknown, options: Record<string, unknown>) => { close(): void };
+let scratch: Scratch;
+let server: RedisServer;
+let redis: Redis;
+const modules: Partial<Record<Framework, Record<string, unknown>>> = {};
+let memoryModule: Record<string, unknown>;
+
+beforeAll(async () => {
+  const sets: Record<string, ReturnType<typeof generateMiddleware>> = Object.fromEntries(
+    FRAMEWORKS.map((f) => [f, generateMiddleware(designFrom({ ...ACCESS, stack: { ...ACCESS.stack, framework: f } }))]),
+  );
+  // the same design with no shared store: the penalty box keeps its state in the process
+  sets.memory = generateMiddleware(designFrom({ ...ACCESS, stack: { ...ACCESS.stack, framework: 'express', store: 'none' } }));
+  const [s, r] = await Promise.all([compileScratch(sets), startRedis()]);
+  scratch = s;
+  server = r;
+  expect(scratch.ok, scratch.output).toBe(true);
+  for (const f of FRAMEWORKS) modules[f] = await scratch.load(f, f);
+  memoryModule = await scratch.load('memory', 'express');
+  redis = new Redis(server.port, server.host, { maxRetriesPerRequest: 1 });
+});
+
+afterAll(async () => {
+  await redis?.quit();
+  await server?.stop();
+  scratch?.remove();
+});
+
+/** A request header in any framework's request object (Express, Fastify, Koa context, Hono context). */
+function header(req: unknown, name: string): string | undefined {
+  const r = req as { headers?: Record<string, unknown>; req?: { header?: (n: string) => string | undefined } };
+  const value = r.headers?.[name] ?? (typeof r.req?.header === 'function' ? r.req.header(name) : undefined);
+  return typeof value === 'string' && value !== '' ? value : undefined;
+}
+
+/** identify() from the test headers; x-test-user is the account name (Hono parses no body for the limiter). */
+function identify(req: unknown): Record<string, string | undefined> {
+  return { apiKey: header(req, 'x-test-key'), username: header(req, 'x-test-user') };
+}
+
+interface App {
+  url: string;
+  close(): Promise<void>;
+}
+
+function baseOptions(prefix: string, client: Redis = redis): Record<string, unknown> {
+  return {
+    redis: client,
+    keyPrefix: prefix,
+    defaultMode: 'enforce',
+    timeoutMs: 2000,
+    registry: new Registry(),
+    identify,
+    identities: { 'api-key': (req: unknown) => header(req, 'x-custom-key') },
+  };
+}
+
+async function mount(
+  framework: Framework,
+  options: Record<string, unknown>,
+  mod = modules[framework] as Record<string, unknown>,
+): Promise<App> {
+  if (framework === 'express') {
+    const app = express();
+    app.use(express.json());
+    const mw = (mod.rateLimit as (o: unknown) => express.RequestHandler & { limiter: { close(): void } })(options);
+    app.use(mw);
+    app.use((_req, res) => {
+      res.json({ ok: true });
+    });
+    const http = await new Promise<import('node:http').Server>((resolve) => {
+      const s = app.listen(0, '127.0.0.1', () => resolve(s));
+    });
+    return {
+      url: `http://127.0.0.1:${(http.address() as AddressInfo).port}`,
+      close: async () => {
+        mw.limiter.close();
+        http.closeAllConnections();
+        await new Promise<void>((resolve) => http.close(() => resolve()));
+      },
+    };
+  }
+  if (framework === 'fastify') {
+    const app = Fastify();
+    (mod.registerRateLimit as Factory)(app, options);
+    app.route({ method: ['GET', 'POST'], url: '/*', handler: async () => ({ ok: true }) });
+    await app.listen({ port: 0, host: '127.0.0.1' });
+    return {
+      url: `http://127.0.0.1:${(app.server.address() as AddressInfo).port}`,
+      close: async () => {
+        app.server.closeAllConnections();
+        await app.close();
+      },
+    };
+  }
+  if (framework === 'koa') {
+    const app = new Koa();
+    app.use(bodyParser());
+    const mw = (mod.rateLimit as (o: unknown) => Koa.Middleware & { limiter: { close(): void } })(options);
+    app.use(mw);
+    app.use((ctx) => {
+      ctx.body = { ok: true };
+    });
+    const http = app.listen(0, '127.0.0.1');
+    await new Promise<void>((resolve) => http.once('listening', () => resolve()));
+    return {
+      url: `http://127.0.0.1:${(http.address() as AddressInfo).port}`,
+      close: async () => {
+        mw.limiter.close();
+        http.closeAllConnections();
+        await new Promise<void>((resolve) => http.close(() => resolve()));
+      },
+    };
+  }
+  const app = new Hono();
+  const mw = (mod.rateLimit as (o: unknown) => import('hono').MiddlewareHandler & { limiter: { close(): void } })(options);
+  app.use(mw);
+  app.all('*', (c) => c.json({ ok: true }));
+  const http: ServerType = await new Promise((resolve) => {
+    const s = honoServe({ fetch: app.fetch, port: 0, hostname: '127.0.0.1' }, () => resolve(s));
+  });
+  return {
+    url: `http://127.0.0.1:${(http.address() as AddressInfo).port}`,
+    close: async () => {
+      mw.limiter.close();
+      await new Promise<void>((resolve) => http.close(() => resolve()));
+    },
+  };
+}
+
+async function get(app: App, path: string, headers: Record<string, string> = {}): Promise<Response> {
+  const r = await fetch(app.url + path, { headers });
+  return r;
+}
+
+/** Status codes of n calls in a row (bodies drained). */
+async function statuses(n: number, call: () => Promise<Response>): Promise<number[]> {
+  const out: number[] = [];
+  for (let i = 0; i < n; i++) {
+    const r = await call();
+    await r.arrayBuffer();
+    out.push(r.status);
+  }
+  return out;
+}
+
+async function keysUnder(prefix: string): Promise<string[]> {
+  return redis.keys(`${prefix}:*`);
+}
+
+describe.each(FRAMEWORKS)('%s adapter', (framework) => {
+  it('allowlists by identity, address and route: their requests skip the fairness rules, others are refused after the burst', async () => {
+    const prefix = freshPrefix('al');
+    const app = await mount(framework, baseOptions(prefix));
+    try {
+      // by identity (from the custom api-key function): 14 calls on a bucket of 12, never refused
+      expect(await statuses(14, () => get(app, '/v1/items', { 'x-custom-key': 'svc-monitor' }))).not.toContain(429);
+      // the same calls by another key: refused after 12
+      const other = await statuses(14, () => get(app, '/v1/items', { 'x-custom-key': 'k1' }));
+      expect(other.slice(0, 12)).toEqual(new Array(12).fill(200));
+      expect(other.slice(12)).toEqual([429, 429]);
+      // by address: the anonymous per-IP bucket holds 2
+      expect(await statuses(5, () => get(app, '/v1/public', { 'x-forwarded-for': '198.51.100.7' }))).toEqual([200, 200, 200, 200, 200]);
+      expect(await statuses(4, () => get(app, '/v1/public', { 'x-forwarded-for': '192.0.2.9' }))).toContain(429);
+      // by route: GET /v1/items/:id skips the fairness rule, GET /v1/items of the same key does not
+      expect(await statuses(14, () => get(app, '/v1/items/7', { 'x-custom-key': 'k2' }))).not.toContain(429);
+      expect(await statuses(13, () => get(app, '/v1/items', { 'x-custom-key': 'k2' }))).toContain(429);
+      // the allowlisted identity left no fairness key behind
+      expect((await keysUnder(prefix)).filter((k) => k.includes('svc-monitor'))).toEqual([]);
+    } finally {
+      await app.close();
+    }
+    await expectTtlsUnder(redis, prefix);
+  });
+
+  it('answers the deny list with 403 problem+json before any rule, without touching the store; health checks stay exempt', async () => {
+    const prefix = freshPrefix('dn');
+    const app = await mount(framework, baseOptions(prefix));
+    try {
+      const denied: Record<string, string>[] = [{ 'x-forwarded-for': '203.0.113.50' }, { 'x-custom-key': 'revoked' }];
+      for (const headers of denied) {
+        const r = await get(app, '/v1/items', headers);
+        expect(r.status).toBe(403);
+        expect(r.headers.get('content-type')).toBe('application/problem+json; charset=utf-8');
+        expect(r.headers.get('ratelimit')).toBeNull();
+        expect(r.headers.get('retry-after')).toBeNull();
+        expect(await r.json()).toMatchObject({ status: 403, code: 'ACCESS_DENIED' });
+      }
+      // a denied address that is also allowlisted by identity is still denied
+      expect((await get(app, '/v1/items', { 'x-forwarded-for': '203.0.113.50', 'x-custom-key': 'svc-monitor' })).status).toBe(403);
+      expect(await keysUnder(prefix)).toEqual([]);
+      expect((await get(app, '/healthz', { 'x-forwarded-for': '203.0.113.50' })).status).toBe(200);
+    } finally {
+      await app.close();
+    }
+  });
+
+  it('keeps the deny list when every rule is switched off', async () => {
+    const app = await mount(framework, { ...baseOptions(freshPrefix('do')), mode: () => 'off' });
+    try {
+      expect((await get(app, '/v1/items', { 'x-forwarded-for': '203.0.113.50' })).status).toBe(403);
+      expect(await statuses(14, () => get(app, '/v1/items', { 'x-custom-key': 'k1' }))).not.toContain(429);
+    } finally {
+      await app.close();
+    }
+  });
+
+  it('puts a caller refused twice by the auth rows in the penalty box: a silent 429 for every account, with the time left', async () => {
+    const prefix = freshPrefix('pb');
+    const app = await mount(framework, baseOptions(prefix));
+    const login = (user: string, ip: string): Promise<Response> =>
+      fetch(`${app.url}/v1/login`, {
+        method: 'POST',
+        headers: { 'content-type': 'application/json', 'x-test-user': user, 'x-forwarded-for': ip },
+        body: JSON.stringify({ username: user, password: 'x' }),
+      });
+    try {
+      // 3 tries per account, then 2 refusals shut the box for 100.64.0.9
+      expect(await statuses(5, () => login('alice', '100.64.0.9'))).toEqual([200, 200, 200, 429, 429]);
+      const boxed = await login('bob', '100.64.0.9');
+      expect(boxed.status).toBe(429);
+      const retryAfter = Number(boxed.headers.get('retry-after'));
+      expect(retryAfter).toBeGreaterThan(20);
+      expect(retryAfter).toBeLessThanOrEqual(30);
+      expect(boxed.headers.get('ratelimit')).toBeNull();
+      expect(await boxed.json()).toMatchObject({ status: 429, code: 'RATE_LIMITED' });
+      // another address is not in the box
+      expect((await login('bob', '100.64.0.10')).status).toBe(200);
+      const box = `${prefix}:{pb:ip:100.64.0.9}:box`;
+      const pttl = await redis.pttl(box);
+      expect(pttl).toBeGreaterThan(20_000);
+      expect(pttl).toBeLessThanOrEqual(30_000);
+      // the counter went when the box shut
+      expect(await redis.exists(`${prefix}:{pb:ip:100.64.0.9}:strikes`)).toBe(0);
+    } finally {
+      await app.close();
+    }
+    await expectTtlsUnder(redis, prefix);
+  });
+
+  it('keys rules on the custom identity function, and refuses to start without it', async () => {
+    const prefix = freshPrefix('ci');
+    const mod = modules[framework] as Record<string, unknown>;
+    const { identities: _omit, ...without } = baseOptions(prefix);
+    const create = (): unknown =>
+      framework === 'fastify'
+        ? (mod.registerRateLimit as Factory)(Fastify(), without)
+        : (mod.rateLimit as (o: unknown) => unknown)(without);
+    expect(create).toThrow(/options\.identities\['api-key'\]/);
+    const app = await mount(framework, baseOptions(prefix));
+    try {
+      // identify() says the same key for both; the custom function tells them apart
+      const a = await statuses(13, () => get(app, '/v1/items', { 'x-test-key': 'same', 'x-custom-key': 'c1' }));
+      expect(a[12]).toBe(429);
+      expect((await get(app, '/v1/items', { 'x-test-key': 'same', 'x-custom-key': 'c2' })).status).toBe(200);
+      expect((await keysUnder(prefix)).some((k) => k.includes('ak:c1'))).toBe(true);
+    } finally {
+      await app.close();
+    }
+  });
+
+  it('counts fail-open rules in memory while the store is down (429 after the burst), fail-closed rules answer 503', async () => {
+    const prefix = freshPrefix('fb');
+    const port = await freePort();
+    const dead = new Redis(port, '127.0.0.1', {
+      lazyConnect: true,
+      enableOfflineQueue: false,
+      maxRetriesPerRequest: 0,
+      retryStrategy: () => null,
+    });
+    dead.on('error', () => {});
+    const errors: string[][] = [];
+    const app = await mount(framework, {
+      ...baseOptions(prefix, dead),
+      timeoutMs: 200,
+      onStoreError: (_e: unknown, ids: readonly string[]) => errors.push([...ids]),
+    });
+    try {
+      const calls = await statuses(14, () => get(app, '/v1/items', { 'x-custom-key': 'k-outage' }));
+      expect(calls.slice(0, 12)).toEqual(new Array(12).fill(200));
+      expect(calls.slice(12)).toEqual([429, 429]);
+      const refused = await get(app, '/v1/items', { 'x-custom-key': 'k-outage' });
+      expect(refused.status).toBe(429);
+      expect(Number(refused.headers.get('retry-after'))).toBeGreaterThanOrEqual(1);
+      expect(await refused.json()).toMatchObject({ code: 'RATE_LIMITED', limit: { rule: 'fairness-per-api-key' } });
+      expect(errors.some((ids) => ids.includes('fairness-per-api-key'))).toBe(true);
+      const login = await fetch(`${app.url}/v1/login`, {
+        method: 'POST',
+        headers: { 'content-type': 'application/json', 'x-test-user': 'carol' },
+        body: JSON.stringify({ username: 'carol', password: 'x' }),
+      });
+      expect(login.status).toBe(503);
+    } finally {
+      await app.close();
+      dead.disconnect();
+    }
+  });
+});
+
+describe('a design without a shared store', () => {
+  it('keeps the penalty box in the process: the same refusals shut it, and Redis holds nothing', async () => {
+    const prefix = freshPrefix('pm');
+    const { redis: _none, ...options } = baseOptions(prefix);
+    const app = await mount('express', options, memoryModule);
+    const login = (user: string, ip: string): Promise<Response> =>
+      fetch(`${app.url}/v1/login`, {
+        method: 'POST',
+        headers: { 'content-type': 'application/json', 'x-forwarded-for': ip },
+        body: JSON.stringify({ username: user, password: 'x' }),
+      });
+    try {
+      expect(await statuses(5, () => login('alice', '100.64.1.9'))).toEqual([200, 200, 200, 429, 429]);
+      const boxed = await login('bob', '100.64.1.9');
+      expect(boxed.status).toBe(429);
+      expect(Number(boxed.headers.get('retry-after'))).toBeGreaterThan(20);
+      expect((await login('bob', '100.64.1.10')).status).toBe(200);
+      expect(await keysUnder(prefix)).toEqual([]);
+    } finally {
+      await app.close();
+    }
+  });
+});
