@@ -4,14 +4,17 @@
  * route is checked, in the order ceiling, security, fairness, quota.
  */
 import { createHash } from 'node:crypto';
+import { createGate, withCustomIdentities } from './access.js';
 import { register as defaultRegistry } from 'prom-client';
 import { calendarPeriod } from './calendar.js';
 import { formatIp, parseCidr, parseIp, resolveClientIp } from './client-ip.js';
+import { fallbackReplies, MemoryFallback } from './fallback.js';
 import { hashTag, IDENTITY_LABEL, keyPart, keyShape, parseKeyPattern, renderKey, usernameKey } from './keys.js';
 import type { KeyPiece, KeyShape, Slot } from './keys.js';
 import { LocalBuckets, localReplies } from './local-bucket.js';
 import { MemoryStore } from './memory-store.js';
 import { createMetrics } from './metrics.js';
+import { createPenaltyBox } from './penalty.js';
 import type { RuleMetrics } from './metrics.js';
 import {
   limitHeader,
@@ -86,6 +89,8 @@ interface AppliedRule {
 interface Applicable {
   readonly exempt: boolean;
   readonly rules: readonly AppliedRule[];
+  /** The specs of those rules, for the access lists. */
+  readonly specs: readonly RuleSpec[];
   readonly needsUsername: boolean;
 }
 
@@ -199,7 +204,8 @@ export function createLimiter<TReq>(design: DesignData, options: LimiterOptions<
     options.defaultMode !== undefined && MODES.indexOf(options.defaultMode) >= 0 ? options.defaultMode : design.defaultMode;
   const defaultPlan = options.defaultPlan ?? design.defaultPlan;
   const clock = options.now ?? Date.now;
-  const identify = options.identify;
+  const identify = withCustomIdentities(design.access, options);
+  const customIp = options.identities?.ip ?? options.clientIp;
   const modeHook = options.mode;
   const metrics = createMetrics(design, options.registry === undefined ? defaultRegistry : options.registry);
   const scripts = new Map<ScriptName, BoundScript>(design.scripts.map((s) => [s.name, { spec: s, latency: metrics.latency(s.name) }]));
@@ -233,7 +239,12 @@ export function createLimiter<TReq>(design: DesignData, options: LimiterOptions<
         const cost = (endpoint !== null ? rule.costs.get(endpoint) : undefined) ?? rule.spec.costDefault;
         return { rule, cost, costArg: String(cost) };
       });
-    return { exempt: match.exempt, rules: applied, needsUsername: applied.some((a) => a.rule.spec.identity === 'username') };
+    return {
+      exempt: match.exempt,
+      rules: applied,
+      specs: applied.map((a) => a.rule.spec),
+      needsUsername: applied.some((a) => a.rule.spec.identity === 'username'),
+    };
   });
   // the integer-reply variants when the client has them (see RedisClientLike)
   const evalsha = redis ? (redis.evalshaBuffer ?? redis.evalsha).bind(redis) : null;
@@ -242,6 +253,10 @@ export function createLimiter<TReq>(design: DesignData, options: LimiterOptions<
   const deadlines = new Deadlines(expire);
   const local = HYBRID !== null && options.hybrid !== false ? new LocalBuckets(Math.max(1, HYBRID.localBurst), 100000) : null;
   let period: { id: string; start: number; end: number } | null = null;
+  // allowlist, deny list and penalty box: checked before any rule (access.ts, penalty.ts)
+  const penalty = createPenaltyBox(design, redis ?? null, prefix, timeoutMs, options.onStoreError);
+  const gate = createGate(design.access, design.docsUrl, options, trusted, clientIpOf, penalty);
+  const fallback = design.access?.memoryFallback === true ? new MemoryFallback() : null;
 
   /**
    * The window a window rule counts in: the calendar period of the plan's zone (quotas), a
@@ -576,7 +591,7 @@ export function createLimiter<TReq>(design: DesignData, options: LimiterOptions<
     /** A step's reply: outcomes and metrics. True when it decided the request (429). */
     private result(step: Step, reply: Reply): boolean {
       this.at++;
-      const source = local !== null && localReplies.has(reply) ? 'local' : 'store';
+      const source = fallbackReplies.has(reply) ? 'fallback' : local !== null && localReplies.has(reply) ? 'local' : 'store';
       const allowed = reply[0] === 1;
       const binding = allowed ? -1 : Math.max(0, (step.rules.length > 1 ? (reply[4] ?? 1) : 1) - 1);
       const remaining = Math.max(0, reply[1] ?? 0);
@@ -654,6 +669,11 @@ export function createLimiter<TReq>(design: DesignData, options: LimiterOptions<
         step.rules.map((r) => r.spec.id),
       );
       const closed = step.mode === 'enforce' ? step.rules.find((r) => r.spec.failMode === 'closed') : undefined;
+      if (fallback?.covers(step.rules)) {
+        // fail-open rules with the memory fallback: decided in this process (fallback.ts)
+        this.at--;
+        return this.result(step, fallback.run(step.rules[0]!.spec, step.keys.length, scriptArgs(step)));
+      }
       if (closed) {
         this.resolve({
           status: 503,
@@ -704,8 +724,8 @@ export function createLimiter<TReq>(design: DesignData, options: LimiterOptions<
   }
 
   function clientIpOf(input: LimiterInput<TReq>): string {
-    if (options.clientIp) {
-      const given = options.clientIp(input.req);
+    if (customIp) {
+      const given = customIp(input.req);
       if (given) {
         const bytes = parseIp(given);
         return bytes ? formatIp(bytes, ipv6Prefix) : keyPart(given);
@@ -733,7 +753,7 @@ export function createLimiter<TReq>(design: DesignData, options: LimiterOptions<
         modes.push(mode);
         if (mode !== 'off') on = true;
       }
-      if (!on) return NOTHING_DONE;
+      if (!on && gate === null) return NOTHING_DONE;
       if (!identify) return evaluate(input, applicable, modes, NO_IDENTITY);
       const given = identify(input.req);
       if (isPromiseLike(given)) return given.then((identity) => evaluate(input, applicable, modes, identity ?? NO_IDENTITY));
@@ -745,6 +765,16 @@ export function createLimiter<TReq>(design: DesignData, options: LimiterOptions<
 
   /** The steps of a request (each rule's key; dual-key auth rows joined), then their evaluation. */
   function evaluate(
+    input: LimiterInput<TReq>,
+    applicable: Applicable,
+    modes: readonly RuleMode[],
+    given: RequestIdentity,
+  ): Promise<Decision> {
+    if (gate !== null) return gate.run(input, given, applicable.specs, modes, (m) => evaluateRules(input, applicable, m, given));
+    return evaluateRules(input, applicable, modes, given);
+  }
+
+  function evaluateRules(
     input: LimiterInput<TReq>,
     applicable: Applicable,
     modes: readonly RuleMode[],
@@ -803,6 +833,8 @@ export function createLimiter<TReq>(design: DesignData, options: LimiterOptions<
     close: () => {
       local?.clear();
       memory.clear();
+      fallback?.clear();
+      penalty?.clear();
       deadlines.clear();
     },
   };

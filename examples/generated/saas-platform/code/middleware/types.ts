@@ -7,7 +7,7 @@ import type { Registry } from 'prom-client';
 
 export type RuleMode = 'enforce' | 'shadow' | 'off';
 export type HeaderConvention = 'ietf-structured' | 'ietf-trio' | 'x-ratelimit';
-export type ScriptName = 'gcra' | 'sliding-window-log' | 'fixed-window';
+export type ScriptName = 'gcra' | 'sliding-window-log' | 'fixed-window' | 'penalty';
 export type IdentityKind = 'global' | 'api-key' | 'user' | 'tenant' | 'session' | 'ip' | 'username';
 export type RuleTier = 'ceiling' | 'security' | 'fairness' | 'quota';
 
@@ -65,6 +65,48 @@ export interface HybridSpec {
   readonly localBurst: number;
   readonly instances: number;
   readonly overAdmission: number;
+}
+
+/** An identity value an allow or deny entry names, compared with what identify() returns. */
+export interface AccessIdentitySpec {
+  readonly kind: 'api-key' | 'user' | 'tenant' | 'session';
+  readonly value: string;
+}
+
+/** Identity kinds the application may compute with its own function (options.identities). */
+export type CustomIdentityKind = 'api-key' | 'user' | 'tenant' | 'session' | 'ip' | 'username';
+
+/**
+ * Who skips rules, who is refused outright, who is blocked after repeated refusals, which
+ * identities come from the application's own functions, and whether fail-open rules count in
+ * memory while the store is down. Checked before any store call (access.ts, penalty.ts).
+ */
+export interface AccessSpec {
+  /** Allowlist: matching requests skip the rules of these tiers. */
+  readonly allow: {
+    readonly cidrs: readonly string[];
+    readonly identities: readonly AccessIdentitySpec[];
+    /** Method and route patterns, as in RouteSpec. */
+    readonly routes: readonly { readonly method: string; readonly route: string }[];
+    readonly tiers: readonly RuleTier[];
+  } | null;
+  /** Deny list: matching requests get this status before any rule. */
+  readonly deny: {
+    readonly cidrs: readonly string[];
+    readonly identities: readonly AccessIdentitySpec[];
+    readonly status: number;
+  } | null;
+  /** Penalty box: refusals by rules of these tiers counted per caller; at refusals within withinSeconds, blocked blockSeconds. */
+  readonly penalty: {
+    readonly tiers: readonly RuleTier[];
+    readonly refusals: number;
+    readonly withinSeconds: number;
+    readonly blockSeconds: number;
+  } | null;
+  /** The identity kinds the options must supply a function for (options.identities). */
+  readonly customIdentities: readonly CustomIdentityKind[];
+  /** Fail-open rules count in this process's memory while the store is down. */
+  readonly memoryFallback: boolean;
 }
 
 export interface MetricSpec {
@@ -159,6 +201,12 @@ export interface LimiterOptions<TReq> {
   readonly now?: (() => number) | undefined;
   /** Told about every failed store call (the request is then handled by the rule's fail mode). */
   readonly onStoreError?: ((error: unknown, ruleIds: readonly string[]) => void) | undefined;
+  /**
+   * Your own function per identity kind: its answer replaces what identify() gives for that
+   * kind (ip: the client address, replacing the trusted-proxy walk). Required for every kind
+   * the design lists in DESIGN.access.customIdentities. Return only verified values.
+   */
+  readonly identities?: { readonly [K in CustomIdentityKind]?: ((req: TReq) => string | undefined) | undefined } | undefined;
 }
 
 export interface LimiterInput<TReq> {
@@ -184,12 +232,16 @@ export interface RuleOutcome {
   readonly remaining: number;
   readonly resetMs: number;
   readonly retryAfterMs: number;
-  /** store: decided by the store; local: by the in-process bucket; store-failed: fail mode applied. */
-  readonly source: 'store' | 'local' | 'store-failed';
+  /**
+   * store: decided by the store; local: by the in-process bucket; store-failed: fail mode
+   * applied; fallback: the store failed and the rule counted in this process's memory.
+   */
+  readonly source: 'store' | 'local' | 'store-failed' | 'fallback';
 }
 
 export interface Decision {
-  readonly status: 200 | 429 | 503;
+  /** 200 goes on; 429 refused by a rule or the penalty box; 503 store down (fail closed); 4xx deny list. */
+  readonly status: number;
   /** Set these on the response, whatever the status. */
   readonly headers: readonly (readonly [string, string])[];
   /** problem+json body for a 429 or 503; null when the request goes on. */
@@ -199,6 +251,8 @@ export interface Decision {
   readonly ruleId: string | null;
   readonly exempt: boolean;
   readonly outcomes: readonly RuleOutcome[];
+  /** Decided by the access lists: allowlisted (some rules skipped), denied, or in the penalty box. */
+  readonly access?: 'allowed' | 'denied' | 'penalty-box' | undefined;
 }
 
 export interface RateLimiter<TReq> {
@@ -253,4 +307,6 @@ export interface DesignData {
   readonly routes: readonly RouteSpec[];
   /** The rules this middleware enforces, in evaluation order. */
   readonly rules: readonly RuleSpec[];
+  /** Allowlist, deny list, penalty box, custom identities, memory fallback (absent: none of them). */
+  readonly access?: AccessSpec | undefined;
 }
