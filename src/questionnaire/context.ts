@@ -1,7 +1,7 @@
 /**
- * What every interview step is given, and the small helpers that make each answer
- * resolve the same way: command-line flag, then the previous answers file, then a
- * detected fact, then the non-interactive default, then a prompt.
+ * What every interview step is given, and the helpers that read the known layer (resolve.ts
+ * decides each answer: command-line flag, then the previous answers file, then a detected
+ * fact, then the default, then a prompt).
  *
  * The previous answers and the detected facts reach the steps as one layer, `known`
  * (built in previous.ts: a field's previous value wins over the fact detected for it),
@@ -17,8 +17,6 @@ import { UNKNOWN, type Unknown } from './unknown.js';
 
 // Re-exported for the steps. flags.ts imports them from unknown.ts: this module imports flags.ts.
 export { UNKNOWN, type Unknown };
-
-export const DONT_KNOW_NAME = "Don't know";
 
 /** What is known before asking, already mapped onto the answers schema. */
 export interface Known {
@@ -62,16 +60,6 @@ export interface Step {
   run(ctx: StepContext, draft: Draft): Promise<Patch>;
 }
 
-/**
- * The partial-context protocol for items 1-2: ask; on "don't know" ask once more
- * (`attempt` 2 shows examples); never a third time.
- */
-export async function askTwice<T>(ask: (attempt: 1 | 2) => Promise<T | Unknown>): Promise<T | Unknown> {
-  const first = await ask(1);
-  if (first !== UNKNOWN) return first;
-  return ask(2);
-}
-
 /** The value at a JSON path ('stack.framework') of an object, or undefined. */
 export function valueAt(obj: unknown, field: string): unknown {
   let cur: unknown = obj;
@@ -108,7 +96,6 @@ export function shownValue(value: unknown): string {
   return String(value);
 }
 
-/** "unknown" typed at an input that has a default: Enter would keep the default, so this clears it. */
 /** What a person types for "I don't know" at a text prompt ("unknown", "don't know", "not sure", "?"...). */
 const UNKNOWN_WORDS = new Set([UNKNOWN, "don't know", 'dont know', 'do not know', 'not sure', 'unsure', 'no idea', 'n/a', '?']);
 
@@ -120,11 +107,6 @@ export function isUnknownText(text: string): boolean {
       .replace(/\u2019/g, "'")
       .replace(/\s+/g, ' '),
   );
-}
-
-/** What an input says about leaving it empty: with a default, Enter keeps it and "unknown" clears it. */
-export function emptyHint(hasDefault: boolean, empty = 'empty if unsure'): string {
-  return hasDefault ? 'unknown to clear' : empty;
 }
 
 /** The known list when `chosen` holds the same items (a checkbox returns them in its own order), else `chosen`. */
@@ -177,22 +159,6 @@ export function defaultNote(known: Known, field: string, shown?: string): string
   return shown === undefined ? ` (default from ${source})` : ` (default: ${shown}, from ${source})`;
 }
 
-/**
- * Offers the known values of a step in one confirm, yes by default. Returns whether they are
- * kept, and whether that finishes the step: it does when any of them is a previous answer (the
- * step was answered before, so what it left open was left open on purpose); detected facts
- * alone leave the rest of the step to be asked.
- */
-export async function keepKnown(
-  ctx: StepContext,
-  message: (described: string) => string,
-  items: readonly KnownItem[],
-): Promise<{ kept: boolean; finished: boolean }> {
-  if (!ctx.interactive || items.length === 0) return { kept: false, finished: false };
-  const kept = await ctx.prompt.confirm({ message: message(describeKnown(ctx.known, items)), default: true });
-  return { kept, finished: kept && items.some((i) => fromPrevious(ctx.known, i.field)) };
-}
-
 export function mergePatch(draft: AnswersInput, patch: Patch): AnswersInput {
   const next: AnswersInput = { ...draft };
   for (const [key, value] of Object.entries(patch) as [keyof AnswersInput, unknown][]) {
@@ -206,9 +172,4 @@ export function mergePatch(draft: AnswersInput, patch: Patch): AnswersInput {
     }
   }
   return next;
-}
-
-/** Drops undefined members so the answers file only holds what is known. */
-export function defined<T extends Record<string, unknown>>(obj: T): Partial<T> {
-  return Object.fromEntries(Object.entries(obj).filter(([, v]) => v !== undefined)) as Partial<T>;
 }

@@ -6,9 +6,11 @@
  * Previous endpoints that are not kept are offered one by one as the defaults.
  */
 import { ENDPOINT_CLASSES, type METHODS, type Endpoint } from '../../answers/schema.js';
-import { defaultNote, DONT_KNOW_NAME, fromPrevious, sourceOf, UNKNOWN, type Step, type StepContext } from '../context.js';
+import { defaultNote, fromPrevious, sourceOf, type Step, type StepContext, UNKNOWN } from '../context.js';
 import { classifyRoute, printable } from '../detect/index.js';
 import { must, parseRoute, validatorOf } from '../parse.js';
+import { DONT_KNOW_NAME, Q } from '../questions.js';
+import { given, resolve } from '../resolve.js';
 
 type EndpointClass = (typeof ENDPOINT_CLASSES)[number];
 type Method = (typeof METHODS)[number];
@@ -102,34 +104,37 @@ export const endpoints: Step = {
   item: 3,
   fields: ['endpoints'],
   async run(ctx) {
-    const flag = ctx.flags.endpoints;
-    if (flag === UNKNOWN) return {};
-    if (flag !== undefined) return { endpoints: flag };
-    const known = ctx.known.answers.endpoints as Endpoint[] | undefined;
-    const previous = fromPrevious(ctx.known, 'endpoints') ? known : undefined;
     // A detected list is never empty; a previous empty list is the answer "skip".
-    if (!ctx.interactive) return known && (known.length > 0 || previous) ? { endpoints: known } : {};
-    if (known && known.length > 0) {
-      const source = sourceOf(ctx.known, 'endpoints') ?? 'the project';
-      ctx.say(previous ? `Endpoints in the ${source}:` : `Endpoints found in ${source}:`);
-      const shown = known.slice(0, LISTED);
-      const width = Math.min(60, Math.max(...shown.map((e) => e.route.length)));
-      for (const e of shown) ctx.say(endpointLine(e, width));
-      if (known.length > LISTED) ctx.say(`  ... and ${known.length - LISTED} more`);
-      const keep = await ctx.prompt.confirm({ message: `Use these ${known.length} endpoints?`, default: true });
-      if (keep) return { endpoints: known };
-    }
-    const how = await ctx.prompt.select<'add' | 'skip' | typeof UNKNOWN>({
-      message: `Which endpoints need limits of their own (login, search, exports...)?${previous?.length === 0 ? defaultNote(ctx.known, 'endpoints', 'skip') : ''}`,
-      choices: [
-        { value: 'add', name: 'Add a few by hand', description: 'Route, method and kind; the rest is derived.' },
-        { value: 'skip', name: 'Skip', description: 'Treat every route alike for now.' },
-        { value: UNKNOWN, name: DONT_KNOW_NAME },
-      ],
-      default: previous?.length === 0 ? 'skip' : 'add',
+    const previous = fromPrevious(ctx.known, 'endpoints');
+    const { value } = await resolve(ctx, Q.endpoints, {
+      prompt: {
+        kind: 'custom',
+        async ask(known) {
+          const list = Array.isArray(known) ? known : undefined;
+          if (list && list.length > 0) {
+            const source = sourceOf(ctx.known, 'endpoints') ?? 'the project';
+            ctx.say(previous ? `Endpoints in the ${source}:` : `Endpoints found in ${source}:`);
+            const shown = list.slice(0, LISTED);
+            const width = Math.min(60, Math.max(...shown.map((e) => e.route.length)));
+            for (const e of shown) ctx.say(endpointLine(e, width));
+            if (list.length > LISTED) ctx.say(`  ... and ${list.length - LISTED} more`);
+            if (await ctx.prompt.confirm({ message: `Use these ${list.length} endpoints?`, default: true })) return list;
+          }
+          const skipped = previous && list?.length === 0;
+          const how = await ctx.prompt.select<'add' | 'skip' | typeof UNKNOWN>({
+            message: `Which endpoints need limits of their own (login, search, exports...)?${skipped ? defaultNote(ctx.known, 'endpoints', 'skip') : ''}`,
+            choices: [
+              { value: 'add', name: 'Add a few by hand', description: 'Route, method and kind; the rest is derived.' },
+              { value: 'skip', name: 'Skip', description: 'Treat every route alike for now.' },
+              { value: UNKNOWN, name: DONT_KNOW_NAME },
+            ],
+            default: skipped ? 'skip' : 'add',
+          });
+          return how === 'add' ? await addByHand(ctx, previous ? list : undefined) : how === 'skip' ? [] : UNKNOWN;
+        },
+      },
     });
-    if (how === UNKNOWN) return {};
-    if (how === 'skip') return { endpoints: [] };
-    return { endpoints: await addByHand(ctx, previous) };
+    const list = given(value);
+    return list ? { endpoints: list } : {};
   },
 };

@@ -3,21 +3,17 @@
  * ones are offered first ("Keep the third-party APIs: ...?"); rejected, they are the
  * defaults, provider by provider.
  */
-import { OutboundProvider, type AnswersInput } from '../../answers/schema.js';
-import { formatNumber } from '../../format.js';
-import { defaultNote, DONT_KNOW_NAME, keepKnown, UNKNOWN, type Step, type StepContext, type Unknown } from '../context.js';
+import { type AnswersInput, OutboundProvider } from '../../answers/schema.js';
+import { defaultNote, type Step, type StepContext, UNKNOWN, type Unknown } from '../context.js';
 import { nonEmpty } from '../flags.js';
 import { must, parseRate, validatorOf } from '../parse.js';
+import { DONT_KNOW_NAME, Q } from '../questions.js';
+import { given, offerKnown, resolve } from '../resolve.js';
 import { RATE_HELP } from '../spec-help.js';
 
 type Provider = NonNullable<AnswersInput['outbound']>[number];
 
 export const MAX_PROVIDERS = 10;
-
-/** 'stripe 100/second' */
-export function providerText(p: Provider): string {
-  return `${p.name} ${formatNumber(p.limit.requests)}/${p.limit.per}`;
-}
 
 /**
  * Providers typed in one by one; `before` (the previous ones) gives each its defaults. One kept
@@ -62,29 +58,29 @@ export const outbound: Step = {
   item: 7,
   fields: ['outbound'],
   async run(ctx) {
-    const flag = ctx.flags.outbound;
-    if (flag === UNKNOWN) return {};
-    if (flag !== undefined) return { outbound: flag };
-    const known = ctx.known.answers.outbound as Provider[] | undefined;
-    if (!ctx.interactive) return known !== undefined ? { outbound: known } : {};
-    if (known !== undefined) {
-      const { kept } = await keepKnown(ctx, (list) => `Keep the third-party APIs: ${list}?`, [
-        { field: 'outbound', label: '', value: known, shown: known.length === 0 ? 'none' : known.map(providerText).join(', ') },
-      ]);
-      if (kept) return { outbound: known };
-    }
-    const def = known === undefined ? undefined : known.length > 0 ? 'yes' : 'no';
-    const has = await ctx.prompt.select<'yes' | 'no' | Unknown>({
-      message: `Does the API call third-party APIs that limit you (payments, SMS, AI, GitHub...)?${def ? defaultNote(ctx.known, 'outbound', def) : ''}`,
-      // No first: Enter on a question not yet thought about opens no sub-questions.
-      choices: [
-        { value: 'no', name: 'No' },
-        { value: 'yes', name: 'Yes' },
-        { value: UNKNOWN, name: DONT_KNOW_NAME },
-      ],
-      ...(def ? { default: def } : {}),
+    const mode = await offerKnown(ctx, (list) => `Keep the third-party APIs: ${list}?`, [{ q: Q.outbound }]);
+    const { value } = await resolve(ctx, Q.outbound, {
+      ...mode,
+      prompt: {
+        kind: 'custom',
+        async ask(earlier) {
+          const before = Array.isArray(earlier) ? earlier : undefined;
+          const def = before === undefined ? undefined : before.length > 0 ? 'yes' : 'no';
+          const has = await ctx.prompt.select<'yes' | 'no' | Unknown>({
+            message: `Does the API call third-party APIs that limit you (payments, SMS, AI, GitHub...)?${def ? defaultNote(ctx.known, 'outbound', def) : ''}`,
+            // No first: Enter on a question not yet thought about opens no sub-questions.
+            choices: [
+              { value: 'no', name: 'No' },
+              { value: 'yes', name: 'Yes' },
+              { value: UNKNOWN, name: DONT_KNOW_NAME },
+            ],
+            ...(def ? { default: def } : {}),
+          });
+          return has === 'yes' ? await askProviders(ctx, before) : has === 'no' ? [] : UNKNOWN;
+        },
+      },
     });
-    if (has === UNKNOWN) return {};
-    return { outbound: has === 'yes' ? await askProviders(ctx, known) : [] };
+    const providers = given(value);
+    return providers ? { outbound: providers } : {};
   },
 };
