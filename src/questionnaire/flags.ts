@@ -61,41 +61,29 @@ function take<T>(option: string, r: Parsed<T>): T {
 /** The schemas whose number fields bound the number questions. */
 const NUMBERS: Record<string, { shape: Record<string, unknown> }> = { stack: Stack, traffic: Traffic, plans: Plan };
 
+const READERS: { [K in Reading['kind']]: (text: string, read: Extract<Reading, { kind: K }>, field: string) => Parsed<unknown> } = {
+  choice: (text, read) => parseChoice(text, read.allowed, read.aliases),
+  choices: (text, read) => parseChoiceList(text, read.allowed),
+  text: (text, read) => nonEmpty(text, read.max),
+  number: (text, read, field) => {
+    const [section = '', key = ''] = field.split('.');
+    return parseNumber(text, NUMBERS[section]?.shape[key] as Parameters<typeof parseNumber>[1], read.example);
+  },
+  path: pathText,
+  cidrs: parseCidrList,
+  timeZone: parseTimeZone,
+  days: parseRollingDays,
+  rate: parseRate,
+  route: parseRoute,
+  endpoint: parseEndpointSpec,
+  plan: parsePlanSpec,
+  outbound: parseOutboundSpec,
+  failModes: (text) => (text.trim().toLowerCase() === 'rule-of-thumb' ? { ok: true, value: 'rule-of-thumb' } : parseFailModes(text)),
+};
+
 /** Text read the way a question reads it; `field` names the answers field (a number's bounds). */
-export function readText(read: Reading, text: string, field: string): Parsed<unknown> {
-  switch (read.kind) {
-    case 'choice':
-      return parseChoice(text, read.allowed, read.aliases);
-    case 'choices':
-      return parseChoiceList(text, read.allowed);
-    case 'text':
-      return nonEmpty(text, read.max);
-    case 'number': {
-      const [section = '', key = ''] = field.split('.');
-      return parseNumber(text, NUMBERS[section]?.shape[key] as Parameters<typeof parseNumber>[1], read.example);
-    }
-    case 'path':
-      return pathText(text);
-    case 'cidrs':
-      return parseCidrList(text);
-    case 'timeZone':
-      return parseTimeZone(text);
-    case 'days':
-      return parseRollingDays(text);
-    case 'rate':
-      return parseRate(text);
-    case 'route':
-      return parseRoute(text);
-    case 'endpoint':
-      return parseEndpointSpec(text);
-    case 'plan':
-      return parsePlanSpec(text);
-    case 'outbound':
-      return parseOutboundSpec(text);
-    case 'failModes':
-      return text.trim().toLowerCase() === 'rule-of-thumb' ? { ok: true, value: 'rule-of-thumb' } : parseFailModes(text);
-  }
-}
+export const readText = (read: Reading, text: string, field: string): Parsed<unknown> =>
+  (READERS[read.kind] as (t: string, r: Reading, f: string) => Parsed<unknown>)(text, read, field);
 
 /** '--trusted-proxies <cidrs>' -> 'trustedProxies', as commander names the option. */
 export const optionKey = (q: Question): string =>

@@ -25,7 +25,7 @@ import {
 } from './context.js';
 import { readText } from './flags.js';
 import type { Parsed } from './parse.js';
-import { DONT_KNOW_NAME, type Prompt, type Question } from './questions.js';
+import { DONT_KNOW_NAME, type Prompt, type Question, type Reading } from './questions.js';
 import { UNKNOWN, type Unknown } from './unknown.js';
 
 export type Source = 'flag' | 'previous' | 'detected' | 'default' | 'prompt';
@@ -126,7 +126,7 @@ async function ask<T>(
 
 async function askInput<T>(
   ctx: StepContext,
-  q: Question<T>,
+  q: Pick<Question<T>, 'read' | 'field' | 'none'>,
   prompt: Extract<Prompt<T>, { kind: 'input' }>,
   def: T | Unknown | undefined,
   note: string,
@@ -159,10 +159,25 @@ async function askInput<T>(
       return r.ok ? true : r.message;
     },
   });
-  if (isBlank(text)) return blank === 'none' ? (q.none as T) : UNKNOWN;
+  if (isBlank(text)) return blank === 'none' ? ((q.none ?? null) as T) : UNKNOWN;
   const r = read(text);
   if (!r.ok) throw new Error(`internal error: validated input did not parse: ${r.message}`);
   return r.value;
+}
+
+/**
+ * A question inside a step's own list (a plan's name, an endpoint's route): no flag or known
+ * value of its own, but read, checked and refused like any other. undefined: left empty.
+ */
+export async function askText<T>(
+  ctx: StepContext,
+  read: Reading,
+  message: string,
+  o: { default?: unknown; blank?: 'none'; refusal?: string; field?: string; check?: (value: T) => string | undefined } = {},
+): Promise<T | undefined> {
+  const prompt = { kind: 'input', message, blank: o.blank, refusal: o.refusal } as const;
+  const value = await askInput<T>(ctx, { read, field: o.field ?? '' }, prompt, o.default as T, '', o);
+  return value === UNKNOWN || value === null ? undefined : value;
 }
 
 /** One known value offered in a "Keep ...?" confirm: the question's own unless the step derives it. */

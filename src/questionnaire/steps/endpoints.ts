@@ -8,9 +8,8 @@
 import { ENDPOINT_CLASSES, type METHODS, type Endpoint } from '../../answers/schema.js';
 import { defaultNote, fromPrevious, sourceOf, type Step, type StepContext, UNKNOWN } from '../context.js';
 import { classifyRoute, printable } from '../detect/index.js';
-import { must, parseRoute, validatorOf } from '../parse.js';
 import { DONT_KNOW_NAME, Q } from '../questions.js';
-import { given, resolve } from '../resolve.js';
+import { askText, given, resolve } from '../resolve.js';
 
 type EndpointClass = (typeof ENDPOINT_CLASSES)[number];
 type Method = (typeof METHODS)[number];
@@ -49,15 +48,9 @@ async function addByHand(ctx: StepContext, before: readonly Endpoint[] = []): Pr
   for (;;) {
     const earlier = before[out.length];
     const note = earlier ? defaultNote(ctx.known, 'endpoints') : '';
-    const route = must(
-      parseRoute(
-        await ctx.prompt.input({
-          message: `Route of the endpoint, e.g. /v1/login or /orders/:id${note}:`,
-          ...(earlier ? { default: earlier.route } : {}),
-          validate: validatorOf(parseRoute),
-        }),
-      ),
-    );
+    const route = (await askText<string>(ctx, { kind: 'route' }, `Route of the endpoint, e.g. /v1/login or /orders/:id${note}:`, {
+      default: earlier?.route,
+    })) as string;
     const same = earlier?.route === route ? earlier : undefined;
     const earlierMethod = same && (HAND_METHODS as readonly string[]).includes(same.method) ? (same.method as Method) : undefined;
     const method = await ctx.prompt.select<Method>({

@@ -5,10 +5,8 @@
  */
 import { type AnswersInput, OutboundProvider } from '../../answers/schema.js';
 import { defaultNote, type Step, type StepContext, UNKNOWN, type Unknown } from '../context.js';
-import { nonEmpty } from '../flags.js';
-import { must, parseRate, validatorOf } from '../parse.js';
 import { DONT_KNOW_NAME, Q } from '../questions.js';
-import { given, offerKnown, resolve } from '../resolve.js';
+import { askText, given, offerKnown, resolve } from '../resolve.js';
 import { RATE_HELP } from '../spec-help.js';
 
 type Provider = NonNullable<AnswersInput['outbound']>[number];
@@ -23,25 +21,21 @@ async function askProviders(ctx: StepContext, before: readonly Provider[] = []):
   const out: Provider[] = [];
   for (;;) {
     const earlier = before[out.length];
-    const name = await ctx.prompt.input({
-      message: `Name of provider ${out.length + 1} (e.g. stripe, twilio, openai)${earlier ? defaultNote(ctx.known, 'outbound') : ''}:`,
-      ...(earlier ? { default: earlier.name } : {}),
-      validate: (t) => {
-        const r = nonEmpty(t, 120);
-        if (!r.ok) return `The name ${r.message}.`;
-        return out.some((p) => p.name.toLowerCase() === r.value.toLowerCase()) ? `"${r.value}" is already listed.` : true;
+    const note = earlier ? defaultNote(ctx.known, 'outbound') : '';
+    const name = (await askText<string>(
+      ctx,
+      { kind: 'text', max: 120 },
+      `Name of provider ${out.length + 1} (e.g. stripe, twilio, openai)${note}:`,
+      {
+        default: earlier?.name,
+        refusal: 'The name {problem}.',
+        check: (v) => (out.some((p) => p.name.toLowerCase() === v.toLowerCase()) ? `"${v}" is already listed.` : undefined),
       },
-    });
+    )) as string;
     const same = earlier && earlier.name.toLowerCase() === name.toLowerCase() ? earlier : undefined;
-    const limit = must(
-      parseRate(
-        await ctx.prompt.input({
-          message: `The limit ${name} sets for your account, as ${RATE_HELP}:`,
-          ...(same ? { default: `${same.limit.requests}/${same.limit.per}` } : {}),
-          validate: validatorOf(parseRate),
-        }),
-      ),
-    );
+    const limit = await askText(ctx, { kind: 'rate' }, `The limit ${name} sets for your account, as ${RATE_HELP}:`, {
+      default: same && `${same.limit.requests}/${same.limit.per}`,
+    });
     const provider = OutboundProvider.parse({ ...(same ?? {}), name, limit });
     out.push(provider);
     if (out.length >= MAX_PROVIDERS) {

@@ -5,13 +5,11 @@
  * offered together ("Keep the promised limits: ...?"); rejected, each question offers its
  * previous value as the default, plan by plan.
  */
-import { type AnswersInput, Plan, type QuotaResetT } from '../../answers/schema.js';
+import type { AnswersInput, QuotaResetT } from '../../answers/schema.js';
 import { UserError } from '../../messages.js';
 import { defaultNote, type Step, type StepContext, UNKNOWN, type Unknown } from '../context.js';
-import { nonEmpty } from '../flags.js';
-import { must, parseNumber, parseRate, validatorOf } from '../parse.js';
 import { DONT_KNOW_NAME, Q, type QuotaResetChoice, resetText } from '../questions.js';
-import { given, offerKnown, resolve } from '../resolve.js';
+import { askText, given, offerKnown, resolve } from '../resolve.js';
 import { RATE_HELP } from '../spec-help.js';
 
 export { planText, resetText } from '../questions.js';
@@ -20,7 +18,7 @@ type PlanT = NonNullable<AnswersInput['plans']>[number];
 
 export const MAX_PLANS = 10;
 
-const isNone = (t: string): boolean => t.trim().toLowerCase() === 'none';
+const EXAMPLES = ['free', 'pro', 'enterprise'];
 
 function resetChoiceOf(r: QuotaResetT | undefined): QuotaResetChoice | undefined {
   if (!r) return undefined;
@@ -38,32 +36,30 @@ async function askPlans(ctx: StepContext, before: readonly PlanT[] = []): Promis
     const n = plans.length + 1;
     const earlier = before[plans.length];
     const note = earlier ? defaultNote(ctx.known, 'plans') : '';
-    const name = await ctx.prompt.input({
-      message: `Name of plan ${n} (e.g. ${['free', 'pro', 'enterprise'][plans.length] ?? 'partner'})${note}:`,
-      ...(earlier ? { default: earlier.name } : {}),
-      validate: (t) => {
-        const r = nonEmpty(t, 120);
-        if (!r.ok) return `The name ${r.message}.`;
-        return plans.some((p) => p.name.toLowerCase() === r.value.toLowerCase()) ? `There is already a plan called "${r.value}".` : true;
+    const name = (await askText<string>(
+      ctx,
+      { kind: 'text', max: 120 },
+      `Name of plan ${n} (e.g. ${EXAMPLES[plans.length] ?? 'partner'})${note}:`,
+      {
+        default: earlier?.name,
+        refusal: 'The name {problem}.',
+        check: (v) => (plans.some((p) => p.name.toLowerCase() === v.toLowerCase()) ? `There is already a plan called "${v}".` : undefined),
       },
-    });
+    )) as string;
     const same = earlier && earlier.name.toLowerCase() === name.toLowerCase() ? earlier : undefined;
-    const rate = must(
-      parseRate(
-        await ctx.prompt.input({
-          message: `Rate promised on ${name}, as ${RATE_HELP}:`,
-          ...(same ? { default: `${same.rate.requests}/${same.rate.per}` } : {}),
-          validate: validatorOf(parseRate),
-        }),
-      ),
+    const rate = (await askText<PlanT['rate']>(ctx, { kind: 'rate' }, `Rate promised on ${name}, as ${RATE_HELP}:`, {
+      default: same && `${same.rate.requests}/${same.rate.per}`,
+    })) as PlanT['rate'];
+    const quota = await askText<number>(
+      ctx,
+      { kind: 'number', example: '10000' },
+      `Quota on ${name}: requests per quota period (e.g. 10000; {hint}):`,
+      {
+        default: same?.quota,
+        blank: 'none',
+        field: 'plans.quota',
+      },
     );
-    const quotaDefault = same?.quota !== undefined ? String(same.quota) : undefined;
-    const quotaText = await ctx.prompt.input({
-      message: `Quota on ${name}: requests per quota period (e.g. 10000; ${quotaDefault ? '"none"' : 'empty'} for none):`,
-      ...(quotaDefault ? { default: quotaDefault } : {}),
-      validate: (t) => (isNone(t) ? true : validatorOf((x) => parseNumber(x, Plan.shape.quota, '10000'), true)(t)),
-    });
-    const quota = quotaText === '' || isNone(quotaText) ? undefined : must(parseNumber(quotaText, Plan.shape.quota, '10000'));
     plans.push({
       name,
       rate,
