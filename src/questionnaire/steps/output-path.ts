@@ -41,7 +41,7 @@ export function pathForFormat(earlier: string, format: Format): string | undefin
 
 export const outputPath: Step = {
   id: 'output-path',
-  fields: ['output.path'],
+  fields: ['output.path', 'output.layout'],
   async run(ctx, draft) {
     const format = draft.output?.format ?? 'html';
     // One file or a linked folder: a file path is one file, a folder path is split by length, unless --layout says.
