@@ -135,10 +135,11 @@ const listText =
   (items: readonly T[]): string =>
     items.length === 0 ? 'none' : items.map(text).join(join);
 
-const number = (id: string, field: string, flag: string, help: string, label: string, message: string, example: string) =>
+/** A count of Q2 or Q4: its flag is its id in kebab case; empty or "unknown" at the prompt leaves it open. */
+const count = (id: string, field: string, help: string, label: string, message: string, example: string) =>
   question<number>({
     id,
-    flag: `--${flag} <n>`,
+    flag: `--${id.replace(/[A-Z]/g, (c) => `-${c.toLowerCase()}`)} <n>`,
     help,
     item: field.startsWith('traffic.') ? 4 : 2,
     field,
@@ -147,17 +148,6 @@ const number = (id: string, field: string, flag: string, help: string, label: st
     show: formatNumber,
     prompt: { kind: 'input', message: `${message} (e.g. ${example}; {hint})`, blank: field.startsWith('traffic.') ? 'unknown' : 'unsure' },
   });
-
-const traffic = (id: string, key: string, help: string, label: string, message: string, example: string) =>
-  number(
-    id,
-    `traffic.${key}`,
-    id.replace(/[A-Z]/g, (c) => `-${c.toLowerCase()}`),
-    help,
-    label,
-    message,
-    example,
-  );
 
 /** Every question, in the order --help lists their flags. */
 export const Q = {
@@ -299,15 +289,7 @@ export const Q = {
       again: { message: `${AGAIN}does the API run as one instance or several?`, examples: STACK_EXAMPLES.topology },
     },
   }),
-  instances: number(
-    'instances',
-    'stack.instances',
-    'instances',
-    'number of instances at peak',
-    'instances',
-    'How many instances at peak?',
-    '6',
-  ),
+  instances: count('instances', 'stack.instances', 'number of instances at peak', 'instances', 'How many instances at peak?', '6'),
   gateway: question<(typeof GATEWAYS)[number]>({
     id: 'gateway',
     flag: '--gateway <name>',
@@ -398,18 +380,18 @@ export const Q = {
     none: [],
     repeatable: true,
   }),
-  typicalRps: traffic(
+  typicalRps: count(
     'typicalRps',
-    'typicalRps',
+    'traffic.typicalRps',
     'typical requests per second',
     'typical rps',
     'Typical requests per second, across the whole API?',
     '120',
   ),
-  peakRps: traffic('peakRps', 'peakRps', 'peak requests per second', 'peak rps', 'Peak requests per second?', '600'),
-  capacityRps: traffic(
+  peakRps: count('peakRps', 'traffic.peakRps', 'peak requests per second', 'peak rps', 'Peak requests per second?', '600'),
+  capacityRps: count(
     'capacityRps',
-    'capacityRps',
+    'traffic.capacityRps',
     'requests per second the backend can safely serve, if measured',
     'capacity rps',
     'Requests per second the backend can safely serve, if measured?',
@@ -434,27 +416,34 @@ export const Q = {
       ],
     },
   }),
-  clients: traffic(
+  clients: count(
     'clients',
-    'distinctClients',
+    'traffic.distinctClients',
     'distinct clients (API keys or apps)',
     'clients',
     'How many distinct clients (API keys or apps)?',
     '2000',
   ),
-  tenants: traffic('tenants', 'distinctTenants', 'distinct tenants / organisations', 'tenants', 'How many tenants / organisations?', '300'),
-  users: traffic('users', 'distinctUsers', 'distinct user accounts', 'users', 'How many user accounts?', '50000'),
-  clientRps: traffic(
+  tenants: count(
+    'tenants',
+    'traffic.distinctTenants',
+    'distinct tenants / organisations',
+    'tenants',
+    'How many tenants / organisations?',
+    '300',
+  ),
+  users: count('users', 'traffic.distinctUsers', 'distinct user accounts', 'users', 'How many user accounts?', '50000'),
+  clientRps: count(
     'clientRps',
-    'clientPeakRps',
+    'traffic.clientPeakRps',
     'requests per second one client sends at its busiest (sizes per-IP limits)',
     'rps per client',
     'Requests per second one client (a person, a device) sends at its busiest?',
     '2',
   ),
-  clientsPerAddress: traffic(
+  clientsPerAddress: count(
     'clientsPerAddress',
-    'clientsPerAddress',
+    'traffic.clientsPerAddress',
     'clients active at once behind one IP address, e.g. carrier-grade NAT (sizes per-IP limits)',
     'clients per address',
     'How many clients can be active at once behind one IP address (an office, a carrier-grade NAT)?',

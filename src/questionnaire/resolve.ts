@@ -12,17 +12,7 @@
  *
  * Ctrl-C at a prompt rejects with PromptCancelled, so nothing is written.
  */
-import {
-  defaultNote,
-  describeKnown,
-  fromPrevious,
-  isUnknownText,
-  keepOrder,
-  type KnownItem,
-  shownValue,
-  type StepContext,
-  valueAt,
-} from './context.js';
+import { fromPrevious, type Known, sourceOf, type StepContext, valueAt } from './context.js';
 import { readText } from './flags.js';
 import type { Parsed } from './parse.js';
 import { DONT_KNOW_NAME, type Prompt, type Question, type Reading } from './questions.js';
@@ -167,17 +157,136 @@ async function askInput<T>(
 
 /**
  * A question inside a step's own list (a plan's name, an endpoint's route): no flag or known
- * value of its own, but read, checked and refused like any other. undefined: left empty.
+ * value of its own, but read, checked and refused like any other. undefined: left empty (`blank`).
  */
 export async function askText<T>(
   ctx: StepContext,
-  read: Reading,
-  message: string,
-  o: { default?: unknown; blank?: 'none'; refusal?: string; field?: string; check?: (value: T) => string | undefined } = {},
-): Promise<T | undefined> {
-  const prompt = { kind: 'input', message, blank: o.blank, refusal: o.refusal } as const;
-  const value = await askInput<T>(ctx, { read, field: o.field ?? '' }, prompt, o.default as T, '', o);
-  return value === UNKNOWN || value === null ? undefined : value;
+  q: {
+    read: Reading;
+    message: string;
+    default?: unknown;
+    blank?: 'none';
+    refusal?: string;
+    field?: string;
+    check?: (value: T) => string | undefined;
+  },
+): Promise<T> {
+  const value = await askInput<T>(ctx, { read: q.read, field: q.field ?? '' }, { kind: 'input', ...q }, q.default as T, '', q);
+  return (value === UNKNOWN || value === null ? undefined : value) as T;
+}
+
+/**
+ * Before a list is typed in, whether there is one: No first (Enter on a question not yet thought
+ * about opens no sub-questions), Yes (then `items`, with the known list as their defaults), Don't know.
+ */
+export async function askList<T>(
+  ctx: StepContext,
+  field: string,
+  known: unknown,
+  question: { message: string; yes?: string },
+  items: (before?: T[]) => Promise<T[]>,
+): Promise<T[] | Unknown> {
+  const before = Array.isArray(known) ? (known as T[]) : undefined;
+  const def = before === undefined ? undefined : before.length > 0 ? 'yes' : 'no';
+  const has = await ctx.prompt.select<'yes' | 'no' | Unknown>({
+    message: `${question.message}${def ? defaultNote(ctx.known, field, def) : ''}`,
+    choices: [
+      { value: 'no', name: 'No' },
+      { value: 'yes', name: 'Yes', ...(question.yes ? { description: question.yes } : {}) },
+      { value: UNKNOWN, name: DONT_KNOW_NAME },
+    ],
+    ...(def ? { default: def } : {}),
+  });
+  return has === 'yes' ? items(before) : has === 'no' ? [] : UNKNOWN;
+}
+
+/** Items typed in one by one, at most `max`, each given the item at its place in `before` (its defaults). */
+export async function askEach<T>(
+  ctx: StepContext,
+  noun: string,
+  max: number,
+  before: readonly T[],
+  one: (earlier: T | undefined, so: readonly T[]) => Promise<T>,
+): Promise<T[]> {
+  const out: T[] = [];
+  for (;;) {
+    out.push(await one(before[out.length], out));
+    if (out.length >= max) {
+      ctx.say(`That is ${max} ${noun}s; add more to the answers file by hand if needed.`);
+      return out;
+    }
+    if (!(await ctx.prompt.confirm({ message: `Add another ${noun}?`, default: out.length < before.length }))) return out;
+  }
+}
+
+/** A known value as text: lists joined, an empty list as none, "don't know" spelled out. */
+export function shownValue(value: unknown): string {
+  if (value === UNKNOWN) return "don't know";
+  if (Array.isArray(value)) return value.length === 0 ? 'none' : value.map(shownValue).join(', ');
+  return String(value);
+}
+
+/** What a person types for "I don't know" at a text prompt ("unknown", "don't know", "not sure", "?"...). */
+const UNKNOWN_WORDS = new Set([UNKNOWN, "don't know", 'dont know', 'do not know', 'not sure', 'unsure', 'no idea', 'n/a', '?']);
+
+export function isUnknownText(text: string): boolean {
+  return UNKNOWN_WORDS.has(
+    text
+      .trim()
+      .toLowerCase()
+      .replace(/\u2019/g, "'")
+      .replace(/\s+/g, ' '),
+  );
+}
+
+/** The known list when `chosen` holds the same items (a checkbox returns them in its own order), else `chosen`. */
+export function keepOrder<T>(chosen: T[], known: readonly T[] | undefined): T[] {
+  return known && chosen.length === known.length && chosen.every((c) => known.includes(c)) ? [...known] : chosen;
+}
+
+/** One known value offered in a "Keep ...?" confirm. */
+export interface KnownItem {
+  /** Whose source is named (a JSON path of `known.byField`). */
+  field: string;
+  /** What the value is, e.g. 'framework'; '' for none. */
+  label: string;
+  value: unknown;
+  /** The value as text, when shownValue would not say it well. */
+  shown?: string;
+}
+
+/**
+ * 'framework express, store redis (package.json), topology horizontal (previous answers in
+ * rate-limit.answers.json)': the values, each run of values from one source followed by it.
+ */
+export function describeKnown(known: Known, items: readonly KnownItem[]): string {
+  const parts: string[] = [];
+  let run: string[] = [];
+  let runSource: string | undefined;
+  const flush = (): void => {
+    if (run.length > 0) parts.push(`${run.join(', ')}${runSource ? ` (${runSource})` : ''}`);
+    run = [];
+  };
+  for (const item of items) {
+    const source = sourceOf(known, item.field);
+    if (run.length > 0 && source !== runSource) flush();
+    runSource = source;
+    const shown = item.shown ?? shownValue(item.value);
+    run.push(item.label ? `${item.label} ${shown}` : shown);
+  }
+  flush();
+  return parts.join(', ');
+}
+
+/**
+ * The note a question carries when its default is a known value: ' (default: markdown, from
+ * previous answers in rate-limit.answers.json)', or without `shown` (inputs show their default
+ * themselves) ' (default from package.json)'. Empty when the value has no source.
+ */
+export function defaultNote(known: Known, field: string, shown?: string): string {
+  const source = sourceOf(known, field);
+  if (!source) return '';
+  return shown === undefined ? ` (default from ${source})` : ` (default: ${shown}, from ${source})`;
 }
 
 /** One known value offered in a "Keep ...?" confirm: the question's own unless the step derives it. */

@@ -6,10 +6,10 @@
  * Previous endpoints that are not kept are offered one by one as the defaults.
  */
 import { ENDPOINT_CLASSES, type METHODS, type Endpoint } from '../../answers/schema.js';
-import { defaultNote, fromPrevious, sourceOf, type Step, type StepContext, UNKNOWN } from '../context.js';
+import { fromPrevious, sourceOf, type Step, type StepContext, UNKNOWN } from '../context.js';
 import { classifyRoute, printable } from '../detect/index.js';
 import { DONT_KNOW_NAME, Q } from '../questions.js';
-import { askText, given, resolve } from '../resolve.js';
+import { defaultNote, askEach, askText, given, resolve } from '../resolve.js';
 
 type EndpointClass = (typeof ENDPOINT_CLASSES)[number];
 type Method = (typeof METHODS)[number];
@@ -42,15 +42,14 @@ const HAND_METHODS = ['GET', 'POST', 'PUT', 'PATCH', 'DELETE', 'ANY'] as const;
  * route, method, kind and anonymity of the endpoint at the same place; one kept with the
  * same route, method and kind keeps its name and what was written by hand (cost, auth kind).
  */
-async function addByHand(ctx: StepContext, before: readonly Endpoint[] = []): Promise<Endpoint[]> {
-  const out: Endpoint[] = [];
+function addByHand(ctx: StepContext, before: readonly Endpoint[] = []): Promise<Endpoint[]> {
   const names = new Set<string>();
-  for (;;) {
-    const earlier = before[out.length];
-    const note = earlier ? defaultNote(ctx.known, 'endpoints') : '';
-    const route = (await askText<string>(ctx, { kind: 'route' }, `Route of the endpoint, e.g. /v1/login or /orders/:id${note}:`, {
+  return askEach(ctx, 'endpoint', MAX_HAND_ENDPOINTS, before, async (earlier) => {
+    const route = await askText<string>(ctx, {
+      read: { kind: 'route' },
+      message: `Route of the endpoint, e.g. /v1/login or /orders/:id${earlier ? defaultNote(ctx.known, 'endpoints') : ''}:`,
       default: earlier?.route,
-    })) as string;
+    });
     const same = earlier?.route === route ? earlier : undefined;
     const earlierMethod = same && (HAND_METHODS as readonly string[]).includes(same.method) ? (same.method as Method) : undefined;
     const method = await ctx.prompt.select<Method>({
@@ -74,7 +73,7 @@ async function addByHand(ctx: StepContext, before: readonly Endpoint[] = []): Pr
     for (let n = 2; names.has(name); n++) name = `${method} ${route} (${n})`.slice(0, 120);
     names.add(name);
     const authKind = kept?.authKind ?? (cls === 'auth' && guess.class === 'auth' ? guess.authKind : undefined);
-    out.push({
+    return {
       name,
       method,
       route,
@@ -82,14 +81,8 @@ async function addByHand(ctx: StepContext, before: readonly Endpoint[] = []): Pr
       ...(cls === 'auth' && authKind ? { authKind } : {}),
       anonymous,
       ...(kept?.cost !== undefined ? { cost: kept.cost } : {}),
-    });
-    if (out.length >= MAX_HAND_ENDPOINTS) {
-      ctx.say(`That is ${MAX_HAND_ENDPOINTS} endpoints; add more to the answers file by hand if needed.`);
-      break;
-    }
-    if (!(await ctx.prompt.confirm({ message: 'Add another endpoint?', default: out.length < before.length }))) break;
-  }
-  return out;
+    };
+  });
 }
 
 export const endpoints: Step = {

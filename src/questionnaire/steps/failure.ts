@@ -6,9 +6,9 @@
  */
 import { isDeepStrictEqual } from 'node:util';
 import { ENDPOINT_CLASSES, type EndpointClassT, type FailModeT } from '../../answers/schema.js';
-import { type Draft, defaultNote, type Step, UNKNOWN, type Unknown } from '../context.js';
+import { type Draft, type Step, UNKNOWN, type Unknown } from '../context.js';
 import { type ByClass, DONT_KNOW_NAME, Q } from '../questions.js';
-import { given, offerKnown, resolve } from '../resolve.js';
+import { defaultNote, given, offerKnown, resolve } from '../resolve.js';
 
 export { byClassText } from '../questions.js';
 

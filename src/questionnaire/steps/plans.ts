@@ -7,9 +7,9 @@
  */
 import type { AnswersInput, QuotaResetT } from '../../answers/schema.js';
 import { UserError } from '../../messages.js';
-import { defaultNote, type Step, type StepContext, UNKNOWN, type Unknown } from '../context.js';
-import { DONT_KNOW_NAME, Q, type QuotaResetChoice, resetText } from '../questions.js';
-import { askText, given, offerKnown, resolve } from '../resolve.js';
+import { type Step, type StepContext, UNKNOWN } from '../context.js';
+import { Q, type QuotaResetChoice, resetText } from '../questions.js';
+import { defaultNote, askEach, askList, askText, given, offerKnown, resolve } from '../resolve.js';
 import { RATE_HELP } from '../spec-help.js';
 
 export { planText, resetText } from '../questions.js';
@@ -30,50 +30,36 @@ function resetChoiceOf(r: QuotaResetT | undefined): QuotaResetChoice | undefined
  * and quota of the plan at the same place. One kept under the same name keeps what was written
  * by hand (burst, its own exhaustion).
  */
-async function askPlans(ctx: StepContext, before: readonly PlanT[] = []): Promise<PlanT[]> {
-  const plans: PlanT[] = [];
-  for (;;) {
-    const n = plans.length + 1;
-    const earlier = before[plans.length];
-    const note = earlier ? defaultNote(ctx.known, 'plans') : '';
-    const name = (await askText<string>(
-      ctx,
-      { kind: 'text', max: 120 },
-      `Name of plan ${n} (e.g. ${EXAMPLES[plans.length] ?? 'partner'})${note}:`,
-      {
-        default: earlier?.name,
-        refusal: 'The name {problem}.',
-        check: (v) => (plans.some((p) => p.name.toLowerCase() === v.toLowerCase()) ? `There is already a plan called "${v}".` : undefined),
-      },
-    )) as string;
+function askPlans(ctx: StepContext, before: readonly PlanT[] = []): Promise<PlanT[]> {
+  return askEach(ctx, 'plan', MAX_PLANS, before, async (earlier, plans) => {
+    const name = await askText<string>(ctx, {
+      read: { kind: 'text', max: 120 },
+      message: `Name of plan ${plans.length + 1} (e.g. ${EXAMPLES[plans.length] ?? 'partner'})${earlier ? defaultNote(ctx.known, 'plans') : ''}:`,
+      default: earlier?.name,
+      refusal: 'The name {problem}.',
+      check: (v) => (plans.some((p) => p.name.toLowerCase() === v.toLowerCase()) ? `There is already a plan called "${v}".` : undefined),
+    });
     const same = earlier && earlier.name.toLowerCase() === name.toLowerCase() ? earlier : undefined;
-    const rate = (await askText<PlanT['rate']>(ctx, { kind: 'rate' }, `Rate promised on ${name}, as ${RATE_HELP}:`, {
+    const rate = await askText<PlanT['rate']>(ctx, {
+      read: { kind: 'rate' },
+      message: `Rate promised on ${name}, as ${RATE_HELP}:`,
       default: same && `${same.rate.requests}/${same.rate.per}`,
-    })) as PlanT['rate'];
-    const quota = await askText<number>(
-      ctx,
-      { kind: 'number', example: '10000' },
-      `Quota on ${name}: requests per quota period (e.g. 10000; {hint}):`,
-      {
-        default: same?.quota,
-        blank: 'none',
-        field: 'plans.quota',
-      },
-    );
-    plans.push({
+    });
+    const quota = await askText<number | undefined>(ctx, {
+      read: { kind: 'number', example: '10000' },
+      message: `Quota on ${name}: requests per quota period (e.g. 10000; {hint}):`,
+      default: same?.quota,
+      blank: 'none',
+      field: 'plans.quota',
+    });
+    return {
       name,
       rate,
       ...(same?.burst !== undefined ? { burst: same.burst } : {}),
       ...(quota !== undefined ? { quota } : {}),
       ...(same?.exhaustion !== undefined ? { exhaustion: same.exhaustion } : {}),
-    });
-    if (plans.length >= MAX_PLANS) {
-      ctx.say(`That is ${MAX_PLANS} plans; add more to the answers file by hand if needed.`);
-      break;
-    }
-    if (!(await ctx.prompt.confirm({ message: 'Add another plan?', default: plans.length < before.length }))) break;
-  }
-  return plans;
+    };
+  });
 }
 
 function badFlag(option: string, reason: string): never {
@@ -137,21 +123,17 @@ export const plans: Step = {
       ...mode,
       prompt: {
         kind: 'custom',
-        async ask(earlier) {
-          const before = Array.isArray(earlier) ? earlier : undefined;
-          const def = before === undefined ? undefined : before.length > 0 ? 'yes' : 'no';
-          const has = await ctx.prompt.select<'yes' | 'no' | Unknown>({
-            message: `Have limits been promised to customers (plan tiers, SLAs, documented limits)?${def ? defaultNote(ctx.known, 'plans', def) : ''}`,
-            // No first: Enter on a question not yet thought about opens no sub-questions.
-            choices: [
-              { value: 'no', name: 'No' },
-              { value: 'yes', name: 'Yes', description: 'e.g. Free 60 requests/minute and 10,000 a month; Pro 600/minute.' },
-              { value: UNKNOWN, name: DONT_KNOW_NAME },
-            ],
-            ...(def ? { default: def } : {}),
-          });
-          return has === 'yes' ? await askPlans(ctx, before) : has === 'no' ? [] : UNKNOWN;
-        },
+        ask: (known) =>
+          askList(
+            ctx,
+            'plans',
+            known,
+            {
+              message: 'Have limits been promised to customers (plan tiers, SLAs, documented limits)?',
+              yes: 'e.g. Free 60 requests/minute and 10,000 a month; Pro 600/minute.',
+            },
+            (before) => askPlans(ctx, before),
+          ),
       },
     });
     const hasQuota = (given(list) ?? []).some((p) => p.quota !== undefined);
