@@ -67,43 +67,38 @@ function badFlag(option: string, reason: string): never {
 }
 
 /**
- * The reset: --quota-reset, else the kept one (with --quota-time-zone or --quota-days applied),
- * else asked (`ask`) with the known one (`earlier`) as the default.
+ * The reset: its kind is a question; so are the length of a rolling window and the time zone of
+ * a calendar one, answered by the known reset when the kind was (a flag for the other kind is
+ * refused), else asked with it as their default.
  */
 async function resolveReset(
   ctx: StepContext,
-  opts: { ask: boolean; kept?: QuotaResetT; earlier?: QuotaResetT },
+  mode: { use: boolean; ask: boolean },
+  earlier?: QuotaResetT,
 ): Promise<QuotaResetT | undefined> {
-  const f = ctx.flags;
-  const { kept, earlier, ask } = opts;
-  if (f.quotaReset === undefined && kept) {
-    if (kept.kind === 'rolling') {
-      if (f.quotaTimeZone !== undefined)
-        badFlag(
-          '--quota-time-zone',
-          `only applies to calendar resets, and the quota resets on a rolling window (${resetText(kept)}); add --quota-reset calendar-month or calendar-day`,
-        );
-      return { kind: 'rolling', days: (f.quotaDays as number | undefined) ?? kept.days };
-    }
-    if (f.quotaDays !== undefined)
-      badFlag('--quota-days', `only applies to rolling resets, and the quota resets ${resetText(kept)}; add --quota-reset rolling`);
-    return { ...kept, timeZone: (f.quotaTimeZone as string | undefined) ?? kept.timeZone };
-  }
-  const from = 'quotas.reset';
-  const { value: choice } = await resolve(ctx, Q.quotaReset, {
-    ask,
+  const { value: choice, source } = await resolve(ctx, Q.quotaReset, {
+    ...mode,
     known: resetChoiceOf(earlier),
     ...(earlier ? { shown: resetText(earlier) } : {}),
   });
   if (choice === undefined || choice === UNKNOWN) return undefined;
-  // Asked: the earlier days or zone are the default; not asked, they answer, else the default does.
+  const kept = source === 'previous' || source === 'detected' ? earlier : undefined;
+  const o = { ask: mode.ask && !kept, use: !!kept || !mode.ask, from: 'quotas.reset' };
   if (choice === 'rolling') {
-    const known = earlier?.kind === 'rolling' ? earlier.days : undefined;
-    const { value: days } = await resolve(ctx, Q.quotaDays, { ask, use: !ask, known, from });
+    if (kept && ctx.flags.quotaTimeZone !== undefined)
+      badFlag(
+        '--quota-time-zone',
+        `only applies to calendar resets, and the quota resets on a rolling window (${resetText(kept)}); add --quota-reset calendar-month or calendar-day`,
+      );
+    const { value: days } = await resolve(ctx, Q.quotaDays, { ...o, known: earlier?.kind === 'rolling' ? earlier.days : undefined });
     return { kind: 'rolling', days: days as number };
   }
-  const known = earlier?.kind === 'calendar' ? earlier.timeZone : undefined;
-  const { value: timeZone } = await resolve(ctx, Q.quotaTimeZone, { ask, use: !ask, known, from });
+  if (kept && ctx.flags.quotaDays !== undefined)
+    badFlag('--quota-days', `only applies to rolling resets, and the quota resets ${resetText(kept)}; add --quota-reset rolling`);
+  const { value: timeZone } = await resolve(ctx, Q.quotaTimeZone, {
+    ...o,
+    known: earlier?.kind === 'calendar' ? earlier.timeZone : undefined,
+  });
   return { kind: 'calendar', period: choice === 'calendar-day' ? 'day' : 'month', timeZone: timeZone as string };
 }
 
@@ -137,15 +132,8 @@ export const plans: Step = {
       },
     });
     const hasQuota = (given(list) ?? []).some((p) => p.quota !== undefined);
-    const keptReset = mode.use ? known.reset : undefined;
     const reset =
-      hasQuota || f.quotaReset !== undefined || keptReset
-        ? await resolveReset(ctx, {
-            ask: mode.ask,
-            ...(keptReset ? { kept: keptReset } : {}),
-            ...(known.reset ? { earlier: known.reset } : {}),
-          })
-        : undefined;
+      hasQuota || f.quotaReset !== undefined || (mode.use && known.reset) ? await resolveReset(ctx, mode, known.reset) : undefined;
     const exhaustion =
       hasQuota || f.exhaustion !== undefined || (mode.use && known.exhaustion)
         ? given((await resolve(ctx, Q.exhaustion, { ...mode })).value)
