@@ -73,7 +73,7 @@ const withNote = (message: string, note: string): string =>
 
 const fill = (message: string, words: Record<string, string>): string => message.replace(/\{(\w+)\}/g, (m, w: string) => words[w] ?? m);
 
-export function checkPicks(chosen: readonly unknown[]): true | string {
+function checkPicks(chosen: readonly unknown[]): true | string {
   if (chosen.length === 0) return `Pick at least one with space, or pick "${DONT_KNOW_NAME}".`;
   if (chosen.includes(UNKNOWN) && chosen.length > 1)
     return `"${DONT_KNOW_NAME}" cannot be combined with other choices: unpick one of them.`;

@@ -9,7 +9,7 @@ import { ENDPOINT_CLASSES, type METHODS, type Endpoint } from '../../answers/sch
 import { fromPrevious, sourceOf, type Step, type StepContext, UNKNOWN } from '../context.js';
 import { classifyRoute, printable } from '../detect/index.js';
 import { DONT_KNOW_NAME, Q } from '../questions.js';
-import { defaultNote, askEach, askText, given, resolve } from '../resolve.js';
+import { askEach, askText, defaultNote, given, resolve } from '../resolve.js';
 
 type EndpointClass = (typeof ENDPOINT_CLASSES)[number];
 type Method = (typeof METHODS)[number];

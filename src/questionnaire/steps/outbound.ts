@@ -6,7 +6,7 @@
 import { type AnswersInput, OutboundProvider } from '../../answers/schema.js';
 import type { Step, StepContext } from '../context.js';
 import { Q } from '../questions.js';
-import { defaultNote, askEach, askList, askText, given, offerKnown, resolve } from '../resolve.js';
+import { askEach, askList, askText, defaultNote, given, offerKnown, resolve } from '../resolve.js';
 import { RATE_HELP } from '../spec-help.js';
 
 type Provider = NonNullable<AnswersInput['outbound']>[number];

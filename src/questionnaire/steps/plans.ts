@@ -9,7 +9,7 @@ import type { AnswersInput, QuotaResetT } from '../../answers/schema.js';
 import { UserError } from '../../messages.js';
 import { type Step, type StepContext, UNKNOWN } from '../context.js';
 import { Q, type QuotaResetChoice, resetText } from '../questions.js';
-import { defaultNote, askEach, askList, askText, given, offerKnown, resolve } from '../resolve.js';
+import { askEach, askList, askText, defaultNote, given, offerKnown, resolve } from '../resolve.js';
 import { RATE_HELP } from '../spec-help.js';
 
 export { planText, resetText } from '../questions.js';
