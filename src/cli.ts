@@ -33,7 +33,7 @@ const program = new Command()
   .exitOverride()
   .configureOutput({ writeOut: (s) => ctx.stdout(s), writeErr: (s) => ctx.stderr(s) });
 
-// init: the interview (options are defined with the questions in questionnaire/flags.ts).
+// init: the interview (its options are made from the question table, questionnaire/questions.ts).
 {
   const init = program
     .command('init')

@@ -1,7 +1,7 @@
 /**
- * What every interview step is given, and the small helpers that make each answer
- * resolve the same way: command-line flag, then the previous answers file, then a
- * detected fact, then the non-interactive default, then a prompt.
+ * What every interview step is given, and the helpers that read the known layer (resolve.ts
+ * decides each answer: command-line flag, then the previous answers file, then a detected
+ * fact, then the default, then a prompt).
  *
  * The previous answers and the detected facts reach the steps as one layer, `known`
  * (built in previous.ts: a field's previous value wins over the fact detected for it),
@@ -17,8 +17,6 @@ import { UNKNOWN, type Unknown } from './unknown.js';
 
 // Re-exported for the steps. flags.ts imports them from unknown.ts: this module imports flags.ts.
 export { UNKNOWN, type Unknown };
-
-export const DONT_KNOW_NAME = "Don't know";
 
 /** What is known before asking, already mapped onto the answers schema. */
 export interface Known {
@@ -62,16 +60,6 @@ export interface Step {
   run(ctx: StepContext, draft: Draft): Promise<Patch>;
 }
 
-/**
- * The partial-context protocol for items 1-2: ask; on "don't know" ask once more
- * (`attempt` 2 shows examples); never a third time.
- */
-export async function askTwice<T>(ask: (attempt: 1 | 2) => Promise<T | Unknown>): Promise<T | Unknown> {
-  const first = await ask(1);
-  if (first !== UNKNOWN) return first;
-  return ask(2);
-}
-
 /** The value at a JSON path ('stack.framework') of an object, or undefined. */
 export function valueAt(obj: unknown, field: string): unknown {
   let cur: unknown = obj;
@@ -101,98 +89,6 @@ export function previousUnknown(known: Known, item: 'goals' | 'stack'): boolean 
   return fromPrevious(known, 'unknown') && (known.answers.unknown ?? []).includes(item);
 }
 
-/** A known value as text: lists joined, an empty list as none, "don't know" spelled out. */
-export function shownValue(value: unknown): string {
-  if (value === UNKNOWN) return "don't know";
-  if (Array.isArray(value)) return value.length === 0 ? 'none' : value.map(shownValue).join(', ');
-  return String(value);
-}
-
-/** "unknown" typed at an input that has a default: Enter would keep the default, so this clears it. */
-/** What a person types for "I don't know" at a text prompt ("unknown", "don't know", "not sure", "?"...). */
-const UNKNOWN_WORDS = new Set([UNKNOWN, "don't know", 'dont know', 'do not know', 'not sure', 'unsure', 'no idea', 'n/a', '?']);
-
-export function isUnknownText(text: string): boolean {
-  return UNKNOWN_WORDS.has(
-    text
-      .trim()
-      .toLowerCase()
-      .replace(/\u2019/g, "'")
-      .replace(/\s+/g, ' '),
-  );
-}
-
-/** What an input says about leaving it empty: with a default, Enter keeps it and "unknown" clears it. */
-export function emptyHint(hasDefault: boolean, empty = 'empty if unsure'): string {
-  return hasDefault ? 'unknown to clear' : empty;
-}
-
-/** The known list when `chosen` holds the same items (a checkbox returns them in its own order), else `chosen`. */
-export function keepOrder<T>(chosen: T[], known: readonly T[] | undefined): T[] {
-  return known && chosen.length === known.length && chosen.every((c) => known.includes(c)) ? [...known] : chosen;
-}
-
-/** One known value offered in a "Keep ...?" confirm. */
-export interface KnownItem {
-  /** Whose source is named (a JSON path of `known.byField`). */
-  field: string;
-  /** What the value is, e.g. 'framework'; '' for none. */
-  label: string;
-  value: unknown;
-  /** The value as text, when shownValue would not say it well. */
-  shown?: string;
-}
-
-/**
- * 'framework express, store redis (package.json), topology horizontal (previous answers in
- * rate-limit.answers.json)': the values, each run of values from one source followed by it.
- */
-export function describeKnown(known: Known, items: readonly KnownItem[]): string {
-  const parts: string[] = [];
-  let run: string[] = [];
-  let runSource: string | undefined;
-  const flush = (): void => {
-    if (run.length > 0) parts.push(`${run.join(', ')}${runSource ? ` (${runSource})` : ''}`);
-    run = [];
-  };
-  for (const item of items) {
-    const source = sourceOf(known, item.field);
-    if (run.length > 0 && source !== runSource) flush();
-    runSource = source;
-    const shown = item.shown ?? shownValue(item.value);
-    run.push(item.label ? `${item.label} ${shown}` : shown);
-  }
-  flush();
-  return parts.join(', ');
-}
-
-/**
- * The note a question carries when its default is a known value: ' (default: markdown, from
- * previous answers in rate-limit.answers.json)', or without `shown` (inputs show their default
- * themselves) ' (default from package.json)'. Empty when the value has no source.
- */
-export function defaultNote(known: Known, field: string, shown?: string): string {
-  const source = sourceOf(known, field);
-  if (!source) return '';
-  return shown === undefined ? ` (default from ${source})` : ` (default: ${shown}, from ${source})`;
-}
-
-/**
- * Offers the known values of a step in one confirm, yes by default. Returns whether they are
- * kept, and whether that finishes the step: it does when any of them is a previous answer (the
- * step was answered before, so what it left open was left open on purpose); detected facts
- * alone leave the rest of the step to be asked.
- */
-export async function keepKnown(
-  ctx: StepContext,
-  message: (described: string) => string,
-  items: readonly KnownItem[],
-): Promise<{ kept: boolean; finished: boolean }> {
-  if (!ctx.interactive || items.length === 0) return { kept: false, finished: false };
-  const kept = await ctx.prompt.confirm({ message: message(describeKnown(ctx.known, items)), default: true });
-  return { kept, finished: kept && items.some((i) => fromPrevious(ctx.known, i.field)) };
-}
-
 export function mergePatch(draft: AnswersInput, patch: Patch): AnswersInput {
   const next: AnswersInput = { ...draft };
   for (const [key, value] of Object.entries(patch) as [keyof AnswersInput, unknown][]) {
@@ -206,9 +102,4 @@ export function mergePatch(draft: AnswersInput, patch: Patch): AnswersInput {
     }
   }
   return next;
-}
-
-/** Drops undefined members so the answers file only holds what is known. */
-export function defined<T extends Record<string, unknown>>(obj: T): Partial<T> {
-  return Object.fromEntries(Object.entries(obj).filter(([, v]) => v !== undefined)) as Partial<T>;
 }

@@ -223,9 +223,3 @@ export function validatorOf<T>(parse: (text: string) => Parsed<T>, allowEmpty = 
     return r.ok ? true : r.message;
   };
 }
-
-/** Unwraps a parse known to succeed (the prompt validated it already). */
-export function must<T>(r: Parsed<T>): T {
-  if (!r.ok) throw new Error(`internal error: validated input did not parse: ${r.message}`);
-  return r.value;
-}

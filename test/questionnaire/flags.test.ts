@@ -1,7 +1,10 @@
+import { Command } from 'commander';
 import { describe, expect, it } from 'vitest';
 import { UserError } from '../../src/messages.js';
-import { parseInitFlags } from '../../src/questionnaire/flags.js';
-import { INIT_OPTIONS } from '../../src/questionnaire/options.js';
+import { optionKey, parseInitFlags } from '../../src/questionnaire/flags.js';
+import { COMMAND_OPTIONS, INIT_OPTIONS } from '../../src/questionnaire/options.js';
+import { QUESTIONS } from '../../src/questionnaire/questions.js';
+import { STEPS } from '../../src/questionnaire/steps/index.js';
 
 function badOption(raw: Parameters<typeof parseInitFlags>[0]): string {
   try {
@@ -94,5 +97,48 @@ describe('init flags', () => {
     expect(badOption({ endpoint: ['GET orders read'] })).toContain('must start with "/"');
     expect(badOption({ quotaReset: 'calendar-month', quotaDays: '30' })).toContain('only applies with --quota-reset rolling');
     expect(badOption({ topology: 'single', instances: '3' })).toContain('contradicts --topology single');
+  });
+});
+
+describe('the question table and init options', () => {
+  it('every question has a flag with help and an answers field some step fills; every init option is a question or the command own', () => {
+    const fields = STEPS.flatMap((s) => s.fields);
+    for (const q of QUESTIONS) {
+      expect(q.flag, q.id).toMatch(/^--[a-z-]+ <[^>]+>$/);
+      expect(q.help.length, q.id).toBeGreaterThan(10);
+      expect(
+        fields.some((f) => q.field === f || q.field.startsWith(`${f}.`)),
+        q.field,
+      ).toBe(true);
+    }
+    expect(new Set(QUESTIONS.map((q) => q.id)).size).toBe(QUESTIONS.length);
+    expect(new Set(QUESTIONS.map((q) => q.flag)).size).toBe(QUESTIONS.length);
+    const own = COMMAND_OPTIONS.map((o) => o.flags);
+    for (const o of INIT_OPTIONS) expect(own.includes(o.flags) || QUESTIONS.some((q) => q.flag === o.flags), o.flags).toBe(true);
+    expect(INIT_OPTIONS).toHaveLength(COMMAND_OPTIONS.length + QUESTIONS.length);
+  });
+
+  it('commander hands each question its own flag under the key the flags are read from', () => {
+    const cmd = new Command().exitOverride();
+    for (const o of INIT_OPTIONS) {
+      if (o.repeatable) cmd.option(o.flags, o.description, (v: string, prev: string[] = []) => [...prev, v]);
+      else cmd.option(o.flags, o.description);
+    }
+    cmd.parse(
+      QUESTIONS.flatMap((q) => [q.flag.split(' ')[0] as string, 'x']),
+      { from: 'user' },
+    );
+    const opts = cmd.opts();
+    for (const q of QUESTIONS) expect(opts[optionKey(q)], q.flag).toEqual(q.repeatable ? ['x'] : 'x');
+  });
+
+  it('a bad choice names the flag and every allowed value; a flag that may stay open takes "unknown"', () => {
+    for (const q of QUESTIONS.filter((q) => q.read.kind === 'choice')) {
+      const allowed = (q.read as { allowed: readonly string[] }).allowed;
+      expect(badOption({ [optionKey(q)]: 'nonsense' })).toBe(
+        `Option ${q.flag.split(' ')[0]}: "nonsense" is not one of ${allowed.join(', ')}`,
+      );
+      if (q.unknown !== false) expect(parseInitFlags({ [optionKey(q)]: 'Unknown' })[q.id]).toBe('unknown');
+    }
   });
 });

@@ -6,9 +6,10 @@
  * Previous endpoints that are not kept are offered one by one as the defaults.
  */
 import { ENDPOINT_CLASSES, type METHODS, type Endpoint } from '../../answers/schema.js';
-import { defaultNote, DONT_KNOW_NAME, fromPrevious, sourceOf, UNKNOWN, type Step, type StepContext } from '../context.js';
+import { fromPrevious, sourceOf, type Step, type StepContext, UNKNOWN } from '../context.js';
 import { classifyRoute, printable } from '../detect/index.js';
-import { must, parseRoute, validatorOf } from '../parse.js';
+import { DONT_KNOW_NAME, Q } from '../questions.js';
+import { askEach, askText, defaultNote, given, resolve } from '../resolve.js';
 
 type EndpointClass = (typeof ENDPOINT_CLASSES)[number];
 type Method = (typeof METHODS)[number];
@@ -41,21 +42,14 @@ const HAND_METHODS = ['GET', 'POST', 'PUT', 'PATCH', 'DELETE', 'ANY'] as const;
  * route, method, kind and anonymity of the endpoint at the same place; one kept with the
  * same route, method and kind keeps its name and what was written by hand (cost, auth kind).
  */
-async function addByHand(ctx: StepContext, before: readonly Endpoint[] = []): Promise<Endpoint[]> {
-  const out: Endpoint[] = [];
+function addByHand(ctx: StepContext, before: readonly Endpoint[] = []): Promise<Endpoint[]> {
   const names = new Set<string>();
-  for (;;) {
-    const earlier = before[out.length];
-    const note = earlier ? defaultNote(ctx.known, 'endpoints') : '';
-    const route = must(
-      parseRoute(
-        await ctx.prompt.input({
-          message: `Route of the endpoint, e.g. /v1/login or /orders/:id${note}:`,
-          ...(earlier ? { default: earlier.route } : {}),
-          validate: validatorOf(parseRoute),
-        }),
-      ),
-    );
+  return askEach(ctx, 'endpoint', MAX_HAND_ENDPOINTS, before, async (earlier) => {
+    const route = await askText<string>(ctx, {
+      read: { kind: 'route' },
+      message: `Route of the endpoint, e.g. /v1/login or /orders/:id${earlier ? defaultNote(ctx.known, 'endpoints') : ''}:`,
+      default: earlier?.route,
+    });
     const same = earlier?.route === route ? earlier : undefined;
     const earlierMethod = same && (HAND_METHODS as readonly string[]).includes(same.method) ? (same.method as Method) : undefined;
     const method = await ctx.prompt.select<Method>({
@@ -79,7 +73,7 @@ async function addByHand(ctx: StepContext, before: readonly Endpoint[] = []): Pr
     for (let n = 2; names.has(name); n++) name = `${method} ${route} (${n})`.slice(0, 120);
     names.add(name);
     const authKind = kept?.authKind ?? (cls === 'auth' && guess.class === 'auth' ? guess.authKind : undefined);
-    out.push({
+    return {
       name,
       method,
       route,
@@ -87,14 +81,8 @@ async function addByHand(ctx: StepContext, before: readonly Endpoint[] = []): Pr
       ...(cls === 'auth' && authKind ? { authKind } : {}),
       anonymous,
       ...(kept?.cost !== undefined ? { cost: kept.cost } : {}),
-    });
-    if (out.length >= MAX_HAND_ENDPOINTS) {
-      ctx.say(`That is ${MAX_HAND_ENDPOINTS} endpoints; add more to the answers file by hand if needed.`);
-      break;
-    }
-    if (!(await ctx.prompt.confirm({ message: 'Add another endpoint?', default: out.length < before.length }))) break;
-  }
-  return out;
+    };
+  });
 }
 
 export const endpoints: Step = {
@@ -102,34 +90,37 @@ export const endpoints: Step = {
   item: 3,
   fields: ['endpoints'],
   async run(ctx) {
-    const flag = ctx.flags.endpoints;
-    if (flag === UNKNOWN) return {};
-    if (flag !== undefined) return { endpoints: flag };
-    const known = ctx.known.answers.endpoints as Endpoint[] | undefined;
-    const previous = fromPrevious(ctx.known, 'endpoints') ? known : undefined;
     // A detected list is never empty; a previous empty list is the answer "skip".
-    if (!ctx.interactive) return known && (known.length > 0 || previous) ? { endpoints: known } : {};
-    if (known && known.length > 0) {
-      const source = sourceOf(ctx.known, 'endpoints') ?? 'the project';
-      ctx.say(previous ? `Endpoints in the ${source}:` : `Endpoints found in ${source}:`);
-      const shown = known.slice(0, LISTED);
-      const width = Math.min(60, Math.max(...shown.map((e) => e.route.length)));
-      for (const e of shown) ctx.say(endpointLine(e, width));
-      if (known.length > LISTED) ctx.say(`  ... and ${known.length - LISTED} more`);
-      const keep = await ctx.prompt.confirm({ message: `Use these ${known.length} endpoints?`, default: true });
-      if (keep) return { endpoints: known };
-    }
-    const how = await ctx.prompt.select<'add' | 'skip' | typeof UNKNOWN>({
-      message: `Which endpoints need limits of their own (login, search, exports...)?${previous?.length === 0 ? defaultNote(ctx.known, 'endpoints', 'skip') : ''}`,
-      choices: [
-        { value: 'add', name: 'Add a few by hand', description: 'Route, method and kind; the rest is derived.' },
-        { value: 'skip', name: 'Skip', description: 'Treat every route alike for now.' },
-        { value: UNKNOWN, name: DONT_KNOW_NAME },
-      ],
-      default: previous?.length === 0 ? 'skip' : 'add',
+    const previous = fromPrevious(ctx.known, 'endpoints');
+    const { value } = await resolve(ctx, Q.endpoints, {
+      prompt: {
+        kind: 'custom',
+        async ask(known) {
+          const list = Array.isArray(known) ? known : undefined;
+          if (list && list.length > 0) {
+            const source = sourceOf(ctx.known, 'endpoints') ?? 'the project';
+            ctx.say(previous ? `Endpoints in the ${source}:` : `Endpoints found in ${source}:`);
+            const shown = list.slice(0, LISTED);
+            const width = Math.min(60, Math.max(...shown.map((e) => e.route.length)));
+            for (const e of shown) ctx.say(endpointLine(e, width));
+            if (list.length > LISTED) ctx.say(`  ... and ${list.length - LISTED} more`);
+            if (await ctx.prompt.confirm({ message: `Use these ${list.length} endpoints?`, default: true })) return list;
+          }
+          const skipped = previous && list?.length === 0;
+          const how = await ctx.prompt.select<'add' | 'skip' | typeof UNKNOWN>({
+            message: `Which endpoints need limits of their own (login, search, exports...)?${skipped ? defaultNote(ctx.known, 'endpoints', 'skip') : ''}`,
+            choices: [
+              { value: 'add', name: 'Add a few by hand', description: 'Route, method and kind; the rest is derived.' },
+              { value: 'skip', name: 'Skip', description: 'Treat every route alike for now.' },
+              { value: UNKNOWN, name: DONT_KNOW_NAME },
+            ],
+            default: skipped ? 'skip' : 'add',
+          });
+          return how === 'add' ? await addByHand(ctx, previous ? list : undefined) : how === 'skip' ? [] : UNKNOWN;
+        },
+      },
     });
-    if (how === UNKNOWN) return {};
-    if (how === 'skip') return { endpoints: [] };
-    return { endpoints: await addByHand(ctx, previous) };
+    const list = given(value);
+    return list ? { endpoints: list } : {};
   },
 };

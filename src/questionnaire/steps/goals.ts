@@ -5,84 +5,19 @@
  * that recorded "don't know") comes pre-picked; keeping a previous "don't know" does not
  * ask again.
  */
-import type { GOALS } from '../../answers/schema.js';
-import {
-  defaultNote,
-  DONT_KNOW_NAME,
-  keepOrder,
-  knownValue,
-  previousUnknown,
-  shownValue,
-  UNKNOWN,
-  type Step,
-  type StepContext,
-  type Unknown,
-} from '../context.js';
-import type { PromptChoice } from '../prompt.js';
+import { knownValue, previousUnknown, type Step, UNKNOWN } from '../context.js';
+import { Q } from '../questions.js';
+import { resolve } from '../resolve.js';
 
-type Goal = (typeof GOALS)[number];
-
-const CHOICES: PromptChoice<Goal | Unknown>[] = [
-  {
-    value: 'overload',
-    name: 'Overload',
-    description: 'Keep total traffic under what the backend can serve: runaway clients, retry storms.',
-  },
-  { value: 'abuse', name: 'Abuse', description: 'Password guessing on login, credential stuffing, scraping.' },
-  { value: 'fairness', name: 'Fairness', description: 'One client or tenant must not slow everyone else down (noisy neighbour).' },
-  { value: 'quotas', name: 'Business quotas', description: 'Plan tiers such as "10,000 calls a month on Free".' },
-  { value: UNKNOWN, name: DONT_KNOW_NAME },
-];
-
-export const GOALS_EXAMPLES = [
-  'Examples, to help decide:',
-  "  - a partner's buggy retry loop once took the whole API down        -> Overload",
-  '  - thousands of failed logins arrive from one address range           -> Abuse',
-  "  - the largest customer's nightly sync makes everyone else slow       -> Fairness",
-  '  - the pricing page promises a number of calls per month on each plan -> Business quotas',
-];
-
-export function validateGoals(chosen: readonly (Goal | Unknown)[]): true | string {
-  if (chosen.length === 0) return `Pick at least one with space, or pick "${DONT_KNOW_NAME}".`;
-  if (chosen.includes(UNKNOWN) && chosen.length > 1)
-    return `"${DONT_KNOW_NAME}" cannot be combined with other choices: unpick one of them.`;
-  return true;
-}
-
-async function ask(ctx: StepContext, attempt: 1 | 2, checked: readonly (Goal | Unknown)[] = [], note = ''): Promise<Goal[] | Unknown> {
-  if (attempt === 2) for (const line of GOALS_EXAMPLES) ctx.say(line);
-  const chosen = await ctx.prompt.checkbox<Goal | Unknown>({
-    message:
-      attempt === 1
-        ? `What should rate limiting protect against? (space to pick, enter when done)${note}`
-        : 'Asking once more: what should rate limiting protect against?',
-    choices: CHOICES.map((c) => (checked.includes(c.value) ? { ...c, checked: true } : c)),
-    validate: validateGoals,
-  });
-  return chosen.includes(UNKNOWN) ? UNKNOWN : (chosen as Goal[]);
-}
+export { GOALS_EXAMPLES } from '../questions.js';
 
 export const goals: Step = {
   id: 'goals',
   item: 1,
   fields: ['goals', 'unknown'],
   async run(ctx) {
-    const flag = ctx.flags.goals;
-    if (flag === UNKNOWN) return { unknown: ['goals'] };
-    if (flag !== undefined) return { goals: flag };
-    const known = knownValue<Goal[]>(ctx.known, 'goals');
-    const wasUnknown = known === undefined && previousUnknown(ctx.known, 'goals');
-    if (!ctx.interactive) return known !== undefined ? { goals: known } : wasUnknown ? { unknown: ['goals'] } : {};
-    const checked = known ?? (wasUnknown ? [UNKNOWN] : []);
-    const note =
-      known !== undefined
-        ? defaultNote(ctx.known, 'goals', shownValue(known))
-        : wasUnknown
-          ? defaultNote(ctx.known, 'unknown', shownValue(UNKNOWN))
-          : '';
-    const first = await ask(ctx, 1, checked, note);
-    // The examples were shown when "don't know" was answered the first time.
-    const answer = first === UNKNOWN && !wasUnknown ? await ask(ctx, 2) : first;
-    return answer === UNKNOWN ? { unknown: ['goals'] } : { goals: keepOrder(answer, known) };
+    const wasUnknown = knownValue(ctx.known, 'goals') === undefined && previousUnknown(ctx.known, 'goals');
+    const { value } = await resolve(ctx, Q.goals, wasUnknown ? { known: UNKNOWN, from: 'unknown' } : {});
+    return value === UNKNOWN ? { unknown: ['goals'] } : value ? { goals: value } : {};
   },
 };

@@ -1,7 +1,9 @@
 /** Output: where the document goes, suggested from the format (or the previous answers) and confirmed or changed (and the --layout flag). */
 import path from 'node:path';
-import { defaultNote, knownValue, type Step } from '../context.js';
+import { knownValue, type Step } from '../context.js';
 import { pathText } from '../flags.js';
+import { Q } from '../questions.js';
+import { given, resolve } from '../resolve.js';
 
 type Format = 'html' | 'markdown';
 
@@ -39,21 +41,17 @@ export function pathForFormat(earlier: string, format: Format): string | undefin
 
 export const outputPath: Step = {
   id: 'output-path',
-  fields: ['output.path'],
+  fields: ['output.path', 'output.layout'],
   async run(ctx, draft) {
     const format = draft.output?.format ?? 'html';
     // One file or a linked folder: a file path is one file, a folder path is split by length, unless --layout says.
-    const layout = ctx.flags.layout ? { layout: ctx.flags.layout } : {};
-    if (ctx.flags.out !== undefined) return { output: { ...layout, path: ctx.flags.out } };
+    const layout = given((await resolve(ctx, Q.layout)).value);
     const known = knownValue<string>(ctx.known, 'output.path');
-    const earlier = known === undefined ? undefined : pathForFormat(known, format);
-    const suggested = earlier ?? defaultDocumentPath(format);
-    if (!ctx.interactive) return { output: { ...layout, path: suggested } };
-    const answer = await ctx.prompt.input({
-      message: `Write the document to${earlier !== undefined ? defaultNote(ctx.known, 'output.path') : ''}`,
-      default: suggested,
-      validate: (text) => documentPathProblem(text === '' ? suggested : text, format) ?? true,
+    const { value } = await resolve(ctx, Q.out, {
+      known: known === undefined ? undefined : pathForFormat(known, format),
+      fallback: defaultDocumentPath(format),
+      check: (text) => documentPathProblem(text, format),
     });
-    return { output: { ...layout, path: answer === '' ? suggested : answer } };
+    return { output: { ...(layout ? { layout } : {}), ...(value ? { path: value } : {}) } };
   },
 };
