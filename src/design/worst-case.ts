@@ -78,6 +78,7 @@ function sized(rule: MatrixRule): rule is MatrixRule & { rate: { requests: numbe
 }
 
 const BUCKETS: readonly Algorithm[] = ['gcra', 'token-bucket', 'leaky-bucket'];
+const MEASURED: readonly Algorithm[] = ['gcra', 'token-bucket', 'fixed-window'];
 
 /**
  * The most one key of a rule admits within any stretch of one period at one counter, by its
@@ -167,7 +168,7 @@ const byRule: WorstCaseKind = {
       let worstCase = base.worstCase;
       let formula = base.formula;
       let basis = base.basis;
-      const shared = rule.primitive === 'redis-lua' || rule.primitive === 'gateway-native';
+      const perProcess = rule.primitive === 'in-process';
       if (rule.layer === 'edge') {
         const { k, text } = edgeCounters(design, rule);
         if (design.scope.gateway === 'nginx' && typeof rule.burst === 'number') {
@@ -181,11 +182,13 @@ const byRule: WorstCaseKind = {
           formula = `(${formula}) x ${fmt(k)} nodes`;
         }
         basis = `${basis} ${text}`;
-      } else if (!shared && design.scope.topology === 'horizontal' && design.scope.instances > 1) {
+      } else if (perProcess && design.scope.topology === 'horizontal' && design.scope.instances > 1) {
         const n = design.scope.instances;
         worstCase = base.worstCase * n;
         formula = `(${base.formula}) x ${fmt(n)} instances`;
-        basis = `${base.basis} The bucket lives in each process, so each of the ${fmt(n)} instances admits it.`;
+        basis = `${base.basis} The counter lives in each process, so each of the ${fmt(n)} instances admits it.`;
+      } else if (rule.primitive === 'incr-then-expire' || rule.primitive === 'get-then-set') {
+        basis = `${base.basis} Only if the check and the consume were one step: with ${rule.primitive}, concurrent requests read the same count and pass together beyond it.`;
       }
       if (rule.tier === 'quota') {
         basis = `${base.basis} The quota resets on its period${rule.quotaBackstop ? `; ${fmt(rule.rate.requests)} is where the limiter refuses (the quota of ${fmt(rule.quotaBackstop.quota)} only warns or bills past it)` : ''}.`;
@@ -201,8 +204,8 @@ const byRule: WorstCaseKind = {
         worstCase,
         formula,
         basis,
-        measurable:
-          rule.layer === 'middleware' && rule.primitive === 'redis-lua' && (rule.algorithm === 'fixed-window' || rule.algorithm === 'gcra'),
+        // what verify runs on the store: gcra.lua (GCRA and token buckets) and fixed-window.lua
+        measurable: rule.layer === 'middleware' && rule.primitive === 'redis-lua' && MEASURED.includes(rule.algorithm),
       });
     }
     return rows;

@@ -45,7 +45,7 @@ function design(rules: MatrixRule[], s: Stack = {}): Design {
 const H6 = { topology: 'horizontal', instances: 6 } as const;
 
 describe('worst case per rule and layer', () => {
-  it.each<[string, MatrixRule, Stack, { worstCase: number; formula: string; layer?: string }]>([
+  it.each<[string, MatrixRule, Stack, { worstCase: number; formula: string; layer?: string; basis?: unknown }]>([
     [
       'fixed window: the limit at both sides of a boundary',
       rule({ algorithm: 'fixed-window', burst: null, rate: { requests: 100, periodSeconds: 60 } }),
@@ -162,6 +162,12 @@ describe('worst case per rule and layer', () => {
       { worstCase: 255, formula: '(25 + 60/min x 1 min) x 3 instances' },
     ],
     [
+      'a racy store primitive: the formula holds only for one request at a time (no multiple)',
+      rule({ algorithm: 'fixed-window', burst: null, primitive: 'incr-then-expire', rate: { requests: 100, periodSeconds: 60 } }),
+      H6,
+      { worstCase: 200, formula: '2 x 100', basis: expect.stringContaining('concurrent requests read the same count') },
+    ],
+    [
       'a quota: a fixed window over its reset period, at the backstop',
       rule({
         tier: 'quota',
@@ -213,12 +219,13 @@ describe('worst case per rule and layer', () => {
     expect(rows[1]!.layer).toBe('middleware (local + store)');
   });
 
-  it('marks as measurable what verify can run: store-backed GCRA and fixed windows in the middleware, and the hybrid', () => {
+  it('marks as measurable what verify can run: store-backed GCRA, token buckets and fixed windows in the middleware, and the hybrid', () => {
     const rows = worstCaseTable(
       design(
         [
           rule({ id: 'g' }),
           rule({ id: 'f', algorithm: 'fixed-window', burst: null }),
+          rule({ id: 't', algorithm: 'token-bucket' }),
           rule({ id: 'l', algorithm: 'sliding-window-log', burst: null }),
           rule({ id: 'e', layer: 'edge', algorithm: 'leaky-bucket', primitive: 'gateway-native' }),
           rule({ id: 'o', tier: 'outbound', layer: 'outbound-client' }),
@@ -226,7 +233,7 @@ describe('worst case per rule and layer', () => {
         { gateway: 'nginx', ...H6, hybrid: { ruleIds: ['g'], localBurst: 1, instances: 6 } },
       ),
     );
-    expect(rows.filter((r) => r.measurable).map((r) => `${r.ruleId}/${r.kind}`)).toEqual(['g/rule', 'g/hybrid', 'f/rule']);
+    expect(rows.filter((r) => r.measurable).map((r) => `${r.ruleId}/${r.kind}`)).toEqual(['g/rule', 'g/hybrid', 'f/rule', 't/rule']);
   });
 
   it('leaves out rules without numbers', () => {
