@@ -104,8 +104,9 @@ const cjs = (name, entry, plugins, define = {}) =>
     format: 'cjs',
     define: { 'import.meta.url': '__rlModuleUrl', ...define },
     banner: { js: "var __rlModuleUrl = require('node:url').pathToFileURL(__filename).href;" },
-    // Only the runtime: the templates arrive precompiled.
-    alias: { handlebars: 'handlebars/runtime' },
+    // Only the runtime: the templates arrive precompiled. jsonc-parser's main file is UMD, whose
+    // requires esbuild cannot follow: its ES module build is the same code.
+    alias: { handlebars: 'handlebars/runtime', 'jsonc-parser': 'jsonc-parser/lib/esm/main.js' },
     // Looked up in the user's project at run time, never bundled (optional peer).
     external: ['@mermaid-js/mermaid-cli', 'puppeteer'],
     plugins,

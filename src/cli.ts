@@ -96,7 +96,11 @@ answersOptions(
   program
     .command('validate')
     .description('Check the design against the nine constraints (exit 1 on a violation, 2 on bad input).')
-    .option('--json', 'machine-readable output'),
+    .option('--json', 'machine-readable output')
+    .option(
+      '--sarif',
+      'print a SARIF 2.1.0 log for code scanning: one rule per constraint, each finding located in the answers file (or the generated file it concerns) by line and column',
+    ),
 ).action(async (opts) => {
   const { runValidate } = await import('./commands/validate.js');
   process.exitCode = await runValidate(ctx, opts);
@@ -148,6 +152,7 @@ Examples:
   $ rl-design generate --example saas-platform --out docs/ --code-dir ratelimit/
   $ rl-design generate -a rate-limit.answers.json --format markdown --layout folder
   $ rl-design validate -a rate-limit.answers.json          # CI gate
+  $ rl-design validate -a rate-limit.answers.json --sarif > rl-design.sarif   # code scanning
   $ rl-design verify -a rate-limit.answers.json --write    # scenarios against a real Redis
   $ rl-design schema > answers.schema.json
 

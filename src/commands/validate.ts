@@ -1,20 +1,49 @@
 /** `rl-design validate`: the nine constraints as a CI gate. Exit 1 on any violation. */
 import path from 'node:path';
+import { pathToFileURL } from 'node:url';
 import { checkDesign, formatFinding } from '../constraints/index.js';
 import type { CommandContext } from './context.js';
+import { readTextFile } from '../io/write.js';
+import { expandHome, isInside } from '../io/safe-fs.js';
+import { UserError } from '../messages.js';
 import { loadDesign, type SourceOptions } from './load-design.js';
 
 export interface ValidateOptions extends SourceOptions {
   json?: boolean;
+  /** Print a SARIF 2.1.0 log (for code scanning) instead of text. */
+  sarif?: boolean;
+}
+
+/** A path as a SARIF artifact URI: relative to the working folder when inside it, else a file:// URI. */
+function artifactUri(cwd: string, abs: string, folder = false): string {
+  if (isInside(cwd, abs) && abs !== cwd) {
+    const rel = path.relative(cwd, abs).split(path.sep).map(encodeURIComponent).join('/');
+    return folder ? `${rel}/` : rel;
+  }
+  const url = pathToFileURL(abs).href;
+  return folder && !url.endsWith('/') ? `${url}/` : url;
 }
 
 export async function runValidate(ctx: CommandContext, opts: ValidateOptions): Promise<number> {
+  if (opts.json && opts.sarif) throw new UserError('badOption', { option: '--sarif', reason: 'use either --json or --sarif, not both' });
   const { design, file } = await loadDesign(ctx, { ...opts, date: opts.date ?? '1970-01-01' });
   // the design and the files generated from it: what ships must do what the design says
   const { generateCode } = await import('../codegen/index.js');
-  const results = checkDesign(design, generateCode(design));
+  const files = generateCode(design);
+  const results = checkDesign(design, files);
   const failed = results.filter((r) => !r.passed);
   const shown = opts.example ? `example ${opts.example}` : path.relative(ctx.cwd, file) || file;
+  if (opts.sarif) {
+    const { toSarif } = await import('../constraints/sarif.js');
+    const text = opts.answersText ?? (await readTextFile(file, 'answersNotFound'));
+    const codeDir = design.output.codeDir;
+    const log = toSarif(design, results, files, {
+      answers: { uri: artifactUri(ctx.cwd, file), text },
+      ...(codeDir && codeDir !== 'none' ? { codeDirUri: artifactUri(ctx.cwd, path.resolve(ctx.cwd, expandHome(codeDir)), true) } : {}),
+    });
+    ctx.stdout(`${JSON.stringify(log, null, 2)}\n`);
+    return failed.length === 0 ? 0 : 1;
+  }
   if (opts.json) {
     ctx.stdout(
       `${JSON.stringify(

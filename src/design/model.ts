@@ -534,6 +534,21 @@ export interface AccessDesign {
   customText?: string;
 }
 
+/** One row of the worst-case table as verify measured it (filled by `verify --write`). */
+export interface WorstCaseMeasurement {
+  ruleId: string;
+  /** The row kind (design/worst-case.ts) the measurement is for. */
+  kind: string;
+  /** The worst case the formula gives for the numbers verify ran with (scaled when the rule's own would be slow). */
+  stated: number;
+  /** The most verify saw admitted within one period of those numbers; never above `stated` when it passed. */
+  measured: number;
+  passed: boolean;
+  /** The numbers it ran with, and how they differ from the rule's. */
+  params: string;
+  scaling?: string;
+}
+
 export interface Design {
   meta: {
     tool: 'rl-design';
@@ -565,4 +580,6 @@ export interface Design {
   migration?: Migration;
   /** Present when the answers set an allowlist, deny list, penalty box or custom identities. */
   access?: AccessDesign;
+  /** What verify measured of the worst-case table (present after `verify --write`). */
+  worstCaseMeasured?: WorstCaseMeasurement[];
 }

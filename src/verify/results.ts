@@ -85,15 +85,21 @@ export function scenarioResult(scenario: Scenario, results: VerifyResults): Scen
   };
 }
 
-/** The design with each scenario's `result` from the run (pure; scenarios not run keep none). */
+/**
+ * The design with each scenario's `result` from the run, and the worst-case rows it measured
+ * (pure; scenarios not run keep none).
+ */
 export function applyResults(design: Design, results: VerifyResults): Design {
+  const { worstCaseMeasured: _old, ...rest } = design;
+  const measured = results.results.filter((r) => r.scenario === 'worst-case').flatMap((r) => r.measurements ?? []);
   return {
-    ...design,
+    ...rest,
     scenarios: design.scenarios.map((s) => {
       const { result: _old, ...rest } = s;
       const result = scenarioResult(s, results);
       return result ? { ...rest, result } : rest;
     }),
+    ...(measured.length > 0 ? { worstCaseMeasured: measured } : {}),
   };
 }
 

@@ -20,6 +20,8 @@ import { dualKeyAuth } from './scenarios/dual-key-auth.js';
 import { keyTtl } from './scenarios/key-ttl.js';
 import { storeOutage } from './scenarios/store-outage.js';
 import { throttledRecovery } from './scenarios/throttled-recovery.js';
+import { worstCase } from './scenarios/worst-case.js';
+import { worstCaseTable } from '../design/worst-case.js';
 import { verifyData } from './runtime.js';
 import type { ScriptSet } from './scripts.js';
 import { classifyRule, SCRIPT_OF } from './shapes.js';
@@ -77,6 +79,7 @@ function resultOf(task: Task, outcome: Outcome, samples: number[], durationMs: n
     ...(outcome.scaling ? { scaling: outcome.scaling } : {}),
     ...(latency ? { latency } : {}),
     durationMs: Math.round(durationMs),
+    ...(outcome.measurements ? { measurements: outcome.measurements } : {}),
   };
 }
 
@@ -174,6 +177,7 @@ export async function verifyDesign(design: Design, store: Store, options: Verify
 
   // The tasks, in a stable order: per rule, the scenarios that apply.
   const pairs = dualKeyPairs(design.rules);
+  const measurable = worstCaseTable(design).filter((r) => r.measurable);
   const tasks: Task[] = [];
   const ttlTasks: Task[] = [];
   const outageTasks: Task[] = [];
@@ -197,6 +201,9 @@ export async function verifyDesign(design: Design, store: Store, options: Verify
     } else {
       list.push(one('throttled-recovery', () => throttledRecovery(ctx)));
     }
+    const kinds = measurable.filter((r) => r.ruleId === id).map((r) => r.kind);
+    if (kinds.length > 0 && (ctx.driver === 'gcra' || ctx.driver === 'fixed-window') && ctx.spec)
+      list.push(one('worst-case', () => worstCase(ctx, kinds)));
     tasks.push(...list);
     // After every other scenario of every rule, so one SCAN of the run's keys serves them all.
     ttlTasks.push(one('key-ttl', () => keyTtl(ctx)));
@@ -219,8 +226,9 @@ export async function verifyDesign(design: Design, store: Store, options: Verify
     if (!ctx) return [];
     ctx.closeProbes();
     const s = ctx.takeSamples();
-    // The run's latency is that of calls made one at a time; a race measures queueing.
-    if (scenario !== 'concurrent-race') samplesAll.push(...s);
+    // The run's latency is that of calls made one at a time; a race measures queueing, the
+    // worst case concurrency and waits.
+    if (scenario !== 'concurrent-race' && scenario !== 'worst-case') samplesAll.push(...s);
     return s;
   };
   const emit = (index: number, result: ScenarioResult): void => {

@@ -29,6 +29,7 @@ import type { Design, MatrixRule } from '../design/model.js';
 import { createLimiter } from '../runtime/middleware/limiter.js';
 import type {
   DesignData,
+  HybridSpec,
   RateLimiter,
   RedisClientLike,
   RequestIdentity,
@@ -216,6 +217,8 @@ export class InboundProbe {
     readonly registry: Registry,
     private readonly sink: ProbeSink,
     costs: readonly number[] = [],
+    /** The local + Redis hybrid on: each limiter (one per connection, an instance) keeps its own local buckets. */
+    hybrid?: HybridSpec,
   ) {
     this.serial = sink.serial();
     const allCosts = [...new Set([1, ...costs.map((c) => Math.max(1, Math.round(c)))])];
@@ -238,11 +241,11 @@ export class InboundProbe {
         window: r.shape.window ?? r.spec.window,
         costByEndpoint: [...r.spec.costByEndpoint, ...allCosts.map((c): [string, number] => [`${COST_PREFIX}${c}`, c])],
         store: 'redis',
-        hybrid: false,
+        hybrid: hybrid !== undefined,
         flag: null,
       };
     });
-    const data: DesignData = { ...base, routes, rules: this.specs };
+    const data: DesignData = { ...base, routes, rules: this.specs, hybrid: hybrid ?? null };
     const seen = (keys: string[]): void => {
       this.lastKeys = keys;
       for (const key of keys) {
@@ -258,7 +261,7 @@ export class InboundProbe {
         keyPrefix: sink.runPrefix.slice(0, -1),
         timeoutMs: STORE_TIMEOUT_MS,
         registry,
-        hybrid: false,
+        hybrid: hybrid !== undefined,
         onStoreError: (error) => this.errors.push(error),
       }),
     );

@@ -136,13 +136,13 @@ export function wholeMs(ms: number): number {
   return m;
 }
 
-interface BucketNumbers {
+export interface BucketNumbers {
   burst: number;
   rate: number;
   periodMs: number;
 }
 
-function bucketShape(driver: 'gcra' | 'outbound', n: BucketNumbers, scaling?: string): Shape {
+export function bucketShape(driver: 'gcra' | 'outbound', n: BucketNumbers, scaling?: string): Shape {
   const periodMs = wholeMs(n.periodMs);
   const intervalMs = periodMs / n.rate;
   return {

@@ -1,10 +1,13 @@
 /** What verify produces: one result per (rule, scenario), and the report around them. */
-import type { ScenarioId } from '../design/model.js';
+import type { ScenarioId, WorstCaseMeasurement } from '../design/model.js';
 import type { ConfigCheck } from './config.js';
 import type { Latency } from './stats.js';
 
-/** The design's six scenarios, plus the TTL check verify runs on every key it wrote. */
-export type VerifyScenarioId = ScenarioId | 'key-ttl';
+/**
+ * The design's six scenarios, plus the TTL check verify runs on every key it wrote and the
+ * measured rows of the worst-case table.
+ */
+export type VerifyScenarioId = ScenarioId | 'key-ttl' | 'worst-case';
 
 export const SCENARIO_ORDER: readonly VerifyScenarioId[] = [
   'burst-at-boundary',
@@ -12,6 +15,7 @@ export const SCENARIO_ORDER: readonly VerifyScenarioId[] = [
   'cost-weighted-exhaustion',
   'dual-key-auth',
   'throttled-recovery',
+  'worst-case',
   'key-ttl',
   'store-outage',
 ];
@@ -22,6 +26,7 @@ export const SCENARIO_TITLES: Record<VerifyScenarioId, string> = {
   'cost-weighted-exhaustion': 'cost-weighted exhaustion',
   'dual-key-auth': 'dual-key auth',
   'throttled-recovery': 'throttled-client recovery',
+  'worst-case': 'worst case in a period',
   'key-ttl': 'TTL on every key',
   'store-outage': 'store outage',
 };
@@ -47,6 +52,8 @@ export interface ScenarioResult {
   /** Latency of the limiter calls of this scenario. */
   latency?: Latency;
   durationMs: number;
+  /** worst-case: each row measured, beside the stated worst case for the numbers run. */
+  measurements?: WorstCaseMeasurement[];
 }
 
 export interface RuleSummary {

@@ -1,4 +1,4 @@
-import { writeFileSync } from 'node:fs';
+import { readFileSync, writeFileSync } from 'node:fs';
 import path from 'node:path';
 import { describe, expect, it } from 'vitest';
 import { exampleAnswers, exampleNames } from '../helpers/examples.js';
@@ -135,5 +135,35 @@ describe('rl-design validate (built binary)', () => {
     const report = JSON.parse(runCli(['validate', '-a', file, '--json']).stdout) as JsonReport;
     expect(report.constraints.find((c) => c.id === 'quota-billing-separation')?.passed).toBe(false);
     expect(report.constraints.find((c) => c.id === 'shared-outbound')?.passed).toBe(false);
+  });
+
+  it('prints SARIF with --sarif: exit 0 and no results on an example, exit 1 and each finding located in the answers file', () => {
+    const ok = runCli(['validate', '--example', 'saas-platform', '--sarif']);
+    expect(ok.code, ok.stderr).toBe(0);
+    const clean = JSON.parse(ok.stdout);
+    expect(clean.version).toBe('2.1.0');
+    expect(clean.runs[0].tool.driver.rules).toHaveLength(9);
+    expect(clean.runs[0].results).toEqual([]);
+
+    const dir = tempDir();
+    const file = path.join(dir, 'answers.json');
+    writeFileSync(
+      file,
+      `${JSON.stringify({ ...exampleAnswers('minimal-generic'), rules: [{ id: 'global-ceiling', killSwitch: false }] }, null, 2)}\n`,
+    );
+    const r = runCli(['validate', '-a', 'answers.json', '--sarif'], { cwd: dir });
+    expect(r.code, r.stderr).toBe(1);
+    const log = JSON.parse(r.stdout);
+    const result = log.runs[0].results.find((x: { ruleId: string }) => x.ruleId === 'shadow-rollout');
+    expect(result.properties.matrixRuleId).toBe('global-ceiling');
+    const loc = result.locations[0].physicalLocation;
+    expect(loc.artifactLocation.uri).toBe('answers.json');
+    const lines = readFileSync(file, 'utf8').split('\n');
+    expect(lines[loc.region.startLine - 1]!.slice(loc.region.startColumn - 1)).toBe('"killSwitch": false');
+
+    const both = runCli(['validate', '-a', file, '--sarif', '--json']);
+    expect(both.code).toBe(2);
+    expect(both.stdout).toBe('');
+    expect(both.stderr).toContain('--sarif');
   });
 });

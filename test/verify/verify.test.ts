@@ -277,7 +277,7 @@ describe('a broken limiter fails the scenario that catches it', () => {
     const out = c.out();
     expect(out).toMatch(/^ {2}FAIL {2}race for the last tokens .* (\d+) admitted/m);
     expect(out).toMatch(/the check and the consume are not one atomic step/);
-    for (const s of ['burst at the boundary', 'throttled-client recovery', 'store outage']) {
+    for (const s of ['burst at the boundary', 'throttled-client recovery', 'worst case in a period', 'store outage']) {
       expect(out.match(new RegExp(`^  PASS  ${s}`, 'gm')), s).toHaveLength(2);
     }
     const raceAdmitted = [...out.matchAll(/FAIL {2}race for the last tokens +[\d.]+ +[\d.]+ +(\d+) admitted/g)].map((m) => Number(m[1]));
@@ -285,8 +285,8 @@ describe('a broken limiter fails the scenario that catches it', () => {
     for (const n of raceAdmitted) expect(n).toBeGreaterThan(10);
     expect(out).toContain('Verification FAILED.');
     // On a TTY, one progress line on stderr, redrawn per scenario and cleared at the end.
-    expect(c.err()).toMatch(/^\r\x1b\[2K\[1\/10\] global-ceiling: burst at the boundary \.\.\./);
-    expect(c.err()).toContain('[10/10] fairness-per-api-key: store outage');
+    expect(c.err()).toMatch(/^\r\x1b\[2K\[1\/12\] global-ceiling: burst at the boundary \.\.\./);
+    expect(c.err()).toContain('[12/12] fairness-per-api-key: store outage');
     expect(c.err().endsWith('\r\x1b[2K')).toBe(true);
   });
 });

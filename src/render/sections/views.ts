@@ -9,6 +9,7 @@ import { type Design, keepsStateInStore, type MatrixRule, type MetricSource } fr
 import { fmtBytes, fmtDuration, fmtNumber, fmtPercent, joinAnd } from '../format.js';
 import { mdHref } from '../helpers.js';
 import type { RenderInput } from '../types.js';
+import { worstCaseView } from './worst-case.js';
 import { outboundPeak, quotaStop } from '../../design/scope.js';
 import { algorithmLabel } from '../../design/algorithms.js';
 import { edgeProblemBody, edgeRetryAfter, edgeRules } from '../../codegen/gateway/edge.js';
@@ -382,6 +383,7 @@ export function algorithmsView(input: RenderInput) {
       tradeoff: d.tradeoff,
       alternatives: d.alternatives.map((a) => ({ algorithm: algorithmName(a.algorithm), whyNot: a.whyNot })),
     })),
+    worstCase: worstCaseView(input.design),
   };
 }
 
@@ -763,7 +765,7 @@ export function sectionSummary(id: string, design: Design, input: RenderInput): 
     case 'matrix':
       return `${d.rules.length} rules (${joinAnd([...new Set(d.rules.map((r) => tierName(r.tier)))])}) with key, rate, burst, cost, fail mode, layer, TTL and cardinality bound.`;
     case 'algorithms':
-      return `Algorithm per limit class: ${joinAnd([...new Set(d.algorithms.map((a) => algorithmName(a.algorithm)))])}, with the trade-offs.`;
+      return `Algorithm per limit class: ${joinAnd([...new Set(d.algorithms.map((a) => algorithmName(a.algorithm)))])}, with the trade-offs and the worst case per identity.`;
     case 'enforcement':
       return `The atomic primitive, which layer owns which rule, the trusted client IP${d.enforcement.hybrid ? ', the local + distributed hybrid' : ''}${input.codeFiles?.length ? ' and the enforcement code' : ''}.`;
     case 'contract':

@@ -1,8 +1,8 @@
 /** What every scenario gets: the rule, and probes that drive the shipped runtime on fresh keys under the run's prefix. */
 import { performance } from 'node:perf_hooks';
 import type { Registry } from 'prom-client';
-import type { Design, FailMode, MatrixRule } from '../../design/model.js';
-import type { RuleSpec } from '../../runtime/middleware/types.js';
+import type { Design, FailMode, MatrixRule, WorstCaseMeasurement } from '../../design/model.js';
+import type { HybridSpec, RuleSpec } from '../../runtime/middleware/types.js';
 import type { Store } from '../redis.js';
 import { InboundProbe, OutboundProbe, type ProbeRule, type ProbeSink, type Verdict, type VerifyData } from '../runtime.js';
 import type { ScriptSet } from '../scripts.js';
@@ -17,6 +17,8 @@ export interface Outcome {
   numbers?: Record<string, number>;
   params?: string;
   scaling?: string;
+  /** worst-case: the rows measured. */
+  measurements?: WorstCaseMeasurement[];
 }
 
 /** Keys of one run: `<run prefix>r<rule number>:<scenario>-<serial>:<the rule's key>`, as the runtime wrote them. */
@@ -66,6 +68,8 @@ export interface ProbeOptions {
   pool?: boolean;
   /** Longest TTL of the keys written (default: the shape's). */
   maxTtlMs?: number;
+  /** The local + Redis hybrid on, with these numbers (inbound rules; one instance per connection). */
+  hybrid?: HybridSpec;
 }
 
 export interface RuleContext {
@@ -109,7 +113,17 @@ export function ruleContext(base: RuleBase, scripts: ScriptSet): RuleContext {
   };
   const clients = (pool?: boolean) => (pool ? base.store.pool : [base.store.main]);
   const inbound = (rules: readonly ProbeRule[], scenario: string, options: ProbeOptions = {}): InboundProbe =>
-    new InboundProbe(base.data.base, rules, scenario, clients(options.pool), scripts, base.registry, sink, options.costs ?? []);
+    new InboundProbe(
+      base.data.base,
+      rules,
+      scenario,
+      clients(options.pool),
+      scripts,
+      base.registry,
+      sink,
+      options.costs ?? [],
+      options.hybrid,
+    );
   return {
     ...base,
     inbound,

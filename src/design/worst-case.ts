@@ -1,0 +1,263 @@
+/**
+ * The worst case per rule and layer: the most one identity (one key of the rule) can get
+ * admitted within any stretch of time as long as the rule's period, with the formula that gives
+ * it. The stated limit is what the matrix promises per period; the worst case is what the
+ * algorithm and the place it runs allow at their most generous moment:
+ *
+ * - a fixed window admits its limit at the end of one window and again at the start of the
+ *   next: 2 x limit within a moment (quotas are fixed windows over their reset period);
+ * - a sliding-window log counts every admission in the trailing period: exactly the limit;
+ * - a sliding-window counter weighs the previous window as if its requests were spread evenly:
+ *   when they came at its very end, nearly 2 x limit passes within one period;
+ * - a bucket (token bucket, leaky bucket as nginx runs it with nodelay, GCRA) admits its burst
+ *   at once and then refills at its rate: burst + rate x period;
+ * - a gateway whose counters live in each node (nginx, Envoy's local filter, Kong's local
+ *   policy) or each location (Cloudflare) admits that much per node: x K;
+ * - the local + Redis hybrid adds each instance's local bucket: N x local burst;
+ * - an outbound bucket kept per instance admits its share on each of N instances.
+ *
+ * One row kind per source of extra admissions (WORST_CASE_KINDS): a new one (for example an
+ * in-memory fallback that admits per instance while the store is down) is one more entry there,
+ * whose rows the table, the document and verify take as they are.
+ */
+import { formatNumber as fmt } from '../format.js';
+import type { Algorithm, Design, Layer, MatrixRule } from './model.js';
+
+/** One row of the table: a rule at one layer (or one source of extra admissions on top of it). */
+export interface WorstCaseRow {
+  ruleId: string;
+  /** Which entry of WORST_CASE_KINDS produced the row. */
+  kind: string;
+  /** Where the admissions happen: the rule's layer, or the extra layer in front of it (the hybrid's local buckets). */
+  layer: Layer | 'middleware (local + store)' | 'middleware (in-memory fallback)';
+  algorithm?: Algorithm;
+  /** The period the rule states its limit over, in seconds; the worst case is for any stretch this long. */
+  periodSeconds: number;
+  /** The rule's period in words ("1 s", "1 min", "calendar month (Europe/Berlin)"). */
+  periodText: string;
+  /** What the matrix states per period (requests of cost 1). */
+  stated: number;
+  /** The most admitted within any stretch of one period (whole requests of cost 1). */
+  worstCase: number;
+  /** How worstCase follows from the rule's numbers, e.g. "2 x 100" or "200 + 10/s x 1 s". */
+  formula: string;
+  /** What the formula rests on, in one sentence. */
+  basis: string;
+  /** Whether verify measures this row on a real Redis with the shipped runtime. */
+  measurable: boolean;
+}
+
+/** A source of rows: every rule it concerns, with its worst case. */
+export interface WorstCaseKind {
+  kind: string;
+  rows(design: Design): WorstCaseRow[];
+}
+
+/** Whole requests: floors a count that is whole up to rounding noise. */
+export function wholeRequests(x: number): number {
+  return Math.floor(x + 1e-9);
+}
+
+export function periodWords(seconds: number): string {
+  if (seconds % 86400 === 0) return `${fmt(seconds / 86400)} d`;
+  if (seconds % 3600 === 0) return `${fmt(seconds / 3600)} h`;
+  if (seconds % 60 === 0) return `${fmt(seconds / 60)} min`;
+  return `${fmt(seconds)} s`;
+}
+
+/** The rate of a rule per its period in words: "10/s", "600/min", "5/h". */
+function rateWords(rule: MatrixRule): string {
+  const r = rule.rate as { requests: number; periodSeconds: number };
+  const unit: Record<number, string> = { 1: 's', 60: 'min', 3600: 'h', 86400: 'd' };
+  return unit[r.periodSeconds] ? `${fmt(r.requests)}/${unit[r.periodSeconds]}` : `${fmt(r.requests)} per ${periodWords(r.periodSeconds)}`;
+}
+
+/** A rule with the numbers a worst case needs. */
+function sized(rule: MatrixRule): rule is MatrixRule & { rate: { requests: number; periodSeconds: number }; algorithm: Algorithm } {
+  return rule.rate !== undefined && rule.rate.requests > 0 && rule.rate.periodSeconds > 0 && rule.algorithm !== undefined;
+}
+
+const BUCKETS: readonly Algorithm[] = ['gcra', 'token-bucket', 'leaky-bucket'];
+const MEASURED: readonly Algorithm[] = ['gcra', 'token-bucket', 'fixed-window'];
+
+/**
+ * The most one key of a rule admits within any stretch of one period at one counter, by its
+ * algorithm alone (where its counter lives is the caller's concern).
+ */
+export function perCounter(rule: MatrixRule & { rate: { requests: number; periodSeconds: number }; algorithm: Algorithm }): {
+  worstCase: number;
+  formula: string;
+  basis: string;
+} {
+  const limit = rule.rate.requests;
+  const burst = typeof rule.burst === 'number' ? rule.burst : undefined;
+  const period = periodWords(rule.rate.periodSeconds);
+  if (BUCKETS.includes(rule.algorithm)) {
+    if (burst === undefined) {
+      return { worstCase: wholeRequests(limit), formula: `${fmt(limit)}`, basis: 'A bucket without a stated burst admits its rate.' };
+    }
+    return {
+      worstCase: wholeRequests(burst + limit),
+      formula: `${fmt(burst)} + ${rateWords(rule)} x ${period}`,
+      basis: 'The full burst at once, then the refill at the rate for the rest of the period.',
+    };
+  }
+  switch (rule.algorithm) {
+    case 'fixed-window':
+      return {
+        worstCase: wholeRequests(2 * limit),
+        formula: `2 x ${fmt(limit)}`,
+        basis: 'The limit at the end of one window and again at the start of the next, moments apart.',
+      };
+    case 'sliding-window-counter':
+      return {
+        worstCase: wholeRequests(2 * limit),
+        formula: `2 x ${fmt(limit)}`,
+        basis:
+          "The previous window's count is weighed as if spread evenly: when it came at its very end, nearly the limit passes again before the period is over.",
+      };
+    default:
+      return {
+        worstCase: wholeRequests(limit),
+        formula: `${fmt(limit)}`,
+        basis: 'Every admission of the trailing period is logged and counted: never more than the limit.',
+      };
+  }
+}
+
+/** How many separate counters an edge rule has for one identity, and why. */
+function edgeCounters(design: Design, rule: MatrixRule): { k: number; text: string } {
+  const nodes = design.scope.topology === 'horizontal' ? design.scope.instances : 1;
+  const perNode = (what: string): { k: number; text: string } =>
+    nodes > 1
+      ? {
+          k: nodes,
+          text: `${what} keeps its counter in each node; K = ${fmt(nodes)} nodes, taken from the answers' instance count (stack.instances).`,
+        }
+      : { k: 1, text: `${what} keeps its counter in each node; the answers describe a single node.` };
+  switch (design.scope.gateway) {
+    case 'nginx':
+      return perNode('nginx limit_req');
+    case 'envoy':
+      return perNode("Envoy's local rate limit filter");
+    case 'kong':
+      return rule.identity === 'global' || design.scope.store === 'none'
+        ? perNode("Kong's rate-limiting plugin (policy local)")
+        : { k: 1, text: "Kong's rate-limiting plugin keeps the counter in Redis (policy redis): one counter for all nodes." };
+    case 'cloudflare':
+      return {
+        k: 1,
+        text: 'Cloudflare counts per data centre; one client normally reaches one, so one counter (a client that reaches several is counted in each).',
+      };
+    case 'aws-api-gateway':
+      return { k: 1, text: 'AWS API Gateway throttles per account, stage and method across its fleet: one counter.' };
+    default:
+      return { k: 1, text: 'One counter.' };
+  }
+}
+
+/** Every store-backed or in-process rule of the middleware and the outbound client, and every edge rule. */
+const byRule: WorstCaseKind = {
+  kind: 'rule',
+  rows(design) {
+    const rows: WorstCaseRow[] = [];
+    for (const rule of design.rules) {
+      if (!sized(rule) || rule.layer === undefined) continue;
+      const base = perCounter(rule);
+      const periodText = rule.rate.periodText ?? periodWords(rule.rate.periodSeconds);
+      let worstCase = base.worstCase;
+      let formula = base.formula;
+      let basis = base.basis;
+      const perProcess = rule.primitive === 'in-process';
+      if (rule.layer === 'edge') {
+        const { k, text } = edgeCounters(design, rule);
+        if (design.scope.gateway === 'nginx' && typeof rule.burst === 'number') {
+          // limit_req admits the request that fills the burst's last slot and burst more behind it
+          worstCase = base.worstCase + 1;
+          formula = `1 + ${base.formula}`;
+          basis = 'nginx admits one request plus its burst at once (burst counts the excess), then one per interval at the rate.';
+        }
+        if (k > 1) {
+          worstCase *= k;
+          formula = `(${formula}) x ${fmt(k)} nodes`;
+        }
+        basis = `${basis} ${text}`;
+      } else if (perProcess && design.scope.topology === 'horizontal' && design.scope.instances > 1) {
+        const n = design.scope.instances;
+        worstCase = base.worstCase * n;
+        formula = `(${base.formula}) x ${fmt(n)} instances`;
+        basis = `${base.basis} The counter lives in each process, so each of the ${fmt(n)} instances admits it.`;
+      } else if (rule.primitive === 'incr-then-expire' || rule.primitive === 'get-then-set') {
+        basis = `${base.basis} Only if the check and the consume were one step: with ${rule.primitive}, concurrent requests read the same count and pass together beyond it.`;
+      }
+      if (rule.tier === 'quota') {
+        basis = `${base.basis} The quota resets on its period${rule.quotaBackstop ? `; ${fmt(rule.rate.requests)} is where the limiter refuses (the quota of ${fmt(rule.quotaBackstop.quota)} only warns or bills past it)` : ''}.`;
+      }
+      rows.push({
+        ruleId: rule.id,
+        kind: 'rule',
+        layer: rule.layer,
+        algorithm: rule.algorithm,
+        periodSeconds: rule.rate.periodSeconds,
+        periodText,
+        stated: rule.rate.requests,
+        worstCase,
+        formula,
+        basis,
+        // what verify runs on the store: gcra.lua (GCRA and token buckets) and fixed-window.lua
+        measurable: rule.layer === 'middleware' && rule.primitive === 'redis-lua' && MEASURED.includes(rule.algorithm),
+      });
+    }
+    return rows;
+  },
+};
+
+/** The local + Redis hybrid: each instance's local bucket admits before Redis has counted. */
+const hybrid: WorstCaseKind = {
+  kind: 'hybrid',
+  rows(design) {
+    const h = design.enforcement.hybrid;
+    if (!h) return [];
+    return design.rules.filter(sized).flatMap((rule) => {
+      if (!h.ruleIds.includes(rule.id)) return [];
+      const base = perCounter(rule);
+      return [
+        {
+          ruleId: rule.id,
+          kind: 'hybrid',
+          layer: 'middleware (local + store)' as const,
+          algorithm: rule.algorithm,
+          periodSeconds: rule.rate.periodSeconds,
+          periodText: rule.rate.periodText ?? periodWords(rule.rate.periodSeconds),
+          stated: rule.rate.requests,
+          worstCase: base.worstCase + h.overAdmission,
+          formula: `${base.formula} + ${fmt(h.instances)} x ${fmt(h.localBurst)}`,
+          basis: `The shared bucket's worst case, plus the local bucket (${fmt(h.localBurst)}) of each of the ${fmt(h.instances)} instances admitting before Redis has counted.`,
+          measurable: true,
+        },
+      ];
+    });
+  },
+};
+
+/**
+ * The sources of rows, in table order. Add a kind here (and nothing else) to show more extra
+ * admissions: its rows sort under their rule with the others.
+ */
+export const WORST_CASE_KINDS: readonly WorstCaseKind[] = [byRule, hybrid];
+
+/** The worst-case table of a design: rows by rule (matrix order), each rule's kinds in WORST_CASE_KINDS order. */
+export function worstCaseTable(design: Design, kinds: readonly WorstCaseKind[] = WORST_CASE_KINDS): WorstCaseRow[] {
+  const rows = kinds.flatMap((k) => k.rows(design));
+  const order = new Map(design.rules.map((r, i) => [r.id, i]));
+  const kindOrder = new Map(kinds.map((k, i) => [k.kind, i]));
+  return rows
+    .map((row, i) => ({ row, i }))
+    .sort(
+      (a, b) =>
+        (order.get(a.row.ruleId) ?? Number.MAX_SAFE_INTEGER) - (order.get(b.row.ruleId) ?? Number.MAX_SAFE_INTEGER) ||
+        (kindOrder.get(a.row.kind) ?? 0) - (kindOrder.get(b.row.kind) ?? 0) ||
+        a.i - b.i,
+    )
+    .map(({ row }) => row);
+}

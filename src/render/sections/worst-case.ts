@@ -1,0 +1,33 @@
+/** The view of the worst-case table (a subsection of the algorithm decisions). */
+import type { Design } from '../../design/model.js';
+import { worstCaseTable } from '../../design/worst-case.js';
+import { fmtNumber } from '../format.js';
+import { algorithmName, layerName } from './labels.js';
+
+export function worstCaseView(design: Design) {
+  const measured = design.worstCaseMeasured ?? [];
+  const table = worstCaseTable(design);
+  const rows = table.map((row) => {
+    const m = measured.find((x) => x.ruleId === row.ruleId && x.kind === row.kind);
+    return {
+      ruleId: row.ruleId,
+      layer: row.layer === 'middleware' || row.layer === 'edge' || row.layer === 'outbound-client' ? layerName(row.layer) : row.layer,
+      algorithm: algorithmName(row.algorithm),
+      stated: `${fmtNumber(row.stated)} per ${row.periodText}`,
+      worstCase: fmtNumber(row.worstCase),
+      formula: row.formula,
+      basis: row.basis,
+      measured: m
+        ? `${m.passed ? '' : 'FAILED: '}${fmtNumber(m.measured)} of at most ${fmtNumber(m.stated)} (${m.params}${m.scaling ? '; scaled' : ''})`
+        : row.measurable
+          ? 'not measured yet'
+          : 'not run by verify',
+    };
+  });
+  return {
+    rows,
+    /** Whether any row carries a measurement (the column is shown only then). */
+    hasMeasured: measured.length > 0,
+    measurable: table.some((row) => row.measurable),
+  };
+}

@@ -1,0 +1,221 @@
+/**
+ * The worst case, measured: the most one identity gets admitted within one period, sent as
+ * fast as the shipped runtime answers, against the formula of the worst-case table for the
+ * numbers run. Three cases run here:
+ *  - a GCRA bucket: the whole burst at once, then every token as soon as it comes back (each
+ *    refusal waits its Retry-After), for one period: at most burst + rate x period;
+ *  - a fixed window: the limit just before a window boundary and again just after it, then
+ *    more until one window length has passed since the first request: at most 2 x limit;
+ *  - the local + Redis hybrid: the same as the bucket, from several instances at once (one
+ *    limiter with its own local buckets per connection): at most burst + rate x period + N x
+ *    local burst.
+ * Numbers are scaled down (a period of WORST_CASE_PERIOD_MS, at most MAX_WORST_CASE units) so
+ * a run takes about a second a case; time is never faked: every wait is real and every count
+ * comes from the scripts on the store's clock. A request counts when it was sent within the
+ * period of the first, so what is measured can only err towards more, never less.
+ */
+import { performance } from 'node:perf_hooks';
+import type { WorstCaseMeasurement } from '../../design/model.js';
+import { periodWords } from '../../design/worst-case.js';
+import type { HybridSpec } from '../../runtime/middleware/types.js';
+import type { Verdict } from '../runtime.js';
+import { bucketShape, CALENDAR_SLACK_MS, formatMs, type Shape } from '../shapes.js';
+import { type Outcome, plural, type RuleContext, sleep } from './context.js';
+
+/** The period every case runs in, ms. */
+export const WORST_CASE_PERIOD_MS = 1000;
+/** The largest burst, rate or window limit a case runs with. */
+export const MAX_WORST_CASE = 10;
+/** How long before a window boundary the fixed-window case starts, ms. */
+const BEFORE_BOUNDARY_MS = 200;
+
+function n(x: number): string {
+  return x.toLocaleString('en-US');
+}
+
+/** The bucket a rule's worst case runs with: its own when small and fast, else scaled. */
+export function worstCaseBucket(rule: RuleContext['rule']): Shape {
+  const burst = rule.burst as number;
+  const rate = rule.rate!.requests;
+  const periodMs = rule.rate!.periodSeconds * 1000;
+  const own = `burst ${n(burst)}, ${n(rate)} per ${formatMs(periodMs)}`;
+  if (burst <= MAX_WORST_CASE && rate <= MAX_WORST_CASE && Number.isInteger(rate) && periodMs <= WORST_CASE_PERIOD_MS)
+    return bucketShape('gcra', { burst, rate, periodMs });
+  const b = Math.min(burst, MAX_WORST_CASE);
+  const r = Math.max(1, Math.min(MAX_WORST_CASE, Math.round((rate * b) / burst)));
+  return bucketShape(
+    'gcra',
+    { burst: b, rate: r, periodMs: WORST_CASE_PERIOD_MS },
+    `scaled to burst ${n(b)}, ${n(r)} per ${formatMs(WORST_CASE_PERIOD_MS)} (the rule: ${own})`,
+  );
+}
+
+/** The fixed window a rule's worst case runs with: an aligned window of WORST_CASE_PERIOD_MS, the limit at most MAX_WORST_CASE. */
+export function worstCaseWindow(rule: RuleContext['rule']): Shape {
+  const limit = Math.min(Math.floor(rule.rate!.requests), MAX_WORST_CASE);
+  const own = `${n(rule.rate!.requests)} per ${rule.rate!.periodText ?? periodWords(rule.rate!.periodSeconds)}`;
+  const scaled = limit !== rule.rate!.requests || rule.rate!.periodSeconds * 1000 !== WORST_CASE_PERIOD_MS || rule.tier === 'quota';
+  return {
+    driver: 'fixed-window',
+    script: 'fixed-window',
+    capacity: limit,
+    limit,
+    periodMs: WORST_CASE_PERIOD_MS,
+    burst: null,
+    window: 'fixed',
+    maxTtlMs: WORST_CASE_PERIOD_MS + CALENDAR_SLACK_MS,
+    recoverMs: WORST_CASE_PERIOD_MS,
+    params: `${n(limit)} per aligned ${formatMs(WORST_CASE_PERIOD_MS)} window`,
+    ...(scaled ? { scaling: `scaled to ${n(limit)} per aligned ${formatMs(WORST_CASE_PERIOD_MS)} window (the rule: ${own})` } : {}),
+  };
+}
+
+interface Count {
+  admitted: number;
+  error?: string;
+}
+
+/**
+ * Sends rounds (each round: one request per sender, at once) until `periodMs` has passed since
+ * `t0`, counting admissions; after a round refused entirely, waits the shortest Retry-After.
+ */
+async function sendFor(t0: number, periodMs: number, round: () => Promise<Verdict[]>, start: Count = { admitted: 0 }): Promise<Count> {
+  let admitted = start.admitted;
+  while (performance.now() - t0 < periodMs) {
+    const verdicts = await round();
+    const failed = verdicts.find((v) => v.error !== undefined);
+    if (failed) return { admitted, error: `a limiter call failed: ${failed.error}` };
+    const ok = verdicts.filter((v) => v.allowed).length;
+    admitted += ok;
+    if (ok === 0) {
+      const waits = verdicts.map((v) => v.retryAfterMs).filter((w) => w > 0);
+      const left = t0 + periodMs - performance.now();
+      if (left <= 0) break;
+      await sleep(Math.max(1, Math.min(left, waits.length ? Math.min(...waits) : 1)));
+    }
+  }
+  return { admitted };
+}
+
+function measurement(
+  ctx: RuleContext,
+  kind: string,
+  stated: number,
+  count: Count,
+  shape: Shape,
+  params: string,
+): { m: WorstCaseMeasurement; text: string; problem?: string } {
+  const passed = count.error === undefined && count.admitted <= stated;
+  const m: WorstCaseMeasurement = {
+    ruleId: ctx.rule.id,
+    kind,
+    stated,
+    measured: count.admitted,
+    passed,
+    params,
+    ...(shape.scaling ? { scaling: shape.scaling } : {}),
+  };
+  const label = kind === 'hybrid' ? 'hybrid: ' : '';
+  const text = `${label}${plural(count.admitted, 'request')} admitted within ${formatMs(shape.periodMs)}, at most ${n(stated)} stated`;
+  const problem =
+    count.error ?? (count.admitted > stated ? `${label}${n(count.admitted)} admitted, more than the ${n(stated)} stated` : undefined);
+  return { m, text, ...(problem ? { problem } : {}) };
+}
+
+/** A GCRA bucket: burst + rate x period. */
+async function bucketCase(ctx: RuleContext, shape: Shape): Promise<ReturnType<typeof measurement>> {
+  const probe = ctx.probe(shape, 'worst-case');
+  const stated = shape.capacity + shape.limit;
+  const t0 = performance.now();
+  const count = await sendFor(t0, shape.periodMs, async () => [await probe.call(1)]);
+  return measurement(ctx, 'rule', stated, count, shape, `${shape.params}: ${n(shape.capacity)} + ${n(shape.limit)}`);
+}
+
+/** The hybrid: the bucket from `instances` limiters at once, each with its local buckets. */
+async function hybridCase(ctx: RuleContext, shape: Shape, localBurst: number): Promise<ReturnType<typeof measurement>> {
+  const instances = ctx.store.pool.length;
+  const lb = Math.max(1, Math.min(localBurst, shape.capacity));
+  const hybrid: HybridSpec = { localBurst: lb, instances, overAdmission: lb * instances };
+  const probe = ctx.probe(shape, 'worst-case-hybrid', { pool: true, hybrid });
+  const stated = shape.capacity + shape.limit + instances * lb;
+  const t0 = performance.now();
+  const count = await sendFor(t0, shape.periodMs, () => Promise.all(Array.from({ length: probe.connections }, (_, c) => probe.call(1, c))));
+  return measurement(
+    ctx,
+    'hybrid',
+    stated,
+    count,
+    shape,
+    `${shape.params}, ${n(instances)} instances x local burst ${n(lb)}: ${n(shape.capacity)} + ${n(shape.limit)} + ${n(instances)} x ${n(lb)}`,
+  );
+}
+
+/** A fixed window: the limit on both sides of a boundary, within one window length. */
+async function windowCase(ctx: RuleContext): Promise<ReturnType<typeof measurement>> {
+  const shape = worstCaseWindow(ctx.rule);
+  const probe = ctx.probe(shape, 'worst-case');
+  const w = shape.periodMs;
+  // start shortly before a boundary of the aligned windows the runtime counts in (its clock: Date.now)
+  const pos = Date.now() % w;
+  if (pos < w - BEFORE_BOUNDARY_MS) await sleep(w - BEFORE_BOUNDARY_MS - pos);
+  const t0 = performance.now();
+  const burst = async (): Promise<Count> => {
+    let admitted = 0;
+    for (let i = 0; i <= shape.limit; i++) {
+      const v = await probe.call(1);
+      if (v.error) return { admitted, error: `a limiter call failed: ${v.error}` };
+      if (!v.allowed) break;
+      admitted++;
+    }
+    return { admitted };
+  };
+  const before = await burst();
+  let count: Count = before;
+  if (!before.error) {
+    // past the boundary (a few ms of slack for the clock's granularity), the next window's limit
+    await sleep(w - (Date.now() % w) + 5);
+    const after = await burst();
+    count = { admitted: before.admitted + after.admitted, ...(after.error ? { error: after.error } : {}) };
+    // and whatever else passes until one window length has gone by since the first request
+    if (!count.error) count = await sendFor(t0, w, async () => [await probe.call(1)], count);
+  }
+  return measurement(ctx, 'rule', 2 * shape.limit, count, shape, `${shape.params}: 2 x ${n(shape.limit)}`);
+}
+
+/** Runs the measurable rows of the worst-case table for one rule. */
+export async function worstCase(ctx: RuleContext, kinds: readonly string[]): Promise<Outcome & { measurements: WorstCaseMeasurement[] }> {
+  const parts: ReturnType<typeof measurement>[] = [];
+  let shape: Shape;
+  if (ctx.driver === 'fixed-window') {
+    shape = worstCaseWindow(ctx.rule);
+    if (kinds.includes('rule')) parts.push(await windowCase(ctx));
+  } else {
+    shape = worstCaseBucket(ctx.rule);
+    if (kinds.includes('rule')) parts.push(await bucketCase(ctx, shape));
+    const h = ctx.design.enforcement.hybrid;
+    if (kinds.includes('hybrid') && h) {
+      ctx.closeProbes();
+      parts.push(await hybridCase(ctx, shape, h.localBurst));
+    }
+  }
+  const problems = parts.map((p) => p.problem).filter((p): p is string => p !== undefined);
+  const expected =
+    ctx.driver === 'fixed-window'
+      ? `at most 2 x ${n(shape.limit)} admitted within one ${formatMs(shape.periodMs)} window length across a boundary`
+      : `at most ${parts.map((p) => n(p.m.stated)).join(' (bucket) and ')}${parts.length > 1 ? ' (hybrid)' : ''} admitted within ${formatMs(shape.periodMs)}`;
+  const numbers: Record<string, number> = {};
+  for (const p of parts) {
+    numbers[`${p.m.kind}Stated`] = p.m.stated;
+    numbers[`${p.m.kind}Measured`] = p.m.measured;
+  }
+  return {
+    passed: problems.length === 0 && parts.length > 0,
+    expected,
+    measured: parts.map((p) => p.text).join('; '),
+    ...(problems.length ? { detail: problems.join('; ') } : {}),
+    numbers,
+    params: parts.map((p) => p.m.params).join('; '),
+    ...(shape.scaling ? { scaling: shape.scaling } : {}),
+    measurements: parts.map((p) => p.m),
+  };
+}

@@ -1,0 +1,276 @@
+/** The worst-case table: one formula per algorithm and place, table-tested, and its extension point. */
+import { describe, expect, it } from 'vitest';
+import type { Design, MatrixRule } from '../../src/design/model.js';
+import { WORST_CASE_KINDS, type WorstCaseKind, worstCaseTable } from '../../src/design/worst-case.js';
+import { exampleDesign, exampleNames } from '../helpers/examples.js';
+
+function rule(over: Partial<MatrixRule>): MatrixRule {
+  return {
+    id: 'r',
+    source: 'generated',
+    tier: 'fairness',
+    title: 'r',
+    endpointClass: 'all',
+    endpoints: [],
+    routes: [],
+    identity: 'api-key',
+    algorithm: 'gcra',
+    primitive: 'redis-lua',
+    rate: { requests: 60, periodSeconds: 60 },
+    burst: 25,
+    layer: 'middleware',
+    headers: 'full',
+    errorCode: 'RATE_LIMITED',
+    rationale: '',
+    ...over,
+  };
+}
+
+interface Stack {
+  gateway?: Design['scope']['gateway'];
+  topology?: 'single' | 'horizontal';
+  instances?: number;
+  store?: Design['scope']['store'];
+  hybrid?: { ruleIds: string[]; localBurst: number; instances: number };
+}
+
+function design(rules: MatrixRule[], s: Stack = {}): Design {
+  return {
+    rules,
+    scope: { gateway: s.gateway ?? 'none', topology: s.topology ?? 'single', instances: s.instances ?? 1, store: s.store ?? 'redis' },
+    enforcement: s.hybrid ? { hybrid: { ...s.hybrid, overAdmission: s.hybrid.localBurst * s.hybrid.instances, explanation: '' } } : {},
+  } as unknown as Design;
+}
+
+const H6 = { topology: 'horizontal', instances: 6 } as const;
+
+describe('worst case per rule and layer', () => {
+  it.each<[string, MatrixRule, Stack, { worstCase: number; formula: string; layer?: string; basis?: unknown }]>([
+    [
+      'fixed window: the limit at both sides of a boundary',
+      rule({ algorithm: 'fixed-window', burst: null, rate: { requests: 100, periodSeconds: 60 } }),
+      {},
+      { worstCase: 200, formula: '2 x 100' },
+    ],
+    [
+      'sliding-window log: exactly the limit',
+      rule({ algorithm: 'sliding-window-log', burst: null, rate: { requests: 10, periodSeconds: 900 } }),
+      {},
+      { worstCase: 10, formula: '10' },
+    ],
+    ['GCRA: burst plus rate x period', rule({}), {}, { worstCase: 85, formula: '25 + 60/min x 1 min' }],
+    [
+      'GCRA per second',
+      rule({ burst: 500, rate: { requests: 50, periodSeconds: 1 } }),
+      {},
+      { worstCase: 550, formula: '500 + 50/s x 1 s' },
+    ],
+    [
+      'a token bucket without a stated burst: its rate',
+      rule({ algorithm: 'token-bucket', burst: undefined }),
+      {},
+      { worstCase: 60, formula: '60' },
+    ],
+    [
+      'nginx limit_req on 6 nodes: (1 + burst + rate) per node x K',
+      rule({
+        layer: 'edge',
+        algorithm: 'leaky-bucket',
+        primitive: 'gateway-native',
+        identity: 'ip',
+        burst: 500,
+        rate: { requests: 50, periodSeconds: 1 },
+      }),
+      { gateway: 'nginx', ...H6 },
+      { worstCase: 6 * 551, formula: '(1 + 500 + 50/s x 1 s) x 6 nodes', layer: 'edge' },
+    ],
+    [
+      'nginx on one node',
+      rule({
+        layer: 'edge',
+        algorithm: 'leaky-bucket',
+        primitive: 'gateway-native',
+        identity: 'global',
+        burst: 10,
+        rate: { requests: 10, periodSeconds: 1 },
+      }),
+      { gateway: 'nginx' },
+      { worstCase: 21, formula: '1 + 10 + 10/s x 1 s' },
+    ],
+    [
+      "Envoy's local filter: a token bucket per node",
+      rule({ layer: 'edge', algorithm: 'token-bucket', primitive: 'gateway-native', burst: 10, rate: { requests: 10, periodSeconds: 1 } }),
+      { gateway: 'envoy', topology: 'horizontal', instances: 3 },
+      { worstCase: 60, formula: '(10 + 10/s x 1 s) x 3 nodes' },
+    ],
+    [
+      'Kong, global ceiling: policy local, a fixed window per node',
+      rule({
+        layer: 'edge',
+        algorithm: 'fixed-window',
+        primitive: 'gateway-native',
+        identity: 'global',
+        burst: null,
+        rate: { requests: 100, periodSeconds: 1 },
+      }),
+      { gateway: 'kong', topology: 'horizontal', instances: 4 },
+      { worstCase: 800, formula: '(2 x 100) x 4 nodes' },
+    ],
+    [
+      'Kong, per client with a store: policy redis, one counter',
+      rule({
+        layer: 'edge',
+        algorithm: 'fixed-window',
+        primitive: 'gateway-native',
+        identity: 'ip',
+        burst: null,
+        rate: { requests: 100, periodSeconds: 1 },
+      }),
+      { gateway: 'kong', topology: 'horizontal', instances: 4 },
+      { worstCase: 200, formula: '2 x 100' },
+    ],
+    [
+      'Cloudflare: a sliding-window counter per data centre',
+      rule({
+        layer: 'edge',
+        algorithm: 'sliding-window-counter',
+        primitive: 'gateway-native',
+        identity: 'ip',
+        burst: null,
+        rate: { requests: 50, periodSeconds: 10 },
+      }),
+      { gateway: 'cloudflare', ...H6 },
+      { worstCase: 100, formula: '2 x 50' },
+    ],
+    [
+      'AWS API Gateway: one token bucket for the fleet',
+      rule({
+        layer: 'edge',
+        algorithm: 'token-bucket',
+        primitive: 'gateway-native',
+        identity: 'global',
+        burst: 100,
+        rate: { requests: 50, periodSeconds: 1 },
+      }),
+      { gateway: 'aws-api-gateway', ...H6 },
+      { worstCase: 150, formula: '100 + 50/s x 1 s' },
+    ],
+    [
+      'an in-process bucket on 3 instances: each admits it',
+      rule({ primitive: 'in-process' }),
+      { topology: 'horizontal', instances: 3 },
+      { worstCase: 255, formula: '(25 + 60/min x 1 min) x 3 instances' },
+    ],
+    [
+      'a racy store primitive: the formula holds only for one request at a time (no multiple)',
+      rule({ algorithm: 'fixed-window', burst: null, primitive: 'incr-then-expire', rate: { requests: 100, periodSeconds: 60 } }),
+      H6,
+      { worstCase: 200, formula: '2 x 100', basis: expect.stringContaining('concurrent requests read the same count') },
+    ],
+    [
+      'a quota: a fixed window over its reset period, at the backstop',
+      rule({
+        tier: 'quota',
+        algorithm: 'fixed-window',
+        burst: null,
+        rate: { requests: 1_200_000, periodSeconds: 31 * 86400, periodText: 'calendar month (UTC)' },
+        quotaBackstop: { quota: 1_000_000, factor: 1.2, assumed: true },
+      }),
+      {},
+      { worstCase: 2_400_000, formula: '2 x 1,200,000' },
+    ],
+    [
+      'a shared outbound bucket',
+      rule({ tier: 'outbound', layer: 'outbound-client', identity: 'provider', burst: 10, rate: { requests: 90, periodSeconds: 1 } }),
+      H6,
+      { worstCase: 100, formula: '10 + 90/s x 1 s', layer: 'outbound-client' },
+    ],
+    [
+      'an outbound bucket kept per instance',
+      rule({
+        tier: 'outbound',
+        layer: 'outbound-client',
+        identity: 'provider',
+        primitive: 'in-process',
+        burst: 10,
+        rate: { requests: 90, periodSeconds: 1 },
+      }),
+      H6,
+      { worstCase: 600, formula: '(10 + 90/s x 1 s) x 6 instances' },
+    ],
+  ])('%s', (_name, r, stack, want) => {
+    const rows = worstCaseTable(design([r], stack));
+    expect(rows).toHaveLength(1);
+    expect(rows[0]).toMatchObject({ ruleId: 'r', kind: 'rule', stated: r.rate!.requests, ...want });
+  });
+
+  it('adds the hybrid row under its rule: the shared bucket plus N x local burst', () => {
+    const rows = worstCaseTable(
+      design([rule({ id: 'a' }), rule({ id: 'b', algorithm: 'sliding-window-log', burst: null })], {
+        ...H6,
+        hybrid: { ruleIds: ['a'], localBurst: 2, instances: 6 },
+      }),
+    );
+    expect(rows.map((r) => [r.ruleId, r.kind, r.worstCase, r.formula])).toEqual([
+      ['a', 'rule', 85, '25 + 60/min x 1 min'],
+      ['a', 'hybrid', 97, '25 + 60/min x 1 min + 6 x 2'],
+      ['b', 'rule', 60, '60'],
+    ]);
+    expect(rows[1]!.layer).toBe('middleware (local + store)');
+  });
+
+  it('marks as measurable what verify can run: store-backed GCRA, token buckets and fixed windows in the middleware, and the hybrid', () => {
+    const rows = worstCaseTable(
+      design(
+        [
+          rule({ id: 'g' }),
+          rule({ id: 'f', algorithm: 'fixed-window', burst: null }),
+          rule({ id: 't', algorithm: 'token-bucket' }),
+          rule({ id: 'l', algorithm: 'sliding-window-log', burst: null }),
+          rule({ id: 'e', layer: 'edge', algorithm: 'leaky-bucket', primitive: 'gateway-native' }),
+          rule({ id: 'o', tier: 'outbound', layer: 'outbound-client' }),
+        ],
+        { gateway: 'nginx', ...H6, hybrid: { ruleIds: ['g'], localBurst: 1, instances: 6 } },
+      ),
+    );
+    expect(rows.filter((r) => r.measurable).map((r) => `${r.ruleId}/${r.kind}`)).toEqual(['g/rule', 'g/hybrid', 'f/rule', 't/rule']);
+  });
+
+  it('leaves out rules without numbers', () => {
+    expect(worstCaseTable(design([rule({ rate: undefined }), rule({ id: 'x', algorithm: undefined })]))).toEqual([]);
+  });
+
+  it('takes one more row kind as it is, sorted under its rule', () => {
+    const fallback: WorstCaseKind = {
+      kind: 'memory-fallback',
+      rows: (d) =>
+        d.rules.map((r) => ({
+          ruleId: r.id,
+          kind: 'memory-fallback',
+          layer: 'middleware (in-memory fallback)' as const,
+          periodSeconds: 60,
+          periodText: '1 min',
+          stated: 60,
+          worstCase: 6 * 85,
+          formula: '6 x (25 + 60/min x 1 min)',
+          basis: 'each instance admits its own bucket while the store is down',
+          measurable: false,
+        })),
+    };
+    const rows = worstCaseTable(design([rule({ id: 'a' }), rule({ id: 'b' })]), [...WORST_CASE_KINDS, fallback]);
+    expect(rows.map((r) => `${r.ruleId}/${r.kind}`)).toEqual(['a/rule', 'a/memory-fallback', 'b/rule', 'b/memory-fallback']);
+  });
+
+  it.each(exampleNames())('never states less than the limit, for every rule of example %s', (name) => {
+    const d = exampleDesign(name);
+    const rows = worstCaseTable(d);
+    expect(rows.length).toBeGreaterThan(0);
+    for (const r of rows) {
+      expect(r.worstCase, `${r.ruleId}/${r.kind}`).toBeGreaterThanOrEqual(Math.floor(r.stated));
+      expect(Number.isInteger(r.worstCase)).toBe(true);
+    }
+    // every sized rule has a row
+    const sized = d.rules.filter((r) => r.rate && r.algorithm && r.layer).map((r) => r.id);
+    expect([...new Set(rows.map((r) => r.ruleId))]).toEqual(sized);
+  });
+});

@@ -1,0 +1,141 @@
+/**
+ * The worst case, measured against a real redis-server through the shipped runtime: GCRA's
+ * burst plus rate, the fixed window's double burst at a boundary and the hybrid's extra
+ * admissions never exceed what the worst-case table states for the numbers run, and a script
+ * that admits more than it should is caught. Results reach the document with verify --write.
+ */
+import { createHash } from 'node:crypto';
+import { Registry } from 'prom-client';
+import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { shippedScripts } from '../../src/commands/verify.js';
+import type { Design } from '../../src/design/model.js';
+import { worstCaseTable } from '../../src/design/worst-case.js';
+import { renderMarkdown } from '../../src/render/markdown/index.js';
+import { openStore, parseRedisUrl, type RedisTarget, type Store } from '../../src/verify/redis.js';
+import { applyResults } from '../../src/verify/results.js';
+import { verifyData } from '../../src/verify/runtime.js';
+import { ruleContext, RunKeys } from '../../src/verify/scenarios/context.js';
+import { MAX_WORST_CASE, WORST_CASE_PERIOD_MS, worstCase } from '../../src/verify/scenarios/worst-case.js';
+import { type ScriptSet, scriptSet } from '../../src/verify/scripts.js';
+import { classifyRule } from '../../src/verify/shapes.js';
+import type { ScenarioResult } from '../../src/verify/types.js';
+import { exampleDesign } from '../helpers/examples.js';
+import { startRedis, type RedisServer } from '../helpers/redis.js';
+
+const design = exampleDesign('saas-platform');
+let server: RedisServer;
+let store: Store;
+let runs = 0;
+
+beforeAll(async () => {
+  server = await startRedis();
+  store = await openStore(parseRedisUrl(server.url) as RedisTarget);
+});
+
+afterAll(async () => {
+  await store?.close();
+  await server?.stop();
+});
+
+async function measure(d: Design, ruleId: string, scripts: ScriptSet = shippedScripts()) {
+  const index = d.rules.findIndex((r) => r.id === ruleId);
+  const rule = d.rules[index]!;
+  const c = classifyRule(rule, d);
+  if (!c.ok) throw new Error(c.reason);
+  const data = verifyData(d, scripts);
+  const prefix = `rl-verify:${(++runs).toString(16).padStart(16, '0')}:`;
+  const ctx = ruleContext(
+    {
+      rule,
+      number: index + 1,
+      design: d,
+      driver: c.driver,
+      spec: data.specs.get(rule.id)!,
+      registry: new Registry(),
+      data,
+      keys: new RunKeys(prefix),
+      store,
+      runKeys: () => store.scan(`${prefix}*`),
+    },
+    scripts,
+  );
+  const kinds = worstCaseTable(d)
+    .filter((r) => r.ruleId === ruleId && r.measurable)
+    .map((r) => r.kind);
+  const t0 = performance.now();
+  try {
+    return { outcome: await worstCase(ctx, kinds), ms: performance.now() - t0 };
+  } finally {
+    ctx.closeProbes();
+  }
+}
+
+describe('the worst case, measured', () => {
+  it('GCRA and the hybrid: burst + rate x period, plus N x local burst, never more (scaled, in real time)', async () => {
+    const { outcome, ms } = await measure(design, 'fairness-pro');
+    expect(outcome.passed, `${outcome.measured} ${outcome.detail ?? ''}`).toBe(true);
+    const [bucket, hybrid] = outcome.measurements;
+    expect(bucket).toMatchObject({ ruleId: 'fairness-pro', kind: 'rule', stated: MAX_WORST_CASE + MAX_WORST_CASE, passed: true });
+    expect(outcome.scaling).toContain('the rule: burst 200, 600 per 1 min');
+    // the whole burst passed, and the refill came on top of it, yet never past the formula
+    expect(bucket!.measured).toBeGreaterThan(MAX_WORST_CASE);
+    expect(bucket!.measured).toBeLessThanOrEqual(bucket!.stated);
+    const h = design.enforcement.hybrid!;
+    const instances = store.pool.length;
+    expect(hybrid).toMatchObject({ kind: 'hybrid', stated: 2 * MAX_WORST_CASE + instances * h.localBurst, passed: true });
+    expect(hybrid!.measured).toBeGreaterThanOrEqual(MAX_WORST_CASE);
+    expect(hybrid!.measured).toBeLessThanOrEqual(hybrid!.stated);
+    // time was not faked: each case took its period
+    expect(ms).toBeGreaterThanOrEqual(2 * WORST_CASE_PERIOD_MS - 5);
+  });
+
+  it('a fixed window (a quota, scaled to an aligned window): twice the limit across a boundary, and no more', async () => {
+    const { outcome } = await measure(design, 'quota-free');
+    expect(outcome.passed, `${outcome.measured} ${outcome.detail ?? ''}`).toBe(true);
+    expect(outcome.measurements).toHaveLength(1);
+    const [m] = outcome.measurements;
+    expect(m).toMatchObject({ ruleId: 'quota-free', kind: 'rule', stated: 2 * MAX_WORST_CASE, passed: true });
+    // the double burst is real: both windows' limits passed within one window length
+    expect(m!.measured).toBe(2 * MAX_WORST_CASE);
+    expect(outcome.scaling).toContain('calendar month');
+  });
+
+  it('fails when the script admits more than the formula allows', async () => {
+    const shipped = shippedScripts();
+    const fixed = shipped.get('fixed-window')!;
+    const source = fixed.source.replace('local limit = tonumber(ARGV[2])', 'local limit = tonumber(ARGV[2]) + 1');
+    expect(source).not.toBe(fixed.source);
+    const generous = scriptSet([
+      ...[...shipped.values()].filter((s) => s.name !== 'fixed-window'),
+      { ...fixed, source, sha1: createHash('sha1').update(source).digest('hex') },
+    ]);
+    for (const s of generous.values()) await store.scriptLoad(s.source);
+    const { outcome } = await measure(design, 'quota-free', generous);
+    expect(outcome.passed).toBe(false);
+    expect(outcome.measurements[0]!.measured).toBeGreaterThan(outcome.measurements[0]!.stated);
+    expect(outcome.detail).toContain('more than the 20 stated');
+  });
+
+  it('puts the measurements beside the stated worst case in the document (verify --write)', async () => {
+    const { outcome } = await measure(design, 'fairness-free');
+    const result: ScenarioResult = {
+      ruleId: 'fairness-free',
+      ruleIds: ['fairness-free'],
+      scenario: 'worst-case',
+      status: outcome.passed ? 'passed' : 'failed',
+      expected: outcome.expected,
+      measured: outcome.measured,
+      detail: '',
+      durationMs: 0,
+      measurements: outcome.measurements,
+    };
+    const measured = applyResults(design, { redisVersion: '7', date: '2026-12-03', results: [result] });
+    expect(measured.worstCaseMeasured).toEqual(outcome.measurements);
+    const md = renderMarkdown({ design: measured, checks: [] }, { layout: 'single' })[0]!.content;
+    const row = md.split('\n').find((l) => l.startsWith('| `fairness-free` | middleware (local + store) |'))!;
+    const h = outcome.measurements.find((m) => m.kind === 'hybrid')!;
+    expect(row).toContain(`| ${h.measured} of at most ${h.stated} (`);
+    // a run without the scenario leaves no measurements behind
+    expect(applyResults(measured, { redisVersion: '7', date: '2026-12-03', results: [] }).worstCaseMeasured).toBeUndefined();
+  });
+});
