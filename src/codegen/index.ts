@@ -13,7 +13,7 @@ import { TOOL_VERSION } from '../version.js';
 import { generateAlerts, generateEdgeLogMetrics } from './alerts.js';
 import { generateGateway } from './gateway/index.js';
 import { luaScript, type LuaScriptName } from '../lua.js';
-import { adapterFor, compileDesign, DESIGN_DATA_PATH, generateMiddleware, NESTJS_MOUNT } from './middleware/index.js';
+import { adapterFor, DESIGN_DATA_PATH, generateMiddleware, NESTJS_MOUNT } from './middleware/index.js';
 import { generateOutbound } from './outbound/index.js';
 import type { CodeFile } from './types.js';
 
@@ -29,9 +29,8 @@ const LUA_DESCRIPTIONS: Record<LuaScriptName, string> = {
 
 /** The Lua files the design's rules use, byte for byte. */
 export function generateLua(design: Design): CodeFile[] {
+  // the rules' scripts, and the penalty box's when it runs on the store
   const names = new Set<string>(design.enforcement.scripts.map((s) => s.name));
-  // the penalty box's script ships with the middleware that calls it
-  if (design.access?.penalty && compileDesign(design).scripts.some((s) => s.name === 'penalty')) names.add('penalty');
   const files: CodeFile[] = [];
   for (const name of Object.keys(LUA_DESCRIPTIONS) as LuaScriptName[]) {
     if (!names.has(name)) continue;

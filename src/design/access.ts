@@ -8,6 +8,7 @@ import type { Answers } from '../answers/schema.js';
 import { formatNumber } from '../format.js';
 import type { AccessDesign, Enforcement, MatrixRule, RuleTier, Scope } from './model.js';
 import { KEY_PREFIX } from './naming.js';
+import { perCounter } from './worst-case.js';
 import { deniedFields } from '../runtime/middleware/access.js';
 import { penaltyFields } from '../runtime/middleware/penalty.js';
 
@@ -110,7 +111,7 @@ export function buildAccess(answers: Answers, rules: readonly MatrixRule[], docs
       withinSeconds: p.withinSeconds,
       blockSeconds: p.blockSeconds,
       keys: { strikes: `${KEY_PREFIX}:{pb:<identity>}:strikes`, box: `${KEY_PREFIX}:{pb:<identity>}:box` },
-      text: `A caller refused ${formatNumber(p.refusals)} time(s) within ${secondsText(p.withinSeconds)} by ${ruleIds.length > 0 ? joinAnd(ruleIds) : `a ${joinAnd(tiers)} rule`} is blocked for ${secondsText(p.blockSeconds)} on the routes of those rules: each request gets a silent 429 whose Retry-After is the time left, without reaching the rules. The caller is its own identity (API key, user, tenant, session, else the client address), never the account name being tried, so nobody can lock another person out. A request on those routes costs one more store call (the box is read before the rules), and a refusal one more. One Lua script (penalty.lua) counts the refusal and shuts the box atomically; the counter expires after ${secondsText(p.withinSeconds)} and the box after ${secondsText(p.blockSeconds)}.`,
+      text: `A caller refused ${p.refusals === 1 ? 'once' : `${formatNumber(p.refusals)} times`} within ${secondsText(p.withinSeconds)} by ${ruleIds.length > 0 ? joinAnd(ruleIds) : `a ${joinAnd(tiers)} rule`} is blocked for ${secondsText(p.blockSeconds)} on the routes of those rules: each request gets a silent 429 whose Retry-After is the time left, without reaching the rules. The caller is its own identity (API key, user, tenant, session, else the client address), never the account name being tried, so nobody can lock another person out. A request on those routes costs one more store call (the box is read before the rules), and a refusal one more. One Lua script (penalty.lua) counts the refusal and shuts the box atomically; the counter expires after ${secondsText(p.withinSeconds)} and the box after ${secondsText(p.blockSeconds)}.`,
       body: penaltyFields(docsUrl, p.blockSeconds),
     };
   }
@@ -126,10 +127,10 @@ export function buildAccess(answers: Answers, rules: readonly MatrixRule[], docs
   return out;
 }
 
-/** The most one bucket of the rule admits per window: a full bucket plus a period of refill, or the window's count. */
+/** The most one counter of the rule admits within any stretch of its period (the worst-case table's own formula). */
 function perWindow(rule: MatrixRule): number {
-  const requests = rule.rate?.requests ?? 0;
-  return typeof rule.burst === 'number' ? rule.burst + requests : requests;
+  if (rule.rate === undefined || rule.algorithm === undefined) return rule.rate?.requests ?? 0;
+  return perCounter({ ...rule, rate: rule.rate, algorithm: rule.algorithm }).worstCase;
 }
 
 /** The in-memory fallback of fail-open rules while the store is down (answers failure.fallback = memory). */

@@ -57,8 +57,22 @@ export function buildDesign(answers: Answers, options: BuildOptions): Design {
   const quotas = buildQuotas(scope, rules, resolved.quotaReset, resolved.billingSource, resolved.headers.convention);
   const outbound = buildOutbound(scope, rules);
   const fallback = buildFallback(answers, scope, rules);
-  const enforcement = { ...buildEnforcement(scope, rules, exempt), ...(fallback ? { fallback } : {}) };
   const access = buildAccess(answers, rules, resolved.headers.docsUrl);
+  const placed = buildEnforcement(scope, rules, exempt);
+  // the penalty box's script runs beside the rules' scripts, when they run on the store
+  const penaltyScript =
+    access?.penalty && placed.scripts.length > 0
+      ? [
+          {
+            name: 'penalty',
+            file: 'lua/penalty.lua',
+            algorithm: 'fixed-window' as const,
+            label: 'penalty box: refusals counted in a window from the first, then a block',
+            ruleIds: access.penalty.ruleIds,
+          },
+        ]
+      : [];
+  const enforcement = { ...placed, scripts: [...placed.scripts, ...penaltyScript], ...(fallback ? { fallback } : {}) };
   return {
     meta: { tool: 'rl-design', toolVersion: TOOL_VERSION, date: options.date, generic: resolved.generic },
     output: resolved.output,

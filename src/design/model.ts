@@ -258,7 +258,8 @@ export interface Enforcement {
   placementDiagram?: Diagram;
   /** Endpoints no rule limits (health checks), and why. */
   exempt: { endpoints: string[]; why: string };
-  scripts: { name: string; file: string; algorithm: Algorithm; ruleIds: string[] }[];
+  /** label: what the script does where an algorithm name would not say it (the penalty box). */
+  scripts: { name: string; file: string; algorithm: Algorithm; label?: string; ruleIds: string[] }[];
   dualKeyAuth?: string;
 }
 

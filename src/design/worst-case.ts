@@ -21,6 +21,7 @@
  * whose rows the table, the document and verify take as they are.
  */
 import { formatNumber as fmt } from '../format.js';
+import { algorithmLabel } from './algorithms.js';
 import type { Algorithm, Design, Layer, MatrixRule } from './model.js';
 
 /** One row of the table: a rule at one layer (or one source of extra admissions on top of it). */
@@ -31,6 +32,8 @@ export interface WorstCaseRow {
   /** Where the admissions happen: the rule's layer, or the extra layer in front of it (the hybrid's local buckets). */
   layer: Layer | 'middleware (local + store)' | 'middleware (in-memory fallback)';
   algorithm?: Algorithm;
+  /** What the algorithm is called where its name alone would mislead (a rolling quota's daily counters). */
+  algorithmLabel?: string;
   /** The period the rule states its limit over, in seconds; the worst case is for any stretch this long. */
   periodSeconds: number;
   /** The rule's period in words ("1 s", "1 min", "calendar month (Europe/Berlin)"). */
@@ -190,14 +193,21 @@ const byRule: WorstCaseKind = {
       } else if (rule.primitive === 'incr-then-expire' || rule.primitive === 'get-then-set') {
         basis = `${base.basis} Only if the check and the consume were one step: with ${rule.primitive}, concurrent requests read the same count and pass together beyond it.`;
       }
+      const label = algorithmLabel(rule);
+      if (label) {
+        // daily counters summed over the trailing days: a day's count leaves at once when the day ages out
+        basis =
+          "The trailing window counts whole days: a day's usage leaves all at once when that day ages out, so what was spent at the end of the oldest day can be spent again right after.";
+      }
       if (rule.tier === 'quota') {
-        basis = `${base.basis} The quota resets on its period${rule.quotaBackstop ? `; ${fmt(rule.rate.requests)} is where the limiter refuses (the quota of ${fmt(rule.quotaBackstop.quota)} only warns or bills past it)` : ''}.`;
+        basis = `${label ? basis : base.basis} The quota ${label ? 'rolls by whole days' : 'resets on its period'}${rule.quotaBackstop ? `; ${fmt(rule.rate.requests)} is where the limiter refuses (the quota of ${fmt(rule.quotaBackstop.quota)} only warns or bills past it)` : ''}.`;
       }
       rows.push({
         ruleId: rule.id,
         kind: 'rule',
         layer: rule.layer,
         algorithm: rule.algorithm,
+        ...(label ? { algorithmLabel: label } : {}),
         periodSeconds: rule.rate.periodSeconds,
         periodText,
         stated: rule.rate.requests,
@@ -205,7 +215,8 @@ const byRule: WorstCaseKind = {
         formula,
         basis,
         // what verify runs on the store: gcra.lua (GCRA and token buckets) and fixed-window.lua
-        measurable: rule.layer === 'middleware' && rule.primitive === 'redis-lua' && MEASURED.includes(rule.algorithm),
+        // (a rolling quota's daily counters are not what verify's fixed-window run measures)
+        measurable: rule.layer === 'middleware' && rule.primitive === 'redis-lua' && MEASURED.includes(rule.algorithm) && !label,
       });
     }
     return rows;
@@ -240,11 +251,40 @@ const hybrid: WorstCaseKind = {
   },
 };
 
+/** The in-memory fallback: while the store is down, each instance counts a fail-open rule on its own. */
+const memoryFallback: WorstCaseKind = {
+  kind: 'memory-fallback',
+  rows(design) {
+    const f = design.enforcement.fallback;
+    if (!f) return [];
+    return design.rules.filter(sized).flatMap((rule) => {
+      if (!f.ruleIds.includes(rule.id)) return [];
+      const base = perCounter(rule);
+      const n = f.instances;
+      return [
+        {
+          ruleId: rule.id,
+          kind: 'memory-fallback',
+          layer: 'middleware (in-memory fallback)' as const,
+          algorithm: rule.algorithm,
+          periodSeconds: rule.rate.periodSeconds,
+          periodText: rule.rate.periodText ?? periodWords(rule.rate.periodSeconds),
+          stated: rule.rate.requests,
+          worstCase: base.worstCase * n,
+          formula: n > 1 ? `(${base.formula}) x ${fmt(n)} instances` : base.formula,
+          basis: `Only while the store is unreachable: ${n > 1 ? `each of the ${fmt(n)} instances counts` : 'the instance counts'} from zero in its own memory. ${base.basis}`,
+          measurable: false,
+        },
+      ];
+    });
+  },
+};
+
 /**
  * The sources of rows, in table order. Add a kind here (and nothing else) to show more extra
  * admissions: its rows sort under their rule with the others.
  */
-export const WORST_CASE_KINDS: readonly WorstCaseKind[] = [byRule, hybrid];
+export const WORST_CASE_KINDS: readonly WorstCaseKind[] = [byRule, hybrid, memoryFallback];
 
 /** The worst-case table of a design: rows by rule (matrix order), each rule's kinds in WORST_CASE_KINDS order. */
 export function worstCaseTable(design: Design, kinds: readonly WorstCaseKind[] = WORST_CASE_KINDS): WorstCaseRow[] {

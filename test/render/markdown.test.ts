@@ -108,7 +108,9 @@ describe.each(EXAMPLES)('example %s, single file', (name) => {
     expect(bodies[0]).toEqual(design.contract.rateLimitedBody);
     // plus the edge 429 the generated nginx returns, when nginx enforces rules
     const edge = design.scope.gateway === 'nginx' && design.rules.some((r) => r.layer === 'edge') ? 1 : 0;
-    expect(bodies.length).toBe((design.contract.quotaExceededBody ? 2 : 1) + edge);
+    // and the deny list's and penalty box's responses, when the design has them
+    const access = (design.access?.deny ? 1 : 0) + (design.access?.penalty ? 1 : 0);
+    expect(bodies.length).toBe((design.contract.quotaExceededBody ? 2 : 1) + edge + access);
     expect(responses[0]?.[0]?.split('\n')).toEqual([
       'HTTP/1.1 429 Too Many Requests',
       ...(design.contract.rateLimitedExample?.headers ?? []).map((h) => `${h.name}: ${h.value}`),

@@ -429,7 +429,7 @@ export function enforcementView(input: RenderInput) {
     access: accessView(input.design),
     nestjs: scope.framework === 'nestjs' && rules.some((r) => r.layer === 'middleware') ? NESTJS_MOUNT.join(' ').replace(/`/g, '') : '',
     exempt: e.exempt,
-    scripts: e.scripts.map((s) => ({ name: s.name, file: s.file, algorithm: algorithmName(s.algorithm), ruleIds: s.ruleIds })),
+    scripts: e.scripts.map((s) => ({ name: s.name, file: s.file, algorithm: s.label ?? algorithmName(s.algorithm), ruleIds: s.ruleIds })),
     placementDiagram: e.placementDiagram,
     layerCount: new Set(rules.map((r) => r.layer).filter(Boolean)).size,
     codeDir: output.codeDir ?? '',

@@ -12,7 +12,7 @@ export function worstCaseView(design: Design) {
     return {
       ruleId: row.ruleId,
       layer: row.layer === 'middleware' || row.layer === 'edge' || row.layer === 'outbound-client' ? layerName(row.layer) : row.layer,
-      algorithm: algorithmName(row.algorithm),
+      algorithm: row.algorithmLabel ?? algorithmName(row.algorithm),
       stated: `${fmtNumber(row.stated)} per ${row.periodText}`,
       worstCase: fmtNumber(row.worstCase),
       formula: row.formula,

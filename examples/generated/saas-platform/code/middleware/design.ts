@@ -26,6 +26,9 @@
 // In-process bucket in front of Redis for the rules marked "local bucket in front": each instance may admit
 // up to 2 request(s) per key before Redis has counted them; across 6 instances at most
 // 6 x 2 = 12 extra requests per identity.
+//
+// While the store is down, the fail-open rules count in this process (memory fallback): each instance
+// counts on its own, so a fleet of N admits up to N x what one bucket admits per window (see the design).
 import type { DesignData } from './types.js';
 
 export const DESIGN: DesignData = {
@@ -95,6 +98,12 @@ export const DESIGN: DesignData = {
       file: "lua/fixed-window.lua",
       sha1: "95c3f4dcc79262dce1a8cf9bb44b6b2fc45055fd",
       source: "--[[ fixed-window.lua - long-period business quota (calendar period or rolling window).\n\nTwo modes, chosen by ARGV[1].\nReturns, in both modes, {allowed, remaining, retry_after_ms, reset_ms}, all integers:\n  allowed         1 admitted (cost counted), 0 denied (nothing counted)\n  remaining       quota left after this decision\n  retry_after_ms  0 when admitted; when denied, ms until enough quota frees\n                  up for this request; -1 when cost \u003e limit (never)\n  reset_ms        ms until the whole quota is available again\n\n--- mode 'calendar': a calendar period (day, week, month...) in the plan's\nIANA time zone. Lua in Redis has no time zone database, so the CALLER works\nout the current period and passes its id and end; the key includes the id,\nso a new period simply starts a new counter.\nKEYS[1]  counter key with the period id, e.g. \"rl:{q:t42}:month:2026-03\"\nARGV[1]  'calendar'\nARGV[2]  limit          quota for the period (integer \u003e= 1)\nARGV[3]  cost           units this request takes (integer \u003e= 1)\nARGV[4]  window_end_ms  end of the period, epoch ms (exclusive)\nARGV[5]  slack_ms       extra lifetime after the end (default 60000), for\n                        callers whose clock runs behind Redis's\nretry_after_ms and reset_ms count down to window_end_ms on the Redis clock.\nTTL: PEXPIREAT max(window_end, now) + slack, set by the increment that\ncreates the counter (the only way the counter comes to exist).\n\n--- mode 'rolling': a rolling window (e.g. 30 days) needs no time zone. The\nwindow is cut into buckets (e.g. one per UTC day); the key is one small hash\n{bucket id -\u003e count} holding at most window/bucket fields.\nKEYS[1]  hash key, e.g. \"rl:{q:t42}:rolling30d\"\nARGV[1]  'rolling'\nARGV[2]  limit      quota for the window (integer \u003e= 1)\nARGV[3]  cost       units this request takes (integer \u003e= 1)\nARGV[4]  window_ms  window length, a whole multiple of bucket_ms (e.g. 30 days)\nARGV[5]  bucket_ms  bucket length (e.g. 86400000, one day)\nExactness: usage is counted per bucket, so a unit used at time t counts\nuntil the end of the bucket that is window/bucket - 1 buckets after t's:\nbetween window - bucket and window after t (29 to 30 days for 30 days with\ndaily buckets). It never counts longer than the window; memory is bounded.\nTTL: PEXPIREAT at the moment the newest bucket leaves the window, set by the\nincrement that opens that bucket; buckets that left the window are deleted\non the way.\n\nTime comes from redis.call('TIME'), never from the caller (the caller only\nnames the calendar period and its end).\n]]\nif redis.replicate_commands then redis.replicate_commands() end\n\nlocal mode = ARGV[1]\nlocal limit = tonumber(ARGV[2])\nlocal cost = tonumber(ARGV[3]) or 1\nif not (limit and limit \u003e= 1 and cost \u003e= 1) then\n  return redis.error_reply('ERR fixed-window.lua: want ARGV limit\u003e=1, cost\u003e=1')\nend\n\nlocal t = redis.call('TIME')\nlocal now = t[1] * 1000 + math.floor(t[2] / 1000)\nlocal key = KEYS[1]\n\nif mode == 'calendar' then\n  local window_end = tonumber(ARGV[4])\n  local slack = tonumber(ARGV[5]) or 60000\n  if not window_end then\n    return redis.error_reply('ERR fixed-window.lua: calendar mode wants ARGV[4] window_end_ms')\n  end\n  local reset = window_end - now\n  if reset \u003c 0 then reset = 0 end\n  local used = tonumber(redis.call('GET', key) or 0)\n  if used + cost \u003e limit then\n    local retry_after = -1\n    if cost \u003c= limit then retry_after = math.max(1, reset) end\n    return {0, math.max(0, limit - used), retry_after, reset}\n  end\n  redis.call('INCRBY', key, cost)\n  if used == 0 then\n    -- a new period's counter: it expires after the period (never in the past)\n    redis.call('PEXPIREAT', key, string.format('%d', math.max(window_end, now) + slack))\n  end\n  return {1, limit - used - cost, 0, reset}\nend\n\nif mode == 'rolling' then\n  local window = tonumber(ARGV[4])\n  local bucket_ms = tonumber(ARGV[5])\n  if not (window and bucket_ms and bucket_ms \u003e= 1 and window \u003e= bucket_ms) then\n    return redis.error_reply('ERR fixed-window.lua: rolling mode wants ARGV[4] window_ms \u003e= ARGV[5] bucket_ms \u003e= 1')\n  end\n  local buckets = math.floor(window / bucket_ms)\n  local current = math.floor(now / bucket_ms)\n  local oldest = current - buckets + 1\n\n  local fields = redis.call('HGETALL', key)\n  local live, stale, used, has_current = {}, {}, 0, false\n  for i = 1, #fields, 2 do\n    local id, count = tonumber(fields[i]), tonumber(fields[i + 1])\n    if id \u003c oldest then\n      stale[#stale + 1] = fields[i]\n    else\n      live[#live + 1] = {id, count}\n      used = used + count\n      if id == current then has_current = true end\n    end\n  end\n  table.sort(live, function(a, b) return a[1] \u003c b[1] end)\n\n  -- bucket id b leaves the window at (b + buckets) * bucket_ms\n  local reset = 0\n  if #live \u003e 0 then reset = (live[#live][1] + buckets) * bucket_ms - now end\n\n  if used + cost \u003e limit then\n    local retry_after = -1\n    if cost \u003c= limit then\n      local need, freed = used + cost - limit, 0\n      for _, b in ipairs(live) do\n        freed = freed + b[2]\n        if freed \u003e= need then\n          retry_after = (b[1] + buckets) * bucket_ms - now\n          break\n        end\n      end\n    end\n    return {0, math.max(0, limit - used), retry_after, reset}\n  end\n\n  if #stale \u003e 0 then redis.call('HDEL', key, unpack(stale)) end\n  redis.call('HINCRBY', key, string.format('%d', current), cost)\n  local expire_at = (current + buckets) * bucket_ms\n  if not has_current then\n    -- the current bucket is new: the key now lives until it leaves the window\n    redis.call('PEXPIREAT', key, string.format('%d', expire_at))\n  end\n  return {1, limit - used - cost, 0, expire_at - now}\nend\n\nreturn redis.error_reply(\"ERR fixed-window.lua: ARGV[1] must be 'calendar' or 'rolling'\")\n",
+    },
+    {
+      name: "penalty",
+      file: "lua/penalty.lua",
+      sha1: "3fbf1a4117d76eca7a177d54fc292f89d5109f4a",
+      source: "--[[ penalty.lua - the penalty box: count a caller's refusals, and block the\ncaller for a while once there were too many within a window.\n\nKEYS[1]  refusal counter, e.g. \"rl:{pb:ip:203.0.113.7}:strikes\"\nKEYS[2]  box key, e.g. \"rl:{pb:ip:203.0.113.7}:box\" (same hash tag as the\n         counter, so both live on one Redis Cluster slot)\nARGV[1]  'check' (only read the box) or 'strike' (count one refusal)\nARGV[2]  refusals    refusals within the window that shut the box (integer \u003e= 1)\nARGV[3]  window_ms   lifetime of the counter, from the refusal that creates it\nARGV[4]  block_ms    how long the box stays shut\nReturns {boxed, ms_left}, both integers: boxed 1 with the ms until the box\nopens again, or {0, 0}.\nTTL: every key this script writes has one. The counter gets PEXPIRE\nwindow_ms from the refusal that creates it (and whenever it is found without\none); the box is written with SET PX block_ms, and the counter is deleted\nwhen the box shuts. There is no redis.call('TIME') here: both lifetimes are\nrelative, so only Redis's own clock matters.\n]]\nlocal left = redis.call('PTTL', KEYS[2])\nif left \u003e 0 then\n  return {1, left}\nend\nif ARGV[1] ~= 'strike' then\n  return {0, 0}\nend\nlocal n = redis.call('INCR', KEYS[1])\nif n == 1 or redis.call('PTTL', KEYS[1]) \u003c 0 then\n  redis.call('PEXPIRE', KEYS[1], ARGV[3])\nend\nif n \u003e= tonumber(ARGV[2]) then\n  redis.call('SET', KEYS[2], '1', 'PX', ARGV[4])\n  redis.call('DEL', KEYS[1])\n  return {1, tonumber(ARGV[4])}\nend\nreturn {0, 0}\n",
     },
   ],
   routes: [
@@ -500,4 +509,35 @@ export const DESIGN: DesignData = {
       hybrid: false,
     },
   ],
+  access: {
+    allow: {
+      cidrs: [],
+      identities: [
+        {
+          kind: "api-key",
+          value: "svc-nightly-reconciliation",
+        },
+      ],
+      routes: [],
+      tiers: ["fairness", "quota"],
+    },
+    deny: {
+      cidrs: ["198.51.100.0/24"],
+      identities: [
+        {
+          kind: "api-key",
+          value: "revoked-2026-11-leak",
+        },
+      ],
+      status: 403,
+    },
+    penalty: {
+      tiers: ["security"],
+      refusals: 5,
+      withinSeconds: 900,
+      blockSeconds: 1800,
+    },
+    customIdentities: ["tenant"],
+    memoryFallback: true,
+  },
 };
