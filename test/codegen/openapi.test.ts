@@ -196,6 +196,11 @@ describe('the OpenAPI overlay of the examples', () => {
     expect(byKey.get('GET /healthz')?.exempt).toBe(true);
     expect(byKey.get('GET /healthz')?.rules).toEqual([]);
     expect(byKey.get('POST /v1/auth/login')?.headers).toBe('silent');
+    // every endpoint of the answers owns an operation; one that does not is named in the overlay's header
+    expect(design.scope.endpoints.filter((e) => !limits.some((l) => l.endpoint === e.name))).toEqual([]);
+    const fewer = { ...document, paths: Object.fromEntries(Object.entries(document.paths as Json).filter(([p]) => p !== '/v1/exports')) };
+    const [overlay] = generateCode(design, { openapi: { document: fewer, source: 'api.yaml' } }).filter((f) => f.path === OVERLAY_PATH);
+    expect(overlay!.content).toContain('# Endpoints of the answers with no operation in the document: export-orders (POST /v1/exports).');
   });
 });
 
