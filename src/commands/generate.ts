@@ -30,7 +30,7 @@ export interface GenerateOptions extends SourceOptions {
   dryRun?: boolean;
   /** Files written in the same all-or-nothing step as the document (init's answers file). */
   alsoWrite?: PlannedFile[];
-  /** Also write the answers' OpenAPI document with the rate-limit overlay applied (into the code folder). */
+  /** Also write the answers' OpenAPI document with the rate-limit overlay applied, and its Spectral ruleset (into the code folder). */
   openapiMerged?: boolean;
 }
 

@@ -5,7 +5,7 @@
  */
 import { mkdirSync, readFileSync, symlinkSync, writeFileSync } from 'node:fs';
 import path from 'node:path';
-import { Document, Spectral } from '@stoplight/spectral-core';
+import { Document, Ruleset, Spectral } from '@stoplight/spectral-core';
 import * as Parsers from '@stoplight/spectral-parsers';
 import owasp from '@stoplight/spectral-owasp-ruleset';
 import { openapiOverlay } from 'openapi-format';
@@ -20,6 +20,7 @@ import {
   MERGED_PATH,
   OVERLAY_PATH,
   operationLimits,
+  SPECTRAL_PATH,
   rateLimitOverlay,
 } from '../../src/codegen/openapi/index.js';
 import { bundleSpec, folderSpecReader, SpecReadError } from '../../src/io/openapi-source.js';
@@ -124,6 +125,26 @@ describe('the OpenAPI overlay of the examples', () => {
         // the silences are there (the examples have login operations)
         expect(silenced.size).toBeGreaterThan(0);
         expect(after.length).toBeLessThan(before.length);
+      });
+
+      it('Spectral (OWASP ruleset) with the generated ruleset, which declares those silences: no API4 finding on the merged document', async () => {
+        const { design, document } = await exampleSpec(name);
+        const files = generateCode(design, { openapi: { document, source: 'api.yaml', merged: true } });
+        const text = (p: string): string => files.find((f) => f.path === p)!.content;
+        const ruleset = parseYaml(text(SPECTRAL_PATH));
+        expect(ruleset.extends).toEqual(['@stoplight/spectral-owasp-ruleset']);
+        const dir = tempDir();
+        const spectral = new Spectral();
+        spectral.setRuleset(
+          new Ruleset({ extends: [owasp as any], overrides: ruleset.overrides }, { source: path.join(dir, SPECTRAL_PATH) }),
+        );
+        const run = async (yaml: string) =>
+          (await spectral.run(new Document(yaml, Parsers.Yaml, path.join(dir, MERGED_PATH)))).filter((r) =>
+            String(r.code).startsWith('owasp:api4:'),
+          );
+        expect(await run(text(MERGED_PATH))).toEqual([]);
+        // the overrides are narrow: the source document still has its findings under the same ruleset
+        expect((await run(JSON.stringify(document))).length).toBeGreaterThan(0);
       });
 
       it('the overlay applies with openapi-format and gives the same document as the merged one', async () => {

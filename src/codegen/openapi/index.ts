@@ -7,7 +7,8 @@
  *     unless a silent security rule applies to it: then only Retry-After, on the 429;
  *   - `x-rate-limit`: the rules that apply, the design endpoint that owns the route, and
  *     whether its responses carry rate-limit headers.
- * and, on request, the document with the overlay applied.
+ * and, on request, the document with the overlay applied, with a Spectral ruleset for it: OWASP's
+ * API rules, the rate-limit header rule off exactly where the design is silent on purpose.
  *
  * Which rules apply to an operation is decided by the runtime's own route matching
  * (runtime/middleware/routes.ts) over the routes the middleware compiles in, plus the edge
@@ -30,6 +31,11 @@ import type { CodeFile } from '../types.js';
 
 export const OVERLAY_PATH = 'openapi/rate-limits.overlay.yaml';
 export const MERGED_PATH = 'openapi/openapi.rate-limited.yaml';
+export const SPECTRAL_PATH = 'openapi/spectral.yaml';
+
+/** The rules of Spectral's OWASP ruleset about rate-limit headers and 429 responses (API4:2023). */
+export const OWASP_RATE_LIMIT_RULE = 'owasp:api4:2023-rate-limit';
+export const OWASP_429_RULE = 'owasp:api4:2023-rate-limit-responses-429';
 
 /** The document the overlay is written for. */
 export interface OpenApiInput {
@@ -524,6 +530,40 @@ function plain(value: unknown): unknown {
   return JSON.parse(JSON.stringify(value)) as unknown;
 }
 
+/**
+ * A Spectral ruleset for the merged document: the OWASP ruleset, with its rate-limit header rule
+ * turned off exactly where the design sends no headers on purpose (operations a silent security
+ * rule covers, limited only at the edge, or exempt), and its 429 rule off on exempt operations.
+ * Spectral reports a shared response where it is defined, so those places are listed too.
+ */
+export function spectralRuleset(design: Design, merged: Json, mergedFile: string): Json {
+  const limits = operationLimits(design, merged);
+  const quiet = limits.filter((l) => l.exempt || l.headers !== 'full');
+  const full = limits.filter((l) => !l.exempt && l.headers === 'full').map((l) => pointerOf([...l.at, 'responses']));
+  const headerOff = new Set<string>();
+  const exemptOff = new Set<string>();
+  for (const l of quiet) {
+    const at = [...l.at, 'responses'];
+    headerOff.add(pointerOf(at));
+    if (l.exempt || l.rules.length === 0) exemptOff.add(pointerOf(at));
+    const responses = atPointer(merged, pointerOf(at))?.value;
+    if (!isObject(responses)) continue;
+    for (const [code, response] of Object.entries(responses)) {
+      const target = followRef(merged, response, [...at, code]);
+      const where = target ? pointerOf(target.at) : undefined;
+      // a response defined elsewhere, unless it is one of a full operation (which has the headers)
+      if (where && !where.startsWith(`${pointerOf(at)}/`) && !full.some((f) => where.startsWith(`${f}/`))) headerOff.add(where);
+    }
+  }
+  // Spectral matches these against its own pointers, which percent-encode all but [A-Za-z0-9_.!~*'()/-]
+  const encoded = (pointer: string): string => `#${pointer.slice(1).replace(/[^A-Za-z0-9_.!~*'()/-]/gu, (c) => encodeURIComponent(c))}`;
+  const files = (set: Set<string>): string[] => [...set].sort().map((p) => `${mergedFile}${encoded(p)}`);
+  const overrides: Json[] = [];
+  if (headerOff.size > 0) overrides.push({ files: files(headerOff), rules: { [OWASP_RATE_LIMIT_RULE]: 'off' } });
+  if (exemptOff.size > 0) overrides.push({ files: files(exemptOff), rules: { [OWASP_429_RULE]: 'off' } });
+  return { extends: ['@stoplight/spectral-owasp-ruleset'], ...(overrides.length > 0 ? { overrides } : {}) };
+}
+
 /** The overlay file, and the merged document when asked for. */
 export function generateOpenApi(design: Design, input: OpenApiInput): CodeFile[] {
   const overlay = rateLimitOverlay(design, input);
@@ -549,10 +589,22 @@ export function generateOpenApi(design: Design, input: OpenApiInput): CodeFile[]
     },
   ];
   if (input.merged) {
+    const merged = applyRateLimits(design, input.document);
+    const mergedName = MERGED_PATH.slice(MERGED_PATH.lastIndexOf('/') + 1);
+    files.push({
+      path: SPECTRAL_PATH,
+      language: 'yaml',
+      content: toYaml(plain(spectralRuleset(design, merged, mergedName)), [
+        `Spectral ruleset for ${mergedName}: OWASP's API rules, with the rate-limit header rule off exactly where this design`,
+        'sends no rate-limit headers on purpose (silent security rules, limits enforced only at the edge, exempt endpoints).',
+        `Run: spectral lint -r ${SPECTRAL_PATH} ${MERGED_PATH} (in the code folder, with @stoplight/spectral-owasp-ruleset installed).`,
+      ]),
+      description: `Spectral ruleset: the OWASP API rules over ${mergedName}, the design's deliberate silences declared`,
+    });
     files.push({
       path: MERGED_PATH,
       language: 'yaml',
-      content: toYaml(plain(applyRateLimits(design, input.document)), [
+      content: toYaml(plain(merged), [
         `${input.source} with ${OVERLAY_PATH} applied: generated by rl-design ${TOOL_VERSION} on ${design.meta.date}.`,
       ]),
       description: `${oneLine(input.source)} with the rate-limit overlay applied`,
