@@ -14,6 +14,8 @@ import { checkChain, readCapped, TooLargeError } from './safe-fs.js';
 
 /** The most files one document may be split into. */
 export const MAX_SPEC_FILES = 200;
+/** The most text all the files of one document may hold together. */
+export const MAX_SPEC_TOTAL_CHARS = 32 * 1024 * 1024;
 
 /** Reads one file, by its path relative to the reader's folder ('/' separators); undefined when it cannot. */
 export type SpecReader = (relPath: string) => Promise<string | undefined>;
@@ -120,6 +122,7 @@ export async function bundleSpec(entry: string, read: SpecReader): Promise<Bundl
   const { default: $RefParser } = await import('@apidevtools/json-schema-ref-parser');
   const files: string[] = [];
   const texts = new Map<string, unknown>();
+  let total = 0;
   // the parser wraps what a resolver throws; the first refusal is what the caller hears
   let refused: SpecReadError | undefined;
   const load = async (url: string): Promise<unknown> => {
@@ -151,6 +154,8 @@ export async function bundleSpec(entry: string, read: SpecReader): Promise<Bundl
     }
     if (text === undefined)
       throw new SpecReadError(rel, 'cannot be read (missing, a symbolic link, outside the allowed folders, or too large)');
+    total += text.length;
+    if (total > MAX_SPEC_TOTAL_CHARS) throw new SpecReadError(rel, 'makes the document larger than 32 MB in all');
     let value: unknown;
     try {
       value = parseSpecText(text, rel);

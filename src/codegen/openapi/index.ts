@@ -362,6 +362,8 @@ function completeResponse(
 
 /** Every `$ref` of the document: where it is (keys) and what it points to. */
 function references(node: unknown, at: string[] = [], out: { at: string[]; ref: string }[] = []): { at: string[]; ref: string }[] {
+  // responses sit a few levels down; nothing a response could share is this deep
+  if (at.length > 64) return out;
   if (Array.isArray(node)) node.forEach((v, i) => references(v, [...at, String(i)], out));
   else if (isObject(node)) {
     if (typeof node.$ref === 'string') out.push({ at, ref: node.$ref });
