@@ -237,6 +237,11 @@ describe('the overlay document', () => {
     { date: DATE },
   );
 
+  it('writes nothing for a document without operations (an overlay needs an action)', () => {
+    const document = { openapi: '3.1.0', info: { title: 'T', version: '1' }, paths: {} };
+    expect(generateCode(design, { openapi: { document, source: 'a.yaml' } }).some((f) => f.path.startsWith('openapi/'))).toBe(false);
+  });
+
   it('writes targets as normalized JSONPath, quoting what a path key holds', () => {
     expect(jsonPath(['paths', "/a/{b}/it's", 'get'])).toBe("$['paths']['/a/{b}/it\\'s']['get']");
     expect(jsonPath(['x\\y'])).toBe("$['x\\\\y']");

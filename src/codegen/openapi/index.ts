@@ -566,9 +566,11 @@ export function spectralRuleset(design: Design, merged: Json, mergedFile: string
   return { extends: ['@stoplight/spectral-owasp-ruleset'], ...(overrides.length > 0 ? { overrides } : {}) };
 }
 
-/** The overlay file, and the merged document when asked for. */
+/** The overlay file, and the merged document and its Spectral ruleset when asked for; nothing for a document without operations. */
 export function generateOpenApi(design: Design, input: OpenApiInput): CodeFile[] {
   const overlay = rateLimitOverlay(design, input);
+  // an overlay has at least one action: a document without operations gets none
+  if ((overlay.actions as unknown[]).length === 0) return [];
   const limits = operationLimits(design, input.document);
   const limited = limits.filter((l) => l.rules.length > 0 && !l.exempt).length;
   // endpoints of the answers that own no operation of the document: their limits are not in it
