@@ -353,6 +353,15 @@ describe('reading the document', () => {
     expect(overlay.actions.length).toBeGreaterThan(0);
     expect(merged.paths['/api/feed'].get['x-rate-limit'].headers).toBe('full');
     expect(readFileSync(path.join(dir, 'code', 'README.md'), 'utf8')).toContain(OVERLAY_PATH);
+    // a second run in another folder: the same bytes
+    const other = tempDir();
+    await runGenerate(
+      { ...ctx, cwd: other },
+      { example: 'consumer-auth', format: 'markdown', out: 'doc.md', codeDir: 'code', date: DATE, openapiMerged: true },
+    );
+    for (const p of [OVERLAY_PATH, MERGED_PATH, SPECTRAL_PATH]) {
+      expect(readFileSync(path.join(other, 'code', p), 'utf8'), p).toBe(readFileSync(path.join(dir, 'code', p), 'utf8'));
+    }
     await expect(runGenerate(ctx, { example: 'minimal-generic', out: 'x.md', codeDir: 'code2', openapiMerged: true })).rejects.toThrow(
       /--openapi-merged: needs the API's OpenAPI document/,
     );
