@@ -77,6 +77,24 @@ const outside = (name, specifier, importer) => ({
   },
 });
 const engineOutside = outside('diagram-engine-outside', './beautiful.js', /[\\/]src[\\/]render[\\/]diagrams[\\/]engine\.ts$/);
+/**
+ * The OpenAPI reader (src/io/openapi-source.ts) gives @apidevtools/json-schema-ref-parser the
+ * parsed files itself (YAML through the `yaml` package, as everywhere) and turns the parser's
+ * own YAML parser off: js-yaml, which only that parser imports, is left out for a stub.
+ */
+const noJsYaml = {
+  name: 'no-js-yaml',
+  setup(b) {
+    b.onResolve({ filter: /^js-yaml$/ }, (args) =>
+      /json-schema-ref-parser/.test(args.importer) ? { path: 'js-yaml', namespace: 'no-js-yaml' } : undefined,
+    );
+    b.onLoad({ filter: /.*/, namespace: 'no-js-yaml' }, () => ({
+      contents:
+        "const off = () => { throw new Error('rl-design: the $ref parser reads no YAML itself'); };\nexport const JSON_SCHEMA = {};\nexport default { load: off };\n",
+      loader: 'js',
+    }));
+  },
+};
 const cliOutside = outside('cli-outside', './cli.js', /[\\/]src[\\/]bin\.ts$/);
 
 const common = {
@@ -119,7 +137,7 @@ const engineHash = createHash('sha256')
   .digest('hex')
   .slice(0, 16);
 const engineDefine = { __RL_DIAGRAM_ENGINE_HASH__: JSON.stringify(engineHash) };
-builds.push(await cjs('cli', 'src/cli.ts', [precompiledTemplates, engineOutside], engineDefine));
+builds.push(await cjs('cli', 'src/cli.ts', [precompiledTemplates, engineOutside, noJsYaml], engineDefine));
 // beautiful-job.ts spawns it as ./beautiful-worker.cjs beside itself (so all share one folder)
 builds.push(await cjs('beautiful-worker', 'src/render/diagrams/beautiful-worker.ts', [engineOutside]));
 builds.push(

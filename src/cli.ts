@@ -84,6 +84,10 @@ answersOptions(
       ),
     )
     .option('--date <YYYY-MM-DD>', 'generation date shown in the document (default: SOURCE_DATE_EPOCH or today)')
+    .option(
+      '--openapi-merged',
+      "also write the answers' OpenAPI document with the rate-limit overlay applied (openapi/openapi.rate-limited.yaml in the code folder), and a Spectral ruleset for it (openapi/spectral.yaml: OWASP's rules, the design's deliberate silences declared)",
+    )
     .option('--force', 'overwrite files that were edited since rl-design wrote them')
     .option('--prune', 'remove files an earlier run for these answers wrote and this design no longer generates (never edited ones)')
     .option('--dry-run', 'list the files that would be written, write nothing'),

@@ -44,6 +44,7 @@ export const MESSAGES = {
   redisLost: 'Lost Redis at {{address}} during the run ({{reason}}): the results are discarded. {{keys}}',
   verifyTimedOut: 'verify did not finish within {{seconds}} s against {{address}}: the results are discarded. {{keys}}',
   luaDirInvalid: 'RL_DESIGN_LUA_DIR={{dir}} (a testing hook): {{reason}}',
+  openapiUnreadable: 'openapi.path in {{file}} is {{value}}: {{reason}}. Nothing was written.',
 } as const;
 
 export type MessageId = keyof typeof MESSAGES;

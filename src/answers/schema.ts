@@ -469,6 +469,21 @@ export const Access = z
     path: ['customIdentities'],
   });
 
+
+/** The API's own OpenAPI document, which `generate` writes its rate-limit overlay for. */
+export const OpenApiSource = z
+  .object({
+    path: z
+      .string()
+      .min(1, 'must not be empty')
+      .max(500, 'must be at most 500 characters')
+      .regex(/\.(?:ya?ml|json)$/i, 'must name a .yaml, .yml or .json file, e.g. openapi.yaml')
+      .describe(
+        "The OpenAPI 3.x document (YAML or JSON), relative to this answers file's folder; the files it references by $ref are read too. It must stay inside that folder or the current one.",
+      ),
+  })
+  .strict();
+
 /** A hand-written rule: adds a matrix row, or overrides / removes a generated one with the same id. */
 export const HandRule = z
   .object({
@@ -530,6 +545,9 @@ export const Answers = z
     rules: z.array(HandRule).optional(),
     access: Access.optional().describe('Allowlist, deny list, penalty box and custom identities.'),
     existing: Existing.optional().describe('Rate limiters and proxy settings already in place, which the design replaces.'),
+    openapi: OpenApiSource.optional().describe(
+      "The API's OpenAPI document: generate writes an overlay adding each operation's rate-limit responses and headers.",
+    ),
     unknown: z
       .array(z.enum(['goals', 'stack']))
       .optional()

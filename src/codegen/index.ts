@@ -2,7 +2,8 @@
  * Design -> the enforcement code the document describes, as files: the Lua scripts the
  * design uses (the exact bytes of lua/*.lua), the middleware for the design's framework,
  * the gateway config for its edge rules, the Prometheus alerting rules, the outbound
- * client when third-party providers are called, and a README listing them all.
+ * client when third-party providers are called, the OpenAPI overlay when the answers name the
+ * API's OpenAPI document, and a README listing them all.
  *
  * Pure and deterministic: the same design gives the same files, sorted by path. The same
  * bytes are written to --code-dir and embedded in the document.
@@ -14,10 +15,12 @@ import { generateAlerts, generateEdgeLogMetrics } from './alerts.js';
 import { generateGateway } from './gateway/index.js';
 import { luaScript, type LuaScriptName } from '../lua.js';
 import { adapterFor, DESIGN_DATA_PATH, generateMiddleware, NESTJS_MOUNT } from './middleware/index.js';
+import { generateOpenApi, type OpenApiInput } from './openapi/index.js';
 import { generateOutbound } from './outbound/index.js';
 import type { CodeFile } from './types.js';
 
 export type { CodeFile } from './types.js';
+export type { OpenApiInput } from './openapi/index.js';
 
 const LUA_DESCRIPTIONS: Record<LuaScriptName, string> = {
   gcra: 'Redis Lua: GCRA token bucket (rate + burst, weighted cost), one integer key per identity',
@@ -123,10 +126,16 @@ function byPath(a: CodeFile, b: CodeFile): number {
   return a.path < b.path ? -1 : a.path > b.path ? 1 : 0;
 }
 
+export interface CodeOptions {
+  /** The API's OpenAPI document: the rate-limit overlay for it (and the merged document when asked for). */
+  openapi?: OpenApiInput;
+}
+
 /** Every generated code file for the design, sorted by path. */
-export function generateCode(design: Design): CodeFile[] {
+export function generateCode(design: Design, options: CodeOptions = {}): CodeFile[] {
   const files = [
     ...generateLua(design),
+    ...(options.openapi ? generateOpenApi(design, options.openapi) : []),
     ...generateMiddleware(design),
     ...generateGateway(design),
     generateAlerts(design),

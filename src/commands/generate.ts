@@ -2,7 +2,10 @@
 import path from 'node:path';
 import { existsSync, statSync } from 'node:fs';
 import { checkDesign, CONSTRAINTS, type ConstraintResult } from '../constraints/index.js';
+import type { Answers } from '../answers/schema.js';
+import type { OpenApiInput } from '../codegen/index.js';
 import type { Design } from '../design/model.js';
+import { bundleSpec, folderSpecReader, SpecReadError } from '../io/openapi-source.js';
 import { writeOutputs, type PlannedFile } from '../io/write.js';
 import { displayPath, expandHome, isInside, refuseSystemPath } from '../io/safe-fs.js';
 import { applyResults, loadResultsFor } from '../verify/results.js';
@@ -29,6 +32,45 @@ export interface GenerateOptions extends SourceOptions {
   prune?: boolean;
   /** Files written in the same all-or-nothing step as the document (init's answers file). */
   alsoWrite?: PlannedFile[];
+  /** Also write the answers' OpenAPI document with the rate-limit overlay applied, and its Spectral ruleset (into the code folder). */
+  openapiMerged?: boolean;
+}
+
+/**
+ * The answers' OpenAPI document (openapi.path, relative to the answers file's folder), read
+ * whole: the files its $refs name are bundled in. The document and every file it references
+ * must be inside the answers file's folder or the current folder (the one that holds the
+ * document), reached without a symbolic link, each at most 8 MB; references to URLs are refused.
+ */
+export async function loadOpenApi(
+  ctx: CommandContext,
+  answers: Answers,
+  answersFile: string,
+  merged = false,
+): Promise<OpenApiInput | undefined> {
+  const raw = answers.openapi?.path;
+  if (raw === undefined) return undefined;
+  const answersDir = path.dirname(answersFile);
+  const abs = path.resolve(answersDir, raw);
+  const fail = (reason: string): UserError =>
+    new UserError('openapiUnreadable', { file: displayPath(ctx.cwd, answersFile), value: JSON.stringify(raw), reason });
+  const folder = isInside(answersDir, abs) ? answersDir : isInside(ctx.cwd, abs) ? ctx.cwd : undefined;
+  if (folder === undefined) {
+    throw fail(
+      `outside ${displayPath(ctx.cwd, answersDir)} and the current folder; an answers file may only name a document inside its own folder or the current one`,
+    );
+  }
+  const entry = path.relative(folder, abs).split(path.sep).join('/');
+  try {
+    const { document } = await bundleSpec(entry, folderSpecReader(folder));
+    if (typeof document.openapi !== 'string' || !/^3\./.test(document.openapi)) {
+      throw fail('not an OpenAPI 3.x document (its top-level openapi field must be 3.0.x or 3.1.x; Swagger 2.0 is not supported)');
+    }
+    return { document, source: raw, ...(merged ? { merged: true } : {}) };
+  } catch (e) {
+    if (e instanceof SpecReadError) throw fail(`${e.file === entry ? 'the document' : e.file} ${e.reason}`);
+    throw e;
+  }
 }
 
 const FORMATS = ['html', 'markdown', 'md'] as const;
@@ -132,6 +174,8 @@ export interface PlanOptions {
   codeDir?: string;
   /** The answers file the design came from: paths it names must stay inside its folder or the current one. */
   answersFile?: string;
+  /** The API's OpenAPI document (loadOpenApi): the code folder gets its rate-limit overlay. */
+  openapi?: OpenApiInput;
 }
 
 /**
@@ -239,7 +283,7 @@ export async function planOutputs(ctx: CommandContext, design: Design, opts: Pla
   // The code is embedded when it is written too: the document then holds the same bytes as the files.
   // The checks read the generated files too (what ships must do what the document says), so
   // the code is generated on every run; it is embedded and written only with a code folder.
-  const generated = (await import('../codegen/index.js')).generateCode(design);
+  const generated = (await import('../codegen/index.js')).generateCode(design, opts.openapi ? { openapi: opts.openapi } : {});
   const code = codeDir ? generated : [];
   const checks = checkDesign(design, generated);
   // The code folder as the document's pages see it, for each layout the renderer may choose.
@@ -337,7 +381,14 @@ export async function generateFiles(ctx: CommandContext, opts: GenerateOptions):
   if (!markdownOnly && opts.diagrams !== 'mermaid-cli') startDrawingEarly();
   // Imported on use: the answers' schema is a large module.
   const { loadDesign } = await import('./load-design.js');
-  const { design: built, file } = await loadDesign(ctx, opts);
+  const { design: built, file, answers } = await loadDesign(ctx, opts);
+  const openapi = await loadOpenApi(ctx, answers, file, opts.openapiMerged === true);
+  if (opts.openapiMerged && !openapi) {
+    throw new UserError('badOption', {
+      option: '--openapi-merged',
+      reason: "needs the API's OpenAPI document: set openapi.path in the answers",
+    });
+  }
   // Results of an earlier `verify --write` on these exact answers appear in the test-scenario section.
   const results = opts.example ? undefined : await loadResultsFor(file, opts.answersText);
   const withResults = results ? applyResults(built, results) : built;
@@ -354,7 +405,14 @@ export async function generateFiles(ctx: CommandContext, opts: GenerateOptions):
     ...(opts.out ? { out: opts.out } : {}),
     ...(opts.codeDir ? { codeDir: opts.codeDir } : {}),
     ...(opts.example ? {} : { answersFile: file }),
+    ...(openapi ? { openapi } : {}),
   });
+  if (opts.openapiMerged && !plan.codeDir) {
+    throw new UserError('badOption', {
+      option: '--openapi-merged',
+      reason: 'writes into the code folder: pass --code-dir DIR (or set output.codeDir)',
+    });
+  }
   const checksFailed = plan.checks.filter((c) => !c.passed).map((c) => `${c.number} ${c.id}`);
   if (opts.dryRun) return { design, plan, written: [], unchanged: [], leftover: [], leftoverEdited: [], removed: [], checksFailed };
   const rel = (p: string): string => displayPath(ctx.cwd, p);

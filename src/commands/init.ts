@@ -21,7 +21,7 @@ import type { Design } from '../design/model.js';
 import { nodeProjectFs } from '../io/project-fs.js';
 import { parseAnswers } from '../answers/load.js';
 import { formatMessage, UserError } from '../messages.js';
-import { detectProject, printable, type ProjectFs } from '../questionnaire/detect/index.js';
+import { detectProject, printable, withDetectedOpenApi, type ProjectFs } from '../questionnaire/detect/index.js';
 import { parseInitFlags, type InitRawOptions } from '../questionnaire/flags.js';
 import {
   answersText,
@@ -190,6 +190,8 @@ export async function runInit(ctx: CommandContext, raw: InitRawOptions, io: Init
         flags.name ?? previous?.answers.project?.name ?? (await projectNameFrom(fs)),
         schemaRefFor(ctx.cwd, answersPath),
       );
+      // the API's OpenAPI document (no question asks for it): found on a first run; a previous file is kept as it is
+      if (!previous) answers = withDetectedOpenApi(answers, detection.facts, ctx.cwd, answersPath);
       text = answersText(answers);
 
       const changed = previous ? changedFields(previous.answers, answers) : [];

@@ -34,7 +34,7 @@ import { applyResults, resultsOf, sidecarPath, sidecarText } from '../verify/res
 import { cleanup, newKeyPrefix, verifyDesign, type ProgressEvent } from '../verify/run.js';
 import { SCENARIO_TITLES, type VerifyReport } from '../verify/types.js';
 import type { CommandContext } from './context.js';
-import { planOutputs } from './generate.js';
+import { loadOpenApi, planOutputs } from './generate.js';
 import { loadDesign, type SourceOptions } from './load-design.js';
 
 export interface VerifyOptions extends SourceOptions {
@@ -172,7 +172,7 @@ export async function runVerify(ctx: CommandContext, opts: VerifyOptions, io: Ve
       reason: 'the results are stored beside the answers file; copy the example and pass it with -a FILE',
     });
   }
-  const { design, file } = await loadDesign(ctx, opts);
+  const { design, file, answers } = await loadDesign(ctx, opts);
   const scripts = io.luaDir ? scriptsFromDir(path.resolve(ctx.cwd, io.luaDir)) : shippedScripts();
   const date = ctx.today();
   // Ctrl-C or SIGTERM from here on: the redis-server verify started and its folder go, and
@@ -274,7 +274,11 @@ export async function runVerify(ctx: CommandContext, opts: VerifyOptions, io: Ve
   let unchanged = 0;
   if (opts.write) {
     const answersText = await readTextFile(file, 'answersNotFound');
-    const { planned: doc } = await planOutputs(ctx, applyResults(design, resultsOf(report)), { answersFile: file });
+    const openapi = await loadOpenApi(ctx, answers, file);
+    const { planned: doc } = await planOutputs(ctx, applyResults(design, resultsOf(report)), {
+      answersFile: file,
+      ...(openapi ? { openapi } : {}),
+    });
     const sidecar = sidecarPath(file);
     const planned: PlannedFile[] = [
       { path: sidecar, content: sidecarText(report, file, answersText), root: path.dirname(sidecar), anchor: path.dirname(sidecar) },

@@ -116,6 +116,13 @@ describe('answers the scripts and configs could not use are refused with the fie
     expect(problems({ headers: { docsUrl: 'https://api.example.com/docs' } })).toBe('');
   });
 
+  it("the API's OpenAPI document is a .yaml, .yml or .json file", () => {
+    expect(problems({ openapi: { path: 'api/openapi.yaml' } })).toBe('');
+    expect(problems({ openapi: { path: '/etc/passwd' } })).toContain('$.openapi.path: must name a .yaml, .yml or .json file');
+    expect(problems({ openapi: { path: '' } })).toContain('$.openapi.path: must not be empty');
+    expect(problems({ openapi: { path: 'a.yaml', url: 'x' } })).toContain('$.openapi: has unknown field(s) "url"');
+  });
+
   it('a plan bucket that would take more than 10 years to refill is refused (its key lifetime)', () => {
     expect(problems({ plans: [{ name: 'Slow', rate: { requests: 0.001, per: 'day' }, burst: 1000000 }] })).toContain(
       '$.plans[0].burst: takes longer than 10 years to refill',

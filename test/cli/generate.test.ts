@@ -302,6 +302,7 @@ describe('rl-design generate (built binary)', () => {
     // answers asking for HTML, --out naming a Markdown file
     const answers = JSON.parse(readFileSync(path.join(ROOT, 'examples', 'consumer-auth.answers.json'), 'utf8'));
     answers.output = { format: 'html', layout: 'single' };
+    delete answers.openapi; // its OpenAPI document stays beside the example
     const file = path.join(dir, 'html.answers.json');
     writeFileSync(file, JSON.stringify(answers));
     const md = runCli(['generate', '-a', file, '--out', path.join(dir, 'notes.md'), '--date', DATE]);

@@ -36,6 +36,8 @@ describe('packed tarball', () => {
         'markdown',
         '--out',
         'docs/',
+        '--code-dir',
+        'code',
         '--date',
         '2026-12-02',
       ],
@@ -48,6 +50,8 @@ describe('packed tarball', () => {
     expect(gen.status, gen.stderr).toBe(0);
     const docs = readdirSync(path.join(app, 'docs'), { recursive: true }).map(String);
     expect(docs.some((f) => f.endsWith('.md'))).toBe(true);
+    // the example's OpenAPI document ships with it: the code folder gets its overlay
+    expect(readFileSync(path.join(app, 'code', 'openapi', 'rate-limits.overlay.yaml'), 'utf8')).toContain('overlay: 1.0.0');
     // HTML: the bundle's diagram worker and precompiled templates, from the installed package.
     const html = spawnSync(
       'npx',

@@ -6,7 +6,18 @@
  * folder changed.
  */
 import { spawn, spawnSync } from 'node:child_process';
-import { chmodSync, existsSync, watch, unlinkSync, mkdirSync, readdirSync, readFileSync, symlinkSync, writeFileSync } from 'node:fs';
+import {
+  chmodSync,
+  copyFileSync,
+  existsSync,
+  watch,
+  unlinkSync,
+  mkdirSync,
+  readdirSync,
+  readFileSync,
+  symlinkSync,
+  writeFileSync,
+} from 'node:fs';
 import { createHash } from 'node:crypto';
 import { hostname } from 'node:os';
 import path from 'node:path';
@@ -33,6 +44,9 @@ function world(
   delete answers.$schema;
   answersPatch?.(answers);
   writeFileSync(path.join(repo, 'rate-limit.answers.json'), `${JSON.stringify(answers, null, 2)}\n`);
+  // the example's OpenAPI document (openapi.path is relative to the answers file)
+  for (const f of readdirSync(EXAMPLES).filter((n) => n.startsWith(`${example}.openapi.`)))
+    copyFileSync(path.join(EXAMPLES, f), path.join(repo, f));
   const victim = path.join(outside, 'bashrc');
   writeFileSync(victim, 'export PS1="$ "\n');
   writeFileSync(path.join(home, '.bashrc'), 'alias ll="ls -l"\n');

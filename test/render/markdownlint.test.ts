@@ -45,7 +45,11 @@ describe('markdownlint', () => {
     const codeFiles = [
       { path: 'ratelimit/gcra.lua', language: 'lua', content: '-- ```\n\tlocal x = 1   \n\n\nreturn x\n' },
       { path: 'ratelimit/middleware.ts', language: 'typescript', content: 'export const a = `b`;\n' },
+      // the response contract links the OpenAPI overlay when there is one
+      { path: 'openapi/rate-limits.overlay.yaml', language: 'yaml', content: 'overlay: 1.0.0\n' },
     ];
-    expect(problems(renderMarkdown({ ...input, codeFiles }, { layout: 'single' }))).toEqual([]);
+    const files = renderMarkdown({ ...input, codeFiles }, { layout: 'single' });
+    expect(files.map((f) => f.content).join('')).toContain('the OpenAPI Overlay\n`openapi/rate-limits.overlay.yaml`');
+    expect(problems(files)).toEqual([]);
   });
 });

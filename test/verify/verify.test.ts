@@ -5,7 +5,7 @@
  * refused, and a user's Redis whose other keys must survive untouched.
  */
 import { execFile } from 'node:child_process';
-import { copyFileSync, readFileSync, writeFileSync } from 'node:fs';
+import { copyFileSync, readdirSync, readFileSync, writeFileSync } from 'node:fs';
 import path from 'node:path';
 import { Redis } from 'ioredis';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
@@ -73,6 +73,9 @@ function copyExample(name: string, edit?: (answers: Record<string, unknown>) => 
   } else {
     copyFileSync(path.join(EXAMPLES, `${name}.answers.json`), file);
   }
+  // the example's OpenAPI document (openapi.path is relative to the answers file)
+  for (const f of readdirSync(EXAMPLES).filter((n) => n.startsWith(`${name}.openapi.`)))
+    copyFileSync(path.join(EXAMPLES, f), path.join(dir, f));
   return { dir, file };
 }
 

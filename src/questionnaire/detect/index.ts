@@ -25,7 +25,7 @@ import type { DetectWarning, Detector, ExistingLimiter, Fact, ProjectFs, ReadOpt
 export type { DetectWarning, Detector, ExistingLimiter, Fact, ProjectFs, ReadOptions, Warn } from './types.js';
 export { FIELDS } from './types.js';
 export { factsToAnswers } from './to-answers.js';
-export { classifyRoute, toRoute } from './openapi.js';
+export { classifyRoute, toRoute, withDetectedOpenApi } from './openapi.js';
 export { memoryProjectFs } from './memory-fs.js';
 
 /** In precedence order. */
@@ -121,6 +121,7 @@ const LABELS: Record<string, string> = {
   'stack.trustedProxies': 'trusted proxies',
   endpoints: 'endpoints',
   identities: 'identities',
+  openapi: 'OpenAPI document',
   existingLimiters: 'existing limiter',
   realIpHeader: 'client IP header',
   nginxSetting: 'nginx setting',
@@ -144,6 +145,7 @@ function formatValue(fact: Fact): string {
     const n = v as { name: string; value: string; context: string };
     return `${n.name} ${n.value} (${n.context})`;
   }
+  if (fact.field === 'openapi' && typeof v === 'object' && v !== null) return String((v as { path: unknown }).path);
   if (Array.isArray(v)) return v.map(String).join(', ');
   return typeof v === 'string' ? v : JSON.stringify(v);
 }

@@ -1,18 +1,22 @@
 /**
  * OpenAPI detector (OpenAPI 3.x and Swagger 2.0, YAML or JSON): the API's endpoints, each
- * classified from its route, and the caller identities its security schemes imply.
+ * classified from its route, the caller identities its security schemes imply, and the
+ * document itself (the answers' `openapi.path`, which generate writes the rate-limit overlay
+ * for).
  *
  * Files looked at: any .json/.yaml/.yml whose top level has `openapi:` or `swagger:`. Files named
- * openapi.* or swagger.* that cannot be read as such give a warning.
+ * openapi.* or swagger.* that cannot be read as such give a warning. A document split across
+ * files is read whole: the files its `$ref`s name (inside the project) are bundled in.
  */
-import { type AUTH_KINDS, Endpoint, type EndpointClassT, type Endpoint as EndpointT } from '../../answers/schema.js';
+import nodePath from 'node:path';
+import { type AUTH_KINDS, Endpoint, OpenApiSource, type EndpointClassT, type Endpoint as EndpointT } from '../../answers/schema.js';
+import { bundleSpec, specBasePath, specOperations, specRoute, SpecReadError } from '../../io/openapi-source.js';
 import { asString, basename, BIG_FILE_BYTES, isRecord, isTestPath, listAll, parseStructured } from './shared.js';
 import { FIELDS, type Fact, type ProjectFs, type Warn } from './types.js';
 
 type AuthKind = (typeof AUTH_KINDS)[number];
 type Method = EndpointT['method'];
 
-const HTTP_METHODS = ['get', 'put', 'post', 'delete', 'options', 'head', 'patch'] as const;
 const SIGNATURE = /(?:^|[{,])\s*["']?(?:openapi|swagger)["']?\s*:\s*["']?\d/m;
 
 export interface RouteClass {
@@ -116,26 +120,7 @@ function authKind(w: Set<string>, segments: readonly string[], last: string, oau
 
 /** '/orders/{id}' -> '/orders/:id' */
 export function toRoute(path: string): string {
-  const withSlash = path.startsWith('/') ? path : `/${path}`;
-  return withSlash.replace(/\{([^}/]+)\}/g, ':$1');
-}
-
-function basePath(doc: Record<string, unknown>): string {
-  let raw: string | undefined;
-  if (typeof doc.swagger === 'string' || typeof doc.swagger === 'number') raw = asString(doc.basePath);
-  else if (Array.isArray(doc.servers) && isRecord(doc.servers[0])) {
-    const server = doc.servers[0];
-    raw = asString(server.url);
-    const vars = isRecord(server.variables) ? server.variables : {};
-    raw = raw?.replace(/\{([^}]+)\}/g, (whole, name: string) => {
-      const v = vars[name];
-      return isRecord(v) && v.default !== undefined ? String(v.default) : whole;
-    });
-  }
-  if (!raw) return '';
-  const path = /^[a-z][a-z0-9+.-]*:\/\/[^/]*(\/.*)?$/i.exec(raw)?.[1] ?? (raw.startsWith('/') ? raw : '');
-  if (path.includes('{')) return '';
-  return path.replace(/\/+$/, '');
+  return specRoute('', path);
 }
 
 function identitiesOf(doc: Record<string, unknown>): { identities: string[]; detail: string[] } {
@@ -199,47 +184,54 @@ export async function detect(fs: ProjectFs, warn: Warn = () => {}): Promise<Fact
       warn({ source: file, message: 'OpenAPI document has no paths object' });
       continue;
     }
-    facts.push(...specFacts(doc, doc.paths, file));
+    // the files its $refs name, bundled in (a document split across files is read whole)
+    let whole: Record<string, unknown> = doc;
+    let parts = 1;
+    try {
+      const bundled = await bundleSpec(file, (rel) => fs.read(rel, { maxBytes: BIG_FILE_BYTES }));
+      whole = bundled.document;
+      parts = bundled.files.length;
+    } catch (e) {
+      const reason = e instanceof SpecReadError ? `${e.file}: ${e.reason}` : e instanceof Error ? e.message : String(e);
+      warn({ source: file, message: `a $ref could not be resolved (${reason}); read without it` });
+    }
+    facts.push(...specFacts(whole, file, parts));
   }
   return facts;
 }
 
-function specFacts(doc: Record<string, unknown>, paths: Record<string, unknown>, file: string): Fact[] {
+function specFacts(doc: Record<string, unknown>, file: string, parts: number): Fact[] {
   const facts: Fact[] = [];
   const version = doc.openapi !== undefined ? `OpenAPI ${String(doc.openapi)}` : `Swagger ${String(doc.swagger)}`;
   const info = isRecord(doc.info) ? doc.info : {};
   const title = asString(info.title);
-  const base = basePath(doc);
+  const base = specBasePath(doc);
   const globalAnonymous = doc.security === undefined || allowsAnonymous(doc.security);
 
   const endpoints: EndpointT[] = [];
   const names = new Set<string>();
-  for (const [path, item] of Object.entries(paths)) {
-    if (!isRecord(item)) continue;
-    for (const method of HTTP_METHODS) {
-      const op = item[method];
-      if (!isRecord(op)) continue;
-      const route = toRoute(`${base}${path}`);
-      const upper = method.toUpperCase() as Method;
-      const cls = classifyRoute(upper, route);
-      const opId = asString(op.operationId)?.trim();
-      let name = (opId || `${upper} ${route}`).slice(0, 120);
-      for (let n = 2; names.has(name); n++) name = `${name.slice(0, 110)} (${n})`;
-      const anonymous = cls.class === 'auth' || (op.security !== undefined ? allowsAnonymous(op.security) : globalAnonymous);
-      const endpoint = Endpoint.safeParse({
-        name,
-        method: upper,
-        route,
-        class: cls.class,
-        ...(cls.authKind ? { authKind: cls.authKind } : {}),
-        anonymous,
-      });
-      if (!endpoint.success) continue;
-      names.add(name);
-      endpoints.push(endpoint.data);
-    }
+  for (const { method, path, operation: op } of specOperations(doc)) {
+    if (method === 'trace') continue;
+    const route = specRoute(base, path);
+    const upper = method.toUpperCase() as Method;
+    const cls = classifyRoute(upper, route);
+    const opId = asString(op.operationId)?.trim();
+    let name = (opId || `${upper} ${route}`).slice(0, 120);
+    for (let n = 2; names.has(name); n++) name = `${name.slice(0, 110)} (${n})`;
+    const anonymous = cls.class === 'auth' || (op.security !== undefined ? allowsAnonymous(op.security) : globalAnonymous);
+    const endpoint = Endpoint.safeParse({
+      name,
+      method: upper,
+      route,
+      class: cls.class,
+      ...(cls.authKind ? { authKind: cls.authKind } : {}),
+      anonymous,
+    });
+    if (!endpoint.success) continue;
+    names.add(name);
+    endpoints.push(endpoint.data);
   }
-
+  const split = parts > 1 ? `, with ${parts - 1} referenced file${parts > 2 ? 's' : ''}` : '';
   if (endpoints.length) {
     const counts = new Map<string, number>();
     for (const e of endpoints) counts.set(e.class, (counts.get(e.class) ?? 0) + 1);
@@ -248,7 +240,7 @@ function specFacts(doc: Record<string, unknown>, paths: Record<string, unknown>,
       field: FIELDS.endpoints,
       value: endpoints,
       source: file,
-      detail: `${version}${title ? ` "${title}"` : ''}: ${endpoints.length} operation${endpoints.length > 1 ? 's' : ''} (${breakdown})`,
+      detail: `${version}${title ? ` "${title}"` : ''}${split}: ${endpoints.length} operation${endpoints.length > 1 ? 's' : ''} (${breakdown})`,
     });
   }
 
@@ -261,5 +253,32 @@ function specFacts(doc: Record<string, unknown>, paths: Record<string, unknown>,
       detail: `security schemes: ${detail.join(', ')}`,
     });
   }
+  // generate writes the rate-limit overlay for OpenAPI 3.x documents
+  if (doc.openapi !== undefined && /^3\./.test(String(doc.openapi))) {
+    facts.push({ field: FIELDS.openapi, value: { path: file }, source: file, detail: `${version}${title ? ` "${title}"` : ''}${split}` });
+  }
   return facts;
+}
+
+/**
+ * The answers with the detected OpenAPI document as `openapi.path` (relative to the answers
+ * file's folder, as the answers schema reads it), unless they name one already.
+ */
+export function withDetectedOpenApi<A extends { openapi?: { path: string } | undefined }>(
+  answers: A,
+  facts: readonly Fact[],
+  projectRoot: string,
+  answersFile: string,
+): A {
+  if (answers.openapi !== undefined) return answers;
+  const fact = facts.find((f) => f.field === FIELDS.openapi);
+  const rel = isRecord(fact?.value) ? asString(fact.value.path) : undefined;
+  if (rel === undefined) return answers;
+  const abs = nodePath.resolve(projectRoot, ...rel.split('/'));
+  const fromAnswers = nodePath
+    .relative(nodePath.dirname(nodePath.resolve(projectRoot, answersFile)), abs)
+    .split(nodePath.sep)
+    .join('/');
+  const parsed = OpenApiSource.safeParse({ path: fromAnswers });
+  return parsed.success ? { ...answers, openapi: parsed.data } : answers;
 }

@@ -1,7 +1,7 @@
 /**
  * Detected facts -> answers defaults. Only fields the answers schema knows are mapped
  * (stack.framework, stack.language, stack.gateway, stack.store, stack.trustedProxies,
- * endpoints, identities, existing: the limiters already in place and the nginx settings generated
+ * endpoints, identities, openapi (the document's path), existing: the limiters already in place and the nginx settings generated
  * nginx must not repeat); the informational realIpHeader fact is not.
  * For each field the first fact whose value the schema accepts wins, so pass facts in
  * precedence order (detectProject's `facts` are).
@@ -15,6 +15,7 @@ import {
   Gateway,
   Identity,
   METHODS,
+  OpenApiSource,
   Stack,
   Store,
   TrustedProxy,
@@ -152,6 +153,8 @@ export function factsToAnswers(facts: readonly Fact[]): Partial<AnswersInput> {
   if (endpoints !== undefined) candidate.endpoints = endpoints;
   const identities = firstValid(facts, FIELDS.identities, items(Identity));
   if (identities !== undefined) candidate.identities = identities;
+  const openapi = firstValid(facts, FIELDS.openapi, scalar(OpenApiSource));
+  if (openapi !== undefined) candidate.openapi = openapi;
   const existing = existingFrom(facts);
   if (existing !== undefined) candidate.existing = existing;
 

@@ -37,7 +37,7 @@ export interface Detector {
   detect(fs: ProjectFs, warn?: Warn): Promise<Fact[]>;
 }
 
-/** Every field a detector may report. The stack.*, endpoints and identities ones map onto the answers. */
+/** Every field a detector may report. The stack.*, endpoints, identities and openapi ones map onto the answers. */
 export const FIELDS = {
   framework: 'stack.framework',
   language: 'stack.language',
@@ -46,6 +46,8 @@ export const FIELDS = {
   trustedProxies: 'stack.trustedProxies',
   endpoints: 'endpoints',
   identities: 'identities',
+  /** The OpenAPI document of the API (value: { path }, relative to the project root). */
+  openapi: 'openapi',
   /** Informational: a rate limit already enforced somewhere (value: ExistingLimiter). */
   existingLimiters: 'existingLimiters',
   /** Informational: the header a proxy takes the client IP from (value: string, e.g. 'X-Forwarded-For'). */

@@ -14,6 +14,7 @@ import { outboundPeak, quotaStop } from '../../design/scope.js';
 import { algorithmLabel } from '../../design/algorithms.js';
 import { edgeProblemBody, edgeRetryAfter, edgeRules } from '../../codegen/gateway/edge.js';
 import { NESTJS_MOUNT } from '../../codegen/middleware/index.js';
+import { OVERLAY_PATH } from '../../codegen/openapi/index.js';
 import { algorithmName, frameworkName, gatewayName, goalName, layerName, primitiveName, storeName, tierName } from './labels.js';
 
 export const NOT_STATED = 'not stated';
@@ -554,7 +555,11 @@ export function contractView(input: RenderInput) {
   // no client-facing rule in the middleware: every refusal a client sees is the gateway's
   const middlewareAnswers = input.design.rules.some((r) => r.layer === 'middleware' && r.headers !== 'none');
   const closed = input.design.rules.filter((r) => r.failMode === 'closed' && r.headers !== 'none').map((r) => r.id);
+  const overlay = (input.codeFiles ?? []).some((f) => f.path === OVERLAY_PATH)
+    ? { path: OVERLAY_PATH, href: codeFileHref(input, OVERLAY_PATH) }
+    : undefined;
   return {
+    openapiOverlay: overlay,
     convention: conventionName(c.convention),
     specReference: c.specReference,
     headers: c.headers,

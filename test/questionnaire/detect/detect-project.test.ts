@@ -37,6 +37,7 @@ describe('detectProject', () => {
       "existing limiter: @fastify/rate-limit 5 per 15 minutes (src/server.ts: @fastify/rate-limit 10.3.0: rateLimit: { max: 5, timeWindow: '15 minutes' } at line 13: 5 per 15 minutes; on POST /v1/auth/login)",
       'endpoints: 14 endpoints (openapi.yaml: OpenAPI 3.0.3 "Orders API": 14 operations (auth 4, search 1, export 1, expensive 1, health 1, read 2, write 3, webhook 1))',
       'identities: user (openapi.yaml: security schemes: bearerAuth (http bearer) -> user)',
+      'OpenAPI document: openapi.yaml (openapi.yaml: OpenAPI 3.0.3 "Orders API")',
     ]);
     expect((await detectProject(fixture('nginx-only'))).summary).toEqual([
       'gateway: nginx (nginx.conf: nginx config with limit_req_zone api)',
@@ -125,9 +126,9 @@ describe('detectProject', () => {
   test('summary lines are safe to print: control and bidi characters from files are removed', async () => {
     const spec = { openapi: '3.0.0', info: { title: 'Evil\u001b[2J\u202e' }, paths: { '/x': { get: {} } } };
     const result = await detectProject(memoryProjectFs({ 'openapi.json': JSON.stringify(spec) }));
-    expect(result.summary).toHaveLength(1);
+    expect(result.summary).toHaveLength(2);
     // eslint-disable-next-line no-control-regex
-    expect(result.summary[0]).not.toMatch(/[\u0000-\u001f\u007f-\u009f\u202a-\u202e]/);
+    for (const line of result.summary) expect(line).not.toMatch(/[\u0000-\u001f\u007f-\u009f\u202a-\u202e]/);
     expect(printable('a'.repeat(400))).toHaveLength(300);
   });
 });

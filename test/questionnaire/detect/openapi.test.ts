@@ -1,7 +1,8 @@
 import { describe, expect, test } from 'vitest';
 import { Endpoint } from '../../../src/answers/schema.js';
 import { memoryProjectFs } from '../../../src/questionnaire/detect/memory-fs.js';
-import { classifyRoute, detect, toRoute } from '../../../src/questionnaire/detect/openapi.js';
+import { classifyRoute, detect, toRoute, withDetectedOpenApi } from '../../../src/questionnaire/detect/openapi.js';
+import { factsToAnswers } from '../../../src/questionnaire/detect/to-answers.js';
 import { fixture, warnings } from './fixtures.js';
 
 describe('OpenAPI detector', () => {
@@ -57,6 +58,7 @@ describe('OpenAPI detector', () => {
         source: 'openapi.yaml',
         detail: 'security schemes: bearerAuth (http bearer) -> user',
       },
+      { field: 'openapi', value: { path: 'openapi.yaml' }, source: 'openapi.yaml', detail: 'OpenAPI 3.0.3 "Orders API"' },
     ]);
     for (const e of facts[0]?.value as unknown[]) expect(Endpoint.safeParse(e).success).toBe(true);
   });
@@ -199,6 +201,72 @@ describe('classifyRoute', () => {
     ['DELETE', '/orders/:id', 'write', undefined],
   ])('%s %s -> %s %s', (method, route, cls, authKind) => {
     expect(classifyRoute(method, route)).toEqual(authKind ? { class: cls, authKind } : { class: cls });
+  });
+
+  test('a document split across files: the paths and components its $refs name are read too', async () => {
+    const w = warnings();
+    const fs = memoryProjectFs({
+      'api/openapi.yaml': [
+        'openapi: 3.1.0',
+        'info: { title: Split, version: "1" }',
+        'paths:',
+        '  /login: { $ref: "paths/auth.yaml#/login" }',
+        '  /orders/{id}: { $ref: "paths/orders.yaml#/order" }',
+        'components:',
+        '  securitySchemes: { $ref: "../shared/components.yaml#/securitySchemes" }',
+      ].join('\n'),
+      'api/paths/auth.yaml':
+        'login:\n  post: { operationId: login, responses: { "200": { $ref: "../../shared/components.yaml#/responses/Ok" } } }\n',
+      'api/paths/orders.yaml': 'order:\n  get: { operationId: getOrder, responses: { "200": { description: ok } } }\n',
+      'shared/components.yaml':
+        'securitySchemes:\n  key: { type: apiKey, in: header, name: X-Api-Key }\nresponses:\n  Ok: { description: ok }\n',
+    });
+    const facts = await detect(fs, w.warn);
+    expect(w.list).toEqual([]);
+    const byField = Object.fromEntries(facts.map((f) => [f.field, f]));
+    expect(byField.endpoints?.value).toEqual([
+      { name: 'login', method: 'POST', route: '/login', class: 'auth', authKind: 'login', anonymous: true },
+      { name: 'getOrder', method: 'GET', route: '/orders/:id', class: 'read', anonymous: true },
+    ]);
+    expect(byField.identities?.value).toEqual(['api-key']);
+    expect(byField.openapi).toEqual({
+      field: 'openapi',
+      value: { path: 'api/openapi.yaml' },
+      source: 'api/openapi.yaml',
+      detail: 'OpenAPI 3.1.0 "Split", with 3 referenced files',
+    });
+    expect(factsToAnswers(facts).openapi).toEqual({ path: 'api/openapi.yaml' });
+  });
+
+  test('a $ref to a URL or out of the project is not followed: a warning, and the document is read without it', async () => {
+    for (const ref of ['https://example.com/paths.yaml', '../../outside.yaml']) {
+      const w = warnings();
+      const fs = memoryProjectFs({
+        'openapi.yaml': `openapi: 3.0.3\ninfo: { title: T, version: "1" }\npaths:\n  /a: { get: { operationId: a } }\n  /b: { $ref: "${ref}" }\n`,
+      });
+      const facts = await detect(fs, w.warn);
+      expect(w.list).toEqual([
+        { source: 'openapi.yaml', message: expect.stringMatching(/a \$ref could not be resolved.*never URLs/) as unknown as string },
+      ]);
+      expect(facts.find((f) => f.field === 'endpoints')?.value).toEqual([
+        { name: 'a', method: 'GET', route: '/a', class: 'read', anonymous: true },
+      ]);
+    }
+  });
+
+  test("the detected document goes into the answers relative to the answers file's folder", async () => {
+    const facts = await detect(
+      memoryProjectFs({ 'api/openapi.yaml': 'openapi: 3.0.3\ninfo: { title: T, version: "1" }\npaths:\n  /a: { get: {} }\n' }),
+    );
+    expect(withDetectedOpenApi({}, facts, '/p', '/p/rate-limit.answers.json')).toEqual({ openapi: { path: 'api/openapi.yaml' } });
+    expect(withDetectedOpenApi({}, facts, '/p', '/p/config/rl.answers.json')).toEqual({ openapi: { path: '../api/openapi.yaml' } });
+    // one the answers name already is kept
+    expect(withDetectedOpenApi({ openapi: { path: 'mine.yaml' } }, facts, '/p', '/p/rl.answers.json')).toEqual({
+      openapi: { path: 'mine.yaml' },
+    });
+    // Swagger 2.0 is read for endpoints, but no overlay is written for it
+    const swagger = await detect(memoryProjectFs({ 'swagger.json': '{"swagger":"2.0","paths":{"/a":{"get":{}}}}' }));
+    expect(swagger.some((f) => f.field === 'openapi')).toBe(false);
   });
 
   test('toRoute converts {param} to :param', () => {
