@@ -469,7 +469,6 @@ export const Access = z
     path: ['customIdentities'],
   });
 
-
 /** The API's own OpenAPI document, which `generate` writes its rate-limit overlay for. */
 export const OpenApiSource = z
   .object({

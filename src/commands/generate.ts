@@ -62,11 +62,11 @@ export async function loadOpenApi(
   }
   const entry = path.relative(folder, abs).split(path.sep).join('/');
   try {
-    const { document } = await bundleSpec(entry, folderSpecReader(folder));
+    const { document, files } = await bundleSpec(entry, folderSpecReader(folder));
     if (typeof document.openapi !== 'string' || !/^3\./.test(document.openapi)) {
       throw fail('not an OpenAPI 3.x document (its top-level openapi field must be 3.0.x or 3.1.x; Swagger 2.0 is not supported)');
     }
-    return { document, source: raw, ...(merged ? { merged: true } : {}) };
+    return { document, source: raw, ...(files.length > 1 ? { split: true } : {}), ...(merged ? { merged: true } : {}) };
   } catch (e) {
     if (e instanceof SpecReadError) throw fail(`${e.file === entry ? 'the document' : e.file} ${e.reason}`);
     throw e;

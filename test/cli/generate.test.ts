@@ -128,6 +128,7 @@ describe('rl-design generate (built binary)', () => {
     const answers = path.join(dir, 'api.answers.json');
     const source = JSON.parse(readFileSync(path.join(ROOT, 'examples', 'saas-platform.answers.json'), 'utf8'));
     delete source.$schema;
+    delete source.openapi; // its OpenAPI document stays beside the example
     writeFileSync(answers, JSON.stringify(source));
     const args = [
       'generate',

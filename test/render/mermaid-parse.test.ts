@@ -4,7 +4,7 @@
  * GitLab and editors run on the Markdown form.
  */
 import { JSDOM } from 'jsdom';
-import { beforeAll, describe, expect, it } from 'vitest';
+import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import type { Diagram } from '../../src/design/model.js';
 import { documentDiagrams } from '../../src/render/diagrams/index.js';
 import { toMermaid } from '../../src/render/diagrams/mermaid.js';
@@ -18,12 +18,17 @@ interface Mermaid {
 }
 
 let mermaid: Mermaid;
+/** The globals this file gives jsdom's values: removed afterwards, since the unit tier shares one context (a global window makes libraries think they run in a browser). */
+const defined: string[] = [];
+const saved = new Map<string, PropertyDescriptor | undefined>();
 
 beforeAll(async () => {
   const { window } = new JSDOM('<!DOCTYPE html><html><body></body></html>', { pretendToBeVisual: true });
   const g = globalThis as Record<string, unknown>;
   for (const key of ['window', 'document', 'DOMParser', 'Element', 'HTMLElement', 'SVGElement', 'Node', 'navigator']) {
     if (!(key in g) || key === 'window' || key === 'document') {
+      defined.push(key);
+      saved.set(key, Object.getOwnPropertyDescriptor(g, key));
       Object.defineProperty(g, key, {
         value: key === 'window' ? window : (window as unknown as Record<string, unknown>)[key],
         configurable: true,
@@ -33,6 +38,15 @@ beforeAll(async () => {
   }
   mermaid = (await import('mermaid')).default as unknown as Mermaid;
   mermaid.initialize({ startOnLoad: false, securityLevel: 'strict' });
+});
+
+afterAll(() => {
+  const g = globalThis as Record<string, unknown>;
+  for (const key of defined) {
+    const before = saved.get(key);
+    if (before) Object.defineProperty(g, key, before);
+    else delete g[key];
+  }
 });
 
 const KIND: Record<Diagram['kind'], string> = { flowchart: 'flowchart-v2', state: 'stateDiagram', sequence: 'sequence' };
