@@ -85,7 +85,7 @@ export function buildAccess(answers: Answers, rules: readonly MatrixRule[], docs
         cidrs,
         identities,
         routes.map((r) => `${r.method} ${r.route}`),
-      )} skip the ${joinAnd(tiers)} rules (${ruleIds.length > 0 ? joinAnd(ruleIds) : 'none in the middleware'}) without a store call${a.allow.reason ? `: ${a.allow.reason}` : ''}. ${kept.length > 0 ? `${joinAnd(kept)} still count${kept.length === 1 ? 's' : ''} them. ` : ''}${edge.length > 0 ? `Edge rules (${joinAnd(edge)}) run in the gateway, which does not read this list. ` : ''}Addresses are matched after the trusted-proxy walk (an address a client writes in X-Forwarded-For is never read), identities as identify() returns them.`,
+      )} ${identities.length === 1 && cidrs.length + routes.length === 0 ? 'skips' : 'skip'} the ${joinAnd(tiers)} rules (${ruleIds.length > 0 ? joinAnd(ruleIds) : 'none in the middleware'}) without a store call${a.allow.reason ? `: ${a.allow.reason}` : ''}. ${kept.length > 0 ? `${joinAnd(kept)} still count${kept.length === 1 ? 's' : ''} ${identities.length === 1 && cidrs.length + routes.length === 0 ? 'it' : 'them'}. ` : ''}${edge.length > 0 ? `Edge rules (${joinAnd(edge)}) run in the gateway, which does not read this list. ` : ''}Addresses are matched after the trusted-proxy walk (an address a client writes in X-Forwarded-For is never read), identities as identify() returns them.`,
     };
   }
   if (a.deny && ((a.deny.cidrs?.length ?? 0) > 0 || (a.deny.identities?.length ?? 0) > 0)) {
