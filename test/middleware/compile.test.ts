@@ -71,6 +71,7 @@ describe('generated middleware under tsc --strict', () => {
       'gcra',
       'sliding-window-log',
       'fixed-window',
+      'penalty', // its penalty box runs on the store too
     ]);
     expect((await scratch.load<Core>('in-process', 'ratelimit-core')).SCRIPTS).toEqual([]);
   });

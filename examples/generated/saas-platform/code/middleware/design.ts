@@ -537,7 +537,7 @@ export const DESIGN: DesignData = {
       withinSeconds: 900,
       blockSeconds: 1800,
     },
-    customIdentities: ["tenant"],
+    customIdentities: [],
     memoryFallback: true,
   },
 };
