@@ -50,6 +50,24 @@ describe('on a 3-master Redis Cluster', () => {
     }
   });
 
+  it('identity-limits: a GCRA bucket and a quota of one tenant race as one, 200 calls for the last 10', async () => {
+    for (const tag of TAGS.slice(3, 6)) {
+      const bucket = `rl:{${tag}}:req`;
+      const quota = `rl:{${tag}}:quota:2026-03`;
+      const end = Date.now() + HOUR;
+      // the bucket has room for 1000, the quota for 110: the quota binds
+      await run(clients[0]!, 'identity-limits', [bucket, quota], ['g', 1000, 1, HOUR, 1, 'w', 110, end, 60000, 100]);
+      const replies = await race(clients, 200, (c: Client) =>
+        run(c, 'identity-limits', [bucket, quota], ['g', 1000, 1, HOUR, 1, 'w', 110, end, 60000, 1]),
+      );
+      expect(replies.filter((r) => r[0] === 0)).toHaveLength(10);
+      expect(Number(await clients[0]!.get(quota))).toBe(110);
+      // the bucket was charged for exactly the admitted calls: 1 + 10 tokens of an hour each
+      const ahead = Number(await clients[0]!.get(bucket)) - Date.now() * 1000;
+      expect(Math.round(ahead / (HOUR * 1000))).toBe(11);
+    }
+  });
+
   it('sliding-window-log: dual keys in one slot race atomically', async () => {
     for (const tag of ['auth:login', 'auth:reset']) {
       const user = `rl:{${tag}}:user:alice`;

@@ -13,6 +13,7 @@ const PINNED_SHA1: Record<string, string> = {
   'sliding-window-log': '694b77633a53c0277f215bbb4108caef52f50de7',
   'fixed-window': '95c3f4dcc79262dce1a8cf9bb44b6b2fc45055fd',
   'outbound-bucket': 'f7d2bad1428a56ddc8dc287a664cbfdb3388260a',
+  'identity-limits': '7e41134a7d9be4148f957f50f54508125952f5d4',
 };
 
 const s = useRedis();
@@ -24,7 +25,13 @@ describe('lua/ scripts', () => {
       .filter((f) => f.endsWith('.lua'))
       .sort();
     expect(files).toEqual(LUA_SCRIPTS.map((m) => m.file).sort());
-    expect(LUA_SCRIPTS.map((m) => m.algorithm).sort()).toEqual(['fixed-window', 'gcra', 'outbound', 'sliding-window-log']);
+    expect(LUA_SCRIPTS.map((m) => m.algorithm).sort()).toEqual([
+      'fixed-window',
+      'gcra',
+      'identity-limits',
+      'outbound',
+      'sliding-window-log',
+    ]);
   });
 
   it('pins the SHA1 of every script', () => {

@@ -71,6 +71,8 @@ describe('generated middleware under tsc --strict', () => {
       'gcra',
       'sliding-window-log',
       'fixed-window',
+      // the tenant's fairness bucket and its quota, checked in one call
+      'identity-limits',
     ]);
     expect((await scratch.load<Core>('in-process', 'ratelimit-core')).SCRIPTS).toEqual([]);
   });

@@ -5,7 +5,10 @@
 import type { LatencyObserver } from './metrics.js';
 import type { ScriptSpec } from './types.js';
 
-/** Every script returns {allowed, remaining, retry_after_ms, reset_ms[, denied_by]}. */
+/**
+ * gcra, fixed-window and sliding-window-log return {allowed, remaining, retry_after_ms,
+ * reset_ms[, denied_by]}; identity-limits returns {denied_by, v1, ..., vn}.
+ */
 export type Reply = readonly number[];
 
 /** A script of the design with its latency series. */
@@ -161,7 +164,7 @@ export class Deadlines {
 }
 
 export function toReply(raw: unknown): Reply {
-  if (!Array.isArray(raw) || raw.length < 4) throw new StoreError('script', 'rate limiter script returned an unexpected reply');
+  if (!Array.isArray(raw) || raw.length < 2) throw new StoreError('script', 'rate limiter script returned an unexpected reply');
   for (const v of raw) if (typeof v !== 'number') return raw.map((x) => Number(x));
   return raw as number[];
 }
