@@ -64,6 +64,12 @@ try {
     await bytesPerKey('fixed-window', () => ['rolling', 1e9, 1, 30 * DAY, DAY]),
     BYTES_PER_KEY['fixed-window-rolling-base'],
   );
+  compare('identity-limits.lua: a GCRA key', await bytesPerKey('identity-limits', () => ['g', 10, 1, 60_000, 1]), BYTES_PER_KEY.gcra);
+  compare(
+    'identity-limits.lua: a calendar counter',
+    await bytesPerKey('identity-limits', () => ['w', 1e9, Date.now() + HOUR, 60_000, 12_345]),
+    BYTES_PER_KEY['fixed-window'],
+  );
   const one = await bytesPerKey('sliding-window-log', () => [100, HOUR, 1], 20_000);
   const ten = await bytesPerKey('sliding-window-log', () => [100, HOUR, 1], 20_000, 10);
   compare('sliding-window-log.lua: each further attempt', (ten - one) / 9, BYTES_PER_KEY['sliding-window-log-entry'], 0.25);

@@ -97,6 +97,26 @@ function cases(nowMs) {
       memory: (i) => [[key(i)], [100, 1, HOUR, 1]],
     },
     {
+      name: 'identity-limits.lua, 1 GCRA key',
+      source: read('lua/identity-limits.lua'),
+      admit: [['rl:{hot}'], ['g', 1e9, 1e9, 1000, 1]],
+      throttle: [['rl:{hot}'], ['g', 10, 1, HOUR, 1]],
+      memory: (i) => [[key(i)], ['g', 100, 1, HOUR, 1]],
+    },
+    {
+      name: 'identity-limits.lua, GCRA + calendar quota of one tenant (2 keys, one call)',
+      source: read('lua/identity-limits.lua'),
+      admit: [
+        ['rl:{hot}:req', 'rl:{hot}:2026-01'],
+        ['g', 1e9, 1e9, 1000, 1, 'w', 1e15, dayEnd, 60_000, 1],
+      ],
+      throttle: [
+        ['rl:{hot}:req', 'rl:{hot}:2026-01'],
+        ['g', 1e9, 1e9, 1000, 1, 'w', 10, dayEnd, 60_000, 1],
+      ],
+      memory: null,
+    },
+    {
       name: 'sliding-window-log.lua, 1 key',
       source: read('lua/sliding-window-log.lua'),
       admit: [['rl:{hot}:ip'], [1e9, 1000, 1]],
