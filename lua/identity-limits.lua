@@ -10,9 +10,10 @@ KEYS[1]..KEYS[n]  one key per limit, all sharing one hash tag, e.g.
             it is never split).
 ARGV[5i-4] .. ARGV[5i]  five per key i, in the keys' order:
   'g', burst, rate, period_ms, cost
-            a GCRA bucket, the algorithm of gcra.lua (capacity burst,
-            refilled with rate tokens per period_ms, one integer TAT in
-            microseconds of the Redis clock)
+            a GCRA bucket: gcra.lua's algorithm and key layout (capacity
+            burst, refilled with rate tokens per period_ms; TAT kept in the
+            key's expiry, its sub-millisecond part as the value), so a key
+            is the same bucket whichever of the two scripts checks it
   'w', limit, window_end_ms, slack_ms, cost
             a counter for a window the caller names in the key (a calendar
             period or a fixed window), ending at window_end_ms (epoch ms),
@@ -30,8 +31,9 @@ From vi: remaining = floor((burst * T - vi) / T), reset = ceil(vi / 1000) ms,
 with T = ceil(period_ms * 1000 / rate); a refused bucket's retry_after is
 ceil((vi + cost * T - burst * T) / 1000) ms (-1 when cost > burst).
 
-Time comes from redis.call('TIME'), never from the caller (the caller only
-names a window and its end).
+Time is the server's, never the caller's: a bucket reads it from its key's
+expiry (PTTL, as gcra.lua does), and a new window counter's expiry takes it
+from redis.call('TIME') (the caller only names a window and its end).
 
 TTL: a GCRA key is written with SET ... PX, so it vanishes when its bucket
 is full again; a window counter gets PEXPIREAT max(window_end, now) + slack
@@ -44,10 +46,6 @@ if n < 1 or #ARGV ~= 5 * n then
   return redis.error_reply('ERR identity-limits.lua: want 1+ keys and 5 ARGV per key')
 end
 
-local t = redis.call('TIME')
-local now = t[1] * 1000000 + t[2]
-local now_ms = math.floor(now / 1000)
-
 local before, after, denied = {}, {}, 0
 for i = 1, n do
   local a = 5 * i - 5
@@ -59,11 +57,15 @@ for i = 1, n do
     if not (burst and cost and burst >= 1 and cost >= 1 and interval >= 1 and interval < 1e15) then
       return redis.error_reply('ERR identity-limits.lua: key ' .. i .. ' wants burst>=1, rate>0, period_ms>=1, cost>=1')
     end
-    local tat = tonumber(redis.call('GET', key) or 0)
-    if tat < now then tat = now end
-    local ahead = tat + cost * interval - now
-    before[i], after[i] = tat - now, ahead
-    if ahead > burst * interval and denied == 0 then denied = i end
+    -- TAT - now from the expiry: PTTL * 1000 - v (see gcra.lua)
+    local ahead = 0
+    local pttl = redis.call('PTTL', key)
+    if pttl > 0 then
+      ahead = pttl * 1000 - (tonumber(redis.call('GET', key)) or 0)
+      if ahead < 0 then ahead = 0 end
+    end
+    before[i], after[i] = ahead, ahead + cost * interval
+    if ahead + cost * interval > burst * interval and denied == 0 then denied = i end
   elseif kind == 'w' then
     local limit, window_end = tonumber(ARGV[a + 2]), tonumber(ARGV[a + 3])
     if not (limit and window_end and cost and limit >= 1 and cost >= 1) then
@@ -88,11 +90,14 @@ for i = 1, n do
   local a = 5 * i - 5
   local key = KEYS[i]
   if ARGV[a + 1] == 'g' then
-    redis.call('SET', key, string.format('%d', now + after[i]), 'PX', string.format('%d', math.ceil(after[i] / 1000)))
+    local reset = math.ceil(after[i] / 1000)
+    redis.call('SET', key, string.format('%d', reset * 1000 - after[i]), 'PX', string.format('%d', reset))
   else
     redis.call('INCRBY', key, ARGV[a + 5])
     if before[i] == 0 then
       local slack = tonumber(ARGV[a + 4]) or 60000
+      local t = redis.call('TIME')
+      local now_ms = t[1] * 1000 + math.floor(t[2] / 1000)
       redis.call('PEXPIREAT', key, string.format('%d', math.max(tonumber(ARGV[a + 3]), now_ms) + slack))
     end
   end

@@ -90,13 +90,6 @@ function cases(nowMs) {
       memory: (i) => [[key(i)], [100, 1, HOUR, 1]],
     },
     {
-      name: 'experimental: gcra, TAT kept in the TTL (not shipped)',
-      source: read('bench/lua/experimental-gcra-ttl-clock.lua'),
-      admit: [['rl:{hot}'], [1e9, 1e9, 1000, 1]],
-      throttle: [['rl:{hot}'], [10, 1, HOUR, 1]],
-      memory: (i) => [[key(i)], [100, 1, HOUR, 1]],
-    },
-    {
       name: 'identity-limits.lua, 1 GCRA key',
       source: read('lua/identity-limits.lua'),
       admit: [['rl:{hot}'], ['g', 1e9, 1e9, 1000, 1]],

@@ -52,8 +52,8 @@ describe('gcra.lua', () => {
   });
 
   it('a fast denial never tells the client to come back too early', async () => {
-    // The TTL is whole milliseconds and lags the stored TAT by up to 1 ms; the retry-after
-    // built from it must still cover the exact wait. Checked against the clock read right
+    // The expiry clock is whole milliseconds and a fast denial does not read the
+    // sub-millisecond part; the retry-after built from them must still cover the exact wait. Checked against the clock read right
     // after the call (later than the script's own clock, so this bound is the weaker one).
     const early: number[] = [];
     for (let i = 0; i < 60; i++) {
@@ -65,8 +65,14 @@ describe('gcra.lua', () => {
       const [bs, bus] = (await s.redis.time()) as unknown as [string, string];
       const before = Number(bs) * 1e6 + Number(bus);
       const [allowed, , retry, reset] = await gcra(key, 2, 10, 1000);
-      const [[, time], [, tat]] = (await s.redis.multi().time().get(key).exec()) as [[null, [string, string]], [null, string]];
+      const [[, time], [, pttl], [, v]] = (await s.redis.multi().time().pttl(key).get(key).exec()) as [
+        [null, [string, string]],
+        [null, number],
+        [null, string],
+      ];
       const after = Number(time[0]) * 1e6 + Number(time[1]);
+      // TAT from the layout: the key expires at TAT rounded up to a millisecond, v short of it
+      const tat = (Math.floor(after / 1000) + pttl) * 1000 - Number(v);
       const exactWaitUs = Number(tat) + 100_000 - 200_000 - after;
       expect(allowed).toBe(0);
       if (retry! * 1000 < exactWaitUs || reset! * 1000 < Number(tat) - after) early.push(exactWaitUs - retry! * 1000);
@@ -89,23 +95,40 @@ describe('gcra.lua', () => {
     expect((await commandCalls()).time).toBeUndefined();
     expect((await gcra(key, 10, 1, HOUR, 1)).slice(0, 3)).toEqual([1, 0, 0]);
     const calls = await commandCalls();
-    expect([calls.pttl, calls.time, calls.get, calls.set]).toEqual([2, 1, 1, 1]);
+    expect([calls.pttl, calls.time, calls.get, calls.set]).toEqual([2, undefined, 1, 1]);
   });
 
-  it('a first request (no key: a full bucket) reads no value: PTTL, TIME, SET', async () => {
+  it('a first request (no key: a full bucket) reads no value and no clock: PTTL, SET', async () => {
     const key = `${freshTag()}api`;
     await s.redis.config('RESETSTAT');
     expect((await gcra(key, 5, 1, 60_000)).slice(0, 3)).toEqual([1, 4, 0]);
     const calls = await commandCalls();
-    expect([calls.pttl, calls.time, calls.get, calls.set]).toEqual([1, 1, undefined, 1]);
+    expect([calls.pttl, calls.time, calls.get, calls.set]).toEqual([1, undefined, undefined, 1]);
   });
 
-  it('stores one integer (microseconds) in a plain string key', async () => {
+  it('keeps TAT in the expiry and its sub-millisecond part (0-999, a shared integer) as the value', async () => {
     const key = `${freshTag()}api`;
-    await gcra(key, 3, 10, 1000);
+    // 3 per 1000 ms: one token is 333,334 us, so the key expires in 334 ms, 666 us past TAT
+    await gcra(key, 3, 3, 1000);
     expect(await s.redis.type(key)).toBe('string');
-    expect(await s.redis.get(key)).toMatch(/^\d{16,}$/);
+    expect(await s.redis.get(key)).toBe('666');
     expect(await s.redis.object('ENCODING', key)).toBe('int');
+    const pttl = await s.redis.pttl(key);
+    expect(pttl).toBeGreaterThan(300);
+    expect(pttl).toBeLessThanOrEqual(334);
+    // a second token: 666,668 us ahead, expiring in 667 ms, 332 us past TAT
+    expect((await gcra(key, 3, 3, 1000)).slice(0, 2)).toEqual([1, 1]);
+    expect(Number(await s.redis.get(key))).toBeGreaterThanOrEqual(0);
+    expect(Number(await s.redis.get(key))).toBeLessThan(1000);
+  });
+
+  it('a key found without a TTL counts as a full bucket and is written back with one', async () => {
+    const key = `${freshTag()}api`;
+    await s.redis.set(key, '1712345678901234');
+    expect((await gcra(key, 5, 1, 60_000)).slice(0, 3)).toEqual([1, 4, 0]);
+    const pttl = await s.redis.pttl(key);
+    expect(pttl).toBeGreaterThan(59_000);
+    expect(pttl).toBeLessThanOrEqual(60_000);
   });
 
   it('admits a throttled client again after waiting retry_after_ms', async () => {

@@ -9,11 +9,11 @@ import { useRedis } from './harness.js';
  * here on purpose (and every generated file that embeds the script changes with it).
  */
 const PINNED_SHA1: Record<string, string> = {
-  gcra: '45dc1483a4ccac821dcf89c6443896f16f826135',
+  gcra: '9ee1d7ee83e1e5742e4dcca46cf8daaf9fd9ade8',
   'sliding-window-log': '694b77633a53c0277f215bbb4108caef52f50de7',
   'fixed-window': '95c3f4dcc79262dce1a8cf9bb44b6b2fc45055fd',
   'outbound-bucket': 'f7d2bad1428a56ddc8dc287a664cbfdb3388260a',
-  'identity-limits': '7e41134a7d9be4148f957f50f54508125952f5d4',
+  'identity-limits': '7b4d761849e453f1ef3cb1dbf7278321a7ee1734',
 };
 
 const s = useRedis();

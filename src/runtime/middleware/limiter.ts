@@ -91,6 +91,8 @@ interface Applicable {
   readonly exempt: boolean;
   readonly rules: readonly AppliedRule[];
   readonly needsUsername: boolean;
+  /** Whether two or more of the rules could share an identity-limits call. */
+  readonly joins: boolean;
 }
 
 /** Per request: who is calling, and the client IP once a rule has needed it. */
@@ -118,8 +120,8 @@ interface Step {
   readonly windowEnd: number;
   /** identity-limits: every limit of one identity in one call; then, per rule, its cost and window end. */
   combined: boolean;
-  readonly costs: number[];
-  readonly windowEnds: number[];
+  costs: number[] | null;
+  windowEnds: number[] | null;
   /** 1 for a step that holds a quota (it goes once every rate limit has admitted), else 0. */
   wave: number;
 }
@@ -250,7 +252,12 @@ export function createLimiter<TReq>(design: DesignData, options: LimiterOptions<
         const cost = (endpoint !== null ? rule.costs.get(endpoint) : undefined) ?? rule.spec.costDefault;
         return { rule, cost, costArg: String(cost) };
       });
-    return { exempt: match.exempt, rules: applied, needsUsername: applied.some((a) => a.rule.spec.identity === 'username') };
+    return {
+      exempt: match.exempt,
+      rules: applied,
+      needsUsername: applied.some((a) => a.rule.spec.identity === 'username'),
+      joins: applied.filter((a) => a.rule.joins).length > 1,
+    };
   });
   // the integer-reply variants when the client has them (see RedisClientLike)
   const evalsha = redis ? (redis.evalshaBuffer ?? redis.evalsha).bind(redis) : null;
@@ -398,9 +405,9 @@ export function createLimiter<TReq>(design: DesignData, options: LimiterOptions<
       const args: (string | number)[] = step.keys.slice();
       for (let i = 0; i < step.rules.length; i++) {
         const r = step.rules[i] as ActiveRule;
-        const costArg = String(step.costs[i]);
+        const costArg = String((step.costs as number[])[i]);
         if (r.spec.script === 'gcra') args.push('g', r.gcraArgs[0], r.gcraArgs[1], r.gcraArgs[2], costArg);
-        else args.push('w', r.spec.limit, step.windowEnds[i] ?? 0, 60000, costArg);
+        else args.push('w', r.spec.limit, (step.windowEnds as number[])[i] ?? 0, 60000, costArg);
       }
       return args;
     }
@@ -524,7 +531,7 @@ export function createLimiter<TReq>(design: DesignData, options: LimiterOptions<
 
   /** identity-limits: ms until a window rule's window ends, on this process's clock (which named the window). */
   function windowReset(step: Step, i: number): number {
-    return Math.max(0, (step.windowEnds[i] ?? 0) - clock());
+    return Math.max(0, ((step.windowEnds as number[])[i] ?? 0) - clock());
   }
 
   /**
@@ -535,7 +542,7 @@ export function createLimiter<TReq>(design: DesignData, options: LimiterOptions<
   function combinedWait(step: Step, reply: Reply, i: number): number {
     const r = step.rules[i] as ActiveRule;
     const v = reply[i + 1] ?? 0;
-    const cost = step.costs[i] ?? 1;
+    const cost = (step.costs as number[])[i] ?? 1;
     if (r.spec.script === 'gcra') {
       const over = v + cost * r.interval - r.tolerance;
       if (over <= 0) return 0;
@@ -598,9 +605,11 @@ export function createLimiter<TReq>(design: DesignData, options: LimiterOptions<
     private end = 0;
     /** Steps of the wave still waiting for the store (plus one while the wave is being sent). */
     private pending = 0;
-    /** Each step's reply, or its failure. */
-    private readonly replies: (Reply | null)[];
+    /** Each step's reply, or its failure (a request of one step keeps them in the fields below). */
+    private readonly replies: (Reply | null)[] | null;
     private errors: unknown[] | null = null;
+    private reply: Reply | null = null;
+    private error: unknown = null;
     private readonly outcomes: RuleOutcome[] = [];
     /** The most constraining client-facing rate rule so far: its headers go on an admitted response. */
     private shownRule: ActiveRule | null = null;
@@ -621,7 +630,7 @@ export function createLimiter<TReq>(design: DesignData, options: LimiterOptions<
       this.plan = plan;
       this.resolve = resolve;
       this.reject = reject;
-      this.replies = new Array<Reply | null>(steps.length).fill(null);
+      this.replies = steps.length > 1 ? new Array<Reply | null>(steps.length).fill(null) : null;
     }
 
     /** Sends each wave's steps together, until one waits for the store or the decision is made. */
@@ -667,7 +676,10 @@ export function createLimiter<TReq>(design: DesignData, options: LimiterOptions<
 
     /** A step's reply or failure; the last of its wave reads them all and goes on. */
     done(i: number, reply: Reply | null, error: unknown): void {
-      if (reply !== null) this.replies[i] = reply;
+      if (this.replies === null) {
+        this.reply = reply;
+        this.error = error;
+      } else if (reply !== null) this.replies[i] = reply;
       else (this.errors ??= [])[i] = error;
       if (--this.pending > 0) return;
       try {
@@ -690,8 +702,9 @@ export function createLimiter<TReq>(design: DesignData, options: LimiterOptions<
       const end = this.end;
       for (let i = this.at; i < end; i++) {
         const step = this.steps[i] as Step;
-        const reply = this.replies[i];
-        const decided = reply != null ? this.result(step, reply) : this.failure(step, this.errors?.[i]);
+        const reply = this.replies === null ? this.reply : this.replies[i];
+        const decided =
+          reply != null ? this.result(step, reply) : this.failure(step, this.replies === null ? this.error : this.errors?.[i]);
         if (decided) return true;
       }
       this.at = end;
@@ -727,7 +740,7 @@ export function createLimiter<TReq>(design: DesignData, options: LimiterOptions<
             };
         this.outcomes.push(outcome);
         if (!this.silent && r.spec.headers === 'full') {
-          const values = shown(r.spec, outcome, windowSecondsOf(r, step.windowEnds[i] ?? step.windowEnd));
+          const values = shown(r.spec, outcome, windowSecondsOf(r, step.windowEnds?.[i] ?? step.windowEnd));
           if (r.spec.tier === 'quota') {
             if (tighter(values, this.quotaValues)) {
               this.quotaRule = r;
@@ -755,7 +768,7 @@ export function createLimiter<TReq>(design: DesignData, options: LimiterOptions<
       if (rule.tier === 'quota') metrics.quotaExhausted(rule.id, rule.plan ?? this.plan ?? '');
       if (step.mode === 'shadow') return false;
       const retryAfter = retryAfterSeconds(rule, denied);
-      const s = shown(rule, denied, windowSecondsOf(binder, step.windowEnds[binding] ?? step.windowEnd));
+      const s = shown(rule, denied, windowSecondsOf(binder, step.windowEnds?.[binding] ?? step.windowEnd));
       // a quota's own refusal states the quota (the single-value conventions: in the quota trio too)
       const quota = rule.tier === 'quota' ? binder : null;
       const headers: (readonly [string, string])[] =
@@ -945,8 +958,8 @@ export function createLimiter<TReq>(design: DesignData, options: LimiterOptions<
             tag,
             windowEnd,
             combined: false,
-            costs: [cost],
-            windowEnds: [windowEnd],
+            costs: null,
+            windowEnds: null,
             wave: 0,
           });
         }
@@ -954,7 +967,7 @@ export function createLimiter<TReq>(design: DesignData, options: LimiterOptions<
       }
       const wave = spec.tier === 'quota' ? 1 : 0;
       // every limit of one identity (one hash tag) in one identity-limits call, all or nothing
-      const tag = rule.joins ? hashTag(key) : null;
+      const tag = rule.joins && applicable.joins ? hashTag(key) : null;
       const partner =
         tag === null
           ? undefined
@@ -968,8 +981,8 @@ export function createLimiter<TReq>(design: DesignData, options: LimiterOptions<
       if (partner) {
         partner.rules.push(rule);
         partner.keys.push(key);
-        partner.costs.push(cost);
-        partner.windowEnds.push(windowEnd);
+        (partner.costs ??= [partner.cost]).push(cost);
+        (partner.windowEnds ??= [partner.windowEnd]).push(windowEnd);
         partner.combined = true;
         if (wave > partner.wave) partner.wave = wave;
       } else {
@@ -982,8 +995,8 @@ export function createLimiter<TReq>(design: DesignData, options: LimiterOptions<
           tag,
           windowEnd,
           combined: false,
-          costs: [cost],
-          windowEnds: [windowEnd],
+          costs: null,
+          windowEnds: null,
           wave,
         });
       }
