@@ -13,13 +13,16 @@ ARGV[2]  rate       tokens refilled per period (number > 0)
 ARGV[3]  period_ms  refill period in ms (integer >= 1; 1000 = rate per second)
 ARGV[4]  cost       tokens this request takes (integer >= 1; default 1)
 
-Returns {allowed, remaining, retry_after_ms, reset_ms}, all integers:
-  allowed         1 admitted (tokens taken), 0 denied (nothing written)
-  remaining       whole tokens left after this decision
+Returns ONE integer, how far the bucket is ahead of now (TAT - now, in
+microseconds): the caller knows the rule, and the rest follows from it.
+  r > 0   admitted (tokens taken); r is TAT - now after this request
+  r < 0   denied (nothing written); -r - 1 is TAT - now (0: a full bucket)
+With T = ceil(period_ms * 1000 / rate), ahead = r or -r - 1:
+  remaining       floor((burst * T - ahead) / T) whole tokens left
   retry_after_ms  0 when admitted; when denied, ms until the same request
-                  would be admitted; -1 when cost > burst (never: the
-                  request can not fit in the bucket, do not retry)
-  reset_ms        ms until the bucket is full again (0 = full)
+                  would be admitted: ceil((ahead + cost * T - burst * T) / 1000),
+                  or -1 when cost > burst (never: it can not fit, do not retry)
+  reset_ms        ceil(ahead / 1000), ms until the bucket is full again
 
 State in the expiry: the key expires at E = TAT rounded up to a whole
 millisecond (the moment the bucket is full again: a missing key IS a full
@@ -66,12 +69,8 @@ if pttl > 0 then
 end
 
 local new_ahead = ahead + inc
-if new_ahead > tolerance then
-  local retry_after = -1
-  if cost <= burst then retry_after = math.ceil((new_ahead - tolerance) / 1000) end
-  return {0, math.max(0, math.floor((tolerance - ahead) / interval)), retry_after, math.ceil(ahead / 1000)}
-end
+if new_ahead > tolerance then return -ahead - 1 end
 
 local reset = math.ceil(new_ahead / 1000)
 redis.call('SET', KEYS[1], string.format('%d', reset * 1000 - new_ahead), 'PX', string.format('%d', reset))
-return {1, math.floor((tolerance - new_ahead) / interval), 0, reset}
+return new_ahead

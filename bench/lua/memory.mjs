@@ -53,7 +53,11 @@ const compare = (what, measured, stated, tolerance = 0.1) =>
   rows.push({ what, measured, stated, ok: measured > stated * (1 - tolerance) && measured < stated * (1 + tolerance), tolerance });
 
 try {
-  compare('gcra.lua: TAT in the expiry, a shared integer as the value', await bytesPerKey('gcra', () => [10, 1, 60_000, 1]), BYTES_PER_KEY.gcra);
+  compare(
+    'gcra.lua: TAT in the expiry, a shared integer as the value',
+    await bytesPerKey('gcra', () => [10, 1, 60_000, 1]),
+    BYTES_PER_KEY.gcra,
+  );
   compare(
     'fixed-window.lua, calendar: one counter',
     await bytesPerKey('fixed-window', () => ['calendar', 1e9, 12_345, Date.now() + HOUR]),

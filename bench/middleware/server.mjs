@@ -105,7 +105,8 @@ if (mode === 'limited' || mode === 'limited-plain') {
       if (headers) {
         // the two headers the generated middleware sends on every admitted response
         res.setHeader('RateLimit-Policy', '"fairness-per-api-key";q=1000000;w=1');
-        res.setHeader('RateLimit', `"fairness-per-api-key";r=${reply[1]};t=${Math.ceil(reply[3] / 1000)}`);
+        // gcra.lua's one integer: microseconds ahead (1,000,000 per second, one token = 1 us)
+        res.setHeader('RateLimit', `"fairness-per-api-key";r=${1_000_000 - reply};t=${Math.ceil(reply / 1000)}`);
       }
       next();
     }, next);

@@ -45,8 +45,9 @@ describe('on a 3-master Redis Cluster', () => {
     for (const tag of TAGS.slice(0, 3)) {
       const key = `rl:{${tag}}:api`;
       await run(clients[0]!, 'gcra', [key], [110, 1, HOUR, 100]);
-      const replies = await race(clients, 200, (c: Client) => run(c, 'gcra', [key], [110, 1, HOUR, 1]));
-      expect(replies.filter((r) => r[0] === 1)).toHaveLength(10);
+      const replies = (await race(clients, 200, (c: Client) => run(c, 'gcra', [key], [110, 1, HOUR, 1]))) as unknown as number[];
+      // one integer per call: positive when admitted
+      expect(replies.filter((r) => r > 0)).toHaveLength(10);
     }
   });
 

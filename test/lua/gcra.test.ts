@@ -1,12 +1,20 @@
 import { describe, expect, it } from 'vitest';
+import { gcraReply } from '../../src/runtime/middleware/store.js';
 import { freshTag, race, run, sleep, useRedis } from './harness.js';
 
 const s = useRedis();
 const HOUR = 3_600_000;
 
-/** ARGV: burst, rate, period_ms, cost. */
-const gcra = (key: string, burst: number, rate: number, periodMs: number, cost = 1) =>
-  run(s.redis, 'gcra', [key], [burst, rate, periodMs, cost]);
+/**
+ * ARGV: burst, rate, period_ms, cost. The script replies with one integer (how far the bucket
+ * is ahead, its sign the decision); the runtime's decoder turns it into
+ * [allowed, remaining, retry_after_ms, reset_ms].
+ */
+const gcra = async (key: string, burst: number, rate: number, periodMs: number, cost = 1): Promise<number[]> => {
+  const raw = (await run(s.redis, 'gcra', [key], [burst, rate, periodMs, cost])) as unknown;
+  expect(typeof raw).toBe('number');
+  return [...gcraReply(raw as number, burst, rate, periodMs, cost)];
+};
 
 describe('gcra.lua', () => {
   it('admits exactly burst, then denies with retry-after of one emission interval', async () => {
@@ -187,9 +195,9 @@ describe('gcra.lua', () => {
   it('200 concurrent calls racing for the last 10 tokens admit exactly 10', async () => {
     const key = `${freshTag()}api`;
     expect((await gcra(key, 110, 1, HOUR, 100))[1]).toBe(10);
-    const replies = await race(s.pool, 200, (c) => run(c, 'gcra', [key], [110, 1, HOUR, 1]));
-    expect(replies.filter((r) => r[0] === 1)).toHaveLength(10);
-    expect(replies.filter((r) => r[0] === 0)).toHaveLength(190);
+    const replies = (await race(s.pool, 200, (c) => run(c, 'gcra', [key], [110, 1, HOUR, 1]))) as unknown as number[];
+    expect(replies.filter((r) => r > 0)).toHaveLength(10);
+    expect(replies.filter((r) => r < 0)).toHaveLength(190);
     expect((await gcra(key, 110, 1, HOUR))[0]).toBe(0);
   });
 

@@ -9,7 +9,7 @@ import { useRedis } from './harness.js';
  * here on purpose (and every generated file that embeds the script changes with it).
  */
 const PINNED_SHA1: Record<string, string> = {
-  gcra: '9ee1d7ee83e1e5742e4dcca46cf8daaf9fd9ade8',
+  gcra: 'a93e7ef6ac60e5323c7bb13ffc3153e8702e4457',
   'sliding-window-log': '694b77633a53c0277f215bbb4108caef52f50de7',
   'fixed-window': '95c3f4dcc79262dce1a8cf9bb44b6b2fc45055fd',
   'outbound-bucket': 'f7d2bad1428a56ddc8dc287a664cbfdb3388260a',

@@ -470,7 +470,7 @@ export function createLimiter<TReq>(design: DesignData, options: LimiterOptions<
     if (!settle(call)) return;
     let reply: Reply;
     try {
-      reply = toReply(raw);
+      reply = toReply(raw, call.script.spec.name === 'gcra' ? call.argv : undefined);
     } catch (error) {
       call.listener.failed(error);
       return;
