@@ -29,7 +29,9 @@ millisecond (the moment the bucket is full again: a missing key IS a full
 bucket), and its value is v = E - TAT in microseconds (0 to 999, an integer
 Redis shares instead of allocating). So PTTL gives TAT - now, read on Redis'
 own expiry clock: no redis.call('TIME'), and a request far past the limit is refused
-from PTTL alone (the value is read only when the answer depends on it).
+from PTTL alone (the value is read only when the answer depends on it, and
+never when T is a whole number of milliseconds, e.g. 100 per second, as v is
+then always 0).
 Time is the server's, never the caller's, so app-server clock skew can not
 move buckets. That clock counts whole milliseconds: decisions are exact GCRA
 on it (TAT itself keeps microseconds), so a client that waits retry_after_ms
@@ -61,8 +63,9 @@ local ahead = 0
 local pttl = redis.call('PTTL', KEYS[1])
 if pttl > 0 then
   ahead = pttl * 1000
-  -- v only matters when even the smallest TAT it allows leaves room for the request
-  if ahead - 999 + inc <= tolerance then
+  -- v only matters when even the smallest TAT it allows leaves room for the request, and
+  -- is always 0 when T is whole milliseconds (TAT then only ever moves by whole ms)
+  if interval % 1000 ~= 0 and ahead - 999 + inc <= tolerance then
     ahead = ahead - (tonumber(redis.call('GET', KEYS[1])) or 0)
     if ahead < 0 then ahead = 0 end
   end

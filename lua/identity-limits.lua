@@ -61,7 +61,9 @@ for i = 1, n do
     local ahead = 0
     local pttl = redis.call('PTTL', key)
     if pttl > 0 then
-      ahead = pttl * 1000 - (tonumber(redis.call('GET', key)) or 0)
+      ahead = pttl * 1000
+      -- (v is always 0 when T is whole milliseconds)
+      if interval % 1000 ~= 0 then ahead = ahead - (tonumber(redis.call('GET', key)) or 0) end
       if ahead < 0 then ahead = 0 end
     end
     before[i], after[i] = ahead, ahead + cost * interval

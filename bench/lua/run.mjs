@@ -68,6 +68,20 @@ function cases(nowMs) {
       memory: (i) => [[key(i)], []],
     },
     {
+      name: "(a2') skeleton of gcra.lua's layout: PTTL, SET small int PX, one-integer reply, no logic",
+      source: "local p = redis.call('PTTL', KEYS[1])\nredis.call('SET', KEYS[1], '1', 'PX', '3600000')\nreturn p\n",
+      admit: [['rl:{hot}'], []],
+      throttle: null,
+      memory: (i) => [[key(i)], []],
+    },
+    {
+      name: "(a2'') its denial: PTTL, one-integer reply",
+      source: "return redis.call('PTTL', KEYS[1])\n",
+      admit: [['rl:{hot}'], []],
+      throttle: null,
+      memory: null,
+    },
+    {
       name: '(a3) smallest key with a TTL: SET k 1 PX',
       source: "redis.call('SET', KEYS[1], '1', 'PX', '3600000')\nreturn 0\n",
       admit: null,
@@ -88,6 +102,13 @@ function cases(nowMs) {
       admit: [['rl:{hot}'], [1e9, 1e9, 1000, 1]],
       throttle: [['rl:{hot}'], [10, 1, HOUR, 1]],
       memory: (i) => [[key(i)], [100, 1, HOUR, 1]],
+    },
+    {
+      name: 'gcra.lua, an interval of whole milliseconds (1,000 per second: no GET)',
+      source: read('lua/gcra.lua'),
+      admit: [['rl:{hot}'], [1e9, 1000, 1000, 1]],
+      throttle: null,
+      memory: null,
     },
     {
       name: 'identity-limits.lua, 1 GCRA key',

@@ -103,7 +103,8 @@ describe('gcra.lua', () => {
     expect((await commandCalls()).time).toBeUndefined();
     expect((await gcra(key, 10, 1, HOUR, 1)).slice(0, 3)).toEqual([1, 0, 0]);
     const calls = await commandCalls();
-    expect([calls.pttl, calls.time, calls.get, calls.set]).toEqual([2, undefined, 1, 1]);
+    // (an interval of whole milliseconds, one hour: the value is always 0 and never read)
+    expect([calls.pttl, calls.time, calls.get, calls.set]).toEqual([2, undefined, undefined, 1]);
   });
 
   it('a first request (no key: a full bucket) reads no value and no clock: PTTL, SET', async () => {
@@ -128,6 +129,11 @@ describe('gcra.lua', () => {
     expect((await gcra(key, 3, 3, 1000)).slice(0, 2)).toEqual([1, 1]);
     expect(Number(await s.redis.get(key))).toBeGreaterThanOrEqual(0);
     expect(Number(await s.redis.get(key))).toBeLessThan(1000);
+    // an interval that is not whole milliseconds reads the value back: PTTL, GET, SET
+    await s.redis.config('RESETSTAT');
+    await gcra(key, 3, 3, 1000);
+    const calls = await commandCalls();
+    expect([calls.pttl, calls.time, calls.get, calls.set]).toEqual([1, undefined, 1, 1]);
   });
 
   it('a key found without a TTL counts as a full bucket and is written back with one', async () => {

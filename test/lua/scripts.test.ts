@@ -9,11 +9,11 @@ import { useRedis } from './harness.js';
  * here on purpose (and every generated file that embeds the script changes with it).
  */
 const PINNED_SHA1: Record<string, string> = {
-  gcra: 'a93e7ef6ac60e5323c7bb13ffc3153e8702e4457',
+  gcra: 'af662ac295b39a0e57b81d1bb648e9bc4a4eb1b1',
   'sliding-window-log': '694b77633a53c0277f215bbb4108caef52f50de7',
   'fixed-window': '95c3f4dcc79262dce1a8cf9bb44b6b2fc45055fd',
   'outbound-bucket': 'f7d2bad1428a56ddc8dc287a664cbfdb3388260a',
-  'identity-limits': '7b4d761849e453f1ef3cb1dbf7278321a7ee1734',
+  'identity-limits': '3e2dfca05d4a229bf85422646e6ad1eaaa464cc6',
 };
 
 const s = useRedis();
