@@ -467,17 +467,20 @@ try {
         return `| ${label} | ${fmt(r.rps)} | ${r.all.map((v) => fmt(v)).join(', ')} | ${bare ? '-' : pct(cost(m))} | ${bare ? '-' : r.costs.map(pct).join(', ')} | ${fmt(r.appCpuUs, 1)} | ${fmt(r.redisCpuUs, 1)} | ${bare ? '-' : pct(cpuCost(m))} | ${r.p99} |`;
       }),
       '',
-      ...(RATE > 0 ? [] : ['(No fixed-load table: --rate 0.)', '']),
-      `#### HTTP at a fixed load: ${fmt(RATE)} req/s for every app (${fmt(Math.max(2, SECONDS / 2))} s per round, same rounds)`,
-      '',
-      '| app | req/s served | app CPU us/req | Redis CPU us/req | cost vs bare (CPU per request) | cost by round | p99 latency (ms) |',
-      '| --- | ---: | ---: | ---: | ---: | --- | ---: |',
-      ...HTTP_ROWS.map(([m, label]) => {
-        const f = http[m].fixed;
-        const bare = m === 'bare';
-        return `| ${label} | ${fmt(f.rps)} | ${fmt(f.appCpuUs, 1)} | ${fmt(f.redisCpuUs, 1)} | ${bare ? '-' : pct(fixedCost(m))} | ${bare ? '-' : f.costs.map(pct).join(', ')} | ${f.p99} |`;
-      }),
-      '',
+      ...(RATE > 0
+        ? [
+            `#### HTTP at a fixed load: ${fmt(RATE)} req/s for every app (${fmt(Math.max(2, SECONDS / 2))} s per round, same rounds)`,
+            '',
+            '| app | req/s served | app CPU us/req | Redis CPU us/req | cost vs bare (CPU per request) | cost by round | p99 latency (ms) |',
+            '| --- | ---: | ---: | ---: | ---: | --- | ---: |',
+            ...HTTP_ROWS.map(([m, label]) => {
+              const f = http[m].fixed;
+              const bare = m === 'bare';
+              return `| ${label} | ${fmt(f.rps)} | ${fmt(f.appCpuUs, 1)} | ${fmt(f.redisCpuUs, 1)} | ${bare ? '-' : pct(fixedCost(m))} | ${bare ? '-' : f.costs.map(pct).join(', ')} | ${f.p99} |`;
+            }),
+            '',
+          ]
+        : ['(No fixed-load table: --rate 0.)', '']),
     );
     const vs = (m, peer) =>
       `${cost(m) <= cost(peer) ? 'at most' : 'more than'} ${peer} by req/s, ${cpuCost(m) <= cpuCost(peer) ? 'at most' : 'more than'} by CPU`;
