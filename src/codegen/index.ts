@@ -20,7 +20,7 @@ import type { CodeFile } from './types.js';
 export type { CodeFile } from './types.js';
 
 const LUA_DESCRIPTIONS: Record<LuaScriptName, string> = {
-  gcra: 'Redis Lua: GCRA token bucket (rate + burst, weighted cost), one integer key per identity',
+  gcra: "Redis Lua: GCRA token bucket (rate + burst, weighted cost), one small key per identity, its state in the key's expiry",
   'sliding-window-log': 'Redis Lua: exact sliding window log for auth, both keys of a dual-key flow in one call',
   'fixed-window': 'Redis Lua: fixed window for long-period plan quotas (calendar period in the plan time zone, or rolling)',
   'outbound-bucket': 'Redis Lua: shared outbound bucket per provider (reserve a slot, pause on a provider 429)',
