@@ -10,8 +10,8 @@ import { createHash } from 'node:crypto';
 import { readFileSync } from 'node:fs';
 import { join } from 'node:path';
 
-export type LuaAlgorithm = 'gcra' | 'sliding-window-log' | 'fixed-window' | 'outbound' | 'penalty';
-export type LuaScriptName = 'gcra' | 'sliding-window-log' | 'fixed-window' | 'outbound-bucket' | 'penalty';
+export type LuaAlgorithm = 'gcra' | 'sliding-window-log' | 'fixed-window' | 'outbound' | 'identity-limits' | 'penalty';
+export type LuaScriptName = 'gcra' | 'sliding-window-log' | 'fixed-window' | 'outbound-bucket' | 'identity-limits' | 'penalty';
 
 export interface LuaScriptMeta {
   readonly name: LuaScriptName;
@@ -33,6 +33,7 @@ export const LUA_SCRIPTS: readonly LuaScriptMeta[] = Object.freeze([
   { name: 'sliding-window-log', file: 'sliding-window-log.lua', algorithm: 'sliding-window-log' },
   { name: 'fixed-window', file: 'fixed-window.lua', algorithm: 'fixed-window' },
   { name: 'outbound-bucket', file: 'outbound-bucket.lua', algorithm: 'outbound' },
+  { name: 'identity-limits', file: 'identity-limits.lua', algorithm: 'identity-limits' },
   { name: 'penalty', file: 'penalty.lua', algorithm: 'penalty' },
 ] as const);
 

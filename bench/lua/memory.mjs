@@ -53,7 +53,11 @@ const compare = (what, measured, stated, tolerance = 0.1) =>
   rows.push({ what, measured, stated, ok: measured > stated * (1 - tolerance) && measured < stated * (1 + tolerance), tolerance });
 
 try {
-  compare('gcra.lua: one integer key', await bytesPerKey('gcra', () => [10, 1, 60_000, 1]), BYTES_PER_KEY.gcra);
+  compare(
+    'gcra.lua: TAT in the expiry, a shared integer as the value',
+    await bytesPerKey('gcra', () => [10, 1, 60_000, 1]),
+    BYTES_PER_KEY.gcra,
+  );
   compare(
     'fixed-window.lua, calendar: one counter',
     await bytesPerKey('fixed-window', () => ['calendar', 1e9, 12_345, Date.now() + HOUR]),
@@ -63,6 +67,12 @@ try {
     'fixed-window.lua, rolling: a hash with one day bucket',
     await bytesPerKey('fixed-window', () => ['rolling', 1e9, 1, 30 * DAY, DAY]),
     BYTES_PER_KEY['fixed-window-rolling-base'],
+  );
+  compare('identity-limits.lua: a GCRA key', await bytesPerKey('identity-limits', () => ['g', 10, 1, 60_000, 1]), BYTES_PER_KEY.gcra);
+  compare(
+    'identity-limits.lua: a calendar counter',
+    await bytesPerKey('identity-limits', () => ['w', 1e9, Date.now() + HOUR, 60_000, 12_345]),
+    BYTES_PER_KEY['fixed-window'],
   );
   const one = await bytesPerKey('sliding-window-log', () => [100, HOUR, 1], 20_000);
   const ten = await bytesPerKey('sliding-window-log', () => [100, HOUR, 1], 20_000, 10);

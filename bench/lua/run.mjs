@@ -68,6 +68,20 @@ function cases(nowMs) {
       memory: (i) => [[key(i)], []],
     },
     {
+      name: "(a2') skeleton of gcra.lua's layout: PTTL, SET small int PX, one-integer reply, no logic",
+      source: "local p = redis.call('PTTL', KEYS[1])\nredis.call('SET', KEYS[1], '1', 'PX', '3600000')\nreturn p\n",
+      admit: [['rl:{hot}'], []],
+      throttle: null,
+      memory: (i) => [[key(i)], []],
+    },
+    {
+      name: "(a2'') its denial: PTTL, one-integer reply",
+      source: "return redis.call('PTTL', KEYS[1])\n",
+      admit: [['rl:{hot}'], []],
+      throttle: null,
+      memory: null,
+    },
+    {
       name: '(a3) smallest key with a TTL: SET k 1 PX',
       source: "redis.call('SET', KEYS[1], '1', 'PX', '3600000')\nreturn 0\n",
       admit: null,
@@ -90,11 +104,31 @@ function cases(nowMs) {
       memory: (i) => [[key(i)], [100, 1, HOUR, 1]],
     },
     {
-      name: 'experimental: gcra, TAT kept in the TTL (not shipped)',
-      source: read('bench/lua/experimental-gcra-ttl-clock.lua'),
-      admit: [['rl:{hot}'], [1e9, 1e9, 1000, 1]],
-      throttle: [['rl:{hot}'], [10, 1, HOUR, 1]],
-      memory: (i) => [[key(i)], [100, 1, HOUR, 1]],
+      name: 'gcra.lua, an interval of whole milliseconds (1,000 per second: no GET)',
+      source: read('lua/gcra.lua'),
+      admit: [['rl:{hot}'], [1e9, 1000, 1000, 1]],
+      throttle: null,
+      memory: null,
+    },
+    {
+      name: 'identity-limits.lua, 1 GCRA key',
+      source: read('lua/identity-limits.lua'),
+      admit: [['rl:{hot}'], ['g', 1e9, 1e9, 1000, 1]],
+      throttle: [['rl:{hot}'], ['g', 10, 1, HOUR, 1]],
+      memory: (i) => [[key(i)], ['g', 100, 1, HOUR, 1]],
+    },
+    {
+      name: 'identity-limits.lua, GCRA + calendar quota of one tenant (2 keys, one call)',
+      source: read('lua/identity-limits.lua'),
+      admit: [
+        ['rl:{hot}:req', 'rl:{hot}:2026-01'],
+        ['g', 1e9, 1e9, 1000, 1, 'w', 1e15, dayEnd, 60_000, 1],
+      ],
+      throttle: [
+        ['rl:{hot}:req', 'rl:{hot}:2026-01'],
+        ['g', 1e9, 1e9, 1000, 1, 'w', 10, dayEnd, 60_000, 1],
+      ],
+      memory: null,
     },
     {
       name: 'sliding-window-log.lua, 1 key',

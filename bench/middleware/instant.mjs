@@ -12,7 +12,8 @@ const REQS = KEYS.map((k) => ({ k }));
 const URLS = Array.from({ length: 1_000 }, (_, i) => `/v1/items/${i}`);
 
 const core = await loadCore(out);
-const reply = [1, 999_999, 0, 1];
+// gcra.lua's reply: one integer, microseconds the bucket is ahead (positive: admitted)
+const reply = 1;
 const client = { evalsha: () => Promise.resolve(reply), eval: () => Promise.resolve(reply) };
 // rate-limiter-flexible defines its script as an ioredis command: answer it the same way
 const rlfClient = {

@@ -1,29 +1,42 @@
 #!/usr/bin/env node
 /**
  * An Express app bench/middleware/run.mjs loads with autocannon, in its own process:
- *   node bench/middleware/server.mjs <mode> <compiled middleware dir> <redis port>
+ *   node bench/middleware/server.mjs <mode> <compiled one-rule middleware dir> <redis port> <compiled saas-platform middleware dir>
  * Prints "listening <port>" once it accepts connections. Every mode but `bare` keys on the
- * x-api-key header (the bench treats it as an already verified API key id). Modes:
+ * x-api-key header (the bench treats it as an already verified API key id, or tenant id).
+ * Every Redis client has ioredis's enableAutoPipelining unless the mode says otherwise. Modes:
  * - bare: the route alone;
- * - limited: the generated middleware (one GCRA rule per API key, enforced, metrics on the
- *   global prom-client registry), ioredis with the recommended enableAutoPipelining;
+ * - limited: the generated middleware of the one-rule design (one GCRA rule per API key,
+ *   enforced, RateLimit headers, metrics on the global prom-client registry);
  * - limited-plain: the same with ioredis defaults;
  * - rlf: rate-limiter-flexible's RateLimiterRedis.consume(), mounted as its README's Express
- *   example does (429 on refusal, no headers), on the same ioredis options as `limited`;
+ *   example does (429 on refusal, no headers);
+ * - erl: express-rate-limit with rate-limit-redis's RedisStore (its fixed window, draft-7
+ *   RateLimit headers), the store's commands through ioredis as its README shows;
  * - floor: one bare EVALSHA of gcra.lua per request, then next(): what any Redis-backed
- *   limiter pays at least, on the same ioredis options as `limited`;
- * - floor-headers: the same, plus the two RateLimit headers the generated middleware sends
- *   (the response contract's share of the cost).
+ *   limiter pays at least;
+ * - floor-headers: the same, plus the two RateLimit headers the generated middleware sends;
+ * - saas: the generated middleware of the saas-platform example on its busiest route, the
+ *   caller an Enterprise tenant (a fairness bucket and a monthly quota per tenant) as
+ *   generated: the fairness rule behind the in-process bucket, then the quota;
+ * - saas-one: the same with the in-process bucket off (hybrid: false): the tenant's two
+ *   limits in ONE identity-limits call;
+ * - rlf-saas: the same two limits with rate-limiter-flexible: two RateLimiterRedis, the
+ *   quota consumed once the rate has admitted (two round trips, as ours did before);
+ * - erl-saas: the same two limits with express-rate-limit: two middlewares, each with its
+ *   RedisStore (headers of both).
  */
 import { readFileSync } from 'node:fs';
 import { createHash } from 'node:crypto';
 import { dirname, join } from 'node:path';
 import { fileURLToPath, pathToFileURL } from 'node:url';
 import express from 'express';
+import { rateLimit as expressRateLimit } from 'express-rate-limit';
 import { Redis } from 'ioredis';
 import { RateLimiterRedis } from 'rate-limiter-flexible';
+import { RedisStore } from 'rate-limit-redis';
 
-const [mode, dir, redisPort] = process.argv.slice(2);
+const [mode, dir, redisPort, saasDir] = process.argv.slice(2);
 const root = join(dirname(fileURLToPath(import.meta.url)), '..', '..');
 const app = express();
 const redis =
@@ -31,10 +44,33 @@ const redis =
     ? null
     : new Redis(Number(redisPort), '127.0.0.1', { enableAutoPipelining: mode !== 'limited-plain', maxRetriesPerRequest: 1 });
 const apiKey = (req) => req.headers['x-api-key'];
+const MONTH = 31 * 86_400_000;
+
+/** express-rate-limit with its Redis store, every call admitted, headers on. */
+const erl = (prefix, windowMs) =>
+  expressRateLimit({
+    windowMs,
+    limit: 1_000_000_000,
+    standardHeaders: 'draft-7',
+    legacyHeaders: false,
+    keyGenerator: apiKey,
+    validate: false,
+    store: new RedisStore({ prefix, sendCommand: (command, ...args) => redis.call(command, ...args) }),
+  });
 
 if (mode === 'limited' || mode === 'limited-plain') {
   const { rateLimit } = await import(pathToFileURL(join(dir, 'express.js')).href);
   app.use(rateLimit({ redis, defaultMode: 'enforce', identify: (req) => ({ apiKey: apiKey(req) }) }));
+} else if (mode === 'saas' || mode === 'saas-one') {
+  const { rateLimit } = await import(pathToFileURL(join(saasDir, 'express.js')).href);
+  app.use(
+    rateLimit({
+      redis,
+      defaultMode: 'enforce',
+      identify: (req) => ({ tenantId: apiKey(req), plan: 'Enterprise' }),
+      ...(mode === 'saas-one' ? { hybrid: false } : {}),
+    }),
+  );
 } else if (mode === 'rlf') {
   const limiter = new RateLimiterRedis({ storeClient: redis, keyPrefix: 'rlf', points: 1_000_000_000, duration: 60 });
   app.use((req, res, next) => {
@@ -43,6 +79,22 @@ if (mode === 'limited' || mode === 'limited-plain') {
       .then(() => next())
       .catch(() => res.status(429).send('Too Many Requests'));
   });
+} else if (mode === 'rlf-saas') {
+  const rate = new RateLimiterRedis({ storeClient: redis, keyPrefix: 'rlf-rate', points: 1_000_000_000, duration: 60 });
+  const quota = new RateLimiterRedis({ storeClient: redis, keyPrefix: 'rlf-quota', points: 1_000_000_000, duration: MONTH / 1000 });
+  app.use((req, res, next) => {
+    const key = apiKey(req);
+    rate
+      .consume(key)
+      .then(() => quota.consume(key))
+      .then(() => next())
+      .catch(() => res.status(429).send('Too Many Requests'));
+  });
+} else if (mode === 'erl') {
+  app.use(erl('erl:', 60_000));
+} else if (mode === 'erl-saas') {
+  app.use(erl('erl-rate:', 60_000));
+  app.use(erl('erl-quota:', MONTH));
 } else if (mode === 'floor' || mode === 'floor-headers') {
   const source = readFileSync(join(root, 'lua', 'gcra.lua'), 'utf8');
   const sha1 = createHash('sha1').update(source).digest('hex');
@@ -53,7 +105,8 @@ if (mode === 'limited' || mode === 'limited-plain') {
       if (headers) {
         // the two headers the generated middleware sends on every admitted response
         res.setHeader('RateLimit-Policy', '"fairness-per-api-key";q=1000000;w=1');
-        res.setHeader('RateLimit', `"fairness-per-api-key";r=${reply[1]};t=${Math.ceil(reply[3] / 1000)}`);
+        // gcra.lua's one integer: microseconds ahead (1,000,000 per second, one token = 1 us)
+        res.setHeader('RateLimit', `"fairness-per-api-key";r=${1_000_000 - reply};t=${Math.ceil(reply / 1000)}`);
       }
       next();
     }, next);
@@ -62,6 +115,10 @@ if (mode === 'limited' || mode === 'limited-plain') {
   throw new Error(`unknown mode ${mode}`);
 }
 app.get('/v1/items/:id', (req, res) => {
+  res.json({ id: req.params.id, ok: true });
+});
+// the saas-platform example's route for reading an order
+app.get('/v1/orders/:id', (req, res) => {
   res.json({ id: req.params.id, ok: true });
 });
 const server = app.listen(0, '127.0.0.1', () => {

@@ -14,7 +14,7 @@ import { TOOL_VERSION } from '../version.js';
 import { generateAlerts, generateEdgeLogMetrics } from './alerts.js';
 import { generateGateway } from './gateway/index.js';
 import { luaScript, type LuaScriptName } from '../lua.js';
-import { adapterFor, DESIGN_DATA_PATH, generateMiddleware, NESTJS_MOUNT } from './middleware/index.js';
+import { adapterFor, compileDesign, DESIGN_DATA_PATH, generateMiddleware, NESTJS_MOUNT } from './middleware/index.js';
 import { generateOpenApi, type OpenApiInput } from './openapi/index.js';
 import { generateOutbound } from './outbound/index.js';
 import type { CodeFile } from './types.js';
@@ -23,17 +23,19 @@ export type { CodeFile } from './types.js';
 export type { OpenApiInput } from './openapi/index.js';
 
 const LUA_DESCRIPTIONS: Record<LuaScriptName, string> = {
-  gcra: 'Redis Lua: GCRA token bucket (rate + burst, weighted cost), one integer key per identity',
+  gcra: "Redis Lua: GCRA token bucket (rate + burst, weighted cost), one small key per identity, its state in the key's expiry",
   'sliding-window-log': 'Redis Lua: exact sliding window log for auth, both keys of a dual-key flow in one call',
   'fixed-window': 'Redis Lua: fixed window for long-period plan quotas (calendar period in the plan time zone, or rolling)',
   'outbound-bucket': 'Redis Lua: shared outbound bucket per provider (reserve a slot, pause on a provider 429)',
   penalty: "Redis Lua: the penalty box (count a caller's refusals, block it for a while after too many), both keys with a TTL",
+  'identity-limits': 'Redis Lua: every GCRA and quota limit of one identity checked and charged in one call, all or nothing',
 };
 
 /** The Lua files the design's rules use, byte for byte. */
 export function generateLua(design: Design): CodeFile[] {
-  // the rules' scripts, and the penalty box's when it runs on the store
   const names = new Set<string>(design.enforcement.scripts.map((s) => s.name));
+  // the middleware checks the limits of one identity in one call when the design has such limits
+  for (const s of compileDesign(design).scripts) names.add(s.name);
   const files: CodeFile[] = [];
   for (const name of Object.keys(LUA_DESCRIPTIONS) as LuaScriptName[]) {
     if (!names.has(name)) continue;

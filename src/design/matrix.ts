@@ -18,8 +18,10 @@ import { IdAllocator, KEY_PREFIX, killSwitchFlag, slug } from './naming.js';
  * gives what its longest key adds (bytesPerKey of a rule = these + that).
  */
 export const BYTES_PER_KEY = {
-  /** gcra.lua and outbound-bucket.lua: one integer in a string key. */
-  gcra: 133,
+  /** gcra.lua (and identity-limits.lua's buckets): TAT in the key's expiry, a shared small integer as the value. */
+  gcra: 117,
+  /** outbound-bucket.lua: one integer in a string key. */
+  'outbound-bucket': 133,
   /** fixed-window.lua, calendar: one counter per period (past Redis's shared small integers). */
   'fixed-window': 133,
   /** fixed-window.lua, rolling: a hash of day buckets; each live bucket past the first adds 7 B. */
@@ -915,7 +917,7 @@ function addOutbound(b: Builder, ctx: MatrixContext): void {
         bound: 1,
         basis: `one key for this provider: outbound-bucket.lua keeps a provider pause in the same key as the bucket. Its TTL is the time the bucket takes to refill (${formatNumber(ttl)} s), longer while calls are booked ahead (by up to the wait a caller accepts) or a provider pause is in force (the provider's Retry-After plus the refill time)`,
       },
-      bytesPerKey: BYTES_PER_KEY.gcra,
+      bytesPerKey: BYTES_PER_KEY['outbound-bucket'],
       headers: 'none',
       errorCode: 'RATE_LIMITED',
       killSwitch: { flag: killSwitchFlag(id) },

@@ -125,7 +125,9 @@ export interface VerifyData {
 export function verifyData(design: Design, scripts: ScriptSet): VerifyData {
   const data = designData(compileDesign(design));
   const own: ScriptSpec[] = [];
-  for (const name of ['gcra', 'sliding-window-log', 'fixed-window'] as const) {
+  // identity-limits when the design ships it (the limits of one identity, checked in one call)
+  const combined = data.scripts.some((s) => s.name === 'identity-limits');
+  for (const name of ['gcra', 'sliding-window-log', 'fixed-window', ...(combined ? (['identity-limits'] as const) : [])] as const) {
     const s = scripts.get(name);
     if (s) own.push({ name, file: s.file, sha1: s.sha1, source: s.source });
   }

@@ -6,6 +6,7 @@ import { readFileSync } from 'node:fs';
 import { join } from 'node:path';
 import { describe, expect, it } from 'vitest';
 import { CODE_README_PATH, generateCode } from '../../src/codegen/index.js';
+import { compileDesign } from '../../src/codegen/middleware/index.js';
 import type { Design } from '../../src/design/model.js';
 import { exampleDesign, exampleNames, ROOT } from '../helpers/examples.js';
 import { hostileDesign } from './support/hostile.js';
@@ -34,7 +35,9 @@ describe('generateCode', () => {
 
       // Lua: exactly the scripts the design uses, byte for byte
       const lua = files.filter((f) => f.path.startsWith('lua/'));
-      expect(lua.map((f) => f.path).sort()).toEqual(design.enforcement.scripts.map((s) => s.file).sort());
+      // (and identity-limits.lua when the middleware checks several limits of one identity in one call)
+      const combined = compileDesign(design).scripts.some((s) => s.name === 'identity-limits') ? ['lua/identity-limits.lua'] : [];
+      expect(lua.map((f) => f.path).sort()).toEqual([...design.enforcement.scripts.map((s) => s.file), ...combined].sort());
       for (const f of lua) expect(f.content).toBe(readFileSync(join(ROOT, f.path), 'utf8'));
 
       // middleware for the framework; gateway config only with edge rules; alerts always
@@ -60,6 +63,7 @@ describe('generateCode', () => {
         'gateway/nginx.conf',
         'lua/fixed-window.lua',
         'lua/gcra.lua',
+        'lua/identity-limits.lua',
         'lua/outbound-bucket.lua',
         'lua/sliding-window-log.lua',
         'monitoring/ratelimit-alerts.yaml',

@@ -45,8 +45,26 @@ describe('on a 3-master Redis Cluster', () => {
     for (const tag of TAGS.slice(0, 3)) {
       const key = `rl:{${tag}}:api`;
       await run(clients[0]!, 'gcra', [key], [110, 1, HOUR, 100]);
-      const replies = await race(clients, 200, (c: Client) => run(c, 'gcra', [key], [110, 1, HOUR, 1]));
-      expect(replies.filter((r) => r[0] === 1)).toHaveLength(10);
+      const replies = (await race(clients, 200, (c: Client) => run(c, 'gcra', [key], [110, 1, HOUR, 1]))) as unknown as number[];
+      // one integer per call: positive when admitted
+      expect(replies.filter((r) => r > 0)).toHaveLength(10);
+    }
+  });
+
+  it('identity-limits: a GCRA bucket and a quota of one tenant race as one, 200 calls for the last 10', async () => {
+    for (const tag of TAGS.slice(3, 6)) {
+      const bucket = `rl:{${tag}}:req`;
+      const quota = `rl:{${tag}}:quota:2026-03`;
+      const end = Date.now() + HOUR;
+      // the bucket has room for 1000, the quota for 110: the quota binds
+      await run(clients[0]!, 'identity-limits', [bucket, quota], ['g', 1000, 1, HOUR, 1, 'w', 110, end, 60000, 100]);
+      const replies = await race(clients, 200, (c: Client) =>
+        run(c, 'identity-limits', [bucket, quota], ['g', 1000, 1, HOUR, 1, 'w', 110, end, 60000, 1]),
+      );
+      expect(replies.filter((r) => r[0] === 0)).toHaveLength(10);
+      expect(Number(await clients[0]!.get(quota))).toBe(110);
+      // the bucket was charged for exactly the admitted calls: 1 + 10 tokens of an hour each
+      expect(Math.round((await clients[0]!.pttl(bucket)) / HOUR)).toBe(11);
     }
   });
 

@@ -1,12 +1,20 @@
 import { describe, expect, it } from 'vitest';
+import { gcraReply } from '../../src/runtime/middleware/store.js';
 import { freshTag, race, run, sleep, useRedis } from './harness.js';
 
 const s = useRedis();
 const HOUR = 3_600_000;
 
-/** ARGV: burst, rate, period_ms, cost. */
-const gcra = (key: string, burst: number, rate: number, periodMs: number, cost = 1) =>
-  run(s.redis, 'gcra', [key], [burst, rate, periodMs, cost]);
+/**
+ * ARGV: burst, rate, period_ms, cost. The script replies with one integer (how far the bucket
+ * is ahead, its sign the decision); the runtime's decoder turns it into
+ * [allowed, remaining, retry_after_ms, reset_ms].
+ */
+const gcra = async (key: string, burst: number, rate: number, periodMs: number, cost = 1): Promise<number[]> => {
+  const raw = (await run(s.redis, 'gcra', [key], [burst, rate, periodMs, cost])) as unknown;
+  expect(typeof raw).toBe('number');
+  return [...gcraReply(raw as number, burst, rate, periodMs, cost)];
+};
 
 describe('gcra.lua', () => {
   it('admits exactly burst, then denies with retry-after of one emission interval', async () => {
@@ -52,8 +60,8 @@ describe('gcra.lua', () => {
   });
 
   it('a fast denial never tells the client to come back too early', async () => {
-    // The TTL is whole milliseconds and lags the stored TAT by up to 1 ms; the retry-after
-    // built from it must still cover the exact wait. Checked against the clock read right
+    // The expiry clock is whole milliseconds and a fast denial does not read the
+    // sub-millisecond part; the retry-after built from them must still cover the exact wait. Checked against the clock read right
     // after the call (later than the script's own clock, so this bound is the weaker one).
     const early: number[] = [];
     for (let i = 0; i < 60; i++) {
@@ -65,8 +73,14 @@ describe('gcra.lua', () => {
       const [bs, bus] = (await s.redis.time()) as unknown as [string, string];
       const before = Number(bs) * 1e6 + Number(bus);
       const [allowed, , retry, reset] = await gcra(key, 2, 10, 1000);
-      const [[, time], [, tat]] = (await s.redis.multi().time().get(key).exec()) as [[null, [string, string]], [null, string]];
+      const [[, time], [, pttl], [, v]] = (await s.redis.multi().time().pttl(key).get(key).exec()) as [
+        [null, [string, string]],
+        [null, number],
+        [null, string],
+      ];
       const after = Number(time[0]) * 1e6 + Number(time[1]);
+      // TAT from the layout: the key expires at TAT rounded up to a millisecond, v short of it
+      const tat = (Math.floor(after / 1000) + pttl) * 1000 - Number(v);
       const exactWaitUs = Number(tat) + 100_000 - 200_000 - after;
       expect(allowed).toBe(0);
       if (retry! * 1000 < exactWaitUs || reset! * 1000 < Number(tat) - after) early.push(exactWaitUs - retry! * 1000);
@@ -89,23 +103,46 @@ describe('gcra.lua', () => {
     expect((await commandCalls()).time).toBeUndefined();
     expect((await gcra(key, 10, 1, HOUR, 1)).slice(0, 3)).toEqual([1, 0, 0]);
     const calls = await commandCalls();
-    expect([calls.pttl, calls.time, calls.get, calls.set]).toEqual([2, 1, 1, 1]);
+    // (an interval of whole milliseconds, one hour: the value is always 0 and never read)
+    expect([calls.pttl, calls.time, calls.get, calls.set]).toEqual([2, undefined, undefined, 1]);
   });
 
-  it('a first request (no key: a full bucket) reads no value: PTTL, TIME, SET', async () => {
+  it('a first request (no key: a full bucket) reads no value and no clock: PTTL, SET', async () => {
     const key = `${freshTag()}api`;
     await s.redis.config('RESETSTAT');
     expect((await gcra(key, 5, 1, 60_000)).slice(0, 3)).toEqual([1, 4, 0]);
     const calls = await commandCalls();
-    expect([calls.pttl, calls.time, calls.get, calls.set]).toEqual([1, 1, undefined, 1]);
+    expect([calls.pttl, calls.time, calls.get, calls.set]).toEqual([1, undefined, undefined, 1]);
   });
 
-  it('stores one integer (microseconds) in a plain string key', async () => {
+  it('keeps TAT in the expiry and its sub-millisecond part (0-999, a shared integer) as the value', async () => {
     const key = `${freshTag()}api`;
-    await gcra(key, 3, 10, 1000);
+    // 3 per 1000 ms: one token is 333,334 us, so the key expires in 334 ms, 666 us past TAT
+    await gcra(key, 3, 3, 1000);
     expect(await s.redis.type(key)).toBe('string');
-    expect(await s.redis.get(key)).toMatch(/^\d{16,}$/);
+    expect(await s.redis.get(key)).toBe('666');
     expect(await s.redis.object('ENCODING', key)).toBe('int');
+    const pttl = await s.redis.pttl(key);
+    expect(pttl).toBeGreaterThan(300);
+    expect(pttl).toBeLessThanOrEqual(334);
+    // a second token: 666,668 us ahead, expiring in 667 ms, 332 us past TAT
+    expect((await gcra(key, 3, 3, 1000)).slice(0, 2)).toEqual([1, 1]);
+    expect(Number(await s.redis.get(key))).toBeGreaterThanOrEqual(0);
+    expect(Number(await s.redis.get(key))).toBeLessThan(1000);
+    // an interval that is not whole milliseconds reads the value back: PTTL, GET, SET
+    await s.redis.config('RESETSTAT');
+    await gcra(key, 3, 3, 1000);
+    const calls = await commandCalls();
+    expect([calls.pttl, calls.time, calls.get, calls.set]).toEqual([1, undefined, 1, 1]);
+  });
+
+  it('a key found without a TTL counts as a full bucket and is written back with one', async () => {
+    const key = `${freshTag()}api`;
+    await s.redis.set(key, '1712345678901234');
+    expect((await gcra(key, 5, 1, 60_000)).slice(0, 3)).toEqual([1, 4, 0]);
+    const pttl = await s.redis.pttl(key);
+    expect(pttl).toBeGreaterThan(59_000);
+    expect(pttl).toBeLessThanOrEqual(60_000);
   });
 
   it('admits a throttled client again after waiting retry_after_ms', async () => {
@@ -164,9 +201,9 @@ describe('gcra.lua', () => {
   it('200 concurrent calls racing for the last 10 tokens admit exactly 10', async () => {
     const key = `${freshTag()}api`;
     expect((await gcra(key, 110, 1, HOUR, 100))[1]).toBe(10);
-    const replies = await race(s.pool, 200, (c) => run(c, 'gcra', [key], [110, 1, HOUR, 1]));
-    expect(replies.filter((r) => r[0] === 1)).toHaveLength(10);
-    expect(replies.filter((r) => r[0] === 0)).toHaveLength(190);
+    const replies = (await race(s.pool, 200, (c) => run(c, 'gcra', [key], [110, 1, HOUR, 1]))) as unknown as number[];
+    expect(replies.filter((r) => r > 0)).toHaveLength(10);
+    expect(replies.filter((r) => r < 0)).toHaveLength(190);
     expect((await gcra(key, 110, 1, HOUR))[0]).toBe(0);
   });
 

@@ -9,11 +9,12 @@ import { useRedis } from './harness.js';
  * here on purpose (and every generated file that embeds the script changes with it).
  */
 const PINNED_SHA1: Record<string, string> = {
-  gcra: '45dc1483a4ccac821dcf89c6443896f16f826135',
+  gcra: 'af662ac295b39a0e57b81d1bb648e9bc4a4eb1b1',
   'sliding-window-log': '694b77633a53c0277f215bbb4108caef52f50de7',
   'fixed-window': '95c3f4dcc79262dce1a8cf9bb44b6b2fc45055fd',
   'outbound-bucket': 'f7d2bad1428a56ddc8dc287a664cbfdb3388260a',
   penalty: '3fbf1a4117d76eca7a177d54fc292f89d5109f4a',
+  'identity-limits': '3e2dfca05d4a229bf85422646e6ad1eaaa464cc6',
 };
 
 const s = useRedis();
@@ -25,7 +26,14 @@ describe('lua/ scripts', () => {
       .filter((f) => f.endsWith('.lua'))
       .sort();
     expect(files).toEqual(LUA_SCRIPTS.map((m) => m.file).sort());
-    expect(LUA_SCRIPTS.map((m) => m.algorithm).sort()).toEqual(['fixed-window', 'gcra', 'outbound', 'penalty', 'sliding-window-log']);
+    expect(LUA_SCRIPTS.map((m) => m.algorithm).sort()).toEqual([
+      'fixed-window',
+      'gcra',
+      'identity-limits',
+      'outbound',
+      'penalty',
+      'sliding-window-log',
+    ]);
   });
 
   it('pins the SHA1 of every script', () => {

@@ -59,9 +59,10 @@ describe('generated middleware under tsc --strict', () => {
     }
     // and the ids are pinned: a script change must show up here on purpose
     expect(LUA_SHA1).toMatchObject({
-      'lua/gcra.lua': '45dc1483a4ccac821dcf89c6443896f16f826135',
+      'lua/gcra.lua': 'af662ac295b39a0e57b81d1bb648e9bc4a4eb1b1',
       'lua/sliding-window-log.lua': '694b77633a53c0277f215bbb4108caef52f50de7',
       'lua/fixed-window.lua': '95c3f4dcc79262dce1a8cf9bb44b6b2fc45055fd',
+      'lua/identity-limits.lua': '3e2dfca05d4a229bf85422646e6ad1eaaa464cc6',
     });
   });
 
@@ -71,6 +72,8 @@ describe('generated middleware under tsc --strict', () => {
       'gcra',
       'sliding-window-log',
       'fixed-window',
+      // the tenant's fairness bucket and its quota, checked in one call
+      'identity-limits',
       'penalty', // its penalty box runs on the store too
     ]);
     expect((await scratch.load<Core>('in-process', 'ratelimit-core')).SCRIPTS).toEqual([]);

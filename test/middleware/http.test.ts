@@ -422,6 +422,51 @@ describe.each<Framework>(['express', 'fastify'])('%s middleware', (fw) => {
     for (let i = 0; i < 8; i++) expect((await hit(s.url, 'GET', '/v1/orders')).status).toBe(200);
   });
 
+  it("one call per identity: a tenant's fairness bucket and quota in one identity-limits call, nothing charged when one refuses", async () => {
+    // the client as the limiter sees it, noting the keys of every script call
+    const calls: string[][] = [];
+    const noting = new Proxy(redis, {
+      get(target, prop, receiver) {
+        const value = Reflect.get(target, prop, receiver);
+        if (typeof prop !== 'string' || !prop.startsWith('eval') || typeof value !== 'function') return value;
+        return (script: string, numKeys: number, ...args: (string | number)[]) => {
+          calls.push(args.slice(0, numKeys).map(String));
+          return value.call(target, script, numKeys, ...args);
+        };
+      },
+    });
+    const s = await start(fw, 'plans', { hybrid: false }, noting);
+    const tenant = { 'x-test-tenant': 'acme', 'x-test-plan': 'Free' };
+    await redis.script('FLUSH');
+    for (let i = 0; i < 5; i++) {
+      const ok = await hit(s.url, 'GET', '/v1/orders', tenant);
+      expect(ok.status).toBe(200);
+      expect(ok.headers.get('x-ratelimit-limit')).toBe('5');
+      expect(ok.headers.get('x-ratelimit-remaining')).toBe(String(4 - i));
+    }
+    // per request, one call per identity: the tenant's fairness bucket and quota together
+    // (the first call also went again as EVAL: the server did not have the script yet)
+    const tenantCalls = calls.filter((keys) => keys.some((k) => k.includes('{t:acme}')));
+    expect(tenantCalls.length).toBe(6);
+    const period = calendarPeriodFor(Date.now(), 'Europe/Berlin');
+    for (const keys of tenantCalls) expect(keys).toEqual([`${s.prefix}:{t:acme}:req:free`, `${s.prefix}:{t:acme}:quota:${period.id}`]);
+    expect(await redis.script('EXISTS', luaScript('identity-limits').sha1)).toEqual([1]);
+    const bucket = `${s.prefix}:{t:acme}:req:free`;
+    // (the bucket's state is its expiry, and the sub-millisecond part as the value)
+    const state = await redis.get(bucket);
+    const pttl = await redis.pttl(bucket);
+    expect(pttl).toBeGreaterThan(0);
+    const refused = await hit(s.url, 'GET', '/v1/orders', tenant);
+    expect(refused.status).toBe(429);
+    expect(refused.body).toMatchObject({ code: 'QUOTA_EXCEEDED', 'violated-policies': ['quota-free'] });
+    expect(Math.abs(Number(refused.headers.get('retry-after')) - (period.end - Date.now()) / 1000)).toBeLessThan(5);
+    // the quota refused: the fairness bucket was not charged for the refused request
+    expect(await redis.get(bucket)).toBe(state);
+    expect(await redis.pttl(bucket)).toBeLessThanOrEqual(pttl);
+    expect(await redis.get(`${s.prefix}:{t:acme}:quota:${period.id}`)).toBe('5');
+    expect(await counter(s.registry, 'ratelimit_throttled_total', { rule: 'fairness-free' })).toBe(0);
+  });
+
   it('hybrid: the in-process bucket admits at most localBurst extra per instance, across two instances', async () => {
     const prefix = freshPrefix('hy');
     // a generous store timeout: a timed-out call fails open, which is not what this measures

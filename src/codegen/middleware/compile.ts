@@ -97,7 +97,7 @@ export interface CompiledDesign {
     nearLimit: CompiledMetric;
     quotaExhausted: CompiledMetric | null;
   };
-  scripts: { name: ScriptName; file: string; sha1: string; source: string }[];
+  scripts: { name: ScriptName | 'identity-limits'; file: string; sha1: string; source: string }[];
   routes: CompiledRoute[];
   rules: CompiledRule[];
   plans: string[];
@@ -175,6 +175,25 @@ function skipReason(rule: MatrixRule): string | null {
   if (rule.layer === 'edge') return 'edge rule: enforced by the gateway (counting it here too would count it twice)';
   if (!rule.rate || !(rule.rate.requests > 0) || !(rule.rate.periodSeconds > 0)) return 'no rate stated: nothing to enforce';
   return null;
+}
+
+/**
+ * Whether two Redis rules of the design that can meet on one request key on the same identity
+ * (one hash tag) with GCRA or a counter window: the runtime then checks them in one
+ * identity-limits call, so the design ships that script.
+ */
+function sharesIdentity(rules: readonly CompiledRule[]): boolean {
+  // (a hybrid rule joins too when the application turns the in-process bucket off)
+  const joinable = rules.filter(
+    (r) => r.store === 'redis' && (r.script === 'gcra' || (r.script === 'fixed-window' && r.window !== 'rolling')),
+  );
+  return joinable.some((a, i) =>
+    joinable.some((b, j) => j > i && tagOf(a.key) !== null && tagOf(a.key) === tagOf(b.key) && a.routes.some((x) => b.routes.includes(x))),
+  );
+}
+
+function tagOf(pattern: string): string | null {
+  return /\{[^{}]*\}/.exec(pattern)?.[0] ?? null;
 }
 
 export function compileDesign(design: Design): CompiledDesign {
@@ -255,10 +274,11 @@ export function compileDesign(design: Design): CompiledDesign {
     .sort((a, b) => TIER_ORDER[a.r.tier] - TIER_ORDER[b.r.tier] || a.i - b.i)
     .map((x) => x.r);
 
-  const used = new Set<ScriptName>(ordered.filter((r) => r.store === 'redis').map((r) => r.script));
+  const used = new Set<ScriptName | 'identity-limits'>(ordered.filter((r) => r.store === 'redis').map((r) => r.script));
+  if (sharesIdentity(ordered)) used.add('identity-limits');
   const access = accessOf(design, ordered.length > 0);
   if (access?.penalty && used.size > 0) used.add('penalty');
-  const scripts = (['gcra', 'sliding-window-log', 'fixed-window', 'penalty'] as const)
+  const scripts = (['gcra', 'sliding-window-log', 'fixed-window', 'identity-limits', 'penalty'] as const)
     .filter((name) => used.has(name))
     .map((name) => {
       const s = luaScript(name as LuaScriptName);
