@@ -14,7 +14,7 @@ import { TOOL_VERSION } from '../version.js';
 import { generateAlerts, generateEdgeLogMetrics } from './alerts.js';
 import { generateGateway } from './gateway/index.js';
 import { luaScript, type LuaScriptName } from '../lua.js';
-import { adapterFor, compileDesign, DESIGN_DATA_PATH, generateMiddleware, NESTJS_MOUNT } from './middleware/index.js';
+import { adapterFor, DESIGN_DATA_PATH, generateMiddleware, NESTJS_MOUNT } from './middleware/index.js';
 import { generateOpenApi, type OpenApiInput } from './openapi/index.js';
 import { generateOutbound } from './outbound/index.js';
 import type { CodeFile } from './types.js';
@@ -34,8 +34,6 @@ const LUA_DESCRIPTIONS: Record<LuaScriptName, string> = {
 /** The Lua files the design's rules use, byte for byte. */
 export function generateLua(design: Design): CodeFile[] {
   const names = new Set<string>(design.enforcement.scripts.map((s) => s.name));
-  // the middleware checks the limits of one identity in one call when the design has such limits
-  for (const s of compileDesign(design).scripts) names.add(s.name);
   const files: CodeFile[] = [];
   for (const name of Object.keys(LUA_DESCRIPTIONS) as LuaScriptName[]) {
     if (!names.has(name)) continue;

@@ -1,6 +1,7 @@
 /** Enforcement placement: which layer owns which rule, the atomic primitive, client IP, hybrid. */
 import { formatNumber } from '../format.js';
 import type { Diagram, Enforcement, LayerAssignment, MatrixRule, ResolvedEndpoint, Scope } from './model.js';
+import { algorithmLabel } from './algorithms.js';
 import { middlewareComponent } from './naming.js';
 
 const GATEWAY_COMPONENT: Record<string, string> = {
@@ -21,11 +22,42 @@ const STORE_NAME: Record<string, string> = { redis: 'Redis', 'redis-cluster': 'R
 /** Peak rate above which a horizontally scaled API gets the local + distributed hybrid. */
 export const HYBRID_PEAK_RPS = 1000;
 
-const SCRIPT_FOR: Record<string, { name: string; file: string }> = {
-  gcra: { name: 'gcra', file: 'lua/gcra.lua' },
-  'sliding-window-log': { name: 'sliding-window-log', file: 'lua/sliding-window-log.lua' },
-  'fixed-window': { name: 'fixed-window', file: 'lua/fixed-window.lua' },
-};
+/** The Lua script that runs a rule's algorithm on the store: the bucket-like ones all run as GCRA. */
+export function luaScriptFor(algorithm: MatrixRule['algorithm']): 'gcra' | 'sliding-window-log' | 'fixed-window' {
+  return algorithm === 'sliding-window-log' || algorithm === 'fixed-window' ? algorithm : 'gcra';
+}
+
+const SCRIPT_ALGORITHM = { gcra: 'gcra', 'sliding-window-log': 'sliding-window-log', 'fixed-window': 'fixed-window' } as const;
+
+/**
+ * The rules the runtime checks in one identity-limits call: store-backed GCRA and counter-window
+ * (not rolling) rules that share a hash tag and an endpoint. Their limits are checked and charged
+ * together, all or nothing.
+ */
+function identityJoined(scope: Scope, rules: readonly MatrixRule[]): string[] {
+  const joinable = rules.filter(
+    (r) =>
+      r.layer === 'middleware' &&
+      r.primitive === 'redis-lua' &&
+      r.tier !== 'outbound' &&
+      (luaScriptFor(r.algorithm) === 'gcra' || (r.algorithm === 'fixed-window' && algorithmLabel(r) === undefined)),
+  );
+  const tag = (r: MatrixRule): string | null => /\{[^{}]*\}/.exec(r.key ?? '')?.[0] ?? null;
+  const endpoints = (r: MatrixRule): string[] =>
+    r.endpoints.length > 0
+      ? r.endpoints
+      : scope.endpoints.filter((e) => r.endpointClass === 'all' || e.class === r.endpointClass).map((e) => e.name);
+  const joined = new Set<string>();
+  joinable.forEach((a, i) => {
+    for (const b of joinable.slice(i + 1)) {
+      if (tag(a) !== null && tag(a) === tag(b) && endpoints(a).some((e) => endpoints(b).includes(e))) {
+        joined.add(a.id);
+        joined.add(b.id);
+      }
+    }
+  });
+  return joinable.filter((r) => joined.has(r.id)).map((r) => r.id);
+}
 
 function failLabel(r: MatrixRule): string {
   return `${r.id} (fail ${r.failMode ?? 'unstated'})`;
@@ -168,13 +200,26 @@ export function buildEnforcement(scope: Scope, rules: MatrixRule[], exempt: Reso
   }
 
   const multiLayer = layers.filter((l) => l.layer !== 'outbound-client').length > 1 || (layers.length > 1 && outRules.length > 0);
-  const scripts = Object.entries(SCRIPT_FOR)
-    .map(([algorithm, s]) => ({
-      ...s,
-      algorithm: algorithm as 'gcra',
-      ruleIds: rules.filter((r) => r.algorithm === algorithm && r.primitive === 'redis-lua' && r.tier !== 'outbound').map((r) => r.id),
+  const scripts: Enforcement['scripts'] = (['gcra', 'sliding-window-log', 'fixed-window'] as const)
+    .map((name) => ({
+      name,
+      file: `lua/${name}.lua`,
+      algorithm: SCRIPT_ALGORITHM[name],
+      ruleIds: rules
+        .filter((r) => luaScriptFor(r.algorithm) === name && r.primitive === 'redis-lua' && r.tier !== 'outbound' && r.layer !== 'edge')
+        .map((r) => r.id),
     }))
     .filter((s) => s.ruleIds.length > 0);
+  const joined = identityJoined(scope, rules);
+  if (joined.length > 0) {
+    scripts.push({
+      name: 'identity-limits',
+      file: 'lua/identity-limits.lua',
+      algorithm: 'gcra',
+      label: 'the limits of one identity (GCRA and counter windows) checked and charged in one call',
+      ruleIds: joined,
+    });
+  }
   const outboundRedis = outRules.filter((r) => r.primitive === 'redis-lua');
   if (outboundRedis.length > 0) {
     scripts.push({ name: 'outbound-bucket', file: 'lua/outbound-bucket.lua', algorithm: 'gcra', ruleIds: outboundRedis.map((r) => r.id) });

@@ -11,6 +11,7 @@
  * listed in the generated header as not enforced here.
  */
 import { KEY_PREFIX } from '../../design/naming.js';
+import { luaScriptFor } from '../../design/placement.js';
 import type { Design, MatrixRule, RuleIdentity } from '../../design/model.js';
 import { luaScript, type LuaScriptName } from '../../lua.js';
 import { IDENTITY_LABEL } from '../../runtime/middleware/keys.js';
@@ -127,22 +128,15 @@ function metricFor(design: Design, pattern: RegExp, type: string, fallback: Comp
   return m ? { name: m.name, help: m.help } : fallback;
 }
 
+/** The script a rule runs (the design's choice) and, where its algorithm runs as another, a note saying so. */
 function scriptOf(rule: MatrixRule): { script: ScriptName; note: string | null } {
-  switch (rule.algorithm) {
-    case 'sliding-window-log':
-      return { script: 'sliding-window-log', note: null };
-    case 'fixed-window':
-      return { script: 'fixed-window', note: null };
-    case 'gcra':
-    case undefined:
-      return { script: 'gcra', note: null };
-    case 'token-bucket':
-      return { script: 'gcra', note: 'token bucket, run as GCRA (the same decisions: rate + burst)' };
-    case 'leaky-bucket':
-      return { script: 'gcra', note: 'leaky bucket, run as GCRA (a leaky bucket as a meter)' };
-    case 'sliding-window-counter':
-      return { script: 'gcra', note: 'sliding window counter, run as GCRA (smooth, no boundary burst)' };
-  }
+  const script = luaScriptFor(rule.algorithm);
+  const RUN_AS_GCRA: Partial<Record<NonNullable<MatrixRule['algorithm']>, string>> = {
+    'token-bucket': 'token bucket, run as GCRA (the same decisions: rate + burst)',
+    'leaky-bucket': 'leaky bucket, run as GCRA (a leaky bucket as a meter)',
+    'sliding-window-counter': 'sliding window counter, run as GCRA (smooth, no boundary burst)',
+  };
+  return { script, note: (rule.algorithm && RUN_AS_GCRA[rule.algorithm]) ?? null };
 }
 
 /** The identity a rule is keyed on: stated, or read from its key pattern. */
@@ -175,25 +169,6 @@ function skipReason(rule: MatrixRule): string | null {
   if (rule.layer === 'edge') return 'edge rule: enforced by the gateway (counting it here too would count it twice)';
   if (!rule.rate || !(rule.rate.requests > 0) || !(rule.rate.periodSeconds > 0)) return 'no rate stated: nothing to enforce';
   return null;
-}
-
-/**
- * Whether two Redis rules of the design that can meet on one request key on the same identity
- * (one hash tag) with GCRA or a counter window: the runtime then checks them in one
- * identity-limits call, so the design ships that script.
- */
-function sharesIdentity(rules: readonly CompiledRule[]): boolean {
-  // (a hybrid rule joins too when the application turns the in-process bucket off)
-  const joinable = rules.filter(
-    (r) => r.store === 'redis' && (r.script === 'gcra' || (r.script === 'fixed-window' && r.window !== 'rolling')),
-  );
-  return joinable.some((a, i) =>
-    joinable.some((b, j) => j > i && tagOf(a.key) !== null && tagOf(a.key) === tagOf(b.key) && a.routes.some((x) => b.routes.includes(x))),
-  );
-}
-
-function tagOf(pattern: string): string | null {
-  return /\{[^{}]*\}/.exec(pattern)?.[0] ?? null;
 }
 
 export function compileDesign(design: Design): CompiledDesign {
@@ -275,7 +250,8 @@ export function compileDesign(design: Design): CompiledDesign {
     .map((x) => x.r);
 
   const used = new Set<ScriptName | 'identity-limits'>(ordered.filter((r) => r.store === 'redis').map((r) => r.script));
-  if (sharesIdentity(ordered)) used.add('identity-limits');
+  // the design names the rules the runtime checks together in one identity-limits call
+  if (design.enforcement.scripts.some((x) => x.name === 'identity-limits') && used.size > 0) used.add('identity-limits');
   const access = accessOf(design, ordered.length > 0);
   if (access?.penalty && used.size > 0) used.add('penalty');
   const scripts = (['gcra', 'sliding-window-log', 'fixed-window', 'identity-limits', 'penalty'] as const)

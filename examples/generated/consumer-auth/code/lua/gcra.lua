@@ -1,11 +1,10 @@
 --[[ gcra.lua - request limit with token-bucket semantics, implemented as GCRA.
 
 Token bucket of capacity `burst` refilled with `rate` tokens per `period_ms`,
-stored as ONE integer: the theoretical arrival time (TAT, in microseconds of
-the Redis clock). The bucket is full when TAT <= now; every admitted token
-pushes TAT forward by the emission interval T; a request is admitted while
-TAT stays within burst * T of now. Same decisions as a token bucket, with a
-single string key instead of a hash holding fractional tokens.
+kept as the theoretical arrival time (TAT): the bucket is full when TAT <= now;
+every admitted token pushes TAT forward by the emission interval T; a request
+is admitted while TAT stays within burst * T of now. Same decisions as a token
+bucket, with one small string key instead of a hash holding fractional tokens.
 
 KEYS[1]  bucket key, e.g. "rl:{t:42}:api". A single key: the hash tag only
          keeps it beside its siblings in a Redis Cluster.
@@ -14,37 +13,35 @@ ARGV[2]  rate       tokens refilled per period (number > 0)
 ARGV[3]  period_ms  refill period in ms (integer >= 1; 1000 = rate per second)
 ARGV[4]  cost       tokens this request takes (integer >= 1; default 1)
 
-Returns {allowed, remaining, retry_after_ms, reset_ms}, all integers:
-  allowed         1 admitted (tokens taken), 0 denied (nothing written)
-  remaining       whole tokens left after this decision
+Returns ONE integer, how far the bucket is ahead of now (TAT - now, in
+microseconds): the caller knows the rule, and the rest follows from it.
+  r > 0   admitted (tokens taken); r is TAT - now after this request
+  r < 0   denied (nothing written); -r - 1 is TAT - now (0: a full bucket)
+With T = ceil(period_ms * 1000 / rate), ahead = r or -r - 1:
+  remaining       floor((burst * T - ahead) / T) whole tokens left
   retry_after_ms  0 when admitted; when denied, ms until the same request
-                  would be admitted; -1 when cost > burst (never: the
-                  request can not fit in the bucket, do not retry)
-  reset_ms        ms until the bucket is full again (0 = full)
+                  would be admitted: ceil((ahead + cost * T - burst * T) / 1000),
+                  or -1 when cost > burst (never: it can not fit, do not retry)
+  reset_ms        ceil(ahead / 1000), ms until the bucket is full again
 
-Time comes from redis.call('TIME'), never from the caller, so app-server
-clock skew can not move buckets.
+State in the expiry: the key expires at E = TAT rounded up to a whole
+millisecond (the moment the bucket is full again: a missing key IS a full
+bucket), and its value is v = E - TAT in microseconds (0 to 999, an integer
+Redis shares instead of allocating). So PTTL gives TAT - now, read on Redis'
+own expiry clock: no redis.call('TIME'), and a request far past the limit is refused
+from PTTL alone (the value is read only when the answer depends on it, and
+never when T is a whole number of milliseconds, e.g. 100 per second, as v is
+then always 0).
+Time is the server's, never the caller's, so app-server clock skew can not
+move buckets. That clock counts whole milliseconds: decisions are exact GCRA
+on it (TAT itself keeps microseconds), so a client that waits retry_after_ms
+is admitted, never early, at most 1 ms later than on a microsecond clock.
+The price of the layout: anything else that changes this key's TTL
+(PERSIST, EXPIRE, a copy without it) changes the limit.
 
-TTL: an admission writes the new TAT with SET ... PX reset_ms, so the key
-vanishes exactly when the bucket would be full again (a missing key IS a full
-bucket). A denial writes nothing and leaves the existing TTL in place.
-
-Fast denial: that TTL is also how far ahead the bucket is, to the millisecond.
-So the script first asks PTTL alone; when even 3 ms less than it would leave
-no room for this request, the answer is a denial whatever the exact clock
-says, and it is given without reading TIME or the value. A key hammered past
-its limit (abuse, a retry storm: the traffic that is unbounded) then costs one
-cheap call per request. Everything else, every admission included, takes the
-exact path below (which skips reading the value when PTTL said the key is
-missing: a full bucket). The decision is the exact one either way.
-
-On a fast denial retry_after_ms and reset_ms come from the TTL, which lags the
-stored TAT by up to 1 ms: the expiry is set from Redis' whole-millisecond clock
-as of the script's start, while TAT is in microseconds of TIME. So both are
-taken as TTL + 2 ms, an upper bound: a client that waits retry_after_ms is
-never early, and is at most about 4 ms later than it had to be. remaining is
-the TTL's best estimate, which near a token boundary may be one off the exact
-clock's (a client relying on it is refused or waits, never admitted wrongly).
+TTL: an admission writes the key with SET ... PX reset_ms (E - now); a denial
+writes nothing and leaves the existing TTL in place. A key found without a TTL
+(not written by this script) counts as a full bucket and is overwritten.
 
 Precision: T = ceil(period_ms * 1000 / rate) microseconds. Rounding up to a
 whole microsecond means the sustained rate is never above the configured one
@@ -59,35 +56,24 @@ if not (burst and burst >= 1 and cost >= 1 and interval >= 1 and interval < 1e15
   return redis.error_reply('ERR gcra.lua: want ARGV burst>=1, rate>0, period_ms>=1, cost>=1')
 end
 local tolerance = burst * interval
+local inc = cost * interval
 
--- Fast denial (see the header): the TTL bounds how far ahead the bucket is.
+-- TAT - now in microseconds, from the expiry (see the header): PTTL * 1000 - v
+local ahead = 0
 local pttl = redis.call('PTTL', KEYS[1])
-if pttl > 3 and (pttl - 3) * 1000 + cost * interval > tolerance then
-  local ahead_ms = pttl + 2 -- TAT - now is below this (see the header)
-  local retry_after = -1
-  if cost <= burst then retry_after = ahead_ms + math.ceil((cost * interval - tolerance) / 1000) end
-  return {0, math.max(0, math.floor((tolerance - pttl * 1000) / interval)), retry_after, ahead_ms}
+if pttl > 0 then
+  ahead = pttl * 1000
+  -- v only matters when even the smallest TAT it allows leaves room for the request, and
+  -- is always 0 when T is whole milliseconds (TAT then only ever moves by whole ms)
+  if interval % 1000 ~= 0 and ahead - 999 + inc <= tolerance then
+    ahead = ahead - (tonumber(redis.call('GET', KEYS[1])) or 0)
+    if ahead < 0 then ahead = 0 end
+  end
 end
 
-local t = redis.call('TIME')
-local now = t[1] * 1000000 + t[2]
+local new_ahead = ahead + inc
+if new_ahead > tolerance then return -ahead - 1 end
 
--- A missing key (PTTL -2) is a full bucket: nothing to read.
-local tat = now
-if pttl ~= -2 then
-  tat = tonumber(redis.call('GET', KEYS[1]) or 0)
-  if tat < now then tat = now end
-end
-local new_tat = tat + cost * interval
-local ahead = new_tat - now
-
-if ahead > tolerance then
-  local retry_after = -1
-  if cost <= burst then retry_after = math.ceil((ahead - tolerance) / 1000) end
-  return {0, math.floor((tolerance - tat + now) / interval), retry_after,
-    math.ceil((tat - now) / 1000)}
-end
-
-local reset = math.ceil(ahead / 1000)
-redis.call('SET', KEYS[1], string.format('%d', new_tat), 'PX', string.format('%d', reset))
-return {1, math.floor((tolerance - ahead) / interval), 0, reset}
+local reset = math.ceil(new_ahead / 1000)
+redis.call('SET', KEYS[1], string.format('%d', reset * 1000 - new_ahead), 'PX', string.format('%d', reset))
+return new_ahead

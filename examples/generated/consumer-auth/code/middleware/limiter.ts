@@ -69,6 +69,11 @@ interface ActiveRule {
   readonly script: BoundScript | null;
   /** GCRA: burst, rate and period as the strings EVALSHA sends (the cost follows per request). */
   readonly gcraArgs: readonly [string, string, string];
+  /** GCRA: the emission interval and the bucket's depth (burst intervals), microseconds. */
+  readonly interval: number;
+  readonly tolerance: number;
+  /** Whether its check can join the other limits of its identity in one identity-limits call. */
+  readonly joins: boolean;
   readonly metrics: RuleMetrics;
   /** The window its policy states (policyWindowSeconds); calendar quotas measure their period instead. */
   readonly policyWindow: number;
@@ -92,6 +97,8 @@ interface Applicable {
   /** The specs of those rules, for the access lists. */
   readonly specs: readonly RuleSpec[];
   readonly needsUsername: boolean;
+  /** Whether two or more of the rules could share an identity-limits call. */
+  readonly joins: boolean;
 }
 
 /** Per request: who is calling, and the client IP once a rule has needed it. */
@@ -117,6 +124,12 @@ interface Step {
   readonly tag: string | null;
   /** Window rules: end of the window the key names (epoch ms), from the same clock reading. */
   readonly windowEnd: number;
+  /** identity-limits: every limit of one identity in one call; then, per rule, its cost and window end. */
+  combined: boolean;
+  costs: number[] | null;
+  windowEnds: number[] | null;
+  /** 1 for a step that holds a quota (it goes once every rate limit has admitted), else 0. */
+  wave: number;
 }
 
 /** The body fields the auth username is read from when identify() gives none. */
@@ -209,6 +222,7 @@ export function createLimiter<TReq>(design: DesignData, options: LimiterOptions<
   const modeHook = options.mode;
   const metrics = createMetrics(design, options.registry === undefined ? defaultRegistry : options.registry);
   const scripts = new Map<ScriptName, BoundScript>(design.scripts.map((s) => [s.name, { spec: s, latency: metrics.latency(s.name) }]));
+  const identityScript = scripts.get('identity-limits') ?? null;
   // everything a request would otherwise work out again: keys, arguments, metric series
   const rules: ActiveRule[] = RULES.map((spec, index) => {
     const key = parseKeyPattern(spec.key);
@@ -224,6 +238,12 @@ export function createLimiter<TReq>(design: DesignData, options: LimiterOptions<
       costs: new Map(spec.costByEndpoint),
       script: spec.store === 'redis' ? (scripts.get(spec.script) ?? null) : null,
       gcraArgs: [String(spec.burst ?? spec.limit), String(spec.limit), String(spec.periodSeconds * 1000)],
+      interval: Math.ceil((spec.periodSeconds * 1000 * 1000) / spec.limit),
+      tolerance: (spec.burst ?? spec.limit) * Math.ceil((spec.periodSeconds * 1000 * 1000) / spec.limit),
+      joins:
+        (spec.script === 'gcra' || (spec.script === 'fixed-window' && spec.window !== 'rolling')) &&
+        (spec.store === 'memory' || scripts.has('identity-limits')) &&
+        !(spec.hybrid && HYBRID !== null && options.hybrid !== false),
       metrics: metrics.rule(spec),
       policyWindow: policyWindowSeconds(spec),
       limitHeader: limitHeader(design.headerConvention, spec, policyWindowSeconds(spec)),
@@ -244,6 +264,7 @@ export function createLimiter<TReq>(design: DesignData, options: LimiterOptions<
       rules: applied,
       specs: applied.map((a) => a.rule.spec),
       needsUsername: applied.some((a) => a.rule.spec.identity === 'username'),
+      joins: applied.filter((a) => a.rule.joins).length > 1,
     };
   });
   // the integer-reply variants when the client has them (see RedisClientLike)
@@ -391,6 +412,17 @@ export function createLimiter<TReq>(design: DesignData, options: LimiterOptions<
   function scriptArgs(step: Step): (string | number)[] {
     const first = step.rules[0] as ActiveRule;
     const spec = first.spec;
+    if (step.combined) {
+      // identity-limits.lua: five arguments per key
+      const args: (string | number)[] = step.keys.slice();
+      for (let i = 0; i < step.rules.length; i++) {
+        const r = step.rules[i] as ActiveRule;
+        const costArg = String((step.costs as number[])[i]);
+        if (r.spec.script === 'gcra') args.push('g', r.gcraArgs[0], r.gcraArgs[1], r.gcraArgs[2], costArg);
+        else args.push('w', r.spec.limit, (step.windowEnds as number[])[i] ?? 0, 60000, costArg);
+      }
+      return args;
+    }
     if (spec.script === 'gcra') {
       const g = first.gcraArgs;
       return [step.keys[0] ?? '', g[0], g[1], g[2], step.costArg];
@@ -450,7 +482,7 @@ export function createLimiter<TReq>(design: DesignData, options: LimiterOptions<
     if (!settle(call)) return;
     let reply: Reply;
     try {
-      reply = toReply(raw);
+      reply = toReply(raw, call.script.spec.name === 'gcra' ? call.argv : undefined);
     } catch (error) {
       call.listener.failed(error);
       return;
@@ -485,8 +517,10 @@ export function createLimiter<TReq>(design: DesignData, options: LimiterOptions<
     const first = step.rules[0] as ActiveRule;
     const argv = scriptArgs(step);
     const numKeys = step.keys.length;
-    if (first.spec.store === 'memory') return memory.run(first.spec.script, step.keys, argv.slice(numKeys));
-    const script = first.script;
+    if (first.spec.store === 'memory') {
+      return memory.run(step.combined ? 'identity-limits' : first.spec.script, step.keys, argv.slice(numKeys));
+    }
+    const script = step.combined ? identityScript : first.script;
     if (!script) throw new StoreError('script', 'rate limiter: no script for rule ' + first.spec.id);
     if (local && first.spec.hybrid && numKeys === 1) {
       return local.decide(
@@ -507,12 +541,70 @@ export function createLimiter<TReq>(design: DesignData, options: LimiterOptions<
     return null;
   }
 
+  /** identity-limits: ms until a window rule's window ends, on this process's clock (which named the window). */
+  function windowReset(step: Step, i: number): number {
+    return Math.max(0, ((step.windowEnds as number[])[i] ?? 0) - clock());
+  }
+
   /**
-   * One request's decision in the making: its steps run one after another (a quota unit is
-   * only spent once every rate limit has admitted the request), and each can end the request
-   * (429, or 503 when a fail-closed rule's store failed). Driven by callbacks rather than
-   * async/await: a request then costs one promise, not one per store call plus the async
-   * function's own, which shows at tens of thousands of decisions per second.
+   * identity-limits: how long limit i of a reply asks the request to wait, in ms: 0 when it
+   * has room, -1 when the cost can never fit. The script replies with each limit's state (v),
+   * and the rule's numbers give the rest, by gcra.lua's and fixed-window.lua's own formulas.
+   */
+  function combinedWait(step: Step, reply: Reply, i: number): number {
+    const r = step.rules[i] as ActiveRule;
+    const v = reply[i + 1] ?? 0;
+    const cost = (step.costs as number[])[i] ?? 1;
+    if (r.spec.script === 'gcra') {
+      const over = v + cost * r.interval - r.tolerance;
+      if (over <= 0) return 0;
+      return cost > (r.spec.burst ?? r.spec.limit) ? -1 : Math.ceil(over / 1000);
+    }
+    if (v + cost <= r.spec.limit) return 0;
+    return cost > r.spec.limit ? -1 : Math.max(1, windowReset(step, i));
+  }
+
+  /** identity-limits: the refusing limit that binds (the longest wait; never = longest), or -1 when admitted. */
+  function combinedBinding(step: Step, reply: Reply): number {
+    if (reply[0] === 0) return -1;
+    let binding = -1;
+    let longest = 0;
+    for (let i = 0; i < step.rules.length; i++) {
+      const wait = combinedWait(step, reply, i);
+      if (wait === 0) continue;
+      if (binding < 0 || (longest !== -1 && (wait === -1 || wait > longest))) {
+        binding = i;
+        longest = wait;
+      }
+    }
+    return binding < 0 ? Math.max(0, (reply[0] ?? 1) - 1) : binding;
+  }
+
+  /** identity-limits: the outcome of limit i, from its state in the reply. */
+  function combinedOutcome(step: Step, reply: Reply, i: number, isBinding: boolean, source: RuleOutcome['source']): RuleOutcome {
+    const r = step.rules[i] as ActiveRule;
+    const v = Math.max(0, reply[i + 1] ?? 0);
+    const gcra = r.spec.script === 'gcra';
+    return {
+      ruleId: r.spec.id,
+      mode: step.mode,
+      allowed: !isBinding,
+      remaining: gcra ? Math.max(0, Math.floor((r.tolerance - v) / r.interval)) : Math.max(0, r.spec.limit - v),
+      resetMs: gcra ? Math.ceil(v / 1000) : windowReset(step, i),
+      retryAfterMs: isBinding ? combinedWait(step, reply, i) : 0,
+      source,
+    };
+  }
+
+  /**
+   * One request's decision in the making. Its steps (one per identity: every limit of an
+   * identity is one script call) go out together, in at most two waves: the steps that hold
+   * a quota only once every rate limit has admitted the request, so a quota unit is never
+   * spent on a request a rate limit refuses. The replies of a wave are read in step order,
+   * and each can end the request (429, or 503 when a fail-closed rule's store failed).
+   * Driven by callbacks rather than async/await: a request then costs one promise, not one
+   * per store call plus the async function's own, which shows at tens of thousands of
+   * decisions per second.
    */
   class Evaluation implements StoreListener {
     private readonly steps: readonly Step[];
@@ -520,8 +612,16 @@ export function createLimiter<TReq>(design: DesignData, options: LimiterOptions<
     private readonly plan: string | null;
     private readonly resolve: (decision: Decision) => void;
     private readonly reject: (error: unknown) => void;
-    /** The step in progress. */
+    /** The first step of the wave in progress, and the end of that wave. */
     private at = 0;
+    private end = 0;
+    /** Steps of the wave still waiting for the store (plus one while the wave is being sent). */
+    private pending = 0;
+    /** Each step's reply, or its failure (a request of one step keeps them in the fields below). */
+    private readonly replies: (Reply | null)[] | null;
+    private errors: unknown[] | null = null;
+    private reply: Reply | null = null;
+    private error: unknown = null;
     private readonly outcomes: RuleOutcome[] = [];
     /** The most constraining client-facing rate rule so far: its headers go on an admitted response. */
     private shownRule: ActiveRule | null = null;
@@ -542,29 +642,22 @@ export function createLimiter<TReq>(design: DesignData, options: LimiterOptions<
       this.plan = plan;
       this.resolve = resolve;
       this.reject = reject;
+      this.replies = steps.length > 1 ? new Array<Reply | null>(steps.length).fill(null) : null;
     }
 
-    /** Runs steps until one waits for the store, or the decision is made. */
+    /** Sends each wave's steps together, until one waits for the store or the decision is made. */
     run(): void {
       try {
-        while (this.at < this.steps.length) {
-          const step = this.steps[this.at] as Step;
-          let reply: Reply | Promise<Reply> | null;
-          try {
-            reply = execute(step, this);
-          } catch (error) {
-            if (this.failure(step, error)) return;
-            continue;
-          }
-          if (reply === null) return;
-          if (isPromiseLike(reply)) {
-            reply.then(
-              (r) => this.stored(r),
-              (error: unknown) => this.failed(error),
-            );
-            return;
-          }
-          if (this.result(step, reply)) return;
+        const steps = this.steps;
+        while (this.at < steps.length) {
+          const wave = (steps[this.at] as Step).wave;
+          let end = this.at;
+          while (end < steps.length && (steps[end] as Step).wave === wave) end++;
+          this.end = end;
+          this.pending = end - this.at + 1;
+          for (let i = this.at; i < end; i++) this.send(i);
+          if (--this.pending > 0) return;
+          if (this.read()) return;
         }
         this.resolve(this.admitted());
       } catch (error) {
@@ -572,46 +665,94 @@ export function createLimiter<TReq>(design: DesignData, options: LimiterOptions<
       }
     }
 
-    stored(reply: Reply): void {
+    /** Sends one step: its reply now (in-process state), later (a promise), or to its listener. */
+    private send(i: number): void {
+      const step = this.steps[i] as Step;
+      let reply: Reply | Promise<Reply> | null;
       try {
-        if (!this.result(this.steps[this.at] as Step, reply)) this.run();
+        reply = execute(step, i === this.at ? this : new StepListener(this, i));
       } catch (error) {
-        this.reject(error);
+        this.done(i, null, error);
+        return;
       }
+      if (reply === null) return;
+      if (isPromiseLike(reply)) {
+        reply.then(
+          (r) => this.done(i, r, null),
+          (error: unknown) => this.done(i, null, error),
+        );
+        return;
+      }
+      this.done(i, reply, null);
     }
 
-    failed(error: unknown): void {
+    /** A step's reply or failure; the last of its wave reads them all and goes on. */
+    done(i: number, reply: Reply | null, error: unknown): void {
+      if (this.replies === null) {
+        this.reply = reply;
+        this.error = error;
+      } else if (reply !== null) this.replies[i] = reply;
+      else (this.errors ??= [])[i] = error;
+      if (--this.pending > 0) return;
       try {
-        if (!this.failure(this.steps[this.at] as Step, error)) this.run();
+        if (!this.read()) this.run();
       } catch (again) {
         this.reject(again);
       }
     }
 
+    stored(reply: Reply): void {
+      this.done(this.at, reply, null);
+    }
+
+    failed(error: unknown): void {
+      this.done(this.at, null, error);
+    }
+
+    /** The wave's replies in step order. True when one decided the request. */
+    private read(): boolean {
+      const end = this.end;
+      for (let i = this.at; i < end; i++) {
+        const step = this.steps[i] as Step;
+        const reply = this.replies === null ? this.reply : this.replies[i];
+        const decided =
+          reply != null ? this.result(step, reply) : this.failure(step, this.replies === null ? this.error : this.errors?.[i]);
+        if (decided) return true;
+      }
+      this.at = end;
+      return false;
+    }
+
     /** A step's reply: outcomes and metrics. True when it decided the request (429). */
     private result(step: Step, reply: Reply): boolean {
-      this.at++;
       const source = fallbackReplies.has(reply) ? 'fallback' : local !== null && localReplies.has(reply) ? 'local' : 'store';
+      const combined = step.combined;
       const allowed = reply[0] === 1;
-      const binding = allowed ? -1 : Math.max(0, (step.rules.length > 1 ? (reply[4] ?? 1) : 1) - 1);
+      const binding = combined
+        ? combinedBinding(step, reply)
+        : allowed
+          ? -1
+          : Math.max(0, (step.rules.length > 1 ? (reply[4] ?? 1) : 1) - 1);
       const remaining = Math.max(0, reply[1] ?? 0);
       const resetMs = Math.max(0, reply[3] ?? 0);
       let denied: RuleOutcome | null = null;
       for (let i = 0; i < step.rules.length; i++) {
         const r = step.rules[i] as ActiveRule;
         const isBinding = i === binding;
-        const outcome: RuleOutcome = {
-          ruleId: r.spec.id,
-          mode: step.mode,
-          allowed: !isBinding,
-          remaining,
-          resetMs,
-          retryAfterMs: isBinding ? (reply[2] ?? 0) : 0,
-          source,
-        };
+        const outcome: RuleOutcome = combined
+          ? combinedOutcome(step, reply, i, isBinding, source)
+          : {
+              ruleId: r.spec.id,
+              mode: step.mode,
+              allowed: !isBinding,
+              remaining,
+              resetMs,
+              retryAfterMs: isBinding ? (reply[2] ?? 0) : 0,
+              source,
+            };
         this.outcomes.push(outcome);
         if (!this.silent && r.spec.headers === 'full') {
-          const values = shown(r.spec, outcome, windowSecondsOf(r, step.windowEnd));
+          const values = shown(r.spec, outcome, windowSecondsOf(r, step.windowEnds?.[i] ?? step.windowEnd));
           if (r.spec.tier === 'quota') {
             if (tighter(values, this.quotaValues)) {
               this.quotaRule = r;
@@ -624,7 +765,7 @@ export function createLimiter<TReq>(design: DesignData, options: LimiterOptions<
         }
         if (!isBinding) {
           r.metrics.allowed.inc();
-          if (remaining < r.metrics.nearBelow) r.metrics.nearLimit.inc();
+          if (outcome.remaining < r.metrics.nearBelow) r.metrics.nearLimit.inc();
         } else {
           denied = outcome;
           if (step.mode === 'enforce') r.metrics.throttled.inc();
@@ -639,7 +780,7 @@ export function createLimiter<TReq>(design: DesignData, options: LimiterOptions<
       if (rule.tier === 'quota') metrics.quotaExhausted(rule.id, rule.plan ?? this.plan ?? '');
       if (step.mode === 'shadow') return false;
       const retryAfter = retryAfterSeconds(rule, denied);
-      const s = shown(rule, denied, windowSecondsOf(binder, step.windowEnd));
+      const s = shown(rule, denied, windowSecondsOf(binder, step.windowEnds?.[binding] ?? step.windowEnd));
       // a quota's own refusal states the quota (the single-value conventions: in the quota trio too)
       const quota = rule.tier === 'quota' ? binder : null;
       const headers: (readonly [string, string])[] =
@@ -661,7 +802,6 @@ export function createLimiter<TReq>(design: DesignData, options: LimiterOptions<
 
     /** A step whose store failed: its rules' fail mode. True when it decided the request (503). */
     private failure(step: Step, error: unknown): boolean {
-      this.at++;
       const reason = failureReason(error);
       for (const r of step.rules) r.metrics.failures[reason].inc();
       options.onStoreError?.(
@@ -671,8 +811,8 @@ export function createLimiter<TReq>(design: DesignData, options: LimiterOptions<
       const closed = step.mode === 'enforce' ? step.rules.find((r) => r.spec.failMode === 'closed') : undefined;
       if (fallback?.covers(step.rules)) {
         // fail-open rules with the memory fallback: decided in this process (fallback.ts)
-        this.at--;
-        return this.result(step, fallback.run(step.rules[0]!.spec, step.keys.length, scriptArgs(step)));
+        const script = step.combined ? 'identity-limits' : (step.rules[0] as ActiveRule).spec.script;
+        return this.result(step, fallback.run(script, step.keys.length, scriptArgs(step)));
       }
       if (closed) {
         this.resolve({
@@ -720,6 +860,25 @@ export function createLimiter<TReq>(design: DesignData, options: LimiterOptions<
       // past a soft plan quota the call still passes: say so
       if (quota !== null && q !== null && q.overQuota > 0) headers.push(quotaExceededHeader(quota.spec.id, q.overQuota));
       return { status: 200, headers, body: null, contentType: null, ruleId: null, exempt: false, outcomes: this.outcomes };
+    }
+  }
+
+  /** Hears the store call of a step other than the first of its wave. */
+  class StepListener implements StoreListener {
+    private readonly evaluation: Evaluation;
+    private readonly index: number;
+
+    constructor(evaluation: Evaluation, index: number) {
+      this.evaluation = evaluation;
+      this.index = index;
+    }
+
+    stored(reply: Reply): void {
+      this.evaluation.done(this.index, reply, null);
+    }
+
+    failed(error: unknown): void {
+      this.evaluation.done(this.index, null, error);
     }
   }
 
@@ -817,12 +976,60 @@ export function createLimiter<TReq>(design: DesignData, options: LimiterOptions<
           partner.rules.push(rule);
           partner.keys.push(key);
         } else {
-          steps.push({ rules: [rule], keys: [key], mode, cost, costArg, tag, windowEnd });
+          steps.push({
+            rules: [rule],
+            keys: [key],
+            mode,
+            cost,
+            costArg,
+            tag,
+            windowEnd,
+            combined: false,
+            costs: null,
+            windowEnds: null,
+            wave: 0,
+          });
         }
+        continue;
+      }
+      const wave = spec.tier === 'quota' ? 1 : 0;
+      // every limit of one identity (one hash tag) in one identity-limits call, all or nothing
+      const tag = rule.joins && applicable.joins ? hashTag(key) : null;
+      const partner =
+        tag === null
+          ? undefined
+          : steps.find(
+              (s) =>
+                s.tag === tag &&
+                s.mode === mode &&
+                (s.rules[0] as ActiveRule).joins &&
+                (s.rules[0] as ActiveRule).spec.store === spec.store,
+            );
+      if (partner) {
+        partner.rules.push(rule);
+        partner.keys.push(key);
+        (partner.costs ??= [partner.cost]).push(cost);
+        (partner.windowEnds ??= [partner.windowEnd]).push(windowEnd);
+        partner.combined = true;
+        if (wave > partner.wave) partner.wave = wave;
       } else {
-        steps.push({ rules: [rule], keys: [key], mode, cost, costArg, tag: null, windowEnd });
+        steps.push({
+          rules: [rule],
+          keys: [key],
+          mode,
+          cost,
+          costArg,
+          tag,
+          windowEnd,
+          combined: false,
+          costs: null,
+          windowEnds: null,
+          wave,
+        });
       }
     }
+    // the checks of different identities go out together; a quota's only once every rate limit has admitted
+    if (steps.length > 1 && steps.some((s) => s.wave > 0)) steps.sort((a, b) => a.wave - b.wave);
     return new Promise<Decision>((resolve, reject) => new Evaluation(steps, silent, plan, resolve, reject).run());
   }
 

@@ -7,7 +7,7 @@
  */
 import { MemoryStore } from './memory-store.js';
 import type { Reply } from './store.js';
-import type { RuleSpec } from './types.js';
+import type { RuleSpec, ScriptName } from './types.js';
 
 /** Replies the fallback gave (their outcomes carry source 'fallback'). */
 export const fallbackReplies = new WeakSet<Reply>();
@@ -22,8 +22,8 @@ export class MemoryFallback {
   }
 
   /** The step's decision in this process: argv as the script takes it (the keys, then the arguments). */
-  run(spec: RuleSpec, numKeys: number, argv: readonly (string | number)[]): Reply {
-    const reply = this.store.run(spec.script, argv.slice(0, numKeys) as string[], argv.slice(numKeys));
+  run(script: ScriptName, numKeys: number, argv: readonly (string | number)[]): Reply {
+    const reply = this.store.run(script, argv.slice(0, numKeys) as string[], argv.slice(numKeys));
     fallbackReplies.add(reply);
     return reply;
   }

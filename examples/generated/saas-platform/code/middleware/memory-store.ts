@@ -27,6 +27,7 @@ export class MemoryStore {
     const a = args.map((x) => x);
     if (script === 'gcra') return this.gcra(keys[0] ?? '', Number(a[0]), Number(a[1]), Number(a[2]), Number(a[3]));
     if (script === 'sliding-window-log') return this.log(keys, a);
+    if (script === 'identity-limits') return this.identity(keys, a);
     return this.window(keys[0] ?? '', a);
   }
 
@@ -66,6 +67,46 @@ export class MemoryStore {
     const reset = Math.ceil(ahead / 1000);
     this.set(key, tat + cost * interval, now / 1000 + reset);
     return [1, Math.floor((tolerance - ahead) / interval), 0, reset];
+  }
+
+  /** identity-limits.lua: every limit of one identity, all or nothing; {denied_by, v1..vn}. */
+  private identity(keys: readonly string[], args: readonly (string | number)[]): Reply {
+    const now = nowUs();
+    const nowMs = Math.floor(now / 1000);
+    const n = keys.length;
+    const before: number[] = [];
+    const after: number[] = [];
+    let denied = 0;
+    for (let i = 0; i < n; i++) {
+      const a = 5 * i;
+      const cost = Number(args[a + 4]);
+      const entry = this.get(keys[i] ?? '', now / 1000);
+      const stored = typeof entry?.value === 'number' ? entry.value : 0;
+      if (args[a] === 'g') {
+        const burst = Number(args[a + 1]);
+        const interval = Math.ceil((Number(args[a + 3]) * 1000) / Number(args[a + 2]));
+        const tat = Math.max(stored, now);
+        before.push(tat - now);
+        after.push(tat + cost * interval - now);
+        if (tat + cost * interval - now > burst * interval && denied === 0) denied = i + 1;
+      } else {
+        before.push(stored);
+        after.push(stored + cost);
+        if (stored + cost > Number(args[a + 1]) && denied === 0) denied = i + 1;
+      }
+    }
+    if (denied > 0) return [denied, ...before];
+    for (let i = 0; i < n; i++) {
+      const a = 5 * i;
+      const key = keys[i] ?? '';
+      const v = after[i] ?? 0;
+      if (args[a] === 'g') this.set(key, now + v, nowMs + Math.ceil(v / 1000));
+      else {
+        const entry = this.get(key, nowMs);
+        this.set(key, v, entry ? entry.expiresAt : Math.max(Number(args[a + 2]), nowMs) + Number(args[a + 3]));
+      }
+    }
+    return [0, ...after];
   }
 
   private log(keys: readonly string[], args: readonly (string | number)[]): Reply {

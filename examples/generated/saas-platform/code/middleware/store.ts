@@ -6,7 +6,11 @@
 import type { LatencyObserver } from './metrics.js';
 import type { ScriptSpec } from './types.js';
 
-/** Every script returns {allowed, remaining, retry_after_ms, reset_ms[, denied_by]}. */
+/**
+ * A decision as {allowed, remaining, retry_after_ms, reset_ms[, denied_by]}: what
+ * fixed-window and sliding-window-log return, and what gcra's one integer becomes
+ * (gcraReply); identity-limits returns {denied_by, v1, ..., vn}.
+ */
 export type Reply = readonly number[];
 
 /** A script of the design with its latency series. */
@@ -161,8 +165,30 @@ export class Deadlines {
   }
 }
 
-export function toReply(raw: unknown): Reply {
-  if (!Array.isArray(raw) || raw.length < 4) throw new StoreError('script', 'rate limiter script returned an unexpected reply');
+/**
+ * gcra.lua's one integer r (how far the bucket is ahead of now, in microseconds: r > 0
+ * admitted, r < 0 denied with -r - 1 ahead) as {allowed, remaining, retry_after_ms, reset_ms},
+ * by the script's own arithmetic on the rule's numbers (its ARGV).
+ */
+export function gcraReply(r: number, burst: number, rate: number, periodMs: number, cost: number): Reply {
+  const interval = Math.ceil((periodMs * 1000) / rate);
+  const tolerance = burst * interval;
+  if (r > 0) return [1, Math.floor((tolerance - r) / interval), 0, Math.ceil(r / 1000)];
+  const ahead = -r - 1;
+  return [
+    0,
+    Math.max(0, Math.floor((tolerance - ahead) / interval)),
+    cost <= burst ? Math.ceil((ahead + cost * interval - tolerance) / 1000) : -1,
+    Math.ceil(ahead / 1000),
+  ];
+}
+
+/** A script's raw reply as a Reply; argv (keys, then arguments) decodes gcra's one integer. */
+export function toReply(raw: unknown, argv?: readonly (string | number)[]): Reply {
+  if (typeof raw === 'number' && argv !== undefined && argv.length === 5) {
+    return gcraReply(raw, Number(argv[1]), Number(argv[2]), Number(argv[3]), Number(argv[4]));
+  }
+  if (!Array.isArray(raw) || raw.length < 2) throw new StoreError('script', 'rate limiter script returned an unexpected reply');
   for (const v of raw) if (typeof v !== 'number') return raw.map((x) => Number(x));
   return raw as number[];
 }

@@ -7,7 +7,7 @@ import type { Registry } from 'prom-client';
 
 export type RuleMode = 'enforce' | 'shadow' | 'off';
 export type HeaderConvention = 'ietf-structured' | 'ietf-trio' | 'x-ratelimit';
-export type ScriptName = 'gcra' | 'sliding-window-log' | 'fixed-window' | 'penalty';
+export type ScriptName = 'gcra' | 'sliding-window-log' | 'fixed-window' | 'identity-limits' | 'penalty';
 export type IdentityKind = 'global' | 'api-key' | 'user' | 'tenant' | 'session' | 'ip' | 'username';
 export type RuleTier = 'ceiling' | 'security' | 'fairness' | 'quota';
 
