@@ -676,6 +676,8 @@ export function monitoringView(input: RenderInput) {
       bytes: fmtBytes(m.store.estimatedBytes),
       // the rules bounded by the ceiling's traffic share it: the total is then less than the rows' sum
       shared: m.store.sharedCeiling !== undefined,
+      // the penalty box's keys, counted in keys and bytes: their bound in one line
+      penalty: m.store.penalty?.text,
       recommendation: m.store.recommendation,
       // a store the answers name but no rule uses: nothing to size or configure
       unused: m.store.estimatedKeys === 0 && m.store.config === undefined && input.design.scope.store !== 'none',
