@@ -152,14 +152,17 @@ function penaltyKeys(penalty: NonNullable<AccessDesign['penalty']>, ceilingRps: 
   const strikes = Math.ceil(ceilingRps * penalty.withinSeconds);
   const boxes = Math.ceil((ceilingRps * penalty.blockSeconds) / Math.max(1, penalty.refusals));
   // the caller in the hash tag is a label and a value ("{pb:ak:<key id>}"); the pattern names only the value
-  const bytesOf = (pattern: string): number =>
-    BYTES_PER_KEY['fixed-window'] +
-    keyNameExtraBytes(maxKeyChars({ key: pattern.replace('<identity>', 'xx:<identity>'), id: 'penalty', tier: 'security' }));
+  const row = (key: string, count: number) => {
+    const keyChars = maxKeyChars({ key: key.replace('<identity>', 'xx:<identity>'), id: 'penalty', tier: 'security' });
+    return { key, keys: count, keyChars, bytesPerKey: BYTES_PER_KEY['fixed-window'] + keyNameExtraBytes(keyChars) };
+  };
+  const rows = [row(penalty.keys.strikes, strikes), row(penalty.keys.box, boxes)];
   const keys = strikes + boxes;
-  const bytes = strikes * bytesOf(penalty.keys.strikes) + boxes * bytesOf(penalty.keys.box);
+  const bytes = rows.reduce((n, r) => n + r.keys * r.bytesPerKey, 0);
   return {
     keys,
     bytes,
+    rows,
     text: `Penalty box: at most ${formatNumber(strikes)} refusal counters (ceiling ${formatNumber(ceilingRps)} req/s x their ${formatNumber(penalty.withinSeconds)} s lifetime: each needs a refusal within it) and ${formatNumber(boxes)} boxes (ceiling x ${formatNumber(penalty.blockSeconds)} s / ${formatNumber(penalty.refusals)} refusals each), ${formatNumber(keys)} keys in all, counted in the estimate above.`,
   };
 }

@@ -210,6 +210,11 @@ describe('the access lists in the monitoring', () => {
     expect(store.penalty?.text).toMatch(/^Penalty box: at most 4,320,000 refusal counters .* and 1,728,000 boxes/);
     const text = renderMarkdown(exampleInput('saas-platform'), { layout: 'single' })[0]?.content ?? '';
     expect(text).toContain('Penalty box: at most 4,320,000 refusal counters');
+    // and a row per key kind in the memory table, whose total counts them
+    const bytesPerKey = (key: string) => store.penalty!.rows.find((r) => r.key === key)!.bytesPerKey;
+    expect(text).toContain(`| penalty box \`rl:{pb:<identity>}:strikes\` | 4,320,000 | 147 | ${bytesPerKey(p!.keys.strikes)} |`);
+    expect(text).toContain(`| penalty box \`rl:{pb:<identity>}:box\` | 1,728,000 | 143 | ${bytesPerKey(p!.keys.box)} |`);
+    expect(text).toMatch(/\| \*\*Total\*\* \| \*\*40,618,802\*\* \|/);
     // a design whose state stays in each process keeps the box there too: no store keys
     const answers = exampleAnswers('saas-platform');
     const stack = { ...answers.stack, store: 'none', topology: 'single', instances: 1 };

@@ -304,6 +304,15 @@ export function matrixView(input: RenderInput) {
         memory: bound === undefined || bytes === undefined ? NOT_STATED : fmtBytes(bound * bytes),
       };
     }),
+    // the penalty box's counters and boxes, in the total too
+    penaltyMemory: (monitoring.store.penalty?.rows ?? []).map((r) => ({
+      key: r.key,
+      keys: fmtNumber(r.keys),
+      keyChars: fmtNumber(r.keyChars),
+      bytesPerKey: fmtNumber(r.bytesPerKey),
+      memory: fmtBytes(r.keys * r.bytesPerKey),
+    })),
+    penaltyText: monitoring.store.penalty?.text,
     edgeRules: rules.filter((r) => r.layer === 'edge').map((r) => r.id),
     splitTwins: rules
       .filter((r) => r.layer !== 'edge' && r.id.endsWith('-fail-closed'))
