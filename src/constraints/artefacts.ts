@@ -186,7 +186,7 @@ export function emittedMetrics(files: readonly CodeFile[]): Map<string, string> 
   const design = shippedDesign(files);
   // the metrics of design.ts that metrics.ts registers: counterFor(registry, METRICS.<key>, ...) or latencyFor(registry, METRICS.<key>)
   const source = fileOf(files, 'middleware/metrics.ts')?.content ?? '';
-  const registered = new Set([...source.matchAll(/(?:counterFor|latencyFor)\(registry, METRICS\.(\w+)/g)].map((m) => m[1] as string));
+  const registered = new Set([...source.matchAll(/(?:counterFor|latencyFor)\(\s*registry,\s*METRICS\.(\w+)/g)].map((m) => m[1] as string));
   if (design) {
     for (const [key, spec] of Object.entries(design.metrics ?? {})) {
       if (registered.has(key) && spec && typeof spec.name === 'string') add(spec.name, DESIGN_DATA_FILE);
