@@ -78,6 +78,37 @@ export function documentFiles(files: readonly string[], format: string): Summary
   });
 }
 
+/**
+ * Where the code folder holds the OpenAPI Overlay (codegen/openapi's OVERLAY_PATH; repeated here
+ * so init's summary does not load the code generator, and a test keeps the two equal).
+ */
+export const SUMMARY_OVERLAY_PATH = 'openapi/rate-limits.overlay.yaml';
+
+/** The adapter's framework as the summary names it (NestJS and the rest mount the Express one). */
+const ADAPTER_NAMES: Readonly<Record<string, string>> = { fastify: 'Fastify', koa: 'Koa', hono: 'Hono' };
+
+/**
+ * The code folder, and the OpenAPI Overlay in it when one was written: the file a team that
+ * publishes its API contract looks for. code: the paths written, as shown.
+ */
+export function codeFiles(codeDir: string, code: readonly string[], design: Design): SummaryFile[] {
+  const files: SummaryFile[] = [
+    {
+      path: codeDir,
+      phrase: `enforcement code: ${code.length} files (Lua scripts, ${ADAPTER_NAMES[design.scope.framework ?? ''] ?? 'Express'} middleware, gateway and alert config), listed in its README.md`,
+    },
+  ];
+  const overlay = code.find((p) => p.replace(/\\/g, '/').endsWith(`/${SUMMARY_OVERLAY_PATH}`));
+  if (overlay !== undefined) {
+    files.push({
+      path: overlay,
+      phrase:
+        "the OpenAPI Overlay of the API's own document: each limited operation's 429 (Retry-After) and rate-limit headers; apply it with an overlay tool, or run `rl-design generate --openapi-merged`",
+    });
+  }
+  return files;
+}
+
 export interface SummaryFile {
   path: string;
   phrase: string;

@@ -35,7 +35,7 @@ import {
 } from '../questionnaire/interview.js';
 import { changedFields } from '../questionnaire/previous.js';
 import { inquirerPrompter, PromptCancelled, refusingPrompter, type Prompter } from '../questionnaire/prompt.js';
-import { documentFiles, summaryLines, type SummaryFile } from './init-summary.js';
+import { codeFiles, documentFiles, summaryLines, type SummaryFile } from './init-summary.js';
 import { wrapLine } from '../questionnaire/wrap.js';
 import type { CommandContext } from './context.js';
 import { generateFiles } from './generate.js';
@@ -269,12 +269,7 @@ export async function runInit(ctx: CommandContext, raw: InitRawOptions, io: Init
       ...documentFiles(doc.documents, answers.output?.format === 'markdown' ? 'Markdown' : 'HTML'),
     ];
     const notes: string[] = [];
-    if (doc.codeDir) {
-      files.push({
-        path: doc.codeDir,
-        phrase: `enforcement code: ${doc.code.length} files (Lua scripts, ${design.scope.framework === 'fastify' ? 'Fastify' : 'Express'} middleware, gateway and alert config), listed in its README.md`,
-      });
-    }
+    if (doc.codeDir) files.push(...codeFiles(doc.codeDir, doc.code, design));
     for (const line of summaryLines(
       design,
       files,

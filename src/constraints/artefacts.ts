@@ -175,7 +175,7 @@ function withSeries(name: string): string[] {
 
 /**
  * The metrics the generated components export, by file: the middleware (the names in
- * design.ts, registered by metrics.ts), the outbound client (its OUTBOUND_METRIC_NAMES, when the
+ * design.ts that metrics.ts registers, each by its key), the outbound client (its OUTBOUND_METRIC_NAMES, when the
  * design has providers), and the mtail programs (their `counter` declarations).
  */
 export function emittedMetrics(files: readonly CodeFile[]): Map<string, string> {
@@ -184,9 +184,13 @@ export function emittedMetrics(files: readonly CodeFile[]): Map<string, string> 
     for (const n of withSeries(name)) if (!emitted.has(n)) emitted.set(n, file);
   };
   const design = shippedDesign(files);
-  const registers = fileOf(files, 'middleware/metrics.ts')?.content.includes('counterFor(registry, METRICS.') ?? false;
-  if (design && registers) {
-    for (const spec of Object.values(design.metrics ?? {})) if (spec && typeof spec.name === 'string') add(spec.name, DESIGN_DATA_FILE);
+  // the metrics of design.ts that metrics.ts registers: counterFor(registry, METRICS.<key>, ...) or latencyFor(registry, METRICS.<key>)
+  const source = fileOf(files, 'middleware/metrics.ts')?.content ?? '';
+  const registered = new Set([...source.matchAll(/(?:counterFor|latencyFor)\(\s*registry,\s*METRICS\.(\w+)/g)].map((m) => m[1] as string));
+  if (design) {
+    for (const [key, spec] of Object.entries(design.metrics ?? {})) {
+      if (registered.has(key) && spec && typeof spec.name === 'string') add(spec.name, DESIGN_DATA_FILE);
+    }
   }
   const client = fileOf(files, OUTBOUND_CLIENT_FILE)?.content;
   if (client !== undefined && fileOf(files, PROVIDERS_FILE) !== undefined) {

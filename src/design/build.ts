@@ -88,7 +88,7 @@ export function buildDesign(answers: Answers, options: BuildOptions): Design {
     }),
     ...(quotas ? { quotas } : {}),
     ...(outbound ? { outbound } : {}),
-    monitoring: buildMonitoring(scope, rules),
+    monitoring: buildMonitoring(scope, rules, { access, ceilingRps }),
     rollout: buildRollout(rules, resolved.shadowDays, scope.gateway, migration, access),
     scenarios: buildScenarios(rules, {
       topology: scope.topology,

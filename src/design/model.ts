@@ -382,6 +382,16 @@ export interface Monitoring {
      * sum of their rows. estimatedKeys and estimatedBytes count them this way.
      */
     sharedCeiling?: { rules: string[]; rowKeys: number; keys: number; bytes: number; endpoint: string };
+    /**
+     * The penalty box's refusal counters and boxes in the store (in estimatedKeys and
+     * estimatedBytes): a row per key kind, as the memory table shows it, and the bound in one line.
+     */
+    penalty?: {
+      keys: number;
+      bytes: number;
+      rows: { key: string; keys: number; keyChars: number; bytesPerKey: number }[];
+      text: string;
+    };
     recommendation: string;
     /** maxmemory for redis.conf: the memory bound with headroom (absent without a shared store). */
     maxmemoryBytes?: number;

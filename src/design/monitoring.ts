@@ -1,6 +1,7 @@
 /** Metrics, alert thresholds and store configuration. */
 import { formatNumber } from '../format.js';
-import type { AlertSpec, MatrixRule, MetricSource, MetricSpec, Monitoring, Scope } from './model.js';
+import { BYTES_PER_KEY, keyNameExtraBytes, maxKeyChars } from './matrix.js';
+import type { AccessDesign, AlertSpec, MatrixRule, MetricSource, MetricSpec, Monitoring, Scope } from './model.js';
 
 /** Share of a rule's capacity below which an admitted decision counts as near the limit. */
 export const NEAR_LIMIT_FRACTION = 0.2;
@@ -120,6 +121,51 @@ const QUOTA_METRICS: MetricSpec[] = [
     emittedBy: MW,
   },
 ];
+
+/** The access lists' outcomes, by the answers part that makes each (the runtime's label values). */
+const ACCESS_OUTCOMES = [
+  ['deny', 'denied', 'refused by the deny list'],
+  ['penalty', 'penalty_box', 'refused while their caller is in the penalty box'],
+  ['allow', 'allowlisted', 'let skip rules by the allowlist'],
+] as const;
+
+/** The middleware's counter of what the access lists did, with the outcomes this design has (null: no list). */
+function accessMetric(access: AccessDesign | undefined): MetricSpec | null {
+  const outcomes = ACCESS_OUTCOMES.filter(([part]) => access?.[part] !== undefined);
+  if (outcomes.length === 0) return null;
+  return {
+    name: 'ratelimit_access_total',
+    type: 'counter',
+    labels: ['outcome'],
+    help: `Requests the access lists decided before any rule: ${outcomes.map(([, outcome, what]) => `${what} (outcome=${outcome})`).join(', ')}. The outcome is the only label; each series exists at 0 from the start.`,
+    emittedBy: MW,
+  };
+}
+
+/**
+ * The penalty box's keys in the store: a refusal counter per caller refused within the window,
+ * and a box per caller shut in it. Each counter needs a refused request within its lifetime, and
+ * each box \`refusals\` of them within the box's, so at most ceiling x window counters and ceiling
+ * x block / refusals boxes are live (every request, hostile or not, is under the ceiling).
+ */
+function penaltyKeys(penalty: NonNullable<AccessDesign['penalty']>, ceilingRps: number): NonNullable<Monitoring['store']['penalty']> {
+  const strikes = Math.ceil(ceilingRps * penalty.withinSeconds);
+  const boxes = Math.ceil((ceilingRps * penalty.blockSeconds) / Math.max(1, penalty.refusals));
+  // the caller in the hash tag is a label and a value ("{pb:ak:<key id>}"); the pattern names only the value
+  const row = (key: string, count: number) => {
+    const keyChars = maxKeyChars({ key: key.replace('<identity>', 'xx:<identity>'), id: 'penalty', tier: 'security' });
+    return { key, keys: count, keyChars, bytesPerKey: BYTES_PER_KEY['fixed-window'] + keyNameExtraBytes(keyChars) };
+  };
+  const rows = [row(penalty.keys.strikes, strikes), row(penalty.keys.box, boxes)];
+  const keys = strikes + boxes;
+  const bytes = rows.reduce((n, r) => n + r.keys * r.bytesPerKey, 0);
+  return {
+    keys,
+    bytes,
+    rows,
+    text: `Penalty box: at most ${formatNumber(strikes)} refusal counters (ceiling ${formatNumber(ceilingRps)} req/s x their ${formatNumber(penalty.withinSeconds)} s lifetime: each needs a refusal within it) and ${formatNumber(boxes)} boxes (ceiling x ${formatNumber(penalty.blockSeconds)} s / ${formatNumber(penalty.refusals)} refusals each), ${formatNumber(keys)} keys in all, counted in the estimate above.`,
+  };
+}
 
 const MIB = 1024 * 1024;
 /** maxmemory = the bound x this, plus MAXMEMORY_BASE for Redis itself. */
@@ -261,7 +307,31 @@ const STORE_CALL_ALERTS: AlertSpec[] = [
   },
 ];
 
-export function buildMonitoring(scope: Scope, rules: MatrixRule[]): Monitoring {
+/** What the monitoring needs beyond the rules: the access lists (their counter, alert and keys) and the ceiling's rate. */
+export interface MonitoringContext {
+  access?: AccessDesign | undefined;
+  ceilingRps?: number | undefined;
+}
+
+/**
+ * Callers refused by the penalty box, against the same hour yesterday: a burst of them is
+ * someone guessing credentials (or many people behind one address shut out together).
+ */
+function penaltyAlert(ruleIds: readonly string[]): AlertSpec {
+  const now = 'sum(rate(ratelimit_access_total{outcome="penalty_box"}[5m]))';
+  const dayAgo = 'sum(rate(ratelimit_access_total{outcome="penalty_box"}[5m] offset 1d))';
+  return {
+    name: 'RateLimitPenaltyBoxSpike',
+    metric: 'ratelimit_access_total',
+    condition: 'refusals by the penalty box triple against the same hour yesterday (or start where yesterday had none) and exceed 1 req/s',
+    expr: `${now} > 1 and (${now} > 3 * ${dayAgo} or ${now} unless ${dayAgo})`,
+    for: '10m',
+    severity: 'page',
+    why: `Callers refused again and again by ${ruleIds.length > 0 ? ruleIds.join(', ') : 'the rules the box follows'} keep trying while boxed: credential guessing, or a shared address shutting out everyone behind it.`,
+  };
+}
+
+export function buildMonitoring(scope: Scope, rules: MatrixRule[], context: MonitoringContext = {}): Monitoring {
   // a store the answers name but no rule keeps state in (every rule at the edge) needs no sizing or alerts
   const storeUnused = scope.store !== 'none' && !rules.some((r) => r.layer !== 'edge' && r.primitive === 'redis-lua');
   const hasStore = scope.store !== 'none' && !storeUnused;
@@ -276,7 +346,15 @@ export function buildMonitoring(scope: Scope, rules: MatrixRule[]): Monitoring {
   const nearLimit = rules.filter((r) => r.layer === 'middleware' && r.tier !== 'security').map((r) => r.id);
   const hasQuota = rules.some((r) => r.tier === 'quota');
   const hasOutbound = rules.some((r) => r.tier === 'outbound');
-  const { keys: totalBound, bytes: estimatedBytes, shared } = storeBound(rules);
+  // the middleware exports its metrics only where it runs: a design with no middleware rule ships none
+  const hasMiddleware = rules.some((r) => r.layer === 'middleware');
+  const bound = storeBound(rules);
+  const { shared } = bound;
+  // the penalty box keeps its keys in the store beside the rules' (penalty.lua), when the rules use one
+  const penalty =
+    hasStore && context.access?.penalty && context.ceilingRps ? penaltyKeys(context.access.penalty, context.ceilingRps) : undefined;
+  const totalBound = bound.keys + (penalty?.keys ?? 0);
+  const estimatedBytes = bound.bytes + (penalty?.bytes ?? 0);
   const inStore = rules.filter((r) => r.layer !== 'edge' && r.primitive === 'redis-lua');
   const maxmemory = maxmemoryFor(estimatedBytes);
   const job = REDIS_EXPORTER_JOB;
@@ -326,6 +404,7 @@ export function buildMonitoring(scope: Scope, rules: MatrixRule[]): Monitoring {
         ]
       : []),
     ...(hasStore ? STORE_CALL_ALERTS : []),
+    ...(context.access?.penalty && hasMiddleware ? [penaltyAlert(context.access.penalty.ruleIds)] : []),
   ];
   if (hasStore) {
     const masters = `on (instance) redis_instance_info{job="${job}",role="master"}`;
@@ -373,14 +452,13 @@ export function buildMonitoring(scope: Scope, rules: MatrixRule[]): Monitoring {
       why: 'The bucket and the provider disagree about the limit; repeated 429s risk a ban.',
     });
   }
-  // the middleware exports its metrics only where it runs: a design with no middleware rule ships none
-  const hasMiddleware = rules.some((r) => r.layer === 'middleware');
   const metrics = METRICS.flatMap((m): MetricSpec[] => {
     const by: MetricSource[] = [...(m.emittedBy ?? MW)].filter((s) => hasMiddleware || s !== 'middleware');
     if (hasOutbound && (m.name === 'ratelimit_throttled_total' || m.name === 'ratelimit_store_failures_total')) by.push('outbound-client');
     if (edge?.countedBy === 'nginx-log' && m.name === 'ratelimit_throttled_total') by.push('nginx-log');
     return by.length > 0 ? [{ ...m, emittedBy: by }] : [];
   });
+  const access = accessMetric(context.access);
   const storeName = STORE_NAME[scope.store] ?? scope.store;
   const cluster = scope.store === 'redis-cluster';
   // Redis refuses a script's first write that can grow memory (SET, INCRBY, ZADD...) when past
@@ -429,7 +507,13 @@ export function buildMonitoring(scope: Scope, rules: MatrixRule[]): Monitoring {
     '',
   ].join('\n');
   return {
-    metrics: [...metrics, ...(hasQuota ? QUOTA_METRICS : []), ...(hasOutbound ? OUTBOUND_METRICS : []), ...(hasStore ? STORE_METRICS : [])],
+    metrics: [
+      ...metrics,
+      ...(hasQuota ? QUOTA_METRICS : []),
+      ...(access && hasMiddleware ? [access] : []),
+      ...(hasOutbound ? OUTBOUND_METRICS : []),
+      ...(hasStore ? STORE_METRICS : []),
+    ],
     alerts,
     store: {
       dedicated: true,
@@ -437,6 +521,7 @@ export function buildMonitoring(scope: Scope, rules: MatrixRule[]): Monitoring {
       estimatedKeys: totalBound,
       estimatedBytes,
       ...(shared ? { sharedCeiling: shared } : {}),
+      ...(penalty ? { penalty } : {}),
       recommendation: hasStore
         ? recommendation
         : storeUnused

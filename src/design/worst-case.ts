@@ -273,7 +273,9 @@ const memoryFallback: WorstCaseKind = {
           worstCase: base.worstCase * n,
           formula: n > 1 ? `(${base.formula}) x ${fmt(n)} instances` : base.formula,
           basis: `Only while the store is unreachable: ${n > 1 ? `each of the ${fmt(n)} instances counts` : 'the instance counts'} from zero in its own memory. ${base.basis}`,
-          measurable: false,
+          // verify stops a Redis it started and runs N limiters with the fallback against it (the
+          // algorithms it measures at the store, the same in memory)
+          measurable: rule.primitive === 'redis-lua' && MEASURED.includes(rule.algorithm) && !algorithmLabel(rule),
         },
       ];
     });

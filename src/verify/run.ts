@@ -201,7 +201,8 @@ export async function verifyDesign(design: Design, store: Store, options: Verify
     } else {
       list.push(one('throttled-recovery', () => throttledRecovery(ctx)));
     }
-    const kinds = measurable.filter((r) => r.ruleId === id).map((r) => r.kind);
+    // the memory fallback is measured during the store outage (below), not here
+    const kinds = measurable.filter((r) => r.ruleId === id && r.kind !== 'memory-fallback').map((r) => r.kind);
     if (kinds.length > 0 && (ctx.driver === 'gcra' || ctx.driver === 'fixed-window') && ctx.spec)
       list.push(one('worst-case', () => worstCase(ctx, kinds)));
     tasks.push(...list);
@@ -288,7 +289,15 @@ export async function verifyDesign(design: Design, store: Store, options: Verify
       const ctxs = runnable.map((t) => contexts.find((c) => c.rule.id === t.ruleId)!);
       let outcomes: Map<string, Outcome>;
       try {
-        outcomes = await storeOutage(ctxs, store, store.spawned, design.contract.storeUnavailable.retryAfterSeconds);
+        // the memory fallback's rows: N limiters with the fallback on, while the server is down
+        const instances = design.enforcement.fallback?.instances ?? 1;
+        const fallbacks = new Map(
+          measurable
+            .filter((r) => r.kind === 'memory-fallback')
+            .filter((r) => ctxs.some((c) => c.rule.id === r.ruleId && c.spec && (c.driver === 'gcra' || c.driver === 'fixed-window')))
+            .map((r) => [r.ruleId, instances]),
+        );
+        outcomes = await storeOutage(ctxs, store, store.spawned, design.contract.storeUnavailable.retryAfterSeconds, fallbacks);
       } catch (e) {
         const failure: Outcome = {
           passed: false,

@@ -60,6 +60,8 @@ export interface Verdict {
   deniedBy?: string;
   /** Admitted only because the store failed and the rule fails open. */
   failOpen: boolean;
+  /** Decided in the process's memory because the store failed (the memory fallback of a fail-open rule). */
+  fallback?: true;
   /** Why the call reached no decision of the store (a store error, or the rule did not apply). */
   error?: string;
   latencyMs: number;
@@ -221,6 +223,8 @@ export class InboundProbe {
     costs: readonly number[] = [],
     /** The local + Redis hybrid on: each limiter (one per connection, an instance) keeps its own local buckets. */
     hybrid?: HybridSpec,
+    /** The memory fallback on: while the store fails, each limiter (an instance) counts fail-open rules itself. */
+    memoryFallback = false,
   ) {
     this.serial = sink.serial();
     const allCosts = [...new Set([1, ...costs.map((c) => Math.max(1, Math.round(c)))])];
@@ -247,7 +251,13 @@ export class InboundProbe {
         flag: null,
       };
     });
-    const data: DesignData = { ...base, routes, rules: this.specs, hybrid: hybrid ?? null };
+    const data: DesignData = {
+      ...base,
+      routes,
+      rules: this.specs,
+      hybrid: hybrid ?? null,
+      ...(memoryFallback ? { access: { allow: null, deny: null, penalty: null, customIdentities: [], memoryFallback: true } } : {}),
+    };
     const seen = (keys: string[]): void => {
       this.lastKeys = keys;
       for (const key of keys) {
@@ -336,6 +346,7 @@ export class InboundProbe {
         ...withHeader,
         ...(decision.ruleId ? { deniedBy: decision.ruleId } : {}),
         failOpen: false,
+        ...(denied?.source === 'fallback' ? { fallback: true as const } : {}),
         latencyMs,
       };
     }
@@ -360,6 +371,7 @@ export class InboundProbe {
       resetMs: own.resetMs,
       failOpen,
       ...(failOpen ? { error: storeError ?? 'the store failed' } : {}),
+      ...(own.source === 'fallback' ? { fallback: true as const } : {}),
       latencyMs,
     };
   }

@@ -68,6 +68,15 @@ describe('rl-design init --yes, no TTY (built binary)', () => {
     expect(r.stdout).toMatch(/auth-login-per-ip\s+\S+/);
   });
 
+  it("with a code folder, the summary names the OpenAPI Overlay written for the project's openapi.yaml", () => {
+    const dir = project('fastify-openapi');
+    const r = init(dir, ['--yes', '--format', 'md', '--code-dir', 'src/limits']);
+    expect(r.code, r.stderr).toBe(0);
+    expect(existsSync(path.join(dir, 'src/limits/openapi/rate-limits.overlay.yaml'))).toBe(true);
+    expect(r.stdout).toMatch(/src\/limits\s+enforcement code: \d+ files \(Lua scripts, Fastify middleware/);
+    expect(r.stdout).toMatch(/src\/limits\/openapi\/rate-limits\.overlay\.yaml\s+the OpenAPI Overlay of the API's own document/);
+  });
+
   it('nginx only: gateway and trusted proxies from nginx.conf', () => {
     const dir = project('nginx-only');
     const r = init(dir, ['--yes', '--format', 'markdown']);

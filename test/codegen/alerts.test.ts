@@ -275,6 +275,41 @@ describe('promtool test rules: the alerts fire (and stay quiet) on realistic ser
     expect(r.ok, r.output).toBe(true);
   });
 
+  it('RateLimitPenaltyBoxSpike fires when penalty-box refusals burst (over 1 req/s, 3x yesterday or new), not on a steady trickle', async () => {
+    const r = await runPromtool([
+      {
+        interval: '1m',
+        input_series: [
+          // pre-initialised at 0 all yesterday, then 120 boxed refusals a minute (2 req/s)
+          { series: 'ratelimit_access_total{outcome="penalty_box",instance="a"}', values: '0x1440 0+120x60' },
+          // the deny list refusing a lot is not the box
+          { series: 'ratelimit_access_total{outcome="denied",instance="a"}', values: '0x1440 0+6000x60' },
+        ],
+        alert_rule_test: [
+          { eval_time: '1445m', alertname: 'RateLimitPenaltyBoxSpike', exp_alerts: [] },
+          { eval_time: '1480m', alertname: 'RateLimitPenaltyBoxSpike', exp_alerts: [fires('RateLimitPenaltyBoxSpike')] },
+        ],
+      },
+      {
+        interval: '1m',
+        input_series: [
+          // 2 req/s yesterday and today: the usual, not an attack
+          { series: 'ratelimit_access_total{outcome="penalty_box",instance="a"}', values: '0+120x1500' },
+        ],
+        alert_rule_test: [{ eval_time: '1480m', alertname: 'RateLimitPenaltyBoxSpike', exp_alerts: [] }],
+      },
+      {
+        interval: '1m',
+        input_series: [
+          // a few boxed callers retrying now and then, on a brand-new deployment: under 1 req/s
+          { series: 'ratelimit_access_total{outcome="penalty_box",instance="a"}', values: '0+30x60' },
+        ],
+        alert_rule_test: [{ eval_time: '40m', alertname: 'RateLimitPenaltyBoxSpike', exp_alerts: [] }],
+      },
+    ]);
+    expect(r.ok, r.output).toBe(true);
+  });
+
   it('RateLimitNearLimit fires when over 20% of admitted calls are near the limit for an hour, not below', async () => {
     const r = await runPromtool([
       {

@@ -38,8 +38,15 @@ describe('generateCode', () => {
       // (identity-limits.lua among them when the middleware checks several limits of one identity in one call)
       expect(lua.map((f) => f.path).sort()).toEqual(design.enforcement.scripts.map((s) => s.file).sort());
       // and the scripts design.ts embeds are the design's, the outbound bucket aside (providers.ts embeds it)
-      expect(compileDesign(design).scripts.map((s) => s.name).sort()).toEqual(
-        design.enforcement.scripts.map((s) => s.name).filter((n) => n !== 'outbound-bucket').sort(),
+      expect(
+        compileDesign(design)
+          .scripts.map((s) => s.name)
+          .sort(),
+      ).toEqual(
+        design.enforcement.scripts
+          .map((s) => s.name)
+          .filter((n) => n !== 'outbound-bucket')
+          .sort(),
       );
       for (const f of lua) expect(f.content).toBe(readFileSync(join(ROOT, f.path), 'utf8'));
 

@@ -109,6 +109,14 @@ runConstraintTests(failMode, {
       ],
     },
     {
+      name: 'metrics.ts that no longer registers the access counter: design.ts names it, but the penalty-box alert could never fire',
+      design: saas().design,
+      files: edit(saas(), 'middleware/metrics.ts', (c) =>
+        c.replace('METRICS.access ? counterFor(registry, METRICS.access,', 'METRICS.access ? counterFor(registry, { ...METRICS.access },'),
+      ),
+      expect: [{ messageId: 'alertOnSilentMetric', data: { alert: 'RateLimitPenaltyBoxSpike', metric: 'ratelimit_access_total' } }],
+    },
+    {
       name: 'no alerting rules shipped',
       design: main().design,
       files: without(main(), 'monitoring/ratelimit-alerts.yaml'),

@@ -117,9 +117,15 @@ describe('design builder', () => {
       expect(shared?.rules).toEqual(d.rules.filter((r) => r.cardinality?.byTraffic && r.layer !== 'edge').map((r) => r.id));
       expect(shared?.rowKeys).toBe(2 * 4800 * (900 + 3600 + 60) + rule(d.rules, 'webhooks-per-source').cardinality!.bound!);
       const byPopulation = d.rules.filter((r) => r.layer !== 'edge' && !r.cardinality?.byTraffic);
-      expect(d.monitoring.store.estimatedKeys).toBe(byPopulation.reduce((n, r) => n + (r.cardinality?.bound ?? 0), 0) + shared!.keys);
+      // and the penalty box's counters and boxes (ceiling x 900 s, ceiling x 1,800 s / 5)
+      expect(d.monitoring.store.penalty?.keys).toBe(4800 * 900 + (4800 * 1800) / 5);
+      expect(d.monitoring.store.estimatedKeys).toBe(
+        byPopulation.reduce((n, r) => n + (r.cardinality?.bound ?? 0), 0) + shared!.keys + d.monitoring.store.penalty!.keys,
+      );
       expect(d.monitoring.store.estimatedBytes).toBe(
-        byPopulation.reduce((n, r) => n + (r.cardinality?.bound ?? 0) * (r.bytesPerKey ?? 0), 0) + shared!.bytes,
+        byPopulation.reduce((n, r) => n + (r.cardinality?.bound ?? 0) * (r.bytesPerKey ?? 0), 0) +
+          shared!.bytes +
+          d.monitoring.store.penalty!.bytes,
       );
       expect(d.monitoring.store.maxmemoryPolicy).toBe('noeviction');
     });

@@ -79,9 +79,10 @@ describe('key length in the memory bound', () => {
     const saas = exampleDesign('saas-platform').monitoring.store;
     const auth = exampleDesign('consumer-auth').monitoring.store;
     // saas: the worst endpoint (password-reset, 4,800 req/s x 1 h, two keys a request) dominates
-    expect(saas.estimatedBytes).toBe(7_951_561_466);
+    // beside the rules' keys, the penalty box's (tested below)
+    expect(saas.estimatedBytes - (saas.penalty?.bytes ?? 0)).toBe(7_951_561_466);
     expect(auth.estimatedBytes).toBe(993_600_117);
-    expect(saas.estimatedBytes).toBe(storeBound(exampleDesign('saas-platform').rules).bytes);
+    expect(saas.estimatedBytes).toBe(storeBound(exampleDesign('saas-platform').rules).bytes + (saas.penalty?.bytes ?? 0));
     expect(rule(exampleDesign('consumer-auth'), 'auth-login-per-identity').bytesPerKey).toBe(182 + 64);
   });
 });
@@ -144,7 +145,7 @@ describe('store advice', () => {
     const text = renderMarkdown(exampleInput('saas-platform'), { layout: 'single' })[0]?.content ?? '';
     expect(text).not.toContain('sum of the per-rule bounds');
     expect(text).toMatch(/not as the sum\s+of\s+their\s+rows/);
-    expect(text).toContain('maxmemory 11439mb');
+    expect(text).toContain(`maxmemory ${Math.round((exampleDesign('saas-platform').monitoring.store.maxmemoryBytes ?? 0) / 1048576)}mb`);
     expect(text).toContain('job_name: ratelimit-redis');
     expect(text).toContain('monitoring/nginx-ratelimit.mtail');
     expect(text).toMatch(/\| `ratelimit_near_limit_total` \| counter \| `rule` \| middleware \|/);
@@ -157,5 +158,69 @@ describe('store advice', () => {
     expect(d.monitoring.store.config).toBeUndefined();
     expect(d.monitoring.alerts.map((a) => a.name)).not.toContain('RateLimitKeyCardinality');
     expect(d.monitoring.metrics.some((m) => m.emittedBy?.includes('redis-exporter'))).toBe(false);
+  });
+});
+
+describe('the access lists in the monitoring', () => {
+  it('counts what the lists did: one counter, its outcomes only for the lists the design has', () => {
+    const saas = exampleDesign('saas-platform').monitoring;
+    const access = saas.metrics.find((m) => m.name === 'ratelimit_access_total');
+    expect(access).toMatchObject({ type: 'counter', labels: ['outcome'], emittedBy: ['middleware'] });
+    expect(access?.help).toContain('outcome=denied');
+    expect(access?.help).toContain('outcome=penalty_box');
+    expect(access?.help).toContain('outcome=allowlisted');
+    const answers = exampleAnswers('saas-platform');
+    const denyOnly = buildDesign({ ...answers, access: { deny: answers.access?.deny } } as typeof answers, {
+      date: '2026-12-02',
+    }).monitoring;
+    const help = denyOnly.metrics.find((m) => m.name === 'ratelimit_access_total')?.help ?? '';
+    expect(help).toContain('outcome=denied');
+    expect(help).not.toContain('penalty_box');
+    expect(denyOnly.alerts.map((a) => a.name)).not.toContain('RateLimitPenaltyBoxSpike');
+    expect(denyOnly.store.penalty).toBeUndefined();
+    // no list, no counter (the examples without access answers)
+    for (const name of ['consumer-auth', 'minimal-generic']) {
+      expect(exampleDesign(name).monitoring.metrics.map((m) => m.name)).not.toContain('ratelimit_access_total');
+    }
+  });
+
+  it('alerts on a burst of penalty-box refusals against the same hour yesterday', () => {
+    const alert = exampleDesign('saas-platform').monitoring.alerts.find((a) => a.name === 'RateLimitPenaltyBoxSpike');
+    expect(alert?.metric).toBe('ratelimit_access_total');
+    expect(alert?.expr).toContain('ratelimit_access_total{outcome="penalty_box"}');
+    expect(alert?.expr).toContain('offset 1d');
+    expect(alert?.severity).toBe('page');
+  });
+
+  it("prices the penalty box's keys into the memory bound: ceiling x window counters, ceiling x block / refusals boxes", () => {
+    const d = exampleDesign('saas-platform');
+    const store = d.monitoring.store;
+    const p = d.access?.penalty;
+    expect(p).toBeDefined();
+    // 4,800 req/s x 900 s counters, 4,800 x 1,800 s / 5 boxes
+    const strikes = 4800 * 900;
+    const boxes = (4800 * 1800) / 5;
+    expect(store.penalty?.keys).toBe(strikes + boxes);
+    const chars = (key: string) => maxKeyChars({ key: key.replace('<identity>', 'ak:<identity>'), id: 'penalty', tier: 'security' });
+    expect(chars(p?.keys.strikes ?? '')).toBe('rl:{pb:'.length + 3 + 128 + '}:strikes'.length);
+    expect(store.penalty?.bytes).toBe(
+      strikes * (BYTES_PER_KEY['fixed-window'] + keyNameExtraBytes(chars(p?.keys.strikes ?? ''))) +
+        boxes * (BYTES_PER_KEY['fixed-window'] + keyNameExtraBytes(chars(p?.keys.box ?? ''))),
+    );
+    expect(store.estimatedKeys).toBe(storeBound(d.rules).keys + strikes + boxes);
+    expect(store.penalty?.text).toMatch(/^Penalty box: at most 4,320,000 refusal counters .* and 1,728,000 boxes/);
+    const text = renderMarkdown(exampleInput('saas-platform'), { layout: 'single' })[0]?.content ?? '';
+    expect(text).toContain('Penalty box: at most 4,320,000 refusal counters');
+    // and a row per key kind in the memory table, whose total counts them
+    const bytesPerKey = (key: string) => store.penalty!.rows.find((r) => r.key === key)!.bytesPerKey;
+    expect(text).toContain(`| penalty box \`rl:{pb:<identity>}:strikes\` | 4,320,000 | 147 | ${bytesPerKey(p!.keys.strikes)} |`);
+    expect(text).toContain(`| penalty box \`rl:{pb:<identity>}:box\` | 1,728,000 | 143 | ${bytesPerKey(p!.keys.box)} |`);
+    expect(text).toMatch(/\| \*\*Total\*\* \| \*\*40,618,802\*\* \|/);
+    // a design whose state stays in each process keeps the box there too: no store keys
+    const answers = exampleAnswers('saas-platform');
+    const stack = { ...answers.stack, store: 'none', topology: 'single', instances: 1 };
+    const local = buildDesign({ ...answers, stack } as typeof answers, { date: '2026-12-02' });
+    expect(local.scope.store).toBe('none');
+    expect(local.monitoring.store.penalty).toBeUndefined();
   });
 });

@@ -236,6 +236,23 @@ describe('worst case per rule and layer', () => {
     expect(rows.filter((r) => r.measurable).map((r) => `${r.ruleId}/${r.kind}`)).toEqual(['g/rule', 'g/hybrid', 'f/rule', 't/rule']);
   });
 
+  it('marks the memory fallback measurable for the algorithms verify runs (it stops its own Redis for them), not a sliding log', () => {
+    const d = design([
+      rule({ id: 'g' }),
+      rule({ id: 'f', algorithm: 'fixed-window', burst: null }),
+      rule({ id: 'l', algorithm: 'sliding-window-log', burst: null }),
+    ]);
+    (d as { enforcement: Design['enforcement'] }).enforcement = {
+      fallback: { ruleIds: ['g', 'f', 'l'], instances: 6, rules: [], explanation: '' },
+    } as unknown as Design['enforcement'];
+    const rows = worstCaseTable(d).filter((r) => r.kind === 'memory-fallback');
+    expect(rows.map((r) => [r.ruleId, r.worstCase, r.measurable])).toEqual([
+      ['g', 6 * 85, true],
+      ['f', 6 * 2 * 60, true],
+      ['l', 6 * 60, false],
+    ]);
+  });
+
   it('leaves out rules without numbers', () => {
     expect(worstCaseTable(design([rule({ rate: undefined }), rule({ id: 'x', algorithm: undefined })]))).toEqual([]);
   });

@@ -169,6 +169,13 @@ async function statuses(n: number, call: () => Promise<Response>): Promise<numbe
   return out;
 }
 
+/** The value of ratelimit_access_total{outcome} in a registry's exposition (undefined: no such series). */
+async function accessCount(options: Record<string, unknown>, outcome: string): Promise<number | undefined> {
+  const text = await (options.registry as Registry).metrics();
+  const line = text.split('\n').find((l) => l.startsWith(`ratelimit_access_total{outcome="${outcome}"} `));
+  return line === undefined ? undefined : Number(line.slice(line.lastIndexOf(' ') + 1));
+}
+
 async function keysUnder(prefix: string): Promise<string[]> {
   return redis.keys(`${prefix}:*`);
 }
@@ -200,8 +207,13 @@ describe.each(FRAMEWORKS)('%s adapter', (framework) => {
 
   it('answers the deny list with 403 problem+json before any rule, without touching the store; health checks stay exempt', async () => {
     const prefix = freshPrefix('dn');
-    const app = await mount(framework, baseOptions(prefix));
+    const options = baseOptions(prefix);
+    const app = await mount(framework, options);
     try {
+      // each list's series exists at 0 before any request
+      expect(await accessCount(options, 'denied')).toBe(0);
+      expect(await accessCount(options, 'penalty_box')).toBe(0);
+      expect(await accessCount(options, 'allowlisted')).toBe(0);
       const denied: Record<string, string>[] = [{ 'x-forwarded-for': '203.0.113.50' }, { 'x-custom-key': 'revoked' }];
       for (const headers of denied) {
         const r = await get(app, '/v1/items', headers);
@@ -213,8 +225,16 @@ describe.each(FRAMEWORKS)('%s adapter', (framework) => {
       }
       // a denied address that is also allowlisted by identity is still denied
       expect((await get(app, '/v1/items', { 'x-forwarded-for': '203.0.113.50', 'x-custom-key': 'svc-monitor' })).status).toBe(403);
+      // three refusals by the deny list, counted as such; the allowlist never got to decide
+      expect(await accessCount(options, 'denied')).toBe(3);
+      expect(await accessCount(options, 'allowlisted')).toBe(0);
+      expect(await accessCount(options, 'penalty_box')).toBe(0);
       expect(await keysUnder(prefix)).toEqual([]);
       expect((await get(app, '/healthz', { 'x-forwarded-for': '203.0.113.50' })).status).toBe(200);
+      // a request the allowlist lets skip rules is counted too
+      await (await get(app, '/v1/items', { 'x-custom-key': 'svc-monitor' })).arrayBuffer();
+      expect(await accessCount(options, 'allowlisted')).toBe(1);
+      expect(await accessCount(options, 'denied')).toBe(3);
     } finally {
       await app.close();
     }
@@ -232,7 +252,8 @@ describe.each(FRAMEWORKS)('%s adapter', (framework) => {
 
   it('puts a caller refused twice by the auth rows in the penalty box: a silent 429 for every account, with the time left', async () => {
     const prefix = freshPrefix('pb');
-    const app = await mount(framework, baseOptions(prefix));
+    const options = baseOptions(prefix);
+    const app = await mount(framework, options);
     const login = (user: string, ip: string): Promise<Response> =>
       fetch(`${app.url}/v1/login`, {
         method: 'POST',
@@ -242,8 +263,12 @@ describe.each(FRAMEWORKS)('%s adapter', (framework) => {
     try {
       // 3 tries per account, then 2 refusals shut the box for 100.64.0.9
       expect(await statuses(5, () => login('alice', '100.64.0.9'))).toEqual([200, 200, 200, 429, 429]);
+      // the two refusals that shut the box were the rules'; the box has refused nobody yet
+      expect(await accessCount(options, 'penalty_box')).toBe(0);
       const boxed = await login('bob', '100.64.0.9');
       expect(boxed.status).toBe(429);
+      expect(await accessCount(options, 'penalty_box')).toBe(1);
+      expect(await accessCount(options, 'denied')).toBe(0);
       const retryAfter = Number(boxed.headers.get('retry-after'));
       expect(retryAfter).toBeGreaterThan(20);
       expect(retryAfter).toBeLessThanOrEqual(30);
@@ -337,6 +362,7 @@ describe('a design without a shared store', () => {
       expect(await statuses(5, () => login('alice', '100.64.1.9'))).toEqual([200, 200, 200, 429, 429]);
       const boxed = await login('bob', '100.64.1.9');
       expect(boxed.status).toBe(429);
+      expect(await accessCount(options, 'penalty_box')).toBe(1);
       expect(Number(boxed.headers.get('retry-after'))).toBeGreaterThan(20);
       expect((await login('bob', '100.64.1.10')).status).toBe(200);
       expect(await keysUnder(prefix)).toEqual([]);

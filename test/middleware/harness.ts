@@ -150,7 +150,17 @@ export interface TestOptions {
   registry?: Registry | null;
   hybrid?: boolean;
   onStoreError?: (error: unknown, ruleIds: readonly string[]) => void;
+  /** The custom identity functions a design may require (options.identities). */
+  identities?: Record<string, (req: { headers: Record<string, string | string[] | undefined> }) => string | undefined>;
 }
+
+/** The tenant from the test header, for designs that take the tenant from a function of the application's own. */
+export const TENANT_FROM_HEADER: NonNullable<TestOptions['identities']> = {
+  tenant: (req) => {
+    const v = req.headers['x-test-tenant'];
+    return typeof v === 'string' ? v : undefined;
+  },
+};
 
 export interface Served {
   readonly url: string;

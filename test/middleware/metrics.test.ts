@@ -29,6 +29,7 @@ import {
   serve,
   type Scratch,
   type Served,
+  TENANT_FROM_HEADER,
   type TestOptions,
 } from './harness.js';
 
@@ -147,7 +148,7 @@ describe('every counter series exists at 0 from the start, bounded by the design
 
   it('every metric the design credits to the middleware is exported (the histogram after its first call)', async () => {
     for (const name of ['main', 'plans', 'saas'] as const) {
-      const s = await start(name, name === 'saas' ? { trustedProxies: ['127.0.0.0/8'] } : {});
+      const s = await start(name, name === 'saas' ? { trustedProxies: ['127.0.0.0/8'], identities: TENANT_FROM_HEADER } : {});
       await hit(s.url, 'GET', name === 'plans' ? '/v1/orders' : name === 'saas' ? '/v1/orders' : '/v1/items', {
         'x-test-key': 'k',
         'x-test-tenant': 't',
@@ -273,6 +274,7 @@ describe('the memory bound prices in the longest keys the middleware really writ
         keyPrefix: 'rl',
         defaultMode: 'enforce',
         trustedProxies: ['127.0.0.0/8'],
+        identities: TENANT_FROM_HEADER,
       });
       open.push(s);
       const ipv6 = 'ffff:ffff:ffff:ffff:ffff:ffff:ffff:ffff';

@@ -307,6 +307,8 @@ describe('the limiter without a shared store (in-process twin of each script)', 
       defaultMode: 'enforce',
       hybrid: false,
       identify: () => ({ tenantId: 'acme', plan: 'Free' }),
+      // the design takes the tenant from a function of the application's own
+      identities: { tenant: () => 'acme' },
     });
     const search = await limiter.check(input('GET', '/v1/orders/search'));
     expect(search.outcomes.find((o) => o.ruleId === 'fairness-free')?.remaining).toBe(20);

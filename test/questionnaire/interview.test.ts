@@ -6,6 +6,7 @@ import { parseInitFlags } from '../../src/questionnaire/flags.js';
 import { answersText, detectedFrom, detectionReport, finishAnswers, runInterview } from '../../src/questionnaire/interview.js';
 import { refusingPrompter } from '../../src/questionnaire/prompt.js';
 import { failModes, matrixAtAGlance, shortRate } from '../../src/commands/init-summary.js';
+import { exampleAnswers } from '../helpers/examples.js';
 import { fixture } from './detect/fixtures.js';
 import { DEFAULT, scripted } from './support/scripted.js';
 import { UNKNOWN } from '../../src/questionnaire/context.js';
@@ -176,5 +177,25 @@ describe('files in the summary', () => {
       },
       { path: 'docs/d/01-scope-and-limit-matrix.md', phrase: 'section: scope and limit matrix' },
     ]);
+  });
+
+  it("the code folder, and the OpenAPI Overlay when one was written, named by the adapter's framework", async () => {
+    const { codeFiles, SUMMARY_OVERLAY_PATH } = await import('../../src/commands/init-summary.js');
+    const { OVERLAY_PATH } = await import('../../src/codegen/openapi/index.js');
+    expect(SUMMARY_OVERLAY_PATH).toBe(OVERLAY_PATH);
+    const design = buildDesign(exampleAnswers('saas-platform'), { date: '2026-12-02' });
+    const without = codeFiles('src/limits', ['src/limits/README.md', 'src/limits/lua/gcra.lua'], design);
+    expect(without).toHaveLength(1);
+    expect(without[0]?.phrase).toMatch(/^enforcement code: 2 files \(Lua scripts, Express middleware/);
+    const koa = buildDesign(
+      { ...exampleAnswers('saas-platform'), stack: { ...exampleAnswers('saas-platform').stack, framework: 'koa' } },
+      { date: '2026-12-02' },
+    );
+    const withOverlay = codeFiles('src/limits', ['src/limits/README.md', `src/limits/${OVERLAY_PATH}`], koa);
+    expect(withOverlay[0]?.phrase).toContain('Koa middleware');
+    expect(withOverlay[1]).toEqual({
+      path: `src/limits/${OVERLAY_PATH}`,
+      phrase: expect.stringMatching(/^the OpenAPI Overlay of the API's own document: .*429/),
+    });
   });
 });

@@ -48,7 +48,8 @@ describe('the limiter verify runs', () => {
   it('is the compiled spec of the rule, as the generated design.ts holds it', () => {
     const shipped = designData(compileDesign(design));
     for (const rule of shipped.rules) expect(data.specs.get(rule.id)).toEqual(rule);
-    // verify probes the rules without the access lists, so without the penalty box's script
+    // the rules' scripts; the penalty box's is not run (a probe's caller is never boxed)
+    expect(shipped.scripts.map((s) => s.name)).toContain('penalty');
     expect(data.base.scripts.map((s) => s.sha1)).toEqual(shipped.scripts.filter((s) => s.name !== 'penalty').map((s) => s.sha1));
     expect(data.base.headerConvention).toBe(shipped.headerConvention);
   });

@@ -11,10 +11,11 @@ import { shippedScripts } from '../../src/commands/verify.js';
 import type { Design } from '../../src/design/model.js';
 import { worstCaseTable } from '../../src/design/worst-case.js';
 import { renderMarkdown } from '../../src/render/markdown/index.js';
-import { openStore, parseRedisUrl, type RedisTarget, type Store } from '../../src/verify/redis.js';
+import { openStore, parseRedisUrl, type RedisTarget, startRedisServer, type Store } from '../../src/verify/redis.js';
 import { applyResults } from '../../src/verify/results.js';
 import { verifyData } from '../../src/verify/runtime.js';
 import { ruleContext, RunKeys } from '../../src/verify/scenarios/context.js';
+import { storeOutage } from '../../src/verify/scenarios/store-outage.js';
 import { MAX_WORST_CASE, WORST_CASE_PERIOD_MS, worstCase } from '../../src/verify/scenarios/worst-case.js';
 import { type ScriptSet, scriptSet } from '../../src/verify/scripts.js';
 import { classifyRule } from '../../src/verify/shapes.js';
@@ -36,6 +37,31 @@ afterAll(async () => {
   await store?.close();
   await server?.stop();
 });
+
+function contextOf(d: Design, ruleId: string, on: Store, scripts: ScriptSet = shippedScripts()) {
+  const index = d.rules.findIndex((r) => r.id === ruleId);
+  const rule = d.rules[index]!;
+  const c = classifyRule(rule, d);
+  if (!c.ok) throw new Error(c.reason);
+  const data = verifyData(d, scripts);
+  const prefix = `rl-verify:${(++runs).toString(16).padStart(16, '0')}:`;
+  return ruleContext(
+    {
+      rule,
+      number: index + 1,
+      design: d,
+      driver: c.driver,
+      ...(rule.failMode ? { failMode: rule.failMode } : {}),
+      spec: data.specs.get(rule.id)!,
+      registry: new Registry(),
+      data,
+      keys: new RunKeys(prefix),
+      store: on,
+      runKeys: () => on.scan(`${prefix}*`),
+    },
+    scripts,
+  );
+}
 
 async function measure(d: Design, ruleId: string, scripts: ScriptSet = shippedScripts()) {
   const index = d.rules.findIndex((r) => r.id === ruleId);
@@ -114,6 +140,60 @@ describe('the worst case, measured', () => {
     expect(outcome.passed).toBe(false);
     expect(outcome.measurements[0]!.measured).toBeGreaterThan(outcome.measurements[0]!.stated);
     expect(outcome.detail).toContain('more than the 20 stated');
+  });
+
+  it('the memory fallback, on a Redis it stops itself: N instances admit at most N x the per-counter worst case, each from zero', async () => {
+    const rows = worstCaseTable(design).filter((r) => r.kind === 'memory-fallback');
+    expect(rows.length).toBeGreaterThan(0);
+    expect(rows.filter((r) => r.measurable).map((r) => r.ruleId)).toEqual(expect.arrayContaining(['fairness-pro', 'quota-free']));
+    const instances = design.enforcement.fallback!.instances;
+    expect(instances).toBe(6);
+    const own = await startRedisServer();
+    const outageStore = await openStore(parseRedisUrl(own.url) as RedisTarget, own);
+    try {
+      const ctxs = [contextOf(design, 'fairness-pro', outageStore), contextOf(design, 'quota-free', outageStore)];
+      const fallbacks = new Map(ctxs.map((c) => [c.rule.id, instances]));
+      const outcomes = await storeOutage(ctxs, outageStore, own, design.contract.storeUnavailable.retryAfterSeconds, fallbacks);
+      for (const ctx of ctxs) ctx.closeProbes();
+      const bucket = outcomes.get('fairness-pro')!;
+      expect(bucket.passed, `${bucket.measured} ${bucket.detail ?? ''}`).toBe(true);
+      const [b] = bucket.measurements!;
+      // the bucket scaled to burst 10, 10 per second: 6 x (10 + 10)
+      expect(b).toMatchObject({ ruleId: 'fairness-pro', kind: 'memory-fallback', stated: instances * 2 * MAX_WORST_CASE, passed: true });
+      // every instance admitted its whole burst on its own: more than one counter ever could
+      expect(b!.measured).toBeGreaterThanOrEqual(instances * MAX_WORST_CASE);
+      expect(b!.measured).toBeLessThanOrEqual(b!.stated);
+      expect(bucket.measured, bucket.measured).toMatch(/memory fallback: \d+ requests admitted within 1 s, at most 120 stated/);
+      const window = outcomes.get('quota-free')!;
+      expect(window.passed, `${window.measured} ${window.detail ?? ''}`).toBe(true);
+      const [w] = window.measurements!;
+      // a fixed window on each instance: its limit on both sides of a boundary, 6 x 2 x 10
+      expect(w).toMatchObject({
+        kind: 'memory-fallback',
+        stated: instances * 2 * MAX_WORST_CASE,
+        measured: instances * 2 * MAX_WORST_CASE,
+      });
+      // verify --write: the measurement lands in the memory-fallback row of the table
+      const result: ScenarioResult = {
+        ruleId: 'fairness-pro',
+        ruleIds: ['fairness-pro'],
+        scenario: 'store-outage',
+        status: 'passed',
+        expected: bucket.expected,
+        measured: bucket.measured,
+        detail: '',
+        durationMs: 0,
+        measurements: bucket.measurements!,
+      };
+      const measured = applyResults(design, { redisVersion: '7', date: '2026-12-03', results: [result] });
+      expect(measured.worstCaseMeasured).toEqual([b]);
+      const md = renderMarkdown({ design: measured, checks: [] }, { layout: 'single' })[0]!.content;
+      const row = md.split('\n').find((l) => l.startsWith('| `fairness-pro` | middleware (in-memory fallback) |'))!;
+      expect(row).toContain(`| ${b!.measured} of at most ${b!.stated} (`);
+    } finally {
+      await outageStore.close();
+      await own.stop();
+    }
   });
 
   it('puts the measurements beside the stated worst case in the document (verify --write)', async () => {

@@ -97,6 +97,8 @@ export interface CompiledDesign {
     failOpen: CompiledMetric;
     nearLimit: CompiledMetric;
     quotaExhausted: CompiledMetric | null;
+    /** Absent without an allowlist, deny list or penalty box. */
+    access?: CompiledMetric;
   };
   scripts: { name: ScriptName | 'identity-limits'; file: string; sha1: string; source: string }[];
   routes: CompiledRoute[];
@@ -126,6 +128,13 @@ const DEFAULT_METRICS = {
 function metricFor(design: Design, pattern: RegExp, type: string, fallback: CompiledMetric): CompiledMetric {
   const m = design.monitoring.metrics.find((x) => x.type === type && pattern.test(x.name));
   return m ? { name: m.name, help: m.help } : fallback;
+}
+
+/** The access lists' counter, when the monitoring counts it and the runtime has lists to count. */
+function accessMetricOf(design: Design, access: AccessSpec | null): { access?: CompiledMetric } {
+  if (access === null || (access.allow === null && access.deny === null && access.penalty === null)) return {};
+  const m = design.monitoring.metrics.find((x) => x.type === 'counter' && /access_total/.test(x.name));
+  return m ? { access: { name: m.name, help: m.help } } : {};
 }
 
 /** The script a rule runs (the design's choice) and, where its algorithm runs as another, a note saying so. */
@@ -288,6 +297,7 @@ export function compileDesign(design: Design): CompiledDesign {
       quotaExhausted: ordered.some((r) => r.tier === 'quota')
         ? metricFor(design, /quota_exhausted/, 'counter', DEFAULT_METRICS.quotaExhausted)
         : null,
+      ...accessMetricOf(design, access),
     },
     scripts,
     routes,

@@ -304,6 +304,15 @@ export function matrixView(input: RenderInput) {
         memory: bound === undefined || bytes === undefined ? NOT_STATED : fmtBytes(bound * bytes),
       };
     }),
+    // the penalty box's counters and boxes, in the total too
+    penaltyMemory: (monitoring.store.penalty?.rows ?? []).map((r) => ({
+      key: r.key,
+      keys: fmtNumber(r.keys),
+      keyChars: fmtNumber(r.keyChars),
+      bytesPerKey: fmtNumber(r.bytesPerKey),
+      memory: fmtBytes(r.keys * r.bytesPerKey),
+    })),
+    penaltyText: monitoring.store.penalty?.text,
     edgeRules: rules.filter((r) => r.layer === 'edge').map((r) => r.id),
     splitTwins: rules
       .filter((r) => r.layer !== 'edge' && r.id.endsWith('-fail-closed'))
@@ -676,6 +685,8 @@ export function monitoringView(input: RenderInput) {
       bytes: fmtBytes(m.store.estimatedBytes),
       // the rules bounded by the ceiling's traffic share it: the total is then less than the rows' sum
       shared: m.store.sharedCeiling !== undefined,
+      // the penalty box's keys, counted in keys and bytes: their bound in one line
+      penalty: m.store.penalty?.text,
       recommendation: m.store.recommendation,
       // a store the answers name but no rule uses: nothing to size or configure
       unused: m.store.estimatedKeys === 0 && m.store.config === undefined && input.design.scope.store !== 'none',

@@ -29,5 +29,7 @@ export function worstCaseView(design: Design) {
     /** Whether any row carries a measurement (the column is shown only then). */
     hasMeasured: measured.length > 0,
     measurable: table.some((row) => row.measurable),
+    /** The memory fallback's rows are measured too (with the store stopped). */
+    fallbackMeasurable: table.some((row) => row.measurable && row.kind === 'memory-fallback'),
   };
 }

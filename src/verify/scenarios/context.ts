@@ -70,6 +70,10 @@ export interface ProbeOptions {
   maxTtlMs?: number;
   /** The local + Redis hybrid on, with these numbers (inbound rules; one instance per connection). */
   hybrid?: HybridSpec;
+  /** This many limiters (app instances) on the main connection, instead of one per connection. */
+  instances?: number;
+  /** The memory fallback on (inbound rules): while the store fails, each limiter counts the rule itself. */
+  memoryFallback?: boolean;
 }
 
 export interface RuleContext {
@@ -111,35 +115,31 @@ export function ruleContext(base: RuleBase, scripts: ScriptSet): RuleContext {
     sample: (ms) => samples.push(ms),
     opened: (close) => open.push(close),
   };
-  const clients = (pool?: boolean) => (pool ? base.store.pool : [base.store.main]);
+  const clients = (options: ProbeOptions) =>
+    options.instances !== undefined
+      ? Array.from({ length: Math.max(1, options.instances) }, () => base.store.main)
+      : options.pool
+        ? base.store.pool
+        : [base.store.main];
   const inbound = (rules: readonly ProbeRule[], scenario: string, options: ProbeOptions = {}): InboundProbe =>
     new InboundProbe(
       base.data.base,
       rules,
       scenario,
-      clients(options.pool),
+      clients(options),
       scripts,
       base.registry,
       sink,
       options.costs ?? [],
       options.hybrid,
+      options.memoryFallback === true,
     );
   return {
     ...base,
     inbound,
     probe(shape, scenario, options = {}) {
       if (base.driver === 'outbound')
-        return new OutboundProbe(
-          base.design,
-          base.rule,
-          base.number,
-          shape,
-          scenario,
-          clients(options.pool),
-          scripts,
-          sink,
-          options.maxTtlMs,
-        );
+        return new OutboundProbe(base.design, base.rule, base.number, shape, scenario, clients(options), scripts, sink, options.maxTtlMs);
       if (!base.spec) throw new Error(`the middleware does not enforce rule ${base.rule.id} (it is not in the generated design.ts)`);
       return inbound([{ spec: base.spec, shape, number: base.number }], scenario, options);
     },

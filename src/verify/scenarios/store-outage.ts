@@ -3,7 +3,10 @@
  * stopped. Each rule's runtime limiter then applies the fail mode of the rule's spec: `open`
  * admits and counts a fail-open event in the metric the alerts read, `closed` refuses with 503
  * and the contract's Retry-After, never a silent pass. The outbound client always fails closed:
- * the provider is not called without a reservation. The server is started again (empty: no
+ * the provider is not called without a reservation. While the server is down, the rules with
+ * the memory fallback are measured too: N limiters with the fallback on (the design's instance
+ * count) admit one identity at most N x the per-counter worst case (worst-case.ts, the
+ * 'memory-fallback' rows of the table). The server is started again (empty: no
  * persistence, no scripts loaded), and the same limiters decide for real again: EVALSHA gets
  * NOSCRIPT and the runtime loads the script with EVAL.
  *
@@ -14,12 +17,15 @@ import type { SpawnedRedis, Store } from '../redis.js';
 import { counted, OutboundProbe } from '../runtime.js';
 import { shapeFor, type Shape } from '../shapes.js';
 import type { Outcome, Probe, RuleContext } from './context.js';
+import { type CaseResult, fallbackCase } from './worst-case.js';
 
 export async function storeOutage(
   rules: readonly RuleContext[],
   store: Store,
   server: SpawnedRedis,
   retryAfterSeconds: number,
+  /** Rules whose memory fallback is measured while the store is down, with the instances it runs. */
+  fallbacks: ReadonlyMap<string, number> = new Map(),
 ): Promise<Map<string, Outcome>> {
   const out = new Map<string, Outcome>();
   const problems = new Map<string, string[]>(rules.map((r) => [r.rule.id, []]));
@@ -102,6 +108,16 @@ export async function storeOutage(
     }
   }
 
+  // The memory fallback, while the store is still down: N instances, each counting on its own.
+  const fallbackResults = new Map<string, CaseResult>();
+  for (const ctx of rules) {
+    const instances = fallbacks.get(ctx.rule.id);
+    if (instances === undefined) continue;
+    const f = await fallbackCase(ctx, instances);
+    fallbackResults.set(ctx.rule.id, f);
+    if (f.problem) problems.get(ctx.rule.id)!.push(f.problem);
+  }
+
   const restartStart = performance.now();
   await server.restart();
   await store.waitReady(10_000);
@@ -119,10 +135,12 @@ export async function storeOutage(
     const back = real
       ? `store back: ${fill.allowed ? `${shape.capacity.toLocaleString('en-US')} admitted` : 'REFUSED'}, then ${next.allowed ? 'ADMITTED' : 'refused'}`
       : 'store back: still failing';
+    const f = fallbackResults.get(ctx.rule.id);
     out.set(ctx.rule.id, {
       passed: list.length === 0,
-      expected: expected.get(ctx.rule.id)!,
-      measured: `${during.get(ctx.rule.id)}; ${back}`,
+      expected: `${expected.get(ctx.rule.id)!}${f ? `; memory fallback: at most ${f.m.stated.toLocaleString('en-US')} admitted by ${fallbacks.get(ctx.rule.id)} instances within one period` : ''}`,
+      measured: `${during.get(ctx.rule.id)}; ${f ? `${f.text}; ` : ''}${back}`,
+      ...(f ? { measurements: [f.m] } : {}),
       detail: list.length
         ? list.join('; ')
         : `The store was down ${Math.round(downMs)} ms (stop ${Math.round(haltMs)} ms, restart ${Math.round(performance.now() - restartStart)} ms); after it came back the scripts were loaded again through the NOSCRIPT fallback.`,

@@ -1,14 +1,17 @@
 /**
  * The worst case, measured: the most one identity gets admitted within one period, sent as
  * fast as the shipped runtime answers, against the formula of the worst-case table for the
- * numbers run. Three cases run here:
+ * numbers run. Four cases run here:
  *  - a GCRA bucket: the whole burst at once, then every token as soon as it comes back (each
  *    refusal waits its Retry-After), for one period: at most burst + rate x period;
  *  - a fixed window: the limit just before a window boundary and again just after it, then
  *    more until one window length has passed since the first request: at most 2 x limit;
  *  - the local + Redis hybrid: the same as the bucket, from several instances at once (one
  *    limiter with its own local buckets per connection): at most burst + rate x period + N x
- *    local burst.
+ *    local burst;
+ *  - the memory fallback (fallbackCase, run by the store outage while the server is down): the
+ *    bucket or the window from N instances at once, each counting in its own memory: at most N x
+ *    the per-counter worst case.
  * Numbers are scaled down (a period of WORST_CASE_PERIOD_MS, at most MAX_WORST_CASE units) so
  * a run takes about a second a case; time is never faked: every wait is real and every count
  * comes from the scripts on the store's clock. A request counts when it was sent within the
@@ -20,7 +23,7 @@ import { periodWords } from '../../design/worst-case.js';
 import type { HybridSpec } from '../../runtime/middleware/types.js';
 import type { Verdict } from '../runtime.js';
 import { bucketShape, CALENDAR_SLACK_MS, formatMs, type Shape } from '../shapes.js';
-import { type Outcome, plural, type RuleContext, sleep } from './context.js';
+import { errorOf, type Outcome, plural, type RuleContext, sleep } from './context.js';
 
 /** The period every case runs in, ms. */
 export const WORST_CASE_PERIOD_MS = 1000;
@@ -115,7 +118,7 @@ function measurement(
     params,
     ...(shape.scaling ? { scaling: shape.scaling } : {}),
   };
-  const label = kind === 'hybrid' ? 'hybrid: ' : '';
+  const label = kind === 'hybrid' ? 'hybrid: ' : kind === 'memory-fallback' ? 'memory fallback: ' : '';
   const text = `${label}${plural(count.admitted, 'request')} admitted within ${formatMs(shape.periodMs)}, at most ${n(stated)} stated`;
   const problem =
     count.error ?? (count.admitted > stated ? `${label}${n(count.admitted)} admitted, more than the ${n(stated)} stated` : undefined);
@@ -180,6 +183,61 @@ async function windowCase(ctx: RuleContext): Promise<ReturnType<typeof measureme
     if (!count.error) count = await sendFor(t0, w, async () => [await probe.call(1)], count);
   }
   return measurement(ctx, 'rule', 2 * shape.limit, count, shape, `${shape.params}: 2 x ${n(shape.limit)}`);
+}
+
+export type CaseResult = ReturnType<typeof measurement>;
+
+/**
+ * The memory fallback, measured while the store is down (the caller stops it and starts it
+ * again): `instances` limiters, each an app instance with the fallback on, send one identity's
+ * requests in rounds (one request per instance, at once). Each counts from zero in its own
+ * memory with the rule's algorithm, so together they admit at most instances x the per-counter
+ * worst case: burst + rate x period for a bucket, 2 x limit across a boundary for a fixed
+ * window. Every decision must come from the fallback (none admitted unchecked).
+ */
+export async function fallbackCase(ctx: RuleContext, instances: number): Promise<CaseResult> {
+  const fixed = ctx.driver === 'fixed-window';
+  const shape = fixed ? worstCaseWindow(ctx.rule) : worstCaseBucket(ctx.rule);
+  const probe = ctx.probe(shape, 'worst-case-fallback', { instances, memoryFallback: true });
+  const stated = instances * (fixed ? 2 * shape.limit : shape.capacity + shape.limit);
+  let unchecked = 0;
+  const round = async (): Promise<Verdict[]> => {
+    const verdicts = await Promise.all(Array.from({ length: probe.connections }, (_, c) => probe.call(1, c)));
+    for (const v of verdicts) if (v.error === undefined && !v.fallback) unchecked++;
+    return verdicts;
+  };
+  let count: Count;
+  if (fixed) {
+    const w = shape.periodMs;
+    // rounds until every instance refuses (each admits its limit at most)
+    const fill = async (start: Count): Promise<Count> => {
+      let admitted = start.admitted;
+      for (let i = 0; i <= shape.limit; i++) {
+        const verdicts = await round();
+        const error = errorOf(verdicts);
+        if (error) return { admitted, error };
+        const ok = verdicts.filter((v) => v.allowed).length;
+        admitted += ok;
+        if (ok === 0) break;
+      }
+      return { admitted };
+    };
+    const pos = Date.now() % w;
+    if (pos < w - BEFORE_BOUNDARY_MS) await sleep(w - BEFORE_BOUNDARY_MS - pos);
+    const t0 = performance.now();
+    count = await fill({ admitted: 0 });
+    if (!count.error) {
+      await sleep(w - (Date.now() % w) + 5);
+      count = await fill(count);
+      if (!count.error) count = await sendFor(t0, w, round, count);
+    }
+  } else {
+    count = await sendFor(performance.now(), shape.periodMs, round);
+  }
+  if (!count.error && unchecked > 0) count = { ...count, error: `${plural(unchecked, 'decision')} did not come from the memory fallback` };
+  if (!count.error && count.admitted === 0) count = { ...count, error: 'the memory fallback admitted nothing' };
+  const formula = fixed ? `${n(instances)} x 2 x ${n(shape.limit)}` : `${n(instances)} x (${n(shape.capacity)} + ${n(shape.limit)})`;
+  return measurement(ctx, 'memory-fallback', stated, count, shape, `${shape.params}, ${n(instances)} instances, store down: ${formula}`);
 }
 
 /** Runs the measurable rows of the worst-case table for one rule. */
