@@ -9,6 +9,7 @@ import { inCidr, parseCidr, parseIp, resolveClientIp } from './client-ip.js';
 import type { Cidr, IpBytes } from './client-ip.js';
 import { PROBLEM_JSON } from './responses.js';
 import { compileRoute, RouteTable } from './routes.js';
+import type { AccessMetrics } from './metrics.js';
 import type { PenaltyBox } from './penalty.js';
 import type {
   AccessIdentitySpec,
@@ -101,6 +102,7 @@ export function createGate<TReq>(
   trusted: readonly Cidr[],
   clientIp: (input: LimiterInput<TReq>) => string,
   penalty: PenaltyBox | null,
+  counts: AccessMetrics,
 ): Gate<TReq> | null {
   if (!spec || (spec.allow === null && spec.deny === null && penalty === null)) return null;
   const deny = spec.deny === null ? null : new AccessList(spec.deny.cidrs, spec.deny.identities);
@@ -141,12 +143,16 @@ export function createGate<TReq>(
   return {
     run(input, identity, specs, modes, next) {
       const ip = byAddress ? addressOf(input) : null;
-      if (deny?.matches(ip, identity)) return Promise.resolve(denied as Decision);
+      if (deny?.matches(ip, identity)) {
+        counts.denied.inc();
+        return Promise.resolve(denied as Decision);
+      }
       let effective = modes;
       let allowed = false;
       if (allow !== null && (allow.matches(ip, identity) || allowRoutes?.lookup(input.method.toUpperCase(), input.url) === true)) {
         effective = modes.map((m, i) => (allowTiers.has((specs[i] as RuleSpec).tier) ? 'off' : m));
         allowed = true;
+        counts.allowlisted.inc();
       }
       const mark = (d: Decision): Decision => (allowed && d.status === 200 ? { ...d, access: 'allowed' } : d);
       if (penalty === null) return allowed ? next(effective).then(mark) : next(effective);

@@ -8,7 +8,7 @@ import type { Histogram, Registry } from 'prom-client';
 import type { DesignData, MetricSpec, RuleSpec } from './types.js';
 
 /** A counter series bound to its label values once: inc() is all a request pays. */
-interface CounterCell {
+export interface CounterCell {
   inc(): void;
 }
 
@@ -233,13 +233,27 @@ function nearBelow(spec: RuleSpec): number {
   return NEAR_LIMIT_FRACTION * (spec.burst ?? spec.limit);
 }
 
+/**
+ * ratelimit_access_total{outcome}: requests refused by the deny list (denied) or by the penalty
+ * box (penalty_box), and requests the allowlist let skip rules (allowlisted). One series per
+ * list the design has; the outcome is the only label (an access refusal names no rule).
+ */
+export interface AccessMetrics {
+  readonly denied: CounterCell;
+  readonly penaltyBox: CounterCell;
+  readonly allowlisted: CounterCell;
+}
+
 export interface Metrics {
   rule(spec: RuleSpec): RuleMetrics;
+  readonly access: AccessMetrics;
   quotaExhausted(rule: string, plan: string): void;
   latency(script: string): LatencyObserver;
 }
 
 const NO_LATENCY: LatencyObserver = { observe: () => undefined };
+
+const NO_ACCESS: AccessMetrics = { denied: NO_CELL, penaltyBox: NO_CELL, allowlisted: NO_CELL };
 
 const NO_METRICS: Metrics = {
   rule: () => ({
@@ -253,9 +267,20 @@ const NO_METRICS: Metrics = {
     failOpen: NO_CELL,
     failures: { timeout: NO_CELL, connection: NO_CELL, script: NO_CELL },
   }),
+  access: NO_ACCESS,
   quotaExhausted: () => undefined,
   latency: () => NO_LATENCY,
 };
+
+/** The access counter's series: one per list the design has, each at 0 from the start. */
+function accessMetrics(lists: DesignData['access'], cell: ((values: readonly string[]) => CounterCell) | null): AccessMetrics {
+  if (!lists || cell === null) return NO_ACCESS;
+  return {
+    denied: lists.deny !== null ? cell(['denied']) : NO_CELL,
+    penaltyBox: lists.penalty !== null ? cell(['penalty_box']) : NO_CELL,
+    allowlisted: lists.allow !== null ? cell(['allowlisted']) : NO_CELL,
+  };
+}
 
 export function createMetrics(design: DesignData, registry: Registry | null): Metrics {
   if (registry === null) return NO_METRICS;
@@ -266,6 +291,7 @@ export function createMetrics(design: DesignData, registry: Registry | null): Me
   const failOpen = counterFor(registry, METRICS.failOpen, ['rule']);
   const nearLimit = counterFor(registry, METRICS.nearLimit, ['rule']);
   const quota = METRICS.quotaExhausted ? counterFor(registry, METRICS.quotaExhausted, ['rule', 'plan']) : null;
+  const access = METRICS.access ? counterFor(registry, METRICS.access, ['outcome']) : null;
   // the plan label: a plan of the design, else '' (never free text from a request)
   const planLabel = (plan: string): string => (design.plans.indexOf(plan) >= 0 ? plan : '');
   if (quota) {
@@ -287,6 +313,7 @@ export function createMetrics(design: DesignData, registry: Registry | null): Me
         script: failures([spec.id, 'script']),
       },
     }),
+    access: accessMetrics(design.access, access),
     quotaExhausted: (rule, plan) => quota?.([rule, planLabel(plan)]).inc(),
     latency: latencyFor(registry, METRICS.latency),
   };

@@ -7,6 +7,7 @@
  * in this process when the design keeps no state in Redis.
  */
 import { IDENTITY_LABEL, keyPart } from './keys.js';
+import type { CounterCell } from './metrics.js';
 import { PROBLEM_JSON } from './responses.js';
 import { isNoScript, StoreError } from './store.js';
 import type {
@@ -65,6 +66,7 @@ export class PenaltyBox {
   private readonly timeoutMs: number;
   private readonly docsUrl: string;
   private readonly onError: (error: unknown) => void;
+  private readonly refused: CounterCell;
   private readonly memory = new Map<string, Entry>();
   private writes = 0;
 
@@ -76,6 +78,7 @@ export class PenaltyBox {
     timeoutMs: number,
     docsUrl: string,
     onError: (error: unknown) => void,
+    refused: CounterCell,
   ) {
     this.settings = settings;
     this.tiers = new Set(settings.tiers);
@@ -85,6 +88,7 @@ export class PenaltyBox {
     this.timeoutMs = timeoutMs;
     this.docsUrl = docsUrl;
     this.onError = onError;
+    this.refused = refused;
   }
 
   /**
@@ -115,6 +119,7 @@ export class PenaltyBox {
 
   private boxed(leftMs: number): Decision {
     const retryAfter = Math.max(1, Math.ceil(leftMs / 1000));
+    this.refused.inc();
     return {
       status: 429,
       headers: [['Retry-After', String(retryAfter)]],
@@ -198,9 +203,10 @@ export function createPenaltyBox(
   prefix: string,
   timeoutMs: number,
   onStoreError: ((error: unknown, ruleIds: readonly string[]) => void) | undefined,
+  refused: CounterCell,
 ): PenaltyBox | null {
   const spec = design.access?.penalty ?? null;
   if (spec === null) return null;
   const script = design.scripts.find((s) => s.name === 'penalty') ?? null;
-  return new PenaltyBox(spec, script, redis, prefix, timeoutMs, design.docsUrl, (error) => onStoreError?.(error, ['penalty-box']));
+  return new PenaltyBox(spec, script, redis, prefix, timeoutMs, design.docsUrl, (error) => onStoreError?.(error, ['penalty-box']), refused);
 }

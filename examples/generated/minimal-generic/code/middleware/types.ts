@@ -264,7 +264,10 @@ export interface RateLimiter<TReq> {
   close(): void;
 }
 
-/** The metrics the limiter exports, under the design's names (quotaExhausted: null without quotas). */
+/**
+ * The metrics the limiter exports, under the design's names (quotaExhausted: null without
+ * quotas; access: null without an allowlist, deny list or penalty box).
+ */
 export interface MetricNames {
   readonly decisions: MetricSpec;
   readonly throttled: MetricSpec;
@@ -273,6 +276,8 @@ export interface MetricNames {
   readonly failOpen: MetricSpec;
   readonly nearLimit: MetricSpec;
   readonly quotaExhausted: MetricSpec | null;
+  /** Requests the access lists decided or let skip rules, by outcome (denied, penalty_box, allowlisted). */
+  readonly access?: MetricSpec | null | undefined;
 }
 
 /**

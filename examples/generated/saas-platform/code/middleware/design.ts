@@ -77,6 +77,10 @@ export const DESIGN: DesignData = {
       name: "ratelimit_quota_exhausted_total",
       help: "Calls refused or flagged because a plan quota was used up.",
     },
+    access: {
+      name: "ratelimit_access_total",
+      help: "Requests the access lists decided before any rule: refused by the deny list (outcome=denied), refused while their caller is in the penalty box (outcome=penalty_box), let skip rules by the allowlist (outcome=allowlisted). The outcome is the only label; each series exists at 0 from the start.",
+    },
   },
   plans: ["Free", "Pro", "Enterprise"],
   defaultPlan: "Free",

@@ -275,8 +275,8 @@ export function createLimiter<TReq>(design: DesignData, options: LimiterOptions<
   const local = HYBRID !== null && options.hybrid !== false ? new LocalBuckets(Math.max(1, HYBRID.localBurst), 100000) : null;
   let period: { id: string; start: number; end: number } | null = null;
   // allowlist, deny list and penalty box: checked before any rule (access.ts, penalty.ts)
-  const penalty = createPenaltyBox(design, redis ?? null, prefix, timeoutMs, options.onStoreError);
-  const gate = createGate(design.access, design.docsUrl, options, trusted, clientIpOf, penalty);
+  const penalty = createPenaltyBox(design, redis ?? null, prefix, timeoutMs, options.onStoreError, metrics.access.penaltyBox);
+  const gate = createGate(design.access, design.docsUrl, options, trusted, clientIpOf, penalty, metrics.access);
   const fallback = design.access?.memoryFallback === true ? new MemoryFallback() : null;
 
   /**
