@@ -162,6 +162,8 @@ async function windowCase(ctx: RuleContext): Promise<ReturnType<typeof measureme
   const pos = Date.now() % w;
   if (pos < w - BEFORE_BOUNDARY_MS) await sleep(w - BEFORE_BOUNDARY_MS - pos);
   const t0 = performance.now();
+  // the boundary this case straddles (epoch ms): the next one after the start
+  const boundary = Date.now() - (Date.now() % w) + w;
   const burst = async (): Promise<Count> => {
     let admitted = 0;
     for (let i = 0; i <= shape.limit; i++) {
@@ -175,8 +177,11 @@ async function windowCase(ctx: RuleContext): Promise<ReturnType<typeof measureme
   const before = await burst();
   let count: Count = before;
   if (!before.error) {
-    // past the boundary (a few ms of slack for the clock's granularity), the next window's limit
-    await sleep(w - (Date.now() % w) + 5);
+    // past the boundary (a few ms of slack for the clock's granularity), the next window's limit;
+    // never a later boundary (on a loaded machine the first burst may already have crossed it,
+    // and counting a third window would measure more than one window length)
+    const wait = boundary + 5 - Date.now();
+    if (wait > 0) await sleep(wait);
     const after = await burst();
     count = { admitted: before.admitted + after.admitted, ...(after.error ? { error: after.error } : {}) };
     // and whatever else passes until one window length has gone by since the first request
