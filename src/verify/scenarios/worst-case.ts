@@ -88,6 +88,9 @@ async function sendFor(t0: number, periodMs: number, round: () => Promise<Verdic
     const verdicts = await round();
     const failed = verdicts.find((v) => v.error !== undefined);
     if (failed) return { admitted, error: `a limiter call failed: ${failed.error}` };
+    // a round answered after the period may have been decided after it (a slow round trip on a
+    // loaded machine): only what was decided within one period from the start counts
+    if (performance.now() - t0 > periodMs) break;
     const ok = verdicts.filter((v) => v.allowed).length;
     admitted += ok;
     if (ok === 0) {
@@ -153,17 +156,33 @@ async function hybridCase(ctx: RuleContext, shape: Shape, localBurst: number): P
   );
 }
 
+/**
+ * Waits until shortly before a boundary of the aligned windows of length w the runtime counts in
+ * (its clock: Date.now), and returns that boundary (epoch ms) and the start time.
+ */
+async function beforeBoundary(w: number): Promise<{ boundary: number; t0: number }> {
+  const pos = Date.now() % w;
+  if (pos < w - BEFORE_BOUNDARY_MS) await sleep(w - BEFORE_BOUNDARY_MS - pos);
+  const t0 = performance.now();
+  return { boundary: Date.now() - (Date.now() % w) + w, t0 };
+}
+
+/**
+ * Waits until just past `boundary` (a few ms of slack for the clock's granularity), never a later
+ * one: on a loaded machine the first burst may already have crossed it, and waiting for the next
+ * would count a third window, more than one window length.
+ */
+async function pastBoundary(boundary: number): Promise<void> {
+  const wait = boundary + 5 - Date.now();
+  if (wait > 0) await sleep(wait);
+}
+
 /** A fixed window: the limit on both sides of a boundary, within one window length. */
 async function windowCase(ctx: RuleContext): Promise<ReturnType<typeof measurement>> {
   const shape = worstCaseWindow(ctx.rule);
   const probe = ctx.probe(shape, 'worst-case');
   const w = shape.periodMs;
-  // start shortly before a boundary of the aligned windows the runtime counts in (its clock: Date.now)
-  const pos = Date.now() % w;
-  if (pos < w - BEFORE_BOUNDARY_MS) await sleep(w - BEFORE_BOUNDARY_MS - pos);
-  const t0 = performance.now();
-  // the boundary this case straddles (epoch ms): the next one after the start
-  const boundary = Date.now() - (Date.now() % w) + w;
+  const { boundary, t0 } = await beforeBoundary(w);
   const burst = async (): Promise<Count> => {
     let admitted = 0;
     for (let i = 0; i <= shape.limit; i++) {
@@ -177,11 +196,8 @@ async function windowCase(ctx: RuleContext): Promise<ReturnType<typeof measureme
   const before = await burst();
   let count: Count = before;
   if (!before.error) {
-    // past the boundary (a few ms of slack for the clock's granularity), the next window's limit;
-    // never a later boundary (on a loaded machine the first burst may already have crossed it,
-    // and counting a third window would measure more than one window length)
-    const wait = boundary + 5 - Date.now();
-    if (wait > 0) await sleep(wait);
+    // past the boundary, the next window's limit
+    await pastBoundary(boundary);
     const after = await burst();
     count = { admitted: before.admitted + after.admitted, ...(after.error ? { error: after.error } : {}) };
     // and whatever else passes until one window length has gone by since the first request
@@ -227,12 +243,10 @@ export async function fallbackCase(ctx: RuleContext, instances: number): Promise
       }
       return { admitted };
     };
-    const pos = Date.now() % w;
-    if (pos < w - BEFORE_BOUNDARY_MS) await sleep(w - BEFORE_BOUNDARY_MS - pos);
-    const t0 = performance.now();
+    const { boundary, t0 } = await beforeBoundary(w);
     count = await fill({ admitted: 0 });
     if (!count.error) {
-      await sleep(w - (Date.now() % w) + 5);
+      await pastBoundary(boundary);
       count = await fill(count);
       if (!count.error) count = await sendFor(t0, w, round, count);
     }
