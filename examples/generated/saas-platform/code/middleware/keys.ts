@@ -15,10 +15,17 @@ function sha256Hex(value: string): string {
  * control characters are percent-encoded, so a value can never end or open a hash tag; a
  * very long value is replaced by its sha256, so keys stay small.
  */
-const KEY_UNSAFE = /[\u0000-\u0020\u007f{}%~]/;
+function keyUnsafe(value: string): boolean {
+  // a character loop rather than a regular expression: this runs for every request
+  for (let i = 0; i < value.length; i++) {
+    const c = value.charCodeAt(i);
+    if (c <= 0x20 || c === 0x7f || c === 0x7b || c === 0x7d || c === 0x25 || c === 0x7e) return true;
+  }
+  return false;
+}
 
 export function keyPart(value: string): string {
-  const safe = KEY_UNSAFE.test(value)
+  const safe = keyUnsafe(value)
     ? value.replace(/[\u0000-\u0020\u007f{}%~]/g, (c) => '%' + c.charCodeAt(0).toString(16).padStart(2, '0'))
     : value;
   return safe.length > 128 ? '~' + sha256Hex(value) : safe;

@@ -96,6 +96,8 @@ interface Applicable {
   readonly rules: readonly AppliedRule[];
   /** The specs of those rules, for the access lists. */
   readonly specs: readonly RuleSpec[];
+  /** Each rule's mode when no mode hook is given (the default mode, for every request). */
+  readonly fallbackModes: readonly RuleMode[];
   readonly needsUsername: boolean;
   /** Whether two or more of the rules could share an identity-limits call. */
   readonly joins: boolean;
@@ -262,6 +264,7 @@ export function createLimiter<TReq>(design: DesignData, options: LimiterOptions<
     return {
       exempt: match.exempt,
       rules: applied,
+      fallbackModes: applied.map(() => fallbackMode),
       specs: applied.map((a) => a.rule.spec),
       needsUsername: applied.some((a) => a.rule.spec.identity === 'username'),
       joins: applied.filter((a) => a.rule.joins).length > 1,
@@ -905,12 +908,20 @@ export function createLimiter<TReq>(design: DesignData, options: LimiterOptions<
       if (applicable.exempt) return EXEMPT_DONE;
       const applied = applicable.rules;
       // the kill switch of each rule; identify() is only asked when some rule is on
-      const modes: RuleMode[] = [];
+      let modes: readonly RuleMode[];
       let on = false;
-      for (const a of applied) {
-        const mode = modeOf(a.rule.spec);
-        modes.push(mode);
-        if (mode !== 'off') on = true;
+      if (modeHook) {
+        const chosen: RuleMode[] = [];
+        for (const a of applied) {
+          const mode = modeOf(a.rule.spec);
+          chosen.push(mode);
+          if (mode !== 'off') on = true;
+        }
+        modes = chosen;
+      } else {
+        // no hook: every rule runs in the default mode, the same array for every request
+        modes = applicable.fallbackModes;
+        on = applied.length > 0 && fallbackMode !== 'off';
       }
       if (!on && gate === null) return NOTHING_DONE;
       if (!identify) return evaluate(input, applicable, modes, NO_IDENTITY);

@@ -79,7 +79,11 @@ export interface Shown {
 }
 
 function gcd(a: number, b: number): number {
-  while (b !== 0) [a, b] = [b, a % b];
+  while (b !== 0) {
+    const r = a % b;
+    a = b;
+    b = r;
+  }
   return a;
 }
 
