@@ -94,6 +94,7 @@ export function buildDesign(answers: Answers, options: BuildOptions): Design {
       topology: scope.topology,
       instances: scope.instances,
       ...(enforcement.hybrid ? { hybrid: enforcement.hybrid } : {}),
+      ...(enforcement.fallback ? { fallback: enforcement.fallback } : {}),
     }),
     failModes: classFailModes(scope, rules),
     ...(migration ? { migration } : {}),

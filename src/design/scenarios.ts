@@ -8,6 +8,8 @@ export interface ScenarioContext {
   instances: number;
   /** The in-process buckets in front of Redis, when the design has them. */
   hybrid?: Enforcement['hybrid'];
+  /** The fail-open rules the memory fallback decides while the store is down. */
+  fallback?: Enforcement['fallback'];
 }
 
 /** How rl-design verify keeps refills out of the exact counts (src/verify/shapes.ts). */
@@ -136,7 +138,7 @@ export function buildScenarios(rules: MatrixRule[], ctx?: ScenarioContext): Scen
         ...(closed ? [`Call an endpoint under ${closed.id} (fails closed).`] : []),
         'Restore the store and repeat.',
       ],
-      expected: `${open ? `${open.id}: admitted, ratelimit_fail_open_events_total increases and the fail-open alert fires. ` : ''}${closed ? `${closed.id}: 503 with Retry-After, never a silent pass. ` : ''}After the store returns, limits apply again without a restart.`,
+      expected: `${open ? (ctx?.fallback?.ruleIds.includes(open.id) ? `${open.id}: decided by the memory fallback in each instance (admitted while its in-memory count allows, then 429), nothing admitted unchecked, so no fail-open event; ratelimit_store_failures_total increases and the store-failure alert fires. ` : `${open.id}: admitted, ratelimit_fail_open_events_total increases and the fail-open alert fires. `) : ''}${closed ? `${closed.id}: 503 with Retry-After, never a silent pass. ` : ''}After the store returns, limits apply again without a restart.`,
     },
     {
       id: 'throttled-recovery',
