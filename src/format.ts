@@ -11,3 +11,17 @@ export function formatNumber(value: number): string {
   const frac = (fracPart ?? '').replace(/0+$/, '');
   return `${negative && rounded !== 0 ? '-' : ''}${grouped}${frac ? `.${frac}` : ''}`;
 }
+
+/** A whole-unit duration: 90 -> "90 s", 600 -> "10 min", 3600 -> "1 h", 86400 -> "1 d". */
+export function secondsWords(seconds: number): string {
+  if (seconds % 86400 === 0) return `${formatNumber(seconds / 86400)} d`;
+  if (seconds % 3600 === 0) return `${formatNumber(seconds / 3600)} h`;
+  if (seconds % 60 === 0) return `${formatNumber(seconds / 60)} min`;
+  return `${formatNumber(seconds)} s`;
+}
+
+/** "a", "a and b", "a, b and c". */
+export function joinAnd(items: readonly string[]): string {
+  if (items.length <= 1) return items.join('');
+  return `${items.slice(0, -1).join(', ')} and ${items[items.length - 1]}`;
+}

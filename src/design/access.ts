@@ -5,7 +5,7 @@
  * fail-open rules use while the store is down. Pure: answers and rules in, data out.
  */
 import type { Answers } from '../answers/schema.js';
-import { formatNumber } from '../format.js';
+import { formatNumber, joinAnd, secondsWords } from '../format.js';
 import type { AccessDesign, Enforcement, MatrixRule, RuleTier, Scope } from './model.js';
 import { KEY_PREFIX } from './naming.js';
 import { perCounter } from './worst-case.js';
@@ -32,19 +32,6 @@ export const CUSTOM_IDENTITY_OPTION: Readonly<Record<string, string>> = {
 /** Rules the middleware runs on the store: the ones an allowlist can skip and a penalty box can follow. */
 function middlewareRules(rules: readonly MatrixRule[]): MatrixRule[] {
   return rules.filter((r) => r.tier !== 'outbound' && r.layer !== 'edge' && r.layer !== 'outbound-client' && r.identity !== 'provider');
-}
-
-function joinAnd(items: readonly string[]): string {
-  if (items.length <= 1) return items.join('');
-  return `${items.slice(0, -1).join(', ')} and ${items[items.length - 1]}`;
-}
-
-/** 90 -> "90 s", 600 -> "10 min", 3600 -> "1 h", 86400 -> "1 d". */
-export function secondsText(seconds: number): string {
-  if (seconds % 86400 === 0) return `${formatNumber(seconds / 86400)} d`;
-  if (seconds % 3600 === 0) return `${formatNumber(seconds / 3600)} h`;
-  if (seconds % 60 === 0) return `${formatNumber(seconds / 60)} min`;
-  return `${formatNumber(seconds)} s`;
 }
 
 function identityText(i: { kind: string; value: string }): string {
@@ -111,7 +98,7 @@ export function buildAccess(answers: Answers, rules: readonly MatrixRule[], docs
       withinSeconds: p.withinSeconds,
       blockSeconds: p.blockSeconds,
       keys: { strikes: `${KEY_PREFIX}:{pb:<identity>}:strikes`, box: `${KEY_PREFIX}:{pb:<identity>}:box` },
-      text: `A caller refused ${p.refusals === 1 ? 'once' : `${formatNumber(p.refusals)} times`} within ${secondsText(p.withinSeconds)} by ${ruleIds.length > 0 ? joinAnd(ruleIds) : `a ${joinAnd(tiers)} rule`} is blocked for ${secondsText(p.blockSeconds)} on the routes of those rules: each request gets a silent 429 whose Retry-After is the time left, without reaching the rules. The caller is its own identity (API key, user, tenant, session, else the client address), never the account name being tried, so nobody can lock another person out. A request on those routes costs one more store call (the box is read before the rules), and a refusal one more. One Lua script (penalty.lua) counts the refusal and shuts the box atomically; the counter expires after ${secondsText(p.withinSeconds)} and the box after ${secondsText(p.blockSeconds)}.`,
+      text: `A caller refused ${p.refusals === 1 ? 'once' : `${formatNumber(p.refusals)} times`} within ${secondsWords(p.withinSeconds)} by ${ruleIds.length > 0 ? joinAnd(ruleIds) : `a ${joinAnd(tiers)} rule`} is blocked for ${secondsWords(p.blockSeconds)} on the routes of those rules: each request gets a silent 429 whose Retry-After is the time left, without reaching the rules. The caller is its own identity (API key, user, tenant, session, else the client address), never the account name being tried, so nobody can lock another person out. A request on those routes costs one more store call (the box is read before the rules), and a refusal one more. One Lua script (penalty.lua) counts the refusal and shuts the box atomically; the counter expires after ${secondsWords(p.withinSeconds)} and the box after ${secondsWords(p.blockSeconds)}.`,
       body: penaltyFields(docsUrl, p.blockSeconds),
     };
   }
@@ -143,7 +130,7 @@ export function buildFallback(answers: Answers, scope: Scope, rules: readonly Ma
   const n = scope.topology === 'horizontal' ? scope.instances : 1;
   const list = covered.map((r) => {
     const normalMost = perWindow(r);
-    return { ruleId: r.id, window: secondsText(r.rate?.periodSeconds ?? 1), normalMost, outageMost: n * normalMost };
+    return { ruleId: r.id, window: secondsWords(r.rate?.periodSeconds ?? 1), normalMost, outageMost: n * normalMost };
   });
   return {
     ruleIds: covered.map((r) => r.id),

@@ -5,7 +5,7 @@
  * scanned nginx configuration.
  */
 import type { ExistingLimiterT, ExistingNginxDirectiveT } from '../answers/schema.js';
-import { formatNumber } from '../format.js';
+import { formatNumber, secondsWords } from '../format.js';
 import type { MatrixRule, Migration, MigrationItem, ResolvedEndpoint, RuleIdentity, Scope } from './model.js';
 
 /** A route with its parameters made comparable: /v1/orders/:id and /v1/orders/{id} read the same. */
@@ -55,18 +55,11 @@ export function existingWithin(l: ExistingLimiterT): number {
   return Math.floor(l.limit + (l.burst ?? 0));
 }
 
-function windowText(seconds: number): string {
-  if (seconds % 86400 === 0) return `${formatNumber(seconds / 86400)} d`;
-  if (seconds % 3600 === 0) return `${formatNumber(seconds / 3600)} h`;
-  if (seconds % 60 === 0) return `${formatNumber(seconds / 60)} min`;
-  return `${formatNumber(seconds)} s`;
-}
-
 export function existingLimitText(l: ExistingLimiterT): string {
   if (l.kind === 'nginx' && (l.windowSeconds === 1 || l.windowSeconds === 60)) {
     return `${formatNumber(l.limit)}r/${l.windowSeconds === 1 ? 's' : 'm'}${l.burst !== undefined ? `, burst ${formatNumber(l.burst)}` : ''}`;
   }
-  return `${formatNumber(l.limit)} per ${windowText(l.windowSeconds)}${l.burst !== undefined ? `, burst ${formatNumber(l.burst)}` : ''}`;
+  return `${formatNumber(l.limit)} per ${secondsWords(l.windowSeconds)}${l.burst !== undefined ? `, burst ${formatNumber(l.burst)}` : ''}`;
 }
 
 export function existingName(l: ExistingLimiterT): string {
@@ -82,7 +75,7 @@ function coversText(l: ExistingLimiterT): string {
 
 function ruleLimitText(r: MatrixRule): string {
   if (!r.rate) return 'no rate';
-  const per = r.rate.periodText ?? windowText(r.rate.periodSeconds);
+  const per = r.rate.periodText ?? secondsWords(r.rate.periodSeconds);
   return `${formatNumber(r.rate.requests)} per ${per}${typeof r.burst === 'number' ? `, burst ${formatNumber(r.burst)}` : ''}`;
 }
 
@@ -144,7 +137,7 @@ export function buildMigration(
     const keyedOn = l.keyedOn ?? 'ip';
     const same = SAME_KEY[keyedOn];
     const oldWithin = existingWithin(l);
-    const w = windowText(l.windowSeconds);
+    const w = secondsWords(l.windowSeconds);
     const base = {
       existing: existingName(l),
       kind: l.kind,

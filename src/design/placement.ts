@@ -1,6 +1,7 @@
 /** Enforcement placement: which layer owns which rule, the atomic primitive, client IP, hybrid. */
 import { formatNumber } from '../format.js';
 import type { Diagram, Enforcement, LayerAssignment, MatrixRule, ResolvedEndpoint, Scope } from './model.js';
+import { hashTag } from '../runtime/middleware/keys.js';
 import { algorithmLabel } from './algorithms.js';
 import { middlewareComponent } from './naming.js';
 
@@ -42,7 +43,8 @@ function identityJoined(scope: Scope, rules: readonly MatrixRule[]): string[] {
       r.tier !== 'outbound' &&
       (luaScriptFor(r.algorithm) === 'gcra' || (r.algorithm === 'fixed-window' && algorithmLabel(r) === undefined)),
   );
-  const tag = (r: MatrixRule): string | null => /\{[^{}]*\}/.exec(r.key ?? '')?.[0] ?? null;
+  // the same hash tag the runtime groups a call's keys by
+  const tag = (r: MatrixRule): string | null => hashTag(r.key ?? '');
   const endpoints = (r: MatrixRule): string[] =>
     r.endpoints.length > 0
       ? r.endpoints

@@ -18,6 +18,7 @@ import type {
   Scope,
 } from './model.js';
 import { slug } from './naming.js';
+import { formatNumber, joinAnd } from '../format.js';
 
 export const PERIOD_SECONDS = { second: 1, minute: 60, hour: 3600, day: 86400 } as const;
 
@@ -67,13 +68,6 @@ export function ratePerSecond(rate: Rate): number {
 
 export function rateText(rate: Rate): string {
   return `${formatNumber(rate.requests)}/${rate.per}`;
-}
-
-import { formatNumber } from '../format.js';
-
-function joinAnd(items: readonly string[]): string {
-  if (items.length <= 1) return items.join('');
-  return `${items.slice(0, -1).join(', ')} and ${items[items.length - 1]}`;
 }
 
 /**

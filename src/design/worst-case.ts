@@ -20,7 +20,7 @@
  * in-memory fallback that admits per instance while the store is down) is one more entry there,
  * whose rows the table, the document and verify take as they are.
  */
-import { formatNumber as fmt } from '../format.js';
+import { formatNumber as fmt, secondsWords } from '../format.js';
 import { algorithmLabel } from './algorithms.js';
 import type { Algorithm, Design, Layer, MatrixRule } from './model.js';
 
@@ -61,12 +61,8 @@ export function wholeRequests(x: number): number {
   return Math.floor(x + 1e-9);
 }
 
-export function periodWords(seconds: number): string {
-  if (seconds % 86400 === 0) return `${fmt(seconds / 86400)} d`;
-  if (seconds % 3600 === 0) return `${fmt(seconds / 3600)} h`;
-  if (seconds % 60 === 0) return `${fmt(seconds / 60)} min`;
-  return `${fmt(seconds)} s`;
-}
+/** A rule's period in words ("1 s", "10 min", "1 d"). */
+export const periodWords = secondsWords;
 
 /** The rate of a rule per its period in words: "10/s", "600/min", "5/h". */
 function rateWords(rule: MatrixRule): string {
@@ -259,6 +255,7 @@ const memoryFallback: WorstCaseKind = {
     if (!f) return [];
     return design.rules.filter(sized).flatMap((rule) => {
       if (!f.ruleIds.includes(rule.id)) return [];
+      // the same per-counter figure design/access.ts gives the fallback table, times the instances
       const base = perCounter(rule);
       const n = f.instances;
       return [

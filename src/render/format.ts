@@ -46,8 +46,4 @@ export function fmtPercent(fraction: number): string {
   return `${fmtNumber(fraction * 100)}%`;
 }
 
-/** "a", "a and b", "a, b and c". */
-export function joinAnd(items: readonly string[]): string {
-  if (items.length <= 1) return items.join('');
-  return `${items.slice(0, -1).join(', ')} and ${items[items.length - 1]}`;
-}
+export { joinAnd } from '../format.js';
