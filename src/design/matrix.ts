@@ -9,6 +9,7 @@ import type { ExistingLimiterT, HandRule, QuotaResetT } from '../answers/schema.
 import type { Algorithm, AuthKind, EndpointClass, Gateway, MatrixRule, Primitive, ResolvedEndpoint, RuleIdentity, Scope } from './model.js';
 import { existingLimitText, existingName, tighterExisting } from './migration.js';
 import { IdAllocator, KEY_PREFIX, killSwitchFlag, slug } from './naming.js';
+import { identityHashes } from './placement.js';
 
 /**
  * Bytes one key takes in Redis 7.0 (used_memory per key over 100,000 keys with 15-character
@@ -18,8 +19,14 @@ import { IdAllocator, KEY_PREFIX, killSwitchFlag, slug } from './naming.js';
  * gives what its longest key adds (bytesPerKey of a rule = these + that).
  */
 export const BYTES_PER_KEY = {
-  /** gcra.lua (and identity-limits.lua's buckets): TAT in the key's expiry, a shared small integer as the value. */
+  /** gcra.lua: TAT in the key's expiry, a shared small integer as the value. */
   gcra: 117,
+  /**
+   * identity-limits.lua: one hash per identity holding each of its limits as a field. The key, its
+   * TTL and the hash object, before the hash's listpack (measured: 165 B with one field of a
+   * one-character name, whose listpack takes 32 B); the listpack is identityHashBytes' arithmetic.
+   */
+  'identity-hash-base': 133,
   /** outbound-bucket.lua: one integer in a string key. */
   'outbound-bucket': 133,
   /** fixed-window.lua, calendar: one counter per period (past Redis's shared small integers). */
@@ -98,12 +105,26 @@ export function maxKeyChars(rule: Pick<MatrixRule, 'key' | 'algorithm' | 'tier' 
  * larger of the two). A 92-character key takes 96 B, a 15-character one 32 B.
  */
 export function keyNameBytes(chars: number): number {
-  const size = (chars < 32 ? 1 : chars < 256 ? 3 : chars < 65536 ? 5 : 9) + chars + 1;
+  return allocatedBytes((chars < 32 ? 1 : chars < 256 ? 3 : chars < 65536 ? 5 : 9) + chars + 1);
+}
+
+/** What the allocator hands out for `size` bytes (jemalloc's size classes, 16-byte quantum). */
+function allocatedBytes(size: number): number {
   if (size <= 8) return 8;
   if (size <= 128) return Math.ceil(size / 16) * 16;
   // four classes per doubling above 128
   const step = 2 ** (Math.ceil(Math.log2(size)) - 3);
   return Math.ceil(size / step) * step;
+}
+
+/**
+ * Bytes one identity's hash takes in Redis 7.0 (identity-limits.lua), key name of
+ * MEASURED_KEY_CHARS characters: the base, plus its listpack rounded up to the allocator's class:
+ * 7 B of header and end, and per field its name (2 B + one per character) and its value (an
+ * integer above 32 bits, 10 B: a TAT in microseconds, or a window's end and a 9-digit count).
+ */
+export function identityHashBytes(fields: readonly string[]): number {
+  return BYTES_PER_KEY['identity-hash-base'] + allocatedBytes(7 + fields.reduce((n, f) => n + 2 + f.length + 10, 0));
 }
 
 /** What a key of `chars` characters costs beyond the measured MEASURED_KEY_CHARS-character one. */
@@ -119,6 +140,55 @@ function withKeyLength(rule: MatrixRule): MatrixRule {
   if (rule.bytesPerKey === undefined || rule.layer === 'edge' || rule.primitive === 'in-process') return rule;
   const keyChars = maxKeyChars(rule);
   return { ...rule, keyChars, bytesPerKey: rule.bytesPerKey + keyNameExtraBytes(keyChars) };
+}
+
+/**
+ * The rules the design keeps in one hash per identity (identityHashes): the hash's key pattern
+ * and the rule's field, one field per identity (a counter's new window overwrites the old one's
+ * count, so a quota no longer holds a key per live window), and the identity's bytes, with its
+ * longest key name, shared among the fields one identity holds at once (the rules of no plan
+ * and those of its plan).
+ */
+function inIdentityHashes(rules: MatrixRule[]): MatrixRule[] {
+  const out = rules.slice();
+  for (const hash of identityHashes(rules)) {
+    const ruleOf = (id: string): MatrixRule => rules.find((r) => r.id === id) as MatrixRule;
+    const plans = [...new Set(hash.fields.flatMap((f) => f.ruleIds.map((id) => ruleOf(id).plan)).filter((p) => p !== undefined))];
+    const liveFields = (plan: string | undefined): string[] =>
+      hash.fields.filter((f) => f.ruleIds.some((id) => ruleOf(id).plan === undefined || ruleOf(id).plan === plan)).map((f) => f.field);
+    const keyChars = maxKeyChars({
+      key: hash.key,
+      algorithm: 'gcra',
+      tier: 'fairness',
+      id: '',
+      identity: ruleOf(hash.fields[0]?.ruleIds[0] ?? '').identity,
+    });
+    const perIdentity = (plan: string | undefined): number => identityHashBytes(liveFields(plan)) + keyNameExtraBytes(keyChars);
+    for (const f of hash.fields) {
+      for (const id of f.ruleIds) {
+        const i = out.findIndex((r) => r.id === id);
+        const rule = out[i] as MatrixRule;
+        const plan = plans.length > 0 ? rule.plan : undefined;
+        const live = liveFields(plan);
+        const bytes = perIdentity(plan);
+        const windows = rule.tier === 'quota' && rule.source === 'generated' && rule.cardinality?.bound ? 2 : 1;
+        const bound = rule.cardinality?.bound === undefined ? undefined : Math.ceil(rule.cardinality.bound / windows);
+        out[i] = {
+          ...rule,
+          key: hash.key,
+          field: f.field,
+          keyChars,
+          bytesPerKey: Math.ceil(bytes / live.length),
+          cardinality: {
+            ...rule.cardinality,
+            ...(bound !== undefined ? { bound } : {}),
+            basis: `${windows > 1 ? `one field per identity in its hash (a new window's count overwrites the last one's), ${formatNumber(bound ?? 0)} hashes` : (rule.cardinality?.basis ?? 'not stated')}; the hash holds ${live.join(', ')} for one identity, ${formatNumber(bytes)} B in all (${formatNumber(Math.ceil(bytes / live.length))} B per field)`,
+          },
+        };
+      }
+    }
+  }
+  return out;
 }
 
 /**
@@ -1045,7 +1115,7 @@ export function buildMatrix(ctx: MatrixContext, hand: HandRule[]): MatrixResult 
   addWebhooks(b, ctx, webhooks);
   addQuotas(b, ctx, identified);
   addOutbound(b, ctx);
-  return { rules: applyHandRules(b.rules, hand, scope).map(edgeHeaders).map(withKeyLength), exempt };
+  return { rules: inIdentityHashes(applyHandRules(b.rules, hand, scope).map(edgeHeaders).map(withKeyLength)), exempt };
 }
 
 /**

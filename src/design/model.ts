@@ -158,6 +158,11 @@ export interface MatrixRule {
   primitive?: Primitive;
   /** Key pattern, with a Redis Cluster hash tag, e.g. `rl:{t:<tenant>}:api`. */
   key?: string;
+  /**
+   * When the design keeps this rule's state in its identity's hash (identity-limits.lua), its
+   * field there; key is then the hash's pattern (the prefix and the hash tag, `rl:{t:<tenant>}`).
+   */
+  field?: string;
   /** Sustained rate, as requests (tokens) per period. */
   rate?: { requests: number; periodSeconds: number; periodText?: string };
   /**

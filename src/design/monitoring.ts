@@ -201,8 +201,14 @@ export function storeBound(rules: readonly MatrixRule[]): { keys: number; bytes:
   const keysOf = (r: MatrixRule): number => r.cardinality?.bound ?? 0;
   const bytesOf = (r: MatrixRule): number => keysOf(r) * (r.bytesPerKey ?? 0);
   const sum = (rs: readonly MatrixRule[], f: (r: MatrixRule) => number): number => rs.reduce((n, r) => n + f(r), 0);
-  const byTraffic = inStore.filter((r) => r.cardinality?.byTraffic);
-  const byPopulation = inStore.filter((r) => !r.cardinality?.byTraffic);
+  // the rules kept in one hash per identity hold one key per identity between them, the most any
+  // of them bounds (bytes: each its share of the hash)
+  const inHash = inStore.filter((r) => r.field !== undefined);
+  const hashKeys = new Map<string, number>();
+  for (const r of inHash) hashKeys.set(r.key ?? '', Math.max(hashKeys.get(r.key ?? '') ?? 0, keysOf(r)));
+  const own = inStore.filter((r) => r.field === undefined);
+  const byTraffic = own.filter((r) => r.cardinality?.byTraffic);
+  const byPopulation = own.filter((r) => !r.cardinality?.byTraffic);
   const rowKeys = sum(byTraffic, keysOf);
   let shared: SharedCeiling | undefined;
   if (byTraffic.length > 1) {
@@ -219,8 +225,8 @@ export function storeBound(rules: readonly MatrixRule[]): { keys: number; bytes:
     }
   }
   return {
-    keys: sum(byPopulation, keysOf) + (shared ? shared.keys : rowKeys),
-    bytes: sum(byPopulation, bytesOf) + (shared ? shared.bytes : sum(byTraffic, bytesOf)),
+    keys: sum(byPopulation, keysOf) + [...hashKeys.values()].reduce((n, k) => n + k, 0) + (shared ? shared.keys : rowKeys),
+    bytes: sum(byPopulation, bytesOf) + sum(inHash, bytesOf) + (shared ? shared.bytes : sum(byTraffic, bytesOf)),
     ...(shared ? { shared } : {}),
   };
 }

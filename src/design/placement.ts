@@ -30,35 +30,78 @@ export function luaScriptFor(algorithm: MatrixRule['algorithm']): 'gcra' | 'slid
 
 const SCRIPT_ALGORITHM = { gcra: 'gcra', 'sliding-window-log': 'sliding-window-log', 'fixed-window': 'fixed-window' } as const;
 
+/** A counter kept in a hash holds its count in 9 digits (identity-limits.lua): limits below this join. */
+const HASH_COUNT_LIMIT = 1_000_000_000;
+
 /**
- * The rules the runtime checks in one identity-limits call: store-backed GCRA and counter-window
- * (not rolling) rules that share a hash tag and an endpoint. Their limits are checked and charged
- * together, all or nothing.
+ * The field a rule's state takes in its identity's hash: its key after the hash tag, less the
+ * window (the value names the window), e.g. "req:pro" or "quota"; the rule id when nothing is
+ * left. So the field is as stable as the key was, and rules that shared a key (a rule split by
+ * fail mode, the plans' quotas) share a field. Null for a key that can not become a field.
  */
-function identityJoined(scope: Scope, rules: readonly MatrixRule[]): string[] {
-  const joinable = rules.filter(
-    (r) =>
-      r.layer === 'middleware' &&
-      r.primitive === 'redis-lua' &&
-      r.tier !== 'outbound' &&
-      (luaScriptFor(r.algorithm) === 'gcra' || (r.algorithm === 'fixed-window' && algorithmLabel(r) === undefined)),
-  );
-  // the same hash tag the runtime groups a call's keys by
-  const tag = (r: MatrixRule): string | null => hashTag(r.key ?? '');
-  const endpoints = (r: MatrixRule): string[] =>
-    r.endpoints.length > 0
-      ? r.endpoints
-      : scope.endpoints.filter((e) => r.endpointClass === 'all' || e.class === r.endpointClass).map((e) => e.name);
-  const joined = new Set<string>();
-  joinable.forEach((a, i) => {
-    for (const b of joinable.slice(i + 1)) {
-      if (tag(a) !== null && tag(a) === tag(b) && endpoints(a).some((e) => endpoints(b).includes(e))) {
-        joined.add(a.id);
-        joined.add(b.id);
+function hashField(rule: MatrixRule): string | null {
+  const key = rule.key ?? '';
+  if (hashTag(key) === null) return null;
+  const tail = key
+    .slice(key.indexOf('}') + 1)
+    .replace(/:?<[^<>]*yyyy[^<>]*>/gi, '')
+    .replace(/^:/, '');
+  if (/[<>{}\s]/.test(tail)) return null;
+  return tail.length > 0 ? tail : rule.id;
+}
+
+/** One identity kind whose limits share a hash: its key pattern and each field's rules. */
+export interface IdentityHash {
+  /** The hash's key pattern: the key prefix and the hash tag, e.g. rl:{t:<tenant-id>}. */
+  key: string;
+  fields: { field: string; kind: 'gcra' | 'window'; ruleIds: string[] }[];
+}
+
+/**
+ * Which limits keep their state as fields of ONE hash per identity, checked and charged in one
+ * identity-limits call, all or nothing: decided per identity kind (a key's hash-tag pattern,
+ * e.g. {t:<tenant-id>}), never per route. A kind whose middleware GCRA rules and calendar or
+ * fixed-window counters give one identity two or more fields at once (those of no plan and
+ * those of its plan) keeps all of them in the hash, and every request
+ * that checks any of them uses it, whichever of them its route carries: a limit's state is never
+ * split between a key and a field. A kind with one such limit keeps its own key (gcra.lua's
+ * layout costs less memory and CPU for one limit). Rules kept in a hash are never hybrid: their
+ * identity's call goes to the store on every request anyway.
+ */
+export function identityHashes(rules: readonly MatrixRule[]): IdentityHash[] {
+  const groups = new Map<string, { key: string; rules: { rule: MatrixRule; field: string; kind: 'gcra' | 'window' }[] }>();
+  for (const r of rules) {
+    if (r.layer !== 'middleware' || r.tier === 'outbound' || (r.primitive !== 'redis-lua' && r.primitive !== 'in-process')) continue;
+    const gcra = luaScriptFor(r.algorithm) === 'gcra';
+    const window = r.algorithm === 'fixed-window' && algorithmLabel(r) === undefined && (r.rate?.requests ?? 0) < HASH_COUNT_LIMIT;
+    const field = gcra || window ? hashField(r) : null;
+    if (field === null) continue;
+    const key = (r.key ?? '').slice(0, (r.key ?? '').indexOf('}') + 1);
+    const group = groups.get(`${r.primitive} ${key}`) ?? { key, rules: [] };
+    group.rules.push({ rule: r, field, kind: gcra ? 'gcra' : 'window' });
+    groups.set(`${r.primitive} ${key}`, group);
+  }
+  const out: IdentityHash[] = [];
+  for (const { key, rules: members } of groups.values()) {
+    const fields: IdentityHash['fields'] = [];
+    // (two rules on one key with different algorithms can not share a field: such a kind keeps its keys)
+    let mixed = false;
+    for (const m of members) {
+      const f = fields.find((x) => x.field === m.field);
+      if (!f) fields.push({ field: m.field, kind: m.kind, ruleIds: [m.rule.id] });
+      else {
+        f.ruleIds.push(m.rule.id);
+        if (f.kind !== m.kind) mixed = true;
       }
     }
-  });
-  return joinable.filter((r) => joined.has(r.id)).map((r) => r.id);
+    // the fields one identity holds at once: the rules of no plan, and those of its plan
+    const plans = [...new Set(members.map((m) => m.rule.plan))];
+    const live = Math.max(
+      ...plans.map((plan) => new Set(members.filter((m) => m.rule.plan === undefined || m.rule.plan === plan).map((m) => m.field)).size),
+    );
+    if (live >= 2 && !mixed) out.push({ key, fields });
+  }
+  return out;
 }
 
 function failLabel(r: MatrixRule): string {
@@ -186,8 +229,9 @@ export function buildEnforcement(scope: Scope, rules: MatrixRule[], exempt: Reso
   };
 
   let hybrid: Enforcement['hybrid'];
+  // (a rule kept in its identity's hash is checked on the store with the rest of its identity)
   const fairness = rules.filter(
-    (r) => r.tier === 'fairness' && r.layer === 'middleware' && r.primitive === 'redis-lua' && typeof r.burst === 'number',
+    (r) => r.tier === 'fairness' && r.layer === 'middleware' && r.primitive === 'redis-lua' && typeof r.burst === 'number' && !r.field,
   );
   if (scope.topology === 'horizontal' && scope.traffic.peakRps >= HYBRID_PEAK_RPS && fairness.length > 0) {
     const minBurst = Math.min(...fairness.map((r) => r.burst as number));
@@ -212,14 +256,18 @@ export function buildEnforcement(scope: Scope, rules: MatrixRule[], exempt: Reso
         .map((r) => r.id),
     }))
     .filter((s) => s.ruleIds.length > 0);
-  const joined = identityJoined(scope, rules);
+  const joined = rules.filter((r) => r.field !== undefined && r.primitive === 'redis-lua');
   if (joined.length > 0) {
+    const hashes = [...new Set(joined.map((r) => r.key ?? ''))].map((key) => {
+      const fields = [...new Set(joined.filter((r) => r.key === key).map((r) => r.field ?? ''))];
+      return `${key} (fields ${fields.join(', ')})`;
+    });
     scripts.push({
       name: 'identity-limits',
       file: 'lua/identity-limits.lua',
       algorithm: 'gcra',
-      label: 'the limits of one identity (GCRA and counter windows) checked and charged in one call',
-      ruleIds: joined,
+      label: `the limits of one identity (GCRA and counter windows) kept in one hash per identity, ${hashes.join('; ')}, checked and charged in one call`,
+      ruleIds: joined.map((r) => r.id),
     });
   }
   const outboundRedis = outRules.filter((r) => r.primitive === 'redis-lua');

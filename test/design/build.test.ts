@@ -97,7 +97,7 @@ describe('design builder', () => {
 
     it('states cardinality bounds from the traffic numbers and a memory estimate', () => {
       expect(rule(d.rules, 'fairness-pro').cardinality?.bound).toBe(1200); // tenants
-      expect(rule(d.rules, 'quota-pro').cardinality?.bound).toBe(2400); // tenants x 2 live windows
+      expect(rule(d.rules, 'quota-pro').cardinality?.bound).toBe(1200); // one field per tenant in its hash (a new window overwrites)
       // attacker-controlled keys: ceiling x TTL
       expect(rule(d.rules, 'auth-login-per-identity').cardinality?.bound).toBe(4800 * 900);
       expect(rule(d.rules, 'auth-login-per-identity').cardinality?.byTraffic).toBe(true);
@@ -119,8 +119,12 @@ describe('design builder', () => {
       const byPopulation = d.rules.filter((r) => r.layer !== 'edge' && !r.cardinality?.byTraffic);
       // and the penalty box's counters and boxes (ceiling x 900 s, ceiling x 1,800 s / 5)
       expect(d.monitoring.store.penalty?.keys).toBe(4800 * 900 + (4800 * 1800) / 5);
+      // (the rules kept in one hash per tenant hold one key per tenant between them)
+      const own = byPopulation.filter((r) => !r.field);
+      const hashes = new Set(byPopulation.filter((r) => r.field).map((r) => r.key));
+      expect([...hashes]).toEqual(['rl:{t:<tenant-id>}']);
       expect(d.monitoring.store.estimatedKeys).toBe(
-        byPopulation.reduce((n, r) => n + (r.cardinality?.bound ?? 0), 0) + shared!.keys + d.monitoring.store.penalty!.keys,
+        own.reduce((n, r) => n + (r.cardinality?.bound ?? 0), 0) + 1200 + shared!.keys + d.monitoring.store.penalty!.keys,
       );
       expect(d.monitoring.store.estimatedBytes).toBe(
         byPopulation.reduce((n, r) => n + (r.cardinality?.bound ?? 0) * (r.bytesPerKey ?? 0), 0) +

@@ -252,9 +252,16 @@ describe('test scenarios say what is really guaranteed', () => {
   });
 
   it('states the bound the hybrid in-process buckets give through the middleware', () => {
-    const h = saas.enforcement.hybrid!;
+    // (saas: the tenants' fairness rules share a hash with their quotas, checked on the store: not hybrid)
+    expect(saas.enforcement.hybrid?.ruleIds).toEqual(['webhooks-per-source']);
+    expect(scenario(saas, 'concurrent-race').expected).toMatch(/^Exactly 10 are admitted/);
+    // the same plans without quotas: each tenant's fairness rule alone, in a key of its own, hybrid
+    const answers = exampleAnswers('saas-platform');
+    const plans = answers.plans?.map(({ quota: _quota, ...p }) => p);
+    const noQuota = buildDesign(Answers.parse({ ...answers, plans, quotas: undefined }), { date: DATE });
+    const h = noQuota.enforcement.hybrid!;
     expect(h.ruleIds).toContain('fairness-free');
-    const e = scenario(saas, 'concurrent-race').expected;
+    const e = scenario(noQuota, 'concurrent-race').expected;
     expect(e).toContain(`at most 10 + ${h.instances} x ${h.localBurst} = ${10 + h.overAdmission} are admitted`);
     expect(e).toMatch(/hybrid: false \(the in-process buckets off, as rl-design verify runs it\), exactly 10/);
     expect(scenario(consumer, 'concurrent-race').expected).not.toMatch(/in-process/);

@@ -51,20 +51,22 @@ describe('on a 3-master Redis Cluster', () => {
     }
   });
 
-  it('identity-limits: a GCRA bucket and a quota of one tenant race as one, 200 calls for the last 10', async () => {
+  it('identity-limits: a GCRA bucket and a quota of one tenant, two fields of its hash, race as one, 200 calls for the last 10', async () => {
+    const HOUR_US = HOUR * 1000;
     for (const tag of TAGS.slice(3, 6)) {
-      const bucket = `rl:{${tag}}:req`;
-      const quota = `rl:{${tag}}:quota:2026-03`;
+      const hash = `rl:{${tag}}`;
       const end = Date.now() + HOUR;
-      // the bucket has room for 1000, the quota for 110: the quota binds
-      await run(clients[0]!, 'identity-limits', [bucket, quota], ['g', 1000, 1, HOUR, 1, 'w', 110, end, 60000, 100]);
-      const replies = await race(clients, 200, (c: Client) =>
-        run(c, 'identity-limits', [bucket, quota], ['g', 1000, 1, HOUR, 1, 'w', 110, end, 60000, 1]),
-      );
+      // the bucket has room for 1000 (one token an hour), the quota for 110: the quota binds
+      const args = (cost: number) => ['req', 'g', 1000 * HOUR_US, cost * HOUR_US, 'quota', 'w', 110, end, cost];
+      await run(clients[0]!, 'identity-limits', [hash], args(100));
+      const replies = await race(clients, 200, (c: Client) => run(c, 'identity-limits', [hash], args(1)));
       expect(replies.filter((r) => r[0] === 0)).toHaveLength(10);
-      expect(Number(await clients[0]!.get(quota))).toBe(110);
-      // the bucket was charged for exactly the admitted calls: 1 + 10 tokens of an hour each
-      expect(Math.round((await clients[0]!.pttl(bucket)) / HOUR)).toBe(11);
+      expect((await clients[0]!.hget(hash, 'quota'))?.slice(-9)).toBe('000000110');
+      // the bucket was charged for exactly the admitted calls: 100 + 10 tokens of an hour each
+      const [sec] = await clients[0]!.time();
+      expect(Math.round((Number(await clients[0]!.hget(hash, 'req')) / 1e6 - Number(sec)) / 3600)).toBe(110);
+      // and the hash's TTL covers the bucket: full again in 110 hours
+      expect(Math.round((await clients[0]!.pttl(hash)) / HOUR)).toBe(110);
     }
   });
 

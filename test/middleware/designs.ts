@@ -74,6 +74,19 @@ export const PLANS: AnswersInput = {
 };
 
 /**
+ * PLANS without quotas: per-tenant fairness is then the tenant's only limit, kept in a key of
+ * its own with the local + Redis hybrid in front (a tenant with a quota too keeps both in one
+ * hash, checked in one call, and has no local bucket).
+ */
+export const HYBRID: AnswersInput = {
+  ...PLANS,
+  project: { name: 'middleware hybrid API' },
+  goals: ['fairness'],
+  plans: (PLANS.plans ?? []).map(({ quota: _quota, ...plan }) => plan),
+  quotas: undefined,
+};
+
+/**
  * MAIN (fairness per API key: burst 12; anonymous per IP: burst 2; login 3 per account, 5 per IP) with every access
  * feature: an allowlist (address, API key, route), a deny list, a penalty box on the auth rows,
  * a custom api-key function and the memory fallback.

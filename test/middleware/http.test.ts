@@ -10,7 +10,7 @@ import { createServer, type Server, type Socket } from 'node:net';
 import { Redis } from 'ioredis';
 import { afterAll, afterEach, beforeAll, describe, expect, it } from 'vitest';
 import { calendarPeriodFor } from './period.js';
-import { DOCS, MAIN, PLANS } from './designs.js';
+import { DOCS, HYBRID, MAIN, PLANS } from './designs.js';
 import {
   allFiles,
   compileScratch,
@@ -40,13 +40,13 @@ const prefixes: string[] = [];
 
 beforeAll(async () => {
   const [s, r] = await Promise.all([
-    compileScratch({ main: allFiles(designFrom(MAIN)), plans: allFiles(designFrom(PLANS)) }),
+    compileScratch({ main: allFiles(designFrom(MAIN)), plans: allFiles(designFrom(PLANS)), hybrid: allFiles(designFrom(HYBRID)) }),
     startRedis(),
   ]);
   scratch = s;
   server = r;
   expect(scratch.ok, scratch.output).toBe(true);
-  for (const design of ['main', 'plans']) {
+  for (const design of ['main', 'plans', 'hybrid']) {
     for (const fw of ['express', 'fastify']) mods[`${design}/${fw}`] = await scratch.load<Mod>(design, fw);
   }
   redis = new Redis(server.port, server.host, { maxRetriesPerRequest: 1 });
@@ -66,7 +66,7 @@ afterAll(async () => {
 /** A server for one scenario, with its own key prefix (checked for TTLs afterwards). */
 async function start(
   fw: Framework,
-  design: 'main' | 'plans',
+  design: 'main' | 'plans' | 'hybrid',
   options: TestOptions = {},
   client: unknown = redis,
 ): Promise<Served & { prefix: string }> {
@@ -410,9 +410,10 @@ describe.each<Framework>(['express', 'fastify'])('%s middleware', (fw) => {
     const period = calendarPeriodFor(Date.now(), 'Europe/Berlin');
     const retryAfter = Number(refused.headers.get('retry-after'));
     expect(Math.abs(retryAfter - (period.end - Date.now()) / 1000)).toBeLessThan(5);
-    const quotaKey = `${s.prefix}:{t:acme}:quota:${period.id}`;
-    expect(await redis.get(quotaKey)).toBe('5');
-    const pttl = await redis.pttl(quotaKey);
+    // the quota is a field of the tenant's hash: the period's end, then the count
+    const hash = `${s.prefix}:{t:acme}`;
+    expect(await redis.hget(hash, 'quota')).toBe(`${Math.floor(period.end / 1000)}000000005`);
+    const pttl = await redis.pttl(hash);
     expect(Math.abs(pttl - (period.end + 60_000 - Date.now()))).toBeLessThan(5000);
     expect(await counter(s.registry, 'ratelimit_quota_exhausted_total', { rule: 'quota-free', plan: 'Free' })).toBe(1);
     // the fairness rule of the plan still had room: the refusal was the quota's
@@ -444,26 +445,26 @@ describe.each<Framework>(['express', 'fastify'])('%s middleware', (fw) => {
       expect(ok.headers.get('x-ratelimit-limit')).toBe('5');
       expect(ok.headers.get('x-ratelimit-remaining')).toBe(String(4 - i));
     }
-    // per request, one call per identity: the tenant's fairness bucket and quota together
+    // per request, one call per identity: the tenant's fairness bucket and quota, two fields of its hash
     // (the first call also went again as EVAL: the server did not have the script yet)
     const tenantCalls = calls.filter((keys) => keys.some((k) => k.includes('{t:acme}')));
     expect(tenantCalls.length).toBe(6);
     const period = calendarPeriodFor(Date.now(), 'Europe/Berlin');
-    for (const keys of tenantCalls) expect(keys).toEqual([`${s.prefix}:{t:acme}:req:free`, `${s.prefix}:{t:acme}:quota:${period.id}`]);
+    const hash = `${s.prefix}:{t:acme}`;
+    for (const keys of tenantCalls) expect(keys).toEqual([hash]);
     expect(await redis.script('EXISTS', luaScript('identity-limits').sha1)).toEqual([1]);
-    const bucket = `${s.prefix}:{t:acme}:req:free`;
-    // (the bucket's state is its expiry, and the sub-millisecond part as the value)
-    const state = await redis.get(bucket);
-    const pttl = await redis.pttl(bucket);
-    expect(pttl).toBeGreaterThan(0);
+    const before = await redis.hgetall(hash);
+    expect(Object.keys(before).sort()).toEqual(['quota', 'req:free']);
+    expect(before.quota).toBe(`${Math.floor(period.end / 1000)}000000005`);
+    const pttl = await redis.pttl(hash);
+    expect(pttl).toBeGreaterThan(period.end - Date.now());
     const refused = await hit(s.url, 'GET', '/v1/orders', tenant);
     expect(refused.status).toBe(429);
     expect(refused.body).toMatchObject({ code: 'QUOTA_EXCEEDED', 'violated-policies': ['quota-free'] });
     expect(Math.abs(Number(refused.headers.get('retry-after')) - (period.end - Date.now()) / 1000)).toBeLessThan(5);
     // the quota refused: the fairness bucket was not charged for the refused request
-    expect(await redis.get(bucket)).toBe(state);
-    expect(await redis.pttl(bucket)).toBeLessThanOrEqual(pttl);
-    expect(await redis.get(`${s.prefix}:{t:acme}:quota:${period.id}`)).toBe('5');
+    expect(await redis.hgetall(hash)).toEqual(before);
+    expect(await redis.pttl(hash)).toBeLessThanOrEqual(pttl);
     expect(await counter(s.registry, 'ratelimit_throttled_total', { rule: 'fairness-free' })).toBe(0);
   });
 
@@ -472,8 +473,8 @@ describe.each<Framework>(['express', 'fastify'])('%s middleware', (fw) => {
     // a generous store timeout: a timed-out call fails open, which is not what this measures
     const errs: string[] = [];
     const options = { keyPrefix: prefix, timeoutMs: 5000, onStoreError: (e: unknown) => errs.push(String(e)) };
-    const a = await start(fw, 'plans', options);
-    const b = await start(fw, 'plans', options);
+    const a = await start(fw, 'hybrid', options);
+    const b = await start(fw, 'hybrid', options);
     const tenant = { 'x-test-tenant': 'hybrid', 'x-test-plan': 'Pro' };
     const results = await Promise.all(Array.from({ length: 80 }, (_, i) => hit(i % 2 === 0 ? a.url : b.url, 'GET', '/v1/orders', tenant)));
     const admitted = results.filter((r) => r.status === 200).length;
@@ -482,7 +483,7 @@ describe.each<Framework>(['express', 'fastify'])('%s middleware', (fw) => {
     expect(admitted).toBeGreaterThanOrEqual(20);
     expect(admitted).toBeLessThanOrEqual(24);
     // sequential traffic on one instance: served locally in part, still never more than burst + localBurst
-    const single = await start(fw, 'plans', { timeoutMs: 5000, onStoreError: (e: unknown) => errs.push(String(e)) });
+    const single = await start(fw, 'hybrid', { timeoutMs: 5000, onStoreError: (e: unknown) => errs.push(String(e)) });
     const tenant2 = { 'x-test-tenant': 'hybrid-seq', 'x-test-plan': 'Pro' };
     let ok = 0;
     for (let i = 0; i < 30; i++) if ((await hit(single.url, 'GET', '/v1/orders', tenant2)).status === 200) ok++;

@@ -36,8 +36,8 @@ describe('the worst-case table', () => {
     const rows = tableAfter(md, '### 3.2 Worst case per identity');
     const table = worstCaseTable(input.design);
     expect(rows).toHaveLength(table.length);
-    expect(rows.find((r) => r.startsWith('| `fairness-pro` | middleware (local + store) |'))).toContain(
-      '| 812 | 200 + 600/min x 1 min + 6 x 2 |',
+    expect(rows.find((r) => r.startsWith('| `webhooks-per-source` | middleware (local + store) |'))).toContain(
+      '| 8,180 | 4,800 + 500/s x 1 s + 6 x 480 |',
     );
     expect(rows.find((r) => r.startsWith('| `quota-free` |'))).toContain('| 20,000 | 2 x 10,000 |');
     expect(rows.find((r) => r.startsWith('| `global-ceiling` |'))).toContain('x 6 nodes');
@@ -51,7 +51,14 @@ describe('the worst-case table', () => {
       ...input.design,
       worstCaseMeasured: [
         { ruleId: 'fairness-pro', kind: 'rule', stated: 15, measured: 15, passed: true, params: 'burst 5, 10 per 1 s', scaling: 'scaled' },
-        { ruleId: 'fairness-pro', kind: 'hybrid', stated: 23, measured: 21, passed: true, params: 'burst 5, 10 per 1 s, 4 instances x 2' },
+        {
+          ruleId: 'webhooks-per-source',
+          kind: 'hybrid',
+          stated: 23,
+          measured: 21,
+          passed: true,
+          params: 'burst 5, 10 per 1 s, 4 instances x 2',
+        },
       ],
     };
     const md = markdown({ ...input, design });
@@ -60,7 +67,7 @@ describe('the worst-case table', () => {
     expect(rows.find((r) => r.startsWith('| `fairness-pro` | middleware |'))).toContain(
       '| 15 of at most 15 (burst 5, 10 per 1 s; scaled) |',
     );
-    expect(rows.find((r) => r.startsWith('| `fairness-pro` | middleware (local + store) |'))).toContain(
+    expect(rows.find((r) => r.startsWith('| `webhooks-per-source` | middleware (local + store) |'))).toContain(
       '| 21 of at most 23 (burst 5, 10 per 1 s, 4 instances x 2) |',
     );
     expect(rows.find((r) => r.startsWith('| `fairness-free` | middleware |'))).toContain('| not measured yet |');
@@ -77,7 +84,7 @@ describe('the worst-case table', () => {
     const headers = [...table!.querySelectorAll('th')].map((th) => th.textContent);
     expect(headers).toEqual(['Rule', 'Layer', 'Algorithm', 'Stated', 'Worst case in one period', 'Formula', 'Measured', 'Why']);
     const cells = [...table!.querySelectorAll('tbody tr')].map((tr) => [...tr.querySelectorAll('td')].map((td) => td.textContent));
-    expect(cells.find((c) => c[0] === 'fairness-pro' && c[1] === 'middleware (local + store)')?.[6]).toBe(
+    expect(cells.find((c) => c[0] === 'webhooks-per-source' && c[1] === 'middleware (local + store)')?.[6]).toBe(
       '21 of at most 23 (burst 5, 10 per 1 s, 4 instances x 2)',
     );
   });

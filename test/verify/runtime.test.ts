@@ -62,10 +62,12 @@ describe('the limiter verify runs', () => {
     const refused = await probe.call(1);
     expect(refused).toMatchObject({ allowed: false, status: 429, deniedBy: 'fairness-free' });
     expect(refused.retryAfterHeader).toBe(Math.ceil(refused.retryAfterMs / 1000));
-    const key = `${RUN}r2:burst-${probe.serial}:{t:verify-${probe.serial}}:req:free`;
+    // the tenant's hash: the design keeps its fairness bucket and quota there, field req:free
+    const key = `${RUN}r2:burst-${probe.serial}:{t:verify-${probe.serial}}`;
     expect(probe.lastKeys).toEqual([key]);
     expect(wrote.get(key)).toBe(shape.maxTtlMs);
     expect(await store.pttl(key)).toBeGreaterThan(0);
+    expect(await store.main.hkeys(key)).toEqual(['req:free']);
   });
 
   it('checks both rows of dual-key auth in one script call, the username hashed by the runtime', async () => {

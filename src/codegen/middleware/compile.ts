@@ -41,6 +41,8 @@ export interface CompiledRule {
   store: 'redis' | 'memory';
   /** The design's key pattern without the leading `rl:` (the runtime puts its keyPrefix there). */
   key: string;
+  /** Its field in its identity's hash, when the design keeps it there (key is then the hash's pattern). */
+  field: string | null;
   /** Indexes into the route table. */
   routes: number[];
   /** Requests (tokens) per period: the rate, or the window's limit. */
@@ -236,6 +238,7 @@ export function compileDesign(design: Design): CompiledDesign {
       script,
       store,
       key: keyOf(rule, identity),
+      field: rule.field ?? null,
       routes: ruleRoutes.map((r) => addRoute(r.method, r.route, null, false)),
       limit: rule.rate.requests,
       periodSeconds: rule.rate.periodSeconds,
@@ -248,7 +251,7 @@ export function compileDesign(design: Design): CompiledDesign {
       flag: rule.killSwitch?.flag ?? null,
       window,
       quota: planQuota !== undefined && planQuota < rule.rate.requests ? planQuota : null,
-      hybrid: hybridIds.has(rule.id) && script === 'gcra' && store === 'redis',
+      hybrid: hybridIds.has(rule.id) && script === 'gcra' && store === 'redis' && rule.field === undefined,
       algorithmNote: note,
     });
   }

@@ -159,6 +159,7 @@ function ruleSpec(r: CompiledRule): RuleSpec {
     script: r.script,
     store: r.store,
     key: r.key,
+    field: r.field,
     routes: r.routes,
     limit: r.limit,
     periodSeconds: r.periodSeconds,

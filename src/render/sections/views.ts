@@ -93,6 +93,8 @@ export interface RuleRow {
   algorithm: string;
   primitive: string;
   key: string;
+  /** Its field in its identity's hash ('' when it keeps a key of its own). */
+  field: string;
   rate: string;
   /** The rate with the burst beside it, for the compact matrix ("60 / 60 s, burst 25"). */
   rateBurst: string;
@@ -145,6 +147,7 @@ export function ruleRow(rule: MatrixRule, killSwitchHow = '', design?: Design): 
     algorithm: algorithmLabel(rule) ?? algorithmName(rule.algorithm),
     primitive: primitiveName(rule.primitive),
     key: rule.key ?? '',
+    field: rule.field ?? '',
     rate: ruleRateText(rule),
     rateBurst: rateBurstText(rule),
     burst: burstText(rule),
