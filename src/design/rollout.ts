@@ -40,7 +40,16 @@ export function buildRollout(
   const steps = [
     {
       title: 'Shadow mode',
-      detail: `Deploy every rule with its flag at "shadow" for ${shadowDays} days: decisions are evaluated, metrics and headers emitted, nothing is rejected.${rules.some((r) => r.layer === 'edge') ? ` Edge rules have no flag; ${edgeShadowHow(gateway)}.` : ''} Study ratelimit_throttled_total{mode="shadow"} to learn who would be throttled: cron jobs, partner integrations and probes always show up.`,
+      detail: `Deploy every rule with its flag at "shadow" for ${shadowDays} days: decisions are evaluated, metrics and headers emitted, nothing is rejected.${rules.some((r) => r.layer === 'edge') ? ` Edge rules have no flag; ${edgeShadowHow(gateway)}.` : ''} Study ratelimit_throttled_total{mode="shadow"} to learn who would be throttled: cron jobs, partner integrations and probes always show up.${
+        rules.some((r) => r.field !== undefined)
+          ? ` The limits kept in one hash per identity (${rules
+              .filter((r) => r.field !== undefined)
+              .map((r) => r.id)
+              .join(
+                ', ',
+              )}) do not read the per-limit keys an earlier deploy wrote: where this layout replaces them, buckets start full and counters at 0 (a quota gives each identity a fresh period once), so deploy it at a period boundary or copy the counts into the hash's fields first.`
+          : ''
+      }`,
       ruleIds: rules.map((r) => r.id),
     },
     {

@@ -180,7 +180,9 @@ describe('which rules the middleware owns', () => {
       plan: 'Free',
       script: 'gcra',
       store: 'redis',
-      key: '{t:<tenant-id>}:req:free',
+      // kept in the tenant's hash with its quota: the hash's key and its field
+      key: '{t:<tenant-id>}',
+      field: 'req:free',
       limit: 60,
       periodSeconds: 60,
       burst: 25,
@@ -188,7 +190,7 @@ describe('which rules the middleware owns', () => {
       headers: 'full',
       errorCode: 'RATE_LIMITED',
       flag: 'ratelimit.fairness-free.mode',
-      hybrid: true,
+      hybrid: false,
     });
     expect(free?.costByEndpoint).toContainEqual(['export-orders', 25]);
     expect(free?.routes.map((i) => c.routes[i]?.route)).toContain('/v1/orders/:id');
@@ -199,13 +201,20 @@ describe('which rules the middleware owns', () => {
       window: 'calendar',
       limit: 1_200_000,
       quota: 1_000_000,
+      key: '{t:<tenant-id>}',
+      field: 'quota',
+    });
+    expect(c.rules.find((r) => r.id === 'webhooks-per-source')).toMatchObject({
+      key: '{ip:<client-ip>}:webhook',
+      field: null,
+      hybrid: true,
     });
     const login = c.rules.filter((r) => r.id.startsWith('auth-login'));
     expect(login.map((r) => r.key)).toEqual(['{auth:login}:un:<sha256(username)>', '{auth:login}:ip:<client-ip>']);
     expect(login.every((r) => r.headers === 'silent' && r.failMode === 'closed')).toBe(true);
     expect(c.routes.find((r) => r.route === '/healthz')).toMatchObject({ exempt: true });
     expect(c.quotaPeriod).toEqual({ kind: 'calendar', period: 'month', timeZone: 'Europe/Berlin' });
-    expect(c.hybrid).toEqual({ localBurst: 2, instances: 6, overAdmission: 12 });
+    expect(c.hybrid).toEqual({ localBurst: 480, instances: 6, overAdmission: 2880 });
     expect(c.defaultMode).toBe('shadow');
   });
 
