@@ -229,7 +229,7 @@ describe('the memory bound prices in the longest keys the middleware really writ
     const cases: { id: string; script: LuaScriptName; args: (string | number)[] }[] = [
       { id: 'auth-password-reset-per-identity', script: 'sliding-window-log', args: [3, 3_600_000, 1] },
       { id: 'auth-password-reset-per-ip', script: 'sliding-window-log', args: [20, 3_600_000, 1] },
-      { id: 'fairness-pro', script: 'gcra', args: [12, 1, 60_000, 1] },
+      { id: 'fairness-pro', script: 'gcra', args: [12 * 60_000_000, 60_000_000, 60_000_000] }, // burst 12, 1 per minute (µs)
       { id: 'quota-pro', script: 'fixed-window', args: ['calendar', 100000, 1, windowEnd, 60000] },
     ];
     try {
