@@ -13,7 +13,8 @@ emission interval T = ceil(period_ms * 1000 / rate) for a bucket of capacity
 `burst` refilled with `rate` tokens per `period_ms`:
 ARGV[1]  tolerance  burst * T (integer >= 1)
 ARGV[2]  increment  cost * T, what this request takes (integer >= 1)
-ARGV[3]  interval   T (integer >= 1); only its remainder by 1000 is read
+ARGV[3]  interval   T (integer >= 1); only its remainder by 1000 is read,
+         and only when the answer depends on the value (see below)
 So the script parses two numbers and divides nothing.
 
 Returns ONE integer, how far the bucket is ahead of now (TAT - now, in
@@ -54,7 +55,7 @@ and at most 1/T below it (0.1% for T >= 1 ms); burst decisions are exact.
 if redis.replicate_commands then redis.replicate_commands() end
 
 local tolerance, inc = tonumber(ARGV[1]), tonumber(ARGV[2])
-if not (tolerance and inc and tolerance >= 1 and inc >= 1 and tonumber(ARGV[3])) then
+if not (tolerance and inc and tolerance >= 1 and inc >= 1) then
   return redis.error_reply('ERR gcra.lua: want ARGV tolerance>=1, increment>=1, interval>=1 (microseconds)')
 end
 
