@@ -14,7 +14,7 @@ import { TOOL_VERSION } from '../version.js';
 import { generateAlerts, generateEdgeLogMetrics } from './alerts.js';
 import { generateGateway } from './gateway/index.js';
 import { luaScript, type LuaScriptName } from '../lua.js';
-import { adapterFor, DESIGN_DATA_PATH, generateMiddleware, NESTJS_MOUNT } from './middleware/index.js';
+import { adapterFor, compileDesign, DESIGN_DATA_PATH, generateMiddleware, NESTJS_MOUNT } from './middleware/index.js';
 import { generateOpenApi, type OpenApiInput } from './openapi/index.js';
 import { generateOutbound } from './outbound/index.js';
 import type { CodeFile } from './types.js';
@@ -133,10 +133,12 @@ export interface CodeOptions {
 
 /** Every generated code file for the design, sorted by path. */
 export function generateCode(design: Design, options: CodeOptions = {}): CodeFile[] {
+  // the middleware's data, compiled once: its files and the OpenAPI overlay's route matching read it
+  const compiled = compileDesign(design);
   const files = [
     ...generateLua(design),
-    ...(options.openapi ? generateOpenApi(design, options.openapi) : []),
-    ...generateMiddleware(design),
+    ...(options.openapi ? generateOpenApi(design, options.openapi, compiled) : []),
+    ...generateMiddleware(design, compiled),
     ...generateGateway(design),
     generateAlerts(design),
     ...generateEdgeLogMetrics(design),

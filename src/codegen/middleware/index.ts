@@ -264,8 +264,7 @@ export function generateFastifyMiddleware(design: Design): CodeFile[] {
  * application (every rule at the edge or in the outbound client): no code promises what it
  * does not do.
  */
-export function generateMiddleware(design: Design): CodeFile[] {
-  const compiled = compileDesign(design);
+export function generateMiddleware(design: Design, compiled: CompiledDesign = compileDesign(design)): CodeFile[] {
   if (compiled.rules.length === 0) return [];
   return generateMiddlewareFor(design, design.scope.framework, compiled);
 }
