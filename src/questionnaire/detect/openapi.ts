@@ -11,7 +11,8 @@
 import nodePath from 'node:path';
 import { type AUTH_KINDS, Endpoint, OpenApiSource, type EndpointClassT, type Endpoint as EndpointT } from '../../answers/schema.js';
 import { bundleSpec, specBasePath, specOperations, specRoute, SpecReadError } from '../../io/openapi-source.js';
-import { asString, basename, BIG_FILE_BYTES, isRecord, isTestPath, listAll, parseStructured } from './shared.js';
+import { asString, basename, BIG_FILE_BYTES, isRecord, isTestPath, listAll } from './shared.js';
+import { parseStructured } from '../../io/text.js';
 import { FIELDS, type Fact, type ProjectFs, type Warn } from './types.js';
 
 type AuthKind = (typeof AUTH_KINDS)[number];
@@ -188,7 +189,7 @@ export async function detect(fs: ProjectFs, warn: Warn = () => {}): Promise<Fact
     let whole: Record<string, unknown> = doc;
     let parts = 1;
     try {
-      const bundled = await bundleSpec(file, (rel) => fs.read(rel, { maxBytes: BIG_FILE_BYTES }));
+      const bundled = await bundleSpec(file, (rel) => fs.read(rel, { maxBytes: BIG_FILE_BYTES }), { text, document: doc });
       whole = bundled.document;
       parts = bundled.files.length;
     } catch (e) {

@@ -18,9 +18,9 @@ import {
   lineAt,
   listAll,
   parseDuration,
-  parseStructured,
   toRate,
 } from './shared.js';
+import { parseStructured } from '../../io/text.js';
 import { FIELDS, type ExistingLimiter, type Fact, type ProjectFs, type SettingValue, type Warn } from './types.js';
 
 /** Framework packages, most specific first (a NestJS app also depends on express or fastify). */
