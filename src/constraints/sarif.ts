@@ -67,16 +67,24 @@ function regionOf(text: string, offset: number, length: number): Region {
   return { startLine: start.line, startColumn: start.column, endLine: end.line, endColumn: end.column };
 }
 
-/** The answers as parsed data, tolerant of a broken file (validate only runs on a valid one). */
+/**
+ * The answers as a tree with offsets, tolerant of a broken file (validate only runs on a valid
+ * one). Parsed on first use: a log whose findings all point at generated files, or that has none,
+ * never needs it.
+ */
 class AnswersTree {
-  readonly root: Node | undefined;
-  constructor(readonly text: string) {
-    this.root = parseTree(text, [], { allowTrailingComma: true, disallowComments: false });
+  #root: Node | undefined | null = null;
+  constructor(readonly text: string) {}
+
+  get root(): Node | undefined {
+    if (this.#root === null) this.#root = parseTree(this.text, [], { allowTrailingComma: true, disallowComments: false });
+    return this.#root;
   }
 
   /** The node at a path, or undefined. */
   node(path: readonly Segment[]): Node | undefined {
-    return this.root ? findNodeAtLocation(this.root, [...path]) : undefined;
+    const root = this.root;
+    return root ? findNodeAtLocation(root, [...path]) : undefined;
   }
 
   /** The index of the entry of array `path` whose `key` is `value`. */
