@@ -4,6 +4,7 @@
  * Node versions, gives a byte offset and quotes raw file bytes (control characters included);
  * this small scanner follows the JSON grammar and reports the first place it breaks.
  */
+import { lineColumn } from '../io/text.js';
 
 export interface JsonSyntaxProblem {
   line: number;
@@ -145,9 +146,6 @@ export function jsonSyntaxProblem(text: string): JsonSyntaxProblem | undefined {
     return undefined;
   } catch (e) {
     if (!(e instanceof Stop)) throw e;
-    const before = text.slice(0, e.offset);
-    const line = before.split('\n').length;
-    const column = e.offset - (before.lastIndexOf('\n') + 1) + 1;
-    return { line, column, problem: e.problem };
+    return { ...lineColumn(text, e.offset), problem: e.problem };
   }
 }

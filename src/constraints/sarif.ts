@@ -8,6 +8,7 @@
 import { findNodeAtLocation, type Node, parseTree } from 'jsonc-parser';
 import type { CodeFile } from '../codegen/types.js';
 import type { Design, MatrixRule } from '../design/model.js';
+import { lineColumn } from '../io/text.js';
 import { TOOL_VERSION } from '../version.js';
 import { CONSTRAINTS, formatFinding } from './index.js';
 import type { ConstraintResult, Finding } from './types.js';
@@ -50,20 +51,9 @@ function ruleName(id: string): string {
     .join('');
 }
 
-/** The 1-based line and column (UTF-16 code units, as SARIF counts by default) of an offset. */
-function position(text: string, offset: number): { line: number; column: number } {
-  let line = 1;
-  let lineStart = 0;
-  for (let i = text.indexOf('\n'); i >= 0 && i < offset; i = text.indexOf('\n', i + 1)) {
-    line++;
-    lineStart = i + 1;
-  }
-  return { line, column: offset - lineStart + 1 };
-}
-
 function regionOf(text: string, offset: number, length: number): Region {
-  const start = position(text, offset);
-  const end = position(text, offset + length);
+  const start = lineColumn(text, offset);
+  const end = lineColumn(text, offset + length);
   return { startLine: start.line, startColumn: start.column, endLine: end.line, endColumn: end.column };
 }
 

@@ -1,6 +1,6 @@
 /**
- * The text of a file read as data: JSON (for .json files) or YAML parsed without throwing, and
- * an error's first line for a one-line reason.
+ * The text of a file read as data: JSON (for .json files) or YAML parsed without throwing, an
+ * error's first line for a one-line reason, and where in the text an offset is.
  */
 import { parseAllDocuments } from 'yaml';
 
@@ -38,4 +38,15 @@ export function parseStructured(text: string, path: string): ParseResult {
   } catch (e) {
     return { ok: false, error: `not valid YAML: ${firstLine(e)}` };
   }
+}
+
+/** The 1-based line and column of an offset (columns in UTF-16 code units, as SARIF counts by default). */
+export function lineColumn(text: string, offset: number): { line: number; column: number } {
+  let line = 1;
+  let lineStart = 0;
+  for (let i = text.indexOf('\n'); i >= 0 && i < offset; i = text.indexOf('\n', i + 1)) {
+    line++;
+    lineStart = i + 1;
+  }
+  return { line, column: offset - lineStart + 1 };
 }

@@ -7,20 +7,8 @@
  */
 import { blankComments, escapeRe, findCallObjects, parseObjectLiteral, type ObjectLiteral } from './js-literals.js';
 import { lockLookup, type LockLookup } from './lockfiles.js';
-import {
-  asNumber,
-  basename,
-  describeLimit,
-  dirname,
-  isRecord,
-  isTestPath,
-  joinPath,
-  lineAt,
-  listAll,
-  parseDuration,
-  toRate,
-} from './shared.js';
-import { parseStructured } from '../../io/text.js';
+import { asNumber, basename, describeLimit, dirname, isRecord, isTestPath, joinPath, listAll, parseDuration, toRate } from './shared.js';
+import { lineColumn, parseStructured } from '../../io/text.js';
 import { FIELDS, type ExistingLimiter, type Fact, type ProjectFs, type SettingValue, type Warn } from './types.js';
 
 /** Framework packages, most specific first (a NestJS app also depends on express or fastify). */
@@ -375,7 +363,7 @@ interface LimiterParts {
 }
 
 function limiterFact(file: SourceFile, call: Call, obj: ObjectLiteral, parts: LimiterParts): Fact {
-  const line = lineAt(file.text, call.index);
+  const line = lineColumn(file.text, call.index).line;
   const settings: Record<string, SettingValue> = { ...(parts.extra ?? {}), ...obj.settings };
   const other = [...obj.other, ...Object.keys(obj.nested)];
   const rate = toRate(parts.limit, parts.windowSeconds);
@@ -440,7 +428,7 @@ function findCluster(sources: readonly SourceFile[]): Fact | undefined {
         field: FIELDS.store,
         value: 'redis-cluster',
         source: file.path,
-        detail: `${io ? 'ioredis Cluster' : 'redis createCluster'} client at line ${lineAt(file.text, m.index)}`,
+        detail: `${io ? 'ioredis Cluster' : 'redis createCluster'} client at line ${lineColumn(file.text, m.index).line}`,
       };
     }
   }

@@ -61,13 +61,6 @@ export async function listAll(fs: ProjectFs): Promise<string[]> {
   return [...new Set(files.map((f) => f.replace(/\\/g, '/').replace(/^\.\//, '')))].sort(comparePaths);
 }
 
-/** 1-based line number of a character offset. */
-export function lineAt(text: string, index: number): number {
-  let line = 1;
-  for (let i = 0; i < index && i < text.length; i++) if (text.charCodeAt(i) === 10) line++;
-  return line;
-}
-
 const PERIOD_SECONDS: Record<(typeof PERIODS)[number], number> = {
   second: 1,
   minute: 60,
