@@ -6,7 +6,7 @@ import type { Answers } from '../answers/schema.js';
 import type { OpenApiInput } from '../codegen/index.js';
 import type { Design } from '../design/model.js';
 import { bundleSpec, folderSpecReader, SpecReadError } from '../io/openapi-source.js';
-import { writeOutputs, type PlannedFile } from '../io/write.js';
+import { type Leftover, writeOutputs, type PlannedFile } from '../io/write.js';
 import { displayPath, expandHome, isInside, refuseSystemPath } from '../io/safe-fs.js';
 import { applyResults, loadResultsFor } from '../verify/results.js';
 import { UserError } from '../messages.js';
@@ -348,9 +348,8 @@ export interface GenerateRun {
   /** Absolute paths written or already up to date. */
   written: string[];
   unchanged: string[];
-  /** Files an earlier run for the same answers wrote that this run does not (kept), the edited ones among them, and those removed by --prune. */
-  leftover: string[];
-  leftoverEdited: string[];
+  /** Files an earlier run for the same answers wrote that this run does not (kept, each marked when edited since), and those removed by --prune. */
+  leftover: Leftover[];
   removed: string[];
   checksFailed: string[];
 }
@@ -414,7 +413,7 @@ export async function generateFiles(ctx: CommandContext, opts: GenerateOptions):
     });
   }
   const checksFailed = plan.checks.filter((c) => !c.passed).map((c) => `${c.number} ${c.id}`);
-  if (opts.dryRun) return { design, plan, written: [], unchanged: [], leftover: [], leftoverEdited: [], removed: [], checksFailed };
+  if (opts.dryRun) return { design, plan, written: [], unchanged: [], leftover: [], removed: [], checksFailed };
   const rel = (p: string): string => displayPath(ctx.cwd, p);
   const result = await writeOutputs([...(opts.alsoWrite ?? []), ...plan.planned], {
     force: opts.force ?? false,
@@ -442,11 +441,10 @@ export async function runGenerate(ctx: CommandContext, opts: GenerateOptions): P
   }
   for (const p of run.removed) ctx.stdout(`  removed ${rel(p)} (no longer generated)\n`);
   if (run.leftover.length > 0) {
-    const edited = new Set(run.leftoverEdited);
     ctx.stdout(
       `  ${run.leftover.length} file(s) an earlier run wrote are no longer generated${opts.prune ? '' : ' (--prune removes the unedited ones)'}:\n`,
     );
-    for (const p of run.leftover) ctx.stdout(`    ${rel(p)}${edited.has(p) ? ' (edited since; kept)' : ''}\n`);
+    for (const l of run.leftover) ctx.stdout(`    ${rel(l.file)}${l.edited ? ' (edited since; kept)' : ''}\n`);
   }
   if (!plan.codeDir)
     ctx.stdout(

@@ -74,12 +74,17 @@ export interface PlannedFile {
 export interface WriteResult {
   written: string[];
   unchanged: string[];
-  /** Files an earlier run of the same owner wrote that this run no longer generates, kept. */
-  leftover: string[];
-  /** Of those, the ones the user edited since (kept even with `prune`). */
-  leftoverEdited: string[];
+  /** Files an earlier run of the same owner wrote that this run no longer generates, kept, and whether the user edited each since (kept even with `prune`). */
+  leftover: Leftover[];
   /** Leftovers removed (`prune`). */
   removed: string[];
+}
+
+/** A file an earlier run wrote that this run does not. */
+export interface Leftover {
+  file: string;
+  /** Changed since that run wrote it. */
+  edited: boolean;
 }
 
 export interface WriteOptions {
@@ -160,7 +165,7 @@ interface RootPlan {
   manifest: Record<string, string>;
   owners: Record<string, string[]>;
   /** Leftovers of this owner's earlier run: manifest keys, and whether each is still as written. */
-  leftovers: { key: string; file: string; edited: boolean }[];
+  leftovers: (Leftover & { key: string })[];
   /** Older versions kept one manifest per folder; those below the root are read, then removed. */
   legacy: string[];
   created: string[];
@@ -367,12 +372,11 @@ export async function writeOutputs(files: PlannedFile[], options: WriteOptions =
     for (const plan of plans) await plan.lock?.release();
     if (!committed) for (const plan of [...plans].reverse()) await removeFolders(plan.created);
   }
-  const leftovers = plans.flatMap((p) => p.leftovers).filter((l) => !removed.includes(l.file));
+  const gone = new Set(removed);
   return {
     written: toWrite.map((f) => f.path),
     unchanged,
-    leftover: leftovers.map((l) => l.file),
-    leftoverEdited: leftovers.filter((l) => l.edited).map((l) => l.file),
+    leftover: plans.flatMap((p) => p.leftovers).flatMap(({ file, edited }) => (gone.has(file) ? [] : [{ file, edited }])),
     removed,
   };
 }
