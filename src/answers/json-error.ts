@@ -6,7 +6,7 @@
  */
 import { lineColumn } from '../io/text.js';
 
-export interface JsonSyntaxProblem {
+interface JsonSyntaxProblem {
   line: number;
   column: number;
   problem: string;
@@ -23,7 +23,7 @@ const MAX_DEPTH = 512;
 const NUMBER_RE = /-?(?:0|[1-9]\d*)(?:\.\d+)?(?:[eE][+-]?\d+)?/y;
 
 /** What is at `offset`, printable: `'}'`, `U+001B`, or "the end of the file". */
-export function describeAt(text: string, offset: number): string {
+function describeAt(text: string, offset: number): string {
   if (offset >= text.length) return 'the end of the file';
   const code = text.codePointAt(offset) as number;
   if (code > 0x20 && code < 0x7f) return `'${String.fromCodePoint(code)}'`;

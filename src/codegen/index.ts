@@ -32,7 +32,7 @@ const LUA_DESCRIPTIONS: Record<LuaScriptName, string> = {
 };
 
 /** The Lua files the design's rules use, byte for byte. */
-export function generateLua(design: Design): CodeFile[] {
+function generateLua(design: Design): CodeFile[] {
   const names = new Set<string>(design.enforcement.scripts.map((s) => s.name));
   const files: CodeFile[] = [];
   for (const name of Object.keys(LUA_DESCRIPTIONS) as LuaScriptName[]) {
@@ -46,7 +46,7 @@ export function generateLua(design: Design): CodeFile[] {
 export const CODE_README_PATH = 'README.md';
 
 /** The code directory's README: every file with its phrase. */
-export function codeReadme(design: Design, files: readonly CodeFile[]): CodeFile {
+function codeReadme(design: Design, files: readonly CodeFile[]): CodeFile {
   const lines = [
     `# Rate-limiting code for ${mdText(design.scope.projectName)}`,
     '',
@@ -126,7 +126,7 @@ function byPath(a: CodeFile, b: CodeFile): number {
   return a.path < b.path ? -1 : a.path > b.path ? 1 : 0;
 }
 
-export interface CodeOptions {
+interface CodeOptions {
   /** The API's OpenAPI document: the rate-limit overlay for it (and the merged document when asked for). */
   openapi?: OpenApiInput;
 }

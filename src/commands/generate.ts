@@ -19,7 +19,7 @@ import type { OutputFile, RenderInput } from '../render/types.js';
 import type { CommandContext } from './context.js';
 import type { SourceOptions } from './load-design.js';
 
-export interface GenerateOptions extends SourceOptions {
+interface GenerateOptions extends SourceOptions {
   format?: string;
   layout?: string;
   /** HTML diagrams: `beautiful-mermaid` (default, in-process) or `mermaid-cli` (optional peer dependency). */
@@ -83,7 +83,7 @@ const LAYOUTS = ['auto', 'single', 'folder'] as const;
  * HTML side is imported on first use, so a Markdown run never loads it and a document-only
  * run never loads the code generator.
  */
-export async function diagramRenderer(ctx: CommandContext, design: Design, name: DiagramRendererName): Promise<RawDiagramRenderer> {
+async function diagramRenderer(ctx: CommandContext, design: Design, name: DiagramRendererName): Promise<RawDiagramRenderer> {
   const sources = diagramSources(design).map((d) => d.source);
   try {
     if (name === 'mermaid-cli') return await loadMermaidCli(sources, { cwd: ctx.cwd, env: process.env });
@@ -102,7 +102,7 @@ export async function diagramRenderer(ctx: CommandContext, design: Design, name:
 }
 
 /** Renders the document in the chosen format; a dead link is bad input (exit 2), nothing written. */
-export async function renderDocument(
+async function renderDocument(
   ctx: CommandContext,
   input: RenderInput,
   options: { format: 'html' | 'markdown'; layout: 'auto' | 'single' | 'folder'; diagrams: DiagramRendererName },
@@ -128,7 +128,7 @@ export async function renderDocument(
 }
 
 /** The format a document path names by its extension (.html or .md), if any. */
-export function formatOfPath(out: string | undefined): 'html' | 'markdown' | undefined {
+function formatOfPath(out: string | undefined): 'html' | 'markdown' | undefined {
   if (out === undefined || /[\\/]$/.test(out)) return undefined;
   if (/\.html$/.test(out)) return 'html';
   if (/\.md$/.test(out)) return 'markdown';
@@ -139,12 +139,7 @@ export function formatOfPath(out: string | undefined): 'html' | 'markdown' | und
  * Where the document goes: a file for the single layout, a folder for the folder layout. A
  * path ending in the other format's extension is taken without it.
  */
-export function resolveTarget(
-  cwd: string,
-  out: string | undefined,
-  layout: 'single' | 'folder',
-  ext: string,
-): { dir: string; single?: string } {
+function resolveTarget(cwd: string, out: string | undefined, layout: 'single' | 'folder', ext: string): { dir: string; single?: string } {
   const defaultBase = path.join('docs', 'rate-limit-design');
   const raw = out ?? defaultBase;
   // A path named for the other format (docs/design.md while writing HTML) takes this format's extension.
@@ -162,11 +157,11 @@ export function resolveTarget(
 }
 
 /** `auto` becomes `single` when the document path ends in .html or .md: the user named a file. */
-export function singleFileLayout(layout: 'auto' | 'single' | 'folder', out: string | undefined): 'auto' | 'single' | 'folder' {
+function singleFileLayout(layout: 'auto' | 'single' | 'folder', out: string | undefined): 'auto' | 'single' | 'folder' {
   return layout === 'auto' && out !== undefined && /\.(?:html?|md|markdown)$/i.test(out) ? 'single' : layout;
 }
 
-export interface PlanOptions {
+interface PlanOptions {
   format?: 'html' | 'markdown';
   layout?: 'auto' | 'single' | 'folder';
   diagrams?: DiagramRendererName;
@@ -234,7 +229,7 @@ export function overlapping(a: { root: string; files: string[] }, b: { root: str
   return false;
 }
 
-export interface OutputPlan {
+interface OutputPlan {
   format: 'html' | 'markdown';
   layout: 'single' | 'folder';
   /** Document files, then code files (when a code directory is set). */
@@ -342,7 +337,7 @@ export async function planOutputs(ctx: CommandContext, design: Design, opts: Pla
   };
 }
 
-export interface GenerateRun {
+interface GenerateRun {
   design: Design;
   plan: OutputPlan;
   /** Absolute paths written or already up to date. */

@@ -25,7 +25,7 @@ export function validDate(value: string): boolean {
 }
 
 /** The answers, the file they came from, and its text as read (the SARIF log and verify's record locate and hash it). */
-export async function loadAnswers(ctx: CommandContext, opts: SourceOptions): Promise<{ answers: Answers; file: string; text: string }> {
+async function loadAnswers(ctx: CommandContext, opts: SourceOptions): Promise<{ answers: Answers; file: string; text: string }> {
   if (opts.answers && opts.example)
     throw new UserError('badOption', { option: '--example', reason: 'use either -a FILE or --example NAME, not both' });
   let file: string;

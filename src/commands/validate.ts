@@ -7,7 +7,7 @@ import { expandHome, isInside } from '../io/safe-fs.js';
 import { UserError } from '../messages.js';
 import { loadDesign, type SourceOptions } from './load-design.js';
 
-export interface ValidateOptions extends SourceOptions {
+interface ValidateOptions extends SourceOptions {
   json?: boolean;
   /** Print a SARIF 2.1.0 log (for code scanning) instead of text. */
   sarif?: boolean;

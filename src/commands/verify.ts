@@ -60,7 +60,7 @@ export interface VerifyIo {
   exit?: (code: number) => void;
 }
 
-export function nodeVerifyIo(): VerifyIo {
+function nodeVerifyIo(): VerifyIo {
   const luaDir = process.env.RL_DESIGN_LUA_DIR;
   return {
     stderrIsTTY: process.stderr.isTTY === true,
@@ -101,7 +101,7 @@ export function shippedScripts(): ScriptSet {
 }
 
 /** Testing hook: scripts from `dir` replace the shipped ones with the same file name. */
-export function scriptsFromDir(dir: string): ScriptSet {
+function scriptsFromDir(dir: string): ScriptSet {
   if (!existsSync(dir) || !statSync(dir).isDirectory()) throw new UserError('luaDirInvalid', { dir, reason: 'not a folder' });
   const shipped = shippedScripts();
   const read = (file: string): { file: string; source: string; sha1: string } | undefined => {

@@ -13,11 +13,11 @@ import { TOOL_VERSION } from '../version.js';
 import { CONSTRAINTS, formatFinding } from './index.js';
 import type { ConstraintResult, Finding } from './types.js';
 
-export const SARIF_SCHEMA_URI = 'https://json.schemastore.org/sarif-2.1.0.json';
+const SARIF_SCHEMA_URI = 'https://json.schemastore.org/sarif-2.1.0.json';
 /** The uriBaseId of generated files when the answers name no code folder. */
 export const CODE_BASE_ID = 'RLDESIGN_CODE';
 
-export interface SarifOptions {
+interface SarifOptions {
   /** The answers file: its URI as the log names it (relative to the working folder, or file://) and its text. */
   answers: { uri: string; text: string };
   /** The URI of the folder the generated files are written to, ending in "/"; absent: they are named relative to CODE_BASE_ID. */

@@ -170,7 +170,7 @@ function penaltyKeys(penalty: NonNullable<AccessDesign['penalty']>, ceilingRps: 
 
 const MIB = 1024 * 1024;
 /** maxmemory = the bound x this, plus MAXMEMORY_BASE for Redis itself. */
-export const MAXMEMORY_HEADROOM = 1.5;
+const MAXMEMORY_HEADROOM = 1.5;
 const MAXMEMORY_BASE = 64 * MIB;
 
 /** The store's maxmemory: the memory bound plus 50% headroom plus 64 MiB, in whole MiB. */
@@ -309,7 +309,7 @@ const STORE_CALL_ALERTS: AlertSpec[] = [
 ];
 
 /** What the monitoring needs beyond the rules: the access lists (their counter, alert and keys) and the ceiling's rate. */
-export interface MonitoringContext {
+interface MonitoringContext {
   access?: AccessDesign | undefined;
   ceilingRps?: number | undefined;
 }

@@ -13,14 +13,14 @@ import { checkChain, readCapped, TooLargeError } from './safe-fs.js';
 import { firstLine, parseStructured } from './text.js';
 
 /** The most files one document may be split into. */
-export const MAX_SPEC_FILES = 200;
+const MAX_SPEC_FILES = 200;
 /** The most text all the files of one document may hold together. */
-export const MAX_SPEC_TOTAL_CHARS = 32 * 1024 * 1024;
+const MAX_SPEC_TOTAL_CHARS = 32 * 1024 * 1024;
 
 /** Reads one file, by its path relative to the reader's folder ('/' separators); undefined when it cannot. */
-export type SpecReader = (relPath: string) => Promise<string | undefined>;
+type SpecReader = (relPath: string) => Promise<string | undefined>;
 
-export interface BundledSpec {
+interface BundledSpec {
   /** The whole document, references internal only. */
   document: Record<string, unknown>;
   /** Every file read, relative to the reader's folder, entry first. */
@@ -39,7 +39,7 @@ export class SpecReadError extends Error {
 }
 
 /** The largest file of a document that is read (a large API's whole document is a few megabytes). */
-export const MAX_SPEC_FILE_BYTES = 8 * 1024 * 1024;
+const MAX_SPEC_FILE_BYTES = 8 * 1024 * 1024;
 
 /**
  * Reads the files of a document below `folder` (a real folder the caller trusts): no
@@ -91,7 +91,7 @@ function relativeOf(url: string): string | undefined {
 }
 
 /** The entry file as the caller already read and parsed it: its text, and its (first) document. */
-export interface ReadEntry {
+interface ReadEntry {
   text: string;
   document: unknown;
 }
@@ -226,7 +226,7 @@ export function followRef(doc: unknown, value: unknown, at: readonly string[]): 
   return undefined;
 }
 
-export const SPEC_METHODS = ['get', 'put', 'post', 'delete', 'options', 'head', 'patch', 'trace'] as const;
+const SPEC_METHODS = ['get', 'put', 'post', 'delete', 'options', 'head', 'patch', 'trace'] as const;
 
 export interface SpecOperation {
   method: (typeof SPEC_METHODS)[number];

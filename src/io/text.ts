@@ -10,7 +10,7 @@ export function firstLine(e: unknown): string {
   return (msg.split('\n')[0] ?? '').slice(0, 200);
 }
 
-export type ParseResult = { ok: true; docs: unknown[] } | { ok: false; error: string };
+type ParseResult = { ok: true; docs: unknown[] } | { ok: false; error: string };
 
 /**
  * Parses JSON (for .json files) or YAML (every document of a multi-document file; a byte order

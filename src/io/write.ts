@@ -36,7 +36,7 @@ import {
   TooLargeError,
 } from './safe-fs.js';
 
-export const MANIFEST_NAME = '.rl-design-manifest.json';
+const MANIFEST_NAME = '.rl-design-manifest.json';
 const TEMP_RE = /^\..+\.\d+\.[0-9a-f]+\.rl-design-tmp$/;
 /** An existing file larger than this is not one rl-design wrote. */
 const MAX_EXISTING_BYTES = 64 * 1024 * 1024;
@@ -71,7 +71,7 @@ export interface PlannedFile {
   unmanaged?: boolean;
 }
 
-export interface WriteResult {
+interface WriteResult {
   written: string[];
   unchanged: string[];
   /** Files an earlier run of the same owner wrote that this run no longer generates, kept, and whether the user edited each since (kept even with `prune`). */
@@ -87,7 +87,7 @@ export interface Leftover {
   edited: boolean;
 }
 
-export interface WriteOptions {
+interface WriteOptions {
   force?: boolean;
   display?: (abs: string) => string;
   /** How long to wait for another run writing the same folder (default 30 s). */
@@ -428,7 +428,7 @@ async function removeEmptyFolders(root: string, dir: string): Promise<void> {
 }
 
 /** The largest answers file rl-design reads. */
-export const MAX_ANSWERS_BYTES = 1024 * 1024;
+const MAX_ANSWERS_BYTES = 1024 * 1024;
 
 /** Reads a text file for the commands (at most MAX_ANSWERS_BYTES), mapping errors to clear messages. */
 export async function readTextFile(file: string, notFound: 'answersNotFound'): Promise<string> {

@@ -31,7 +31,7 @@ import {
   killSwitchNote,
 } from './edge.js';
 
-export const KONG_PATH = 'gateway/kong.yaml';
+const KONG_PATH = 'gateway/kong.yaml';
 
 const UPSTREAM_URL = 'http://app.internal:3000';
 /** The plugin that carries the global ceiling (a different name, so route plugins never replace it). */
@@ -141,7 +141,7 @@ function routeEntry(name: string, group: EdgeRoute[], plugins: Record<string, un
 }
 
 /** What runs at Kong for one endpoint, and which of its rules cannot run there. */
-export interface KongCoverage {
+interface KongCoverage {
   method: string;
   route: string;
   /** Rule ids whose plugin instance runs on this endpoint. */

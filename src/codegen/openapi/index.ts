@@ -34,8 +34,8 @@ export const MERGED_PATH = 'openapi/openapi.rate-limited.yaml';
 export const SPECTRAL_PATH = 'openapi/spectral.yaml';
 
 /** The rules of Spectral's OWASP ruleset about rate-limit headers and 429 responses (API4:2023). */
-export const OWASP_RATE_LIMIT_RULE = 'owasp:api4:2023-rate-limit';
-export const OWASP_429_RULE = 'owasp:api4:2023-rate-limit-responses-429';
+const OWASP_RATE_LIMIT_RULE = 'owasp:api4:2023-rate-limit';
+const OWASP_429_RULE = 'owasp:api4:2023-rate-limit-responses-429';
 
 /** The document the overlay is written for. */
 export interface OpenApiInput {
@@ -67,7 +67,7 @@ export interface AppliedRule {
 }
 
 /** What the design does to one operation of the document. */
-export interface OperationLimits {
+interface OperationLimits {
   method: string;
   /** The path template, as the document writes it. */
   path: string;
@@ -154,8 +154,8 @@ const ASCII_TEXT = '^[\\x20-\\x7E]*$';
 const MAX_EXACT = 9007199254740991;
 
 /** The component names the overlay adds (a namespace of its own, so nothing of the document is overwritten). */
-export const PROBLEM_SCHEMA = 'RateLimitProblem';
-export const HEADER_PREFIX = 'RateLimitHeader.';
+const PROBLEM_SCHEMA = 'RateLimitProblem';
+const HEADER_PREFIX = 'RateLimitHeader.';
 const RETRY_AFTER = 'Retry-After';
 
 /** The problem bodies a 429 of this design can carry: the runtime's, for every kind of rule, and the edge's. */
@@ -220,7 +220,7 @@ function schemaOf(key: string, samples: unknown[]): Json {
 }
 
 /** The problem+json schema of a 429 of this design. */
-export function problemSchema(design: Design): Json {
+function problemSchema(design: Design): Json {
   return {
     description: `The body of a 429 refusal (RFC 9457 problem details). See ${design.contract.docsUrl}.`,
     ...schemaOf('', problemSamples(design)),
@@ -278,7 +278,7 @@ export function jsonPath(keys: readonly string[]): string {
   return `$${keys.map((k) => `['${quote(k)}']`).join('')}`;
 }
 
-export interface OverlayAction {
+interface OverlayAction {
   target: string;
   description?: string;
   update?: Json;
@@ -544,7 +544,7 @@ function plain(value: unknown): unknown {
  * rule covers, limited only at the edge, or exempt), and its 429 rule off on exempt operations.
  * Spectral reports a shared response where it is defined, so those places are listed too.
  */
-export function spectralRuleset(design: Design, merged: Json, mergedFile: string, compiled: CompiledDesign = compileDesign(design)): Json {
+function spectralRuleset(design: Design, merged: Json, mergedFile: string, compiled: CompiledDesign = compileDesign(design)): Json {
   const limits = operationLimits(design, merged, compiled);
   const quiet = limits.filter((l) => l.exempt || l.headers !== 'full');
   const full = limits.filter((l) => !l.exempt && l.headers === 'full').map((l) => pointerOf([...l.at, 'responses']));

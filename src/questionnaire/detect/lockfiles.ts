@@ -6,7 +6,7 @@ import { BIG_FILE_BYTES, isRecord, joinPath } from './shared.js';
 import { parseStructured } from '../../io/text.js';
 import type { ProjectFs, Warn } from './types.js';
 
-export interface LockedVersion {
+interface LockedVersion {
   version: string;
   /** The lockfile, relative to the project root. */
   file: string;

@@ -20,7 +20,7 @@ type Method = EndpointT['method'];
 
 const SIGNATURE = /(?:^|[{,])\s*["']?(?:openapi|swagger)["']?\s*:\s*["']?\d/m;
 
-export interface RouteClass {
+interface RouteClass {
   class: EndpointClassT;
   authKind?: AuthKind;
 }

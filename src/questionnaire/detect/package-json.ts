@@ -12,7 +12,7 @@ import { lineColumn, parseStructured } from '../../io/text.js';
 import { FIELDS, type ExistingLimiter, type Fact, type ProjectFs, type SettingValue, type Warn } from './types.js';
 
 /** Framework packages, most specific first (a NestJS app also depends on express or fastify). */
-export const FRAMEWORK_PACKAGES: ReadonlyArray<readonly [string, string]> = [
+const FRAMEWORK_PACKAGES: ReadonlyArray<readonly [string, string]> = [
   ['@nestjs/core', 'nestjs'],
   ['hono', 'hono'],
   ['fastify', 'fastify'],
@@ -21,7 +21,7 @@ export const FRAMEWORK_PACKAGES: ReadonlyArray<readonly [string, string]> = [
 ];
 
 /** Store clients and the stack.store they imply. */
-export const STORE_PACKAGES: ReadonlyArray<readonly [string, string]> = [
+const STORE_PACKAGES: ReadonlyArray<readonly [string, string]> = [
   ['ioredis', 'redis'],
   ['redis', 'redis'],
   ['@redis/client', 'redis'],
@@ -30,7 +30,7 @@ export const STORE_PACKAGES: ReadonlyArray<readonly [string, string]> = [
 ];
 
 /** Rate limiting libraries. Settings are read from source for the first three. */
-export const LIMITER_PACKAGES = [
+const LIMITER_PACKAGES = [
   'express-rate-limit',
   'rate-limiter-flexible',
   '@fastify/rate-limit',

@@ -105,7 +105,7 @@ export function parseDuration(text: string): number | undefined {
 }
 
 /** A window for people: 1 -> 'second', 900 -> '15 minutes', 7200 -> '2 hours', 1.5 -> '1.5 seconds'. */
-export function describeWindow(seconds: number): string {
+function describeWindow(seconds: number): string {
   const units: Array<[number, string]> = [
     [86400, 'day'],
     [3600, 'hour'],
