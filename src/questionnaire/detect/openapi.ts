@@ -25,20 +25,7 @@ interface RouteClass {
   authKind?: AuthKind;
 }
 
-const HEALTH_FIRST = new Set([
-  'health',
-  'healthz',
-  'healthcheck',
-  'health-check',
-  'ready',
-  'readyz',
-  'readiness',
-  'live',
-  'livez',
-  'liveness',
-  'ping',
-  'metrics',
-]);
+/** Probe routes: the first or last segment one of these (/healthz, /v1/status/ready); the first may also be ping or metrics. */
 const HEALTH_LAST = new Set([
   'health',
   'healthz',
@@ -51,6 +38,7 @@ const HEALTH_LAST = new Set([
   'livez',
   'liveness',
 ]);
+const HEALTH_FIRST = new Set([...HEALTH_LAST, 'ping', 'metrics']);
 const VERSION_SEG = /^(?:api|v\d+(?:\.\d+)?|rest|public|internal)$/;
 /** Last segments that are token operations when the route is about auth (/auth/refresh, /oauth/revoke). */
 const TOKEN_LAST = new Set(['refresh', 'refresh-token', 'introspect', 'revoke', 'authorize']);
