@@ -13,14 +13,14 @@ import { deniedFields } from '../runtime/middleware/access.js';
 import { penaltyFields } from '../runtime/middleware/penalty.js';
 
 /** Tiers an allowlisted request skips unless the answers say otherwise: per-caller limits, not the ceiling or the auth rows. */
-export const DEFAULT_ALLOW_TIERS: readonly RuleTier[] = ['fairness', 'quota'];
+const DEFAULT_ALLOW_TIERS: readonly RuleTier[] = ['fairness', 'quota'];
 /** Tiers whose refusals feed the penalty box unless the answers say otherwise: the auth rows. */
-export const DEFAULT_PENALTY_TIERS: readonly RuleTier[] = ['security'];
+const DEFAULT_PENALTY_TIERS: readonly RuleTier[] = ['security'];
 /** The status a denied request gets unless the answers say otherwise. */
-export const DEFAULT_DENY_STATUS = 403;
+const DEFAULT_DENY_STATUS = 403;
 
 /** The option of createLimiter (and of every adapter) that takes the function for each identity kind. */
-export const CUSTOM_IDENTITY_OPTION: Readonly<Record<string, string>> = {
+const CUSTOM_IDENTITY_OPTION: Readonly<Record<string, string>> = {
   'api-key': "identities['api-key']",
   user: 'identities.user',
   tenant: 'identities.tenant',

@@ -24,9 +24,9 @@ import type {
   ResponseContract,
 } from './model.js';
 
-export const IETF_DRAFT = 'draft-ietf-httpapi-ratelimit-headers-11';
+const IETF_DRAFT = 'draft-ietf-httpapi-ratelimit-headers-11';
 
-export { PROBLEM_JSON, QUOTA_EXCEEDED_HEADER, policyWindowSeconds, sfString } from '../runtime/middleware/responses.js';
+export { QUOTA_EXCEEDED_HEADER, policyWindowSeconds } from '../runtime/middleware/responses.js';
 
 // ---------------------------------------------------------------------------------------
 // What a response states about a rule: the runtime's own functions (src/runtime/middleware/
@@ -40,7 +40,7 @@ export interface ShownRule extends StatedRule {
 }
 
 /** What one response states about a rule. */
-export type ShownValues = Omit<Shown, 'overQuota'>;
+type ShownValues = Omit<Shown, 'overQuota'>;
 
 const WINDOW_ALGORITHMS: ReadonlySet<string> = new Set(['sliding-window-log', 'fixed-window']);
 
@@ -247,7 +247,7 @@ const MEANING: Record<string, string> = {
  * The headers a client reads on every response, as the middleware sends them: for `example`,
  * the first call of a client (a full bucket). One rule per response: the most constraining one.
  */
-export function headerSpecs(convention: HeaderConvention, example: MatrixRule | undefined, reset?: QuotaResetT): HeaderSpec[] {
+function headerSpecs(convention: HeaderConvention, example: MatrixRule | undefined, reset?: QuotaResetT): HeaderSpec[] {
   const rule = example ?? DEFAULT_EXAMPLE;
   const shown = shownRuleOf(rule) ?? (shownRuleOf(DEFAULT_EXAMPLE) as ShownRule);
   return rateLimitHeaders(convention, { rule: shown, s: firstCall(rule, shown, reset) }).map(([name, value]) => ({
@@ -394,7 +394,7 @@ function example429(
   };
 }
 
-export interface ContractOptions {
+interface ContractOptions {
   /** The quota reset of the answers (calendar month or day, rolling days), when quotas exist. */
   quotaReset?: QuotaResetT;
   /** The design's endpoints (to name those only edge rules count). */

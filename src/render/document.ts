@@ -80,7 +80,7 @@ export interface DocumentOptions {
 }
 
 /** An item of the folder layout's page list. */
-export interface NavItem {
+interface NavItem {
   label: string;
   /** Markdown file name of the page. */
   href: string;
@@ -94,13 +94,13 @@ export interface PageLink {
   href: string;
 }
 
-export interface DocumentMeta {
+interface DocumentMeta {
   projectName: string;
   toolVersion: string;
   date: string;
 }
 
-export interface SingleDocument {
+interface SingleDocument {
   layout: 'single';
   meta: DocumentMeta;
   /** Links out of the document to the code folder's files (the link checker accepts exactly these). */
@@ -132,7 +132,7 @@ export interface FolderPage {
   markdown: string;
 }
 
-export interface FolderDocument {
+interface FolderDocument {
   layout: 'folder';
   meta: DocumentMeta;
   /** Links out of the document to the code folder's files (the link checker accepts exactly these). */
@@ -141,9 +141,9 @@ export interface FolderDocument {
   pages: FolderPage[];
 }
 
-export type DocumentPlan = SingleDocument | FolderDocument;
+type DocumentPlan = SingleDocument | FolderDocument;
 
-export function checkBaseName(name: string, ext = '.md'): string {
+function checkBaseName(name: string, ext = '.md'): string {
   const base = name.endsWith(ext) ? name.slice(0, -ext.length) : name;
   if (base === '' || base === '.' || base === '..' || /[/\\\u0000-\u001f]/.test(base)) {
     throw new Error(`rl-design: "${name}" cannot be a document file name`);

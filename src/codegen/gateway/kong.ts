@@ -11,7 +11,7 @@
  * An endpoint that two rules of the second kind cover can run only one of them at Kong; the
  * file header names every such gap, and `kongCoverage` states, per endpoint, what runs.
  */
-import { edgeShadowHow } from '../../design/gateway-behaviour.js';
+import { edgeShadowHow, kongPolicy } from '../../design/gateway-behaviour.js';
 import type { Design } from '../../design/model.js';
 import { slug } from '../../design/naming.js';
 import { parse as parseYaml } from 'yaml';
@@ -31,7 +31,7 @@ import {
   killSwitchNote,
 } from './edge.js';
 
-export const KONG_PATH = 'gateway/kong.yaml';
+const KONG_PATH = 'gateway/kong.yaml';
 
 const UPSTREAM_URL = 'http://app.internal:3000';
 /** The plugin that carries the global ceiling (a different name, so route plugins never replace it). */
@@ -141,7 +141,7 @@ function routeEntry(name: string, group: EdgeRoute[], plugins: Record<string, un
 }
 
 /** What runs at Kong for one endpoint, and which of its rules cannot run there. */
-export interface KongCoverage {
+interface KongCoverage {
   method: string;
   route: string;
   /** Rule ids whose plugin instance runs on this endpoint. */
@@ -215,7 +215,6 @@ export function kongCoverage(design: Design): KongCoverage[] {
 export function kongConfig(design: Design): Record<string, unknown> {
   const p = plan(design);
   const service = slug(design.scope.projectName);
-  const shared: 'local' | 'redis' = design.scope.store === 'none' ? 'local' : 'redis';
   const used = new Set<string>();
   // route and plugin instance names: Kong's charset, unique
   const uniqueName = (base: string): string => {
@@ -225,7 +224,7 @@ export function kongConfig(design: Design): Record<string, unknown> {
     used.add(n);
     return n;
   };
-  const policyOf = (r: EdgeRule): 'local' | 'redis' => (r.key === 'global' ? 'local' : shared);
+  const policyOf = (r: EdgeRule): 'local' | 'redis' => kongPolicy(r, design.scope);
   const routes: Record<string, unknown>[] = p.endpoints.map((e, i) => {
     const name = uniqueName(`${e.rule.id}-${i + 1}`);
     return routeEntry(name, e.routes, [rulePlugin(e.rule, policyOf(e.rule), `rl-${name}`)]);
@@ -299,9 +298,10 @@ function header(design: Design): string[] {
     const w = perWindow(r.rate);
     lines.push(
       `${r.id}: ${w.count} per ${w.unit}, fixed window${w.exact ? '' : ` (approximates ${rateText(r.rate)})`}${r.burst ? `, no burst in Kong (design burst ${r.burst})` : ''}; ` +
-        (r.key === 'global'
+        (r.key === 'global' ? '' : `keyed on ${r.key === 'ip' ? 'the client IP' : `the ${API_KEY_HEADER} header`}, `) +
+        (kongPolicy(r, design.scope) === 'local'
           ? 'policy local: one counter per Kong node (with K nodes, divide by K).'
-          : `keyed on ${r.key === 'ip' ? 'the client IP' : `the ${API_KEY_HEADER} header`}, counters shared through Redis.`) +
+          : 'counters shared through Redis.') +
         (r.routes.length === 0
           ? ' On the service: one counter for all its routes that have no rate-limiting of their own.'
           : kongRouteNote(p.routesPerRule.get(r.id) ?? 0)) +

@@ -17,7 +17,7 @@ import { NESTJS_MOUNT } from '../../codegen/middleware/index.js';
 import { OVERLAY_PATH } from '../../codegen/openapi/index.js';
 import { algorithmName, frameworkName, gatewayName, goalName, layerName, primitiveName, storeName, tierName } from './labels.js';
 
-export const NOT_STATED = 'not stated';
+const NOT_STATED = 'not stated';
 
 /** "600 / 60 s", or "10,000 / calendar month (Europe/Berlin)" when the period has a name. */
 export function rateText(rate: MatrixRule['rate']): string {
@@ -30,7 +30,7 @@ export function rateText(rate: MatrixRule['rate']): string {
  * The Rate cell of a matrix row. A quota rule with a backstop shows the plan's quota and,
  * apart from it, the count where the limiter refuses: they are different numbers.
  */
-export function ruleRateText(rule: MatrixRule): string {
+function ruleRateText(rule: MatrixRule): string {
   const b = rule.quotaBackstop;
   if (!b || !rule.rate) return rateText(rule.rate);
   const period = rule.rate.periodText ?? fmtDuration(rule.rate.periodSeconds);
@@ -82,7 +82,7 @@ function failModeText(mode: string | undefined): string {
   return mode === undefined ? '' : `fail ${mode}`;
 }
 
-export interface RuleRow {
+interface RuleRow {
   id: string;
   title: string;
   source: string;
@@ -169,7 +169,7 @@ export function ruleRow(rule: MatrixRule, killSwitchHow = '', design?: Design): 
 // Section views
 
 /** Appended to a value the answers did not give (each such value has a line in the assumptions). */
-export const ASSUMED = '(assumed)';
+const ASSUMED = '(assumed)';
 
 export function scopeView(input: RenderInput) {
   const { scope, meta, assumptions } = input.design;
@@ -453,7 +453,7 @@ function printed(path: string): boolean {
 }
 
 /** The design's own rules in the generated data module (middleware/design.ts): its `rules` list, one commented entry per rule. */
-export function rulesExcerpt(content: string): { from: number; to: number; text: string } | undefined {
+function rulesExcerpt(content: string): { from: number; to: number; text: string } | undefined {
   const lines = content.split('\n');
   const start = lines.findIndex((l) => /^ {2}rules: \[/.test(l));
   if (start < 0) return undefined;
@@ -463,7 +463,7 @@ export function rulesExcerpt(content: string): { from: number; to: number; text:
 }
 
 /** The href of a code file from the document's pages, or '' when the code folder is not known. */
-export function codeFileHref(input: RenderInput, path: string): string {
+function codeFileHref(input: RenderInput, path: string): string {
   if (input.codeBase === undefined) return '';
   const base = input.codeBase.replace(/\/+$/, '');
   return base === '' || base === '.' ? path : `${base}/${path}`;
