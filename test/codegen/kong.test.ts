@@ -157,6 +157,12 @@ describe('Kong declarative config', () => {
         .find((l) => l.startsWith('# anonymous-per-ip: '))!;
       expect(note).toContain(policy === 'redis' ? 'counters shared through Redis' : 'policy local: one counter per Kong node');
       expect(note).not.toContain(policy === 'redis' ? 'policy local' : 'Redis');
+      // and the header asks for a Redis host only when a plugin uses one
+      const content = generateKong(design)[0]!.content;
+      const header = content.slice(0, content.indexOf('\n_format_version'));
+      if (policy === 'redis') expect(header).toContain('redis.internal');
+      else expect(header).not.toMatch(/redis\.internal|redis_host/);
+      expect(content.includes('redis.internal')).toBe(policy === 'redis');
     }
   });
 
