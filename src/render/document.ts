@@ -6,7 +6,7 @@
  * formats choose the same layout and split into the same pages.
  */
 import { slugAnchor } from '../escape/markup.js';
-import { joinAnd } from './format.js';
+import { joinAnd, lineCount } from './format.js';
 import type { SectionLinkResolver } from './helpers.js';
 import { headings, type Heading } from './links.js';
 import { normalizeMarkdown } from './normalize.js';
@@ -69,8 +69,7 @@ export function chooseLayout(stats: DocumentStats): Layout {
 }
 
 export function documentStats(content: string, sections: number): DocumentStats {
-  const lines = content.split('\n').length - (content.endsWith('\n') ? 1 : 0);
-  return { lines, bytes: Buffer.byteLength(content, 'utf8'), sections };
+  return { lines: lineCount(content), bytes: Buffer.byteLength(content, 'utf8'), sections };
 }
 
 export interface DocumentOptions {
@@ -241,10 +240,6 @@ export interface Page {
   /** The section numbers the page holds: "4", or "1-2". */
   numbers: string;
   sections: PlannedSection[];
-}
-
-function lineCount(text: string): number {
-  return text.split('\n').length;
 }
 
 /**

@@ -6,7 +6,7 @@
 import { conventionName } from '../../design/contract.js';
 import { FRAMEWORK_ADAPTERS } from '../../answers/choices.js';
 import { type Design, keepsStateInStore, type MatrixRule, type MetricSource } from '../../design/model.js';
-import { fmtBytes, fmtDuration, fmtNumber, fmtPercent, joinAnd } from '../format.js';
+import { fmtBytes, fmtDuration, fmtNumber, fmtPercent, joinAnd, lineCount } from '../format.js';
 import { mdHref } from '../helpers.js';
 import type { RenderInput } from '../types.js';
 import { worstCaseView } from './worst-case.js';
@@ -484,7 +484,7 @@ function linkedCode(input: RenderInput): { path: string; href: string; size: str
     .map((f) => ({
       path: f.path,
       href: codeFileHref(input, f.path),
-      size: `${fmtNumber(f.content.split('\n').length - (f.content.endsWith('\n') ? 1 : 0))} lines, ${fmtBytes(Buffer.byteLength(f.content, 'utf8'))}`,
+      size: `${fmtNumber(lineCount(f.content))} lines, ${fmtBytes(Buffer.byteLength(f.content, 'utf8'))}`,
       description: f.description ?? '',
     }));
 }
