@@ -7,7 +7,7 @@
  */
 import { IDENTITY_LABEL, keyPart } from './keys.js';
 import type { CounterCell } from './metrics.js';
-import { PROBLEM_JSON } from './responses.js';
+import { PROBLEM_JSON, silentProblemFields } from './responses.js';
 import { isNoScript, StoreError } from './store.js';
 import type {
   Decision,
@@ -20,19 +20,6 @@ import type {
   RuleTier,
   ScriptSpec,
 } from './types.js';
-
-/** The fields of the silent 429 a caller in the box gets. */
-export function penaltyFields(docsUrl: string, retryAfter: number): Record<string, unknown> {
-  return {
-    type: docsUrl + '#rate-limited',
-    title: 'Too many requests',
-    status: 429,
-    code: 'RATE_LIMITED',
-    detail: 'Too many attempts. Retry after the time in Retry-After.',
-    retryAfterSeconds: retryAfter,
-    documentation: docsUrl,
-  };
-}
 
 export interface PenaltySettings {
   readonly tiers: readonly RuleTier[];
@@ -122,7 +109,7 @@ export class PenaltyBox {
     return {
       status: 429,
       headers: [['Retry-After', String(retryAfter)]],
-      body: JSON.stringify(penaltyFields(this.docsUrl, retryAfter)),
+      body: JSON.stringify(silentProblemFields(this.docsUrl, retryAfter)),
       contentType: PROBLEM_JSON,
       ruleId: null,
       exempt: false,
