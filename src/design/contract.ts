@@ -12,6 +12,7 @@ import {
   type StatedState,
 } from '../runtime/middleware/responses.js';
 import { policyWindowSeconds, sfString, PROBLEM_JSON, QUOTA_EXCEEDED_HEADER } from '../runtime/middleware/responses.js';
+import { runBurst } from './algorithms.js';
 import { edgeRefusalBody } from './gateway-behaviour.js';
 import type {
   Diagram,
@@ -42,12 +43,9 @@ export interface ShownRule extends StatedRule {
 /** What one response states about a rule. */
 type ShownValues = Omit<Shown, 'overQuota'>;
 
-const WINDOW_ALGORITHMS: ReadonlySet<string> = new Set(['sliding-window-log', 'fixed-window']);
-
 /** The numbers the middleware compiles in for a matrix rule (as compile.ts does), or undefined without a rate. */
 export function shownRuleOf(rule: MatrixRule): ShownRule | undefined {
   if (!rule.rate || !(rule.rate.requests > 0) || !(rule.rate.periodSeconds > 0)) return undefined;
-  const windowed = rule.algorithm !== undefined && WINDOW_ALGORITHMS.has(rule.algorithm);
   const planQuota = rule.quotaBackstop?.quota;
   return {
     id: rule.id,
@@ -55,7 +53,7 @@ export function shownRuleOf(rule: MatrixRule): ShownRule | undefined {
     errorCode: rule.errorCode,
     limit: rule.rate.requests,
     periodSeconds: rule.rate.periodSeconds,
-    burst: windowed ? null : Math.max(1, Math.round(rule.burst ?? rule.rate.requests)),
+    burst: runBurst(rule),
     quota: planQuota !== undefined && planQuota < rule.rate.requests ? planQuota : null,
   };
 }

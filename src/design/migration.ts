@@ -6,6 +6,7 @@
  */
 import type { ExistingLimiterT, ExistingNginxDirectiveT } from '../answers/schema.js';
 import { formatNumber, secondsWords } from '../format.js';
+import { runBurst } from './algorithms.js';
 import type { MatrixRule, Migration, MigrationItem, ResolvedEndpoint, RuleIdentity, Scope } from './model.js';
 
 /** A route with its parameters made comparable: /v1/orders/:id and /v1/orders/{id} read the same. */
@@ -38,6 +39,9 @@ const SAME_KEY: Record<NonNullable<ExistingLimiterT['keyedOn']>, RuleIdentity[]>
 function admittedWithin(rule: MatrixRule, seconds: number): number | undefined {
   if (!rule.rate) return undefined;
   const { requests, periodSeconds } = rule.rate;
+  // what the application runs as a GCRA bucket: the burst it runs with at once, then the refill
+  const burst = rule.layer === 'edge' ? null : runBurst(rule);
+  if (burst !== null) return Math.floor(burst + (requests / periodSeconds) * seconds);
   switch (rule.algorithm) {
     case 'sliding-window-log':
     case 'sliding-window-counter':
