@@ -18,6 +18,7 @@ const UNIT_FILES = [
   'codegen/escape.test.ts',
   'codegen/gateways.test.ts',
   'codegen/index.test.ts',
+  'io/text.test.ts',
   'middleware/generate.test.ts',
   'verify/units.test.ts',
 ];

@@ -20,6 +20,13 @@ export function secondsWords(seconds: number): string {
   return `${formatNumber(seconds)} s`;
 }
 
+/** A rate in words: "10/s", "600/min", "5/h", "100/d", else "100 per 10 min". */
+export function rateWords(requests: number, periodSeconds: number): string {
+  const unit =
+    periodSeconds === 1 ? 's' : periodSeconds === 60 ? 'min' : periodSeconds === 3600 ? 'h' : periodSeconds === 86400 ? 'd' : null;
+  return unit ? `${formatNumber(requests)}/${unit}` : `${formatNumber(requests)} per ${secondsWords(periodSeconds)}`;
+}
+
 /** "a", "a and b", "a, b and c". */
 export function joinAnd(items: readonly string[]): string {
   if (items.length <= 1) return items.join('');

@@ -10,17 +10,17 @@ import { createHash } from 'node:crypto';
 import { readFileSync } from 'node:fs';
 import { join } from 'node:path';
 
-export type LuaAlgorithm = 'gcra' | 'sliding-window-log' | 'fixed-window' | 'outbound' | 'identity-limits' | 'penalty';
+type LuaAlgorithm = 'gcra' | 'sliding-window-log' | 'fixed-window' | 'outbound' | 'identity-limits' | 'penalty';
 export type LuaScriptName = 'gcra' | 'sliding-window-log' | 'fixed-window' | 'outbound-bucket' | 'identity-limits' | 'penalty';
 
-export interface LuaScriptMeta {
+interface LuaScriptMeta {
   readonly name: LuaScriptName;
   /** File name inside the lua/ folder. */
   readonly file: string;
   readonly algorithm: LuaAlgorithm;
 }
 
-export interface LuaScript extends LuaScriptMeta {
+interface LuaScript extends LuaScriptMeta {
   /** The script text, exactly as in the file. */
   readonly source: string;
   /** Lowercase hex SHA1 of the file's bytes: the EVALSHA id. */

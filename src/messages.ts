@@ -2,7 +2,7 @@
  * Every user-facing error text, by id. One top-level handler (cli.ts) prints them;
  * a stack trace only appears with --debug.
  */
-export const MESSAGES = {
+const MESSAGES = {
   answersNotFound: 'Answers file not found: {{file}}. Pass one with -a FILE, or run `rl-design init` to create it.',
   answersUnreadable: 'Cannot read answers file {{file}}: {{reason}}',
   answersNotJson: 'Answers file {{file}} is not valid JSON: {{reason}}',
@@ -47,7 +47,7 @@ export const MESSAGES = {
   openapiUnreadable: 'openapi.path in {{file}} is {{value}}: {{reason}}. Nothing was written.',
 } as const;
 
-export type MessageId = keyof typeof MESSAGES;
+type MessageId = keyof typeof MESSAGES;
 
 export function formatMessage(id: MessageId, data: Record<string, string | number> = {}): string {
   return MESSAGES[id].replace(/\{\{(\w+)\}\}/g, (_, k: string) => (k in data ? String(data[k]) : `{{${k}}}`));

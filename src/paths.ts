@@ -11,7 +11,7 @@ function findPackageRoot(from: string): string {
   }
 }
 
-export const PACKAGE_ROOT = findPackageRoot(path.dirname(fileURLToPath(import.meta.url)));
+const PACKAGE_ROOT = findPackageRoot(path.dirname(fileURLToPath(import.meta.url)));
 export const EXAMPLES_DIR = path.join(PACKAGE_ROOT, 'examples');
 export const TEMPLATES_DIR = path.join(PACKAGE_ROOT, 'templates');
 export const LUA_DIR = path.join(PACKAGE_ROOT, 'lua');

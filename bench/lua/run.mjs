@@ -46,28 +46,11 @@ return {1, 2, 3, 4}
 
 const read = (path) => readFileSync(join(root, path), 'utf8');
 
-/**
- * An experiment, not shipped: gcra.lua's layout and decisions with the caller's numbers
- * precomputed (ARGV: tolerance = burst x T, increment = cost x T, T; microseconds), so the
- * script parses two arguments and does no division. Measures what that change would buy.
- */
-const GCRA_PRECOMPUTED = `local tolerance, inc = tonumber(ARGV[1]), tonumber(ARGV[2])
-if not (tolerance and inc and inc >= 1) then return redis.error_reply('ERR want tolerance, increment, interval') end
-local ahead = redis.call('PTTL', KEYS[1]) * 1000
-if ahead <= 0 then
-  ahead = inc
-elseif ahead - 999 + inc > tolerance then
-  return -ahead - 1
-elseif ARGV[3] % 1000 ~= 0 then
-  ahead = ahead + inc - (tonumber(redis.call('GET', KEYS[1])) or 0)
-else
-  ahead = ahead + inc
-end
-if ahead > tolerance then return inc - ahead - 1 end
-local v = (-ahead) % 1000
-redis.call('SET', KEYS[1], string.format('%d', v), 'PX', string.format('%d', (ahead + v) / 1000))
-return ahead
-`;
+/** gcra.lua's ARGV for a bucket, as the runtime works them out: tolerance, increment, interval (us). */
+const gcraArgs = (burst, rate, periodMs, cost = 1) => {
+  const interval = Math.ceil((periodMs * 1000) / rate);
+  return [burst * interval, cost * interval, interval];
+};
 
 /**
  * One row per script. `admit` and `throttle` are [keys, args] for the hot-key runs (null:
@@ -122,22 +105,15 @@ function cases(nowMs) {
     {
       name: 'gcra.lua',
       source: read('lua/gcra.lua'),
-      admit: [['rl:{hot}'], [1e9, 1e9, 1000, 1]],
-      throttle: [['rl:{hot}'], [10, 1, HOUR, 1]],
-      memory: (i) => [[key(i)], [100, 1, HOUR, 1]],
+      admit: [['rl:{hot}'], gcraArgs(1e9, 1e9, 1000)],
+      throttle: [['rl:{hot}'], gcraArgs(10, 1, HOUR)],
+      memory: (i) => [[key(i)], gcraArgs(100, 1, HOUR)],
     },
     {
       name: 'gcra.lua, an interval of whole milliseconds (1,000 per second: no GET)',
       source: read('lua/gcra.lua'),
-      admit: [['rl:{hot}'], [1e9, 1000, 1000, 1]],
+      admit: [['rl:{hot}'], gcraArgs(1e9, 1000, 1000)],
       throttle: null,
-      memory: null,
-    },
-    {
-      name: 'experiment: gcra.lua with tolerance, increment and interval precomputed by the caller (3 ARGV)',
-      source: GCRA_PRECOMPUTED,
-      admit: [['rl:{hot}'], [1e9, 1, 1]],
-      throttle: [['rl:{hot}'], [10 * 3.6e9, 3.6e9, 3.6e9]],
       memory: null,
     },
     {

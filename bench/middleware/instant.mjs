@@ -38,7 +38,7 @@ const calls = {
       req: REQS[i % REQS.length],
     }),
   rlf: (i) => rlf.consume(KEYS[i % KEYS.length]),
-  floor: (i) => client.evalsha('sha', 1, KEYS[i % KEYS.length], '1', '1', '1', '1'),
+  floor: (i) => client.evalsha('sha', 1, KEYS[i % KEYS.length], '1', '1', '1'),
 };
 
 /** Node CPU (user + system) per call, in ns, with IN_FLIGHT calls in flight. */

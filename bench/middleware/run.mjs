@@ -206,7 +206,8 @@ async function nodeBench(redisPort, out, saasOut, autoPipelining) {
   const theirs = (i) => rlf.consume(KEY_NAMES[i % KEYS]);
   const gcra = luaScript('gcra');
   await client.script('LOAD', gcra.source);
-  const raw = (i) => client.evalsha(gcra.sha1, 1, `raw:{${KEY_NAMES[i % KEYS]}}`, '1000000', '1000000', '1000', '1');
+  // gcra.lua's ARGV: tolerance 1,000,000 us, increment 1 us, interval 1 us (10^6 per second, burst 10^6)
+  const raw = (i) => client.evalsha(gcra.sha1, 1, `raw:{${KEY_NAMES[i % KEYS]}}`, '1000000', '1', '1');
   // saas-platform, an Enterprise tenant: its fairness bucket and monthly quota in one call
   const saasLimiter = saasCore.createLimiter({
     redis: client,

@@ -101,7 +101,8 @@ if (mode === 'limited' || mode === 'limited-plain') {
   await redis.script('LOAD', source);
   const headers = mode === 'floor-headers';
   app.use((req, res, next) => {
-    redis.evalsha(sha1, 1, `raw:{${apiKey(req)}}`, '1000000', '1000000', '1000', '1').then((reply) => {
+    // tolerance 1,000,000 us, increment 1 us, interval 1 us: 10^6 per second, burst 10^6
+    redis.evalsha(sha1, 1, `raw:{${apiKey(req)}}`, '1000000', '1', '1').then((reply) => {
       if (headers) {
         // the two headers the generated middleware sends on every admitted response
         res.setHeader('RateLimit-Policy', '"fairness-per-api-key";q=1000000;w=1');

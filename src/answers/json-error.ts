@@ -4,8 +4,9 @@
  * Node versions, gives a byte offset and quotes raw file bytes (control characters included);
  * this small scanner follows the JSON grammar and reports the first place it breaks.
  */
+import { lineColumn } from '../io/text.js';
 
-export interface JsonSyntaxProblem {
+interface JsonSyntaxProblem {
   line: number;
   column: number;
   problem: string;
@@ -22,7 +23,7 @@ const MAX_DEPTH = 512;
 const NUMBER_RE = /-?(?:0|[1-9]\d*)(?:\.\d+)?(?:[eE][+-]?\d+)?/y;
 
 /** What is at `offset`, printable: `'}'`, `U+001B`, or "the end of the file". */
-export function describeAt(text: string, offset: number): string {
+function describeAt(text: string, offset: number): string {
   if (offset >= text.length) return 'the end of the file';
   const code = text.codePointAt(offset) as number;
   if (code > 0x20 && code < 0x7f) return `'${String.fromCodePoint(code)}'`;
@@ -145,9 +146,6 @@ export function jsonSyntaxProblem(text: string): JsonSyntaxProblem | undefined {
     return undefined;
   } catch (e) {
     if (!(e instanceof Stop)) throw e;
-    const before = text.slice(0, e.offset);
-    const line = before.split('\n').length;
-    const column = e.offset - (before.lastIndexOf('\n') + 1) + 1;
-    return { line, column, problem: e.problem };
+    return { ...lineColumn(text, e.offset), problem: e.problem };
   }
 }

@@ -61,7 +61,7 @@ function describeIssue(issue: z.core.$ZodIssue): string {
   }
 }
 
-export interface AnswersProblem {
+interface AnswersProblem {
   path: string;
   message: string;
 }

@@ -56,7 +56,7 @@ const name = z.string().min(1, 'must not be empty').max(120, 'must be at most 12
  * one request's emission interval is at least a microsecond and at most a year of
  * milliseconds, which every script computes without overflow or underflow.
  */
-export const MAX_COUNT = 1_000_000_000;
+const MAX_COUNT = 1_000_000_000;
 const positiveInt = z
   .number()
   .int('must be a whole number')
@@ -72,7 +72,7 @@ const rateCount = z
   .min(0.001, 'must be at least 0.001 (one call per 1,000 periods)')
   .max(MAX_COUNT, `must be at most ${MAX_COUNT.toLocaleString('en-US')}`);
 
-export const Period = z.enum(PERIODS);
+const Period = z.enum(PERIODS);
 
 /** A rate: `requests` per `per`. */
 export const Rate = z
@@ -84,7 +84,7 @@ export const Rate = z
 
 const PERIOD_SECONDS_OF = { second: 1, minute: 60, hour: 3600, day: 86400 } as const;
 /** The longest an empty bucket may take to refill: its key lives that long, in milliseconds. */
-export const MAX_REFILL_SECONDS = 10 * 365 * 86400;
+const MAX_REFILL_SECONDS = 10 * 365 * 86400;
 function refillSeconds(burst: number, rate: { requests: number; per: keyof typeof PERIOD_SECONDS_OF }): number {
   return (burst * PERIOD_SECONDS_OF[rate.per]) / rate.requests;
 }
@@ -175,7 +175,7 @@ export const TrustedProxy = Cidr.refine(
 );
 
 /** An http(s) URL. */
-export const HttpUrl = z
+const HttpUrl = z
   .string()
   .max(2000, 'must be at most 2,000 characters')
   .refine((s) => {
@@ -187,7 +187,7 @@ export const HttpUrl = z
     }
   }, 'must be an http:// or https:// URL, e.g. https://api.example.com/docs/rate-limits');
 
-export function isIanaTimeZone(tz: string): boolean {
+function isIanaTimeZone(tz: string): boolean {
   try {
     new Intl.DateTimeFormat('en-US', { timeZone: tz });
     return tz.length > 0;
@@ -328,7 +328,7 @@ export const Headers = z
   .strict();
 
 /** What keys an existing limiter counts on. */
-export const EXISTING_KEYS = ['ip', 'api-key', 'user', 'tenant', 'global', 'other'] as const;
+const EXISTING_KEYS = ['ip', 'api-key', 'user', 'tenant', 'global', 'other'] as const;
 
 /** A rate limit the project already enforces (found by `init` or written by hand). */
 export const ExistingLimiter = z
@@ -381,21 +381,21 @@ export const Existing = z
   .strict();
 
 /** Identity kinds an allow or deny entry can name (an address goes in cidrs). */
-export const ACCESS_IDENTITIES = ['api-key', 'user', 'tenant', 'session'] as const;
+const ACCESS_IDENTITIES = ['api-key', 'user', 'tenant', 'session'] as const;
 /** Identity kinds the application may supply through a function of its own. */
-export const CUSTOM_IDENTITIES = ['api-key', 'user', 'tenant', 'session', 'ip', 'username'] as const;
+const CUSTOM_IDENTITIES = ['api-key', 'user', 'tenant', 'session', 'ip', 'username'] as const;
 /** Rule tiers an allowlist can skip or a penalty box can follow. */
-export const ACCESS_TIERS = ['ceiling', 'security', 'fairness', 'quota'] as const;
+const ACCESS_TIERS = ['ceiling', 'security', 'fairness', 'quota'] as const;
 
 /** One verified identity value: an API key id, user, tenant or session id, exactly as identify() returns it. */
-export const IdentityValue = z
+const IdentityValue = z
   .object({
     kind: z.enum(ACCESS_IDENTITIES),
     value: z.string().min(1, 'must not be empty').max(200, 'must be at most 200 characters'),
   })
   .strict();
 
-export const AccessRoute = z
+const AccessRoute = z
   .object({
     method: z.enum(METHODS).default('ANY'),
     route: Route,
@@ -561,14 +561,11 @@ export type Plan = z.infer<typeof Plan>;
 export type OutboundProvider = z.infer<typeof OutboundProvider>;
 export type HandRule = z.infer<typeof HandRule>;
 export type Rate = z.infer<typeof Rate>;
-export type GoalT = z.infer<typeof Goal>;
 export type EndpointClassT = z.infer<typeof EndpointClass>;
 export type FailModeT = z.infer<typeof FailMode>;
-export type HeaderConventionT = z.infer<typeof HeaderConvention>;
 export type QuotaResetT = z.infer<typeof QuotaReset>;
 export type ExistingLimiterT = z.infer<typeof ExistingLimiter>;
 export type ExistingNginxDirectiveT = z.infer<typeof ExistingNginxDirective>;
-export type AccessT = z.infer<typeof Access>;
 
 /** The JSON Schema published in schemas/, generated from the zod schema. */
 export function answersJsonSchema(): Record<string, unknown> {

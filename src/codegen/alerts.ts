@@ -23,8 +23,8 @@ function alertName(name: string): string {
   return /^[A-Za-z_]/.test(s) ? s : `_${s}`;
 }
 
-/** The rules file as data (exported for tests). */
-export function alertRules(design: Design): { groups: Record<string, unknown>[] } {
+/** The rules file as data. */
+function alertRules(design: Design): { groups: Record<string, unknown>[] } {
   const used = new Set<string>();
   const rules = design.monitoring.alerts.map((a) => {
     let name = alertName(a.name);

@@ -14,7 +14,7 @@ import { TOOL_VERSION } from '../version.js';
 import { generateAlerts, generateEdgeLogMetrics } from './alerts.js';
 import { generateGateway } from './gateway/index.js';
 import { luaScript, type LuaScriptName } from '../lua.js';
-import { adapterFor, DESIGN_DATA_PATH, generateMiddleware, NESTJS_MOUNT } from './middleware/index.js';
+import { adapterFor, compileDesign, DESIGN_DATA_PATH, generateMiddleware, NESTJS_MOUNT } from './middleware/index.js';
 import { generateOpenApi, type OpenApiInput } from './openapi/index.js';
 import { generateOutbound } from './outbound/index.js';
 import type { CodeFile } from './types.js';
@@ -32,7 +32,7 @@ const LUA_DESCRIPTIONS: Record<LuaScriptName, string> = {
 };
 
 /** The Lua files the design's rules use, byte for byte. */
-export function generateLua(design: Design): CodeFile[] {
+function generateLua(design: Design): CodeFile[] {
   const names = new Set<string>(design.enforcement.scripts.map((s) => s.name));
   const files: CodeFile[] = [];
   for (const name of Object.keys(LUA_DESCRIPTIONS) as LuaScriptName[]) {
@@ -46,7 +46,7 @@ export function generateLua(design: Design): CodeFile[] {
 export const CODE_README_PATH = 'README.md';
 
 /** The code directory's README: every file with its phrase. */
-export function codeReadme(design: Design, files: readonly CodeFile[]): CodeFile {
+function codeReadme(design: Design, files: readonly CodeFile[]): CodeFile {
   const lines = [
     `# Rate-limiting code for ${mdText(design.scope.projectName)}`,
     '',
@@ -126,17 +126,19 @@ function byPath(a: CodeFile, b: CodeFile): number {
   return a.path < b.path ? -1 : a.path > b.path ? 1 : 0;
 }
 
-export interface CodeOptions {
+interface CodeOptions {
   /** The API's OpenAPI document: the rate-limit overlay for it (and the merged document when asked for). */
   openapi?: OpenApiInput;
 }
 
 /** Every generated code file for the design, sorted by path. */
 export function generateCode(design: Design, options: CodeOptions = {}): CodeFile[] {
+  // the middleware's data, compiled once: its files and the OpenAPI overlay's route matching read it
+  const compiled = compileDesign(design);
   const files = [
     ...generateLua(design),
-    ...(options.openapi ? generateOpenApi(design, options.openapi) : []),
-    ...generateMiddleware(design),
+    ...(options.openapi ? generateOpenApi(design, options.openapi, compiled) : []),
+    ...generateMiddleware(design, compiled),
     ...generateGateway(design),
     generateAlerts(design),
     ...generateEdgeLogMetrics(design),

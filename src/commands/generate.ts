@@ -6,7 +6,7 @@ import type { Answers } from '../answers/schema.js';
 import type { OpenApiInput } from '../codegen/index.js';
 import type { Design } from '../design/model.js';
 import { bundleSpec, folderSpecReader, SpecReadError } from '../io/openapi-source.js';
-import { writeOutputs, type PlannedFile } from '../io/write.js';
+import { type Leftover, writeOutputs, type PlannedFile } from '../io/write.js';
 import { displayPath, expandHome, isInside, refuseSystemPath } from '../io/safe-fs.js';
 import { applyResults, loadResultsFor } from '../verify/results.js';
 import { UserError } from '../messages.js';
@@ -19,7 +19,7 @@ import type { OutputFile, RenderInput } from '../render/types.js';
 import type { CommandContext } from './context.js';
 import type { SourceOptions } from './load-design.js';
 
-export interface GenerateOptions extends SourceOptions {
+interface GenerateOptions extends SourceOptions {
   format?: string;
   layout?: string;
   /** HTML diagrams: `beautiful-mermaid` (default, in-process) or `mermaid-cli` (optional peer dependency). */
@@ -83,7 +83,7 @@ const LAYOUTS = ['auto', 'single', 'folder'] as const;
  * HTML side is imported on first use, so a Markdown run never loads it and a document-only
  * run never loads the code generator.
  */
-export async function diagramRenderer(ctx: CommandContext, design: Design, name: DiagramRendererName): Promise<RawDiagramRenderer> {
+async function diagramRenderer(ctx: CommandContext, design: Design, name: DiagramRendererName): Promise<RawDiagramRenderer> {
   const sources = diagramSources(design).map((d) => d.source);
   try {
     if (name === 'mermaid-cli') return await loadMermaidCli(sources, { cwd: ctx.cwd, env: process.env });
@@ -102,7 +102,7 @@ export async function diagramRenderer(ctx: CommandContext, design: Design, name:
 }
 
 /** Renders the document in the chosen format; a dead link is bad input (exit 2), nothing written. */
-export async function renderDocument(
+async function renderDocument(
   ctx: CommandContext,
   input: RenderInput,
   options: { format: 'html' | 'markdown'; layout: 'auto' | 'single' | 'folder'; diagrams: DiagramRendererName },
@@ -128,7 +128,7 @@ export async function renderDocument(
 }
 
 /** The format a document path names by its extension (.html or .md), if any. */
-export function formatOfPath(out: string | undefined): 'html' | 'markdown' | undefined {
+function formatOfPath(out: string | undefined): 'html' | 'markdown' | undefined {
   if (out === undefined || /[\\/]$/.test(out)) return undefined;
   if (/\.html$/.test(out)) return 'html';
   if (/\.md$/.test(out)) return 'markdown';
@@ -139,12 +139,7 @@ export function formatOfPath(out: string | undefined): 'html' | 'markdown' | und
  * Where the document goes: a file for the single layout, a folder for the folder layout. A
  * path ending in the other format's extension is taken without it.
  */
-export function resolveTarget(
-  cwd: string,
-  out: string | undefined,
-  layout: 'single' | 'folder',
-  ext: string,
-): { dir: string; single?: string } {
+function resolveTarget(cwd: string, out: string | undefined, layout: 'single' | 'folder', ext: string): { dir: string; single?: string } {
   const defaultBase = path.join('docs', 'rate-limit-design');
   const raw = out ?? defaultBase;
   // A path named for the other format (docs/design.md while writing HTML) takes this format's extension.
@@ -162,11 +157,11 @@ export function resolveTarget(
 }
 
 /** `auto` becomes `single` when the document path ends in .html or .md: the user named a file. */
-export function singleFileLayout(layout: 'auto' | 'single' | 'folder', out: string | undefined): 'auto' | 'single' | 'folder' {
+function singleFileLayout(layout: 'auto' | 'single' | 'folder', out: string | undefined): 'auto' | 'single' | 'folder' {
   return layout === 'auto' && out !== undefined && /\.(?:html?|md|markdown)$/i.test(out) ? 'single' : layout;
 }
 
-export interface PlanOptions {
+interface PlanOptions {
   format?: 'html' | 'markdown';
   layout?: 'auto' | 'single' | 'folder';
   diagrams?: DiagramRendererName;
@@ -234,7 +229,7 @@ export function overlapping(a: { root: string; files: string[] }, b: { root: str
   return false;
 }
 
-export interface OutputPlan {
+interface OutputPlan {
   format: 'html' | 'markdown';
   layout: 'single' | 'folder';
   /** Document files, then code files (when a code directory is set). */
@@ -342,15 +337,14 @@ export async function planOutputs(ctx: CommandContext, design: Design, opts: Pla
   };
 }
 
-export interface GenerateRun {
+interface GenerateRun {
   design: Design;
   plan: OutputPlan;
   /** Absolute paths written or already up to date. */
   written: string[];
   unchanged: string[];
-  /** Files an earlier run for the same answers wrote that this run does not (kept), the edited ones among them, and those removed by --prune. */
-  leftover: string[];
-  leftoverEdited: string[];
+  /** Files an earlier run for the same answers wrote that this run does not (kept, each marked when edited since), and those removed by --prune. */
+  leftover: Leftover[];
   removed: string[];
   checksFailed: string[];
 }
@@ -414,7 +408,7 @@ export async function generateFiles(ctx: CommandContext, opts: GenerateOptions):
     });
   }
   const checksFailed = plan.checks.filter((c) => !c.passed).map((c) => `${c.number} ${c.id}`);
-  if (opts.dryRun) return { design, plan, written: [], unchanged: [], leftover: [], leftoverEdited: [], removed: [], checksFailed };
+  if (opts.dryRun) return { design, plan, written: [], unchanged: [], leftover: [], removed: [], checksFailed };
   const rel = (p: string): string => displayPath(ctx.cwd, p);
   const result = await writeOutputs([...(opts.alsoWrite ?? []), ...plan.planned], {
     force: opts.force ?? false,
@@ -442,11 +436,10 @@ export async function runGenerate(ctx: CommandContext, opts: GenerateOptions): P
   }
   for (const p of run.removed) ctx.stdout(`  removed ${rel(p)} (no longer generated)\n`);
   if (run.leftover.length > 0) {
-    const edited = new Set(run.leftoverEdited);
     ctx.stdout(
       `  ${run.leftover.length} file(s) an earlier run wrote are no longer generated${opts.prune ? '' : ' (--prune removes the unedited ones)'}:\n`,
     );
-    for (const p of run.leftover) ctx.stdout(`    ${rel(p)}${edited.has(p) ? ' (edited since; kept)' : ''}\n`);
+    for (const l of run.leftover) ctx.stdout(`    ${rel(l.file)}${l.edited ? ' (edited since; kept)' : ''}\n`);
   }
   if (!plan.codeDir)
     ctx.stdout(

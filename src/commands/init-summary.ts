@@ -32,7 +32,7 @@ function table(rows: string[][]): string[] {
   );
 }
 
-export const MATRIX_ROWS_SHOWN = 25;
+const MATRIX_ROWS_SHOWN = 25;
 
 /** The matrix as a few aligned lines: rule id, layer, rate, fail mode. */
 export function matrixAtAGlance(design: Design): string[] {
@@ -55,7 +55,7 @@ export function failModes(design: Design): string {
   return parts.join('; ') || 'none';
 }
 
-export function headerLine(design: Design): string {
+function headerLine(design: Design): string {
   const c = design.contract;
   const names = c.headers.map((h) => h.name).join(', ');
   const edge = (c.edgeRuleIds ?? []).length > 0 ? '; edge-only rules send Retry-After, no counts' : '';

@@ -41,8 +41,8 @@ import type { CommandContext } from './context.js';
 import { generateFiles } from './generate.js';
 import { validDate } from './load-design.js';
 
-export const DEFAULT_ANSWERS_FILE = 'rate-limit.answers.json';
-export const EXIT_CANCELLED = 130;
+const DEFAULT_ANSWERS_FILE = 'rate-limit.answers.json';
+const EXIT_CANCELLED = 130;
 
 /** The terminal side of init, injected so tests can run it without one. */
 export interface InitIo {
@@ -60,7 +60,7 @@ export interface InitIo {
   columns?: number;
 }
 
-export function nodeInitIo(): InitIo {
+function nodeInitIo(): InitIo {
   return {
     stdinIsTTY: process.stdin.isTTY === true,
     prompter: () => inquirerPrompter(),

@@ -24,7 +24,8 @@ export function validDate(value: string): boolean {
   return !Number.isNaN(d.getTime()) && d.toISOString().slice(0, 10) === value;
 }
 
-export async function loadAnswers(ctx: CommandContext, opts: SourceOptions): Promise<{ answers: Answers; file: string }> {
+/** The answers, the file they came from, and its text as read (the SARIF log and verify's record locate and hash it). */
+async function loadAnswers(ctx: CommandContext, opts: SourceOptions): Promise<{ answers: Answers; file: string; text: string }> {
   if (opts.answers && opts.example)
     throw new UserError('badOption', { option: '--example', reason: 'use either -a FILE or --example NAME, not both' });
   let file: string;
@@ -47,14 +48,17 @@ export async function loadAnswers(ctx: CommandContext, opts: SourceOptions): Pro
       if (e instanceof UserError && 'file' in e.data) throw new UserError(e.messageId, { ...e.data, file: shown });
       throw e;
     }));
-  return { answers: parseAnswers(text, shown), file };
+  return { answers: parseAnswers(text, shown), file, text };
 }
 
-export async function loadDesign(ctx: CommandContext, opts: SourceOptions): Promise<{ design: Design; answers: Answers; file: string }> {
+export async function loadDesign(
+  ctx: CommandContext,
+  opts: SourceOptions,
+): Promise<{ design: Design; answers: Answers; file: string; text: string }> {
   if (opts.date !== undefined && !validDate(opts.date)) {
     throw new UserError('badOption', { option: '--date', reason: `"${opts.date}" is not a calendar date in the form YYYY-MM-DD` });
   }
-  const { answers, file } = await loadAnswers(ctx, opts);
+  const { answers, file, text } = await loadAnswers(ctx, opts);
   const design = buildDesign(answers, { date: opts.date ?? ctx.today() });
-  return { design, answers, file };
+  return { design, answers, file, text };
 }

@@ -3,12 +3,11 @@ import path from 'node:path';
 import { pathToFileURL } from 'node:url';
 import { checkDesign, formatFinding } from '../constraints/index.js';
 import type { CommandContext } from './context.js';
-import { readTextFile } from '../io/write.js';
 import { expandHome, isInside } from '../io/safe-fs.js';
 import { UserError } from '../messages.js';
 import { loadDesign, type SourceOptions } from './load-design.js';
 
-export interface ValidateOptions extends SourceOptions {
+interface ValidateOptions extends SourceOptions {
   json?: boolean;
   /** Print a SARIF 2.1.0 log (for code scanning) instead of text. */
   sarif?: boolean;
@@ -26,7 +25,7 @@ function artifactUri(cwd: string, abs: string, folder = false): string {
 
 export async function runValidate(ctx: CommandContext, opts: ValidateOptions): Promise<number> {
   if (opts.json && opts.sarif) throw new UserError('badOption', { option: '--sarif', reason: 'use either --json or --sarif, not both' });
-  const { design, file } = await loadDesign(ctx, { ...opts, date: opts.date ?? '1970-01-01' });
+  const { design, file, text } = await loadDesign(ctx, { ...opts, date: opts.date ?? '1970-01-01' });
   // the design and the files generated from it: what ships must do what the design says
   const { generateCode } = await import('../codegen/index.js');
   const files = generateCode(design);
@@ -35,7 +34,6 @@ export async function runValidate(ctx: CommandContext, opts: ValidateOptions): P
   const shown = opts.example ? `example ${opts.example}` : path.relative(ctx.cwd, file) || file;
   if (opts.sarif) {
     const { toSarif } = await import('../constraints/sarif.js');
-    const text = opts.answersText ?? (await readTextFile(file, 'answersNotFound'));
     const codeDir = design.output.codeDir;
     const log = toSarif(design, results, files, {
       answers: { uri: artifactUri(ctx.cwd, file), text },

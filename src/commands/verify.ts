@@ -13,7 +13,7 @@ import { existsSync, readFileSync, statSync } from 'node:fs';
 import path from 'node:path';
 import { performance } from 'node:perf_hooks';
 import { LUA_SCRIPTS, loadLuaScripts, luaSha1 } from '../lua.js';
-import { readTextFile, writeOutputs, type PlannedFile } from '../io/write.js';
+import { writeOutputs, type PlannedFile } from '../io/write.js';
 import { displayPath } from '../io/safe-fs.js';
 import { UserError } from '../messages.js';
 import { formatReport, loudWarnings } from '../verify/format.js';
@@ -60,7 +60,7 @@ export interface VerifyIo {
   exit?: (code: number) => void;
 }
 
-export function nodeVerifyIo(): VerifyIo {
+function nodeVerifyIo(): VerifyIo {
   const luaDir = process.env.RL_DESIGN_LUA_DIR;
   return {
     stderrIsTTY: process.stderr.isTTY === true,
@@ -101,7 +101,7 @@ export function shippedScripts(): ScriptSet {
 }
 
 /** Testing hook: scripts from `dir` replace the shipped ones with the same file name. */
-export function scriptsFromDir(dir: string): ScriptSet {
+function scriptsFromDir(dir: string): ScriptSet {
   if (!existsSync(dir) || !statSync(dir).isDirectory()) throw new UserError('luaDirInvalid', { dir, reason: 'not a folder' });
   const shipped = shippedScripts();
   const read = (file: string): { file: string; source: string; sha1: string } | undefined => {
@@ -172,7 +172,7 @@ export async function runVerify(ctx: CommandContext, opts: VerifyOptions, io: Ve
       reason: 'the results are stored beside the answers file; copy the example and pass it with -a FILE',
     });
   }
-  const { design, file, answers } = await loadDesign(ctx, opts);
+  const { design, file, answers, text: answersText } = await loadDesign(ctx, opts);
   const scripts = io.luaDir ? scriptsFromDir(path.resolve(ctx.cwd, io.luaDir)) : shippedScripts();
   const date = ctx.today();
   // Ctrl-C or SIGTERM from here on: the redis-server verify started and its folder go, and
@@ -273,7 +273,6 @@ export async function runVerify(ctx: CommandContext, opts: VerifyOptions, io: Ve
   const written: string[] = [];
   let unchanged = 0;
   if (opts.write) {
-    const answersText = await readTextFile(file, 'answersNotFound');
     const openapi = await loadOpenApi(ctx, answers, file);
     const { planned: doc } = await planOutputs(ctx, applyResults(design, resultsOf(report)), {
       answersFile: file,

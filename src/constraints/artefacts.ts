@@ -11,7 +11,7 @@ import type { DesignData } from '../runtime/middleware/types.js';
 
 export const DESIGN_DATA_FILE = 'middleware/design.ts';
 export const PROVIDERS_FILE = 'outbound/providers.ts';
-export const OUTBOUND_CLIENT_FILE = 'outbound/client.ts';
+const OUTBOUND_CLIENT_FILE = 'outbound/client.ts';
 export const LIMITER_FILE = 'middleware/limiter.ts';
 export const ALERTS_FILE = 'monitoring/ratelimit-alerts.yaml';
 
@@ -47,7 +47,7 @@ export function shippedDesign(files: readonly CodeFile[]): DesignData | undefine
 }
 
 /** A provider of outbound/providers.ts. */
-export interface ShippedProvider {
+interface ShippedProvider {
   name: string;
   ruleId: string;
   key: string;

@@ -10,7 +10,7 @@ export interface Report<M extends string> {
   (finding: { messageId: M; data?: FindingData; ruleId?: string }): void;
 }
 
-export interface ConstraintDefinition<M extends string> {
+interface ConstraintDefinition<M extends string> {
   meta: ConstraintMeta<M>;
   /** Defaults to always applicable. */
   applies?: (design: Design) => boolean;

@@ -16,7 +16,7 @@ import shadowRollout from './shadow-rollout.js';
 import sharedOutbound from './shared-outbound.js';
 import type { ConstraintModule, ConstraintResult, Finding } from './types.js';
 
-export type { ConstraintMeta, ConstraintModule, ConstraintNumber, ConstraintResult, Finding, FindingData } from './types.js';
+export type { ConstraintResult } from './types.js';
 
 /** The nine constraints, in their numbered order (meta.number 1..9). */
 export const CONSTRAINTS: readonly ConstraintModule[] = [

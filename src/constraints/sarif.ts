@@ -8,15 +8,16 @@
 import { findNodeAtLocation, type Node, parseTree } from 'jsonc-parser';
 import type { CodeFile } from '../codegen/types.js';
 import type { Design, MatrixRule } from '../design/model.js';
+import { lineColumn } from '../io/text.js';
 import { TOOL_VERSION } from '../version.js';
 import { CONSTRAINTS, formatFinding } from './index.js';
 import type { ConstraintResult, Finding } from './types.js';
 
-export const SARIF_SCHEMA_URI = 'https://json.schemastore.org/sarif-2.1.0.json';
+const SARIF_SCHEMA_URI = 'https://json.schemastore.org/sarif-2.1.0.json';
 /** The uriBaseId of generated files when the answers name no code folder. */
 export const CODE_BASE_ID = 'RLDESIGN_CODE';
 
-export interface SarifOptions {
+interface SarifOptions {
   /** The answers file: its URI as the log names it (relative to the working folder, or file://) and its text. */
   answers: { uri: string; text: string };
   /** The URI of the folder the generated files are written to, ending in "/"; absent: they are named relative to CODE_BASE_ID. */
@@ -50,33 +51,30 @@ function ruleName(id: string): string {
     .join('');
 }
 
-/** The 1-based line and column (UTF-16 code units, as SARIF counts by default) of an offset. */
-function position(text: string, offset: number): { line: number; column: number } {
-  let line = 1;
-  let lineStart = 0;
-  for (let i = text.indexOf('\n'); i >= 0 && i < offset; i = text.indexOf('\n', i + 1)) {
-    line++;
-    lineStart = i + 1;
-  }
-  return { line, column: offset - lineStart + 1 };
-}
-
 function regionOf(text: string, offset: number, length: number): Region {
-  const start = position(text, offset);
-  const end = position(text, offset + length);
+  const start = lineColumn(text, offset);
+  const end = lineColumn(text, offset + length);
   return { startLine: start.line, startColumn: start.column, endLine: end.line, endColumn: end.column };
 }
 
-/** The answers as parsed data, tolerant of a broken file (validate only runs on a valid one). */
+/**
+ * The answers as a tree with offsets, tolerant of a broken file (validate only runs on a valid
+ * one). Parsed on first use: a log whose findings all point at generated files, or that has none,
+ * never needs it.
+ */
 class AnswersTree {
-  readonly root: Node | undefined;
-  constructor(readonly text: string) {
-    this.root = parseTree(text, [], { allowTrailingComma: true, disallowComments: false });
+  #root: Node | undefined | null = null;
+  constructor(readonly text: string) {}
+
+  get root(): Node | undefined {
+    if (this.#root === null) this.#root = parseTree(this.text, [], { allowTrailingComma: true, disallowComments: false });
+    return this.#root;
   }
 
   /** The node at a path, or undefined. */
   node(path: readonly Segment[]): Node | undefined {
-    return this.root ? findNodeAtLocation(this.root, [...path]) : undefined;
+    const root = this.root;
+    return root ? findNodeAtLocation(root, [...path]) : undefined;
   }
 
   /** The index of the entry of array `path` whose `key` is `value`. */

@@ -5,7 +5,7 @@
 import type { CodeFile } from '../codegen/types.js';
 import type { Design } from '../design/model.js';
 
-export type ConstraintNumber = 1 | 2 | 3 | 4 | 5 | 6 | 7 | 8 | 9;
+type ConstraintNumber = 1 | 2 | 3 | 4 | 5 | 6 | 7 | 8 | 9;
 
 export type FindingData = Record<string, string | number>;
 

@@ -10,17 +10,17 @@ import type { AccessDesign, Enforcement, MatrixRule, RuleTier, Scope } from './m
 import { KEY_PREFIX } from './naming.js';
 import { perCounter } from './worst-case.js';
 import { deniedFields } from '../runtime/middleware/access.js';
-import { penaltyFields } from '../runtime/middleware/penalty.js';
+import { silentProblemFields } from '../runtime/middleware/responses.js';
 
 /** Tiers an allowlisted request skips unless the answers say otherwise: per-caller limits, not the ceiling or the auth rows. */
-export const DEFAULT_ALLOW_TIERS: readonly RuleTier[] = ['fairness', 'quota'];
+const DEFAULT_ALLOW_TIERS: readonly RuleTier[] = ['fairness', 'quota'];
 /** Tiers whose refusals feed the penalty box unless the answers say otherwise: the auth rows. */
-export const DEFAULT_PENALTY_TIERS: readonly RuleTier[] = ['security'];
+const DEFAULT_PENALTY_TIERS: readonly RuleTier[] = ['security'];
 /** The status a denied request gets unless the answers say otherwise. */
-export const DEFAULT_DENY_STATUS = 403;
+const DEFAULT_DENY_STATUS = 403;
 
 /** The option of createLimiter (and of every adapter) that takes the function for each identity kind. */
-export const CUSTOM_IDENTITY_OPTION: Readonly<Record<string, string>> = {
+const CUSTOM_IDENTITY_OPTION: Readonly<Record<string, string>> = {
   'api-key': "identities['api-key']",
   user: 'identities.user',
   tenant: 'identities.tenant',
@@ -99,7 +99,7 @@ export function buildAccess(answers: Answers, rules: readonly MatrixRule[], docs
       blockSeconds: p.blockSeconds,
       keys: { strikes: `${KEY_PREFIX}:{pb:<identity>}:strikes`, box: `${KEY_PREFIX}:{pb:<identity>}:box` },
       text: `A caller refused ${p.refusals === 1 ? 'once' : `${formatNumber(p.refusals)} times`} within ${secondsWords(p.withinSeconds)} by ${ruleIds.length > 0 ? joinAnd(ruleIds) : `a ${joinAnd(tiers)} rule`} is blocked for ${secondsWords(p.blockSeconds)} on the routes of those rules: each request gets a silent 429 whose Retry-After is the time left, without reaching the rules. The caller is its own identity (API key, user, tenant, session, else the client address), never the account name being tried, so nobody can lock another person out. A request on those routes costs one more store call (the box is read before the rules), and a refusal one more. One Lua script (penalty.lua) counts the refusal and shuts the box atomically; the counter expires after ${secondsWords(p.withinSeconds)} and the box after ${secondsWords(p.blockSeconds)}.`,
-      body: penaltyFields(docsUrl, p.blockSeconds),
+      body: silentProblemFields(docsUrl, p.blockSeconds),
     };
   }
   out.customIdentities = (a.customIdentities ?? []).map((c) => ({

@@ -86,6 +86,38 @@ export function algorithmLabel(rule: Pick<MatrixRule, 'tier' | 'algorithm' | 'ra
   return undefined;
 }
 
+/**
+ * The Lua script that runs a rule's algorithm on the store (the in-process store runs the same
+ * algorithm): the two windows as themselves, every other algorithm (token and leaky bucket,
+ * sliding window counter, GCRA) as GCRA.
+ */
+export function luaScriptFor(algorithm: MatrixRule['algorithm']): 'gcra' | 'sliding-window-log' | 'fixed-window' {
+  return algorithm === 'sliding-window-log' || algorithm === 'fixed-window' ? algorithm : 'gcra';
+}
+
+/**
+ * The burst the shipped code runs a rule with: the capacity of the GCRA bucket the middleware
+ * compiles in, the headers and bodies the document shows, and the worst case it states, all
+ * read it here. The stated burst, or (none stated) the rate's count per period; whole tokens,
+ * at least 1. Null for a rule the store counts in a window, or without a rate. Edge rules run
+ * on the gateway's own algorithm with the burst as stated, not this.
+ */
+export function runBurst(rule: Pick<MatrixRule, 'algorithm' | 'burst' | 'rate'>): number | null {
+  if (luaScriptFor(rule.algorithm) !== 'gcra' || !rule.rate) return null;
+  return Math.max(1, Math.round(typeof rule.burst === 'number' ? rule.burst : rule.rate.requests));
+}
+
+const RUN_AS_GCRA: Partial<Record<Algorithm, string>> = {
+  'token-bucket': 'token bucket, run as GCRA',
+  'leaky-bucket': 'leaky bucket, run as GCRA',
+  'sliding-window-counter': 'sliding window counter, run as GCRA',
+};
+
+/** What a rule the application runs is called when its algorithm runs as GCRA ("sliding window counter, run as GCRA"). */
+export function runAsGcraLabel(rule: Pick<MatrixRule, 'algorithm' | 'layer'>): string | undefined {
+  return rule.layer === 'edge' || rule.algorithm === undefined ? undefined : RUN_AS_GCRA[rule.algorithm];
+}
+
 const ORDER: RuleTier[] = ['ceiling', 'fairness', 'security', 'quota', 'outbound'];
 
 export function buildAlgorithms(rules: MatrixRule[]): AlgorithmDecision[] {

@@ -26,7 +26,7 @@ import { buildQuotas } from './quotas.js';
 import { buildRollout } from './rollout.js';
 import { buildScenarios } from './scenarios.js';
 
-export interface BuildOptions {
+interface BuildOptions {
   /** YYYY-MM-DD: the generation date shown in the document. */
   date: string;
 }
@@ -133,7 +133,7 @@ function withRules(assumptions: readonly Assumption[], rules: readonly MatrixRul
  * it meets fails closed and cannot reach the store, so the class's effective mode is closed
  * when any store-backed rule covering it fails closed. Edge and outbound rules do not count.
  */
-export function classFailModes(scope: Scope, rules: readonly MatrixRule[]): ClassFailMode[] {
+function classFailModes(scope: Scope, rules: readonly MatrixRule[]): ClassFailMode[] {
   const classes = [...new Set(scope.endpoints.map((e) => e.class))].filter((c) => c !== 'health');
   return classes.map((c) => {
     const eps = scope.endpoints.filter((e) => e.class === c);

@@ -12,6 +12,7 @@ import {
   type StatedState,
 } from '../runtime/middleware/responses.js';
 import { policyWindowSeconds, sfString, PROBLEM_JSON, QUOTA_EXCEEDED_HEADER } from '../runtime/middleware/responses.js';
+import { runBurst } from './algorithms.js';
 import { edgeRefusalBody } from './gateway-behaviour.js';
 import type {
   Diagram,
@@ -24,9 +25,9 @@ import type {
   ResponseContract,
 } from './model.js';
 
-export const IETF_DRAFT = 'draft-ietf-httpapi-ratelimit-headers-11';
+const IETF_DRAFT = 'draft-ietf-httpapi-ratelimit-headers-11';
 
-export { PROBLEM_JSON, QUOTA_EXCEEDED_HEADER, policyWindowSeconds, sfString } from '../runtime/middleware/responses.js';
+export { QUOTA_EXCEEDED_HEADER, policyWindowSeconds } from '../runtime/middleware/responses.js';
 
 // ---------------------------------------------------------------------------------------
 // What a response states about a rule: the runtime's own functions (src/runtime/middleware/
@@ -40,14 +41,11 @@ export interface ShownRule extends StatedRule {
 }
 
 /** What one response states about a rule. */
-export type ShownValues = Omit<Shown, 'overQuota'>;
-
-const WINDOW_ALGORITHMS: ReadonlySet<string> = new Set(['sliding-window-log', 'fixed-window']);
+type ShownValues = Omit<Shown, 'overQuota'>;
 
 /** The numbers the middleware compiles in for a matrix rule (as compile.ts does), or undefined without a rate. */
 export function shownRuleOf(rule: MatrixRule): ShownRule | undefined {
   if (!rule.rate || !(rule.rate.requests > 0) || !(rule.rate.periodSeconds > 0)) return undefined;
-  const windowed = rule.algorithm !== undefined && WINDOW_ALGORITHMS.has(rule.algorithm);
   const planQuota = rule.quotaBackstop?.quota;
   return {
     id: rule.id,
@@ -55,7 +53,7 @@ export function shownRuleOf(rule: MatrixRule): ShownRule | undefined {
     errorCode: rule.errorCode,
     limit: rule.rate.requests,
     periodSeconds: rule.rate.periodSeconds,
-    burst: windowed ? null : Math.max(1, Math.round(rule.burst ?? rule.rate.requests)),
+    burst: runBurst(rule),
     quota: planQuota !== undefined && planQuota < rule.rate.requests ? planQuota : null,
   };
 }
@@ -247,7 +245,7 @@ const MEANING: Record<string, string> = {
  * The headers a client reads on every response, as the middleware sends them: for `example`,
  * the first call of a client (a full bucket). One rule per response: the most constraining one.
  */
-export function headerSpecs(convention: HeaderConvention, example: MatrixRule | undefined, reset?: QuotaResetT): HeaderSpec[] {
+function headerSpecs(convention: HeaderConvention, example: MatrixRule | undefined, reset?: QuotaResetT): HeaderSpec[] {
   const rule = example ?? DEFAULT_EXAMPLE;
   const shown = shownRuleOf(rule) ?? (shownRuleOf(DEFAULT_EXAMPLE) as ShownRule);
   return rateLimitHeaders(convention, { rule: shown, s: firstCall(rule, shown, reset) }).map(([name, value]) => ({
@@ -394,7 +392,7 @@ function example429(
   };
 }
 
-export interface ContractOptions {
+interface ContractOptions {
   /** The quota reset of the answers (calendar month or day, rolling days), when quotas exist. */
   quotaReset?: QuotaResetT;
   /** The design's endpoints (to name those only edge rules count). */

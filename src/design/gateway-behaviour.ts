@@ -1,9 +1,19 @@
 /**
  * What each gateway's generated configuration does with the edge rules, stated once: how a rule
- * is switched off, how the rules run during the shadow step, and what body a refusal carries.
+ * is switched off, how the rules run during the shadow step, what body a refusal carries, and
+ * where Kong keeps a rule's counters.
  * The rollout and the response contract say it to the reader; the gateway files quote it.
  */
-import type { Gateway, MatrixRule } from './model.js';
+import type { Gateway, MatrixRule, Scope } from './model.js';
+
+/**
+ * Where Kong's rate-limiting plugin keeps an edge rule's counters (its `policy`): the global
+ * ceiling in each node's memory (local), a per-caller rule in the limiter's Redis when the
+ * design has a store (redis), else in each node too.
+ */
+export function kongPolicy(rule: Pick<MatrixRule, 'identity'>, scope: Pick<Scope, 'store'>): 'local' | 'redis' {
+  return rule.identity === 'global' || scope.store === 'none' ? 'local' : 'redis';
+}
 
 /** What turning an edge rule off takes on its gateway. */
 export function edgeKillSwitchHow(rule: Pick<MatrixRule, 'identity'>, gateway: Gateway): string {

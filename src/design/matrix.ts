@@ -7,6 +7,7 @@ import { outboundPeak, outboundRate, PERIOD_SECONDS, QUOTA_BACKSTOP, quotaStop }
 import { formatNumber } from '../format.js';
 import type { ExistingLimiterT, HandRule, QuotaResetT } from '../answers/schema.js';
 import type { Algorithm, AuthKind, EndpointClass, Gateway, MatrixRule, Primitive, ResolvedEndpoint, RuleIdentity, Scope } from './model.js';
+import { runBurst } from './algorithms.js';
 import { existingLimitText, existingName, tighterExisting } from './migration.js';
 import { IdAllocator, KEY_PREFIX, killSwitchFlag, slug } from './naming.js';
 import { identityHashes } from './placement.js';
@@ -1070,9 +1071,9 @@ export function applyHandRules(rules: MatrixRule[], hand: HandRule[], scope: Sco
 }
 
 /**
- * The TTL a rule's state needs: a full refill for buckets (burst / rate), the window for logs
- * and fixed windows, two windows for the sliding counter; whole seconds, at least 1. Edge
- * rules keep the gateway's own state lifetime. Undefined without numbers.
+ * The TTL a rule's state needs: a full refill for what runs as a GCRA bucket (the burst it runs
+ * with / rate; a sliding window counter too), the window for logs and fixed windows; whole
+ * seconds, at least 1. Edge rules keep the gateway's own state lifetime. Undefined without numbers.
  */
 function stateTtl(rule: MatrixRule): number | undefined {
   if (rule.layer === 'edge' || !rule.rate || !(rule.rate.requests > 0)) return undefined;
@@ -1081,9 +1082,8 @@ function stateTtl(rule: MatrixRule): number | undefined {
     case 'token-bucket':
     case 'leaky-bucket':
     case 'gcra':
-      return bucketTtl(rule.burst ?? rule.rate.requests, rule.rate.requests / period);
     case 'sliding-window-counter':
-      return Math.max(1, Math.ceil(2 * period));
+      return bucketTtl(runBurst(rule) ?? rule.rate.requests, rule.rate.requests / period);
     case 'sliding-window-log':
     case 'fixed-window':
       return Math.max(1, Math.ceil(period));

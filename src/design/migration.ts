@@ -6,6 +6,7 @@
  */
 import type { ExistingLimiterT, ExistingNginxDirectiveT } from '../answers/schema.js';
 import { formatNumber, secondsWords } from '../format.js';
+import { runBurst } from './algorithms.js';
 import type { MatrixRule, Migration, MigrationItem, ResolvedEndpoint, RuleIdentity, Scope } from './model.js';
 
 /** A route with its parameters made comparable: /v1/orders/:id and /v1/orders/{id} read the same. */
@@ -14,7 +15,7 @@ function normaliseRoute(route: string): string {
 }
 
 /** Whether an existing limiter covers an endpoint (method and path; no path covers every route). */
-export function coversEndpoint(l: ExistingLimiterT, e: ResolvedEndpoint): boolean {
+function coversEndpoint(l: ExistingLimiterT, e: ResolvedEndpoint): boolean {
   if (l.match === 'unknown') return false;
   if (l.method && l.method !== 'ANY' && e.method !== 'ANY' && l.method !== e.method) return false;
   if (!l.path) return true;
@@ -35,9 +36,12 @@ const SAME_KEY: Record<NonNullable<ExistingLimiterT['keyedOn']>, RuleIdentity[]>
 };
 
 /** The most requests one key of `rule` admits within `seconds`, from a full bucket or an empty window. */
-export function admittedWithin(rule: MatrixRule, seconds: number): number | undefined {
+function admittedWithin(rule: MatrixRule, seconds: number): number | undefined {
   if (!rule.rate) return undefined;
   const { requests, periodSeconds } = rule.rate;
+  // what the application runs as a GCRA bucket: the burst it runs with at once, then the refill
+  const burst = rule.layer === 'edge' ? null : runBurst(rule);
+  if (burst !== null) return Math.floor(burst + (requests / periodSeconds) * seconds);
   switch (rule.algorithm) {
     case 'sliding-window-log':
     case 'sliding-window-counter':
@@ -51,7 +55,7 @@ export function admittedWithin(rule: MatrixRule, seconds: number): number | unde
 }
 
 /** The most an existing limiter admits within its own window: its limit plus any burst. */
-export function existingWithin(l: ExistingLimiterT): number {
+function existingWithin(l: ExistingLimiterT): number {
   return Math.floor(l.limit + (l.burst ?? 0));
 }
 
@@ -109,11 +113,11 @@ export function tighterExisting(
 }
 
 /** Directives the generated http-level nginx file sets, and those of the server-level file. */
-export const GENERATED_NGINX_HTTP = ['real_ip_header', 'real_ip_recursive', 'limit_req_status', 'limit_req_log_level'] as const;
-export const GENERATED_NGINX_SERVER = ['limit_req_dry_run'] as const;
+const GENERATED_NGINX_HTTP = ['real_ip_header', 'real_ip_recursive', 'limit_req_status', 'limit_req_log_level'] as const;
+const GENERATED_NGINX_SERVER = ['limit_req_dry_run'] as const;
 
 /** Directives of the scanned configuration that the generated files would set a second time at the same level. */
-export function nginxDuplicates(directives: readonly ExistingNginxDirectiveT[]): ExistingNginxDirectiveT[] {
+function nginxDuplicates(directives: readonly ExistingNginxDirectiveT[]): ExistingNginxDirectiveT[] {
   return directives.filter(
     (d) =>
       (d.context === 'http' && (GENERATED_NGINX_HTTP as readonly string[]).includes(d.name)) ||

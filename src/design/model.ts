@@ -418,7 +418,7 @@ export interface Monitoring {
   latencyBudgetMs: { p99: number };
 }
 
-export interface RolloutStep {
+interface RolloutStep {
   order: number;
   title: string;
   detail: string;
@@ -509,7 +509,7 @@ export interface Scenario {
 }
 
 /** An identity value an allow or deny entry names. */
-export interface AccessIdentity {
+interface AccessIdentity {
   kind: 'api-key' | 'user' | 'tenant' | 'session';
   value: string;
 }

@@ -1,5 +1,6 @@
 /** Metrics, alert thresholds and store configuration. */
 import { formatNumber } from '../format.js';
+import { ACCESS_OUTCOMES } from '../runtime/middleware/metrics.js';
 import { BYTES_PER_KEY, keyNameExtraBytes, maxKeyChars } from './matrix.js';
 import type { AccessDesign, AlertSpec, MatrixRule, MetricSource, MetricSpec, Monitoring, Scope } from './model.js';
 
@@ -122,22 +123,22 @@ const QUOTA_METRICS: MetricSpec[] = [
   },
 ];
 
-/** The access lists' outcomes, by the answers part that makes each (the runtime's label values). */
-const ACCESS_OUTCOMES = [
-  ['deny', 'denied', 'refused by the deny list'],
-  ['penalty', 'penalty_box', 'refused while their caller is in the penalty box'],
-  ['allow', 'allowlisted', 'let skip rules by the allowlist'],
-] as const;
+/** What each access list does to the requests it counts, by the answers part that makes it (the label value is the runtime's). */
+const ACCESS_OUTCOME_TEXT = {
+  deny: 'refused by the deny list',
+  penalty: 'refused while their caller is in the penalty box',
+  allow: 'let skip rules by the allowlist',
+} as const satisfies Record<keyof typeof ACCESS_OUTCOMES, string>;
 
 /** The middleware's counter of what the access lists did, with the outcomes this design has (null: no list). */
 function accessMetric(access: AccessDesign | undefined): MetricSpec | null {
-  const outcomes = ACCESS_OUTCOMES.filter(([part]) => access?.[part] !== undefined);
-  if (outcomes.length === 0) return null;
+  const parts = (Object.keys(ACCESS_OUTCOME_TEXT) as (keyof typeof ACCESS_OUTCOMES)[]).filter((part) => access?.[part] !== undefined);
+  if (parts.length === 0) return null;
   return {
     name: 'ratelimit_access_total',
     type: 'counter',
     labels: ['outcome'],
-    help: `Requests the access lists decided before any rule: ${outcomes.map(([, outcome, what]) => `${what} (outcome=${outcome})`).join(', ')}. The outcome is the only label; each series exists at 0 from the start.`,
+    help: `Requests the access lists decided before any rule: ${parts.map((part) => `${ACCESS_OUTCOME_TEXT[part]} (outcome=${ACCESS_OUTCOMES[part]})`).join(', ')}. The outcome is the only label; each series exists at 0 from the start.`,
     emittedBy: MW,
   };
 }
@@ -169,7 +170,7 @@ function penaltyKeys(penalty: NonNullable<AccessDesign['penalty']>, ceilingRps: 
 
 const MIB = 1024 * 1024;
 /** maxmemory = the bound x this, plus MAXMEMORY_BASE for Redis itself. */
-export const MAXMEMORY_HEADROOM = 1.5;
+const MAXMEMORY_HEADROOM = 1.5;
 const MAXMEMORY_BASE = 64 * MIB;
 
 /** The store's maxmemory: the memory bound plus 50% headroom plus 64 MiB, in whole MiB. */
@@ -314,7 +315,7 @@ const STORE_CALL_ALERTS: AlertSpec[] = [
 ];
 
 /** What the monitoring needs beyond the rules: the access lists (their counter, alert and keys) and the ceiling's rate. */
-export interface MonitoringContext {
+interface MonitoringContext {
   access?: AccessDesign | undefined;
   ceilingRps?: number | undefined;
 }
@@ -324,8 +325,9 @@ export interface MonitoringContext {
  * someone guessing credentials (or many people behind one address shut out together).
  */
 function penaltyAlert(ruleIds: readonly string[]): AlertSpec {
-  const now = 'sum(rate(ratelimit_access_total{outcome="penalty_box"}[5m]))';
-  const dayAgo = 'sum(rate(ratelimit_access_total{outcome="penalty_box"}[5m] offset 1d))';
+  const boxed = `ratelimit_access_total{outcome="${ACCESS_OUTCOMES.penalty}"}[5m]`;
+  const now = `sum(rate(${boxed}))`;
+  const dayAgo = `sum(rate(${boxed} offset 1d))`;
   return {
     name: 'RateLimitPenaltyBoxSpike',
     metric: 'ratelimit_access_total',

@@ -2,7 +2,7 @@
 import { formatNumber } from '../format.js';
 import type { Diagram, Enforcement, LayerAssignment, MatrixRule, ResolvedEndpoint, Scope } from './model.js';
 import { hashTag } from '../runtime/middleware/keys.js';
-import { algorithmLabel } from './algorithms.js';
+import { algorithmLabel, luaScriptFor } from './algorithms.js';
 import { middlewareComponent } from './naming.js';
 
 const GATEWAY_COMPONENT: Record<string, string> = {
@@ -22,11 +22,6 @@ const STORE_NAME: Record<string, string> = { redis: 'Redis', 'redis-cluster': 'R
 
 /** Peak rate above which a horizontally scaled API gets the local + distributed hybrid. */
 export const HYBRID_PEAK_RPS = 1000;
-
-/** The Lua script that runs a rule's algorithm on the store: the bucket-like ones all run as GCRA. */
-export function luaScriptFor(algorithm: MatrixRule['algorithm']): 'gcra' | 'sliding-window-log' | 'fixed-window' {
-  return algorithm === 'sliding-window-log' || algorithm === 'fixed-window' ? algorithm : 'gcra';
-}
 
 const SCRIPT_ALGORITHM = { gcra: 'gcra', 'sliding-window-log': 'sliding-window-log', 'fixed-window': 'fixed-window' } as const;
 

@@ -1,5 +1,6 @@
 /** The six test scenarios, each tied to the rules it exercises. */
-import { formatNumber } from '../format.js';
+import { formatNumber, rateWords } from '../format.js';
+import { runBurst } from './algorithms.js';
 import { type Enforcement, keepsStateInStore, type MatrixRule, type Scenario, type Scope } from './model.js';
 
 /** What the scenarios need to know beyond the rules: where the requests come from. */
@@ -26,23 +27,14 @@ function durationText(seconds: number): string {
   return `${formatNumber(seconds)} s`;
 }
 
-/** "50/s", "60/min", "100 per 3,600 s". */
-function rateWords(rule: MatrixRule): string {
-  const r = rule.rate;
-  if (!r) return 'its rate';
-  if (r.periodSeconds === 1) return `${formatNumber(r.requests)}/s`;
-  if (r.periodSeconds === 60) return `${formatNumber(r.requests)}/min`;
-  if (r.periodSeconds === 3600) return `${formatNumber(r.requests)}/h`;
-  return `${formatNumber(r.requests)} per ${formatNumber(r.periodSeconds)} s`;
-}
-
 /** "one token comes back every 20 ms at 50/s". */
 function refillText(rule: MatrixRule): string {
-  return `one token comes back every ${durationText(intervalSeconds(rule))} at ${rateWords(rule)}`;
+  return `one token comes back every ${durationText(intervalSeconds(rule))} at ${rule.rate ? rateWords(rule.rate.requests, rule.rate.periodSeconds) : 'its rate'}`;
 }
 
+/** A middleware rule the runtime runs as a GCRA bucket (with the burst runBurst gives). */
 function isBucket(r: MatrixRule): boolean {
-  return (r.algorithm === 'gcra' || r.algorithm === 'token-bucket') && r.layer === 'middleware' && typeof r.burst === 'number';
+  return r.layer === 'middleware' && r.algorithm !== undefined && runBurst(r) !== null;
 }
 
 function plural(n: number, word: string): string {
@@ -90,7 +82,7 @@ export function buildScenarios(rules: MatrixRule[], ctx?: ScenarioContext): Scen
   const authPairs = rules.filter((r) => r.tier === 'security');
   const perIdentity = authPairs.find((r) => r.identity === 'username');
   const perIp = authPairs.find((r) => r.identity === 'ip' && perIdentity && r.key?.split('}')[0] === perIdentity.key?.split('}')[0]);
-  const burst = typeof bucket?.burst === 'number' ? bucket.burst : 0;
+  const burst = bucket ? (runBurst(bucket) ?? 0) : 0;
   const heaviest = weighted?.cost?.byEndpoint.reduce((a, b) => (b.cost > a.cost ? b : a));
 
   const list: Scenario[] = [
@@ -178,11 +170,13 @@ export function buildScenarios(rules: MatrixRule[], ctx?: ScenarioContext): Scen
       applicable: !!(weighted && heaviest),
       setup:
         weighted && heaviest
-          ? `${weighted.id} with burst ${weighted.burst}; ${heaviest.endpoint} costs ${heaviest.cost} tokens.`
+          ? `${weighted.id} with burst ${runBurst(weighted)}; ${heaviest.endpoint} costs ${heaviest.cost} tokens.`
           : 'No endpoint carries a weight above 1.',
       steps: weighted && heaviest ? [`Call ${heaviest.endpoint} until refused.`, 'Then call a cost-1 endpoint.'] : [],
       expected:
-        weighted && heaviest ? costExpectation(weighted, weighted.burst as number, heaviest.endpoint, heaviest.cost) : 'Not applicable.',
+        weighted && heaviest
+          ? costExpectation(weighted, runBurst(weighted) as number, heaviest.endpoint, heaviest.cost)
+          : 'Not applicable.',
     },
   ];
   return list;

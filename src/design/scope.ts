@@ -23,7 +23,7 @@ import { formatNumber, joinAnd } from '../format.js';
 export const PERIOD_SECONDS = { second: 1, minute: 60, hour: 3600, day: 86400 } as const;
 
 /** Tokens an endpoint class takes from the shared per-identity bucket, unless stated. */
-export const DEFAULT_CLASS_COST: Record<EndpointClass, number> = {
+const DEFAULT_CLASS_COST: Record<EndpointClass, number> = {
   auth: 1,
   read: 1,
   write: 2,
@@ -37,16 +37,16 @@ export const DEFAULT_CLASS_COST: Record<EndpointClass, number> = {
 /** How many seconds of sustained rate a bucket may spend at once, by burstiness. */
 export const BURST_SECONDS = { low: 2, moderate: 5, high: 10 } as const;
 
-export const PRIVATE_PROXY_RANGES = ['127.0.0.1/32', '::1/128', '10.0.0.0/8', '172.16.0.0/12', '192.168.0.0/16', 'fc00::/7'];
+const PRIVATE_PROXY_RANGES = ['127.0.0.1/32', '::1/128', '10.0.0.0/8', '172.16.0.0/12', '192.168.0.0/16', 'fc00::/7'];
 
-export const DEFAULT_DOCS_URL = 'https://api.example.com/docs/rate-limits';
+const DEFAULT_DOCS_URL = 'https://api.example.com/docs/rate-limits';
 
 /** What one client is assumed to send at its busiest, when the answers do not say (requests/s). */
-export const DEFAULT_CLIENT_PEAK_RPS = 2;
+const DEFAULT_CLIENT_PEAK_RPS = 2;
 /** Clients assumed active at once behind one address (office, carrier-grade NAT), when not stated. */
-export const DEFAULT_CLIENTS_PER_ADDRESS = 25;
+const DEFAULT_CLIENTS_PER_ADDRESS = 25;
 
-export interface ResolvedAnswers {
+interface ResolvedAnswers {
   scope: Scope;
   assumptions: Assumption[];
   generic: boolean;

@@ -10,7 +10,10 @@
  * - a sliding-window counter weighs the previous window as if its requests were spread evenly:
  *   when they came at its very end, nearly 2 x limit passes within one period;
  * - a bucket (token bucket, leaky bucket as nginx runs it with nodelay, GCRA) admits its burst
- *   at once and then refills at its rate: burst + rate x period;
+ *   at once and then refills at its rate: burst + rate x period. The application runs every
+ *   algorithm but the two windows as GCRA (a sliding window counter too), with the burst
+ *   runBurst gives (the stated one, else the rate's count per period), so its rules are sized
+ *   as that bucket, not as their algorithm's name would have it;
  * - a gateway whose counters live in each node (nginx, Envoy's local filter, Kong's local
  *   policy) or each location (Cloudflare) admits that much per node: x K;
  * - the local + Redis hybrid adds each instance's local bucket: N x local burst;
@@ -20,8 +23,8 @@
  * in-memory fallback that admits per instance while the store is down) is one more entry there,
  * whose rows the table, the document and verify take as they are.
  */
-import { formatNumber as fmt, secondsWords } from '../format.js';
-import { algorithmLabel } from './algorithms.js';
+import { formatNumber as fmt, rateWords, secondsWords } from '../format.js';
+import { algorithmLabel, luaScriptFor, runAsGcraLabel, runBurst } from './algorithms.js';
 import type { Algorithm, Design, Layer, MatrixRule } from './model.js';
 
 /** One row of the table: a rule at one layer (or one source of extra admissions on top of it). */
@@ -64,40 +67,61 @@ export function wholeRequests(x: number): number {
 /** A rule's period in words ("1 s", "10 min", "1 d"). */
 export const periodWords = secondsWords;
 
-/** The rate of a rule per its period in words: "10/s", "600/min", "5/h". */
-function rateWords(rule: MatrixRule): string {
-  const r = rule.rate as { requests: number; periodSeconds: number };
-  const unit: Record<number, string> = { 1: 's', 60: 'min', 3600: 'h', 86400: 'd' };
-  return unit[r.periodSeconds] ? `${fmt(r.requests)}/${unit[r.periodSeconds]}` : `${fmt(r.requests)} per ${periodWords(r.periodSeconds)}`;
-}
-
 /** A rule with the numbers a worst case needs. */
 function sized(rule: MatrixRule): rule is MatrixRule & { rate: { requests: number; periodSeconds: number }; algorithm: Algorithm } {
   return rule.rate !== undefined && rule.rate.requests > 0 && rule.rate.periodSeconds > 0 && rule.algorithm !== undefined;
 }
 
 const BUCKETS: readonly Algorithm[] = ['gcra', 'token-bucket', 'leaky-bucket'];
-const MEASURED: readonly Algorithm[] = ['gcra', 'token-bucket', 'fixed-window'];
 
-/**
- * The most one key of a rule admits within any stretch of one period at one counter, by its
- * algorithm alone (where its counter lives is the caller's concern).
- */
-export function perCounter(rule: MatrixRule & { rate: { requests: number; periodSeconds: number }; algorithm: Algorithm }): {
+/** A worst case with how it follows from the rule's numbers and what that rests on. */
+export interface WorstCaseFigure {
   worstCase: number;
   formula: string;
   basis: string;
-} {
+}
+
+/**
+ * Whether verify measures a rule's worst case on the store: what the store runs as GCRA, and a
+ * plain fixed window (a rolling quota's daily counters are not what verify's fixed-window run measures).
+ */
+function measuredOnStore(rule: MatrixRule): boolean {
+  return luaScriptFor(rule.algorithm) === 'gcra' || (rule.algorithm === 'fixed-window' && !algorithmLabel(rule));
+}
+
+/**
+ * The most one key of a rule admits within any stretch of one period at one counter, by the
+ * algorithm that counts it (where its counter lives is the caller's concern). A rule the
+ * application runs (any layer but the edge) is counted by the scripts: every algorithm but the
+ * two windows as a GCRA bucket with the burst runBurst gives. An edge rule by the gateway's own
+ * algorithm, with its burst as stated.
+ */
+export function perCounter(
+  rule: MatrixRule & { rate: { requests: number; periodSeconds: number }; algorithm: Algorithm },
+): WorstCaseFigure {
   const limit = rule.rate.requests;
-  const burst = typeof rule.burst === 'number' ? rule.burst : undefined;
   const period = periodWords(rule.rate.periodSeconds);
+  const rate = rateWords(limit, rule.rate.periodSeconds);
+  const run = rule.layer === 'edge' ? null : runBurst(rule);
+  if (run !== null) {
+    const at =
+      typeof rule.burst === 'number'
+        ? 'The full burst'
+        : `No burst is stated, so the bucket holds its rate's count per period (${fmt(run)}): all of it`;
+    return {
+      worstCase: wholeRequests(run + limit),
+      formula: `${fmt(run)} + ${rate} x ${period}`,
+      basis: `${runAsGcraLabel(rule) ? 'The runtime runs it as a GCRA bucket. ' : ''}${at} at once, then the refill at the rate for the rest of the period.`,
+    };
+  }
+  const burst = typeof rule.burst === 'number' ? rule.burst : undefined;
   if (BUCKETS.includes(rule.algorithm)) {
     if (burst === undefined) {
       return { worstCase: wholeRequests(limit), formula: `${fmt(limit)}`, basis: 'A bucket without a stated burst admits its rate.' };
     }
     return {
       worstCase: wholeRequests(burst + limit),
-      formula: `${fmt(burst)} + ${rateWords(rule)} x ${period}`,
+      formula: `${fmt(burst)} + ${rate} x ${period}`,
       basis: 'The full burst at once, then the refill at the rate for the rest of the period.',
     };
   }
@@ -122,6 +146,25 @@ export function perCounter(rule: MatrixRule & { rate: { requests: number; period
         basis: 'Every admission of the trailing period is logged and counted: never more than the limit.',
       };
   }
+}
+
+/** The hybrid: a shared counter's worst case, plus each instance's local bucket admitting before Redis has counted. */
+export function withLocalBuckets(base: WorstCaseFigure, instances: number, localBurst: number): WorstCaseFigure {
+  return {
+    worstCase: base.worstCase + instances * localBurst,
+    formula: `${base.formula} + ${fmt(instances)} x ${fmt(localBurst)}`,
+    basis: `The shared bucket's worst case, plus the local bucket (${fmt(localBurst)}) of each of the ${fmt(instances)} instances admitting before Redis has counted.`,
+  };
+}
+
+/** The in-memory fallback while the store is down: each of `instances` counts from zero on its own. */
+export function inMemoryFallback(base: WorstCaseFigure, instances: number): WorstCaseFigure {
+  const n = instances;
+  return {
+    worstCase: base.worstCase * n,
+    formula: n > 1 ? `(${base.formula}) x ${fmt(n)} instances` : base.formula,
+    basis: `Only while the store is unreachable: ${n > 1 ? `each of the ${fmt(n)} instances counts` : 'the instance counts'} from zero in its own memory. ${base.basis}`,
+  };
 }
 
 /** How many separate counters an edge rule has for one identity, and why. */
@@ -190,6 +233,7 @@ const byRule: WorstCaseKind = {
         basis = `${base.basis} Only if the check and the consume were one step: with ${rule.primitive}, concurrent requests read the same count and pass together beyond it.`;
       }
       const label = algorithmLabel(rule);
+      const shownAs = label ?? runAsGcraLabel(rule);
       if (label) {
         // daily counters summed over the trailing days: a day's count leaves at once when the day ages out
         basis =
@@ -203,16 +247,14 @@ const byRule: WorstCaseKind = {
         kind: 'rule',
         layer: rule.layer,
         algorithm: rule.algorithm,
-        ...(label ? { algorithmLabel: label } : {}),
+        ...(shownAs ? { algorithmLabel: shownAs } : {}),
         periodSeconds: rule.rate.periodSeconds,
         periodText,
         stated: rule.rate.requests,
         worstCase,
         formula,
         basis,
-        // what verify runs on the store: gcra.lua (GCRA and token buckets) and fixed-window.lua
-        // (a rolling quota's daily counters are not what verify's fixed-window run measures)
-        measurable: rule.layer === 'middleware' && rule.primitive === 'redis-lua' && MEASURED.includes(rule.algorithm) && !label,
+        measurable: rule.layer === 'middleware' && rule.primitive === 'redis-lua' && measuredOnStore(rule),
       });
     }
     return rows;
@@ -227,19 +269,18 @@ const hybrid: WorstCaseKind = {
     if (!h) return [];
     return design.rules.filter(sized).flatMap((rule) => {
       if (!h.ruleIds.includes(rule.id)) return [];
-      const base = perCounter(rule);
+      const label = runAsGcraLabel(rule);
       return [
         {
           ruleId: rule.id,
           kind: 'hybrid',
           layer: 'middleware (local + store)' as const,
           algorithm: rule.algorithm,
+          ...(label ? { algorithmLabel: label } : {}),
           periodSeconds: rule.rate.periodSeconds,
           periodText: rule.rate.periodText ?? periodWords(rule.rate.periodSeconds),
           stated: rule.rate.requests,
-          worstCase: base.worstCase + h.overAdmission,
-          formula: `${base.formula} + ${fmt(h.instances)} x ${fmt(h.localBurst)}`,
-          basis: `The shared bucket's worst case, plus the local bucket (${fmt(h.localBurst)}) of each of the ${fmt(h.instances)} instances admitting before Redis has counted.`,
+          ...withLocalBuckets(perCounter(rule), h.instances, h.localBurst),
           measurable: true,
         },
       ];
@@ -256,23 +297,21 @@ const memoryFallback: WorstCaseKind = {
     return design.rules.filter(sized).flatMap((rule) => {
       if (!f.ruleIds.includes(rule.id)) return [];
       // the same per-counter figure design/access.ts gives the fallback table, times the instances
-      const base = perCounter(rule);
-      const n = f.instances;
+      const label = algorithmLabel(rule) ?? runAsGcraLabel(rule);
       return [
         {
           ruleId: rule.id,
           kind: 'memory-fallback',
           layer: 'middleware (in-memory fallback)' as const,
           algorithm: rule.algorithm,
+          ...(label ? { algorithmLabel: label } : {}),
           periodSeconds: rule.rate.periodSeconds,
           periodText: rule.rate.periodText ?? periodWords(rule.rate.periodSeconds),
           stated: rule.rate.requests,
-          worstCase: base.worstCase * n,
-          formula: n > 1 ? `(${base.formula}) x ${fmt(n)} instances` : base.formula,
-          basis: `Only while the store is unreachable: ${n > 1 ? `each of the ${fmt(n)} instances counts` : 'the instance counts'} from zero in its own memory. ${base.basis}`,
+          ...inMemoryFallback(perCounter(rule), f.instances),
           // verify stops a Redis it started and runs N limiters with the fallback against it (the
           // algorithms it measures at the store, the same in memory)
-          measurable: rule.primitive === 'redis-lua' && MEASURED.includes(rule.algorithm) && !algorithmLabel(rule),
+          measurable: rule.primitive === 'redis-lua' && measuredOnStore(rule),
         },
       ];
     });

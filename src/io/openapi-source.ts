@@ -9,18 +9,18 @@
  * references that leave the folder the reader serves, and more than MAX_SPEC_FILES files.
  */
 import path from 'node:path';
-import { parseAllDocuments } from 'yaml';
 import { checkChain, readCapped, TooLargeError } from './safe-fs.js';
+import { firstLine, parseStructured } from './text.js';
 
 /** The most files one document may be split into. */
-export const MAX_SPEC_FILES = 200;
+const MAX_SPEC_FILES = 200;
 /** The most text all the files of one document may hold together. */
-export const MAX_SPEC_TOTAL_CHARS = 32 * 1024 * 1024;
+const MAX_SPEC_TOTAL_CHARS = 32 * 1024 * 1024;
 
 /** Reads one file, by its path relative to the reader's folder ('/' separators); undefined when it cannot. */
-export type SpecReader = (relPath: string) => Promise<string | undefined>;
+type SpecReader = (relPath: string) => Promise<string | undefined>;
 
-export interface BundledSpec {
+interface BundledSpec {
   /** The whole document, references internal only. */
   document: Record<string, unknown>;
   /** Every file read, relative to the reader's folder, entry first. */
@@ -39,7 +39,7 @@ export class SpecReadError extends Error {
 }
 
 /** The largest file of a document that is read (a large API's whole document is a few megabytes). */
-export const MAX_SPEC_FILE_BYTES = 8 * 1024 * 1024;
+const MAX_SPEC_FILE_BYTES = 8 * 1024 * 1024;
 
 /**
  * Reads the files of a document below `folder` (a real folder the caller trusts): no
@@ -76,30 +76,6 @@ export function folderSpecReader(folder: string): SpecReader {
 /** The virtual folder the parser sees: every path it resolves stays below it or is refused. */
 const ROOT = '/rl-design-spec';
 
-function firstLine(e: unknown): string {
-  const msg = e instanceof Error ? e.message : String(e);
-  return (msg.split('\n')[0] ?? '').slice(0, 200);
-}
-
-/** JSON for .json files, else YAML (one document; aliases capped). Throws a one-line reason. */
-export function parseSpecText(text: string, file: string): unknown {
-  const body = text.replace(/^\uFEFF/, '');
-  if (/\.json$/i.test(file)) {
-    try {
-      return JSON.parse(body) as unknown;
-    } catch (e) {
-      throw new Error(`not valid JSON: ${firstLine(e)}`);
-    }
-  }
-  const docs = parseAllDocuments(body, { prettyErrors: false, uniqueKeys: false });
-  const list = Array.isArray(docs) ? docs : [docs];
-  const doc = list[0];
-  if (!doc) return undefined;
-  const err = doc.errors[0];
-  if (err) throw new Error(`not valid YAML: ${firstLine(err)}`);
-  return doc.toJS({ maxAliasCount: 100 });
-}
-
 /** The relative path of a URL the parser hands over, or undefined when it is not below ROOT. */
 function relativeOf(url: string): string | undefined {
   let p = url;
@@ -114,12 +90,21 @@ function relativeOf(url: string): string | undefined {
   return normal.slice(ROOT.length + 1);
 }
 
+/** The entry file as the caller already read and parsed it: its text, and its (first) document. */
+interface ReadEntry {
+  text: string;
+  document: unknown;
+}
+
 /**
  * The document at `entry` (relative to the reader's folder) with every `$ref` to another file
- * resolved and bundled in. Throws SpecReadError naming the file that could not be read.
+ * resolved and bundled in. Throws SpecReadError naming the file that could not be read. With
+ * `known`, the entry is not read or parsed again.
  */
-export async function bundleSpec(entry: string, read: SpecReader): Promise<BundledSpec> {
+export async function bundleSpec(entry: string, read: SpecReader, known?: ReadEntry): Promise<BundledSpec> {
   const { default: $RefParser } = await import('@apidevtools/json-schema-ref-parser');
+  const entryUrl = `${ROOT}/${entry.split(path.sep).join('/')}`;
+  const knownRel = relativeOf(entryUrl);
   const files: string[] = [];
   const texts = new Map<string, unknown>();
   let total = 0;
@@ -145,9 +130,10 @@ export async function bundleSpec(entry: string, read: SpecReader): Promise<Bundl
     if (texts.has(rel)) return texts.get(rel);
     if (files.length >= MAX_SPEC_FILES) throw new SpecReadError(rel, `more than ${MAX_SPEC_FILES} files are referenced`);
     files.push(rel);
+    const entryKnown = known !== undefined && rel === knownRel;
     let text: string | undefined;
     try {
-      text = await read(rel);
+      text = entryKnown ? known.text : await read(rel);
     } catch (e) {
       if (e instanceof SpecReadError) throw e;
       throw new SpecReadError(rel, firstLine(e));
@@ -156,16 +142,15 @@ export async function bundleSpec(entry: string, read: SpecReader): Promise<Bundl
       throw new SpecReadError(rel, 'cannot be read (missing, a symbolic link, outside the allowed folders, or too large)');
     total += text.length;
     if (total > MAX_SPEC_TOTAL_CHARS) throw new SpecReadError(rel, 'makes the document larger than 32 MB in all');
-    let value: unknown;
-    try {
-      value = parseSpecText(text, rel);
-    } catch (e) {
-      throw new SpecReadError(rel, firstLine(e));
+    let value: unknown = entryKnown ? known.document : undefined;
+    if (!entryKnown) {
+      const parsed = parseStructured(text, rel);
+      if (!parsed.ok) throw new SpecReadError(rel, parsed.error);
+      value = parsed.docs[0];
     }
     texts.set(rel, value);
     return value;
   };
-  const entryUrl = `${ROOT}/${entry.split(path.sep).join('/')}`;
   try {
     const bundled = await $RefParser.bundle(entryUrl, {
       resolve: {
@@ -241,7 +226,7 @@ export function followRef(doc: unknown, value: unknown, at: readonly string[]): 
   return undefined;
 }
 
-export const SPEC_METHODS = ['get', 'put', 'post', 'delete', 'options', 'head', 'patch', 'trace'] as const;
+const SPEC_METHODS = ['get', 'put', 'post', 'delete', 'options', 'head', 'patch', 'trace'] as const;
 
 export interface SpecOperation {
   method: (typeof SPEC_METHODS)[number];

@@ -50,7 +50,7 @@ export const SKIPPED_DIRS: ReadonlySet<string> = new Set([
 /** Default size cap for ProjectFs.read. */
 export const DEFAULT_MAX_BYTES = 1024 * 1024;
 
-export interface NodeProjectFsOptions {
+interface NodeProjectFsOptions {
   /** Files listed at most (default 5,000). */
   maxFiles?: number;
   /** Folder levels below the root that are listed (default 6). */

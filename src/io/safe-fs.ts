@@ -42,7 +42,7 @@ export function expandHome(p: string): string {
 }
 
 /** The real path of the nearest folder of `abs` (or `abs` itself) that exists. */
-export async function realNearest(abs: string): Promise<string> {
+async function realNearest(abs: string): Promise<string> {
   let p = abs;
   const rest: string[] = [];
   for (;;) {

@@ -36,7 +36,7 @@ import {
   TooLargeError,
 } from './safe-fs.js';
 
-export const MANIFEST_NAME = '.rl-design-manifest.json';
+const MANIFEST_NAME = '.rl-design-manifest.json';
 const TEMP_RE = /^\..+\.\d+\.[0-9a-f]+\.rl-design-tmp$/;
 /** An existing file larger than this is not one rl-design wrote. */
 const MAX_EXISTING_BYTES = 64 * 1024 * 1024;
@@ -71,18 +71,23 @@ export interface PlannedFile {
   unmanaged?: boolean;
 }
 
-export interface WriteResult {
+interface WriteResult {
   written: string[];
   unchanged: string[];
-  /** Files an earlier run of the same owner wrote that this run no longer generates, kept. */
-  leftover: string[];
-  /** Of those, the ones the user edited since (kept even with `prune`). */
-  leftoverEdited: string[];
+  /** Files an earlier run of the same owner wrote that this run no longer generates, kept, and whether the user edited each since (kept even with `prune`). */
+  leftover: Leftover[];
   /** Leftovers removed (`prune`). */
   removed: string[];
 }
 
-export interface WriteOptions {
+/** A file an earlier run wrote that this run does not. */
+export interface Leftover {
+  file: string;
+  /** Changed since that run wrote it. */
+  edited: boolean;
+}
+
+interface WriteOptions {
   force?: boolean;
   display?: (abs: string) => string;
   /** How long to wait for another run writing the same folder (default 30 s). */
@@ -160,7 +165,7 @@ interface RootPlan {
   manifest: Record<string, string>;
   owners: Record<string, string[]>;
   /** Leftovers of this owner's earlier run: manifest keys, and whether each is still as written. */
-  leftovers: { key: string; file: string; edited: boolean }[];
+  leftovers: (Leftover & { key: string })[];
   /** Older versions kept one manifest per folder; those below the root are read, then removed. */
   legacy: string[];
   created: string[];
@@ -367,12 +372,11 @@ export async function writeOutputs(files: PlannedFile[], options: WriteOptions =
     for (const plan of plans) await plan.lock?.release();
     if (!committed) for (const plan of [...plans].reverse()) await removeFolders(plan.created);
   }
-  const leftovers = plans.flatMap((p) => p.leftovers).filter((l) => !removed.includes(l.file));
+  const gone = new Set(removed);
   return {
     written: toWrite.map((f) => f.path),
     unchanged,
-    leftover: leftovers.map((l) => l.file),
-    leftoverEdited: leftovers.filter((l) => l.edited).map((l) => l.file),
+    leftover: plans.flatMap((p) => p.leftovers).flatMap(({ file, edited }) => (gone.has(file) ? [] : [{ file, edited }])),
     removed,
   };
 }
@@ -424,7 +428,7 @@ async function removeEmptyFolders(root: string, dir: string): Promise<void> {
 }
 
 /** The largest answers file rl-design reads. */
-export const MAX_ANSWERS_BYTES = 1024 * 1024;
+const MAX_ANSWERS_BYTES = 1024 * 1024;
 
 /** Reads a text file for the commands (at most MAX_ANSWERS_BYTES), mapping errors to clear messages. */
 export async function readTextFile(file: string, notFound: 'answersNotFound'): Promise<string> {

@@ -46,7 +46,7 @@ export interface StepContext {
 export type Draft = Readonly<AnswersInput>;
 
 /** What one step adds to the answers. `output` parts are merged, `unknown` lists concatenated. */
-export type Patch = Partial<AnswersInput>;
+type Patch = Partial<AnswersInput>;
 
 export interface Step {
   id: string;

@@ -25,7 +25,7 @@ import {
   parseTimeZone,
 } from './parse.js';
 import { QUESTIONS, type Question, type Reading } from './questions.js';
-import { UNKNOWN, type Unknown } from './unknown.js';
+import { UNKNOWN } from './unknown.js';
 
 /** The options commander hands over: strings as typed, repeatable ones as arrays. */
 export interface InitRawOptions {
@@ -37,9 +37,6 @@ export interface InitRawOptions {
   name?: string;
   [option: string]: string | string[] | boolean | undefined;
 }
-
-/** A flag's value: absent (undefined), a value, or "don't know". */
-export type Flag<T> = T | Unknown | undefined;
 
 /** The parsed flags, by question id (what steps read through resolve.ts), and the project name. */
 export interface InitFlags {
@@ -121,7 +118,7 @@ export function parseInitFlags(raw: InitRawOptions): InitFlags {
   return flags;
 }
 
-export function nonEmpty(text: string, max: number): Parsed<string> {
+function nonEmpty(text: string, max: number): Parsed<string> {
   const t = text.trim();
   if (t === '') return { ok: false, message: 'must not be empty' };
   if (t.length > max) return { ok: false, message: `must be at most ${max} characters` };

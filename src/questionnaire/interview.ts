@@ -49,7 +49,7 @@ export interface PreviousAnswers {
   file: string;
 }
 
-export interface InterviewOptions {
+interface InterviewOptions {
   prompt: Prompter;
   interactive: boolean;
   flags: InitFlags;
@@ -84,7 +84,7 @@ export async function runInterview(options: InterviewOptions): Promise<AnswersIn
 }
 
 /** Where an installed rl-design's schema is, from the project's root: `npm install` of the package or its tarball puts it there. */
-export const LOCAL_SCHEMA_PATH = 'node_modules/rl-design/schemas/answers.schema.json';
+const LOCAL_SCHEMA_PATH = 'node_modules/rl-design/schemas/answers.schema.json';
 
 /**
  * The `$schema` of a new answers file: the installed package's schema, relative to the

@@ -4,7 +4,7 @@
  */
 import { QUESTIONS } from './questions.js';
 
-export interface InitOption {
+interface InitOption {
   flags: string;
   description: string;
   repeatable?: boolean;

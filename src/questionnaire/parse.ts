@@ -38,7 +38,7 @@ function firstProblem(error: z.ZodError): string {
 }
 
 /** The first problem the schema reports, as 'must ...' text. */
-export function schemaProblem(schema: z.ZodType, value: unknown): string | undefined {
+function schemaProblem(schema: z.ZodType, value: unknown): string | undefined {
   const r = schema.safeParse(value);
   return r.success ? undefined : firstProblem(r.error);
 }
@@ -62,7 +62,7 @@ export function parseNumber(text: string, schema: z.ZodType<number | undefined> 
 }
 
 /** Splits a comma (or space) separated list, dropping empty items. */
-export function splitList(text: string): string[] {
+function splitList(text: string): string[] {
   return text
     .split(/[,\s]+/)
     .map((s) => s.trim())

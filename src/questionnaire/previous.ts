@@ -16,7 +16,7 @@ import { PREVIOUS_DETAIL, valueAt, type Detected, type Known, type Step } from '
 import type { Fact } from './detect/index.js';
 
 /** How a previous answer's source is named wherever a value's source is shown. */
-export function previousSource(file: string): string {
+function previousSource(file: string): string {
   return `previous answers in ${file}`;
 }
 

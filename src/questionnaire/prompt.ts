@@ -17,7 +17,7 @@ function load(): Promise<Inquirer> {
   return inquirer;
 }
 
-export type Validator<T> = (value: T) => true | string;
+type Validator<T> = (value: T) => true | string;
 
 export interface PromptChoice<T> {
   value: T;
@@ -87,7 +87,7 @@ async function guarded<T>(run: () => Promise<T>): Promise<T> {
   }
 }
 
-export interface InquirerOptions {
+interface InquirerOptions {
   input?: NodeJS.ReadableStream;
   output?: NodeJS.WritableStream;
 }

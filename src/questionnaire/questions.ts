@@ -13,7 +13,7 @@ import { ENDPOINT_SPEC_HELP, FAIL_MODE_HELP, OUTBOUND_SPEC_HELP, PLAN_SPEC_HELP 
 import { UNKNOWN, type Unknown } from './unknown.js';
 
 export const DONT_KNOW_NAME = "Don't know";
-export const QUOTA_RESETS = ['calendar-month', 'calendar-day', 'rolling'] as const;
+const QUOTA_RESETS = ['calendar-month', 'calendar-day', 'rolling'] as const;
 export type QuotaResetChoice = (typeof QUOTA_RESETS)[number];
 type QuotaResetT = NonNullable<NonNullable<AnswersInput['quotas']>['reset']>;
 export type ByClass = Partial<Record<EndpointClassT, FailModeT>>;
@@ -28,7 +28,7 @@ export type Reading =
   | { kind: 'path' | 'cidrs' | 'timeZone' | 'days' | 'rate' | 'route' | 'endpoint' | 'plan' | 'outbound' | 'failModes' };
 
 /** Asked once more, after examples, when the first answer is "don't know". */
-export interface Again {
+interface Again {
   message: string;
   examples: readonly string[];
 }
@@ -110,7 +110,7 @@ export const STACK_EXAMPLES = {
 } as const;
 
 /** 'Free 60/minute, quota 10,000' */
-export function planText(p: Plan): string {
+function planText(p: Plan): string {
   return `${p.name} ${formatNumber(p.rate.requests)}/${p.rate.per}${p.quota !== undefined ? `, quota ${formatNumber(p.quota)}` : ''}`;
 }
 
@@ -120,12 +120,12 @@ export function resetText(r: QuotaResetT): string {
 }
 
 /** 'stripe 100/second' */
-export function providerText(p: OutboundProvider): string {
+function providerText(p: OutboundProvider): string {
   return `${p.name} ${formatNumber(p.limit.requests)}/${p.limit.per}`;
 }
 
 /** 'auth closed, read open' */
-export function byClassText(byClass: ByClass): string {
+function byClassText(byClass: ByClass): string {
   const entries = Object.entries(byClass);
   return entries.length === 0 ? 'none' : entries.map(([c, m]) => `${c} ${m}`).join(', ');
 }

@@ -18,9 +18,9 @@ import type { Parsed } from './parse.js';
 import { DONT_KNOW_NAME, type Prompt, type Question, type Reading } from './questions.js';
 import { UNKNOWN, type Unknown } from './unknown.js';
 
-export type Source = 'flag' | 'previous' | 'detected' | 'default' | 'prompt';
+type Source = 'flag' | 'previous' | 'detected' | 'default' | 'prompt';
 
-export interface Resolved<T> {
+interface Resolved<T> {
   /** undefined: nothing answered it (not asked). */
   value: T | Unknown | undefined;
   source?: Source;
@@ -220,7 +220,7 @@ export async function askEach<T>(
 }
 
 /** A known value as text: lists joined, an empty list as none, "don't know" spelled out. */
-export function shownValue(value: unknown): string {
+function shownValue(value: unknown): string {
   if (value === UNKNOWN) return "don't know";
   if (Array.isArray(value)) return value.length === 0 ? 'none' : value.map(shownValue).join(', ');
   return String(value);
@@ -229,7 +229,7 @@ export function shownValue(value: unknown): string {
 /** What a person types for "I don't know" at a text prompt ("unknown", "don't know", "not sure", "?"...). */
 const UNKNOWN_WORDS = new Set([UNKNOWN, "don't know", 'dont know', 'do not know', 'not sure', 'unsure', 'no idea', 'n/a', '?']);
 
-export function isUnknownText(text: string): boolean {
+function isUnknownText(text: string): boolean {
   return UNKNOWN_WORDS.has(
     text
       .trim()
@@ -240,12 +240,12 @@ export function isUnknownText(text: string): boolean {
 }
 
 /** The known list when `chosen` holds the same items (a checkbox returns them in its own order), else `chosen`. */
-export function keepOrder<T>(chosen: T[], known: readonly T[] | undefined): T[] {
+function keepOrder<T>(chosen: T[], known: readonly T[] | undefined): T[] {
   return known && chosen.length === known.length && chosen.every((c) => known.includes(c)) ? [...known] : chosen;
 }
 
 /** One known value offered in a "Keep ...?" confirm. */
-export interface KnownItem {
+interface KnownItem {
   /** Whose source is named (a JSON path of `known.byField`). */
   field: string;
   /** What the value is, e.g. 'framework'; '' for none. */
@@ -259,7 +259,7 @@ export interface KnownItem {
  * 'framework express, store redis (package.json), topology horizontal (previous answers in
  * rate-limit.answers.json)': the values, each run of values from one source followed by it.
  */
-export function describeKnown(known: Known, items: readonly KnownItem[]): string {
+function describeKnown(known: Known, items: readonly KnownItem[]): string {
   const parts: string[] = [];
   let run: string[] = [];
   let runSource: string | undefined;
@@ -290,7 +290,7 @@ export function defaultNote(known: Known, field: string, shown?: string): string
 }
 
 /** One known value offered in a "Keep ...?" confirm: the question's own unless the step derives it. */
-export interface Offer {
+interface Offer {
   q: Question;
   value?: unknown;
   from?: string;

@@ -5,7 +5,7 @@
  */
 
 /** Narrower than this, wrapping would do more harm than good: lines are printed as they are. */
-export const MIN_WRAP_COLUMNS = 40;
+const MIN_WRAP_COLUMNS = 40;
 
 /**
  * `line` as lines of at most `columns` characters (a word longer than that stays whole).
@@ -28,9 +28,4 @@ export function wrapLine(line: string, columns: number | undefined, indent?: num
   }
   out.push(current);
   return out;
-}
-
-/** Every line wrapped (see wrapLine). */
-export function wrapLines(lines: readonly string[], columns: number | undefined): string[] {
-  return lines.flatMap((l) => wrapLine(l, columns));
 }

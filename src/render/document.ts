@@ -6,7 +6,7 @@
  * formats choose the same layout and split into the same pages.
  */
 import { slugAnchor } from '../escape/markup.js';
-import { joinAnd } from './format.js';
+import { joinAnd, lineCount } from './format.js';
 import type { SectionLinkResolver } from './helpers.js';
 import { headings, type Heading } from './links.js';
 import { normalizeMarkdown } from './normalize.js';
@@ -69,8 +69,7 @@ export function chooseLayout(stats: DocumentStats): Layout {
 }
 
 export function documentStats(content: string, sections: number): DocumentStats {
-  const lines = content.split('\n').length - (content.endsWith('\n') ? 1 : 0);
-  return { lines, bytes: Buffer.byteLength(content, 'utf8'), sections };
+  return { lines: lineCount(content), bytes: Buffer.byteLength(content, 'utf8'), sections };
 }
 
 export interface DocumentOptions {
@@ -80,7 +79,7 @@ export interface DocumentOptions {
 }
 
 /** An item of the folder layout's page list. */
-export interface NavItem {
+interface NavItem {
   label: string;
   /** Markdown file name of the page. */
   href: string;
@@ -94,13 +93,13 @@ export interface PageLink {
   href: string;
 }
 
-export interface DocumentMeta {
+interface DocumentMeta {
   projectName: string;
   toolVersion: string;
   date: string;
 }
 
-export interface SingleDocument {
+interface SingleDocument {
   layout: 'single';
   meta: DocumentMeta;
   /** Links out of the document to the code folder's files (the link checker accepts exactly these). */
@@ -132,7 +131,7 @@ export interface FolderPage {
   markdown: string;
 }
 
-export interface FolderDocument {
+interface FolderDocument {
   layout: 'folder';
   meta: DocumentMeta;
   /** Links out of the document to the code folder's files (the link checker accepts exactly these). */
@@ -141,9 +140,9 @@ export interface FolderDocument {
   pages: FolderPage[];
 }
 
-export type DocumentPlan = SingleDocument | FolderDocument;
+type DocumentPlan = SingleDocument | FolderDocument;
 
-export function checkBaseName(name: string, ext = '.md'): string {
+function checkBaseName(name: string, ext = '.md'): string {
   const base = name.endsWith(ext) ? name.slice(0, -ext.length) : name;
   if (base === '' || base === '.' || base === '..' || /[/\\\u0000-\u001f]/.test(base)) {
     throw new Error(`rl-design: "${name}" cannot be a document file name`);
@@ -241,10 +240,6 @@ export interface Page {
   /** The section numbers the page holds: "4", or "1-2". */
   numbers: string;
   sections: PlannedSection[];
-}
-
-function lineCount(text: string): number {
-  return text.split('\n').length;
 }
 
 /**

@@ -42,6 +42,11 @@ export function fmtBytes(bytes: number): string {
 }
 
 /** A fraction as a percentage: 0.9 -> "90%". */
+/** Lines of a text file, not counting the newline that ends its last line. */
+export function lineCount(content: string): number {
+  return content.split('\n').length - (content.endsWith('\n') ? 1 : 0);
+}
+
 export function fmtPercent(fraction: number): string {
   return `${fmtNumber(fraction * 100)}%`;
 }

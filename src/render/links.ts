@@ -10,7 +10,7 @@ import { Slugger } from '../escape/markup.js';
 import { DeadLinkError, type DeadLink } from './errors.js';
 import type { OutputFile } from './types.js';
 
-export { DeadLinkError, type DeadLink };
+export { DeadLinkError };
 
 export interface Heading {
   level: number;
@@ -41,7 +41,7 @@ export function plainText(tokens: readonly Token[] | undefined): string {
 }
 
 /** The headings and link destinations of a Markdown text, from one pass of the lexer. */
-export function scanMarkdown(markdown: string): { headings: Heading[]; links: string[] } {
+function scanMarkdown(markdown: string): { headings: Heading[]; links: string[] } {
   const slugger = new Slugger();
   const found: Heading[] = [];
   const links: string[] = [];
@@ -111,12 +111,12 @@ function decodeAttribute(value: string): string {
 }
 
 /** Every element id of an HTML page, in order (repeats included). */
-export function htmlIds(html: string): string[] {
+function htmlIds(html: string): string[] {
   return [...withoutComments(html).matchAll(/<[a-zA-Z][^>]*?\sid="([^"]*)"/g)].map((m) => decodeAttribute(m[1] ?? ''));
 }
 
 /** Every link destination of an HTML page: href of <a> and <link>, and SVG references. */
-export function htmlLinkTargets(html: string): string[] {
+function htmlLinkTargets(html: string): string[] {
   const text = withoutComments(html);
   const hrefs = [...text.matchAll(/<(?:a|link|use|image)\b[^>]*?\s(?:xlink:)?href="([^"]*)"/g)].map((m) => decodeAttribute(m[1] ?? ''));
   const urls = [...text.matchAll(/url\(\s*['"]?(#[^)'"\s]+)['"]?\s*\)/g)].map((m) => m[1] ?? '');

@@ -7,7 +7,7 @@ import { readdirSync, readFileSync } from 'node:fs';
 import path from 'node:path';
 import { TEMPLATES_DIR } from '../paths.js';
 
-export interface TemplateSet {
+interface TemplateSet {
   /** Folders under templates/, e.g. `markdown/sections`. */
   dirs: readonly string[];
   /** Template file suffix in those folders. */
@@ -16,7 +16,7 @@ export interface TemplateSet {
 }
 
 /** The subset of handlebars' compile options the templates use. */
-export interface CompileOptions {
+interface CompileOptions {
   noEscape?: boolean;
   strict?: boolean;
   knownHelpersOnly?: boolean;

@@ -9,7 +9,7 @@ import { TEMPLATES_DIR } from '../paths.js';
 
 export const MARKDOWN_TEMPLATES_DIR = `${TEMPLATES_DIR}/markdown/`;
 
-export type CompiledTemplate = (view: object, links?: SectionLinkResolver) => string;
+type CompiledTemplate = (view: object, links?: SectionLinkResolver) => string;
 
 let cache: Map<string, CompiledTemplate> | undefined;
 

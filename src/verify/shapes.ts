@@ -14,6 +14,7 @@
  *    RECOVERY_MS.
  */
 import type { LuaScriptName } from '../lua.js';
+import { luaScriptFor, runBurst } from '../design/algorithms.js';
 import type { Design, MatrixRule } from '../design/model.js';
 import { calendarPeriod } from '../runtime/middleware/calendar.js';
 
@@ -86,18 +87,9 @@ export function classifyRule(rule: MatrixRule, design: Design): Classified {
     if (typeof rule.burst !== 'number' || rule.burst < 1) return { ok: false, reason: 'not verifiable: the outbound rule states no burst' };
     return { ok: true, driver: 'outbound' };
   }
-  switch (rule.algorithm) {
-    case 'gcra':
-    case 'token-bucket':
-      if (typeof rule.burst !== 'number' || rule.burst < 1) return { ok: false, reason: 'not verifiable: the bucket rule states no burst' };
-      return { ok: true, driver: 'gcra' };
-    case 'sliding-window-log':
-      return { ok: true, driver: 'sliding-window-log' };
-    case 'fixed-window':
-      return { ok: true, driver: 'fixed-window' };
-    default:
-      return { ok: false, reason: `not verifiable here: no rl-design Lua script implements ${rule.algorithm ?? 'an unnamed algorithm'}` };
-  }
+  if (rule.algorithm === undefined) return { ok: false, reason: 'not verifiable here: the rule names no algorithm' };
+  // the script the middleware runs it with: every algorithm but the two windows as GCRA
+  return { ok: true, driver: luaScriptFor(rule.algorithm) };
 }
 
 /** The parameters one scenario runs a rule's script with. */
@@ -161,7 +153,7 @@ export function bucketShape(driver: 'gcra' | 'outbound', n: BucketNumbers, scali
 }
 
 function ruleBucket(rule: MatrixRule): BucketNumbers {
-  return { burst: rule.burst as number, rate: rule.rate!.requests, periodMs: rule.rate!.periodSeconds * 1000 };
+  return { burst: runBurst(rule) as number, rate: rule.rate!.requests, periodMs: rule.rate!.periodSeconds * 1000 };
 }
 
 export type Purpose = 'exact' | 'recovery';

@@ -140,6 +140,32 @@ describe('Kong declarative config', () => {
     expect(generateKong(design)[0]!.content).toMatch(/anonymous-per-ip: .*on 2 Kong routes/);
   });
 
+  it("each rule's note says where its counters live, as its plugin's policy does: Redis with a store, each node without", () => {
+    const base = exampleAnswers('saas-platform');
+    const noStore = buildDesign(Answers.parse({ ...base, stack: { ...base.stack, gateway: 'kong', store: 'none', topology: 'single' } }), {
+      date: DATE,
+    });
+    for (const [design, policy] of [
+      [kongDesign(), 'redis'],
+      [noStore, 'local'],
+    ] as const) {
+      const doc = kongConfig(design) as Obj;
+      const plugin = kongPluginsFor(doc, 'GET', '/v1/catalog').find((p) => p.tags.includes('rule-anonymous-per-ip'))!;
+      expect(plugin.config.policy).toBe(policy);
+      const note = generateKong(design)[0]!
+        .content.split('\n')
+        .find((l) => l.startsWith('# anonymous-per-ip: '))!;
+      expect(note).toContain(policy === 'redis' ? 'counters shared through Redis' : 'policy local: one counter per Kong node');
+      expect(note).not.toContain(policy === 'redis' ? 'policy local' : 'Redis');
+      // and the header asks for a Redis host only when a plugin uses one
+      const content = generateKong(design)[0]!.content;
+      const header = content.slice(0, content.indexOf('\n_format_version'));
+      if (policy === 'redis') expect(header).toContain('redis.internal');
+      else expect(header).not.toMatch(/redis\.internal|redis_host/);
+      expect(content.includes('redis.internal')).toBe(policy === 'redis');
+    }
+  });
+
   it('the model catches the old layout: one rate-limiting on the service, another on the route', () => {
     const doc = kongConfig(kongDesign()) as Obj;
     const ceiling = doc.services[0].plugins.find((p: Obj) => p.name === KONG_CEILING_PLUGIN);

@@ -1,5 +1,8 @@
 /** The worst-case table: one formula per algorithm and place, table-tested, and its extension point. */
 import { describe, expect, it } from 'vitest';
+import { compileDesign } from '../../src/codegen/middleware/compile.js';
+import { runBurst } from '../../src/design/algorithms.js';
+import { shownRuleOf } from '../../src/design/contract.js';
 import type { Design, MatrixRule } from '../../src/design/model.js';
 import { WORST_CASE_KINDS, type WorstCaseKind, worstCaseTable } from '../../src/design/worst-case.js';
 import { exampleDesign, exampleNames } from '../helpers/examples.js';
@@ -45,7 +48,7 @@ function design(rules: MatrixRule[], s: Stack = {}): Design {
 const H6 = { topology: 'horizontal', instances: 6 } as const;
 
 describe('worst case per rule and layer', () => {
-  it.each<[string, MatrixRule, Stack, { worstCase: number; formula: string; layer?: string; basis?: unknown }]>([
+  it.each<[string, MatrixRule, Stack, { worstCase: number; formula: string; layer?: string; basis?: unknown; algorithmLabel?: string }]>([
     [
       'fixed window: the limit at both sides of a boundary',
       rule({ algorithm: 'fixed-window', burst: null, rate: { requests: 100, periodSeconds: 60 } }),
@@ -66,10 +69,50 @@ describe('worst case per rule and layer', () => {
       { worstCase: 550, formula: '500 + 50/s x 1 s' },
     ],
     [
-      'a token bucket without a stated burst: its rate',
+      'a token bucket without a stated burst: run as GCRA with its rate as burst, so twice the rate',
       rule({ algorithm: 'token-bucket', burst: undefined }),
       {},
-      { worstCase: 60, formula: '60' },
+      {
+        worstCase: 120,
+        formula: '60 + 60/min x 1 min',
+        algorithmLabel: 'token bucket, run as GCRA',
+        basis: expect.stringContaining("No burst is stated, so the bucket holds its rate's count per period (60)"),
+      },
+    ],
+    [
+      'a sliding-window counter in the middleware, without a burst: run as GCRA, no window boundary',
+      rule({ algorithm: 'sliding-window-counter', burst: null, rate: { requests: 50, periodSeconds: 10 } }),
+      {},
+      {
+        worstCase: 100,
+        formula: '50 + 50 per 10 s x 10 s',
+        algorithmLabel: 'sliding window counter, run as GCRA',
+        basis: expect.stringMatching(/^The runtime runs it as a GCRA bucket\. No burst is stated/),
+      },
+    ],
+    [
+      'a sliding-window counter in the middleware with a burst: that burst plus the refill',
+      rule({ algorithm: 'sliding-window-counter', burst: 120, rate: { requests: 50, periodSeconds: 10 } }),
+      {},
+      { worstCase: 170, formula: '120 + 50 per 10 s x 10 s', algorithmLabel: 'sliding window counter, run as GCRA' },
+    ],
+    [
+      'a leaky bucket in the middleware: run as GCRA (a meter)',
+      rule({ algorithm: 'leaky-bucket', burst: 5, rate: { requests: 10, periodSeconds: 1 } }),
+      {},
+      { worstCase: 15, formula: '5 + 10/s x 1 s', algorithmLabel: 'leaky bucket, run as GCRA' },
+    ],
+    [
+      'an edge bucket without a burst keeps the gateway algorithm: its rate',
+      rule({
+        layer: 'edge',
+        algorithm: 'leaky-bucket',
+        primitive: 'gateway-native',
+        burst: null,
+        rate: { requests: 10, periodSeconds: 1 },
+      }),
+      { gateway: 'nginx' },
+      { worstCase: 10, formula: '10' },
     ],
     [
       'nginx limit_req on 6 nodes: (1 + burst + rate) per node x K',
@@ -219,13 +262,14 @@ describe('worst case per rule and layer', () => {
     expect(rows[1]!.layer).toBe('middleware (local + store)');
   });
 
-  it('marks as measurable what verify can run: store-backed GCRA, token buckets and fixed windows in the middleware, and the hybrid', () => {
+  it('marks as measurable what verify can run: what the store runs as GCRA (token buckets, sliding-window counters) and fixed windows in the middleware, and the hybrid', () => {
     const rows = worstCaseTable(
       design(
         [
           rule({ id: 'g' }),
           rule({ id: 'f', algorithm: 'fixed-window', burst: null }),
           rule({ id: 't', algorithm: 'token-bucket' }),
+          rule({ id: 'c', algorithm: 'sliding-window-counter', burst: undefined }),
           rule({ id: 'l', algorithm: 'sliding-window-log', burst: null }),
           rule({ id: 'e', layer: 'edge', algorithm: 'leaky-bucket', primitive: 'gateway-native' }),
           rule({ id: 'o', tier: 'outbound', layer: 'outbound-client' }),
@@ -233,7 +277,13 @@ describe('worst case per rule and layer', () => {
         { gateway: 'nginx', ...H6, hybrid: { ruleIds: ['g'], localBurst: 1, instances: 6 } },
       ),
     );
-    expect(rows.filter((r) => r.measurable).map((r) => `${r.ruleId}/${r.kind}`)).toEqual(['g/rule', 'g/hybrid', 'f/rule', 't/rule']);
+    expect(rows.filter((r) => r.measurable).map((r) => `${r.ruleId}/${r.kind}`)).toEqual([
+      'g/rule',
+      'g/hybrid',
+      'f/rule',
+      't/rule',
+      'c/rule',
+    ]);
   });
 
   it('marks the memory fallback measurable for the algorithms verify runs (it stops its own Redis for them), not a sliding log', () => {
@@ -251,6 +301,35 @@ describe('worst case per rule and layer', () => {
       ['f', 6 * 2 * 60, true],
       ['l', 6 * 60, false],
     ]);
+  });
+
+  it('states the one burst the middleware runs: compiled, shown in headers, and in the worst case, alike for every bucket-like rule', () => {
+    const base = exampleDesign('saas-platform');
+    const variants: Partial<MatrixRule>[] = [
+      { algorithm: 'token-bucket', burst: undefined },
+      { algorithm: 'sliding-window-counter', burst: null },
+      { algorithm: 'sliding-window-counter', burst: 40 },
+      { algorithm: 'leaky-bucket', burst: 12.4 },
+      { algorithm: 'gcra', burst: 200 },
+    ];
+    for (const over of variants) {
+      const d = {
+        ...base,
+        rules: base.rules.map((r) =>
+          r.id === 'fairness-pro'
+            ? (Object.fromEntries(Object.entries({ ...r, ...over }).filter(([, v]) => v !== undefined)) as unknown as MatrixRule)
+            : r,
+        ),
+      };
+      const r = d.rules.find((x) => x.id === 'fairness-pro')!;
+      const burst = runBurst(r)!;
+      expect(burst, JSON.stringify(over)).toBe(Math.max(1, Math.round(typeof over.burst === 'number' ? over.burst : 600)));
+      expect(compileDesign(d).rules.find((x) => x.id === 'fairness-pro')!.burst).toBe(burst);
+      expect(shownRuleOf(r)!.burst).toBe(burst);
+      const row = worstCaseTable(d).find((x) => x.ruleId === 'fairness-pro' && x.kind === 'rule')!;
+      expect(row.worstCase).toBe(burst + 600);
+      expect(row.formula).toBe(`${burst.toLocaleString('en-US')} + 600/min x 1 min`);
+    }
   });
 
   it('leaves out rules without numbers', () => {

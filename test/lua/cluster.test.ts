@@ -5,7 +5,7 @@
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { Cluster, Redis } from 'ioredis';
 import { startRedisCluster, type RedisClusterHandle } from '../helpers/redis.js';
-import { expectEveryKeyHasTtl, race, run, type Client } from './harness.js';
+import { expectEveryKeyHasTtl, gcraArgv, race, run, type Client } from './harness.js';
 
 const HOUR = 3_600_000;
 let cluster: RedisClusterHandle;
@@ -44,8 +44,8 @@ describe('on a 3-master Redis Cluster', () => {
   it('gcra: 200 concurrent calls for the last 10 tokens admit exactly 10, per key', async () => {
     for (const tag of TAGS.slice(0, 3)) {
       const key = `rl:{${tag}}:api`;
-      await run(clients[0]!, 'gcra', [key], [110, 1, HOUR, 100]);
-      const replies = (await race(clients, 200, (c: Client) => run(c, 'gcra', [key], [110, 1, HOUR, 1]))) as unknown as number[];
+      await run(clients[0]!, 'gcra', [key], gcraArgv(110, 1, HOUR, 100));
+      const replies = (await race(clients, 200, (c: Client) => run(c, 'gcra', [key], gcraArgv(110, 1, HOUR, 1)))) as unknown as number[];
       // one integer per call: positive when admitted
       expect(replies.filter((r) => r > 0)).toHaveLength(10);
     }

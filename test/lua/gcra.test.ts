@@ -1,19 +1,21 @@
 import { describe, expect, it } from 'vitest';
-import { gcraReply } from '../../src/runtime/middleware/store.js';
-import { freshTag, race, run, sleep, useRedis } from './harness.js';
+import { gcraNumbers, gcraReply } from '../../src/runtime/middleware/store.js';
+import { freshTag, gcraArgv, race, run, sleep, useRedis } from './harness.js';
 
 const s = useRedis();
 const HOUR = 3_600_000;
 
 /**
- * ARGV: burst, rate, period_ms, cost. The script replies with one integer (how far the bucket
- * is ahead, its sign the decision); the runtime's decoder turns it into
+ * ARGV as the runtime sends them: tolerance (burst x T), increment (cost x T), interval T, in
+ * microseconds (gcraArgv). The script replies with one integer (how far the bucket is ahead,
+ * its sign the decision); the runtime's decoder turns it into
  * [allowed, remaining, retry_after_ms, reset_ms].
  */
 const gcra = async (key: string, burst: number, rate: number, periodMs: number, cost = 1): Promise<number[]> => {
-  const raw = (await run(s.redis, 'gcra', [key], [burst, rate, periodMs, cost])) as unknown;
+  const args = gcraArgv(burst, rate, periodMs, cost);
+  const raw = (await run(s.redis, 'gcra', [key], args)) as unknown;
   expect(typeof raw).toBe('number');
-  return [...gcraReply(raw as number, burst, rate, periodMs, cost)];
+  return [...gcraReply(raw as number, args[0]!, args[1]!, args[2]!)];
 };
 
 describe('gcra.lua', () => {
@@ -201,7 +203,7 @@ describe('gcra.lua', () => {
   it('200 concurrent calls racing for the last 10 tokens admit exactly 10', async () => {
     const key = `${freshTag()}api`;
     expect((await gcra(key, 110, 1, HOUR, 100))[1]).toBe(10);
-    const replies = (await race(s.pool, 200, (c) => run(c, 'gcra', [key], [110, 1, HOUR, 1]))) as unknown as number[];
+    const replies = (await race(s.pool, 200, (c) => run(c, 'gcra', [key], gcraArgv(110, 1, HOUR, 1)))) as unknown as number[];
     expect(replies.filter((r) => r > 0)).toHaveLength(10);
     expect(replies.filter((r) => r < 0)).toHaveLength(190);
     expect((await gcra(key, 110, 1, HOUR))[0]).toBe(0);
@@ -209,8 +211,14 @@ describe('gcra.lua', () => {
 
   it('rejects malformed arguments with a clear error', async () => {
     const key = `${freshTag()}api`;
-    await expect(gcra(key, 0, 1, 1000)).rejects.toThrow(/gcra\.lua: want ARGV/);
-    await expect(gcra(key, 5, 0, 1000)).rejects.toThrow(/gcra\.lua: want ARGV/);
+    await expect(run(s.redis, 'gcra', [key], [0, 1000, 1000])).rejects.toThrow(/gcra\.lua: want ARGV/);
+    await expect(run(s.redis, 'gcra', [key], [5000, 0, 1000])).rejects.toThrow(/gcra\.lua: want ARGV/);
+    // the interval is read only when the sub-millisecond part matters, and then must be a number
+    await run(s.redis, 'gcra', [key], [5e9, 1e9, 1e9]);
+    await expect(run(s.redis, 'gcra', [key], [5e9, 1e9, 'x'])).rejects.toThrow(/arithmetic/);
     await expect(run(s.redis, 'gcra', [key], [])).rejects.toThrow(/gcra\.lua: want ARGV/);
+    // the runtime refuses a rule whose bucket has no whole-microsecond form before any call
+    expect(() => gcraNumbers(0, 1, 1000)).toThrow(RangeError);
+    expect(() => gcraNumbers(5, 0, 1000)).toThrow(RangeError);
   });
 });

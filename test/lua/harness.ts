@@ -7,10 +7,17 @@
 import { afterAll, afterEach, beforeAll, expect } from 'vitest';
 import { type Cluster, Redis } from 'ioredis';
 import { luaScript, type LuaScriptName } from '../../src/lua.js';
+import { gcraNumbers } from '../../src/runtime/middleware/store.js';
 import { startRedis, type RedisServer } from '../helpers/redis.js';
 
 export type Client = Redis | Cluster;
 export type Reply = number[];
+
+/** gcra.lua's ARGV for a bucket, as the runtime sends them: tolerance, increment, interval (µs). */
+export function gcraArgv(burst: number, rate: number, periodMs: number, cost = 1): [number, number, number] {
+  const { interval, tolerance } = gcraNumbers(burst, rate, periodMs);
+  return [tolerance, cost * interval, interval];
+}
 
 export const sleep = (ms: number): Promise<void> => new Promise((r) => setTimeout(r, ms));
 

@@ -5,6 +5,7 @@
  * fallback, compiled under --strict and mounted in real servers. Loopback is a trusted proxy,
  * so each test plays the proxy and names the client address in X-Forwarded-For.
  */
+import { request as httpRequest } from 'node:http';
 import type { AddressInfo } from 'node:net';
 import { serve as honoServe, type ServerType } from '@hono/node-server';
 import { bodyParser } from '@koa/bodyparser';
@@ -61,6 +62,43 @@ function header(req: unknown, name: string): string | undefined {
 /** identify() from the test headers; x-test-user is the account name (Hono parses no body for the limiter). */
 function identify(req: unknown): Record<string, string | undefined> {
   return { apiKey: header(req, 'x-test-key'), username: header(req, 'x-test-user') };
+}
+
+/**
+ * A header as Node's headersDistinct gives it: every value it was sent with, an array (from the
+ * IncomingMessage of Express, Fastify's request.raw, Koa's ctx.req, Hono's c.env.incoming).
+ */
+function distinct(req: unknown, name: string): string[] | undefined {
+  type Msg = { headersDistinct?: Record<string, string[] | undefined> };
+  const r = req as Msg & { raw?: Msg; req?: Msg; env?: { incoming?: Msg } };
+  const message = r.headersDistinct ? r : (r.raw ?? r.env?.incoming ?? r.req);
+  return message?.headersDistinct?.[name];
+}
+
+/**
+ * identify() as applications write it when they pass values on as they come: a user id parsed to
+ * a number (x-test-uid), or every value of a header (x-test-uids, an array).
+ */
+function identifyRaw(req: unknown): Record<string, unknown> {
+  const uid = header(req, 'x-test-uid');
+  return { ...identify(req), userId: uid !== undefined ? Number(uid) : distinct(req, 'x-test-uids') };
+}
+
+/** Options whose identities come raw: identifyRaw, and the api-key function giving every x-custom-key value. */
+function rawOptions(prefix: string): Record<string, unknown> {
+  return { ...baseOptions(prefix), identify: identifyRaw, identities: { 'api-key': (req: unknown) => distinct(req, 'x-custom-key') } };
+}
+
+/** A GET whose headers may be sent more than once (an array value: one header line each), with Node's own client. */
+function getRaw(app: App, path: string, headers: Record<string, string | string[]>): Promise<{ status: number }> {
+  return new Promise((resolve, reject) => {
+    const req = httpRequest(`${app.url}${path}`, { method: 'GET', headers }, (res) => {
+      res.resume();
+      res.on('end', () => resolve({ status: res.statusCode ?? 0 }));
+    });
+    req.on('error', reject);
+    req.end();
+  });
 }
 
 interface App {
@@ -240,6 +278,61 @@ describe.each(FRAMEWORKS)('%s adapter', (framework) => {
     }
   });
 
+  it('reads identity values as the rules do: a numeric user id on the deny list is denied, a header given twice is denied by any listed value', async () => {
+    const prefix = freshPrefix('nv');
+    const app = await mount(framework, rawOptions(prefix));
+    try {
+      // identify() gives the user id as the number 42; the deny list holds "42"
+      expect((await getRaw(app, '/v1/items', { 'x-test-uid': '42' })).status).toBe(403);
+      expect((await getRaw(app, '/v1/items', { 'x-test-uid': '43' })).status).toBe(200);
+      // the custom api-key function gives every value of the header: once, and twice
+      expect((await getRaw(app, '/v1/items', { 'x-custom-key': 'revoked' })).status).toBe(403);
+      expect((await getRaw(app, '/v1/items', { 'x-custom-key': ['k5', 'revoked'] })).status).toBe(403);
+      // a user id given twice, one of them denied
+      expect((await getRaw(app, '/v1/items', { 'x-test-uids': ['7', '42'] })).status).toBe(403);
+      // the allowlist matches the value as the rules key it: once, the listed key; twice, another key
+      const calls = async (n: number, headers: Record<string, string | string[]>): Promise<number[]> => {
+        const out: number[] = [];
+        for (let i = 0; i < n; i++) out.push((await getRaw(app, '/v1/items', headers)).status);
+        return out;
+      };
+      expect(await calls(14, { 'x-custom-key': 'svc-monitor' })).not.toContain(429);
+      expect((await calls(13, { 'x-custom-key': ['svc-monitor', 'k6'] })).slice(12)).toEqual([429]);
+      const keys = await keysUnder(prefix);
+      // the fairness bucket of the value as given twice, none of the allowlisted key alone
+      expect(keys.filter((k) => k.includes('svc-monitor'))).toEqual([expect.stringContaining('ak:svc-monitor,k6')]);
+    } finally {
+      await app.close();
+    }
+  });
+
+  it('works out the client address once per request, for the address lists, the penalty box and the rules alike', async () => {
+    const prefix = freshPrefix('ip');
+    let calls = 0;
+    const clientIp = (req: unknown): string | undefined => {
+      calls++;
+      return header(req, 'x-test-ip');
+    };
+    const app = await mount(framework, { ...baseOptions(prefix), clientIp });
+    const login = (ip: string): Promise<Response> =>
+      fetch(`${app.url}/v1/login`, {
+        method: 'POST',
+        headers: { 'content-type': 'application/json', 'x-test-user': 'dora', 'x-test-ip': ip },
+        body: JSON.stringify({ username: 'dora', password: 'x' }),
+      });
+    try {
+      // the deny list (by address), the penalty box (keyed on the address) and the per-IP auth row: one call
+      expect((await login('100.64.3.9')).status).toBe(200);
+      expect(calls).toBe(1);
+      // the address the application names is the one the deny list sees
+      expect((await login('203.0.113.8')).status).toBe(403);
+      expect(calls).toBe(2);
+      expect((await keysUnder(prefix)).some((k) => k.includes('100.64.3.9'))).toBe(true);
+    } finally {
+      await app.close();
+    }
+  });
+
   it('keeps the deny list when every rule is switched off', async () => {
     const app = await mount(framework, { ...baseOptions(freshPrefix('do')), mode: () => 'off' });
     try {
@@ -282,6 +375,32 @@ describe.each(FRAMEWORKS)('%s adapter', (framework) => {
       expect(pttl).toBeLessThanOrEqual(30_000);
       // the counter went when the box shut
       expect(await redis.exists(`${prefix}:{pb:ip:100.64.0.9}:strikes`)).toBe(0);
+    } finally {
+      await app.close();
+    }
+    await expectTtlsUnder(redis, prefix);
+  });
+
+  it('boxes a caller known by a user id given as a number or as a repeated header: one caller, keyed as text', async () => {
+    const prefix = freshPrefix('pn');
+    const app = await mount(framework, rawOptions(prefix));
+    const login = (user: string, ip: string, uid: Record<string, string | string[]>): Promise<Response> =>
+      fetch(`${app.url}/v1/login`, {
+        method: 'POST',
+        headers: { 'content-type': 'application/json', 'x-test-user': user, 'x-forwarded-for': ip, ...(uid as Record<string, string>) },
+        body: JSON.stringify({ username: user, password: 'x' }),
+      });
+    try {
+      // the user id as every value of x-test-uids (an array of one): 3 tries per account, then 2 refusals shut the box
+      expect(await statuses(5, () => login('alice', '100.64.2.9', { 'x-test-uids': '77' }))).toEqual([200, 200, 200, 429, 429]);
+      // the same caller from another address, its id now the number 77: in the box
+      const boxed = await login('bob', '100.64.2.10', { 'x-test-uid': '77' });
+      expect(boxed.status).toBe(429);
+      expect(await boxed.json()).toMatchObject({ status: 429, code: 'RATE_LIMITED' });
+      expect(Number(boxed.headers.get('retry-after'))).toBeGreaterThan(20);
+      expect(await redis.pttl(`${prefix}:{pb:u:77}:box`)).toBeGreaterThan(20_000);
+      // another user id from that address is not
+      expect((await login('bob', '100.64.2.10', { 'x-test-uid': '78' })).status).toBe(200);
     } finally {
       await app.close();
     }

@@ -102,7 +102,14 @@ export const ACCESS: AnswersInput = {
       routes: [{ method: 'GET', route: '/v1/items/:id' }],
       reason: 'the uptime monitor',
     },
-    deny: { cidrs: ['203.0.113.0/24'], identities: [{ kind: 'api-key', value: 'revoked' }], status: 403 },
+    deny: {
+      cidrs: ['203.0.113.0/24'],
+      identities: [
+        { kind: 'api-key', value: 'revoked' },
+        { kind: 'user', value: '42' },
+      ],
+      status: 403,
+    },
     penalty: { refusals: 2, withinSeconds: 60, blockSeconds: 30 },
     customIdentities: [{ kind: 'api-key', from: 'the x-custom-key header' }],
   },

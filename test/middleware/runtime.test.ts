@@ -391,8 +391,8 @@ describe('the store calls, against clients that answer as the test says (no Redi
       sent[2]?.resolve(OK);
       await settle();
       const fairness = sent[1];
-      // key, burst, rate, period (ms), cost
-      expect(fairness?.args.slice(1)).toEqual([1, 'rl:{ak:k1}:req', '12', '1', '60000', '1']);
+      // key, tolerance (burst 12 x T), increment (cost 1 x T), interval T = 60 s, in microseconds
+      expect(fairness?.args.slice(1)).toEqual([1, 'rl:{ak:k1}:req', '720000000', '60000000', '60000000']);
       fairness?.resolve(OK);
       const d = await decision;
       expect(d.status).toBe(200);

@@ -253,7 +253,7 @@ describe('a broken limiter fails the scenario that catches it', () => {
     // The broken script is the shipped gcra.lua with exactly the TTL taken out (SET without PX).
     // gcra.lua keeps the bucket's time in the key's expiry: without it every bucket reads as full.
     const shipped = readFileSync(path.join(ROOT, 'lua', 'gcra.lua'), 'utf8');
-    const withTtl = ", 'PX', string.format('%d', reset))";
+    const withTtl = ", 'PX', string.format('%d', (new_ahead + v) / 1000))";
     expect(shipped.split(withTtl)).toHaveLength(2);
     const noTtlDir = tempDir('rl-verify-lua-no-ttl-');
     writeFileSync(path.join(noTtlDir, 'gcra.lua'), shipped.replace(withTtl, ')'));

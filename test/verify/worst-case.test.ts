@@ -8,8 +8,8 @@ import { createHash } from 'node:crypto';
 import { Registry } from 'prom-client';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { shippedScripts } from '../../src/commands/verify.js';
-import type { Design } from '../../src/design/model.js';
-import { worstCaseTable } from '../../src/design/worst-case.js';
+import type { Design, MatrixRule } from '../../src/design/model.js';
+import { perCounter, worstCaseTable } from '../../src/design/worst-case.js';
 import { renderMarkdown } from '../../src/render/markdown/index.js';
 import { openStore, parseRedisUrl, type RedisTarget, startRedisServer, type Store } from '../../src/verify/redis.js';
 import { applyResults } from '../../src/verify/results.js';
@@ -61,6 +61,13 @@ function contextOf(d: Design, ruleId: string, on: Store, scripts: ScriptSet = sh
     },
     scripts,
   );
+}
+
+/** The example with one rule's numbers replaced (a field given as undefined is left out: burst: undefined states none). */
+function withRule(id: string, over: Partial<MatrixRule>): Design {
+  const replaced = (r: MatrixRule): MatrixRule =>
+    Object.fromEntries(Object.entries({ ...r, ...over }).filter(([, v]) => v !== undefined)) as unknown as MatrixRule;
+  return { ...design, rules: design.rules.map((r) => (r.id === id ? replaced(r) : r)) };
 }
 
 async function measure(d: Design, ruleId: string, scripts: ScriptSet = shippedScripts()) {
@@ -198,6 +205,61 @@ describe('the worst case, measured', () => {
     } finally {
       await outageStore.close();
       await own.stop();
+    }
+  });
+
+  it.each<[string, Partial<MatrixRule>, { stated: number; formula: string; label: string; before: number }]>([
+    [
+      'a token bucket without a stated burst: its rate at once, then the refill',
+      { algorithm: 'token-bucket', burst: undefined, rate: { requests: 5, periodSeconds: 1 } },
+      { stated: 10, formula: '5 + 5/s x 1 s', label: 'token bucket, run as GCRA', before: 5 },
+    ],
+    [
+      'a sliding-window counter without a burst: run as GCRA, its rate at once',
+      { algorithm: 'sliding-window-counter', burst: undefined, rate: { requests: 5, periodSeconds: 1 } },
+      { stated: 10, formula: '5 + 5/s x 1 s', label: 'sliding window counter, run as GCRA', before: 10 },
+    ],
+    [
+      'a sliding-window counter with a burst: that burst at once, then the refill',
+      { algorithm: 'sliding-window-counter', burst: 8, rate: { requests: 4, periodSeconds: 1 } },
+      { stated: 12, formula: '8 + 4/s x 1 s', label: 'sliding window counter, run as GCRA', before: 8 },
+    ],
+  ])('%s: the document states what the generated Lua admits', async (_name, over, want) => {
+    const d = withRule('fairness-pro', over);
+    // the middleware runs the rule with the burst the document states (its own numbers: no scaling)
+    const data = verifyData(d, shippedScripts());
+    expect(data.specs.get('fairness-pro')).toMatchObject({ script: 'gcra', burst: want.stated - over.rate!.requests });
+    const row = worstCaseTable(d).find((r) => r.ruleId === 'fairness-pro' && r.kind === 'rule')!;
+    expect(row).toMatchObject({ worstCase: want.stated, formula: want.formula, algorithmLabel: want.label, measurable: true });
+    const { outcome } = await measure(d, 'fairness-pro');
+    expect(outcome.passed, `${outcome.measured} ${outcome.detail ?? ''}`).toBe(true);
+    expect(outcome.scaling).toBeUndefined();
+    const m = outcome.measurements.find((x) => x.kind === 'rule')!;
+    // held to the document's own figure, which the Lua reaches: the whole burst at once and each
+    // token as it comes back (the last one can fall on the period's closing instant)
+    expect(m.stated).toBe(row.worstCase);
+    expect(m.measured).toBeGreaterThanOrEqual(want.stated - 1);
+    expect(m.measured).toBeLessThanOrEqual(want.stated);
+    expect(m.params).toContain(want.formula);
+    // what the document stated before the burst was decided in one place
+    if (want.before < want.stated - 1) expect(m.measured).toBeGreaterThan(want.before);
+  });
+
+  it('fails a worst case stated below what the Lua admits (a bucket without a burst stated as its rate alone)', async () => {
+    const d = withRule('fairness-pro', { algorithm: 'token-bucket', burst: undefined, rate: { requests: 5, periodSeconds: 1 } });
+    const ctx = contextOf(d, 'fairness-pro', store);
+    try {
+      const understated = (r: Parameters<typeof perCounter>[0]) => ({
+        ...perCounter(r),
+        worstCase: r.rate.requests,
+        formula: `${r.rate.requests}`,
+      });
+      const outcome = await worstCase(ctx, ['rule'], understated);
+      expect(outcome.passed).toBe(false);
+      expect(outcome.measurements[0]!.measured).toBeGreaterThan(5);
+      expect(outcome.detail).toContain('more than the 5 stated');
+    } finally {
+      ctx.closeProbes();
     }
   });
 

@@ -24,15 +24,15 @@ import {
   killSwitchNote,
 } from './edge.js';
 
-export const AWS_PATH = 'gateway/aws-api-gateway.json';
-export const CLOUDFLARE_PATH = 'gateway/cloudflare-ratelimit.json';
+const AWS_PATH = 'gateway/aws-api-gateway.json';
+const CLOUDFLARE_PATH = 'gateway/cloudflare-ratelimit.json';
 
 /** The content types Cloudflare accepts for a rate limiting rule's custom response. */
 export const CLOUDFLARE_CONTENT_TYPES = ['application/json', 'text/html', 'text/plain', 'text/xml'] as const;
 const CLOUDFLARE_CONTENT_TYPE: (typeof CLOUDFLARE_CONTENT_TYPES)[number] = 'application/json';
 
 /** API Gateway's own 429s: its throttling, and a usage plan's quota. */
-export const AWS_429_RESPONSES = ['THROTTLED', 'QUOTA_EXCEEDED'] as const;
+const AWS_429_RESPONSES = ['THROTTLED', 'QUOTA_EXCEEDED'] as const;
 const RETRY_AFTER_PARAM = 'gatewayresponse.header.Retry-After';
 /** A usage plan quota resets at the start of its period: a day is the shortest (and the default here). */
 const QUOTA_RETRY_AFTER = 86400;

@@ -7,7 +7,7 @@ import type { Design, FailMode, MatrixRule, RuleIdentity } from '../../design/mo
 import { regexLiteral } from '../../escape/index.js';
 
 /** What an edge counter is keyed on, as far as a gateway can see it. */
-export type EdgeKey = 'global' | 'ip' | 'api-key' | 'unsupported';
+type EdgeKey = 'global' | 'ip' | 'api-key' | 'unsupported';
 
 export interface EdgeRoute {
   method: string;
@@ -64,7 +64,7 @@ function keyOf(identity: RuleIdentity | undefined): EdgeKey {
 const PARAM = /:([A-Za-z0-9_]+)(\?)?|\*[A-Za-z0-9_]*/g;
 
 /** The path part of a route as a regex body (no anchors): `:param` is one segment, `*` anything. */
-export function routePathBody(route: string): string {
+function routePathBody(route: string): string {
   let r = String(route);
   if (r.length > 1 && r.endsWith('/')) r = r.slice(0, -1);
   let out = '';
@@ -80,7 +80,7 @@ export function routePathBody(route: string): string {
   return out;
 }
 
-export function methodsOf(method: string): string[] | null {
+function methodsOf(method: string): string[] | null {
   const m = String(method).toUpperCase();
   if (m === 'ANY' || m === '*' || m === '') return null;
   return m === 'GET' ? ['GET', 'HEAD'] : [m];
@@ -181,14 +181,14 @@ export function rateText(rate: { requests: number; periodSeconds: number }): str
 }
 
 /** Window units shared by envoyproxy/ratelimit and Kong: count per unit, exact when possible. */
-export const WINDOW_UNITS = [
+const WINDOW_UNITS = [
   { unit: 'second', seconds: 1 },
   { unit: 'minute', seconds: 60 },
   { unit: 'hour', seconds: 3600 },
   { unit: 'day', seconds: 86400 },
 ] as const;
 
-export type WindowUnit = (typeof WINDOW_UNITS)[number]['unit'];
+type WindowUnit = (typeof WINDOW_UNITS)[number]['unit'];
 
 /**
  * A rate as a whole count per fixed window: the smallest unit whose count is a whole number

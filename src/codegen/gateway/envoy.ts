@@ -32,8 +32,8 @@ import {
   type RetryAfterFinding,
 } from './edge.js';
 
-export const ENVOY_FILTER_PATH = 'gateway/envoy-local-ratelimit.yaml';
-export const ENVOY_SERVICE_PATH = 'gateway/ratelimit-service.yaml';
+const ENVOY_FILTER_PATH = 'gateway/envoy-local-ratelimit.yaml';
+const ENVOY_SERVICE_PATH = 'gateway/ratelimit-service.yaml';
 
 /** Descriptor key that names the matrix rule in every descriptor. */
 export const RULE_DESCRIPTOR_KEY = 'rl_rule';
@@ -51,7 +51,7 @@ const LOCAL_STAGE = 0;
 const GLOBAL_STAGE = 1;
 
 /** Envoy refuses a local rate limit fill interval shorter than this. */
-export const ENVOY_MIN_FILL_MS = 50;
+const ENVOY_MIN_FILL_MS = 50;
 
 /**
  * Envoy token bucket for a rate and burst: `tokens_per_fill` every `fill_interval`, refilled
@@ -317,8 +317,8 @@ export function envoyFilterConfig(design: Design): Record<string, unknown> {
   };
 }
 
-/** The envoyproxy/ratelimit service config as data (exported for tests). */
-export function ratelimitServiceConfig(design: Design): Record<string, unknown> {
+/** The envoyproxy/ratelimit service config as data. */
+function ratelimitServiceConfig(design: Design): Record<string, unknown> {
   const { global } = split(design);
   const shadow = design.rollout.startsInShadow;
   return {

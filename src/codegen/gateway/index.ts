@@ -7,10 +7,6 @@ import { hasEdgeRules, type RetryAfterFinding } from './edge.js';
 import { generateKong, kongRetryAfterFindings } from './kong.js';
 import { generateNginx, nginxRetryAfterFindings } from './nginx.js';
 
-export { generateAws, generateCloudflare, generateEnvoy, generateKong, generateNginx };
-export { awsRetryAfterFindings, cloudflareRetryAfterFindings, envoyRetryAfterFindings, kongRetryAfterFindings, nginxRetryAfterFindings };
-export { edgeRules, hasEdgeRules, type RetryAfterFinding } from './edge.js';
-
 export const GATEWAY_GENERATORS: Readonly<Record<Exclude<Gateway, 'none'>, (design: Design) => CodeFile[]>> = {
   nginx: generateNginx,
   envoy: generateEnvoy,

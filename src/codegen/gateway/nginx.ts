@@ -27,10 +27,10 @@ import {
 } from './edge.js';
 
 export const NGINX_HTTP_PATH = 'gateway/nginx.conf';
-export const NGINX_SERVER_PATH = 'gateway/nginx-server.conf';
+const NGINX_SERVER_PATH = 'gateway/nginx-server.conf';
 
 /** Bytes one limit_req state takes in a zone (64-bit, $binary_remote_addr: about 128). */
-export const NGINX_STATE_BYTES = 128;
+const NGINX_STATE_BYTES = 128;
 const MB = 1024 * 1024;
 /** Zone size when a rule states no cardinality bound. */
 const DEFAULT_ZONE_MB = 10;
@@ -138,7 +138,7 @@ function describeRule(z: Zone): string[] {
 }
 
 /** The http {} part: real IP, one map and one zone per rule, status and log level. */
-export function nginxHttpConf(design: Design): string {
+function nginxHttpConf(design: Design): string {
   const rules = edgeRules(design).filter((r) => r.key !== 'unsupported');
   const zones = allocate(rules);
   const skipped = edgeRules(design).filter((r) => r.key === 'unsupported');
@@ -228,7 +228,7 @@ function httpDirective(design: Design, name: string, value: string, context: 'ht
 }
 
 /** The server {} part: one limit_req per rule, shadow mode, and the 429 response. */
-export function nginxServerConf(design: Design): string {
+function nginxServerConf(design: Design): string {
   const rules = edgeRules(design).filter((r) => r.key !== 'unsupported');
   const zones = allocate(rules);
   const retryAfter = edgeRetryAfter(rules);

@@ -11,7 +11,7 @@
  * listed in the generated header as not enforced here.
  */
 import { KEY_PREFIX } from '../../design/naming.js';
-import { luaScriptFor } from '../../design/placement.js';
+import { luaScriptFor, runBurst } from '../../design/algorithms.js';
 import type { Design, MatrixRule, RuleIdentity } from '../../design/model.js';
 import { luaScript, type LuaScriptName } from '../../lua.js';
 import { IDENTITY_LABEL } from '../../runtime/middleware/keys.js';
@@ -242,7 +242,7 @@ export function compileDesign(design: Design): CompiledDesign {
       routes: ruleRoutes.map((r) => addRoute(r.method, r.route, null, false)),
       limit: rule.rate.requests,
       periodSeconds: rule.rate.periodSeconds,
-      burst: script === 'gcra' ? Math.max(1, Math.round(rule.burst ?? rule.rate.requests)) : null,
+      burst: runBurst(rule),
       costDefault: rule.cost?.default ?? 1,
       costByEndpoint: (rule.cost?.byEndpoint ?? []).map((c) => [c.endpoint, c.cost]),
       failMode: rule.failMode ?? 'open',

@@ -21,9 +21,7 @@ import { compileDesign, type CompiledDesign, type CompiledRule } from './compile
 import { tsComment, tsValue } from '../../escape/index.js';
 
 export { compileDesign } from './compile.js';
-export type { CompiledDesign, CompiledRule, CompiledRoute } from './compile.js';
 export { tsComment, tsString, tsValue } from '../../escape/index.js';
-export { runtimeHeader, runtimeSource } from '../runtime-files.js';
 
 export const MIDDLEWARE_DIR = 'middleware';
 export const DESIGN_DATA_PATH = 'middleware/design.ts';
@@ -228,7 +226,7 @@ export function generateDesignData(design: Design, compiled: CompiledDesign = co
 }
 
 /** The runtime's framework-independent modules, copied verbatim. */
-export function runtimeFiles(toolVersion: string): CodeFile[] {
+function runtimeFiles(toolVersion: string): CodeFile[] {
   return RUNTIME_MODULES.map((file) => ({
     path: `${MIDDLEWARE_DIR}/${file}`,
     language: 'typescript' as const,
@@ -238,7 +236,7 @@ export function runtimeFiles(toolVersion: string): CodeFile[] {
 }
 
 /** The middleware for a framework: runtime, data module, and the framework's adapter when the runtime has one. */
-export function generateMiddlewareFor(design: Design, framework: string, compiled: CompiledDesign = compileDesign(design)): CodeFile[] {
+function generateMiddlewareFor(design: Design, framework: string, compiled: CompiledDesign = compileDesign(design)): CodeFile[] {
   const files = [...runtimeFiles(compiled.toolVersion), generateDesignData(design, compiled)];
   const adapter = adapterFor(framework);
   if (adapter) {
@@ -265,8 +263,7 @@ export function generateFastifyMiddleware(design: Design): CodeFile[] {
  * application (every rule at the edge or in the outbound client): no code promises what it
  * does not do.
  */
-export function generateMiddleware(design: Design): CodeFile[] {
-  const compiled = compileDesign(design);
+export function generateMiddleware(design: Design, compiled: CompiledDesign = compileDesign(design)): CodeFile[] {
   if (compiled.rules.length === 0) return [];
   return generateMiddlewareFor(design, design.scope.framework, compiled);
 }

@@ -26,7 +26,7 @@ import { compileRoute, RouteTable, type RouteMatch } from '../../runtime/middlew
 import type { RouteSpec } from '../../runtime/middleware/types.js';
 import { TOOL_VERSION } from '../../version.js';
 import { edgeProblemBody, edgeRules } from '../gateway/edge.js';
-import { compileDesign } from '../middleware/compile.js';
+import { type CompiledDesign, compileDesign } from '../middleware/compile.js';
 import type { CodeFile } from '../types.js';
 
 export const OVERLAY_PATH = 'openapi/rate-limits.overlay.yaml';
@@ -34,8 +34,8 @@ export const MERGED_PATH = 'openapi/openapi.rate-limited.yaml';
 export const SPECTRAL_PATH = 'openapi/spectral.yaml';
 
 /** The rules of Spectral's OWASP ruleset about rate-limit headers and 429 responses (API4:2023). */
-export const OWASP_RATE_LIMIT_RULE = 'owasp:api4:2023-rate-limit';
-export const OWASP_429_RULE = 'owasp:api4:2023-rate-limit-responses-429';
+const OWASP_RATE_LIMIT_RULE = 'owasp:api4:2023-rate-limit';
+const OWASP_429_RULE = 'owasp:api4:2023-rate-limit-responses-429';
 
 /** The document the overlay is written for. */
 export interface OpenApiInput {
@@ -67,7 +67,7 @@ export interface AppliedRule {
 }
 
 /** What the design does to one operation of the document. */
-export interface OperationLimits {
+interface OperationLimits {
   method: string;
   /** The path template, as the document writes it. */
   path: string;
@@ -91,8 +91,7 @@ interface TableRule extends AppliedRule {
  * the middleware's routes and rules as compiled into design.ts, and the edge rules (whose
  * empty route list means every request but the exempt endpoints).
  */
-export function operationLimits(design: Design, document: Json): OperationLimits[] {
-  const compiled = compileDesign(design);
+export function operationLimits(design: Design, document: Json, compiled: CompiledDesign = compileDesign(design)): OperationLimits[] {
   const routes: RouteSpec[] = compiled.routes.map((r) => ({ method: r.method, route: r.route, endpoint: r.endpoint, exempt: r.exempt }));
   const routeIndex = (method: string, route: string): number => {
     const at = routes.findIndex((r) => r.method === method.toUpperCase() && r.route === route);
@@ -155,8 +154,8 @@ const ASCII_TEXT = '^[\\x20-\\x7E]*$';
 const MAX_EXACT = 9007199254740991;
 
 /** The component names the overlay adds (a namespace of its own, so nothing of the document is overwritten). */
-export const PROBLEM_SCHEMA = 'RateLimitProblem';
-export const HEADER_PREFIX = 'RateLimitHeader.';
+const PROBLEM_SCHEMA = 'RateLimitProblem';
+const HEADER_PREFIX = 'RateLimitHeader.';
 const RETRY_AFTER = 'Retry-After';
 
 /** The problem bodies a 429 of this design can carry: the runtime's, for every kind of rule, and the edge's. */
@@ -221,7 +220,7 @@ function schemaOf(key: string, samples: unknown[]): Json {
 }
 
 /** The problem+json schema of a 429 of this design. */
-export function problemSchema(design: Design): Json {
+function problemSchema(design: Design): Json {
   return {
     description: `The body of a 429 refusal (RFC 9457 problem details). See ${design.contract.docsUrl}.`,
     ...schemaOf('', problemSamples(design)),
@@ -279,7 +278,7 @@ export function jsonPath(keys: readonly string[]): string {
   return `$${keys.map((k) => `['${quote(k)}']`).join('')}`;
 }
 
-export interface OverlayAction {
+interface OverlayAction {
   target: string;
   description?: string;
   update?: Json;
@@ -447,9 +446,8 @@ function operationActions(design: Design, document: Json, limits: OperationLimit
   return actions;
 }
 
-/** The overlay's actions, in order: the components first, then each operation in document order. */
-function plannedActions(design: Design, document: Json): { actions: PlannedAction[]; limits: OperationLimits[] } {
-  const limits = operationLimits(design, document);
+/** The overlay's actions for the document's operations, in order: the components first, then each operation in document order. */
+function plannedActions(design: Design, document: Json, limits: readonly OperationLimits[]): PlannedAction[] {
   const used = limits.some((l) => l.rules.length > 0 && !l.exempt);
   const names = [...new Set(limits.flatMap((l) => (l.exempt ? [] : headerNames(design, l))))];
   const actions: PlannedAction[] = [];
@@ -479,13 +477,16 @@ function plannedActions(design: Design, document: Json): { actions: PlannedActio
   const changes: Changes = { inPlace: new Set(), copied: new Set() };
   for (const l of limits) actions.push(...operationActions(design, document, l, changes));
   actions.push(...keepReferencesAsTheyWere(document, changes));
-  return { actions, limits };
+  return actions;
 }
 
 /** The overlay document (plain data). */
 export function rateLimitOverlay(design: Design, input: Pick<OpenApiInput, 'document'>): Json {
-  const { actions } = plannedActions(design, input.document);
-  const info = isObject(input.document.info) ? input.document.info : {};
+  return overlayOf(design, input.document, plannedActions(design, input.document, operationLimits(design, input.document)));
+}
+
+function overlayOf(design: Design, document: Json, actions: readonly PlannedAction[]): Json {
+  const info = isObject(document.info) ? document.info : {};
   const title = typeof info.title === 'string' ? oneLine(info.title) : design.scope.projectName;
   return {
     overlay: '1.0.0',
@@ -511,7 +512,10 @@ function merge(target: unknown, update: unknown): unknown {
 
 /** The document with the overlay's actions applied (each target is one place, given by its keys). */
 export function applyRateLimits(design: Design, document: Json): Json {
-  const { actions } = plannedActions(design, document);
+  return applyActions(document, plannedActions(design, document, operationLimits(design, document)));
+}
+
+function applyActions(document: Json, actions: readonly PlannedAction[]): Json {
   let root: Json = structuredClone(document);
   for (const a of actions) {
     if (a.at.length === 0) {
@@ -540,8 +544,8 @@ function plain(value: unknown): unknown {
  * rule covers, limited only at the edge, or exempt), and its 429 rule off on exempt operations.
  * Spectral reports a shared response where it is defined, so those places are listed too.
  */
-export function spectralRuleset(design: Design, merged: Json, mergedFile: string): Json {
-  const limits = operationLimits(design, merged);
+function spectralRuleset(design: Design, merged: Json, mergedFile: string, compiled: CompiledDesign = compileDesign(design)): Json {
+  const limits = operationLimits(design, merged, compiled);
   const quiet = limits.filter((l) => l.exempt || l.headers !== 'full');
   const full = limits.filter((l) => !l.exempt && l.headers === 'full').map((l) => pointerOf([...l.at, 'responses']));
   const headerOff = new Set<string>();
@@ -569,11 +573,12 @@ export function spectralRuleset(design: Design, merged: Json, mergedFile: string
 }
 
 /** The overlay file, and the merged document and its Spectral ruleset when asked for; nothing for a document without operations. */
-export function generateOpenApi(design: Design, input: OpenApiInput): CodeFile[] {
-  const overlay = rateLimitOverlay(design, input);
+export function generateOpenApi(design: Design, input: OpenApiInput, compiled: CompiledDesign = compileDesign(design)): CodeFile[] {
+  const limits = operationLimits(design, input.document, compiled);
+  const actions = plannedActions(design, input.document, limits);
   // an overlay has at least one action: a document without operations gets none
-  if ((overlay.actions as unknown[]).length === 0) return [];
-  const limits = operationLimits(design, input.document);
+  if (actions.length === 0) return [];
+  const overlay = overlayOf(design, input.document, actions);
   const limited = limits.filter((l) => l.rules.length > 0 && !l.exempt).length;
   // endpoints of the answers that own no operation of the document: their limits are not in it
   const owners = new Set(limits.map((l) => l.endpoint));
@@ -595,12 +600,12 @@ export function generateOpenApi(design: Design, input: OpenApiInput): CodeFile[]
     },
   ];
   if (input.merged) {
-    const merged = applyRateLimits(design, input.document);
+    const merged = applyActions(input.document, actions);
     const mergedName = MERGED_PATH.slice(MERGED_PATH.lastIndexOf('/') + 1);
     files.push({
       path: SPECTRAL_PATH,
       language: 'yaml',
-      content: toYaml(plain(spectralRuleset(design, merged, mergedName)), [
+      content: toYaml(plain(spectralRuleset(design, merged, mergedName, compiled)), [
         `Spectral ruleset for ${mergedName}: OWASP's API rules, with the rate-limit header rule off exactly where this design`,
         'sends no rate-limit headers on purpose (silent security rules, limits enforced only at the edge, exempt endpoints).',
         `Run: spectral lint -r ${SPECTRAL_PATH} ${MERGED_PATH} (in the code folder, with @stoplight/spectral-owasp-ruleset installed).`,

@@ -13,11 +13,11 @@ import { luaScript } from '../../lua.js';
 import type { CodeFile } from '../types.js';
 import { runtimeHeader, runtimeSource } from '../runtime-files.js';
 
-export const OUTBOUND_CLIENT_PATH = 'outbound/client.ts';
-export const OUTBOUND_TYPES_PATH = 'outbound/types.ts';
-export const OUTBOUND_PROVIDERS_PATH = 'outbound/providers.ts';
+const OUTBOUND_CLIENT_PATH = 'outbound/client.ts';
+const OUTBOUND_TYPES_PATH = 'outbound/types.ts';
+const OUTBOUND_PROVIDERS_PATH = 'outbound/providers.ts';
 
-export interface OutboundProviderSpec {
+interface OutboundProviderSpec {
   name: string;
   ruleId: string;
   key: string;
@@ -87,7 +87,7 @@ function providerEntry(p: OutboundProviderSpec): string {
 }
 
 /** The generated data module, outbound/providers.ts: the design's providers, circuit and Lua script. */
-export function outboundProvidersSource(design: Design): string {
+function outboundProvidersSource(design: Design): string {
   const providers = outboundProviders(design);
   const circuit = circuitOf(design.outbound);
   const lua = luaScript('outbound-bucket');

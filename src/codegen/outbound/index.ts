@@ -3,14 +3,7 @@ import type { Design } from '../../design/model.js';
 import type { CodeFile } from '../types.js';
 import { generateOutboundClient } from './client.js';
 
-export {
-  generateOutboundClient,
-  outboundProviders,
-  outboundProvidersSource,
-  OUTBOUND_CLIENT_PATH,
-  OUTBOUND_PROVIDERS_PATH,
-  OUTBOUND_TYPES_PATH,
-} from './client.js';
+export { outboundProviders } from './client.js';
 
 /** The outbound client, when the design calls third-party providers. */
 export function generateOutbound(design: Design): CodeFile[] {

@@ -6,7 +6,8 @@
  *    that build its descriptors,
  *  - envoyproxy/ratelimit service configuration (domain + descriptors with rate_limit).
  */
-import { asNumber, asString, describeLimit, isRecord, isTestPath, listAll, parseStructured, toRate, walk } from './shared.js';
+import { asNumber, asString, describeLimit, isRecord, isTestPath, listAll, toRate, walk } from './shared.js';
+import { parseStructured } from '../../io/text.js';
 import { FIELDS, type ExistingLimiter, type Fact, type ProjectFs, type SettingValue, type Warn } from './types.js';
 
 const GLOBAL = 'envoy.filters.http.ratelimit';

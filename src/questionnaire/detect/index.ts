@@ -22,10 +22,9 @@ import { describeLimit } from './shared.js';
 import { FIELDS } from './types.js';
 import type { DetectWarning, Detector, ExistingLimiter, Fact, ProjectFs, ReadOptions } from './types.js';
 
-export type { DetectWarning, Detector, ExistingLimiter, Fact, ProjectFs, ReadOptions, Warn } from './types.js';
-export { FIELDS } from './types.js';
+export type { Fact, ProjectFs } from './types.js';
 export { factsToAnswers } from './to-answers.js';
-export { classifyRoute, toRoute, withDetectedOpenApi } from './openapi.js';
+export { classifyRoute, withDetectedOpenApi } from './openapi.js';
 export { memoryProjectFs } from './memory-fs.js';
 
 /** In precedence order. */
@@ -151,7 +150,7 @@ function formatValue(fact: Fact): string {
 }
 
 /** 'framework: express (package.json: express 5.1.0 in dependencies)' */
-export function formatFact(fact: Fact): string {
+function formatFact(fact: Fact): string {
   const label = LABELS[fact.field] ?? fact.field;
   return printable(`${label}: ${formatValue(fact)} (${fact.source}: ${fact.detail})`);
 }

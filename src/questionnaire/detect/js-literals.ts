@@ -45,7 +45,7 @@ function skipString(text: string, start: number): number {
 const CLOSERS: Record<string, string> = { '{': '}', '(': ')', '[': ']' };
 
 /** Index of the bracket that closes the one at `open`, or -1. */
-export function matchBracket(text: string, open: number): number {
+function matchBracket(text: string, open: number): number {
   const stack: string[] = [];
   let i = open;
   while (i < text.length) {
@@ -66,7 +66,7 @@ export function matchBracket(text: string, open: number): number {
 }
 
 /** Splits at top-level commas (outside brackets and strings). */
-export function splitTopLevel(body: string): string[] {
+function splitTopLevel(body: string): string[] {
   const parts: string[] = [];
   let depth = 0;
   let start = 0;
@@ -92,7 +92,7 @@ export function splitTopLevel(body: string): string[] {
 const NUMBER_RE = /^(?:\d[\d_]*(?:\.\d[\d_]*)?|\.\d[\d_]*)(?:e[+-]?\d+)?$/i;
 
 /** A numeric literal or a product of them (`15 * 60 * 1000`, `60_000`); undefined for anything else. */
-export function evalNumber(expr: string): number | undefined {
+function evalNumber(expr: string): number | undefined {
   const bare = expr.replace(/[()]/g, ' ').trim();
   if (bare === '' || !/^[\d_.eE+\-\s*]+$/.test(bare)) return undefined;
   let product = 1;
@@ -105,7 +105,7 @@ export function evalNumber(expr: string): number | undefined {
 }
 
 /** A literal value, or undefined when the expression is not a plain literal. */
-export function evalLiteral(expr: string): SettingValue | undefined {
+function evalLiteral(expr: string): SettingValue | undefined {
   const e = expr.trim().replace(/\s+as\s+const$/, '');
   const n = evalNumber(e);
   if (n !== undefined) return n;

@@ -7,7 +7,8 @@
  * `real_ip_header`.
  */
 import { Cidr } from '../../answers/schema.js';
-import { asNumber, asString, basename, describeLimit, isRecord, isTestPath, listAll, parseStructured, toRate } from './shared.js';
+import { asNumber, asString, basename, describeLimit, isRecord, isTestPath, listAll, toRate } from './shared.js';
+import { parseStructured } from '../../io/text.js';
 import { FIELDS, type ExistingLimiter, type Fact, type ProjectFs, type SettingValue, type Warn } from './types.js';
 
 const PLUGINS = new Set(['rate-limiting', 'rate-limiting-advanced']);

@@ -2,10 +2,11 @@
  * Installed versions from lockfiles (package-lock.json / npm-shrinkwrap.json, pnpm-lock.yaml,
  * yarn.lock, classic and berry), to confirm what package.json declares.
  */
-import { BIG_FILE_BYTES, isRecord, joinPath, parseStructured } from './shared.js';
+import { BIG_FILE_BYTES, isRecord, joinPath } from './shared.js';
+import { parseStructured } from '../../io/text.js';
 import type { ProjectFs, Warn } from './types.js';
 
-export interface LockedVersion {
+interface LockedVersion {
   version: string;
   /** The lockfile, relative to the project root. */
   file: string;

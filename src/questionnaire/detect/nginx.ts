@@ -11,14 +11,14 @@ import { Cidr } from '../../answers/schema.js';
 import { basename, describeRate, isTestPath, listAll, toRate } from './shared.js';
 import { FIELDS, type ExistingLimiter, type Fact, type NginxSetting, type ProjectFs, type Warn } from './types.js';
 
-export interface Directive {
+interface Directive {
   name: string;
   args: string[];
   line: number;
   block?: Directive[];
 }
 
-export interface NginxParse {
+interface NginxParse {
   directives: Directive[];
   errors: string[];
 }

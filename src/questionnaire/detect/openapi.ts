@@ -11,7 +11,8 @@
 import nodePath from 'node:path';
 import { type AUTH_KINDS, Endpoint, OpenApiSource, type EndpointClassT, type Endpoint as EndpointT } from '../../answers/schema.js';
 import { bundleSpec, specBasePath, specOperations, specRoute, SpecReadError } from '../../io/openapi-source.js';
-import { asString, basename, BIG_FILE_BYTES, isRecord, isTestPath, listAll, parseStructured } from './shared.js';
+import { asString, basename, BIG_FILE_BYTES, isRecord, isTestPath, listAll } from './shared.js';
+import { parseStructured } from '../../io/text.js';
 import { FIELDS, type Fact, type ProjectFs, type Warn } from './types.js';
 
 type AuthKind = (typeof AUTH_KINDS)[number];
@@ -19,25 +20,12 @@ type Method = EndpointT['method'];
 
 const SIGNATURE = /(?:^|[{,])\s*["']?(?:openapi|swagger)["']?\s*:\s*["']?\d/m;
 
-export interface RouteClass {
+interface RouteClass {
   class: EndpointClassT;
   authKind?: AuthKind;
 }
 
-const HEALTH_FIRST = new Set([
-  'health',
-  'healthz',
-  'healthcheck',
-  'health-check',
-  'ready',
-  'readyz',
-  'readiness',
-  'live',
-  'livez',
-  'liveness',
-  'ping',
-  'metrics',
-]);
+/** Probe routes: the first or last segment one of these (/healthz, /v1/status/ready); the first may also be ping or metrics. */
 const HEALTH_LAST = new Set([
   'health',
   'healthz',
@@ -50,6 +38,7 @@ const HEALTH_LAST = new Set([
   'livez',
   'liveness',
 ]);
+const HEALTH_FIRST = new Set([...HEALTH_LAST, 'ping', 'metrics']);
 const VERSION_SEG = /^(?:api|v\d+(?:\.\d+)?|rest|public|internal)$/;
 /** Last segments that are token operations when the route is about auth (/auth/refresh, /oauth/revoke). */
 const TOKEN_LAST = new Set(['refresh', 'refresh-token', 'introspect', 'revoke', 'authorize']);
@@ -188,7 +177,7 @@ export async function detect(fs: ProjectFs, warn: Warn = () => {}): Promise<Fact
     let whole: Record<string, unknown> = doc;
     let parts = 1;
     try {
-      const bundled = await bundleSpec(file, (rel) => fs.read(rel, { maxBytes: BIG_FILE_BYTES }));
+      const bundled = await bundleSpec(file, (rel) => fs.read(rel, { maxBytes: BIG_FILE_BYTES }), { text, document: doc });
       whole = bundled.document;
       parts = bundled.files.length;
     } catch (e) {

@@ -7,24 +7,12 @@
  */
 import { blankComments, escapeRe, findCallObjects, parseObjectLiteral, type ObjectLiteral } from './js-literals.js';
 import { lockLookup, type LockLookup } from './lockfiles.js';
-import {
-  asNumber,
-  basename,
-  describeLimit,
-  dirname,
-  isRecord,
-  isTestPath,
-  joinPath,
-  lineAt,
-  listAll,
-  parseDuration,
-  parseStructured,
-  toRate,
-} from './shared.js';
+import { asNumber, basename, describeLimit, dirname, isRecord, isTestPath, joinPath, listAll, parseDuration, toRate } from './shared.js';
+import { lineColumn, parseStructured } from '../../io/text.js';
 import { FIELDS, type ExistingLimiter, type Fact, type ProjectFs, type SettingValue, type Warn } from './types.js';
 
 /** Framework packages, most specific first (a NestJS app also depends on express or fastify). */
-export const FRAMEWORK_PACKAGES: ReadonlyArray<readonly [string, string]> = [
+const FRAMEWORK_PACKAGES: ReadonlyArray<readonly [string, string]> = [
   ['@nestjs/core', 'nestjs'],
   ['hono', 'hono'],
   ['fastify', 'fastify'],
@@ -33,7 +21,7 @@ export const FRAMEWORK_PACKAGES: ReadonlyArray<readonly [string, string]> = [
 ];
 
 /** Store clients and the stack.store they imply. */
-export const STORE_PACKAGES: ReadonlyArray<readonly [string, string]> = [
+const STORE_PACKAGES: ReadonlyArray<readonly [string, string]> = [
   ['ioredis', 'redis'],
   ['redis', 'redis'],
   ['@redis/client', 'redis'],
@@ -42,7 +30,7 @@ export const STORE_PACKAGES: ReadonlyArray<readonly [string, string]> = [
 ];
 
 /** Rate limiting libraries. Settings are read from source for the first three. */
-export const LIMITER_PACKAGES = [
+const LIMITER_PACKAGES = [
   'express-rate-limit',
   'rate-limiter-flexible',
   '@fastify/rate-limit',
@@ -375,7 +363,7 @@ interface LimiterParts {
 }
 
 function limiterFact(file: SourceFile, call: Call, obj: ObjectLiteral, parts: LimiterParts): Fact {
-  const line = lineAt(file.text, call.index);
+  const line = lineColumn(file.text, call.index).line;
   const settings: Record<string, SettingValue> = { ...(parts.extra ?? {}), ...obj.settings };
   const other = [...obj.other, ...Object.keys(obj.nested)];
   const rate = toRate(parts.limit, parts.windowSeconds);
@@ -440,7 +428,7 @@ function findCluster(sources: readonly SourceFile[]): Fact | undefined {
         field: FIELDS.store,
         value: 'redis-cluster',
         source: file.path,
-        detail: `${io ? 'ioredis Cluster' : 'redis createCluster'} client at line ${lineAt(file.text, m.index)}`,
+        detail: `${io ? 'ioredis Cluster' : 'redis createCluster'} client at line ${lineColumn(file.text, m.index).line}`,
       };
     }
   }

@@ -1,8 +1,7 @@
 /**
- * Small pure helpers shared by the detectors: path handling, YAML/JSON parsing that
- * never throws, duration and rate arithmetic.
+ * Small pure helpers shared by the detectors: path handling, duration and rate arithmetic
+ * (parsing YAML and JSON is io/text.ts's).
  */
-import { parseAllDocuments } from 'yaml';
 import { PERIODS, type Rate } from '../../answers/schema.js';
 import type { ProjectFs } from './types.js';
 
@@ -62,48 +61,6 @@ export async function listAll(fs: ProjectFs): Promise<string[]> {
   return [...new Set(files.map((f) => f.replace(/\\/g, '/').replace(/^\.\//, '')))].sort(comparePaths);
 }
 
-/** 1-based line number of a character offset. */
-export function lineAt(text: string, index: number): number {
-  let line = 1;
-  for (let i = 0; i < index && i < text.length; i++) if (text.charCodeAt(i) === 10) line++;
-  return line;
-}
-
-export type ParseResult = { ok: true; docs: unknown[] } | { ok: false; error: string };
-
-/**
- * Parses JSON (for .json files) or YAML (every document of a multi-document file).
- * Never throws; aliases are capped so a hostile file cannot expand without bound.
- */
-export function parseStructured(text: string, path: string): ParseResult {
-  const body = text.replace(/^\uFEFF/, '');
-  if (/\.json$/i.test(path)) {
-    try {
-      return { ok: true, docs: [JSON.parse(body) as unknown] };
-    } catch (e) {
-      return { ok: false, error: `not valid JSON: ${firstLine(e)}` };
-    }
-  }
-  try {
-    const docs = parseAllDocuments(body, { prettyErrors: false, uniqueKeys: false });
-    const list = Array.isArray(docs) ? docs : [docs];
-    const out: unknown[] = [];
-    for (const doc of list) {
-      const err = doc.errors[0];
-      if (err) return { ok: false, error: `not valid YAML: ${firstLine(err)}` };
-      out.push(doc.toJS({ maxAliasCount: 100 }));
-    }
-    return { ok: true, docs: out };
-  } catch (e) {
-    return { ok: false, error: `not valid YAML: ${firstLine(e)}` };
-  }
-}
-
-function firstLine(e: unknown): string {
-  const msg = e instanceof Error ? e.message : String(e);
-  return (msg.split('\n')[0] ?? '').slice(0, 160);
-}
-
 const PERIOD_SECONDS: Record<(typeof PERIODS)[number], number> = {
   second: 1,
   minute: 60,
@@ -148,7 +105,7 @@ export function parseDuration(text: string): number | undefined {
 }
 
 /** A window for people: 1 -> 'second', 900 -> '15 minutes', 7200 -> '2 hours', 1.5 -> '1.5 seconds'. */
-export function describeWindow(seconds: number): string {
+function describeWindow(seconds: number): string {
   const units: Array<[number, string]> = [
     [86400, 'day'],
     [3600, 'hour'],

@@ -56,8 +56,6 @@ export const FIELDS = {
   nginxSetting: 'nginxSetting',
 } as const;
 
-export type FactField = (typeof FIELDS)[keyof typeof FIELDS];
-
 export type SettingValue = string | number | boolean | Array<string | number>;
 
 /** The value of an 'nginxSetting' fact. */

@@ -14,7 +14,7 @@ import { askEach, askText, defaultNote, given, resolve } from '../resolve.js';
 type EndpointClass = (typeof ENDPOINT_CLASSES)[number];
 type Method = (typeof METHODS)[number];
 
-export const MAX_HAND_ENDPOINTS = 30;
+const MAX_HAND_ENDPOINTS = 30;
 const LISTED = 20;
 
 const CLASS_HELP: Record<EndpointClass, string> = {
@@ -28,7 +28,7 @@ const CLASS_HELP: Record<EndpointClass, string> = {
   health: 'health checks (never limited)',
 };
 
-export function endpointLine(e: Endpoint, routeWidth = 0): string {
+function endpointLine(e: Endpoint, routeWidth = 0): string {
   const extra = [e.class === 'auth' && e.authKind ? e.authKind : '', e.anonymous && e.class !== 'auth' ? 'anonymous' : '']
     .filter(Boolean)
     .join(', ');

@@ -10,9 +10,7 @@ import { type Draft, type Step, UNKNOWN, type Unknown } from '../context.js';
 import { type ByClass, DONT_KNOW_NAME, Q } from '../questions.js';
 import { defaultNote, given, offerKnown, resolve } from '../resolve.js';
 
-export { byClassText } from '../questions.js';
-
-export function ruleOfThumb(cls: EndpointClassT): FailModeT {
+function ruleOfThumb(cls: EndpointClassT): FailModeT {
   return cls === 'auth' ? 'closed' : 'open';
 }
 
@@ -20,7 +18,7 @@ export function ruleOfThumb(cls: EndpointClassT): FailModeT {
  * The endpoint classes the answers mention, or every class when no endpoints are known.
  * Health checks are never limited, so they have no fail mode to choose.
  */
-export function classesOf(draft: Draft): EndpointClassT[] {
+function classesOf(draft: Draft): EndpointClassT[] {
   const present = new Set((draft.endpoints ?? []).map((e) => e.class));
   return ENDPOINT_CLASSES.filter((c) => c !== 'health' && (present.size === 0 || present.has(c)));
 }

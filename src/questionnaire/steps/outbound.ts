@@ -11,7 +11,7 @@ import { RATE_HELP } from '../spec-help.js';
 
 type Provider = NonNullable<AnswersInput['outbound']>[number];
 
-export const MAX_PROVIDERS = 10;
+const MAX_PROVIDERS = 10;
 
 /**
  * Providers typed in one by one; `before` (the previous ones) gives each its defaults. One kept

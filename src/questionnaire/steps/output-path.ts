@@ -7,14 +7,14 @@ import { given, resolve } from '../resolve.js';
 
 type Format = 'html' | 'markdown';
 
-export function defaultDocumentPath(format: Format): string {
+function defaultDocumentPath(format: Format): string {
   return `docs/rate-limit-design.${format === 'markdown' ? 'md' : 'html'}`;
 }
 
 const DOCUMENT_EXTENSIONS = ['.md', '.markdown', '.html', '.htm'];
 
 /** A path that names a file of the other format is refused; a folder path (no extension) is fine. */
-export function documentPathProblem(text: string, format: Format): string | undefined {
+function documentPathProblem(text: string, format: Format): string | undefined {
   const p = pathText(text);
   if (!p.ok) return `The path ${p.message}.`;
   const ext = path.extname(p.value).toLowerCase();
@@ -31,7 +31,7 @@ export function documentPathProblem(text: string, format: Format): string | unde
  * An earlier document path for this format: as it was, or with the other format's extension
  * swapped for this one's (the format changed); undefined when it cannot be used.
  */
-export function pathForFormat(earlier: string, format: Format): string | undefined {
+function pathForFormat(earlier: string, format: Format): string | undefined {
   if (!documentPathProblem(earlier, format)) return earlier;
   const ext = path.extname(earlier);
   if (!DOCUMENT_EXTENSIONS.includes(ext.toLowerCase())) return undefined;

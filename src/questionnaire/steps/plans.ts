@@ -12,11 +12,9 @@ import { Q, type QuotaResetChoice, resetText } from '../questions.js';
 import { askEach, askList, askText, defaultNote, given, offerKnown, resolve } from '../resolve.js';
 import { RATE_HELP } from '../spec-help.js';
 
-export { planText, resetText } from '../questions.js';
-
 type PlanT = NonNullable<AnswersInput['plans']>[number];
 
-export const MAX_PLANS = 10;
+const MAX_PLANS = 10;
 
 const EXAMPLES = ['free', 'pro', 'enterprise'];
 

@@ -13,7 +13,7 @@ import { decodeXmlEntities, htmlText } from '../../escape/markup.js';
 import type { RawDiagramRenderer } from './index.js';
 
 /** The page's colours (templates/html/styles.css), passed as CSS variables. */
-export const DIAGRAM_COLOURS = {
+const DIAGRAM_COLOURS = {
   bg: 'var(--rl-bg)',
   fg: 'var(--rl-fg)',
   line: 'var(--rl-diagram-line)',

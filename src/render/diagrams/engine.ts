@@ -13,7 +13,7 @@ import type { RawDiagramRenderer } from './index.js';
 type EngineModule = typeof import('./beautiful.js');
 
 /** The bundled engine, beside this module in dist/bin/ (scripts/bundle.mjs builds it). */
-export const ENGINE_FILE = fileURLToPath(new URL('./diagram-engine.cjs', import.meta.url));
+const ENGINE_FILE = fileURLToPath(new URL('./diagram-engine.cjs', import.meta.url));
 
 export async function loadDiagramEngine(): Promise<RawDiagramRenderer> {
   if (existsSync(ENGINE_FILE)) return (createRequire(import.meta.url)(ENGINE_FILE) as EngineModule).loadBeautifulMermaid();

@@ -16,7 +16,7 @@ import { pathToFileURL } from 'node:url';
 import type { RawDiagramRenderer } from './index.js';
 import { FONT_STACK } from './svg.js';
 
-export const MERMAID_CLI_PACKAGE = '@mermaid-js/mermaid-cli';
+const MERMAID_CLI_PACKAGE = '@mermaid-js/mermaid-cli';
 
 /** The optional package is not installed (or cannot be loaded). */
 export class MermaidCliMissingError extends Error {
@@ -39,7 +39,7 @@ export class MermaidCliFailedError extends Error {
 }
 
 /** Colours from the page's CSS variables (templates/html/styles.css); Mermaid scopes them to the diagram. */
-export const THEME_CSS = [
+const THEME_CSS = [
   '.node rect, .node circle, .node ellipse, .node polygon, .node path { fill: var(--rl-diagram-fill); stroke: var(--rl-diagram-stroke); }',
   '.cluster rect { fill: var(--rl-bg); stroke: var(--rl-diagram-stroke); }',
   '.flowchart-link, .edgePath .path, .transition, .messageLine0, .messageLine1, .actor-line { stroke: var(--rl-diagram-line); }',
@@ -51,7 +51,7 @@ export const THEME_CSS = [
   '.start-state, .state-start { fill: var(--rl-fg); stroke: var(--rl-fg); }',
 ].join('\n');
 
-export const MERMAID_CONFIG = {
+const MERMAID_CONFIG = {
   theme: 'base',
   securityLevel: 'strict',
   htmlLabels: false,
@@ -118,7 +118,7 @@ async function importPackage<T>(name: string, from: string[]): Promise<{ module:
 }
 
 /** A Chromium or Chrome on this machine, or undefined to let puppeteer use its own. */
-export function findChromium(env: Readonly<Record<string, string | undefined>>): string | undefined {
+function findChromium(env: Readonly<Record<string, string | undefined>>): string | undefined {
   const candidates = [
     env.PUPPETEER_EXECUTABLE_PATH,
     env.CHROME_PATH,

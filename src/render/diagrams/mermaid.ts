@@ -73,7 +73,7 @@ function allIds(diagram: Diagram): string[] {
 }
 
 /** Longest label line (in characters) before it is broken at a space: node labels, edge labels. */
-export const WRAP = { node: 48, edge: 24 } as const;
+const WRAP = { node: 48, edge: 24 } as const;
 
 /**
  * Breaks a line at spaces into lines of at most `max` characters (a longer word stays whole),

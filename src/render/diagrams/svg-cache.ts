@@ -28,7 +28,7 @@ export interface SvgCache {
 }
 
 /** The engine the bundle was built with, or undefined when not bundled. */
-export function bundledEngineKey(): string | undefined {
+function bundledEngineKey(): string | undefined {
   return typeof __RL_DIAGRAM_ENGINE_HASH__ === 'string' ? __RL_DIAGRAM_ENGINE_HASH__ : undefined;
 }
 

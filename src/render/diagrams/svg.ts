@@ -23,7 +23,7 @@ export const FONT_STACK =
   'system-ui, -apple-system, "Segoe UI", Roboto, "Helvetica Neue", Arial, "Liberation Sans", "DejaVu Sans", sans-serif';
 
 /** The smallest scale a diagram is drawn at when its labels say nothing smaller (see minDrawScale). */
-export const MIN_SCALE = 0.7;
+const MIN_SCALE = 0.7;
 
 /** The smallest label size, in CSS pixels, a diagram is ever drawn with (on a phone too). */
 export const MIN_TEXT_PX = 12;
@@ -38,12 +38,12 @@ export function smallestFontSize(svg: string): number | undefined {
 }
 
 /** The scale below which the smallest label would be under MIN_TEXT_PX (MIN_SCALE when no size is stated). */
-export function minDrawScale(svg: string): number {
+function minDrawScale(svg: string): number {
   const smallest = smallestFontSize(svg);
   return smallest === undefined ? MIN_SCALE : MIN_TEXT_PX / smallest;
 }
 
-export interface SvgOptions {
+interface SvgOptions {
   /** The diagram's unique id on its page; also the prefix of every id inside. */
   id: string;
   /** Accessible name of the diagram. */

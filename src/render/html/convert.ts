@@ -39,7 +39,7 @@ function safeHref(href: string): boolean {
 }
 
 /** Tables with at least this many columns are stacked into cards on a phone. */
-export const STACK_COLUMNS = 3;
+const STACK_COLUMNS = 3;
 
 function alignClass(align: Tokens.TableCell['align']): string {
   return align ? ` class="align-${align}"` : '';

@@ -21,7 +21,7 @@ import type { OutputFile, RenderInput } from '../types.js';
 import { htmlHref, markdownToHtml, type ConvertContext } from './convert.js';
 import { htmlTemplate, stylesheet } from './templates.js';
 
-export interface HtmlOptions extends DocumentOptions {
+interface HtmlOptions extends DocumentOptions {
   /** Draws a Mermaid source as SVG (see render/diagrams). */
   diagrams: RawDiagramRenderer;
 }
@@ -34,7 +34,7 @@ const SOURCE_NOTE =
   'Mermaid source of the diagram below. To get it back, replace each &#45; with a hyphen, then each &amp; with an ampersand.';
 
 /** `02-x.md` -> `02-x.html`, `README.md` -> `index.html`. */
-export function htmlFileName(markdownPath: string): string {
+function htmlFileName(markdownPath: string): string {
   return htmlHref(markdownPath);
 }
 
@@ -51,7 +51,7 @@ interface DiagramSlot {
 }
 
 /** Pages converted to HTML, each diagram's SVG still a slot. */
-export interface HtmlDraft {
+interface HtmlDraft {
   files: OutputFile[];
   slots: DiagramSlot[];
   /** Links to the code folder's files (outside the document, so not checked against it). */

@@ -13,7 +13,7 @@ import { compiledTemplates } from '../compiled-templates.js';
 
 export const HTML_TEMPLATES_DIR = `${TEMPLATES_DIR}/html/`;
 
-export type HtmlTemplate = (view: object) => string;
+type HtmlTemplate = (view: object) => string;
 
 let layouts: Map<string, HtmlTemplate> | undefined;
 let css: string | undefined;

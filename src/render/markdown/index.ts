@@ -20,7 +20,7 @@ export {
   type DocumentStats,
 } from '../document.js';
 
-export type MarkdownOptions = DocumentOptions;
+type MarkdownOptions = DocumentOptions;
 
 /**
  * Renders the design as Markdown. Paths are relative POSIX paths: for `single`, the one

@@ -6,7 +6,7 @@
 import { conventionName } from '../../design/contract.js';
 import { FRAMEWORK_ADAPTERS } from '../../answers/choices.js';
 import { type Design, keepsStateInStore, type MatrixRule, type MetricSource } from '../../design/model.js';
-import { fmtBytes, fmtDuration, fmtNumber, fmtPercent, joinAnd } from '../format.js';
+import { fmtBytes, fmtDuration, fmtNumber, fmtPercent, joinAnd, lineCount } from '../format.js';
 import { mdHref } from '../helpers.js';
 import type { RenderInput } from '../types.js';
 import { worstCaseView } from './worst-case.js';
@@ -17,7 +17,7 @@ import { NESTJS_MOUNT } from '../../codegen/middleware/index.js';
 import { OVERLAY_PATH } from '../../codegen/openapi/index.js';
 import { algorithmName, frameworkName, gatewayName, goalName, layerName, primitiveName, storeName, tierName } from './labels.js';
 
-export const NOT_STATED = 'not stated';
+const NOT_STATED = 'not stated';
 
 /** "600 / 60 s", or "10,000 / calendar month (Europe/Berlin)" when the period has a name. */
 export function rateText(rate: MatrixRule['rate']): string {
@@ -30,7 +30,7 @@ export function rateText(rate: MatrixRule['rate']): string {
  * The Rate cell of a matrix row. A quota rule with a backstop shows the plan's quota and,
  * apart from it, the count where the limiter refuses: they are different numbers.
  */
-export function ruleRateText(rule: MatrixRule): string {
+function ruleRateText(rule: MatrixRule): string {
   const b = rule.quotaBackstop;
   if (!b || !rule.rate) return rateText(rule.rate);
   const period = rule.rate.periodText ?? fmtDuration(rule.rate.periodSeconds);
@@ -82,7 +82,7 @@ function failModeText(mode: string | undefined): string {
   return mode === undefined ? '' : `fail ${mode}`;
 }
 
-export interface RuleRow {
+interface RuleRow {
   id: string;
   title: string;
   source: string;
@@ -172,7 +172,7 @@ export function ruleRow(rule: MatrixRule, killSwitchHow = '', design?: Design): 
 // Section views
 
 /** Appended to a value the answers did not give (each such value has a line in the assumptions). */
-export const ASSUMED = '(assumed)';
+const ASSUMED = '(assumed)';
 
 export function scopeView(input: RenderInput) {
   const { scope, meta, assumptions } = input.design;
@@ -456,7 +456,7 @@ function printed(path: string): boolean {
 }
 
 /** The design's own rules in the generated data module (middleware/design.ts): its `rules` list, one commented entry per rule. */
-export function rulesExcerpt(content: string): { from: number; to: number; text: string } | undefined {
+function rulesExcerpt(content: string): { from: number; to: number; text: string } | undefined {
   const lines = content.split('\n');
   const start = lines.findIndex((l) => /^ {2}rules: \[/.test(l));
   if (start < 0) return undefined;
@@ -466,7 +466,7 @@ export function rulesExcerpt(content: string): { from: number; to: number; text:
 }
 
 /** The href of a code file from the document's pages, or '' when the code folder is not known. */
-export function codeFileHref(input: RenderInput, path: string): string {
+function codeFileHref(input: RenderInput, path: string): string {
   if (input.codeBase === undefined) return '';
   const base = input.codeBase.replace(/\/+$/, '');
   return base === '' || base === '.' ? path : `${base}/${path}`;
@@ -487,7 +487,7 @@ function linkedCode(input: RenderInput): { path: string; href: string; size: str
     .map((f) => ({
       path: f.path,
       href: codeFileHref(input, f.path),
-      size: `${fmtNumber(f.content.split('\n').length - (f.content.endsWith('\n') ? 1 : 0))} lines, ${fmtBytes(Buffer.byteLength(f.content, 'utf8'))}`,
+      size: `${fmtNumber(lineCount(f.content))} lines, ${fmtBytes(Buffer.byteLength(f.content, 'utf8'))}`,
       description: f.description ?? '',
     }));
 }

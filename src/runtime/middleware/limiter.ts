@@ -6,9 +6,9 @@ import { createHash } from 'node:crypto';
 import { createGate, withCustomIdentities } from './access.js';
 import { register as defaultRegistry } from 'prom-client';
 import { calendarPeriod } from './calendar.js';
-import { formatIp, parseCidr, parseIp, resolveClientIp } from './client-ip.js';
+import { type Client, type ClientMemo, clientOfRequest, parseCidr, resolveClientIp } from './client-ip.js';
 import { fallbackReplies, MemoryFallback } from './fallback.js';
-import { hashTag, IDENTITY_LABEL, keyPart, keyShape, parseKeyPattern, renderKey, usernameKey } from './keys.js';
+import { hashTag, IDENTITY_LABEL, identityValue, keyPart, keyShape, parseKeyPattern, renderKey, textOf, usernameKey } from './keys.js';
 import type { KeyPiece, KeyShape, Slot } from './keys.js';
 import { LocalBuckets, localReplies } from './local-bucket.js';
 import { MemoryStore } from './memory-store.js';
@@ -29,7 +29,7 @@ import {
 } from './responses.js';
 import type { Shown, StatedState } from './responses.js';
 import { compileRoute, RouteTable } from './routes.js';
-import { Deadlines, failureReason, isNoScript, replyTime, StoreCall, StoreError, toReply } from './store.js';
+import { Deadlines, failureReason, gcraNumbers, isNoScript, replyTime, StoreCall, StoreError, toReply } from './store.js';
 import type { BoundScript, Reply, StoreListener } from './store.js';
 import type {
   DesignData,
@@ -66,11 +66,14 @@ interface ActiveRule {
   readonly fixedKey: string | null;
   readonly costs: ReadonlyMap<string, number>;
   readonly script: BoundScript | null;
-  /** GCRA: burst, rate and period as the strings EVALSHA sends (the cost follows per request). */
+  /** GCRA: burst, rate and period as identity-limits.lua takes them (the cost follows per request). */
   readonly gcraArgs: readonly [string, string, string];
-  /** GCRA: the emission interval and the bucket's depth (burst intervals), microseconds. */
+  /** GCRA: the emission interval and the bucket's depth (burst intervals), microseconds (gcraNumbers). */
   readonly interval: number;
   readonly tolerance: number;
+  /** The same two as the strings gcra.lua takes. */
+  readonly toleranceArg: string;
+  readonly intervalArg: string;
   /** Whether its state is a field of its identity's hash (the design's choice): checked by identity-limits. */
   readonly joins: boolean;
   readonly metrics: RuleMetrics;
@@ -85,8 +88,8 @@ interface ActiveRule {
 interface AppliedRule {
   readonly rule: ActiveRule;
   readonly cost: number;
-  /** The cost as the string EVALSHA sends. */
-  readonly costArg: string;
+  /** GCRA: what the request takes, cost x interval, as the string gcra.lua takes ('' for the other scripts). */
+  readonly incrementArg: string;
 }
 
 /** What applies to one combination of matched routes, worked out once per combination. */
@@ -101,11 +104,9 @@ interface Applicable {
 }
 
 /** Per request: who is calling, and the client IP once a rule has needed it. */
-interface RequestState<TReq> {
-  readonly input: LimiterInput<TReq>;
+interface RequestState<TReq> extends ClientMemo<TReq> {
   readonly identity: RequestIdentity;
   readonly plan: string | null;
-  ip: string | null;
 }
 
 /** A window a window rule counts in: its id (in the key) and its end (epoch ms). */
@@ -119,7 +120,8 @@ interface Step {
   readonly keys: string[];
   readonly mode: 'enforce' | 'shadow';
   readonly cost: number;
-  readonly costArg: string;
+  /** gcra.lua's increment (AppliedRule.incrementArg). */
+  readonly incrementArg: string;
   readonly tag: string | null;
   /** Window rules: end of the window the key names (epoch ms), from the same clock reading. */
   readonly windowEnd: number;
@@ -147,34 +149,14 @@ function usernameFromBody(input: { readonly body?: unknown; readonly req: unknow
   return undefined;
 }
 
-/**
- * An identity value as text, whatever shape the request gave it: a field sent as
- * ["victim@x"] or 42 is the text an application's String() would see ("victim@x", "42"), so it
- * meets the same bucket as the plain string and never skips its rule; an object is one shared
- * text. Empty and absent values are no identity.
- */
-function textOf(value: unknown): string | undefined {
-  if (value === undefined || value === null) return undefined;
-  const text = typeof value === 'string' ? value : typeof value === 'object' && !Array.isArray(value) ? '[object]' : String(value);
-  return text.length > 0 ? text : undefined;
-}
-
-function identityValue(kind: IdentityKind, identity: RequestIdentity): string | undefined {
-  switch (kind) {
-    case 'api-key':
-      return textOf(identity.apiKey);
-    case 'user':
-      return textOf(identity.userId);
-    case 'tenant':
-      return textOf(identity.tenantId);
-    case 'session':
-      return textOf(identity.sessionId);
-    default:
-      return undefined;
-  }
-}
-
 /** The method in upper case (it nearly always is: no call, no new string then). */
+/** A GCRA rule's bucket in microseconds (gcraNumbers), and as the strings gcra.lua takes; zeros for the other scripts. */
+function gcraOf(spec: RuleSpec): { interval: number; tolerance: number; toleranceArg: string; intervalArg: string } {
+  if (spec.script !== 'gcra') return { interval: 0, tolerance: 0, toleranceArg: '', intervalArg: '' };
+  const { interval, tolerance } = gcraNumbers(spec.burst ?? spec.limit, spec.limit, spec.periodSeconds * 1000);
+  return { interval, tolerance, toleranceArg: String(tolerance), intervalArg: String(interval) };
+}
+
 function upperCase(method: string): string {
   for (let i = 0; i < method.length; i++) {
     const c = method.charCodeAt(i);
@@ -217,7 +199,8 @@ export function createLimiter<TReq>(design: DesignData, options: LimiterOptions<
   const defaultPlan = options.defaultPlan ?? design.defaultPlan;
   const clock = options.now ?? Date.now;
   const identify = withCustomIdentities(design.access, options);
-  const customIp = options.identities?.ip ?? options.clientIp;
+  // the client of a request, worked out once for the access lists, the penalty box and the rules
+  const clientOf = clientOfRequest<TReq>(trusted, ipv6Prefix, options.identities?.ip ?? options.clientIp);
   const modeHook = options.mode;
   const metrics = createMetrics(design, options.registry === undefined ? defaultRegistry : options.registry);
   const scripts = new Map<ScriptName, BoundScript>(design.scripts.map((s) => [s.name, { spec: s, latency: metrics.latency(s.name) }]));
@@ -238,8 +221,7 @@ export function createLimiter<TReq>(design: DesignData, options: LimiterOptions<
       costs: new Map(spec.costByEndpoint),
       script: spec.store === 'redis' ? (scripts.get(spec.script) ?? null) : null,
       gcraArgs: [String(spec.burst ?? spec.limit), String(spec.limit), String(spec.periodSeconds * 1000)],
-      interval: Math.ceil((spec.periodSeconds * 1000 * 1000) / spec.limit),
-      tolerance: (spec.burst ?? spec.limit) * Math.ceil((spec.periodSeconds * 1000 * 1000) / spec.limit),
+      ...gcraOf(spec),
       joins: spec.field !== null,
       metrics: metrics.rule(spec),
       policyWindow: policyWindowSeconds(spec),
@@ -254,7 +236,7 @@ export function createLimiter<TReq>(design: DesignData, options: LimiterOptions<
       .filter((r) => (owner !== null && r.routes.has(owner.index)) || match.wildcards.some((w) => r.routes.has(w.index)))
       .map((rule) => {
         const cost = (endpoint !== null ? rule.costs.get(endpoint) : undefined) ?? rule.spec.costDefault;
-        return { rule, cost, costArg: String(cost) };
+        return { rule, cost, incrementArg: rule.spec.script === 'gcra' ? String(cost * rule.interval) : '' };
       });
     return {
       exempt: match.exempt,
@@ -273,7 +255,7 @@ export function createLimiter<TReq>(design: DesignData, options: LimiterOptions<
   let period: { id: string; start: number; end: number } | null = null;
   // allowlist, deny list and penalty box: checked before any rule (access.ts, penalty.ts)
   const penalty = createPenaltyBox(design, redis ?? null, prefix, timeoutMs, options.onStoreError, metrics.access.penaltyBox);
-  const gate = createGate(design.access, design.docsUrl, options, trusted, clientIpOf, penalty, metrics.access);
+  const gate = createGate(design.access, design.docsUrl, clientOf, penalty, metrics.access);
   const fallback = design.access?.memoryFallback === true ? new MemoryFallback() : null;
 
   /**
@@ -400,10 +382,9 @@ export function createLimiter<TReq>(design: DesignData, options: LimiterOptions<
     return rule.periodSlot ? key : key + ':' + win.id;
   }
 
-  /** The client IP, worked out at most once per request (only rules keyed on it need it). */
+  /** The client IP, worked out at most once per request (only rules keyed on it, and the access lists, need it). */
   function ipOf(request: RequestState<TReq>): string {
-    if (request.ip === null) request.ip = clientIpOf(request.input);
-    return request.ip;
+    return clientOf(request).key;
   }
 
   function scriptArgs(step: Step): (string | number)[] {
@@ -420,10 +401,7 @@ export function createLimiter<TReq>(design: DesignData, options: LimiterOptions<
       }
       return args;
     }
-    if (spec.script === 'gcra') {
-      const g = first.gcraArgs;
-      return [step.keys[0] ?? '', g[0], g[1], g[2], step.costArg];
-    }
+    if (spec.script === 'gcra') return [step.keys[0] ?? '', first.toleranceArg, step.incrementArg, first.intervalArg];
     // (the other scripts take per-request windows and key counts)
     const args: (string | number)[] = step.keys.slice();
     if (spec.script === 'sliding-window-log') {
@@ -524,8 +502,9 @@ export function createLimiter<TReq>(design: DesignData, options: LimiterOptions<
         step.keys[0] ?? '',
         step.cost,
         (cost) => {
+          // gcra.lua's increment for the tokens the local bucket charges (key, tolerance, increment, interval)
           const withCost = argv.slice();
-          withCost[withCost.length - 1] = cost;
+          withCost[2] = String(cost * first.interval);
           return callRedisPromise(script, 1, withCost);
         },
         (error) => {
@@ -879,17 +858,6 @@ export function createLimiter<TReq>(design: DesignData, options: LimiterOptions<
     }
   }
 
-  function clientIpOf(input: LimiterInput<TReq>): string {
-    if (customIp) {
-      const given = customIp(input.req);
-      if (given) {
-        const bytes = parseIp(given);
-        return bytes ? formatIp(bytes, ipv6Prefix) : keyPart(given);
-      }
-    }
-    return resolveClientIp(input.remoteAddress, input.forwardedFor, trusted, ipv6Prefix);
-  }
-
   const EXEMPT: Decision = { status: 200, headers: [], body: null, contentType: null, ruleId: null, exempt: true, outcomes: [] };
   const NOTHING: Decision = { status: 200, headers: [], body: null, contentType: null, ruleId: null, exempt: false, outcomes: [] };
   // settled promises can be handed to any number of callers
@@ -934,12 +902,15 @@ export function createLimiter<TReq>(design: DesignData, options: LimiterOptions<
     modes: readonly RuleMode[],
     given: RequestIdentity,
   ): Promise<Decision> {
-    if (gate !== null) return gate.run(input, given, applicable.specs, modes, (m) => evaluateRules(input, applicable, m, given));
-    return evaluateRules(input, applicable, modes, given);
+    if (gate === null) return evaluateRules(input, null, applicable, modes, given);
+    // the access lists and the rules share the request's client (worked out at most once)
+    const memo: ClientMemo<TReq> = { input, client: null };
+    return gate.run(memo, given, applicable.specs, modes, (m) => evaluateRules(input, memo.client, applicable, m, given));
   }
 
   function evaluateRules(
     input: LimiterInput<TReq>,
+    client: Client | null,
     applicable: Applicable,
     modes: readonly RuleMode[],
     given: RequestIdentity,
@@ -949,7 +920,7 @@ export function createLimiter<TReq>(design: DesignData, options: LimiterOptions<
       identity = { ...identity, username: usernameFromBody(input) };
     }
     const plan = identity.plan ?? defaultPlan;
-    const request: RequestState<TReq> = { input, identity, plan, ip: null };
+    const request: RequestState<TReq> = { input, identity, plan, client };
     const applied = applicable.rules;
     // security rules stay silent: when one applies, no rate-limit headers at all
     let silent = false;
@@ -957,7 +928,7 @@ export function createLimiter<TReq>(design: DesignData, options: LimiterOptions<
     for (let i = 0; i < applied.length; i++) {
       const mode = modes[i];
       if (mode === 'off' || mode === undefined) continue;
-      const { rule, cost, costArg } = applied[i] as AppliedRule;
+      const { rule, cost, incrementArg } = applied[i] as AppliedRule;
       const spec = rule.spec;
       if (spec.headers === 'silent') silent = true;
       if (spec.plan !== null && spec.plan !== plan) continue;
@@ -986,7 +957,7 @@ export function createLimiter<TReq>(design: DesignData, options: LimiterOptions<
             keys: [key],
             mode,
             cost,
-            costArg,
+            incrementArg,
             tag,
             windowEnd,
             combined: false,
@@ -1013,7 +984,7 @@ export function createLimiter<TReq>(design: DesignData, options: LimiterOptions<
           keys: [key],
           mode,
           cost,
-          costArg,
+          incrementArg,
           tag: null,
           windowEnd,
           combined: rule.joins,

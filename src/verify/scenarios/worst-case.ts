@@ -2,8 +2,9 @@
  * The worst case, measured: the most one identity gets admitted within one period, sent as
  * fast as the shipped runtime answers, against the formula of the worst-case table for the
  * numbers run. Four cases run here:
- *  - a GCRA bucket: the whole burst at once, then every token as soon as it comes back (each
- *    refusal waits its Retry-After), for one period: at most burst + rate x period;
+ *  - a GCRA bucket (every algorithm the middleware runs as GCRA, with the burst it runs with):
+ *    the whole burst at once, then every token as soon as it comes back (each refusal waits its
+ *    Retry-After), for one period: at most burst + rate x period;
  *  - a fixed window: the limit just before a window boundary and again just after it, then
  *    more until one window length has passed since the first request: at most 2 x limit;
  *  - the local + Redis hybrid: the same as the bucket, from several instances at once (one
@@ -15,11 +16,14 @@
  * Numbers are scaled down (a period of WORST_CASE_PERIOD_MS, at most MAX_WORST_CASE units) so
  * a run takes about a second a case; time is never faked: every wait is real and every count
  * comes from the scripts on the store's clock. A request counts when it was sent within the
- * period of the first, so what is measured can only err towards more, never less.
+ * period of the first, so what is measured can only err towards more, never less. What a case
+ * is held to is the design's own figure (design/worst-case.ts) for the rule with the numbers
+ * run, never a formula of verify's.
  */
 import { performance } from 'node:perf_hooks';
-import type { WorstCaseMeasurement } from '../../design/model.js';
-import { periodWords } from '../../design/worst-case.js';
+import { runBurst } from '../../design/algorithms.js';
+import type { Algorithm, MatrixRule, WorstCaseMeasurement } from '../../design/model.js';
+import { inMemoryFallback, perCounter, periodWords, type WorstCaseFigure, withLocalBuckets } from '../../design/worst-case.js';
 import type { HybridSpec } from '../../runtime/middleware/types.js';
 import type { Verdict } from '../runtime.js';
 import { bucketShape, CALENDAR_SLACK_MS, formatMs, type Shape } from '../shapes.js';
@@ -36,9 +40,22 @@ function n(x: number): string {
   return x.toLocaleString('en-US');
 }
 
+/** The per-counter figure of a rule: the design's (perCounter), or another to hold the measurement to. */
+export type FigureOf = (rule: MatrixRule & { rate: { requests: number; periodSeconds: number }; algorithm: Algorithm }) => WorstCaseFigure;
+
+/** The rule with the numbers a case runs (its algorithm and layer kept), for the design's figure. */
+function ruleRun(rule: RuleContext['rule'], shape: Shape): Parameters<FigureOf>[0] {
+  return {
+    ...rule,
+    algorithm: rule.algorithm as Algorithm,
+    rate: { requests: shape.limit, periodSeconds: shape.periodMs / 1000 },
+    burst: shape.burst,
+  };
+}
+
 /** The bucket a rule's worst case runs with: its own when small and fast, else scaled. */
 export function worstCaseBucket(rule: RuleContext['rule']): Shape {
-  const burst = rule.burst as number;
+  const burst = runBurst(rule) as number;
   const rate = rule.rate!.requests;
   const periodMs = rule.rate!.periodSeconds * 1000;
   const own = `burst ${n(burst)}, ${n(rate)} per ${formatMs(periodMs)}`;
@@ -128,31 +145,35 @@ function measurement(
   return { m, text, ...(problem ? { problem } : {}) };
 }
 
-/** A GCRA bucket: burst + rate x period. */
-async function bucketCase(ctx: RuleContext, shape: Shape): Promise<ReturnType<typeof measurement>> {
+/** A GCRA bucket: held to the design's figure for the bucket run (burst + rate x period). */
+async function bucketCase(ctx: RuleContext, shape: Shape, figure: WorstCaseFigure): Promise<ReturnType<typeof measurement>> {
   const probe = ctx.probe(shape, 'worst-case');
-  const stated = shape.capacity + shape.limit;
   const t0 = performance.now();
   const count = await sendFor(t0, shape.periodMs, async () => [await probe.call(1)]);
-  return measurement(ctx, 'rule', stated, count, shape, `${shape.params}: ${n(shape.capacity)} + ${n(shape.limit)}`);
+  return measurement(ctx, 'rule', figure.worstCase, count, shape, `${shape.params}: ${figure.formula}`);
 }
 
 /** The hybrid: the bucket from `instances` limiters at once, each with its local buckets. */
-async function hybridCase(ctx: RuleContext, shape: Shape, localBurst: number): Promise<ReturnType<typeof measurement>> {
+async function hybridCase(
+  ctx: RuleContext,
+  shape: Shape,
+  base: WorstCaseFigure,
+  localBurst: number,
+): Promise<ReturnType<typeof measurement>> {
   const instances = ctx.store.pool.length;
   const lb = Math.max(1, Math.min(localBurst, shape.capacity));
   const hybrid: HybridSpec = { localBurst: lb, instances, overAdmission: lb * instances };
   const probe = ctx.probe(shape, 'worst-case-hybrid', { pool: true, hybrid });
-  const stated = shape.capacity + shape.limit + instances * lb;
+  const figure = withLocalBuckets(base, instances, lb);
   const t0 = performance.now();
   const count = await sendFor(t0, shape.periodMs, () => Promise.all(Array.from({ length: probe.connections }, (_, c) => probe.call(1, c))));
   return measurement(
     ctx,
     'hybrid',
-    stated,
+    figure.worstCase,
     count,
     shape,
-    `${shape.params}, ${n(instances)} instances x local burst ${n(lb)}: ${n(shape.capacity)} + ${n(shape.limit)} + ${n(instances)} x ${n(lb)}`,
+    `${shape.params}, ${n(instances)} instances x local burst ${n(lb)}: ${figure.formula}`,
   );
 }
 
@@ -177,9 +198,8 @@ async function pastBoundary(boundary: number): Promise<void> {
   if (wait > 0) await sleep(wait);
 }
 
-/** A fixed window: the limit on both sides of a boundary, within one window length. */
-async function windowCase(ctx: RuleContext): Promise<ReturnType<typeof measurement>> {
-  const shape = worstCaseWindow(ctx.rule);
+/** A fixed window: the limit on both sides of a boundary, within one window length; held to the design's figure (2 x limit). */
+async function windowCase(ctx: RuleContext, shape: Shape, figure: WorstCaseFigure): Promise<ReturnType<typeof measurement>> {
   const probe = ctx.probe(shape, 'worst-case');
   const w = shape.periodMs;
   const { boundary, t0 } = await beforeBoundary(w);
@@ -203,7 +223,7 @@ async function windowCase(ctx: RuleContext): Promise<ReturnType<typeof measureme
     // and whatever else passes until one window length has gone by since the first request
     if (!count.error) count = await sendFor(t0, w, async () => [await probe.call(1)], count);
   }
-  return measurement(ctx, 'rule', 2 * shape.limit, count, shape, `${shape.params}: 2 x ${n(shape.limit)}`);
+  return measurement(ctx, 'rule', figure.worstCase, count, shape, `${shape.params}: ${figure.formula}`);
 }
 
 export type CaseResult = ReturnType<typeof measurement>;
@@ -216,11 +236,11 @@ export type CaseResult = ReturnType<typeof measurement>;
  * worst case: burst + rate x period for a bucket, 2 x limit across a boundary for a fixed
  * window. Every decision must come from the fallback (none admitted unchecked).
  */
-export async function fallbackCase(ctx: RuleContext, instances: number): Promise<CaseResult> {
+export async function fallbackCase(ctx: RuleContext, instances: number, figureOf: FigureOf = perCounter): Promise<CaseResult> {
   const fixed = ctx.driver === 'fixed-window';
   const shape = fixed ? worstCaseWindow(ctx.rule) : worstCaseBucket(ctx.rule);
   const probe = ctx.probe(shape, 'worst-case-fallback', { instances, memoryFallback: true });
-  const stated = instances * (fixed ? 2 * shape.limit : shape.capacity + shape.limit);
+  const figure = inMemoryFallback(figureOf(ruleRun(ctx.rule, shape)), instances);
   let unchecked = 0;
   const round = async (): Promise<Verdict[]> => {
     const verdicts = await Promise.all(Array.from({ length: probe.connections }, (_, c) => probe.call(1, c)));
@@ -255,30 +275,43 @@ export async function fallbackCase(ctx: RuleContext, instances: number): Promise
   }
   if (!count.error && unchecked > 0) count = { ...count, error: `${plural(unchecked, 'decision')} did not come from the memory fallback` };
   if (!count.error && count.admitted === 0) count = { ...count, error: 'the memory fallback admitted nothing' };
-  const formula = fixed ? `${n(instances)} x 2 x ${n(shape.limit)}` : `${n(instances)} x (${n(shape.capacity)} + ${n(shape.limit)})`;
-  return measurement(ctx, 'memory-fallback', stated, count, shape, `${shape.params}, ${n(instances)} instances, store down: ${formula}`);
+  return measurement(
+    ctx,
+    'memory-fallback',
+    figure.worstCase,
+    count,
+    shape,
+    `${shape.params}, ${n(instances)} instances, store down: ${figure.formula}`,
+  );
 }
 
-/** Runs the measurable rows of the worst-case table for one rule. */
-export async function worstCase(ctx: RuleContext, kinds: readonly string[]): Promise<Outcome & { measurements: WorstCaseMeasurement[] }> {
+/**
+ * Runs the measurable rows of the worst-case table for one rule, each held to the design's figure
+ * for the numbers run (figureOf: perCounter, the table's own; another only to show what a
+ * different statement would be held to).
+ */
+export async function worstCase(
+  ctx: RuleContext,
+  kinds: readonly string[],
+  figureOf: FigureOf = perCounter,
+): Promise<Outcome & { measurements: WorstCaseMeasurement[] }> {
   const parts: ReturnType<typeof measurement>[] = [];
-  let shape: Shape;
+  const shape = ctx.driver === 'fixed-window' ? worstCaseWindow(ctx.rule) : worstCaseBucket(ctx.rule);
+  const figure = figureOf(ruleRun(ctx.rule, shape));
   if (ctx.driver === 'fixed-window') {
-    shape = worstCaseWindow(ctx.rule);
-    if (kinds.includes('rule')) parts.push(await windowCase(ctx));
+    if (kinds.includes('rule')) parts.push(await windowCase(ctx, shape, figure));
   } else {
-    shape = worstCaseBucket(ctx.rule);
-    if (kinds.includes('rule')) parts.push(await bucketCase(ctx, shape));
+    if (kinds.includes('rule')) parts.push(await bucketCase(ctx, shape, figure));
     const h = ctx.design.enforcement.hybrid;
     if (kinds.includes('hybrid') && h) {
       ctx.closeProbes();
-      parts.push(await hybridCase(ctx, shape, h.localBurst));
+      parts.push(await hybridCase(ctx, shape, figure, h.localBurst));
     }
   }
   const problems = parts.map((p) => p.problem).filter((p): p is string => p !== undefined);
   const expected =
     ctx.driver === 'fixed-window'
-      ? `at most 2 x ${n(shape.limit)} admitted within one ${formatMs(shape.periodMs)} window length across a boundary`
+      ? `at most ${figure.formula} = ${n(figure.worstCase)} admitted within one ${formatMs(shape.periodMs)} window length across a boundary`
       : `at most ${parts.map((p) => n(p.m.stated)).join(' (bucket) and ')}${parts.length > 1 ? ' (hybrid)' : ''} admitted within ${formatMs(shape.periodMs)}`;
   const numbers: Record<string, number> = {};
   for (const p of parts) {

@@ -203,9 +203,9 @@ describe('classifyRoute', () => {
     expect(classifyRoute(method, route)).toEqual(authKind ? { class: cls, authKind } : { class: cls });
   });
 
-  test('a document split across files: the paths and components its $refs name are read too', async () => {
+  test('a document split across files: the paths and components its $refs name are read too, the entry file once', async () => {
     const w = warnings();
-    const fs = memoryProjectFs({
+    const files = memoryProjectFs({
       'api/openapi.yaml': [
         'openapi: 3.1.0',
         'info: { title: Split, version: "1" }',
@@ -221,8 +221,12 @@ describe('classifyRoute', () => {
       'shared/components.yaml':
         'securitySchemes:\n  key: { type: apiKey, in: header, name: X-Api-Key }\nresponses:\n  Ok: { description: ok }\n',
     });
+    const reads: string[] = [];
+    const fs: typeof files = { list: (dir) => files.list(dir), read: (path, options) => (reads.push(path), files.read(path, options)) };
     const facts = await detect(fs, w.warn);
     expect(w.list).toEqual([]);
+    // the detector's own pass reads every YAML file; the bundling reads the entry's parts, not the entry again
+    expect(reads.filter((p) => p === 'api/openapi.yaml')).toHaveLength(1);
     const byField = Object.fromEntries(facts.map((f) => [f.field, f]));
     expect(byField.endpoints?.value).toEqual([
       { name: 'login', method: 'POST', route: '/login', class: 'auth', authKind: 'login', anonymous: true },

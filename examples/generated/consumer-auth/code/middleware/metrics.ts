@@ -238,6 +238,9 @@ function nearBelow(spec: RuleSpec): number {
  * box (penalty_box), and requests the allowlist let skip rules (allowlisted). One series per
  * list the design has; the outcome is the only label (an access refusal names no rule).
  */
+/** The outcome label of ratelimit_access_total, by the access list that decides it. */
+export const ACCESS_OUTCOMES = { deny: 'denied', penalty: 'penalty_box', allow: 'allowlisted' } as const;
+
 export interface AccessMetrics {
   readonly denied: CounterCell;
   readonly penaltyBox: CounterCell;
@@ -276,9 +279,9 @@ const NO_METRICS: Metrics = {
 function accessMetrics(lists: DesignData['access'], cell: ((values: readonly string[]) => CounterCell) | null): AccessMetrics {
   if (!lists || cell === null) return NO_ACCESS;
   return {
-    denied: lists.deny !== null ? cell(['denied']) : NO_CELL,
-    penaltyBox: lists.penalty !== null ? cell(['penalty_box']) : NO_CELL,
-    allowlisted: lists.allow !== null ? cell(['allowlisted']) : NO_CELL,
+    denied: lists.deny !== null ? cell([ACCESS_OUTCOMES.deny]) : NO_CELL,
+    penaltyBox: lists.penalty !== null ? cell([ACCESS_OUTCOMES.penalty]) : NO_CELL,
+    allowlisted: lists.allow !== null ? cell([ACCESS_OUTCOMES.allow]) : NO_CELL,
   };
 }
 

@@ -8,20 +8,25 @@ bucket, with one small string key instead of a hash holding fractional tokens.
 
 KEYS[1]  bucket key, e.g. "rl:{t:42}:api". A single key: the hash tag only
          keeps it beside its siblings in a Redis Cluster.
-ARGV[1]  burst      bucket capacity in tokens (integer >= 1)
-ARGV[2]  rate       tokens refilled per period (number > 0)
-ARGV[3]  period_ms  refill period in ms (integer >= 1; 1000 = rate per second)
-ARGV[4]  cost       tokens this request takes (integer >= 1; default 1)
+The caller works the rule's numbers out once, as whole microseconds, with the
+emission interval T = ceil(period_ms * 1000 / rate) for a bucket of capacity
+`burst` refilled with `rate` tokens per `period_ms`:
+ARGV[1]  tolerance  burst * T (integer >= 1)
+ARGV[2]  increment  cost * T, what this request takes (integer >= 1)
+ARGV[3]  interval   T (integer >= 1); only its remainder by 1000 is read,
+         and only when the answer depends on the value (see below)
+So the script parses two numbers and divides nothing.
 
 Returns ONE integer, how far the bucket is ahead of now (TAT - now, in
 microseconds): the caller knows the rule, and the rest follows from it.
   r > 0   admitted (tokens taken); r is TAT - now after this request
   r < 0   denied (nothing written); -r - 1 is TAT - now (0: a full bucket)
-With T = ceil(period_ms * 1000 / rate), ahead = r or -r - 1:
-  remaining       floor((burst * T - ahead) / T) whole tokens left
+With ahead = r or -r - 1:
+  remaining       floor((tolerance - ahead) / T) whole tokens left
   retry_after_ms  0 when admitted; when denied, ms until the same request
-                  would be admitted: ceil((ahead + cost * T - burst * T) / 1000),
-                  or -1 when cost > burst (never: it can not fit, do not retry)
+                  would be admitted: ceil((ahead + increment - tolerance) / 1000),
+                  or -1 when increment > tolerance (cost > burst: it can not
+                  fit, do not retry)
   reset_ms        ceil(ahead / 1000), ms until the bucket is full again
 
 State in the expiry: the key expires at E = TAT rounded up to a whole
@@ -49,31 +54,28 @@ and at most 1/T below it (0.1% for T >= 1 ms); burst decisions are exact.
 ]]
 if redis.replicate_commands then redis.replicate_commands() end
 
-local burst = tonumber(ARGV[1])
-local interval = math.ceil((tonumber(ARGV[3]) or 1000) * 1000 / (tonumber(ARGV[2]) or 0))
-local cost = tonumber(ARGV[4]) or 1
-if not (burst and burst >= 1 and cost >= 1 and interval >= 1 and interval < 1e15) then
-  return redis.error_reply('ERR gcra.lua: want ARGV burst>=1, rate>0, period_ms>=1, cost>=1')
+local tolerance, inc = tonumber(ARGV[1]), tonumber(ARGV[2])
+if not (tolerance and inc and tolerance >= 1 and inc >= 1) then
+  return redis.error_reply('ERR gcra.lua: want ARGV tolerance>=1, increment>=1, interval>=1 (microseconds)')
 end
-local tolerance = burst * interval
-local inc = cost * interval
 
 -- TAT - now in microseconds, from the expiry (see the header): PTTL * 1000 - v
-local ahead = 0
-local pttl = redis.call('PTTL', KEYS[1])
-if pttl > 0 then
-  ahead = pttl * 1000
-  -- v only matters when even the smallest TAT it allows leaves room for the request, and
-  -- is always 0 when T is whole milliseconds (TAT then only ever moves by whole ms)
-  if interval % 1000 ~= 0 and ahead - 999 + inc <= tolerance then
-    ahead = ahead - (tonumber(redis.call('GET', KEYS[1])) or 0)
-    if ahead < 0 then ahead = 0 end
-  end
+local ahead = redis.call('PTTL', KEYS[1]) * 1000
+if ahead <= 0 then
+  -- no key (-2), or one without a TTL (-1): a full bucket
+  ahead = 0
+elseif ahead - 999 + inc > tolerance then
+  -- refused whatever v is: PTTL alone decides
+  return -ahead - 1
+elseif ARGV[3] % 1000 ~= 0 then
+  -- v matters, and is always 0 when T is whole milliseconds (TAT then moves by whole ms)
+  ahead = ahead - (tonumber(redis.call('GET', KEYS[1])) or 0)
+  if ahead < 0 then ahead = 0 end
 end
 
 local new_ahead = ahead + inc
 if new_ahead > tolerance then return -ahead - 1 end
 
-local reset = math.ceil(new_ahead / 1000)
-redis.call('SET', KEYS[1], string.format('%d', reset * 1000 - new_ahead), 'PX', string.format('%d', reset))
+local v = (-new_ahead) % 1000
+redis.call('SET', KEYS[1], string.format('%d', v), 'PX', string.format('%d', (new_ahead + v) / 1000))
 return new_ahead

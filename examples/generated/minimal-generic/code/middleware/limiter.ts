@@ -30,7 +30,7 @@ import {
 } from './responses.js';
 import type { Shown, StatedState } from './responses.js';
 import { compileRoute, RouteTable } from './routes.js';
-import { Deadlines, failureReason, isNoScript, replyTime, StoreCall, StoreError, toReply } from './store.js';
+import { Deadlines, failureReason, gcraNumbers, isNoScript, replyTime, StoreCall, StoreError, toReply } from './store.js';
 import type { BoundScript, Reply, StoreListener } from './store.js';
 import type {
   DesignData,
@@ -67,11 +67,14 @@ interface ActiveRule {
   readonly fixedKey: string | null;
   readonly costs: ReadonlyMap<string, number>;
   readonly script: BoundScript | null;
-  /** GCRA: burst, rate and period as the strings EVALSHA sends (the cost follows per request). */
+  /** GCRA: burst, rate and period as identity-limits.lua takes them (the cost follows per request). */
   readonly gcraArgs: readonly [string, string, string];
-  /** GCRA: the emission interval and the bucket's depth (burst intervals), microseconds. */
+  /** GCRA: the emission interval and the bucket's depth (burst intervals), microseconds (gcraNumbers). */
   readonly interval: number;
   readonly tolerance: number;
+  /** The same two as the strings gcra.lua takes. */
+  readonly toleranceArg: string;
+  readonly intervalArg: string;
   /** Whether its check can join the other limits of its identity in one identity-limits call. */
   readonly joins: boolean;
   readonly metrics: RuleMetrics;
@@ -86,8 +89,8 @@ interface ActiveRule {
 interface AppliedRule {
   readonly rule: ActiveRule;
   readonly cost: number;
-  /** The cost as the string EVALSHA sends. */
-  readonly costArg: string;
+  /** GCRA: what the request takes, cost x interval, as the string gcra.lua takes ('' for the other scripts). */
+  readonly incrementArg: string;
 }
 
 /** What applies to one combination of matched routes, worked out once per combination. */
@@ -122,7 +125,8 @@ interface Step {
   readonly keys: string[];
   readonly mode: 'enforce' | 'shadow';
   readonly cost: number;
-  readonly costArg: string;
+  /** gcra.lua's increment (AppliedRule.incrementArg). */
+  readonly incrementArg: string;
   readonly tag: string | null;
   /** Window rules: end of the window the key names (epoch ms), from the same clock reading. */
   readonly windowEnd: number;
@@ -178,6 +182,13 @@ function identityValue(kind: IdentityKind, identity: RequestIdentity): string | 
 }
 
 /** The method in upper case (it nearly always is: no call, no new string then). */
+/** A GCRA rule's bucket in microseconds (gcraNumbers), and as the strings gcra.lua takes; zeros for the other scripts. */
+function gcraOf(spec: RuleSpec): { interval: number; tolerance: number; toleranceArg: string; intervalArg: string } {
+  if (spec.script !== 'gcra') return { interval: 0, tolerance: 0, toleranceArg: '', intervalArg: '' };
+  const { interval, tolerance } = gcraNumbers(spec.burst ?? spec.limit, spec.limit, spec.periodSeconds * 1000);
+  return { interval, tolerance, toleranceArg: String(tolerance), intervalArg: String(interval) };
+}
+
 function upperCase(method: string): string {
   for (let i = 0; i < method.length; i++) {
     const c = method.charCodeAt(i);
@@ -240,8 +251,7 @@ export function createLimiter<TReq>(design: DesignData, options: LimiterOptions<
       costs: new Map(spec.costByEndpoint),
       script: spec.store === 'redis' ? (scripts.get(spec.script) ?? null) : null,
       gcraArgs: [String(spec.burst ?? spec.limit), String(spec.limit), String(spec.periodSeconds * 1000)],
-      interval: Math.ceil((spec.periodSeconds * 1000 * 1000) / spec.limit),
-      tolerance: (spec.burst ?? spec.limit) * Math.ceil((spec.periodSeconds * 1000 * 1000) / spec.limit),
+      ...gcraOf(spec),
       joins:
         (spec.script === 'gcra' || (spec.script === 'fixed-window' && spec.window !== 'rolling')) &&
         (spec.store === 'memory' || scripts.has('identity-limits')) &&
@@ -259,7 +269,7 @@ export function createLimiter<TReq>(design: DesignData, options: LimiterOptions<
       .filter((r) => (owner !== null && r.routes.has(owner.index)) || match.wildcards.some((w) => r.routes.has(w.index)))
       .map((rule) => {
         const cost = (endpoint !== null ? rule.costs.get(endpoint) : undefined) ?? rule.spec.costDefault;
-        return { rule, cost, costArg: String(cost) };
+        return { rule, cost, incrementArg: rule.spec.script === 'gcra' ? String(cost * rule.interval) : '' };
       });
     return {
       exempt: match.exempt,
@@ -426,10 +436,7 @@ export function createLimiter<TReq>(design: DesignData, options: LimiterOptions<
       }
       return args;
     }
-    if (spec.script === 'gcra') {
-      const g = first.gcraArgs;
-      return [step.keys[0] ?? '', g[0], g[1], g[2], step.costArg];
-    }
+    if (spec.script === 'gcra') return [step.keys[0] ?? '', first.toleranceArg, step.incrementArg, first.intervalArg];
     // (the other scripts take per-request windows and key counts)
     const args: (string | number)[] = step.keys.slice();
     if (spec.script === 'sliding-window-log') {
@@ -530,8 +537,9 @@ export function createLimiter<TReq>(design: DesignData, options: LimiterOptions<
         step.keys[0] ?? '',
         step.cost,
         (cost) => {
+          // gcra.lua's increment for the tokens the local bucket charges (key, tolerance, increment, interval)
           const withCost = argv.slice();
-          withCost[withCost.length - 1] = cost;
+          withCost[2] = String(cost * first.interval);
           return callRedisPromise(script, 1, withCost);
         },
         (error) => {
@@ -963,7 +971,7 @@ export function createLimiter<TReq>(design: DesignData, options: LimiterOptions<
     for (let i = 0; i < applied.length; i++) {
       const mode = modes[i];
       if (mode === 'off' || mode === undefined) continue;
-      const { rule, cost, costArg } = applied[i] as AppliedRule;
+      const { rule, cost, incrementArg } = applied[i] as AppliedRule;
       const spec = rule.spec;
       if (spec.headers === 'silent') silent = true;
       if (spec.plan !== null && spec.plan !== plan) continue;
@@ -992,7 +1000,7 @@ export function createLimiter<TReq>(design: DesignData, options: LimiterOptions<
             keys: [key],
             mode,
             cost,
-            costArg,
+            incrementArg,
             tag,
             windowEnd,
             combined: false,
@@ -1029,7 +1037,7 @@ export function createLimiter<TReq>(design: DesignData, options: LimiterOptions<
           keys: [key],
           mode,
           cost,
-          costArg,
+          incrementArg,
           tag,
           windowEnd,
           combined: false,

@@ -166,27 +166,40 @@ export class Deadlines {
 }
 
 /**
- * gcra.lua's one integer r (how far the bucket is ahead of now, in microseconds: r > 0
- * admitted, r < 0 denied with -r - 1 ahead) as {allowed, remaining, retry_after_ms, reset_ms},
- * by the script's own arithmetic on the rule's numbers (its ARGV).
+ * A bucket's numbers as gcra.lua takes them, whole microseconds: the emission interval
+ * T = ceil(period_ms * 1000 / rate) (rounded up, so the sustained rate is never above the
+ * rule's) and the tolerance burst x T; a request of cost c adds the increment c x T.
+ * Worked out once per rule, so the script parses two numbers and divides nothing.
  */
-export function gcraReply(r: number, burst: number, rate: number, periodMs: number, cost: number): Reply {
+export function gcraNumbers(burst: number, rate: number, periodMs: number): { interval: number; tolerance: number } {
   const interval = Math.ceil((periodMs * 1000) / rate);
   const tolerance = burst * interval;
+  if (!(burst >= 1 && interval >= 1 && Number.isSafeInteger(tolerance))) {
+    throw new RangeError(`gcra: burst ${burst}, rate ${rate} per ${periodMs} ms give no whole-microsecond bucket below 2^53`);
+  }
+  return { interval, tolerance };
+}
+
+/**
+ * gcra.lua's one integer r (how far the bucket is ahead of now, in microseconds: r > 0
+ * admitted, r < 0 denied with -r - 1 ahead) as {allowed, remaining, retry_after_ms, reset_ms},
+ * by the script's own arithmetic on its arguments (tolerance, increment, interval).
+ */
+export function gcraReply(r: number, tolerance: number, increment: number, interval: number): Reply {
   if (r > 0) return [1, Math.floor((tolerance - r) / interval), 0, Math.ceil(r / 1000)];
   const ahead = -r - 1;
   return [
     0,
     Math.max(0, Math.floor((tolerance - ahead) / interval)),
-    cost <= burst ? Math.ceil((ahead + cost * interval - tolerance) / 1000) : -1,
+    increment <= tolerance ? Math.ceil((ahead + increment - tolerance) / 1000) : -1,
     Math.ceil(ahead / 1000),
   ];
 }
 
-/** A script's raw reply as a Reply; argv (keys, then arguments) decodes gcra's one integer. */
+/** A script's raw reply as a Reply; argv (the key, then gcra's three arguments) decodes gcra's one integer. */
 export function toReply(raw: unknown, argv?: readonly (string | number)[]): Reply {
-  if (typeof raw === 'number' && argv !== undefined && argv.length === 5) {
-    return gcraReply(raw, Number(argv[1]), Number(argv[2]), Number(argv[3]), Number(argv[4]));
+  if (typeof raw === 'number' && argv !== undefined && argv.length === 4) {
+    return gcraReply(raw, Number(argv[1]), Number(argv[2]), Number(argv[3]));
   }
   if (!Array.isArray(raw) || raw.length < 2) throw new StoreError('script', 'rate limiter script returned an unexpected reply');
   for (const v of raw) if (typeof v !== 'number') return raw.map((x) => Number(x));

@@ -25,7 +25,7 @@ export class MemoryStore {
 
   run(script: ScriptName, keys: readonly string[], args: readonly (string | number)[]): Reply {
     const a = args.map((x) => x);
-    if (script === 'gcra') return this.gcra(keys[0] ?? '', Number(a[0]), Number(a[1]), Number(a[2]), Number(a[3]));
+    if (script === 'gcra') return this.gcra(keys[0] ?? '', Number(a[0]), Number(a[1]), Number(a[2]));
     if (script === 'sliding-window-log') return this.log(keys, a);
     if (script === 'identity-limits') return this.identity(keys, a);
     return this.window(keys[0] ?? '', a);
@@ -48,24 +48,23 @@ export class MemoryStore {
     }
   }
 
-  private gcra(key: string, burst: number, rate: number, periodMs: number, cost: number): Reply {
-    const interval = Math.ceil((periodMs * 1000) / rate);
-    const tolerance = burst * interval;
+  /** gcra.lua: tolerance, increment and interval in microseconds (gcraNumbers). */
+  private gcra(key: string, tolerance: number, increment: number, interval: number): Reply {
     const now = nowUs();
     const entry = this.get(key, now / 1000);
     let tat = typeof entry?.value === 'number' ? entry.value : 0;
     if (tat < now) tat = now;
-    const ahead = tat + cost * interval - now;
+    const ahead = tat + increment - now;
     if (ahead > tolerance) {
       return [
         0,
         Math.floor((tolerance - tat + now) / interval),
-        cost <= burst ? Math.ceil((ahead - tolerance) / 1000) : -1,
+        increment <= tolerance ? Math.ceil((ahead - tolerance) / 1000) : -1,
         Math.ceil((tat - now) / 1000),
       ];
     }
     const reset = Math.ceil(ahead / 1000);
-    this.set(key, tat + cost * interval, now / 1000 + reset);
+    this.set(key, tat + increment, now / 1000 + reset);
     return [1, Math.floor((tolerance - ahead) / interval), 0, reset];
   }
 
