@@ -16,7 +16,7 @@ import { startRedis } from '../redis.mjs';
 const root = join(dirname(fileURLToPath(import.meta.url)), '..', '..');
 const dist = (f) => import(pathToFileURL(join(root, 'dist', f)).href);
 const { luaScript } = await dist('lua.js');
-const { BYTES_PER_KEY } = await dist('design/matrix.js');
+const { BYTES_PER_KEY, identityHashBytes } = await dist('design/matrix.js');
 
 const HOUR = 3_600_000;
 const DAY = 86_400_000;
@@ -68,12 +68,25 @@ try {
     await bytesPerKey('fixed-window', () => ['rolling', 1e9, 1, 30 * DAY, DAY]),
     BYTES_PER_KEY['fixed-window-rolling-base'],
   );
-  compare('identity-limits.lua: a GCRA key', await bytesPerKey('identity-limits', () => ['g', 10, 1, 60_000, 1]), BYTES_PER_KEY.gcra);
-  compare(
-    'identity-limits.lua: a calendar counter',
-    await bytesPerKey('identity-limits', () => ['w', 1e9, Date.now() + HOUR, 60_000, 12_345]),
-    BYTES_PER_KEY['fixed-window'],
-  );
+  // identity-limits.lua: one hash per identity, a field per limit (identityHashBytes: the base and the
+  // listpack in the allocator's class, whose steps are 16 B: hence the tighter tolerance)
+  const end = Date.now() + HOUR;
+  const bucket = (field) => [field, 'g', 10 * 60_000_000, 60_000_000]; // burst 10, 1 per minute
+  const quota = (field) => [field, 'w', 999_999_999, end, 12_345];
+  for (const fields of [
+    [bucket('req')],
+    [bucket('req:pro'), quota('quota')],
+    [bucket('req:pro'), quota('quota'), bucket('search')],
+    [bucket('req:pro'), quota('quota'), bucket('search'), bucket('export')],
+  ]) {
+    const names = fields.map((f) => f[0]);
+    compare(
+      `identity-limits.lua: a hash of ${names.length} field${names.length === 1 ? '' : 's'} (${names.join(', ')})`,
+      await bytesPerKey('identity-limits', () => fields.flat()),
+      identityHashBytes(names),
+      0.03,
+    );
+  }
   const one = await bytesPerKey('sliding-window-log', () => [100, HOUR, 1], 20_000);
   const ten = await bytesPerKey('sliding-window-log', () => [100, HOUR, 1], 20_000, 10);
   compare('sliding-window-log.lua: each further attempt', (ten - one) / 9, BYTES_PER_KEY['sliding-window-log-entry'], 0.25);

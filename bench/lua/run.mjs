@@ -52,6 +52,11 @@ const gcraArgs = (burst, rate, periodMs, cost = 1) => {
   return [burst * interval, cost * interval, interval];
 };
 
+/** identity-limits.lua's arguments for a GCRA field: its name, 'g', tolerance and increment (us). */
+const bucketField = (field, burst, rate, periodMs, cost = 1) => [field, 'g', ...gcraArgs(burst, rate, periodMs, cost).slice(0, 2)];
+/** ...and for a calendar counter: its name, 'w', limit, the window's end (epoch ms), cost. */
+const quotaField = (field, limit, endMs, cost = 1) => [field, 'w', limit, endMs, cost];
+
 /**
  * One row per script. `admit` and `throttle` are [keys, args] for the hot-key runs (null:
  * not applicable); `memory(i)` gives [keys, args] for the i-th distinct key.
@@ -117,24 +122,34 @@ function cases(nowMs) {
       memory: null,
     },
     {
-      name: 'identity-limits.lua, 1 GCRA key',
+      name: 'identity-limits.lua, a hash of 1 GCRA field',
       source: read('lua/identity-limits.lua'),
-      admit: [['rl:{hot}'], ['g', 1e9, 1e9, 1000, 1]],
-      throttle: [['rl:{hot}'], ['g', 10, 1, HOUR, 1]],
-      memory: (i) => [[key(i)], ['g', 100, 1, HOUR, 1]],
+      admit: [['rl:{hot}'], bucketField('req', 1e9, 1e9, 1000)],
+      throttle: [['rl:{hot}'], bucketField('req', 10, 1, HOUR)],
+      memory: (i) => [[key(i)], bucketField('req', 100, 1, HOUR)],
     },
     {
-      name: 'identity-limits.lua, GCRA + calendar quota of one tenant (2 keys, one call)',
+      name: "identity-limits.lua, a tenant's GCRA + calendar quota (2 fields of one hash, one call)",
+      source: read('lua/identity-limits.lua'),
+      admit: [['rl:{hot}'], [...bucketField('req:pro', 1e9, 1e9, 1000), ...quotaField('quota', 999_999_999, dayEnd)]],
+      throttle: [['rl:{hot}'], [...bucketField('req:pro', 1e9, 1e9, 1000), ...quotaField('quota', 10, dayEnd)]],
+      memory: (i) => [[key(i)], [...bucketField('req:pro', 100, 1, HOUR), ...quotaField('quota', 1000, dayEnd)]],
+    },
+    {
+      name: 'identity-limits.lua, 2 GCRA + a calendar quota (3 fields, one call)',
       source: read('lua/identity-limits.lua'),
       admit: [
-        ['rl:{hot}:req', 'rl:{hot}:2026-01'],
-        ['g', 1e9, 1e9, 1000, 1, 'w', 1e15, dayEnd, 60_000, 1],
+        ['rl:{hot}'],
+        [...bucketField('req:pro', 1e9, 1e9, 1000), ...quotaField('quota', 999_999_999, dayEnd), ...bucketField('search', 1e9, 1e9, 1000)],
       ],
       throttle: [
-        ['rl:{hot}:req', 'rl:{hot}:2026-01'],
-        ['g', 1e9, 1e9, 1000, 1, 'w', 10, dayEnd, 60_000, 1],
+        ['rl:{hot}'],
+        [...bucketField('req:pro', 1e9, 1e9, 1000), ...quotaField('quota', 999_999_999, dayEnd), ...bucketField('search', 10, 1, HOUR)],
       ],
-      memory: null,
+      memory: (i) => [
+        [key(i)],
+        [...bucketField('req:pro', 100, 1, HOUR), ...quotaField('quota', 1000, dayEnd), ...bucketField('search', 100, 1, HOUR)],
+      ],
     },
     {
       name: 'sliding-window-log.lua, 1 key',
@@ -247,6 +262,39 @@ async function memory(redis, sha, memoryArgs) {
   return { perKey: size ? (after - before) / size : 0, keys: size };
 }
 
+/**
+ * Bytes per limit of one identity with `n` limits (a tenant's fairness bucket, its calendar quota, then
+ * more buckets), over KEYS identities: all of them fields of one hash (identity-limits.lua, the design's
+ * field names, or one-character ones), or one key per limit (gcra.lua's keys and fixed-window.lua's
+ * counter, named as the design names them).
+ */
+const LIMIT_NAMES = ['req:pro', 'quota', 'search', 'export'];
+async function memoryPerLimit(redis, shas, n, layout, dayEnd) {
+  const { client } = redis;
+  await client.flushall('SYNC');
+  const before = Number((await info(client, 'memory')).used_memory);
+  const names = layout === 'short' ? ['r', 'q', 's', 'e'] : LIMIT_NAMES;
+  for (let i = 0; i < KEYS; i += 1000) {
+    const pipeline = client.pipeline();
+    for (let j = i; j < Math.min(KEYS, i + 1000); j++) {
+      if (layout === 'keys') {
+        for (let l = 0; l < n; l++) {
+          if (l === 1) pipeline.evalsha(shas.window, 1, `${key(j)}:quota:2026-12`, 'calendar', 1000, 1, dayEnd, 60_000);
+          else pipeline.evalsha(shas.gcra, 1, `${key(j)}:${LIMIT_NAMES[l]}`, ...gcraArgs(100, 1, HOUR));
+        }
+      } else {
+        const args = [];
+        for (let l = 0; l < n; l++) args.push(...(l === 1 ? quotaField(names[l], 1000, dayEnd) : bucketField(names[l], 100, 1, HOUR)));
+        pipeline.evalsha(shas.identity, 1, key(j), ...args);
+      }
+    }
+    for (const [error] of await pipeline.exec()) if (error) throw error;
+  }
+  const after = Number((await info(client, 'memory')).used_memory);
+  await client.flushall('SYNC');
+  return (after - before) / KEYS / n;
+}
+
 const median = (xs) => {
   const s = [...xs].sort((a, b) => a - b);
   return s[Math.floor(s.length / 2)];
@@ -300,6 +348,25 @@ async function main() {
       const [a, ar] = cell(row.admitRuns, ref.admitRuns);
       const [t, tr] = cell(row.throttleRuns, ref.throttleRuns);
       lines.push(`| ${row.name} | ${a} | ${ar} | ${t} | ${tr} | ${bytes(row.mem)} |`);
+    }
+    const shas = {
+      gcra: rows.find((r) => r.name === 'gcra.lua').sha,
+      window: rows.find((r) => r.name === 'fixed-window.lua, calendar').sha,
+      identity: rows.find((r) => r.name.startsWith('identity-limits.lua')).sha,
+    };
+    const dayEnd = Number(sec) * 1000 + DAY;
+    lines.push(
+      '',
+      `Bytes per limit of one identity, used_memory delta over ${KEYS} identities (limits: a GCRA bucket, a calendar quota, ` +
+        `then more buckets; field names as the design gives them: ${LIMIT_NAMES.join(', ')}):`,
+      '',
+      '| limits per identity | one hash (design field names) | one hash (1-character field names) | one key per limit |',
+      '| ---: | ---: | ---: | ---: |',
+    );
+    for (let n = 1; n <= 4; n++) {
+      const cells = [];
+      for (const layout of ['hash', 'short', 'keys']) cells.push((await memoryPerLimit(redis, shas, n, layout, dayEnd)).toFixed(1));
+      lines.push(`| ${n} | ${cells.join(' | ')} |`);
     }
     console.log(lines.join('\n'));
   } finally {
