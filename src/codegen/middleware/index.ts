@@ -122,6 +122,7 @@ function ruleSummary(r: CompiledRule): string {
     `headers ${r.headers}`,
     ...(r.plan !== null ? [`plan ${r.plan}`] : []),
     ...(r.hybrid ? ['local bucket in front'] : []),
+    ...(r.field !== null ? [`field ${r.field} of the identity's hash, identity-limits`] : []),
   ];
   return tsComment(`${r.id} (${parts.join(', ')}): ${r.title}`, 300);
 }
