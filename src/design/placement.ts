@@ -225,6 +225,7 @@ export function buildEnforcement(scope: Scope, rules: MatrixRule[], exempt: Reso
 
   let hybrid: Enforcement['hybrid'];
   // (a rule kept in its identity's hash is checked on the store with the rest of its identity)
+  const inHash = rules.filter((r) => r.tier === 'fairness' && r.field !== undefined && r.primitive === 'redis-lua');
   const fairness = rules.filter(
     (r) => r.tier === 'fairness' && r.layer === 'middleware' && r.primitive === 'redis-lua' && typeof r.burst === 'number' && !r.field,
   );
@@ -236,7 +237,7 @@ export function buildEnforcement(scope: Scope, rules: MatrixRule[], exempt: Reso
       localBurst,
       instances: scope.instances,
       overAdmission: localBurst * scope.instances,
-      explanation: `At ${formatNumber(scope.traffic.peakRps)} req/s peak on ${scope.instances} instances, each instance keeps a small in-process bucket (${localBurst} token(s) per identity) in front of the shared Redis bucket: micro-bursts are absorbed without a network hop, and Redis keeps the fleet-wide count. The price: up to ${scope.instances} x ${localBurst} = ${localBurst * scope.instances} extra requests per identity can be admitted across the fleet before Redis catches up.`,
+      explanation: `At ${formatNumber(scope.traffic.peakRps)} req/s peak on ${scope.instances} instances, each instance keeps a small in-process bucket (${localBurst} token(s) per identity) in front of the shared Redis bucket: micro-bursts are absorbed without a network hop, and Redis keeps the fleet-wide count. The price: up to ${scope.instances} x ${localBurst} = ${localBurst * scope.instances} extra requests per identity can be admitted across the fleet before Redis catches up.${inHash.length > 0 ? ` The fairness rules kept in their identity's hash (${inHash.map((r) => r.id).join(', ')}) have no local bucket: their identity's call goes to the store on every request anyway, so they stay exact.` : ''}`,
     };
   }
 
