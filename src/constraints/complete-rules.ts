@@ -4,6 +4,7 @@
  */
 import { ALGORITHMS, FAIL_MODES, LAYERS } from '../answers/choices.js';
 import type { Algorithm, MatrixRule } from '../design/model.js';
+import { luaScriptFor } from '../design/algorithms.js';
 import { defineConstraint } from './define.js';
 import { isNonEmptyString, isPositiveNumber, ruleIdOf, rulesOf, show } from './guards.js';
 import { DESIGN_DATA_FILE, PROVIDERS_FILE, shippedDesign, shippedProviders } from './artefacts.js';
@@ -43,7 +44,7 @@ export default defineConstraint({
     number: 1,
     title: 'Every limit is fully specified',
     description:
-      'Each matrix rule names its algorithm, key pattern, rate, burst (for the bucket algorithms and GCRA), cost, fail mode and enforcement layer.',
+      'Each matrix rule names its algorithm, key pattern, rate, burst (for the bucket algorithms and GCRA, and for a sliding window counter the application runs as a GCRA bucket), cost, fail mode and enforcement layer.',
     messages: {
       emptyMatrix: 'The limit matrix has no rules.',
       missingField: 'The rule does not state its {{field}}.',
@@ -59,7 +60,9 @@ export default defineConstraint({
     for (const rule of rules) {
       const ruleId = ruleIdOf(rule);
       const algorithm = ALGORITHMS.find((a) => a === rule.algorithm);
-      const hasBurst = algorithm !== undefined && BURST_ALGORITHMS.includes(algorithm);
+      // a bucket, or a rule the application runs as a GCRA bucket (a sliding window counter in the middleware)
+      const hasBurst =
+        algorithm !== undefined && (BURST_ALGORITHMS.includes(algorithm) || (rule.layer !== 'edge' && luaScriptFor(algorithm) === 'gcra'));
 
       const fields: [Field, Verdict][] = [
         ['algorithm', verdict(rule.algorithm, oneOf(ALGORITHMS))],

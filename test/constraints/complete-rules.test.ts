@@ -20,6 +20,24 @@ runConstraintTests(completeRules, {
         getRule(d, 'api-per-api-key').algorithm = 'gcra';
       }),
     },
+    {
+      name: 'a sliding window counter in the middleware with the burst it runs with (a GCRA bucket)',
+      design: mutate(design, (d) => {
+        const rule = getRule(d, 'api-per-api-key');
+        rule.algorithm = 'sliding-window-counter';
+        rule.layer = 'middleware';
+        rule.burst = 20;
+      }),
+    },
+    {
+      name: 'a sliding window counter at the edge (Cloudflare) without a burst',
+      design: mutate(design, (d) => {
+        const rule = getRule(d, 'api-per-api-key');
+        rule.algorithm = 'sliding-window-counter';
+        rule.layer = 'edge';
+        rule.burst = null;
+      }),
+    },
   ],
   invalid: [
     {
@@ -76,6 +94,26 @@ runConstraintTests(completeRules, {
         getRule(d, 'auth-login-per-username').burst = 10;
       }),
       expect: [{ messageId: 'burstNotApplicable', ruleId: 'auth-login-per-username', data: { algorithm: 'sliding-window-log' } }],
+    },
+    {
+      name: 'a sliding window counter in the middleware without a burst: it runs as a GCRA bucket, whose capacity is unstated',
+      design: mutate(design, (d) => {
+        const rule = getRule(d, 'api-per-api-key');
+        rule.algorithm = 'sliding-window-counter';
+        rule.layer = 'middleware';
+        rule.burst = null;
+      }),
+      expect: [{ messageId: 'missingField', ruleId: 'api-per-api-key', data: { field: 'burst' } }],
+    },
+    {
+      name: 'a sliding window counter at the edge that claims a burst',
+      design: mutate(design, (d) => {
+        const rule = getRule(d, 'api-per-api-key');
+        rule.algorithm = 'sliding-window-counter';
+        rule.layer = 'edge';
+        rule.burst = 20;
+      }),
+      expect: [{ messageId: 'burstNotApplicable', ruleId: 'api-per-api-key', data: { algorithm: 'sliding-window-counter' } }],
     },
     {
       name: 'an empty matrix',

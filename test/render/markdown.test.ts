@@ -235,9 +235,12 @@ describe('options and variants', () => {
     const doc = renderMarkdown(inputFromAnswers(answers), { layout: 'single' })[0]?.content ?? '';
     const [matrix] = tables(doc, 'Rule', 'Applies to');
     const row = matrix?.rows.find((r) => r[0]?.text.includes('`no-ttl`')) ?? [];
-    expect(cellText(row[3])).toBe('5 / 1 s, burst not stated');
+    // the runtime runs a bucket without a burst with its rate as the burst: the document says both
+    expect(cellText(row[3])).toBe('5 / 1 s, burst 5 (the rate: none stated)');
     const details = doc.slice(doc.indexOf('#### Rule `no-ttl`')).split('\n#### ')[0] ?? '';
-    for (const field of ['TTL', 'Burst', 'Cost', 'Cardinality bound']) expect(details).toContain(`**${field}:** **not stated**`);
+    for (const field of ['TTL', 'Cost', 'Cardinality bound']) expect(details).toContain(`**${field}:** **not stated**`);
+    expect(details).toContain('**Burst:** 5 (the rate: none stated)');
+    expect(details).toContain('**Algorithm:** token bucket, run as GCRA');
     const [checks] = tables(doc, '#', 'Constraint', 'Verdict');
     const failing = checks?.rows.filter((r) => r[2]?.text === '**FAIL**').map((r) => [r[0]?.text, cellText(r[3])]);
     expect(failing).toEqual([

@@ -11,7 +11,7 @@ import { mdHref } from '../helpers.js';
 import type { RenderInput } from '../types.js';
 import { worstCaseView } from './worst-case.js';
 import { outboundPeak, quotaStop } from '../../design/scope.js';
-import { algorithmLabel } from '../../design/algorithms.js';
+import { algorithmLabel, runAsGcraLabel, runBurst } from '../../design/algorithms.js';
 import { edgeProblemBody, edgeRetryAfter, edgeRules } from '../../codegen/gateway/edge.js';
 import { NESTJS_MOUNT } from '../../codegen/middleware/index.js';
 import { OVERLAY_PATH } from '../../codegen/openapi/index.js';
@@ -38,7 +38,14 @@ function ruleRateText(rule: MatrixRule): string {
   return `quota ${fmtNumber(b.quota)} / ${period}; refused past ${fmtNumber(rule.rate.requests)} (${factor}${b.assumed ? ', an assumed cap' : ', stated cap'})`;
 }
 
+/** The burst the application runs a bucket with when the rule states none (its rate), or null. */
+function defaultedBurst(rule: MatrixRule): number | null {
+  return rule.layer !== 'edge' && typeof rule.burst !== 'number' ? runBurst(rule) : null;
+}
+
 function burstText(rule: MatrixRule): string {
+  const runs = defaultedBurst(rule);
+  if (runs !== null) return `${fmtNumber(runs)} (the rate: none stated)`;
   if (rule.burst === undefined) return '';
   if (rule.burst === null) return 'none (window)';
   return fmtNumber(rule.burst);
@@ -47,6 +54,8 @@ function burstText(rule: MatrixRule): string {
 /** Rate and burst in one cell; an unstated part says so. */
 function rateBurstText(rule: MatrixRule): string {
   const rate = rule.rate ? ruleRateText(rule) : `rate ${NOT_STATED}`;
+  const runs = defaultedBurst(rule);
+  if (runs !== null) return `${rate}, burst ${fmtNumber(runs)} (the rate: none stated)`;
   if (rule.burst === undefined) return `${rate}, burst ${NOT_STATED}`;
   if (rule.burst === null) return `${rate}, no burst (window)`;
   return `${rate}, burst ${fmtNumber(rule.burst)}`;
@@ -144,7 +153,7 @@ export function ruleRow(rule: MatrixRule, killSwitchHow = '', design?: Design): 
     appliesTo: appliesTo(rule),
     identity: rule.identity ?? '',
     plan: rule.plan ?? '',
-    algorithm: algorithmLabel(rule) ?? algorithmName(rule.algorithm),
+    algorithm: algorithmLabel(rule) ?? runAsGcraLabel(rule) ?? algorithmName(rule.algorithm),
     primitive: primitiveName(rule.primitive),
     key: rule.key ?? '',
     field: rule.field ?? '',

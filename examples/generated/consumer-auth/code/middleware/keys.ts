@@ -4,7 +4,7 @@
  * period slots, and the hash tag that keeps the keys of one check on one cluster slot.
  */
 import { createHash } from 'node:crypto';
-import type { IdentityKind } from './types.js';
+import type { IdentityKind, RequestIdentity } from './types.js';
 
 function sha256Hex(value: string): string {
   return createHash('sha256').update(value).digest('hex');
@@ -29,6 +29,35 @@ export function keyPart(value: string): string {
     ? value.replace(/[\u0000-\u0020\u007f{}%~]/g, (c) => '%' + c.charCodeAt(0).toString(16).padStart(2, '0'))
     : value;
   return safe.length > 128 ? '~' + sha256Hex(value) : safe;
+}
+
+/**
+ * An identity value as text, whatever shape identify() or the request gave it: a value given as
+ * ["victim@x"] or 42 is the text an application's String() would see ("victim@x", "42"), so it
+ * meets the same bucket and the same allow and deny lists as the plain string and never skips a
+ * rule; an object is one shared text. Empty and absent values are no identity. The rules' keys,
+ * the access lists and the penalty box all read identity values through this one function.
+ */
+export function textOf(value: unknown): string | undefined {
+  if (value === undefined || value === null) return undefined;
+  const text = typeof value === 'string' ? value : typeof value === 'object' && !Array.isArray(value) ? '[object]' : String(value);
+  return text.length > 0 ? text : undefined;
+}
+
+/** The field of identify()'s answer each of the caller's own identities is read from. */
+export const IDENTITY_FIELD = { 'api-key': 'apiKey', user: 'userId', tenant: 'tenantId', session: 'sessionId' } as const;
+
+/** The caller's own identity value of a kind (API key, user, tenant, session) as text; undefined for the others or when absent. */
+export function identityValue(kind: IdentityKind, identity: RequestIdentity): string | undefined {
+  switch (kind) {
+    case 'api-key':
+    case 'user':
+    case 'tenant':
+    case 'session':
+      return textOf(identity[IDENTITY_FIELD[kind]]);
+    default:
+      return undefined;
+  }
 }
 
 /** sha256 of the normalised account name: case, width and surrounding spaces never make a new key. */

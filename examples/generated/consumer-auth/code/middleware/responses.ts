@@ -214,25 +214,30 @@ export function retryAfterSeconds(rule: Pick<StatedRule, 'periodSeconds'>, outco
   return Math.max(1, Math.ceil(outcome.retryAfterMs / 1000));
 }
 
-/** The fields of a 429's problem+json body. */
+/**
+ * The fields of a silent 429's problem+json body: a generic answer with no counts and no rule
+ * internals. A security rule refuses with it (problemFields), and so does the penalty box.
+ */
+export function silentProblemFields(docsUrl: string, retryAfter: number): Record<string, unknown> {
+  return {
+    type: docsUrl + '#rate-limited',
+    title: 'Too many requests',
+    status: 429,
+    code: 'RATE_LIMITED',
+    detail: 'Too many attempts. Retry after the time in Retry-After.',
+    retryAfterSeconds: retryAfter,
+    documentation: docsUrl,
+  };
+}
+
+/** The fields of a 429's problem+json body (a silent rule's: silentProblemFields). */
 export function problemFields(
   docsUrl: string,
   rule: { readonly id: string; readonly headers: 'full' | 'silent'; readonly errorCode: 'RATE_LIMITED' | 'QUOTA_EXCEEDED' },
   s: Pick<Shown, 'limit' | 'resetSeconds' | 'windowSeconds'>,
   retryAfter: number,
 ): Record<string, unknown> {
-  if (rule.headers === 'silent') {
-    // security limits: a generic answer, no counts and no rule internals
-    return {
-      type: docsUrl + '#rate-limited',
-      title: 'Too many requests',
-      status: 429,
-      code: 'RATE_LIMITED',
-      detail: 'Too many attempts. Retry after the time in Retry-After.',
-      retryAfterSeconds: retryAfter,
-      documentation: docsUrl,
-    };
-  }
+  if (rule.headers === 'silent') return silentProblemFields(docsUrl, retryAfter);
   if (rule.errorCode === 'QUOTA_EXCEEDED') {
     return {
       type: 'https://iana.org/assignments/http-problem-types#quota-exceeded',

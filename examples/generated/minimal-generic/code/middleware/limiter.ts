@@ -7,9 +7,9 @@ import { createHash } from 'node:crypto';
 import { createGate, withCustomIdentities } from './access.js';
 import { register as defaultRegistry } from 'prom-client';
 import { calendarPeriod } from './calendar.js';
-import { formatIp, parseCidr, parseIp, resolveClientIp } from './client-ip.js';
+import { type Client, type ClientMemo, clientOfRequest, parseCidr, resolveClientIp } from './client-ip.js';
 import { fallbackReplies, MemoryFallback } from './fallback.js';
-import { hashTag, IDENTITY_LABEL, keyPart, keyShape, parseKeyPattern, renderKey, usernameKey } from './keys.js';
+import { hashTag, IDENTITY_LABEL, identityValue, keyPart, keyShape, parseKeyPattern, renderKey, textOf, usernameKey } from './keys.js';
 import type { KeyPiece, KeyShape, Slot } from './keys.js';
 import { LocalBuckets, localReplies } from './local-bucket.js';
 import { MemoryStore } from './memory-store.js';
@@ -107,11 +107,9 @@ interface Applicable {
 }
 
 /** Per request: who is calling, and the client IP once a rule has needed it. */
-interface RequestState<TReq> {
-  readonly input: LimiterInput<TReq>;
+interface RequestState<TReq> extends ClientMemo<TReq> {
   readonly identity: RequestIdentity;
   readonly plan: string | null;
-  ip: string | null;
 }
 
 /** A window a window rule counts in: its id (in the key) and its end (epoch ms). */
@@ -152,33 +150,6 @@ function usernameFromBody(input: { readonly body?: unknown; readonly req: unknow
     if (value !== undefined) return value;
   }
   return undefined;
-}
-
-/**
- * An identity value as text, whatever shape the request gave it: a field sent as
- * ["victim@x"] or 42 is the text an application's String() would see ("victim@x", "42"), so it
- * meets the same bucket as the plain string and never skips its rule; an object is one shared
- * text. Empty and absent values are no identity.
- */
-function textOf(value: unknown): string | undefined {
-  if (value === undefined || value === null) return undefined;
-  const text = typeof value === 'string' ? value : typeof value === 'object' && !Array.isArray(value) ? '[object]' : String(value);
-  return text.length > 0 ? text : undefined;
-}
-
-function identityValue(kind: IdentityKind, identity: RequestIdentity): string | undefined {
-  switch (kind) {
-    case 'api-key':
-      return textOf(identity.apiKey);
-    case 'user':
-      return textOf(identity.userId);
-    case 'tenant':
-      return textOf(identity.tenantId);
-    case 'session':
-      return textOf(identity.sessionId);
-    default:
-      return undefined;
-  }
 }
 
 /** The method in upper case (it nearly always is: no call, no new string then). */
@@ -231,7 +202,8 @@ export function createLimiter<TReq>(design: DesignData, options: LimiterOptions<
   const defaultPlan = options.defaultPlan ?? design.defaultPlan;
   const clock = options.now ?? Date.now;
   const identify = withCustomIdentities(design.access, options);
-  const customIp = options.identities?.ip ?? options.clientIp;
+  // the client of a request, worked out once for the access lists, the penalty box and the rules
+  const clientOf = clientOfRequest<TReq>(trusted, ipv6Prefix, options.identities?.ip ?? options.clientIp);
   const modeHook = options.mode;
   const metrics = createMetrics(design, options.registry === undefined ? defaultRegistry : options.registry);
   const scripts = new Map<ScriptName, BoundScript>(design.scripts.map((s) => [s.name, { spec: s, latency: metrics.latency(s.name) }]));
@@ -289,7 +261,7 @@ export function createLimiter<TReq>(design: DesignData, options: LimiterOptions<
   let period: { id: string; start: number; end: number } | null = null;
   // allowlist, deny list and penalty box: checked before any rule (access.ts, penalty.ts)
   const penalty = createPenaltyBox(design, redis ?? null, prefix, timeoutMs, options.onStoreError, metrics.access.penaltyBox);
-  const gate = createGate(design.access, design.docsUrl, options, trusted, clientIpOf, penalty, metrics.access);
+  const gate = createGate(design.access, design.docsUrl, clientOf, penalty, metrics.access);
   const fallback = design.access?.memoryFallback === true ? new MemoryFallback() : null;
 
   /**
@@ -416,10 +388,9 @@ export function createLimiter<TReq>(design: DesignData, options: LimiterOptions<
     return rule.periodSlot ? key : key + ':' + win.id;
   }
 
-  /** The client IP, worked out at most once per request (only rules keyed on it need it). */
+  /** The client IP, worked out at most once per request (only rules keyed on it, and the access lists, need it). */
   function ipOf(request: RequestState<TReq>): string {
-    if (request.ip === null) request.ip = clientIpOf(request.input);
-    return request.ip;
+    return clientOf(request).key;
   }
 
   function scriptArgs(step: Step): (string | number)[] {
@@ -893,17 +864,6 @@ export function createLimiter<TReq>(design: DesignData, options: LimiterOptions<
     }
   }
 
-  function clientIpOf(input: LimiterInput<TReq>): string {
-    if (customIp) {
-      const given = customIp(input.req);
-      if (given) {
-        const bytes = parseIp(given);
-        return bytes ? formatIp(bytes, ipv6Prefix) : keyPart(given);
-      }
-    }
-    return resolveClientIp(input.remoteAddress, input.forwardedFor, trusted, ipv6Prefix);
-  }
-
   const EXEMPT: Decision = { status: 200, headers: [], body: null, contentType: null, ruleId: null, exempt: true, outcomes: [] };
   const NOTHING: Decision = { status: 200, headers: [], body: null, contentType: null, ruleId: null, exempt: false, outcomes: [] };
   // settled promises can be handed to any number of callers
@@ -948,12 +908,15 @@ export function createLimiter<TReq>(design: DesignData, options: LimiterOptions<
     modes: readonly RuleMode[],
     given: RequestIdentity,
   ): Promise<Decision> {
-    if (gate !== null) return gate.run(input, given, applicable.specs, modes, (m) => evaluateRules(input, applicable, m, given));
-    return evaluateRules(input, applicable, modes, given);
+    if (gate === null) return evaluateRules(input, null, applicable, modes, given);
+    // the access lists and the rules share the request's client (worked out at most once)
+    const memo: ClientMemo<TReq> = { input, client: null };
+    return gate.run(memo, given, applicable.specs, modes, (m) => evaluateRules(input, memo.client, applicable, m, given));
   }
 
   function evaluateRules(
     input: LimiterInput<TReq>,
+    client: Client | null,
     applicable: Applicable,
     modes: readonly RuleMode[],
     given: RequestIdentity,
@@ -963,7 +926,7 @@ export function createLimiter<TReq>(design: DesignData, options: LimiterOptions<
       identity = { ...identity, username: usernameFromBody(input) };
     }
     const plan = identity.plan ?? defaultPlan;
-    const request: RequestState<TReq> = { input, identity, plan, ip: null };
+    const request: RequestState<TReq> = { input, identity, plan, client };
     const applied = applicable.rules;
     // security rules stay silent: when one applies, no rate-limit headers at all
     let silent = false;

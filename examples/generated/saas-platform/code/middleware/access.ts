@@ -5,8 +5,9 @@
  * the penalty box (penalty.ts). Also the custom identity functions (options.identities),
  * joined with identify().
  */
-import { inCidr, parseCidr, parseIp, resolveClientIp } from './client-ip.js';
-import type { Cidr, IpBytes } from './client-ip.js';
+import { inCidr, parseCidr } from './client-ip.js';
+import type { Cidr, Client, ClientMemo, IpBytes } from './client-ip.js';
+import { IDENTITY_FIELD, identityValue, textOf } from './keys.js';
 import { PROBLEM_JSON } from './responses.js';
 import { compileRoute, RouteTable } from './routes.js';
 import type { AccessMetrics } from './metrics.js';
@@ -16,7 +17,6 @@ import type {
   AccessSpec,
   CustomIdentityKind,
   Decision,
-  LimiterInput,
   LimiterOptions,
   RequestIdentity,
   RuleMode,
@@ -33,19 +33,6 @@ export function deniedFields(docsUrl: string, status: number): Record<string, un
     detail: 'This client may not call this API.',
     documentation: docsUrl,
   };
-}
-
-function identityOf(kind: AccessIdentitySpec['kind'], identity: RequestIdentity): string | undefined {
-  switch (kind) {
-    case 'api-key':
-      return identity.apiKey;
-    case 'user':
-      return identity.userId;
-    case 'tenant':
-      return identity.tenantId;
-    default:
-      return identity.sessionId;
-  }
 }
 
 /** An allow or deny list: addresses and identity values. */
@@ -66,11 +53,20 @@ class AccessList {
     this.values = values;
   }
 
-  matches(ip: IpBytes | null, identity: RequestIdentity): boolean {
+  /**
+   * Whether the address or an identity value is listed. Values are read as the rules key them
+   * (identityValue: 42 is "42", ["k"] is "k"); with eachGiven (the deny list), a value given
+   * several times (a repeated header read as an array) also matches when any one of them is
+   * listed, so repeating a header does not get a denied value past the list.
+   */
+  matches(ip: IpBytes | null, identity: RequestIdentity, eachGiven: boolean): boolean {
     if (ip !== null) for (const c of this.cidrs) if (inCidr(ip, c)) return true;
     for (const [kind, set] of this.values) {
-      const value = identityOf(kind as AccessIdentitySpec['kind'], identity);
-      if (value !== undefined && set.has(value)) return true;
+      const value = identityValue(kind as AccessIdentitySpec['kind'], identity);
+      if (value === undefined) continue;
+      if (set.has(value)) return true;
+      const given: unknown = identity[IDENTITY_FIELD[kind as AccessIdentitySpec['kind']]];
+      if (eachGiven && Array.isArray(given)) for (const v of given) if (set.has(textOf(v) ?? '')) return true;
     }
     return false;
   }
@@ -83,7 +79,7 @@ export interface Gate<TReq> {
    * modes of the rules it skips set to off. specs and modes: the rules that apply, in order.
    */
   run(
-    input: LimiterInput<TReq>,
+    request: ClientMemo<TReq>,
     identity: RequestIdentity,
     specs: readonly RuleSpec[],
     modes: readonly RuleMode[],
@@ -93,14 +89,13 @@ export interface Gate<TReq> {
 
 /**
  * The access lists of a design, or null when it has none (the limiter then calls no hook).
- * clientIp: the caller's address as the limiter keys it (IPv6 per network).
+ * clientOf: the request's client, worked out once and shared with the rules (the lists match
+ * its address whole, the penalty box keys on its key text).
  */
 export function createGate<TReq>(
   spec: AccessSpec | undefined,
   docsUrl: string,
-  options: LimiterOptions<TReq>,
-  trusted: readonly Cidr[],
-  clientIp: (input: LimiterInput<TReq>) => string,
+  clientOf: (request: ClientMemo<TReq>) => Client,
   penalty: PenaltyBox | null,
   counts: AccessMetrics,
 ): Gate<TReq> | null {
@@ -129,34 +124,24 @@ export function createGate<TReq>(
           (match) => match.best !== null || match.wildcards.length > 0,
         );
   const byAddress = (deny?.byAddress ?? false) || (allow?.byAddress ?? false);
-  const customIp = options.identities?.ip ?? options.clientIp;
-
-  /** The full client address (not cut to a network), for the address lists. */
-  function addressOf(input: LimiterInput<TReq>): IpBytes | null {
-    if (customIp) {
-      const given = customIp(input.req);
-      return given ? parseIp(given) : null;
-    }
-    return parseIp(resolveClientIp(input.remoteAddress, input.forwardedFor, trusted, 128));
-  }
-
   return {
-    run(input, identity, specs, modes, next) {
-      const ip = byAddress ? addressOf(input) : null;
-      if (deny?.matches(ip, identity)) {
+    run(request, identity, specs, modes, next) {
+      const ip = byAddress ? clientOf(request).address : null;
+      if (deny?.matches(ip, identity, true)) {
         counts.denied.inc();
         return Promise.resolve(denied as Decision);
       }
       let effective = modes;
       let allowed = false;
-      if (allow !== null && (allow.matches(ip, identity) || allowRoutes?.lookup(input.method.toUpperCase(), input.url) === true)) {
+      const input = request.input;
+      if (allow !== null && (allow.matches(ip, identity, false) || allowRoutes?.lookup(input.method.toUpperCase(), input.url) === true)) {
         effective = modes.map((m, i) => (allowTiers.has((specs[i] as RuleSpec).tier) ? 'off' : m));
         allowed = true;
         counts.allowlisted.inc();
       }
       const mark = (d: Decision): Decision => (allowed && d.status === 200 ? { ...d, access: 'allowed' } : d);
       if (penalty === null) return allowed ? next(effective).then(mark) : next(effective);
-      return penalty.guard(input, identity, specs, effective, clientIp, (m) => next(m).then(mark));
+      return penalty.guard(request, identity, specs, effective, clientOf, (m) => next(m).then(mark));
     },
   };
 }

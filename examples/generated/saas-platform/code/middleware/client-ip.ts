@@ -4,6 +4,9 @@
  * X-Forwarded-For when the peer is a proxy we run; IPv6 keyed per network.
  */
 
+import { keyPart } from './keys.js';
+import type { LimiterInput } from './types.js';
+
 /** 4 bytes (IPv4) or 16 bytes (IPv6). */
 export type IpBytes = Uint8Array;
 
@@ -164,16 +167,16 @@ export function formatIp(ip: IpBytes, ipv6PrefixLength = 128): string {
  * X-Forwarded-For is walked from the right (each entry was appended by the hop to its
  * right), skipping trusted proxies; the first untrusted entry is the client. Entries left
  * of it were written by the client and never matter, so rotating them changes nothing.
- * An unparsable entry stops the walk at the last address we can vouch for.
+ * An unparsable entry stops the walk at the last address we can vouch for. Null when the
+ * peer is unknown.
  */
-export function resolveClientIp(
+export function clientAddress(
   remoteAddress: string | undefined,
   forwardedFor: string | readonly string[] | undefined,
   trusted: readonly Cidr[],
-  ipv6PrefixLength = 64,
-): string {
+): IpBytes | null {
   const peer = remoteAddress === undefined ? null : parseIp(remoteAddress);
-  if (!peer) return 'unknown';
+  if (!peer) return null;
   const isTrusted = (ip: IpBytes): boolean => trusted.some((c) => inCidr(ip, c));
   let client = peer;
   if (isTrusted(peer) && forwardedFor !== undefined) {
@@ -186,5 +189,58 @@ export function resolveClientIp(
       if (!isTrusted(hop)) break;
     }
   }
-  return formatIp(client, ipv6PrefixLength);
+  return client;
+}
+
+/** The client address as a key holds it (clientAddress, IPv6 per network), or 'unknown'. */
+export function resolveClientIp(
+  remoteAddress: string | undefined,
+  forwardedFor: string | readonly string[] | undefined,
+  trusted: readonly Cidr[],
+  ipv6PrefixLength = 64,
+): string {
+  const client = clientAddress(remoteAddress, forwardedFor, trusted);
+  return client === null ? 'unknown' : formatIp(client, ipv6PrefixLength);
+}
+
+/** Where one request comes from, worked out once for everything that asks. */
+export interface Client {
+  /** The address itself, for the address lists; null when unknown (or the custom function's text is no address). */
+  readonly address: IpBytes | null;
+  /** What a key holds: dotted IPv4, the IPv6 network, the custom function's text made key-safe, or 'unknown'. */
+  readonly key: string;
+}
+
+/** A request as the parts that need its client see it: its input, and its client once worked out. */
+export interface ClientMemo<TReq> {
+  readonly input: LimiterInput<TReq>;
+  client: Client | null;
+}
+
+/**
+ * The client of a request, worked out on first use and kept on the request, so the deny list,
+ * the allowlist, the penalty box and the rules keyed on the address resolve it once and agree:
+ * the application's own function (options.identities.ip or options.clientIp) when it names one,
+ * else the trusted-hop walk.
+ */
+export function clientOfRequest<TReq>(
+  trusted: readonly Cidr[],
+  ipv6PrefixLength: number,
+  custom: ((req: TReq) => string | undefined) | undefined,
+): (request: ClientMemo<TReq>) => Client {
+  return (request) => {
+    if (request.client !== null) return request.client;
+    const input = request.input;
+    const given = custom ? custom(input.req) : undefined;
+    let client: Client;
+    if (given) {
+      const address = parseIp(given);
+      client = { address, key: address ? formatIp(address, ipv6PrefixLength) : keyPart(given) };
+    } else {
+      const address = clientAddress(input.remoteAddress, input.forwardedFor, trusted);
+      client = { address, key: address === null ? 'unknown' : formatIp(address, ipv6PrefixLength) };
+    }
+    request.client = client;
+    return client;
+  };
 }

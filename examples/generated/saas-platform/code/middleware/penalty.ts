@@ -6,34 +6,12 @@
  * counter and the box live in Redis (penalty.lua, one atomic call, both keys with a TTL), or
  * in this process when the design keeps no state in Redis.
  */
-import { IDENTITY_LABEL, keyPart } from './keys.js';
+import type { Client, ClientMemo } from './client-ip.js';
+import { IDENTITY_LABEL, identityValue, keyPart } from './keys.js';
 import type { CounterCell } from './metrics.js';
-import { PROBLEM_JSON } from './responses.js';
+import { PROBLEM_JSON, silentProblemFields } from './responses.js';
 import { isNoScript, StoreError } from './store.js';
-import type {
-  Decision,
-  DesignData,
-  LimiterInput,
-  RedisClientLike,
-  RequestIdentity,
-  RuleMode,
-  RuleSpec,
-  RuleTier,
-  ScriptSpec,
-} from './types.js';
-
-/** The fields of the silent 429 a caller in the box gets. */
-export function penaltyFields(docsUrl: string, retryAfter: number): Record<string, unknown> {
-  return {
-    type: docsUrl + '#rate-limited',
-    title: 'Too many requests',
-    status: 429,
-    code: 'RATE_LIMITED',
-    detail: 'Too many attempts. Retry after the time in Retry-After.',
-    retryAfterSeconds: retryAfter,
-    documentation: docsUrl,
-  };
-}
+import type { Decision, DesignData, RedisClientLike, RequestIdentity, RuleMode, RuleSpec, RuleTier, ScriptSpec } from './types.js';
 
 export interface PenaltySettings {
   readonly tiers: readonly RuleTier[];
@@ -48,12 +26,14 @@ interface Entry {
   boxUntil: number;
 }
 
-/** The caller's own identity as a key part: label and value, best first. */
+const CALLER_ORDER = ['api-key', 'user', 'tenant', 'session'] as const;
+
+/** The caller's own identity as a key part: label and value, best first (values as the rules read them). */
 function callerOf(identity: RequestIdentity, ip: () => string): string {
-  if (identity.apiKey) return IDENTITY_LABEL['api-key'] + keyPart(identity.apiKey);
-  if (identity.userId) return IDENTITY_LABEL.user + keyPart(identity.userId);
-  if (identity.tenantId) return IDENTITY_LABEL.tenant + keyPart(identity.tenantId);
-  if (identity.sessionId) return IDENTITY_LABEL.session + keyPart(identity.sessionId);
+  for (const kind of CALLER_ORDER) {
+    const value = identityValue(kind, identity);
+    if (value !== undefined) return IDENTITY_LABEL[kind] + keyPart(value);
+  }
   return IDENTITY_LABEL.ip + keyPart(ip());
 }
 
@@ -96,17 +76,17 @@ export class PenaltyBox {
    * in the box; otherwise decided by next, and a refusal by one of those rules counted.
    */
   guard<TReq>(
-    input: LimiterInput<TReq>,
+    request: ClientMemo<TReq>,
     identity: RequestIdentity,
     specs: readonly RuleSpec[],
     modes: readonly RuleMode[],
-    clientIp: (input: LimiterInput<TReq>) => string,
+    clientOf: (request: ClientMemo<TReq>) => Client,
     next: (modes: readonly RuleMode[]) => Promise<Decision>,
   ): Promise<Decision> {
     let follows = false;
     for (let i = 0; i < specs.length; i++) if (modes[i] === 'enforce' && this.tiers.has((specs[i] as RuleSpec).tier)) follows = true;
     if (!follows) return next(modes);
-    const base = this.prefix + ':{pb:' + callerOf(identity, () => clientIp(input)) + '}';
+    const base = this.prefix + ':{pb:' + callerOf(identity, () => clientOf(request).key) + '}';
     return this.call(base, 'check').then((left) => {
       if (left > 0) return this.boxed(left);
       return next(modes).then((decision) => {
@@ -123,7 +103,7 @@ export class PenaltyBox {
     return {
       status: 429,
       headers: [['Retry-After', String(retryAfter)]],
-      body: JSON.stringify(penaltyFields(this.docsUrl, retryAfter)),
+      body: JSON.stringify(silentProblemFields(this.docsUrl, retryAfter)),
       contentType: PROBLEM_JSON,
       ruleId: null,
       exempt: false,
