@@ -49,7 +49,11 @@ makes it at least the moment the state it wrote stops mattering (a bucket:
 when it is full again; a counter: its window's end, or now if that has
 passed, plus 60 s of slack for the callers' clocks), and leaves a later
 expiry alone, so a call that touches some limits never cuts the others'
-state short. A denial writes nothing.
+state short. As every write extends it so, the expiry already covers what
+the fields held before: when the new state reaches no further (a bucket
+beside a quota's longer window), the TTL is not even read. The price, as
+for gcra.lua: anything else that changes this key's TTL (PERSIST, EXPIRE)
+breaks that. A denial writes nothing.
 ]]
 if redis.replicate_commands then redis.replicate_commands() end
 
@@ -88,13 +92,17 @@ local now_ms = math.floor(now / 1000)
 local stored = redis.call('HMGET', key, unpack(fields))
 
 local before, after, values, denied = {}, {}, {}, 0
-local expire_at = 0
+-- expire_at: when the state this call writes stops mattering; covered: what the hash's expiry
+-- already covers, the same for the state the fields held (each write extended the TTL to it)
+local expire_at, covered = 0, 0
 for i = 1, n do
   local v = stored[i]
   if kinds[i] == 'g' then
     local tat = tonumber(v) or 0
     -- (a value far beyond any bucket's reach is not a TAT: a full bucket)
-    if tat < now or tat > now + now then tat = now end
+    if tat > now + now then tat = 0 end
+    if tat > 0 and math.ceil(tat / 1000) > covered then covered = math.ceil(tat / 1000) end
+    if tat < now then tat = now end
     before[i], after[i] = tat - now, tat - now + y[i]
     if after[i] > x[i] then
       if denied == 0 then denied = i end
@@ -104,15 +112,18 @@ for i = 1, n do
       if e > expire_at then expire_at = e end
     end
   else
-    local mark = string.format('%d', math.floor(y[i] / 1000))
+    local end_s = math.floor(y[i] / 1000)
+    local mark = string.format('%d', end_s)
     local used = 0
     if v and string.sub(v, 1, -10) == mark then used = tonumber(string.sub(v, -9)) or 0 end
+    local was = v and tonumber(string.sub(v, 1, -10))
+    if was and was * 1000 + SLACK_MS > covered then covered = was * 1000 + SLACK_MS end
     before[i], after[i] = used, used + z[i]
     if after[i] > x[i] then
       if denied == 0 then denied = i end
     else
       values[i] = mark .. string.format('%09d', after[i])
-      local e = math.max(y[i], now_ms) + SLACK_MS
+      local e = math.max(end_s * 1000, now_ms) + SLACK_MS
       if e > expire_at then expire_at = e end
     end
   end
@@ -129,10 +140,13 @@ for i = 1, n do
   set[2 * i - 1], set[2 * i] = fields[i], values[i]
 end
 redis.call('HSET', key, unpack(set))
--- extend, never shorten: PTTL counts from the script's start, which is no later than now_ms
-local pttl = redis.call('PTTL', key)
-if pttl < 0 or now_ms + pttl <= expire_at then
-  redis.call('PEXPIREAT', key, string.format('%d', expire_at + 1))
+-- extend, never shorten (nothing is needed when the fields' old state reached as far: the
+-- expiry already covers it); PTTL counts from the script's start, no later than now_ms
+if expire_at > covered then
+  local pttl = redis.call('PTTL', key)
+  if pttl < 0 or now_ms + pttl <= expire_at then
+    redis.call('PEXPIREAT', key, string.format('%d', expire_at + 1))
+  end
 end
 
 local reply = {0}

@@ -106,6 +106,23 @@ describe('identity-limits.lua: one hash per identity', () => {
     expect(pttl).toBeLessThanOrEqual(60_001);
   });
 
+  it("reads the TTL only when the new state reaches past what the fields held (a bucket beside its quota's month: never)", async () => {
+    const hash = hashOf();
+    const end = Date.now() + HOUR;
+    const both = [...bucket('req', 50), ...counter('quota', 100, end)];
+    await limits(hash, both);
+    const info = async () => ((await s.redis.info('commandstats')).match(/cmdstat_(pttl|pexpireat):calls=(\d+)/g) ?? []).sort();
+    await s.redis.config('RESETSTAT');
+    for (let i = 0; i < 5; i++) expect((await limits(hash, both))[0]).toBe(0);
+    expect(await info()).toEqual([]);
+    // a bucket alone reaches further with every token: its TTL is extended each time
+    const alone = hashOf();
+    await s.redis.config('RESETSTAT');
+    for (let i = 0; i < 3; i++) await limits(alone, bucket('req', 5));
+    expect(await info()).toEqual(['cmdstat_pexpireat:calls=3', 'cmdstat_pttl:calls=3']);
+    expect(await s.redis.pttl(alone)).toBeGreaterThan(3 * 60_000 - 1000);
+  });
+
   it('a refused bucket asks for a wait that is never early', async () => {
     const hash = hashOf();
     // 2 tokens, one every 200 ms

@@ -113,7 +113,7 @@ export class MemoryStore {
           if (denied === 0) denied = i;
         } else {
           writes.push([field, mark + String(used + cost).padStart(9, '0')]);
-          expireAt = Math.max(expireAt, Math.max(windowEnd, nowMs) + 60000);
+          expireAt = Math.max(expireAt, Math.max(Number(mark) * 1000, nowMs) + 60000);
         }
       }
     }
