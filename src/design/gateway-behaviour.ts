@@ -4,7 +4,7 @@
  * where Kong keeps a rule's counters.
  * The rollout and the response contract say it to the reader; the gateway files quote it.
  */
-import type { Gateway, MatrixRule, Scope } from './model.js';
+import type { Algorithm, EndpointClass, FailMode, Gateway, MatrixRule, Scope } from './model.js';
 
 /**
  * Where Kong's rate-limiting plugin keeps an edge rule's counters (its `policy`): the global
@@ -67,4 +67,142 @@ export function edgeRefusalBody(gateway: Gateway): string {
     default:
       return "the gateway's own";
   }
+}
+
+/**
+ * How a gateway counts one edge rule: the algorithm its limiter runs, the component, whether the
+ * rule has a burst, and where the count lives. `shared` is one count for every gateway node (a
+ * service or a store they all ask); otherwise each node counts on its own. `unreachable` says
+ * what the rule does while the thing that keeps its shared count cannot be reached (absent: the
+ * count is in the node itself and nothing can be unreachable).
+ */
+export interface EdgeCounter {
+  algorithm: Algorithm;
+  component: string;
+  hasBurst: boolean;
+  shared: boolean;
+  /** How the rule's key is formed, in the gateway's own terms. */
+  key: string;
+  /** Where the count lives, for "its counter lives ..." sentences. */
+  where: string;
+  unreachable?: { mode: FailMode; text: string };
+  /** The shared count's key expires with its window (envoyproxy/ratelimit sets the key's expiry to the unit). */
+  keyLivesForWindow?: boolean;
+}
+
+/**
+ * Where Envoy counts an edge rule: a global-identity rule (the ceiling, or a route-scoped one)
+ * in each node's local rate limit filter, a per-client rule in the global rate limit service
+ * (envoyproxy/ratelimit), whose fixed windows in its own Redis every Envoy node shares.
+ */
+export function envoyCounter(rule: Pick<MatrixRule, 'identity'>): 'local' | 'service' {
+  return rule.identity === 'global' || rule.identity === undefined ? 'local' : 'service';
+}
+
+/** stat_prefix of the generated Envoy local rate limit filter (its stats carry it as a Prometheus label). */
+export const ENVOY_LOCAL_STAT_PREFIX = 'rl_edge_local';
+
+/** The Envoy cluster the generated routes send the application's requests to (the rate limit filter's stats carry it). */
+export const ENVOY_APP_CLUSTER = 'app';
+
+/**
+ * Whether Envoy's rate limit filter refuses requests while the rate limit service is unreachable
+ * (failure_mode_deny). It is one setting of the filter, for every route it covers, so the
+ * generated configuration lets requests through: the per-class fail modes of the answers cannot
+ * be honoured route by route there.
+ */
+export const ENVOY_FAILURE_MODE_DENY = false;
+
+/** How the design's gateway counts one edge rule (the matrix states it, codegen and the worst case follow it). */
+export function edgeCounter(rule: Pick<MatrixRule, 'identity'>, scope: Pick<Scope, 'gateway' | 'store'>): EdgeCounter {
+  const perNode = (where: string) => ({ shared: false, where });
+  switch (scope.gateway) {
+    case 'nginx':
+      return {
+        algorithm: 'leaky-bucket',
+        component: 'nginx limit_req',
+        hasBurst: true,
+        key:
+          rule.identity === 'global' ? 'nginx:global (one counter per nginx node)' : 'nginx:client-ip ($binary_remote_addr after real-IP)',
+        ...perNode('in each nginx node (its limit_req zone)'),
+      };
+    case 'envoy':
+      if (envoyCounter(rule) === 'local') {
+        return {
+          algorithm: 'token-bucket',
+          component: 'Envoy local rate limit filter',
+          hasBurst: true,
+          key: 'envoy:global (one token bucket per Envoy node)',
+          ...perNode('in each Envoy node (its local rate limit filter)'),
+        };
+      }
+      return {
+        algorithm: 'fixed-window',
+        component: 'Envoy global rate limit filter and the rate limit service (envoyproxy/ratelimit)',
+        hasBurst: false,
+        shared: true,
+        key: `envoy ratelimit service: descriptor rl_rule=<rule id>, ${rule.identity === 'ip' ? 'remote_address (the client IP)' : 'the API key header'}`,
+        where: "in the rate limit service's own Redis, one count that every Envoy node shares",
+        keyLivesForWindow: true,
+        unreachable: {
+          mode: ENVOY_FAILURE_MODE_DENY ? 'closed' : 'open',
+          text: `while the rate limit service is unreachable Envoy ${ENVOY_FAILURE_MODE_DENY ? 'refuses every request it covers' : 'lets every request through uncounted'} (failure_mode_deny ${ENVOY_FAILURE_MODE_DENY})`,
+        },
+      };
+    case 'kong': {
+      const redis = kongPolicy(rule, scope) === 'redis';
+      return {
+        algorithm: 'fixed-window',
+        component: 'Kong rate limit plugins',
+        hasBurst: false,
+        key: rule.identity === 'global' ? 'kong:global (limit_by service)' : 'kong:client-ip (limit_by ip)',
+        ...(redis
+          ? {
+              shared: true,
+              where: "in the limiter's Redis (policy redis), one count that every Kong node shares",
+              unreachable: {
+                mode: 'open' as const,
+                text: "while Redis is unreachable Kong's plugin lets requests through (fault_tolerant, its default)",
+              },
+            }
+          : perNode('in each Kong node (policy local)')),
+      };
+    }
+    case 'aws-api-gateway':
+      return {
+        algorithm: 'token-bucket',
+        component: 'AWS API Gateway throttling',
+        hasBurst: true,
+        shared: true,
+        key: rule.identity === 'global' ? 'aws:stage throttle' : 'aws:WAF rate-based rule per client IP',
+        where: "in AWS's own fleet-wide counters",
+      };
+    case 'cloudflare':
+      return {
+        algorithm: 'sliding-window-counter',
+        component: 'Cloudflare rate limiting rule',
+        hasBurst: false,
+        shared: true,
+        key: rule.identity === 'global' ? 'cloudflare:rule (counted per data centre)' : 'cloudflare:ip.src (counted per data centre)',
+        where: "in Cloudflare's counters, per data centre",
+      };
+    default:
+      return { algorithm: 'fixed-window', component: 'the gateway', hasBurst: false, key: 'gateway', ...perNode('in the gateway') };
+  }
+}
+
+/**
+ * Where an edge rule's count lives and what a failure there does: a count in each node has nothing
+ * to lose; a shared one fails as the gateway's setting says, for every class alike, so the classes
+ * the answers want to fail the other way are named when the gateway does not honour them.
+ */
+export function edgeStateNote(edge: EdgeCounter, scope: Pick<Scope, 'failureByClass'>, classes: readonly EndpointClass[]): string {
+  if (!edge.unreachable) return `It keeps its counters ${edge.where}, so a store outage does not touch it.`;
+  const mode = edge.unreachable.mode;
+  const other = [...new Set(classes)].filter((c) => scope.failureByClass[c] !== undefined && scope.failureByClass[c] !== mode);
+  const unmet =
+    other.length > 0
+      ? ` The answers ask ${other.join(' and ')} to fail ${mode === 'open' ? 'closed' : 'open'}; the gateway has one such setting for all routes, so the generated configuration does not honour that per class (change the setting for every route, or enforce ${other.length > 1 ? 'those classes' : 'that class'} in the middleware).`
+      : '';
+  return `It keeps its count ${edge.where}, not in the design's store; ${edge.unreachable.text}.${unmet}`;
 }
