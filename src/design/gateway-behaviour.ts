@@ -206,3 +206,39 @@ export function edgeStateNote(edge: EdgeCounter, scope: Pick<Scope, 'failureByCl
       : '';
   return `It keeps its count ${edge.where}, not in the design's store; ${edge.unreachable.text}.${unmet}`;
 }
+
+/** Where the edge rules' would-be refusals show during the shadow step, in Prometheus or the gateway's own reports. */
+export function edgeShadowSignal(gateway: Gateway): string {
+  switch (gateway) {
+    case 'nginx':
+      return 'ratelimit_throttled_total{mode="shadow"} from monitoring/nginx-ratelimit.mtail (limit_req_dry_run logs each would-be refusal)';
+    case 'envoy':
+      return `envoy_http_local_rate_limit_rate_limited{envoy_local_http_ratelimit_prefix="${ENVOY_LOCAL_STAT_PREFIX}"} for the local filter and the rate limit service's ratelimit_service_rate_limit_shadow_mode for the rules it counts`;
+    case 'kong':
+      return 'Kong\'s 429 responses (kong_http_requests_total{code="429"} where its Prometheus plugin runs) once a rule is enabled';
+    case 'cloudflare':
+      return "the rules' log actions in Cloudflare's Security Events";
+    case 'aws-api-gateway':
+      return "the WAF rules' CountedRequests in CloudWatch";
+    default:
+      return "the gateway's own logs";
+  }
+}
+
+/** How to let a legitimate offender through the edge rules: the gateway's configuration, not the answers' access lists (which the middleware applies). */
+export function edgeAllowlistHow(gateway: Gateway): string {
+  switch (gateway) {
+    case 'nginx':
+      return "map the offender's trusted address to an empty key in nginx (limit_req does not count an empty key)";
+    case 'envoy':
+      return 'give the offender a route of its own ahead of the catch-all that skips the rate limits, as the generated exempt routes do, matched on a header your own proxy sets or on the trusted address';
+    case 'kong':
+      return 'attach the offender to a consumer without the rate limit plugins';
+    case 'cloudflare':
+      return "add a skip rule for the offender's addresses ahead of the rate limiting rules";
+    case 'aws-api-gateway':
+      return "add an allow rule for the offender's addresses (a WAF IP set) ahead of the rate-based rules";
+    default:
+      return 'exempt the offender in the gateway configuration';
+  }
+}

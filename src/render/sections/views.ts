@@ -612,6 +612,10 @@ export function contractView(input: RenderInput) {
     edgeRuleIds: c.edgeRuleIds ?? [],
     edgeRefusalBody: c.edgeRefusalBody,
     storeBacked: input.design.rules.some(keepsStateInStore),
+    // the convention's headers come only from rules the application counts
+    sendsHeaders: input.design.rules.some((r) => r.headers === 'full' && r.layer !== 'edge' && r.tier !== 'outbound'),
+    onlyEdge: input.design.rules.length > 0 && input.design.rules.every((r) => r.layer === 'edge'),
+    edgeShared: edgeSharedCounts(input.design),
     edgeOnlyEndpoints: c.edgeOnlyEndpoints ?? [],
     rateLimitedBody: JSON.stringify(c.rateLimitedBody, null, 2),
     edgeExample,
