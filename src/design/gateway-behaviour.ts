@@ -35,15 +35,17 @@ export function edgeKillSwitchHow(rule: Pick<MatrixRule, 'identity'>, gateway: G
   }
 }
 
-/** How the edge rules run while the middleware rules are in shadow mode. */
-export function edgeShadowHow(gateway: Gateway): string {
+/** How the edge rules run during the shadow step (`middleware`: while the middleware rules are in shadow mode beside them). */
+export function edgeShadowHow(gateway: Gateway, middleware = true): string {
   switch (gateway) {
     case 'nginx':
       return 'the generated nginx configuration runs them with limit_req_dry_run on, which counts and logs the would-be refusals and refuses none; set it to off to enforce them';
     case 'envoy':
       return 'the generated Envoy configuration counts them without refusing (the local filter enforced at 0% under the runtime key ratelimit.edge_local.enforced, the rate limit service in shadow_mode); raise the key to 100 and remove shadow_mode to enforce them';
     case 'kong':
-      return "Kong's rate limit plugins have no report-only mode: deploy the generated kong.yaml with each rule's plugin enabled: false until this step is over, or keep the edge rules on while the middleware rules run in shadow (they are coarse and protect capacity)";
+      return middleware
+        ? "Kong's rate limit plugins have no report-only mode: deploy the generated kong.yaml with each rule's plugin enabled: false until this step is over, or keep the edge rules on while the middleware rules run in shadow (they are coarse and protect capacity)"
+        : "Kong's rate limit plugins have no report-only mode, so there is no shadow step at the edge: deploy the generated kong.yaml with each rule's plugin enabled: false (nothing is counted) until this step is over, or enforce the rules from the start (they are coarse and protect capacity)";
     case 'cloudflare':
       return 'set each rule\'s action to "log" (Enterprise plans) or its enabled to false until this step is over; the generated rules block';
     case 'aws-api-gateway':
@@ -85,7 +87,15 @@ export interface EdgeCounter {
   key: string;
   /** Where the count lives, for "its counter lives ..." sentences. */
   where: string;
-  unreachable?: { mode: FailMode; text: string };
+  /** The count lives in the design's own store (Kong's policy redis). */
+  inDesignStore?: boolean;
+  unreachable?: {
+    mode: FailMode;
+    text: string;
+    /** Why the answers' per-class fail modes are not applied, and the one switch that would fail every route the other way. */
+    whyNotPerClass: string;
+    flip: string;
+  };
   /** The shared count's key expires with its window (envoyproxy/ratelimit sets the key's expiry to the unit). */
   keyLivesForWindow?: boolean;
 }
@@ -142,11 +152,13 @@ export function edgeCounter(rule: Pick<MatrixRule, 'identity'>, scope: Pick<Scop
         hasBurst: false,
         shared: true,
         key: `envoy ratelimit service: descriptor rl_rule=<rule id>, ${rule.identity === 'ip' ? 'remote_address (the client IP)' : 'the API key header'}`,
-        where: "in the rate limit service's own Redis, one count that every Envoy node shares",
+        where: "in the rate limit service's own Redis (not the design's store), one count that every Envoy node shares",
         keyLivesForWindow: true,
         unreachable: {
           mode: ENVOY_FAILURE_MODE_DENY ? 'closed' : 'open',
           text: `while the rate limit service is unreachable Envoy ${ENVOY_FAILURE_MODE_DENY ? 'refuses every request it covers' : 'lets every request through uncounted'} (failure_mode_deny ${ENVOY_FAILURE_MODE_DENY})`,
+          whyNotPerClass: "Envoy's failure_mode_deny is one setting of the rate limit filter, not of a route",
+          flip: `failure_mode_deny ${!ENVOY_FAILURE_MODE_DENY} in gateway/envoy-local-ratelimit.yaml`,
         },
       };
     case 'kong': {
@@ -159,10 +171,13 @@ export function edgeCounter(rule: Pick<MatrixRule, 'identity'>, scope: Pick<Scop
         ...(redis
           ? {
               shared: true,
-              where: "in the limiter's Redis (policy redis), one count that every Kong node shares",
+              where: "in the design's store (Kong's policy redis), one count that every Kong node shares",
+              inDesignStore: true,
               unreachable: {
                 mode: 'open' as const,
-                text: "while Redis is unreachable Kong's plugin lets requests through (fault_tolerant, its default)",
+                text: "while Redis is unreachable Kong's plugin lets requests through (fault_tolerant true)",
+                whyNotPerClass: 'the edge rule covers every class with one fault_tolerant setting',
+                flip: 'fault_tolerant false on its plugins in gateway/kong.yaml',
               },
             }
           : perNode('in each Kong node (policy local)')),
@@ -202,9 +217,9 @@ export function edgeStateNote(edge: EdgeCounter, scope: Pick<Scope, 'failureByCl
   const other = [...new Set(classes)].filter((c) => scope.failureByClass[c] !== undefined && scope.failureByClass[c] !== mode);
   const unmet =
     other.length > 0
-      ? ` The answers ask ${other.join(' and ')} to fail ${mode === 'open' ? 'closed' : 'open'}; the gateway has one such setting for all routes, so the generated configuration does not honour that per class (change the setting for every route, or enforce ${other.length > 1 ? 'those classes' : 'that class'} in the middleware).`
+      ? ` The answers ask ${other.join(' and ')} to fail ${mode === 'open' ? 'closed' : 'open'}: the generated configuration does not honour that, because ${edge.unreachable.whyNotPerClass}. To fail ${mode === 'open' ? 'closed' : 'open'}, set ${edge.unreachable.flip} (for every route the rule covers, whatever its class), or enforce ${other.length > 1 ? 'those classes' : 'that class'} in the middleware.`
       : '';
-  return `It keeps its count ${edge.where}, not in the design's store; ${edge.unreachable.text}.${unmet}`;
+  return `It keeps its count ${edge.where}; ${edge.unreachable.text}.${unmet}`;
 }
 
 /** Where the edge rules' would-be refusals show during the shadow step, in Prometheus or the gateway's own reports. */
@@ -229,15 +244,15 @@ export function edgeShadowSignal(gateway: Gateway): string {
 export function edgeAllowlistHow(gateway: Gateway): string {
   switch (gateway) {
     case 'nginx':
-      return "map the offender's trusted address to an empty key in nginx (limit_req does not count an empty key)";
+      return "map the offender's trusted address to an empty key in nginx, which limit_req does not count";
     case 'envoy':
       return 'give the offender a route of its own ahead of the catch-all that skips the rate limits, as the generated exempt routes do, matched on a header your own proxy sets or on the trusted address';
     case 'kong':
-      return 'attach the offender to a consumer without the rate limit plugins';
+      return 'give its traffic a Kong route of its own without the rate limit plugins, matched on a header your own proxy sets';
     case 'cloudflare':
       return "add a skip rule for the offender's addresses ahead of the rate limiting rules";
     case 'aws-api-gateway':
-      return "add an allow rule for the offender's addresses (a WAF IP set) ahead of the rate-based rules";
+      return "add an allow rule for a WAF IP set of the offender's addresses ahead of the rate-based rules; stage and usage-plan throttles cannot exempt an address";
     default:
       return 'exempt the offender in the gateway configuration';
   }

@@ -1,7 +1,7 @@
 /** Metrics, alert thresholds and store configuration. */
 import { formatNumber } from '../format.js';
 import { ACCESS_OUTCOMES } from '../runtime/middleware/metrics.js';
-import { ENVOY_APP_CLUSTER, ENVOY_LOCAL_STAT_PREFIX, envoyCounter } from './gateway-behaviour.js';
+import { ENVOY_APP_CLUSTER, ENVOY_LOCAL_STAT_PREFIX, edgeCounter, envoyCounter } from './gateway-behaviour.js';
 import { BYTES_PER_KEY, keyNameExtraBytes, maxKeyChars } from './matrix.js';
 import type { AccessDesign, AlertSpec, MatrixRule, MetricSource, MetricSpec, Monitoring, Scope } from './model.js';
 
@@ -456,6 +456,8 @@ export function buildMonitoring(scope: Scope, rules: MatrixRule[], context: Moni
   // a store the answers name but no rule keeps state in (every rule at the edge) needs no sizing or alerts
   const storeUnused = scope.store !== 'none' && !rules.some((r) => r.layer !== 'edge' && r.primitive === 'redis-lua');
   const hasStore = scope.store !== 'none' && !storeUnused;
+  // edge rules whose gateway keeps their counts in the design's store (Kong's policy redis)
+  const gatewayStoreRules = rules.filter((r) => r.layer === 'edge' && edgeCounter(r, scope).inDesignStore).map((r) => r.id);
   const edgeIds = rules.filter((r) => r.layer === 'edge').map((r) => r.id);
   const edge = edgeCounting(scope, rules, rules.some((r) => r.layer === 'middleware') || rules.some((r) => r.tier === 'outbound'));
   const envoyEdge = scope.gateway === 'envoy' && edgeIds.length > 0;
@@ -651,9 +653,11 @@ export function buildMonitoring(scope: Scope, rules: MatrixRule[], context: Moni
       ...(penalty ? { penalty } : {}),
       recommendation: hasStore
         ? recommendation
-        : storeUnused
-          ? `No rule keeps its state in the store: every limit here is counted by the gateway itself, so the rate limits need no ${storeName} and none is sized or monitored for them. Should a rule move into the middleware, run ${storeName} for it on a dedicated instance with maxmemory-policy noeviction.`
-          : `No shared store: limiter state lives in each process's memory. Should it move to ${storeName}, run it on a dedicated instance with maxmemory-policy noeviction: a logical database on a shared instance is evicted like any other data.`,
+        : storeUnused && gatewayStoreRules.length > 0
+          ? `No rule in the application keeps its state in ${storeName}, but the gateway does: ${gatewayStoreRules.join(', ')} ${gatewayStoreRules.length > 1 ? 'keep their' : 'keeps its'} counts in it (Kong's policy redis). Run ${storeName} for them on a dedicated instance with maxmemory-policy noeviction: an evicted counter resets a limit. Kong's keys are not sized or monitored here.`
+          : storeUnused
+            ? `No rule keeps its state in the store: every limit here is counted by the gateway itself, so the rate limits need no ${storeName} and none is sized or monitored for them. Should a rule move into the middleware, run ${storeName} for it on a dedicated instance with maxmemory-policy noeviction.`
+            : `No shared store: limiter state lives in each process's memory. Should it move to ${storeName}, run it on a dedicated instance with maxmemory-policy noeviction: a logical database on a shared instance is evicted like any other data.`,
       ...(hasStore
         ? {
             maxmemoryBytes: maxmemory,

@@ -22,7 +22,7 @@ function generalKinds(rules: MatrixRule[]): string {
 function allowlistDetail(access: AccessDesign | undefined, rules: readonly MatrixRule[], gateway: Gateway): string {
   if (!rules.some((r) => r.layer !== 'edge')) {
     // access.allow is applied by the middleware, which this design does not run
-    return `Fix or allowlist the legitimate offenders found in shadow mode (internal service accounts, monitoring probes, partner batch jobs). Every rule here runs at the edge, and the answers' access lists are applied by the middleware, which this design does not run: allowlist at the gateway instead (${edgeAllowlistHow(gateway)}), or move the rules that need an allowlist into the middleware. Allowlist on an address your own proxies vouch for or an authenticated identity, never on a header a client can write.`;
+    return `Fix or allowlist the legitimate offenders found in shadow mode (internal service accounts, monitoring probes, partner batch jobs). Every rule here runs at the edge, and the answers' access lists are applied by the middleware, which this design does not run: allowlist at the gateway instead: ${edgeAllowlistHow(gateway)}. Or move the rules that need an allowlist into the middleware. Allowlist on an address your own proxies vouch for or an authenticated identity, never on a header a client can write.`;
   }
   const base =
     'Fix or allowlist the legitimate offenders found in shadow mode (internal service accounts, monitoring probes, partner batch jobs): add them to access.allow in the answers (identities, cidrs or routes) and generate again; the middleware then skips their rules without a store call. Allowlist on authenticated identity, never on an address a client can claim.';
@@ -45,7 +45,7 @@ export function buildRollout(
     {
       title: 'Shadow mode',
       detail: rules.every((r) => r.layer === 'edge')
-        ? `Deploy every rule in shadow for ${shadowDays} days: each is evaluated and counted, nothing is rejected. Every rule runs at the edge: ${edgeShadowHow(gateway)}. Study ${edgeShadowSignal(gateway)} to learn who would be throttled: cron jobs, partner integrations and probes always show up.`
+        ? `For ${shadowDays} days the rules count would-be refusals and refuse nothing, as far as the gateway allows. Every rule runs at the edge, with no flag: ${edgeShadowHow(gateway, false)}. Study ${edgeShadowSignal(gateway)} to learn who would be throttled: cron jobs, partner integrations and probes always show up.`
         : `Deploy every rule with its flag at "shadow" for ${shadowDays} days: decisions are evaluated, metrics and headers emitted, nothing is rejected.${rules.some((r) => r.layer === 'edge') ? ` Edge rules have no flag; ${edgeShadowHow(gateway)}.` : ''} Study ratelimit_throttled_total{mode="shadow"}${rules.some((r) => r.layer === 'edge') && gateway !== 'nginx' ? ` (and, for the edge rules, ${edgeShadowSignal(gateway)})` : ''} to learn who would be throttled: cron jobs, partner integrations and probes always show up.`,
       ruleIds: rules.map((r) => r.id),
     },
@@ -71,7 +71,9 @@ export function buildRollout(
       : []),
     {
       title: 'Enforce general limits',
-      detail: `Switch the ${generalKinds(rules)} to "enforce", one rule at a time, watching throttle and near-limit metrics after each.`,
+      detail: rules.every((r) => r.layer === 'edge')
+        ? `Enforce the ${generalKinds(rules)} at the gateway, undoing the shadow step one rule at a time where the configuration allows, and watch the gateway's refusal counters after each.`
+        : `Switch the ${generalKinds(rules)} to "enforce", one rule at a time, watching throttle and near-limit metrics after each.`,
       ruleIds: general,
     },
     ...(quotas.length > 0
