@@ -388,7 +388,11 @@ function filterHeader(design: Design): string[] {
     for (const r of switches) lines.push(`  ${r.id} (${killSwitchNote(design, r)}).`);
   }
   if (design.contract.convention !== 'x-ratelimit') {
-    lines.push('Rate-limit headers stay off here: the application emits the one documented convention.');
+    lines.push(
+      design.rules.some((r) => r.layer !== 'edge')
+        ? 'Rate-limit headers stay off here: the application emits the one documented convention.'
+        : 'Rate-limit headers stay off: no rule in this design sends them, and every 429 carries Retry-After.',
+    );
   }
   return lines;
 }

@@ -344,6 +344,8 @@ export function matrixView(input: RenderInput) {
     })),
     penaltyText: monitoring.store.penalty?.text,
     edgeRules: rules.filter((r) => r.layer === 'edge').map((r) => r.id),
+    // edge rules whose gateway keeps their counts in the design's store (Kong's policy redis)
+    edgeInStore: rules.filter((r) => r.layer === 'edge' && edgeCounter(r, input.design.scope).inDesignStore).map((r) => r.id),
     splitTwins: rules
       .filter((r) => r.layer !== 'edge' && r.id.endsWith('-fail-closed'))
       .filter((r) => rules.some((x) => x.id === `${r.id.slice(0, -'-fail-closed'.length)}-fail-open` && x.key === r.key))
