@@ -13,6 +13,7 @@ import { checkDesign } from '../../src/constraints/index.js';
 import { buildDesign } from '../../src/design/build.js';
 import type { Design, MatrixRule } from '../../src/design/model.js';
 import { renderMarkdown } from '../../src/render/markdown/index.js';
+import { checkEnvoyFilterFile, checkRatelimitServiceFile } from '../codegen/support/envoy-api.js';
 
 const DATE = '2026-12-03';
 
@@ -82,8 +83,10 @@ describe('edge-only design on Envoy: the document states what the shipped files 
   const globalFilter = hcm.http_filters.find((f: any) => f.name === 'envoy.filters.http.ratelimit').typed_config;
   const localFilter = hcm.http_filters.find((f: any) => f.name === 'envoy.filters.http.local_ratelimit').typed_config;
 
-  it('every rule runs at the edge', () => {
+  it('every rule runs at the edge, and the files are valid Envoy and rate limit service config', () => {
     expect(design.rules.map((r) => r.layer)).toEqual(['edge', 'edge']);
+    expect(checkEnvoyFilterFile(filter)).toEqual([]);
+    expect(checkRatelimitServiceFile(service)).toEqual([]);
   });
 
   it('the per-client rule is the rate limit service: a fixed window, no burst, one count for every node', () => {
