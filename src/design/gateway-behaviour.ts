@@ -16,12 +16,14 @@ export function kongPolicy(rule: Pick<MatrixRule, 'identity'>, scope: Pick<Scope
 }
 
 /** What turning an edge rule off takes on its gateway. */
-export function edgeKillSwitchHow(rule: Pick<MatrixRule, 'identity'>, gateway: Gateway): string {
+export function edgeKillSwitchHow(rule: Pick<MatrixRule, 'id' | 'identity'>, gateway: Gateway): string {
   switch (gateway) {
     case 'nginx':
       return 'comment out its limit_req line in gateway/nginx-server.conf and reload nginx (a reload, no application deploy)';
     case 'envoy':
-      return "remove it from the Envoy configuration (its descriptor and rate_limits entries; for the global ceiling, the local filter's token_bucket) and push it (xDS or a reload; no application deploy)";
+      return envoyCounter(rule) === 'local'
+        ? 'set the runtime key ratelimit.edge_local.enabled to 0 (a runtime change: no reload, no application deploy); it switches off the local rate limit filter, which counts every edge rule of no identity'
+        : `remove its rate_limits entries (descriptor rl_rule=${rule.id}) from the Envoy configuration and push it (xDS or a reload; no application deploy)`;
     case 'kong':
       return "set its plugin's enabled to false and apply the configuration (no application deploy)";
     case 'cloudflare':

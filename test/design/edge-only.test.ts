@@ -110,6 +110,19 @@ describe('edge-only design on Envoy: the document states what the shipped files 
     expect(doc).not.toContain('burst 250');
   });
 
+  it("each rule's kill switch is the one its counter has: the local filter's runtime key, or the rule's rate_limits entries", () => {
+    const { design, files } = build('envoy');
+    const how = (id: string): string => design.rollout.killSwitches.find((k) => k.ruleId === id)?.how ?? '';
+    expect(how('global-ceiling')).toContain('ratelimit.edge_local.enabled to 0');
+    expect(how('global-ceiling')).not.toContain('rl_rule=');
+    expect(how('anonymous-per-ip')).toContain('rl_rule=anonymous-per-ip');
+    expect(how('anonymous-per-ip')).not.toContain('token_bucket');
+    // the runtime key the switch names is the one the shipped filter reads
+    const yaml = files.find((f) => f.path === 'gateway/envoy-local-ratelimit.yaml')?.content ?? '';
+    expect(yaml).toContain('runtime_key: ratelimit.edge_local.enabled');
+    for (const id of ['global-ceiling', 'anonymous-per-ip']) expect(yaml).toContain(`# ${id} (kill switch: ${how(id)})`);
+  });
+
   it('the worst case counts the service once for the fleet: 2 x limit, not x K nodes', () => {
     const row = section(doc, '### 3.2')
       .split('\n')
