@@ -110,6 +110,13 @@ describe('edge-only design on Envoy: the document states what the shipped files 
     expect(doc).not.toContain('burst 250');
   });
 
+  it('the store-outage scenario says there is no limiter store to stop, not that processes count', () => {
+    const outage = design.scenarios.find((x) => x.id === 'store-outage');
+    expect(outage?.applicable).toBe(false);
+    expect(outage?.setup).toContain('no limiter store to stop');
+    expect(doc).not.toContain('each process holds its own counters');
+  });
+
   it("each rule's kill switch is the one its counter has: the local filter's runtime key, or the rule's rate_limits entries", () => {
     const { design, files } = build('envoy');
     const how = (id: string): string => design.rollout.killSwitches.find((k) => k.ruleId === id)?.how ?? '';
