@@ -3,6 +3,7 @@
  * and store failures and fail-open events are counted and alerted on.
  */
 import { FAIL_MODES } from '../answers/choices.js';
+import { EXTERNAL_METRIC_SOURCES } from '../design/model.js';
 import { defineConstraint } from './define.js';
 import { objects, ruleIdOf, rulesOf, show } from './guards.js';
 import { ALERTS_FILE, alertMetrics, DESIGN_DATA_FILE, emittedMetrics, fileOf, shippedDesign } from './artefacts.js';
@@ -73,10 +74,11 @@ export default defineConstraint({
       return;
     }
     const emitted = emittedMetrics(files);
-    // the store's own gauges come from redis_exporter, which the design names and sets up
+    // metrics of programs the design names and says how to scrape: redis_exporter for the store's
+    // own gauges, Envoy's stats and its rate limit service's for the edge rules
     const external = new Set(
       objects(design.monitoring?.metrics)
-        .filter((m) => (m.emittedBy ?? []).includes('redis-exporter'))
+        .filter((m) => (m.emittedBy ?? []).some((s: string) => (EXTERNAL_METRIC_SOURCES as readonly string[]).includes(s)))
         .map((m) => m.name),
     );
     for (const { alert, metrics } of alertMetrics(files)) {

@@ -74,7 +74,8 @@ const REASONS: Record<string, Reasoning> = {
 
 const EDGE_REASON: Reasoning = {
   why: "The gateway's own limiter is the cheapest place to reject and protects the application itself; its native algorithm is used as it is.",
-  tradeoff: 'Edge counters live in each edge node and see coarse identity only (address, header), so only coarse limits run there.',
+  tradeoff:
+    'Edge counters see coarse identity only (address, header), so only coarse limits run there; the rule details say whether each counts in every edge node or once for all of them.',
   alternatives: [],
 };
 

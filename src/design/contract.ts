@@ -24,6 +24,7 @@ import type {
   ResolvedEndpoint,
   ResponseContract,
 } from './model.js';
+import { keepsStateInStore } from './model.js';
 
 const IETF_DRAFT = 'draft-ietf-httpapi-ratelimit-headers-11';
 
@@ -435,7 +436,9 @@ export function buildContract(
     storeUnavailable: { status: 503, retryAfterSeconds: 5 },
     docsUrl,
     clientBehaviour: [
-      'Read the rate-limit headers on every response and slow down before the remaining count reaches zero.',
+      ...(middlewareFull(rules).length > 0
+        ? ['Read the rate-limit headers on every response and slow down before the remaining count reaches zero.']
+        : ['No response carries rate-limit headers: pace requests below the published limits rather than probing for them.']),
       ...(quotaHeaders.length > 0
         ? [
             'Where a plan quota counts the call, read its own remaining count and reset as well, and plan the rest of the period around them.',
@@ -443,8 +446,13 @@ export function buildContract(
         : []),
       'On 429, wait at least Retry-After seconds, plus random jitter; never retry immediately.',
       'On repeated 429s, back off exponentially (doubling, capped, with full jitter).',
-      'Treat QUOTA_EXCEEDED as "stop until the reset", not as "retry soon".',
-      'On 503 from a fail-closed limit, retry after Retry-After like any 503.',
+      ...(rules.some((r) => r.errorCode === 'QUOTA_EXCEEDED')
+        ? ['Treat QUOTA_EXCEEDED as "stop until the reset", not as "retry soon".']
+        : []),
+      // a 503 comes only from a fail-closed rule whose state is in the store
+      ...(rules.some((r) => r.failMode === 'closed' && keepsStateInStore(r))
+        ? ['On 503 from a fail-closed limit, retry after Retry-After like any 503.']
+        : []),
     ],
     ...(sequence ? { sequenceDiagram: sequence } : {}),
   };

@@ -6,9 +6,10 @@
 import { outboundPeak, outboundRate, PERIOD_SECONDS, QUOTA_BACKSTOP, quotaStop } from './scope.js';
 import { formatNumber } from '../format.js';
 import type { ExistingLimiterT, HandRule, QuotaResetT } from '../answers/schema.js';
-import type { Algorithm, AuthKind, EndpointClass, Gateway, MatrixRule, Primitive, ResolvedEndpoint, RuleIdentity, Scope } from './model.js';
+import type { AuthKind, EndpointClass, MatrixRule, Primitive, ResolvedEndpoint, RuleIdentity, Scope } from './model.js';
 import { runBurst } from './algorithms.js';
 import { existingLimitText, existingName, tighterExisting } from './migration.js';
+import { edgeCounter, edgeStateNote } from './gateway-behaviour.js';
 import { IdAllocator, KEY_PREFIX, killSwitchFlag, slug } from './naming.js';
 import { identityHashes } from './placement.js';
 
@@ -266,14 +267,6 @@ const AUTH_IP_ONLY: Partial<Record<AuthKind, string>> = {
   'password-reset': ' Probing needs only one request per address, which the per-address row never counts twice: only this row limits it.',
 };
 
-const EDGE_ALGORITHM: Record<Exclude<Gateway, 'none'>, { algorithm: Algorithm; component: string; hasBurst: boolean }> = {
-  nginx: { algorithm: 'leaky-bucket', component: 'nginx limit_req', hasBurst: true },
-  envoy: { algorithm: 'token-bucket', component: 'Envoy local rate limit filter', hasBurst: true },
-  kong: { algorithm: 'fixed-window', component: 'Kong rate limit plugins', hasBurst: false },
-  'aws-api-gateway': { algorithm: 'token-bucket', component: 'AWS API Gateway throttling', hasBurst: true },
-  cloudflare: { algorithm: 'sliding-window-counter', component: 'Cloudflare rate limiting rule', hasBurst: false },
-};
-
 /** Seconds an edge gateway keeps an idle counter (nginx drops idle limit_req states after ~60 s). */
 const EDGE_STATE_TTL = 60;
 
@@ -503,18 +496,22 @@ function addCeiling(b: Builder, ctx: MatrixContext, limited: ResolvedEndpoint[])
     inputs: ceilingInputs(scope),
   };
   if (scope.gateway !== 'none') {
-    const edge = EDGE_ALGORITHM[scope.gateway];
+    const edge = edgeCounter({ identity: 'global' }, scope);
     const burst = edge.hasBurst ? Math.ceil(ceilingRps) : null;
     b.rules.push({
       ...common,
       algorithm: edge.algorithm,
       primitive: 'gateway-native',
-      key: `${scope.gateway}:global (one counter per ${scope.gateway} node)`,
+      key: edge.key,
       burst,
       layer: 'edge',
       ttlSeconds: EDGE_STATE_TTL,
-      cardinality: { bound: 1, basis: 'one counter per edge node' },
-      rationale: `Protects the infrastructure, not any one client: ${formatNumber(ceilingRps)} req/s from ${derivation}. Enforced by ${edge.component}, the cheapest place to reject. Its counter lives in each edge node: with K nodes, configure ${formatNumber(ceilingRps)}/K per node.`,
+      cardinality: { bound: 1, basis: edge.shared ? 'one counter' : 'one counter per edge node' },
+      rationale: `Protects the infrastructure, not any one client: ${formatNumber(ceilingRps)} req/s from ${derivation}. Enforced by ${edge.component}, the cheapest place to reject. ${
+        edge.shared
+          ? `Its counter lives ${edge.where}.`
+          : `Its counter lives in each edge node: with K nodes, configure ${formatNumber(ceilingRps)}/K per node.`
+      }`,
     });
     return;
   }
@@ -675,14 +672,16 @@ function addAnonymous(b: Builder, ctx: MatrixContext, endpoints: ResolvedEndpoin
   const { scope, ceilingRps, burstSeconds } = ctx;
   const { rps, derivation } = perAddressRate(ctx);
   const atEdge = scope.gateway !== 'none';
-  const edge = atEdge ? EDGE_ALGORITHM[scope.gateway as Exclude<Gateway, 'none'>] : undefined;
+  const edge = atEdge ? edgeCounter({ identity: 'ip' }, scope) : undefined;
   const maxCost = Math.max(1, ...endpoints.map((e) => e.cost));
   const burst = edge && !edge.hasBurst ? null : Math.max(Math.ceil(rps * burstSeconds), maxCost);
-  const ttl = edge ? EDGE_STATE_TTL : bucketTtl(burst ?? 1, rps);
+  // a shared fixed window's key lives for its window; a node's counter as long as the gateway keeps idle state
+  const ttl = edge ? (edge.keyLivesForWindow ? rateOf(rps).periodSeconds : EDGE_STATE_TTL) : bucketTtl(burst ?? 1, rps);
   const card = bound(undefined, ceilingRps, ttl, 'IP');
-  // An edge gateway has no store to lose, so its rule does not fail at all; in the middleware
-  // the rule fails as the answers say for each class (split when they differ).
-  const groups = edge ? [{ mode: 'open' as const, endpoints }] : byFailMode(scope, endpoints);
+  // At the edge the rule fails as its gateway does (a count in the node has nothing to lose; a
+  // shared count fails as the gateway's setting says, one setting for every route); in the
+  // middleware the rule fails as the answers say for each class (split when they differ).
+  const groups = edge ? [{ mode: edge.unreachable?.mode ?? ('open' as const), endpoints }] : byFailMode(scope, endpoints);
   for (const group of groups) {
     const eps = group.endpoints;
     const id = b.ids.take(groups.length > 1 ? `anonymous-per-ip-fail-${group.mode}` : 'anonymous-per-ip');
@@ -699,7 +698,7 @@ function addAnonymous(b: Builder, ctx: MatrixContext, endpoints: ResolvedEndpoin
       identity: 'ip',
       algorithm: edge ? edge.algorithm : 'gcra',
       primitive: edge ? 'gateway-native' : storePrimitive(scope),
-      key: edge ? `${scope.gateway}:client-ip ($binary_remote_addr after real-IP)` : `${KEY_PREFIX}:{${KEY_TAG.ip}}:anon`,
+      key: edge ? edge.key.replace('<rule id>', id) : `${KEY_PREFIX}:{${KEY_TAG.ip}}:anon`,
       rate: rateOf(rps),
       burst,
       cost: edge ? { default: 1, byEndpoint: [] } : costTable(eps),
@@ -711,7 +710,15 @@ function addAnonymous(b: Builder, ctx: MatrixContext, endpoints: ResolvedEndpoin
       headers: 'full',
       errorCode: 'RATE_LIMITED',
       killSwitch: { flag: killSwitchFlag(id) },
-      rationale: `${nat}${edge ? ` Enforced at the edge (${edge.component}), where the client address is first known and rejection is cheapest; it keeps its counters in the gateway, so a store outage does not touch it.` : splitNote(groups, group.mode)}`,
+      rationale: `${nat}${
+        edge
+          ? ` Enforced at the edge (${edge.component}), where the client address is first known and rejection is cheapest. ${edgeStateNote(
+              edge,
+              scope,
+              eps.map((e) => e.class),
+            )}`
+          : splitNote(groups, group.mode)
+      }`,
       derivation: `${derivation}${burst !== null ? `; burst ${formatNumber(burst)} = ${burstSeconds} s of rate${ctx.assumed?.has('traffic.burstiness') ? ' (assumed)' : ''}` : ''}`,
       inputs: [
         'traffic.clientPeakRps',

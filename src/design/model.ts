@@ -347,9 +347,13 @@ export interface OutboundDesign {
 /**
  * What produces a metric: the generated middleware, the generated outbound client (through its
  * outboundMetrics adapter), the generated mtail program over nginx's error log, or
- * oliver006/redis_exporter scraping the limiter's store (job REDIS_EXPORTER_JOB).
+ * oliver006/redis_exporter scraping the limiter's store (job REDIS_EXPORTER_JOB), Envoy's own
+ * stats (/stats/prometheus), or the Envoy rate limit service's stats (through statsd_exporter).
  */
-export type MetricSource = 'middleware' | 'outbound-client' | 'nginx-log' | 'redis-exporter';
+export type MetricSource = 'middleware' | 'outbound-client' | 'nginx-log' | 'redis-exporter' | 'envoy' | 'envoy-ratelimit-service';
+
+/** Sources that are not generated files: a program the design names and says how to scrape. */
+export const EXTERNAL_METRIC_SOURCES: readonly MetricSource[] = ['redis-exporter', 'envoy', 'envoy-ratelimit-service'];
 
 export interface MetricSpec {
   name: string;

@@ -1,6 +1,7 @@
 /** Metrics, alert thresholds and store configuration. */
 import { formatNumber } from '../format.js';
 import { ACCESS_OUTCOMES } from '../runtime/middleware/metrics.js';
+import { ENVOY_APP_CLUSTER, ENVOY_LOCAL_STAT_PREFIX, edgeCounter, envoyCounter } from './gateway-behaviour.js';
 import { BYTES_PER_KEY, keyNameExtraBytes, maxKeyChars } from './matrix.js';
 import type { AccessDesign, AlertSpec, MatrixRule, MetricSource, MetricSpec, Monitoring, Scope } from './model.js';
 
@@ -238,7 +239,8 @@ function idsRegex(ids: readonly string[]): string {
 }
 
 /** Where an edge rule's refusals are counted, and what the user wires for them. */
-function edgeCounting(scope: Scope, edgeIds: readonly string[]): Monitoring['edge'] | undefined {
+function edgeCounting(scope: Scope, rules: readonly MatrixRule[], middleware: boolean): Monitoring['edge'] | undefined {
+  const edgeIds = rules.filter((r) => r.layer === 'edge').map((r) => r.id);
   if (edgeIds.length === 0) return undefined;
   const list = edgeIds.join(', ');
   if (scope.gateway === 'nginx') {
@@ -249,18 +251,135 @@ function edgeCounting(scope: Scope, edgeIds: readonly string[]): Monitoring['edg
     };
   }
   const where: Record<Scope['gateway'], string> = {
-    envoy: 'Envoy counts its local rate limit refusals in its own stats (http_local_rate_limit.rate_limited, on /stats/prometheus)',
+    envoy: '',
     kong: 'Kong counts responses by status in its Prometheus plugin (kong_http_requests_total{code="429"}), which also counts 429s the application sends',
     'aws-api-gateway': 'AWS API Gateway reports throttled calls in CloudWatch (the 4XXError metric), not in Prometheus',
     cloudflare: 'Cloudflare reports rate-limiting rule actions in its analytics (Security Events), not in Prometheus',
     nginx: '',
     none: 'the gateway keeps its own counters',
   };
+  if (scope.gateway === 'envoy') {
+    const local = rules.filter((r) => r.layer === 'edge' && envoyCounter(r) === 'local').map((r) => r.id);
+    const service = rules.filter((r) => r.layer === 'edge' && envoyCounter(r) === 'service').map((r) => r.id);
+    const parts = [
+      ...(local.length > 0
+        ? [
+            `the local rate limit filter (${local.join(', ')}) counts every request it finds no token for in envoy_http_local_rate_limit_rate_limited{envoy_local_http_ratelimit_prefix="${ENVOY_LOCAL_STAT_PREFIX}"}, refused or not (in shadow mode nothing is refused, and the counter still rises; envoy_http_local_rate_limit_enforced counts the 429s)`,
+          ]
+        : []),
+      ...(service.length > 0
+        ? [
+            `the rate limit filter (${service.join(', ')}) counts the service's refusals in envoy_cluster_ratelimit_over_limit{envoy_cluster_name="${ENVOY_APP_CLUSTER}"} and the requests it let through while the service was unreachable in envoy_cluster_ratelimit_failure_mode_allowed; in shadow mode the service answers OK, so Envoy counts nothing over the limit and only the service's own stats show the would-be refusals: ratelimit.service.rate_limit.<domain>.<descriptor>.shadow_mode, which prom/statsd-exporter with the mapping from the envoyproxy/ratelimit README publishes as ratelimit_service_rate_limit_shadow_mode{domain, key1, key2}`,
+          ]
+        : []),
+    ];
+    return {
+      ruleIds: [...edgeIds],
+      countedBy: 'gateway',
+      text: `The edge rules are counted by Envoy itself, on its admin endpoint's /stats/prometheus (scrape every Envoy node): ${parts.join('; ')}. The alerts below read those series.${middleware ? " ratelimit_throttled_total counts only the middleware's and the outbound client's rules." : ''}`,
+    };
+  }
   return {
     ruleIds: [...edgeIds],
     countedBy: 'gateway',
-    text: `The edge rules (${list}) are enforced by the gateway, which the alert rules here cannot see: ${where[scope.gateway]}. Alert on that signal where it lives (a sustained non-zero rate for the ceiling, a spike for the rest); ratelimit_throttled_total counts only the middleware's and the outbound client's rules.`,
+    text: `The edge rules (${list}) are enforced by the gateway, which the alert rules here cannot see: ${where[scope.gateway]}. Alert on that signal where it lives (a sustained non-zero rate for the ceiling, a spike for the rest)${
+      middleware
+        ? "; ratelimit_throttled_total counts only the middleware's and the outbound client's rules"
+        : ': no rule here runs in the application, so no alert rule is generated for them'
+    }.`,
   };
+}
+
+/** Envoy's own series for its edge rules (its stats on /stats/prometheus, the rate limit service's through statsd_exporter). */
+function envoyMetrics(rules: readonly MatrixRule[]): MetricSpec[] {
+  const edge = rules.filter((r) => r.layer === 'edge');
+  const local = edge.some((r) => envoyCounter(r) === 'local');
+  const service = edge.some((r) => envoyCounter(r) === 'service');
+  return [
+    ...(local
+      ? [
+          {
+            name: 'envoy_http_local_rate_limit_rate_limited',
+            type: 'counter' as const,
+            labels: ['envoy_local_http_ratelimit_prefix'],
+            help: `Requests the local rate limit filter found no token for, refused or not (shadow mode included); its filter is ${ENVOY_LOCAL_STAT_PREFIX}.`,
+            emittedBy: ['envoy' as const],
+          },
+        ]
+      : []),
+    ...(service
+      ? [
+          {
+            name: 'envoy_cluster_ratelimit_over_limit',
+            type: 'counter' as const,
+            labels: ['envoy_cluster_name'],
+            help: 'Requests the rate limit service answered over the limit (refused, outside shadow mode).',
+            emittedBy: ['envoy' as const],
+          },
+          {
+            name: 'envoy_cluster_ratelimit_failure_mode_allowed',
+            type: 'counter' as const,
+            labels: ['envoy_cluster_name'],
+            help: 'Requests let through uncounted because the rate limit service was unreachable or failed (failure_mode_deny false): the edge fail-open signal.',
+            emittedBy: ['envoy' as const],
+          },
+          {
+            name: 'ratelimit_service_rate_limit_shadow_mode',
+            type: 'counter' as const,
+            labels: ['domain', 'key1', 'key2'],
+            help: "Requests over a descriptor's limit that shadow_mode let through: the would-be refusals of the rollout's shadow step.",
+            emittedBy: ['envoy-ratelimit-service' as const],
+          },
+        ]
+      : []),
+  ];
+}
+
+/** Alerts on Envoy's own series: the ceiling firing, a spike of refusals, requests let through while the service is unreachable. */
+function envoyAlerts(rules: readonly MatrixRule[]): AlertSpec[] {
+  const edge = rules.filter((r) => r.layer === 'edge');
+  const ceiling = edge.filter((r) => envoyCounter(r) === 'local').map((r) => r.id);
+  const service = edge.filter((r) => envoyCounter(r) === 'service').map((r) => r.id);
+  const over = `envoy_cluster_ratelimit_over_limit{envoy_cluster_name="${ENVOY_APP_CLUSTER}"}[5m]`;
+  const now = `sum(rate(${over}))`;
+  const dayAgo = `sum(rate(${over} offset 1d))`;
+  return [
+    ...(ceiling.length > 0
+      ? [
+          {
+            name: 'RateLimitEdgeCeilingFiring',
+            metric: 'envoy_http_local_rate_limit_rate_limited',
+            condition: `Envoy's local rate limit filter (${ceiling.join(', ')}) finds no token continuously`,
+            expr: `sum(rate(envoy_http_local_rate_limit_rate_limited{envoy_local_http_ratelimit_prefix="${ENVOY_LOCAL_STAT_PREFIX}"}[15m])) > 0`,
+            for: '30m',
+            severity: 'ticket' as const,
+            why: 'The ceiling firing for half an hour means capacity or the limit is wrong.',
+          },
+        ]
+      : []),
+    ...(service.length > 0
+      ? [
+          {
+            name: 'RateLimitEdgeThrottleSpike',
+            metric: 'envoy_cluster_ratelimit_over_limit',
+            condition: `refusals by the rate limit service (${service.join(', ')}) triple against the same hour yesterday (or start where yesterday had none) and exceed 1 req/s`,
+            expr: `${now} > 1 and (${now} > 3 * ${dayAgo} or ${now} unless ${dayAgo})`,
+            for: '10m',
+            severity: 'ticket' as const,
+            why: 'A sudden spike is an attack or a broken client release; either needs a person.',
+          },
+          {
+            name: 'RateLimitEdgeFailOpen',
+            metric: 'envoy_cluster_ratelimit_failure_mode_allowed',
+            condition: `Envoy lets requests through uncounted because the rate limit service is unreachable (${service.join(', ')} fail open)`,
+            expr: `sum(rate(envoy_cluster_ratelimit_failure_mode_allowed{envoy_cluster_name="${ENVOY_APP_CLUSTER}"}[5m])) > 0`,
+            for: '1m',
+            severity: 'page' as const,
+            why: 'While the rate limit service is down the per-client edge limits protect nothing.',
+          },
+        ]
+      : []),
+  ];
 }
 
 /** Persistence advice: quota counters must survive a restart; short windows need not. */
@@ -343,8 +462,11 @@ export function buildMonitoring(scope: Scope, rules: MatrixRule[], context: Moni
   // a store the answers name but no rule keeps state in (every rule at the edge) needs no sizing or alerts
   const storeUnused = scope.store !== 'none' && !rules.some((r) => r.layer !== 'edge' && r.primitive === 'redis-lua');
   const hasStore = scope.store !== 'none' && !storeUnused;
+  // edge rules whose gateway keeps their counts in the design's store (Kong's policy redis)
+  const gatewayStoreRules = rules.filter((r) => r.layer === 'edge' && edgeCounter(r, scope).inDesignStore).map((r) => r.id);
   const edgeIds = rules.filter((r) => r.layer === 'edge').map((r) => r.id);
-  const edge = edgeCounting(scope, edgeIds);
+  const edge = edgeCounting(scope, rules, rules.some((r) => r.layer === 'middleware') || rules.some((r) => r.tier === 'outbound'));
+  const envoyEdge = scope.gateway === 'envoy' && edgeIds.length > 0;
   // the rules ratelimit_throttled_total counts: the middleware's, the outbound client's (its
   // metrics adapter), and the edge's only when the mtail program counts them
   const counted = (r: MatrixRule): boolean => r.layer !== 'edge' || edge?.countedBy === 'nginx-log';
@@ -371,8 +493,11 @@ export function buildMonitoring(scope: Scope, rules: MatrixRule[], context: Moni
   const throttled = `ratelimit_throttled_total{mode="enforce"${outboundIds.length > 0 ? `,rule!~"${idsRegex(outboundIds)}"` : ''}}`;
   const now = `sum by (rule) (rate(${throttled}[5m]))`;
   const dayAgo = `sum by (rule) (rate(${throttled}[5m] offset 1d))`;
-  const alerts: AlertSpec[] = [
-    {
+  // ratelimit_throttled_total exists only where something counts into it: the middleware, the outbound client, nginx's mtail
+  const throttleCounted = hasMiddleware || hasOutbound || edge?.countedBy === 'nginx-log';
+  const alerts: AlertSpec[] = [...(envoyEdge ? envoyAlerts(rules) : [])];
+  if (throttleCounted)
+    alerts.push({
       name: 'RateLimitThrottleSpike',
       metric: 'ratelimit_throttled_total',
       condition: 'throttling on a rule triples against the same hour yesterday (or starts where yesterday had none) and exceeds 1 req/s',
@@ -380,7 +505,8 @@ export function buildMonitoring(scope: Scope, rules: MatrixRule[], context: Moni
       for: '10m',
       severity: security.length > 0 ? 'page' : 'ticket',
       why: 'A sudden spike is an attack or a broken client release; either needs a person.',
-    },
+    });
+  alerts.push(
     ...(rare.length > 0
       ? [
           {
@@ -413,7 +539,7 @@ export function buildMonitoring(scope: Scope, rules: MatrixRule[], context: Moni
       : []),
     ...(hasStore ? STORE_CALL_ALERTS : []),
     ...(context.access?.penalty && hasMiddleware ? [penaltyAlert(context.access.penalty.ruleIds)] : []),
-  ];
+  );
   if (hasStore) {
     const masters = `on (instance) redis_instance_info{job="${job}",role="master"}`;
     alerts.push(
@@ -521,6 +647,7 @@ export function buildMonitoring(scope: Scope, rules: MatrixRule[], context: Moni
       ...(access && hasMiddleware ? [access] : []),
       ...(hasOutbound ? OUTBOUND_METRICS : []),
       ...(hasStore ? STORE_METRICS : []),
+      ...(envoyEdge ? envoyMetrics(rules) : []),
     ],
     alerts,
     store: {
@@ -532,9 +659,11 @@ export function buildMonitoring(scope: Scope, rules: MatrixRule[], context: Moni
       ...(penalty ? { penalty } : {}),
       recommendation: hasStore
         ? recommendation
-        : storeUnused
-          ? `No rule keeps its state in the store: every limit here is counted by the gateway itself, so the rate limits need no ${storeName} and none is sized or monitored for them. Should a rule move into the middleware, run ${storeName} for it on a dedicated instance with maxmemory-policy noeviction.`
-          : `No shared store: limiter state lives in each process's memory. Should it move to ${storeName}, run it on a dedicated instance with maxmemory-policy noeviction: a logical database on a shared instance is evicted like any other data.`,
+        : storeUnused && gatewayStoreRules.length > 0
+          ? `No rule in the application keeps its state in ${storeName}, but the gateway does: ${gatewayStoreRules.join(', ')} ${gatewayStoreRules.length > 1 ? 'keep their' : 'keeps its'} counts in it (Kong's policy redis). Run ${storeName} for them on a dedicated instance with maxmemory-policy noeviction: an evicted counter resets a limit. Kong's keys are not sized or monitored here.`
+          : storeUnused
+            ? `No rule keeps its state in the store: every limit here is counted by the gateway itself, so the rate limits need no ${storeName} and none is sized or monitored for them. Should a rule move into the middleware, run ${storeName} for it on a dedicated instance with maxmemory-policy noeviction.`
+            : `No shared store: limiter state lives in each process's memory. Should it move to ${storeName}, run it on a dedicated instance with maxmemory-policy noeviction: a logical database on a shared instance is evicted like any other data.`,
       ...(hasStore
         ? {
             maxmemoryBytes: maxmemory,

@@ -1,5 +1,5 @@
 /** Rollout: shadow first, allowlist, enforcement order (security, general, quotas), kill switches. */
-import { edgeKillSwitchHow, edgeShadowHow } from './gateway-behaviour.js';
+import { edgeAllowlistHow, edgeKillSwitchHow, edgeShadowHow, edgeShadowSignal } from './gateway-behaviour.js';
 import type { AccessDesign, Gateway, MatrixRule, Migration, Rollout } from './model.js';
 
 /** What turning a rule off takes, as the artefact that enforces it allows. */
@@ -19,11 +19,22 @@ function generalKinds(rules: MatrixRule[]): string {
 }
 
 /** The allowlist step: what the answers already allowlist, and where to add the offenders shadow mode finds. */
-function allowlistDetail(access: AccessDesign | undefined): string {
+function allowlistDetail(access: AccessDesign | undefined, rules: readonly MatrixRule[], gateway: Gateway): string {
+  if (!rules.some((r) => r.layer !== 'edge')) {
+    // access.allow is applied by the middleware, which this design does not run
+    return `Fix or allowlist the legitimate offenders found in shadow mode (internal service accounts, monitoring probes, partner batch jobs). Every rule here runs at the edge, and the answers' access lists are applied by the middleware, which this design does not run: allowlist at the gateway instead: ${edgeAllowlistHow(gateway)}. Or move the rules that need an allowlist into the middleware. Allowlist on an address your own proxies vouch for or an authenticated identity, never on a header a client can write.`;
+  }
   const base =
     'Fix or allowlist the legitimate offenders found in shadow mode (internal service accounts, monitoring probes, partner batch jobs): add them to access.allow in the answers (identities, cidrs or routes) and generate again; the middleware then skips their rules without a store call. Allowlist on authenticated identity, never on an address a client can claim.';
   if (!access?.allow) return base;
   return `${base} Allowlisted now: ${access.allow.text}`;
+}
+
+/** One line for the limits kept in one hash per identity: a deploy that moves them there starts them fresh. */
+function hashRollout(rules: readonly MatrixRule[]): string {
+  const inHash = rules.filter((r) => r.field !== undefined).map((r) => r.id);
+  if (inHash.length === 0) return '';
+  return ` The limits kept in one hash per identity (${inHash.join(', ')}) do not read the per-limit keys an earlier deploy wrote: where this layout replaces them, buckets start full and counters at 0 (a quota gives each identity a fresh period once), so deploy it at a period boundary or copy the counts into the hash's fields first.`;
 }
 
 export function buildRollout(
@@ -40,21 +51,14 @@ export function buildRollout(
   const steps = [
     {
       title: 'Shadow mode',
-      detail: `Deploy every rule with its flag at "shadow" for ${shadowDays} days: decisions are evaluated, metrics and headers emitted, nothing is rejected.${rules.some((r) => r.layer === 'edge') ? ` Edge rules have no flag; ${edgeShadowHow(gateway)}.` : ''} Study ratelimit_throttled_total{mode="shadow"} to learn who would be throttled: cron jobs, partner integrations and probes always show up.${
-        rules.some((r) => r.field !== undefined)
-          ? ` The limits kept in one hash per identity (${rules
-              .filter((r) => r.field !== undefined)
-              .map((r) => r.id)
-              .join(
-                ', ',
-              )}) do not read the per-limit keys an earlier deploy wrote: where this layout replaces them, buckets start full and counters at 0 (a quota gives each identity a fresh period once), so deploy it at a period boundary or copy the counts into the hash's fields first.`
-          : ''
-      }`,
+      detail: rules.every((r) => r.layer === 'edge')
+        ? `For ${shadowDays} days the rules count would-be refusals and refuse nothing, as far as the gateway allows. Every rule runs at the edge, with no flag: ${edgeShadowHow(gateway, false)}. Study ${edgeShadowSignal(gateway)} to learn who would be throttled: cron jobs, partner integrations and probes always show up.`
+        : `Deploy every rule with its flag at "shadow" for ${shadowDays} days: decisions are evaluated, metrics and headers emitted, nothing is rejected.${rules.some((r) => r.layer === 'edge') ? ` Edge rules have no flag; ${edgeShadowHow(gateway)}.` : ''} Study ratelimit_throttled_total{mode="shadow"}${rules.some((r) => r.layer === 'edge') && gateway !== 'nginx' ? ` (and, for the edge rules, ${edgeShadowSignal(gateway)})` : ''} to learn who would be throttled: cron jobs, partner integrations and probes always show up.${hashRollout(rules)}`,
       ruleIds: rules.map((r) => r.id),
     },
     {
       title: 'Allowlist pass',
-      detail: allowlistDetail(access),
+      detail: allowlistDetail(access, rules, gateway),
       ruleIds: access?.allow?.ruleIds ?? [],
     },
     {
@@ -74,7 +78,9 @@ export function buildRollout(
       : []),
     {
       title: 'Enforce general limits',
-      detail: `Switch the ${generalKinds(rules)} to "enforce", one rule at a time, watching throttle and near-limit metrics after each.`,
+      detail: rules.every((r) => r.layer === 'edge')
+        ? `Enforce the ${generalKinds(rules)} at the gateway, undoing the shadow step one rule at a time where the configuration allows, and watch the gateway's refusal counters after each.`
+        : `Switch the ${generalKinds(rules)} to "enforce", one rule at a time, watching throttle and near-limit metrics after each.`,
       ruleIds: general,
     },
     ...(quotas.length > 0

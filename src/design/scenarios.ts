@@ -124,7 +124,9 @@ export function buildScenarios(rules: MatrixRule[], ctx?: ScenarioContext): Scen
       setup:
         open || closed
           ? 'Stop the store (or block its port) while traffic flows.'
-          : 'No rule keeps its state in a shared store (each process holds its own counters): there is no store to lose.',
+          : rules.length > 0 && rules.every((r) => r.layer === 'edge')
+            ? 'No rule runs in the application, so there is no limiter store to stop: the gateway counts every rule (the fail mode per endpoint class says what a count the gateway nodes share does when it cannot be reached).'
+            : 'No rule keeps its state in a shared store (each process holds its own counters): there is no store to lose.',
       steps: [
         ...(open ? [`Call an endpoint under ${open.id} (fails open).`] : []),
         ...(closed ? [`Call an endpoint under ${closed.id} (fails closed).`] : []),

@@ -25,6 +25,7 @@
  */
 import { formatNumber as fmt, rateWords, secondsWords } from '../format.js';
 import { algorithmLabel, luaScriptFor, runAsGcraLabel, runBurst } from './algorithms.js';
+import { edgeCounter, kongPolicy } from './gateway-behaviour.js';
 import type { Algorithm, Design, Layer, MatrixRule } from './model.js';
 
 /** One row of the table: a rule at one layer (or one source of extra admissions on top of it). */
@@ -170,22 +171,8 @@ export function inMemoryFallback(base: WorstCaseFigure, instances: number): Wors
 /** How many separate counters an edge rule has for one identity, and why. */
 function edgeCounters(design: Design, rule: MatrixRule): { k: number; text: string } {
   const nodes = design.scope.topology === 'horizontal' ? design.scope.instances : 1;
-  const perNode = (what: string): { k: number; text: string } =>
-    nodes > 1
-      ? {
-          k: nodes,
-          text: `${what} keeps its counter in each node; K = ${fmt(nodes)} nodes, taken from the answers' instance count (stack.instances).`,
-        }
-      : { k: 1, text: `${what} keeps its counter in each node; the answers describe a single node.` };
+  const counter = edgeCounter(rule, design.scope);
   switch (design.scope.gateway) {
-    case 'nginx':
-      return perNode('nginx limit_req');
-    case 'envoy':
-      return perNode("Envoy's local rate limit filter");
-    case 'kong':
-      return rule.identity === 'global' || design.scope.store === 'none'
-        ? perNode("Kong's rate-limiting plugin (policy local)")
-        : { k: 1, text: "Kong's rate-limiting plugin keeps the counter in Redis (policy redis): one counter for all nodes." };
     case 'cloudflare':
       return {
         k: 1,
@@ -193,9 +180,31 @@ function edgeCounters(design: Design, rule: MatrixRule): { k: number; text: stri
       };
     case 'aws-api-gateway':
       return { k: 1, text: 'AWS API Gateway throttles per account, stage and method across its fleet: one counter.' };
-    default:
+    case 'none':
       return { k: 1, text: 'One counter.' };
   }
+  // a shared count (Envoy's rate limit service, Kong's policy redis) is one for the whole fleet
+  if (counter.shared) {
+    return {
+      k: 1,
+      text:
+        design.scope.gateway === 'kong'
+          ? "Kong's rate-limiting plugin keeps the counter in Redis (policy redis): one counter for all nodes."
+          : 'The rate limit service (envoyproxy/ratelimit) keeps the count in its own Redis for every Envoy node: one counter for all nodes.',
+    };
+  }
+  const what =
+    design.scope.gateway === 'kong'
+      ? `Kong's rate-limiting plugin (policy ${kongPolicy(rule, design.scope)})`
+      : design.scope.gateway === 'envoy'
+        ? "Envoy's local rate limit filter"
+        : counter.component;
+  return nodes > 1
+    ? {
+        k: nodes,
+        text: `${what} keeps its counter in each node; K = ${fmt(nodes)} nodes, taken from the answers' instance count (stack.instances).`,
+      }
+    : { k: 1, text: `${what} keeps its counter in each node; the answers describe a single node.` };
 }
 
 /** Every store-backed or in-process rule of the middleware and the outbound client, and every edge rule. */

@@ -156,7 +156,9 @@ describe('every metric an alert reads has a producer', () => {
     expect(rare?.expr).not.toContain('global-ceiling');
     expect(rare?.expr).toContain('outbound-stripe');
     const content = generateAlerts(design).content;
-    expect(content).toContain('http_local_rate_limit.rate_limited');
+    // Envoy's own series, under the names Prometheus sees them, each read by an alert
+    expect(content).toContain('envoy_http_local_rate_limit_rate_limited{envoy_local_http_ratelimit_prefix="rl_edge_local"}');
+    expect(design.monitoring.alerts.map((a) => a.name)).toContain('RateLimitEdgeCeilingFiring');
     const throttled = design.monitoring.metrics.find((m) => m.name === 'ratelimit_throttled_total');
     expect(throttled?.emittedBy).not.toContain('nginx-log');
   });

@@ -141,10 +141,30 @@ describe('worst case per rule and layer', () => {
       { worstCase: 21, formula: '1 + 10 + 10/s x 1 s' },
     ],
     [
-      "Envoy's local filter: a token bucket per node",
-      rule({ layer: 'edge', algorithm: 'token-bucket', primitive: 'gateway-native', burst: 10, rate: { requests: 10, periodSeconds: 1 } }),
+      "Envoy's local filter (a global-identity rule): a token bucket per node",
+      rule({
+        layer: 'edge',
+        algorithm: 'token-bucket',
+        primitive: 'gateway-native',
+        identity: 'global',
+        burst: 10,
+        rate: { requests: 10, periodSeconds: 1 },
+      }),
       { gateway: 'envoy', topology: 'horizontal', instances: 3 },
       { worstCase: 60, formula: '(10 + 10/s x 1 s) x 3 nodes' },
+    ],
+    [
+      "Envoy, per client: the rate limit service's fixed window, one count for every node",
+      rule({
+        layer: 'edge',
+        algorithm: 'fixed-window',
+        primitive: 'gateway-native',
+        identity: 'ip',
+        burst: null,
+        rate: { requests: 50, periodSeconds: 1 },
+      }),
+      { gateway: 'envoy', topology: 'horizontal', instances: 3 },
+      { worstCase: 100, formula: '2 x 50' },
     ],
     [
       'Kong, global ceiling: policy local, a fixed window per node',

@@ -13,6 +13,7 @@
  * Both are YAML written by the `yaml` package, so every user string is a quoted scalar.
  */
 import type { Design } from '../../design/model.js';
+import { ENVOY_APP_CLUSTER, ENVOY_FAILURE_MODE_DENY, ENVOY_LOCAL_STAT_PREFIX, envoyCounter } from '../../design/gateway-behaviour.js';
 import { slug } from '../../design/naming.js';
 import { parse as parseYaml } from 'yaml';
 import { TOOL_VERSION } from '../../version.js';
@@ -38,7 +39,7 @@ const ENVOY_SERVICE_PATH = 'gateway/ratelimit-service.yaml';
 /** Descriptor key that names the matrix rule in every descriptor. */
 export const RULE_DESCRIPTOR_KEY = 'rl_rule';
 const RATE_LIMIT_CLUSTER = 'ratelimit';
-const APP_CLUSTER = 'app';
+const APP_CLUSTER = ENVOY_APP_CLUSTER;
 
 const LOCAL_TYPE = 'type.googleapis.com/envoy.extensions.filters.http.local_ratelimit.v3.LocalRateLimit';
 const GLOBAL_TYPE = 'type.googleapis.com/envoy.extensions.filters.http.ratelimit.v3.RateLimit';
@@ -154,14 +155,16 @@ function ruleActions(rule: EdgeRule, stage: number, withIdentity: boolean): Reco
   }));
 }
 
+/** Each edge rule where the design says Envoy counts it (envoyCounter): the local filter or the rate limit service. */
 function split(design: Design): { ceiling?: EdgeRule; local: EdgeRule[]; global: EdgeRule[]; unsupported: EdgeRule[] } {
   const rules = edgeRules(design);
-  const globalKeyed = rules.filter((r) => r.key === 'global');
-  const ceiling = globalKeyed.find((r) => r.routes.length === 0);
+  const supported = rules.filter((r) => r.key !== 'unsupported');
+  const localRules = supported.filter((r) => envoyCounter(r.rule) === 'local');
+  const ceiling = localRules.find((r) => r.routes.length === 0);
   return {
     ...(ceiling ? { ceiling } : {}),
-    local: globalKeyed.filter((r) => r !== ceiling),
-    global: rules.filter((r) => r.key === 'ip' || r.key === 'api-key'),
+    local: localRules.filter((r) => r !== ceiling),
+    global: supported.filter((r) => envoyCounter(r.rule) === 'service'),
     unsupported: rules.filter((r) => r.key === 'unsupported'),
   };
 }
@@ -185,7 +188,7 @@ export function envoyFilterConfig(design: Design): Record<string, unknown> {
       name: LOCAL_FILTER,
       typed_config: {
         '@type': LOCAL_TYPE,
-        stat_prefix: 'rl_edge_local',
+        stat_prefix: ENVOY_LOCAL_STAT_PREFIX,
         stage: LOCAL_STAGE,
         token_bucket: bucket,
         filter_enabled: { runtime_key: 'ratelimit.edge_local.enabled', default_value: percent(100) },
@@ -215,8 +218,9 @@ export function envoyFilterConfig(design: Design): Record<string, unknown> {
         stage: GLOBAL_STAGE,
         request_type: 'both',
         timeout: '0.02s',
-        // fail mode: true refuses requests while the rate limit service is unreachable
-        failure_mode_deny: global.some((r) => r.failMode === 'closed'),
+        // fail mode: true refuses requests while the rate limit service is unreachable; one
+        // setting for every route, as the design states it
+        failure_mode_deny: ENVOY_FAILURE_MODE_DENY,
         enable_x_ratelimit_headers: xHeaders ? 'DRAFT_VERSION_03' : 'OFF',
         rate_limit_service: {
           grpc_service: { envoy_grpc: { cluster_name: RATE_LIMIT_CLUSTER } },
@@ -384,7 +388,11 @@ function filterHeader(design: Design): string[] {
     for (const r of switches) lines.push(`  ${r.id} (${killSwitchNote(design, r)}).`);
   }
   if (design.contract.convention !== 'x-ratelimit') {
-    lines.push('Rate-limit headers stay off here: the application emits the one documented convention.');
+    lines.push(
+      design.rules.some((r) => r.layer !== 'edge')
+        ? 'Rate-limit headers stay off here: the application emits the one documented convention.'
+        : 'Rate-limit headers stay off: no rule in this design sends them, and every 429 carries Retry-After.',
+    );
   }
   return lines;
 }

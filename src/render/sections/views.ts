@@ -5,6 +5,7 @@
  */
 import { conventionName } from '../../design/contract.js';
 import { FRAMEWORK_ADAPTERS } from '../../answers/choices.js';
+import { edgeCounter, edgeStateNote } from '../../design/gateway-behaviour.js';
 import { type Design, keepsStateInStore, type MatrixRule, type MetricSource } from '../../design/model.js';
 import { fmtBytes, fmtDuration, fmtNumber, fmtPercent, joinAnd, lineCount } from '../format.js';
 import { mdHref } from '../helpers.js';
@@ -279,6 +280,25 @@ export function scopeView(input: RenderInput) {
   };
 }
 
+/**
+ * Edge rules whose count the gateway nodes share through something that can be unreachable (Envoy's
+ * rate limit service, Kong's Redis): each with what it does then, and the answered fail modes it does not honour.
+ */
+function edgeSharedCounts(design: Design): { id: string; note: string }[] {
+  const classOf = new Map(design.scope.endpoints.map((e) => [e.name, e.class]));
+  return design.rules
+    .filter((r) => r.layer === 'edge')
+    .flatMap((r) => {
+      const counter = edgeCounter(r, design.scope);
+      if (!counter.unreachable) return [];
+      const classes = r.endpoints.flatMap((n) => {
+        const c = classOf.get(n);
+        return c ? [c] : [];
+      });
+      return [{ id: r.id, note: edgeStateNote(counter, design.scope, classes) }];
+    });
+}
+
 export function matrixView(input: RenderInput) {
   const { rules, monitoring } = input.design;
   const fields = new Set(input.design.assumptions.flatMap((a) => a.field.split(', ')));
@@ -300,6 +320,7 @@ export function matrixView(input: RenderInput) {
     storeBacked: rules.some(keepsStateInStore),
     failModeMismatch: joinAnd(failModes.filter((f) => f.mismatch).map((f) => f.endpointClass)),
     anyEdge: rules.some((r) => r.layer === 'edge'),
+    edgeShared: edgeSharedCounts(input.design),
     count: rules.length,
     tiers: joinAnd(tiers),
     hasAnonymous: rules.some((r) => r.identity === 'ip' && r.tier !== 'security'),
@@ -326,6 +347,8 @@ export function matrixView(input: RenderInput) {
     })),
     penaltyText: monitoring.store.penalty?.text,
     edgeRules: rules.filter((r) => r.layer === 'edge').map((r) => r.id),
+    // edge rules whose gateway keeps their counts in the design's store (Kong's policy redis)
+    edgeInStore: rules.filter((r) => r.layer === 'edge' && edgeCounter(r, input.design.scope).inDesignStore).map((r) => r.id),
     splitTwins: rules
       .filter((r) => r.layer !== 'edge' && r.id.endsWith('-fail-closed'))
       .filter((r) => rules.some((x) => x.id === `${r.id.slice(0, -'-fail-closed'.length)}-fail-open` && x.key === r.key))
@@ -594,6 +617,10 @@ export function contractView(input: RenderInput) {
     edgeRuleIds: c.edgeRuleIds ?? [],
     edgeRefusalBody: c.edgeRefusalBody,
     storeBacked: input.design.rules.some(keepsStateInStore),
+    // the convention's headers come only from rules the application counts
+    sendsHeaders: input.design.rules.some((r) => r.headers === 'full' && r.layer !== 'edge' && r.tier !== 'outbound'),
+    onlyEdge: input.design.rules.length > 0 && input.design.rules.every((r) => r.layer === 'edge'),
+    edgeShared: edgeSharedCounts(input.design),
     edgeOnlyEndpoints: c.edgeOnlyEndpoints ?? [],
     rateLimitedBody: JSON.stringify(c.rateLimitedBody, null, 2),
     edgeExample,
@@ -685,6 +712,8 @@ export function monitoringView(input: RenderInput) {
     'outbound-client': 'outbound client',
     'nginx-log': 'nginx error log (mtail)',
     'redis-exporter': 'redis_exporter',
+    envoy: 'Envoy (/stats/prometheus)',
+    'envoy-ratelimit-service': 'rate limit service (statsd_exporter)',
   };
   return {
     metrics: m.metrics.map((x) => ({ ...x, source: (x.emittedBy ?? ['middleware']).map((s) => SOURCE[s] ?? s).join(', ') })),

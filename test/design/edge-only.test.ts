@@ -1,0 +1,227 @@
+/**
+ * A design whose every rule runs at the gateway: what the document states about each rule (its
+ * algorithm, burst, where it counts, how it fails), its monitoring, its response contract and
+ * its rollout must be what the generated gateway files and alert rules do. The answers are a
+ * public, keyless API (identities: ip only) on three instances with mixed fail modes.
+ */
+import { describe, expect, it } from 'vitest';
+import { parse as parseYaml } from 'yaml';
+import { Answers } from '../../src/answers/schema.js';
+import { GATEWAYS } from '../../src/answers/choices.js';
+import { generateCode } from '../../src/codegen/index.js';
+import { checkDesign } from '../../src/constraints/index.js';
+import { buildDesign } from '../../src/design/build.js';
+import type { Design, MatrixRule } from '../../src/design/model.js';
+import { renderMarkdown } from '../../src/render/markdown/index.js';
+import { checkEnvoyFilterFile, checkRatelimitServiceFile } from '../codegen/support/envoy-api.js';
+
+const DATE = '2026-12-03';
+
+function answers(gateway: string): Answers {
+  return Answers.parse({
+    project: { name: 'Open Weather Feed', description: 'Public, keyless weather API.' },
+    output: { format: 'markdown', layout: 'single', path: 'out/design', codeDir: 'out/code' },
+    goals: ['overload', 'abuse'],
+    stack: {
+      language: 'TypeScript',
+      framework: 'fastify',
+      topology: 'horizontal',
+      instances: 3,
+      gateway,
+      store: 'valkey',
+      trustedProxies: ['10.0.0.0/8'],
+    },
+    identities: ['ip'],
+    endpoints: [
+      { name: 'current', method: 'GET', route: '/v2/current', class: 'read', anonymous: true },
+      { name: 'forecast', method: 'GET', route: '/v2/forecast/:city', class: 'read', anonymous: true },
+      { name: 'history', method: 'GET', route: '/v2/history', class: 'expensive', anonymous: true, cost: 5 },
+      { name: 'report', method: 'POST', route: '/v2/reports', class: 'write', anonymous: true },
+      { name: 'health', method: 'GET', route: '/health', class: 'health', anonymous: true },
+    ],
+    traffic: { typicalRps: 150, peakRps: 600, burstiness: 'moderate', distinctClients: 40000 },
+    failure: { byClass: { read: 'open', expensive: 'closed', write: 'closed', health: 'open' } },
+    headers: { convention: 'ietf-trio' },
+    rollout: { shadowDays: 7 },
+    existing: {
+      limiters: [{ kind: '@fastify/rate-limit', name: 'globalLimit', source: 'src/server.ts:40', limit: 100, windowSeconds: 60 }],
+    },
+  });
+}
+
+function build(gateway: string) {
+  const design = buildDesign(answers(gateway), { date: DATE });
+  const files = generateCode(design);
+  const checks = checkDesign(design, files);
+  const doc = renderMarkdown({ design, checks, codeFiles: files }, { layout: 'single' })[0]?.content ?? '';
+  return { design, files, checks, doc };
+}
+
+const rule = (d: Design, id: string): MatrixRule => {
+  const r = d.rules.find((x) => x.id === id);
+  if (!r) throw new Error(`no rule ${id} in ${d.rules.map((x) => x.id).join(', ')}`);
+  return r;
+};
+
+/** The text of one section of the document, from its heading to the next heading of its level or above. */
+function section(doc: string, heading: string): string {
+  const start = doc.indexOf(heading);
+  if (start < 0) throw new Error(`no section ${heading}`);
+  const level = heading.match(/^#+/)?.[0].length ?? 2;
+  const rest = doc.slice(start + heading.length);
+  const next = rest.search(new RegExp(`\\n#{1,${level}} `));
+  return next < 0 ? rest : rest.slice(0, next);
+}
+
+const GATEWAY_CHOICES = GATEWAYS.filter((g) => g !== 'none');
+
+describe('edge-only design on Envoy: the document states what the shipped files do', () => {
+  const { design, files, doc } = build('envoy');
+  const filter = parseYaml(files.find((f) => f.path === 'gateway/envoy-local-ratelimit.yaml')!.content);
+  const service = parseYaml(files.find((f) => f.path === 'gateway/ratelimit-service.yaml')!.content);
+  const hcm = filter.http_connection_manager;
+  const globalFilter = hcm.http_filters.find((f: any) => f.name === 'envoy.filters.http.ratelimit').typed_config;
+  const localFilter = hcm.http_filters.find((f: any) => f.name === 'envoy.filters.http.local_ratelimit').typed_config;
+
+  it('every rule runs at the edge, and the files are valid Envoy and rate limit service config', () => {
+    expect(design.rules.map((r) => r.layer)).toEqual(['edge', 'edge']);
+    expect(checkEnvoyFilterFile(filter)).toEqual([]);
+    expect(checkRatelimitServiceFile(service)).toEqual([]);
+  });
+
+  it('the per-client rule is the rate limit service: a fixed window, no burst, one count for every node', () => {
+    const anon = rule(design, 'anonymous-per-ip');
+    // the service config: a fixed window of the rule's rate on the remote_address descriptor
+    const d = service.descriptors.find((x: any) => x.value === 'anonymous-per-ip');
+    expect(d.descriptors[0].key).toBe('remote_address');
+    expect(d.descriptors[0].rate_limit).toEqual({ unit: 'second', requests_per_unit: anon.rate!.requests });
+    expect(anon.algorithm).toBe('fixed-window');
+    expect(anon.burst).toBeNull();
+    expect(anon.key).toContain('remote_address');
+    expect(anon.key).not.toContain('$binary_remote_addr');
+    // the service's key expires with its window
+    expect(anon.ttlSeconds).toBe(anon.rate!.periodSeconds);
+    // and the document says so, nowhere a burst or a count in each node
+    const details = section(doc, '#### Rule `anonymous-per-ip`');
+    expect(details).toContain('**Algorithm:** fixed window');
+    expect(details).toContain('**Burst:** none');
+    expect(details).toContain('one count that every Envoy node shares');
+    expect(details).not.toContain('a store outage does not touch it');
+    expect(doc).not.toContain('burst 250');
+  });
+
+  it('the store-outage scenario says there is no limiter store to stop, not that processes count', () => {
+    const outage = design.scenarios.find((x) => x.id === 'store-outage');
+    expect(outage?.applicable).toBe(false);
+    expect(outage?.setup).toContain('no limiter store to stop');
+    expect(doc).not.toContain('each process holds its own counters');
+  });
+
+  it("each rule's kill switch is the one its counter has: the local filter's runtime key, or the rule's rate_limits entries", () => {
+    const { design, files } = build('envoy');
+    const how = (id: string): string => design.rollout.killSwitches.find((k) => k.ruleId === id)?.how ?? '';
+    expect(how('global-ceiling')).toContain('ratelimit.edge_local.enabled to 0');
+    expect(how('global-ceiling')).not.toContain('rl_rule=');
+    expect(how('anonymous-per-ip')).toContain('rl_rule=anonymous-per-ip');
+    expect(how('anonymous-per-ip')).not.toContain('token_bucket');
+    // the runtime key the switch names is the one the shipped filter reads
+    const yaml = files.find((f) => f.path === 'gateway/envoy-local-ratelimit.yaml')?.content ?? '';
+    expect(yaml).toContain('runtime_key: ratelimit.edge_local.enabled');
+    for (const id of ['global-ceiling', 'anonymous-per-ip']) expect(yaml).toContain(`# ${id} (kill switch: ${how(id)})`);
+  });
+
+  it('the worst case counts the service once for the fleet: 2 x limit, not x K nodes', () => {
+    const row = section(doc, '### 3.2')
+      .split('\n')
+      .find((l) => l.startsWith('| `anonymous-per-ip`'))!;
+    expect(row).toContain('| 100 | 2 x 50 |');
+    expect(row).not.toContain('nodes |');
+    // the ceiling stays in each node's local token bucket: x 3 nodes
+    expect(localFilter.token_bucket.max_tokens).toBe(rule(design, 'global-ceiling').burst);
+    const ceiling = section(doc, '### 3.2')
+      .split('\n')
+      .find((l) => l.startsWith('| `global-ceiling`'))!;
+    expect(ceiling).toContain('x 3 nodes');
+  });
+
+  it('the fail mode the document states is what failure_mode_deny does, and it says the closed classes are not honoured', () => {
+    expect(globalFilter.failure_mode_deny).toBe(false);
+    expect(rule(design, 'anonymous-per-ip').failMode).toBe('open');
+    const failModes = section(doc, '### 2.2');
+    expect(failModes).toContain('failure_mode_deny false');
+    expect(failModes).toContain('lets every request through uncounted');
+    expect(failModes).toMatch(/expensive and write to fail closed: the generated configuration does not honour that/);
+    expect(section(doc, '### 5.6')).toContain('failure_mode_deny false');
+  });
+
+  it('the alerts read what Envoy and its rate limit service export, and validate passes', () => {
+    const alerts = parseYaml(files.find((f) => f.path === 'monitoring/ratelimit-alerts.yaml')!.content);
+    const exprs: string[] = alerts.groups[0].rules.map((r: any) => r.expr);
+    expect(exprs.join('\n')).not.toContain('ratelimit_throttled_total');
+    expect(
+      exprs.some((e) =>
+        e.includes(`envoy_http_local_rate_limit_rate_limited{envoy_local_http_ratelimit_prefix="${localFilter.stat_prefix}"}`),
+      ),
+    ).toBe(true);
+    const appCluster = hcm.route_config.virtual_hosts[0].routes.at(-1).route.cluster;
+    expect(exprs.some((e) => e.includes(`envoy_cluster_ratelimit_failure_mode_allowed{envoy_cluster_name="${appCluster}"}`))).toBe(true);
+    expect(exprs.some((e) => e.includes('envoy_cluster_ratelimit_over_limit'))).toBe(true);
+    // the metrics table has rows, one per series an alert reads
+    const metrics = section(doc, '### 6.1');
+    for (const name of ['envoy_http_local_rate_limit_rate_limited', 'envoy_cluster_ratelimit_failure_mode_allowed']) {
+      expect(metrics).toContain(`| \`${name}\` | counter |`);
+    }
+  });
+
+  it('the response contract, client advice, rollout and shadow counters are those of a gateway-only design', () => {
+    const headers = section(doc, '### 5.1');
+    expect(headers).not.toContain('One convention on every response');
+    expect(headers).not.toContain('appear on successful responses');
+    expect(headers).toContain('No rule in\nthis design sends it');
+    expect(globalFilter.enable_x_ratelimit_headers).toBe('OFF');
+    const advice = section(doc, '### 5.7');
+    expect(advice).not.toContain('Read the rate-limit headers');
+    expect(advice).not.toContain('QUOTA_EXCEEDED');
+    expect(advice).not.toContain('503');
+    expect(section(doc, '### 5.6')).not.toContain('each process counts in its own memory');
+    const rollout = section(doc, '### 7.1');
+    expect(rollout).not.toContain('ratelimit_throttled_total');
+    expect(rollout).not.toContain('the middleware then skips');
+    expect(rollout).toContain('ratelimit_service_rate_limit_shadow_mode');
+    // the shadow counters named are those the shadow config feeds: the local filter enforces 0%, the service runs shadow_mode
+    expect(localFilter.filter_enforced.default_value.numerator).toBe(0);
+    expect(service.descriptors[0].descriptors[0].shadow_mode).toBe(true);
+  });
+});
+
+describe.each(GATEWAY_CHOICES)('edge-only design on %s', (gateway) => {
+  const { design, checks, files, doc } = build(gateway);
+
+  it('passes every constraint on its own generated files', () => {
+    expect(checks).toHaveLength(9);
+    expect(checks.filter((c) => !c.passed).map((c) => `${c.id}: ${c.messages.join('; ')}`)).toEqual([]);
+  });
+
+  it('never renders an empty metrics or alerts table, and no alert reads a metric nothing exports', () => {
+    for (const heading of ['### 6.1', '### 6.2']) {
+      const text = section(doc, heading);
+      const rows = text.split('\n').filter((l) => l.startsWith('| ') && !l.startsWith('| ---'));
+      // a header row alone is an empty table
+      expect(rows.length === 0 || rows.length > 1, heading).toBe(true);
+    }
+    const alerts = parseYaml(files.find((f) => f.path === 'monitoring/ratelimit-alerts.yaml')!.content);
+    const exported = new Set(design.monitoring.metrics.map((m) => m.name));
+    for (const r of alerts.groups[0].rules ?? []) {
+      const names = String(r.expr).match(/[a-z_:][a-z0-9_:]*(?=\{|\[)/g) ?? [];
+      for (const n of names.filter((x) => !['rate', 'increase', 'sum', 'by', 'offset'].includes(x))) {
+        expect(exported.has(n.replace(/_bucket$/, '')), `${r.alert} reads ${n}`).toBe(true);
+      }
+    }
+  });
+
+  it('names no nginx variable outside nginx, and no middleware step in the rollout', () => {
+    if (gateway !== 'nginx') expect(doc).not.toContain('$binary_remote_addr');
+    expect(section(doc, '### 7.1')).not.toContain('the middleware then skips');
+    expect(section(doc, '### 5.7')).not.toContain('QUOTA_EXCEEDED');
+  });
+});
