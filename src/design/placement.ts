@@ -231,13 +231,14 @@ export function buildEnforcement(scope: Scope, rules: MatrixRule[], exempt: Reso
   );
   if (scope.topology === 'horizontal' && scope.traffic.peakRps >= HYBRID_PEAK_RPS && fairness.length > 0) {
     const minBurst = Math.min(...fairness.map((r) => r.burst as number));
-    const localBurst = Math.max(1, Math.floor(minBurst / 10));
+    // the fleet together admits at most a tenth of the smallest burst before Redis has counted
+    const localBurst = Math.max(1, Math.floor(minBurst / (10 * scope.instances)));
     hybrid = {
       ruleIds: fairness.map((r) => r.id),
       localBurst,
       instances: scope.instances,
       overAdmission: localBurst * scope.instances,
-      explanation: `At ${formatNumber(scope.traffic.peakRps)} req/s peak on ${scope.instances} instances, each instance keeps a small in-process bucket (${localBurst} token(s) per identity) in front of the shared Redis bucket: micro-bursts are absorbed without a network hop, and Redis keeps the fleet-wide count. The price: up to ${scope.instances} x ${localBurst} = ${localBurst * scope.instances} extra requests per identity can be admitted across the fleet before Redis catches up.${inHash.length > 0 ? ` The fairness rules kept in their identity's hash (${inHash.map((r) => r.id).join(', ')}) have no local bucket: their identity's call goes to the store on every request anyway, so they stay exact.` : ''}`,
+      explanation: `At ${formatNumber(scope.traffic.peakRps)} req/s peak on ${scope.instances} instances, each instance keeps a small in-process bucket (${formatNumber(localBurst)} ${localBurst === 1 ? 'token' : 'tokens'} per identity, sized so the whole fleet holds at most a tenth of the smallest burst, ${formatNumber(minBurst)}, or 1 token per instance) in front of the shared Redis bucket: micro-bursts are absorbed without a network hop, and Redis keeps the fleet-wide count. The price: up to ${scope.instances} x ${formatNumber(localBurst)} = ${formatNumber(localBurst * scope.instances)} extra requests per identity can be admitted across the fleet before Redis catches up.${inHash.length > 0 ? ` The fairness rules kept in their identity's hash (${inHash.map((r) => r.id).join(', ')}) have no local bucket: their identity's call goes to the store on every request anyway, so they stay exact.` : ''}`,
     };
   }
 
@@ -248,7 +249,11 @@ export function buildEnforcement(scope: Scope, rules: MatrixRule[], exempt: Reso
       file: `lua/${name}.lua`,
       algorithm: SCRIPT_ALGORITHM[name],
       ruleIds: rules
-        .filter((r) => luaScriptFor(r.algorithm) === name && r.primitive === 'redis-lua' && r.tier !== 'outbound' && r.layer !== 'edge')
+        // (a rule kept as a field of its identity's hash runs in identity-limits.lua, below)
+        .filter(
+          (r) =>
+            luaScriptFor(r.algorithm) === name && r.primitive === 'redis-lua' && r.tier !== 'outbound' && r.layer !== 'edge' && r.field === undefined,
+        )
         .map((r) => r.id),
     }))
     .filter((s) => s.ruleIds.length > 0);

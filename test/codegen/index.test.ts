@@ -71,7 +71,6 @@ describe('generateCode', () => {
         'README.md',
         'gateway/nginx-server.conf',
         'gateway/nginx.conf',
-        'lua/fixed-window.lua',
         'lua/gcra.lua',
         'lua/identity-limits.lua',
         'lua/outbound-bucket.lua',

@@ -73,7 +73,7 @@ describe('reading the files', () => {
         .map((r) => r.id)
         .sort((a, b) => (data?.rules.findIndex((r) => r.id === a) ?? 0) - (data?.rules.findIndex((r) => r.id === b) ?? 0)),
     );
-    expect(data?.scripts.map((s) => s.name)).toEqual(['gcra', 'sliding-window-log', 'fixed-window', 'identity-limits', 'penalty']);
+    expect(data?.scripts.map((s) => s.name)).toEqual(['gcra', 'sliding-window-log', 'identity-limits', 'penalty']);
     expect(shippedProviders(files).map((p) => [p.name, p.shared])).toEqual([
       ['Stripe', true],
       ['SendGrid', true],

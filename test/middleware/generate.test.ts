@@ -214,7 +214,7 @@ describe('which rules the middleware owns', () => {
     expect(login.every((r) => r.headers === 'silent' && r.failMode === 'closed')).toBe(true);
     expect(c.routes.find((r) => r.route === '/healthz')).toMatchObject({ exempt: true });
     expect(c.quotaPeriod).toEqual({ kind: 'calendar', period: 'month', timeZone: 'Europe/Berlin' });
-    expect(c.hybrid).toEqual({ localBurst: 480, instances: 6, overAdmission: 2880 });
+    expect(c.hybrid).toEqual({ localBurst: 80, instances: 6, overAdmission: 480 });
     expect(c.defaultMode).toBe('shadow');
   });
 

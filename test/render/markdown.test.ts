@@ -56,7 +56,13 @@ describe.each(EXAMPLES)('example %s, single file', (name) => {
       const details = doc.slice(doc.indexOf(`#### Rule \`${rule.id}\``)).split('\n#### ')[0] ?? '';
       expect(details).not.toMatch(/not stated/);
       expect(details).toContain(`**Key pattern:** \`${rule.key}\``);
-      expect(details).toContain(`**TTL:** ${fmtDuration(rule.ttlSeconds ?? NaN)}.`);
+      // a field of an identity's hash also says how long the hash itself lives: its longest field
+      const hashTtl = Math.max(...design.rules.filter((r) => rule.field !== undefined && r.key === rule.key).map((r) => r.ttlSeconds ?? 0));
+      expect(details).toContain(
+        rule.field !== undefined && hashTtl > (rule.ttlSeconds ?? 0)
+          ? `**TTL:** ${fmtDuration(rule.ttlSeconds ?? NaN)} for its field; the hash lives as long as its longest field, ${fmtDuration(hashTtl)}.`
+          : `**TTL:** ${fmtDuration(rule.ttlSeconds ?? NaN)}.`,
+      );
       expect(details).toContain(`**Burst:** ${rule.burst === null ? 'none (window)' : fmtNumber(rule.burst ?? NaN)}.`);
       expect(details).toContain(`**Cost:** ${fmtNumber(rule.cost?.default ?? NaN)}`);
       expect(details).toContain(`**Cardinality bound:** ${fmtNumber(rule.cardinality?.bound ?? NaN)} key`);

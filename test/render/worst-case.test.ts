@@ -37,7 +37,7 @@ describe('the worst-case table', () => {
     const table = worstCaseTable(input.design);
     expect(rows).toHaveLength(table.length);
     expect(rows.find((r) => r.startsWith('| `webhooks-per-source` | middleware (local + store) |'))).toContain(
-      '| 8,180 | 4,800 + 500/s x 1 s + 6 x 480 |',
+      '| 5,780 | 4,800 + 500/s x 1 s + 6 x 80 |',
     );
     expect(rows.find((r) => r.startsWith('| `quota-free` |'))).toContain('| 20,000 | 2 x 10,000 |');
     expect(rows.find((r) => r.startsWith('| `global-ceiling` |'))).toContain('x 6 nodes');

@@ -261,9 +261,9 @@ export function compileDesign(design: Design): CompiledDesign {
     .sort((a, b) => TIER_ORDER[a.r.tier] - TIER_ORDER[b.r.tier] || a.i - b.i)
     .map((x) => x.r);
 
-  const used = new Set<ScriptName | 'identity-limits'>(ordered.filter((r) => r.store === 'redis').map((r) => r.script));
-  // the design names the rules the runtime checks together in one identity-limits call
-  if (design.enforcement.scripts.some((x) => x.name === 'identity-limits') && used.size > 0) used.add('identity-limits');
+  // each rule's own script, except for the fields of an identity's hash: identity-limits runs those
+  const used = new Set<ScriptName | 'identity-limits'>(ordered.filter((r) => r.store === 'redis' && r.field === null).map((r) => r.script));
+  if (ordered.some((r) => r.store === 'redis' && r.field !== null)) used.add('identity-limits');
   const access = accessOf(design, ordered.length > 0);
   if (access?.penalty && used.size > 0) used.add('penalty');
   const scripts = (['gcra', 'sliding-window-log', 'fixed-window', 'identity-limits', 'penalty'] as const)

@@ -145,6 +145,15 @@ function accessNote(rule: MatrixRule, design: Design | undefined): string {
   return notes.length === 0 ? '' : `${notes.join('; ')}.`;
 }
 
+/** A rule's TTL; for a field of an identity's hash, also how long the hash itself lives (its longest field's). */
+function ttlText(rule: MatrixRule, design?: Design): string {
+  if (rule.ttlSeconds === undefined) return '';
+  const own = fmtDuration(rule.ttlSeconds);
+  if (rule.field === undefined || design === undefined) return own;
+  const longest = Math.max(...design.rules.filter((r) => r.field !== undefined && r.key === rule.key).map((r) => r.ttlSeconds ?? 0));
+  return longest > rule.ttlSeconds ? `${own} for its field; the hash lives as long as its longest field, ${fmtDuration(longest)}` : own;
+}
+
 export function ruleRow(rule: MatrixRule, killSwitchHow = '', design?: Design): RuleRow {
   return {
     id: rule.id,
@@ -164,7 +173,7 @@ export function ruleRow(rule: MatrixRule, killSwitchHow = '', design?: Design): 
     cost: costText(rule),
     failMode: failModeText(rule.failMode),
     layer: layerName(rule.layer),
-    ttl: rule.ttlSeconds === undefined ? '' : fmtDuration(rule.ttlSeconds),
+    ttl: ttlText(rule, design),
     bound:
       rule.cardinality?.bound === undefined ? '' : `${fmtNumber(rule.cardinality.bound)} key${rule.cardinality.bound === 1 ? '' : 's'}`,
     basis: rule.cardinality?.basis ?? '',

@@ -75,7 +75,7 @@ interface ActiveRule {
   /** The same two as the strings gcra.lua takes. */
   readonly toleranceArg: string;
   readonly intervalArg: string;
-  /** Whether its check can join the other limits of its identity in one identity-limits call. */
+  /** Whether its state is a field of its identity's hash (the design's choice): checked by identity-limits. */
   readonly joins: boolean;
   readonly metrics: RuleMetrics;
   /** The window its policy states (policyWindowSeconds); calendar quotas measure their period instead. */
@@ -102,8 +102,6 @@ interface Applicable {
   /** Each rule's mode when no mode hook is given (the default mode, for every request). */
   readonly fallbackModes: readonly RuleMode[];
   readonly needsUsername: boolean;
-  /** Whether two or more of the rules could share an identity-limits call. */
-  readonly joins: boolean;
 }
 
 /** Per request: who is calling, and the client IP once a rule has needed it. */
@@ -218,16 +216,14 @@ export function createLimiter<TReq>(design: DesignData, options: LimiterOptions<
       routes: new Set(spec.routes),
       key,
       periodSlot,
-      shape: spec.window === null ? keyShape(prefix, key) : null,
-      fixedKey: spec.identity === 'global' && spec.window === null ? renderKey(prefix, key, null, '') : null,
+      // a field of an identity hash counts its window in the value: its key names none
+      shape: spec.window === null || spec.field !== null ? keyShape(prefix, key) : null,
+      fixedKey: spec.identity === 'global' && (spec.window === null || spec.field !== null) ? renderKey(prefix, key, null, '') : null,
       costs: new Map(spec.costByEndpoint),
       script: spec.store === 'redis' ? (scripts.get(spec.script) ?? null) : null,
       gcraArgs: [String(spec.burst ?? spec.limit), String(spec.limit), String(spec.periodSeconds * 1000)],
       ...gcraOf(spec),
-      joins:
-        (spec.script === 'gcra' || (spec.script === 'fixed-window' && spec.window !== 'rolling')) &&
-        (spec.store === 'memory' || scripts.has('identity-limits')) &&
-        !(spec.hybrid && HYBRID !== null && options.hybrid !== false),
+      joins: spec.field !== null,
       metrics: metrics.rule(spec),
       policyWindow: policyWindowSeconds(spec),
       limitHeader: limitHeader(design.headerConvention, spec, policyWindowSeconds(spec)),
@@ -249,7 +245,6 @@ export function createLimiter<TReq>(design: DesignData, options: LimiterOptions<
       fallbackModes: applied.map(() => fallbackMode),
       specs: applied.map((a) => a.rule.spec),
       needsUsername: applied.some((a) => a.rule.spec.identity === 'username'),
-      joins: applied.filter((a) => a.rule.joins).length > 1,
     };
   });
   // the integer-reply variants when the client has them (see RedisClientLike)
@@ -330,7 +325,7 @@ export function createLimiter<TReq>(design: DesignData, options: LimiterOptions<
     let value: string;
     switch (spec.identity) {
       case 'global':
-        return windowKey(rule, null, win);
+        return windowKey(rule, null, rule.joins ? null : win);
       case 'ip':
         value = ipOf(request);
         break;
@@ -378,7 +373,7 @@ export function createLimiter<TReq>(design: DesignData, options: LimiterOptions<
     }
     const shape = rule.shape;
     if (shape !== null) return shape.head + (label ?? shape.label) + value + shape.tail;
-    return windowKey(rule, { label, value }, win);
+    return windowKey(rule, { label, value }, rule.joins ? null : win);
   }
 
   /** renderKey for the patterns keyShape leaves alone, window id included. */
@@ -397,13 +392,13 @@ export function createLimiter<TReq>(design: DesignData, options: LimiterOptions<
     const first = step.rules[0] as ActiveRule;
     const spec = first.spec;
     if (step.combined) {
-      // identity-limits.lua: five arguments per key
-      const args: (string | number)[] = step.keys.slice();
+      // identity-limits.lua: the identity's hash, then per limit its field, kind and numbers
+      const args: (string | number)[] = [step.keys[0] ?? ''];
       for (let i = 0; i < step.rules.length; i++) {
         const r = step.rules[i] as ActiveRule;
-        const costArg = String((step.costs as number[])[i]);
-        if (r.spec.script === 'gcra') args.push('g', r.gcraArgs[0], r.gcraArgs[1], r.gcraArgs[2], costArg);
-        else args.push('w', r.spec.limit, (step.windowEnds as number[])[i] ?? 0, 60000, costArg);
+        const cost = (step.costs as number[])[i] ?? 1;
+        if (r.spec.script === 'gcra') args.push(r.spec.field as string, 'g', r.tolerance, cost * r.interval);
+        else args.push(r.spec.field as string, 'w', r.spec.limit, (step.windowEnds as number[])[i] ?? 0, cost);
       }
       return args;
     }
@@ -503,7 +498,7 @@ export function createLimiter<TReq>(design: DesignData, options: LimiterOptions<
     }
     const script = step.combined ? identityScript : first.script;
     if (!script) throw new StoreError('script', 'rate limiter: no script for rule ' + first.spec.id);
-    if (local && first.spec.hybrid && numKeys === 1) {
+    if (local && first.spec.hybrid && !step.combined) {
       return local.decide(
         step.keys[0] ?? '',
         step.cost,
@@ -975,24 +970,14 @@ export function createLimiter<TReq>(design: DesignData, options: LimiterOptions<
         continue;
       }
       const wave = spec.tier === 'quota' ? 1 : 0;
-      // every limit of one identity (one hash tag) in one identity-limits call, all or nothing
-      const tag = rule.joins && applicable.joins ? hashTag(key) : null;
-      const partner =
-        tag === null
-          ? undefined
-          : steps.find(
-              (s) =>
-                s.tag === tag &&
-                s.mode === mode &&
-                (s.rules[0] as ActiveRule).joins &&
-                (s.rules[0] as ActiveRule).spec.store === spec.store,
-            );
+      // the limits of one identity kept in its hash: one identity-limits call, all or nothing
+      const partner = rule.joins
+        ? steps.find((s) => s.combined && s.keys[0] === key && s.mode === mode && (s.rules[0] as ActiveRule).spec.store === spec.store)
+        : undefined;
       if (partner) {
         partner.rules.push(rule);
-        partner.keys.push(key);
-        (partner.costs ??= [partner.cost]).push(cost);
-        (partner.windowEnds ??= [partner.windowEnd]).push(windowEnd);
-        partner.combined = true;
+        (partner.costs as number[]).push(cost);
+        (partner.windowEnds as number[]).push(windowEnd);
         if (wave > partner.wave) partner.wave = wave;
       } else {
         steps.push({
@@ -1001,11 +986,11 @@ export function createLimiter<TReq>(design: DesignData, options: LimiterOptions<
           mode,
           cost,
           incrementArg,
-          tag,
+          tag: null,
           windowEnd,
-          combined: false,
-          costs: null,
-          windowEnds: null,
+          combined: rule.joins,
+          costs: rule.joins ? [cost] : null,
+          windowEnds: rule.joins ? [windowEnd] : null,
           wave,
         });
       }

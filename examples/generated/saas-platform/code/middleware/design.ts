@@ -9,13 +9,13 @@
 //   - auth-password-reset-per-ip (security, sliding-window-log, 20 per 1 h, fail closed, headers silent): password-reset attempts per client IP
 //   - auth-token-per-identity (security, sliding-window-log, 60 per 1 min, fail closed, headers silent): token attempts per client id
 //   - auth-token-per-ip (security, sliding-window-log, 300 per 1 min, fail closed, headers silent): token attempts per client IP
-//   - fairness-free (fairness, gcra, 60 per 1 min, burst 25, fail open, headers full, plan Free, local bucket in front): Per-tenant fairness, plan Free
-//   - fairness-pro (fairness, gcra, 600 per 1 min, burst 200, fail open, headers full, plan Pro, local bucket in front): Per-tenant fairness, plan Pro
-//   - fairness-enterprise (fairness, gcra, 50 per 1 s, burst 500, fail open, headers full, plan Enterprise, local bucket in front): Per-tenant fairness, plan Enterprise
+//   - fairness-free (fairness, gcra, 60 per 1 min, burst 25, fail open, headers full, plan Free, field req:free of the identity's hash, identity-limits): Per-tenant fairness, plan Free
+//   - fairness-pro (fairness, gcra, 600 per 1 min, burst 200, fail open, headers full, plan Pro, field req:pro of the identity's hash, identity-limits): Per-tenant fairness, plan Pro
+//   - fairness-enterprise (fairness, gcra, 50 per 1 s, burst 500, fail open, headers full, plan Enterprise, field req:enterprise of the identity's hash, identity-limits): Per-tenant fairness, plan Enterprise
 //   - webhooks-per-source (fairness, gcra, 500 per 1 s, burst 4800, fail open, headers full, local bucket in front): Inbound webhooks per sending address
-//   - quota-free (quota, fixed-window, 10000 per calendar period, fail open, headers full, plan Free): Plan Free quota
-//   - quota-pro (quota, fixed-window, 1200000 per calendar period, fail open, headers full, plan Pro): Plan Pro quota
-//   - quota-enterprise (quota, fixed-window, 60000000 per calendar period, fail open, headers full, plan Enterprise): Plan Enterprise quota
+//   - quota-free (quota, fixed-window, 10000 per calendar period, fail open, headers full, plan Free, field quota of the identity's hash, identity-limits): Plan Free quota
+//   - quota-pro (quota, fixed-window, 1200000 per calendar period, fail open, headers full, plan Pro, field quota of the identity's hash, identity-limits): Plan Pro quota
+//   - quota-enterprise (quota, fixed-window, 60000000 per calendar period, fail open, headers full, plan Enterprise, field quota of the identity's hash, identity-limits): Plan Enterprise quota
 //
 // Rules of the design NOT enforced here (so no rule is counted twice):
 //   - global-ceiling: edge rule: enforced by the gateway (counting it here too would count it twice)
@@ -24,8 +24,8 @@
 //   - outbound-sendgrid: outbound limit: enforced by the outbound client, not on incoming requests
 //
 // In-process bucket in front of Redis for the rules marked "local bucket in front": each instance may admit
-// up to 2 request(s) per key before Redis has counted them; across 6 instances at most
-// 6 x 2 = 12 extra requests per identity.
+// up to 80 request(s) per key before Redis has counted them; across 6 instances at most
+// 6 x 80 = 480 extra requests per identity.
 //
 // While the store is down, the fail-open rules count in this process (memory fallback): each instance
 // counts on its own, so a fleet of N admits up to N x what one bucket admits per window (see the design).
@@ -44,9 +44,9 @@ export const DESIGN: DesignData = {
     timeZone: "Europe/Berlin",
   },
   hybrid: {
-    localBurst: 2,
+    localBurst: 80,
     instances: 6,
-    overAdmission: 12,
+    overAdmission: 480,
   },
   metrics: {
     decisions: {
@@ -98,16 +98,10 @@ export const DESIGN: DesignData = {
       source: "--[[ sliding-window-log.lua - exact sliding window log, for auth brute-force limits.\n\nEach key is a sorted set of admitted attempts (score = Redis time in\nmicroseconds). One call checks 1..n keys atomically, typically two:\n\nKEYS[1]  first log,  e.g. \"rl:{auth:login}:user:\u003cusername\u003e\"\nKEYS[2]  second log, e.g. \"rl:{auth:login}:ip:\u003cclient-ip\u003e\"   (optional)\n         Pass only the keys you have (a request without a username checks\n         the IP log alone). All keys MUST share one hash tag, placed before\n         any user-supplied text, so they live in one Redis Cluster slot and\n         the script stays atomic there (a cross-slot call fails loudly with\n         CROSSSLOT rather than silently splitting the check).\nARGV[2i-1]  limit_i      attempts allowed in key i's window (integer \u003e= 1)\nARGV[2i]    window_ms_i  key i's window length in ms (integer \u003e= 1)\nARGV[2n+1]  cost         attempts this request counts for (default 1)\n\nReturns {allowed, remaining, retry_after_ms, reset_ms, denied_by}:\n  allowed         1 admitted (recorded in EVERY key), 0 denied (recorded in none)\n  remaining       attempts left, the minimum over the keys\n  retry_after_ms  0 when admitted; when denied, ms until every key would\n                  admit this request; -1 when cost \u003e a key's limit (never)\n  reset_ms        ms until every key is empty again (its full limit back)\n  denied_by       0 when admitted, else the 1-based index of the key that\n                  binds (the longest retry_after; the first one on a tie)\n\nWindow: an attempt at time t counts while now - window \u003c t \u003c= now (exact).\nTime comes from redis.call('TIME'), never from the caller.\n\nOnly ADMITTED attempts are recorded, and only when every key admits:\n  - The attacker's guess rate is bounded exactly (limit per window per key)\n    whether or not denied attempts are logged: a denied attempt never\n    reaches the password check, so it gains nothing.\n  - Recording denials would let anyone who hammers a username keep its\n    owner locked out forever (a lockout DoS on the victim) and would let a\n    flood grow the log without bound; admitted-only logs hold at most\n    `limit` entries, so memory per key is bounded.\n  - All-or-nothing across keys: an attempt stopped by the IP log does not\n    spend the username's budget, and vice versa.\n\nDual keys and Redis Cluster: both logs of an auth endpoint share the tag\n(e.g. {auth:login}), so all of that endpoint's auth state sits in one slot,\non one shard. That is fine: auth traffic is low and each log is bounded by\nits limit. The alternative, two calls on two slots, can not be atomic: one\nkey could record an attempt that the other then denies.\n\nMembers are \"\u003ctime_us\u003e-\u003cn\u003e\" with n the log's size, made unique with ZADD NX\nso two attempts in the same microsecond never collide.\n\nTTL: every admission sets PEXPIRE window_ms on each key it records in: the\nnewest entry is now, so the key vanishes exactly when its log would be empty.\nA denial only trims expired entries; the existing TTL stays.\n]]\nif redis.replicate_commands then redis.replicate_commands() end\n\nlocal n = #KEYS\nlocal cost = tonumber(ARGV[2 * n + 1]) or 1\nif n \u003c 1 or cost \u003c 1 then\n  return redis.error_reply('ERR sliding-window-log.lua: want 1+ keys, ARGV limit,window_ms per key, cost\u003e=1')\nend\n\nlocal t = redis.call('TIME')\nlocal now = t[1] * 1000000 + t[2]\n\nlocal remaining, retry_after, reset, denied_by = math.huge, 0, 0, 0\nlocal counts = {}\n\nfor i = 1, n do\n  local key = KEYS[i]\n  local limit = tonumber(ARGV[2 * i - 1])\n  local window = tonumber(ARGV[2 * i])\n  if not (limit and window and limit \u003e= 1 and window \u003e= 1) then\n    return redis.error_reply('ERR sliding-window-log.lua: bad limit/window for key ' .. i)\n  end\n  window = window * 1000\n\n  redis.call('ZREMRANGEBYSCORE', key, '-inf', now - window)\n  local count = redis.call('ZCARD', key)\n  counts[i] = count\n  if limit - count \u003c remaining then remaining = limit - count end\n\n  if count + cost \u003e limit then\n    local wait = -1\n    if cost \u003c= limit then\n      -- the (count + cost - limit)-th oldest attempt must leave the window\n      local k = count + cost - limit - 1\n      local oldest = redis.call('ZRANGE', key, k, k, 'WITHSCORES')\n      wait = math.ceil((tonumber(oldest[2]) + window - now) / 1000)\n    end\n    if denied_by == 0 or (retry_after ~= -1 and (wait == -1 or wait \u003e retry_after)) then\n      retry_after, denied_by = wait, i\n    end\n  end\nend\n\nif remaining \u003c 0 then remaining = 0 end\nif denied_by \u003e 0 then\n  -- reset: when the newest attempt of every key has left its window\n  for i = 1, n do\n    if counts[i] \u003e 0 then\n      local newest = redis.call('ZRANGE', KEYS[i], -1, -1, 'WITHSCORES')\n      local key_reset = math.ceil((tonumber(newest[2]) + tonumber(ARGV[2 * i]) * 1000 - now) / 1000)\n      if key_reset \u003e reset then reset = key_reset end\n    end\n  end\n  return {0, remaining, retry_after, reset, denied_by}\nend\n\nfor i = 1, n do\n  local key = KEYS[i]\n  local added, seq = 0, counts[i]\n  while added \u003c cost do\n    seq = seq + 1\n    added = added + redis.call('ZADD', key, 'NX', now, string.format('%d-%d', now, seq))\n  end\n  redis.call('PEXPIRE', key, ARGV[2 * i])\nend\n\nlocal window_max = 0\nfor i = 1, n do\n  local w = tonumber(ARGV[2 * i])\n  if w \u003e window_max then window_max = w end\nend\nreturn {1, remaining - cost, 0, window_max, 0}\n",
     },
     {
-      name: "fixed-window",
-      file: "lua/fixed-window.lua",
-      sha1: "95c3f4dcc79262dce1a8cf9bb44b6b2fc45055fd",
-      source: "--[[ fixed-window.lua - long-period business quota (calendar period or rolling window).\n\nTwo modes, chosen by ARGV[1].\nReturns, in both modes, {allowed, remaining, retry_after_ms, reset_ms}, all integers:\n  allowed         1 admitted (cost counted), 0 denied (nothing counted)\n  remaining       quota left after this decision\n  retry_after_ms  0 when admitted; when denied, ms until enough quota frees\n                  up for this request; -1 when cost \u003e limit (never)\n  reset_ms        ms until the whole quota is available again\n\n--- mode 'calendar': a calendar period (day, week, month...) in the plan's\nIANA time zone. Lua in Redis has no time zone database, so the CALLER works\nout the current period and passes its id and end; the key includes the id,\nso a new period simply starts a new counter.\nKEYS[1]  counter key with the period id, e.g. \"rl:{q:t42}:month:2026-03\"\nARGV[1]  'calendar'\nARGV[2]  limit          quota for the period (integer \u003e= 1)\nARGV[3]  cost           units this request takes (integer \u003e= 1)\nARGV[4]  window_end_ms  end of the period, epoch ms (exclusive)\nARGV[5]  slack_ms       extra lifetime after the end (default 60000), for\n                        callers whose clock runs behind Redis's\nretry_after_ms and reset_ms count down to window_end_ms on the Redis clock.\nTTL: PEXPIREAT max(window_end, now) + slack, set by the increment that\ncreates the counter (the only way the counter comes to exist).\n\n--- mode 'rolling': a rolling window (e.g. 30 days) needs no time zone. The\nwindow is cut into buckets (e.g. one per UTC day); the key is one small hash\n{bucket id -\u003e count} holding at most window/bucket fields.\nKEYS[1]  hash key, e.g. \"rl:{q:t42}:rolling30d\"\nARGV[1]  'rolling'\nARGV[2]  limit      quota for the window (integer \u003e= 1)\nARGV[3]  cost       units this request takes (integer \u003e= 1)\nARGV[4]  window_ms  window length, a whole multiple of bucket_ms (e.g. 30 days)\nARGV[5]  bucket_ms  bucket length (e.g. 86400000, one day)\nExactness: usage is counted per bucket, so a unit used at time t counts\nuntil the end of the bucket that is window/bucket - 1 buckets after t's:\nbetween window - bucket and window after t (29 to 30 days for 30 days with\ndaily buckets). It never counts longer than the window; memory is bounded.\nTTL: PEXPIREAT at the moment the newest bucket leaves the window, set by the\nincrement that opens that bucket; buckets that left the window are deleted\non the way.\n\nTime comes from redis.call('TIME'), never from the caller (the caller only\nnames the calendar period and its end).\n]]\nif redis.replicate_commands then redis.replicate_commands() end\n\nlocal mode = ARGV[1]\nlocal limit = tonumber(ARGV[2])\nlocal cost = tonumber(ARGV[3]) or 1\nif not (limit and limit \u003e= 1 and cost \u003e= 1) then\n  return redis.error_reply('ERR fixed-window.lua: want ARGV limit\u003e=1, cost\u003e=1')\nend\n\nlocal t = redis.call('TIME')\nlocal now = t[1] * 1000 + math.floor(t[2] / 1000)\nlocal key = KEYS[1]\n\nif mode == 'calendar' then\n  local window_end = tonumber(ARGV[4])\n  local slack = tonumber(ARGV[5]) or 60000\n  if not window_end then\n    return redis.error_reply('ERR fixed-window.lua: calendar mode wants ARGV[4] window_end_ms')\n  end\n  local reset = window_end - now\n  if reset \u003c 0 then reset = 0 end\n  local used = tonumber(redis.call('GET', key) or 0)\n  if used + cost \u003e limit then\n    local retry_after = -1\n    if cost \u003c= limit then retry_after = math.max(1, reset) end\n    return {0, math.max(0, limit - used), retry_after, reset}\n  end\n  redis.call('INCRBY', key, cost)\n  if used == 0 then\n    -- a new period's counter: it expires after the period (never in the past)\n    redis.call('PEXPIREAT', key, string.format('%d', math.max(window_end, now) + slack))\n  end\n  return {1, limit - used - cost, 0, reset}\nend\n\nif mode == 'rolling' then\n  local window = tonumber(ARGV[4])\n  local bucket_ms = tonumber(ARGV[5])\n  if not (window and bucket_ms and bucket_ms \u003e= 1 and window \u003e= bucket_ms) then\n    return redis.error_reply('ERR fixed-window.lua: rolling mode wants ARGV[4] window_ms \u003e= ARGV[5] bucket_ms \u003e= 1')\n  end\n  local buckets = math.floor(window / bucket_ms)\n  local current = math.floor(now / bucket_ms)\n  local oldest = current - buckets + 1\n\n  local fields = redis.call('HGETALL', key)\n  local live, stale, used, has_current = {}, {}, 0, false\n  for i = 1, #fields, 2 do\n    local id, count = tonumber(fields[i]), tonumber(fields[i + 1])\n    if id \u003c oldest then\n      stale[#stale + 1] = fields[i]\n    else\n      live[#live + 1] = {id, count}\n      used = used + count\n      if id == current then has_current = true end\n    end\n  end\n  table.sort(live, function(a, b) return a[1] \u003c b[1] end)\n\n  -- bucket id b leaves the window at (b + buckets) * bucket_ms\n  local reset = 0\n  if #live \u003e 0 then reset = (live[#live][1] + buckets) * bucket_ms - now end\n\n  if used + cost \u003e limit then\n    local retry_after = -1\n    if cost \u003c= limit then\n      local need, freed = used + cost - limit, 0\n      for _, b in ipairs(live) do\n        freed = freed + b[2]\n        if freed \u003e= need then\n          retry_after = (b[1] + buckets) * bucket_ms - now\n          break\n        end\n      end\n    end\n    return {0, math.max(0, limit - used), retry_after, reset}\n  end\n\n  if #stale \u003e 0 then redis.call('HDEL', key, unpack(stale)) end\n  redis.call('HINCRBY', key, string.format('%d', current), cost)\n  local expire_at = (current + buckets) * bucket_ms\n  if not has_current then\n    -- the current bucket is new: the key now lives until it leaves the window\n    redis.call('PEXPIREAT', key, string.format('%d', expire_at))\n  end\n  return {1, limit - used - cost, 0, expire_at - now}\nend\n\nreturn redis.error_reply(\"ERR fixed-window.lua: ARGV[1] must be 'calendar' or 'rolling'\")\n",
-    },
-    {
       name: "identity-limits",
       file: "lua/identity-limits.lua",
-      sha1: "3e2dfca05d4a229bf85422646e6ad1eaaa464cc6",
-      source: "--[[ identity-limits.lua - every limit of one identity in one call, all or nothing.\n\nThe rules that key on one identity (a tenant's fairness GCRA and its monthly\nquota, say) are checked and consumed together: ONE round trip, and when any\nof them refuses, none is charged.\n\nKEYS[1]..KEYS[n]  one key per limit, all sharing one hash tag, e.g.\n            \"rl:{t:42}:req:pro\" and \"rl:{t:42}:quota:2026-03\", so they sit in\n            one Redis Cluster slot (a cross-slot call fails with CROSSSLOT,\n            it is never split).\nARGV[5i-4] .. ARGV[5i]  five per key i, in the keys' order:\n  'g', burst, rate, period_ms, cost\n            a GCRA bucket: gcra.lua's algorithm and key layout (capacity\n            burst, refilled with rate tokens per period_ms; TAT kept in the\n            key's expiry, its sub-millisecond part as the value), so a key\n            is the same bucket whichever of the two scripts checks it\n  'w', limit, window_end_ms, slack_ms, cost\n            a counter for a window the caller names in the key (a calendar\n            period or a fixed window), ending at window_end_ms (epoch ms),\n            as fixed-window.lua's calendar mode\n\nReturns {denied_by, v1, ..., vn}, all integers (no remaining/reset: the\ncaller knows each limit and works them out from v):\n  denied_by  0 admitted (every key charged), else the 1-based index of the\n             first key that refuses (nothing charged anywhere)\n  vi         GCRA: microseconds the bucket is ahead of now after this\n             decision (admitted), or before it (denied); 0 = a full bucket\n             window: units used in the window after this decision\n             (admitted), or before it (denied)\nFrom vi: remaining = floor((burst * T - vi) / T), reset = ceil(vi / 1000) ms,\nwith T = ceil(period_ms * 1000 / rate); a refused bucket's retry_after is\nceil((vi + cost * T - burst * T) / 1000) ms (-1 when cost \u003e burst).\n\nTime is the server's, never the caller's: a bucket reads it from its key's\nexpiry (PTTL, as gcra.lua does), and a new window counter's expiry takes it\nfrom redis.call('TIME') (the caller only names a window and its end).\n\nTTL: a GCRA key is written with SET ... PX, so it vanishes when its bucket\nis full again; a window counter gets PEXPIREAT max(window_end, now) + slack\nfrom the increment that creates it. A denial writes nothing.\n]]\nif redis.replicate_commands then redis.replicate_commands() end\n\nlocal n = #KEYS\nif n \u003c 1 or #ARGV ~= 5 * n then\n  return redis.error_reply('ERR identity-limits.lua: want 1+ keys and 5 ARGV per key')\nend\n\nlocal before, after, denied = {}, {}, 0\nfor i = 1, n do\n  local a = 5 * i - 5\n  local kind, cost = ARGV[a + 1], tonumber(ARGV[a + 5])\n  local key = KEYS[i]\n  if kind == 'g' then\n    local burst = tonumber(ARGV[a + 2])\n    local interval = math.ceil((tonumber(ARGV[a + 4]) or 1000) * 1000 / (tonumber(ARGV[a + 3]) or 0))\n    if not (burst and cost and burst \u003e= 1 and cost \u003e= 1 and interval \u003e= 1 and interval \u003c 1e15) then\n      return redis.error_reply('ERR identity-limits.lua: key ' .. i .. ' wants burst\u003e=1, rate\u003e0, period_ms\u003e=1, cost\u003e=1')\n    end\n    -- TAT - now from the expiry: PTTL * 1000 - v (see gcra.lua)\n    local ahead = 0\n    local pttl = redis.call('PTTL', key)\n    if pttl \u003e 0 then\n      ahead = pttl * 1000\n      -- (v is always 0 when T is whole milliseconds)\n      if interval % 1000 ~= 0 then ahead = ahead - (tonumber(redis.call('GET', key)) or 0) end\n      if ahead \u003c 0 then ahead = 0 end\n    end\n    before[i], after[i] = ahead, ahead + cost * interval\n    if ahead + cost * interval \u003e burst * interval and denied == 0 then denied = i end\n  elseif kind == 'w' then\n    local limit, window_end = tonumber(ARGV[a + 2]), tonumber(ARGV[a + 3])\n    if not (limit and window_end and cost and limit \u003e= 1 and cost \u003e= 1) then\n      return redis.error_reply('ERR identity-limits.lua: key ' .. i .. ' wants limit\u003e=1, window_end_ms, cost\u003e=1')\n    end\n    local used = tonumber(redis.call('GET', key) or 0)\n    before[i], after[i] = used, used + cost\n    if used + cost \u003e limit and denied == 0 then denied = i end\n  else\n    return redis.error_reply(\"ERR identity-limits.lua: key \" .. i .. \" kind must be 'g' or 'w'\")\n  end\nend\n\nif denied \u003e 0 then\n  local reply = {denied}\n  for i = 1, n do reply[i + 1] = before[i] end\n  return reply\nend\n\nlocal reply = {0}\nfor i = 1, n do\n  local a = 5 * i - 5\n  local key = KEYS[i]\n  if ARGV[a + 1] == 'g' then\n    local reset = math.ceil(after[i] / 1000)\n    redis.call('SET', key, string.format('%d', reset * 1000 - after[i]), 'PX', string.format('%d', reset))\n  else\n    redis.call('INCRBY', key, ARGV[a + 5])\n    if before[i] == 0 then\n      local slack = tonumber(ARGV[a + 4]) or 60000\n      local t = redis.call('TIME')\n      local now_ms = t[1] * 1000 + math.floor(t[2] / 1000)\n      redis.call('PEXPIREAT', key, string.format('%d', math.max(tonumber(ARGV[a + 3]), now_ms) + slack))\n    end\n  end\n  reply[i + 1] = after[i]\nend\nreturn reply\n",
+      sha1: "776e23751a6d2ec44e2c819b32bd241d5e393ca8",
+      source: "--[[ identity-limits.lua - every limit of one identity, kept in ONE hash, checked\nand charged in one call, all or nothing.\n\nThe rules that key on one identity (a tenant's fairness GCRA and its monthly\nquota, say) keep their state as fields of one small hash, and are checked and\nconsumed together: ONE key, ONE round trip, and when any of them refuses, none\nis charged.\n\nKEYS[1]  the identity's hash: the key prefix and the hash tag alone, e.g.\n         \"rl:{t:42}\" (one key, so it sits in one Redis Cluster slot).\nARGV[1], ARGV[2], ...  per limit, in order, a field name and its kind, then\n         its numbers:\n  field, 'g', tolerance, increment\n           a GCRA bucket, in whole microseconds as gcra.lua takes them:\n           tolerance = burst * T, increment = cost * T, with the emission\n           interval T = ceil(period_ms * 1000 / rate)\n  field, 'w', limit, window_end_ms, cost\n           a counter for the window that ends at window_end_ms (epoch ms):\n           a calendar period or a fixed window; limit below 10^9\n\nFields (every value an integer, so the hash stays a small listpack):\n  GCRA     the theoretical arrival time, microseconds since the epoch on the\n           server's clock (redis.call('TIME')); the bucket is full when it\n           is \u003c= now. (A\n           hash field has no TTL of its own, so the bucket can not keep its\n           state in an expiry as gcra.lua does.)\n  counter  the window's end in epoch seconds, then the count in 9 digits:\n           1767222000000012345 is 12,345 counted in the window that ends at\n           1767222000. A value naming another window counts 0 and is\n           overwritten, so a new window starts from 0 in the same field and\n           no field grows.\nField names are the caller's (the design names them after the rule's key,\ne.g. \"req:pro\", \"quota\"): stable when rules are added or reordered.\n\nReturns {denied_by, v1, ..., vn}, all integers (no remaining/reset: the\ncaller knows each limit and works them out from v):\n  denied_by  0 admitted (every limit charged), else the 1-based index of the\n             first limit that refuses (nothing charged anywhere)\n  vi         GCRA: microseconds the bucket is ahead of now after this\n             decision (admitted), or before it (denied); 0 = a full bucket\n             counter: units used in the window after this decision\n             (admitted), or before it (denied)\nFrom vi: remaining = floor((tolerance - vi) / T), reset = ceil(vi / 1000) ms;\na refused bucket's retry_after is ceil((vi + increment - tolerance) / 1000) ms\n(-1 when increment \u003e tolerance).\n\nTTL: the hash always has one, and it only ever moves later: an admission\nmakes it at least the moment the state it wrote stops mattering (a bucket:\nwhen it is full again; a counter: its window's end, or now if that has\npassed, plus 60 s of slack for the callers' clocks), and leaves a later\nexpiry alone, so a call that touches some limits never cuts the others'\nstate short. As every write extends it so, the expiry already covers what\nthe fields held before: when the new state reaches no further (a bucket\nbeside a quota's longer window), the TTL is not even read. The price, as\nfor gcra.lua: anything else that changes this key's TTL (PERSIST, EXPIRE)\nbreaks that. A denial writes nothing.\n]]\nif redis.replicate_commands then redis.replicate_commands() end\n\nlocal SLACK_MS = 60000\nlocal key = KEYS[1]\nif #KEYS ~= 1 then return redis.error_reply('ERR identity-limits.lua: want 1 key (the identity hash)') end\n\n-- the limits: field, kind and numbers, 4 arguments for a bucket, 5 for a counter\nlocal fields, kinds, x, y, z = {}, {}, {}, {}, {}\nlocal n, a = 0, 1\nwhile a \u003c= #ARGV do\n  n = n + 1\n  local kind = ARGV[a + 1]\n  fields[n], kinds[n] = ARGV[a], kind\n  if kind == 'g' then\n    x[n], y[n] = tonumber(ARGV[a + 2]), tonumber(ARGV[a + 3])\n    if not (x[n] and y[n] and x[n] \u003e= 1 and y[n] \u003e= 1) then\n      return redis.error_reply('ERR identity-limits.lua: limit ' .. n .. ' wants tolerance\u003e=1, increment\u003e=1')\n    end\n    a = a + 4\n  elseif kind == 'w' then\n    x[n], y[n], z[n] = tonumber(ARGV[a + 2]), tonumber(ARGV[a + 3]), tonumber(ARGV[a + 4])\n    if not (x[n] and y[n] and z[n] and x[n] \u003e= 1 and x[n] \u003c 1e9 and z[n] \u003e= 1) then\n      return redis.error_reply('ERR identity-limits.lua: limit ' .. n .. ' wants 1\u003c=limit\u003c1e9, window_end_ms, cost\u003e=1')\n    end\n    a = a + 5\n  else\n    return redis.error_reply(\"ERR identity-limits.lua: limit \" .. n .. \" kind must be 'g' or 'w'\")\n  end\nend\nif n \u003c 1 or a ~= #ARGV + 1 then return redis.error_reply('ERR identity-limits.lua: want 1+ limits (field, kind, numbers)') end\n\nlocal t = redis.call('TIME')\nlocal now = t[1] * 1000000 + t[2]\nlocal now_ms = math.floor(now / 1000)\nlocal stored = redis.call('HMGET', key, unpack(fields))\n\nlocal before, after, values, denied = {}, {}, {}, 0\n-- expire_at: when the state this call writes stops mattering; covered: what the hash's expiry\n-- already covers, the same for the state the fields held (each write extended the TTL to it)\nlocal expire_at, covered = 0, 0\nfor i = 1, n do\n  local v = stored[i]\n  if kinds[i] == 'g' then\n    local tat = tonumber(v) or 0\n    -- (a value far beyond any bucket's reach is not a TAT: a full bucket)\n    if tat \u003e now + now then tat = 0 end\n    if tat \u003e 0 and math.ceil(tat / 1000) \u003e covered then covered = math.ceil(tat / 1000) end\n    if tat \u003c now then tat = now end\n    before[i], after[i] = tat - now, tat - now + y[i]\n    if after[i] \u003e x[i] then\n      if denied == 0 then denied = i end\n    else\n      values[i] = string.format('%d', tat + y[i])\n      local e = math.ceil((tat + y[i]) / 1000)\n      if e \u003e expire_at then expire_at = e end\n    end\n  else\n    local end_s = math.floor(y[i] / 1000)\n    local mark = string.format('%d', end_s)\n    local used = 0\n    if v and string.sub(v, 1, -10) == mark then used = tonumber(string.sub(v, -9)) or 0 end\n    local was = v and tonumber(string.sub(v, 1, -10))\n    if was and was * 1000 + SLACK_MS \u003e covered then covered = was * 1000 + SLACK_MS end\n    before[i], after[i] = used, used + z[i]\n    if after[i] \u003e x[i] then\n      if denied == 0 then denied = i end\n    else\n      values[i] = mark .. string.format('%09d', after[i])\n      local e = math.max(end_s * 1000, now_ms) + SLACK_MS\n      if e \u003e expire_at then expire_at = e end\n    end\n  end\nend\n\nif denied \u003e 0 then\n  local reply = {denied}\n  for i = 1, n do reply[i + 1] = before[i] end\n  return reply\nend\n\nlocal set = {}\nfor i = 1, n do\n  set[2 * i - 1], set[2 * i] = fields[i], values[i]\nend\nredis.call('HSET', key, unpack(set))\n-- extend, never shorten (nothing is needed when the fields' old state reached as far: the\n-- expiry already covers it); PTTL counts from the script's start, no later than now_ms\nif expire_at \u003e covered then\n  local pttl = redis.call('PTTL', key)\n  if pttl \u003c 0 or now_ms + pttl \u003c= expire_at then\n    redis.call('PEXPIREAT', key, string.format('%d', expire_at + 1))\n  end\nend\n\nlocal reply = {0}\nfor i = 1, n do reply[i + 1] = after[i] end\nreturn reply\n",
     },
     {
       name: "penalty",
@@ -201,6 +195,7 @@ export const DESIGN: DesignData = {
       script: "sliding-window-log",
       store: "redis",
       key: "{auth:login}:un:\u003csha256(username)\u003e",
+      field: null,
       routes: [0],
       limit: 10,
       periodSeconds: 900,
@@ -225,6 +220,7 @@ export const DESIGN: DesignData = {
       script: "sliding-window-log",
       store: "redis",
       key: "{auth:login}:ip:\u003cclient-ip\u003e",
+      field: null,
       routes: [0],
       limit: 100,
       periodSeconds: 900,
@@ -249,6 +245,7 @@ export const DESIGN: DesignData = {
       script: "sliding-window-log",
       store: "redis",
       key: "{auth:password-reset}:un:\u003csha256(e-mail-address)\u003e",
+      field: null,
       routes: [1],
       limit: 3,
       periodSeconds: 3600,
@@ -273,6 +270,7 @@ export const DESIGN: DesignData = {
       script: "sliding-window-log",
       store: "redis",
       key: "{auth:password-reset}:ip:\u003cclient-ip\u003e",
+      field: null,
       routes: [1],
       limit: 20,
       periodSeconds: 3600,
@@ -297,6 +295,7 @@ export const DESIGN: DesignData = {
       script: "sliding-window-log",
       store: "redis",
       key: "{auth:token}:un:\u003csha256(client-id)\u003e",
+      field: null,
       routes: [2],
       limit: 60,
       periodSeconds: 60,
@@ -321,6 +320,7 @@ export const DESIGN: DesignData = {
       script: "sliding-window-log",
       store: "redis",
       key: "{auth:token}:ip:\u003cclient-ip\u003e",
+      field: null,
       routes: [2],
       limit: 300,
       periodSeconds: 60,
@@ -344,7 +344,8 @@ export const DESIGN: DesignData = {
       plan: "Free",
       script: "gcra",
       store: "redis",
-      key: "{t:\u003ctenant-id\u003e}:req:free",
+      key: "{t:\u003ctenant-id\u003e}",
+      field: "req:free",
       routes: [4, 5, 6, 7, 8, 9],
       limit: 60,
       periodSeconds: 60,
@@ -362,7 +363,7 @@ export const DESIGN: DesignData = {
       flag: "ratelimit.fairness-free.mode",
       window: null,
       quota: null,
-      hybrid: true,
+      hybrid: false,
     },
     // fairness-pro: Per-tenant fairness, plan Pro
     {
@@ -373,7 +374,8 @@ export const DESIGN: DesignData = {
       plan: "Pro",
       script: "gcra",
       store: "redis",
-      key: "{t:\u003ctenant-id\u003e}:req:pro",
+      key: "{t:\u003ctenant-id\u003e}",
+      field: "req:pro",
       routes: [4, 5, 6, 7, 8, 9],
       limit: 600,
       periodSeconds: 60,
@@ -391,7 +393,7 @@ export const DESIGN: DesignData = {
       flag: "ratelimit.fairness-pro.mode",
       window: null,
       quota: null,
-      hybrid: true,
+      hybrid: false,
     },
     // fairness-enterprise: Per-tenant fairness, plan Enterprise
     {
@@ -402,7 +404,8 @@ export const DESIGN: DesignData = {
       plan: "Enterprise",
       script: "gcra",
       store: "redis",
-      key: "{t:\u003ctenant-id\u003e}:req:enterprise",
+      key: "{t:\u003ctenant-id\u003e}",
+      field: "req:enterprise",
       routes: [4, 5, 6, 7, 8, 9],
       limit: 50,
       periodSeconds: 1,
@@ -420,7 +423,7 @@ export const DESIGN: DesignData = {
       flag: "ratelimit.fairness-enterprise.mode",
       window: null,
       quota: null,
-      hybrid: true,
+      hybrid: false,
     },
     // webhooks-per-source: Inbound webhooks per sending address
     {
@@ -432,6 +435,7 @@ export const DESIGN: DesignData = {
       script: "gcra",
       store: "redis",
       key: "{ip:\u003cclient-ip\u003e}:webhook",
+      field: null,
       routes: [10],
       limit: 500,
       periodSeconds: 1,
@@ -455,7 +459,8 @@ export const DESIGN: DesignData = {
       plan: "Free",
       script: "fixed-window",
       store: "redis",
-      key: "{t:\u003ctenant-id\u003e}:quota:\u003cyyyy-mm\u003e",
+      key: "{t:\u003ctenant-id\u003e}",
+      field: "quota",
       routes: [4, 5, 6, 7, 8, 9],
       limit: 10000,
       periodSeconds: 2678400,
@@ -479,7 +484,8 @@ export const DESIGN: DesignData = {
       plan: "Pro",
       script: "fixed-window",
       store: "redis",
-      key: "{t:\u003ctenant-id\u003e}:quota:\u003cyyyy-mm\u003e",
+      key: "{t:\u003ctenant-id\u003e}",
+      field: "quota",
       routes: [4, 5, 6, 7, 8, 9],
       limit: 1200000,
       periodSeconds: 2678400,
@@ -503,7 +509,8 @@ export const DESIGN: DesignData = {
       plan: "Enterprise",
       script: "fixed-window",
       store: "redis",
-      key: "{t:\u003ctenant-id\u003e}:quota:\u003cyyyy-mm\u003e",
+      key: "{t:\u003ctenant-id\u003e}",
+      field: "quota",
       routes: [4, 5, 6, 7, 8, 9],
       limit: 60000000,
       periodSeconds: 2678400,

@@ -10,7 +10,7 @@ function nowUs(): number {
 }
 
 interface MemoryEntry {
-  value: number | number[] | Map<number, number>;
+  value: number | number[] | Map<number, number> | Map<string, string>;
   expiresAt: number;
 }
 
@@ -68,43 +68,59 @@ export class MemoryStore {
     return [1, Math.floor((tolerance - ahead) / interval), 0, reset];
   }
 
-  /** identity-limits.lua: every limit of one identity, all or nothing; {denied_by, v1..vn}. */
+  /**
+   * identity-limits.lua: every limit of one identity in one hash (keys[0]), all or nothing;
+   * {denied_by, v1..vn}. Same arguments, the same field values (a TAT in microseconds; a
+   * window's end in seconds then a 9-digit count), a TTL that only ever moves later.
+   */
   private identity(keys: readonly string[], args: readonly (string | number)[]): Reply {
     const now = nowUs();
     const nowMs = Math.floor(now / 1000);
-    const n = keys.length;
+    const key = keys[0] ?? '';
+    const entry = this.get(key, now / 1000);
+    const hash = entry?.value instanceof Map ? (entry.value as Map<string, string>) : new Map<string, string>();
     const before: number[] = [];
     const after: number[] = [];
+    const writes: [string, string][] = [];
     let denied = 0;
-    for (let i = 0; i < n; i++) {
-      const a = 5 * i;
-      const cost = Number(args[a + 4]);
-      const entry = this.get(keys[i] ?? '', now / 1000);
-      const stored = typeof entry?.value === 'number' ? entry.value : 0;
-      if (args[a] === 'g') {
-        const burst = Number(args[a + 1]);
-        const interval = Math.ceil((Number(args[a + 3]) * 1000) / Number(args[a + 2]));
-        const tat = Math.max(stored, now);
+    let expireAt = 0;
+    for (let a = 0, i = 1; a < args.length; i++) {
+      const field = String(args[a]);
+      const stored = hash.get(field);
+      if (args[a + 1] === 'g') {
+        const tolerance = Number(args[a + 2]);
+        const increment = Number(args[a + 3]);
+        a += 4;
+        let tat = stored === undefined ? 0 : Number(stored);
+        if (!(tat >= now && tat <= now + now)) tat = now;
         before.push(tat - now);
-        after.push(tat + cost * interval - now);
-        if (tat + cost * interval - now > burst * interval && denied === 0) denied = i + 1;
+        after.push(tat - now + increment);
+        if (tat - now + increment > tolerance) {
+          if (denied === 0) denied = i;
+        } else {
+          writes.push([field, String(tat + increment)]);
+          expireAt = Math.max(expireAt, Math.ceil((tat + increment) / 1000));
+        }
       } else {
-        before.push(stored);
-        after.push(stored + cost);
-        if (stored + cost > Number(args[a + 1]) && denied === 0) denied = i + 1;
+        const limit = Number(args[a + 2]);
+        const windowEnd = Number(args[a + 3]);
+        const cost = Number(args[a + 4]);
+        a += 5;
+        const mark = String(Math.floor(windowEnd / 1000));
+        const used = stored !== undefined && stored.slice(0, -9) === mark ? Number(stored.slice(-9)) : 0;
+        before.push(used);
+        after.push(used + cost);
+        if (used + cost > limit) {
+          if (denied === 0) denied = i;
+        } else {
+          writes.push([field, mark + String(used + cost).padStart(9, '0')]);
+          expireAt = Math.max(expireAt, Math.max(Number(mark) * 1000, nowMs) + 60000);
+        }
       }
     }
     if (denied > 0) return [denied, ...before];
-    for (let i = 0; i < n; i++) {
-      const a = 5 * i;
-      const key = keys[i] ?? '';
-      const v = after[i] ?? 0;
-      if (args[a] === 'g') this.set(key, now + v, nowMs + Math.ceil(v / 1000));
-      else {
-        const entry = this.get(key, nowMs);
-        this.set(key, v, entry ? entry.expiresAt : Math.max(Number(args[a + 2]), nowMs) + Number(args[a + 3]));
-      }
-    }
+    for (const [field, value] of writes) hash.set(field, value);
+    this.set(key, hash, Math.max(entry ? entry.expiresAt : 0, expireAt + 1));
     return [0, ...after];
   }
 
@@ -171,7 +187,7 @@ export class MemoryStore {
     const current = Math.floor(now / bucketMs);
     const oldest = current - buckets + 1;
     const entry = this.get(key, now);
-    const counts = entry?.value instanceof Map ? entry.value : new Map<number, number>();
+    const counts = entry?.value instanceof Map ? (entry.value as Map<number, number>) : new Map<number, number>();
     let used = 0;
     const live: number[] = [];
     for (const [id, count] of counts) {

@@ -32,6 +32,12 @@ export interface RuleSpec {
   readonly store: 'redis' | 'memory';
   /** Key pattern after the key prefix; <...> placeholders are filled per request. */
   readonly key: string;
+  /**
+   * The rule's field in its identity's hash (key is then the hash's pattern, e.g. {t:<tenant-id>}):
+   * every limit the design keeps there is checked by identity-limits, in one call per identity.
+   * Null: the rule keeps a key of its own.
+   */
+  readonly field: string | null;
   /** Indexes into the design's routes. */
   readonly routes: readonly number[];
   readonly limit: number;
