@@ -235,7 +235,7 @@ describe('Cloudflare: the document states what the rules enforce, per data centr
     const anon = ruleFor('anonymous-per-ip').ratelimit;
     expect(anon.characteristics).toEqual(['ip.src', 'cf.colo.id']);
     // what a per-data-centre count means for one client
-    expect(worstRow(doc, 'anonymous-per-ip').basis).toContain('lands in D data centres'.replace('lands', 'land'));
+    expect(worstRow(doc, 'anonymous-per-ip').basis).toContain('a client whose requests land in D data centres');
     expect(doc).toContain(`anonymous-per-ip: ${n(anon.requests_per_period)} per ${anon.period} s`);
     expect(doc).not.toContain('| 100 | 2 x 50 |');
   });
