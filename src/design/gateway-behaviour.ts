@@ -4,6 +4,8 @@
  * where Kong keeps a rule's counters.
  * The rollout and the response contract say it to the reader; the gateway files quote it.
  */
+import { regexLiteral } from '../escape/index.js';
+import { formatNumber } from '../format.js';
 import type { Algorithm, EndpointClass, FailMode, Gateway, MatrixRule, Scope } from './model.js';
 
 /**
@@ -100,6 +102,77 @@ export interface EdgeCounter {
   };
   /** The shared count's key expires with its window (envoyproxy/ratelimit sets the key's expiry to the unit). */
   keyLivesForWindow?: boolean;
+  /**
+   * The rate and burst the gateway's file enforces for a rule stated at `rate` with `burst`: the
+   * window the product accepts nearest the statement (AWS WAF's evaluation windows, Cloudflare's
+   * periods), the burst it applies. The matrix states this, the generators write it.
+   */
+  window(rate: { requests: number; periodSeconds: number }, burst: number | null): EdgeWindow;
+}
+
+/** What a gateway's file enforces for one edge rule, and how it was fitted to the product (absent when it is the rule as stated). */
+export interface EdgeWindow {
+  requests: number;
+  periodSeconds: number;
+  burst: number | null;
+  fitted?: string;
+}
+
+/** The evaluation windows (seconds) an AWS WAF rate-based rule accepts. */
+export const WAF_EVALUATION_WINDOWS = [60, 120, 300, 600] as const;
+/** The lowest limit an AWS WAF rate-based rule accepts (requests per evaluation window). */
+export const WAF_MIN_LIMIT = 10;
+/** The periods (seconds) a Cloudflare rate limiting rule accepts; plans allow a subset (Free: 10; Pro: 10, 60; Business: 10, 60, 600). */
+export const CF_PERIODS = [10, 60, 120, 300, 600, 3600] as const;
+
+const asStated = (rate: { requests: number; periodSeconds: number }, burst: number | null): EdgeWindow => ({ ...rate, burst });
+
+/**
+ * An AWS WAF rate-based rule: the rule's own period when WAF accepts it (and its limit is at least
+ * the minimum), else the shortest evaluation window whose count reaches the minimum; no burst.
+ */
+export function wafWindow(rate: { requests: number; periodSeconds: number }): EdgeWindow {
+  const rps = rate.requests / rate.periodSeconds;
+  if ((WAF_EVALUATION_WINDOWS as readonly number[]).includes(rate.periodSeconds) && rate.requests >= WAF_MIN_LIMIT) {
+    return { requests: rate.requests, periodSeconds: rate.periodSeconds, burst: null };
+  }
+  const period = WAF_EVALUATION_WINDOWS.find((w) => rps * w >= WAF_MIN_LIMIT - 1e-9) ?? 600;
+  const requests = Math.max(WAF_MIN_LIMIT, Math.floor(rps * period + 1e-9));
+  return {
+    requests,
+    periodSeconds: period,
+    burst: null,
+    fitted: `an AWS WAF rate-based rule counts over an evaluation window of 60, 120, 300 or 600 s, with a limit of at least ${WAF_MIN_LIMIT}, and has no burst${requests > rps * period + 1e-9 ? ` (${WAF_MIN_LIMIT} is above the rate's ${formatNumber(Math.floor(rps * period))} per ${period} s)` : ''}`,
+  };
+}
+
+/**
+ * A Cloudflare rate limiting rule: the rule's own period when Cloudflare accepts it, else the
+ * shortest period that counts at least one request; a stated burst is folded into the count.
+ */
+export function cloudflareWindow(rate: { requests: number; periodSeconds: number }, burst: number | null): EdgeWindow {
+  const rps = rate.requests / rate.periodSeconds;
+  const own = (CF_PERIODS as readonly number[]).includes(rate.periodSeconds);
+  const period = own ? rate.periodSeconds : (CF_PERIODS.find((p) => rps * p >= 1 - 1e-9) ?? 3600);
+  const requests = Math.max(1, Math.floor(rps * period + 1e-9), burst ?? 0);
+  if (own && requests === rate.requests) return { requests, periodSeconds: period, burst: null };
+  return {
+    requests,
+    periodSeconds: period,
+    burst: null,
+    fitted: `a Cloudflare rate limiting rule counts over a period of 10, 60, 120, 300, 600 or 3,600 s (the plan allows a subset: Free 10 s only) and has no burst${burst !== null && requests === burst && requests > Math.floor(rps * period + 1e-9) ? '; the stated burst is the count, so it fits in one period' : ''}`,
+  };
+}
+
+/** An AWS API Gateway throttle (stage, method or usage plan): a token bucket per second that always has a burst, at least one second of rate. */
+export function awsThrottleWindow(rate: { requests: number; periodSeconds: number }, burst: number | null): EdgeWindow {
+  if (burst !== null) return asStated(rate, burst);
+  const b = Math.max(1, Math.ceil(rate.requests / rate.periodSeconds));
+  return {
+    ...rate,
+    burst: b,
+    fitted: `an API Gateway throttle always has a burst (BurstLimit), here one second of rate`,
+  };
 }
 
 /**
@@ -137,6 +210,7 @@ export function edgeCounter(rule: Pick<MatrixRule, 'identity'>, scope: Pick<Scop
         key:
           rule.identity === 'global' ? 'nginx:global (one counter per nginx node)' : 'nginx:client-ip ($binary_remote_addr after real-IP)',
         ...perNode('in each nginx node (its limit_req zone)'),
+        window: asStated,
       };
     case 'envoy':
       if (envoyCounter(rule) === 'local') {
@@ -146,6 +220,7 @@ export function edgeCounter(rule: Pick<MatrixRule, 'identity'>, scope: Pick<Scop
           hasBurst: true,
           key: 'envoy:global (one token bucket per Envoy node)',
           ...perNode('in each Envoy node (its local rate limit filter)'),
+          window: asStated,
         };
       }
       return {
@@ -156,6 +231,7 @@ export function edgeCounter(rule: Pick<MatrixRule, 'identity'>, scope: Pick<Scop
         key: `envoy ratelimit service: descriptor rl_rule=<rule id>, ${rule.identity === 'ip' ? 'remote_address (the client IP)' : 'the API key header'}`,
         where: "in the rate limit service's own Redis (not the design's store), one count that every Envoy node shares",
         keyLivesForWindow: true,
+        window: (rate) => asStated(rate, null),
         unreachable: {
           mode: ENVOY_FAILURE_MODE_DENY ? 'closed' : 'open',
           text: `while the rate limit service is unreachable Envoy ${ENVOY_FAILURE_MODE_DENY ? 'refuses every request it covers' : 'lets every request through uncounted'} (failure_mode_deny ${ENVOY_FAILURE_MODE_DENY})`,
@@ -183,16 +259,31 @@ export function edgeCounter(rule: Pick<MatrixRule, 'identity'>, scope: Pick<Scop
               },
             }
           : perNode('in each Kong node (policy local)')),
+        window: (rate) => asStated(rate, null),
       };
     }
     case 'aws-api-gateway':
+      if (rule.identity === 'ip') {
+        // API Gateway cannot key on the client address: a WAF rate-based rule counts the
+        // requests of the trailing evaluation window per IP
+        return {
+          algorithm: 'sliding-window-log',
+          component: 'AWS WAF rate-based rule',
+          hasBurst: false,
+          shared: true,
+          key: 'aws:WAF rate-based rule per client IP (AggregateKeyType IP)',
+          where: 'in AWS WAF, one count per client IP across its fleet',
+          window: (rate) => wafWindow(rate),
+        };
+      }
       return {
         algorithm: 'token-bucket',
-        component: 'AWS API Gateway throttling',
+        component: rule.identity === 'api-key' ? 'AWS API Gateway usage plan throttle' : 'AWS API Gateway stage throttling',
         hasBurst: true,
         shared: true,
-        key: rule.identity === 'global' ? 'aws:stage throttle' : 'aws:WAF rate-based rule per client IP',
+        key: rule.identity === 'api-key' ? 'aws:usage plan throttle per API key' : 'aws:stage throttle',
         where: "in AWS's own fleet-wide counters",
+        window: awsThrottleWindow,
       };
     case 'cloudflare':
       return {
@@ -202,9 +293,17 @@ export function edgeCounter(rule: Pick<MatrixRule, 'identity'>, scope: Pick<Scop
         shared: true,
         key: rule.identity === 'global' ? 'cloudflare:rule (counted per data centre)' : 'cloudflare:ip.src (counted per data centre)',
         where: "in Cloudflare's counters, per data centre",
+        window: cloudflareWindow,
       };
     default:
-      return { algorithm: 'fixed-window', component: 'the gateway', hasBurst: false, key: 'gateway', ...perNode('in the gateway') };
+      return {
+        algorithm: 'fixed-window',
+        component: 'the gateway',
+        hasBurst: false,
+        key: 'gateway',
+        ...perNode('in the gateway'),
+        window: (rate) => asStated(rate, null),
+      };
   }
 }
 
@@ -258,4 +357,87 @@ export function edgeAllowlistHow(gateway: Gateway): string {
     default:
       return 'exempt the offender in the gateway configuration';
   }
+}
+
+const ROUTE_PARAM = /:([A-Za-z0-9_]+)(\?)?|\*[A-Za-z0-9_]*/g;
+
+/** The methods a route's method matches at the edge (GET also matches HEAD, as the frameworks do); null = any method. */
+export function edgeMethods(method: string): string[] | null {
+  const m = String(method).toUpperCase();
+  if (m === 'ANY' || m === '*' || m === '') return null;
+  return m === 'GET' ? ['GET', 'HEAD'] : [m];
+}
+
+/** The path part of a route as a regex body (no anchors): `:param` is one segment, `*` anything. */
+export function edgePathBody(route: string): string {
+  let r = String(route);
+  if (r.length > 1 && r.endsWith('/')) r = r.slice(0, -1);
+  let out = '';
+  let last = 0;
+  for (const m of r.matchAll(ROUTE_PARAM)) {
+    const at = m.index ?? 0;
+    out += regexLiteral(r.slice(last, at));
+    if (m[0].startsWith('*')) out += '.*';
+    else out += m[2] ? '[^/]*' : '[^/]+';
+    last = at + m[0].length;
+  }
+  out += regexLiteral(r.slice(last));
+  return out;
+}
+
+/** One endpoint as a Kong route matches it: its methods and its path regex. */
+export function kongEndpointKey(method: string, route: string): string {
+  const body = edgePathBody(route);
+  const pathBody = body === '/' || body === '' ? '/' : `${body}/?`;
+  return `${(edgeMethods(method) ?? ['*']).join(',')} ${pathBody}`;
+}
+
+/** The Kong routes the generated kong.yaml gives the route-scoped edge rules. */
+export interface KongRoutePlan {
+  /** One Kong route per group: endpoints with the same methods and the same rules (first rule's plugin runs). */
+  groups: { routes: { method: string; route: string }[]; ruleIds: string[] }[];
+  /** Per rule id: how many Kong routes carry its plugin, each with its own counter. */
+  routesPerRule: Map<string, number>;
+  /** Per endpoint key (kongEndpointKey): the rules scoped to it, in matrix order. */
+  byEndpoint: Map<string, { method: string; route: string; ruleIds: string[] }>;
+}
+
+/**
+ * How kong.yaml lays out the edge rules scoped to routes: Kong runs one rate-limiting instance
+ * per route, so endpoints that share their methods and their rules share one route (one
+ * counter), and a rule whose endpoints differ in methods or rules sits on several routes, each
+ * counting on its own. The generator writes these routes; the worst case multiplies by them.
+ */
+export function kongRoutePlan(rules: readonly MatrixRule[]): KongRoutePlan {
+  const routed = rules.filter(
+    (r) =>
+      r.layer === 'edge' &&
+      r.rate !== undefined &&
+      r.rate.requests > 0 &&
+      r.rate.periodSeconds > 0 &&
+      (r.identity === 'global' || r.identity === 'ip' || r.identity === 'api-key') &&
+      r.routes.length > 0,
+  );
+  const byEndpoint = new Map<string, { method: string; route: string; ruleIds: string[] }>();
+  for (const r of routed) {
+    for (const route of r.routes) {
+      const k = kongEndpointKey(route.method, route.route);
+      const entry = byEndpoint.get(k) ?? { method: route.method, route: route.route, ruleIds: [] };
+      if (!entry.ruleIds.includes(r.id)) entry.ruleIds.push(r.id);
+      byEndpoint.set(k, entry);
+    }
+  }
+  const groups = new Map<string, { routes: { method: string; route: string }[]; ruleIds: string[] }>();
+  for (const e of byEndpoint.values()) {
+    const k = `${(edgeMethods(e.method) ?? ['*']).join(',')}\u0000${e.ruleIds.join('\u0000')}`;
+    const g = groups.get(k) ?? { routes: [], ruleIds: e.ruleIds };
+    g.routes.push({ method: e.method, route: e.route });
+    groups.set(k, g);
+  }
+  const routesPerRule = new Map<string, number>();
+  for (const g of groups.values()) {
+    const first = g.ruleIds[0] as string;
+    routesPerRule.set(first, (routesPerRule.get(first) ?? 0) + 1);
+  }
+  return { groups: [...groups.values()], routesPerRule, byEndpoint };
 }

@@ -4,7 +4,7 @@
  * business quotas and outbound buckets. The layers are never merged into one number.
  */
 import { outboundPeak, outboundRate, PERIOD_SECONDS, QUOTA_BACKSTOP, quotaStop } from './scope.js';
-import { formatNumber } from '../format.js';
+import { formatNumber, secondsWords } from '../format.js';
 import type { ExistingLimiterT, HandRule, QuotaResetT } from '../answers/schema.js';
 import type { AuthKind, EndpointClass, MatrixRule, Primitive, ResolvedEndpoint, RuleIdentity, Scope } from './model.js';
 import { runBurst } from './algorithms.js';
@@ -1122,7 +1122,43 @@ export function buildMatrix(ctx: MatrixContext, hand: HandRule[]): MatrixResult 
   addWebhooks(b, ctx, webhooks);
   addQuotas(b, ctx, identified);
   addOutbound(b, ctx);
-  return { rules: inIdentityHashes(applyHandRules(b.rules, hand, scope).map(edgeHeaders).map(withKeyLength)), exempt };
+  return {
+    rules: inIdentityHashes(
+      applyHandRules(b.rules, hand, scope)
+        .map((r) => edgeWindowed(r, scope))
+        .map(edgeHeaders)
+        .map(withKeyLength),
+    ),
+    exempt,
+  };
+}
+
+/**
+ * An edge rule states what its gateway's file enforces: the window and burst the product accepts
+ * nearest the rule's numbers (edgeCounter's window); the derivation says how it was fitted.
+ */
+function edgeWindowed(rule: MatrixRule, scope: Scope): MatrixRule {
+  if (rule.layer !== 'edge' || !rule.rate || !(rule.rate.requests > 0) || !(rule.rate.periodSeconds > 0)) return rule;
+  const burst = typeof rule.burst === 'number' && rule.burst > 0 ? rule.burst : null;
+  const w = edgeCounter(rule, scope).window(rule.rate, burst);
+  if (w.requests === rule.rate.requests && w.periodSeconds === rule.rate.periodSeconds && w.burst === burst) return rule;
+  // a period of its own words ("1 min") only while the period stays the rule's own
+  const { periodText, ...rate } = rule.rate;
+  return {
+    ...rule,
+    rate: {
+      ...rate,
+      requests: w.requests,
+      periodSeconds: w.periodSeconds,
+      ...(periodText && w.periodSeconds === rate.periodSeconds ? { periodText } : {}),
+    },
+    burst: w.burst,
+    ...(w.fitted
+      ? {
+          derivation: `${rule.derivation ? `${rule.derivation}; ` : ''}enforced as ${formatNumber(w.requests)} per ${secondsWords(w.periodSeconds)}${w.burst !== null ? `, burst ${formatNumber(w.burst)}` : ''}, because ${w.fitted}`,
+        }
+      : {}),
+  };
 }
 
 /**

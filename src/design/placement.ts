@@ -252,7 +252,11 @@ export function buildEnforcement(scope: Scope, rules: MatrixRule[], exempt: Reso
         // (a rule kept as a field of its identity's hash runs in identity-limits.lua, below)
         .filter(
           (r) =>
-            luaScriptFor(r.algorithm) === name && r.primitive === 'redis-lua' && r.tier !== 'outbound' && r.layer !== 'edge' && r.field === undefined,
+            luaScriptFor(r.algorithm) === name &&
+            r.primitive === 'redis-lua' &&
+            r.tier !== 'outbound' &&
+            r.layer !== 'edge' &&
+            r.field === undefined,
         )
         .map((r) => r.id),
     }))

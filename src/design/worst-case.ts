@@ -25,7 +25,7 @@
  */
 import { formatNumber as fmt, rateWords, secondsWords } from '../format.js';
 import { algorithmLabel, luaScriptFor, runAsGcraLabel, runBurst } from './algorithms.js';
-import { edgeCounter, kongPolicy } from './gateway-behaviour.js';
+import { edgeCounter, kongPolicy, kongRoutePlan } from './gateway-behaviour.js';
 import type { Algorithm, Design, Layer, MatrixRule } from './model.js';
 
 /** One row of the table: a rule at one layer (or one source of extra admissions on top of it). */
@@ -168,29 +168,51 @@ export function inMemoryFallback(base: WorstCaseFigure, instances: number): Wors
   };
 }
 
-/** How many separate counters an edge rule has for one identity, and why. */
-function edgeCounters(design: Design, rule: MatrixRule): { k: number; text: string } {
+/** How many separate counters an edge rule has for one identity, and why (`k`: nodes or locations; `routes`: Kong routes, each with its own counter). */
+function edgeCounters(design: Design, rule: MatrixRule): { k: number; routes: number; text: string } {
   const nodes = design.scope.topology === 'horizontal' ? design.scope.instances : 1;
   const counter = edgeCounter(rule, design.scope);
   switch (design.scope.gateway) {
     case 'cloudflare':
       return {
         k: 1,
-        text: 'Cloudflare counts per data centre; one client normally reaches one, so one counter (a client that reaches several is counted in each).',
+        routes: 1,
+        text:
+          rule.identity === 'global'
+            ? "Cloudflare counts per data centre (cf.colo.id): this figure is one data centre's; the traffic that reaches D data centres gets D x it in all."
+            : "Cloudflare counts per data centre (cf.colo.id): one client's requests normally land in one data centre, so one counter; a client whose requests land in D data centres (anycast moving it, or one address used from several places) gets D x this.",
       };
     case 'aws-api-gateway':
-      return { k: 1, text: 'AWS API Gateway throttles per account, stage and method across its fleet: one counter.' };
+      return rule.identity === 'ip'
+        ? {
+            k: 1,
+            routes: 1,
+            text: 'AWS WAF counts each client IP over its trailing evaluation window across its fleet: one counter. It checks the rate about every 10 s and applies the limit near the set value, not exactly, so a client can pass more before a check blocks it.',
+          }
+        : {
+            k: 1,
+            routes: 1,
+            text: 'AWS API Gateway throttles with a token bucket across its fleet: one counter. AWS applies throttles on a best-effort basis, as targets rather than exact ceilings.',
+          };
     case 'none':
-      return { k: 1, text: 'One counter.' };
+      return { k: 1, routes: 1, text: 'One counter.' };
   }
+  // Kong runs one rate-limiting instance per route: a rule on several routes counts on each
+  const routes = design.scope.gateway === 'kong' ? Math.max(1, kongRoutePlan(design.rules).routesPerRule.get(rule.id) ?? 1) : 1;
+  const onRoutes =
+    routes > 1
+      ? ` Its endpoints sit on ${fmt(routes)} Kong routes in gateway/kong.yaml (different methods or rules), each with its own counter: R = ${fmt(routes)}.`
+      : '';
   // a shared count (Envoy's rate limit service, Kong's policy redis) is one for the whole fleet
   if (counter.shared) {
     return {
       k: 1,
+      routes,
       text:
-        design.scope.gateway === 'kong'
+        (design.scope.gateway === 'kong'
           ? "Kong's rate-limiting plugin keeps the counter in Redis (policy redis): one counter for all nodes."
-          : 'The rate limit service (envoyproxy/ratelimit) keeps the count in its own Redis for every Envoy node: one counter for all nodes.',
+          : 'The rate limit service (envoyproxy/ratelimit) keeps the count in its own Redis for every Envoy node: one counter for all nodes.') +
+        onRoutes,
     };
   }
   const what =
@@ -202,9 +224,10 @@ function edgeCounters(design: Design, rule: MatrixRule): { k: number; text: stri
   return nodes > 1
     ? {
         k: nodes,
-        text: `${what} keeps its counter in each node; K = ${fmt(nodes)} nodes, taken from the answers' instance count (stack.instances).`,
+        routes,
+        text: `${what} keeps its counter in each node; K = ${fmt(nodes)} nodes, taken from the answers' instance count (stack.instances).${onRoutes}`,
       }
-    : { k: 1, text: `${what} keeps its counter in each node; the answers describe a single node.` };
+    : { k: 1, routes, text: `${what} keeps its counter in each node; the answers describe a single node.${onRoutes}` };
 }
 
 /** Every store-backed or in-process rule of the middleware and the outbound client, and every edge rule. */
@@ -221,7 +244,7 @@ const byRule: WorstCaseKind = {
       let basis = base.basis;
       const perProcess = rule.primitive === 'in-process';
       if (rule.layer === 'edge') {
-        const { k, text } = edgeCounters(design, rule);
+        const { k, routes, text } = edgeCounters(design, rule);
         if (design.scope.gateway === 'nginx' && typeof rule.burst === 'number') {
           // limit_req admits the request that fills the burst's last slot and burst more behind it
           worstCase = base.worstCase + 1;
@@ -231,6 +254,10 @@ const byRule: WorstCaseKind = {
         if (k > 1) {
           worstCase *= k;
           formula = `(${formula}) x ${fmt(k)} nodes`;
+        }
+        if (routes > 1) {
+          worstCase *= routes;
+          formula = `${k > 1 ? formula : `(${formula})`} x ${fmt(routes)} Kong routes`;
         }
         basis = `${basis} ${text}`;
       } else if (perProcess && design.scope.topology === 'horizontal' && design.scope.instances > 1) {

@@ -5,7 +5,7 @@
  * examples to adapt, each labelled as such in its `_comment` field: the resource shapes of
  * CloudFormation and of Cloudflare's Rulesets API, filled with the design's numbers.
  */
-import { edgeShadowHow } from '../../design/gateway-behaviour.js';
+import { CF_PERIODS, type EdgeWindow, edgeCounter, edgeShadowHow } from '../../design/gateway-behaviour.js';
 import type { Design } from '../../design/model.js';
 import { slug } from '../../design/naming.js';
 import { TOOL_VERSION } from '../../version.js';
@@ -39,6 +39,9 @@ const QUOTA_RETRY_AFTER = 86400;
 
 const perSecond = (r: EdgeRule): number => r.rate.requests / r.rate.periodSeconds;
 
+/** What the file enforces for a rule: the window and burst the design states for it (its matrix row). */
+const windowOf = (design: Design, r: EdgeRule): EdgeWindow => edgeCounter(r.rule, design.scope).window(r.rate, r.burst);
+
 function json(value: unknown): string {
   return `${JSON.stringify(value, null, 2)}\n`;
 }
@@ -57,7 +60,7 @@ export function awsConfig(design: Design): Record<string, unknown> {
   const ipRules = rules.filter((r) => r.key === 'ip');
   const other = rules.filter((r) => r.key === 'unsupported');
   const methodSettings = globalRules.flatMap((r) => {
-    const throttle = { ThrottlingRateLimit: perSecond(r), ThrottlingBurstLimit: r.burst ?? Math.ceil(perSecond(r)) };
+    const throttle = { ThrottlingRateLimit: perSecond(r), ThrottlingBurstLimit: windowOf(design, r).burst };
     if (r.routes.length === 0) return [{ ResourcePath: '/*', HttpMethod: '*', ...throttle, _rule: r.id }];
     return r.routes.flatMap((route) =>
       (route.methods ?? ['*']).map((m) => ({ ResourcePath: apiGatewayPath(route.route), HttpMethod: m, ...throttle, _rule: r.id })),
@@ -78,8 +81,8 @@ export function awsConfig(design: Design): Record<string, unknown> {
     },
     _note: note,
   });
-  /** WAF refuses until the rate over its 60 s window falls: one window is the honest wait. */
-  const wafRetryAfter = Math.max(retryAfter, 60);
+  /** WAF refuses until the rate over its evaluation window falls: the longest window is the honest wait. */
+  const wafRetryAfter = Math.max(retryAfter, ...ipRules.map((r) => windowOf(design, r).periodSeconds));
   const body = JSON.stringify(edgeProblemBody(design, rules, wafRetryAfter));
   return {
     _comment: [
@@ -120,7 +123,7 @@ export function awsConfig(design: Design): Record<string, unknown> {
           usagePlans: keyRules.map((r) => ({
             UsagePlanName: `${slug(design.scope.projectName)}-${r.id}`,
             Description: oneLine(`${r.id}: ${r.title}`),
-            Throttle: { RateLimit: perSecond(r), BurstLimit: r.burst ?? Math.ceil(perSecond(r)) },
+            Throttle: { RateLimit: perSecond(r), BurstLimit: windowOf(design, r).burst },
             ApiStages: [{ ApiId: '<rest-api-id>', Stage: '<stage>' }],
             _note: `Clients send their API key in the x-api-key header (API Gateway's own header; the design's edge header is ${API_KEY_HEADER}).`,
           })),
@@ -128,40 +131,45 @@ export function awsConfig(design: Design): Record<string, unknown> {
       : {}),
     ...(ipRules.length > 0
       ? {
-          wafRateBasedRules: ipRules.map((r, i) => ({
-            Name: gatewayName(`rl-${r.id}-${i + 1}`).replace(/[.~]/g, '_'),
-            Priority: i + 1,
-            Action: {
-              Block: {
-                CustomResponse: {
-                  ResponseCode: 429,
-                  CustomResponseBodyKey: 'rl-too-many-requests',
-                  ResponseHeaders: [{ Name: 'Retry-After', Value: String(wafRetryAfter) }],
+          wafRateBasedRules: ipRules.map((r, i) => {
+            const w = windowOf(design, r);
+            return {
+              Name: gatewayName(`rl-${r.id}-${i + 1}`).replace(/[.~]/g, '_'),
+              Priority: i + 1,
+              Action: {
+                Block: {
+                  CustomResponse: {
+                    ResponseCode: 429,
+                    CustomResponseBodyKey: 'rl-too-many-requests',
+                    ResponseHeaders: [{ Name: 'Retry-After', Value: String(wafRetryAfter) }],
+                  },
                 },
               },
-            },
-            Statement: {
-              RateBasedStatement: {
-                // WAF counts requests per evaluation window (minimum limit 10)
-                Limit: Math.max(10, Math.round(perSecond(r) * 60)),
-                EvaluationWindowSec: 60,
-                // never FORWARDED_IP: WAF takes the first (client-written) X-Forwarded-For entry
-                AggregateKeyType: 'IP',
-                ...(r.routes.length > 0
-                  ? {
-                      ScopeDownStatement:
-                        r.routes.length === 1 ? wafPath(r.routes[0] as EdgeRoute) : { OrStatement: { Statements: r.routes.map(wafPath) } },
-                    }
-                  : {}),
+              Statement: {
+                RateBasedStatement: {
+                  // the design's window: one WAF accepts (60, 120, 300 or 600 s; limit at least 10)
+                  Limit: w.requests,
+                  EvaluationWindowSec: w.periodSeconds,
+                  // never FORWARDED_IP: WAF takes the first (client-written) X-Forwarded-For entry
+                  AggregateKeyType: 'IP',
+                  ...(r.routes.length > 0
+                    ? {
+                        ScopeDownStatement:
+                          r.routes.length === 1
+                            ? wafPath(r.routes[0] as EdgeRoute)
+                            : { OrStatement: { Statements: r.routes.map(wafPath) } },
+                      }
+                    : {}),
+                },
               },
-            },
-            VisibilityConfig: {
-              SampledRequestsEnabled: true,
-              CloudWatchMetricsEnabled: true,
-              MetricName: gatewayName(`rl_${r.id}`).replace(/[.~]/g, '_'),
-            },
-            _note: `${rateText(r.rate)} as ${Math.max(10, Math.round(perSecond(r) * 60))} per 60 s window; WAF blocks until the rate falls, so Retry-After is 60 s.`,
-          })),
+              VisibilityConfig: {
+                SampledRequestsEnabled: true,
+                CloudWatchMetricsEnabled: true,
+                MetricName: gatewayName(`rl_${r.id}`).replace(/[.~]/g, '_'),
+              },
+              _note: `${w.requests} per ${w.periodSeconds} s trailing window, no burst; WAF blocks until the rate over the window falls, so Retry-After is ${wafRetryAfter} s.`,
+            };
+          }),
           wafCustomResponseBodies: { 'rl-too-many-requests': { ContentType: 'APPLICATION_JSON', Content: body } },
         }
       : {}),
@@ -178,8 +186,7 @@ function wafPath(route: EdgeRoute): Record<string, unknown> {
   };
 }
 
-/** Cloudflare periods, in seconds, that rate limiting rules accept (plans allow a subset). */
-export const CF_PERIODS = [10, 60, 120, 300, 600, 3600];
+export { CF_PERIODS };
 /** Mitigation timeouts (block durations), in seconds, that rate limiting rules accept (0 is throttling, Enterprise only). */
 export const CF_MITIGATION_TIMEOUTS = [10, 60, 120, 300, 600, 3600, 86400];
 
@@ -214,8 +221,7 @@ export function cloudflareConfig(design: Design): Record<string, unknown> {
     ],
     phase: 'http_ratelimit',
     rules: rules.map((r) => {
-      const rps = perSecond(r);
-      const period = CF_PERIODS.find((p) => rps * p >= 1) ?? 3600;
+      const w = windowOf(design, r);
       const expression =
         r.routes.length > 0
           ? r.routes.map(cfRouteExpr).join(' or ')
@@ -239,9 +245,9 @@ export function cloudflareConfig(design: Design): Record<string, unknown> {
         action_parameters: { response: { status_code: 429, content_type: CLOUDFLARE_CONTENT_TYPE, content } },
         ratelimit: {
           characteristics,
-          period,
-          // the design's burst fits inside one counting period
-          requests_per_period: Math.max(1, Math.floor(rps * period), r.burst ?? 0),
+          // the design's window: a period Cloudflare accepts, any stated burst folded into its count
+          period: w.periodSeconds,
+          requests_per_period: w.requests,
           mitigation_timeout: mitigation,
         },
         enabled: true,

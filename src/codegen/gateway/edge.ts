@@ -3,6 +3,7 @@
  * rule counts (method + route patterns, or everything but the exempt endpoints), what it is
  * keyed on, and its rate, burst, fail mode and kill switch.
  */
+import { edgeMethods, edgePathBody } from '../../design/gateway-behaviour.js';
 import type { Design, FailMode, MatrixRule, RuleIdentity } from '../../design/model.js';
 import { regexLiteral } from '../../escape/index.js';
 
@@ -61,34 +62,9 @@ function keyOf(identity: RuleIdentity | undefined): EdgeKey {
   return 'unsupported';
 }
 
-const PARAM = /:([A-Za-z0-9_]+)(\?)?|\*[A-Za-z0-9_]*/g;
-
-/** The path part of a route as a regex body (no anchors): `:param` is one segment, `*` anything. */
-function routePathBody(route: string): string {
-  let r = String(route);
-  if (r.length > 1 && r.endsWith('/')) r = r.slice(0, -1);
-  let out = '';
-  let last = 0;
-  for (const m of r.matchAll(PARAM)) {
-    const at = m.index ?? 0;
-    out += regexLiteral(r.slice(last, at));
-    if (m[0].startsWith('*')) out += '.*';
-    else out += m[2] ? '[^/]*' : '[^/]+';
-    last = at + m[0].length;
-  }
-  out += regexLiteral(r.slice(last));
-  return out;
-}
-
-function methodsOf(method: string): string[] | null {
-  const m = String(method).toUpperCase();
-  if (m === 'ANY' || m === '*' || m === '') return null;
-  return m === 'GET' ? ['GET', 'HEAD'] : [m];
-}
-
 export function edgeRoute(method: string, route: string): EdgeRoute {
-  const methods = methodsOf(method);
-  const body = routePathBody(route);
+  const methods = edgeMethods(method);
+  const body = edgePathBody(route);
   const pathBody = body === '/' || body === '' ? '/' : `${body}/?`;
   return {
     method,

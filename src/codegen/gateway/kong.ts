@@ -11,7 +11,7 @@
  * An endpoint that two rules of the second kind cover can run only one of them at Kong; the
  * file header names every such gap, and `kongCoverage` states, per endpoint, what runs.
  */
-import { edgeShadowHow, kongPolicy } from '../../design/gateway-behaviour.js';
+import { edgeShadowHow, kongEndpointKey, kongPolicy, kongRoutePlan } from '../../design/gateway-behaviour.js';
 import type { Design } from '../../design/model.js';
 import { slug } from '../../design/naming.js';
 import { parse as parseYaml } from 'yaml';
@@ -123,7 +123,7 @@ function ceilingPlugin(design: Design, ceilings: EdgeRule[], instance: string): 
 
 /** One Kong route per endpoint: same methods and path regex. */
 function endpointKey(r: EdgeRoute): string {
-  return `${(r.methods ?? ['*']).join(',')} ${r.pathBody}`;
+  return kongEndpointKey(r.method, r.route);
 }
 
 /** One Kong route for endpoints that share their methods (Kong matches any listed method with any path). */
@@ -168,27 +168,19 @@ function plan(design: Design): Plan {
   const rules = edgeRules(design).filter((r) => r.key !== 'unsupported');
   const ceilings = rules.filter((r) => r.key === 'global' && r.routes.length === 0);
   const everywhere = rules.filter((r) => r.key !== 'global' && r.routes.length === 0);
-  const routed = rules.filter((r) => r.routes.length > 0);
-  const byEndpoint = new Map<string, { route: EdgeRoute; rules: EdgeRule[] }>();
-  for (const r of routed) {
-    for (const route of r.routes) {
-      const k = endpointKey(route);
-      const entry = byEndpoint.get(k) ?? { route, rules: [] };
-      if (!entry.rules.includes(r)) entry.rules.push(r);
-      byEndpoint.set(k, entry);
-    }
-  }
+  // the Kong routes the design counts the rules' worst case over
+  const layout = kongRoutePlan(design.rules);
+  const byId = new Map(rules.map((r) => [r.id, r]));
+  const ruleOf = (id: string): EdgeRule => byId.get(id) as EdgeRule;
+  const byEndpoint = new Map(
+    [...layout.byEndpoint].map(([k, e]) => [k, { route: edgeRoute(e.method, e.route), rules: e.ruleIds.map(ruleOf) }] as const),
+  );
   const serviceRule = everywhere[0];
-  const groups = new Map<string, { routes: EdgeRoute[]; rules: EdgeRule[] }>();
-  for (const e of byEndpoint.values()) {
-    const k = `${(e.route.methods ?? ['*']).join(',')}\u0000${e.rules.map((r) => r.id).join('\u0000')}`;
-    const g = groups.get(k) ?? { routes: [], rules: e.rules };
-    g.routes.push(e.route);
-    groups.set(k, g);
-  }
-  const endpoints = [...groups.values()].map((g) => ({ routes: g.routes, rule: g.rules[0] as EdgeRule, others: g.rules.slice(1) }));
-  const routesPerRule = new Map<string, number>();
-  for (const e of endpoints) routesPerRule.set(e.rule.id, (routesPerRule.get(e.rule.id) ?? 0) + 1);
+  const endpoints = layout.groups.map((g) => {
+    const rs = g.ruleIds.map(ruleOf);
+    return { routes: g.routes.map((x) => edgeRoute(x.method, x.route)), rule: rs[0] as EdgeRule, others: rs.slice(1) };
+  });
+  const routesPerRule = layout.routesPerRule;
   const exempt = new Set(exemptRoutes(design).map(endpointKey));
   const coverage: KongCoverage[] = design.scope.endpoints
     .filter((e) => !exempt.has(endpointKey(edgeRoute(e.method, e.route))))

@@ -1,0 +1,298 @@
+/**
+ * The numbers the document states for an edge rule on AWS API Gateway, Cloudflare and Kong (its
+ * matrix rate and burst, its worst case, its migration row) are the numbers the generated gateway
+ * file enforces, read back from that file; and the file's window is one the product accepts.
+ */
+import { describe, expect, it } from 'vitest';
+import { parse as parseYaml } from 'yaml';
+import { Answers } from '../../src/answers/schema.js';
+import { generateCode } from '../../src/codegen/index.js';
+import { checkDesign } from '../../src/constraints/index.js';
+import { buildDesign } from '../../src/design/build.js';
+import { cloudflareWindow, wafWindow } from '../../src/design/gateway-behaviour.js';
+import type { Design, MatrixRule } from '../../src/design/model.js';
+import { renderMarkdown } from '../../src/render/markdown/index.js';
+
+const DATE = '2026-12-03';
+
+/** From AWS's documentation of rate-based rules: the evaluation windows and the lowest limit it accepts. */
+const WAF_WINDOWS = [60, 120, 300, 600];
+const WAF_LOWEST_LIMIT = 10;
+/** From Cloudflare's documentation of rate limiting rules: the periods it accepts (by plan). */
+const CLOUDFLARE_PERIODS = [10, 60, 120, 300, 600, 3600];
+
+function answers(gateway: string, identities: string[], extra: Record<string, unknown> = {}): Answers {
+  const anonymous = identities.includes('ip');
+  return Answers.parse({
+    project: { name: 'Open Weather Feed', description: 'Public weather API.' },
+    output: { format: 'markdown', layout: 'single', path: 'out/design', codeDir: 'out/code' },
+    goals: ['overload', 'abuse'],
+    stack: {
+      language: 'TypeScript',
+      framework: 'fastify',
+      topology: 'horizontal',
+      instances: 3,
+      gateway,
+      store: 'valkey',
+      trustedProxies: ['10.0.0.0/8'],
+    },
+    identities,
+    endpoints: [
+      { name: 'current', method: 'GET', route: '/v2/current', class: 'read', anonymous },
+      { name: 'forecast', method: 'GET', route: '/v2/forecast/:city', class: 'read', anonymous },
+      { name: 'history', method: 'GET', route: '/v2/history', class: 'expensive', anonymous, cost: 5 },
+      { name: 'report', method: 'POST', route: '/v2/reports', class: 'write', anonymous },
+      { name: 'health', method: 'GET', route: '/health', class: 'health', anonymous: true },
+    ],
+    traffic: { typicalRps: 150, peakRps: 600, burstiness: 'moderate', distinctClients: 40000 },
+    failure: { byClass: { read: 'open', expensive: 'closed', write: 'closed', health: 'open' } },
+    headers: { convention: 'ietf-trio' },
+    rollout: { shadowDays: 7 },
+    existing: {
+      limiters: [
+        {
+          kind: '@fastify/rate-limit',
+          name: 'globalLimit',
+          source: 'src/server.ts:40',
+          limit: 100,
+          windowSeconds: 60,
+          keyedOn: identities.includes('ip') ? 'ip' : 'api-key',
+        },
+      ],
+    },
+    ...extra,
+  });
+}
+
+function build(a: Answers) {
+  const design = buildDesign(a, { date: DATE });
+  const files = generateCode(design);
+  const checks = checkDesign(design, files);
+  const doc = renderMarkdown({ design, checks, codeFiles: files }, { layout: 'single' })[0]?.content ?? '';
+  const file = (path: string): string => files.find((f) => f.path === path)?.content ?? '';
+  return { design, files, checks, doc, file };
+}
+
+const rule = (d: Design, id: string): MatrixRule => {
+  const r = d.rules.find((x) => x.id === id);
+  if (!r) throw new Error(`no rule ${id} in ${d.rules.map((x) => x.id).join(', ')}`);
+  return r;
+};
+
+/** The cells of one table row of the document whose first cell names the rule. */
+function rowOf(doc: string, heading: string, ruleCell: string): string[] {
+  const start = doc.indexOf(heading);
+  expect(start, heading).toBeGreaterThanOrEqual(0);
+  const line = doc
+    .slice(start)
+    .split('\n')
+    .find((l) => l.startsWith(`| ${ruleCell}`));
+  expect(line, `${heading} ${ruleCell}`).toBeDefined();
+  return line!.split(' | ').map((c) => c.replace(/^\| |\s*\|$/g, '').trim());
+}
+
+const n = (x: number): string => x.toLocaleString('en-US');
+
+/** The worst-case row (section 3.2) of a rule: stated, worst case, formula. */
+function worstRow(doc: string, id: string): { stated: string; worst: string; formula: string; basis: string } {
+  const cells = rowOf(doc, '### 3.2', `\`${id}\``);
+  return { stated: cells[3]!, worst: cells[4]!, formula: cells[5]!, basis: cells[6]! };
+}
+
+const passes = (checks: ReturnType<typeof checkDesign>): string[] =>
+  checks.filter((c) => !c.passed).map((c) => `${c.id}: ${c.messages.join('; ')}`);
+
+describe('AWS API Gateway: the document states what the template enforces', () => {
+  const { design, checks, doc, file } = build(answers('aws-api-gateway', ['ip']));
+  const aws = JSON.parse(file('gateway/aws-api-gateway.json'));
+
+  it('the per-IP rule is the WAF rate-based rule: its limit per evaluation window, no burst, a window WAF accepts', () => {
+    const anon = rule(design, 'anonymous-per-ip');
+    const [waf] = aws.wafRateBasedRules;
+    const stmt = waf.Statement.RateBasedStatement;
+    expect(WAF_WINDOWS).toContain(stmt.EvaluationWindowSec);
+    expect(stmt.Limit).toBeGreaterThanOrEqual(WAF_LOWEST_LIMIT);
+    expect(Number.isInteger(stmt.Limit)).toBe(true);
+    expect(anon.rate).toMatchObject({ requests: stmt.Limit, periodSeconds: stmt.EvaluationWindowSec });
+    expect(anon.burst).toBeNull();
+    expect(anon.algorithm).toBe('sliding-window-log');
+    // the matrix row, the worst case and the migration table state the file's numbers
+    expect(rowOf(doc, '## 2. Limit matrix', '[`anonymous-per-ip`]')[3]).toBe(
+      `${n(stmt.Limit)} / ${stmt.EvaluationWindowSec} s, no burst (window)`,
+    );
+    const w = worstRow(doc, 'anonymous-per-ip');
+    expect(w.stated).toBe(`${n(stmt.Limit)} per 1 min`);
+    expect(w.worst).toBe(n(stmt.Limit));
+    expect(w.basis).toContain('checks the rate about every 10 s');
+    expect(doc).toContain(`anonymous-per-ip: ${n(stmt.Limit)} per 1 min`);
+    expect(doc).not.toContain('burst 250');
+    // Retry-After covers the evaluation window
+    expect(waf.Action.Block.CustomResponse.ResponseHeaders[0].Value).toBe(String(stmt.EvaluationWindowSec));
+  });
+
+  it('the ceiling is the stage throttle: rate per second and burst as API Gateway applies them, burst + rate as its worst case', () => {
+    const ceiling = rule(design, 'global-ceiling');
+    const [setting] = aws.stageMethodSettings;
+    expect(setting.ThrottlingRateLimit).toBe(ceiling.rate!.requests / ceiling.rate!.periodSeconds);
+    expect(setting.ThrottlingBurstLimit).toBe(ceiling.burst);
+    expect(Number.isInteger(setting.ThrottlingBurstLimit)).toBe(true);
+    expect(rowOf(doc, '## 2. Limit matrix', '[`global-ceiling`]')[3]).toBe(
+      `${n(setting.ThrottlingRateLimit)} / 1 s, burst ${n(setting.ThrottlingBurstLimit)}`,
+    );
+    const w = worstRow(doc, 'global-ceiling');
+    expect(w.worst).toBe(n(setting.ThrottlingBurstLimit + setting.ThrottlingRateLimit));
+    expect(w.formula).toBe(`${n(setting.ThrottlingBurstLimit)} + ${n(setting.ThrottlingRateLimit)}/s x 1 s`);
+  });
+
+  it('passes validate', () => {
+    expect(passes(checks)).toEqual([]);
+  });
+
+  it('api-key identities: a usage plan throttle states the rate and the burst the usage plan carries (a burst even when none is stated)', () => {
+    const { design, checks, doc, file } = build(
+      answers('aws-api-gateway', ['api-key'], {
+        rules: [
+          {
+            id: 'partner-keys',
+            identity: 'api-key',
+            layer: 'edge',
+            algorithm: 'token-bucket',
+            primitive: 'gateway-native',
+            endpoints: ['current', 'forecast'],
+            rate: { requests: 600, per: 'minute' },
+            key: 'aws:usage plan throttle per API key',
+            cost: 1,
+            failMode: 'open',
+            ttlSeconds: 60,
+            cardinalityBound: 1000,
+          },
+        ],
+      }),
+    );
+    const aws = JSON.parse(file('gateway/aws-api-gateway.json'));
+    const plan = aws.usagePlans.find((p: any) => p.UsagePlanName.endsWith('partner-keys'));
+    const r = rule(design, 'partner-keys');
+    expect(plan.Throttle.RateLimit).toBe(r.rate!.requests / r.rate!.periodSeconds);
+    expect(plan.Throttle.BurstLimit).toBe(r.burst);
+    expect(plan.Throttle.BurstLimit).toBe(10);
+    expect(rowOf(doc, '## 2. Limit matrix', '[`partner-keys`]')[3]).toBe('600 / 60 s, burst 10');
+    expect(worstRow(doc, 'partner-keys').worst).toBe(n(10 + 600));
+    // the ceiling's stage throttle too
+    const ceiling = rule(design, 'global-ceiling');
+    expect(aws.stageMethodSettings[0].ThrottlingBurstLimit).toBe(ceiling.burst);
+    expect(passes(checks)).toEqual([]);
+  });
+
+  it('every rate fits a WAF rule: a window WAF accepts, a limit at least its minimum, never below the stated rate', () => {
+    for (const [requests, periodSeconds] of [
+      [50, 1],
+      [1, 1],
+      [5, 60],
+      [100, 60],
+      [1, 3600],
+      [7, 900],
+      [2000, 300],
+      [3, 86400],
+    ] as const) {
+      const w = wafWindow({ requests, periodSeconds });
+      expect(WAF_WINDOWS).toContain(w.periodSeconds);
+      expect(w.requests).toBeGreaterThanOrEqual(WAF_LOWEST_LIMIT);
+      expect(Number.isInteger(w.requests)).toBe(true);
+      expect(w.burst).toBeNull();
+      // a rate WAF can carry as it is is kept
+      if (WAF_WINDOWS.includes(periodSeconds) && requests >= WAF_LOWEST_LIMIT) expect(w).toEqual({ requests, periodSeconds, burst: null });
+      else expect(w.fitted).toBeDefined();
+      // idempotent: the design states the window, the generator reads it again
+      expect(wafWindow(w)).toEqual({ requests: w.requests, periodSeconds: w.periodSeconds, burst: null });
+    }
+    expect(wafWindow({ requests: 5, periodSeconds: 60 })).toMatchObject({ requests: 10, periodSeconds: 120 });
+    expect(wafWindow({ requests: 1, periodSeconds: 3600 })).toMatchObject({ requests: 10, periodSeconds: 600 });
+  });
+});
+
+describe('Cloudflare: the document states what the rules enforce, per data centre', () => {
+  const { design, checks, doc, file } = build(answers('cloudflare', ['ip']));
+  const cf = JSON.parse(file('gateway/cloudflare-ratelimit.json'));
+  const ruleFor = (id: string) => cf.rules.find((r: any) => String(r.description).startsWith(`${id}:`));
+
+  it('each rule states the period and count the rule carries, a period Cloudflare accepts, no burst', () => {
+    for (const id of ['global-ceiling', 'anonymous-per-ip']) {
+      const { ratelimit } = ruleFor(id);
+      expect(CLOUDFLARE_PERIODS).toContain(ratelimit.period);
+      expect(Number.isInteger(ratelimit.requests_per_period)).toBe(true);
+      const r = rule(design, id);
+      expect(r.rate).toMatchObject({ requests: ratelimit.requests_per_period, periodSeconds: ratelimit.period });
+      expect(r.burst).toBeNull();
+      expect(rowOf(doc, '## 2. Limit matrix', `[\`${id}\`]`)[3]).toBe(
+        `${n(ratelimit.requests_per_period)} / ${ratelimit.period} s, no burst (window)`,
+      );
+      const w = worstRow(doc, id);
+      expect(w.stated).toBe(`${n(ratelimit.requests_per_period)} per ${ratelimit.period} s`);
+      expect(w.worst).toBe(n(2 * ratelimit.requests_per_period));
+      expect(w.formula).toBe(`2 x ${n(ratelimit.requests_per_period)}`);
+      expect(w.basis).toContain('per data centre');
+    }
+    const anon = ruleFor('anonymous-per-ip').ratelimit;
+    expect(anon.characteristics).toEqual(['ip.src', 'cf.colo.id']);
+    // what a per-data-centre count means for one client
+    expect(worstRow(doc, 'anonymous-per-ip').basis).toContain('a client whose requests land in D data centres');
+    expect(doc).toContain(`anonymous-per-ip: ${n(anon.requests_per_period)} per ${anon.period} s`);
+    expect(doc).not.toContain('| 100 | 2 x 50 |');
+  });
+
+  it('passes validate', () => {
+    expect(passes(checks)).toEqual([]);
+  });
+
+  it('every rate fits a Cloudflare period, keeps a period Cloudflare accepts, folds a burst into the count', () => {
+    for (const [requests, periodSeconds, burst] of [
+      [50, 1, null],
+      [100, 60, null],
+      [1, 3600, null],
+      [5, 1, 20],
+      [3, 86400, null],
+      [10, 900, null],
+    ] as const) {
+      const w = cloudflareWindow({ requests, periodSeconds }, burst);
+      expect(CLOUDFLARE_PERIODS).toContain(w.periodSeconds);
+      expect(w.requests).toBeGreaterThanOrEqual(Math.max(1, burst ?? 0));
+      expect(w.burst).toBeNull();
+      expect(cloudflareWindow(w, null)).toEqual({ requests: w.requests, periodSeconds: w.periodSeconds, burst: null });
+    }
+    expect(cloudflareWindow({ requests: 100, periodSeconds: 60 }, null)).toEqual({ requests: 100, periodSeconds: 60, burst: null });
+    expect(cloudflareWindow({ requests: 5, periodSeconds: 1 }, 20)).toMatchObject({ requests: 50, periodSeconds: 10 });
+  });
+});
+
+describe('Kong: the worst case counts every Kong route a rule sits on', () => {
+  const { design, checks, doc, file } = build(answers('kong', ['ip']));
+  const kong = parseYaml(file('gateway/kong.yaml'));
+
+  it('the per-IP rule is a fixed window on each of its routes: the worst case is 2 x limit x routes', () => {
+    const anon = rule(design, 'anonymous-per-ip');
+    const service = kong.services[0];
+    const plugins = service.routes.flatMap((r: any) =>
+      (r.plugins ?? []).filter((p: any) => p.name === 'rate-limiting' && p.tags.includes('rule-anonymous-per-ip')),
+    );
+    const routes = plugins.length;
+    expect(routes).toBeGreaterThan(1);
+    for (const p of plugins) expect(p.config.second).toBe(anon.rate!.requests);
+    expect(anon.rate!.periodSeconds).toBe(1);
+    // the file's header says the same count
+    expect(file('gateway/kong.yaml')).toContain(`sit on ${routes} Kong routes`);
+    const w = worstRow(doc, 'anonymous-per-ip');
+    expect(w.stated).toBe(`${anon.rate!.requests} per 1 s`);
+    expect(w.worst).toBe(n(2 * anon.rate!.requests * routes));
+    expect(w.formula).toBe(`(2 x ${anon.rate!.requests}) x ${routes} Kong routes`);
+    expect(w.basis).toContain(`sit on ${routes} Kong routes`);
+  });
+
+  it('the ceiling stays on the service, one route: counted per node only', () => {
+    const w = worstRow(doc, 'global-ceiling');
+    expect(w.formula).toBe(`(2 x ${n(rule(design, 'global-ceiling').rate!.requests)}) x 3 nodes`);
+  });
+
+  it('passes validate', () => {
+    expect(passes(checks)).toEqual([]);
+  });
+});
