@@ -71,8 +71,8 @@ describe('generated middleware under tsc --strict', () => {
     expect((await scratch.load<Core>('saas-platform', 'ratelimit-core')).SCRIPTS.map((s) => s.name)).toEqual([
       'gcra',
       'sliding-window-log',
-      'fixed-window',
-      // the tenant's fairness bucket and its quota, checked in one call
+      // the tenant's fairness bucket and its quota: fields of the tenant's hash, checked in one
+      // call (so no fixed-window.lua: nothing else counts in a window)
       'identity-limits',
       'penalty', // its penalty box runs on the store too
     ]);
