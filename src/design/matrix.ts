@@ -7,7 +7,7 @@ import { outboundPeak, outboundRate, PERIOD_SECONDS, QUOTA_BACKSTOP, quotaStop }
 import { formatNumber, secondsWords } from '../format.js';
 import type { ExistingLimiterT, HandRule, QuotaResetT } from '../answers/schema.js';
 import type { AuthKind, EndpointClass, MatrixRule, Primitive, ResolvedEndpoint, RuleIdentity, Scope } from './model.js';
-import { runBurst } from './algorithms.js';
+import { luaScriptFor, runBurst } from './algorithms.js';
 import { existingLimitText, existingName, tighterExisting } from './migration.js';
 import { edgeCounter, edgeStateNote } from './gateway-behaviour.js';
 import { IdAllocator, KEY_PREFIX, killSwitchFlag, slug } from './naming.js';
@@ -1048,6 +1048,12 @@ export function applyHandRules(rules: MatrixRule[], hand: HandRule[], scope: Sco
       if (idx >= 0) {
         const base = out[idx] as MatrixRule;
         const merged: MatrixRule = { ...base, ...patch, source: 'overridden' };
+        // another algorithm or primitive keeps another key layout in the store
+        if (h.algorithm || h.primitive || h.layer) {
+          const bytes = storeBytesPerKey(merged);
+          if (bytes === undefined) delete merged.bytesPerKey;
+          else merged.bytesPerKey = bytes;
+        }
         // new numbers, same state lifetime rule: the TTL follows them unless the answers set it
         if (h.ttlSeconds === undefined && (h.rate || h.burst !== undefined || h.algorithm)) {
           const ttl = stateTtl(merged);
@@ -1070,11 +1076,31 @@ export function applyHandRules(rules: MatrixRule[], hand: HandRule[], scope: Sco
           ...(h.killSwitch === false ? {} : { killSwitch: { flag: killSwitchFlag(h.id) } }),
           ...patch,
         };
-        out.push(rule);
+        const bytes = storeBytesPerKey(rule);
+        out.push(bytes === undefined ? rule : { ...rule, bytesPerKey: bytes });
       }
     }
   }
   return out;
+}
+
+/**
+ * What one key of a rule the middleware keeps in the store costs, by the script that runs its
+ * algorithm (a log priced with one attempt, as the generated auth rows are); undefined for a rule
+ * the store does not hold (edge, in-process) or without an algorithm.
+ */
+function storeBytesPerKey(rule: MatrixRule): number | undefined {
+  if (rule.layer !== 'middleware' || !rule.algorithm || rule.primitive === 'in-process' || rule.primitive === 'gateway-native') {
+    return undefined;
+  }
+  switch (luaScriptFor(rule.algorithm)) {
+    case 'gcra':
+      return BYTES_PER_KEY.gcra;
+    case 'sliding-window-log':
+      return BYTES_PER_KEY['sliding-window-log-base'] + BYTES_PER_KEY['sliding-window-log-entry'];
+    case 'fixed-window':
+      return BYTES_PER_KEY['fixed-window'];
+  }
 }
 
 /**

@@ -249,6 +249,48 @@ describe('design builder', () => {
     expect(custom.ttlSeconds).toBeUndefined();
   });
 
+  it("prices a hand-written rule's keys by the script that runs it, so the memory bound counts them", () => {
+    const a = exampleAnswers('consumer-auth');
+    const d = buildDesign(
+      {
+        ...a,
+        rules: [
+          {
+            id: 'custom-search',
+            endpointClass: 'search',
+            identity: 'user',
+            algorithm: 'sliding-window-counter',
+            primitive: 'redis-lua',
+            layer: 'middleware',
+            key: 'rl:{u:<user>}:search',
+            rate: { requests: 30, per: 'minute' },
+            cardinalityBound: 200000,
+          },
+          {
+            id: 'custom-log',
+            endpointClass: 'search',
+            identity: 'user',
+            algorithm: 'sliding-window-log',
+            primitive: 'redis-lua',
+            layer: 'middleware',
+            key: 'rl:{u:<user>}:log',
+            rate: { requests: 30, per: 'minute' },
+            cardinalityBound: 1000,
+          },
+          { id: 'custom-edge', endpointClass: 'search', identity: 'ip', algorithm: 'fixed-window', layer: 'edge', key: 'edge' },
+        ],
+      },
+      { date: DATE },
+    );
+    const without = buildDesign({ ...a, rules: [] }, { date: DATE });
+    // a sliding window counter runs as a GCRA key; a log as a log; an edge rule is not in the store
+    expect(rule(d.rules, 'custom-search').bytesPerKey).toBeGreaterThanOrEqual(117);
+    expect(rule(d.rules, 'custom-log').bytesPerKey).toBeGreaterThanOrEqual(181);
+    expect(rule(d.rules, 'custom-edge').bytesPerKey).toBeUndefined();
+    const extra = d.monitoring.store.estimatedBytes - without.monitoring.store.estimatedBytes;
+    expect(extra).toBeGreaterThanOrEqual(200000 * 117 + 1000 * 181);
+  });
+
   it('keeps ids unique when names slug alike', () => {
     const d = build({
       goals: ['quotas'],
