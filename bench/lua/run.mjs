@@ -15,9 +15,9 @@
  */
 import { execFile } from 'node:child_process';
 import { createHash } from 'node:crypto';
-import { readFileSync } from 'node:fs';
+import { existsSync, readFileSync } from 'node:fs';
 import { dirname, join } from 'node:path';
-import { fileURLToPath } from 'node:url';
+import { fileURLToPath, pathToFileURL } from 'node:url';
 import { promisify } from 'node:util';
 import { Redis } from 'ioredis';
 import { redisInfo, startRedis } from '../redis.mjs';
@@ -46,10 +46,16 @@ return {1, 2, 3, 4}
 
 const read = (path) => readFileSync(join(root, path), 'utf8');
 
-/** gcra.lua's ARGV for a bucket, as the runtime works them out: tolerance, increment, interval (us). */
+if (!existsSync(join(root, 'dist', 'runtime', 'middleware', 'store.js'))) {
+  console.error('Build first: npm run build');
+  process.exit(2);
+}
+const { gcraNumbers } = await import(pathToFileURL(join(root, 'dist', 'runtime', 'middleware', 'store.js')).href);
+
+/** gcra.lua's ARGV for a bucket, by the runtime's own function: tolerance, increment, interval (us). */
 const gcraArgs = (burst, rate, periodMs, cost = 1) => {
-  const interval = Math.ceil((periodMs * 1000) / rate);
-  return [burst * interval, cost * interval, interval];
+  const { interval, tolerance } = gcraNumbers(burst, rate, periodMs);
+  return [tolerance, cost * interval, interval];
 };
 
 /** identity-limits.lua's arguments for a GCRA field: its name, 'g', tolerance and increment (us). */
@@ -84,6 +90,14 @@ function cases(nowMs) {
       admit: [['rl:{hot}'], []],
       throttle: null,
       memory: (i) => [[key(i)], []],
+    },
+    {
+      name: "(a2''') the same with the sub-millisecond part: PTTL, GET, SET small int PX, one-integer reply, no logic",
+      source:
+        "local p = redis.call('PTTL', KEYS[1])\nlocal v = redis.call('GET', KEYS[1])\nredis.call('SET', KEYS[1], '1', 'PX', '3600000')\nreturn p\n",
+      admit: [['rl:{hot}'], []],
+      throttle: null,
+      memory: null,
     },
     {
       name: "(a2'') its denial: PTTL, one-integer reply",
@@ -266,10 +280,27 @@ async function memory(redis, sha, memoryArgs) {
  * Bytes per limit of one identity with `n` limits (a tenant's fairness bucket, its calendar quota, then
  * more buckets), over KEYS identities: all of them fields of one hash (identity-limits.lua, the design's
  * field names, or one-character ones), or one key per limit (gcra.lua's keys and fixed-window.lua's
- * counter, named as the design names them).
+ * counter, named as the design names them). `id(i)` is the i-th identity's value: Redis allocates a key
+ * name in 16-byte steps (a key of 14 characters or fewer takes 16 B, 15 to 30 take 32 B, longer ones
+ * 48 B and up), so the figures depend on how long the identities are.
  */
 const LIMIT_NAMES = ['req:pro', 'quota', 'search', 'export'];
-async function memoryPerLimit(redis, shas, n, layout, dayEnd) {
+const IDENTITIES = [
+  { label: 'short ids', id: (i) => i.toString(36).padStart(5, '0') },
+  { label: 'IPv4 addresses', id: (i) => `10.${(i >> 16) & 255}.${(i >> 8) & 255}.${i & 255}` },
+  {
+    label: 'UUIDs',
+    id: (i) =>
+      createHash('md5')
+        .update(String(i))
+        .digest('hex')
+        .replace(/^(.{8})(.{4})(.{4})(.{4})(.{12})$/, '$1-$2-$3-$4-$5'),
+  },
+];
+/** The hash's key for the i-th identity, and how the table names the kind: "IPv4 addresses (rl:{t:10.1.134.160}, 19 characters)". */
+const identityKey = (id, i) => `rl:{t:${id(i)}}`;
+const identityLabel = ({ label, id }) => `${label} (\`${identityKey(id, 99_999)}\`, ${identityKey(id, 99_999).length} characters)`;
+async function memoryPerLimit(redis, shas, n, layout, dayEnd, id) {
   const { client } = redis;
   await client.flushall('SYNC');
   const before = Number((await info(client, 'memory')).used_memory);
@@ -277,21 +308,25 @@ async function memoryPerLimit(redis, shas, n, layout, dayEnd) {
   for (let i = 0; i < KEYS; i += 1000) {
     const pipeline = client.pipeline();
     for (let j = i; j < Math.min(KEYS, i + 1000); j++) {
+      const identity = identityKey(id, j);
       if (layout === 'keys') {
         for (let l = 0; l < n; l++) {
-          if (l === 1) pipeline.evalsha(shas.window, 1, `${key(j)}:quota:2026-12`, 'calendar', 1000, 1, dayEnd, 60_000);
-          else pipeline.evalsha(shas.gcra, 1, `${key(j)}:${LIMIT_NAMES[l]}`, ...gcraArgs(100, 1, HOUR));
+          if (l === 1) pipeline.evalsha(shas.window, 1, `${identity}:quota:2026-12`, 'calendar', 1000, 1, dayEnd, 60_000);
+          else pipeline.evalsha(shas.gcra, 1, `${identity}:${LIMIT_NAMES[l]}`, ...gcraArgs(100, 1, HOUR));
         }
       } else {
         const args = [];
         for (let l = 0; l < n; l++) args.push(...(l === 1 ? quotaField(names[l], 1000, dayEnd) : bucketField(names[l], 100, 1, HOUR)));
-        pipeline.evalsha(shas.identity, 1, key(j), ...args);
+        pipeline.evalsha(shas.identity, 1, identity, ...args);
       }
     }
     for (const [error] of await pipeline.exec()) if (error) throw error;
   }
   const after = Number((await info(client, 'memory')).used_memory);
+  const size = await client.dbsize();
   await client.flushall('SYNC');
+  if (size !== KEYS * (layout === 'keys' ? n : 1))
+    throw new Error(`memory: ${size} keys left, expected ${KEYS * (layout === 'keys' ? n : 1)}`);
   return (after - before) / KEYS / n;
 }
 
@@ -358,15 +393,19 @@ async function main() {
     lines.push(
       '',
       `Bytes per limit of one identity, used_memory delta over ${KEYS} identities (limits: a GCRA bucket, a calendar quota, ` +
-        `then more buckets; field names as the design gives them: ${LIMIT_NAMES.join(', ')}):`,
+        `then more buckets; field names as the design gives them: ${LIMIT_NAMES.join(', ')}; one key per limit: the ` +
+        "identity's key with the field name as its tail):",
       '',
-      '| limits per identity | one hash (design field names) | one hash (1-character field names) | one key per limit |',
-      '| ---: | ---: | ---: | ---: |',
+      '| identities | limits per identity | one hash (design field names) | one hash (1-character field names) | one key per limit |',
+      '| --- | ---: | ---: | ---: | ---: |',
     );
-    for (let n = 1; n <= 4; n++) {
-      const cells = [];
-      for (const layout of ['hash', 'short', 'keys']) cells.push((await memoryPerLimit(redis, shas, n, layout, dayEnd)).toFixed(1));
-      lines.push(`| ${n} | ${cells.join(' | ')} |`);
+    for (const kind of IDENTITIES) {
+      for (let n = 1; n <= 4; n++) {
+        const cells = [];
+        for (const layout of ['hash', 'short', 'keys'])
+          cells.push((await memoryPerLimit(redis, shas, n, layout, dayEnd, kind.id)).toFixed(1));
+        lines.push(`| ${n === 1 ? identityLabel(kind) : ''} | ${n} | ${cells.join(' | ')} |`);
+      }
     }
     console.log(lines.join('\n'));
   } finally {

@@ -381,6 +381,31 @@ describe.each(FRAMEWORKS)('%s adapter', (framework) => {
     await expectTtlsUnder(redis, prefix);
   });
 
+  it('keys the penalty box on the client text a custom client-IP function gives, escaped once, as the rules key it', async () => {
+    const prefix = freshPrefix('pc');
+    // not an address: the text is made safe for a key (space, %, braces) exactly once
+    const clientIp = (req: unknown): string | undefined => header(req, 'x-test-ip');
+    const app = await mount(framework, { ...baseOptions(prefix), clientIp });
+    const login = (user: string): Promise<Response> =>
+      fetch(`${app.url}/v1/login`, {
+        method: 'POST',
+        headers: { 'content-type': 'application/json', 'x-test-user': user, 'x-test-ip': 'edge 7%{a}' },
+        body: JSON.stringify({ username: user, password: 'x' }),
+      });
+    try {
+      expect(await statuses(5, () => login('alice'))).toEqual([200, 200, 200, 429, 429]);
+      expect((await login('bob')).status).toBe(429);
+      const client = 'edge%207%25%7ba%7d';
+      expect(await redis.pttl(`${prefix}:{pb:ip:${client}}:box`)).toBeGreaterThan(20_000);
+      // the per-IP auth row keys the same text
+      expect((await keysUnder(prefix)).some((k) => k.includes(`ip:${client}`) && !k.includes('{pb:'))).toBe(true);
+      expect((await keysUnder(prefix)).some((k) => k.includes('%25'.repeat(2)) || k.includes('%2520'))).toBe(false);
+    } finally {
+      await app.close();
+    }
+    await expectTtlsUnder(redis, prefix);
+  });
+
   it('boxes a caller known by a user id given as a number or as a repeated header: one caller, keyed as text', async () => {
     const prefix = freshPrefix('pn');
     const app = await mount(framework, rawOptions(prefix));
