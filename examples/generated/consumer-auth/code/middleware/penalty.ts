@@ -28,13 +28,17 @@ interface Entry {
 
 const CALLER_ORDER = ['api-key', 'user', 'tenant', 'session'] as const;
 
-/** The caller's own identity as a key part: label and value, best first (values as the rules read them). */
+/**
+ * The caller's own identity as a key part: label and value, best first (values as the rules read
+ * them). `ip` gives the client's key text, already safe for a key (a formatted address, or the
+ * custom client-IP function's text escaped once), so the box and the per-IP rules key it alike.
+ */
 function callerOf(identity: RequestIdentity, ip: () => string): string {
   for (const kind of CALLER_ORDER) {
     const value = identityValue(kind, identity);
     if (value !== undefined) return IDENTITY_LABEL[kind] + keyPart(value);
   }
-  return IDENTITY_LABEL.ip + keyPart(ip());
+  return IDENTITY_LABEL.ip + ip();
 }
 
 export class PenaltyBox {
