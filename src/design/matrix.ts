@@ -904,12 +904,13 @@ function addQuotas(b: Builder, ctx: MatrixContext, endpoints: ResolvedEndpoint[]
     const capText = `${formatNumber(cutoff)} (${capAssumed ? `${plan.exhaustion === 'soft-warning' ? '120% of the quota' : `${formatNumber(QUOTA_BACKSTOP['pay-per-overage'])}x the quota`}, an assumed cap: an open product decision the answers did not make` : 'the overage cap the answers set'})`;
     const rolling = quotaReset.kind === 'rolling';
     const population = pop.population ?? scope.traffic.distinctClients;
+    const until = rolling ? 'enough old usage ages out' : 'the reset';
     const behaviour =
       plan.exhaustion === 'hard'
-        ? `requests past ${formatNumber(plan.quota)} get 429 QUOTA_EXCEEDED until the reset`
+        ? `requests past ${formatNumber(plan.quota)} get 429 QUOTA_EXCEEDED until ${until}`
         : plan.exhaustion === 'soft-warning'
-          ? `past ${formatNumber(plan.quota)} requests still pass with a warning; at ${capText} they get 429 QUOTA_EXCEEDED until ${rolling ? 'enough old usage ages out' : 'the reset'}`
-          : `past ${formatNumber(plan.quota)} requests pass and are billed as overage by the metering system; at ${capText} they get 429 QUOTA_EXCEEDED until ${rolling ? 'enough old usage ages out' : 'the reset'}`;
+          ? `past ${formatNumber(plan.quota)} requests still pass with a warning; at ${capText} they get 429 QUOTA_EXCEEDED until ${until}`
+          : `past ${formatNumber(plan.quota)} requests pass and are billed as overage by the metering system; at ${capText} they get 429 QUOTA_EXCEEDED until ${until}`;
     b.rules.push({
       id,
       source: 'generated',
@@ -947,7 +948,7 @@ function addQuotas(b: Builder, ctx: MatrixContext, endpoints: ResolvedEndpoint[]
       headers: 'full',
       errorCode: 'QUOTA_EXCEEDED',
       killSwitch: { flag: killSwitchFlag(id) },
-      rationale: `Business quota of ${formatNumber(plan.quota)} calls per ${period.text} for plan ${plan.name}: ${behaviour}. ${rolling ? `Counted in one bucket per UTC day, summed over the last ${quotaReset.days} days: usage ages out a day at a time, so there is no reset moment and no boundary burst.` : 'A fixed window is right at this length: a boundary burst is negligible against a month of traffic.'} Fails open: a few uncounted calls during an outage cost less than refusing paying customers (every endpoint it covers is also counted by a fairness row that fails as its class was answered).`,
+      rationale: `Business quota of ${formatNumber(plan.quota)} calls per ${period.text} for plan ${plan.name}: ${behaviour}. ${rolling ? `Counted in one bucket per UTC day, summed over the last ${quotaReset.days} days: usage ages out a day at a time, so the quota never renews all at once (at worst, what was spent on the window's oldest day is spent again the moment that day ages out: see the worst-case table).` : 'A fixed window is right at this length: a boundary burst is negligible against a month of traffic.'} Fails open: a few uncounted calls during an outage cost less than refusing paying customers (every endpoint it covers is also counted by a fairness row that fails as its class was answered).`,
       derivation: `${formatNumber(plan.quota)} per ${period.text} = plan ${plan.name}'s quota${plan.exhaustion !== 'hard' ? `; refused past ${formatNumber(cutoff)} = ${capAssumed ? 'assumed cap' : 'stated overage cap'}` : ''}${ctx.assumed?.has('quotas.reset') ? ' (reset assumed)' : ''}`,
       inputs: ['plans', 'quotas.reset', 'quotas.exhaustion', ...(capAssumed ? ['plans.overageCap'] : []), ...populationField(identity)],
     });

@@ -99,6 +99,44 @@ export function identityHashes(rules: readonly MatrixRule[]): IdentityHash[] {
   return out;
 }
 
+/**
+ * The store rules that share an identity's hash tag with another limit of that identity yet keep a
+ * key of their own (a rolling quota's daily counters, a counter too large for a hash field): a
+ * request they cover makes one more call for that identity. A dual-key auth pair is one call of its
+ * own script and is not listed.
+ */
+function apartFromIdentity(rules: readonly MatrixRule[]): MatrixRule[] {
+  const store = rules.filter(
+    (r) => r.layer === 'middleware' && r.primitive === 'redis-lua' && r.tier !== 'outbound' && r.algorithm !== 'sliding-window-log',
+  );
+  // what one call covers: the identity's hash (every field), or one key
+  const unit = (r: MatrixRule): string => (r.field !== undefined ? '(hash)' : (r.key ?? r.id));
+  const apart = new Set<MatrixRule>();
+  const tags = new Set(store.map((r) => hashTag(r.key ?? '')).filter((t): t is string => t !== null));
+  for (const tag of tags) {
+    const members = store.filter((r) => hashTag(r.key ?? '') === tag);
+    // an identity holds one plan at a time: the rules of no plan, and those of its plan
+    for (const plan of new Set(members.map((r) => r.plan))) {
+      const held = members.filter((r) => r.plan === undefined || r.plan === plan);
+      // the first call: the hash, else the first rate limit's key; every other unit is a call apart
+      const first = held.find((r) => r.field !== undefined) ?? held.find((r) => r.tier !== 'quota') ?? held[0];
+      if (first === undefined) continue;
+      for (const r of held) if (unit(r) !== unit(first)) apart.add(r);
+    }
+  }
+  return store.filter((r) => apart.has(r));
+}
+
+/** ", except ...": the rules of an identity checked in a call apart, and what that costs; '' when none. */
+function apartText(rules: readonly MatrixRule[]): string {
+  const apart = apartFromIdentity(rules);
+  if (apart.length === 0) return '';
+  const what = [...new Set(apart.map((r) => algorithmLabel(r) ?? r.algorithm))].join(', ');
+  const ids = apart.map((r) => `${r.id}`).join(', ');
+  const quota = apart.some((r) => r.tier === 'quota');
+  return `, except ${ids} (${what}), which keep${apart.length === 1 ? 's' : ''} a key of ${apart.length === 1 ? 'its' : 'their'} own: a request ${apart.length === 1 ? 'it covers' : 'they cover'} makes a second call for that identity${quota ? ", sent once the identity's rate limits have admitted, so a quota refusal there leaves those rate limits charged" : ''}`;
+}
+
 function failLabel(r: MatrixRule): string {
   return `${r.id} (fail ${r.failMode ?? 'unstated'})`;
 }
@@ -297,7 +335,7 @@ export function buildEnforcement(scope: Scope, rules: MatrixRule[], exempt: Reso
   return {
     primitive,
     atomicityNote: usesLua
-      ? `Reading the counter and writing it back as two commands races: two instances both see "1 left" and both admit. Every decision here is one indivisible operation, and the store-backed decisions take their time from the store (its clock, read inside the script: TIME, or a bucket key's expiry, on ${STORE_NAME[scope.store] ?? scope.store}), never from application clocks, so instance clock skew cannot bend the refill maths. The limits of one identity (one hash tag, such as a tenant's fairness bucket and its quota) are checked and charged in one script call, all or nothing; the calls for different identities go out together, so a rate limit of one identity may be charged for a request another identity's limit refuses, never a quota, whose call goes only once every rate limit has admitted.${rules.some((r) => r.field !== undefined && r.primitive === 'redis-lua') ? ` Where an identity has several such limits they are fields of one hash (one key per identity instead of one per limit; its TTL only ever extended, to the latest moment any field's state matters); the price is one read of the server clock (TIME) per call, as a hash field has no expiry of its own to keep a bucket's state in.` : ''}`
+      ? `Reading the counter and writing it back as two commands races: two instances both see "1 left" and both admit. Every decision here is one indivisible operation, and the store-backed decisions take their time from the store (its clock, read inside the script: TIME, or a bucket key's expiry, on ${STORE_NAME[scope.store] ?? scope.store}), never from application clocks, so instance clock skew cannot bend the refill maths. The limits of one identity (one hash tag, such as a tenant's fairness bucket and its quota) are checked and charged in one script call, all or nothing${apartText(rules)}; the calls for different identities go out together, so a rate limit of one identity may be charged for a request another identity's limit refuses, never a quota, whose call goes only once every rate limit has admitted.${rules.some((r) => r.field !== undefined && r.primitive === 'redis-lua') ? ` Where an identity has several such limits they are fields of one hash (one key per identity instead of one per limit; its TTL only ever extended, to the latest moment any field's state matters); the price is one read of the server clock (TIME) per call, as a hash field has no expiry of its own to keep a bucket's state in.` : ''}`
       : usesGateway && !rules.some((r) => r.primitive === 'in-process')
         ? 'Every decision is made inside the gateway by its native limiter, one node at a time: no counter is read and written back by the application, and no shared store is involved.'
         : 'Reading the counter and writing it back as two steps would race; here every decision runs to completion on the one Node thread that owns the in-process buckets, so nothing interleaves, and the time is the process clock (one instance, so no clock skew between deciders).',

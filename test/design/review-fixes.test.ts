@@ -276,3 +276,36 @@ describe('rollout names only the rule kinds the design has', () => {
     expect(general(saas)).toMatch(/^Switch the ceiling, fairness and outbound rules/);
   });
 });
+
+describe('one call per identity: the design says which limits of an identity take a call apart', () => {
+  const rollingQuota = (() => {
+    const a = structuredClone(exampleAnswers('saas-platform')) as Record<string, unknown> & { quotas: Record<string, unknown> };
+    a.quotas = { ...a.quotas, reset: { kind: 'rolling', days: 30 } };
+    return build(a);
+  })();
+
+  it('names a rolling quota (its daily counters keep a key of their own) as a second call, after the rate limits', () => {
+    const quotas = rollingQuota.rules.filter((r) => r.tier === 'quota');
+    expect(quotas.length).toBeGreaterThan(0);
+    // the rolling quota keeps its own key; nothing of the identity's rate limits shares it
+    for (const q of quotas) expect(q.field).toBeUndefined();
+    const note = rollingQuota.enforcement.atomicityNote;
+    expect(note).toContain(`except ${quotas.map((q) => q.id).join(', ')} (rolling window of daily counters)`);
+    expect(note).toContain("sent once the identity's rate limits have admitted, so a quota refusal there leaves those rate limits charged");
+    // the fairness rows are the identity's first call, not listed as apart
+    expect(note).not.toMatch(/except [^(]*fairness/);
+  });
+
+  it('says nothing of the kind when every limit of an identity is in its hash (calendar quota)', () => {
+    expect(saas.rules.filter((r) => r.tier === 'quota').every((q) => q.field !== undefined)).toBe(true);
+    expect(saas.enforcement.atomicityNote).not.toContain('except');
+    expect(minimal.enforcement.atomicityNote).not.toContain('except');
+  });
+
+  it('never promises a rolling quota has no boundary burst (its worst case is twice the quota)', () => {
+    for (const q of rollingQuota.rules.filter((r) => r.tier === 'quota')) {
+      expect(q.rationale).not.toMatch(/no boundary burst|until the reset/);
+      expect(q.rationale).toContain('never renews all at once');
+    }
+  });
+});
