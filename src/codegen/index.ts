@@ -9,6 +9,7 @@
  * bytes are written to --code-dir and embedded in the document.
  */
 import { type Design, keepsStateInStore } from '../design/model.js';
+import { runsOnNode } from '../design/naming.js';
 import { mdText } from '../escape/markup.js';
 import { TOOL_VERSION } from '../version.js';
 import { generateAlerts, generateEdgeLogMetrics } from './alerts.js';
@@ -66,6 +67,21 @@ function mountSection(design: Design, files: readonly CodeFile[]): string[] {
   if (!files.some((f) => f.path === DESIGN_DATA_PATH)) return [];
   const adapter = adapterFor(design.scope.framework);
   const head = ['## Mounting the middleware', ''];
+  const language = design.scope.language;
+  if (!runsOnNode(language)) {
+    return [
+      ...head,
+      `The application is written in ${mdText(language)}, and the runtime under \`middleware/\` is TypeScript for Node.js: it`,
+      `can not be mounted in a ${mdText(language)} process. It is the reference to port. The Lua scripts under \`lua/\` run unchanged`,
+      'from any Redis client (EVALSHA, with EVAL on NOSCRIPT); `middleware/design.ts` holds the rules as data (routes,',
+      'keys, script arguments, headers); `createLimiter(DESIGN, options)` in `middleware/limiter.ts` is the request path to',
+      'reproduce: route match, identity, key, one script call per identity, the response headers and the 429/503 bodies',
+      'of `middleware/responses.ts`.',
+      'The design document states what every rule must do, and its test scenarios are what a port must pass',
+      '(`rl-design verify` runs them against these scripts and this runtime, not against a port).',
+      '',
+    ];
+  }
   if (adapter) {
     return [
       ...head,

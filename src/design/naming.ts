@@ -33,11 +33,23 @@ export function killSwitchFlag(ruleId: string): string {
 export const KEY_PREFIX = 'rl';
 
 /**
+ * Whether an application in this language can run the shipped runtime (TypeScript for Node.js):
+ * TypeScript, JavaScript, Node.js and their short names.
+ */
+export function runsOnNode(language: string): boolean {
+  return /^\s*(type\s*script|java\s*script|node(\.?js)?|ts|js|deno|bun)\s*$/i.test(language);
+}
+
+/**
  * The component that runs the middleware rules, as the document names it: the framework's
- * adapter file, or, for a framework the runtime has no adapter for, the application calling
- * the framework-neutral limiter itself.
+ * adapter file; for a framework the runtime has no adapter for, the application calling the
+ * framework-neutral limiter itself; for an application that does not run on Node.js, its own
+ * port of the runtime (the Lua scripts run unchanged from any Redis client).
  */
 export function middlewareComponent(framework: keyof typeof FRAMEWORK_ADAPTERS, language: string): string {
+  if (!runsOnNode(language)) {
+    return `a ${language} port of the shipped limiter (the generated middleware/ is TypeScript for Node.js, the reference to port: its request path, keys and headers; the Lua scripts run unchanged from any ${language} Redis client, and middleware/design.ts holds the rules as data)`;
+  }
   const adapter = FRAMEWORK_ADAPTERS[framework];
   return adapter === null
     ? `the framework-neutral limiter, createLimiter(DESIGN) in middleware/limiter.ts, called from the application (${language}; no adapter exists for this framework: the code README shows the call)`

@@ -3,7 +3,7 @@ import { formatNumber } from '../format.js';
 import type { Diagram, Enforcement, LayerAssignment, MatrixRule, ResolvedEndpoint, Scope } from './model.js';
 import { hashTag } from '../runtime/middleware/keys.js';
 import { algorithmLabel, luaScriptFor } from './algorithms.js';
-import { middlewareComponent } from './naming.js';
+import { middlewareComponent, runsOnNode } from './naming.js';
 
 const GATEWAY_COMPONENT: Record<string, string> = {
   nginx: 'nginx (limit_req)',
@@ -175,7 +175,14 @@ function placementDiagram(scope: Scope, rules: MatrixRule[]): Diagram {
     prev = 'edge';
   }
   if (mw.length > 0) {
-    nodes.push({ id: 'mw', label: layerLabel(`app middleware (${scope.framework})`, mw), shape: 'box' });
+    nodes.push({
+      id: 'mw',
+      label: layerLabel(
+        `app middleware (${!runsOnNode(scope.language) ? `${scope.language} port` : scope.framework === 'other' ? 'framework-neutral limiter' : scope.framework})`,
+        mw,
+      ),
+      shape: 'box',
+    });
     edges.push({ from: prev, to: 'mw' });
     prev = 'mw';
   }

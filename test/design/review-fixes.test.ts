@@ -7,6 +7,8 @@ import { describe, expect, it } from 'vitest';
 import { defaultOutboundBurst, outboundPeak, resolveAnswers } from '../../src/design/scope.js';
 import { Answers } from '../../src/answers/schema.js';
 import { buildDesign } from '../../src/design/build.js';
+import { generateCode } from '../../src/codegen/index.js';
+import { checkDesign } from '../../src/constraints/index.js';
 import type { Design, MatrixRule } from '../../src/design/model.js';
 import { DATE, exampleAnswers, exampleDesign } from '../helpers/examples.js';
 
@@ -306,6 +308,37 @@ describe('one call per identity: the design says which limits of an identity tak
     for (const q of rollingQuota.rules.filter((r) => r.tier === 'quota')) {
       expect(q.rationale).not.toMatch(/no boundary burst|until the reset/);
       expect(q.rationale).toContain('never renews all at once');
+    }
+  });
+});
+
+describe('an application that does not run on Node.js', () => {
+  const saasAnswers = exampleAnswers('saas-platform') as Record<string, unknown> & { stack: Record<string, unknown> };
+  const goApi = build({ ...saasAnswers, stack: { ...saasAnswers.stack, language: 'Go', framework: 'other' } });
+
+  it('is told the TypeScript runtime is the reference to port, not a limiter its process can call', () => {
+    const mw = goApi.enforcement.layers.find((l) => l.layer === 'middleware');
+    expect(mw?.component).toMatch(/^a Go port of the shipped limiter/);
+    expect(mw?.component).not.toContain('called from the application');
+    expect(JSON.stringify(goApi.enforcement.placementDiagram)).toContain('app middleware (Go port)');
+  });
+
+  it('ships a code README that says so, and the design still passes every constraint on its files', () => {
+    const files = generateCode(goApi);
+    const readme = files.find((f) => f.path === 'README.md')?.content ?? '';
+    expect(readme).toContain('can not be mounted in a Go process');
+    expect(readme).not.toContain("import { createLimiter } from './middleware/limiter.js'");
+    expect(
+      checkDesign(goApi, files)
+        .filter((c) => !c.passed)
+        .map((c) => c.messages),
+    ).toEqual([]);
+  });
+
+  it('keeps the framework-neutral call for TypeScript or JavaScript on a framework without an adapter', () => {
+    for (const language of ['TypeScript', 'javascript', 'Node.js']) {
+      const d = build({ ...(exampleAnswers('minimal-generic') as Record<string, unknown>), stack: { language, framework: 'other' } });
+      expect(d.enforcement.layers.find((l) => l.layer === 'middleware')?.component).toContain('createLimiter(DESIGN)');
     }
   });
 });

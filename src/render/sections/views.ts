@@ -5,6 +5,7 @@
  */
 import { conventionName } from '../../design/contract.js';
 import { FRAMEWORK_ADAPTERS } from '../../answers/choices.js';
+import { runsOnNode } from '../../design/naming.js';
 import { edgeCounter, edgeStateNote } from '../../design/gateway-behaviour.js';
 import { type Design, keepsStateInStore, type MatrixRule, type MetricSource } from '../../design/model.js';
 import { fmtBytes, fmtDuration, fmtNumber, fmtPercent, joinAnd, lineCount } from '../format.js';
@@ -447,9 +448,11 @@ export function enforcementView(input: RenderInput) {
   const codeParts = [
     e.scripts.length > 0 ? 'the Lua scripts' : '',
     rules.some((r) => r.layer === 'middleware')
-      ? FRAMEWORK_ADAPTERS[scope.framework] === null
-        ? 'the framework-neutral limiter (no adapter exists for this framework)'
-        : `the ${frameworkName(scope.framework)} middleware`
+      ? !runsOnNode(scope.language)
+        ? `the reference TypeScript limiter (to port to ${scope.language})`
+        : FRAMEWORK_ADAPTERS[scope.framework] === null
+          ? 'the framework-neutral limiter (no adapter exists for this framework)'
+          : `the ${frameworkName(scope.framework)} middleware`
       : '',
     scope.gateway !== 'none' && rules.some((r) => r.layer === 'edge') ? `the ${gatewayName(scope.gateway)} configuration` : '',
     rules.some((r) => r.layer === 'outbound-client') ? 'the outbound client wrapper' : '',
