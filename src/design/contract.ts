@@ -274,6 +274,12 @@ function quotaHeaderSpecs(
       : quotaWindowOf(quotaRule, reset) === 'day'
         ? ' w is the length of the current calendar day in seconds (86400; one hour more or less on a daylight-saving day).'
         : '';
+  // a rolling quota has no period that resets: its calls age out of a trailing window
+  const rolling = reset?.kind === 'rolling';
+  const inPeriod = rolling ? `in the trailing ${reset.days}-day window` : 'in the current period';
+  const resetMeaning = rolling
+    ? 'Seconds until every call counted in the window has aged out and the quota is whole again (calls age out a day at a time before that).'
+    : 'Seconds until the period resets and the quota is whole again.';
   const out: HeaderSpec[] = [];
   if (convention === 'ietf-structured') {
     const rule = example ?? quotaRule;
@@ -288,15 +294,17 @@ function quotaHeaderSpecs(
       {
         name: 'RateLimit',
         example: state?.[1] ?? '',
-        meaning: "The quota's item: r calls left in this period, t seconds until it resets (here: the first call of the period).",
+        meaning: rolling
+          ? `The quota's item: r calls left ${inPeriod}, t seconds until every call in it has aged out (here: the first call of the window).`
+          : "The quota's item: r calls left in this period, t seconds until it resets (here: the first call of the period).",
       },
     );
   } else {
     const [limit, remaining, reset_] = QUOTA_HEADER_NAMES[convention];
     out.push(
-      { name: limit, example: String(quota.s.limit), meaning: `Calls the plan quota allows in the current period.${periodNote}` },
-      { name: remaining, example: String(quota.s.remaining), meaning: 'Calls left in the current period (here: after its first call).' },
-      { name: reset_, example: String(quota.s.resetSeconds), meaning: 'Seconds until the period resets and the quota is whole again.' },
+      { name: limit, example: String(quota.s.limit), meaning: `Calls the plan quota allows ${inPeriod}.${periodNote}` },
+      { name: remaining, example: String(quota.s.remaining), meaning: `Calls left ${inPeriod} (here: after its first call).` },
+      { name: reset_, example: String(quota.s.resetSeconds), meaning: resetMeaning },
     );
   }
   const soft = quotas.find((r) => shownRuleOf(r)?.quota !== null);

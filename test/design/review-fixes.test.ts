@@ -342,3 +342,20 @@ describe('an application that does not run on Node.js', () => {
     }
   });
 });
+
+describe('the quota headers of a rolling quota', () => {
+  it('speak of a trailing window whose calls age out, not of a period that resets', () => {
+    const a = structuredClone(exampleAnswers('saas-platform')) as Record<string, unknown> & {
+      quotas: Record<string, unknown>;
+      headers: Record<string, unknown>;
+    };
+    a.quotas = { ...a.quotas, reset: { kind: 'rolling', days: 30 } };
+    for (const convention of ['ietf-trio', 'ietf-structured', 'x-ratelimit']) {
+      a.headers = { ...a.headers, convention };
+      const d = build(a);
+      const text = JSON.stringify(d.contract);
+      expect(text).not.toMatch(/period resets|until it resets|in this period|current period/);
+      expect(text).toContain('aged out');
+    }
+  });
+});
