@@ -69,6 +69,8 @@ const quotaField = (field, limit, endMs, cost = 1) => [field, 'w', limit, endMs,
  */
 function cases(nowMs) {
   const dayEnd = nowMs + DAY;
+  // what gcra.lua's admitted runs pass: the floors of its layout get the same three arguments
+  const GCRA_ARGS = gcraArgs(1e9, 1e9, 1000);
   return [
     {
       name: '(a) no-op EVALSHA (floor)',
@@ -85,9 +87,9 @@ function cases(nowMs) {
       memory: (i) => [[key(i)], []],
     },
     {
-      name: "(a2') skeleton of gcra.lua's layout: PTTL, SET small int PX, one-integer reply, no logic",
+      name: "(a2') skeleton of gcra.lua's layout: PTTL, SET small int PX, one-integer reply, no logic (its 3 arguments passed, unread)",
       source: "local p = redis.call('PTTL', KEYS[1])\nredis.call('SET', KEYS[1], '1', 'PX', '3600000')\nreturn p\n",
-      admit: [['rl:{hot}'], []],
+      admit: [['rl:{hot}'], GCRA_ARGS],
       throttle: null,
       memory: (i) => [[key(i)], []],
     },
@@ -95,14 +97,14 @@ function cases(nowMs) {
       name: "(a2''') the same with the sub-millisecond part: PTTL, GET, SET small int PX, one-integer reply, no logic",
       source:
         "local p = redis.call('PTTL', KEYS[1])\nlocal v = redis.call('GET', KEYS[1])\nredis.call('SET', KEYS[1], '1', 'PX', '3600000')\nreturn p\n",
-      admit: [['rl:{hot}'], []],
+      admit: [['rl:{hot}'], GCRA_ARGS],
       throttle: null,
       memory: null,
     },
     {
       name: "(a2'') its denial: PTTL, one-integer reply",
       source: "return redis.call('PTTL', KEYS[1])\n",
-      admit: [['rl:{hot}'], []],
+      admit: [['rl:{hot}'], GCRA_ARGS],
       throttle: null,
       memory: null,
     },
