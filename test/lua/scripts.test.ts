@@ -9,7 +9,7 @@ import { useRedis } from './harness.js';
  * here on purpose (and every generated file that embeds the script changes with it).
  */
 const PINNED_SHA1: Record<string, string> = {
-  gcra: '253091226f99807741a99c0842b543c4480ccf03',
+  gcra: '6f2aa86245847884d157edb11d65e9e415c16c42',
   'sliding-window-log': '694b77633a53c0277f215bbb4108caef52f50de7',
   'fixed-window': '95c3f4dcc79262dce1a8cf9bb44b6b2fc45055fd',
   'outbound-bucket': 'f7d2bad1428a56ddc8dc287a664cbfdb3388260a',
