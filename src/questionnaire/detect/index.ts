@@ -3,7 +3,7 @@
  * codebase already answers.
  *
  * Precedence (which fact wins when two report the same field): detectors run in the order of
- * DETECTORS (package.json, OpenAPI, Kong, Envoy, nginx) and, within one detector, files are read
+ * DETECTORS (package.json, other languages' root manifests, OpenAPI, Kong, Envoy, nginx) and, within one detector, files are read
  * shallowest first, then alphabetically. So application manifests beat gateway configs for
  * stack.store, and for stack.gateway the configurations recognised most specifically
  * (Kong `_format_version`, Envoy filter names) beat nginx's, which is recognised heuristically
@@ -15,6 +15,7 @@
  */
 import * as envoy from './envoy.js';
 import * as kong from './kong.js';
+import * as manifests from './manifests.js';
 import * as nginx from './nginx.js';
 import * as openapi from './openapi.js';
 import * as packageJson from './package-json.js';
@@ -30,6 +31,7 @@ export { memoryProjectFs } from './memory-fs.js';
 /** In precedence order. */
 export const DETECTORS: readonly Detector[] = [
   { id: 'package-json', detect: packageJson.detect },
+  { id: 'manifests', detect: manifests.detect },
   { id: 'openapi', detect: openapi.detect },
   { id: 'kong', detect: kong.detect },
   { id: 'envoy', detect: envoy.detect },

@@ -226,3 +226,25 @@ describe('factsToAnswers', () => {
     expect(Answers.safeParse(answers).success).toBe(true);
   });
 });
+
+describe('another language at the project root', () => {
+  test('go.mod: Go, no framework adapter (the TypeScript runtime is the reference to port), the web framework named', async () => {
+    const fs = memoryProjectFs({ 'go.mod': 'module example.com/fleet\n\ngo 1.22\n\nrequire github.com/gin-gonic/gin v1.10.0\n' });
+    const result = await detectProject(fs);
+    expect(result.byField['stack.language']?.value).toBe('Go');
+    expect(result.byField['stack.framework']?.value).toBe('other');
+    expect(result.summary[0]).toBe('language: Go (go.mod: at the project root, names Gin)');
+    const answers = factsToAnswers(result.facts);
+    expect(answers.stack).toMatchObject({ language: 'Go', framework: 'other' });
+  });
+
+  test('Python, Java and C# manifests; a root package.json keeps its Node.js answers; a docs/ requirements file is not the application', async () => {
+    const language = async (files: Record<string, string>) =>
+      (await detectProject(memoryProjectFs(files))).byField['stack.language']?.value;
+    expect(await language({ 'pyproject.toml': '[project]\ndependencies = ["fastapi>=0.110"]\n' })).toBe('Python');
+    expect(await language({ 'pom.xml': '<project><artifactId>spring-boot-starter-web</artifactId></project>' })).toBe('Java');
+    expect(await language({ 'Api.csproj': '<Project Sdk="Microsoft.NET.Sdk.Web"></Project>' })).toBe('C#');
+    expect(await language({ 'docs/requirements.txt': 'mkdocs\n' })).toBeUndefined();
+    expect(await language({ 'package.json': '{"dependencies":{"express":"5.1.0"}}', 'requirements.txt': 'flask\n' })).toBe('JavaScript');
+  });
+});
