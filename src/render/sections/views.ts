@@ -44,11 +44,24 @@ function defaultedBurst(rule: MatrixRule): number | null {
   return rule.layer !== 'edge' && typeof rule.burst !== 'number' ? runBurst(rule) : null;
 }
 
+/**
+ * A window algorithm has no burst, so a rule that states none (a hand-written window rule
+ * leaves it out, as the complete-rules check asks) is complete, not missing one.
+ */
+function windowed(rule: MatrixRule): boolean {
+  return (
+    rule.burst === null ||
+    rule.algorithm === 'fixed-window' ||
+    rule.algorithm === 'sliding-window-log' ||
+    (rule.layer === 'edge' && rule.algorithm === 'sliding-window-counter')
+  );
+}
+
 function burstText(rule: MatrixRule): string {
   const runs = defaultedBurst(rule);
   if (runs !== null) return `${fmtNumber(runs)} (the rate: none stated)`;
-  if (rule.burst === undefined) return '';
-  if (rule.burst === null) return 'none (window)';
+  if (rule.burst === undefined && !windowed(rule)) return '';
+  if (rule.burst === null || rule.burst === undefined) return 'none (window)';
   return fmtNumber(rule.burst);
 }
 
@@ -57,8 +70,8 @@ function rateBurstText(rule: MatrixRule): string {
   const rate = rule.rate ? ruleRateText(rule) : `rate ${NOT_STATED}`;
   const runs = defaultedBurst(rule);
   if (runs !== null) return `${rate}, burst ${fmtNumber(runs)} (the rate: none stated)`;
-  if (rule.burst === undefined) return `${rate}, burst ${NOT_STATED}`;
-  if (rule.burst === null) return `${rate}, no burst (window)`;
+  if (rule.burst === undefined && !windowed(rule)) return `${rate}, burst ${NOT_STATED}`;
+  if (rule.burst === null || rule.burst === undefined) return `${rate}, no burst (window)`;
   return `${rate}, burst ${fmtNumber(rule.burst)}`;
 }
 

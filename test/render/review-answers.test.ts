@@ -1,0 +1,33 @@
+/**
+ * The review answers (test/fixtures/review/): what the document states about rules the answers
+ * wrote by hand must match what the complete-rules check accepts and what the code runs.
+ */
+import { readFileSync } from 'node:fs';
+import { describe, expect, it } from 'vitest';
+import { renderMarkdown } from '../../src/render/markdown/index.js';
+import { inputFromAnswers } from './fixtures.js';
+
+const review = (name: string): unknown => {
+  const raw = JSON.parse(readFileSync(new URL(`../fixtures/review/${name}.answers.json`, import.meta.url), 'utf8'));
+  delete raw.$schema;
+  return raw;
+};
+
+describe('hand-written window rules', () => {
+  const input = inputFromAnswers(review('express-cloudflare'));
+  const md = renderMarkdown(input, { layout: 'single' })[0]?.content ?? '';
+  const details = (id: string): string => md.slice(md.indexOf(`#### Rule \`${id}\``)).split('\n#### ')[0] ?? '';
+
+  it('pass the complete-rules check without a burst', () => {
+    expect(input.checks.find((c) => c.id === 'complete-rules')?.passed).toBe(true);
+  });
+
+  it('say they have no burst, as a window, instead of flagging it as not stated', () => {
+    for (const id of ['export-per-tenant', 'mfa-per-user']) {
+      expect(details(id), id).toContain('**Burst:** none (window).');
+      expect(md).toMatch(new RegExp(`\\| \\[\`${id}\`\\][^\\n]*, no burst \\(window\\) \\|`));
+    }
+    expect(md).not.toContain(', burst not stated |');
+    expect(md).not.toContain('**Burst:** **not stated**');
+  });
+});
