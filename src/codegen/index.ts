@@ -14,7 +14,16 @@ import { TOOL_VERSION } from '../version.js';
 import { generateAlerts, generateEdgeLogMetrics } from './alerts.js';
 import { generateGateway } from './gateway/index.js';
 import { luaScript, type LuaScriptName } from '../lua.js';
-import { adapterFor, compileDesign, DESIGN_DATA_PATH, generateMiddleware, NESTJS_MOUNT } from './middleware/index.js';
+import {
+  adapterFor,
+  compileDesign,
+  DESIGN_DATA_PATH,
+  generateMiddleware,
+  isJavaScript,
+  javascriptBuild,
+  NESTJS_MOUNT,
+  typescriptFolders,
+} from './middleware/index.js';
 import { generateOpenApi, type OpenApiInput } from './openapi/index.js';
 import { generateOutbound } from './outbound/index.js';
 import type { CodeFile } from './types.js';
@@ -65,7 +74,10 @@ function codeReadme(design: Design, files: readonly CodeFile[]): CodeFile {
 function mountSection(design: Design, files: readonly CodeFile[]): string[] {
   if (!files.some((f) => f.path === DESIGN_DATA_PATH)) return [];
   const adapter = adapterFor(design.scope.framework);
-  const head = ['## Mounting the middleware', ''];
+  const javascript = isJavaScript(design.scope.language)
+    ? javascriptLines(javascriptBuild(typescriptFolders(files.map((f) => f.path)), adapter?.path))
+    : [];
+  const head = ['## Mounting the middleware', '', ...javascript];
   if (adapter) {
     return [
       ...head,
@@ -105,6 +117,21 @@ function mountSection(design: Design, files: readonly CodeFile[]): string[] {
     'for (const [name, value] of decision.headers) setHeader(name, value); // on every response',
     'if (decision.status !== 200) return send(decision.status, decision.contentType, decision.body); // 429 or 503',
     '```',
+    '',
+  ];
+}
+
+/** The code README's note for a JavaScript project: compile the shipped TypeScript once. */
+function javascriptLines(build: { command: string; entry: string }): string[] {
+  return [
+    'These files are TypeScript and the project is JavaScript: compile them once into JavaScript, from this folder:',
+    '',
+    '```sh',
+    build.command,
+    '```',
+    '',
+    "(with `typescript`, `@types/node` and the framework's own types as dev dependencies; the output follows your",
+    `package's module type, ESM or CommonJS), then import \`${build.entry}\`. Compile again after every generate.`,
     '',
   ];
 }

@@ -85,6 +85,30 @@ export const NESTJS_MOUNT = [
   'call `registerRateLimit(app.getHttpAdapter().getInstance(), options)` from middleware/fastify.ts before `app.listen()`.',
 ] as const;
 
+/** Whether the answers' language names JavaScript (the runtime ships as TypeScript source). */
+export function isJavaScript(language: string): boolean {
+  return /^(?:javascript|js|node(?:\.?js)?|ecmascript)$/i.test(language.trim());
+}
+
+/**
+ * How a JavaScript project uses the shipped TypeScript: compiled once into JavaScript beside
+ * it (tsc's NodeNext output follows the project's own module type, ESM or CommonJS). `folders`
+ * hold the .ts files; `adapterPath` is the adapter the project imports, or undefined (no
+ * adapter for its framework: the limiter itself).
+ */
+export function javascriptBuild(folders: readonly string[], adapterPath: string | undefined): { command: string; entry: string } {
+  const sources = folders.map((f) => `${f}/*.ts`).join(' ');
+  return {
+    command: `npx -p typescript tsc --outDir js --module nodenext --target es2022 --skipLibCheck ${sources}`,
+    entry: `js/${(adapterPath ?? `${MIDDLEWARE_DIR}/limiter.ts`).replace(/\.ts$/, '.js')}`,
+  };
+}
+
+/** The .ts files' folders among generated files, in order. */
+export function typescriptFolders(paths: readonly string[]): string[] {
+  return [...new Set(paths.filter((p) => p.endsWith('.ts') && p.includes('/')).map((p) => p.slice(0, p.lastIndexOf('/'))))];
+}
+
 /** The adapter written for a framework, or undefined when the runtime has none for it. */
 export function adapterFor(framework: string): { file: string; path: string; description: string } | undefined {
   const file = FRAMEWORK_ADAPTERS[framework as keyof typeof FRAMEWORK_ADAPTERS] ?? null;

@@ -14,7 +14,7 @@ import { worstCaseView } from './worst-case.js';
 import { outboundPeak, quotaStop } from '../../design/scope.js';
 import { algorithmLabel, runAsGcraLabel, runBurst } from '../../design/algorithms.js';
 import { edgeProblemBody, edgeRetryAfter, edgeRules } from '../../codegen/gateway/edge.js';
-import { NESTJS_MOUNT } from '../../codegen/middleware/index.js';
+import { adapterFor, isJavaScript, javascriptBuild, NESTJS_MOUNT, typescriptFolders } from '../../codegen/middleware/index.js';
 import { OVERLAY_PATH } from '../../codegen/openapi/index.js';
 import { algorithmName, frameworkName, gatewayName, goalName, layerName, primitiveName, storeName, tierName } from './labels.js';
 
@@ -495,6 +495,7 @@ export function enforcementView(input: RenderInput) {
     dualKeyAuth: e.dualKeyAuth ?? '',
     access: accessView(input.design),
     nestjs: scope.framework === 'nestjs' && rules.some((r) => r.layer === 'middleware') ? NESTJS_MOUNT.join(' ').replace(/`/g, '') : '',
+    javascript: javascriptView(input),
     exempt: e.exempt,
     scripts: e.scripts.map((s) => ({ name: s.name, file: s.file, algorithm: s.label ?? algorithmName(s.algorithm), ruleIds: s.ruleIds })),
     placementDiagram: e.placementDiagram,
@@ -552,6 +553,13 @@ function linkedCode(input: RenderInput): { path: string; href: string; size: str
  * list of every file with its size and purpose; the middleware and client runtimes are
  * read in the code folder, not in the document.
  */
+/** A JavaScript project compiles the shipped TypeScript once: the command, and what it then imports. */
+function javascriptView(input: RenderInput): { command: string; entry: string } | undefined {
+  const ts = typescriptFolders((input.codeFiles ?? []).map((f) => f.path));
+  if (!isJavaScript(input.design.scope.language) || ts.length === 0) return undefined;
+  return javascriptBuild(ts, adapterFor(input.design.scope.framework)?.path);
+}
+
 function codeView(input: RenderInput) {
   const files = input.codeFiles ?? [];
   const rules = files
