@@ -31,3 +31,17 @@ describe('hand-written window rules', () => {
     expect(md).not.toContain('**Burst:** **not stated**');
   });
 });
+
+describe('memory bound of rules sharing one field of an identity hash', () => {
+  const input = inputFromAnswers(review('graphql-hono'));
+  const md = renderMarkdown(input, { layout: 'single' })[0]?.content ?? '';
+
+  it("counts each plan's quota, all kept in the field quota of the API key's hash, once", () => {
+    // 2,000 hashes {ak:<id>}: fields req:starter, req:growth, req:scale and quota, 155 B each
+    const store = input.design.monitoring.store;
+    expect(store.estimatedKeys).toBe(180_000 + 3_000 + 2_000 + 1);
+    expect(store.estimatedBytes).toBe(180_000 * 246 + 3_000 * 198 + 4 * 2_000 * 155 + 133);
+    expect(md).toContain('`quota-growth`, `quota-scale` share the field `quota` with the rule listed before them and are not added again.');
+    expect(md).toContain(`The bound is a worst case: ${store.estimatedBytes.toLocaleString('en-US')} bytes`);
+  });
+});

@@ -375,6 +375,7 @@ export function matrixView(input: RenderInput) {
       .filter((r) => r.layer !== 'edge' && r.id.endsWith('-fail-closed'))
       .filter((r) => rules.some((x) => x.id === `${r.id.slice(0, -'-fail-closed'.length)}-fail-open` && x.key === r.key))
       .map((r) => r.id),
+    sharedFields: sharedFieldRules(rules),
     totalKeys: fmtNumber(monitoring.store.estimatedKeys),
     totalBytes: fmtBytes(monitoring.store.estimatedBytes),
     totalBytesExact: fmtNumber(monitoring.store.estimatedBytes),
@@ -553,6 +554,26 @@ function linkedCode(input: RenderInput): { path: string; href: string; size: str
  * list of every file with its size and purpose; the middleware and client runtimes are
  * read in the code folder, not in the document.
  */
+/**
+ * Rules kept as a field another rule of the same hash already holds (each plan's quota in the
+ * field "quota" of its identity's hash): the memory total counts that field once. The halves
+ * of a rule split by fail mode are listed as such, not here.
+ */
+function sharedFieldRules(rules: readonly MatrixRule[]): { ids: string[]; fields: string[] } {
+  const seen = new Set<string>();
+  const ids: string[] = [];
+  const fields = new Set<string>();
+  for (const r of rules) {
+    if (r.layer === 'edge' || r.field === undefined || !r.cardinality?.bound || r.id.endsWith('-fail-closed')) continue;
+    const at = `${r.key ?? ''}\u0000${r.field}`;
+    if (seen.has(at)) {
+      ids.push(r.id);
+      fields.add(r.field);
+    } else seen.add(at);
+  }
+  return { ids, fields: [...fields] };
+}
+
 /** A JavaScript project compiles the shipped TypeScript once: the command, and what it then imports. */
 function javascriptView(input: RenderInput): { command: string; entry: string } | undefined {
   const ts = typescriptFolders((input.codeFiles ?? []).map((f) => f.path));
