@@ -137,7 +137,9 @@ function ruleSummary(r: CompiledRule): string {
   const numbers =
     r.burst !== null
       ? `${fmt(r.limit)} per ${periodText(r.periodSeconds)}, burst ${fmt(r.burst)}`
-      : `${fmt(r.limit)} per ${r.window === 'calendar' ? 'calendar period' : periodText(r.periodSeconds)}`;
+      : r.quota !== null
+        ? `quota ${fmt(r.quota)} per ${r.window === 'calendar' ? 'calendar period' : periodText(r.periodSeconds)}, refused past ${fmt(r.limit)}`
+        : `${fmt(r.limit)} per ${r.window === 'calendar' ? 'calendar period' : periodText(r.periodSeconds)}`;
   const parts = [
     r.tier,
     r.script + (r.store === 'memory' ? ' (in-process)' : ''),
