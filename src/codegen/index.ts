@@ -40,9 +40,14 @@ const LUA_DESCRIPTIONS: Record<LuaScriptName, string> = {
   'identity-limits': 'Redis Lua: every GCRA and quota limit of one identity checked and charged in one call, all or nothing',
 };
 
-/** The Lua files the design's rules use, byte for byte. */
+/**
+ * The Lua files the design's rules use, byte for byte: the scripts the design lists, and any
+ * other the middleware's design.ts runs (a hand-written rule that states no layer is still
+ * compiled into it, with its algorithm's script).
+ */
 function generateLua(design: Design): CodeFile[] {
   const names = new Set<string>(design.enforcement.scripts.map((s) => s.name));
+  for (const s of compileDesign(design).scripts) names.add(s.name);
   const files: CodeFile[] = [];
   for (const name of Object.keys(LUA_DESCRIPTIONS) as LuaScriptName[]) {
     if (!names.has(name)) continue;
