@@ -4,6 +4,7 @@
  */
 import { readFileSync } from 'node:fs';
 import { describe, expect, it } from 'vitest';
+import { generateCode } from '../../src/codegen/index.js';
 import { renderMarkdown } from '../../src/render/markdown/index.js';
 import { inputFromAnswers } from './fixtures.js';
 
@@ -43,5 +44,19 @@ describe('memory bound of rules sharing one field of an identity hash', () => {
     expect(store.estimatedBytes).toBe(180_000 * 246 + 3_000 * 198 + 4 * 2_000 * 155 + 133);
     expect(md).toContain('`quota-growth`, `quota-scale` share the field `quota` with the rule listed before them and are not added again.');
     expect(md).toContain(`The bound is a worst case: ${store.estimatedBytes.toLocaleString('en-US')} bytes`);
+  });
+});
+
+describe('rollout of nginx edge rules', () => {
+  it('says the edge rules have no flag and leave shadow mode together, under one limit_req_dry_run', () => {
+    const input = inputFromAnswers(review('graphql-hono'));
+    const step = input.design.rollout.steps.find((s) => s.title === 'Enforce general limits')!;
+    expect(step.ruleIds).toEqual(expect.arrayContaining(['global-ceiling', 'anonymous-per-ip']));
+    expect(step.detail).toContain(
+      'The edge rules (global-ceiling, anonymous-per-ip) have no flag and leave shadow mode together: gateway/nginx-server.conf runs them under one limit_req_dry_run',
+    );
+    const files = generateCode(input.design);
+    const server = files.find((f) => f.path === 'gateway/nginx-server.conf')!.content;
+    expect(server.match(/^limit_req_dry_run on;$/gm)).toHaveLength(1);
   });
 });
