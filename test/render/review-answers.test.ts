@@ -60,3 +60,18 @@ describe('rollout of nginx edge rules', () => {
     expect(server.match(/^limit_req_dry_run on;$/gm)).toHaveLength(1);
   });
 });
+
+describe('cost-weighted scenario on a rule with no cost-1 endpoint', () => {
+  it('calls the cheapest endpoint the rule has, not a cost-1 endpoint that does not exist', () => {
+    const input = inputFromAnswers(review('graphql-hono'));
+    const s = input.design.scenarios.find((x) => x.id === 'cost-weighted-exhaustion')!;
+    expect(s.ruleIds).toEqual(['fairness-starter-fail-open']);
+    expect(s.steps).toEqual([
+      'Call graphql-search until refused.',
+      'Then call graphql-query (cost 5), the cheapest endpoint of this rule.',
+    ]);
+    expect(s.expected).toContain('a call to graphql-query (cost 5) sent right after is refused too');
+    expect(s.expected).toContain('the refused call waits for 20 tokens, graphql-query for 5');
+    expect(s.expected).not.toContain('a cost-1 call sent');
+  });
+});
