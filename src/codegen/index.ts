@@ -9,13 +9,21 @@
  * bytes are written to --code-dir and embedded in the document.
  */
 import { type Design, keepsStateInStore } from '../design/model.js';
-import { runsOnNode } from '../design/naming.js';
+import { isJavaScript, runsOnNode } from '../design/naming.js';
 import { mdText } from '../escape/markup.js';
 import { TOOL_VERSION } from '../version.js';
 import { generateAlerts, generateEdgeLogMetrics } from './alerts.js';
 import { generateGateway } from './gateway/index.js';
 import { luaScript, type LuaScriptName } from '../lua.js';
-import { adapterFor, compileDesign, DESIGN_DATA_PATH, generateMiddleware, NESTJS_MOUNT } from './middleware/index.js';
+import {
+  adapterFor,
+  compileDesign,
+  DESIGN_DATA_PATH,
+  generateMiddleware,
+  javascriptBuild,
+  NESTJS_MOUNT,
+  typescriptFolders,
+} from './middleware/index.js';
 import { generateOpenApi, type OpenApiInput } from './openapi/index.js';
 import { generateOutbound } from './outbound/index.js';
 import type { CodeFile } from './types.js';
@@ -32,9 +40,14 @@ const LUA_DESCRIPTIONS: Record<LuaScriptName, string> = {
   'identity-limits': 'Redis Lua: every GCRA and quota limit of one identity checked and charged in one call, all or nothing',
 };
 
-/** The Lua files the design's rules use, byte for byte. */
+/**
+ * The Lua files the design's rules use, byte for byte: the scripts the design lists, and any
+ * other the middleware's design.ts runs (a hand-written rule that states no layer is still
+ * compiled into it, with its algorithm's script).
+ */
 function generateLua(design: Design): CodeFile[] {
   const names = new Set<string>(design.enforcement.scripts.map((s) => s.name));
+  for (const s of compileDesign(design).scripts) names.add(s.name);
   const files: CodeFile[] = [];
   for (const name of Object.keys(LUA_DESCRIPTIONS) as LuaScriptName[]) {
     if (!names.has(name)) continue;
@@ -66,7 +79,10 @@ function codeReadme(design: Design, files: readonly CodeFile[]): CodeFile {
 function mountSection(design: Design, files: readonly CodeFile[]): string[] {
   if (!files.some((f) => f.path === DESIGN_DATA_PATH)) return [];
   const adapter = adapterFor(design.scope.framework);
-  const head = ['## Mounting the middleware', ''];
+  const javascript = isJavaScript(design.scope.language)
+    ? javascriptLines(javascriptBuild(typescriptFolders(files.map((f) => f.path)), adapter?.path))
+    : [];
+  const head = ['## Mounting the middleware', '', ...javascript];
   const language = design.scope.language;
   if (!runsOnNode(language)) {
     return [
@@ -121,6 +137,21 @@ function mountSection(design: Design, files: readonly CodeFile[]): string[] {
     'for (const [name, value] of decision.headers) setHeader(name, value); // on every response',
     'if (decision.status !== 200) return send(decision.status, decision.contentType, decision.body); // 429 or 503',
     '```',
+    '',
+  ];
+}
+
+/** The code README's note for a JavaScript project: compile the shipped TypeScript once. */
+function javascriptLines(build: { command: string; entry: string }): string[] {
+  return [
+    'These files are TypeScript and the project is JavaScript: compile them once into JavaScript, from this folder:',
+    '',
+    '```sh',
+    build.command,
+    '```',
+    '',
+    "(with `typescript`, `@types/node` and the framework's own types as dev dependencies; the output follows your",
+    `package's module type, ESM or CommonJS), then import \`${build.entry}\`. Compile again after every generate.`,
     '',
   ];
 }

@@ -51,6 +51,35 @@ async function loadAnswers(ctx: CommandContext, opts: SourceOptions): Promise<{ 
   return { answers: parseAnswers(text, shown), file, text };
 }
 
+/**
+ * Names the answers use to point at each other, which the schema cannot check: endpoint
+ * names are unique, and a rule's endpoints name endpoints of the design (those the answers
+ * list, or the assumed ones when they list none). A rule naming no endpoint would cover
+ * nothing and enforce nothing, silently.
+ */
+function referenceProblems(answers: Answers, design: Design): string[] {
+  const problems: string[] = [];
+  const seen = new Map<string, number>();
+  (answers.endpoints ?? []).forEach((e, i) => {
+    const first = seen.get(e.name);
+    if (first !== undefined)
+      problems.push(`  $.endpoints[${i}].name: "${e.name}" is already the name of endpoints[${first}]; give each endpoint its own name`);
+    else seen.set(e.name, i);
+  });
+  const names = design.scope.endpoints.map((e) => e.name);
+  const known = new Set(names);
+  (answers.rules ?? []).forEach((r, i) => {
+    (r.endpoints ?? []).forEach((name, j) => {
+      if (!known.has(name)) {
+        problems.push(
+          `  $.rules[${i}].endpoints[${j}]: "${name}" is not an endpoint of the design; use one of ${names.map((n) => `"${n}"`).join(', ')}`,
+        );
+      }
+    });
+  });
+  return problems;
+}
+
 export async function loadDesign(
   ctx: CommandContext,
   opts: SourceOptions,
@@ -60,5 +89,9 @@ export async function loadDesign(
   }
   const { answers, file, text } = await loadAnswers(ctx, opts);
   const design = buildDesign(answers, { date: opts.date ?? ctx.today() });
+  const problems = referenceProblems(answers, design);
+  if (problems.length > 0) {
+    throw new UserError('answersInvalid', { file: displayPath(ctx.cwd, file), count: problems.length, problems: problems.join('\n') });
+  }
   return { design, answers, file, text };
 }

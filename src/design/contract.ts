@@ -141,15 +141,45 @@ function exampleWindow(rule: MatrixRule, shown: ShownRule, reset: QuotaResetT | 
   return policyWindowSeconds(shown);
 }
 
-/** The first call of a client: a full bucket, or the start of the window (quota: of the period). */
+/**
+ * The call the examples make on a rule: its cheapest endpoint (a rule whose every endpoint
+ * is weighted is never called at cost 1), and that endpoint's name when its cost is not 1.
+ */
+function exampleCall(rule: MatrixRule): { cost: number; endpoint?: string } {
+  const cost = rule.cost;
+  if (!cost) return { cost: 1 };
+  const calls = rule.endpoints.map((endpoint) => ({
+    endpoint,
+    cost: cost.byEndpoint.find((w) => w.endpoint === endpoint)?.cost ?? cost.default,
+  }));
+  const cheapest = calls.reduce<{ endpoint: string; cost: number } | undefined>(
+    (a, c) => (a === undefined || c.cost < a.cost ? c : a),
+    undefined,
+  );
+  if (!cheapest) return { cost: cost.default };
+  return cheapest.cost === 1 ? { cost: 1 } : cheapest;
+}
+
+/** "a call", or "a call to export (cost 5)". */
+function callText(call: { cost: number; endpoint?: string }): string {
+  return call.endpoint ? `a call to ${call.endpoint} (cost ${formatNumber(call.cost)})` : 'a call';
+}
+
+/**
+ * The first call of a client: a full bucket, or the start of the window (quota: of the period).
+ * A bucket has its burst less the call's cost left, stated as at most q (statedLimit), and is
+ * full again once those tokens are back.
+ */
 function firstCall(rule: MatrixRule, shown: ShownRule, reset: QuotaResetT | undefined): ShownValues {
   const w = exampleWindow(rule, shown, reset);
   const limit = statedLimit(shown);
+  const { cost } = exampleCall(rule);
+  const bucket = shown.burst !== null && quotaWindowOf(rule, reset) === null;
   return {
     limit,
-    remaining: Math.max(0, limit - 1),
-    // a bucket is full again once the one token is back; a window resets at its end
-    resetSeconds: shown.burst !== null && quotaWindowOf(rule, reset) === null ? ceilSeconds(shown.periodSeconds / shown.limit) : w,
+    remaining: bucket ? Math.max(0, Math.min(limit, (shown.burst as number) - cost)) : Math.max(0, limit - cost),
+    // a bucket is full again once the call's tokens are back; a window resets at its end
+    resetSeconds: bucket ? ceilSeconds((cost * shown.periodSeconds) / shown.limit) : w,
     windowSeconds: w,
   };
 }
@@ -187,11 +217,19 @@ function refusal(
   }
   if (shown.burst !== null) {
     const interval = shown.periodSeconds / shown.limit;
-    return at(
-      w,
-      Math.max(1, ceilSeconds(interval)),
-      `burst ${formatNumber(shown.burst)}, ${formatNumber(shown.limit)} per ${formatNumber(shown.periodSeconds)} s; the bucket drained by back-to-back calls, one more arrives. Retry-After is the time one token takes to come back (${formatNumber(interval)} s), rounded up to whole seconds; the reset is the time until the bucket is full again (burst / rate).`,
+    const call = exampleCall(rule);
+    const burst = shown.burst;
+    // back-to-back calls of this cost leave burst mod cost tokens, fewer than one more call takes
+    const left = burst % call.cost;
+    const wait = (call.cost - left) * interval;
+    const s = at(
+      ceilSeconds((burst - left) * interval),
+      Math.max(1, ceilSeconds(wait)),
+      call.cost === 1
+        ? `burst ${formatNumber(burst)}, ${formatNumber(shown.limit)} per ${formatNumber(shown.periodSeconds)} s; the bucket drained by back-to-back calls, one more arrives. Retry-After is the time one token takes to come back (${formatNumber(interval)} s), rounded up to whole seconds; the reset is the time until the bucket is full again (burst / rate).`
+        : `burst ${formatNumber(burst)}, ${formatNumber(shown.limit)} per ${formatNumber(shown.periodSeconds)} s; ${callText(call)}, its cheapest endpoint: the bucket drained by back-to-back such calls${left > 0 ? ` (${formatNumber(left)} ${left === 1 ? 'token' : 'tokens'} left, fewer than one call takes)` : ''}, one more arrives. Retry-After is the time the ${formatNumber(call.cost - left)} missing tokens take to come back (${formatNumber(wait)} s), rounded up to whole seconds; the reset is the time until the bucket is full again.`,
     );
+    return { ...s, s: { ...s.s, remaining: Math.min(s.s.limit, left) } };
   }
   return at(
     w,

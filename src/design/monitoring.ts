@@ -208,6 +208,13 @@ export function storeBound(rules: readonly MatrixRule[]): { keys: number; bytes:
   const inHash = inStore.filter((r) => r.field !== undefined);
   const hashKeys = new Map<string, number>();
   for (const r of inHash) hashKeys.set(r.key ?? '', Math.max(hashKeys.get(r.key ?? '') ?? 0, keysOf(r)));
+  // rules that keep one field of the same hash (each plan's quota in the field "quota") hold it
+  // once: the field is counted once, at the most any of them bounds
+  const fieldBytes = new Map<string, number>();
+  for (const r of inHash) {
+    const at = `${r.key ?? ''}\u0000${r.field ?? ''}`;
+    fieldBytes.set(at, Math.max(fieldBytes.get(at) ?? 0, bytesOf(r)));
+  }
   const own = inStore.filter((r) => r.field === undefined);
   const byTraffic = own.filter((r) => r.cardinality?.byTraffic);
   const byPopulation = own.filter((r) => !r.cardinality?.byTraffic);
@@ -228,7 +235,8 @@ export function storeBound(rules: readonly MatrixRule[]): { keys: number; bytes:
   }
   return {
     keys: sum(byPopulation, keysOf) + [...hashKeys.values()].reduce((n, k) => n + k, 0) + (shared ? shared.keys : rowKeys),
-    bytes: sum(byPopulation, bytesOf) + sum(inHash, bytesOf) + (shared ? shared.bytes : sum(byTraffic, bytesOf)),
+    bytes:
+      sum(byPopulation, bytesOf) + [...fieldBytes.values()].reduce((n, b) => n + b, 0) + (shared ? shared.bytes : sum(byTraffic, bytesOf)),
     ...(shared ? { shared } : {}),
   };
 }

@@ -32,12 +32,17 @@ export function killSwitchFlag(ruleId: string): string {
 
 export const KEY_PREFIX = 'rl';
 
+/** Whether the answers' language names JavaScript (the runtime ships as TypeScript source). */
+export function isJavaScript(language: string): boolean {
+  return /^(?:javascript|js|node(?:\.?js)?|ecmascript)$/i.test(language.trim());
+}
+
 /**
  * Whether an application in this language can run the shipped runtime (TypeScript for Node.js):
- * TypeScript, JavaScript, Node.js and their short names.
+ * TypeScript, or JavaScript (compiled from it), also on Deno or Bun.
  */
 export function runsOnNode(language: string): boolean {
-  return /^\s*(type\s*script|java\s*script|node(\.?js)?|ts|js|deno|bun)\s*$/i.test(language);
+  return isJavaScript(language) || /^(?:type\s*script|ts|deno|bun)$/i.test(language.trim());
 }
 
 /**

@@ -37,6 +37,19 @@ function hashRollout(rules: readonly MatrixRule[]): string {
   return ` The limits kept in one hash per identity (${inHash.join(', ')}) do not read the per-limit keys an earlier deploy wrote: where this layout replaces them, buckets start full and counters at 0 (a quota gives each identity a fresh period once), so deploy it at a period boundary or copy the counts into the hash's fields first.`;
 }
 
+/**
+ * nginx runs the edge rules under one limit_req_dry_run of the server block: they have no flag,
+ * and leave shadow mode together, not one at a time like the middleware's rules.
+ */
+function nginxEdgeEnforce(rules: readonly MatrixRule[], gateway: Gateway): string {
+  if (gateway !== 'nginx') return '';
+  const edge = rules.filter((r) => r.layer === 'edge' && (r.tier === 'ceiling' || r.tier === 'fairness')).map((r) => r.id);
+  if (edge.length === 0) return '';
+  return edge.length === 1
+    ? ` The edge rule ${edge[0]} has no flag: set limit_req_dry_run to off in gateway/nginx-server.conf and reload nginx to enforce it.`
+    : ` The edge rules (${edge.join(', ')}) have no flag and leave shadow mode together: gateway/nginx-server.conf runs them under one limit_req_dry_run, so setting it to off (and reloading nginx) enforces all of them at once. Switch them as one step, apart from the middleware's rules, and watch their refusals (monitoring/nginx-ratelimit.mtail) after it.`;
+}
+
 export function buildRollout(
   rules: MatrixRule[],
   shadowDays: number,
@@ -80,7 +93,7 @@ export function buildRollout(
       title: 'Enforce general limits',
       detail: rules.every((r) => r.layer === 'edge')
         ? `Enforce the ${generalKinds(rules)} at the gateway, undoing the shadow step one rule at a time where the configuration allows, and watch the gateway's refusal counters after each.`
-        : `Switch the ${generalKinds(rules)} to "enforce", one rule at a time, watching throttle and near-limit metrics after each.`,
+        : `Switch the ${generalKinds(rules)} to "enforce", one rule at a time, watching throttle and near-limit metrics after each.${nginxEdgeEnforce(rules, gateway)}`,
       ruleIds: general,
     },
     ...(quotas.length > 0

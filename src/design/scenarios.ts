@@ -41,18 +41,56 @@ function plural(n: number, word: string): string {
   return `${n} ${word}${n === 1 ? '' : 's'}`;
 }
 
-function costExpectation(rule: MatrixRule, burst: number, endpoint: string, cost: number): string {
+/** The cheapest call after the weighted one: a cost-1 endpoint of the rule when it has one, else its lightest other endpoint, else none. */
+interface LightCall {
+  /** Undefined: some endpoint of the rule takes the default cost 1 (named when known). */
+  endpoint?: string;
+  cost: number;
+}
+
+function lightCall(rule: MatrixRule, heavy: string): LightCall | undefined {
+  const cost = rule.cost;
+  if (!cost) return { cost: 1 };
+  // a rule naming no endpoint covers a whole class, where unweighted endpoints cost the default
+  if (rule.endpoints.length === 0) return { cost: cost.default };
+  const others = rule.endpoints
+    .filter((e) => e !== heavy)
+    .map((endpoint) => ({ endpoint, cost: cost.byEndpoint.find((w) => w.endpoint === endpoint)?.cost ?? cost.default }));
+  const lightest = others.reduce<LightCall | undefined>((a, c) => (a === undefined || c.cost < a.cost ? c : a), undefined);
+  if (!lightest) return undefined;
+  return lightest.cost === 1 ? { cost: 1, endpoint: lightest.endpoint } : lightest;
+}
+
+/** "a cost-1 call", or "a call to graphql-query (cost 5)" when no endpoint of the rule costs 1. */
+function lightText(light: LightCall): string {
+  return light.cost === 1 ? 'a cost-1 call' : `a call to ${light.endpoint} (cost ${light.cost})`;
+}
+
+function costExpectation(rule: MatrixRule, burst: number, endpoint: string, cost: number, light: LightCall | undefined): string {
+  // verify probes what is left with the smallest call there is, cost 1, whatever the endpoints cost
+  const probe =
+    light && light.cost !== 1
+      ? ' rl-design verify probes what is left with cost-1 calls through the limiter, the smallest calls there are.'
+      : '';
   if (cost > burst) {
-    return `No call to ${endpoint} can ever pass: its cost ${cost} exceeds the whole bucket (burst ${burst}), so it is refused at once with no Retry-After that would help; a cost-1 call still passes.`;
+    return `No call to ${endpoint} can ever pass: its cost ${cost} exceeds the whole bucket (burst ${burst}), so it is refused at once with no Retry-After that would help${light && light.cost <= burst ? `; ${lightText(light)} still passes` : ''}.${probe}`;
   }
   const calls = Math.floor(burst / cost);
   const left = burst % cost;
   const counted = `${plural(calls, 'call')} to ${endpoint} ${calls === 1 ? 'passes' : 'pass'} (burst ${burst} / cost ${cost}) and the next is refused`;
-  const tail =
-    left > 0
-      ? `; a cost-1 call can then spend the ${plural(left, 'leftover token')}`
-      : `; a cost-1 call sent right after is refused too, because the weighted calls spent the whole bucket, unless a token has come back in the meantime: the refused call waits for ${cost} tokens, a cost-1 call for only one, and ${refillText(rule)}`;
-  return `${counted}${tail}. The counts are exact only while no token refills between the calls; ${VERIFY_REFILL}.`;
+  let tail = '';
+  if (light && left >= light.cost) {
+    tail =
+      light.cost === 1
+        ? `; a cost-1 call can then spend the ${plural(left, 'leftover token')}`
+        : `; ${lightText(light)} can then spend ${light.cost} of the ${plural(left, 'leftover token')}`;
+  } else if (light && light.cost === 1) {
+    tail = `; a cost-1 call sent right after is refused too, because the weighted calls spent the whole bucket, unless a token has come back in the meantime: the refused call waits for ${cost} tokens, a cost-1 call for only one, and ${refillText(rule)}`;
+  } else if (light) {
+    const needs = light.cost - left;
+    tail = `; ${lightText(light)} sent right after is refused too, because the weighted calls spent ${left > 0 ? `all but ${plural(left, 'token')} of the bucket` : 'the whole bucket'}, unless enough tokens have come back in the meantime: the refused call waits for ${plural(cost - left, 'token')}, ${light.endpoint} for ${needs}, and ${refillText(rule)}`;
+  }
+  return `${counted}${tail}.${probe} The counts are exact only while no token refills between the calls; ${VERIFY_REFILL}.`;
 }
 
 /** What the concurrent race admits: exactly the tokens left, or more through the in-process buckets. */
@@ -84,6 +122,7 @@ export function buildScenarios(rules: MatrixRule[], ctx?: ScenarioContext): Scen
   const perIp = authPairs.find((r) => r.identity === 'ip' && perIdentity && r.key?.split('}')[0] === perIdentity.key?.split('}')[0]);
   const burst = bucket ? (runBurst(bucket) ?? 0) : 0;
   const heaviest = weighted?.cost?.byEndpoint.reduce((a, b) => (b.cost > a.cost ? b : a));
+  const light = weighted && heaviest ? lightCall(weighted, heaviest.endpoint) : undefined;
 
   const list: Scenario[] = [
     {
@@ -174,10 +213,22 @@ export function buildScenarios(rules: MatrixRule[], ctx?: ScenarioContext): Scen
         weighted && heaviest
           ? `${weighted.id} with burst ${runBurst(weighted)}; ${heaviest.endpoint} costs ${heaviest.cost} tokens.`
           : 'No endpoint carries a weight above 1.',
-      steps: weighted && heaviest ? [`Call ${heaviest.endpoint} until refused.`, 'Then call a cost-1 endpoint.'] : [],
+      steps:
+        weighted && heaviest
+          ? [
+              `Call ${heaviest.endpoint} until refused.`,
+              ...(light === undefined
+                ? []
+                : [
+                    light.cost === 1
+                      ? `Then call ${light.endpoint ?? 'a cost-1 endpoint'}${light.endpoint ? ' (cost 1)' : ''}.`
+                      : `Then call ${light.endpoint} (cost ${light.cost}), the cheapest endpoint of this rule.`,
+                  ]),
+            ]
+          : [],
       expected:
         weighted && heaviest
-          ? costExpectation(weighted, runBurst(weighted) as number, heaviest.endpoint, heaviest.cost)
+          ? costExpectation(weighted, runBurst(weighted) as number, heaviest.endpoint, heaviest.cost, light)
           : 'Not applicable.',
     },
   ];

@@ -84,9 +84,15 @@ export function quotaStop(quota: number, exhaustion: Exhaustion, overageCap?: nu
 
 const PERIOD_NAME: Record<number, string> = { 1: 'second', 60: 'minute', 3600: 'hour', 86400: 'day' };
 
-/** Calls per provider period the outbound bucket admits: the safety fraction of the limit, at least 1. */
+/**
+ * Calls per provider period the outbound bucket admits: the safety fraction of the limit,
+ * rounded down to whole calls, or below one call per period to thousandths (0.9 of 1/second
+ * is 0.9, never rounded up to the limit itself); at least 0.001, the smallest rate a rule takes.
+ */
 export function outboundRate(limitRequests: number, safetyFraction: number): number {
-  return Math.max(1, Math.floor(limitRequests * safetyFraction));
+  const rate = limitRequests * safetyFraction;
+  if (rate >= 1) return Math.floor(rate + 1e-9);
+  return Math.max(0.001, Math.floor(rate * 1000 + 1e-9) / 1000);
 }
 
 /**
@@ -107,7 +113,8 @@ export function outboundPeak(p: Pick<ResolvedProvider, 'limit' | 'safetyFraction
   rate: number;
 } {
   const rate = outboundRate(p.limit.requests, p.safetyFraction);
-  const peak = p.burst + rate;
+  // the burst at once, then one call per 1/rate of the period: floor(rate) more within it
+  const peak = p.burst + Math.floor(rate);
   return { peak, over: Math.max(0, peak - p.limit.requests), rate };
 }
 
@@ -459,7 +466,8 @@ export function resolveAnswers(answers: Answers): ResolvedAnswers {
   const outbound: ResolvedProvider[] = (answers.outbound ?? []).map((o) => {
     const limitPerSecond = ratePerSecond(o.limit);
     const safetyFraction = o.safetyFraction ?? 0.9;
-    const bucketPerSecond = limitPerSecond * safetyFraction;
+    // what the shipped bucket runs at (outboundRate), not the unrounded fraction of the limit
+    const bucketPerSecond = outboundRate(o.limit.requests, safetyFraction) / PERIOD_SECONDS[o.limit.per];
     const assumed: NonNullable<ResolvedProvider['assumed']> = [
       ...(o.burst === undefined ? (['burst'] as const) : []),
       ...(o.safetyFraction === undefined ? (['safetyFraction'] as const) : []),

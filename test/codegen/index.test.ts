@@ -5,7 +5,10 @@
 import { readFileSync } from 'node:fs';
 import { join } from 'node:path';
 import { describe, expect, it } from 'vitest';
+import { Answers } from '../../src/answers/schema.js';
 import { CODE_README_PATH, generateCode } from '../../src/codegen/index.js';
+import { checkDesign } from '../../src/constraints/index.js';
+import { buildDesign } from '../../src/design/build.js';
 import { compileDesign } from '../../src/codegen/middleware/index.js';
 import type { Design } from '../../src/design/model.js';
 import { exampleDesign, exampleNames, ROOT } from '../helpers/examples.js';
@@ -84,5 +87,28 @@ describe('generateCode', () => {
         'middleware/express.ts',
       ]),
     );
+  });
+});
+
+describe('the Lua files shipped beside design.ts', () => {
+  it('include every script design.ts runs, also for a hand-written rule that states no layer', () => {
+    const raw = JSON.parse(readFileSync(join(ROOT, 'test/fixtures/review/express-cloudflare.answers.json'), 'utf8'));
+    delete raw.$schema;
+    raw.rules = [
+      {
+        id: 'export-per-tenant',
+        endpoints: ['export'],
+        identity: 'tenant',
+        algorithm: 'fixed-window',
+        rate: { requests: 10, per: 'hour' },
+      },
+    ];
+    const design = buildDesign(Answers.parse(raw), { date: '2026-12-03' });
+    const files = generateCode(design);
+    const runs = compileDesign(design).scripts.map((s) => s.file);
+    expect(runs).toContain('lua/fixed-window.lua');
+    for (const file of runs) expect(files.map((f) => f.path)).toContain(file);
+    const atomic = checkDesign(design, files).find((c) => c.id === 'atomic-check')!;
+    expect(atomic.messages.join('\n')).not.toContain('ships no lua/');
   });
 });

@@ -162,6 +162,13 @@ describe('which rules the middleware owns', () => {
     expect(core).toMatch(/outbound-stripe: outbound limit/);
   });
 
+  it("a soft plan quota's comment states its quota and the count it is refused past, not the cap alone", () => {
+    const core = generateMiddleware(exampleDesign('saas-platform')).find((f) => f.path === DESIGN_DATA_PATH)?.content ?? '';
+    // Pro: soft-warning on 1,000,000, refused past its assumed backstop; Free: a hard quota of 10,000
+    expect(core).toMatch(/\/\/ {3}- quota-pro \(quota, fixed-window, quota 1000000 per calendar period, refused past \d+,/);
+    expect(core).toMatch(/\/\/ {3}- quota-free \(quota, fixed-window, 10000 per calendar period,/);
+  });
+
   it('evaluates ceiling first, then security, fairness and quota', () => {
     const order = { ceiling: 0, security: 1, fairness: 2, quota: 3 };
     for (const name of exampleNames()) {

@@ -85,6 +85,25 @@ export const NESTJS_MOUNT = [
   'call `registerRateLimit(app.getHttpAdapter().getInstance(), options)` from middleware/fastify.ts before `app.listen()`.',
 ] as const;
 
+/**
+ * How a JavaScript project uses the shipped TypeScript: compiled once into JavaScript beside
+ * it (tsc's NodeNext output follows the project's own module type, ESM or CommonJS). `folders`
+ * hold the .ts files; `adapterPath` is the adapter the project imports, or undefined (no
+ * adapter for its framework: the limiter itself).
+ */
+export function javascriptBuild(folders: readonly string[], adapterPath: string | undefined): { command: string; entry: string } {
+  const sources = folders.map((f) => `${f}/*.ts`).join(' ');
+  return {
+    command: `npx -p typescript tsc --outDir js --module nodenext --target es2022 --skipLibCheck ${sources}`,
+    entry: `js/${(adapterPath ?? `${MIDDLEWARE_DIR}/limiter.ts`).replace(/\.ts$/, '.js')}`,
+  };
+}
+
+/** The .ts files' folders among generated files, in order. */
+export function typescriptFolders(paths: readonly string[]): string[] {
+  return [...new Set(paths.filter((p) => p.endsWith('.ts') && p.includes('/')).map((p) => p.slice(0, p.lastIndexOf('/'))))];
+}
+
 /** The adapter written for a framework, or undefined when the runtime has none for it. */
 export function adapterFor(framework: string): { file: string; path: string; description: string } | undefined {
   const file = FRAMEWORK_ADAPTERS[framework as keyof typeof FRAMEWORK_ADAPTERS] ?? null;
@@ -113,7 +132,9 @@ function ruleSummary(r: CompiledRule): string {
   const numbers =
     r.burst !== null
       ? `${fmt(r.limit)} per ${periodText(r.periodSeconds)}, burst ${fmt(r.burst)}`
-      : `${fmt(r.limit)} per ${r.window === 'calendar' ? 'calendar period' : periodText(r.periodSeconds)}`;
+      : r.quota !== null
+        ? `quota ${fmt(r.quota)} per ${r.window === 'calendar' ? 'calendar period' : periodText(r.periodSeconds)}, refused past ${fmt(r.limit)}`
+        : `${fmt(r.limit)} per ${r.window === 'calendar' ? 'calendar period' : periodText(r.periodSeconds)}`;
   const parts = [
     r.tier,
     r.script + (r.store === 'memory' ? ' (in-process)' : ''),

@@ -5,7 +5,7 @@
  */
 import { conventionName } from '../../design/contract.js';
 import { FRAMEWORK_ADAPTERS } from '../../answers/choices.js';
-import { runsOnNode } from '../../design/naming.js';
+import { isJavaScript, runsOnNode } from '../../design/naming.js';
 import { edgeCounter, edgeStateNote } from '../../design/gateway-behaviour.js';
 import { type Design, keepsStateInStore, type MatrixRule, type MetricSource } from '../../design/model.js';
 import { fmtBytes, fmtDuration, fmtNumber, fmtPercent, joinAnd, lineCount } from '../format.js';
@@ -15,7 +15,7 @@ import { worstCaseView } from './worst-case.js';
 import { outboundPeak, quotaStop } from '../../design/scope.js';
 import { algorithmLabel, runAsGcraLabel, runBurst } from '../../design/algorithms.js';
 import { edgeProblemBody, edgeRetryAfter, edgeRules } from '../../codegen/gateway/edge.js';
-import { NESTJS_MOUNT } from '../../codegen/middleware/index.js';
+import { adapterFor, javascriptBuild, NESTJS_MOUNT, typescriptFolders } from '../../codegen/middleware/index.js';
 import { OVERLAY_PATH } from '../../codegen/openapi/index.js';
 import { algorithmName, frameworkName, gatewayName, goalName, layerName, primitiveName, storeName, tierName } from './labels.js';
 
@@ -45,11 +45,24 @@ function defaultedBurst(rule: MatrixRule): number | null {
   return rule.layer !== 'edge' && typeof rule.burst !== 'number' ? runBurst(rule) : null;
 }
 
+/**
+ * A window algorithm has no burst, so a rule that states none (a hand-written window rule
+ * leaves it out, as the complete-rules check asks) is complete, not missing one.
+ */
+function windowed(rule: MatrixRule): boolean {
+  return (
+    rule.burst === null ||
+    rule.algorithm === 'fixed-window' ||
+    rule.algorithm === 'sliding-window-log' ||
+    (rule.layer === 'edge' && rule.algorithm === 'sliding-window-counter')
+  );
+}
+
 function burstText(rule: MatrixRule): string {
   const runs = defaultedBurst(rule);
   if (runs !== null) return `${fmtNumber(runs)} (the rate: none stated)`;
-  if (rule.burst === undefined) return '';
-  if (rule.burst === null) return 'none (window)';
+  if (rule.burst === undefined && !windowed(rule)) return '';
+  if (rule.burst === null || rule.burst === undefined) return 'none (window)';
   return fmtNumber(rule.burst);
 }
 
@@ -58,8 +71,8 @@ function rateBurstText(rule: MatrixRule): string {
   const rate = rule.rate ? ruleRateText(rule) : `rate ${NOT_STATED}`;
   const runs = defaultedBurst(rule);
   if (runs !== null) return `${rate}, burst ${fmtNumber(runs)} (the rate: none stated)`;
-  if (rule.burst === undefined) return `${rate}, burst ${NOT_STATED}`;
-  if (rule.burst === null) return `${rate}, no burst (window)`;
+  if (rule.burst === undefined && !windowed(rule)) return `${rate}, burst ${NOT_STATED}`;
+  if (rule.burst === null || rule.burst === undefined) return `${rate}, no burst (window)`;
   return `${rate}, burst ${fmtNumber(rule.burst)}`;
 }
 
@@ -363,6 +376,7 @@ export function matrixView(input: RenderInput) {
       .filter((r) => r.layer !== 'edge' && r.id.endsWith('-fail-closed'))
       .filter((r) => rules.some((x) => x.id === `${r.id.slice(0, -'-fail-closed'.length)}-fail-open` && x.key === r.key))
       .map((r) => r.id),
+    sharedFields: sharedFieldRules(rules),
     totalKeys: fmtNumber(monitoring.store.estimatedKeys),
     totalBytes: fmtBytes(monitoring.store.estimatedBytes),
     totalBytesExact: fmtNumber(monitoring.store.estimatedBytes),
@@ -485,6 +499,7 @@ export function enforcementView(input: RenderInput) {
     dualKeyAuth: e.dualKeyAuth ?? '',
     access: accessView(input.design),
     nestjs: scope.framework === 'nestjs' && rules.some((r) => r.layer === 'middleware') ? NESTJS_MOUNT.join(' ').replace(/`/g, '') : '',
+    javascript: javascriptView(input),
     exempt: e.exempt,
     scripts: e.scripts.map((s) => ({ name: s.name, file: s.file, algorithm: s.label ?? algorithmName(s.algorithm), ruleIds: s.ruleIds })),
     placementDiagram: e.placementDiagram,
@@ -542,6 +557,33 @@ function linkedCode(input: RenderInput): { path: string; href: string; size: str
  * list of every file with its size and purpose; the middleware and client runtimes are
  * read in the code folder, not in the document.
  */
+/**
+ * Rules kept as a field another rule of the same hash already holds (each plan's quota in the
+ * field "quota" of its identity's hash): the memory total counts that field once. The halves
+ * of a rule split by fail mode are listed as such, not here.
+ */
+function sharedFieldRules(rules: readonly MatrixRule[]): { ids: string[]; fields: string[] } {
+  const seen = new Set<string>();
+  const ids: string[] = [];
+  const fields = new Set<string>();
+  for (const r of rules) {
+    if (r.layer === 'edge' || r.field === undefined || !r.cardinality?.bound || r.id.endsWith('-fail-closed')) continue;
+    const at = `${r.key ?? ''}\u0000${r.field}`;
+    if (seen.has(at)) {
+      ids.push(r.id);
+      fields.add(r.field);
+    } else seen.add(at);
+  }
+  return { ids, fields: [...fields] };
+}
+
+/** A JavaScript project compiles the shipped TypeScript once: the command, and what it then imports. */
+function javascriptView(input: RenderInput): { command: string; entry: string } | undefined {
+  const ts = typescriptFolders((input.codeFiles ?? []).map((f) => f.path));
+  if (!isJavaScript(input.design.scope.language) || ts.length === 0) return undefined;
+  return javascriptBuild(ts, adapterFor(input.design.scope.framework)?.path);
+}
+
 function codeView(input: RenderInput) {
   const files = input.codeFiles ?? [];
   const rules = files

@@ -14,8 +14,8 @@
 //   - fairness-enterprise (fairness, gcra, 50 per 1 s, burst 500, fail open, headers full, plan Enterprise, field req:enterprise of the identity's hash, identity-limits): Per-tenant fairness, plan Enterprise
 //   - webhooks-per-source (fairness, gcra, 500 per 1 s, burst 4800, fail open, headers full, local bucket in front): Inbound webhooks per sending address
 //   - quota-free (quota, fixed-window, 10000 per calendar period, fail open, headers full, plan Free, field quota of the identity's hash, identity-limits): Plan Free quota
-//   - quota-pro (quota, fixed-window, 1200000 per calendar period, fail open, headers full, plan Pro, field quota of the identity's hash, identity-limits): Plan Pro quota
-//   - quota-enterprise (quota, fixed-window, 60000000 per calendar period, fail open, headers full, plan Enterprise, field quota of the identity's hash, identity-limits): Plan Enterprise quota
+//   - quota-pro (quota, fixed-window, quota 1000000 per calendar period, refused past 1200000, fail open, headers full, plan Pro, field quota of the identity's hash, identity-limits): Plan Pro quota
+//   - quota-enterprise (quota, fixed-window, quota 20000000 per calendar period, refused past 60000000, fail open, headers full, plan Enterprise, field quota of the identity's hash, identity-limits): Plan Enterprise quota
 //
 // Rules of the design NOT enforced here (so no rule is counted twice):
 //   - global-ceiling: edge rule: enforced by the gateway (counting it here too would count it twice)

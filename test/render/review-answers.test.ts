@@ -1,0 +1,77 @@
+/**
+ * The review answers (test/fixtures/review/): what the document states about rules the answers
+ * wrote by hand must match what the complete-rules check accepts and what the code runs.
+ */
+import { readFileSync } from 'node:fs';
+import { describe, expect, it } from 'vitest';
+import { generateCode } from '../../src/codegen/index.js';
+import { renderMarkdown } from '../../src/render/markdown/index.js';
+import { inputFromAnswers } from './fixtures.js';
+
+const review = (name: string): unknown => {
+  const raw = JSON.parse(readFileSync(new URL(`../fixtures/review/${name}.answers.json`, import.meta.url), 'utf8'));
+  delete raw.$schema;
+  return raw;
+};
+
+describe('hand-written window rules', () => {
+  const input = inputFromAnswers(review('express-cloudflare'));
+  const md = renderMarkdown(input, { layout: 'single' })[0]?.content ?? '';
+  const details = (id: string): string => md.slice(md.indexOf(`#### Rule \`${id}\``)).split('\n#### ')[0] ?? '';
+
+  it('pass the complete-rules check without a burst', () => {
+    expect(input.checks.find((c) => c.id === 'complete-rules')?.passed).toBe(true);
+  });
+
+  it('say they have no burst, as a window, instead of flagging it as not stated', () => {
+    for (const id of ['export-per-tenant', 'mfa-per-user']) {
+      expect(details(id), id).toContain('**Burst:** none (window).');
+      expect(md).toMatch(new RegExp(`\\| \\[\`${id}\`\\][^\\n]*, no burst \\(window\\) \\|`));
+    }
+    expect(md).not.toContain(', burst not stated |');
+    expect(md).not.toContain('**Burst:** **not stated**');
+  });
+});
+
+describe('memory bound of rules sharing one field of an identity hash', () => {
+  const input = inputFromAnswers(review('graphql-hono'));
+  const md = renderMarkdown(input, { layout: 'single' })[0]?.content ?? '';
+
+  it("counts each plan's quota, all kept in the field quota of the API key's hash, once", () => {
+    // 2,000 hashes {ak:<id>}: fields req:starter, req:growth, req:scale and quota, 155 B each
+    const store = input.design.monitoring.store;
+    expect(store.estimatedKeys).toBe(180_000 + 3_000 + 2_000 + 1);
+    expect(store.estimatedBytes).toBe(180_000 * 246 + 3_000 * 198 + 4 * 2_000 * 155 + 133);
+    expect(md).toContain('`quota-growth`, `quota-scale` share the field `quota` with the rule listed before them and are not added again.');
+    expect(md).toContain(`The bound is a worst case: ${store.estimatedBytes.toLocaleString('en-US')} bytes`);
+  });
+});
+
+describe('rollout of nginx edge rules', () => {
+  it('says the edge rules have no flag and leave shadow mode together, under one limit_req_dry_run', () => {
+    const input = inputFromAnswers(review('graphql-hono'));
+    const step = input.design.rollout.steps.find((s) => s.title === 'Enforce general limits')!;
+    expect(step.ruleIds).toEqual(expect.arrayContaining(['global-ceiling', 'anonymous-per-ip']));
+    expect(step.detail).toContain(
+      'The edge rules (global-ceiling, anonymous-per-ip) have no flag and leave shadow mode together: gateway/nginx-server.conf runs them under one limit_req_dry_run',
+    );
+    const files = generateCode(input.design);
+    const server = files.find((f) => f.path === 'gateway/nginx-server.conf')!.content;
+    expect(server.match(/^limit_req_dry_run on;$/gm)).toHaveLength(1);
+  });
+});
+
+describe('cost-weighted scenario on a rule with no cost-1 endpoint', () => {
+  it('calls the cheapest endpoint the rule has, not a cost-1 endpoint that does not exist', () => {
+    const input = inputFromAnswers(review('graphql-hono'));
+    const s = input.design.scenarios.find((x) => x.id === 'cost-weighted-exhaustion')!;
+    expect(s.ruleIds).toEqual(['fairness-starter-fail-open']);
+    expect(s.steps).toEqual([
+      'Call graphql-search until refused.',
+      'Then call graphql-query (cost 5), the cheapest endpoint of this rule.',
+    ]);
+    expect(s.expected).toContain('a call to graphql-query (cost 5) sent right after is refused too');
+    expect(s.expected).toContain('the refused call waits for 20 tokens, graphql-query for 5');
+    expect(s.expected).not.toContain('a cost-1 call sent');
+  });
+});
