@@ -289,6 +289,17 @@ describe('AWS API Gateway and Cloudflare: labelled examples to adapt', () => {
         expect(rule.VisibilityConfig.MetricName).toMatch(/^[\w-]{1,128}$/);
       }
       expect(JSON.parse(json.wafCustomResponseBodies['rl-too-many-requests'].Content).status).toBe(429);
+      // each 429 body names only the rules that can send it: API Gateway's throttles, or the WAF rules
+      const wafIds = edgeRules(design)
+        .filter((r) => r.key === 'ip')
+        .map((r) => r.id);
+      expect(wafIds.length).toBeGreaterThan(0);
+      expect(JSON.parse(json.wafCustomResponseBodies['rl-too-many-requests'].Content).limit.rules).toEqual(wafIds);
+      for (const response of json.gatewayResponses as Obj[]) {
+        const named = JSON.parse(response.Properties.ResponseTemplates['application/json']).limit.rules as string[];
+        expect(named).toContain('global-ceiling');
+        for (const id of wafIds) expect(named).not.toContain(id);
+      }
     });
 
     it(`Cloudflare${hostile ? ' (hostile design)' : ''}`, () => {
