@@ -296,3 +296,73 @@ describe('Kong: the worst case counts every Kong route a rule sits on', () => {
     expect(passes(checks)).toEqual([]);
   });
 });
+
+describe('Kong and Envoy: an odd hand-written edge rate is stated as the gateway files enforce it', () => {
+  // 7 requests per 1,000 s: no whole count per second, minute, hour or day
+  const odd = { requests: 0.007, per: 'second' };
+  const handRules = [
+    { id: 'slow-ip', description: 'Slow per-IP limit', identity: 'ip', layer: 'edge', rate: odd },
+    { id: 'odd-report', description: 'Reports from everyone', identity: 'global', layer: 'edge', endpoints: ['report'], rate: odd },
+  ];
+  const UNIT_SECONDS: Record<string, number> = { second: 1, minute: 60, hour: 3600, day: 86400 };
+  const periodText = (s: number): string => (s % 3600 === 0 ? `${n(s / 3600)} h` : s % 60 === 0 ? `${n(s / 60)} min` : `${n(s)} s`);
+  const matrixCell = (doc: string, id: string): string => rowOf(doc, '## 2. Limit matrix', `[\`${id}\`]`)[3]!;
+  const durationSeconds = (d: string): number => Number(String(d).replace(/s$/, ''));
+
+  it('Envoy: the rate limit service descriptor and the local token bucket are the matrix numbers', () => {
+    const { design, doc, file } = build(answers('envoy', ['api-key'], { rules: handRules }));
+    const service = parseYaml(file('gateway/ratelimit-service.yaml'));
+    const filter = parseYaml(file('gateway/envoy-local-ratelimit.yaml'));
+    // the per-IP rule: one whole count per unit, as the matrix states it
+    const slow = rule(design, 'slow-ip');
+    const limit = service.descriptors.find((d: any) => d.value === 'slow-ip').descriptors[0].rate_limit;
+    expect(Number.isInteger(limit.requests_per_unit)).toBe(true);
+    expect(slow.rate).toMatchObject({ requests: limit.requests_per_unit, periodSeconds: UNIT_SECONDS[limit.unit] });
+    expect(slow.burst).toBeNull();
+    expect(matrixCell(doc, 'slow-ip')).toBe(`${n(limit.requests_per_unit)} / ${periodText(UNIT_SECONDS[limit.unit]!)}, no burst (window)`);
+    // never more generous than the rule asked: 7 per 1,000 s is 25.2 per hour
+    expect(limit.requests_per_unit / UNIT_SECONDS[limit.unit]!).toBeLessThanOrEqual(0.007);
+    expect(file('gateway/envoy-local-ratelimit.yaml')).toContain(`${limit.requests_per_unit} per ${limit.unit}, fixed window`);
+    // the route-scoped global rule: the local descriptor's bucket refills at the matrix rate, holds its burst
+    const report = rule(design, 'odd-report');
+    const local = filter.http_connection_manager.http_filters.find((f: any) => f.name === 'envoy.filters.http.local_ratelimit');
+    const bucket = local.typed_config.descriptors.find((d: any) => d.entries[0].value === 'odd-report').token_bucket;
+    expect(bucket.tokens_per_fill / durationSeconds(bucket.fill_interval)).toBeCloseTo(
+      report.rate!.requests / report.rate!.periodSeconds,
+      12,
+    );
+    expect(bucket.tokens_per_fill / durationSeconds(bucket.fill_interval)).toBeCloseTo(0.007, 12);
+    expect(bucket.max_tokens).toBe(report.burst);
+    expect(matrixCell(doc, 'odd-report')).toBe(
+      `${n(report.rate!.requests)} / ${n(report.rate!.periodSeconds)} s, burst ${n(bucket.max_tokens)}`,
+    );
+  });
+
+  it('Kong: each plugin counts the matrix numbers (rate-limiting per unit, rate-limiting-advanced any whole window)', () => {
+    const { design, doc, file } = build(
+      answers('kong', ['api-key'], { rules: [...handRules, { id: 'global-ceiling', rate: { requests: 0.5, per: 'second' } }] }),
+    );
+    const kong = parseYaml(file('gateway/kong.yaml'));
+    const service = kong.services[0];
+    const plugins = [...(service.plugins ?? []), ...service.routes.flatMap((r: any) => r.plugins ?? [])];
+    const pluginOf = (id: string) => plugins.find((p: any) => p.tags.includes(`rule-${id}`));
+    for (const id of ['slow-ip', 'odd-report']) {
+      const cfg = pluginOf(id).config;
+      const [unit] = Object.keys(UNIT_SECONDS).filter((u) => cfg[u] !== undefined);
+      expect(unit, id).toBeDefined();
+      expect(Number.isInteger(cfg[unit!])).toBe(true);
+      const r = rule(design, id);
+      expect(r.rate, id).toMatchObject({ requests: cfg[unit!], periodSeconds: UNIT_SECONDS[unit!] });
+      expect(r.burst).toBeNull();
+      expect(cfg[unit!] / UNIT_SECONDS[unit!]!).toBeLessThanOrEqual(0.007);
+      expect(matrixCell(doc, id)).toBe(`${n(cfg[unit!])} / ${periodText(UNIT_SECONDS[unit!]!)}, no burst (window)`);
+    }
+    // the ceiling, overridden to half a request a second: rate-limiting-advanced counts 1 per 2 s
+    const ceiling = rule(design, 'global-ceiling');
+    const adv = pluginOf('global-ceiling').config;
+    expect(adv.limit).toEqual([1]);
+    expect(adv.window_size).toEqual([2]);
+    expect(ceiling.rate).toMatchObject({ requests: 1, periodSeconds: 2 });
+    expect(matrixCell(doc, 'global-ceiling')).toBe('1 / 2 s, no burst (window)');
+  });
+});
