@@ -105,7 +105,12 @@ export interface EdgeCounter {
     whyNotPerClass: string;
     flip: string;
   };
-  /** The shared count's key expires with its window (envoyproxy/ratelimit sets the key's expiry to the unit). */
+  /**
+   * A client's count lives as long as the rule's window, not as long as the gateway keeps idle
+   * state: envoyproxy/ratelimit and Kong set each counter's expiry to its window, AWS WAF counts
+   * an address over its evaluation window. Its state's TTL (and so its cardinality bound) is
+   * the window edgeCounter's `window` gives.
+   */
   keyLivesForWindow?: boolean;
   /**
    * The rate and burst the gateway's file enforces for a rule stated at `rate` with `burst`: the
@@ -415,6 +420,7 @@ export function edgeCounter(
               },
             }
           : perNode('in each Kong node (policy local)')),
+        keyLivesForWindow: true,
         window: ceiling
           ? (rate, burst) => secondsWindow(rate, burst, "Kong's rate-limiting-advanced plugin")
           : (rate, burst) => unitWindow(rate, burst, "Kong's rate-limiting plugin"),
@@ -431,6 +437,7 @@ export function edgeCounter(
           shared: true,
           key: 'aws:WAF rate-based rule per client IP (AggregateKeyType IP)',
           where: 'in AWS WAF, one count per client IP across its fleet',
+          keyLivesForWindow: true,
           window: (rate) => wafWindow(rate),
         };
       }

@@ -9,7 +9,7 @@ import type { ExistingLimiterT, HandRule, QuotaResetT } from '../answers/schema.
 import type { AuthKind, EndpointClass, MatrixRule, Primitive, ResolvedEndpoint, RuleIdentity, Scope } from './model.js';
 import { luaScriptFor, runBurst } from './algorithms.js';
 import { existingLimitText, existingName, tighterExisting } from './migration.js';
-import { edgeCounter, edgeStateNote } from './gateway-behaviour.js';
+import { type EdgeCounter, edgeCounter, edgeStateNote } from './gateway-behaviour.js';
 import { IdAllocator, KEY_PREFIX, killSwitchFlag, slug } from './naming.js';
 import { identityHashes } from './placement.js';
 
@@ -269,6 +269,11 @@ const AUTH_IP_ONLY: Partial<Record<AuthKind, string>> = {
 
 /** Seconds an edge gateway keeps an idle counter (nginx drops idle limit_req states after ~60 s). */
 const EDGE_STATE_TTL = 60;
+
+/** How long an edge rule's per-client state lives: its window as the gateway enforces it (edgeCounter's window) where the count lives that long, else the gateway's idle state. */
+function edgeStateTtl(edge: EdgeCounter, rate: { requests: number; periodSeconds: number }, burst: number | null): number {
+  return edge.keyLivesForWindow ? edge.window(rate, burst).periodSeconds : EDGE_STATE_TTL;
+}
 
 /** The largest "nice" number (1, 2, 2.5, 5 x 10^k) not above x; at least 1. */
 export function niceFloor(x: number): number {
@@ -676,7 +681,7 @@ function addAnonymous(b: Builder, ctx: MatrixContext, endpoints: ResolvedEndpoin
   const maxCost = Math.max(1, ...endpoints.map((e) => e.cost));
   const burst = edge && !edge.hasBurst ? null : Math.max(Math.ceil(rps * burstSeconds), maxCost);
   // a shared fixed window's key lives for its window; a node's counter as long as the gateway keeps idle state
-  const ttl = edge ? (edge.keyLivesForWindow ? rateOf(rps).periodSeconds : EDGE_STATE_TTL) : bucketTtl(burst ?? 1, rps);
+  const ttl = edge ? edgeStateTtl(edge, rateOf(rps), burst) : bucketTtl(burst ?? 1, rps);
   const card = bound(undefined, ceilingRps, ttl, 'IP');
   // At the edge the rule fails as its gateway does (a count in the node has nothing to lose; a
   // shared count fails as the gateway's setting says, one setting for every route); in the

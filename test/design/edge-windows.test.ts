@@ -183,6 +183,21 @@ describe('AWS API Gateway: the document states what the template enforces', () =
     expect(passes(checks)).toEqual([]);
   });
 
+  it("a slow per-IP rule on a 600 s WAF window keeps each address's state for that window: its TTL and cardinality bound", () => {
+    const slow = answers('aws-api-gateway', ['ip']);
+    const { design, doc, file } = build(
+      Answers.parse({ ...slow, traffic: { ...slow.traffic, clientPeakRps: 0.01, clientsPerAddress: 1 } }),
+    );
+    const stmt = JSON.parse(file('gateway/aws-api-gateway.json')).wafRateBasedRules[0].Statement.RateBasedStatement;
+    expect(stmt.EvaluationWindowSec).toBe(600);
+    const anon = rule(design, 'anonymous-per-ip');
+    expect(anon.rate!.periodSeconds).toBe(600);
+    expect(anon.ttlSeconds).toBe(600);
+    const ceiling = rule(design, 'global-ceiling');
+    expect(anon.cardinality?.bound).toBe(Math.ceil((ceiling.rate!.requests / ceiling.rate!.periodSeconds) * 600));
+    expect(doc).toContain('each live key needs a request within its 600 s TTL');
+  });
+
   it('every rate fits a WAF rule: a window WAF accepts, a limit at least its minimum, never below the stated rate', () => {
     for (const [requests, periodSeconds] of [
       [50, 1],
@@ -278,6 +293,8 @@ describe('Kong: the worst case counts every Kong route a rule sits on', () => {
     expect(routes).toBeGreaterThan(1);
     for (const p of plugins) expect(p.config.second).toBe(anon.rate!.requests);
     expect(anon.rate!.periodSeconds).toBe(1);
+    // Kong expires each counter with its window: that is how long an address's state lives
+    expect(anon.ttlSeconds).toBe(1);
     // the file's header says the same count
     expect(file('gateway/kong.yaml')).toContain(`sit on ${routes} Kong routes`);
     const w = worstRow(doc, 'anonymous-per-ip');
