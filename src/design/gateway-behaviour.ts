@@ -176,10 +176,12 @@ export function cloudflareWindow(rate: { requests: number; periodSeconds: number
 
 /** An AWS API Gateway throttle (stage, method or usage plan): a token bucket per second that always has a burst, at least one second of rate. */
 export function awsThrottleWindow(rate: { requests: number; periodSeconds: number }, burst: number | null): EdgeWindow {
-  if (burst !== null) return asStated(rate, burst);
+  // (a rate below one a second is stated as whole requests: 7 per 1,000 s, which the file writes as 0.007 per second)
+  const whole = rate.requests / rate.periodSeconds < 1 ? wholeRate(rate) : rate;
+  if (burst !== null) return asStated(whole, burst);
   const b = Math.max(1, Math.ceil(rate.requests / rate.periodSeconds));
   return {
-    ...rate,
+    ...whole,
     burst: b,
     fitted: `an API Gateway throttle always has a burst (BurstLimit), here one second of rate`,
   };
@@ -248,6 +250,25 @@ export function unitWindow(rate: { requests: number; periodSeconds: number }, bu
         ? ''
         : ` (${formatNumber(Math.round(exact * 100) / 100)} per ${unit.unit} rounded ${requests > exact ? 'up to 1' : 'down'})`
     }${noBurst}`,
+  };
+}
+
+/**
+ * nginx's limit_req: a rate of whole requests per second or per minute (the leaky bucket drains
+ * at it), the stated burst kept. A rate that is one of these is kept as stated; else the count
+ * per second rounded down (from one a second), or per minute rounded down, at least 1.
+ */
+export function nginxWindow(rate: { requests: number; periodSeconds: number }, burst: number | null): EdgeWindow {
+  const rps = rate.requests / rate.periodSeconds;
+  if ((rps >= 1 && isWhole(rps)) || (rps * 60 >= 1 && isWhole(rps * 60))) return { ...rate, burst };
+  const perSecond = rps >= 1;
+  const exact = perSecond ? rps : rps * 60;
+  const requests = Math.max(1, Math.floor(exact + 1e-9));
+  return {
+    requests,
+    periodSeconds: perSecond ? 1 : 60,
+    burst,
+    fitted: `nginx's limit_req counts a whole number of requests per second or per minute (${formatNumber(Math.round(exact * 100) / 100)} per ${perSecond ? 'second' : 'minute'} rounded ${requests > exact ? 'up to 1' : 'down'})`,
   };
 }
 
@@ -368,7 +389,7 @@ export function edgeCounter(
         key:
           rule.identity === 'global' ? 'nginx:global (one counter per nginx node)' : 'nginx:client-ip ($binary_remote_addr after real-IP)',
         ...perNode('in each nginx node (its limit_req zone)'),
-        window: asStated,
+        window: nginxWindow,
       };
     case 'envoy':
       if (envoyCounter(rule) === 'local') {

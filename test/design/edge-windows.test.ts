@@ -9,7 +9,8 @@ import { Answers } from '../../src/answers/schema.js';
 import { generateCode } from '../../src/codegen/index.js';
 import { checkDesign } from '../../src/constraints/index.js';
 import { buildDesign } from '../../src/design/build.js';
-import { cloudflareWindow, wafWindow } from '../../src/design/gateway-behaviour.js';
+import { cloudflareWindow, edgeCounter, wafWindow } from '../../src/design/gateway-behaviour.js';
+import { worstCaseTable } from '../../src/design/worst-case.js';
 import type { Design, MatrixRule } from '../../src/design/model.js';
 import { renderMarkdown } from '../../src/render/markdown/index.js';
 
@@ -381,5 +382,59 @@ describe('Kong and Envoy: an odd hand-written edge rate is stated as the gateway
     expect(adv.window_size).toEqual([2]);
     expect(ceiling.rate).toMatchObject({ requests: 1, periodSeconds: 2 });
     expect(matrixCell(doc, 'global-ceiling')).toBe('1 / 2 s, no burst (window)');
+  });
+});
+
+describe.each(['nginx', 'envoy', 'kong', 'aws-api-gateway', 'cloudflare'])('hand-written edge rules on %s', (gateway) => {
+  // stated with a rate and a layer only, one of them naming an algorithm no gateway here runs as named
+  const { design, checks, doc } = build(
+    answers(gateway, ['api-key'], {
+      rules: [
+        { id: 'slow-ip', description: 'Slow per-IP limit', identity: 'ip', layer: 'edge', rate: { requests: 0.007, per: 'second' } },
+        {
+          id: 'report-cap',
+          description: 'Reports from everyone',
+          identity: 'global',
+          layer: 'edge',
+          endpoints: ['report'],
+          algorithm: 'gcra',
+          rate: { requests: 20, per: 'minute' },
+        },
+      ],
+    }),
+  );
+
+  it("get the gateway's algorithm, its primitive and the rest of a rule from what the gateway does, and pass validate", () => {
+    for (const id of ['slow-ip', 'report-cap']) {
+      const r = rule(design, id);
+      const edge = edgeCounter(r, design.scope);
+      expect(r.algorithm, id).toBe(edge.algorithm);
+      expect(r.primitive, id).toBe('gateway-native');
+      expect(r.key, id).toBeDefined();
+      expect(r.failMode, id).toBeDefined();
+      expect(r.ttlSeconds, id).toBeGreaterThan(0);
+      expect(r.cardinality?.bound, id).toBeGreaterThan(0);
+      expect(r.rationale, id).toContain(edge.component);
+    }
+    expect(rule(design, 'report-cap').rationale).toContain(
+      `The answers name gcra, but ${edgeCounter(rule(design, 'report-cap'), design.scope).component} runs`,
+    );
+    expect(passes(checks)).toEqual([]);
+  });
+
+  it('each has a worst-case row, counted as its gateway counts it', () => {
+    const rows = worstCaseTable(design);
+    for (const id of ['slow-ip', 'report-cap']) {
+      const r = rule(design, id);
+      const row = rows.find((x) => x.ruleId === id);
+      expect(row, id).toBeDefined();
+      expect(row!.layer).toBe('edge');
+      expect(row!.algorithm).toBe(r.algorithm);
+      expect(row!.stated).toBe(r.rate!.requests);
+      expect(row!.worstCase).toBeGreaterThanOrEqual(Math.floor(r.rate!.requests));
+      const cells = worstRow(doc, id);
+      expect(cells.stated).toBe(`${n(r.rate!.requests)} per ${row!.periodText}`);
+      expect(cells.worst).toBe(n(row!.worstCase));
+    }
   });
 });
