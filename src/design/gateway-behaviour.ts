@@ -174,6 +174,16 @@ export function cloudflareWindow(rate: { requests: number; periodSeconds: number
   };
 }
 
+/**
+ * AWS API Gateway's default account-level throttle per Region (its Service Quotas; some Regions
+ * default lower): every stage, method and usage-plan throttle of the account sits under it, and
+ * AWS caps a setting above it there.
+ */
+export const AWS_ACCOUNT_THROTTLE = { rps: 10_000, burst: 5_000 } as const;
+
+/** The account limit in words, for the sentences that say a throttle sits under it. */
+export const AWS_ACCOUNT_LIMIT_TEXT = `the account's Regional limit (by default ${formatNumber(AWS_ACCOUNT_THROTTLE.rps)} req/s with a burst of ${formatNumber(AWS_ACCOUNT_THROTTLE.burst)}, lower in some Regions), which caps any throttle set above it`;
+
 /** An AWS API Gateway throttle (stage, method or usage plan): a token bucket per second that always has a burst, at least one second of rate. */
 export function awsThrottleWindow(rate: { requests: number; periodSeconds: number }, burst: number | null): EdgeWindow {
   // (a rate below one a second is stated as whole requests: 7 per 1,000 s, which the file writes as 0.007 per second)
@@ -468,7 +478,10 @@ export function edgeCounter(
         hasBurst: true,
         shared: true,
         key: rule.identity === 'api-key' ? 'aws:usage plan throttle per API key' : 'aws:stage throttle',
-        where: "in AWS's own fleet-wide counters",
+        where:
+          rule.identity === 'api-key'
+            ? `in AWS's own fleet-wide counters, one token bucket per API key, under ${AWS_ACCOUNT_LIMIT_TEXT}`
+            : `in AWS's own fleet-wide counters, one token bucket per API method (API Gateway applies a stage's throttle to each method on its own), under ${AWS_ACCOUNT_LIMIT_TEXT}`,
         window: awsThrottleWindow,
       };
     case 'cloudflare':

@@ -131,7 +131,7 @@ describe('AWS API Gateway: the document states what the template enforces', () =
     expect(waf.Action.Block.CustomResponse.ResponseHeaders[0].Value).toBe(String(stmt.EvaluationWindowSec));
   });
 
-  it('the ceiling is the stage throttle: rate per second and burst as API Gateway applies them, burst + rate as its worst case', () => {
+  it('the ceiling is the stage throttle: rate per second and burst as API Gateway applies them, burst + rate per method as its worst case', () => {
     const ceiling = rule(design, 'global-ceiling');
     const [setting] = aws.stageMethodSettings;
     expect(setting.ThrottlingRateLimit).toBe(ceiling.rate!.requests / ceiling.rate!.periodSeconds);
@@ -140,9 +140,13 @@ describe('AWS API Gateway: the document states what the template enforces', () =
     expect(rowOf(doc, '## 2. Limit matrix', '[`global-ceiling`]')[3]).toBe(
       `${n(setting.ThrottlingRateLimit)} / 1 s, burst ${n(setting.ThrottlingBurstLimit)}`,
     );
+    // the stage's throttle (every method: /* and *) is a token bucket per method: the four limited endpoints
+    expect(setting).toMatchObject({ ResourcePath: '/*', HttpMethod: '*' });
     const w = worstRow(doc, 'global-ceiling');
-    expect(w.worst).toBe(n(setting.ThrottlingBurstLimit + setting.ThrottlingRateLimit));
-    expect(w.formula).toBe(`${n(setting.ThrottlingBurstLimit)} + ${n(setting.ThrottlingRateLimit)}/s x 1 s`);
+    expect(w.worst).toBe(n(4 * (setting.ThrottlingBurstLimit + setting.ThrottlingRateLimit)));
+    expect(w.formula).toBe(`(${n(setting.ThrottlingBurstLimit)} + ${n(setting.ThrottlingRateLimit)}/s x 1 s) x 4 API methods`);
+    expect(w.basis).toContain('applies a stage');
+    expect(w.basis).toContain("under the account's Regional limit (by default 10,000 req/s with a burst of 5,000");
   });
 
   it('passes validate', () => {
