@@ -194,6 +194,17 @@ describe('edge-only design on Envoy: the document states what the shipped files 
     expect(service.descriptors[0].descriptors[0].shadow_mode).toBe(true);
   });
 
+  it("sizes the rate limit service's own Redis, which the store estimate leaves out, in the memory estimate and the store section", () => {
+    const anon = rule(design, 'anonymous-per-ip');
+    const note = design.monitoring.store.edgeServiceRedis;
+    expect(note).toBeDefined();
+    expect(note).toContain(`keeps anonymous-per-ip in its own Redis`);
+    expect(note).toContain(`at most ${anon.cardinality!.bound.toLocaleString('en-US')} live`);
+    expect(note).toContain('maxmemory-policy noeviction');
+    expect(section(doc, '### 2.4')).toContain(note!.slice(0, 80));
+    expect(doc.split(note!.slice(0, 80)).length - 1).toBe(2);
+  });
+
   it('places the per-client rule on the rate limit service, not the local filter, and says its count is shared', () => {
     const edge = design.enforcement.layers.find((l) => l.layer === 'edge')!;
     expect(edge.component).toBe(
