@@ -199,7 +199,7 @@ describe('edge-only design on Envoy: the document states what the shipped files 
     const note = design.monitoring.store.edgeServiceRedis;
     expect(note).toBeDefined();
     expect(note).toContain(`keeps anonymous-per-ip in its own Redis`);
-    expect(note).toContain(`at most ${anon.cardinality!.bound.toLocaleString('en-US')} live`);
+    expect(note).toContain(`at most ${anon.cardinality!.bound!.toLocaleString('en-US')} live`);
     expect(note).toContain('maxmemory-policy noeviction');
     expect(section(doc, '### 2.4')).toContain(note!.slice(0, 80));
     expect(doc.split(note!.slice(0, 80)).length - 1).toBe(2);
