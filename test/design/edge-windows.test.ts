@@ -309,6 +309,20 @@ describe('Kong: the worst case counts every Kong route a rule sits on', () => {
     expect(w.basis).toContain(`sit on ${routes} Kong routes`);
   });
 
+  it('a route-scoped rule whose endpoints another rule already holds is said to run on no Kong route', () => {
+    const { file: f } = build(
+      answers('kong', ['ip'], {
+        rules: [{ id: 'report-cap', identity: 'global', layer: 'edge', endpoints: ['report'], rate: { requests: 20, per: 'minute' } }],
+      }),
+    );
+    const yaml = f('gateway/kong.yaml');
+    const plugins = parseYaml(yaml).services[0].routes.flatMap((r: any) => r.plugins ?? []);
+    expect(plugins.some((p: any) => p.tags.includes('rule-report-cap'))).toBe(false);
+    const line = yaml.split('\n').find((l) => l.startsWith('# report-cap:'));
+    expect(line).toContain('No Kong route runs it');
+    expect(line).not.toContain('One Kong route carries');
+  });
+
   it('the ceiling stays on the service, one route: counted per node only', () => {
     const w = worstRow(doc, 'global-ceiling');
     expect(w.formula).toBe(`(2 x ${n(rule(design, 'global-ceiling').rate!.requests)}) x 3 nodes`);

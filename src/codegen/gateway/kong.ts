@@ -272,7 +272,9 @@ export function kongConfig(design: Design): Record<string, unknown> {
 }
 
 function kongRouteNote(routes: number): string {
-  if (routes <= 1) return ' One Kong route carries all its endpoints: one counter.';
+  if (routes === 0)
+    return ' No Kong route runs it: on each of its endpoints another rule holds the one rate-limiting instance (listed below).';
+  if (routes === 1) return ' One Kong route carries all its endpoints: one counter.';
   return ` Its endpoints sit on ${routes} Kong routes (different methods or rules), each with its own counter: a client can reach up to ${routes} x the limit.`;
 }
 
