@@ -259,11 +259,23 @@ function awsThrottleCounters(
   }
   // a throttle on routes: one method setting per route and method (GET counts HEAD too); the
   // stage's own: every method of the API but the exempt endpoints
+  // a method's own setting overrides the stage's on that method: the endpoints of route-scoped
+  // throttles leave the stage's count
+  const own = design.rules.filter((r) => r.layer === 'edge' && r.identity === 'global' && r.routes.length > 0 && r.id !== rule.id);
+  const ownOf = (e: { method: string; route: string }) =>
+    own.filter((r) => r.routes.some((x) => x.method === e.method && x.route === e.route));
+  const overridden = rule.routes.length > 0 ? [] : design.scope.endpoints.filter((e) => ownOf(e).length > 0);
   const methods =
     rule.routes.length > 0
       ? rule.routes.reduce((n, r) => n + (edgeMethods(r.method)?.length ?? 1), 0)
-      : design.scope.endpoints.filter((e) => !design.enforcement.exempt.endpoints.includes(e.name)).length;
+      : design.scope.endpoints.filter((e) => !design.enforcement.exempt.endpoints.includes(e.name) && !overridden.includes(e)).length;
   const m = Math.max(1, methods);
+  const elsewhere =
+    overridden.length > 0
+      ? ` ${overridden.map((e) => `${e.method} ${e.route}`).join(', ')} ${overridden.length > 1 ? 'have' : 'has'} a method override of its own (${[
+          ...new Set(overridden.flatMap((e) => ownOf(e).map((r) => r.id))),
+        ].join(', ')}), which replaces the stage's setting there: this rule does not count ${overridden.length > 1 ? 'them' : 'it'}.`
+      : '';
   return {
     k: 1,
     routes: m,
@@ -273,7 +285,7 @@ function awsThrottleCounters(
       m > 1
         ? `${fmt(m)} methods here, each with its own token bucket, so the API as a whole passes up to ${fmt(m)} x it`
         : 'one method here, one token bucket'
-    }. All of it sits under ${AWS_ACCOUNT_LIMIT_TEXT}. ${best}`,
+    }.${elsewhere} All of it sits under ${AWS_ACCOUNT_LIMIT_TEXT}. ${best}`,
   };
 }
 

@@ -203,6 +203,20 @@ describe('AWS API Gateway: the document states what the template enforces', () =
     expect(doc).toContain('each live key needs a request within its 600 s TTL');
   });
 
+  it("a method throttle of its own overrides the stage's: the ceiling's worst case counts the other methods only, and says so", () => {
+    const { design, doc, file } = build(
+      answers('aws-api-gateway', ['ip'], {
+        rules: [{ id: 'report-cap', identity: 'global', layer: 'edge', endpoints: ['report'], rate: { requests: 20, per: 'minute' } }],
+      }),
+    );
+    const settings = JSON.parse(file('gateway/aws-api-gateway.json')).stageMethodSettings;
+    expect(settings.map((x: any) => `${x.HttpMethod} ${x.ResourcePath}`)).toEqual(['* /*', 'POST /v2/reports']);
+    const ceiling = rule(design, 'global-ceiling');
+    const w = worstRow(doc, 'global-ceiling');
+    expect(w.formula).toBe(`(${n(ceiling.burst!)} + ${n(ceiling.rate!.requests)}/s x 1 s) x 3 API methods`);
+    expect(w.basis).toContain("POST /v2/reports has a method override of its own (report-cap), which replaces the stage's setting there");
+  });
+
   it('every rate fits a WAF rule: a window WAF accepts, a limit at least its minimum, never below the stated rate', () => {
     for (const [requests, periodSeconds] of [
       [50, 1],
