@@ -17,6 +17,11 @@ export function kongPolicy(rule: Pick<MatrixRule, 'identity'>, scope: Pick<Scope
   return rule.identity === 'global' || scope.store === 'none' ? 'local' : 'redis';
 }
 
+/** Whether Kong carries an edge rule as the ceiling (rate-limiting-advanced on the service): no identity, every route. */
+export function kongCeiling(rule: Pick<MatrixRule, 'identity'> & Partial<Pick<MatrixRule, 'routes'>>): boolean {
+  return rule.identity === 'global' && (rule.routes?.length ?? 0) === 0;
+}
+
 /** What turning an edge rule off takes on its gateway. */
 export function edgeKillSwitchHow(rule: Pick<MatrixRule, 'id' | 'identity'>, gateway: Gateway): string {
   switch (gateway) {
@@ -100,7 +105,12 @@ export interface EdgeCounter {
     whyNotPerClass: string;
     flip: string;
   };
-  /** The shared count's key expires with its window (envoyproxy/ratelimit sets the key's expiry to the unit). */
+  /**
+   * A client's count lives as long as the rule's window, not as long as the gateway keeps idle
+   * state: envoyproxy/ratelimit and Kong set each counter's expiry to its window, AWS WAF counts
+   * an address over its evaluation window. Its state's TTL (and so its cardinality bound) is
+   * the window edgeCounter's `window` gives.
+   */
   keyLivesForWindow?: boolean;
   /**
    * The rate and burst the gateway's file enforces for a rule stated at `rate` with `burst`: the
@@ -164,14 +174,190 @@ export function cloudflareWindow(rate: { requests: number; periodSeconds: number
   };
 }
 
+/**
+ * AWS API Gateway's default account-level throttle per Region (its Service Quotas; some Regions
+ * default lower): every stage, method and usage-plan throttle of the account sits under it, and
+ * AWS caps a setting above it there.
+ */
+export const AWS_ACCOUNT_THROTTLE = { rps: 10_000, burst: 5_000 } as const;
+
+/** The account limit in words, for the sentences that say a throttle sits under it. */
+export const AWS_ACCOUNT_LIMIT_TEXT = `the account's Regional limit (by default ${formatNumber(AWS_ACCOUNT_THROTTLE.rps)} req/s with a burst of ${formatNumber(AWS_ACCOUNT_THROTTLE.burst)}, lower in some Regions), which caps any throttle set above it`;
+
 /** An AWS API Gateway throttle (stage, method or usage plan): a token bucket per second that always has a burst, at least one second of rate. */
 export function awsThrottleWindow(rate: { requests: number; periodSeconds: number }, burst: number | null): EdgeWindow {
-  if (burst !== null) return asStated(rate, burst);
+  // (a rate below one a second is stated as whole requests: 7 per 1,000 s, which the file writes as 0.007 per second)
+  const whole = rate.requests / rate.periodSeconds < 1 ? wholeRate(rate) : rate;
+  if (burst !== null) return asStated(whole, burst);
   const b = Math.max(1, Math.ceil(rate.requests / rate.periodSeconds));
   return {
-    ...rate,
+    ...whole,
     burst: b,
     fitted: `an API Gateway throttle always has a burst (BurstLimit), here one second of rate`,
+  };
+}
+
+/** A count that is whole up to rounding noise. */
+const isWhole = (n: number): boolean => Math.abs(n - Math.round(n)) < 1e-9;
+
+/**
+ * The same rate as a whole number of requests over a whole number of seconds (0.007 per 1 s is
+ * 7 per 1,000 s, 0.5 per 1 s is 1 per 2 s); the rate itself when it already is, or when no
+ * power of ten up to a million makes it whole.
+ */
+export function wholeRate(rate: { requests: number; periodSeconds: number }): { requests: number; periodSeconds: number } {
+  const gcd = (a: number, b: number): number => (b === 0 ? a : gcd(b, a % b));
+  for (let k = 1; k <= 1_000_000; k *= 10) {
+    const n = rate.requests * k;
+    const p = rate.periodSeconds * k;
+    if (n >= 1 - 1e-9 && isWhole(n) && isWhole(p)) {
+      const g = gcd(Math.round(n), Math.round(p));
+      return { requests: Math.round(n) / g, periodSeconds: Math.round(p) / g };
+    }
+  }
+  return { requests: rate.requests, periodSeconds: rate.periodSeconds };
+}
+
+/** The fixed windows Kong's rate-limiting plugin and envoyproxy/ratelimit count over: a whole count per unit. */
+export const FIXED_WINDOW_UNITS = [
+  { unit: 'second', seconds: 1 },
+  { unit: 'minute', seconds: 60 },
+  { unit: 'hour', seconds: 3600 },
+  { unit: 'day', seconds: 86400 },
+] as const;
+
+export type FixedWindowUnit = (typeof FIXED_WINDOW_UNITS)[number]['unit'];
+
+/** The unit of a period that is one (60 -> minute); undefined for any other period. */
+export function fixedWindowUnit(periodSeconds: number): FixedWindowUnit | undefined {
+  return FIXED_WINDOW_UNITS.find((u) => u.seconds === periodSeconds)?.unit;
+}
+
+/**
+ * A fixed window of one unit (second, minute, hour or day) with a whole count, no burst: the
+ * rule's own period when it is a unit and its count is whole, else the longest unit not longer
+ * than the period that counts at least one request (the shortest that does, for a rate slower
+ * than one per period), the count rounded down. `product` names what counts ("Kong's
+ * rate-limiting plugin").
+ */
+export function unitWindow(rate: { requests: number; periodSeconds: number }, burst: number | null, product: string): EdgeWindow {
+  const rps = rate.requests / rate.periodSeconds;
+  const noBurst = burst !== null ? `; the stated burst (${formatNumber(burst)}) does not apply` : '';
+  if (fixedWindowUnit(rate.periodSeconds) !== undefined && rate.requests >= 1 && isWhole(rate.requests)) {
+    const same = { requests: Math.round(rate.requests), periodSeconds: rate.periodSeconds, burst: null };
+    return burst === null ? same : { ...same, fitted: `${product} counts a fixed window and has no burst${noBurst}` };
+  }
+  const fits = FIXED_WINDOW_UNITS.filter((u) => rps * u.seconds >= 1 - 1e-9);
+  const unit = [...fits].reverse().find((u) => u.seconds <= rate.periodSeconds) ?? fits[0] ?? FIXED_WINDOW_UNITS[3];
+  const exact = rps * unit.seconds;
+  const requests = Math.max(1, Math.floor(exact + 1e-9));
+  return {
+    requests,
+    periodSeconds: unit.seconds,
+    burst: null,
+    fitted: `${product} counts a whole number of requests per second, minute, hour or day (a fixed window) and has no burst${
+      isWhole(exact)
+        ? ''
+        : ` (${formatNumber(Math.round(exact * 100) / 100)} per ${unit.unit} rounded ${requests > exact ? 'up to 1' : 'down'})`
+    }${noBurst}`,
+  };
+}
+
+/**
+ * nginx's limit_req: a rate of whole requests per second or per minute (the leaky bucket drains
+ * at it), the stated burst kept. A rate that is one of these is kept as stated; else the count
+ * per second rounded down (from one a second), or per minute rounded down, at least 1.
+ */
+export function nginxWindow(rate: { requests: number; periodSeconds: number }, burst: number | null): EdgeWindow {
+  const rps = rate.requests / rate.periodSeconds;
+  if ((rps >= 1 && isWhole(rps)) || (rps * 60 >= 1 && isWhole(rps * 60))) return { ...rate, burst };
+  const perSecond = rps >= 1;
+  const exact = perSecond ? rps : rps * 60;
+  const requests = Math.max(1, Math.floor(exact + 1e-9));
+  return {
+    requests,
+    periodSeconds: perSecond ? 1 : 60,
+    burst,
+    fitted: `nginx's limit_req counts a whole number of requests per second or per minute (${formatNumber(Math.round(exact * 100) / 100)} per ${perSecond ? 'second' : 'minute'} rounded ${requests > exact ? 'up to 1' : 'down'})`,
+  };
+}
+
+/**
+ * A fixed window of any whole number of seconds with a whole count, no burst (Kong's
+ * rate-limiting-advanced): the rule's numbers made whole (wholeRate).
+ */
+export function secondsWindow(rate: { requests: number; periodSeconds: number }, burst: number | null, product: string): EdgeWindow {
+  const w = wholeRate(rate);
+  const requests = Math.max(1, Math.floor(w.requests + 1e-9));
+  const periodSeconds = Math.max(1, Math.round(w.periodSeconds));
+  const out = { requests, periodSeconds, burst: null };
+  const changed = requests !== w.requests || periodSeconds !== w.periodSeconds;
+  if (!changed && burst === null) return out;
+  return {
+    ...out,
+    fitted: `${product} counts a whole number of requests over a whole number of seconds (a fixed window) and has no burst${
+      burst !== null ? `; the stated burst (${formatNumber(burst)}) does not apply` : ''
+    }`,
+  };
+}
+
+/** Envoy refuses a local rate limit fill interval shorter than this. */
+export const ENVOY_MIN_FILL_MS = 50;
+
+/**
+ * Envoy token bucket for a rate and burst: `tokens_per_fill` every `fill_interval`, refilled
+ * as smoothly as Envoy allows while keeping the average rate exact: the shortest interval that
+ * is a whole multiple of `baseMs` and holds a whole number of tokens. Envoy wants every
+ * descriptor's interval to be a multiple of the filter-wide bucket's, so descriptors pass
+ * that interval as `baseMs`. max_tokens is the burst, never below tokens_per_fill (a smaller
+ * bucket would cap the refill and lower the rate).
+ */
+export function envoyTokenBucket(
+  rate: { requests: number; periodSeconds: number },
+  burst: number | null,
+  baseMs: number = ENVOY_MIN_FILL_MS,
+): {
+  max_tokens: number;
+  tokens_per_fill: number;
+  fill_interval: string;
+} {
+  const base = Math.max(ENVOY_MIN_FILL_MS, Math.round(baseMs));
+  const periodMs = Math.round(rate.periodSeconds * 1000);
+  const whole = (n: number): boolean => n >= 1 && isWhole(n);
+  // a multiple of both the period and the base always holds rate.requests x k tokens
+  const gcd = (a: number, b: number): number => (b === 0 ? a : gcd(b, a % b));
+  const lcm = (periodMs / gcd(periodMs, base)) * base;
+  let intervalMs = lcm;
+  let tokens = (rate.requests * lcm) / periodMs;
+  for (let f = base; f <= Math.max(lcm, periodMs) * 4; f += base) {
+    const n = (rate.requests * f) / periodMs;
+    if (whole(n)) {
+      tokens = n;
+      intervalMs = f;
+      break;
+    }
+  }
+  const perFill = Math.max(1, Math.round(tokens));
+  return {
+    max_tokens: Math.max(perFill, burst ?? perFill),
+    tokens_per_fill: perFill,
+    fill_interval: `${Number((intervalMs / 1000).toFixed(3))}s`,
+  };
+}
+
+/**
+ * An Envoy local rate limit token bucket: the rule's rate as a whole count over whole seconds
+ * (wholeRate, so the bucket's fill keeps it exact), its burst the bucket's max_tokens, which is
+ * never below one fill (envoyTokenBucket).
+ */
+export function envoyLocalWindow(rate: { requests: number; periodSeconds: number }, burst: number | null): EdgeWindow {
+  const w = wholeRate(rate);
+  const bucket = envoyTokenBucket(w, burst);
+  if (bucket.max_tokens === burst) return { ...w, burst };
+  return {
+    ...w,
+    burst: bucket.max_tokens,
+    fitted: `Envoy's local token bucket always holds at least one fill (${formatNumber(bucket.tokens_per_fill)} token${bucket.tokens_per_fill === 1 ? '' : 's'} every ${bucket.fill_interval}): max_tokens ${formatNumber(bucket.max_tokens)}${burst !== null ? `, not the stated ${formatNumber(burst)}` : ''}`,
   };
 }
 
@@ -199,7 +385,10 @@ export const ENVOY_APP_CLUSTER = 'app';
 export const ENVOY_FAILURE_MODE_DENY = false;
 
 /** How the design's gateway counts one edge rule (the matrix states it, codegen and the worst case follow it). */
-export function edgeCounter(rule: Pick<MatrixRule, 'identity'>, scope: Pick<Scope, 'gateway' | 'store'>): EdgeCounter {
+export function edgeCounter(
+  rule: Pick<MatrixRule, 'identity'> & Partial<Pick<MatrixRule, 'routes'>>,
+  scope: Pick<Scope, 'gateway' | 'store'>,
+): EdgeCounter {
   const perNode = (where: string) => ({ shared: false, where });
   switch (scope.gateway) {
     case 'nginx':
@@ -210,7 +399,7 @@ export function edgeCounter(rule: Pick<MatrixRule, 'identity'>, scope: Pick<Scop
         key:
           rule.identity === 'global' ? 'nginx:global (one counter per nginx node)' : 'nginx:client-ip ($binary_remote_addr after real-IP)',
         ...perNode('in each nginx node (its limit_req zone)'),
-        window: asStated,
+        window: nginxWindow,
       };
     case 'envoy':
       if (envoyCounter(rule) === 'local') {
@@ -220,7 +409,7 @@ export function edgeCounter(rule: Pick<MatrixRule, 'identity'>, scope: Pick<Scop
           hasBurst: true,
           key: 'envoy:global (one token bucket per Envoy node)',
           ...perNode('in each Envoy node (its local rate limit filter)'),
-          window: asStated,
+          window: envoyLocalWindow,
         };
       }
       return {
@@ -231,7 +420,7 @@ export function edgeCounter(rule: Pick<MatrixRule, 'identity'>, scope: Pick<Scop
         key: `envoy ratelimit service: descriptor rl_rule=<rule id>, ${rule.identity === 'ip' ? 'remote_address (the client IP)' : 'the API key header'}`,
         where: "in the rate limit service's own Redis (not the design's store), one count that every Envoy node shares",
         keyLivesForWindow: true,
-        window: (rate) => asStated(rate, null),
+        window: (rate, burst) => unitWindow(rate, burst, 'the rate limit service (envoyproxy/ratelimit)'),
         unreachable: {
           mode: ENVOY_FAILURE_MODE_DENY ? 'closed' : 'open',
           text: `while the rate limit service is unreachable Envoy ${ENVOY_FAILURE_MODE_DENY ? 'refuses every request it covers' : 'lets every request through uncounted'} (failure_mode_deny ${ENVOY_FAILURE_MODE_DENY})`,
@@ -241,9 +430,12 @@ export function edgeCounter(rule: Pick<MatrixRule, 'identity'>, scope: Pick<Scop
       };
     case 'kong': {
       const redis = kongPolicy(rule, scope) === 'redis';
+      // the ceiling (no identity, every route) sits on the service in rate-limiting-advanced,
+      // which counts any whole number of seconds; the other rules in rate-limiting, per unit
+      const ceiling = kongCeiling(rule);
       return {
         algorithm: 'fixed-window',
-        component: 'Kong rate limit plugins',
+        component: ceiling ? "Kong's rate-limiting-advanced plugin" : "Kong's rate-limiting plugin",
         hasBurst: false,
         key: rule.identity === 'global' ? 'kong:global (limit_by service)' : 'kong:client-ip (limit_by ip)',
         ...(redis
@@ -259,7 +451,10 @@ export function edgeCounter(rule: Pick<MatrixRule, 'identity'>, scope: Pick<Scop
               },
             }
           : perNode('in each Kong node (policy local)')),
-        window: (rate) => asStated(rate, null),
+        keyLivesForWindow: true,
+        window: ceiling
+          ? (rate, burst) => secondsWindow(rate, burst, "Kong's rate-limiting-advanced plugin")
+          : (rate, burst) => unitWindow(rate, burst, "Kong's rate-limiting plugin"),
       };
     }
     case 'aws-api-gateway':
@@ -273,6 +468,7 @@ export function edgeCounter(rule: Pick<MatrixRule, 'identity'>, scope: Pick<Scop
           shared: true,
           key: 'aws:WAF rate-based rule per client IP (AggregateKeyType IP)',
           where: 'in AWS WAF, one count per client IP across its fleet',
+          keyLivesForWindow: true,
           window: (rate) => wafWindow(rate),
         };
       }
@@ -282,7 +478,10 @@ export function edgeCounter(rule: Pick<MatrixRule, 'identity'>, scope: Pick<Scop
         hasBurst: true,
         shared: true,
         key: rule.identity === 'api-key' ? 'aws:usage plan throttle per API key' : 'aws:stage throttle',
-        where: "in AWS's own fleet-wide counters",
+        where:
+          rule.identity === 'api-key'
+            ? `in AWS's own fleet-wide counters, one token bucket per API key, under ${AWS_ACCOUNT_LIMIT_TEXT}`
+            : `in AWS's own fleet-wide counters, one token bucket per API method (API Gateway applies a stage's throttle to each method on its own), under ${AWS_ACCOUNT_LIMIT_TEXT}`,
         window: awsThrottleWindow,
       };
     case 'cloudflare':

@@ -9,7 +9,7 @@ import type { ExistingLimiterT, HandRule, QuotaResetT } from '../answers/schema.
 import type { AuthKind, EndpointClass, MatrixRule, Primitive, ResolvedEndpoint, RuleIdentity, Scope } from './model.js';
 import { luaScriptFor, runBurst } from './algorithms.js';
 import { existingLimitText, existingName, tighterExisting } from './migration.js';
-import { edgeCounter, edgeStateNote } from './gateway-behaviour.js';
+import { type EdgeCounter, edgeCounter, edgeStateNote } from './gateway-behaviour.js';
 import { IdAllocator, KEY_PREFIX, killSwitchFlag, slug } from './naming.js';
 import { identityHashes } from './placement.js';
 
@@ -269,6 +269,23 @@ const AUTH_IP_ONLY: Partial<Record<AuthKind, string>> = {
 
 /** Seconds an edge gateway keeps an idle counter (nginx drops idle limit_req states after ~60 s). */
 const EDGE_STATE_TTL = 60;
+
+/**
+ * How long an edge rule's state lives, by the window the gateway enforces (edgeCounter's
+ * window): the window itself where the count expires with it; else the gateway's idle state,
+ * never shorter than the rule's decision needs (a bucket's full refill, a counter's two windows).
+ */
+function edgeStateTtl(edge: EdgeCounter, rate: { requests: number; periodSeconds: number }, burst: number | null): number {
+  const w = edge.window(rate, burst);
+  if (edge.keyLivesForWindow) return w.periodSeconds;
+  const needed =
+    edge.algorithm === 'token-bucket' || edge.algorithm === 'leaky-bucket' || edge.algorithm === 'gcra'
+      ? ((w.burst ?? 0) * w.periodSeconds) / w.requests
+      : edge.algorithm === 'sliding-window-counter'
+        ? 2 * w.periodSeconds
+        : w.periodSeconds;
+  return Math.max(EDGE_STATE_TTL, Math.ceil(needed - 1e-9));
+}
 
 /** The largest "nice" number (1, 2, 2.5, 5 x 10^k) not above x; at least 1. */
 export function niceFloor(x: number): number {
@@ -676,7 +693,7 @@ function addAnonymous(b: Builder, ctx: MatrixContext, endpoints: ResolvedEndpoin
   const maxCost = Math.max(1, ...endpoints.map((e) => e.cost));
   const burst = edge && !edge.hasBurst ? null : Math.max(Math.ceil(rps * burstSeconds), maxCost);
   // a shared fixed window's key lives for its window; a node's counter as long as the gateway keeps idle state
-  const ttl = edge ? (edge.keyLivesForWindow ? rateOf(rps).periodSeconds : EDGE_STATE_TTL) : bucketTtl(burst ?? 1, rps);
+  const ttl = edge ? edgeStateTtl(edge, rateOf(rps), burst) : bucketTtl(burst ?? 1, rps);
   const card = bound(undefined, ceilingRps, ttl, 'IP');
   // At the edge the rule fails as its gateway does (a count in the node has nothing to lose; a
   // shared count fails as the gateway's setting says, one setting for every route); in the
@@ -1152,11 +1169,63 @@ export function buildMatrix(ctx: MatrixContext, hand: HandRule[]): MatrixResult 
   return {
     rules: inIdentityHashes(
       applyHandRules(b.rules, hand, scope)
+        .map((r) => edgeCompleted(r, ctx))
         .map((r) => edgeWindowed(r, scope))
         .map(edgeHeaders)
         .map(withKeyLength),
     ),
     exempt,
+  };
+}
+
+/**
+ * An edge rule the answers wrote by hand (or moved to the edge) states what its gateway does, as
+ * a generated one does (edgeCounter): the algorithm the gateway runs and its native primitive
+ * always, and where the answers leave them out its key, cost, fail mode, state TTL and
+ * cardinality bound. A stated algorithm the gateway does not run is named in the rationale.
+ */
+function edgeCompleted(rule: MatrixRule, ctx: MatrixContext): MatrixRule {
+  const { scope, ceilingRps } = ctx;
+  if (rule.layer !== 'edge' || scope.gateway === 'none') return rule;
+  const edge = edgeCounter(rule, scope);
+  if (rule.source === 'generated') return rule;
+  const rate = rule.rate && rule.rate.requests > 0 && rule.rate.periodSeconds > 0 ? rule.rate : undefined;
+  const stated = typeof rule.burst === 'number' && rule.burst > 0 ? rule.burst : null;
+  // a bucket the answers give no burst holds one period's count of the rate the gateway runs
+  const w = rate ? edge.window(rate, stated) : undefined;
+  const burst = edge.hasBurst && w && w.burst === null ? Math.max(1, Math.ceil(w.requests - 1e-9)) : stated;
+  const ttl = rule.ttlSeconds ?? (rate ? edgeStateTtl(edge, rate, burst) : EDGE_STATE_TTL);
+  const pop = rule.identity ? populationOf(rule.identity, scope) : undefined;
+  const cardinality =
+    rule.cardinality ??
+    (rule.identity === 'global'
+      ? { bound: 1, basis: edge.shared ? 'one counter' : 'one counter per edge node' }
+      : pop
+        ? bound(pop.population, ceilingRps, ttl, pop.label)
+        : undefined);
+  const asked =
+    rule.algorithm !== undefined && rule.algorithm !== edge.algorithm
+      ? ` The answers name ${rule.algorithm}, but ${edge.component} runs ${edge.algorithm}: the matrix states what runs.`
+      : '';
+  const classes = rule.endpointClass === 'all' ? scope.endpoints.map((e) => e.class) : [rule.endpointClass];
+  return {
+    ...rule,
+    algorithm: edge.algorithm,
+    primitive: 'gateway-native',
+    key: rule.key ?? edge.key.replace('<rule id>', rule.id),
+    cost: rule.cost ?? { default: 1, byEndpoint: [] },
+    failMode: rule.failMode ?? edge.unreachable?.mode ?? 'open',
+    ...(burst !== stated && w
+      ? {
+          burst,
+          derivation: `${rule.derivation ? `${rule.derivation}; ` : ''}burst ${formatNumber(burst ?? 0)}: none stated, so ${edge.component}'s bucket holds one period's count (${formatNumber(w.requests)} per ${secondsWords(w.periodSeconds)})`,
+        }
+      : {}),
+    ttlSeconds: ttl,
+    ...(cardinality ? { cardinality } : {}),
+    rationale: (rule.rationale ?? '').includes(edge.component)
+      ? `${rule.rationale ?? ''}${asked}`
+      : `${rule.rationale ?? ''}${asked} Enforced at the edge by ${edge.component}. ${edgeStateNote(edge, scope, classes)}`.trim(),
   };
 }
 

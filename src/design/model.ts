@@ -402,6 +402,12 @@ export interface Monitoring {
       text: string;
     };
     recommendation: string;
+    /**
+     * The Redis of Envoy's rate limit service (envoyproxy/ratelimit), which keeps the per-client
+     * edge rules' counts: not the design's store, so not in its estimate or its alerts; its
+     * bound and what to run and watch, in one paragraph (absent when no rule counts there).
+     */
+    edgeServiceRedis?: string;
     /** maxmemory for redis.conf: the memory bound with headroom (absent without a shared store). */
     maxmemoryBytes?: number;
     /** What maxmemory is made of, and what happens when it is reached. */

@@ -1,8 +1,9 @@
 /** Metrics, alert thresholds and store configuration. */
-import { formatNumber } from '../format.js';
+import { formatNumber, joinAnd } from '../format.js';
 import { ACCESS_OUTCOMES } from '../runtime/middleware/metrics.js';
-import { ENVOY_APP_CLUSTER, ENVOY_LOCAL_STAT_PREFIX, edgeCounter, envoyCounter } from './gateway-behaviour.js';
-import { BYTES_PER_KEY, keyNameExtraBytes, maxKeyChars } from './matrix.js';
+import { ENVOY_APP_CLUSTER, ENVOY_FAILURE_MODE_DENY, ENVOY_LOCAL_STAT_PREFIX, edgeCounter, envoyCounter } from './gateway-behaviour.js';
+import { BYTES_PER_KEY, KEY_VALUE_CHARS, keyNameExtraBytes, maxKeyChars } from './matrix.js';
+import { slug } from './naming.js';
 import type { AccessDesign, AlertSpec, MatrixRule, MetricSource, MetricSpec, Monitoring, Scope } from './model.js';
 
 /** Share of a rule's capacity below which an admitted decision counts as near the limit. */
@@ -466,11 +467,41 @@ function penaltyAlert(ruleIds: readonly string[]): AlertSpec {
   };
 }
 
+/**
+ * The Redis behind Envoy's rate limit service: each per-client edge rule keeps one counter per
+ * client and window there (a string key "<domain>_rl_rule_<rule id>_<descriptor key>_<value>_<window
+ * start>" with an integer, expiring with its window), at most its cardinality bound live. Not the
+ * design's store: the paragraph says what it holds and what to run and watch.
+ */
+function edgeServiceRedis(scope: Scope, rules: readonly MatrixRule[]): string | undefined {
+  if (scope.gateway !== 'envoy') return undefined;
+  const held = rules.filter((r) => r.layer === 'edge' && envoyCounter(r) === 'service' && edgeCounter(r, scope).keyLivesForWindow);
+  if (held.length === 0) return undefined;
+  const domain = slug(scope.projectName);
+  const rows = held.map((r) => {
+    const value = r.identity === 'ip' ? ENVOY_ADDRESS_CHARS : KEY_VALUE_CHARS.opaque;
+    const descriptor = r.identity === 'ip' ? 'remote_address' : 'api_key';
+    const chars = `${domain}_rl_rule_${r.id}_${descriptor}_`.length + value + 1 + UNIX_SECONDS_CHARS;
+    const keys = r.cardinality?.bound ?? 0;
+    return { id: r.id, keys, bytes: keys * (BYTES_PER_KEY['fixed-window'] + keyNameExtraBytes(chars)) };
+  });
+  const keys = rows.reduce((n, r) => n + r.keys, 0);
+  const bytes = rows.reduce((n, r) => n + r.bytes, 0);
+  const ids = rows.map((r) => r.id);
+  return `The rate limit service (envoyproxy/ratelimit) keeps ${joinAnd(ids)} in its own Redis, which this design's memory estimate does not size and whose memory no alert here watches: one counter per client and window, expiring with its window, at most ${formatNumber(keys)} live (${rows.map((r) => `${r.id} ${formatNumber(r.keys)}`).join(', ')}, the rules' cardinality bounds), about ${mib(bytes)} at ${formatNumber(BYTES_PER_KEY['fixed-window'])} B a counter plus its key name (domain, rule, client address and window start). Run that Redis on a dedicated instance with maxmemory-policy noeviction and at least that much memory (an evicted counter resets a limit), and scrape it with redis_exporter as you would a limiter store: while it is unreachable the service cannot count and Envoy ${ENVOY_FAILURE_MODE_DENY ? 'refuses' : 'lets through uncounted'} every request these rules cover.`;
+}
+
+/** Longest client address envoyproxy/ratelimit writes into a key: IPv6 in full text. */
+const ENVOY_ADDRESS_CHARS = 39;
+/** The window start in a key: Unix seconds. */
+const UNIX_SECONDS_CHARS = 10;
+
 export function buildMonitoring(scope: Scope, rules: MatrixRule[], context: MonitoringContext = {}): Monitoring {
   // a store the answers name but no rule keeps state in (every rule at the edge) needs no sizing or alerts
   const storeUnused = scope.store !== 'none' && !rules.some((r) => r.layer !== 'edge' && r.primitive === 'redis-lua');
   const hasStore = scope.store !== 'none' && !storeUnused;
   // edge rules whose gateway keeps their counts in the design's store (Kong's policy redis)
+  const serviceRedis = edgeServiceRedis(scope, rules);
   const gatewayStoreRules = rules.filter((r) => r.layer === 'edge' && edgeCounter(r, scope).inDesignStore).map((r) => r.id);
   const edgeIds = rules.filter((r) => r.layer === 'edge').map((r) => r.id);
   const edge = edgeCounting(scope, rules, rules.some((r) => r.layer === 'middleware') || rules.some((r) => r.tier === 'outbound'));
@@ -665,6 +696,7 @@ export function buildMonitoring(scope: Scope, rules: MatrixRule[], context: Moni
       estimatedBytes,
       ...(shared ? { sharedCeiling: shared } : {}),
       ...(penalty ? { penalty } : {}),
+      ...(serviceRedis ? { edgeServiceRedis: serviceRedis } : {}),
       recommendation: hasStore
         ? recommendation
         : storeUnused && gatewayStoreRules.length > 0

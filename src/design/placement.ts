@@ -1,17 +1,36 @@
 /** Enforcement placement: which layer owns which rule, the atomic primitive, client IP, hybrid. */
-import { formatNumber } from '../format.js';
+import { formatNumber, joinAnd } from '../format.js';
 import type { Diagram, Enforcement, LayerAssignment, MatrixRule, ResolvedEndpoint, Scope } from './model.js';
 import { hashTag } from '../runtime/middleware/keys.js';
 import { algorithmLabel, luaScriptFor } from './algorithms.js';
+import { edgeCounter } from './gateway-behaviour.js';
 import { middlewareComponent, runsOnNode } from './naming.js';
 
-const GATEWAY_COMPONENT: Record<string, string> = {
-  nginx: 'nginx (limit_req)',
-  envoy: 'Envoy (local rate limit filter)',
-  kong: 'Kong (rate-limiting-advanced for the ceiling, rate-limiting per rule)',
-  'aws-api-gateway': 'AWS API Gateway (throttling, usage plans)',
-  cloudflare: 'Cloudflare (rate limiting rules)',
-};
+/**
+ * What runs the edge rules, from each rule's own counter (edgeCounter): one component, or each
+ * with the rules it runs ("Envoy local rate limit filter for global-ceiling; ... for
+ * anonymous-per-ip"); `withRules` false names the components only (the diagram's box).
+ */
+function edgeComponent(scope: Scope, rules: readonly MatrixRule[], withRules = true): string {
+  const by = new Map<string, string[]>();
+  for (const r of rules) {
+    const c = edgeCounter(r, scope).component;
+    by.set(c, [...(by.get(c) ?? []), r.id]);
+  }
+  if (by.size === 0) return scope.gateway;
+  if (by.size === 1 || !withRules) return [...by.keys()].join('; ');
+  return [...by].map(([c, ids]) => `${c} for ${ids.join(', ')}`).join('; ');
+}
+
+/** Where the gateway keeps each edge rule's count (edgeCounter's where), one sentence per place. */
+function edgeCountsWhere(scope: Scope, rules: readonly MatrixRule[]): string {
+  const by = new Map<string, string[]>();
+  for (const r of rules.filter((x) => x.layer === 'edge')) {
+    const where = edgeCounter(r, scope).where;
+    by.set(where, [...(by.get(where) ?? []), r.id]);
+  }
+  return [...by].map(([where, ids]) => `${joinAnd(ids)} ${ids.length === 1 ? 'keeps its count' : 'keep their counts'} ${where}.`).join(' ');
+}
 
 function fmtMiB(bytes: number): string {
   const mib = bytes / (1024 * 1024);
@@ -170,7 +189,7 @@ function placementDiagram(scope: Scope, rules: MatrixRule[]): Diagram {
   const edges: Diagram['edges'] = [];
   let prev = 'client';
   if (edge.length > 0) {
-    nodes.push({ id: 'edge', label: layerLabel(`edge: ${GATEWAY_COMPONENT[scope.gateway] ?? scope.gateway}`, edge), shape: 'box' });
+    nodes.push({ id: 'edge', label: layerLabel(`edge: ${edgeComponent(scope, edge, false)}`, edge), shape: 'box' });
     edges.push({ from: prev, to: 'edge' });
     prev = 'edge';
   }
@@ -215,7 +234,7 @@ export function buildEnforcement(scope: Scope, rules: MatrixRule[], exempt: Reso
   if (edgeRules.length > 0) {
     layers.push({
       layer: 'edge',
-      component: GATEWAY_COMPONENT[scope.gateway] ?? scope.gateway,
+      component: edgeComponent(scope, edgeRules),
       ruleIds: edgeRules.map((r) => r.id),
       why: 'Coarse limits that need no identity beyond the client address: rejected before the request costs the application anything.',
     });
@@ -254,7 +273,10 @@ export function buildEnforcement(scope: Scope, rules: MatrixRule[], exempt: Reso
     primitiveParts.push(
       `one Redis Lua script per decision (EVALSHA), check and consume in a single atomic step on ${STORE_NAME[scope.store] ?? scope.store}`,
     );
-  if (usesGateway) primitiveParts.push(`the gateway's native limiter (${GATEWAY_COMPONENT[scope.gateway] ?? scope.gateway}) at the edge`);
+  if (usesGateway) {
+    const native = rules.filter((r) => r.primitive === 'gateway-native');
+    primitiveParts.push(`the gateway's native limiter (${edgeComponent(scope, native, false)}) at the edge`);
+  }
   if (rules.some((r) => r.primitive === 'in-process'))
     primitiveParts.push('an in-process bucket, atomic because Node runs each decision to completion on one thread');
   const primitive = primitiveParts.join('; ') || 'none stated';
@@ -344,7 +366,7 @@ export function buildEnforcement(scope: Scope, rules: MatrixRule[], exempt: Reso
     atomicityNote: usesLua
       ? `Reading the counter and writing it back as two commands races: two instances both see "1 left" and both admit. Every decision here is one indivisible operation, and the store-backed decisions take their time from the store (its clock, read inside the script: TIME, or a bucket key's expiry, on ${STORE_NAME[scope.store] ?? scope.store}), never from application clocks, so instance clock skew cannot bend the refill maths. The limits of one identity (one hash tag, such as a tenant's fairness bucket and its quota) are checked and charged in one script call, all or nothing${apartText(rules)}; the calls for different identities go out together, so a rate limit of one identity may be charged for a request another identity's limit refuses, never a quota, whose call goes only once every rate limit has admitted.${rules.some((r) => r.field !== undefined && r.primitive === 'redis-lua') ? ` Where an identity has several such limits they are fields of one hash (one key per identity instead of one per limit; its TTL only ever extended, to the latest moment any field's state matters); the price is one read of the server clock (TIME) per call, as a hash field has no expiry of its own to keep a bucket's state in.` : ''}`
       : usesGateway && !rules.some((r) => r.primitive === 'in-process')
-        ? 'Every decision is made inside the gateway by its native limiter, one node at a time: no counter is read and written back by the application, and no shared store is involved.'
+        ? `Every decision is made inside the gateway by its native limiter: no counter is read and written back by the application. ${edgeCountsWhere(scope, rules)}`
         : 'Reading the counter and writing it back as two steps would race; here every decision runs to completion on the one Node thread that owns the in-process buckets, so nothing interleaves, and the time is the process clock (one instance, so no clock skew between deciders).',
     layers,
     doubleCounted,

@@ -25,7 +25,7 @@
  */
 import { formatNumber as fmt, rateWords, secondsWords } from '../format.js';
 import { algorithmLabel, luaScriptFor, runAsGcraLabel, runBurst } from './algorithms.js';
-import { edgeCounter, kongPolicy, kongRoutePlan } from './gateway-behaviour.js';
+import { AWS_ACCOUNT_LIMIT_TEXT, AWS_ACCOUNT_THROTTLE, edgeCounter, edgeMethods, kongPolicy, kongRoutePlan } from './gateway-behaviour.js';
 import type { Algorithm, Design, Layer, MatrixRule } from './model.js';
 
 /** One row of the table: a rule at one layer (or one source of extra admissions on top of it). */
@@ -168,8 +168,15 @@ export function inMemoryFallback(base: WorstCaseFigure, instances: number): Wors
   };
 }
 
-/** How many separate counters an edge rule has for one identity, and why (`k`: nodes or locations; `routes`: Kong routes, each with its own counter). */
-function edgeCounters(design: Design, rule: MatrixRule): { k: number; routes: number; text: string } {
+/**
+ * How many separate counters an edge rule has for one identity, and why (`k`: nodes or
+ * locations; `routes`: Kong routes or API Gateway methods, each with its own counter, named by
+ * `routesUnit`; `cap`: what AWS's account limit lets through in the period, above which nothing passes).
+ */
+function edgeCounters(
+  design: Design,
+  rule: MatrixRule,
+): { k: number; routes: number; routesUnit?: string; cap?: { worstCase: number; formula: string }; text: string } {
   const nodes = design.scope.topology === 'horizontal' ? design.scope.instances : 1;
   const counter = edgeCounter(rule, design.scope);
   switch (design.scope.gateway) {
@@ -189,11 +196,7 @@ function edgeCounters(design: Design, rule: MatrixRule): { k: number; routes: nu
             routes: 1,
             text: 'AWS WAF counts each client IP over its trailing evaluation window across its fleet: one counter. It checks the rate about every 10 s and applies the limit near the set value, not exactly, so a client can pass more before a check blocks it.',
           }
-        : {
-            k: 1,
-            routes: 1,
-            text: 'AWS API Gateway throttles with a token bucket across its fleet: one counter. AWS applies throttles on a best-effort basis, as targets rather than exact ceilings.',
-          };
+        : awsThrottleCounters(design, rule);
     case 'none':
       return { k: 1, routes: 1, text: 'One counter.' };
   }
@@ -230,6 +233,62 @@ function edgeCounters(design: Design, rule: MatrixRule): { k: number; routes: nu
     : { k: 1, routes, text: `${what} keeps its counter in each node; the answers describe a single node.${onRoutes}` };
 }
 
+/**
+ * An API Gateway throttle: a usage plan's is one token bucket per API key; a stage's (or a
+ * method's) applies to each API method on its own, so its methods multiply it. Every throttle
+ * sits under the account's Regional limit, which caps what passes in the period.
+ */
+function awsThrottleCounters(
+  design: Design,
+  rule: MatrixRule,
+): { k: number; routes: number; routesUnit: string; cap: { worstCase: number; formula: string }; text: string } {
+  const period = rule.rate?.periodSeconds ?? 1;
+  const cap = {
+    worstCase: wholeRequests(AWS_ACCOUNT_THROTTLE.burst + AWS_ACCOUNT_THROTTLE.rps * period),
+    formula: `${fmt(AWS_ACCOUNT_THROTTLE.burst)} + ${fmt(AWS_ACCOUNT_THROTTLE.rps)}/s x ${periodWords(period)}`,
+  };
+  const best = 'AWS applies throttles on a best-effort basis, as targets rather than exact ceilings.';
+  if (rule.identity === 'api-key') {
+    return {
+      k: 1,
+      routes: 1,
+      routesUnit: 'API methods',
+      cap,
+      text: `AWS API Gateway throttles each API key with a token bucket across its fleet: one counter, under ${AWS_ACCOUNT_LIMIT_TEXT}. ${best}`,
+    };
+  }
+  // a throttle on routes: one method setting per route and method (GET counts HEAD too); the
+  // stage's own: every method of the API but the exempt endpoints
+  // a method's own setting overrides the stage's on that method: the endpoints of route-scoped
+  // throttles leave the stage's count
+  const own = design.rules.filter((r) => r.layer === 'edge' && r.identity === 'global' && r.routes.length > 0 && r.id !== rule.id);
+  const ownOf = (e: { method: string; route: string }) =>
+    own.filter((r) => r.routes.some((x) => x.method === e.method && x.route === e.route));
+  const overridden = rule.routes.length > 0 ? [] : design.scope.endpoints.filter((e) => ownOf(e).length > 0);
+  const methods =
+    rule.routes.length > 0
+      ? rule.routes.reduce((n, r) => n + (edgeMethods(r.method)?.length ?? 1), 0)
+      : design.scope.endpoints.filter((e) => !design.enforcement.exempt.endpoints.includes(e.name) && !overridden.includes(e)).length;
+  const m = Math.max(1, methods);
+  const elsewhere =
+    overridden.length > 0
+      ? ` ${overridden.map((e) => `${e.method} ${e.route}`).join(', ')} ${overridden.length > 1 ? 'have' : 'has'} a method override of its own (${[
+          ...new Set(overridden.flatMap((e) => ownOf(e).map((r) => r.id))),
+        ].join(', ')}), which replaces the stage's setting there: this rule does not count ${overridden.length > 1 ? 'them' : 'it'}.`
+      : '';
+  return {
+    k: 1,
+    routes: m,
+    routesUnit: 'API methods',
+    cap,
+    text: `API Gateway applies a stage's throttle to each method on its own (per-API, per-stage limits apply at the method level): ${
+      m > 1
+        ? `${fmt(m)} methods here, each with its own token bucket, so the API as a whole passes up to ${fmt(m)} x it`
+        : 'one method here, one token bucket'
+    }.${elsewhere} All of it sits under ${AWS_ACCOUNT_LIMIT_TEXT}. ${best}`,
+  };
+}
+
 /** Every store-backed or in-process rule of the middleware and the outbound client, and every edge rule. */
 const byRule: WorstCaseKind = {
   kind: 'rule',
@@ -244,7 +303,7 @@ const byRule: WorstCaseKind = {
       let basis = base.basis;
       const perProcess = rule.primitive === 'in-process';
       if (rule.layer === 'edge') {
-        const { k, routes, text } = edgeCounters(design, rule);
+        const { k, routes, routesUnit, cap, text } = edgeCounters(design, rule);
         if (design.scope.gateway === 'nginx' && typeof rule.burst === 'number') {
           // limit_req admits the request that fills the burst's last slot and burst more behind it
           worstCase = base.worstCase + 1;
@@ -257,9 +316,14 @@ const byRule: WorstCaseKind = {
         }
         if (routes > 1) {
           worstCase *= routes;
-          formula = `${k > 1 ? formula : `(${formula})`} x ${fmt(routes)} Kong routes`;
+          formula = `${k > 1 ? formula : `(${formula})`} x ${fmt(routes)} ${routesUnit ?? 'Kong routes'}`;
         }
         basis = `${basis} ${text}`;
+        if (cap && worstCase > cap.worstCase) {
+          worstCase = cap.worstCase;
+          formula = `min(${formula}, ${cap.formula})`;
+          basis = `${basis} Here the account limit is the lower figure: AWS passes no more than ${fmt(cap.worstCase)} in ${periodWords(rule.rate.periodSeconds)}.`;
+        }
       } else if (perProcess && design.scope.topology === 'horizontal' && design.scope.instances > 1) {
         const n = design.scope.instances;
         worstCase = base.worstCase * n;

@@ -7,7 +7,8 @@ import { describe, expect, it } from 'vitest';
 import { parse as parseYaml } from 'yaml';
 import { Answers } from '../../src/answers/schema.js';
 import { apiGatewayPath, awsConfig, cloudflareConfig, generateAws, generateCloudflare } from '../../src/codegen/gateway/cloud.js';
-import { edgeProblemBody, edgeRetryAfter, edgeRoute, edgeRules, perWindow, type EdgeRule } from '../../src/codegen/gateway/edge.js';
+import { edgeProblemBody, edgeRetryAfter, edgeRoute, edgeRules, type EdgeRule } from '../../src/codegen/gateway/edge.js';
+import { unitWindow } from '../../src/design/gateway-behaviour.js';
 import { envoyTokenBucket, generateEnvoy, RULE_DESCRIPTOR_KEY } from '../../src/codegen/gateway/envoy.js';
 import { GATEWAY_GENERATORS, generateGateway } from '../../src/codegen/gateway/index.js';
 import { generateKong } from '../../src/codegen/gateway/kong.js';
@@ -63,11 +64,30 @@ describe('routes at the edge', () => {
   });
 
   it('window conversions are exact when they can be, and say so when not', () => {
-    expect(perWindow({ requests: 5, periodSeconds: 1 })).toMatchObject({ unit: 'second', count: 5, exact: true });
-    expect(perWindow({ requests: 600, periodSeconds: 60 })).toMatchObject({ unit: 'second', count: 10, exact: true });
-    expect(perWindow({ requests: 30, periodSeconds: 60 })).toMatchObject({ unit: 'minute', count: 30, exact: true });
-    expect(perWindow({ requests: 10, periodSeconds: 900 })).toMatchObject({ unit: 'hour', count: 40, exact: true });
-    expect(perWindow({ requests: 7, periodSeconds: 1000 })).toMatchObject({ unit: 'minute', count: 1, exact: false });
+    const unit = (requests: number, periodSeconds: number, burst: number | null = null) =>
+      unitWindow({ requests, periodSeconds }, burst, 'the plugin');
+    // the rule's own unit is kept; else the longest unit within its period that counts a request, rounded down
+    expect(unit(5, 1)).toEqual({ requests: 5, periodSeconds: 1, burst: null });
+    expect(unit(600, 60)).toEqual({ requests: 600, periodSeconds: 60, burst: null });
+    expect(unit(100, 10)).toMatchObject({ requests: 10, periodSeconds: 1 });
+    expect(unit(20, 900)).toMatchObject({ requests: 1, periodSeconds: 60 });
+    expect(unit(20, 900).fitted).toContain('1.33 per minute rounded down');
+    expect(unit(10, 900)).toMatchObject({ requests: 40, periodSeconds: 3600 });
+    expect(unit(10, 900).fitted).not.toContain('rounded');
+    // slower than one a minute: the next unit that counts one, never more generous than the rule
+    expect(unit(7, 1000)).toMatchObject({ requests: 25, periodSeconds: 3600 });
+    expect(unit(0.5, 86400)).toMatchObject({ requests: 1, periodSeconds: 86400 });
+    expect(unit(0.5, 86400).fitted).toContain('rounded up to 1');
+    expect(unit(5, 1, 20).fitted).toContain('the stated burst (20) does not apply');
+    // idempotent: the design states the window, the generator reads it again
+    for (const [r, p] of [
+      [7, 1000],
+      [10, 900],
+      [100, 10],
+    ] as const) {
+      const w = unit(r, p);
+      expect(unit(w.requests, w.periodSeconds)).toEqual({ requests: w.requests, periodSeconds: w.periodSeconds, burst: null });
+    }
     expect(envoyTokenBucket({ requests: 4800, periodSeconds: 1 }, 4800)).toEqual({
       max_tokens: 4800,
       tokens_per_fill: 240,
@@ -157,10 +177,10 @@ describe('Envoy', () => {
       });
       const descriptor = service.descriptors.find((d: Obj) => d.value === anon.id);
       expect(descriptor.key).toBe(RULE_DESCRIPTOR_KEY);
-      const w = perWindow(anon.rate);
+      expect(anon.rate.periodSeconds).toBe(1);
       expect(descriptor.descriptors[0]).toEqual({
         key: 'remote_address',
-        rate_limit: { unit: w.unit, requests_per_unit: w.count },
+        rate_limit: { unit: 'second', requests_per_unit: anon.rate.requests },
         shadow_mode: true,
       });
 
@@ -209,9 +229,9 @@ describe('Kong', () => {
       const anonRoutes = (service!.routes as Obj[]).filter((r) => r.plugins?.[0]?.tags.includes(`rule-${anon.id}`));
       expect(anonRoutes).toHaveLength(anon.routes.length);
       anonRoutes.forEach((route, i) => {
-        const w = perWindow(anon.rate);
+        expect(anon.rate.periodSeconds).toBe(1);
         expect(route.plugins[0].config).toMatchObject({
-          [w.unit]: w.count,
+          second: anon.rate.requests,
           limit_by: 'ip',
           policy: 'redis',
           fault_tolerant: true,

@@ -11,6 +11,7 @@ import { GATEWAYS } from '../../src/answers/choices.js';
 import { generateCode } from '../../src/codegen/index.js';
 import { checkDesign } from '../../src/constraints/index.js';
 import { buildDesign } from '../../src/design/build.js';
+import { edgeCounter } from '../../src/design/gateway-behaviour.js';
 import type { Design, MatrixRule } from '../../src/design/model.js';
 import { renderMarkdown } from '../../src/render/markdown/index.js';
 import { checkEnvoyFilterFile, checkRatelimitServiceFile } from '../codegen/support/envoy-api.js';
@@ -192,6 +193,29 @@ describe('edge-only design on Envoy: the document states what the shipped files 
     expect(localFilter.filter_enforced.default_value.numerator).toBe(0);
     expect(service.descriptors[0].descriptors[0].shadow_mode).toBe(true);
   });
+
+  it("sizes the rate limit service's own Redis, which the store estimate leaves out, in the memory estimate and the store section", () => {
+    const anon = rule(design, 'anonymous-per-ip');
+    const note = design.monitoring.store.edgeServiceRedis;
+    expect(note).toBeDefined();
+    expect(note).toContain(`keeps anonymous-per-ip in its own Redis`);
+    expect(note).toContain(`at most ${anon.cardinality!.bound!.toLocaleString('en-US')} live`);
+    expect(note).toContain('maxmemory-policy noeviction');
+    expect(section(doc, '### 2.4')).toContain(note!.slice(0, 80));
+    expect(doc.split(note!.slice(0, 80)).length - 1).toBe(2);
+  });
+
+  it('places the per-client rule on the rate limit service, not the local filter, and says its count is shared', () => {
+    const edge = design.enforcement.layers.find((l) => l.layer === 'edge')!;
+    expect(edge.component).toBe(
+      'Envoy local rate limit filter for global-ceiling; Envoy global rate limit filter and the rate limit service (envoyproxy/ratelimit) for anonymous-per-ip',
+    );
+    expect(section(doc, '### 4.2')).not.toContain('Envoy (local rate limit filter)');
+    expect(design.enforcement.atomicityNote).toContain(
+      "anonymous-per-ip keeps its count in the rate limit service's own Redis (not the design's store), one count that every Envoy node shares",
+    );
+    expect(design.enforcement.atomicityNote).not.toContain('no shared store is involved');
+  });
 });
 
 describe.each(GATEWAY_CHOICES)('edge-only design on %s', (gateway) => {
@@ -217,6 +241,22 @@ describe.each(GATEWAY_CHOICES)('edge-only design on %s', (gateway) => {
         expect(exported.has(n.replace(/_bucket$/, '')), `${r.alert} reads ${n}`).toBe(true);
       }
     }
+  });
+
+  it('names the component that runs each edge rule, and where each keeps its count, in the placement section', () => {
+    const edge = design.enforcement.layers.find((l) => l.layer === 'edge')!;
+    const placement = section(doc, '### 4.2');
+    const components = new Map<string, string[]>();
+    for (const r of design.rules.filter((x) => x.layer === 'edge')) {
+      const c = edgeCounter(r, design.scope);
+      components.set(c.component, [...(components.get(c.component) ?? []), r.id]);
+      expect(edge.component, r.id).toContain(c.component);
+      expect(design.enforcement.atomicityNote, r.id).toContain(c.where);
+    }
+    if (components.size > 1) {
+      for (const [c, ids] of components) expect(edge.component).toContain(`${c} for ${ids.join(', ')}`);
+    }
+    expect(placement).toContain(edge.component.split(';')[0]!);
   });
 
   it('names no nginx variable outside nginx, and no middleware step in the rollout', () => {

@@ -9,7 +9,8 @@ import { Answers } from '../../src/answers/schema.js';
 import { generateCode } from '../../src/codegen/index.js';
 import { checkDesign } from '../../src/constraints/index.js';
 import { buildDesign } from '../../src/design/build.js';
-import { cloudflareWindow, wafWindow } from '../../src/design/gateway-behaviour.js';
+import { cloudflareWindow, edgeCounter, wafWindow } from '../../src/design/gateway-behaviour.js';
+import { worstCaseTable } from '../../src/design/worst-case.js';
 import type { Design, MatrixRule } from '../../src/design/model.js';
 import { renderMarkdown } from '../../src/render/markdown/index.js';
 
@@ -130,7 +131,7 @@ describe('AWS API Gateway: the document states what the template enforces', () =
     expect(waf.Action.Block.CustomResponse.ResponseHeaders[0].Value).toBe(String(stmt.EvaluationWindowSec));
   });
 
-  it('the ceiling is the stage throttle: rate per second and burst as API Gateway applies them, burst + rate as its worst case', () => {
+  it('the ceiling is the stage throttle: rate per second and burst as API Gateway applies them, burst + rate per method as its worst case', () => {
     const ceiling = rule(design, 'global-ceiling');
     const [setting] = aws.stageMethodSettings;
     expect(setting.ThrottlingRateLimit).toBe(ceiling.rate!.requests / ceiling.rate!.periodSeconds);
@@ -139,9 +140,13 @@ describe('AWS API Gateway: the document states what the template enforces', () =
     expect(rowOf(doc, '## 2. Limit matrix', '[`global-ceiling`]')[3]).toBe(
       `${n(setting.ThrottlingRateLimit)} / 1 s, burst ${n(setting.ThrottlingBurstLimit)}`,
     );
+    // the stage's throttle (every method: /* and *) is a token bucket per method: the four limited endpoints
+    expect(setting).toMatchObject({ ResourcePath: '/*', HttpMethod: '*' });
     const w = worstRow(doc, 'global-ceiling');
-    expect(w.worst).toBe(n(setting.ThrottlingBurstLimit + setting.ThrottlingRateLimit));
-    expect(w.formula).toBe(`${n(setting.ThrottlingBurstLimit)} + ${n(setting.ThrottlingRateLimit)}/s x 1 s`);
+    expect(w.worst).toBe(n(4 * (setting.ThrottlingBurstLimit + setting.ThrottlingRateLimit)));
+    expect(w.formula).toBe(`(${n(setting.ThrottlingBurstLimit)} + ${n(setting.ThrottlingRateLimit)}/s x 1 s) x 4 API methods`);
+    expect(w.basis).toContain('applies a stage');
+    expect(w.basis).toContain("under the account's Regional limit (by default 10,000 req/s with a burst of 5,000");
   });
 
   it('passes validate', () => {
@@ -181,6 +186,35 @@ describe('AWS API Gateway: the document states what the template enforces', () =
     const ceiling = rule(design, 'global-ceiling');
     expect(aws.stageMethodSettings[0].ThrottlingBurstLimit).toBe(ceiling.burst);
     expect(passes(checks)).toEqual([]);
+  });
+
+  it("a slow per-IP rule on a 600 s WAF window keeps each address's state for that window: its TTL and cardinality bound", () => {
+    const slow = answers('aws-api-gateway', ['ip']);
+    const { design, doc, file } = build(
+      Answers.parse({ ...slow, traffic: { ...slow.traffic, clientPeakRps: 0.01, clientsPerAddress: 1 } }),
+    );
+    const stmt = JSON.parse(file('gateway/aws-api-gateway.json')).wafRateBasedRules[0].Statement.RateBasedStatement;
+    expect(stmt.EvaluationWindowSec).toBe(600);
+    const anon = rule(design, 'anonymous-per-ip');
+    expect(anon.rate!.periodSeconds).toBe(600);
+    expect(anon.ttlSeconds).toBe(600);
+    const ceiling = rule(design, 'global-ceiling');
+    expect(anon.cardinality?.bound).toBe(Math.ceil((ceiling.rate!.requests / ceiling.rate!.periodSeconds) * 600));
+    expect(doc).toContain('each live key needs a request within its 600 s TTL');
+  });
+
+  it("a method throttle of its own overrides the stage's: the ceiling's worst case counts the other methods only, and says so", () => {
+    const { design, doc, file } = build(
+      answers('aws-api-gateway', ['ip'], {
+        rules: [{ id: 'report-cap', identity: 'global', layer: 'edge', endpoints: ['report'], rate: { requests: 20, per: 'minute' } }],
+      }),
+    );
+    const settings = JSON.parse(file('gateway/aws-api-gateway.json')).stageMethodSettings;
+    expect(settings.map((x: any) => `${x.HttpMethod} ${x.ResourcePath}`)).toEqual(['* /*', 'POST /v2/reports']);
+    const ceiling = rule(design, 'global-ceiling');
+    const w = worstRow(doc, 'global-ceiling');
+    expect(w.formula).toBe(`(${n(ceiling.burst!)} + ${n(ceiling.rate!.requests)}/s x 1 s) x 3 API methods`);
+    expect(w.basis).toContain("POST /v2/reports has a method override of its own (report-cap), which replaces the stage's setting there");
   });
 
   it('every rate fits a WAF rule: a window WAF accepts, a limit at least its minimum, never below the stated rate', () => {
@@ -278,6 +312,8 @@ describe('Kong: the worst case counts every Kong route a rule sits on', () => {
     expect(routes).toBeGreaterThan(1);
     for (const p of plugins) expect(p.config.second).toBe(anon.rate!.requests);
     expect(anon.rate!.periodSeconds).toBe(1);
+    // Kong expires each counter with its window: that is how long an address's state lives
+    expect(anon.ttlSeconds).toBe(1);
     // the file's header says the same count
     expect(file('gateway/kong.yaml')).toContain(`sit on ${routes} Kong routes`);
     const w = worstRow(doc, 'anonymous-per-ip');
@@ -287,6 +323,20 @@ describe('Kong: the worst case counts every Kong route a rule sits on', () => {
     expect(w.basis).toContain(`sit on ${routes} Kong routes`);
   });
 
+  it('a route-scoped rule whose endpoints another rule already holds is said to run on no Kong route', () => {
+    const { file: f } = build(
+      answers('kong', ['ip'], {
+        rules: [{ id: 'report-cap', identity: 'global', layer: 'edge', endpoints: ['report'], rate: { requests: 20, per: 'minute' } }],
+      }),
+    );
+    const yaml = f('gateway/kong.yaml');
+    const plugins = parseYaml(yaml).services[0].routes.flatMap((r: any) => r.plugins ?? []);
+    expect(plugins.some((p: any) => p.tags.includes('rule-report-cap'))).toBe(false);
+    const line = yaml.split('\n').find((l) => l.startsWith('# report-cap:'));
+    expect(line).toContain('No Kong route runs it');
+    expect(line).not.toContain('One Kong route carries');
+  });
+
   it('the ceiling stays on the service, one route: counted per node only', () => {
     const w = worstRow(doc, 'global-ceiling');
     expect(w.formula).toBe(`(2 x ${n(rule(design, 'global-ceiling').rate!.requests)}) x 3 nodes`);
@@ -294,5 +344,129 @@ describe('Kong: the worst case counts every Kong route a rule sits on', () => {
 
   it('passes validate', () => {
     expect(passes(checks)).toEqual([]);
+  });
+});
+
+describe('Kong and Envoy: an odd hand-written edge rate is stated as the gateway files enforce it', () => {
+  // 7 requests per 1,000 s: no whole count per second, minute, hour or day
+  const odd = { requests: 0.007, per: 'second' };
+  const handRules = [
+    { id: 'slow-ip', description: 'Slow per-IP limit', identity: 'ip', layer: 'edge', rate: odd },
+    { id: 'odd-report', description: 'Reports from everyone', identity: 'global', layer: 'edge', endpoints: ['report'], rate: odd },
+  ];
+  const UNIT_SECONDS: Record<string, number> = { second: 1, minute: 60, hour: 3600, day: 86400 };
+  const periodText = (s: number): string => (s % 3600 === 0 ? `${n(s / 3600)} h` : s % 60 === 0 ? `${n(s / 60)} min` : `${n(s)} s`);
+  const matrixCell = (doc: string, id: string): string => rowOf(doc, '## 2. Limit matrix', `[\`${id}\`]`)[3]!;
+  const durationSeconds = (d: string): number => Number(String(d).replace(/s$/, ''));
+
+  it('Envoy: the rate limit service descriptor and the local token bucket are the matrix numbers', () => {
+    const { design, doc, file } = build(answers('envoy', ['api-key'], { rules: handRules }));
+    const service = parseYaml(file('gateway/ratelimit-service.yaml'));
+    const filter = parseYaml(file('gateway/envoy-local-ratelimit.yaml'));
+    // the per-IP rule: one whole count per unit, as the matrix states it
+    const slow = rule(design, 'slow-ip');
+    const limit = service.descriptors.find((d: any) => d.value === 'slow-ip').descriptors[0].rate_limit;
+    expect(Number.isInteger(limit.requests_per_unit)).toBe(true);
+    expect(slow.rate).toMatchObject({ requests: limit.requests_per_unit, periodSeconds: UNIT_SECONDS[limit.unit] });
+    expect(slow.burst).toBeNull();
+    expect(matrixCell(doc, 'slow-ip')).toBe(`${n(limit.requests_per_unit)} / ${periodText(UNIT_SECONDS[limit.unit]!)}, no burst (window)`);
+    // never more generous than the rule asked: 7 per 1,000 s is 25.2 per hour
+    expect(limit.requests_per_unit / UNIT_SECONDS[limit.unit]!).toBeLessThanOrEqual(0.007);
+    expect(file('gateway/envoy-local-ratelimit.yaml')).toContain(`${limit.requests_per_unit} per ${limit.unit}, fixed window`);
+    // the route-scoped global rule: the local descriptor's bucket refills at the matrix rate, holds its burst
+    const report = rule(design, 'odd-report');
+    const local = filter.http_connection_manager.http_filters.find((f: any) => f.name === 'envoy.filters.http.local_ratelimit');
+    const bucket = local.typed_config.descriptors.find((d: any) => d.entries[0].value === 'odd-report').token_bucket;
+    expect(bucket.tokens_per_fill / durationSeconds(bucket.fill_interval)).toBeCloseTo(
+      report.rate!.requests / report.rate!.periodSeconds,
+      12,
+    );
+    expect(bucket.tokens_per_fill / durationSeconds(bucket.fill_interval)).toBeCloseTo(0.007, 12);
+    expect(bucket.max_tokens).toBe(report.burst);
+    expect(matrixCell(doc, 'odd-report')).toBe(
+      `${n(report.rate!.requests)} / ${n(report.rate!.periodSeconds)} s, burst ${n(bucket.max_tokens)}`,
+    );
+  });
+
+  it('Kong: each plugin counts the matrix numbers (rate-limiting per unit, rate-limiting-advanced any whole window)', () => {
+    const { design, doc, file } = build(
+      answers('kong', ['api-key'], { rules: [...handRules, { id: 'global-ceiling', rate: { requests: 0.5, per: 'second' } }] }),
+    );
+    const kong = parseYaml(file('gateway/kong.yaml'));
+    const service = kong.services[0];
+    const plugins = [...(service.plugins ?? []), ...service.routes.flatMap((r: any) => r.plugins ?? [])];
+    const pluginOf = (id: string) => plugins.find((p: any) => p.tags.includes(`rule-${id}`));
+    for (const id of ['slow-ip', 'odd-report']) {
+      const cfg = pluginOf(id).config;
+      const [unit] = Object.keys(UNIT_SECONDS).filter((u) => cfg[u] !== undefined);
+      expect(unit, id).toBeDefined();
+      expect(Number.isInteger(cfg[unit!])).toBe(true);
+      const r = rule(design, id);
+      expect(r.rate, id).toMatchObject({ requests: cfg[unit!], periodSeconds: UNIT_SECONDS[unit!] });
+      expect(r.burst).toBeNull();
+      expect(cfg[unit!] / UNIT_SECONDS[unit!]!).toBeLessThanOrEqual(0.007);
+      expect(matrixCell(doc, id)).toBe(`${n(cfg[unit!])} / ${periodText(UNIT_SECONDS[unit!]!)}, no burst (window)`);
+    }
+    // the ceiling, overridden to half a request a second: rate-limiting-advanced counts 1 per 2 s
+    const ceiling = rule(design, 'global-ceiling');
+    const adv = pluginOf('global-ceiling').config;
+    expect(adv.limit).toEqual([1]);
+    expect(adv.window_size).toEqual([2]);
+    expect(ceiling.rate).toMatchObject({ requests: 1, periodSeconds: 2 });
+    expect(matrixCell(doc, 'global-ceiling')).toBe('1 / 2 s, no burst (window)');
+  });
+});
+
+describe.each(['nginx', 'envoy', 'kong', 'aws-api-gateway', 'cloudflare'])('hand-written edge rules on %s', (gateway) => {
+  // stated with a rate and a layer only, one of them naming an algorithm no gateway here runs as named
+  const { design, checks, doc } = build(
+    answers(gateway, ['api-key'], {
+      rules: [
+        { id: 'slow-ip', description: 'Slow per-IP limit', identity: 'ip', layer: 'edge', rate: { requests: 0.007, per: 'second' } },
+        {
+          id: 'report-cap',
+          description: 'Reports from everyone',
+          identity: 'global',
+          layer: 'edge',
+          endpoints: ['report'],
+          algorithm: 'gcra',
+          rate: { requests: 20, per: 'minute' },
+        },
+      ],
+    }),
+  );
+
+  it("get the gateway's algorithm, its primitive and the rest of a rule from what the gateway does, and pass validate", () => {
+    for (const id of ['slow-ip', 'report-cap']) {
+      const r = rule(design, id);
+      const edge = edgeCounter(r, design.scope);
+      expect(r.algorithm, id).toBe(edge.algorithm);
+      expect(r.primitive, id).toBe('gateway-native');
+      expect(r.key, id).toBeDefined();
+      expect(r.failMode, id).toBeDefined();
+      expect(r.ttlSeconds, id).toBeGreaterThan(0);
+      expect(r.cardinality?.bound, id).toBeGreaterThan(0);
+      expect(r.rationale, id).toContain(edge.component);
+    }
+    expect(rule(design, 'report-cap').rationale).toContain(
+      `The answers name gcra, but ${edgeCounter(rule(design, 'report-cap'), design.scope).component} runs`,
+    );
+    expect(passes(checks)).toEqual([]);
+  });
+
+  it('each has a worst-case row, counted as its gateway counts it', () => {
+    const rows = worstCaseTable(design);
+    for (const id of ['slow-ip', 'report-cap']) {
+      const r = rule(design, id);
+      const row = rows.find((x) => x.ruleId === id);
+      expect(row, id).toBeDefined();
+      expect(row!.layer).toBe('edge');
+      expect(row!.algorithm).toBe(r.algorithm);
+      expect(row!.stated).toBe(r.rate!.requests);
+      expect(row!.worstCase).toBeGreaterThanOrEqual(Math.floor(r.rate!.requests));
+      const cells = worstRow(doc, id);
+      expect(cells.stated).toBe(`${n(r.rate!.requests)} per ${row!.periodText}`);
+      expect(cells.worst).toBe(n(row!.worstCase));
+    }
   });
 });

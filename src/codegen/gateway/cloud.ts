@@ -5,7 +5,7 @@
  * examples to adapt, each labelled as such in its `_comment` field: the resource shapes of
  * CloudFormation and of Cloudflare's Rulesets API, filled with the design's numbers.
  */
-import { CF_PERIODS, type EdgeWindow, edgeCounter, edgeShadowHow } from '../../design/gateway-behaviour.js';
+import { AWS_ACCOUNT_LIMIT_TEXT, CF_PERIODS, type EdgeWindow, edgeCounter, edgeShadowHow } from '../../design/gateway-behaviour.js';
 import type { Design } from '../../design/model.js';
 import { slug } from '../../design/naming.js';
 import { TOOL_VERSION } from '../../version.js';
@@ -91,7 +91,8 @@ export function awsConfig(design: Design): Record<string, unknown> {
       'Copy these CloudFormation property blocks into your templates (AWS::ApiGateway::Stage MethodSettings,',
       'AWS::ApiGateway::UsagePlan Throttle, AWS::WAFv2::WebACL Rules) and the AWS::ApiGateway::GatewayResponse',
       'resources (set RestApiId); remove every key that starts with "_".',
-      'Stage throttling is a token bucket per region and account, not per client; per-IP limits need AWS WAF.',
+      'Stage throttling (MethodSettings /* and *) is a token bucket per API method, not per client; per-IP limits need AWS WAF.',
+      `Every throttle here sits under ${AWS_ACCOUNT_LIMIT_TEXT}.`,
       'API Gateway adds no rate-limit headers; the application emits the documented convention.',
       'WAF rules key on the address that connects to API Gateway (AggregateKeyType IP). FORWARDED_IP would take the',
       'first X-Forwarded-For entry, which the client writes: with a CDN in front, rate-limit at the CDN instead.',

@@ -156,34 +156,6 @@ export function rateText(rate: { requests: number; periodSeconds: number }): str
   return `${rate.requests} req per ${rate.periodSeconds} s`;
 }
 
-/** Window units shared by envoyproxy/ratelimit and Kong: count per unit, exact when possible. */
-const WINDOW_UNITS = [
-  { unit: 'second', seconds: 1 },
-  { unit: 'minute', seconds: 60 },
-  { unit: 'hour', seconds: 3600 },
-  { unit: 'day', seconds: 86400 },
-] as const;
-
-type WindowUnit = (typeof WINDOW_UNITS)[number]['unit'];
-
-/**
- * A rate as a whole count per fixed window: the smallest unit whose count is a whole number
- * (exact), else the unit nearest the rule's period with the count rounded down (at least 1).
- */
-export function perWindow(rate: { requests: number; periodSeconds: number }): {
-  unit: WindowUnit;
-  seconds: number;
-  count: number;
-  exact: boolean;
-} {
-  for (const u of WINDOW_UNITS) {
-    const n = (rate.requests * u.seconds) / rate.periodSeconds;
-    if (n >= 1 && Math.abs(n - Math.round(n)) < 1e-9) return { ...u, count: Math.round(n), exact: true };
-  }
-  const u = [...WINDOW_UNITS].reverse().find((w) => w.seconds <= rate.periodSeconds) ?? WINDOW_UNITS[0];
-  return { ...u, count: Math.max(1, Math.floor((rate.requests * u.seconds) / rate.periodSeconds)), exact: false };
-}
-
 /**
  * An edge rule's kill switch as the gateway files state it: the flag the design names and what
  * turning it off takes at this gateway, the same words as the document's rollout section.

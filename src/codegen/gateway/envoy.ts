@@ -13,7 +13,16 @@
  * Both are YAML written by the `yaml` package, so every user string is a quoted scalar.
  */
 import type { Design } from '../../design/model.js';
-import { ENVOY_APP_CLUSTER, ENVOY_FAILURE_MODE_DENY, ENVOY_LOCAL_STAT_PREFIX, envoyCounter } from '../../design/gateway-behaviour.js';
+import {
+  ENVOY_APP_CLUSTER,
+  ENVOY_FAILURE_MODE_DENY,
+  ENVOY_LOCAL_STAT_PREFIX,
+  type EdgeWindow,
+  edgeCounter,
+  envoyCounter,
+  envoyTokenBucket,
+  fixedWindowUnit,
+} from '../../design/gateway-behaviour.js';
 import { slug } from '../../design/naming.js';
 import { parse as parseYaml } from 'yaml';
 import { TOOL_VERSION } from '../../version.js';
@@ -26,7 +35,6 @@ import {
   edgeRules,
   exemptRoutes,
   killSwitchNote,
-  perWindow,
   rateText,
   type EdgeRoute,
   type EdgeRule,
@@ -51,48 +59,22 @@ export const GLOBAL_FILTER = 'envoy.filters.http.ratelimit';
 const LOCAL_STAGE = 0;
 const GLOBAL_STAGE = 1;
 
-/** Envoy refuses a local rate limit fill interval shorter than this. */
-const ENVOY_MIN_FILL_MS = 50;
+/** The token bucket the design states for Envoy's local filter (re-exported for the generator's readers). */
+export { envoyTokenBucket };
 
-/**
- * Envoy token bucket for a rate and burst: `tokens_per_fill` every `fill_interval`, refilled
- * as smoothly as Envoy allows while keeping the average rate exact: the shortest interval that
- * is a whole multiple of `baseMs` and holds a whole number of tokens. Envoy wants every
- * descriptor's interval to be a multiple of the filter-wide bucket's, so descriptors pass
- * that interval as `baseMs`. max_tokens is the burst, never below tokens_per_fill (a smaller
- * bucket would cap the refill and lower the rate).
- */
-export function envoyTokenBucket(
-  rate: { requests: number; periodSeconds: number },
-  burst: number | null,
-  baseMs: number = ENVOY_MIN_FILL_MS,
-): {
-  max_tokens: number;
-  tokens_per_fill: number;
-  fill_interval: string;
-} {
-  const base = Math.max(ENVOY_MIN_FILL_MS, Math.round(baseMs));
-  const periodMs = Math.round(rate.periodSeconds * 1000);
-  const whole = (n: number): boolean => n >= 1 && Math.abs(n - Math.round(n)) < 1e-9;
-  // a multiple of both the period and the base always holds rate.requests x k tokens
-  const gcd = (a: number, b: number): number => (b === 0 ? a : gcd(b, a % b));
-  const lcm = (periodMs / gcd(periodMs, base)) * base;
-  let intervalMs = lcm;
-  let tokens = (rate.requests * lcm) / periodMs;
-  for (let f = base; f <= Math.max(lcm, periodMs) * 4; f += base) {
-    const n = (rate.requests * f) / periodMs;
-    if (whole(n)) {
-      tokens = n;
-      intervalMs = f;
-      break;
-    }
+/** What the file enforces for a rule: the window and burst the design states for it (edgeCounter's window, its matrix row). */
+// (this file's gateway: the same as the design's, except where a design is written for another gateway)
+const windowOf = (design: Design, r: EdgeRule): EdgeWindow =>
+  edgeCounter(r.rule, { ...design.scope, gateway: 'envoy' }).window(r.rate, r.burst);
+
+/** A rule of the rate limit service as the service states it: a whole count per unit (the design's window is one). */
+function serviceLimit(design: Design, r: EdgeRule): { unit: string; requests_per_unit: number } {
+  const w = windowOf(design, r);
+  const unit = fixedWindowUnit(w.periodSeconds);
+  if (unit === undefined || !Number.isInteger(w.requests)) {
+    throw new Error(`edge rule ${r.id}: ${w.requests} per ${w.periodSeconds} s is not a whole count per second, minute, hour or day`);
   }
-  const perFill = Math.max(1, Math.round(tokens));
-  return {
-    max_tokens: Math.max(perFill, burst ?? perFill),
-    tokens_per_fill: perFill,
-    fill_interval: `${Number((intervalMs / 1000).toFixed(3))}s`,
-  };
+  return { unit, requests_per_unit: w.requests };
 }
 
 /** A protobuf Duration string ("0.05s") in milliseconds. */
@@ -106,8 +88,19 @@ export function durationMs(d: string): number {
  */
 const UNLIMITED_BUCKET = { max_tokens: 1_000_000, tokens_per_fill: 50_000, fill_interval: '0.05s' };
 
-function filterBucket(ceiling: EdgeRule | undefined): { max_tokens: number; tokens_per_fill: number; fill_interval: string } {
-  return ceiling ? envoyTokenBucket(ceiling.rate, ceiling.burst) : { ...UNLIMITED_BUCKET };
+/** A local descriptor's bucket: the design's window and burst, filled at a multiple of the filter-wide interval. */
+function localBucket(design: Design, r: EdgeRule, baseMs: number): { max_tokens: number; tokens_per_fill: number; fill_interval: string } {
+  const w = windowOf(design, r);
+  return envoyTokenBucket(w, w.burst, baseMs);
+}
+
+function filterBucket(
+  design: Design,
+  ceiling: EdgeRule | undefined,
+): { max_tokens: number; tokens_per_fill: number; fill_interval: string } {
+  if (!ceiling) return { ...UNLIMITED_BUCKET };
+  const w = windowOf(design, ceiling);
+  return envoyTokenBucket(w, w.burst);
 }
 
 function percent(n: number): { numerator: number; denominator: 'HUNDRED' } {
@@ -182,7 +175,7 @@ export function envoyFilterConfig(design: Design): Record<string, unknown> {
   const xHeaders = design.contract.convention === 'x-ratelimit';
   const filters: Record<string, unknown>[] = [];
   if (ceiling || local.length > 0) {
-    const bucket = filterBucket(ceiling);
+    const bucket = filterBucket(design, ceiling);
     const baseMs = durationMs(bucket.fill_interval);
     filters.push({
       name: LOCAL_FILTER,
@@ -199,7 +192,7 @@ export function envoyFilterConfig(design: Design): Record<string, unknown> {
           ? {
               descriptors: local.map((r) => ({
                 entries: [{ key: RULE_DESCRIPTOR_KEY, value: r.id }],
-                token_bucket: envoyTokenBucket(r.rate, r.burst, baseMs),
+                token_bucket: localBucket(design, r, baseMs),
               })),
             }
           : {}),
@@ -250,7 +243,7 @@ export function envoyFilterConfig(design: Design): Record<string, unknown> {
           [LOCAL_FILTER]: {
             '@type': LOCAL_TYPE,
             stat_prefix: 'rl_exempt',
-            token_bucket: filterBucket(ceiling),
+            token_bucket: filterBucket(design, ceiling),
             filter_enabled: { runtime_key: 'ratelimit.exempt.enabled', default_value: percent(0) },
             filter_enforced: { runtime_key: 'ratelimit.exempt.enforced', default_value: percent(0) },
           },
@@ -328,14 +321,13 @@ function ratelimitServiceConfig(design: Design): Record<string, unknown> {
   return {
     domain: domainOf(design),
     descriptors: global.map((r) => {
-      const w = perWindow(r.rate);
       return {
         key: RULE_DESCRIPTOR_KEY,
         value: r.id,
         descriptors: [
           {
             key: identityDescriptorKey(r),
-            rate_limit: { unit: w.unit, requests_per_unit: w.count },
+            rate_limit: serviceLimit(design, r),
             ...(shadow ? { shadow_mode: true } : {}),
           },
         ],
@@ -356,17 +348,21 @@ function filterHeader(design: Design): string[] {
     '',
   ];
   if (ceiling) {
+    const w = windowOf(design, ceiling);
     lines.push(
-      `${ceiling.id}: ${rateText(ceiling.rate)}${ceiling.burst ? `, burst ${ceiling.burst}` : ''}, the local token bucket of EACH Envoy`,
+      `${ceiling.id}: ${rateText(w)}${w.burst ? `, burst ${w.burst}` : ''}, the local token bucket of EACH Envoy`,
       'instance: with K instances set tokens_per_fill and max_tokens to the ceiling divided by K.',
     );
   }
-  for (const r of local) lines.push(`${r.id}: local descriptor (per Envoy instance), ${rateText(r.rate)}.`);
+  for (const r of local) {
+    const w = windowOf(design, r);
+    lines.push(`${r.id}: local descriptor (per Envoy instance), ${rateText(w)}${w.burst ? `, burst ${w.burst}` : ''}.`);
+  }
   for (const r of global) {
-    const w = perWindow(r.rate);
+    const l = serviceLimit(design, r);
     lines.push(
       `${r.id}: counted by the rate limit service across all instances, keyed on ${r.key === 'ip' ? 'the client IP (remote_address)' : `the ${API_KEY_HEADER} header`}:`,
-      `${w.count} per ${w.unit}, fixed window${w.exact ? '' : ` (approximates ${rateText(r.rate)})`}; the service has no burst${r.burst ? ` (design burst ${r.burst})` : ''}.`,
+      `${l.requests_per_unit} per ${l.unit}, fixed window, no burst (the service has none).`,
     );
   }
   for (const r of unsupported)

@@ -11,7 +11,15 @@
  * An endpoint that two rules of the second kind cover can run only one of them at Kong; the
  * file header names every such gap, and `kongCoverage` states, per endpoint, what runs.
  */
-import { edgeShadowHow, kongEndpointKey, kongPolicy, kongRoutePlan } from '../../design/gateway-behaviour.js';
+import {
+  type EdgeWindow,
+  edgeCounter,
+  edgeShadowHow,
+  fixedWindowUnit,
+  kongEndpointKey,
+  kongPolicy,
+  kongRoutePlan,
+} from '../../design/gateway-behaviour.js';
 import type { Design } from '../../design/model.js';
 import { slug } from '../../design/naming.js';
 import { parse as parseYaml } from 'yaml';
@@ -23,7 +31,6 @@ import {
   edgeRoute,
   edgeRules,
   exemptRoutes,
-  perWindow,
   rateText,
   type EdgeRoute,
   type EdgeRule,
@@ -49,9 +56,14 @@ export function kongRetryAfterLua(seconds: number): string {
   return `if kong.response.get_status() == 429 and not kong.response.get_header("Retry-After") then kong.response.set_header("Retry-After", "${Math.max(1, Math.ceil(seconds))}") end`;
 }
 
+/** What the file enforces for a rule: the window the design states for it (edgeCounter's window, its matrix row). */
+// (this file's gateway: the same as the design's, except where a design is written for another gateway)
+const windowOf = (design: Design, r: EdgeRule): EdgeWindow =>
+  edgeCounter(r.rule, { ...design.scope, gateway: 'kong' }).window(r.rate, r.burst);
+
 /** The longest a Kong refusal lasts: the window of the slowest rule (its counter resets then). */
-function kongRetryAfterSeconds(rules: EdgeRule[], ceilings: EdgeRule[]): number {
-  return Math.max(1, ...rules.map((r) => (ceilings.some((c) => c.id === r.id) ? r.rate.periodSeconds : perWindow(r.rate).seconds)));
+function kongRetryAfterSeconds(design: Design, rules: EdgeRule[]): number {
+  return Math.max(1, ...rules.map((r) => windowOf(design, r).periodSeconds));
 }
 
 function retryAfterPlugin(seconds: number, instance: string): Record<string, unknown> {
@@ -64,9 +76,14 @@ function retryAfterPlugin(seconds: number, instance: string): Record<string, unk
   };
 }
 
-function windowConfig(rule: EdgeRule): Record<string, number> {
-  const w = perWindow(rule.rate);
-  return { [w.unit]: w.count };
+/** rate-limiting's window: a whole count per unit (the design's window for the plugin is one). */
+function windowConfig(design: Design, rule: EdgeRule): Record<string, number> {
+  const w = windowOf(design, rule);
+  const unit = fixedWindowUnit(w.periodSeconds);
+  if (unit === undefined || !Number.isInteger(w.requests)) {
+    throw new Error(`edge rule ${rule.id}: ${w.requests} per ${w.periodSeconds} s is not a whole count per second, minute, hour or day`);
+  }
+  return { [unit]: w.requests };
 }
 
 function ruleTag(rule: EdgeRule): string {
@@ -74,7 +91,7 @@ function ruleTag(rule: EdgeRule): string {
 }
 
 /** `rate-limiting` for one rule. Kong wants instance names unique across all plugins. */
-function rulePlugin(rule: EdgeRule, policy: 'local' | 'redis', instance: string): Record<string, unknown> {
+function rulePlugin(design: Design, rule: EdgeRule, policy: 'local' | 'redis', instance: string): Record<string, unknown> {
   const limitBy = rule.key === 'global' ? 'service' : rule.key === 'ip' ? 'ip' : 'header';
   return {
     name: KONG_RULE_PLUGIN,
@@ -82,7 +99,7 @@ function rulePlugin(rule: EdgeRule, policy: 'local' | 'redis', instance: string)
     tags: ['rl-design', ruleTag(rule)],
     enabled: true,
     config: {
-      ...windowConfig(rule),
+      ...windowConfig(design, rule),
       limit_by: limitBy,
       ...(limitBy === 'header' ? { header_name: API_KEY_HEADER } : {}),
       policy,
@@ -106,8 +123,8 @@ function ceilingPlugin(design: Design, ceilings: EdgeRule[], instance: string): 
     tags: ['rl-design', ...ceilings.map(ruleTag)],
     enabled: true,
     config: {
-      limit: ceilings.map((r) => r.rate.requests),
-      window_size: ceilings.map((r) => r.rate.periodSeconds),
+      limit: ceilings.map((r) => windowOf(design, r).requests),
+      window_size: ceilings.map((r) => windowOf(design, r).periodSeconds),
       window_type: 'fixed',
       identifier: 'service',
       // counters in each node's memory, never synced: per node, like the design's ceiling
@@ -219,14 +236,14 @@ export function kongConfig(design: Design): Record<string, unknown> {
   const policyOf = (r: EdgeRule): 'local' | 'redis' => kongPolicy(r, design.scope);
   const routes: Record<string, unknown>[] = p.endpoints.map((e, i) => {
     const name = uniqueName(`${e.rule.id}-${i + 1}`);
-    return routeEntry(name, e.routes, [rulePlugin(e.rule, policyOf(e.rule), `rl-${name}`)]);
+    return routeEntry(name, e.routes, [rulePlugin(design, e.rule, policyOf(e.rule), `rl-${name}`)]);
   });
   routes.push({ name: uniqueName(`${service}-all`), paths: ['/'], strip_path: false });
   const limited = [...p.ceilings, ...(p.serviceRule ? [p.serviceRule] : []), ...p.endpoints.map((e) => e.rule)];
   const servicePlugins = [
     ...(p.ceilings.length > 0 ? [ceilingPlugin(design, p.ceilings, uniqueName(`rl-${p.ceilings.map((r) => r.id).join('-')}`))] : []),
-    ...(p.serviceRule ? [rulePlugin(p.serviceRule, policyOf(p.serviceRule), uniqueName(`rl-${p.serviceRule.id}`))] : []),
-    ...(limited.length > 0 ? [retryAfterPlugin(kongRetryAfterSeconds(limited, p.ceilings), uniqueName('rl-retry-after'))] : []),
+    ...(p.serviceRule ? [rulePlugin(design, p.serviceRule, policyOf(p.serviceRule), uniqueName(`rl-${p.serviceRule.id}`))] : []),
+    ...(limited.length > 0 ? [retryAfterPlugin(kongRetryAfterSeconds(design, limited), uniqueName('rl-retry-after'))] : []),
   ];
   const exempt = exemptRoutes(design);
   return {
@@ -255,7 +272,9 @@ export function kongConfig(design: Design): Record<string, unknown> {
 }
 
 function kongRouteNote(routes: number): string {
-  if (routes <= 1) return ' One Kong route carries all its endpoints: one counter.';
+  if (routes === 0)
+    return ' No Kong route runs it: on each of its endpoints another rule holds the one rate-limiting instance (listed below).';
+  if (routes === 1) return ' One Kong route carries all its endpoints: one counter.';
   return ` Its endpoints sit on ${routes} Kong routes (different methods or rules), each with its own counter: a client can reach up to ${routes} x the limit.`;
 }
 
@@ -285,16 +304,16 @@ function header(design: Design): string[] {
       lines.push(`${r.id}: keyed on ${r.identity ?? 'an unstated identity'}, which Kong cannot see here: enforce it in the middleware.`);
       continue;
     }
+    const w = windowOf(design, r);
     if (p.ceilings.some((c) => c.id === r.id)) {
       lines.push(
-        `${r.id}: ${rateText(r.rate)} as ${r.rate.requests} per ${r.rate.periodSeconds} s, fixed window, counted in each Kong node's memory` +
-          ` (with K nodes, divide by K)${r.burst ? `; no burst beyond the window (design burst ${r.burst})` : ''}. ${killSwitchNote(design, r) ?? 'No kill switch'}.`,
+        `${r.id}: ${rateText(w)} as ${w.requests} per ${w.periodSeconds} s, fixed window, no burst, counted in each Kong node's memory` +
+          ` (with K nodes, divide by K). ${killSwitchNote(design, r) ?? 'No kill switch'}.`,
       );
       continue;
     }
-    const w = perWindow(r.rate);
     lines.push(
-      `${r.id}: ${w.count} per ${w.unit}, fixed window${w.exact ? '' : ` (approximates ${rateText(r.rate)})`}${r.burst ? `, no burst in Kong (design burst ${r.burst})` : ''}; ` +
+      `${r.id}: ${w.requests} per ${fixedWindowUnit(w.periodSeconds) ?? `${w.periodSeconds} s`}, fixed window, no burst; ` +
         (r.key === 'global' ? '' : `keyed on ${r.key === 'ip' ? 'the client IP' : `the ${API_KEY_HEADER} header`}, `) +
         (kongPolicy(r, design.scope) === 'local'
           ? 'policy local: one counter per Kong node (with K nodes, divide by K).'
@@ -311,7 +330,7 @@ function header(design: Design): string[] {
     for (const g of gaps) lines.push(`  ${g.method} ${g.route}: ${g.replaced.join(', ')}`);
   }
   const limited = [...p.ceilings, ...(p.serviceRule ? [p.serviceRule] : []), ...p.endpoints.map((e) => e.rule)];
-  const retryAfter = kongRetryAfterSeconds(limited, p.ceilings);
+  const retryAfter = kongRetryAfterSeconds(design, limited);
   lines.push(
     '',
     "Client IP: set trusted_ips to your proxies' ranges" +

@@ -8,6 +8,7 @@
  * - gateway/nginx.conf         inside http {}:   real IP, maps, zones, status, log level
  * - gateway/nginx-server.conf  inside server {}: limit_req per rule, dry run, 429 page
  */
+import { edgeCounter } from '../../design/gateway-behaviour.js';
 import type { Design } from '../../design/model.js';
 import { TOOL_VERSION } from '../../version.js';
 import { nginxComment, nginxIdent, nginxJsonString, nginxString } from '../../escape/index.js';
@@ -47,6 +48,11 @@ export function nginxRate(rate: { requests: number; periodSeconds: number }): { 
   if (whole(perMinute)) return { text: `${Math.round(perMinute)}r/m`, exact: true };
   if (perSecond >= 1) return { text: `${Math.floor(perSecond)}r/s`, exact: false };
   return { text: `${Math.max(1, Math.floor(perMinute))}r/m`, exact: false };
+}
+
+/** limit_req's rate for a rule: the window the design states for it at nginx (edgeCounter's window, its matrix row). */
+function ruleRate(r: EdgeRule): { text: string; exact: boolean } {
+  return nginxRate(edgeCounter(r.rule, { gateway: 'nginx', store: 'none' }).window(r.rate, r.burst));
 }
 
 /** Zone size in MB: bound x 128 bytes, rounded up, at least 1. */
@@ -106,7 +112,7 @@ function header(design: Design, lines: string[]): string[] {
 function describeRule(z: Zone): string[] {
   const r = z.rule;
   const out = [`# ${nginxComment(`${r.id}: ${r.title}`)}`];
-  const rate = nginxRate(r.rate);
+  const rate = ruleRate(r);
   out.push(
     `# ${nginxComment(
       `${rateText(r.rate)}${r.burst ? `, burst ${r.burst}` : ', no burst'}; fail ${r.failMode}; keyed on ${
@@ -204,7 +210,7 @@ function nginxHttpConf(design: Design): string {
         lines.push(`    ${mapKey(route)} ${keyValue(r)};${' '}# ${nginxComment(`${route.method} ${route.route}`)}`);
     }
     lines.push('}');
-    lines.push(`limit_req_zone ${z.variable} zone=${z.zone}:${nginxZoneMb(r.cardinalityBound)}m rate=${nginxRate(r.rate).text};`, '');
+    lines.push(`limit_req_zone ${z.variable} zone=${z.zone}:${nginxZoneMb(r.cardinalityBound)}m rate=${ruleRate(r).text};`, '');
   }
   for (const r of skipped) {
     lines.push(

@@ -372,6 +372,8 @@ export function matrixView(input: RenderInput) {
     edgeRules: rules.filter((r) => r.layer === 'edge').map((r) => r.id),
     // edge rules whose gateway keeps their counts in the design's store (Kong's policy redis)
     edgeInStore: rules.filter((r) => r.layer === 'edge' && edgeCounter(r, input.design.scope).inDesignStore).map((r) => r.id),
+    // the Redis of Envoy's rate limit service: not this store, sized in its own paragraph
+    edgeServiceRedis: monitoring.store.edgeServiceRedis,
     splitTwins: rules
       .filter((r) => r.layer !== 'edge' && r.id.endsWith('-fail-closed'))
       .filter((r) => rules.some((x) => x.id === `${r.id.slice(0, -'-fail-closed'.length)}-fail-open` && x.key === r.key))
@@ -783,6 +785,7 @@ export function monitoringView(input: RenderInput) {
       // the penalty box's keys, counted in keys and bytes: their bound in one line
       penalty: m.store.penalty?.text,
       recommendation: m.store.recommendation,
+      edgeServiceRedis: m.store.edgeServiceRedis,
       // a store the answers name but no rule uses: nothing to size or configure
       unused: m.store.estimatedKeys === 0 && m.store.config === undefined && input.design.scope.store !== 'none',
       memoryText: m.store.memoryText,
