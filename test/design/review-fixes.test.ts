@@ -303,6 +303,10 @@ describe('one call per identity: the design says which limits of an identity tak
     expect(combined.ruleIds).toEqual(expect.arrayContaining(quotas.map((q) => q.id)));
     expect(combined.label).toContain('rolling windows of daily counters');
     expect(combined.label).toContain('quota:<epoch-day> (up to 30)');
+    // the rollout says how the old rolling hash's days move into the tenant's hash
+    expect(rollingQuota.rollout.steps.map((x) => x.detail).join(' ')).toContain(
+      "copy each day of its old hash (field <epoch-day>, its count) into the identity's hash as the field quota:<epoch-day>",
+    );
     // the memory estimate prices 30 daily fields beside the bucket: one hash per tenant
     for (const q of quotas) {
       expect(q.cardinality?.bound).toBe(1200);
