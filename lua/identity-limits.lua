@@ -53,9 +53,11 @@ than hash-max-listpack-value (64 bytes). A 30-day quota's 30 buckets beside a
 few buckets and counters fit with room to spare. Past that (a window of
 more than about 120 days beside other limits, or a lowered setting), Redis
 converts the hash to a hashtable for the rest of the key's life: the answers
-are the same, each field costs several times the memory, and the script reads
-every field (HGETALL) on each call for that identity. The design keeps such
-a quota in a key of its own.
+are the same, each field costs several times the memory. The design keeps
+such a quota in a key of its own.
+Cost: with a rolling window the script reads every field of the hash
+(HGETALL: a bucket's id is not known beforehand), as fixed-window.lua's
+rolling mode reads its own hash; reading 30 days is most of the call.
 
 Returns {denied_by, then per limit its values}, all integers (no remaining/
 reset for buckets and counters: the caller knows each limit and works them
@@ -132,23 +134,19 @@ local t = redis.call('TIME')
 local now = t[1] * 1000000 + t[2]
 local now_ms = math.floor(now / 1000)
 
--- the stored state: the named fields (HMGET); with a rolling window, every field (its buckets
--- are named by id), each rolling field's buckets as {id, count, name}
-local stored, buckets_of = {}, {}
+-- the stored state: the named fields (HMGET); with a rolling window, every field (HGETALL: its
+-- buckets are named by their ids, which the script does not know beforehand)
+local stored, all = {}, nil
 if next(rolling) == nil then
   stored = redis.call('HMGET', key, unpack(fields))
 else
-  local all = redis.call('HGETALL', key)
-  local value = {}
-  for i = 1, #all, 2 do
-    local name = all[i]
-    value[name] = all[i + 1]
-    local base, id = string.match(name, '^(.*):(%d+)$')
-    if base and rolling[base] then
-      local list = buckets_of[base] or {}
-      list[#list + 1] = {tonumber(id), tonumber(all[i + 1]) or 0, name}
-      buckets_of[base] = list
-    end
+  all = redis.call('HGETALL', key)
+  local wanted, value = {}, {}
+  for i = 1, n do
+    if kinds[i] ~= 'r' then wanted[fields[i]] = true end
+  end
+  for j = 1, #all, 2 do
+    if wanted[all[j]] then value[all[j]] = all[j + 1] end
   end
   for i = 1, n do stored[i] = value[fields[i]] or false end
 end
@@ -194,17 +192,25 @@ for i = 1, n do
     local limit, bucket_ms, count, cost = x[i], y[i], z[i], w[i]
     local current = math.floor(now_ms / bucket_ms)
     local oldest = current - count + 1
-    local live, used, newest, in_current = {}, 0, nil, 0
-    for _, b in ipairs(buckets_of[fields[i]] or {}) do
-      -- bucket b leaves the window at (b + count) * bucket_ms: the expiry reached that far
-      if (b[1] + count) * bucket_ms > covered then covered = (b[1] + count) * bucket_ms end
-      if b[1] < oldest then
-        stale[#stale + 1] = b[3]
-      else
-        live[#live + 1] = b
-        used = used + b[2]
-        if newest == nil or b[1] > newest then newest = b[1] end
-        if b[1] == current then in_current = b[2] end
+    -- its buckets: the fields named field:<id>, counted by id (live) or to delete (stale)
+    local prefix = fields[i] .. ':'
+    local from = #prefix + 1
+    local by_id, used, newest, in_current = {}, 0, nil, 0
+    for j = 1, #all, 2 do
+      local name = all[j]
+      local id = string.find(name, prefix, 1, true) == 1 and string.find(name, '^%d+$', from) and tonumber(string.sub(name, from))
+      if id then
+        -- bucket id leaves the window at (id + count) * bucket_ms: the expiry reached that far
+        if (id + count) * bucket_ms > covered then covered = (id + count) * bucket_ms end
+        if id < oldest then
+          stale[#stale + 1] = name
+        else
+          local c = tonumber(all[j + 1]) or 0
+          by_id[id] = (by_id[id] or 0) + c
+          used = used + c
+          if newest == nil or id > newest then newest = id end
+          if id == current then in_current = c end
+        end
       end
     end
     before[i], after[i] = used, used + cost
@@ -212,13 +218,13 @@ for i = 1, n do
     if after[i] > limit then
       if denied == 0 then denied = i end
       local wait = -1
-      if cost <= limit then
-        table.sort(live, function(p, q) return p[1] < q[1] end)
+      if cost <= limit and newest then
+        -- the oldest buckets first: the wait ends when the one that frees enough leaves
         local need, freed = used + cost - limit, 0
-        for _, b in ipairs(live) do
-          freed = freed + b[2]
+        for id = oldest, newest do
+          freed = freed + (by_id[id] or 0)
           if freed >= need then
-            wait = (b[1] + count) * bucket_ms - now_ms
+            wait = (id + count) * bucket_ms - now_ms
             break
           end
         end

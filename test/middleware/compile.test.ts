@@ -62,7 +62,7 @@ describe('generated middleware under tsc --strict', () => {
       'lua/gcra.lua': '253091226f99807741a99c0842b543c4480ccf03',
       'lua/sliding-window-log.lua': '694b77633a53c0277f215bbb4108caef52f50de7',
       'lua/fixed-window.lua': '95c3f4dcc79262dce1a8cf9bb44b6b2fc45055fd',
-      'lua/identity-limits.lua': '6a02bcd26189e86678b47c0cf0d7ac45a1a1bc88',
+      'lua/identity-limits.lua': '44ebbbb2714ba3fd85dbf9154b7165d90879634b',
     });
   });
 
