@@ -62,6 +62,15 @@ const gcraArgs = (burst, rate, periodMs, cost = 1) => {
 const bucketField = (field, burst, rate, periodMs, cost = 1) => [field, 'g', ...gcraArgs(burst, rate, periodMs, cost).slice(0, 2)];
 /** ...and for a calendar counter: its name, 'w', limit, the window's end (epoch ms), cost. */
 const quotaField = (field, limit, endMs, cost = 1) => [field, 'w', limit, endMs, cost];
+/** ...and for a rolling window of daily buckets: its name, 'r', limit, the bucket (one day), the buckets, cost. */
+const rollingField = (field, limit, days, cost = 1) => [field, 'r', limit, DAY, days, cost];
+/** A hot key's hash with 29 earlier days of a rolling quota counted (10 each), as a month of use leaves it. */
+const seedDays = (key, field, today) => async (client) => {
+  const days = {};
+  for (let d = 1; d <= 29; d++) days[`${field}:${today - d}`] = '10';
+  await client.hset(key, days);
+  await client.pexpire(key, 30 * DAY);
+};
 
 /**
  * One row per script. `admit` and `throttle` are [keys, args] for the hot-key runs (null:
@@ -152,6 +161,16 @@ function cases(nowMs) {
       memory: (i) => [[key(i)], [...bucketField('req:pro', 100, 1, HOUR), ...quotaField('quota', 1000, dayEnd)]],
     },
     {
+      name: "identity-limits.lua, a tenant's GCRA + rolling 30-day quota (the bucket and 30 daily fields of one hash, one call)",
+      source: read('lua/identity-limits.lua'),
+      // 29 earlier days already counted: every call reads the 31 fields (HGETALL) and sums 30 days
+      seed: seedDays('rl:{hot}', 'quota', Math.floor(nowMs / DAY)),
+      admit: [['rl:{hot}'], [...bucketField('req:pro', 1e9, 1e9, 1000), ...rollingField('quota', 1e15, 30)]],
+      // the 290 units of the earlier days fill the quota: refused, with the wait worked out from the oldest day
+      throttle: [['rl:{hot}'], [...bucketField('req:pro', 1e9, 1e9, 1000), ...rollingField('quota', 290, 30)]],
+      memory: (i) => [[key(i)], [...bucketField('req:pro', 100, 1, HOUR), ...rollingField('quota', 1000, 30)]],
+    },
+    {
       name: 'identity-limits.lua, 2 GCRA + a calendar quota (3 fields, one call)',
       source: read('lua/identity-limits.lua'),
       admit: [
@@ -202,6 +221,20 @@ function cases(nowMs) {
       memory: (i) => [[key(i)], ['rolling', 1000, 1, 30 * DAY, DAY]],
     },
     {
+      name: 'fixed-window.lua, rolling 30 d, 29 earlier days counted (its own key: the call apart it was)',
+      source: read('lua/fixed-window.lua'),
+      seed: async (client) => {
+        const today = Math.floor(nowMs / DAY);
+        const days = {};
+        for (let d = 1; d <= 29; d++) days[String(today - d)] = '10';
+        await client.hset('rl:{hot}:30d', days);
+        await client.pexpire('rl:{hot}:30d', 30 * DAY);
+      },
+      admit: [['rl:{hot}:30d'], ['rolling', 1e15, 1, 30 * DAY, DAY]],
+      throttle: [['rl:{hot}:30d'], ['rolling', 290, 1, 30 * DAY, DAY]],
+      memory: null,
+    },
+    {
       name: 'outbound-bucket.lua, reserve',
       source: read('lua/outbound-bucket.lua'),
       admit: [['rl:{hot}'], ['reserve', 1e9, 1e9, 1000, 1, 0]],
@@ -230,9 +263,10 @@ async function startBenchRedis() {
 
 const info = redisInfo;
 
-/** evalsha's usec_per_call while redis-benchmark hammers one key. */
-async function cpu(redis, sha, [keys, args]) {
+/** evalsha's usec_per_call while redis-benchmark hammers one key (after the row's seed, if any, wrote its state). */
+async function cpu(redis, sha, [keys, args], seed) {
   await redis.client.flushall();
+  if (seed) await seed(redis.client);
   await redis.client.config('RESETSTAT');
   await exec('redis-benchmark', [
     '-h',
@@ -352,8 +386,8 @@ async function main() {
     }
     for (let round = 0; round < ROUNDS; round++) {
       for (const row of rows) {
-        if (row.admit) row.admitRuns.push(await cpu(redis, row.sha, row.admit));
-        if (row.throttle) row.throttleRuns.push(await cpu(redis, row.sha, row.throttle));
+        if (row.admit) row.admitRuns.push(await cpu(redis, row.sha, row.admit, row.seed));
+        if (row.throttle) row.throttleRuns.push(await cpu(redis, row.sha, row.throttle, row.seed));
       }
       process.stderr.write(`round ${round + 1}/${ROUNDS} done\n`);
     }

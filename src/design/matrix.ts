@@ -119,14 +119,32 @@ function allocatedBytes(size: number): number {
   return Math.ceil(size / step) * step;
 }
 
+/** A rolling window's field in an identity's hash: its name, its daily buckets, the most one bucket counts. */
+export interface RollingFieldSize {
+  name: string;
+  buckets: number;
+  maxCount: number;
+}
+
+/** Bytes a listpack takes for an integer value (its encoding and its back-length byte). */
+function listpackIntBytes(value: number): number {
+  return value < 128 ? 2 : value < 4096 ? 3 : value < 32768 ? 4 : value < 8388608 ? 5 : value < 2147483648 ? 6 : 10;
+}
+
 /**
  * Bytes one identity's hash takes in Redis 7.0 (identity-limits.lua), key name of
  * MEASURED_KEY_CHARS characters: the base, plus its listpack rounded up to the allocator's class:
  * 7 B of header and end, and per field its name (2 B + one per character) and its value (an
- * integer above 32 bits, 10 B: a TAT in microseconds, or a window's end and a 9-digit count).
+ * integer above 32 bits, 10 B: a TAT in microseconds, or a window's end and a 9-digit count);
+ * a rolling window takes a field per daily bucket, named field:<epoch-day> (6 more characters
+ * until the year 2243), holding that day's count (an integer of 2 to 10 B by its size).
  */
-export function identityHashBytes(fields: readonly string[]): number {
-  return BYTES_PER_KEY['identity-hash-base'] + allocatedBytes(7 + fields.reduce((n, f) => n + 2 + f.length + 10, 0));
+export function identityHashBytes(fields: readonly (string | RollingFieldSize)[]): number {
+  const listpack = fields.reduce(
+    (n, f) => n + (typeof f === 'string' ? 2 + f.length + 10 : f.buckets * (2 + f.name.length + 6 + listpackIntBytes(f.maxCount))),
+    0,
+  );
+  return BYTES_PER_KEY['identity-hash-base'] + allocatedBytes(7 + listpack);
 }
 
 /** What a key of `chars` characters costs beyond the measured MEASURED_KEY_CHARS-character one. */
@@ -156,8 +174,22 @@ function inIdentityHashes(rules: MatrixRule[]): MatrixRule[] {
   for (const hash of identityHashes(rules)) {
     const ruleOf = (id: string): MatrixRule => rules.find((r) => r.id === id) as MatrixRule;
     const plans = [...new Set(hash.fields.flatMap((f) => f.ruleIds.map((id) => ruleOf(id).plan)).filter((p) => p !== undefined))];
+    const heldBy = (id: string, plan: string | undefined): boolean => ruleOf(id).plan === undefined || ruleOf(id).plan === plan;
     const liveFields = (plan: string | undefined): string[] =>
-      hash.fields.filter((f) => f.ruleIds.some((id) => ruleOf(id).plan === undefined || ruleOf(id).plan === plan)).map((f) => f.field);
+      hash.fields.filter((f) => f.ruleIds.some((id) => heldBy(id, plan))).map((f) => f.field);
+    // (a rolling window: a field per daily bucket, each counting at most the limit)
+    const sizes = (plan: string | undefined): (string | RollingFieldSize)[] =>
+      hash.fields
+        .filter((f) => f.ruleIds.some((id) => heldBy(id, plan)))
+        .map((f) =>
+          f.buckets === undefined
+            ? f.field
+            : {
+                name: f.field,
+                buckets: f.buckets,
+                maxCount: Math.max(...f.ruleIds.filter((id) => heldBy(id, plan)).map((id) => ruleOf(id).rate?.requests ?? 0)),
+              },
+        );
     const keyChars = maxKeyChars({
       key: hash.key,
       algorithm: 'gcra',
@@ -165,7 +197,7 @@ function inIdentityHashes(rules: MatrixRule[]): MatrixRule[] {
       id: '',
       identity: ruleOf(hash.fields[0]?.ruleIds[0] ?? '').identity,
     });
-    const perIdentity = (plan: string | undefined): number => identityHashBytes(liveFields(plan)) + keyNameExtraBytes(keyChars);
+    const perIdentity = (plan: string | undefined): number => identityHashBytes(sizes(plan)) + keyNameExtraBytes(keyChars);
     for (const f of hash.fields) {
       for (const id of f.ruleIds) {
         const i = out.findIndex((r) => r.id === id);
@@ -173,7 +205,7 @@ function inIdentityHashes(rules: MatrixRule[]): MatrixRule[] {
         const plan = plans.length > 0 ? rule.plan : undefined;
         const live = liveFields(plan);
         const bytes = perIdentity(plan);
-        const windows = rule.tier === 'quota' && rule.source === 'generated' && rule.cardinality?.bound ? 2 : 1;
+        const windows = f.kind === 'window' && rule.tier === 'quota' && rule.source === 'generated' && rule.cardinality?.bound ? 2 : 1;
         const bound = rule.cardinality?.bound === undefined ? undefined : Math.ceil(rule.cardinality.bound / windows);
         out[i] = {
           ...rule,
@@ -184,7 +216,7 @@ function inIdentityHashes(rules: MatrixRule[]): MatrixRule[] {
           cardinality: {
             ...rule.cardinality,
             ...(bound !== undefined ? { bound } : {}),
-            basis: `${windows > 1 ? `one field per identity in its hash (a new window's count overwrites the last one's), ${formatNumber(bound ?? 0)} hashes` : (rule.cardinality?.basis ?? 'not stated')}; the hash holds ${live.join(', ')} for one identity, ${formatNumber(bytes)} B in all (${formatNumber(Math.ceil(bytes / live.length))} B per field)`,
+            basis: `${windows > 1 ? `one field per identity in its hash (a new window's count overwrites the last one's), ${formatNumber(bound ?? 0)} hashes` : f.buckets !== undefined ? `${formatNumber(bound ?? 0)} hashes, one per identity, holding a field per UTC day of the window (${f.field}:<epoch-day>, up to ${formatNumber(f.buckets)})` : (rule.cardinality?.basis ?? 'not stated')}; the hash holds ${live.join(', ')} for one identity, ${formatNumber(bytes)} B in all (${formatNumber(Math.ceil(bytes / live.length))} B per field)`,
           },
         };
       }

@@ -48,72 +48,125 @@ const SCRIPT_ALGORITHM = { gcra: 'gcra', 'sliding-window-log': 'sliding-window-l
 const HASH_COUNT_LIMIT = 1_000_000_000;
 
 /**
- * The field a rule's state takes in its identity's hash: its key after the hash tag, less the
- * window (the value names the window), e.g. "req:pro" or "quota"; the rule id when nothing is
- * left. So the field is as stable as the key was, and rules that shared a key (a rule split by
- * fail mode, the plans' quotas) share a field. Null for a key that can not become a field.
+ * Redis keeps a hash as a compact listpack up to this many fields (hash-max-listpack-entries,
+ * default 128); past it the hash becomes a hashtable, several times the memory per field. A
+ * rolling window's daily buckets are fields of their own, so a window whose buckets and its
+ * identity's other fields would pass this keeps a key of its own.
  */
-function hashField(rule: MatrixRule): string | null {
+export const HASH_LISTPACK_ENTRIES = 128;
+
+/** A rolling window's length in daily buckets (one per UTC day, as the runtime counts it). */
+function rollingBuckets(rule: MatrixRule): number {
+  return Math.max(1, Math.ceil((rule.rate?.periodSeconds ?? 86400) / 86400));
+}
+
+/**
+ * The field a rule's state takes in its identity's hash: its key after the hash tag, less the
+ * window (the value names the window; a rolling window's buckets are named after the field and
+ * their day), e.g. "req:pro" or "quota"; the rule id when nothing is left. So the field is as
+ * stable as the key was, and rules that shared a key (a rule split by fail mode, the plans'
+ * quotas) share a field. Null for a key that can not become a field.
+ */
+function hashField(rule: MatrixRule, rolling: boolean): string | null {
   const key = rule.key ?? '';
   if (hashTag(key) === null) return null;
-  const tail = key
+  let tail = key
     .slice(key.indexOf('}') + 1)
     .replace(/:?<[^<>]*yyyy[^<>]*>/gi, '')
     .replace(/^:/, '');
+  if (rolling) tail = tail.replace(/:?rolling$/, '');
   if (/[<>{}\s]/.test(tail)) return null;
   return tail.length > 0 ? tail : rule.id;
 }
+
+type FieldKind = 'gcra' | 'window' | 'rolling';
 
 /** One identity kind whose limits share a hash: its key pattern and each field's rules. */
 export interface IdentityHash {
   /** The hash's key pattern: the key prefix and the hash tag, e.g. rl:{t:<tenant-id>}. */
   key: string;
-  fields: { field: string; kind: 'gcra' | 'window'; ruleIds: string[] }[];
+  /**
+   * Each field: a GCRA bucket, a counter's window, or a rolling window, whose state is one
+   * field per live daily bucket (buckets of them at most), named field:<day id>.
+   */
+  fields: { field: string; kind: FieldKind; ruleIds: string[]; buckets?: number }[];
 }
 
 /**
  * Which limits keep their state as fields of ONE hash per identity, checked and charged in one
  * identity-limits call, all or nothing: decided per identity kind (a key's hash-tag pattern,
- * e.g. {t:<tenant-id>}), never per route. A kind whose middleware GCRA rules and calendar or
- * fixed-window counters give one identity two or more fields at once (those of no plan and
- * those of its plan) keeps all of them in the hash, and every request
+ * e.g. {t:<tenant-id>}), never per route. A kind whose middleware GCRA rules, calendar or
+ * fixed-window counters and rolling windows give one identity two or more fields at once (those
+ * of no plan and those of its plan) keeps all of them in the hash, and every request
  * that checks any of them uses it, whichever of them its route carries: a limit's state is never
  * split between a key and a field. A kind with one such limit keeps its own key (gcra.lua's
- * layout costs less memory and CPU for one limit). Rules kept in a hash are never hybrid: their
- * identity's call goes to the store on every request anyway.
+ * layout costs less memory and CPU for one limit). A rolling window whose daily buckets would
+ * take the hash past HASH_LISTPACK_ENTRIES fields keeps its own key. Rules kept in a hash are
+ * never hybrid: their identity's call goes to the store on every request anyway.
  */
 export function identityHashes(rules: readonly MatrixRule[]): IdentityHash[] {
-  const groups = new Map<string, { key: string; rules: { rule: MatrixRule; field: string; kind: 'gcra' | 'window' }[] }>();
+  type Member = { rule: MatrixRule; field: string; kind: FieldKind };
+  const groups = new Map<string, { key: string; rules: Member[] }>();
   for (const r of rules) {
     if (r.layer !== 'middleware' || r.tier === 'outbound' || (r.primitive !== 'redis-lua' && r.primitive !== 'in-process')) continue;
     const gcra = luaScriptFor(r.algorithm) === 'gcra';
-    const window = r.algorithm === 'fixed-window' && algorithmLabel(r) === undefined && (r.rate?.requests ?? 0) < HASH_COUNT_LIMIT;
-    const field = gcra || window ? hashField(r) : null;
+    const counted = r.algorithm === 'fixed-window';
+    const rolling = counted && algorithmLabel(r) !== undefined;
+    const window = counted && !rolling && (r.rate?.requests ?? 0) < HASH_COUNT_LIMIT;
+    const field = gcra || window || rolling ? hashField(r, rolling) : null;
     if (field === null) continue;
     const key = (r.key ?? '').slice(0, (r.key ?? '').indexOf('}') + 1);
     const group = groups.get(`${r.primitive} ${key}`) ?? { key, rules: [] };
-    group.rules.push({ rule: r, field, kind: gcra ? 'gcra' : 'window' });
+    group.rules.push({ rule: r, field, kind: gcra ? 'gcra' : rolling ? 'rolling' : 'window' });
     groups.set(`${r.primitive} ${key}`, group);
   }
   const out: IdentityHash[] = [];
-  for (const { key, rules: members } of groups.values()) {
+  /** The hash of one identity kind for these members, or null when they do not make one. */
+  const hashOf = (key: string, members: readonly Member[]): IdentityHash | null => {
     const fields: IdentityHash['fields'] = [];
     // (two rules on one key with different algorithms can not share a field: such a kind keeps its keys)
     let mixed = false;
     for (const m of members) {
       const f = fields.find((x) => x.field === m.field);
-      if (!f) fields.push({ field: m.field, kind: m.kind, ruleIds: [m.rule.id] });
+      if (!f)
+        fields.push({
+          field: m.field,
+          kind: m.kind,
+          ruleIds: [m.rule.id],
+          ...(m.kind === 'rolling' ? { buckets: rollingBuckets(m.rule) } : {}),
+        });
       else {
         f.ruleIds.push(m.rule.id);
         if (f.kind !== m.kind) mixed = true;
+        if (f.buckets !== undefined) f.buckets = Math.max(f.buckets, rollingBuckets(m.rule));
       }
     }
+    // (a rolling window's bucket names, field:<digits>, must not be another field's name)
+    const rollingNames = fields.filter((f) => f.kind === 'rolling').map((f) => `${f.field}:`);
+    if (fields.some((f) => rollingNames.some((n) => f.field.startsWith(n) && /^\d+$/.test(f.field.slice(n.length))))) mixed = true;
     // the fields one identity holds at once: the rules of no plan, and those of its plan
     const plans = [...new Set(members.map((m) => m.rule.plan))];
-    const live = Math.max(
-      ...plans.map((plan) => new Set(members.filter((m) => m.rule.plan === undefined || m.rule.plan === plan).map((m) => m.field)).size),
-    );
-    if (live >= 2 && !mixed) out.push({ key, fields });
+    let live = 0;
+    let entries = 0;
+    for (const plan of plans) {
+      const held = new Set(members.filter((m) => m.rule.plan === undefined || m.rule.plan === plan).map((m) => m.field));
+      live = Math.max(live, held.size);
+      entries = Math.max(
+        entries,
+        fields.filter((f) => held.has(f.field)).reduce((n, f) => n + (f.buckets ?? 1), 0),
+      );
+    }
+    return live >= 2 && !mixed && entries <= HASH_LISTPACK_ENTRIES ? { key, fields } : null;
+  };
+  for (const { key, rules: members } of groups.values()) {
+    // a rolling window too long for the listpack keeps its own key; the others may still share one
+    const hash =
+      hashOf(key, members) ??
+      hashOf(
+        key,
+        members.filter((m) => m.kind !== 'rolling'),
+      );
+    if (hash !== null) out.push(hash);
   }
   return out;
 }
@@ -154,6 +207,23 @@ function apartText(rules: readonly MatrixRule[]): string {
   const ids = apart.map((r) => `${r.id}`).join(', ');
   const quota = apart.some((r) => r.tier === 'quota');
   return `, except ${ids} (${what}), which keep${apart.length === 1 ? 's' : ''} a key of ${apart.length === 1 ? 'its' : 'their'} own: a request ${apart.length === 1 ? 'it covers' : 'they cover'} makes a second call for that identity${quota ? ", sent once the identity's rate limits have admitted, so a quota refusal there leaves those rate limits charged" : ''}`;
+}
+
+/**
+ * A rule's field in its identity's hash as the document names it: the field, or for a rolling
+ * window the pattern of its daily buckets' fields, e.g. "quota:<epoch-day> (up to 30)".
+ */
+export function hashFieldText(rule: MatrixRule): string {
+  if (rule.field === undefined) return '';
+  return algorithmLabel(rule) !== undefined ? `${rule.field}:<epoch-day> (up to ${rollingBuckets(rule)})` : rule.field;
+}
+
+/** What the atomicity note says of the rolling windows kept in a hash; '' when none. */
+function rollingText(rules: readonly MatrixRule[]): string {
+  const rolling = rules.filter((r) => r.field !== undefined && r.primitive === 'redis-lua' && algorithmLabel(r) !== undefined);
+  if (rolling.length === 0) return '';
+  const fields = [...new Set(rolling.map(hashFieldText))].join(', ');
+  return ` A rolling window (${rolling.map((r) => r.id).join(', ')}) keeps one field per UTC day it counted, ${fields}, named by the day's number since 1970-01-01 and read on the server's clock; the days that have left the window are deleted whenever it is charged, and the hash lives until its newest day leaves the window.`;
 }
 
 function failLabel(r: MatrixRule): string {
@@ -331,14 +401,19 @@ export function buildEnforcement(scope: Scope, rules: MatrixRule[], exempt: Reso
   const joined = rules.filter((r) => r.field !== undefined && r.primitive === 'redis-lua');
   if (joined.length > 0) {
     const hashes = [...new Set(joined.map((r) => r.key ?? ''))].map((key) => {
-      const fields = [...new Set(joined.filter((r) => r.key === key).map((r) => r.field ?? ''))];
+      const fields = [...new Set(joined.filter((r) => r.key === key).map((r) => hashFieldText(r)))];
       return `${key} (fields ${fields.join(', ')})`;
     });
+    const kinds = [
+      ...(joined.some((r) => luaScriptFor(r.algorithm) === 'gcra') ? ['GCRA'] : []),
+      ...(joined.some((r) => r.algorithm === 'fixed-window' && algorithmLabel(r) === undefined) ? ['counter windows'] : []),
+      ...(joined.some((r) => algorithmLabel(r) !== undefined) ? ['rolling windows of daily counters'] : []),
+    ];
     scripts.push({
       name: 'identity-limits',
       file: 'lua/identity-limits.lua',
       algorithm: 'gcra',
-      label: `the limits of one identity (GCRA and counter windows) kept in one hash per identity, ${hashes.join('; ')}, checked and charged in one call`,
+      label: `the limits of one identity (${kinds.join(', ').replace(/, ([^,]*)$/, ' and $1')}) kept in one hash per identity, ${hashes.join('; ')}, checked and charged in one call`,
       ruleIds: joined.map((r) => r.id),
     });
   }
@@ -364,7 +439,7 @@ export function buildEnforcement(scope: Scope, rules: MatrixRule[], exempt: Reso
   return {
     primitive,
     atomicityNote: usesLua
-      ? `Reading the counter and writing it back as two commands races: two instances both see "1 left" and both admit. Every decision here is one indivisible operation, and the store-backed decisions take their time from the store (its clock, read inside the script: TIME, or a bucket key's expiry, on ${STORE_NAME[scope.store] ?? scope.store}), never from application clocks, so instance clock skew cannot bend the refill maths. The limits of one identity (one hash tag, such as a tenant's fairness bucket and its quota) are checked and charged in one script call, all or nothing${apartText(rules)}; the calls for different identities go out together, so a rate limit of one identity may be charged for a request another identity's limit refuses, never a quota, whose call goes only once every rate limit has admitted.${rules.some((r) => r.field !== undefined && r.primitive === 'redis-lua') ? ` Where an identity has several such limits they are fields of one hash (one key per identity instead of one per limit; its TTL only ever extended, to the latest moment any field's state matters); the price is one read of the server clock (TIME) per call, as a hash field has no expiry of its own to keep a bucket's state in.` : ''}`
+      ? `Reading the counter and writing it back as two commands races: two instances both see "1 left" and both admit. Every decision here is one indivisible operation, and the store-backed decisions take their time from the store (its clock, read inside the script: TIME, or a bucket key's expiry, on ${STORE_NAME[scope.store] ?? scope.store}), never from application clocks, so instance clock skew cannot bend the refill maths. The limits of one identity (one hash tag, such as a tenant's fairness bucket and its quota) are checked and charged in one script call, all or nothing${apartText(rules)}; the calls for different identities go out together, so a rate limit of one identity may be charged for a request another identity's limit refuses, never a quota, whose call goes only once every rate limit has admitted.${rules.some((r) => r.field !== undefined && r.primitive === 'redis-lua') ? ` Where an identity has several such limits they are fields of one hash (one key per identity instead of one per limit; its TTL only ever extended, to the latest moment any field's state matters); the price is one read of the server clock (TIME) per call, as a hash field has no expiry of its own to keep a bucket's state in.${rollingText(rules)}` : ''}`
       : usesGateway && !rules.some((r) => r.primitive === 'in-process')
         ? `Every decision is made inside the gateway by its native limiter: no counter is read and written back by the application. ${edgeCountsWhere(scope, rules)}`
         : 'Reading the counter and writing it back as two steps would race; here every decision runs to completion on the one Node thread that owns the in-process buckets, so nothing interleaves, and the time is the process clock (one instance, so no clock skew between deciders).',

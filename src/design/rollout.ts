@@ -1,4 +1,5 @@
 /** Rollout: shadow first, allowlist, enforcement order (security, general, quotas), kill switches. */
+import { algorithmLabel } from './algorithms.js';
 import { edgeAllowlistHow, edgeKillSwitchHow, edgeShadowHow, edgeShadowSignal } from './gateway-behaviour.js';
 import type { AccessDesign, Gateway, MatrixRule, Migration, Rollout } from './model.js';
 
@@ -34,7 +35,8 @@ function allowlistDetail(access: AccessDesign | undefined, rules: readonly Matri
 function hashRollout(rules: readonly MatrixRule[]): string {
   const inHash = rules.filter((r) => r.field !== undefined).map((r) => r.id);
   if (inHash.length === 0) return '';
-  return ` The limits kept in one hash per identity (${inHash.join(', ')}) do not read the per-limit keys an earlier deploy wrote: where this layout replaces them, buckets start full and counters at 0 (a quota gives each identity a fresh period once), so deploy it at a period boundary or copy the counts into the hash's fields first.`;
+  const rolling = rules.find((r) => r.field !== undefined && algorithmLabel(r) !== undefined);
+  return ` The limits kept in one hash per identity (${inHash.join(', ')}) do not read the per-limit keys an earlier deploy wrote: where this layout replaces them, buckets start full and counters at 0 (a quota gives each identity a fresh period once), so deploy it at a period boundary or copy the counts into the hash's fields first.${rolling ? ` A rolling quota has no boundary: copy each day of its old hash (field <epoch-day>, its count) into the identity's hash as the field ${rolling.field}:<epoch-day>, keeping the later of the two expiries, or each identity starts a fresh window.` : ''}`;
 }
 
 /**

@@ -25,6 +25,7 @@ import { worstCaseTable } from '../design/worst-case.js';
 import { verifyData } from './runtime.js';
 import type { ScriptSet } from './scripts.js';
 import { classifyRule, SCRIPT_OF } from './shapes.js';
+import type { LuaScriptName } from '../lua.js';
 import { latencyOf } from './stats.js';
 import { SCENARIO_ORDER, type RuleSummary, type ScenarioResult, type VerifyReport, type VerifyScenarioId } from './types.js';
 
@@ -105,11 +106,15 @@ export async function verifyDesign(design: Design, store: Store, options: Verify
   let scanned: Promise<string[]> | undefined;
   const runKeys = (): Promise<string[]> => (scanned ??= store.scan(`${keys.runPrefix}*`));
 
-  // Which rules run, on which script.
+  // Which rules run, on which script: a field of its identity's hash runs on identity-limits
+  // (the runtime checks the identity's limits there), every other rule on its driver's script
+  const scriptOf = new Map<string, LuaScriptName>();
   const summaries: RuleSummary[] = [];
   const contexts: RuleContext[] = [];
   design.rules.forEach((rule, i) => {
     const c = classifyRule(rule, design);
+    const inHash = data.specs.get(rule.id)?.field != null && data.specs.get(rule.id)?.store === 'redis';
+    if (c.ok) scriptOf.set(rule.id, inHash ? 'identity-limits' : SCRIPT_OF[c.driver]);
     const summary: RuleSummary = {
       ruleId: rule.id,
       title: rule.title,
@@ -118,7 +123,7 @@ export async function verifyDesign(design: Design, store: Store, options: Verify
       ...(rule.failMode ? { failMode: rule.failMode } : {}),
       ...(rule.key ? { key: rule.key } : {}),
       verifiable: c.ok,
-      ...(c.ok ? { script: SCRIPT_OF[c.driver] } : { reason: c.reason }),
+      ...(c.ok ? { script: scriptOf.get(rule.id) } : { reason: c.reason }),
     };
     summaries.push(summary);
     if (!c.ok) return;
@@ -144,7 +149,8 @@ export async function verifyDesign(design: Design, store: Store, options: Verify
   });
 
   // Load every script the run needs; the SHA1 Redis answers must be the one codegen computed.
-  const needed = new Set(contexts.map((c) => SCRIPT_OF[c.driver]));
+  const scriptOfContext = (c: RuleContext): LuaScriptName => scriptOf.get(c.rule.id) ?? SCRIPT_OF[c.driver];
+  const needed = new Set(contexts.map(scriptOfContext));
   const broken = new Map<string, string>();
   const loaded: string[] = [];
   for (const name of needed) {
@@ -244,7 +250,7 @@ export async function verifyDesign(design: Design, store: Store, options: Verify
       index++;
       options.onProgress?.({ phase: 'start', index, total, ruleId: task.ruleId, scenario: task.scenario });
       const ctx = contexts.find((c) => c.rule.id === task.ruleId);
-      const scriptError = ctx ? broken.get(SCRIPT_OF[ctx.driver]) : undefined;
+      const scriptError = ctx ? broken.get(scriptOfContext(ctx)) : undefined;
       if (scriptError && task.run) {
         emit(
           index,
@@ -272,7 +278,7 @@ export async function verifyDesign(design: Design, store: Store, options: Verify
     }
 
     // The outage, last: it empties the server.
-    const runnable = outageTasks.filter((t) => !t.skip && !broken.has(SCRIPT_OF[contexts.find((c) => c.rule.id === t.ruleId)!.driver]));
+    const runnable = outageTasks.filter((t) => !t.skip && !broken.has(scriptOfContext(contexts.find((c) => c.rule.id === t.ruleId)!)));
     if (store.spawned && runnable.length > 0) {
       // Keys written so far go first, while the server still holds them.
       keysDeleted += await cleanup(store, keys.runPrefix);
@@ -324,7 +330,7 @@ export async function verifyDesign(design: Design, store: Store, options: Verify
                   passed: false,
                   expected: 'the script loads',
                   measured: 'not run: the script did not load',
-                  detail: broken.get(SCRIPT_OF[contexts.find((c) => c.rule.id === t.ruleId)!.driver]) ?? '',
+                  detail: broken.get(scriptOfContext(contexts.find((c) => c.rule.id === t.ruleId)!)) ?? '',
                 },
                 [],
                 0,

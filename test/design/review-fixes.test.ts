@@ -280,22 +280,54 @@ describe('rollout names only the rule kinds the design has', () => {
 });
 
 describe('one call per identity: the design says which limits of an identity take a call apart', () => {
-  const rollingQuota = (() => {
+  const rolling = (days: number) => {
     const a = structuredClone(exampleAnswers('saas-platform')) as Record<string, unknown> & { quotas: Record<string, unknown> };
-    a.quotas = { ...a.quotas, reset: { kind: 'rolling', days: 30 } };
+    a.quotas = { ...a.quotas, reset: { kind: 'rolling', days } };
     return build(a);
-  })();
+  };
+  const rollingQuota = rolling(30);
 
-  it('names a rolling quota (its daily counters keep a key of their own) as a second call, after the rate limits', () => {
+  it("keeps a rolling 30-day quota in the tenant's hash beside its fairness bucket: one call, no sentence of a call apart", () => {
     const quotas = rollingQuota.rules.filter((r) => r.tier === 'quota');
-    expect(quotas.length).toBeGreaterThan(0);
-    // the rolling quota keeps its own key; nothing of the identity's rate limits shares it
-    for (const q of quotas) expect(q.field).toBeUndefined();
+    expect(quotas.length).toBe(3);
+    const fairness = rollingQuota.rules.filter((r) => r.tier === 'fairness' && r.key === 'rl:{t:<tenant-id>}');
+    expect(fairness.map((r) => r.field)).toEqual(['req:free', 'req:pro', 'req:enterprise']);
+    // one hash per tenant, the quota a field of it (its daily counts: quota:<epoch-day>)
+    for (const q of quotas) expect(q).toMatchObject({ key: 'rl:{t:<tenant-id>}', field: 'quota' });
     const note = rollingQuota.enforcement.atomicityNote;
+    expect(note).not.toContain('except');
+    expect(note).not.toContain('a second call');
+    expect(note).toContain('keeps one field per UTC day it counted, quota:<epoch-day> (up to 30)');
+    // identity-limits.lua runs them; nothing runs fixed-window.lua any more
+    const scripts = rollingQuota.enforcement.scripts;
+    expect(scripts.map((x) => x.name)).not.toContain('fixed-window');
+    const combined = scripts.find((x) => x.name === 'identity-limits')!;
+    expect(combined.ruleIds).toEqual(expect.arrayContaining(quotas.map((q) => q.id)));
+    expect(combined.label).toContain('rolling windows of daily counters');
+    expect(combined.label).toContain('quota:<epoch-day> (up to 30)');
+    // the rollout says how the old rolling hash's days move into the tenant's hash
+    expect(rollingQuota.rollout.steps.map((x) => x.detail).join(' ')).toContain(
+      "copy each day of its old hash (field <epoch-day>, its count) into the identity's hash as the field quota:<epoch-day>",
+    );
+    // the memory estimate prices 30 daily fields beside the bucket: one hash per tenant
+    for (const q of quotas) {
+      expect(q.cardinality?.bound).toBe(1200);
+      expect(q.cardinality?.basis).toContain('holding a field per UTC day of the window (quota:<epoch-day>, up to 30)');
+      // 30 buckets of about 17-19 B and the bucket's field: a listpack of 537 to 603 B, in a 640 B class
+      expect(q.bytesPerKey! * 2).toBeGreaterThanOrEqual(133 + 640);
+    }
+  });
+
+  it('keeps a rolling window whose daily fields would pass the listpack (200 days) in a key of its own, and says so', () => {
+    const long = rolling(200);
+    const quotas = long.rules.filter((r) => r.tier === 'quota');
+    for (const q of quotas) expect(q.field).toBeUndefined();
+    // the fairness buckets alone: one field each per tenant, so they keep their own keys too
+    const note = long.enforcement.atomicityNote;
     expect(note).toContain(`except ${quotas.map((q) => q.id).join(', ')} (rolling window of daily counters)`);
     expect(note).toContain("sent once the identity's rate limits have admitted, so a quota refusal there leaves those rate limits charged");
-    // the fairness rows are the identity's first call, not listed as apart
     expect(note).not.toMatch(/except [^(]*fairness/);
+    expect(long.enforcement.scripts.map((x) => x.name)).toContain('fixed-window');
   });
 
   it('says nothing of the kind when every limit of an identity is in its hash (calendar quota)', () => {

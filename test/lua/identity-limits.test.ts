@@ -5,12 +5,21 @@ const s = useRedis();
 const HOUR = 3_600_000;
 const MINUTE_US = 60_000_000;
 
-/** KEYS: the identity's hash; ARGV per limit: field, 'g', tolerance, increment | field, 'w', limit, window_end_ms, cost. */
+/**
+ * KEYS: the identity's hash; ARGV per limit: field, 'g', tolerance, increment | field, 'w', limit, window_end_ms, cost |
+ * field, 'r', limit, bucket_ms, buckets, cost.
+ */
 const limits = (hash: string, args: (string | number)[]) => run(s.redis, 'identity-limits', [hash], args);
 /** A bucket of `burst` tokens refilled one per minute, a request taking `cost`. */
 const bucket = (field: string, burst: number, cost = 1) => [field, 'g', burst * MINUTE_US, cost * MINUTE_US];
 const counter = (field: string, limit: number, end: number, cost = 1) => [field, 'w', limit, end, cost];
+const rolling = (field: string, limit: number, bucketMs: number, buckets: number, cost = 1) => [field, 'r', limit, bucketMs, buckets, cost];
 const hashOf = () => freshTag().slice(0, -1);
+const DAY = 86_400_000;
+async function redisNowMs(): Promise<number> {
+  const [sec, usec] = await s.redis.time();
+  return Number(sec) * 1000 + Math.floor(Number(usec) / 1000);
+}
 
 describe('identity-limits.lua: one hash per identity', () => {
   it('charges every limit of one identity in one call, each a field of one hash key', async () => {
@@ -142,11 +151,161 @@ describe('identity-limits.lua: one hash per identity', () => {
     const hash = hashOf();
     await expect(run(s.redis, 'identity-limits', [hash, `${hash}:x`], bucket('req', 5))).rejects.toThrow(/want 1 key/);
     await expect(limits(hash, ['req', 'g', 5])).rejects.toThrow(/tolerance>=1/);
-    await expect(limits(hash, ['req', 'x', 5, 1])).rejects.toThrow(/kind must be/);
+    await expect(limits(hash, ['req', 'x', 5, 1])).rejects.toThrow(/kind must be 'g', 'w' or 'r'/);
+    await expect(limits(hash, ['quota', 'r', 0, DAY, 30, 1])).rejects.toThrow(/limit>=1, bucket_ms>=1, whole buckets>=1/);
+    await expect(limits(hash, ['quota', 'r', 5, DAY, 1.5, 1])).rejects.toThrow(/whole buckets>=1/);
+    await expect(limits(hash, ['quota', 'r', 5, DAY, 30])).rejects.toThrow(/want 1\+ limits|wants limit>=1/);
     await expect(limits(hash, ['req', 'g', 0, 1])).rejects.toThrow(/tolerance>=1/);
     await expect(limits(hash, ['quota', 'w', 0, 1, 1])).rejects.toThrow(/limit<1e9/);
     await expect(limits(hash, ['quota', 'w', 1e9, 1, 1])).rejects.toThrow(/limit<1e9/);
     expect(await s.redis.exists(hash)).toBe(0);
+  });
+});
+
+describe('identity-limits.lua: a rolling window of daily buckets as fields of the hash', () => {
+  it("counts a rolling 30-day quota in today's bucket field, beside a GCRA bucket, with the TTL at the newest bucket's exit", async () => {
+    const hash = hashOf();
+    const reply = await limits(hash, [...bucket('req', 5), ...rolling('quota', 100, DAY, 30, 3)]);
+    const now = await redisNowMs();
+    const today = Math.floor(now / DAY);
+    const exit = (today + 30) * DAY;
+    // denied_by, the bucket's one value, then the window's three: used, wait, reset
+    expect(reply.slice(0, 4)).toEqual([0, MINUTE_US, 3, 0]);
+    expect(Math.abs(reply[4]! - (exit - now))).toBeLessThan(1000);
+    expect(await s.redis.hgetall(hash)).toEqual({ req: expect.any(String), [`quota:${today}`]: '3' });
+    expect(await s.redis.object('ENCODING', hash)).toBe('listpack');
+    expect(await s.redis.pexpiretime(hash)).toBe(exit + 1);
+    // the same bucket grows: no new field
+    const again = await limits(hash, [...bucket('req', 5), ...rolling('quota', 100, DAY, 30, 2)]);
+    expect([again[0], again[2], again[3]]).toEqual([0, 5, 0]);
+    expect(again[1]).toBeGreaterThan(2 * MINUTE_US - 1_000_000);
+    expect(await s.redis.hget(hash, `quota:${today}`)).toBe('5');
+    expect(await s.redis.hlen(hash)).toBe(2);
+  });
+
+  it('sums the live buckets, deletes those that left the window when it is charged (not when it refuses), and keeps 30 + 1 fields a listpack', async () => {
+    const hash = hashOf();
+    const today = Math.floor((await redisNowMs()) / DAY);
+    await limits(hash, rolling('quota', 1000, DAY, 30, 1));
+    // 29 earlier days still in the window, 3 that left it, and another limit's field that looks alike
+    const seeded: Record<string, string> = {};
+    for (let d = 1; d <= 29; d++) seeded[`quota:${today - d}`] = '10';
+    for (const d of [30, 31, 400]) seeded[`quota:${today - d}`] = '500';
+    seeded['quota:x'] = '7';
+    seeded['other:20000'] = '9';
+    await s.redis.hset(hash, seeded);
+    // 1 + 29 x 10 = 291 used: a cost of 710 does not fit (1,001), and nothing changes
+    const before = await s.redis.hgetall(hash);
+    const refused = await limits(hash, rolling('quota', 1000, DAY, 30, 710));
+    expect(refused.slice(0, 2)).toEqual([1, 291]);
+    expect(await s.redis.hgetall(hash)).toEqual(before);
+    // a cost of 709 does: the stale buckets go, the others stay
+    const admitted = await limits(hash, [...bucket('req', 5), ...rolling('quota', 1000, DAY, 30, 709)]);
+    expect(admitted.slice(0, 5)).toEqual([0, MINUTE_US, 1000, 0, expect.any(Number)]);
+    const after = await s.redis.hgetall(hash);
+    for (const d of [30, 31, 400]) expect(after[`quota:${today - d}`]).toBeUndefined();
+    expect(after[`quota:${today}`]).toBe('710');
+    expect(after['quota:x']).toBe('7');
+    expect(after['other:20000']).toBe('9');
+    // 30 buckets, the bucket and the two other fields
+    expect(await s.redis.hlen(hash)).toBe(33);
+    expect(await s.redis.object('ENCODING', hash)).toBe('listpack');
+  });
+
+  it('all or nothing with a GCRA field: a refused quota leaves the bucket uncharged, a refused bucket leaves the quota uncounted', async () => {
+    const hash = hashOf();
+    expect((await limits(hash, [...bucket('req', 5), ...rolling('quota', 2, DAY, 30, 2)]))[0]).toBe(0);
+    const before = await s.redis.hgetall(hash);
+    const ttl = await s.redis.pexpiretime(hash);
+    const byQuota = await limits(hash, [...bucket('req', 5), ...rolling('quota', 2, DAY, 30)]);
+    // the bucket's state before (not charged: less than a minute ahead), the quota's 2 used
+    expect([byQuota[0], byQuota[2]]).toEqual([2, 2]);
+    expect(byQuota[1]).toBeLessThanOrEqual(MINUTE_US);
+    expect(await s.redis.hgetall(hash)).toEqual(before);
+    // the bucket refuses (cost 5 on 4 left) while the quota, in another window, would fit
+    const byBucket = await limits(hash, [...bucket('req', 5, 5), ...rolling('other', 10, DAY, 30)]);
+    expect([byBucket[0], ...byBucket.slice(2)]).toEqual([1, 0, 0, 0]);
+    expect(await s.redis.hgetall(hash)).toEqual(before);
+    expect(await s.redis.pexpiretime(hash)).toBe(ttl);
+  });
+
+  it('the TTL is only ever extended: a long bucket keeps its expiry beside the window, and the window extends a short one', async () => {
+    const hash = hashOf();
+    // a bucket 40 days ahead (1 token a day, burst 100, cost 40): longer than the 30-day window
+    const DAY_US = DAY * 1000;
+    const long = ['req', 'g', 100 * DAY_US, 40 * DAY_US];
+    await limits(hash, long);
+    const far = await s.redis.pexpiretime(hash);
+    expect((await limits(hash, rolling('quota', 10, DAY, 30)))[0]).toBe(0);
+    expect(await s.redis.pexpiretime(hash)).toBe(far);
+    // a short bucket, then the window: the expiry moves out to the newest bucket's exit
+    const short = hashOf();
+    await limits(short, bucket('req', 5));
+    expect(await s.redis.pttl(short)).toBeLessThanOrEqual(60_002);
+    await limits(short, rolling('quota', 10, DAY, 30));
+    const today = Math.floor((await redisNowMs()) / DAY);
+    expect(await s.redis.pexpiretime(short)).toBe((today + 30) * DAY + 1);
+    // the bucket alone again: the window's expiry stays
+    await limits(short, bucket('req', 5));
+    expect(await s.redis.pexpiretime(short)).toBe((today + 30) * DAY + 1);
+  });
+
+  it('200 concurrent calls racing for the last 10 units admit exactly 10, the bucket charged for exactly those', async () => {
+    const hash = hashOf();
+    await limits(hash, [...bucket('req', 1000, 100), ...rolling('quota', 110, DAY, 30, 100)]);
+    const replies = await race(s.pool, 200, (c) =>
+      run(c, 'identity-limits', [hash], [...bucket('req', 1000), ...rolling('quota', 110, DAY, 30)]),
+    );
+    expect(replies.filter((r) => r[0] === 0)).toHaveLength(10);
+    expect(replies.filter((r) => r[0] === 2)).toHaveLength(190);
+    const today = Math.floor((await redisNowMs()) / DAY);
+    expect(await s.redis.hget(hash, `quota:${today}`)).toBe('110');
+    const [sec] = await s.redis.time();
+    expect(Math.round((Number(await s.redis.hget(hash, 'req')) / 1e6 - Number(sec)) / 60)).toBe(110);
+  });
+
+  it("a refusal's wait is when the oldest buckets free enough, never early, and matches fixed-window.lua's rolling mode", async () => {
+    const hash = hashOf();
+    const own = `${freshTag('q')}rolling`;
+    // 3 buckets of 300 ms; start just after a bucket begins
+    const now = await redisNowMs();
+    await sleep(300 - (now % 300) + 5);
+    const both = async (cost: number) => {
+      const combined = await limits(hash, rolling('quota', 4, 300, 3, cost));
+      const alone = await run(s.redis, 'fixed-window', [own], ['rolling', 4, cost, 900, 300]);
+      // same decision, used (fixed-window: remaining), wait; resets a few ms apart (two calls)
+      expect(combined[0] === 0).toBe(alone[0] === 1);
+      expect(Math.max(0, 4 - combined[1]!)).toBe(alone[1]);
+      expect(Math.abs(combined[2]! - alone[2]!)).toBeLessThanOrEqual(5);
+      expect(Math.abs(combined[3]! - alone[3]!)).toBeLessThanOrEqual(5);
+      return combined;
+    };
+    expect((await both(3)).slice(0, 3)).toEqual([0, 3, 0]);
+    await sleep(300);
+    expect((await both(1)).slice(0, 3)).toEqual([0, 4, 0]);
+    const sent = await redisNowMs();
+    const refused = await both(2);
+    const answered = await redisNowMs();
+    expect(refused.slice(0, 2)).toEqual([1, 4]);
+    // the first bucket (3 units) leaves the window 900 ms after it began: ~600 ms from now
+    const wait = refused[2]!;
+    expect(wait).toBeGreaterThan(400);
+    expect(wait).toBeLessThanOrEqual(600);
+    expect(refused[3]).toBeGreaterThan(wait);
+    // asked again every 10 ms (a refusal writes nothing): admitted once the wait has passed, not before
+    let admitted: number[] = [1];
+    let at = 0;
+    while (admitted[0] !== 0) {
+      await sleep(10);
+      at = await redisNowMs();
+      admitted = await limits(hash, rolling('quota', 4, 300, 3, 2));
+    }
+    expect(admitted.slice(0, 3)).toEqual([0, 3, 0]);
+    expect(at + 2).toBeGreaterThanOrEqual(sent + wait);
+    expect(at).toBeLessThanOrEqual(answered + wait + 10);
+    // cost > limit never fits
+    expect((await limits(hash, rolling('quota', 4, 300, 3, 5))).slice(0, 3)).toEqual([1, 3, -1]);
+    expect(await s.redis.hlen(hash)).toBeLessThanOrEqual(3);
   });
 });
 
@@ -168,6 +327,35 @@ describe("identity-limits: the runtime's in-process twin", () => {
     const next = [...bucket('other', 4), ...counter('quota', 6, end + HOUR)];
     expect(memory.run('identity-limits', [hash], next)).toEqual([0, MINUTE_US, 1]);
     expect((await limits(hash, next)).slice(2)).toEqual([1]);
+    memory.clear();
+  });
+
+  it('takes the same decisions as the script for a rolling window beside a bucket: used, wait and reset, stale buckets deleted', async () => {
+    const { MemoryStore } = await import('../../src/runtime/middleware/memory-store.js');
+    const memory = new MemoryStore();
+    const hash = hashOf();
+    const now = await redisNowMs();
+    // buckets of 400 ms, a window of 3; start just after a bucket begins
+    await sleep(400 - (now % 400) + 5);
+    const args = (cost: number) => [...bucket('req', 20, cost), ...rolling('quota', 5, 400, 3, cost)];
+    const compare = async (cost: number) => {
+      const fromRedis = await limits(hash, args(cost));
+      const fromMemory = memory.run('identity-limits', [hash], args(cost));
+      // decision, used and the sign of the wait exactly; the times within the few ms between the two calls
+      expect([fromMemory[0], fromMemory[2], Math.sign(fromMemory[3]!)]).toEqual([fromRedis[0], fromRedis[2], Math.sign(fromRedis[3]!)]);
+      expect(Math.abs(fromMemory[3]! - fromRedis[3]!)).toBeLessThanOrEqual(5);
+      expect(Math.abs(fromMemory[4]! - fromRedis[4]!)).toBeLessThanOrEqual(5);
+      return fromRedis;
+    };
+    for (const cost of [2, 2, 2, 6]) await compare(cost);
+    await sleep(400);
+    for (const cost of [1, 1]) await compare(cost);
+    // the first bucket leaves: both free its 4 units, and both delete it on the next charge
+    await sleep(800);
+    expect((await compare(3))[0]).toBe(0);
+    expect((await compare(1))[0]).toBe(0);
+    expect((await compare(1))[0]).toBe(2);
+    expect(await s.redis.hlen(hash)).toBe(3);
     memory.clear();
   });
 });

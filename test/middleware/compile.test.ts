@@ -62,7 +62,7 @@ describe('generated middleware under tsc --strict', () => {
       'lua/gcra.lua': '6f2aa86245847884d157edb11d65e9e415c16c42',
       'lua/sliding-window-log.lua': '694b77633a53c0277f215bbb4108caef52f50de7',
       'lua/fixed-window.lua': '95c3f4dcc79262dce1a8cf9bb44b6b2fc45055fd',
-      'lua/identity-limits.lua': '776e23751a6d2ec44e2c819b32bd241d5e393ca8',
+      'lua/identity-limits.lua': '44ebbbb2714ba3fd85dbf9154b7165d90879634b',
     });
   });
 

@@ -73,6 +73,13 @@ export const PLANS: AnswersInput = {
   headers: { convention: 'x-ratelimit', docsUrl: DOCS },
 };
 
+/** PLANS with a rolling 30-day quota (Free: 5 calls), kept beside the tenant's fairness bucket in its hash. */
+export const ROLLING: AnswersInput = {
+  ...PLANS,
+  project: { name: 'middleware rolling quota API' },
+  quotas: { reset: { kind: 'rolling', days: 30 }, exhaustion: 'hard', billingSource: 'metering-system' },
+};
+
 /**
  * PLANS without quotas: per-tenant fairness is then the tenant's only limit, kept in a key of
  * its own with the local + Redis hybrid in front (a tenant with a quota too keeps both in one

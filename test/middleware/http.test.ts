@@ -10,7 +10,7 @@ import { createServer, type Server, type Socket } from 'node:net';
 import { Redis } from 'ioredis';
 import { afterAll, afterEach, beforeAll, describe, expect, it } from 'vitest';
 import { calendarPeriodFor } from './period.js';
-import { DOCS, HYBRID, MAIN, PLANS } from './designs.js';
+import { DOCS, HYBRID, MAIN, PLANS, ROLLING } from './designs.js';
 import {
   allFiles,
   compileScratch,
@@ -40,13 +40,18 @@ const prefixes: string[] = [];
 
 beforeAll(async () => {
   const [s, r] = await Promise.all([
-    compileScratch({ main: allFiles(designFrom(MAIN)), plans: allFiles(designFrom(PLANS)), hybrid: allFiles(designFrom(HYBRID)) }),
+    compileScratch({
+      main: allFiles(designFrom(MAIN)),
+      plans: allFiles(designFrom(PLANS)),
+      hybrid: allFiles(designFrom(HYBRID)),
+      rolling: allFiles(designFrom(ROLLING)),
+    }),
     startRedis(),
   ]);
   scratch = s;
   server = r;
   expect(scratch.ok, scratch.output).toBe(true);
-  for (const design of ['main', 'plans', 'hybrid']) {
+  for (const design of ['main', 'plans', 'hybrid', 'rolling']) {
     for (const fw of ['express', 'fastify']) mods[`${design}/${fw}`] = await scratch.load<Mod>(design, fw);
   }
   redis = new Redis(server.port, server.host, { maxRetriesPerRequest: 1 });
@@ -66,7 +71,7 @@ afterAll(async () => {
 /** A server for one scenario, with its own key prefix (checked for TTLs afterwards). */
 async function start(
   fw: Framework,
-  design: 'main' | 'plans' | 'hybrid',
+  design: 'main' | 'plans' | 'hybrid' | 'rolling',
   options: TestOptions = {},
   client: unknown = redis,
 ): Promise<Served & { prefix: string }> {
@@ -466,6 +471,53 @@ describe.each<Framework>(['express', 'fastify'])('%s middleware', (fw) => {
     expect(await redis.hgetall(hash)).toEqual(before);
     expect(await redis.pttl(hash)).toBeLessThanOrEqual(pttl);
     expect(await counter(s.registry, 'ratelimit_throttled_total', { rule: 'fairness-free' })).toBe(0);
+  });
+
+  it("a rolling 30-day quota: today's count a field of the tenant's hash beside its fairness bucket, one call per request, nothing charged on a refusal", async () => {
+    const calls: string[][] = [];
+    const noting = new Proxy(redis, {
+      get(target, prop, receiver) {
+        const value = Reflect.get(target, prop, receiver);
+        if (typeof prop !== 'string' || !prop.startsWith('eval') || typeof value !== 'function') return value;
+        return (script: string, numKeys: number, ...args: (string | number)[]) => {
+          calls.push(args.slice(0, numKeys).map(String));
+          return value.call(target, script, numKeys, ...args);
+        };
+      },
+    });
+    const s = await start(fw, 'rolling', {}, noting);
+    const tenant = { 'x-test-tenant': 'acme', 'x-test-plan': 'Free' };
+    for (let i = 0; i < 5; i++) {
+      const ok = await hit(s.url, 'GET', '/v1/orders', tenant);
+      expect(ok.status).toBe(200);
+      expect(ok.headers.get('x-ratelimit-limit')).toBe('5');
+      expect(ok.headers.get('x-ratelimit-remaining')).toBe(String(4 - i));
+    }
+    const hash = `${s.prefix}:{t:acme}`;
+    // one identity-limits call per request (the first again as EVAL if the server lacked the script)
+    const tenantCalls = calls.filter((keys) => keys.some((k) => k.includes('{t:acme}')));
+    expect(tenantCalls.length).toBeGreaterThanOrEqual(5);
+    expect(tenantCalls.length).toBeLessThanOrEqual(6);
+    for (const keys of tenantCalls) expect(keys).toEqual([hash]);
+    const [sec] = await redis.time();
+    const today = Math.floor(Number(sec) / 86_400);
+    const before = await redis.hgetall(hash);
+    expect(Object.keys(before).sort()).toEqual([`quota:${today}`, 'req:free']);
+    expect(before[`quota:${today}`]).toBe('5');
+    // the hash lives until today's bucket leaves the 30-day window
+    expect(await redis.pexpiretime(hash)).toBe((today + 30) * 86_400_000 + 1);
+    const refused = await hit(s.url, 'GET', '/v1/orders', tenant);
+    expect(refused.status).toBe(429);
+    expect(refused.body).toMatchObject({ code: 'QUOTA_EXCEEDED', 'violated-policies': ['quota-free'] });
+    // Retry-After: when today's 5 units leave the window, never before
+    const leaves = ((today + 30) * 86_400_000 - Date.now()) / 1000;
+    const retryAfter = Number(refused.headers.get('retry-after'));
+    expect(retryAfter).toBeGreaterThanOrEqual(Math.floor(leaves));
+    expect(retryAfter).toBeLessThan(leaves + 5);
+    // the quota refused: the fairness bucket was not charged, nothing was written
+    expect(await redis.hgetall(hash)).toEqual(before);
+    expect(await counter(s.registry, 'ratelimit_throttled_total', { rule: 'fairness-free' })).toBe(0);
+    expect(await counter(s.registry, 'ratelimit_quota_exhausted_total', { rule: 'quota-free', plan: 'Free' })).toBe(1);
   });
 
   it('hybrid: the in-process bucket admits at most localBurst extra per instance, across two instances', async () => {

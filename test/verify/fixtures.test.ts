@@ -25,5 +25,12 @@ describe('verify passes every fixture design', () => {
     const r = runCli(['verify', '-a', path.join(DIR, file)]);
     expect(r.stdout + r.stderr).toContain('Verification passed.');
     expect(r.code, r.stdout + r.stderr).toBe(0);
+    // a rolling quota beside its identity's fairness bucket: verify loads the script that runs them
+    // (identity-limits.lua), not fixed-window.lua, which the design does not ship
+    if (file.startsWith('rolling-')) {
+      const loaded = /Loaded ([^(]*)\(/.exec(r.stdout)?.[1] ?? '';
+      expect(loaded).toContain('identity-limits.lua');
+      expect(loaded).not.toContain('fixed-window.lua');
+    }
   });
 });
