@@ -70,8 +70,10 @@ export class MemoryStore {
 
   /**
    * identity-limits.lua: every limit of one identity in one hash (keys[0]), all or nothing;
-   * {denied_by, v1..vn}. Same arguments, the same field values (a TAT in microseconds; a
-   * window's end in seconds then a 9-digit count), a TTL that only ever moves later.
+   * {denied_by, then per limit its values}. Same arguments, the same field values (a TAT in
+   * microseconds; a window's end in seconds then a 9-digit count; a rolling window's count per
+   * bucket in a field named after the limit's and the bucket id), stale buckets deleted when
+   * the window is charged, a TTL that only ever moves later.
    */
   private identity(keys: readonly string[], args: readonly (string | number)[]): Reply {
     const now = nowUs();
@@ -79,49 +81,100 @@ export class MemoryStore {
     const key = keys[0] ?? '';
     const entry = this.get(key, now / 1000);
     const hash = entry?.value instanceof Map ? (entry.value as Map<string, string>) : new Map<string, string>();
-    const before: number[] = [];
-    const after: number[] = [];
+    const values: number[][] = [];
     const writes: [string, string][] = [];
+    const stale: string[] = [];
     let denied = 0;
     let expireAt = 0;
     for (let a = 0, i = 1; a < args.length; i++) {
       const field = String(args[a]);
       const stored = hash.get(field);
-      if (args[a + 1] === 'g') {
+      const kind = args[a + 1];
+      if (kind === 'g') {
         const tolerance = Number(args[a + 2]);
         const increment = Number(args[a + 3]);
         a += 4;
         let tat = stored === undefined ? 0 : Number(stored);
         if (!(tat >= now && tat <= now + now)) tat = now;
-        before.push(tat - now);
-        after.push(tat - now + increment);
+        values.push([tat - now, tat - now + increment]);
         if (tat - now + increment > tolerance) {
           if (denied === 0) denied = i;
         } else {
           writes.push([field, String(tat + increment)]);
           expireAt = Math.max(expireAt, Math.ceil((tat + increment) / 1000));
         }
-      } else {
+      } else if (kind === 'w') {
         const limit = Number(args[a + 2]);
         const windowEnd = Number(args[a + 3]);
         const cost = Number(args[a + 4]);
         a += 5;
         const mark = String(Math.floor(windowEnd / 1000));
         const used = stored !== undefined && stored.slice(0, -9) === mark ? Number(stored.slice(-9)) : 0;
-        before.push(used);
-        after.push(used + cost);
+        values.push([used, used + cost]);
         if (used + cost > limit) {
           if (denied === 0) denied = i;
         } else {
           writes.push([field, mark + String(used + cost).padStart(9, '0')]);
           expireAt = Math.max(expireAt, Math.max(Number(mark) * 1000, nowMs) + 60000);
         }
+      } else {
+        const limit = Number(args[a + 2]);
+        const bucketMs = Number(args[a + 3]);
+        const count = Number(args[a + 4]);
+        const cost = Number(args[a + 5]);
+        a += 6;
+        const current = Math.floor(nowMs / bucketMs);
+        const oldest = current - count + 1;
+        const live: [number, number][] = [];
+        let used = 0;
+        let newest = -1;
+        let inCurrent = 0;
+        for (const [name, value] of hash) {
+          const m = /^(.*):(\d+)$/.exec(name);
+          if (m === null || m[1] !== field) continue;
+          const id = Number(m[2]);
+          if (id < oldest) stale.push(name);
+          else {
+            live.push([id, Number(value)]);
+            used += Number(value);
+            newest = Math.max(newest, id);
+            if (id === current) inCurrent = Number(value);
+          }
+        }
+        const resetBefore = newest >= 0 ? (newest + count) * bucketMs - nowMs : 0;
+        if (used + cost > limit) {
+          if (denied === 0) denied = i;
+          let wait = -1;
+          if (cost <= limit) {
+            live.sort((p, q) => p[0] - q[0]);
+            let freed = 0;
+            for (const [id, n] of live) {
+              freed += n;
+              if (freed >= used + cost - limit) {
+                wait = (id + count) * bucketMs - nowMs;
+                break;
+              }
+            }
+          }
+          values.push([used, used + cost, wait, resetBefore, resetBefore]);
+        } else {
+          writes.push([`${field}:${current}`, String(inCurrent + cost)]);
+          const end = (Math.max(newest, current) + count) * bucketMs;
+          expireAt = Math.max(expireAt, end);
+          values.push([used, used + cost, 0, resetBefore, end - nowMs]);
+        }
       }
     }
-    if (denied > 0) return [denied, ...before];
+    const reply: number[] = [denied];
+    for (const v of values) {
+      reply.push(denied > 0 ? (v[0] as number) : (v[1] as number));
+      if (v.length > 2) reply.push(v[2] as number, denied > 0 ? (v[3] as number) : (v[4] as number));
+    }
+    if (denied > 0) return reply;
+    for (const name of stale) hash.delete(name);
     for (const [field, value] of writes) hash.set(field, value);
     this.set(key, hash, Math.max(entry ? entry.expiresAt : 0, expireAt + 1));
-    return [0, ...after];
+    return reply;
   }
 
   private log(keys: readonly string[], args: readonly (string | number)[]): Reply {

@@ -2,9 +2,9 @@
 and charged in one call, all or nothing.
 
 The rules that key on one identity (a tenant's fairness GCRA and its monthly
-quota, say) keep their state as fields of one small hash, and are checked and
-consumed together: ONE key, ONE round trip, and when any of them refuses, none
-is charged.
+or rolling quota, say) keep their state as fields of one small hash, and are
+checked and consumed together: ONE key, ONE round trip, and when any of them
+refuses, none is charged.
 
 KEYS[1]  the identity's hash: the key prefix and the hash tag alone, e.g.
          "rl:{t:42}" (one key, so it sits in one Redis Cluster slot).
@@ -17,43 +17,79 @@ ARGV[1], ARGV[2], ...  per limit, in order, a field name and its kind, then
   field, 'w', limit, window_end_ms, cost
            a counter for the window that ends at window_end_ms (epoch ms):
            a calendar period or a fixed window; limit below 10^9
+  field, 'r', limit, bucket_ms, buckets, cost
+           a rolling window of `buckets` buckets of bucket_ms each (a rolling
+           30-day quota: 30 buckets of 86400000, one per UTC day), counted as
+           fixed-window.lua's rolling mode counts it: usage is kept per
+           bucket, a unit counts until its bucket leaves the window
 
 Fields (every value an integer, so the hash stays a small listpack):
   GCRA     the theoretical arrival time, microseconds since the epoch on the
            server's clock (redis.call('TIME')); the bucket is full when it
-           is <= now. (A
-           hash field has no TTL of its own, so the bucket can not keep its
-           state in an expiry as gcra.lua does.)
+           is <= now. (A hash field has no TTL of its own, so the bucket can
+           not keep its state in an expiry as gcra.lua does.)
   counter  the window's end in epoch seconds, then the count in 9 digits:
            1767222000000012345 is 12,345 counted in the window that ends at
            1767222000. A value naming another window counts 0 and is
            overwritten, so a new window starts from 0 in the same field and
            no field grows.
+  rolling  one field per live bucket, named after the limit's field and the
+           bucket id (floor(now_ms / bucket_ms)): "quota:20425" holds the
+           units counted on 2025-12-03 (UTC). Buckets that left the window
+           are deleted whenever the limit is charged, so the hash holds at
+           most `buckets` of them. The time is the server's (the TIME the
+           script reads anyway for GCRA), never the caller's: every instance
+           then agrees which bucket is today's and which have left the
+           window, however their clocks drift around midnight, and the
+           decision, the wait and the expiry are those of fixed-window.lua's
+           rolling mode (which also reads TIME).
 Field names are the caller's (the design names them after the rule's key,
-e.g. "req:pro", "quota"): stable when rules are added or reordered.
+e.g. "req:pro", "quota"): stable when rules are added or reordered. A rolling
+limit's field must not be another field's name followed by ':' and digits.
 
-Returns {denied_by, v1, ..., vn}, all integers (no remaining/reset: the
-caller knows each limit and works them out from v):
+Size: Redis keeps a hash as a listpack while it has at most
+hash-max-listpack-entries fields (128 by default) and no name or value longer
+than hash-max-listpack-value (64 bytes). A 30-day quota's 30 buckets beside a
+few buckets and counters fit with room to spare. Past that (a window of
+more than about 120 days beside other limits, or a lowered setting), Redis
+converts the hash to a hashtable for the rest of the key's life: the answers
+are the same, each field costs several times the memory. The design keeps
+such a quota in a key of its own.
+Cost: with a rolling window the script reads every field of the hash
+(HGETALL: a bucket's id is not known beforehand), as fixed-window.lua's
+rolling mode reads its own hash; reading 30 days is most of the call.
+
+Returns {denied_by, then per limit its values}, all integers (no remaining/
+reset for buckets and counters: the caller knows each limit and works them
+out from v):
   denied_by  0 admitted (every limit charged), else the 1-based index of the
              first limit that refuses (nothing charged anywhere)
-  vi         GCRA: microseconds the bucket is ahead of now after this
+  GCRA       1 value: microseconds the bucket is ahead of now after this
              decision (admitted), or before it (denied); 0 = a full bucket
-             counter: units used in the window after this decision
+  counter    1 value: units used in the window after this decision
              (admitted), or before it (denied)
-From vi: remaining = floor((tolerance - vi) / T), reset = ceil(vi / 1000) ms;
-a refused bucket's retry_after is ceil((vi + increment - tolerance) / 1000) ms
-(-1 when increment > tolerance).
+  rolling    3 values: units used in the window after this decision
+             (admitted) or before it (denied); then the ms until enough old
+             usage leaves the window for this request (0 when it fits, -1
+             when cost > limit: never), never early: counted from the
+             server's now to the moment the freeing bucket leaves; then the
+             ms until the newest live bucket leaves the window (reset; 0 when
+             nothing is counted)
+From a GCRA value v: remaining = floor((tolerance - v) / T), reset =
+ceil(v / 1000) ms; a refused bucket's retry_after is
+ceil((v + increment - tolerance) / 1000) ms (-1 when increment > tolerance).
 
 TTL: the hash always has one, and it only ever moves later: an admission
 makes it at least the moment the state it wrote stops mattering (a bucket:
 when it is full again; a counter: its window's end, or now if that has
-passed, plus 60 s of slack for the callers' clocks), and leaves a later
-expiry alone, so a call that touches some limits never cuts the others'
-state short. As every write extends it so, the expiry already covers what
-the fields held before: when the new state reaches no further (a bucket
-beside a quota's longer window), the TTL is not even read. The price, as
-for gcra.lua: anything else that changes this key's TTL (PERSIST, EXPIRE)
-breaks that. A denial writes nothing.
+passed, plus 60 s of slack for the callers' clocks; a rolling window: when
+its newest bucket leaves the window), and leaves a later expiry alone, so a
+call that touches some limits never cuts the others' state short. As every
+write extends it so, the expiry already covers what the fields held before:
+when the new state reaches no further (a bucket beside a quota's longer
+window), the TTL is not even read. The price, as for gcra.lua: anything else
+that changes this key's TTL (PERSIST, EXPIRE) breaks that. A denial writes
+nothing.
 ]]
 if redis.replicate_commands then redis.replicate_commands() end
 
@@ -61,8 +97,9 @@ local SLACK_MS = 60000
 local key = KEYS[1]
 if #KEYS ~= 1 then return redis.error_reply('ERR identity-limits.lua: want 1 key (the identity hash)') end
 
--- the limits: field, kind and numbers, 4 arguments for a bucket, 5 for a counter
-local fields, kinds, x, y, z = {}, {}, {}, {}, {}
+-- the limits: field, kind and numbers (4 arguments for a bucket, 5 for a counter, 6 for a rolling window)
+local fields, kinds, x, y, z, w = {}, {}, {}, {}, {}, {}
+local rolling = {}
 local n, a = 0, 1
 while a <= #ARGV do
   n = n + 1
@@ -80,8 +117,15 @@ while a <= #ARGV do
       return redis.error_reply('ERR identity-limits.lua: limit ' .. n .. ' wants 1<=limit<1e9, window_end_ms, cost>=1')
     end
     a = a + 5
+  elseif kind == 'r' then
+    x[n], y[n], z[n], w[n] = tonumber(ARGV[a + 2]), tonumber(ARGV[a + 3]), tonumber(ARGV[a + 4]), tonumber(ARGV[a + 5])
+    if not (x[n] and y[n] and z[n] and w[n] and x[n] >= 1 and y[n] >= 1 and z[n] >= 1 and z[n] == math.floor(z[n]) and w[n] >= 1) then
+      return redis.error_reply('ERR identity-limits.lua: limit ' .. n .. ' wants limit>=1, bucket_ms>=1, whole buckets>=1, cost>=1')
+    end
+    rolling[ARGV[a]] = true
+    a = a + 6
   else
-    return redis.error_reply("ERR identity-limits.lua: limit " .. n .. " kind must be 'g' or 'w'")
+    return redis.error_reply("ERR identity-limits.lua: limit " .. n .. " kind must be 'g', 'w' or 'r'")
   end
 end
 if n < 1 or a ~= #ARGV + 1 then return redis.error_reply('ERR identity-limits.lua: want 1+ limits (field, kind, numbers)') end
@@ -89,9 +133,27 @@ if n < 1 or a ~= #ARGV + 1 then return redis.error_reply('ERR identity-limits.lu
 local t = redis.call('TIME')
 local now = t[1] * 1000000 + t[2]
 local now_ms = math.floor(now / 1000)
-local stored = redis.call('HMGET', key, unpack(fields))
+
+-- the stored state: the named fields (HMGET); with a rolling window, every field (HGETALL: its
+-- buckets are named by their ids, which the script does not know beforehand)
+local stored, all = {}, nil
+if next(rolling) == nil then
+  stored = redis.call('HMGET', key, unpack(fields))
+else
+  all = redis.call('HGETALL', key)
+  local wanted, value = {}, {}
+  for i = 1, n do
+    if kinds[i] ~= 'r' then wanted[fields[i]] = true end
+  end
+  for j = 1, #all, 2 do
+    if wanted[all[j]] then value[all[j]] = all[j + 1] end
+  end
+  for i = 1, n do stored[i] = value[fields[i]] or false end
+end
 
 local before, after, values, denied = {}, {}, {}, 0
+-- rolling windows: the wait of each, its reset before and after this call, the stale buckets
+local waits, reset_before, reset_after, stale = {}, {}, {}, {}
 -- expire_at: when the state this call writes stops mattering; covered: what the hash's expiry
 -- already covers, the same for the state the fields held (each write extended the TTL to it)
 local expire_at, covered = 0, 0
@@ -111,7 +173,7 @@ for i = 1, n do
       local e = math.ceil((tat + y[i]) / 1000)
       if e > expire_at then expire_at = e end
     end
-  else
+  elseif kinds[i] == 'w' then
     local end_s = math.floor(y[i] / 1000)
     local mark = string.format('%d', end_s)
     local used = 0
@@ -126,18 +188,80 @@ for i = 1, n do
       local e = math.max(end_s * 1000, now_ms) + SLACK_MS
       if e > expire_at then expire_at = e end
     end
+  else
+    local limit, bucket_ms, count, cost = x[i], y[i], z[i], w[i]
+    local current = math.floor(now_ms / bucket_ms)
+    local oldest = current - count + 1
+    -- its buckets: the fields named field:<id>, counted by id (live) or to delete (stale)
+    local prefix = fields[i] .. ':'
+    local from = #prefix + 1
+    local by_id, used, newest, in_current = {}, 0, nil, 0
+    for j = 1, #all, 2 do
+      local name = all[j]
+      local id = string.find(name, prefix, 1, true) == 1 and string.find(name, '^%d+$', from) and tonumber(string.sub(name, from))
+      if id then
+        -- bucket id leaves the window at (id + count) * bucket_ms: the expiry reached that far
+        if (id + count) * bucket_ms > covered then covered = (id + count) * bucket_ms end
+        if id < oldest then
+          stale[#stale + 1] = name
+        else
+          local c = tonumber(all[j + 1]) or 0
+          by_id[id] = (by_id[id] or 0) + c
+          used = used + c
+          if newest == nil or id > newest then newest = id end
+          if id == current then in_current = c end
+        end
+      end
+    end
+    before[i], after[i] = used, used + cost
+    reset_before[i] = newest and (newest + count) * bucket_ms - now_ms or 0
+    if after[i] > limit then
+      if denied == 0 then denied = i end
+      local wait = -1
+      if cost <= limit and newest then
+        -- the oldest buckets first: the wait ends when the one that frees enough leaves
+        local need, freed = used + cost - limit, 0
+        for id = oldest, newest do
+          freed = freed + (by_id[id] or 0)
+          if freed >= need then
+            wait = (id + count) * bucket_ms - now_ms
+            break
+          end
+        end
+      end
+      waits[i] = wait
+    else
+      waits[i] = 0
+      values[i] = {string.format('%s:%d', fields[i], current), string.format('%d', in_current + cost)}
+      if newest == nil or current > newest then newest = current end
+      local e = (newest + count) * bucket_ms
+      reset_after[i] = e - now_ms
+      if e > expire_at then expire_at = e end
+    end
   end
 end
 
-if denied > 0 then
-  local reply = {denied}
-  for i = 1, n do reply[i + 1] = before[i] end
-  return reply
+-- the reply: each limit's state after this call, or (denied) before it, as nothing is written
+local reply = {denied}
+local state, reset = after, reset_after
+if denied > 0 then state, reset = before, reset_before end
+for i = 1, n do
+  reply[#reply + 1] = state[i]
+  if kinds[i] == 'r' then
+    reply[#reply + 1] = waits[i]
+    reply[#reply + 1] = reset[i]
+  end
 end
+if denied > 0 then return reply end
 
+if #stale > 0 then redis.call('HDEL', key, unpack(stale)) end
 local set = {}
 for i = 1, n do
-  set[2 * i - 1], set[2 * i] = fields[i], values[i]
+  if kinds[i] == 'r' then
+    set[#set + 1], set[#set + 2] = values[i][1], values[i][2]
+  else
+    set[#set + 1], set[#set + 2] = fields[i], values[i]
+  end
 end
 redis.call('HSET', key, unpack(set))
 -- extend, never shorten (nothing is needed when the fields' old state reached as far: the
@@ -148,7 +272,4 @@ if expire_at > covered then
     redis.call('PEXPIREAT', key, string.format('%d', expire_at + 1))
   end
 end
-
-local reply = {0}
-for i = 1, n do reply[i + 1] = after[i] end
 return reply

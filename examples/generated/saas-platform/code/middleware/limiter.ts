@@ -48,6 +48,8 @@ import type {
 } from './types.js';
 
 const MODES: readonly RuleMode[] = ['enforce', 'shadow', 'off'];
+/** A rolling window's bucket: one UTC day. */
+const DAY_MS = 86400000;
 /** Client identities, best first: API key > user > tenant > session > IP. */
 const FALLBACK_ORDER: readonly IdentityKind[] = ['api-key', 'user', 'tenant', 'session', 'ip'];
 function sha1Hex(value: string): string {
@@ -388,6 +390,12 @@ export function createLimiter<TReq>(design: DesignData, options: LimiterOptions<
     return clientOf(request).key;
   }
 
+  /** A rolling window's length in whole days (one bucket per UTC day), at least one. */
+  function rollingDays(spec: RuleSpec): number {
+    const windowMs = QUOTA_PERIOD !== null && QUOTA_PERIOD.kind === 'rolling' ? QUOTA_PERIOD.days * DAY_MS : spec.periodSeconds * 1000;
+    return Math.max(1, Math.ceil(windowMs / DAY_MS));
+  }
+
   function scriptArgs(step: Step): (string | number)[] {
     const first = step.rules[0] as ActiveRule;
     const spec = first.spec;
@@ -398,6 +406,7 @@ export function createLimiter<TReq>(design: DesignData, options: LimiterOptions<
         const r = step.rules[i] as ActiveRule;
         const cost = (step.costs as number[])[i] ?? 1;
         if (r.spec.script === 'gcra') args.push(r.spec.field as string, 'g', r.tolerance, cost * r.interval);
+        else if (r.spec.window === 'rolling') args.push(r.spec.field as string, 'r', r.spec.limit, DAY_MS, rollingDays(r.spec), cost);
         else args.push(r.spec.field as string, 'w', r.spec.limit, (step.windowEnds as number[])[i] ?? 0, cost);
       }
       return args;
@@ -411,8 +420,7 @@ export function createLimiter<TReq>(design: DesignData, options: LimiterOptions<
       return args;
     }
     if (spec.window === 'rolling') {
-      const windowMs = QUOTA_PERIOD !== null && QUOTA_PERIOD.kind === 'rolling' ? QUOTA_PERIOD.days * 86400000 : spec.periodSeconds * 1000;
-      args.push('rolling', spec.limit, step.cost, Math.max(86400000, Math.ceil(windowMs / 86400000) * 86400000), 86400000);
+      args.push('rolling', spec.limit, step.cost, rollingDays(spec) * DAY_MS, DAY_MS);
       return args;
     }
     args.push('calendar', spec.limit, step.cost, step.windowEnd, 60000);
@@ -524,14 +532,27 @@ export function createLimiter<TReq>(design: DesignData, options: LimiterOptions<
   }
 
   /**
+   * identity-limits: where limit i's values start in a reply ({denied_by, then per limit its
+   * values}: one for a bucket or a counter, three for a rolling window: used, wait, reset).
+   */
+  function valueIndex(step: Step, i: number): number {
+    let at = 1;
+    for (let j = 0; j < i; j++) at += (step.rules[j] as ActiveRule).spec.window === 'rolling' ? 3 : 1;
+    return at;
+  }
+
+  /**
    * identity-limits: how long limit i of a reply asks the request to wait, in ms: 0 when it
    * has room, -1 when the cost can never fit. The script replies with each limit's state (v),
-   * and the rule's numbers give the rest, by gcra.lua's and fixed-window.lua's own formulas.
+   * and the rule's numbers give the rest, by gcra.lua's and fixed-window.lua's own formulas;
+   * a rolling window's wait is the script's own (the server's clock names its buckets).
    */
   function combinedWait(step: Step, reply: Reply, i: number): number {
     const r = step.rules[i] as ActiveRule;
-    const v = reply[i + 1] ?? 0;
+    const at = valueIndex(step, i);
+    const v = reply[at] ?? 0;
     const cost = (step.costs as number[])[i] ?? 1;
+    if (r.spec.window === 'rolling') return reply[at + 1] ?? 0;
     if (r.spec.script === 'gcra') {
       const over = v + cost * r.interval - r.tolerance;
       if (over <= 0) return 0;
@@ -560,14 +581,15 @@ export function createLimiter<TReq>(design: DesignData, options: LimiterOptions<
   /** identity-limits: the outcome of limit i, from its state in the reply. */
   function combinedOutcome(step: Step, reply: Reply, i: number, isBinding: boolean, source: RuleOutcome['source']): RuleOutcome {
     const r = step.rules[i] as ActiveRule;
-    const v = Math.max(0, reply[i + 1] ?? 0);
+    const at = valueIndex(step, i);
+    const v = Math.max(0, reply[at] ?? 0);
     const gcra = r.spec.script === 'gcra';
     return {
       ruleId: r.spec.id,
       mode: step.mode,
       allowed: !isBinding,
       remaining: gcra ? Math.max(0, Math.floor((r.tolerance - v) / r.interval)) : Math.max(0, r.spec.limit - v),
-      resetMs: gcra ? Math.ceil(v / 1000) : windowReset(step, i),
+      resetMs: gcra ? Math.ceil(v / 1000) : r.spec.window === 'rolling' ? Math.max(0, reply[at + 2] ?? 0) : windowReset(step, i),
       retryAfterMs: isBinding ? combinedWait(step, reply, i) : 0,
       source,
     };
