@@ -7,7 +7,7 @@ import { outboundPeak, outboundRate, PERIOD_SECONDS, QUOTA_BACKSTOP, quotaStop }
 import { formatNumber, secondsWords } from '../format.js';
 import type { ExistingLimiterT, HandRule, QuotaResetT } from '../answers/schema.js';
 import type { AuthKind, EndpointClass, MatrixRule, Primitive, ResolvedEndpoint, RuleIdentity, Scope } from './model.js';
-import { luaScriptFor, runBurst } from './algorithms.js';
+import { algorithmLabel, luaScriptFor, runBurst } from './algorithms.js';
 import { existingLimitText, existingName, tighterExisting } from './migration.js';
 import { edgeCounter, edgeStateNote } from './gateway-behaviour.js';
 import { IdAllocator, KEY_PREFIX, killSwitchFlag, slug } from './naming.js';
@@ -527,7 +527,6 @@ function addCeiling(b: Builder, ctx: MatrixContext, limited: ResolvedEndpoint[])
     layer: 'middleware',
     ttlSeconds: ttl,
     cardinality: { bound: 1, basis: 'a single key for the whole deployment' },
-    bytesPerKey: BYTES_PER_KEY.gcra,
     rationale: `Protects the infrastructure, not any one client: ${formatNumber(ceilingRps)} req/s from ${derivation}. No gateway exists, so the first middleware check enforces it; one hot key is cheap for Redis at this rate.`,
   });
 }
@@ -579,7 +578,6 @@ function addFairness(b: Builder, ctx: MatrixContext, endpoints: ResolvedEndpoint
           layer: 'middleware',
           ttlSeconds: ttl,
           cardinality: { ...card, basis: card.basis + share },
-          bytesPerKey: BYTES_PER_KEY.gcra,
           headers: 'full',
           errorCode: 'RATE_LIMITED',
           killSwitch: { flag: killSwitchFlag(id) },
@@ -642,7 +640,6 @@ function addFairness(b: Builder, ctx: MatrixContext, endpoints: ResolvedEndpoint
       layer: 'middleware',
       ttlSeconds: ttl,
       cardinality: card,
-      bytesPerKey: BYTES_PER_KEY.gcra,
       headers: 'full',
       errorCode: 'RATE_LIMITED',
       killSwitch: { flag: killSwitchFlag(id) },
@@ -706,7 +703,6 @@ function addAnonymous(b: Builder, ctx: MatrixContext, endpoints: ResolvedEndpoin
       layer: edge ? 'edge' : 'middleware',
       ttlSeconds: ttl,
       cardinality: card,
-      ...(edge ? {} : { bytesPerKey: BYTES_PER_KEY.gcra }),
       headers: 'full',
       errorCode: 'RATE_LIMITED',
       killSwitch: { flag: killSwitchFlag(id) },
@@ -786,7 +782,6 @@ function addAuth(b: Builder, ctx: MatrixContext, endpoints: ResolvedEndpoint[]):
       rate: { requests: limits.perIdentity, periodSeconds: window },
       ttlSeconds: window,
       cardinality: userCard,
-      bytesPerKey: BYTES_PER_KEY['sliding-window-log-base'] + BYTES_PER_KEY['sliding-window-log-entry'],
       killSwitch: { flag: killSwitchFlag(userId) },
       derivation: `${limits.perIdentity} per ${windowText} = the ${kind} flow's per-${limits.identityLabel} default, not derived from traffic`,
       inputs: [
@@ -807,7 +802,6 @@ function addAuth(b: Builder, ctx: MatrixContext, endpoints: ResolvedEndpoint[]):
       rate: ipRate,
       ttlSeconds: ipRate.periodSeconds,
       cardinality: ipCard,
-      bytesPerKey: BYTES_PER_KEY['sliding-window-log-base'] + BYTES_PER_KEY['sliding-window-log-entry'],
       killSwitch: { flag: killSwitchFlag(ipId) },
       rationale: `Stops ${limits.ipThreat} (one address, many ${limits.identityLabel}${limits.identityLabel.endsWith('s') ? 'es' : 's'}): ${ipRate.requests} attempts per ${ipWindowText} from the trusted client IP${kept ? '' : ', high enough for a shared NAT address'}.${AUTH_IP_ONLY[kind] ?? ''} Each of the two rows alone has a known bypass; together they close both.${keptText}`,
       derivation: kept
@@ -860,7 +854,6 @@ function addWebhooks(b: Builder, ctx: MatrixContext, endpoints: ResolvedEndpoint
     layer: 'middleware',
     ttlSeconds: ttl,
     cardinality: bound(undefined, ceilingRps, ttl, 'IP'),
-    bytesPerKey: BYTES_PER_KEY.gcra,
     headers: 'full',
     errorCode: 'RATE_LIMITED',
     killSwitch: { flag: killSwitchFlag(id) },
@@ -940,10 +933,6 @@ function addQuotas(b: Builder, ctx: MatrixContext, endpoints: ResolvedEndpoint[]
             ? `${formatNumber(population)} ${pop.label}s, one hash of daily buckets each`
             : `${formatNumber(population)} ${pop.label}s x ${period.windows} live window keys`,
       },
-      bytesPerKey:
-        quotaReset.kind === 'rolling'
-          ? BYTES_PER_KEY['fixed-window-rolling-base'] + BYTES_PER_KEY['fixed-window-rolling-bucket'] * (quotaReset.days - 1)
-          : BYTES_PER_KEY['fixed-window'],
       headers: 'full',
       errorCode: 'QUOTA_EXCEEDED',
       killSwitch: { flag: killSwitchFlag(id) },
@@ -995,7 +984,6 @@ function addOutbound(b: Builder, ctx: MatrixContext): void {
         bound: 1,
         basis: `one key for this provider: outbound-bucket.lua keeps a provider pause in the same key as the bucket. Its TTL is the time the bucket takes to refill (${formatNumber(ttl)} s), longer while calls are booked ahead (by up to the wait a caller accepts) or a provider pause is in force (the provider's Retry-After plus the refill time)`,
       },
-      bytesPerKey: BYTES_PER_KEY['outbound-bucket'],
       headers: 'none',
       errorCode: 'RATE_LIMITED',
       killSwitch: { flag: killSwitchFlag(id) },
@@ -1048,12 +1036,6 @@ export function applyHandRules(rules: MatrixRule[], hand: HandRule[], scope: Sco
       if (idx >= 0) {
         const base = out[idx] as MatrixRule;
         const merged: MatrixRule = { ...base, ...patch, source: 'overridden' };
-        // another algorithm or primitive keeps another key layout in the store
-        if (h.algorithm || h.primitive || h.layer) {
-          const bytes = storeBytesPerKey(merged);
-          if (bytes === undefined) delete merged.bytesPerKey;
-          else merged.bytesPerKey = bytes;
-        }
         // new numbers, same state lifetime rule: the TTL follows them unless the answers set it
         if (h.ttlSeconds === undefined && (h.rate || h.burst !== undefined || h.algorithm)) {
           const ttl = stateTtl(merged);
@@ -1076,8 +1058,7 @@ export function applyHandRules(rules: MatrixRule[], hand: HandRule[], scope: Sco
           ...(h.killSwitch === false ? {} : { killSwitch: { flag: killSwitchFlag(h.id) } }),
           ...patch,
         };
-        const bytes = storeBytesPerKey(rule);
-        out.push(bytes === undefined ? rule : { ...rule, bytesPerKey: bytes });
+        out.push(rule);
       }
     }
   }
@@ -1085,22 +1066,35 @@ export function applyHandRules(rules: MatrixRule[], hand: HandRule[], scope: Sco
 }
 
 /**
- * What one key of a rule the middleware keeps in the store costs, by the script that runs its
- * algorithm (a log priced with one attempt, as the generated auth rows are); undefined for a rule
- * the store does not hold (edge, in-process) or without an algorithm.
+ * What one key of a rule costs in the store, by the script that keeps it (MEASURED_KEY_CHARS-character
+ * names; withKeyLength adds the rule's own key length): the one pricing of generated and
+ * hand-written rules alike. A log is priced with one attempt (each further one adds
+ * sliding-window-log-entry), a rolling quota with a bucket per day of its window. Undefined for a
+ * rule the store does not hold (edge, in-process, a gateway's own counter) or without an algorithm.
  */
-function storeBytesPerKey(rule: MatrixRule): number | undefined {
-  if (rule.layer !== 'middleware' || !rule.algorithm || rule.primitive === 'in-process' || rule.primitive === 'gateway-native') {
-    return undefined;
-  }
+export function storeBytesPerKey(rule: Pick<MatrixRule, 'layer' | 'algorithm' | 'primitive' | 'tier' | 'rate'>): number | undefined {
+  if (!rule.algorithm || rule.primitive === 'in-process' || rule.primitive === 'gateway-native') return undefined;
+  if (rule.layer === 'outbound-client') return BYTES_PER_KEY['outbound-bucket'];
+  if (rule.layer !== 'middleware') return undefined;
   switch (luaScriptFor(rule.algorithm)) {
     case 'gcra':
       return BYTES_PER_KEY.gcra;
     case 'sliding-window-log':
       return BYTES_PER_KEY['sliding-window-log-base'] + BYTES_PER_KEY['sliding-window-log-entry'];
     case 'fixed-window':
+      if (algorithmLabel(rule) !== undefined) {
+        const days = Math.max(1, Math.round((rule.rate?.periodSeconds ?? 86400) / 86400));
+        return BYTES_PER_KEY['fixed-window-rolling-base'] + BYTES_PER_KEY['fixed-window-rolling-bucket'] * (days - 1);
+      }
       return BYTES_PER_KEY['fixed-window'];
   }
+}
+
+/** A rule with what one of its keys costs in the store (storeBytesPerKey), or without a figure when the store does not hold it. */
+function withStoreBytes(rule: MatrixRule): MatrixRule {
+  const { bytesPerKey: _, ...rest } = rule;
+  const bytes = storeBytesPerKey(rule);
+  return bytes === undefined ? rest : { ...rest, bytesPerKey: bytes };
 }
 
 /**
@@ -1153,6 +1147,7 @@ export function buildMatrix(ctx: MatrixContext, hand: HandRule[]): MatrixResult 
       applyHandRules(b.rules, hand, scope)
         .map((r) => edgeWindowed(r, scope))
         .map(edgeHeaders)
+        .map(withStoreBytes)
         .map(withKeyLength),
     ),
     exempt,

@@ -6,7 +6,14 @@
  */
 import { describe, expect, it } from 'vitest';
 import { buildDesign } from '../../src/design/build.js';
-import { BYTES_PER_KEY, keyNameBytes, keyNameExtraBytes, maxKeyChars, MEASURED_KEY_CHARS } from '../../src/design/matrix.js';
+import {
+  BYTES_PER_KEY,
+  keyNameBytes,
+  keyNameExtraBytes,
+  maxKeyChars,
+  MEASURED_KEY_CHARS,
+  storeBytesPerKey,
+} from '../../src/design/matrix.js';
 import { maxmemoryFor, storeBound } from '../../src/design/monitoring.js';
 import type { Design, MatrixRule } from '../../src/design/model.js';
 import { renderMarkdown } from '../../src/render/markdown/index.js';
@@ -74,6 +81,24 @@ describe('key length in the memory bound', () => {
         expect((r.keyChars ?? 0) > MEASURED_KEY_CHARS || r.keyChars === undefined).toBe(true);
       }
     }
+  });
+
+  it('one pricing for every rule the store holds, generated or hand-written; a bucket kept in each instance is not in the store', () => {
+    for (const name of exampleNames()) {
+      for (const r of exampleDesign(name).rules) {
+        if (r.field !== undefined) continue;
+        const script = storeBytesPerKey(r);
+        if (script === undefined) expect(r.bytesPerKey, r.id).toBeUndefined();
+        else expect(r.bytesPerKey, r.id).toBe(script + keyNameExtraBytes(r.keyChars ?? 0));
+      }
+    }
+    const answers = exampleAnswers('saas-platform');
+    const outbound = (answers.outbound ?? []).map((p) => ({ ...p, bucket: 'per-instance' as const }));
+    const d = buildDesign({ ...answers, outbound } as typeof answers, { date: '2026-12-02' });
+    const stripe = rule(d, 'outbound-stripe');
+    expect(stripe.primitive).toBe('in-process');
+    expect(stripe.bytesPerKey).toBeUndefined();
+    expect(storeBound(d.rules).bytes).toBe(storeBound(d.rules.filter((r) => r.tier !== 'outbound')).bytes);
   });
 
   it('the example bounds: saas-platform 7.4 GiB (was 5.9), consumer-auth 947.6 MiB (was 749.8)', () => {
