@@ -147,17 +147,17 @@ function withKeyLength(rule: MatrixRule): MatrixRule {
 /**
  * The rules the design keeps in one hash per identity (identityHashes): the hash's key pattern
  * and the rule's field, one field per identity (a counter's new window overwrites the old one's
- * count, so a quota no longer holds a key per live window), and the identity's bytes, with its
- * longest key name, shared among the fields one identity holds at once (the rules of no plan
- * and those of its plan).
+ * count, so a quota no longer holds a key per live window), and bytesPerKey the whole hash of one
+ * identity with its longest key name: every field it can hold, the rules of no plan and those of
+ * each plan (an identity is on one plan at a time, but a plan change leaves the old plan's field
+ * in the hash until the hash expires). Its rules share that hash: the memory estimate counts it
+ * once per identity (storeBound), not once per rule.
  */
 function inIdentityHashes(rules: MatrixRule[]): MatrixRule[] {
   const out = rules.slice();
   for (const hash of identityHashes(rules)) {
     const ruleOf = (id: string): MatrixRule => rules.find((r) => r.id === id) as MatrixRule;
-    const plans = [...new Set(hash.fields.flatMap((f) => f.ruleIds.map((id) => ruleOf(id).plan)).filter((p) => p !== undefined))];
-    const liveFields = (plan: string | undefined): string[] =>
-      hash.fields.filter((f) => f.ruleIds.some((id) => ruleOf(id).plan === undefined || ruleOf(id).plan === plan)).map((f) => f.field);
+    const fields = hash.fields.map((f) => f.field);
     const keyChars = maxKeyChars({
       key: hash.key,
       algorithm: 'gcra',
@@ -165,26 +165,30 @@ function inIdentityHashes(rules: MatrixRule[]): MatrixRule[] {
       id: '',
       identity: ruleOf(hash.fields[0]?.ruleIds[0] ?? '').identity,
     });
-    const perIdentity = (plan: string | undefined): number => identityHashBytes(liveFields(plan)) + keyNameExtraBytes(keyChars);
+    const bytes = identityHashBytes(fields) + keyNameExtraBytes(keyChars);
+    const planned = hash.fields.some((f) => f.ruleIds.some((id) => ruleOf(id).plan !== undefined));
+    const holds = `${joinNames(fields)}${planned ? " at most (its plan's fields, and an earlier plan's until the hash expires)" : ''}`;
     for (const f of hash.fields) {
       for (const id of f.ruleIds) {
         const i = out.findIndex((r) => r.id === id);
         const rule = out[i] as MatrixRule;
-        const plan = plans.length > 0 ? rule.plan : undefined;
-        const live = liveFields(plan);
-        const bytes = perIdentity(plan);
         const windows = rule.tier === 'quota' && rule.source === 'generated' && rule.cardinality?.bound ? 2 : 1;
         const bound = rule.cardinality?.bound === undefined ? undefined : Math.ceil(rule.cardinality.bound / windows);
+        // the population, not the population per plan row: the hash is one per identity whatever its plan
+        const basis = (rule.cardinality?.basis ?? 'not stated').replace(
+          / \(the whole .* population is counted for each plan, an upper bound\)$/,
+          '',
+        );
         out[i] = {
           ...rule,
           key: hash.key,
           field: f.field,
           keyChars,
-          bytesPerKey: Math.ceil(bytes / live.length),
+          bytesPerKey: bytes,
           cardinality: {
             ...rule.cardinality,
             ...(bound !== undefined ? { bound } : {}),
-            basis: `${windows > 1 ? `one field per identity in its hash (a new window's count overwrites the last one's), ${formatNumber(bound ?? 0)} hashes` : (rule.cardinality?.basis ?? 'not stated')}; the hash holds ${live.join(', ')} for one identity, ${formatNumber(bytes)} B in all (${formatNumber(Math.ceil(bytes / live.length))} B per field)`,
+            basis: `${windows > 1 ? `one field per identity in its hash (a new window's count overwrites the last one's), ${formatNumber(bound ?? 0)} hashes` : basis}; the hash holds ${holds}, ${formatNumber(bytes)} B, counted once per identity in the memory estimate`,
           },
         };
       }

@@ -392,6 +392,12 @@ export interface Monitoring {
      */
     sharedCeiling?: { rules: string[]; rowKeys: number; keys: number; bytes: number; endpoint: string };
     /**
+     * The hashes that keep several rules of one identity as fields (identity-limits.lua): one row
+     * each in the memory table, in place of its rules' rows, since the hash is one key per
+     * identity whatever rules and plan it serves; the bound in one line (text).
+     */
+    hashes?: { key: string; ruleIds: string[]; keys: number; keyChars: number; bytesPerKey: number; text: string }[];
+    /**
      * The penalty box's refusal counters and boxes in the store (in estimatedKeys and
      * estimatedBytes): a row per key kind, as the memory table shows it, and the bound in one line.
      */

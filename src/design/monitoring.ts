@@ -1,5 +1,5 @@
 /** Metrics, alert thresholds and store configuration. */
-import { formatNumber } from '../format.js';
+import { formatNumber, joinAnd } from '../format.js';
 import { ACCESS_OUTCOMES } from '../runtime/middleware/metrics.js';
 import { ENVOY_APP_CLUSTER, ENVOY_LOCAL_STAT_PREFIX, edgeCounter, envoyCounter } from './gateway-behaviour.js';
 import { BYTES_PER_KEY, keyNameExtraBytes, maxKeyChars } from './matrix.js';
@@ -192,7 +192,12 @@ type SharedCeiling = NonNullable<Monitoring['store']['sharedCeiling']>;
  * ceiling's traffic times the summed TTLs of the rules on one endpoint, for the worst endpoint
  * (all traffic there). Keys and bytes take their worst endpoint each.
  */
-export function storeBound(rules: readonly MatrixRule[]): { keys: number; bytes: number; shared?: SharedCeiling } {
+export function storeBound(rules: readonly MatrixRule[]): {
+  keys: number;
+  bytes: number;
+  shared?: SharedCeiling;
+  hashes?: IdentityHashRow[];
+} {
   // the two halves of a rule split by fail mode share one key (one bucket): counted once
   const inStore = rules.filter((r) => {
     if (r.layer === 'edge' || !r.cardinality?.bound) return false;
@@ -203,11 +208,15 @@ export function storeBound(rules: readonly MatrixRule[]): { keys: number; bytes:
   const keysOf = (r: MatrixRule): number => r.cardinality?.bound ?? 0;
   const bytesOf = (r: MatrixRule): number => keysOf(r) * (r.bytesPerKey ?? 0);
   const sum = (rs: readonly MatrixRule[], f: (r: MatrixRule) => number): number => rs.reduce((n, r) => n + f(r), 0);
-  // the rules kept in one hash per identity hold one key per identity between them, the most any
-  // of them bounds (bytes: each its share of the hash)
+  // the rules kept in one hash per identity hold one key per identity between them: the hash,
+  // counted once, for the most identities any of them bounds, at the most it can hold
   const inHash = inStore.filter((r) => r.field !== undefined);
-  const hashKeys = new Map<string, number>();
-  for (const r of inHash) hashKeys.set(r.key ?? '', Math.max(hashKeys.get(r.key ?? '') ?? 0, keysOf(r)));
+  const hashes = [...new Set(inHash.map((r) => r.key ?? ''))].map((key) =>
+    identityHashRow(
+      key,
+      inHash.filter((r) => (r.key ?? '') === key),
+    ),
+  );
   const own = inStore.filter((r) => r.field === undefined);
   const byTraffic = own.filter((r) => r.cardinality?.byTraffic);
   const byPopulation = own.filter((r) => !r.cardinality?.byTraffic);
@@ -227,9 +236,34 @@ export function storeBound(rules: readonly MatrixRule[]): { keys: number; bytes:
     }
   }
   return {
-    keys: sum(byPopulation, keysOf) + [...hashKeys.values()].reduce((n, k) => n + k, 0) + (shared ? shared.keys : rowKeys),
-    bytes: sum(byPopulation, bytesOf) + sum(inHash, bytesOf) + (shared ? shared.bytes : sum(byTraffic, bytesOf)),
+    keys: sum(byPopulation, keysOf) + hashes.reduce((n, h) => n + h.keys, 0) + (shared ? shared.keys : rowKeys),
+    bytes:
+      sum(byPopulation, bytesOf) +
+      hashes.reduce((n, h) => n + h.keys * h.bytesPerKey, 0) +
+      (shared ? shared.bytes : sum(byTraffic, bytesOf)),
     ...(shared ? { shared } : {}),
+    ...(hashes.length > 0 ? { hashes } : {}),
+  };
+}
+
+type IdentityHashRow = NonNullable<Monitoring['store']['hashes']>[number];
+
+/** One identity's hash in the memory estimate: its rules' fields, one hash per identity at the largest it can be. */
+function identityHashRow(key: string, members: readonly MatrixRule[]): IdentityHashRow {
+  const keys = Math.max(...members.map((r) => r.cardinality?.bound ?? 0));
+  const bytesPerKey = Math.max(...members.map((r) => r.bytesPerKey ?? 0));
+  const keyChars = Math.max(...members.map((r) => r.keyChars ?? 0));
+  const fields = [...new Set(members.map((r) => r.field ?? ''))];
+  const identity = members[0]?.identity;
+  const who = identity === 'api-key' ? 'API key' : (identity ?? 'identity');
+  const planned = members.some((r) => r.plan !== undefined);
+  return {
+    key,
+    ruleIds: members.map((r) => r.id),
+    keys,
+    keyChars,
+    bytesPerKey,
+    text: `one per ${who}, at most ${formatNumber(keys)}, each holding the fields of ${joinAnd(members.map((r) => r.id))} (${joinAnd(fields)}): ${formatNumber(bytesPerKey)} B with every field.${planned ? ` A ${who} is on one plan at a time and keeps another plan's field only from before a plan change, until the hash expires, so the` : ' The'} hash is counted once per ${who}, not once per rule.`,
   };
 }
 
@@ -656,6 +690,7 @@ export function buildMonitoring(scope: Scope, rules: MatrixRule[], context: Moni
       estimatedKeys: totalBound,
       estimatedBytes,
       ...(shared ? { sharedCeiling: shared } : {}),
+      ...(bound.hashes ? { hashes: bound.hashes } : {}),
       ...(penalty ? { penalty } : {}),
       recommendation: hasStore
         ? recommendation

@@ -106,10 +106,24 @@ describe('key length in the memory bound', () => {
     const auth = exampleDesign('consumer-auth').monitoring.store;
     // saas: the worst endpoint (password-reset, 4,800 req/s x 1 h, two keys a request) dominates
     // beside the rules' keys, the penalty box's (tested below)
-    expect(saas.estimatedBytes - (saas.penalty?.bytes ?? 0)).toBe(7_949_935_466);
+    // (the tenant's hash once per tenant, 357 B: 706,800 B less than its six rule rows each counting every tenant)
+    expect(saas.estimatedBytes - (saas.penalty?.bytes ?? 0)).toBe(7_949_228_666);
     expect(auth.estimatedBytes).toBe(993_600_117);
     expect(saas.estimatedBytes).toBe(storeBound(exampleDesign('saas-platform').rules).bytes + (saas.penalty?.bytes ?? 0));
     expect(rule(exampleDesign('consumer-auth'), 'auth-login-per-identity').bytesPerKey).toBe(182 + 64);
+  });
+});
+
+describe('the memory of an identity hash', () => {
+  it('saas-platform: one row for the tenant hash, priced once per tenant, in place of its six rules', () => {
+    const d = exampleDesign('saas-platform');
+    const text = renderMarkdown(exampleInput('saas-platform'), { layout: 'single' })[0]?.content ?? '';
+    const hash = d.monitoring.store.hashes?.[0];
+    expect(hash?.ruleIds).toEqual(['fairness-free', 'fairness-pro', 'fairness-enterprise', 'quota-free', 'quota-pro', 'quota-enterprise']);
+    expect(text).toContain(`| hash \`rl:{t:<tenant-id>}\` | 1,200 | 136 | ${hash?.bytesPerKey} |`);
+    for (const id of hash?.ruleIds ?? []) expect(text).not.toContain(`| \`${id}\` | 1,200 | 136 |`);
+    expect(text).toContain('one per tenant, at most 1,200, each holding the fields of fairness-free');
+    expect(text).toContain('the hash is counted once per tenant, not once per rule.');
   });
 });
 

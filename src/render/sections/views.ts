@@ -335,17 +335,29 @@ export function matrixView(input: RenderInput) {
     hasAnonymous: rules.some((r) => r.identity === 'ip' && r.tier !== 'security'),
     rows: rules.map((r) => ruleRow(r, input.design.rollout.killSwitches.find((k) => k.ruleId === r.id)?.how, input.design)),
     fallback: fallbackView(input.design),
-    memory: storeRules.map((r) => {
-      const bound = r.cardinality?.bound;
-      const bytes = r.bytesPerKey;
-      return {
-        id: r.id,
-        keys: bound === undefined ? NOT_STATED : fmtNumber(bound),
-        keyChars: r.keyChars === undefined ? NOT_STATED : fmtNumber(r.keyChars),
-        bytesPerKey: bytes === undefined ? NOT_STATED : fmtNumber(bytes),
-        memory: bound === undefined || bytes === undefined ? NOT_STATED : fmtBytes(bound * bytes),
-      };
-    }),
+    // a rule kept in its identity's hash is priced in the hash's row (hashMemory)
+    memory: storeRules
+      .filter((r) => r.field === undefined)
+      .map((r) => {
+        const bound = r.cardinality?.bound;
+        const bytes = r.bytesPerKey;
+        return {
+          id: r.id,
+          keys: bound === undefined ? NOT_STATED : fmtNumber(bound),
+          keyChars: r.keyChars === undefined ? NOT_STATED : fmtNumber(r.keyChars),
+          bytesPerKey: bytes === undefined ? NOT_STATED : fmtNumber(bytes),
+          memory: bound === undefined || bytes === undefined ? NOT_STATED : fmtBytes(bound * bytes),
+        };
+      }),
+    memoryRows: storeRules.length > 0,
+    hashMemory: (monitoring.store.hashes ?? []).map((h) => ({
+      key: h.key,
+      keys: fmtNumber(h.keys),
+      keyChars: fmtNumber(h.keyChars),
+      bytesPerKey: fmtNumber(h.bytesPerKey),
+      memory: fmtBytes(h.keys * h.bytesPerKey),
+      text: h.text,
+    })),
     // the penalty box's counters and boxes, in the total too
     penaltyMemory: (monitoring.store.penalty?.rows ?? []).map((r) => ({
       key: r.key,
