@@ -146,26 +146,55 @@ function accessMetric(access: AccessDesign | undefined): MetricSpec | null {
 
 /**
  * The penalty box's keys in the store: a refusal counter per caller refused within the window,
- * and a box per caller shut in it. Each counter needs a refused request within its lifetime, and
- * each box \`refusals\` of them within the box's, so at most ceiling x window counters and ceiling
- * x block / refusals boxes are live (every request, hostile or not, is under the ceiling).
+ * and a box per caller shut in it. Each counter needs a refused request within its lifetime;
+ * each box `refusals` of them, all within the window before it shut plus the time it stays
+ * shut. A refusal counts toward one key only (the counter it creates, or the box it helps shut,
+ * which deletes the counter), so together they are at most ceiling x (window + block /
+ * refusals), less than the two rows added up (every request, hostile or not, is under the
+ * ceiling).
  */
-function penaltyKeys(penalty: NonNullable<AccessDesign['penalty']>, ceilingRps: number): NonNullable<Monitoring['store']['penalty']> {
-  const strikes = Math.ceil(ceilingRps * penalty.withinSeconds);
-  const boxes = Math.ceil((ceilingRps * penalty.blockSeconds) / Math.max(1, penalty.refusals));
+/** How the memory bound counts the penalty box's keys, for the line that states them. */
+const SHARES =
+  " They share the ceiling's traffic with the rules' keys (a request the box's rules refuse writes nothing in the rule that refused it), so the estimate counts them together with those, not on top.";
+
+function penaltyKeys(
+  penalty: NonNullable<AccessDesign['penalty']>,
+  ceilingRps: number,
+): { store: NonNullable<Monitoring['store']['penalty']>; traffic: PenaltyTraffic } {
+  const counters = penalty.refusals > 1;
+  const strikes = counters ? Math.ceil(ceilingRps * penalty.withinSeconds) : 0;
+  const boxWindow = penalty.blockSeconds + (counters ? penalty.withinSeconds : 0);
+  const boxes = Math.ceil((ceilingRps * boxWindow) / penalty.refusals);
   // the caller in the hash tag is a label and a value ("{pb:ak:<key id>}"); the pattern names only the value
   const row = (key: string, count: number) => {
     const keyChars = maxKeyChars({ key: key.replace('<identity>', 'xx:<identity>'), id: 'penalty', tier: 'security' });
     return { key, keys: count, keyChars, bytesPerKey: BYTES_PER_KEY['fixed-window'] + keyNameExtraBytes(keyChars) };
   };
-  const rows = [row(penalty.keys.strikes, strikes), row(penalty.keys.box, boxes)];
-  const keys = strikes + boxes;
-  const bytes = rows.reduce((n, r) => n + r.keys * r.bytesPerKey, 0);
+  const strikeRow = row(penalty.keys.strikes, strikes);
+  const boxRow = row(penalty.keys.box, boxes);
+  const rows = counters ? [strikeRow, boxRow] : [boxRow];
+  const counter: Trace[] = counters ? [{ keys: 1, bytes: strikeRow.bytesPerKey, width: ceilingRps * penalty.withinSeconds }] : [];
+  const box: Trace = { keys: 1 / penalty.refusals, bytes: boxRow.bytesPerKey, width: ceilingRps * boxWindow };
+  const alone = [counter, [box]];
+  const keys = envelope(alone, (t) => t.keys);
+  const bytes = envelope(alone, (t) => t.keys * t.bytes);
+  const w = (s: number) => formatNumber(s);
+  const text = counters
+    ? `Penalty box: at most ${formatNumber(strikes)} refusal counters (ceiling ${formatNumber(ceilingRps)} req/s x their ${w(penalty.withinSeconds)} s lifetime: each needs a refusal within it) and ${formatNumber(boxes)} boxes (each needs ${formatNumber(penalty.refusals)} refusals, all within the ${w(penalty.withinSeconds)} s before it shut and the ${w(penalty.blockSeconds)} s it stays shut: ceiling x ${w(boxWindow)} s / ${formatNumber(penalty.refusals)}), but ${formatNumber(keys)} keys together: a refusal counts toward one key only (the counter it creates, or the box it helps shut, which deletes the counter), so ceiling x (${w(penalty.withinSeconds)} s + ${w(penalty.blockSeconds)} s / ${formatNumber(penalty.refusals)}).${SHARES}`
+    : `Penalty box: at most ${formatNumber(boxes)} boxes (ceiling ${formatNumber(ceilingRps)} req/s x their ${w(penalty.blockSeconds)} s lifetime: each is shut by a refusal within it).${SHARES}`;
   return {
-    keys,
-    bytes,
-    rows,
-    text: `Penalty box: at most ${formatNumber(strikes)} refusal counters (ceiling ${formatNumber(ceilingRps)} req/s x their ${formatNumber(penalty.withinSeconds)} s lifetime: each needs a refusal within it) and ${formatNumber(boxes)} boxes (ceiling x ${formatNumber(penalty.blockSeconds)} s / ${formatNumber(penalty.refusals)} refusals each), ${formatNumber(keys)} keys in all, counted in the estimate above.`,
+    store: { keys, bytes, rows, text },
+    traffic: {
+      ruleIds: penalty.ruleIds,
+      refusals: penalty.refusals,
+      withinSeconds: penalty.withinSeconds,
+      blockSeconds: penalty.blockSeconds,
+      ceilingRps,
+      strikeBytes: strikeRow.bytesPerKey,
+      boxBytes: boxRow.bytesPerKey,
+      keys,
+      bytes,
+    },
   };
 }
 
@@ -186,13 +215,63 @@ const STORE_NAME: Record<Scope['store'], string> = { redis: 'Redis', 'redis-clus
 type SharedCeiling = NonNullable<Monitoring['store']['sharedCeiling']>;
 
 /**
+ * The penalty box as the memory bound sees it: the rules it follows, and the keys a refusal by
+ * one of them leaves (penaltyKeys' rows, with their lifetimes).
+ */
+export interface PenaltyTraffic {
+  ruleIds: readonly string[];
+  refusals: number;
+  withinSeconds: number;
+  blockSeconds: number;
+  ceilingRps: number;
+  strikeBytes: number;
+  boxBytes: number;
+  /** The rows as the table shows them (each counted alone, all traffic refused). */
+  keys: number;
+  bytes: number;
+}
+
+/** A key a request can leave behind: `keys` of them (a share, for a box) of `bytes` B each, live while the ceiling admits `width` more requests (ceiling x lifetime). */
+interface Trace {
+  keys: number;
+  bytes: number;
+  width: number;
+}
+
+/**
+ * The most a stream of requests at the ceiling's rate leaves live at once, when each request
+ * leaves the traces of one of `outcomes` (its choice): a request `w` requests old still holds
+ * the traces of width above w, so the bound is the integral over w of the largest sum any
+ * outcome holds at w (each request may take the outcome heaviest at its age).
+ */
+function envelope(outcomes: readonly (readonly Trace[])[], of: (t: Trace) => number): number {
+  const cuts = [...new Set(outcomes.flat().map((t) => t.width))].sort((a, b) => a - b);
+  let total = 0;
+  let prev = 0;
+  for (const cut of cuts) {
+    const height = Math.max(0, ...outcomes.map((o) => o.reduce((n, t) => n + (t.width >= cut ? of(t) : 0), 0)));
+    total += (cut - prev) * height;
+    prev = cut;
+  }
+  return Math.ceil(total);
+}
+
+/**
  * Live keys and bytes of every rule in the store, at most. A rule bounded by population
  * counts its own bound. Rules bounded by the ceiling (ceiling x TTL each) share it: a request
- * adds at most one key to each rule it matches, so their keys together are at most the
- * ceiling's traffic times the summed TTLs of the rules on one endpoint, for the worst endpoint
- * (all traffic there). Keys and bytes take their worst endpoint each.
+ * adds at most one key to each rule it matches, so their keys together are at most what the
+ * ceiling's traffic leaves when every request goes where it leaves the most (the integral over
+ * a request's age of the largest sum of keys still live at that age, over the endpoints).
+ * The penalty box's keys share the same traffic: a request refused by a rule the box follows
+ * writes nothing in that rule (no script writes on a refusal) and leaves one penalty key at most
+ * (penalty.lua: the refusal counter it creates, or, as one of the `refusals` refusals that shut a
+ * box, a share of that box; the counter is deleted when the box shuts). Keys and bytes take
+ * their worst mix each.
  */
-export function storeBound(rules: readonly MatrixRule[]): {
+export function storeBound(
+  rules: readonly MatrixRule[],
+  penalty?: PenaltyTraffic,
+): {
   keys: number;
   bytes: number;
   shared?: SharedCeiling;
@@ -220,27 +299,57 @@ export function storeBound(rules: readonly MatrixRule[]): {
   const own = inStore.filter((r) => r.field === undefined);
   const byTraffic = own.filter((r) => r.cardinality?.byTraffic);
   const byPopulation = own.filter((r) => !r.cardinality?.byTraffic);
-  const rowKeys = sum(byTraffic, keysOf);
+  const rowKeys = sum(byTraffic, keysOf) + (penalty?.keys ?? 0);
+  const rowBytes = sum(byTraffic, bytesOf) + (penalty?.bytes ?? 0);
   let shared: SharedCeiling | undefined;
-  if (byTraffic.length > 1) {
+  if (byTraffic.length + (penalty ? 1 : 0) > 1) {
+    const trace = (r: MatrixRule): Trace => ({ keys: 1, bytes: r.bytesPerKey ?? 0, width: keysOf(r) });
     // A rule naming no endpoint applies to all of them.
-    const endpoints = [...new Set(byTraffic.flatMap((r) => r.endpoints ?? []))].sort();
+    const covers = (r: MatrixRule, endpoint: string | null): boolean =>
+      !r.endpoints?.length || endpoint === null || r.endpoints.includes(endpoint);
+    const followed = penalty ? rules.filter((r) => penalty.ruleIds.includes(r.id)) : [];
+    const named = [...new Set([...byTraffic, ...followed].flatMap((r) => r.endpoints ?? []))].sort();
+    const endpoints: (string | null)[] = named.length > 0 ? named : [null];
     const perEndpoint = endpoints.map((endpoint) => {
-      const on = byTraffic.filter((r) => !r.endpoints?.length || r.endpoints.includes(endpoint));
-      return { endpoint, keys: sum(on, keysOf), bytes: sum(on, bytesOf) };
+      const on = byTraffic.filter((r) => covers(r, endpoint));
+      return { endpoint, on, keys: sum(on, keysOf), bytes: sum(on, bytesOf) };
     });
-    const worst = perEndpoint.reduce<(typeof perEndpoint)[number] | undefined>((a, b) => (a && a.keys >= b.keys ? a : b), undefined);
-    if (worst && worst.keys < rowKeys) {
-      const bytes = Math.max(...perEndpoint.map((p) => p.bytes));
-      shared = { rules: byTraffic.map((r) => r.id), rowKeys, keys: worst.keys, bytes, endpoint: worst.endpoint };
+    const outcomes: Trace[][] = perEndpoint.map((p) => p.on.map(trace));
+    if (penalty) {
+      const R = penalty.ceilingRps;
+      const counter: Trace[] = penalty.refusals > 1 ? [{ keys: 1, bytes: penalty.strikeBytes, width: R * penalty.withinSeconds }] : [];
+      const box: Trace = {
+        keys: 1 / penalty.refusals,
+        bytes: penalty.boxBytes,
+        width: R * (penalty.blockSeconds + (penalty.refusals > 1 ? penalty.withinSeconds : 0)),
+      };
+      for (const p of perEndpoint) {
+        for (const refusing of followed.filter((r) => covers(r, p.endpoint))) {
+          const rest = p.on.filter((r) => r.id !== refusing.id).map(trace);
+          if (counter.length > 0) outcomes.push([...rest, ...counter]);
+          outcomes.push([...rest, box]);
+        }
+      }
+    }
+    const keys = envelope(outcomes, (t) => t.keys);
+    const bytes = envelope(outcomes, (t) => t.keys * t.bytes);
+    if (keys < rowKeys || bytes < rowBytes) {
+      const worst = perEndpoint.reduce<(typeof perEndpoint)[number] | undefined>((a, b) => (a && a.keys >= b.keys ? a : b), undefined);
+      // all traffic on one endpoint, admitted, is the worst case when nothing else reaches it
+      const one = worst && worst.endpoint !== null && worst.keys === keys && worst.bytes === bytes ? worst.endpoint : undefined;
+      shared = {
+        rules: byTraffic.map((r) => r.id),
+        rowKeys,
+        keys: Math.min(keys, rowKeys),
+        bytes: Math.min(bytes, rowBytes),
+        ...(one ? { endpoint: one } : {}),
+        ...(penalty ? { penalty: true } : {}),
+      };
     }
   }
   return {
     keys: sum(byPopulation, keysOf) + hashes.reduce((n, h) => n + h.keys, 0) + (shared ? shared.keys : rowKeys),
-    bytes:
-      sum(byPopulation, bytesOf) +
-      hashes.reduce((n, h) => n + h.keys * h.bytesPerKey, 0) +
-      (shared ? shared.bytes : sum(byTraffic, bytesOf)),
+    bytes: sum(byPopulation, bytesOf) + hashes.reduce((n, h) => n + h.keys * h.bytesPerKey, 0) + (shared ? shared.bytes : rowBytes),
     ...(shared ? { shared } : {}),
     ...(hashes.length > 0 ? { hashes } : {}),
   };
@@ -512,13 +621,15 @@ export function buildMonitoring(scope: Scope, rules: MatrixRule[], context: Moni
   const hasOutbound = rules.some((r) => r.tier === 'outbound');
   // the middleware exports its metrics only where it runs: a design with no middleware rule ships none
   const hasMiddleware = rules.some((r) => r.layer === 'middleware');
-  const bound = storeBound(rules);
-  const { shared } = bound;
   // the penalty box keeps its keys in the store beside the rules' (penalty.lua), when the rules use one
-  const penalty =
+  const penaltyBound =
     hasStore && context.access?.penalty && context.ceilingRps ? penaltyKeys(context.access.penalty, context.ceilingRps) : undefined;
-  const totalBound = bound.keys + (penalty?.keys ?? 0);
-  const estimatedBytes = bound.bytes + (penalty?.bytes ?? 0);
+  const penalty = penaltyBound?.store;
+  // (its keys share the ceiling's traffic with the rules', so the bound counts them together)
+  const bound = storeBound(rules, penaltyBound?.traffic);
+  const { shared } = bound;
+  const totalBound = bound.keys;
+  const estimatedBytes = bound.bytes;
   const inStore = rules.filter((r) => r.layer !== 'edge' && r.primitive === 'redis-lua');
   const maxmemory = maxmemoryFor(estimatedBytes);
   const job = REDIS_EXPORTER_JOB;

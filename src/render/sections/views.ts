@@ -385,6 +385,7 @@ export function matrixView(input: RenderInput) {
             keys: fmtNumber(monitoring.store.sharedCeiling.keys),
             bytes: fmtBytes(monitoring.store.sharedCeiling.bytes),
             endpoint: monitoring.store.sharedCeiling.endpoint,
+            penalty: monitoring.store.sharedCeiling.penalty === true,
           },
         }
       : {}),
