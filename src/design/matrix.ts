@@ -1048,6 +1048,15 @@ export function applyHandRules(rules: MatrixRule[], hand: HandRule[], scope: Sco
         if (h.killSwitch === false) delete merged.killSwitch;
         out[idx] = merged;
       } else {
+        const identity = h.identity ?? identityOfKey(h.key) ?? 'ip';
+        const layer = h.layer;
+        const key = h.key ?? defaultKey(h.id, identity, layer, scope);
+        const cost = h.cost === undefined && layer !== 'edge' ? costFromEndpoints(h, scope) : undefined;
+        const defaulted = [
+          ...(h.identity === undefined ? [`identity ${identity} (${h.key ? 'read from its key' : 'none stated: the client IP'})`] : []),
+          ...(h.key === undefined ? [`key ${key} (the design's pattern for its identity)`] : []),
+          ...(cost ? [`cost from the costs its endpoints state (${cost.text})`] : []),
+        ];
         const rule: MatrixRule = {
           id: h.id,
           source: 'hand-written',
@@ -1061,12 +1070,66 @@ export function applyHandRules(rules: MatrixRule[], hand: HandRule[], scope: Sco
           rationale: 'Hand-written rule from the answers file.',
           ...(h.killSwitch === false ? {} : { killSwitch: { flag: killSwitchFlag(h.id) } }),
           ...patch,
+          identity,
+          key,
+          ...(cost ? { cost: cost.table } : {}),
+          ...(defaulted.length > 0 ? { derivation: `stated in a hand-written rule; ${defaulted.join('; ')}` } : {}),
         };
         out.push(rule);
       }
     }
   }
   return out;
+}
+
+/** The identity a key pattern names in its hash tag ({u:<user-id>} is a user), as the middleware reads it; undefined when it names none. */
+export function identityOfKey(key: string | undefined): Exclude<RuleIdentity, 'global' | 'provider'> | undefined {
+  const k = (key ?? '').toLowerCase();
+  if (k === '') return undefined;
+  if (/<[^>]*sha256/.test(k)) return 'username';
+  if (/<[^>]*ip[^>]*>/.test(k)) return 'ip';
+  if (/<[^>]*tenant/.test(k)) return 'tenant';
+  if (/<[^>]*user/.test(k)) return 'user';
+  if (/<[^>]*session/.test(k)) return 'session';
+  if (/<[^>]*key/.test(k)) return 'api-key';
+  return undefined;
+}
+
+/**
+ * The key of a hand-written rule that states none: the design's pattern for its identity, with
+ * the rule id as the rest (rl:{u:<user-id>}:<rule id>), so it sits beside the generated rules of
+ * that identity and shares their hash where the design keeps one; a global rule its own hash tag
+ * (rl:{<rule id>}); an edge rule the counter its gateway keeps.
+ */
+function defaultKey(id: string, identity: RuleIdentity, layer: MatrixRule['layer'] | undefined, scope: Scope): string {
+  if (layer === 'edge' && scope.gateway !== 'none') return edgeCounter({ identity }, scope).key.replace('<rule id>', id);
+  if (identity === 'global') return `${KEY_PREFIX}:{${id}}`;
+  return `${KEY_PREFIX}:{${KEY_TAG[identity]}}:${id}`;
+}
+
+/** The endpoints a rule covers: those it names, else those of its class (every class for 'all'), health checks aside. */
+export function coveredEndpoints(
+  rule: { endpoints?: readonly string[] | undefined; endpointClass?: string | undefined },
+  scope: Pick<Scope, 'endpoints'>,
+): ResolvedEndpoint[] {
+  const named = rule.endpoints && rule.endpoints.length > 0 ? rule.endpoints : undefined;
+  return scope.endpoints.filter((e) =>
+    named
+      ? named.includes(e.name)
+      : e.class !== 'health' && (!rule.endpointClass || rule.endpointClass === 'all' || e.class === rule.endpointClass),
+  );
+}
+
+/**
+ * The cost of a hand-written rule that states none, from the endpoints it covers, as the
+ * generated rows take theirs: only when every one of them states its cost in the answers (a
+ * class's default weight is an assumption, not a statement), so a rule nothing prices keeps
+ * failing constraint 1.
+ */
+function costFromEndpoints(h: HandRule, scope: Scope): { table: NonNullable<MatrixRule['cost']>; text: string } | undefined {
+  const covered = coveredEndpoints(h, scope);
+  if (covered.length === 0 || covered.some((e) => e.assumed?.includes('cost'))) return undefined;
+  return { table: costTable(covered), text: covered.map((e) => `${e.name} = ${formatNumber(e.cost)}`).join(', ') };
 }
 
 /**

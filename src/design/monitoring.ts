@@ -289,7 +289,8 @@ export function storeBound(
   const sum = (rs: readonly MatrixRule[], f: (r: MatrixRule) => number): number => rs.reduce((n, r) => n + f(r), 0);
   // the rules kept in one hash per identity hold one key per identity between them: the hash,
   // counted once, for the most identities any of them bounds, at the most it can hold
-  const inHash = inStore.filter((r) => r.field !== undefined);
+  // (every rule of a hash names its fields, those without a bound too: constraint 6 reports them)
+  const inHash = rules.filter((r) => r.layer !== 'edge' && r.field !== undefined);
   const hashes = [...new Set(inHash.map((r) => r.key ?? ''))].map((key) =>
     identityHashRow(
       key,
