@@ -882,11 +882,6 @@ function periodSecondsOf(reset: QuotaResetT): { seconds: number; text: string; t
   return { seconds: 31 * 86400, text: `calendar month (${reset.timeZone})`, ttl: 31 * 86400 + 86400, windows: 2 };
 }
 
-/** Where the quota cut-off sits for each exhaustion behaviour (the cap is stated or an assumption, see defaults). */
-export function quotaCutoff(quota: number, exhaustion: 'hard' | 'soft-warning' | 'pay-per-overage', overageCap?: number): number {
-  return quotaStop(quota, exhaustion, overageCap);
-}
-
 function addQuotas(b: Builder, ctx: MatrixContext, endpoints: ResolvedEndpoint[]): void {
   const { scope, quotaReset } = ctx;
   if (!quotaReset) return;
