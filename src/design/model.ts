@@ -406,6 +406,8 @@ export interface Monitoring {
      * identity whatever rules and plan it serves; the bound in one line (text).
      */
     hashes?: { key: string; ruleIds: string[]; keys: number; keyChars: number; bytesPerKey: number; text: string }[];
+    /** Rules whose keys another rule's row counts: the same key pattern, one key per identity between them. */
+    sameKey?: { ruleId: string; keptWith: string }[];
     /**
      * The penalty box's refusal counters and boxes in the store (in estimatedKeys and
      * estimatedBytes): a row per key kind, as the memory table shows it, and the bound in one line.

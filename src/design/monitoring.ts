@@ -276,16 +276,33 @@ export function storeBound(
   bytes: number;
   shared?: SharedCeiling;
   hashes?: IdentityHashRow[];
+  sameKey?: { ruleId: string; keptWith: string }[];
 } {
-  // the two halves of a rule split by fail mode share one key (one bucket): counted once
-  const inStore = rules.filter((r) => {
-    if (r.layer === 'edge' || !r.cardinality?.bound) return false;
-    if (!r.id.endsWith('-fail-closed')) return true;
-    const twin = rules.find((x) => x.id === `${r.id.slice(0, -'-fail-closed'.length)}-fail-open`);
-    return !(twin && twin.key === r.key && twin.layer === r.layer);
-  });
   const keysOf = (r: MatrixRule): number => r.cardinality?.bound ?? 0;
   const bytesOf = (r: MatrixRule): number => keysOf(r) * (r.bytesPerKey ?? 0);
+  // rules on one key pattern keep one key per identity between them (the two halves of a rule
+  // split by fail mode, the plans' quotas on one key: an identity is on one plan at a time):
+  // counted once, as the largest of their rows
+  const sameKey: { ruleId: string; keptWith: string }[] = [];
+  const byKey = new Map<string, MatrixRule>();
+  const inStore: MatrixRule[] = [];
+  for (const r of rules) {
+    if (r.layer === 'edge' || !r.cardinality?.bound) continue;
+    if (r.field !== undefined || !r.key) {
+      inStore.push(r);
+      continue;
+    }
+    const group = `${r.layer} ${r.primitive} ${r.key}`;
+    const first = byKey.get(group);
+    if (!first) {
+      byKey.set(group, r);
+      inStore.push(r);
+    } else if (bytesOf(r) > bytesOf(first)) {
+      inStore[inStore.indexOf(first)] = r;
+      byKey.set(group, r);
+      sameKey.push({ ruleId: first.id, keptWith: r.id });
+    } else sameKey.push({ ruleId: r.id, keptWith: first.id });
+  }
   const sum = (rs: readonly MatrixRule[], f: (r: MatrixRule) => number): number => rs.reduce((n, r) => n + f(r), 0);
   // the rules kept in one hash per identity hold one key per identity between them: the hash,
   // counted once, for the most identities any of them bounds, at the most it can hold
@@ -353,6 +370,7 @@ export function storeBound(
     bytes: sum(byPopulation, bytesOf) + hashes.reduce((n, h) => n + h.keys * h.bytesPerKey, 0) + (shared ? shared.bytes : rowBytes),
     ...(shared ? { shared } : {}),
     ...(hashes.length > 0 ? { hashes } : {}),
+    ...(sameKey.length > 0 ? { sameKey } : {}),
   };
 }
 
@@ -803,6 +821,7 @@ export function buildMonitoring(scope: Scope, rules: MatrixRule[], context: Moni
       estimatedBytes,
       ...(shared ? { sharedCeiling: shared } : {}),
       ...(bound.hashes ? { hashes: bound.hashes } : {}),
+      ...(bound.sameKey ? { sameKey: bound.sameKey } : {}),
       ...(penalty ? { penalty } : {}),
       recommendation: hasStore
         ? recommendation

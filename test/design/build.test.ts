@@ -380,6 +380,21 @@ describe('storeBound: rules bounded by the ceiling share it', () => {
     expect(storeBound(rules, elsewhere)).toMatchObject({ keys: 1500, bytes: 1500 });
   });
 
+  it("rules on one key pattern (the plans' quotas on one key) keep one key per identity: counted once, at the largest row", () => {
+    const quota = (id: string, bound: number) =>
+      ({ ...r(id, [], bound, 512), key: 'rl:{u:<user-id>}:quota:rolling', primitive: 'redis-lua' }) as MatrixRule;
+    const own = { ...r('d', ['x'], 7, 2), key: 'rl:{u:<user-id>}:d' } as MatrixRule;
+    // (each counted every user: 2 x 200,000 keys, where one key per user exists)
+    expect(storeBound([quota('quota-basic', 200_000), quota('quota-plus', 200_000), own])).toEqual({
+      keys: 200_000 + 7,
+      bytes: 200_000 * 512 + 14,
+      sameKey: [{ ruleId: 'quota-plus', keptWith: 'quota-basic' }],
+    });
+    expect(storeBound([quota('quota-basic', 100), quota('quota-plus', 300)]).sameKey).toEqual([
+      { ruleId: 'quota-basic', keptWith: 'quota-plus' },
+    ]);
+  });
+
   it('a rule naming no endpoint counts on every endpoint; one ceiling rule or no saving: plain sums', () => {
     expect(storeBound([r('a', [], 50, 1, true), r('b', ['login'], 100, 1, true), r('c', ['reset'], 10, 1, true)]).shared).toMatchObject({
       keys: 150,

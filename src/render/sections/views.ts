@@ -374,6 +374,10 @@ export function matrixView(input: RenderInput) {
       .filter((r) => r.layer !== 'edge' && r.id.endsWith('-fail-closed'))
       .filter((r) => rules.some((x) => x.id === `${r.id.slice(0, -'-fail-closed'.length)}-fail-open` && x.key === r.key))
       .map((r) => r.id),
+    // rules on another rule's key pattern (the fail-mode halves have their own line)
+    sameKey: (monitoring.store.sameKey ?? [])
+      .filter((k) => !(k.ruleId.endsWith('-fail-closed') && k.keptWith === `${k.ruleId.slice(0, -'-fail-closed'.length)}-fail-open`))
+      .map((k) => ({ ruleId: k.ruleId, keptWith: k.keptWith })),
     totalKeys: fmtNumber(monitoring.store.estimatedKeys),
     totalBytes: fmtBytes(monitoring.store.estimatedBytes),
     totalBytesExact: fmtNumber(monitoring.store.estimatedBytes),
