@@ -5,6 +5,7 @@
 import { ALGORITHMS, FAIL_MODES, LAYERS } from '../answers/choices.js';
 import type { Algorithm, MatrixRule } from '../design/model.js';
 import { luaScriptFor } from '../design/algorithms.js';
+import { coveredEndpoints } from '../design/matrix.js';
 import { defineConstraint } from './define.js';
 import { isNonEmptyString, isPositiveNumber, ruleIdOf, rulesOf, show } from './guards.js';
 import { DESIGN_DATA_FILE, PROVIDERS_FILE, shippedDesign, shippedProviders } from './artefacts.js';
@@ -48,6 +49,8 @@ export default defineConstraint({
     messages: {
       emptyMatrix: 'The limit matrix has no rules.',
       missingField: 'The rule does not state its {{field}}.',
+      missingCost:
+        "The rule does not state its cost, and not every endpoint it covers states one ({{endpoints}} only its class weight, an assumption): state cost in its rules entry, or each endpoint's cost.",
       invalidField: 'The rule states an invalid {{field}}: {{value}}.',
       burstNotApplicable: '{{algorithm}} has no burst; state burst as null for a window algorithm.',
       notShipped: 'The rule runs at the {{layer}}, but {{file}} does not enforce it: the shipped code has no {{what}}.',
@@ -74,6 +77,20 @@ export default defineConstraint({
         ['layer', verdict(rule.layer, oneOf(LAYERS))],
       ];
       for (const [field, state] of fields) {
+        // a hand-written rule's cost comes from its endpoints when each states one (the design's default)
+        const unpriced =
+          field === 'cost' && state === 'missing' && Array.isArray(design.scope?.endpoints)
+            ? coveredEndpoints(
+                { endpoints: Array.isArray(rule.endpoints) ? rule.endpoints : [], endpointClass: rule.endpointClass },
+                { endpoints: design.scope.endpoints.filter((e) => typeof e === 'object' && e !== null && typeof e.name === 'string') },
+              ).filter((e) => Array.isArray(e.assumed) && e.assumed.includes('cost'))
+            : [];
+        if (unpriced.length > 0) {
+          const names = unpriced.map((e) => e.name);
+          const endpoints = `${names.length > 1 ? `${names.slice(0, -1).join(', ')} and ${names.at(-1)} have` : `${names[0]} has`}`;
+          report({ messageId: 'missingCost', ruleId, data: { endpoints } });
+          continue;
+        }
         if (state === 'missing') report({ messageId: 'missingField', ruleId, data: { field } });
         if (state === 'invalid') {
           report({ messageId: 'invalidField', ruleId, data: { field, value: show(rule[field]) } });

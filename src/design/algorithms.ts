@@ -108,6 +108,38 @@ export function runBurst(rule: Pick<MatrixRule, 'algorithm' | 'burst' | 'rate'>)
   return Math.max(1, Math.round(typeof rule.burst === 'number' ? rule.burst : rule.rate.requests));
 }
 
+/**
+ * The most one key of a rule admits within any stretch of `seconds` at one counter (where its
+ * counter lives, per node or per instance, is the caller's concern), in whole requests of cost 1.
+ * A rule the application runs (any layer but the edge) is counted by the scripts: every
+ * algorithm but the two windows as a GCRA bucket with the burst runBurst gives, so the burst at
+ * once and then the refill. An edge rule by the gateway's own algorithm: a bucket its stated
+ * burst and then its rate; a sliding log exactly its limit per trailing period; a fixed window
+ * and a sliding window counter the limit in every window the stretch touches, one more than it
+ * spans (the end of one window and the start of the next; a counter weighs the previous window
+ * as if spread evenly, so when that window's requests came at its very end nearly the limit
+ * passes again within one period). Over one period: the worst-case table's figure. Undefined
+ * without a rate.
+ */
+export function admittedWithin(rule: Pick<MatrixRule, 'algorithm' | 'burst' | 'rate' | 'layer'>, seconds: number): number | undefined {
+  if (!rule.rate || !(rule.rate.periodSeconds > 0)) return undefined;
+  const { requests, periodSeconds } = rule.rate;
+  const whole = (x: number): number => Math.floor(x + 1e-9);
+  const run = rule.layer === 'edge' ? null : runBurst(rule);
+  if (run !== null) return whole(run + (requests / periodSeconds) * seconds);
+  // the windows a stretch of `seconds` spans, rounding noise aside
+  const spans = Math.max(1, Math.ceil(seconds / periodSeconds - 1e-9));
+  switch (rule.algorithm) {
+    case 'sliding-window-log':
+      return whole(requests * spans);
+    case 'fixed-window':
+    case 'sliding-window-counter':
+      return whole(requests * (spans + 1));
+    default:
+      return whole((typeof rule.burst === 'number' ? rule.burst : 0) + (requests / periodSeconds) * seconds);
+  }
+}
+
 const RUN_AS_GCRA: Partial<Record<Algorithm, string>> = {
   'token-bucket': 'token bucket, run as GCRA',
   'leaky-bucket': 'leaky bucket, run as GCRA',

@@ -7,7 +7,7 @@ import { outboundPeak, outboundRate, PERIOD_SECONDS, QUOTA_BACKSTOP, quotaStop }
 import { formatNumber, secondsWords } from '../format.js';
 import type { ExistingLimiterT, HandRule, QuotaResetT } from '../answers/schema.js';
 import type { AuthKind, EndpointClass, MatrixRule, Primitive, ResolvedEndpoint, RuleIdentity, Scope } from './model.js';
-import { luaScriptFor, runBurst } from './algorithms.js';
+import { admittedWithin, algorithmLabel, luaScriptFor, runBurst } from './algorithms.js';
 import { existingLimitText, existingName, tighterExisting } from './migration.js';
 import { type EdgeCounter, edgeCounter, edgeStateNote } from './gateway-behaviour.js';
 import { IdAllocator, KEY_PREFIX, killSwitchFlag, slug } from './naming.js';
@@ -165,31 +165,23 @@ function withKeyLength(rule: MatrixRule): MatrixRule {
 /**
  * The rules the design keeps in one hash per identity (identityHashes): the hash's key pattern
  * and the rule's field, one field per identity (a counter's new window overwrites the old one's
- * count, so a quota no longer holds a key per live window), and the identity's bytes, with its
- * longest key name, shared among the fields one identity holds at once (the rules of no plan
- * and those of its plan).
+ * count, so a quota no longer holds a key per live window), and bytesPerKey the whole hash of one
+ * identity with its longest key name: every field it can hold, the rules of no plan and those of
+ * each plan (an identity is on one plan at a time, but a plan change leaves the old plan's field
+ * in the hash until the hash expires). Its rules share that hash: the memory estimate counts it
+ * once per identity (storeBound), not once per rule.
  */
 function inIdentityHashes(rules: MatrixRule[]): MatrixRule[] {
   const out = rules.slice();
   for (const hash of identityHashes(rules)) {
     const ruleOf = (id: string): MatrixRule => rules.find((r) => r.id === id) as MatrixRule;
-    const plans = [...new Set(hash.fields.flatMap((f) => f.ruleIds.map((id) => ruleOf(id).plan)).filter((p) => p !== undefined))];
-    const heldBy = (id: string, plan: string | undefined): boolean => ruleOf(id).plan === undefined || ruleOf(id).plan === plan;
-    const liveFields = (plan: string | undefined): string[] =>
-      hash.fields.filter((f) => f.ruleIds.some((id) => heldBy(id, plan))).map((f) => f.field);
-    // (a rolling window: a field per daily bucket, each counting at most the limit)
-    const sizes = (plan: string | undefined): (string | RollingFieldSize)[] =>
-      hash.fields
-        .filter((f) => f.ruleIds.some((id) => heldBy(id, plan)))
-        .map((f) =>
-          f.buckets === undefined
-            ? f.field
-            : {
-                name: f.field,
-                buckets: f.buckets,
-                maxCount: Math.max(...f.ruleIds.filter((id) => heldBy(id, plan)).map((id) => ruleOf(id).rate?.requests ?? 0)),
-              },
-        );
+    // every field the hash can hold (a rolling window: a field per daily bucket, each counting at most its limit)
+    const sizes: (string | RollingFieldSize)[] = hash.fields.map((f) =>
+      f.buckets === undefined
+        ? f.field
+        : { name: f.field, buckets: f.buckets, maxCount: Math.max(...f.ruleIds.map((id) => ruleOf(id).rate?.requests ?? 0)) },
+    );
+    const fields = hash.fields.map((f) => (f.buckets === undefined ? f.field : `${f.field}:<epoch-day>`));
     const keyChars = maxKeyChars({
       key: hash.key,
       algorithm: 'gcra',
@@ -197,26 +189,30 @@ function inIdentityHashes(rules: MatrixRule[]): MatrixRule[] {
       id: '',
       identity: ruleOf(hash.fields[0]?.ruleIds[0] ?? '').identity,
     });
-    const perIdentity = (plan: string | undefined): number => identityHashBytes(sizes(plan)) + keyNameExtraBytes(keyChars);
+    const bytes = identityHashBytes(sizes) + keyNameExtraBytes(keyChars);
+    const planned = hash.fields.some((f) => f.ruleIds.some((id) => ruleOf(id).plan !== undefined));
+    const holds = `${joinNames(fields)}${planned ? " at most (its plan's fields, and an earlier plan's until the hash expires)" : ''}`;
     for (const f of hash.fields) {
       for (const id of f.ruleIds) {
         const i = out.findIndex((r) => r.id === id);
         const rule = out[i] as MatrixRule;
-        const plan = plans.length > 0 ? rule.plan : undefined;
-        const live = liveFields(plan);
-        const bytes = perIdentity(plan);
         const windows = f.kind === 'window' && rule.tier === 'quota' && rule.source === 'generated' && rule.cardinality?.bound ? 2 : 1;
         const bound = rule.cardinality?.bound === undefined ? undefined : Math.ceil(rule.cardinality.bound / windows);
+        // the population, not the population per plan row: the hash is one per identity whatever its plan
+        const basis = (rule.cardinality?.basis ?? 'not stated').replace(
+          / \(the whole .* population is counted for each plan, an upper bound\)$/,
+          '',
+        );
         out[i] = {
           ...rule,
           key: hash.key,
           field: f.field,
           keyChars,
-          bytesPerKey: Math.ceil(bytes / live.length),
+          bytesPerKey: bytes,
           cardinality: {
             ...rule.cardinality,
             ...(bound !== undefined ? { bound } : {}),
-            basis: `${windows > 1 ? `one field per identity in its hash (a new window's count overwrites the last one's), ${formatNumber(bound ?? 0)} hashes` : f.buckets !== undefined ? `${formatNumber(bound ?? 0)} hashes, one per identity, holding a field per UTC day of the window (${f.field}:<epoch-day>, up to ${formatNumber(f.buckets)})` : (rule.cardinality?.basis ?? 'not stated')}; the hash holds ${live.join(', ')} for one identity, ${formatNumber(bytes)} B in all (${formatNumber(Math.ceil(bytes / live.length))} B per field)`,
+            basis: `${windows > 1 ? `one field per identity in its hash (a new window's count overwrites the last one's), ${formatNumber(bound ?? 0)} hashes` : f.buckets !== undefined ? `${formatNumber(bound ?? 0)} hashes, one per identity, holding a field per UTC day of the window (${f.field}:<epoch-day>, up to ${formatNumber(f.buckets)})` : basis}; the hash holds ${holds}, ${formatNumber(bytes)} B, counted once per identity in the memory estimate`,
           },
         };
       }
@@ -576,7 +572,6 @@ function addCeiling(b: Builder, ctx: MatrixContext, limited: ResolvedEndpoint[])
     layer: 'middleware',
     ttlSeconds: ttl,
     cardinality: { bound: 1, basis: 'a single key for the whole deployment' },
-    bytesPerKey: BYTES_PER_KEY.gcra,
     rationale: `Protects the infrastructure, not any one client: ${formatNumber(ceilingRps)} req/s from ${derivation}. No gateway exists, so the first middleware check enforces it; one hot key is cheap for Redis at this rate.`,
   });
 }
@@ -628,7 +623,6 @@ function addFairness(b: Builder, ctx: MatrixContext, endpoints: ResolvedEndpoint
           layer: 'middleware',
           ttlSeconds: ttl,
           cardinality: { ...card, basis: card.basis + share },
-          bytesPerKey: BYTES_PER_KEY.gcra,
           headers: 'full',
           errorCode: 'RATE_LIMITED',
           killSwitch: { flag: killSwitchFlag(id) },
@@ -691,7 +685,6 @@ function addFairness(b: Builder, ctx: MatrixContext, endpoints: ResolvedEndpoint
       layer: 'middleware',
       ttlSeconds: ttl,
       cardinality: card,
-      bytesPerKey: BYTES_PER_KEY.gcra,
       headers: 'full',
       errorCode: 'RATE_LIMITED',
       killSwitch: { flag: killSwitchFlag(id) },
@@ -755,7 +748,6 @@ function addAnonymous(b: Builder, ctx: MatrixContext, endpoints: ResolvedEndpoin
       layer: edge ? 'edge' : 'middleware',
       ttlSeconds: ttl,
       cardinality: card,
-      ...(edge ? {} : { bytesPerKey: BYTES_PER_KEY.gcra }),
       headers: 'full',
       errorCode: 'RATE_LIMITED',
       killSwitch: { flag: killSwitchFlag(id) },
@@ -824,7 +816,7 @@ function addAuth(b: Builder, ctx: MatrixContext, endpoints: ResolvedEndpoint[]):
           : `${ipRate.periodSeconds} s`;
     const ipCard = bound(undefined, ceilingRps, ipRate.periodSeconds, 'IP');
     const keptText = kept
-      ? ` Taken over from the limiter already in place, ${existingName(kept)}: ${existingLimitText(kept)} per IP, tighter than this flow's default of ${limits.perIp} per ${windowText} (which would admit ${formatNumber(limits.perIp * Math.ceil(kept.windowSeconds / window - 1e-9))} within its ${formatNumber(kept.windowSeconds)} s). A limit in force is not loosened without a decision: replace it with a rules entry for this id if the default is wanted.`
+      ? ` Taken over from the limiter already in place, ${existingName(kept)}: ${existingLimitText(kept)} per IP, tighter than this flow's default of ${limits.perIp} per ${windowText} (which would admit ${formatNumber(admittedWithin({ ...common, rate: { requests: limits.perIp, periodSeconds: window } }, kept.windowSeconds) ?? 0)} within its ${formatNumber(kept.windowSeconds)} s). A limit in force is not loosened without a decision: replace it with a rules entry for this id if the default is wanted.`
       : '';
     b.rules.push({
       ...common,
@@ -835,7 +827,6 @@ function addAuth(b: Builder, ctx: MatrixContext, endpoints: ResolvedEndpoint[]):
       rate: { requests: limits.perIdentity, periodSeconds: window },
       ttlSeconds: window,
       cardinality: userCard,
-      bytesPerKey: BYTES_PER_KEY['sliding-window-log-base'] + BYTES_PER_KEY['sliding-window-log-entry'],
       killSwitch: { flag: killSwitchFlag(userId) },
       derivation: `${limits.perIdentity} per ${windowText} = the ${kind} flow's per-${limits.identityLabel} default, not derived from traffic`,
       inputs: [
@@ -856,7 +847,6 @@ function addAuth(b: Builder, ctx: MatrixContext, endpoints: ResolvedEndpoint[]):
       rate: ipRate,
       ttlSeconds: ipRate.periodSeconds,
       cardinality: ipCard,
-      bytesPerKey: BYTES_PER_KEY['sliding-window-log-base'] + BYTES_PER_KEY['sliding-window-log-entry'],
       killSwitch: { flag: killSwitchFlag(ipId) },
       rationale: `Stops ${limits.ipThreat} (one address, many ${limits.identityLabel}${limits.identityLabel.endsWith('s') ? 'es' : 's'}): ${ipRate.requests} attempts per ${ipWindowText} from the trusted client IP${kept ? '' : ', high enough for a shared NAT address'}.${AUTH_IP_ONLY[kind] ?? ''} Each of the two rows alone has a known bypass; together they close both.${keptText}`,
       derivation: kept
@@ -909,7 +899,6 @@ function addWebhooks(b: Builder, ctx: MatrixContext, endpoints: ResolvedEndpoint
     layer: 'middleware',
     ttlSeconds: ttl,
     cardinality: bound(undefined, ceilingRps, ttl, 'IP'),
-    bytesPerKey: BYTES_PER_KEY.gcra,
     headers: 'full',
     errorCode: 'RATE_LIMITED',
     killSwitch: { flag: killSwitchFlag(id) },
@@ -932,11 +921,6 @@ function periodSecondsOf(reset: QuotaResetT): { seconds: number; text: string; t
     return { seconds: 86400, text: `calendar day (${reset.timeZone})`, ttl: 86400 + 3600, windows: 2 };
   }
   return { seconds: 31 * 86400, text: `calendar month (${reset.timeZone})`, ttl: 31 * 86400 + 86400, windows: 2 };
-}
-
-/** Where the quota cut-off sits for each exhaustion behaviour (the cap is stated or an assumption, see defaults). */
-export function quotaCutoff(quota: number, exhaustion: 'hard' | 'soft-warning' | 'pay-per-overage', overageCap?: number): number {
-  return quotaStop(quota, exhaustion, overageCap);
 }
 
 function addQuotas(b: Builder, ctx: MatrixContext, endpoints: ResolvedEndpoint[]): void {
@@ -990,10 +974,6 @@ function addQuotas(b: Builder, ctx: MatrixContext, endpoints: ResolvedEndpoint[]
             ? `${formatNumber(population)} ${pop.label}s, one hash of daily buckets each`
             : `${formatNumber(population)} ${pop.label}s x ${period.windows} live window keys`,
       },
-      bytesPerKey:
-        quotaReset.kind === 'rolling'
-          ? BYTES_PER_KEY['fixed-window-rolling-base'] + BYTES_PER_KEY['fixed-window-rolling-bucket'] * (quotaReset.days - 1)
-          : BYTES_PER_KEY['fixed-window'],
       headers: 'full',
       errorCode: 'QUOTA_EXCEEDED',
       killSwitch: { flag: killSwitchFlag(id) },
@@ -1045,7 +1025,6 @@ function addOutbound(b: Builder, ctx: MatrixContext): void {
         bound: 1,
         basis: `one key for this provider: outbound-bucket.lua keeps a provider pause in the same key as the bucket. Its TTL is the time the bucket takes to refill (${formatNumber(ttl)} s), longer while calls are booked ahead (by up to the wait a caller accepts) or a provider pause is in force (the provider's Retry-After plus the refill time)`,
       },
-      bytesPerKey: BYTES_PER_KEY['outbound-bucket'],
       headers: 'none',
       errorCode: 'RATE_LIMITED',
       killSwitch: { flag: killSwitchFlag(id) },
@@ -1098,12 +1077,6 @@ export function applyHandRules(rules: MatrixRule[], hand: HandRule[], scope: Sco
       if (idx >= 0) {
         const base = out[idx] as MatrixRule;
         const merged: MatrixRule = { ...base, ...patch, source: 'overridden' };
-        // another algorithm or primitive keeps another key layout in the store
-        if (h.algorithm || h.primitive || h.layer) {
-          const bytes = storeBytesPerKey(merged);
-          if (bytes === undefined) delete merged.bytesPerKey;
-          else merged.bytesPerKey = bytes;
-        }
         // new numbers, same state lifetime rule: the TTL follows them unless the answers set it
         if (h.ttlSeconds === undefined && (h.rate || h.burst !== undefined || h.algorithm)) {
           const ttl = stateTtl(merged);
@@ -1112,6 +1085,15 @@ export function applyHandRules(rules: MatrixRule[], hand: HandRule[], scope: Sco
         if (h.killSwitch === false) delete merged.killSwitch;
         out[idx] = merged;
       } else {
+        const identity = h.identity ?? identityOfKey(h.key) ?? 'ip';
+        const layer = h.layer;
+        const key = h.key ?? defaultKey(h.id, identity, layer, scope);
+        const cost = h.cost === undefined && layer !== 'edge' ? costFromEndpoints(h, scope) : undefined;
+        const defaulted = [
+          ...(h.identity === undefined ? [`identity ${identity} (${h.key ? 'read from its key' : 'none stated: the client IP'})`] : []),
+          ...(h.key === undefined ? [`key ${key} (the design's pattern for its identity)`] : []),
+          ...(cost ? [`cost from the costs its endpoints state (${cost.text})`] : []),
+        ];
         const rule: MatrixRule = {
           id: h.id,
           source: 'hand-written',
@@ -1125,32 +1107,98 @@ export function applyHandRules(rules: MatrixRule[], hand: HandRule[], scope: Sco
           rationale: 'Hand-written rule from the answers file.',
           ...(h.killSwitch === false ? {} : { killSwitch: { flag: killSwitchFlag(h.id) } }),
           ...patch,
+          identity,
+          key,
+          ...(cost ? { cost: cost.table } : {}),
+          ...(defaulted.length > 0 ? { derivation: `stated in a hand-written rule; ${defaulted.join('; ')}` } : {}),
         };
-        const bytes = storeBytesPerKey(rule);
-        out.push(bytes === undefined ? rule : { ...rule, bytesPerKey: bytes });
+        out.push(rule);
       }
     }
   }
   return out;
 }
 
+/** The identity a key pattern names in its hash tag ({u:<user-id>} is a user), as the middleware reads it; undefined when it names none. */
+export function identityOfKey(key: string | undefined): Exclude<RuleIdentity, 'global' | 'provider'> | undefined {
+  const k = (key ?? '').toLowerCase();
+  if (k === '') return undefined;
+  if (/<[^>]*sha256/.test(k)) return 'username';
+  if (/<[^>]*ip[^>]*>/.test(k)) return 'ip';
+  if (/<[^>]*tenant/.test(k)) return 'tenant';
+  if (/<[^>]*user/.test(k)) return 'user';
+  if (/<[^>]*session/.test(k)) return 'session';
+  if (/<[^>]*key/.test(k)) return 'api-key';
+  return undefined;
+}
+
 /**
- * What one key of a rule the middleware keeps in the store costs, by the script that runs its
- * algorithm (a log priced with one attempt, as the generated auth rows are); undefined for a rule
- * the store does not hold (edge, in-process) or without an algorithm.
+ * The key of a hand-written rule that states none: the design's pattern for its identity, with
+ * the rule id as the rest (rl:{u:<user-id>}:<rule id>), so it sits beside the generated rules of
+ * that identity and shares their hash where the design keeps one; a global rule its own hash tag
+ * (rl:{<rule id>}); an edge rule the counter its gateway keeps.
  */
-function storeBytesPerKey(rule: MatrixRule): number | undefined {
-  if (rule.layer !== 'middleware' || !rule.algorithm || rule.primitive === 'in-process' || rule.primitive === 'gateway-native') {
-    return undefined;
-  }
+function defaultKey(id: string, identity: RuleIdentity, layer: MatrixRule['layer'] | undefined, scope: Scope): string {
+  if (layer === 'edge' && scope.gateway !== 'none') return edgeCounter({ identity }, scope).key.replace('<rule id>', id);
+  if (identity === 'global') return `${KEY_PREFIX}:{${id}}`;
+  return `${KEY_PREFIX}:{${KEY_TAG[identity]}}:${id}`;
+}
+
+/** The endpoints a rule covers: those it names, else those of its class (every class for 'all'), health checks aside. */
+export function coveredEndpoints(
+  rule: { endpoints?: readonly string[] | undefined; endpointClass?: string | undefined },
+  scope: Pick<Scope, 'endpoints'>,
+): ResolvedEndpoint[] {
+  const named = rule.endpoints && rule.endpoints.length > 0 ? rule.endpoints : undefined;
+  return scope.endpoints.filter((e) =>
+    named
+      ? named.includes(e.name)
+      : e.class !== 'health' && (!rule.endpointClass || rule.endpointClass === 'all' || e.class === rule.endpointClass),
+  );
+}
+
+/**
+ * The cost of a hand-written rule that states none, from the endpoints it covers, as the
+ * generated rows take theirs: only when every one of them states its cost in the answers (a
+ * class's default weight is an assumption, not a statement), so a rule nothing prices keeps
+ * failing constraint 1.
+ */
+function costFromEndpoints(h: HandRule, scope: Scope): { table: NonNullable<MatrixRule['cost']>; text: string } | undefined {
+  const covered = coveredEndpoints(h, scope);
+  if (covered.length === 0 || covered.some((e) => e.assumed?.includes('cost'))) return undefined;
+  return { table: costTable(covered), text: covered.map((e) => `${e.name} = ${formatNumber(e.cost)}`).join(', ') };
+}
+
+/**
+ * What one key of a rule costs in the store, by the script that keeps it (MEASURED_KEY_CHARS-character
+ * names; withKeyLength adds the rule's own key length): the one pricing of generated and
+ * hand-written rules alike. A log is priced with one attempt (each further one adds
+ * sliding-window-log-entry), a rolling quota with a bucket per day of its window. Undefined for a
+ * rule the store does not hold (edge, in-process, a gateway's own counter) or without an algorithm.
+ */
+export function storeBytesPerKey(rule: Pick<MatrixRule, 'layer' | 'algorithm' | 'primitive' | 'tier' | 'rate'>): number | undefined {
+  if (!rule.algorithm || rule.primitive === 'in-process' || rule.primitive === 'gateway-native') return undefined;
+  if (rule.layer === 'outbound-client') return BYTES_PER_KEY['outbound-bucket'];
+  if (rule.layer !== 'middleware') return undefined;
   switch (luaScriptFor(rule.algorithm)) {
     case 'gcra':
       return BYTES_PER_KEY.gcra;
     case 'sliding-window-log':
       return BYTES_PER_KEY['sliding-window-log-base'] + BYTES_PER_KEY['sliding-window-log-entry'];
     case 'fixed-window':
+      if (algorithmLabel(rule) !== undefined) {
+        const days = Math.max(1, Math.round((rule.rate?.periodSeconds ?? 86400) / 86400));
+        return BYTES_PER_KEY['fixed-window-rolling-base'] + BYTES_PER_KEY['fixed-window-rolling-bucket'] * (days - 1);
+      }
       return BYTES_PER_KEY['fixed-window'];
   }
+}
+
+/** A rule with what one of its keys costs in the store (storeBytesPerKey), or without a figure when the store does not hold it. */
+function withStoreBytes(rule: MatrixRule): MatrixRule {
+  const { bytesPerKey: _, ...rest } = rule;
+  const bytes = storeBytesPerKey(rule);
+  return bytes === undefined ? rest : { ...rest, bytesPerKey: bytes };
 }
 
 /**
@@ -1204,6 +1252,7 @@ export function buildMatrix(ctx: MatrixContext, hand: HandRule[]): MatrixResult 
         .map((r) => edgeCompleted(r, ctx))
         .map((r) => edgeWindowed(r, scope))
         .map(edgeHeaders)
+        .map(withStoreBytes)
         .map(withKeyLength),
     ),
     exempt,

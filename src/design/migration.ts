@@ -6,7 +6,7 @@
  */
 import type { ExistingLimiterT, ExistingNginxDirectiveT } from '../answers/schema.js';
 import { formatNumber, secondsWords } from '../format.js';
-import { runBurst } from './algorithms.js';
+import { admittedWithin } from './algorithms.js';
 import type { MatrixRule, Migration, MigrationItem, ResolvedEndpoint, RuleIdentity, Scope } from './model.js';
 
 /** A route with its parameters made comparable: /v1/orders/:id and /v1/orders/{id} read the same. */
@@ -34,25 +34,6 @@ const SAME_KEY: Record<NonNullable<ExistingLimiterT['keyedOn']>, RuleIdentity[]>
   global: ['global'],
   other: [],
 };
-
-/** The most requests one key of `rule` admits within `seconds`, from a full bucket or an empty window. */
-function admittedWithin(rule: MatrixRule, seconds: number): number | undefined {
-  if (!rule.rate) return undefined;
-  const { requests, periodSeconds } = rule.rate;
-  // what the application runs as a GCRA bucket: the burst it runs with at once, then the refill
-  const burst = rule.layer === 'edge' ? null : runBurst(rule);
-  if (burst !== null) return Math.floor(burst + (requests / periodSeconds) * seconds);
-  switch (rule.algorithm) {
-    case 'sliding-window-log':
-    case 'sliding-window-counter':
-      return requests * Math.ceil(seconds / periodSeconds - 1e-9);
-    case 'fixed-window':
-      // across a window boundary a fixed window admits one more window's worth
-      return requests * (Math.ceil(seconds / periodSeconds - 1e-9) + (seconds < periodSeconds ? 0 : 1));
-    default:
-      return Math.floor((rule.burst ?? 0) + (requests / periodSeconds) * seconds);
-  }
-}
 
 /** The most an existing limiter admits within its own window: its limit plus any burst. */
 function existingWithin(l: ExistingLimiterT): number {
@@ -91,9 +72,9 @@ function ruleCovers(r: MatrixRule, e: ResolvedEndpoint): boolean {
 }
 
 /**
- * The tighter existing limit an auth flow's per-IP row takes over, so a limit already in
- * force is never loosened silently: the limiters keyed on the client IP that cover one of the
- * flow's endpoints and admit fewer within their window than the new row would.
+ * The tighter existing limit an auth flow's per-IP row (a sliding log) takes over, so a limit
+ * already in force is never loosened silently: the limiters keyed on the client IP that cover one
+ * of the flow's endpoints and admit fewer within their window than the new row would.
  */
 export function tighterExisting(
   existing: readonly ExistingLimiterT[],
@@ -104,7 +85,7 @@ export function tighterExisting(
   for (const l of existing) {
     if ((l.keyedOn ?? 'ip') !== 'ip') continue;
     if (!endpoints.some((e) => coversEndpoint(l, e))) continue;
-    const within = row.requests * Math.ceil(l.windowSeconds / row.periodSeconds - 1e-9);
+    const within = admittedWithin({ algorithm: 'sliding-window-log', rate: row, layer: 'middleware', burst: null }, l.windowSeconds) ?? 0;
     if (l.limit >= within) continue;
     const perSecond = l.limit / l.windowSeconds;
     if (!best || perSecond < best.perSecond) best = { l, perSecond };

@@ -390,7 +390,24 @@ export interface Monitoring {
      * the ceiling's traffic makes on the endpoint whose rules keep keys longest, less than the
      * sum of their rows. estimatedKeys and estimatedBytes count them this way.
      */
-    sharedCeiling?: { rules: string[]; rowKeys: number; keys: number; bytes: number; endpoint: string };
+    sharedCeiling?: {
+      rules: string[];
+      rowKeys: number;
+      keys: number;
+      bytes: number;
+      /** The endpoint all traffic goes to in the worst case, when one does (else the worst is a mix). */
+      endpoint?: string;
+      /** The penalty box's keys share the traffic too (a refusal writes no key of the rule that refused). */
+      penalty?: true;
+    };
+    /**
+     * The hashes that keep several rules of one identity as fields (identity-limits.lua): one row
+     * each in the memory table, in place of its rules' rows, since the hash is one key per
+     * identity whatever rules and plan it serves; the bound in one line (text).
+     */
+    hashes?: { key: string; ruleIds: string[]; keys: number; keyChars: number; bytesPerKey: number; text: string }[];
+    /** Rules whose keys another rule's row counts: the same key pattern, one key per identity between them. */
+    sameKey?: { ruleId: string; keptWith: string }[];
     /**
      * The penalty box's refusal counters and boxes in the store (in estimatedKeys and
      * estimatedBytes): a row per key kind, as the memory table shows it, and the bound in one line.

@@ -147,26 +147,55 @@ function accessMetric(access: AccessDesign | undefined): MetricSpec | null {
 
 /**
  * The penalty box's keys in the store: a refusal counter per caller refused within the window,
- * and a box per caller shut in it. Each counter needs a refused request within its lifetime, and
- * each box \`refusals\` of them within the box's, so at most ceiling x window counters and ceiling
- * x block / refusals boxes are live (every request, hostile or not, is under the ceiling).
+ * and a box per caller shut in it. Each counter needs a refused request within its lifetime;
+ * each box `refusals` of them, all within the window before it shut plus the time it stays
+ * shut. A refusal counts toward one key only (the counter it creates, or the box it helps shut,
+ * which deletes the counter), so together they are at most ceiling x (window + block /
+ * refusals), less than the two rows added up (every request, hostile or not, is under the
+ * ceiling).
  */
-function penaltyKeys(penalty: NonNullable<AccessDesign['penalty']>, ceilingRps: number): NonNullable<Monitoring['store']['penalty']> {
-  const strikes = Math.ceil(ceilingRps * penalty.withinSeconds);
-  const boxes = Math.ceil((ceilingRps * penalty.blockSeconds) / Math.max(1, penalty.refusals));
+/** How the memory bound counts the penalty box's keys, for the line that states them. */
+const SHARES =
+  " They share the ceiling's traffic with the rules' keys (a request the box's rules refuse writes nothing in the rule that refused it), so the estimate counts them together with those, not on top.";
+
+function penaltyKeys(
+  penalty: NonNullable<AccessDesign['penalty']>,
+  ceilingRps: number,
+): { store: NonNullable<Monitoring['store']['penalty']>; traffic: PenaltyTraffic } {
+  const counters = penalty.refusals > 1;
+  const strikes = counters ? Math.ceil(ceilingRps * penalty.withinSeconds) : 0;
+  const boxWindow = penalty.blockSeconds + (counters ? penalty.withinSeconds : 0);
+  const boxes = Math.ceil((ceilingRps * boxWindow) / penalty.refusals);
   // the caller in the hash tag is a label and a value ("{pb:ak:<key id>}"); the pattern names only the value
   const row = (key: string, count: number) => {
     const keyChars = maxKeyChars({ key: key.replace('<identity>', 'xx:<identity>'), id: 'penalty', tier: 'security' });
     return { key, keys: count, keyChars, bytesPerKey: BYTES_PER_KEY['fixed-window'] + keyNameExtraBytes(keyChars) };
   };
-  const rows = [row(penalty.keys.strikes, strikes), row(penalty.keys.box, boxes)];
-  const keys = strikes + boxes;
-  const bytes = rows.reduce((n, r) => n + r.keys * r.bytesPerKey, 0);
+  const strikeRow = row(penalty.keys.strikes, strikes);
+  const boxRow = row(penalty.keys.box, boxes);
+  const rows = counters ? [strikeRow, boxRow] : [boxRow];
+  const counter: Trace[] = counters ? [{ keys: 1, bytes: strikeRow.bytesPerKey, width: ceilingRps * penalty.withinSeconds }] : [];
+  const box: Trace = { keys: 1 / penalty.refusals, bytes: boxRow.bytesPerKey, width: ceilingRps * boxWindow };
+  const alone = [counter, [box]];
+  const keys = envelope(alone, (t) => t.keys);
+  const bytes = envelope(alone, (t) => t.keys * t.bytes);
+  const w = (s: number) => formatNumber(s);
+  const text = counters
+    ? `Penalty box: at most ${formatNumber(strikes)} refusal counters (ceiling ${formatNumber(ceilingRps)} req/s x their ${w(penalty.withinSeconds)} s lifetime: each needs a refusal within it) and ${formatNumber(boxes)} boxes (each needs ${formatNumber(penalty.refusals)} refusals, all within the ${w(penalty.withinSeconds)} s before it shut and the ${w(penalty.blockSeconds)} s it stays shut: ceiling x ${w(boxWindow)} s / ${formatNumber(penalty.refusals)}), but ${formatNumber(keys)} keys together: a refusal counts toward one key only (the counter it creates, or the box it helps shut, which deletes the counter), so ceiling x (${w(penalty.withinSeconds)} s + ${w(penalty.blockSeconds)} s / ${formatNumber(penalty.refusals)}).${SHARES}`
+    : `Penalty box: at most ${formatNumber(boxes)} boxes (ceiling ${formatNumber(ceilingRps)} req/s x their ${w(penalty.blockSeconds)} s lifetime: each is shut by a refusal within it).${SHARES}`;
   return {
-    keys,
-    bytes,
-    rows,
-    text: `Penalty box: at most ${formatNumber(strikes)} refusal counters (ceiling ${formatNumber(ceilingRps)} req/s x their ${formatNumber(penalty.withinSeconds)} s lifetime: each needs a refusal within it) and ${formatNumber(boxes)} boxes (ceiling x ${formatNumber(penalty.blockSeconds)} s / ${formatNumber(penalty.refusals)} refusals each), ${formatNumber(keys)} keys in all, counted in the estimate above.`,
+    store: { keys, bytes, rows, text },
+    traffic: {
+      ruleIds: penalty.ruleIds,
+      refusals: penalty.refusals,
+      withinSeconds: penalty.withinSeconds,
+      blockSeconds: penalty.blockSeconds,
+      ceilingRps,
+      strikeBytes: strikeRow.bytesPerKey,
+      boxBytes: boxRow.bytesPerKey,
+      keys,
+      bytes,
+    },
   };
 }
 
@@ -187,58 +216,183 @@ const STORE_NAME: Record<Scope['store'], string> = { redis: 'Redis', 'redis-clus
 type SharedCeiling = NonNullable<Monitoring['store']['sharedCeiling']>;
 
 /**
+ * The penalty box as the memory bound sees it: the rules it follows, and the keys a refusal by
+ * one of them leaves (penaltyKeys' rows, with their lifetimes).
+ */
+export interface PenaltyTraffic {
+  ruleIds: readonly string[];
+  refusals: number;
+  withinSeconds: number;
+  blockSeconds: number;
+  ceilingRps: number;
+  strikeBytes: number;
+  boxBytes: number;
+  /** The rows as the table shows them (each counted alone, all traffic refused). */
+  keys: number;
+  bytes: number;
+}
+
+/** A key a request can leave behind: `keys` of them (a share, for a box) of `bytes` B each, live while the ceiling admits `width` more requests (ceiling x lifetime). */
+interface Trace {
+  keys: number;
+  bytes: number;
+  width: number;
+}
+
+/**
+ * The most a stream of requests at the ceiling's rate leaves live at once, when each request
+ * leaves the traces of one of `outcomes` (its choice): a request `w` requests old still holds
+ * the traces of width above w, so the bound is the integral over w of the largest sum any
+ * outcome holds at w (each request may take the outcome heaviest at its age).
+ */
+function envelope(outcomes: readonly (readonly Trace[])[], of: (t: Trace) => number): number {
+  const cuts = [...new Set(outcomes.flat().map((t) => t.width))].sort((a, b) => a - b);
+  let total = 0;
+  let prev = 0;
+  for (const cut of cuts) {
+    const height = Math.max(0, ...outcomes.map((o) => o.reduce((n, t) => n + (t.width >= cut ? of(t) : 0), 0)));
+    total += (cut - prev) * height;
+    prev = cut;
+  }
+  return Math.ceil(total);
+}
+
+/**
  * Live keys and bytes of every rule in the store, at most. A rule bounded by population
  * counts its own bound. Rules bounded by the ceiling (ceiling x TTL each) share it: a request
- * adds at most one key to each rule it matches, so their keys together are at most the
- * ceiling's traffic times the summed TTLs of the rules on one endpoint, for the worst endpoint
- * (all traffic there). Keys and bytes take their worst endpoint each.
+ * adds at most one key to each rule it matches, so their keys together are at most what the
+ * ceiling's traffic leaves when every request goes where it leaves the most (the integral over
+ * a request's age of the largest sum of keys still live at that age, over the endpoints).
+ * The penalty box's keys share the same traffic: a request refused by a rule the box follows
+ * writes nothing in that rule (no script writes on a refusal) and leaves one penalty key at most
+ * (penalty.lua: the refusal counter it creates, or, as one of the `refusals` refusals that shut a
+ * box, a share of that box; the counter is deleted when the box shuts). Keys and bytes take
+ * their worst mix each.
  */
-export function storeBound(rules: readonly MatrixRule[]): { keys: number; bytes: number; shared?: SharedCeiling } {
-  // the two halves of a rule split by fail mode share one key (one bucket): counted once
-  const inStore = rules.filter((r) => {
-    if (r.layer === 'edge' || !r.cardinality?.bound) return false;
-    if (!r.id.endsWith('-fail-closed')) return true;
-    const twin = rules.find((x) => x.id === `${r.id.slice(0, -'-fail-closed'.length)}-fail-open`);
-    return !(twin && twin.key === r.key && twin.layer === r.layer);
-  });
+export function storeBound(
+  rules: readonly MatrixRule[],
+  penalty?: PenaltyTraffic,
+): {
+  keys: number;
+  bytes: number;
+  shared?: SharedCeiling;
+  hashes?: IdentityHashRow[];
+  sameKey?: { ruleId: string; keptWith: string }[];
+} {
   const keysOf = (r: MatrixRule): number => r.cardinality?.bound ?? 0;
   const bytesOf = (r: MatrixRule): number => keysOf(r) * (r.bytesPerKey ?? 0);
-  const sum = (rs: readonly MatrixRule[], f: (r: MatrixRule) => number): number => rs.reduce((n, r) => n + f(r), 0);
-  // the rules kept in one hash per identity hold one key per identity between them, the most any
-  // of them bounds (bytes: each its share of the hash)
-  const inHash = inStore.filter((r) => r.field !== undefined);
-  const hashKeys = new Map<string, number>();
-  for (const r of inHash) hashKeys.set(r.key ?? '', Math.max(hashKeys.get(r.key ?? '') ?? 0, keysOf(r)));
-  // rules that keep one field of the same hash (each plan's quota in the field "quota") hold it
-  // once: the field is counted once, at the most any of them bounds
-  const fieldBytes = new Map<string, number>();
-  for (const r of inHash) {
-    const at = `${r.key ?? ''}\u0000${r.field ?? ''}`;
-    fieldBytes.set(at, Math.max(fieldBytes.get(at) ?? 0, bytesOf(r)));
+  // rules on one key pattern keep one key per identity between them (the two halves of a rule
+  // split by fail mode, the plans' quotas on one key: an identity is on one plan at a time):
+  // counted once, as the largest of their rows
+  const sameKey: { ruleId: string; keptWith: string }[] = [];
+  const byKey = new Map<string, MatrixRule>();
+  const inStore: MatrixRule[] = [];
+  for (const r of rules) {
+    if (r.layer === 'edge' || !r.cardinality?.bound) continue;
+    if (r.field !== undefined || !r.key) {
+      inStore.push(r);
+      continue;
+    }
+    const group = `${r.layer} ${r.primitive} ${r.key}`;
+    const first = byKey.get(group);
+    if (!first) {
+      byKey.set(group, r);
+      inStore.push(r);
+    } else if (bytesOf(r) > bytesOf(first)) {
+      inStore[inStore.indexOf(first)] = r;
+      byKey.set(group, r);
+      sameKey.push({ ruleId: first.id, keptWith: r.id });
+    } else sameKey.push({ ruleId: r.id, keptWith: first.id });
   }
+  const sum = (rs: readonly MatrixRule[], f: (r: MatrixRule) => number): number => rs.reduce((n, r) => n + f(r), 0);
+  // the rules kept in one hash per identity hold one key per identity between them: the hash,
+  // counted once, for the most identities any of them bounds, at the most it can hold
+  // (every rule of a hash names its fields, those without a bound too: constraint 6 reports them)
+  const inHash = rules.filter((r) => r.layer !== 'edge' && r.field !== undefined);
+  const hashes = [...new Set(inHash.map((r) => r.key ?? ''))].map((key) =>
+    identityHashRow(
+      key,
+      inHash.filter((r) => (r.key ?? '') === key),
+    ),
+  );
   const own = inStore.filter((r) => r.field === undefined);
   const byTraffic = own.filter((r) => r.cardinality?.byTraffic);
   const byPopulation = own.filter((r) => !r.cardinality?.byTraffic);
-  const rowKeys = sum(byTraffic, keysOf);
+  const rowKeys = sum(byTraffic, keysOf) + (penalty?.keys ?? 0);
+  const rowBytes = sum(byTraffic, bytesOf) + (penalty?.bytes ?? 0);
   let shared: SharedCeiling | undefined;
-  if (byTraffic.length > 1) {
+  if (byTraffic.length + (penalty ? 1 : 0) > 1) {
+    const trace = (r: MatrixRule): Trace => ({ keys: 1, bytes: r.bytesPerKey ?? 0, width: keysOf(r) });
     // A rule naming no endpoint applies to all of them.
-    const endpoints = [...new Set(byTraffic.flatMap((r) => r.endpoints ?? []))].sort();
+    const covers = (r: MatrixRule, endpoint: string | null): boolean =>
+      !r.endpoints?.length || endpoint === null || r.endpoints.includes(endpoint);
+    const followed = penalty ? rules.filter((r) => penalty.ruleIds.includes(r.id)) : [];
+    const named = [...new Set([...byTraffic, ...followed].flatMap((r) => r.endpoints ?? []))].sort();
+    const endpoints: (string | null)[] = named.length > 0 ? named : [null];
     const perEndpoint = endpoints.map((endpoint) => {
-      const on = byTraffic.filter((r) => !r.endpoints?.length || r.endpoints.includes(endpoint));
-      return { endpoint, keys: sum(on, keysOf), bytes: sum(on, bytesOf) };
+      const on = byTraffic.filter((r) => covers(r, endpoint));
+      return { endpoint, on, keys: sum(on, keysOf), bytes: sum(on, bytesOf) };
     });
-    const worst = perEndpoint.reduce<(typeof perEndpoint)[number] | undefined>((a, b) => (a && a.keys >= b.keys ? a : b), undefined);
-    if (worst && worst.keys < rowKeys) {
-      const bytes = Math.max(...perEndpoint.map((p) => p.bytes));
-      shared = { rules: byTraffic.map((r) => r.id), rowKeys, keys: worst.keys, bytes, endpoint: worst.endpoint };
+    const outcomes: Trace[][] = perEndpoint.map((p) => p.on.map(trace));
+    if (penalty) {
+      const R = penalty.ceilingRps;
+      const counter: Trace[] = penalty.refusals > 1 ? [{ keys: 1, bytes: penalty.strikeBytes, width: R * penalty.withinSeconds }] : [];
+      const box: Trace = {
+        keys: 1 / penalty.refusals,
+        bytes: penalty.boxBytes,
+        width: R * (penalty.blockSeconds + (penalty.refusals > 1 ? penalty.withinSeconds : 0)),
+      };
+      for (const p of perEndpoint) {
+        for (const refusing of followed.filter((r) => covers(r, p.endpoint))) {
+          const rest = p.on.filter((r) => r.id !== refusing.id).map(trace);
+          if (counter.length > 0) outcomes.push([...rest, ...counter]);
+          outcomes.push([...rest, box]);
+        }
+      }
+    }
+    const keys = envelope(outcomes, (t) => t.keys);
+    const bytes = envelope(outcomes, (t) => t.keys * t.bytes);
+    if (keys < rowKeys || bytes < rowBytes) {
+      const worst = perEndpoint.reduce<(typeof perEndpoint)[number] | undefined>((a, b) => (a && a.keys >= b.keys ? a : b), undefined);
+      // all traffic on one endpoint, admitted, is the worst case when nothing else reaches it
+      const one = worst && worst.endpoint !== null && worst.keys === keys && worst.bytes === bytes ? worst.endpoint : undefined;
+      shared = {
+        rules: byTraffic.map((r) => r.id),
+        rowKeys,
+        keys: Math.min(keys, rowKeys),
+        bytes: Math.min(bytes, rowBytes),
+        ...(one ? { endpoint: one } : {}),
+        ...(penalty ? { penalty: true } : {}),
+      };
     }
   }
   return {
-    keys: sum(byPopulation, keysOf) + [...hashKeys.values()].reduce((n, k) => n + k, 0) + (shared ? shared.keys : rowKeys),
-    bytes:
-      sum(byPopulation, bytesOf) + [...fieldBytes.values()].reduce((n, b) => n + b, 0) + (shared ? shared.bytes : sum(byTraffic, bytesOf)),
+    keys: sum(byPopulation, keysOf) + hashes.reduce((n, h) => n + h.keys, 0) + (shared ? shared.keys : rowKeys),
+    bytes: sum(byPopulation, bytesOf) + hashes.reduce((n, h) => n + h.keys * h.bytesPerKey, 0) + (shared ? shared.bytes : rowBytes),
     ...(shared ? { shared } : {}),
+    ...(hashes.length > 0 ? { hashes } : {}),
+    ...(sameKey.length > 0 ? { sameKey } : {}),
+  };
+}
+
+type IdentityHashRow = NonNullable<Monitoring['store']['hashes']>[number];
+
+/** One identity's hash in the memory estimate: its rules' fields, one hash per identity at the largest it can be. */
+function identityHashRow(key: string, members: readonly MatrixRule[]): IdentityHashRow {
+  const keys = Math.max(...members.map((r) => r.cardinality?.bound ?? 0));
+  const bytesPerKey = Math.max(...members.map((r) => r.bytesPerKey ?? 0));
+  const keyChars = Math.max(...members.map((r) => r.keyChars ?? 0));
+  const fields = [...new Set(members.map((r) => r.field ?? ''))];
+  const identity = members[0]?.identity;
+  const who = identity === 'api-key' ? 'API key' : (identity ?? 'identity');
+  const planned = members.some((r) => r.plan !== undefined);
+  return {
+    key,
+    ruleIds: members.map((r) => r.id),
+    keys,
+    keyChars,
+    bytesPerKey,
+    text: `one per ${who}, at most ${formatNumber(keys)}, each holding the fields of ${joinAnd(members.map((r) => r.id))} (${joinAnd(fields)}): ${formatNumber(bytesPerKey)} B with every field.${planned ? ` A ${who} is on one plan at a time and keeps another plan's field only from before a plan change, until the hash expires, so the` : ' The'} hash is counted once per ${who}, not once per rule.`,
   };
 }
 
@@ -517,13 +671,15 @@ export function buildMonitoring(scope: Scope, rules: MatrixRule[], context: Moni
   const hasOutbound = rules.some((r) => r.tier === 'outbound');
   // the middleware exports its metrics only where it runs: a design with no middleware rule ships none
   const hasMiddleware = rules.some((r) => r.layer === 'middleware');
-  const bound = storeBound(rules);
-  const { shared } = bound;
   // the penalty box keeps its keys in the store beside the rules' (penalty.lua), when the rules use one
-  const penalty =
+  const penaltyBound =
     hasStore && context.access?.penalty && context.ceilingRps ? penaltyKeys(context.access.penalty, context.ceilingRps) : undefined;
-  const totalBound = bound.keys + (penalty?.keys ?? 0);
-  const estimatedBytes = bound.bytes + (penalty?.bytes ?? 0);
+  const penalty = penaltyBound?.store;
+  // (its keys share the ceiling's traffic with the rules', so the bound counts them together)
+  const bound = storeBound(rules, penaltyBound?.traffic);
+  const { shared } = bound;
+  const totalBound = bound.keys;
+  const estimatedBytes = bound.bytes;
   const inStore = rules.filter((r) => r.layer !== 'edge' && r.primitive === 'redis-lua');
   const maxmemory = maxmemoryFor(estimatedBytes);
   const job = REDIS_EXPORTER_JOB;
@@ -695,6 +851,8 @@ export function buildMonitoring(scope: Scope, rules: MatrixRule[], context: Moni
       estimatedKeys: totalBound,
       estimatedBytes,
       ...(shared ? { sharedCeiling: shared } : {}),
+      ...(bound.hashes ? { hashes: bound.hashes } : {}),
+      ...(bound.sameKey ? { sameKey: bound.sameKey } : {}),
       ...(penalty ? { penalty } : {}),
       ...(serviceRedis ? { edgeServiceRedis: serviceRedis } : {}),
       recommendation: hasStore

@@ -70,6 +70,15 @@ runConstraintTests(completeRules, {
       })),
     },
     {
+      name: 'a rule without a cost on an endpoint that states none (its class weight is an assumption)',
+      design: mutate(design, (d) => {
+        delete getRule(d, 'auth-login-per-ip').cost;
+        const login = d.scope.endpoints.find((e) => e.name === 'login');
+        if (login) login.assumed = ['cost'];
+      }),
+      expect: [{ messageId: 'missingCost', ruleId: 'auth-login-per-ip', data: { endpoints: 'login has' } }],
+    },
+    {
       name: 'a zero rate and a zero endpoint weight',
       design: mutate(design, (d) => {
         const rule = getRule(d, 'api-per-api-key');

@@ -2,6 +2,7 @@ import { describe, expect, it } from 'vitest';
 import { Answers } from '../../src/answers/schema.js';
 import { buildDesign, ceilingOf } from '../../src/design/build.js';
 import type { MatrixRule } from '../../src/design/model.js';
+import { identityHashBytes, keyNameExtraBytes } from '../../src/design/matrix.js';
 import { storeBound } from '../../src/design/monitoring.js';
 import { DATE, exampleAnswers, exampleDesign, exampleNames } from '../helpers/examples.js';
 
@@ -105,7 +106,6 @@ describe('design builder', () => {
       // The rules bounded by the ceiling share it: all 4,800 req/s on password-reset (two
       // rules of 1 h each) is the worst case, not the rows added up.
       const shared = d.monitoring.store.sharedCeiling;
-      expect(shared?.endpoint).toBe('password-reset');
       expect(shared?.keys).toBe(2 * 4800 * 3600);
       // sliding-log keys (182 B measured with 15-character names) plus their real names:
       // rl:{auth:password-reset}:un:<64 hex> is 92 characters (+64 B), :ip:<IPv6 /64> 52 (+32 B)
@@ -113,9 +113,17 @@ describe('design builder', () => {
       expect(rule(d.rules, 'auth-password-reset-per-identity').bytesPerKey).toBe(182 + 64);
       expect(rule(d.rules, 'auth-password-reset-per-ip').keyChars).toBe(52);
       expect(rule(d.rules, 'auth-password-reset-per-ip').bytesPerKey).toBe(182 + 32);
-      expect(shared?.bytes).toBe(4800 * 3600 * (246 + 214));
+      // and the penalty box's keys share that traffic: a request the per-IP row refuses writes no
+      // key of it and one refusal counter (261 B, 900 s) at most, beside the per-address key
+      // (246 B): 507 B where the counter lives, against the 460 B of an admitted request
+      expect(d.monitoring.store.penalty?.rows.map((r) => r.bytesPerKey)).toEqual([261, 261]);
+      expect(shared?.penalty).toBe(true);
+      expect(shared?.endpoint).toBeUndefined();
+      expect(shared?.bytes).toBe(4800 * 900 * (246 + 261) + 4800 * 2700 * (246 + 214));
       expect(shared?.rules).toEqual(d.rules.filter((r) => r.cardinality?.byTraffic && r.layer !== 'edge').map((r) => r.id));
-      expect(shared?.rowKeys).toBe(2 * 4800 * (900 + 3600 + 60) + rule(d.rules, 'webhooks-per-source').cardinality!.bound!);
+      expect(shared?.rowKeys).toBe(
+        2 * 4800 * (900 + 3600 + 60) + rule(d.rules, 'webhooks-per-source').cardinality!.bound! + d.monitoring.store.penalty!.keys,
+      );
       const byPopulation = d.rules.filter((r) => r.layer !== 'edge' && !r.cardinality?.byTraffic);
       // and the penalty box's counters and boxes (ceiling x 900 s, ceiling x 1,800 s / 5)
       expect(d.monitoring.store.penalty?.keys).toBe(4800 * 900 + (4800 * 1800) / 5);
@@ -123,17 +131,14 @@ describe('design builder', () => {
       const own = byPopulation.filter((r) => !r.field);
       const hashes = new Set(byPopulation.filter((r) => r.field).map((r) => r.key));
       expect([...hashes]).toEqual(['rl:{t:<tenant-id>}']);
-      expect(d.monitoring.store.estimatedKeys).toBe(
-        own.reduce((n, r) => n + (r.cardinality?.bound ?? 0), 0) + 1200 + shared!.keys + d.monitoring.store.penalty!.keys,
-      );
-      // (the plans' quotas share the field "quota" of the tenant's hash: that field counts once)
-      const quotaFields = byPopulation.filter((r) => r.field === 'quota');
-      expect(quotaFields.length).toBe(3);
+      expect(d.monitoring.store.estimatedKeys).toBe(own.reduce((n, r) => n + (r.cardinality?.bound ?? 0), 0) + 1200 + shared!.keys);
+      // the tenant's hash once per tenant (1,200), with every field it can hold (its plan's, and an
+      // earlier plan's until it expires): not once per plan row, which counted every tenant thrice
+      const hashBytes = identityHashBytes(['req:free', 'req:pro', 'req:enterprise', 'quota']) + keyNameExtraBytes(136);
+      for (const id of ['fairness-free', 'fairness-enterprise', 'quota-pro']) expect(rule(d.rules, id).bytesPerKey).toBe(hashBytes);
+      expect(d.monitoring.store.hashes).toMatchObject([{ key: 'rl:{t:<tenant-id>}', keys: 1200, keyChars: 136, bytesPerKey: hashBytes }]);
       expect(d.monitoring.store.estimatedBytes).toBe(
-        byPopulation.reduce((n, r) => n + (r.cardinality?.bound ?? 0) * (r.bytesPerKey ?? 0), 0) -
-          (quotaFields.length - 1) * 1200 * (quotaFields[0]!.bytesPerKey ?? 0) +
-          shared!.bytes +
-          d.monitoring.store.penalty!.bytes,
+        own.reduce((n, r) => n + (r.cardinality?.bound ?? 0) * (r.bytesPerKey ?? 0), 0) + 1200 * hashBytes + shared!.bytes,
       );
       expect(d.monitoring.store.maxmemoryPolicy).toBe('noeviction');
     });
@@ -328,19 +333,66 @@ describe('storeBound: rules bounded by the ceiling share it', () => {
       cardinality: { bound, basis: 'b', ...(byTraffic ? { byTraffic } : {}) },
     }) as unknown as MatrixRule;
 
-  it('counts the worst endpoint once, and population-bounded rules in full', () => {
+  it('counts the worst mix of endpoints once, and population-bounded rules in full', () => {
     const rules = [
       r('a', ['login'], 100, 10, true),
       r('b', ['login'], 100, 10, true),
       r('c', ['reset'], 300, 1, true),
       r('d', ['x'], 7, 2),
     ];
-    // login: 200 keys, 2,000 bytes; reset: 300 keys, 300 bytes: keys and bytes take their own worst endpoint
+    // login alone: 200 keys, 2,000 bytes; reset alone: 300 keys, 300 bytes. But the requests of the
+    // last 100 s on login (two keys each) and those of the 200 s before on reset (one key each, still
+    // live) leave 400 keys, 2,200 bytes: more than either endpoint alone
     expect(storeBound(rules)).toEqual({
-      keys: 300 + 7,
-      bytes: 2000 + 14,
-      shared: { rules: ['a', 'b', 'c'], rowKeys: 500, keys: 300, bytes: 2000, endpoint: 'reset' },
+      keys: 400 + 7,
+      bytes: 2200 + 14,
+      shared: { rules: ['a', 'b', 'c'], rowKeys: 500, keys: 400, bytes: 2200 },
     });
+  });
+
+  it("shares the ceiling's traffic with the penalty box: a refusal writes nothing in the rule that refused, one penalty key at most", () => {
+    // ceiling 10 req/s; the box follows a and b (both on login, 100 s and 50 s lifetimes); a
+    // counter lives 20 s, a box 30 s and takes 3 refusals (so each refusal holds a third of a box
+    // for up to 50 s)
+    const penalty = {
+      ruleIds: ['a', 'b'],
+      refusals: 3,
+      withinSeconds: 20,
+      blockSeconds: 30,
+      ceilingRps: 10,
+      strikeBytes: 4,
+      boxBytes: 6,
+      keys: 200 + 100,
+      bytes: 200 * 4 + 100 * 6,
+    };
+    const rules = [r('a', ['login'], 1000, 1, true), r('b', ['login'], 500, 1, true)];
+    // keys: admitted, 2 for 500 requests, 1 for the next 500 (1,500); refused by b, a's key and a
+    // counter (2 for 200, then 1), or a's key and a third of a box: never more. Rows added up: 1,800.
+    // bytes: refused by b, a's key (1 B) and a counter (4 B) for 200 requests, a's key and a third of
+    // a box (2 B) for the next 300, then a's key: 1,000 + 900 + 500, not the rows' 2,900
+    expect(storeBound(rules, penalty)).toMatchObject({
+      keys: 1500,
+      bytes: 2400,
+      shared: { keys: 1500, bytes: 2400, rowKeys: 1800, penalty: true },
+    });
+    // a box follows no rule on another endpoint: those requests add no penalty key
+    const elsewhere = { ...penalty, ruleIds: ['z'] };
+    expect(storeBound(rules, elsewhere)).toMatchObject({ keys: 1500, bytes: 1500 });
+  });
+
+  it("rules on one key pattern (the plans' quotas on one key) keep one key per identity: counted once, at the largest row", () => {
+    const quota = (id: string, bound: number) =>
+      ({ ...r(id, [], bound, 512), key: 'rl:{u:<user-id>}:quota:rolling', primitive: 'redis-lua' }) as MatrixRule;
+    const own = { ...r('d', ['x'], 7, 2), key: 'rl:{u:<user-id>}:d' } as MatrixRule;
+    // (each counted every user: 2 x 200,000 keys, where one key per user exists)
+    expect(storeBound([quota('quota-basic', 200_000), quota('quota-plus', 200_000), own])).toEqual({
+      keys: 200_000 + 7,
+      bytes: 200_000 * 512 + 14,
+      sameKey: [{ ruleId: 'quota-plus', keptWith: 'quota-basic' }],
+    });
+    expect(storeBound([quota('quota-basic', 100), quota('quota-plus', 300)]).sameKey).toEqual([
+      { ruleId: 'quota-basic', keptWith: 'quota-plus' },
+    ]);
   });
 
   it('a rule naming no endpoint counts on every endpoint; one ceiling rule or no saving: plain sums', () => {

@@ -6,7 +6,15 @@
  */
 import { describe, expect, it } from 'vitest';
 import { buildDesign } from '../../src/design/build.js';
-import { BYTES_PER_KEY, keyNameBytes, keyNameExtraBytes, maxKeyChars, MEASURED_KEY_CHARS } from '../../src/design/matrix.js';
+import {
+  BYTES_PER_KEY,
+  keyNameBytes,
+  keyNameExtraBytes,
+  maxKeyChars,
+  MEASURED_KEY_CHARS,
+  storeBytesPerKey,
+} from '../../src/design/matrix.js';
+import { formatNumber } from '../../src/format.js';
 import { maxmemoryFor, storeBound } from '../../src/design/monitoring.js';
 import type { Design, MatrixRule } from '../../src/design/model.js';
 import { renderMarkdown } from '../../src/render/markdown/index.js';
@@ -76,16 +84,48 @@ describe('key length in the memory bound', () => {
     }
   });
 
+  it('one pricing for every rule the store holds, generated or hand-written; a bucket kept in each instance is not in the store', () => {
+    for (const name of exampleNames()) {
+      for (const r of exampleDesign(name).rules) {
+        if (r.field !== undefined) continue;
+        const script = storeBytesPerKey(r);
+        if (script === undefined) expect(r.bytesPerKey, r.id).toBeUndefined();
+        else expect(r.bytesPerKey, r.id).toBe(script + keyNameExtraBytes(r.keyChars ?? 0));
+      }
+    }
+    const answers = exampleAnswers('saas-platform');
+    const outbound = (answers.outbound ?? []).map((p) => ({ ...p, bucket: 'per-instance' as const }));
+    const d = buildDesign({ ...answers, outbound } as typeof answers, { date: '2026-12-02' });
+    const stripe = rule(d, 'outbound-stripe');
+    expect(stripe.primitive).toBe('in-process');
+    expect(stripe.bytesPerKey).toBeUndefined();
+    expect(storeBound(d.rules).bytes).toBe(storeBound(d.rules.filter((r) => r.tier !== 'outbound')).bytes);
+  });
+
   it('the example bounds: saas-platform 7.4 GiB (was 5.9), consumer-auth 947.6 MiB (was 749.8)', () => {
     const saas = exampleDesign('saas-platform').monitoring.store;
     const auth = exampleDesign('consumer-auth').monitoring.store;
-    // saas: the worst endpoint (password-reset, 4,800 req/s x 1 h, two keys a request) dominates
-    // beside the rules' keys, the penalty box's (tested below); the three plans' quotas share the
-    // field "quota" of a tenant's hash, counted once (1,200 tenants x 155 B, not three times)
-    expect(saas.estimatedBytes - (saas.penalty?.bytes ?? 0)).toBe(7_949_935_466 - 2 * 1_200 * 155);
+    // saas: the worst endpoint (password-reset, 4,800 req/s x 1 h, two keys a request) dominates;
+    // the penalty box's keys share its traffic (tested below), and the tenant's hash is counted once
+    // per tenant (357 B: 706,800 B less than its six rule rows each counting every tenant)
+    expect(saas.estimatedBytes).toBe(8_152_268_666);
     expect(auth.estimatedBytes).toBe(993_600_117);
-    expect(saas.estimatedBytes).toBe(storeBound(exampleDesign('saas-platform').rules).bytes + (saas.penalty?.bytes ?? 0));
+    // (was the rules' bound plus the penalty rows added on top: 9,527,756,666)
+    expect(saas.estimatedBytes).toBeLessThan(storeBound(exampleDesign('saas-platform').rules).bytes + (saas.penalty?.bytes ?? 0));
     expect(rule(exampleDesign('consumer-auth'), 'auth-login-per-identity').bytesPerKey).toBe(182 + 64);
+  });
+});
+
+describe('the memory of an identity hash', () => {
+  it('saas-platform: one row for the tenant hash, priced once per tenant, in place of its six rules', () => {
+    const d = exampleDesign('saas-platform');
+    const text = renderMarkdown(exampleInput('saas-platform'), { layout: 'single' })[0]?.content ?? '';
+    const hash = d.monitoring.store.hashes?.[0];
+    expect(hash?.ruleIds).toEqual(['fairness-free', 'fairness-pro', 'fairness-enterprise', 'quota-free', 'quota-pro', 'quota-enterprise']);
+    expect(text).toContain(`| hash \`rl:{t:<tenant-id>}\` | 1,200 | 136 | ${hash?.bytesPerKey} |`);
+    for (const id of hash?.ruleIds ?? []) expect(text).not.toContain(`| \`${id}\` | 1,200 | 136 |`);
+    expect(text).toContain('one per tenant, at most 1,200, each holding the fields of fairness-free');
+    expect(text).toContain('the hash is counted once per tenant, not once per rule.');
   });
 });
 
@@ -194,30 +234,41 @@ describe('the access lists in the monitoring', () => {
     expect(alert?.severity).toBe('page');
   });
 
-  it("prices the penalty box's keys into the memory bound: ceiling x window counters, ceiling x block / refusals boxes", () => {
+  it("prices the penalty box's keys into the memory bound: ceiling x window counters, ceiling x (window + block) / refusals boxes, not both at once", () => {
     const d = exampleDesign('saas-platform');
     const store = d.monitoring.store;
     const p = d.access?.penalty;
     expect(p).toBeDefined();
-    // 4,800 req/s x 900 s counters, 4,800 x 1,800 s / 5 boxes
+    // 4,800 req/s x 900 s counters; a box's 5 refusals lie within the 900 s before it shut and
+    // the 1,800 s it stays shut: 4,800 x 2,700 s / 5 boxes; but a refusal counts toward one key
+    // only, so 4,800 x (900 s + 1,800 s / 5) together
     const strikes = 4800 * 900;
-    const boxes = (4800 * 1800) / 5;
-    expect(store.penalty?.keys).toBe(strikes + boxes);
+    const boxes = (4800 * 2700) / 5;
+    const together = 4800 * 900 + (4800 * 1800) / 5;
+    expect(store.penalty?.keys).toBe(together);
     const chars = (key: string) => maxKeyChars({ key: key.replace('<identity>', 'ak:<identity>'), id: 'penalty', tier: 'security' });
     expect(chars(p?.keys.strikes ?? '')).toBe('rl:{pb:'.length + 3 + 128 + '}:strikes'.length);
-    expect(store.penalty?.bytes).toBe(
-      strikes * (BYTES_PER_KEY['fixed-window'] + keyNameExtraBytes(chars(p?.keys.strikes ?? ''))) +
-        boxes * (BYTES_PER_KEY['fixed-window'] + keyNameExtraBytes(chars(p?.keys.box ?? ''))),
+    // (both key names price alike: 261 B)
+    expect(chars(p?.keys.box ?? '')).toBe(chars(p?.keys.strikes ?? '') - 4);
+    expect(store.penalty?.bytes).toBe(together * (BYTES_PER_KEY['fixed-window'] + keyNameExtraBytes(chars(p?.keys.strikes ?? ''))));
+    // the rules' keys and the box's share the ceiling's traffic: less than the two added up
+    expect(store.estimatedKeys).toBeLessThan(storeBound(d.rules).keys + together);
+    expect(store.estimatedKeys).toBe(storeBound(d.rules).keys);
+    expect(store.penalty?.text).toMatch(
+      /^Penalty box: at most 4,320,000 refusal counters .* and 2,592,000 boxes .* but 6,048,000 keys together/,
     );
-    expect(store.estimatedKeys).toBe(storeBound(d.rules).keys + strikes + boxes);
-    expect(store.penalty?.text).toMatch(/^Penalty box: at most 4,320,000 refusal counters .* and 1,728,000 boxes/);
     const text = renderMarkdown(exampleInput('saas-platform'), { layout: 'single' })[0]?.content ?? '';
     expect(text).toContain('Penalty box: at most 4,320,000 refusal counters');
     // and a row per key kind in the memory table, whose total counts them
     const bytesPerKey = (key: string) => store.penalty!.rows.find((r) => r.key === key)!.bytesPerKey;
     expect(text).toContain(`| penalty box \`rl:{pb:<identity>}:strikes\` | 4,320,000 | 147 | ${bytesPerKey(p!.keys.strikes)} |`);
-    expect(text).toContain(`| penalty box \`rl:{pb:<identity>}:box\` | 1,728,000 | 143 | ${bytesPerKey(p!.keys.box)} |`);
-    expect(text).toMatch(/\| \*\*Total\*\* \| \*\*40,609,202\*\* \|/);
+    expect(text).toContain(`| penalty box \`rl:{pb:<identity>}:box\` | ${formatNumber(boxes)} | 143 | ${bytesPerKey(p!.keys.box)} |`);
+    expect(text).toContain(`${formatNumber(strikes)} | 147 |`);
+    // the total: the rules' keys and the box's sharing the traffic (was 40,609,202 with the box's added on top)
+    expect(text).toMatch(/\| \*\*Total\*\* \| \*\*34,561,202\*\* \|/);
+    expect(text).toContain(
+      'and a\nrequest refused by a rule the penalty box follows adds none to that rule (no script writes on a refusal) and one penalty\nkey at most.',
+    );
     // a design whose state stays in each process keeps the box there too: no store keys
     const answers = exampleAnswers('saas-platform');
     const stack = { ...answers.stack, store: 'none', topology: 'single', instances: 1 };

@@ -14,7 +14,7 @@ import { KEY_PREFIX } from '../../design/naming.js';
 import { luaScriptFor, runBurst } from '../../design/algorithms.js';
 import type { Design, MatrixRule, RuleIdentity } from '../../design/model.js';
 import { luaScript, type LuaScriptName } from '../../lua.js';
-import { IDENTITY_LABEL } from '../../runtime/middleware/keys.js';
+import { identityOfKey } from '../../design/matrix.js';
 import type { AccessSpec, CustomIdentityKind } from '../../runtime/middleware/types.js';
 
 export type ScriptName = 'gcra' | 'sliding-window-log' | 'fixed-window' | 'penalty';
@@ -150,22 +150,15 @@ function scriptOf(rule: MatrixRule): { script: ScriptName; note: string | null }
   return { script, note: (rule.algorithm && RUN_AS_GCRA[rule.algorithm]) ?? null };
 }
 
-/** The identity a rule is keyed on: stated, or read from its key pattern. */
+/** The identity a rule is keyed on, as the design states it (a hand-written rule's default is the design's, identityOfKey). */
 function identityOf(rule: MatrixRule): CompiledIdentity {
   if (rule.identity && rule.identity !== 'provider') return rule.identity;
-  const key = (rule.key ?? '').toLowerCase();
-  if (/<[^>]*sha256/.test(key)) return 'username';
-  if (/<[^>]*ip[^>]*>/.test(key)) return 'ip';
-  if (/<[^>]*tenant/.test(key)) return 'tenant';
-  if (/<[^>]*user/.test(key)) return 'user';
-  if (/<[^>]*session/.test(key)) return 'session';
-  if (/<[^>]*key/.test(key)) return 'api-key';
-  return 'ip';
+  return identityOfKey(rule.key) ?? 'ip';
 }
 
-function keyOf(rule: MatrixRule, identity: CompiledIdentity): string {
-  const key = rule.key ?? (identity === 'global' ? `{${rule.id}}` : `{${IDENTITY_LABEL[identity]}<${identity}>}:${rule.id}`);
-  return key.startsWith(`${KEY_PREFIX}:`) ? key.slice(KEY_PREFIX.length + 1) : key;
+/** The rule's key pattern without the key prefix (the runtime adds its own); the design gives every rule one. */
+function keyOf(rule: MatrixRule & { key: string }): string {
+  return rule.key.startsWith(`${KEY_PREFIX}:`) ? rule.key.slice(KEY_PREFIX.length + 1) : rule.key;
 }
 
 function tierOf(rule: MatrixRule): CompiledTier | null {
@@ -179,6 +172,7 @@ function skipReason(rule: MatrixRule): string | null {
   }
   if (rule.layer === 'edge') return 'edge rule: enforced by the gateway (counting it here too would count it twice)';
   if (!rule.rate || !(rule.rate.requests > 0) || !(rule.rate.periodSeconds > 0)) return 'no rate stated: nothing to enforce';
+  if (!rule.key) return 'no key stated: nothing to count in';
   return null;
 }
 
@@ -208,7 +202,7 @@ export function compileDesign(design: Design): CompiledDesign {
   for (const rule of design.rules) {
     const reason = skipReason(rule);
     const tier = tierOf(rule);
-    if (reason || !tier || !rule.rate) {
+    if (reason || !tier || !rule.rate || !rule.key) {
       skipped.push({ id: rule.id, reason: reason ?? 'not an inbound limit' });
       continue;
     }
@@ -237,7 +231,7 @@ export function compileDesign(design: Design): CompiledDesign {
       plan: rule.plan ?? null,
       script,
       store,
-      key: keyOf(rule, identity),
+      key: keyOf({ ...rule, key: rule.key }),
       field: rule.field ?? null,
       routes: ruleRoutes.map((r) => addRoute(r.method, r.route, null, false)),
       limit: rule.rate.requests,

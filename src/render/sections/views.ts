@@ -350,17 +350,29 @@ export function matrixView(input: RenderInput) {
     hasAnonymous: rules.some((r) => r.identity === 'ip' && r.tier !== 'security'),
     rows: rules.map((r) => ruleRow(r, input.design.rollout.killSwitches.find((k) => k.ruleId === r.id)?.how, input.design)),
     fallback: fallbackView(input.design),
-    memory: storeRules.map((r) => {
-      const bound = r.cardinality?.bound;
-      const bytes = r.bytesPerKey;
-      return {
-        id: r.id,
-        keys: bound === undefined ? NOT_STATED : fmtNumber(bound),
-        keyChars: r.keyChars === undefined ? NOT_STATED : fmtNumber(r.keyChars),
-        bytesPerKey: bytes === undefined ? NOT_STATED : fmtNumber(bytes),
-        memory: bound === undefined || bytes === undefined ? NOT_STATED : fmtBytes(bound * bytes),
-      };
-    }),
+    // a rule kept in its identity's hash is priced in the hash's row (hashMemory)
+    memory: storeRules
+      .filter((r) => r.field === undefined)
+      .map((r) => {
+        const bound = r.cardinality?.bound;
+        const bytes = r.bytesPerKey;
+        return {
+          id: r.id,
+          keys: bound === undefined ? NOT_STATED : fmtNumber(bound),
+          keyChars: r.keyChars === undefined ? NOT_STATED : fmtNumber(r.keyChars),
+          bytesPerKey: bytes === undefined ? NOT_STATED : fmtNumber(bytes),
+          memory: bound === undefined || bytes === undefined ? NOT_STATED : fmtBytes(bound * bytes),
+        };
+      }),
+    memoryRows: storeRules.length > 0,
+    hashMemory: (monitoring.store.hashes ?? []).map((h) => ({
+      key: h.key,
+      keys: fmtNumber(h.keys),
+      keyChars: fmtNumber(h.keyChars),
+      bytesPerKey: fmtNumber(h.bytesPerKey),
+      memory: fmtBytes(h.keys * h.bytesPerKey),
+      text: h.text,
+    })),
     // the penalty box's counters and boxes, in the total too
     penaltyMemory: (monitoring.store.penalty?.rows ?? []).map((r) => ({
       key: r.key,
@@ -379,7 +391,10 @@ export function matrixView(input: RenderInput) {
       .filter((r) => r.layer !== 'edge' && r.id.endsWith('-fail-closed'))
       .filter((r) => rules.some((x) => x.id === `${r.id.slice(0, -'-fail-closed'.length)}-fail-open` && x.key === r.key))
       .map((r) => r.id),
-    sharedFields: sharedFieldRules(rules),
+    // rules on another rule's key pattern (the fail-mode halves have their own line)
+    sameKey: (monitoring.store.sameKey ?? [])
+      .filter((k) => !(k.ruleId.endsWith('-fail-closed') && k.keptWith === `${k.ruleId.slice(0, -'-fail-closed'.length)}-fail-open`))
+      .map((k) => ({ ruleId: k.ruleId, keptWith: k.keptWith })),
     totalKeys: fmtNumber(monitoring.store.estimatedKeys),
     totalBytes: fmtBytes(monitoring.store.estimatedBytes),
     totalBytesExact: fmtNumber(monitoring.store.estimatedBytes),
@@ -391,6 +406,7 @@ export function matrixView(input: RenderInput) {
             keys: fmtNumber(monitoring.store.sharedCeiling.keys),
             bytes: fmtBytes(monitoring.store.sharedCeiling.bytes),
             endpoint: monitoring.store.sharedCeiling.endpoint,
+            penalty: monitoring.store.sharedCeiling.penalty === true,
           },
         }
       : {}),
@@ -560,26 +576,6 @@ function linkedCode(input: RenderInput): { path: string; href: string; size: str
  * list of every file with its size and purpose; the middleware and client runtimes are
  * read in the code folder, not in the document.
  */
-/**
- * Rules kept as a field another rule of the same hash already holds (each plan's quota in the
- * field "quota" of its identity's hash): the memory total counts that field once. The halves
- * of a rule split by fail mode are listed as such, not here.
- */
-function sharedFieldRules(rules: readonly MatrixRule[]): { ids: string[]; fields: string[] } {
-  const seen = new Set<string>();
-  const ids: string[] = [];
-  const fields = new Set<string>();
-  for (const r of rules) {
-    if (r.layer === 'edge' || r.field === undefined || !r.cardinality?.bound || r.id.endsWith('-fail-closed')) continue;
-    const at = `${r.key ?? ''}\u0000${r.field}`;
-    if (seen.has(at)) {
-      ids.push(r.id);
-      fields.add(r.field);
-    } else seen.add(at);
-  }
-  return { ids, fields: [...fields] };
-}
-
 /** A JavaScript project compiles the shipped TypeScript once: the command, and what it then imports. */
 function javascriptView(input: RenderInput): { command: string; entry: string } | undefined {
   const ts = typescriptFolders((input.codeFiles ?? []).map((f) => f.path));

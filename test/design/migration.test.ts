@@ -1,0 +1,83 @@
+/**
+ * The migration table and the worst-case table count one rule's admissions with one function
+ * (admittedWithin): over the rule's own period it is the worst-case figure, over an old
+ * limiter's window what the migration compares.
+ */
+import { describe, expect, it } from 'vitest';
+import { admittedWithin } from '../../src/design/algorithms.js';
+import { buildMigration } from '../../src/design/migration.js';
+import type { Algorithm, MatrixRule, Scope } from '../../src/design/model.js';
+import { perCounter } from '../../src/design/worst-case.js';
+import { exampleDesign, exampleNames } from '../helpers/examples.js';
+
+const ALGORITHMS: Algorithm[] = ['gcra', 'token-bucket', 'leaky-bucket', 'sliding-window-counter', 'sliding-window-log', 'fixed-window'];
+
+const rule = (algorithm: Algorithm, layer: MatrixRule['layer'], burst: number | null, requests = 100, periodSeconds = 60): MatrixRule =>
+  ({
+    id: `r-${algorithm}`,
+    source: 'hand-written',
+    tier: 'fairness',
+    title: 't',
+    endpointClass: 'all',
+    endpoints: ['login'],
+    routes: [],
+    identity: 'ip',
+    algorithm,
+    layer,
+    burst,
+    rate: { requests, periodSeconds },
+    headers: 'full',
+    errorCode: 'RATE_LIMITED',
+    rationale: 'r',
+  }) as MatrixRule;
+
+type Sized = Parameters<typeof perCounter>[0];
+
+describe('one count of what a rule admits', () => {
+  it("over the rule's period, admittedWithin is the worst-case table's figure, for every algorithm, layer and burst", () => {
+    for (const algorithm of ALGORITHMS) {
+      for (const layer of ['edge', 'middleware'] as const) {
+        for (const burst of [null, 40]) {
+          const r = rule(algorithm, layer, burst);
+          expect(admittedWithin(r, 60), `${algorithm} ${layer} ${burst}`).toBe(perCounter(r as Sized).worstCase);
+        }
+      }
+    }
+    for (const name of exampleNames()) {
+      for (const r of exampleDesign(name).rules) {
+        if (!r.rate || !r.algorithm || !(r.rate.requests > 0)) continue;
+        expect(admittedWithin(r, r.rate.periodSeconds), r.id).toBe(perCounter(r as Sized).worstCase);
+      }
+    }
+  });
+
+  it('a window admits its limit in every window a stretch touches: one more than it spans; a log its limit per period', () => {
+    // a stretch shorter than the window can still hold the end of one and the start of the next
+    expect(admittedWithin(rule('fixed-window', 'edge', null), 1)).toBe(200);
+    expect(admittedWithin(rule('sliding-window-counter', 'edge', null), 60)).toBe(200);
+    expect(admittedWithin(rule('sliding-window-counter', 'edge', null), 120)).toBe(300);
+    expect(admittedWithin(rule('sliding-window-log', 'edge', null), 1)).toBe(100);
+    expect(admittedWithin(rule('sliding-window-log', 'edge', null), 61)).toBe(200);
+    // what the application runs as GCRA: the burst (else the rate's count) at once, then the refill
+    expect(admittedWithin(rule('sliding-window-counter', 'middleware', null), 60)).toBe(200);
+    expect(admittedWithin(rule('token-bucket', 'middleware', 40), 30)).toBe(90);
+  });
+
+  it('the migration table compares an edge sliding window counter at nearly 2x its limit, as the worst-case table does', () => {
+    const scope = {
+      endpoints: [{ name: 'login', method: 'POST', route: '/login', class: 'auth', cost: 1 }],
+      gateway: 'cloudflare',
+    } as unknown as Scope;
+    const edge = { ...rule('sliding-window-counter', 'edge', null), endpointClass: 'auth' } as MatrixRule;
+    const migration = buildMigration(scope, [edge], [{ kind: 'nginx', name: 'z', path: '/login', limit: 100, windowSeconds: 60 }], []);
+    const item = migration?.items[0];
+    // (it counted limit x windows, 100: "the same" as the old 100 per minute)
+    expect(item?.newWithinWindow).toBe(perCounter(edge as Sized).worstCase);
+    expect(item?.newWithinWindow).toBe(200);
+    expect(item?.verdict).toBe('looser');
+    // a fixed window against an old limiter of a shorter window: both windows' limits (was one)
+    const fixed = { ...rule('fixed-window', 'edge', null), endpointClass: 'auth' } as MatrixRule;
+    const short = buildMigration(scope, [fixed], [{ kind: 'nginx', name: 'z', path: '/login', limit: 100, windowSeconds: 1 }], []);
+    expect(short?.items[0]?.newWithinWindow).toBe(200);
+  });
+});
