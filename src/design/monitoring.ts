@@ -3,6 +3,7 @@ import { formatNumber, joinAnd } from '../format.js';
 import { ACCESS_OUTCOMES } from '../runtime/middleware/metrics.js';
 import { ENVOY_APP_CLUSTER, ENVOY_FAILURE_MODE_DENY, ENVOY_LOCAL_STAT_PREFIX, edgeCounter, envoyCounter } from './gateway-behaviour.js';
 import { BYTES_PER_KEY, KEY_VALUE_CHARS, keyNameExtraBytes, maxKeyChars } from './matrix.js';
+import { algorithmLabel } from './algorithms.js';
 import { slug } from './naming.js';
 import type { AccessDesign, AlertSpec, MatrixRule, MetricSource, MetricSpec, Monitoring, Scope } from './model.js';
 
@@ -382,9 +383,15 @@ function identityHashRow(key: string, members: readonly MatrixRule[]): IdentityH
   const keys = Math.max(...members.map((r) => r.cardinality?.bound ?? 0));
   const bytesPerKey = Math.max(...members.map((r) => r.bytesPerKey ?? 0));
   const keyChars = Math.max(...members.map((r) => r.keyChars ?? 0));
-  const fields = [...new Set(members.map((r) => r.field ?? ''))];
+  // (a rolling quota keeps a field per UTC day of its window)
+  const fields = [
+    ...new Set(
+      members.map((r) => (algorithmLabel(r) !== undefined ? `${r.field ?? ''}:<epoch-day> (one per day of its window)` : (r.field ?? ''))),
+    ),
+  ];
   const identity = members[0]?.identity;
   const who = identity === 'api-key' ? 'API key' : (identity ?? 'identity');
+  const article = /^[AEIOUaeio]/.test(who) ? 'An' : 'A';
   const planned = members.some((r) => r.plan !== undefined);
   return {
     key,
@@ -392,7 +399,7 @@ function identityHashRow(key: string, members: readonly MatrixRule[]): IdentityH
     keys,
     keyChars,
     bytesPerKey,
-    text: `one per ${who}, at most ${formatNumber(keys)}, each holding the fields of ${joinAnd(members.map((r) => r.id))} (${joinAnd(fields)}): ${formatNumber(bytesPerKey)} B with every field.${planned ? ` A ${who} is on one plan at a time and keeps another plan's field only from before a plan change, until the hash expires, so the` : ' The'} hash is counted once per ${who}, not once per rule.`,
+    text: `one per ${who}, at most ${formatNumber(keys)}, each holding the fields of ${joinAnd(members.map((r) => r.id))} (${joinAnd(fields)}): ${formatNumber(bytesPerKey)} B with every field.${planned ? ` ${article} ${who} is on one plan at a time and keeps another plan's field only from before a plan change, until the hash expires, so the` : ' The'} hash is counted once per ${who}, not once per rule.`,
   };
 }
 

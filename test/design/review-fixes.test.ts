@@ -330,6 +330,12 @@ describe('one call per identity: the design says which limits of an identity tak
     expect(long.enforcement.scripts.map((x) => x.name)).toContain('fixed-window');
   });
 
+  it("prices the rolling quota's day fields in its identity's hash, and names them so", () => {
+    const hash = rollingQuota.monitoring.store.hashes?.find((h) => h.key === 'rl:{t:<tenant-id>}');
+    expect(hash?.text).toContain('quota:<epoch-day> (one per day of its window)');
+    expect(hash?.text).toContain('A tenant is on one plan at a time');
+  });
+
   it('says nothing of the kind when every limit of an identity is in its hash (calendar quota)', () => {
     expect(saas.rules.filter((r) => r.tier === 'quota').every((q) => q.field !== undefined)).toBe(true);
     expect(saas.enforcement.atomicityNote).not.toContain('except');

@@ -388,7 +388,7 @@ export function matrixView(input: RenderInput) {
     // the Redis of Envoy's rate limit service: not this store, sized in its own paragraph
     edgeServiceRedis: monitoring.store.edgeServiceRedis,
     splitTwins: rules
-      .filter((r) => r.layer !== 'edge' && r.id.endsWith('-fail-closed'))
+      .filter((r) => r.layer !== 'edge' && r.field === undefined && r.id.endsWith('-fail-closed'))
       .filter((r) => rules.some((x) => x.id === `${r.id.slice(0, -'-fail-closed'.length)}-fail-open` && x.key === r.key))
       .map((r) => r.id),
     // rules on another rule's key pattern (the fail-mode halves have their own line)
