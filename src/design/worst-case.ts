@@ -24,7 +24,7 @@
  * whose rows the table, the document and verify take as they are.
  */
 import { formatNumber as fmt, rateWords, secondsWords } from '../format.js';
-import { algorithmLabel, luaScriptFor, runAsGcraLabel, runBurst } from './algorithms.js';
+import { admittedWithin, algorithmLabel, luaScriptFor, runAsGcraLabel, runBurst } from './algorithms.js';
 import { AWS_ACCOUNT_LIMIT_TEXT, AWS_ACCOUNT_THROTTLE, edgeCounter, edgeMethods, kongPolicy, kongRoutePlan } from './gateway-behaviour.js';
 import type { Algorithm, Design, Layer, MatrixRule } from './model.js';
 
@@ -101,6 +101,8 @@ export function perCounter(
   rule: MatrixRule & { rate: { requests: number; periodSeconds: number }; algorithm: Algorithm },
 ): WorstCaseFigure {
   const limit = rule.rate.requests;
+  // the count itself is algorithms.ts's (the migration table reads the same function)
+  const worstCase = admittedWithin(rule, rule.rate.periodSeconds) as number;
   const period = periodWords(rule.rate.periodSeconds);
   const rate = rateWords(limit, rule.rate.periodSeconds);
   const run = rule.layer === 'edge' ? null : runBurst(rule);
@@ -110,7 +112,7 @@ export function perCounter(
         ? 'The full burst'
         : `No burst is stated, so the bucket holds its rate's count per period (${fmt(run)}): all of it`;
     return {
-      worstCase: wholeRequests(run + limit),
+      worstCase,
       formula: `${fmt(run)} + ${rate} x ${period}`,
       basis: `${runAsGcraLabel(rule) ? 'The runtime runs it as a GCRA bucket. ' : ''}${at} at once, then the refill at the rate for the rest of the period.`,
     };
@@ -118,10 +120,10 @@ export function perCounter(
   const burst = typeof rule.burst === 'number' ? rule.burst : undefined;
   if (BUCKETS.includes(rule.algorithm)) {
     if (burst === undefined) {
-      return { worstCase: wholeRequests(limit), formula: `${fmt(limit)}`, basis: 'A bucket without a stated burst admits its rate.' };
+      return { worstCase, formula: `${fmt(limit)}`, basis: 'A bucket without a stated burst admits its rate.' };
     }
     return {
-      worstCase: wholeRequests(burst + limit),
+      worstCase,
       formula: `${fmt(burst)} + ${rate} x ${period}`,
       basis: 'The full burst at once, then the refill at the rate for the rest of the period.',
     };
@@ -129,20 +131,20 @@ export function perCounter(
   switch (rule.algorithm) {
     case 'fixed-window':
       return {
-        worstCase: wholeRequests(2 * limit),
+        worstCase,
         formula: `2 x ${fmt(limit)}`,
         basis: 'The limit at the end of one window and again at the start of the next, moments apart.',
       };
     case 'sliding-window-counter':
       return {
-        worstCase: wholeRequests(2 * limit),
+        worstCase,
         formula: `2 x ${fmt(limit)}`,
         basis:
           "The previous window's count is weighed as if spread evenly: when it came at its very end, nearly the limit passes again before the period is over.",
       };
     default:
       return {
-        worstCase: wholeRequests(limit),
+        worstCase,
         formula: `${fmt(limit)}`,
         basis: 'Every admission of the trailing period is logged and counted: never more than the limit.',
       };
