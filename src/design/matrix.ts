@@ -913,7 +913,8 @@ function periodSecondsOf(reset: QuotaResetT): { seconds: number; text: string; t
     return {
       seconds: reset.days * 86400,
       text: `rolling ${reset.days} days`,
-      ttl: (reset.days + 1) * 86400,
+      // the key expires when its newest daily bucket leaves the window: at most the window itself
+      ttl: reset.days * 86400,
       windows: reset.days + 1,
     };
   }
