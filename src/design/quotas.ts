@@ -45,7 +45,7 @@ export function buildQuotas(
       : {
           kind: 'rolling',
           days: reset.days,
-          description: `A rolling ${reset.days}-day window: usage is counted in one bucket per day (UTC), and a request is admitted when the sum over the last ${reset.days} days is under the quota. Each day's bucket expires after ${reset.days + 1} days, so usage ages out one day at a time rather than all at once.`,
+          description: `A rolling ${reset.days}-day window: usage is counted in one bucket per day (UTC), and a request is admitted when the sum over the last ${reset.days} days is under the quota. A day's bucket stops counting once it is ${reset.days} days old and is deleted at the next call that counts, so usage ages out one day at a time rather than all at once.`,
         };
   return {
     reset: resetDesign,
