@@ -52,7 +52,7 @@ export default defineConstraint({
       missingCost:
         "The rule does not state its cost, and not every endpoint it covers states one ({{endpoints}} only its class weight, an assumption): state cost in its rules entry, or each endpoint's cost.",
       invalidField: 'The rule states an invalid {{field}}: {{value}}.',
-      burstNotApplicable: '{{algorithm}} has no burst; state burst as null for a window algorithm.',
+      burstNotApplicable: '{{algorithm}} has no burst: leave burst out of the rule (its rules entry in the answers).',
       notShipped: 'The rule runs at the {{layer}}, but {{file}} does not enforce it: the shipped code has no {{what}}.',
     },
   },

@@ -1,3 +1,5 @@
+import { describe, expect, it } from 'vitest';
+import { HandRule } from '../../src/answers/schema.js';
 import completeRules from '../../src/constraints/complete-rules.js';
 import { forceField, getRule, mutate, validDesign } from '../fixtures/design.js';
 import { edit, main, saas } from './broken-files.js';
@@ -162,4 +164,12 @@ runConstraintTests(completeRules, {
       expect: [{ messageId: 'notShipped', ruleId: 'anonymous-per-ip' }],
     },
   ],
+});
+
+describe('the advice for a burst on a window algorithm', () => {
+  it('is what the answers schema accepts: leave burst out (a null burst is refused)', () => {
+    expect(completeRules.meta.messages.burstNotApplicable).toContain('leave burst out');
+    expect(HandRule.safeParse({ id: 'x' }).success).toBe(true);
+    expect(HandRule.safeParse({ id: 'x', burst: null }).success).toBe(false);
+  });
 });
