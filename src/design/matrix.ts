@@ -1064,7 +1064,7 @@ export function applyHandRules(rules: MatrixRule[], hand: HandRule[], scope: Sco
         ...(h.identity ? { identity: h.identity } : {}),
         ...(h.algorithm ? { algorithm: h.algorithm } : {}),
         ...(h.primitive ? { primitive: h.primitive } : {}),
-        ...(h.key ? { key: h.key } : {}),
+        ...(h.key ? { key: storeKeyOf(h.key, h.layer ?? (idx >= 0 ? (out[idx] as MatrixRule).layer : undefined)) } : {}),
         ...(h.rate ? { rate: { requests: h.rate.requests, periodSeconds: PERIOD_SECONDS[h.rate.per] } } : {}),
         ...(h.burst !== undefined ? { burst: h.burst } : {}),
         ...(h.cost !== undefined ? { cost: { default: h.cost, byEndpoint: [] } } : {}),
@@ -1088,7 +1088,7 @@ export function applyHandRules(rules: MatrixRule[], hand: HandRule[], scope: Sco
       } else {
         const identity = h.identity ?? identityOfKey(h.key) ?? 'ip';
         const layer = h.layer;
-        const key = h.key ?? defaultKey(h.id, identity, layer, scope);
+        const key = h.key ? storeKeyOf(h.key, layer) : defaultKey(h.id, identity, layer, scope);
         const cost = h.cost === undefined && layer !== 'edge' ? costFromEndpoints(h, scope) : undefined;
         const defaulted = [
           ...(h.identity === undefined ? [`identity ${identity} (${h.key ? 'read from its key' : 'none stated: the client IP'})`] : []),
@@ -1139,6 +1139,15 @@ export function identityOfKey(key: string | undefined): Exclude<RuleIdentity, 'g
  * that identity and shares their hash where the design keeps one; a global rule its own hash tag
  * (rl:{<rule id>}); an edge rule the counter its gateway keeps.
  */
+/**
+ * A hand-written key as the store holds it: the runtime puts its key prefix (rl:) before every
+ * pattern, so a store rule's key written without it is stated with it, as Redis will show it. An
+ * edge rule's key is the gateway's own and stays as written.
+ */
+function storeKeyOf(key: string, layer: MatrixRule['layer'] | undefined): string {
+  return layer === 'edge' || key.startsWith(`${KEY_PREFIX}:`) ? key : `${KEY_PREFIX}:${key}`;
+}
+
 function defaultKey(id: string, identity: RuleIdentity, layer: MatrixRule['layer'] | undefined, scope: Scope): string {
   if (layer === 'edge' && scope.gateway !== 'none') return edgeCounter({ identity }, scope).key.replace('<rule id>', id);
   if (identity === 'global') return `${KEY_PREFIX}:{${id}}`;

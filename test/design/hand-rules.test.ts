@@ -85,3 +85,22 @@ describe('a hand-written rule without a key or a cost', () => {
     });
   });
 });
+
+describe('a hand-written store key without the runtime prefix', () => {
+  it('is stated as Redis holds it (rl: before it, as the runtime writes it), and compiles to the same pattern', async () => {
+    const { readFileSync } = await import('node:fs');
+    const raw = JSON.parse(readFileSync(new URL('../fixtures/review/express-cloudflare.answers.json', import.meta.url), 'utf8'));
+    delete raw.$schema;
+    const { Answers } = await import('../../src/answers/schema.js');
+    const { buildDesign } = await import('../../src/design/build.js');
+    const { compileDesign } = await import('../../src/codegen/middleware/index.js');
+    const design = buildDesign(Answers.parse(raw), { date: '2026-12-03' });
+    const written = (raw.rules as { id: string; key?: string }[]).find((r) => r.id === 'search-per-tenant')?.key;
+    expect(written).toBe('{o:<org-id>}:search');
+    const rule = design.rules.find((r) => r.id === 'search-per-tenant');
+    expect(rule?.key?.startsWith('rl:{o:<org-id>}')).toBe(true);
+    // the runtime's pattern is the design's key without its prefix: the key Redis sees is unchanged
+    const compiled = compileDesign(design).rules.find((r: { id: string }) => r.id === 'search-per-tenant') as { key: string } | undefined;
+    expect(compiled?.key.startsWith('{o:<org-id>}')).toBe(true);
+  });
+});
