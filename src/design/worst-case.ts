@@ -133,7 +133,10 @@ export function perCounter(
       return {
         worstCase,
         formula: `2 x ${fmt(limit)}`,
-        basis: 'The limit at the end of one window and again at the start of the next, moments apart.',
+        basis: algorithmLabel(rule)
+          ? // daily counters summed over the trailing days: a day's count leaves at once when the day ages out
+            "The trailing window counts whole days: a day's usage leaves all at once when that day ages out, so what was spent at the end of the oldest day can be spent again right after."
+          : 'The limit at the end of one window and again at the start of the next, moments apart.',
       };
     case 'sliding-window-counter':
       return {
@@ -336,13 +339,8 @@ const byRule: WorstCaseKind = {
       }
       const label = algorithmLabel(rule);
       const shownAs = label ?? runAsGcraLabel(rule);
-      if (label) {
-        // daily counters summed over the trailing days: a day's count leaves at once when the day ages out
-        basis =
-          "The trailing window counts whole days: a day's usage leaves all at once when that day ages out, so what was spent at the end of the oldest day can be spent again right after.";
-      }
       if (rule.tier === 'quota') {
-        basis = `${label ? basis : base.basis} The quota ${label ? 'rolls by whole days' : 'resets on its period'}${rule.quotaBackstop ? `; ${fmt(rule.rate.requests)} is where the limiter refuses (the quota of ${fmt(rule.quotaBackstop.quota)} only warns or bills past it)` : ''}.`;
+        basis = `${basis} The quota ${label ? 'rolls by whole days' : 'resets on its period'}${rule.quotaBackstop ? `; ${fmt(rule.rate.requests)} is where the limiter refuses (the quota of ${fmt(rule.quotaBackstop.quota)} only warns or bills past it)` : ''}.`;
       }
       rows.push({
         ruleId: rule.id,

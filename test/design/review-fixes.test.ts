@@ -9,6 +9,7 @@ import { Answers } from '../../src/answers/schema.js';
 import { buildDesign } from '../../src/design/build.js';
 import { generateCode } from '../../src/codegen/index.js';
 import { checkDesign } from '../../src/constraints/index.js';
+import { worstCaseTable } from '../../src/design/worst-case.js';
 import type { Design, MatrixRule } from '../../src/design/model.js';
 import { DATE, exampleAnswers, exampleDesign } from '../helpers/examples.js';
 
@@ -340,6 +341,15 @@ describe('one call per identity: the design says which limits of an identity tak
     expect(saas.rules.filter((r) => r.tier === 'quota').every((q) => q.field !== undefined)).toBe(true);
     expect(saas.enforcement.atomicityNote).not.toContain('except');
     expect(minimal.enforcement.atomicityNote).not.toContain('except');
+  });
+
+  it("explains a rolling quota's worst case by its daily counters, in the memory fallback's row too", () => {
+    const rows = worstCaseTable(rollingQuota).filter((r) => rollingQuota.rules.some((q) => q.id === r.ruleId && q.tier === 'quota'));
+    expect(rows.some((r) => r.layer === 'middleware (in-memory fallback)')).toBe(true);
+    for (const r of rows) {
+      expect(r.basis, r.layer).toContain('The trailing window counts whole days');
+      expect(r.basis, r.layer).not.toContain('the start of the next');
+    }
   });
 
   it('never promises a rolling quota has no boundary burst (its worst case is twice the quota)', () => {
