@@ -2,7 +2,7 @@
  * The Koa and Hono adapters over real HTTP against a real redis-server: the files generated for
  * a Koa and a Hono design, compiled under --strict, mounted in real servers. Headers on an
  * admitted response, a refusal with Retry-After and problem+json, silent auth rules read the
- * account name from the parsed body (Koa) or from identify() (Hono), exempt health checks.
+ * account name from the parsed body (Koa; Hono reads it for auth routes) or from identify(), exempt health checks.
  */
 import type { AddressInfo } from 'node:net';
 import { serve as honoServe, type ServerType } from '@hono/node-server';
@@ -98,6 +98,52 @@ async function honoApp(prefix: string): Promise<App> {
     },
   };
 }
+
+/** A Hono app whose identify() gives no account name: the auth rows read it from the JSON body, which the handler reads too. */
+async function honoBodyApp(prefix: string): Promise<App> {
+  const app = new Hono();
+  const mw = factories.hono?.(options(prefix, () => ({}))) as import('hono').MiddlewareHandler & { limiter: { close(): void } };
+  app.use(mw);
+  app.post('/v1/login', async (c) => c.json({ ok: true, user: ((await c.req.json()) as { username?: string }).username }));
+  const http: ServerType = await new Promise((resolve) => {
+    const s = honoServe({ fetch: app.fetch, port: 0, hostname: '127.0.0.1' }, () => resolve(s));
+  });
+  return {
+    url: `http://127.0.0.1:${(http.address() as AddressInfo).port}`,
+    close: async () => {
+      mw.limiter.close();
+      await new Promise<void>((resolve) => http.close(() => resolve()));
+    },
+  };
+}
+
+describe('hono adapter without a username from identify()', () => {
+  it('reads the account name from the JSON body for the auth rows (3 tries per account), and the handler still reads the body', async () => {
+    const prefix = freshPrefix();
+    const app = await honoBodyApp(prefix);
+    try {
+      const login = (user: string, ip: string): Promise<Response> =>
+        fetch(`${app.url}/v1/login`, {
+          method: 'POST',
+          headers: { 'content-type': 'application/json', 'x-forwarded-for': ip },
+          body: JSON.stringify({ username: user, password: 'x' }),
+        });
+      const first = await login('carol', '100.64.9.1');
+      expect(first.status).toBe(200);
+      expect(await first.json()).toEqual({ ok: true, user: 'carol' });
+      // the per-account row counts carol whatever address she comes from
+      expect((await login('carol', '100.64.9.2')).status).toBe(200);
+      expect((await login('carol', '100.64.9.3')).status).toBe(200);
+      expect((await login('carol', '100.64.9.4')).status).toBe(429);
+      expect((await login('dave', '100.64.9.5')).status).toBe(200);
+      const keys = await redis.keys(`${prefix}:*`);
+      expect(keys.some((k) => k.includes(':un:'))).toBe(true);
+    } finally {
+      await app.close();
+    }
+    await expectTtlsUnder(redis, prefix);
+  });
+});
 
 const apps = { koa: koaApp, hono: honoApp };
 

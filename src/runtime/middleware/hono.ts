@@ -14,8 +14,10 @@
  *
  * The client address: on Node the TCP peer of c.env.incoming (@hono/node-server); on other
  * runtimes pass remoteAddress(c) (e.g. from hono/conninfo's getConnInfo). Hono parses bodies
- * lazily, so auth rules get the account name from identify() (return { username }), never
- * from the body. Options: LimiterOptions in types.ts, plus remoteAddress.
+ * lazily: on a route whose auth rules key on the account name, the adapter reads a JSON or form
+ * body through Hono's own cached readers (the handler's c.req.json() gets the same parse), and
+ * the rules take the username from it unless identify() returns { username }. Options:
+ * LimiterOptions in types.ts, plus remoteAddress.
  */
 import type { Context, MiddlewareHandler } from 'hono';
 import { DESIGN } from './design.js';
@@ -42,18 +44,32 @@ function nodePeer(c: Context): string | undefined {
   return env?.incoming?.socket?.remoteAddress;
 }
 
+/** A JSON or form body, parsed by Hono's cached readers (the handler reads the same parse); undefined for any other. */
+async function bodyOf(c: Context): Promise<unknown> {
+  const type = c.req.header('content-type') ?? '';
+  try {
+    if (/\bjson\b/i.test(type)) return await c.req.json();
+    if (/application\/x-www-form-urlencoded/i.test(type)) return await c.req.parseBody();
+  } catch {
+    // a body that does not parse carries no account name
+  }
+  return undefined;
+}
+
 /** The rate-limit middleware. Mount it once, before the routes. */
 export function rateLimit(options: HonoRateLimitOptions): HonoRateLimit {
   const limiter = createLimiter<Context>(DESIGN, options);
   const peer = options.remoteAddress ?? nodePeer;
   const middleware: MiddlewareHandler = async (c, next) => {
     const url = new URL(c.req.url);
+    const path = url.pathname + url.search;
     const decision = await limiter.check({
       method: c.req.method,
-      url: url.pathname + url.search,
+      url: path,
       remoteAddress: peer(c),
       forwardedFor: c.req.header('x-forwarded-for'),
       req: c,
+      body: limiter.needsUsername(c.req.method, path) ? await bodyOf(c) : undefined,
     });
     if (decision.status !== 200) {
       const headers = new Headers();

@@ -262,6 +262,12 @@ export interface Decision {
 
 export interface RateLimiter<TReq> {
   check(input: LimiterInput<TReq>): Promise<Decision>;
+  /**
+   * Whether a rule of this route keys on the account name (an auth row), which check() takes from
+   * identify()'s username, else from the parsed body: an adapter whose framework parses bodies
+   * lazily reads the body for these routes only.
+   */
+  needsUsername(method: string, url: string): boolean;
   /** The client address the limiter keys on, for a peer address and X-Forwarded-For. */
   clientIp(remoteAddress: string | undefined, forwardedFor: string | readonly string[] | undefined): string;
   readonly rules: readonly RuleSpec[];

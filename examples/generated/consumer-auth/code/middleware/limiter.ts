@@ -1024,6 +1024,7 @@ export function createLimiter<TReq>(design: DesignData, options: LimiterOptions<
 
   return {
     check,
+    needsUsername: (method, url) => routeTable.lookup(upperCase(method), url).needsUsername,
     clientIp: (remoteAddress, forwardedFor) => resolveClientIp(remoteAddress, forwardedFor, trusted, ipv6Prefix),
     rules: RULES,
     close: () => {
