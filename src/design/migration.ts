@@ -72,6 +72,18 @@ function ruleCovers(r: MatrixRule, e: ResolvedEndpoint): boolean {
 }
 
 /**
+ * Requests to one endpoint a rule admits within a stretch: what it admits in tokens, over the
+ * tokens one call to that endpoint takes (a rule counting cost 5 per call admits a fifth as many
+ * calls), so an old limiter counting requests is compared with calls, not tokens.
+ */
+function requestsWithin(r: MatrixRule, e: ResolvedEndpoint, seconds: number): number | undefined {
+  const tokens = admittedWithin(r, seconds);
+  if (tokens === undefined) return undefined;
+  const cost = r.cost ? (r.cost.byEndpoint.find((w) => w.endpoint === e.name)?.cost ?? r.cost.default) : 1;
+  return Math.floor(tokens / Math.max(1, cost));
+}
+
+/**
  * The tighter existing limit an auth flow's per-IP row (a sliding log) takes over, so a limit
  * already in force is never loosened silently: the limiters keyed on the client IP that cover one
  * of the flow's endpoints and admit fewer within their window than the new row would.
@@ -158,7 +170,7 @@ export function buildMigration(
     return endpoints.map((e): MigrationItem => {
       const candidates = rules.filter((r) => r.identity && same.includes(r.identity) && ruleCovers(r, e));
       const replacements = candidates
-        .map((r) => ({ ruleId: r.id, limitText: ruleLimitText(r), withinWindow: admittedWithin(r, l.windowSeconds) }))
+        .map((r) => ({ ruleId: r.id, limitText: ruleLimitText(r), withinWindow: requestsWithin(r, e, l.windowSeconds) }))
         .filter((x): x is { ruleId: string; limitText: string; withinWindow: number } => x.withinWindow !== undefined);
       const kept = candidates.find((r) => r.keptFrom === existingName(l));
       // a request must pass every rule on the route, so the tightest one decides

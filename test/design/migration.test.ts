@@ -81,3 +81,22 @@ describe('one count of what a rule admits', () => {
     expect(short?.items[0]?.newWithinWindow).toBe(200);
   });
 });
+
+describe('an old limiter counting requests against a rule counting tokens', () => {
+  it('compares calls: a rule of cost 5 admits a fifth as many calls to that endpoint', async () => {
+    const { readFileSync } = await import('node:fs');
+    const { Answers } = await import('../../src/answers/schema.js');
+    const { buildDesign } = await import('../../src/design/build.js');
+    const raw = JSON.parse(readFileSync(new URL('../fixtures/review/graphql-hono.answers.json', import.meta.url), 'utf8'));
+    delete raw.$schema;
+    const d = buildDesign(Answers.parse(raw), { date: '2026-12-03' });
+    const items = d.migration?.items ?? [];
+    const query = items.find((m) => m.endpoint?.name === 'graphql-query' && m.verdict !== 'uncovered');
+    const rule = d.rules.find((r) => r.id === query?.replacements[0]?.ruleId);
+    const cost = rule?.cost?.byEndpoint.find((w) => w.endpoint === 'graphql-query')?.cost ?? rule?.cost?.default ?? 1;
+    expect(cost).toBeGreaterThan(1);
+    // 600 per minute before; the new bucket admits 1,400 tokens in a minute, 280 calls of cost 5
+    expect(query?.verdict).toBe('tighter');
+    expect(query?.note).toContain('the new rules admit 280');
+  });
+});
