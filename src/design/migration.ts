@@ -86,7 +86,8 @@ function requestsWithin(r: MatrixRule, e: ResolvedEndpoint, seconds: number): nu
 /**
  * The tighter existing limit an auth flow's per-IP row (a sliding log) takes over, so a limit
  * already in force is never loosened silently: the limiters keyed on the client IP that cover one
- * of the flow's endpoints and admit fewer within their window than the new row would.
+ * of the flow's endpoints and admit fewer within their window than the new row would, and no more
+ * within the row's own window.
  */
 export function tighterExisting(
   existing: readonly ExistingLimiterT[],
@@ -99,6 +100,10 @@ export function tighterExisting(
     if (!endpoints.some((e) => coversEndpoint(l, e))) continue;
     const within = admittedWithin({ algorithm: 'sliding-window-log', rate: row, layer: 'middleware', burst: null }, l.windowSeconds) ?? 0;
     if (l.limit >= within) continue;
+    // tighter within its own window is not enough: over the row's longer window the old limit
+    // must not admit more either (30 per second is 27,000 per 15 min against the row's 300);
+    // when neither is tighter over both, the row stays and the migration table warns
+    if (l.limit * Math.ceil(row.periodSeconds / l.windowSeconds - 1e-9) > row.requests) continue;
     const perSecond = l.limit / l.windowSeconds;
     if (!best || perSecond < best.perSecond) best = { l, perSecond };
   }

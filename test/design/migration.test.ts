@@ -100,3 +100,21 @@ describe('an old limiter counting requests against a rule counting tokens', () =
     expect(query?.note).toContain('the new rules admit 280');
   });
 });
+
+describe("an auth flow's per-IP row and an old per-IP limiter over a shorter window", () => {
+  it('takes the old numbers over only when they are no looser over its own window either (30 per second is not)', async () => {
+    const { readFileSync } = await import('node:fs');
+    const { Answers } = await import('../../src/answers/schema.js');
+    const { buildDesign } = await import('../../src/design/build.js');
+    const raw = JSON.parse(readFileSync(new URL('../fixtures/review/graphql-hono.answers.json', import.meta.url), 'utf8'));
+    delete raw.$schema;
+    const d = buildDesign(Answers.parse(raw), { date: '2026-12-03' });
+    const row = d.rules.find((r) => r.id === 'auth-token-per-ip');
+    // the flow's own row stays (300 per minute), not 30 per second (1,800 per minute)
+    expect(row?.rate).toEqual({ requests: 300, periodSeconds: 60 });
+    expect(row?.keptFrom).toBeUndefined();
+    const token = d.migration?.items.find((m) => m.endpoint?.name === 'token');
+    expect(token?.verdict).toBe('looser');
+    expect(token?.note).toContain('Within 1 s one ip could send 30 requests before');
+  });
+});
