@@ -1090,20 +1090,26 @@ export function applyHandRules(rules: MatrixRule[], hand: HandRule[], scope: Sco
         const layer = h.layer;
         const key = h.key ? storeKeyOf(h.key, layer) : defaultKey(h.id, identity, layer, scope);
         const cost = h.cost === undefined && layer !== 'edge' ? costFromEndpoints(h, scope) : undefined;
+        // an auth rule: its class says so, or every endpoint it covers is an auth endpoint (an MFA
+        // step, a login): a security rule, silent, as the generated auth rows are
+        const covered = scope.endpoints.filter((e) => (h.endpoints ?? []).includes(e.name));
+        const auth =
+          h.endpointClass === 'auth' || (h.endpointClass === undefined && covered.length > 0 && covered.every((e) => e.class === 'auth'));
         const defaulted = [
           ...(h.identity === undefined ? [`identity ${identity} (${h.key ? 'read from its key' : 'none stated: the client IP'})`] : []),
+          ...(auth && h.endpointClass === undefined ? ['a security rule, silent (every endpoint it covers is an auth endpoint)'] : []),
           ...(h.key === undefined ? [`key ${key} (the design's pattern for its identity)`] : []),
           ...(cost ? [`cost from the costs its endpoints state (${cost.text})`] : []),
         ];
         const rule: MatrixRule = {
           id: h.id,
           source: 'hand-written',
-          tier: h.endpointClass === 'auth' ? 'security' : 'fairness',
+          tier: auth ? 'security' : 'fairness',
           title: h.description ?? h.id,
-          endpointClass: h.endpointClass ?? 'all',
+          endpointClass: h.endpointClass ?? (auth ? 'auth' : 'all'),
           endpoints: [],
           routes: [],
-          headers: h.endpointClass === 'auth' ? 'silent' : 'full',
+          headers: auth ? 'silent' : 'full',
           errorCode: 'RATE_LIMITED',
           rationale: 'Hand-written rule from the answers file.',
           ...(h.killSwitch === false ? {} : { killSwitch: { flag: killSwitchFlag(h.id) } }),

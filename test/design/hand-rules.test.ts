@@ -104,3 +104,27 @@ describe('a hand-written store key without the runtime prefix', () => {
     expect(compiled?.key.startsWith('{o:<org-id>}')).toBe(true);
   });
 });
+
+describe('a hand-written rule covering only auth endpoints', () => {
+  it('is a silent security rule without being told its class, as the generated auth rows are, and passes the checks', async () => {
+    const { readFileSync } = await import('node:fs');
+    const raw = JSON.parse(readFileSync(new URL('../fixtures/review/express-cloudflare.answers.json', import.meta.url), 'utf8'));
+    delete raw.$schema;
+    const mfa = (raw.rules as Record<string, unknown>[]).find((r) => r.id === 'mfa-per-user') as Record<string, unknown>;
+    delete mfa.endpointClass;
+    delete mfa.headers;
+    const { Answers } = await import('../../src/answers/schema.js');
+    const { buildDesign } = await import('../../src/design/build.js');
+    const { generateCode } = await import('../../src/codegen/index.js');
+    const { checkDesign } = await import('../../src/constraints/index.js');
+    const design = buildDesign(Answers.parse(raw), { date: '2026-12-03' });
+    const rule = design.rules.find((r) => r.id === 'mfa-per-user');
+    expect(rule).toMatchObject({ tier: 'security', headers: 'silent', endpointClass: 'auth' });
+    expect(rule?.derivation).toContain('every endpoint it covers is an auth endpoint');
+    expect(
+      checkDesign(design, generateCode(design))
+        .filter((c) => !c.passed)
+        .map((c) => c.messages),
+    ).toEqual([]);
+  });
+});
