@@ -82,14 +82,19 @@ describe('one count of what a rule admits', () => {
   });
 });
 
+/** The reviewer's GraphQL-style API (test/fixtures/review): an old per-key limiter, cost-weighted rules, an old per-IP limiter on the token flow. */
+async function graphqlReviewDesign() {
+  const { readFileSync } = await import('node:fs');
+  const { Answers } = await import('../../src/answers/schema.js');
+  const { buildDesign } = await import('../../src/design/build.js');
+  const raw = JSON.parse(readFileSync(new URL('../fixtures/review/graphql-hono.answers.json', import.meta.url), 'utf8'));
+  delete raw.$schema;
+  return buildDesign(Answers.parse(raw), { date: '2026-12-03' });
+}
+
 describe('an old limiter counting requests against a rule counting tokens', () => {
   it('compares calls: a rule of cost 5 admits a fifth as many calls to that endpoint', async () => {
-    const { readFileSync } = await import('node:fs');
-    const { Answers } = await import('../../src/answers/schema.js');
-    const { buildDesign } = await import('../../src/design/build.js');
-    const raw = JSON.parse(readFileSync(new URL('../fixtures/review/graphql-hono.answers.json', import.meta.url), 'utf8'));
-    delete raw.$schema;
-    const d = buildDesign(Answers.parse(raw), { date: '2026-12-03' });
+    const d = await graphqlReviewDesign();
     const items = d.migration?.items ?? [];
     const query = items.find((m) => m.endpoint?.name === 'graphql-query' && m.verdict !== 'uncovered');
     const rule = d.rules.find((r) => r.id === query?.replacements[0]?.ruleId);
@@ -103,12 +108,7 @@ describe('an old limiter counting requests against a rule counting tokens', () =
 
 describe("an auth flow's per-IP row and an old per-IP limiter over a shorter window", () => {
   it('takes the old numbers over only when they are no looser over its own window either (30 per second is not)', async () => {
-    const { readFileSync } = await import('node:fs');
-    const { Answers } = await import('../../src/answers/schema.js');
-    const { buildDesign } = await import('../../src/design/build.js');
-    const raw = JSON.parse(readFileSync(new URL('../fixtures/review/graphql-hono.answers.json', import.meta.url), 'utf8'));
-    delete raw.$schema;
-    const d = buildDesign(Answers.parse(raw), { date: '2026-12-03' });
+    const d = await graphqlReviewDesign();
     const row = d.rules.find((r) => r.id === 'auth-token-per-ip');
     // the flow's own row stays (300 per minute), not 30 per second (1,800 per minute)
     expect(row?.rate).toEqual({ requests: 300, periodSeconds: 60 });

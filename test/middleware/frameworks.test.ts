@@ -76,17 +76,8 @@ async function koaApp(prefix: string): Promise<App> {
   };
 }
 
-async function honoApp(prefix: string): Promise<App> {
-  const app = new Hono();
-  // Hono parses bodies lazily: the account name of the auth rules comes from identify()
-  const mw = factories.hono?.(
-    options(prefix, (c) => {
-      const ctx = c as import('hono').Context;
-      return { apiKey: ctx.req.header('x-test-key') || undefined, username: ctx.req.header('x-test-user') || undefined };
-    }),
-  ) as import('hono').MiddlewareHandler & { limiter: { close(): void } };
-  app.use(mw);
-  app.all('*', (c) => c.json({ ok: true }));
+/** A Hono app on a free loopback port; close() stops the limiter and the server. */
+async function serveHono(app: Hono, mw: { limiter: { close(): void } }): Promise<App> {
   const http: ServerType = await new Promise((resolve) => {
     const s = honoServe({ fetch: app.fetch, port: 0, hostname: '127.0.0.1' }, () => resolve(s));
   });
@@ -99,22 +90,27 @@ async function honoApp(prefix: string): Promise<App> {
   };
 }
 
+async function honoApp(prefix: string): Promise<App> {
+  const app = new Hono();
+  // Hono parses bodies lazily: the account name of the auth rules comes from identify()
+  const mw = factories.hono?.(
+    options(prefix, (c) => {
+      const ctx = c as import('hono').Context;
+      return { apiKey: ctx.req.header('x-test-key') || undefined, username: ctx.req.header('x-test-user') || undefined };
+    }),
+  ) as import('hono').MiddlewareHandler & { limiter: { close(): void } };
+  app.use(mw);
+  app.all('*', (c) => c.json({ ok: true }));
+  return serveHono(app, mw);
+}
+
 /** A Hono app whose identify() gives no account name: the auth rows read it from the JSON body, which the handler reads too. */
 async function honoBodyApp(prefix: string): Promise<App> {
   const app = new Hono();
   const mw = factories.hono?.(options(prefix, () => ({}))) as import('hono').MiddlewareHandler & { limiter: { close(): void } };
   app.use(mw);
   app.post('/v1/login', async (c) => c.json({ ok: true, user: ((await c.req.json()) as { username?: string }).username }));
-  const http: ServerType = await new Promise((resolve) => {
-    const s = honoServe({ fetch: app.fetch, port: 0, hostname: '127.0.0.1' }, () => resolve(s));
-  });
-  return {
-    url: `http://127.0.0.1:${(http.address() as AddressInfo).port}`,
-    close: async () => {
-      mw.limiter.close();
-      await new Promise<void>((resolve) => http.close(() => resolve()));
-    },
-  };
+  return serveHono(app, mw);
 }
 
 describe('hono adapter without a username from identify()', () => {
