@@ -69,8 +69,6 @@ interface ActiveRule {
   readonly fixedKey: string | null;
   readonly costs: ReadonlyMap<string, number>;
   readonly script: BoundScript | null;
-  /** GCRA: burst, rate and period as identity-limits.lua takes them (the cost follows per request). */
-  readonly gcraArgs: readonly [string, string, string];
   /** GCRA: the emission interval and the bucket's depth (burst intervals), microseconds (gcraNumbers). */
   readonly interval: number;
   readonly tolerance: number;
@@ -223,7 +221,6 @@ export function createLimiter<TReq>(design: DesignData, options: LimiterOptions<
       fixedKey: spec.identity === 'global' && (spec.window === null || spec.field !== null) ? renderKey(prefix, key, null, '') : null,
       costs: new Map(spec.costByEndpoint),
       script: spec.store === 'redis' ? (scripts.get(spec.script) ?? null) : null,
-      gcraArgs: [String(spec.burst ?? spec.limit), String(spec.limit), String(spec.periodSeconds * 1000)],
       ...gcraOf(spec),
       joins: spec.field !== null,
       metrics: metrics.rule(spec),

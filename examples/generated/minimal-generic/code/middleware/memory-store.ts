@@ -19,6 +19,19 @@ interface MemoryEntry {
  * in-process). Same arguments, same replies; node runs each call to completion, so a
  * decision is atomic here too. Only correct for one instance: the state is not shared.
  */
+/**
+ * A rolling window's wait, as both scripts work it out: until the oldest live buckets (id, count)
+ * that free `need` units have left the window, in ms; -1 when they never free enough.
+ */
+function rollingWait(live: readonly (readonly [number, number])[], need: number, buckets: number, bucketMs: number, now: number): number {
+  let freed = 0;
+  for (const [id, n] of [...live].sort((p, q) => p[0] - q[0])) {
+    freed += n;
+    if (freed >= need) return (id + buckets) * bucketMs - now;
+  }
+  return -1;
+}
+
 export class MemoryStore {
   private readonly data = new Map<string, MemoryEntry>();
   private writes = 0;
@@ -144,18 +157,7 @@ export class MemoryStore {
         const resetBefore = newest >= 0 ? (newest + count) * bucketMs - nowMs : 0;
         if (used + cost > limit) {
           if (denied === 0) denied = i;
-          let wait = -1;
-          if (cost <= limit) {
-            live.sort((p, q) => p[0] - q[0]);
-            let freed = 0;
-            for (const [id, n] of live) {
-              freed += n;
-              if (freed >= used + cost - limit) {
-                wait = (id + count) * bucketMs - nowMs;
-                break;
-              }
-            }
-          }
+          const wait = cost <= limit ? rollingWait(live, used + cost - limit, count, bucketMs, nowMs) : -1;
           values.push([used, used + cost, wait, resetBefore, resetBefore]);
         } else {
           writes.push([`${field}:${current}`, String(inCurrent + cost)]);
@@ -242,28 +244,19 @@ export class MemoryStore {
     const entry = this.get(key, now);
     const counts = entry?.value instanceof Map ? (entry.value as Map<number, number>) : new Map<number, number>();
     let used = 0;
-    const live: number[] = [];
+    let newest = -1;
+    const live: [number, number][] = [];
     for (const [id, count] of counts) {
       if (id < oldest) counts.delete(id);
       else {
         used += count;
-        live.push(id);
+        live.push([id, count]);
+        newest = Math.max(newest, id);
       }
     }
-    live.sort((x, y) => x - y);
-    const reset = live.length > 0 ? ((live[live.length - 1] ?? current) + buckets) * bucketMs - now : 0;
+    const reset = newest >= 0 ? (newest + buckets) * bucketMs - now : 0;
     if (used + cost > limit) {
-      let retry = -1;
-      if (cost <= limit) {
-        let freed = 0;
-        for (const id of live) {
-          freed += counts.get(id) ?? 0;
-          if (freed >= used + cost - limit) {
-            retry = (id + buckets) * bucketMs - now;
-            break;
-          }
-        }
-      }
+      const retry = cost <= limit ? rollingWait(live, used + cost - limit, buckets, bucketMs, now) : -1;
       return [0, Math.max(0, limit - used), retry, reset];
     }
     counts.set(current, (counts.get(current) ?? 0) + cost);
