@@ -136,12 +136,17 @@ function listpackIntBytes(value: number): number {
  * MEASURED_KEY_CHARS characters: the base, plus its listpack rounded up to the allocator's class:
  * 7 B of header and end, and per field its name (2 B + one per character) and its value (an
  * integer above 32 bits, 10 B: a TAT in microseconds, or a window's end and a 9-digit count);
- * a rolling window takes a field per daily bucket, named field:<epoch-day> (6 more characters
+ * a rolling window takes its running total (a field named after it, the window's first day then
+ * a 9-digit count: 10 B) and a field per daily bucket, named field:<epoch-day> (6 more characters
  * until the year 2243), holding that day's count (an integer of 2 to 10 B by its size).
  */
 export function identityHashBytes(fields: readonly (string | RollingFieldSize)[]): number {
   const listpack = fields.reduce(
-    (n, f) => n + (typeof f === 'string' ? 2 + f.length + 10 : f.buckets * (2 + f.name.length + 6 + listpackIntBytes(f.maxCount))),
+    (n, f) =>
+      n +
+      (typeof f === 'string'
+        ? 2 + f.length + 10
+        : 2 + f.name.length + 10 + f.buckets * (2 + f.name.length + 6 + listpackIntBytes(f.maxCount))),
     0,
   );
   return BYTES_PER_KEY['identity-hash-base'] + allocatedBytes(7 + listpack);
@@ -181,7 +186,7 @@ function inIdentityHashes(rules: MatrixRule[]): MatrixRule[] {
         ? f.field
         : { name: f.field, buckets: f.buckets, maxCount: Math.max(...f.ruleIds.map((id) => ruleOf(id).rate?.requests ?? 0)) },
     );
-    const fields = hash.fields.map((f) => (f.buckets === undefined ? f.field : `${f.field}:<epoch-day>`));
+    const fields = hash.fields.map((f) => (f.buckets === undefined ? f.field : `${f.field} (total), ${f.field}:<epoch-day>`));
     const keyChars = maxKeyChars({
       key: hash.key,
       algorithm: 'gcra',
@@ -212,7 +217,7 @@ function inIdentityHashes(rules: MatrixRule[]): MatrixRule[] {
           cardinality: {
             ...rule.cardinality,
             ...(bound !== undefined ? { bound } : {}),
-            basis: `${windows > 1 ? `one field per identity in its hash (a new window's count overwrites the last one's), ${formatNumber(bound ?? 0)} hashes` : f.buckets !== undefined ? `${formatNumber(bound ?? 0)} hashes, one per identity, holding a field per UTC day of the window (${f.field}:<epoch-day>, up to ${formatNumber(f.buckets)})` : basis}; the hash holds ${holds}, ${formatNumber(bytes)} B, counted once per identity in the memory estimate`,
+            basis: `${windows > 1 ? `one field per identity in its hash (a new window's count overwrites the last one's), ${formatNumber(bound ?? 0)} hashes` : f.buckets !== undefined ? `${formatNumber(bound ?? 0)} hashes, one per identity, holding the window's running total (${f.field}) and a field per UTC day of the window (${f.field}:<epoch-day>, up to ${formatNumber(f.buckets)})` : basis}; the hash holds ${holds}, ${formatNumber(bytes)} B, counted once per identity in the memory estimate`,
           },
         };
       }

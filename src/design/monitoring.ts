@@ -386,7 +386,11 @@ function identityHashRow(key: string, members: readonly MatrixRule[]): IdentityH
   // (a rolling quota keeps a field per UTC day of its window)
   const fields = [
     ...new Set(
-      members.map((r) => (algorithmLabel(r) !== undefined ? `${r.field ?? ''}:<epoch-day> (one per day of its window)` : (r.field ?? ''))),
+      members.map((r) =>
+        algorithmLabel(r) !== undefined
+          ? `${r.field ?? ''} (the window's total), ${r.field ?? ''}:<epoch-day> (one per day of its window)`
+          : (r.field ?? ''),
+      ),
     ),
   ];
   const identity = members[0]?.identity;

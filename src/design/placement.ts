@@ -111,8 +111,9 @@ export function identityHashes(rules: readonly MatrixRule[]): IdentityHash[] {
     if (r.layer !== 'middleware' || r.tier === 'outbound' || (r.primitive !== 'redis-lua' && r.primitive !== 'in-process')) continue;
     const gcra = luaScriptFor(r.algorithm) === 'gcra';
     const counted = r.algorithm === 'fixed-window';
-    const rolling = counted && algorithmLabel(r) !== undefined;
-    const window = counted && !rolling && (r.rate?.requests ?? 0) < HASH_COUNT_LIMIT;
+    // (a counter or a rolling window's total keeps its count in 9 digits)
+    const rolling = counted && algorithmLabel(r) !== undefined && (r.rate?.requests ?? 0) < HASH_COUNT_LIMIT;
+    const window = counted && algorithmLabel(r) === undefined && (r.rate?.requests ?? 0) < HASH_COUNT_LIMIT;
     const field = gcra || window || rolling ? hashField(r, rolling) : null;
     if (field === null) continue;
     const key = (r.key ?? '').slice(0, (r.key ?? '').indexOf('}') + 1);
@@ -153,7 +154,7 @@ export function identityHashes(rules: readonly MatrixRule[]): IdentityHash[] {
       live = Math.max(live, held.size);
       entries = Math.max(
         entries,
-        fields.filter((f) => held.has(f.field)).reduce((n, f) => n + (f.buckets ?? 1), 0),
+        fields.filter((f) => held.has(f.field)).reduce((n, f) => n + (f.buckets === undefined ? 1 : f.buckets + 1), 0),
       );
     }
     return live >= 2 && !mixed && entries <= HASH_LISTPACK_ENTRIES ? { key, fields } : null;
@@ -211,11 +212,14 @@ function apartText(rules: readonly MatrixRule[]): string {
 
 /**
  * A rule's field in its identity's hash as the document names it: the field, or for a rolling
- * window the pattern of its daily buckets' fields, e.g. "quota:<epoch-day> (up to 30)".
+ * window its running total and the pattern of its daily buckets' fields, e.g.
+ * "quota (total), quota:<epoch-day> (up to 30)".
  */
 export function hashFieldText(rule: MatrixRule): string {
   if (rule.field === undefined) return '';
-  return algorithmLabel(rule) !== undefined ? `${rule.field}:<epoch-day> (up to ${rollingBuckets(rule)})` : rule.field;
+  return algorithmLabel(rule) !== undefined
+    ? `${rule.field} (total), ${rule.field}:<epoch-day> (up to ${rollingBuckets(rule)})`
+    : rule.field;
 }
 
 /** What the atomicity note says of the rolling windows kept in a hash; '' when none. */
@@ -223,7 +227,7 @@ function rollingText(rules: readonly MatrixRule[]): string {
   const rolling = rules.filter((r) => r.field !== undefined && r.primitive === 'redis-lua' && algorithmLabel(r) !== undefined);
   if (rolling.length === 0) return '';
   const fields = [...new Set(rolling.map(hashFieldText))].join(', ');
-  return ` A rolling window (${rolling.map((r) => r.id).join(', ')}) keeps one field per UTC day it counted, ${fields}, named by the day's number since 1970-01-01 and read on the server's clock; the days that have left the window are deleted whenever it is charged, and the hash lives until its newest day leaves the window.`;
+  return ` A rolling window (${rolling.map((r) => r.id).join(', ')}) keeps one field per UTC day it counted and the window's running total beside them (${fields}), the days named by their number since 1970-01-01 on the server's clock: a call reads the total and today's field, not the whole window; a day's first call takes the days that have left the window off the total (deleting their fields when it charges), and a refusal reads the live days to say when enough of them leave. The hash lives until its newest day leaves the window.`;
 }
 
 function failLabel(r: MatrixRule): string {

@@ -36,7 +36,7 @@ function hashRollout(rules: readonly MatrixRule[]): string {
   const inHash = rules.filter((r) => r.field !== undefined).map((r) => r.id);
   if (inHash.length === 0) return '';
   const rolling = rules.find((r) => r.field !== undefined && algorithmLabel(r) !== undefined);
-  return ` The limits kept in one hash per identity (${inHash.join(', ')}) do not read the per-limit keys an earlier deploy wrote: where this layout replaces them, buckets start full and counters at 0 (a quota gives each identity a fresh period once), so deploy it at a period boundary or copy the counts into the hash's fields first.${rolling ? ` A rolling quota has no boundary: copy each day of its old hash (field <epoch-day>, its count) into the identity's hash as the field ${rolling.field}:<epoch-day>, keeping the later of the two expiries, or each identity starts a fresh window.` : ''}`;
+  return ` The limits kept in one hash per identity (${inHash.join(', ')}) do not read the per-limit keys an earlier deploy wrote: where this layout replaces them, buckets start full and counters at 0 (a quota gives each identity a fresh period once), so deploy it at a period boundary or copy the counts into the hash's fields first.${rolling ? ` A rolling quota has no boundary: copy each day of its old hash (field <epoch-day>, its count) into the identity's hash as the field ${rolling.field}:<epoch-day>, keeping the later of the two expiries (the first call then sums them into the window's total), or each identity starts a fresh window.` : ''}`;
 }
 
 /**

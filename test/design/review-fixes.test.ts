@@ -298,7 +298,11 @@ describe('one call per identity: the design says which limits of an identity tak
     const note = rollingQuota.enforcement.atomicityNote;
     expect(note).not.toContain('except');
     expect(note).not.toContain('a second call');
-    expect(note).toContain('keeps one field per UTC day it counted, quota:<epoch-day> (up to 30)');
+    expect(note).toContain(
+      "keeps one field per UTC day it counted and the window's running total beside them (quota (total), quota:<epoch-day> (up to 30))",
+    );
+    // (what a call reads: the total and today's field, as identity-limits.lua does)
+    expect(note).toContain("a call reads the total and today's field, not the whole window");
     // identity-limits.lua runs them; nothing runs fixed-window.lua any more
     const scripts = rollingQuota.enforcement.scripts;
     expect(scripts.map((x) => x.name)).not.toContain('fixed-window');
@@ -313,10 +317,17 @@ describe('one call per identity: the design says which limits of an identity tak
     // the memory estimate prices 30 daily fields beside the bucket: one hash per tenant
     for (const q of quotas) {
       expect(q.cardinality?.bound).toBe(1200);
-      expect(q.cardinality?.basis).toContain('holding a field per UTC day of the window (quota:<epoch-day>, up to 30)');
-      // 30 buckets of about 17-19 B and the bucket's field: a listpack of 537 to 603 B, in a 640 B class
+      expect(q.cardinality?.basis).toContain(
+        "holding the window's running total (quota) and a field per UTC day of the window (quota:<epoch-day>, up to 30)",
+      );
+      // 30 buckets of about 17-19 B, the total's 17 B and the bucket's field: a listpack of 554 to 620 B, in a 640 B class
       expect(q.bytesPerKey! * 2).toBeGreaterThanOrEqual(133 + 640);
     }
+  });
+
+  it("counts the rolling window's running total among the hash's fields: 126 days join the plan's bucket (128 fields), 127 keep their own key", () => {
+    for (const q of rolling(126).rules.filter((r) => r.tier === 'quota')) expect(q.field).toBe('quota');
+    for (const q of rolling(127).rules.filter((r) => r.tier === 'quota')) expect(q.field).toBeUndefined();
   });
 
   it('keeps a rolling window whose daily fields would pass the listpack (200 days) in a key of its own, and says so', () => {
@@ -333,7 +344,7 @@ describe('one call per identity: the design says which limits of an identity tak
 
   it("prices the rolling quota's day fields in its identity's hash, and names them so", () => {
     const hash = rollingQuota.monitoring.store.hashes?.find((h) => h.key === 'rl:{t:<tenant-id>}');
-    expect(hash?.text).toContain('quota:<epoch-day> (one per day of its window)');
+    expect(hash?.text).toContain("quota (the window's total), quota:<epoch-day> (one per day of its window)");
     expect(hash?.text).toContain('A tenant is on one plan at a time');
   });
 

@@ -152,9 +152,11 @@ describe('identity-limits.lua: one hash per identity', () => {
     await expect(run(s.redis, 'identity-limits', [hash, `${hash}:x`], bucket('req', 5))).rejects.toThrow(/want 1 key/);
     await expect(limits(hash, ['req', 'g', 5])).rejects.toThrow(/tolerance>=1/);
     await expect(limits(hash, ['req', 'x', 5, 1])).rejects.toThrow(/kind must be 'g', 'w' or 'r'/);
-    await expect(limits(hash, ['quota', 'r', 0, DAY, 30, 1])).rejects.toThrow(/limit>=1, bucket_ms>=1, whole buckets>=1/);
+    await expect(limits(hash, ['quota', 'r', 0, DAY, 30, 1])).rejects.toThrow(/1<=limit<1e9, bucket_ms>=1, whole buckets>=1/);
+    // (its running total keeps the units in 9 digits)
+    await expect(limits(hash, ['quota', 'r', 1e9, DAY, 30, 1])).rejects.toThrow(/1<=limit<1e9/);
     await expect(limits(hash, ['quota', 'r', 5, DAY, 1.5, 1])).rejects.toThrow(/whole buckets>=1/);
-    await expect(limits(hash, ['quota', 'r', 5, DAY, 30])).rejects.toThrow(/want 1\+ limits|wants limit>=1/);
+    await expect(limits(hash, ['quota', 'r', 5, DAY, 30])).rejects.toThrow(/want 1\+ limits|wants 1<=limit/);
     await expect(limits(hash, ['req', 'g', 0, 1])).rejects.toThrow(/tolerance>=1/);
     await expect(limits(hash, ['quota', 'w', 0, 1, 1])).rejects.toThrow(/limit<1e9/);
     await expect(limits(hash, ['quota', 'w', 1e9, 1, 1])).rejects.toThrow(/limit<1e9/);
@@ -172,7 +174,8 @@ describe('identity-limits.lua: a rolling window of daily buckets as fields of th
     // denied_by, the bucket's one value, then the window's three: used, wait, reset
     expect(reply.slice(0, 4)).toEqual([0, MINUTE_US, 3, 0]);
     expect(Math.abs(reply[4]! - (exit - now))).toBeLessThan(1000);
-    expect(await s.redis.hgetall(hash)).toEqual({ req: expect.any(String), [`quota:${today}`]: '3' });
+    // the day's bucket, and the window's running total: its first day, then the units in 9 digits
+    expect(await s.redis.hgetall(hash)).toEqual({ req: expect.any(String), [`quota:${today}`]: '3', quota: `${today - 29}000000003` });
     expect(await s.redis.object('ENCODING', hash)).toBe('listpack');
     expect(await s.redis.pexpiretime(hash)).toBe(exit + 1);
     // the same bucket grows: no new field
@@ -180,13 +183,13 @@ describe('identity-limits.lua: a rolling window of daily buckets as fields of th
     expect([again[0], again[2], again[3]]).toEqual([0, 5, 0]);
     expect(again[1]).toBeGreaterThan(2 * MINUTE_US - 1_000_000);
     expect(await s.redis.hget(hash, `quota:${today}`)).toBe('5');
-    expect(await s.redis.hlen(hash)).toBe(2);
+    expect(await s.redis.hget(hash, 'quota')).toBe(`${today - 29}000000005`);
+    expect(await s.redis.hlen(hash)).toBe(3);
   });
 
-  it('sums the live buckets, deletes those that left the window when it is charged (not when it refuses), and keeps 30 + 1 fields a listpack', async () => {
+  it('a hash without a running total (kept before there was one) is summed field by field, its stale buckets deleted when charged (not when it refuses), and keeps 30 + 2 fields a listpack', async () => {
     const hash = hashOf();
     const today = Math.floor((await redisNowMs()) / DAY);
-    await limits(hash, rolling('quota', 1000, DAY, 30, 1));
     // 29 earlier days still in the window, 3 that left it, and another limit's field that looks alike
     const seeded: Record<string, string> = {};
     for (let d = 1; d <= 29; d++) seeded[`quota:${today - d}`] = '10';
@@ -194,22 +197,50 @@ describe('identity-limits.lua: a rolling window of daily buckets as fields of th
     seeded['quota:x'] = '7';
     seeded['other:20000'] = '9';
     await s.redis.hset(hash, seeded);
-    // 1 + 29 x 10 = 291 used: a cost of 710 does not fit (1,001), and nothing changes
+    // 29 x 10 = 290 used: a cost of 711 does not fit (1,001), and nothing changes
     const before = await s.redis.hgetall(hash);
-    const refused = await limits(hash, rolling('quota', 1000, DAY, 30, 710));
-    expect(refused.slice(0, 2)).toEqual([1, 291]);
+    const refused = await limits(hash, rolling('quota', 1000, DAY, 30, 711));
+    expect(refused.slice(0, 2)).toEqual([1, 290]);
     expect(await s.redis.hgetall(hash)).toEqual(before);
-    // a cost of 709 does: the stale buckets go, the others stay
-    const admitted = await limits(hash, [...bucket('req', 5), ...rolling('quota', 1000, DAY, 30, 709)]);
+    // a cost of 710 does: the stale buckets go, the others stay, and the total is written
+    const admitted = await limits(hash, [...bucket('req', 5), ...rolling('quota', 1000, DAY, 30, 710)]);
     expect(admitted.slice(0, 5)).toEqual([0, MINUTE_US, 1000, 0, expect.any(Number)]);
     const after = await s.redis.hgetall(hash);
     for (const d of [30, 31, 400]) expect(after[`quota:${today - d}`]).toBeUndefined();
     expect(after[`quota:${today}`]).toBe('710');
+    expect(after.quota).toBe(`${today - 29}000001000`);
     expect(after['quota:x']).toBe('7');
     expect(after['other:20000']).toBe('9');
-    // 30 buckets, the bucket and the two other fields
-    expect(await s.redis.hlen(hash)).toBe(33);
+    // 30 buckets, the total, the bucket and the two other fields
+    expect(await s.redis.hlen(hash)).toBe(34);
     expect(await s.redis.object('ENCODING', hash)).toBe('listpack');
+    // from now on the total decides: the window is full
+    expect((await limits(hash, rolling('quota', 1000, DAY, 30, 1))).slice(0, 2)).toEqual([1, 1000]);
+  });
+
+  it('rolls the running total forward as buckets leave the window: their units freed, their fields deleted on the next charge', async () => {
+    const hash = hashOf();
+    // 4 buckets of 250 ms; start just after a bucket begins
+    const now = await redisNowMs();
+    await sleep(250 - (now % 250) + 5);
+    const first = Math.floor((await redisNowMs()) / 250);
+    expect((await limits(hash, rolling('quota', 10, 250, 4, 6)))[0]).toBe(0);
+    await sleep(250);
+    expect((await limits(hash, rolling('quota', 10, 250, 4, 3))).slice(0, 2)).toEqual([0, 9]);
+    expect((await limits(hash, rolling('quota', 10, 250, 4, 2))).slice(0, 2)).toEqual([1, 9]);
+    // the first bucket (6 units) leaves 1 s after it began: 3 used, the total rolled, the field gone
+    await sleep(800);
+    const later = await limits(hash, rolling('quota', 10, 250, 4, 2));
+    expect(later.slice(0, 2)).toEqual([0, 5]);
+    const fields = await s.redis.hgetall(hash);
+    expect(fields[`quota:${first}`]).toBeUndefined();
+    expect(fields[`quota:${first + 1}`]).toBe('3');
+    const current = Math.floor((await redisNowMs()) / 250);
+    expect(fields.quota).toBe(`${current - 3}000000005`);
+    // every bucket leaves: the window is empty again, one field left besides the total
+    await sleep(1100);
+    expect((await limits(hash, rolling('quota', 10, 250, 4, 10))).slice(0, 2)).toEqual([0, 10]);
+    expect(await s.redis.hlen(hash)).toBe(2);
   });
 
   it('all or nothing with a GCRA field: a refused quota leaves the bucket uncharged, a refused bucket leaves the quota uncounted', async () => {
@@ -355,7 +386,9 @@ describe("identity-limits: the runtime's in-process twin", () => {
     expect((await compare(3))[0]).toBe(0);
     expect((await compare(1))[0]).toBe(0);
     expect((await compare(1))[0]).toBe(2);
-    expect(await s.redis.hlen(hash)).toBe(3);
+    // the bucket, two live daily fields and the running total
+    expect(await s.redis.hlen(hash)).toBe(4);
+    expect(memory.run('identity-limits', [hash], args(1))[0]).toBe(2);
     memory.clear();
   });
 });

@@ -502,8 +502,10 @@ describe.each<Framework>(['express', 'fastify'])('%s middleware', (fw) => {
     const [sec] = await redis.time();
     const today = Math.floor(Number(sec) / 86_400);
     const before = await redis.hgetall(hash);
-    expect(Object.keys(before).sort()).toEqual([`quota:${today}`, 'req:free']);
+    // today's count, the window's running total (its first day, then 9 digits) and the bucket
+    expect(Object.keys(before).sort()).toEqual(['quota', `quota:${today}`, 'req:free']);
     expect(before[`quota:${today}`]).toBe('5');
+    expect(before.quota).toBe(`${today - 29}000000005`);
     // the hash lives until today's bucket leaves the 30-day window
     expect(await redis.pexpiretime(hash)).toBe((today + 30) * 86_400_000 + 1);
     const refused = await hit(s.url, 'GET', '/v1/orders', tenant);

@@ -180,8 +180,8 @@ export function ruleRow(rule: MatrixRule, killSwitchHow = '', design?: Design): 
     algorithm: algorithmLabel(rule) ?? runAsGcraLabel(rule) ?? algorithmName(rule.algorithm),
     primitive: primitiveName(rule.primitive),
     key: rule.key ?? '',
-    // (a rolling window's state: a field per UTC day, named after the rule's field and the day)
-    field: rule.field === undefined ? '' : algorithmLabel(rule) !== undefined ? `${rule.field}:<epoch-day>` : rule.field,
+    // (a rolling window's state: its running total, and a field per UTC day named after the rule's field and the day)
+    field: rule.field === undefined ? '' : algorithmLabel(rule) !== undefined ? `${rule.field}, ${rule.field}:<epoch-day>` : rule.field,
     rate: ruleRateText(rule),
     rateBurst: rateBurstText(rule),
     burst: burstText(rule),
