@@ -21,7 +21,8 @@ ARGV[1], ARGV[2], ...  per limit, in order, a field name and its kind, then
            a rolling window of `buckets` buckets of bucket_ms each (a rolling
            30-day quota: 30 buckets of 86400000, one per UTC day), counted as
            fixed-window.lua's rolling mode counts it: usage is kept per
-           bucket, a unit counts until its bucket leaves the window
+           bucket, a unit counts until its bucket leaves the window; limit
+           below 10^9
 
 Fields (every value an integer, so the hash stays a small listpack):
   GCRA     the theoretical arrival time, microseconds since the epoch on the
@@ -35,14 +36,22 @@ Fields (every value an integer, so the hash stays a small listpack):
            no field grows.
   rolling  one field per live bucket, named after the limit's field and the
            bucket id (floor(now_ms / bucket_ms)): "quota:20425" holds the
-           units counted on 2025-12-03 (UTC). Buckets that left the window
-           are deleted whenever the limit is charged, so the hash holds at
-           most `buckets` of them. The time is the server's (the TIME the
-           script reads anyway for GCRA), never the caller's: every instance
-           then agrees which bucket is today's and which have left the
-           window, however their clocks drift around midnight, and the
-           decision, the wait and the expiry are those of fixed-window.lua's
-           rolling mode (which also reads TIME).
+           units counted on 2025-12-03 (UTC); and the window's running total
+           in the limit's own field: the first bucket id it counts, then the
+           units in 9 digits ("quota" = 20396000012345: 12,345 units in the
+           buckets from 20396 on). A call reads the total and the current
+           bucket, not the window: the first call of a bucket takes the
+           buckets that have left the window off the total (and deletes them
+           when it charges), so the hash holds at most `buckets` of them plus
+           the total; a refusal reads the live buckets to work out its wait.
+           A hash without a total (written before it was kept, or whose
+           total is more than `buckets` behind) is summed field by field once
+           (HGETALL) and the total written with the charge. The time is the
+           server's (the TIME the script reads anyway for GCRA), never the
+           caller's: every instance then agrees which bucket is today's and
+           which have left the window, however their clocks drift around
+           midnight, and the decision, the wait and the expiry are those of
+           fixed-window.lua's rolling mode (which also reads TIME).
 Field names are the caller's (the design names them after the rule's key,
 e.g. "req:pro", "quota"): stable when rules are added or reordered. A rolling
 limit's field must not be another field's name followed by ':' and digits.
@@ -55,9 +64,9 @@ more than about 120 days beside other limits, or a lowered setting), Redis
 converts the hash to a hashtable for the rest of the key's life: the answers
 are the same, each field costs several times the memory. The design keeps
 such a quota in a key of its own.
-Cost: with a rolling window the script reads every field of the hash
-(HGETALL: a bucket's id is not known beforehand), as fixed-window.lua's
-rolling mode reads its own hash; reading 30 days is most of the call.
+Cost: a rolling window costs about what a counter does (two fields read,
+two written), plus one read of the buckets that left, once per bucket, and a
+read of the live buckets on a refusal.
 
 Returns {denied_by, then per limit its values}, all integers (no remaining/
 reset for buckets and counters: the caller knows each limit and works them
@@ -99,7 +108,6 @@ if #KEYS ~= 1 then return redis.error_reply('ERR identity-limits.lua: want 1 key
 
 -- the limits: field, kind and numbers (4 arguments for a bucket, 5 for a counter, 6 for a rolling window)
 local fields, kinds, x, y, z, w = {}, {}, {}, {}, {}, {}
-local rolling = {}
 local n, a = 0, 1
 while a <= #ARGV do
   n = n + 1
@@ -119,10 +127,9 @@ while a <= #ARGV do
     a = a + 5
   elseif kind == 'r' then
     x[n], y[n], z[n], w[n] = tonumber(ARGV[a + 2]), tonumber(ARGV[a + 3]), tonumber(ARGV[a + 4]), tonumber(ARGV[a + 5])
-    if not (x[n] and y[n] and z[n] and w[n] and x[n] >= 1 and y[n] >= 1 and z[n] >= 1 and z[n] == math.floor(z[n]) and w[n] >= 1) then
-      return redis.error_reply('ERR identity-limits.lua: limit ' .. n .. ' wants limit>=1, bucket_ms>=1, whole buckets>=1, cost>=1')
+    if not (x[n] and y[n] and z[n] and w[n] and x[n] >= 1 and x[n] < 1e9 and y[n] >= 1 and z[n] >= 1 and z[n] == math.floor(z[n]) and w[n] >= 1) then
+      return redis.error_reply('ERR identity-limits.lua: limit ' .. n .. ' wants 1<=limit<1e9, bucket_ms>=1, whole buckets>=1, cost>=1')
     end
-    rolling[ARGV[a]] = true
     a = a + 6
   else
     return redis.error_reply("ERR identity-limits.lua: limit " .. n .. " kind must be 'g', 'w' or 'r'")
@@ -134,21 +141,34 @@ local t = redis.call('TIME')
 local now = t[1] * 1000000 + t[2]
 local now_ms = math.floor(now / 1000)
 
--- the stored state: the named fields (HMGET); with a rolling window, every field (HGETALL: its
--- buckets are named by their ids, which the script does not know beforehand)
+-- the stored state, one HMGET: each bucket's and counter's field; for a rolling window its
+-- running total and today's bucket. Only a rolling window whose total is missing (a hash from
+-- before it was kept) or can not be rolled forward reads every field (HGETALL) and rebuilds it.
+local names, slot, today, today_name, total = {}, {}, {}, {}, {}
+for i = 1, n do
+  names[#names + 1] = fields[i]
+  slot[i] = #names
+  if kinds[i] == 'r' then
+    today[i] = math.floor(now_ms / y[i])
+    today_name[i] = fields[i] .. ':' .. string.format('%d', today[i])
+    names[#names + 1] = today_name[i]
+  end
+end
+local got = redis.call('HMGET', key, unpack(names))
 local stored, all = {}, nil
-if next(rolling) == nil then
-  stored = redis.call('HMGET', key, unpack(fields))
-else
-  all = redis.call('HGETALL', key)
-  local wanted, value = {}, {}
-  for i = 1, n do
-    if kinds[i] ~= 'r' then wanted[fields[i]] = true end
+for i = 1, n do
+  stored[i] = got[slot[i]]
+  if kinds[i] == 'r' then
+    -- the total: the oldest bucket id it counts, then the units in 9 digits
+    local v, from, sum = stored[i], nil, nil
+    if v and #v > 9 then from, sum = tonumber(string.sub(v, 1, -10)), tonumber(string.sub(v, -9)) end
+    -- (rolled forward from `from` to the window's first bucket: at most `buckets` ids while the hash lives)
+    if from and sum and today[i] - z[i] + 1 - from <= z[i] then
+      total[i] = {from, sum, tonumber(got[slot[i] + 1]) or 0}
+    elseif all == nil then
+      all = redis.call('HGETALL', key)
+    end
   end
-  for j = 1, #all, 2 do
-    if wanted[all[j]] then value[all[j]] = all[j + 1] end
-  end
-  for i = 1, n do stored[i] = value[fields[i]] or false end
 end
 
 local before, after, values, denied = {}, {}, {}, 0
@@ -190,51 +210,85 @@ for i = 1, n do
     end
   else
     local limit, bucket_ms, count, cost = x[i], y[i], z[i], w[i]
-    local current = math.floor(now_ms / bucket_ms)
+    local current = today[i]
     local oldest = current - count + 1
-    -- its buckets: the fields named field:<id>, counted by id (live) or to delete (stale)
-    local prefix = fields[i] .. ':'
-    local from = #prefix + 1
     local by_id, used, newest, in_current = {}, 0, nil, 0
-    for j = 1, #all, 2 do
-      local name = all[j]
-      local id = string.find(name, prefix, 1, true) == 1 and string.find(name, '^%d+$', from) and tonumber(string.sub(name, from))
-      if id then
-        -- bucket id leaves the window at (id + count) * bucket_ms: the expiry reached that far
-        if (id + count) * bucket_ms > covered then covered = (id + count) * bucket_ms end
-        if id < oldest then
-          stale[#stale + 1] = name
-        else
-          local c = tonumber(all[j + 1]) or 0
-          by_id[id] = (by_id[id] or 0) + c
-          used = used + c
-          if newest == nil or id > newest then newest = id end
-          if id == current then in_current = c end
-        end
+    -- the oldest buckets first: the wait ends when the one that frees enough leaves
+    local function wait_for()
+      if cost > limit or newest == nil then return -1 end
+      local need, freed = used + cost - limit, 0
+      for id = oldest, newest do
+        freed = freed + (by_id[id] or 0)
+        if freed >= need then return (id + count) * bucket_ms - now_ms end
       end
+      return -1
     end
-    before[i], after[i] = used, used + cost
-    reset_before[i] = newest and (newest + count) * bucket_ms - now_ms or 0
-    if after[i] > limit then
-      if denied == 0 then denied = i end
-      local wait = -1
-      if cost <= limit and newest then
-        -- the oldest buckets first: the wait ends when the one that frees enough leaves
-        local need, freed = used + cost - limit, 0
-        for id = oldest, newest do
-          freed = freed + (by_id[id] or 0)
-          if freed >= need then
-            wait = (id + count) * bucket_ms - now_ms
-            break
+    if total[i] then
+      -- the running total: roll it forward past the buckets that have left the window since
+      -- it was written (once per bucket: a day's first call), which go when this call charges
+      local from
+      from, used, in_current = total[i][1], total[i][2], total[i][3]
+      if from < oldest then
+        local gone = {}
+        for id = from, oldest - 1 do gone[#gone + 1] = fields[i] .. ':' .. string.format('%d', id) end
+        local counts = redis.call('HMGET', key, unpack(gone))
+        for j = 1, #gone do
+          if counts[j] then
+            used = used - (tonumber(counts[j]) or 0)
+            stale[#stale + 1] = gone[j]
+          end
+        end
+        if used < 0 then used = 0 end
+      end
+      -- today's bucket leaves the window at (current + count) * bucket_ms: the expiry reached that far
+      if in_current > 0 and (current + count) * bucket_ms > covered then covered = (current + count) * bucket_ms end
+      before[i], after[i] = used, used + cost
+      if after[i] > limit then
+        -- refused: the wait and the reset need each live bucket (read only now)
+        local live = {}
+        for id = oldest, current do live[#live + 1] = fields[i] .. ':' .. string.format('%d', id) end
+        local counts = redis.call('HMGET', key, unpack(live))
+        for j = 1, #live do
+          local c = tonumber(counts[j])
+          if c and c > 0 then
+            by_id[oldest + j - 1] = c
+            newest = oldest + j - 1
           end
         end
       end
-      waits[i] = wait
+    else
+      -- every field (HGETALL): the buckets named field:<id>, counted by id (live) or to delete (stale)
+      local prefix = fields[i] .. ':'
+      local from = #prefix + 1
+      for j = 1, #all, 2 do
+        local name = all[j]
+        local id = string.find(name, prefix, 1, true) == 1 and string.find(name, '^%d+$', from) and tonumber(string.sub(name, from))
+        if id then
+          -- bucket id leaves the window at (id + count) * bucket_ms: the expiry reached that far
+          if (id + count) * bucket_ms > covered then covered = (id + count) * bucket_ms end
+          if id < oldest then
+            stale[#stale + 1] = name
+          else
+            local c = tonumber(all[j + 1]) or 0
+            by_id[id] = (by_id[id] or 0) + c
+            used = used + c
+            if newest == nil or id > newest then newest = id end
+            if id == current then in_current = c end
+          end
+        end
+      end
+      before[i], after[i] = used, used + cost
+    end
+    reset_before[i] = newest and (newest + count) * bucket_ms - now_ms or 0
+    if after[i] > limit then
+      if denied == 0 then denied = i end
+      waits[i] = wait_for()
     else
       waits[i] = 0
-      values[i] = {string.format('%s:%d', fields[i], current), string.format('%d', in_current + cost)}
-      if newest == nil or current > newest then newest = current end
-      local e = (newest + count) * bucket_ms
+      -- today's bucket, and the total from the window's first bucket on
+      values[i] = {today_name[i], string.format('%d', in_current + cost), string.format('%d%09d', oldest, after[i])}
+      local e = ((newest and newest > current) and newest or current) + count
+      e = e * bucket_ms
       reset_after[i] = e - now_ms
       if e > expire_at then expire_at = e end
     end
@@ -259,6 +313,7 @@ local set = {}
 for i = 1, n do
   if kinds[i] == 'r' then
     set[#set + 1], set[#set + 2] = values[i][1], values[i][2]
+    set[#set + 1], set[#set + 2] = fields[i], values[i][3]
   else
     set[#set + 1], set[#set + 2] = fields[i], values[i]
   end

@@ -142,25 +142,49 @@ export class MemoryStore {
         let used = 0;
         let newest = -1;
         let inCurrent = 0;
-        for (const [name, value] of hash) {
-          const m = /^(.*):(\d+)$/.exec(name);
-          if (m === null || m[1] !== field) continue;
-          const id = Number(m[2]);
-          if (id < oldest) stale.push(name);
-          else {
-            live.push([id, Number(value)]);
-            used += Number(value);
-            newest = Math.max(newest, id);
-            if (id === current) inCurrent = Number(value);
+        // the running total (the oldest bucket it counts, then 9 digits), rolled forward past the
+        // buckets that left the window; without one (or one too far behind), every field is read
+        const total = hash.get(field);
+        const from = total !== undefined && total.length > 9 ? Number(total.slice(0, -9)) : Number.NaN;
+        const sum = total !== undefined && total.length > 9 ? Number(total.slice(-9)) : Number.NaN;
+        const bucket = (id: number): number => Number(hash.get(`${field}:${id}`) ?? 0);
+        if (Number.isFinite(from) && Number.isFinite(sum) && oldest - from <= count) {
+          used = sum;
+          for (let id = from; id < oldest; id++) {
+            if (!hash.has(`${field}:${id}`)) continue;
+            used -= bucket(id);
+            stale.push(`${field}:${id}`);
           }
-        }
+          used = Math.max(0, used);
+          inCurrent = bucket(current);
+          if (used + cost > limit)
+            for (let id = oldest; id <= current; id++) {
+              const c = bucket(id);
+              if (c > 0) {
+                live.push([id, c]);
+                newest = id;
+              }
+            }
+        } else
+          for (const [name, value] of hash) {
+            const m = /^(.*):(\d+)$/.exec(name);
+            if (m === null || m[1] !== field) continue;
+            const id = Number(m[2]);
+            if (id < oldest) stale.push(name);
+            else {
+              live.push([id, Number(value)]);
+              used += Number(value);
+              newest = Math.max(newest, id);
+              if (id === current) inCurrent = Number(value);
+            }
+          }
         const resetBefore = newest >= 0 ? (newest + count) * bucketMs - nowMs : 0;
         if (used + cost > limit) {
           if (denied === 0) denied = i;
           const wait = cost <= limit ? rollingWait(live, used + cost - limit, count, bucketMs, nowMs) : -1;
           values.push([used, used + cost, wait, resetBefore, resetBefore]);
         } else {
-          writes.push([`${field}:${current}`, String(inCurrent + cost)]);
+          writes.push([`${field}:${current}`, String(inCurrent + cost)], [field, `${oldest}${String(used + cost).padStart(9, '0')}`]);
           const end = (Math.max(newest, current) + count) * bucketMs;
           expireAt = Math.max(expireAt, end);
           values.push([used, used + cost, 0, resetBefore, end - nowMs]);
