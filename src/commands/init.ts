@@ -21,7 +21,7 @@ import type { Design } from '../design/model.js';
 import { nodeProjectFs } from '../io/project-fs.js';
 import { parseAnswers } from '../answers/load.js';
 import { formatMessage, UserError } from '../messages.js';
-import { detectProject, printable, withDetectedOpenApi, type ProjectFs } from '../questionnaire/detect/index.js';
+import { detectProject, projectName, withDetectedOpenApi, type ProjectFs } from '../questionnaire/detect/index.js';
 import { parseInitFlags, type InitRawOptions } from '../questionnaire/flags.js';
 import {
   answersText,
@@ -74,19 +74,6 @@ function nodeInitIo(): InitIo {
     projectFs: (root) => nodeProjectFs(root),
     ...(process.stdout.isTTY && process.stdout.columns > 0 ? { columns: process.stdout.columns } : {}),
   };
-}
-
-async function projectNameFrom(fs: ProjectFs): Promise<string | undefined> {
-  const text = await fs.read('package.json');
-  if (text === undefined) return undefined;
-  try {
-    const name = (JSON.parse(text) as { name?: unknown }).name;
-    if (typeof name !== 'string') return undefined;
-    const clean = printable(name, 120).trim();
-    return clean.length > 0 ? clean : undefined;
-  } catch {
-    return undefined;
-  }
 }
 
 type OutputPaths = { output?: { path?: string | undefined; codeDir?: string | undefined } | undefined };
@@ -217,7 +204,7 @@ export async function runInit(ctx: CommandContext, raw: InitRawOptions, io: Init
       });
       answers = finishAnswers(
         draft,
-        flags.name ?? previous?.answers.project?.name ?? (await projectNameFrom(fs)),
+        flags.name ?? previous?.answers.project?.name ?? (await projectName(fs)),
         schemaRefFor(ctx.cwd, answersPath),
       );
       answers = movePaths(answers, ctx.cwd, answersDir, previousOutput);
