@@ -3,7 +3,7 @@
  * global protective ceiling, per-identity fairness limits, security limits for auth,
  * business quotas and outbound buckets. The layers are never merged into one number.
  */
-import { outboundPeak, outboundRate, PERIOD_SECONDS, QUOTA_BACKSTOP, quotaStop } from './scope.js';
+import { outboundPeak, outboundRate, outboundRateText, outboundSumText, PERIOD_SECONDS, QUOTA_BACKSTOP, quotaStop } from './scope.js';
 import { formatNumber, secondsWords } from '../format.js';
 import type { ExistingLimiterT, HandRule, QuotaResetT } from '../answers/schema.js';
 import type { AuthKind, EndpointClass, MatrixRule, Primitive, ResolvedEndpoint, RuleIdentity, Scope } from './model.js';
@@ -1033,7 +1033,7 @@ function addOutbound(b: Builder, ctx: MatrixContext): void {
     const burstText =
       over > 0
         ? ` Warning: burst ${formatNumber(p.burst)} plus the ${formatNumber(rate.requests)} the bucket refills per ${per} lets up to ${formatNumber(peak)} calls through in one ${per}, ${formatNumber(over)} over the provider's ${p.limitText}; lower the burst to at most ${formatNumber(Math.max(1, p.limit.requests - rate.requests))}.`
-        : ` Burst ${formatNumber(p.burst)}: a full bucket plus one ${per} of refill sends at most ${formatNumber(p.burst)} + ${formatNumber(rate.requests)} = ${formatNumber(peak)} calls in a ${per}, ${peak === p.limit.requests ? 'exactly' : 'within'} ${p.name}'s ${p.limitText}.`;
+        : ` Burst ${formatNumber(p.burst)}: a full bucket plus one ${per} of refill sends at most ${outboundSumText(p.burst, rate.requests, peak)} in a ${per}, ${peak === p.limit.requests ? 'exactly' : 'within'} ${p.name}'s ${p.limitText}.`;
     b.rules.push({
       id,
       source: 'generated',
@@ -1060,7 +1060,7 @@ function addOutbound(b: Builder, ctx: MatrixContext): void {
       errorCode: 'RATE_LIMITED',
       killSwitch: { flag: killSwitchFlag(id) },
       rationale: `${p.name} documents ${p.limitText}; the bucket admits ${pct} of it to absorb accounting differences, ${sharing}.${burstText} Fails closed: when the store is unreachable, calls wait rather than risk a provider ban.`,
-      derivation: `${formatNumber(rate.requests)} per ${per} = ${p.name}'s ${p.limitText} x ${pct}${p.assumed?.includes('safetyFraction') ? ' (assumed)' : ''}; burst ${formatNumber(p.burst)}${p.assumed?.includes('burst') ? ' (assumed, see the assumptions)' : ' (stated)'}`,
+      derivation: `${formatNumber(rate.requests)} per ${per} = ${outboundRateText(p)}${p.assumed?.includes('safetyFraction') ? ' (assumed)' : ''}; burst ${formatNumber(p.burst)}${p.assumed?.includes('burst') ? ' (assumed, see the assumptions)' : ' (stated)'}`,
       inputs: [
         'outbound',
         ...(p.assumed?.includes('safetyFraction') ? ['outbound.safetyFraction'] : []),
