@@ -71,11 +71,11 @@ answersOptions(
     .addOption(new Option('-l, --layout <layout>', 'auto, single or folder (default: from answers, else auto)'))
     .option(
       '-o, --out <path>',
-      'document path (.html or .md file: without --format, its extension picks the format) or folder (default: from answers, else docs/rate-limit-design)',
+      "document path (.html or .md file: without --format, its extension picks the format) or folder, relative to the current folder (default: output.path of the answers, else docs/rate-limit-design, relative to the answers file's folder)",
     )
     .option(
       '-c, --code-dir <dir>',
-      'also write the enforcement code (Lua, middleware, gateway and alert config) as source files here (default: from answers)',
+      "also write the enforcement code (Lua, middleware, gateway and alert config) as source files here, relative to the current folder (default: output.codeDir of the answers, relative to the answers file's folder whatever --out says)",
     )
     .addOption(
       new Option(

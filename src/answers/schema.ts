@@ -207,8 +207,20 @@ export const Output = z
       .enum(['auto', 'single', 'folder'])
       .optional()
       .describe('One file, a linked folder, or auto (folder when the document is large).'),
-    path: z.string().min(1).optional().describe('Where the document is written.'),
-    codeDir: z.string().min(1).optional().describe('Where generated enforcement code is written, if anywhere.'),
+    path: z
+      .string()
+      .min(1)
+      .optional()
+      .describe(
+        "Where the document is written, relative to this answers file's folder (default docs/rate-limit-design there); it must stay inside that folder or the current one. generate --out overrides it, relative to the current folder.",
+      ),
+    codeDir: z
+      .string()
+      .min(1)
+      .optional()
+      .describe(
+        "Where the generated enforcement code is written, if anywhere (none: nowhere), relative to this answers file's folder whatever --out says; it must stay inside that folder or the current one. generate --code-dir overrides it, relative to the current folder.",
+      ),
   })
   .strict();
 

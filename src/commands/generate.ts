@@ -136,15 +136,15 @@ function formatOfPath(out: string | undefined): 'html' | 'markdown' | undefined 
 }
 
 /**
- * Where the document goes: a file for the single layout, a folder for the folder layout. A
+ * Where the document goes (a relative path read from `base`): a file for the single layout, a folder for the folder layout. A
  * path ending in the other format's extension is taken without it.
  */
-function resolveTarget(cwd: string, out: string | undefined, layout: 'single' | 'folder', ext: string): { dir: string; single?: string } {
+function resolveTarget(base: string, out: string | undefined, layout: 'single' | 'folder', ext: string): { dir: string; single?: string } {
   const defaultBase = path.join('docs', 'rate-limit-design');
   const raw = out ?? defaultBase;
   // A path named for the other format (docs/design.md while writing HTML) takes this format's extension.
   const other = ext === '.html' ? '.md' : '.html';
-  const resolved = path.resolve(cwd, raw);
+  const resolved = path.resolve(base, raw);
   const abs = resolved.endsWith(other) && !/[\\/]$/.test(raw) ? resolved.slice(0, -other.length) : resolved;
   const trailing = /[\\/]$/.test(raw);
   const isDir = existsSync(abs) && statSync(abs).isDirectory();
@@ -174,10 +174,19 @@ interface PlanOptions {
 }
 
 /**
+ * The folder a relative output path is read from: the current folder for a path named on the
+ * command line, the answers file's folder for one the answers name (as for openapi.path), so
+ * the same answers write to the same place whatever folder generate runs in.
+ */
+function baseFor(ctx: CommandContext, source: 'cli' | 'answers', answersFile: string | undefined): string {
+  return source === 'answers' && answersFile !== undefined ? path.dirname(answersFile) : ctx.cwd;
+}
+
+/**
  * Where one output folder may be written. A path named on the command line is the user's
- * choice; one from the answers file (which a repository ships) must stay inside the answers
- * file's folder or the current folder. `anchor` is the trusted folder below which no folder
- * on the way may be a symbolic link.
+ * choice; one from the answers file (which a repository ships) is read from the answers
+ * file's folder and must stay inside it or the current folder. `anchor` is the trusted folder
+ * below which no folder on the way may be a symbolic link.
  */
 async function placeOutput(
   ctx: CommandContext,
@@ -186,7 +195,7 @@ async function placeOutput(
   field: { name: string; option: string },
   answersFile: string | undefined,
 ): Promise<{ abs: string; anchorFor: (root: string) => string }> {
-  const abs = path.resolve(ctx.cwd, expandHome(raw));
+  const abs = path.resolve(baseFor(ctx, source, answersFile), expandHome(raw));
   const show = (p: string): string => displayPath(ctx.cwd, p);
   await refuseSystemPath(abs, show(abs));
   const answersDir = answersFile ? path.dirname(answersFile) : undefined;
@@ -283,9 +292,10 @@ export async function planOutputs(ctx: CommandContext, design: Design, opts: Pla
   const checks = checkDesign(design, generated);
   // The code folder as the document's pages see it, for each layout the renderer may choose.
   const outExpanded = out !== undefined ? expandHome(out) : undefined;
+  const outBase = baseFor(ctx, opts.out !== undefined ? 'cli' : 'answers', opts.answersFile);
   const codeHref = (layoutName: 'single' | 'folder', dir: string): string =>
     path
-      .relative(resolveTarget(ctx.cwd, outExpanded, layoutName, ext).dir, dir)
+      .relative(resolveTarget(outBase, outExpanded, layoutName, ext).dir, dir)
       .split(path.sep)
       .join('/') || '.';
   const input = {
@@ -300,7 +310,7 @@ export async function planOutputs(ctx: CommandContext, design: Design, opts: Pla
     diagrams: opts.diagrams ?? 'beautiful-mermaid',
   });
   const chosen = files.filter((f) => f.path.endsWith(ext)).length > 1 ? 'folder' : 'single';
-  const target = resolveTarget(ctx.cwd, outRaw !== undefined ? expandHome(outRaw) : undefined, chosen, ext);
+  const target = resolveTarget(outBase, outRaw !== undefined ? expandHome(outRaw) : undefined, chosen, ext);
   const docAnchor = outPlace ? outPlace.anchorFor(target.dir) : ctx.cwd;
   const documents: PlannedFile[] = files.map((f) => ({
     path: chosen === 'single' ? path.join(target.dir, target.single as string) : path.join(target.dir, ...f.path.split('/')),

@@ -21,7 +21,7 @@ import type { Design } from '../design/model.js';
 import { nodeProjectFs } from '../io/project-fs.js';
 import { parseAnswers } from '../answers/load.js';
 import { formatMessage, UserError } from '../messages.js';
-import { detectProject, printable, withDetectedOpenApi, type ProjectFs } from '../questionnaire/detect/index.js';
+import { detectProject, projectName, withDetectedOpenApi, type ProjectFs } from '../questionnaire/detect/index.js';
 import { parseInitFlags, type InitRawOptions } from '../questionnaire/flags.js';
 import {
   answersText,
@@ -76,17 +76,29 @@ function nodeInitIo(): InitIo {
   };
 }
 
-async function projectNameFrom(fs: ProjectFs): Promise<string | undefined> {
-  const text = await fs.read('package.json');
-  if (text === undefined) return undefined;
-  try {
-    const name = (JSON.parse(text) as { name?: unknown }).name;
-    if (typeof name !== 'string') return undefined;
-    const clean = printable(name, 120).trim();
-    return clean.length > 0 ? clean : undefined;
-  } catch {
-    return undefined;
+type OutputPaths = { output?: { path?: string | undefined; codeDir?: string | undefined } | undefined };
+
+/**
+ * The answers with output.path and output.codeDir read from `from` and written relative to
+ * `to`. The interview takes paths relative to the current folder, as every other command-line
+ * path; the answers file keeps them relative to its own folder, as generate reads them. An
+ * absolute path, one in the home folder (~) and `none` stay as they are; a trailing slash (a
+ * folder) is kept. Where `keep` names the same place, its spelling is kept.
+ */
+function movePaths<A extends OutputPaths>(answers: A, from: string, to: string, keep?: OutputPaths): A {
+  if (from === to || answers.output === undefined) return answers;
+  const output = { ...answers.output };
+  for (const field of ['path', 'codeDir'] as const) {
+    const value = output[field];
+    if (value === undefined || value === 'none' || path.isAbsolute(value) || /^~(?:[\\/]|$)/.test(value)) continue;
+    const folder = /[\\/]$/.test(value);
+    const rel = (path.relative(to, path.resolve(from, value)) || '.').split(path.sep).join('/');
+    const moved = folder && !rel.endsWith('/') ? `${rel}/` : rel;
+    const old = keep?.output?.[field];
+    const same = old !== undefined && path.resolve(to, old) === path.resolve(to, moved) && /[\\/]$/.test(old) === /[\\/]$/.test(moved);
+    output[field] = same ? old : moved;
   }
+  return { ...answers, output };
 }
 
 async function existingText(file: string, shown: string): Promise<string | undefined> {
@@ -140,6 +152,7 @@ export async function runInit(ctx: CommandContext, raw: InitRawOptions, io: Init
 `);
   };
   const answersPath = path.resolve(ctx.cwd, expandHome(raw.answersFile ?? DEFAULT_ANSWERS_FILE));
+  const answersDir = path.dirname(answersPath);
   const shown = (p: string): string => displayPath(ctx.cwd, p);
 
   // Until the writing starts, Ctrl-C outside a prompt ends the run with nothing written.
@@ -155,9 +168,13 @@ export async function runInit(ctx: CommandContext, raw: InitRawOptions, io: Init
       // The answers file first: its answers are the defaults, and one that does not load stops the run before any question.
       const existing = await existingText(answersPath, shown(answersPath));
       let previous: PreviousAnswers | undefined;
+      let previousOutput: OutputPaths | undefined;
       if (existing !== undefined) {
         try {
-          previous = { answers: parseAnswers(existing, shown(answersPath)), file: shown(answersPath) };
+          const read = parseAnswers(existing, shown(answersPath));
+          previousOutput = read;
+          // The interview offers a previous path as the user would type it: relative to the current folder.
+          previous = { answers: movePaths(read, answersDir, ctx.cwd), file: shown(answersPath) };
         } catch (e) {
           if (!(e instanceof UserError)) throw e;
           if (!raw.force) {
@@ -187,9 +204,10 @@ export async function runInit(ctx: CommandContext, raw: InitRawOptions, io: Init
       });
       answers = finishAnswers(
         draft,
-        flags.name ?? previous?.answers.project?.name ?? (await projectNameFrom(fs)),
+        flags.name ?? previous?.answers.project?.name ?? (await projectName(fs)),
         schemaRefFor(ctx.cwd, answersPath),
       );
+      answers = movePaths(answers, ctx.cwd, answersDir, previousOutput);
       // the API's OpenAPI document (no question asks for it): found on a first run; a previous file is kept as it is
       if (!previous) answers = withDetectedOpenApi(answers, detection.facts, ctx.cwd, answersPath);
       text = answersText(answers);

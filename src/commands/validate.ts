@@ -37,7 +37,9 @@ export async function runValidate(ctx: CommandContext, opts: ValidateOptions): P
     const codeDir = design.output.codeDir;
     const log = toSarif(design, results, files, {
       answers: { uri: artifactUri(ctx.cwd, file), text },
-      ...(codeDir && codeDir !== 'none' ? { codeDirUri: artifactUri(ctx.cwd, path.resolve(ctx.cwd, expandHome(codeDir)), true) } : {}),
+      ...(codeDir && codeDir !== 'none'
+        ? { codeDirUri: artifactUri(ctx.cwd, path.resolve(opts.example ? ctx.cwd : path.dirname(file), expandHome(codeDir)), true) }
+        : {}),
     });
     ctx.stdout(`${JSON.stringify(log, null, 2)}\n`);
     return failed.length === 0 ? 0 : 1;

@@ -3,7 +3,7 @@
  * global protective ceiling, per-identity fairness limits, security limits for auth,
  * business quotas and outbound buckets. The layers are never merged into one number.
  */
-import { outboundPeak, outboundRate, PERIOD_SECONDS, QUOTA_BACKSTOP, quotaStop } from './scope.js';
+import { outboundPeak, outboundRate, outboundRateText, outboundSumText, PERIOD_SECONDS, QUOTA_BACKSTOP, quotaStop } from './scope.js';
 import { formatNumber, secondsWords } from '../format.js';
 import type { ExistingLimiterT, HandRule, QuotaResetT } from '../answers/schema.js';
 import type { AuthKind, EndpointClass, MatrixRule, Primitive, ResolvedEndpoint, RuleIdentity, Scope } from './model.js';
@@ -11,7 +11,7 @@ import { admittedWithin, algorithmLabel, luaScriptFor, runBurst } from './algori
 import { existingLimitText, existingName, tighterExisting } from './migration.js';
 import { type EdgeCounter, edgeCounter, edgeStateNote } from './gateway-behaviour.js';
 import { IdAllocator, KEY_PREFIX, killSwitchFlag, slug } from './naming.js';
-import { identityHashes } from './placement.js';
+import { identityHashes, renderedPattern } from './placement.js';
 
 /**
  * Bytes one key takes in Redis 7.0 (used_memory per key over 100,000 keys with 15-character
@@ -178,7 +178,8 @@ function withKeyLength(rule: MatrixRule): MatrixRule {
  */
 function inIdentityHashes(rules: MatrixRule[]): MatrixRule[] {
   const out = rules.slice();
-  for (const hash of identityHashes(rules)) {
+  const hashes = identityHashes(rules);
+  for (const hash of hashes) {
     const ruleOf = (id: string): MatrixRule => rules.find((r) => r.id === id) as MatrixRule;
     // every field the hash can hold (a rolling window: a field per daily bucket, each counting at most its limit)
     const sizes: (string | RollingFieldSize)[] = hash.fields.map((f) =>
@@ -223,7 +224,36 @@ function inIdentityHashes(rules: MatrixRule[]): MatrixRule[] {
       }
     }
   }
-  return out;
+  return apartFromHashes(out, hashes);
+}
+
+/**
+ * A store rule outside an identity's hash whose key would be that hash's key once filled in (a
+ * hand-written rule keyed rl:{t:<tenant>} beside the tenant's hash rl:{t:<tenant-id>}) would meet
+ * the hash with a command for another type (WRONGTYPE) or read its fields as its own state: it
+ * takes a key of its own, the hash's key with its id after it, and its derivation says so. A
+ * counter in a fixed window never meets the hash (its key ends in the window).
+ */
+function apartFromHashes(rules: MatrixRule[], hashes: ReturnType<typeof identityHashes>): MatrixRule[] {
+  const taken = new Map<string, string>();
+  for (const hash of hashes) {
+    const member = rules.find((r) => r.id === hash.fields[0]?.ruleIds[0]);
+    if (member) taken.set(`${member.primitive} ${renderedPattern(hash.key, member.identity)}`, hash.key);
+  }
+  if (taken.size === 0) return rules;
+  return rules.map((r) => {
+    if (r.field !== undefined || r.key === undefined || r.layer !== 'middleware' || r.tier === 'outbound') return r;
+    if (luaScriptFor(r.algorithm) === 'fixed-window') return r;
+    const hashKey = taken.get(`${r.primitive} ${renderedPattern(r.key, r.identity)}`);
+    if (hashKey === undefined) return r;
+    const key = `${r.key}:${r.id}`;
+    const note = `key ${key}, not ${r.key}: that is the key of the identity's hash ${hashKey}, which holds other limits' fields`;
+    const moved = { ...r, key, derivation: r.derivation ? `${r.derivation}; ${note}` : note };
+    if (r.bytesPerKey === undefined || r.keyChars === undefined) return moved;
+    // the longer key name, priced as withKeyLength priced the old one
+    const keyChars = maxKeyChars(moved);
+    return { ...moved, keyChars, bytesPerKey: r.bytesPerKey - keyNameExtraBytes(r.keyChars) + keyNameExtraBytes(keyChars) };
+  });
 }
 
 /**
@@ -1008,7 +1038,7 @@ function addOutbound(b: Builder, ctx: MatrixContext): void {
     const burstText =
       over > 0
         ? ` Warning: burst ${formatNumber(p.burst)} plus the ${formatNumber(rate.requests)} the bucket refills per ${per} lets up to ${formatNumber(peak)} calls through in one ${per}, ${formatNumber(over)} over the provider's ${p.limitText}; lower the burst to at most ${formatNumber(Math.max(1, p.limit.requests - rate.requests))}.`
-        : ` Burst ${formatNumber(p.burst)}: a full bucket plus one ${per} of refill sends at most ${formatNumber(p.burst)} + ${formatNumber(rate.requests)} = ${formatNumber(peak)} calls in a ${per}, ${peak === p.limit.requests ? 'exactly' : 'within'} ${p.name}'s ${p.limitText}.`;
+        : ` Burst ${formatNumber(p.burst)}: a full bucket plus one ${per} of refill sends at most ${outboundSumText(p.burst, rate.requests, peak)} in a ${per}, ${peak === p.limit.requests ? 'exactly' : 'within'} ${p.name}'s ${p.limitText}.`;
     b.rules.push({
       id,
       source: 'generated',
@@ -1035,7 +1065,7 @@ function addOutbound(b: Builder, ctx: MatrixContext): void {
       errorCode: 'RATE_LIMITED',
       killSwitch: { flag: killSwitchFlag(id) },
       rationale: `${p.name} documents ${p.limitText}; the bucket admits ${pct} of it to absorb accounting differences, ${sharing}.${burstText} Fails closed: when the store is unreachable, calls wait rather than risk a provider ban.`,
-      derivation: `${formatNumber(rate.requests)} per ${per} = ${p.name}'s ${p.limitText} x ${pct}${p.assumed?.includes('safetyFraction') ? ' (assumed)' : ''}; burst ${formatNumber(p.burst)}${p.assumed?.includes('burst') ? ' (assumed, see the assumptions)' : ' (stated)'}`,
+      derivation: `${formatNumber(rate.requests)} per ${per} = ${outboundRateText(p)}${p.assumed?.includes('safetyFraction') ? ' (assumed)' : ''}; burst ${formatNumber(p.burst)}${p.assumed?.includes('burst') ? ' (assumed, see the assumptions)' : ' (stated)'}`,
       inputs: [
         'outbound',
         ...(p.assumed?.includes('safetyFraction') ? ['outbound.safetyFraction'] : []),

@@ -79,6 +79,22 @@ function hashField(rule: MatrixRule, rolling: boolean): string | null {
   return tail.length > 0 ? tail : rule.id;
 }
 
+/**
+ * A key pattern as the runtime fills it: every identity placeholder holds the rule's identity
+ * value whatever it is called (<user> and <user-id> are the same slot; see parseKeyPattern in
+ * the runtime), so two spellings that render to the same key compare equal; a period
+ * placeholder (one naming yyyy) stays as written.
+ */
+export function renderedPattern(key: string, identity: string | undefined): string {
+  return key.replace(/<([^<>]*)>/g, (whole, name: string) => (/yyyy/i.test(name) ? whole : `<${identity ?? 'identity'}>`));
+}
+
+/** The hash tag of a rule's key as the runtime fills it (renderedPattern), or null. */
+function renderedTag(rule: MatrixRule): string | null {
+  const tag = hashTag(rule.key ?? '');
+  return tag === null ? null : renderedPattern(tag, rule.identity);
+}
+
 type FieldKind = 'gcra' | 'window' | 'rolling';
 
 /** One identity kind whose limits share a hash: its key pattern and each field's rules. */
@@ -106,6 +122,7 @@ export interface IdentityHash {
  */
 export function identityHashes(rules: readonly MatrixRule[]): IdentityHash[] {
   type Member = { rule: MatrixRule; field: string; kind: FieldKind };
+  // grouped by what the key renders to, so a hand-written {u:<user>} meets the design's {u:<user-id>}
   const groups = new Map<string, { key: string; rules: Member[] }>();
   for (const r of rules) {
     if (r.layer !== 'middleware' || r.tier === 'outbound' || (r.primitive !== 'redis-lua' && r.primitive !== 'in-process')) continue;
@@ -117,9 +134,12 @@ export function identityHashes(rules: readonly MatrixRule[]): IdentityHash[] {
     const field = gcra || window || rolling ? hashField(r, rolling) : null;
     if (field === null) continue;
     const key = (r.key ?? '').slice(0, (r.key ?? '').indexOf('}') + 1);
-    const group = groups.get(`${r.primitive} ${key}`) ?? { key, rules: [] };
+    const id = `${r.primitive} ${renderedPattern(key, r.identity)}`;
+    const group = groups.get(id) ?? { key, rules: [] };
+    // the hash is spelled as the design's own rules spell it
+    if (r.source === 'generated' && group.rules.every((m) => m.rule.source !== 'generated')) group.key = key;
     group.rules.push({ rule: r, field, kind: gcra ? 'gcra' : rolling ? 'rolling' : 'window' });
-    groups.set(`${r.primitive} ${key}`, group);
+    groups.set(id, group);
   }
   const out: IdentityHash[] = [];
   /** The hash of one identity kind for these members, or null when they do not make one. */
@@ -185,9 +205,9 @@ function apartFromIdentity(rules: readonly MatrixRule[]): MatrixRule[] {
   // what one call covers: the identity's hash (every field), or one key
   const unit = (r: MatrixRule): string => (r.field !== undefined ? '(hash)' : (r.key ?? r.id));
   const apart = new Set<MatrixRule>();
-  const tags = new Set(store.map((r) => hashTag(r.key ?? '')).filter((t): t is string => t !== null));
+  const tags = new Set(store.map(renderedTag).filter((t): t is string => t !== null));
   for (const tag of tags) {
-    const members = store.filter((r) => hashTag(r.key ?? '') === tag);
+    const members = store.filter((r) => renderedTag(r) === tag);
     // an identity holds one plan at a time: the rules of no plan, and those of its plan
     for (const plan of new Set(members.map((r) => r.plan))) {
       const held = members.filter((r) => r.plan === undefined || r.plan === plan);

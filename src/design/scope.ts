@@ -118,10 +118,32 @@ export function outboundPeak(p: Pick<ResolvedProvider, 'limit' | 'safetyFraction
   return { peak, over: Math.max(0, peak - p.limit.requests), rate };
 }
 
+/**
+ * "burst + refill = peak calls": what a full bucket sends within one provider period. The refill
+ * counts whole calls (the next one is due only after the period), so a bucket rate that is not
+ * whole is shown with its floor, as the worst-case table shows it.
+ */
+export function outboundSumText(burst: number, rate: number, peak: number): string {
+  const refill = Number.isInteger(rate) ? formatNumber(rate) : `floor(${formatNumber(rate)})`;
+  return `${formatNumber(burst)} + ${refill} = ${formatNumber(peak)} call${peak === 1 ? '' : 's'}`;
+}
+
+/**
+ * How the bucket rate follows from the provider's limit: "Stripe's 100/second x 90%", with the
+ * exact product and the rounding when outboundRate rounded it down ("x 85% (8.5), rounded down").
+ */
+export function outboundRateText(p: Pick<ResolvedProvider, 'name' | 'limit' | 'limitText' | 'safetyFraction'>): string {
+  const product = p.limit.requests * p.safetyFraction;
+  const rate = outboundRate(p.limit.requests, p.safetyFraction);
+  const base = `${p.name}'s ${p.limitText} x ${formatNumber(Math.round(p.safetyFraction * 10000) / 100)}%`;
+  if (Math.abs(product - rate) < 1e-9) return base;
+  return `${base} (${formatNumber(Math.round(product * 1e6) / 1e6)}), rounded down to ${rate >= 1 ? 'whole calls' : 'thousandths'}`;
+}
+
 function outboundBurstText(p: ResolvedProvider): string {
   const { peak, over, rate } = outboundPeak(p);
   const per = PERIOD_NAME[p.limit.periodSeconds] ?? `${formatNumber(p.limit.periodSeconds)} s`;
-  const sum = `${formatNumber(p.burst)} + ${formatNumber(rate)} = ${formatNumber(peak)} calls per ${per}`;
+  const sum = `${outboundSumText(p.burst, rate, peak)} per ${per}`;
   if (over > 0)
     return `${p.name} ${formatNumber(p.burst)}, the minimum (${sum}, over the limit of ${p.limitText}: lower the safety fraction)`;
   if (peak === p.limit.requests) return `${p.name} ${formatNumber(p.burst)} (${sum}, exactly the limit of ${p.limitText})`;

@@ -105,6 +105,9 @@ export function perCounter(
   const worstCase = admittedWithin(rule, rule.rate.periodSeconds) as number;
   const period = periodWords(rule.rate.periodSeconds);
   const rate = rateWords(limit, rule.rate.periodSeconds);
+  // the refill within one period counts whole requests: a rate whose period holds a fraction of
+  // one (an outbound bucket at 0.9/s) shows the floor the count takes
+  const refill = Number.isInteger(limit) ? `${rate} x ${period}` : `floor(${rate} x ${period})`;
   const run = rule.layer === 'edge' ? null : runBurst(rule);
   if (run !== null) {
     const at =
@@ -113,18 +116,22 @@ export function perCounter(
         : `No burst is stated, so the bucket holds its rate's count per period (${fmt(run)}): all of it`;
     return {
       worstCase,
-      formula: `${fmt(run)} + ${rate} x ${period}`,
+      formula: `${fmt(run)} + ${refill}`,
       basis: `${runAsGcraLabel(rule) ? 'The runtime runs it as a GCRA bucket. ' : ''}${at} at once, then the refill at the rate for the rest of the period.`,
     };
   }
   const burst = typeof rule.burst === 'number' ? rule.burst : undefined;
   if (BUCKETS.includes(rule.algorithm)) {
     if (burst === undefined) {
-      return { worstCase, formula: `${fmt(limit)}`, basis: 'A bucket without a stated burst admits its rate.' };
+      return {
+        worstCase,
+        formula: Number.isInteger(limit) ? `${fmt(limit)}` : `floor(${fmt(limit)})`,
+        basis: 'A bucket without a stated burst admits its rate.',
+      };
     }
     return {
       worstCase,
-      formula: `${fmt(burst)} + ${rate} x ${period}`,
+      formula: `${fmt(burst)} + ${refill}`,
       basis: 'The full burst at once, then the refill at the rate for the rest of the period.',
     };
   }
@@ -132,7 +139,7 @@ export function perCounter(
     case 'fixed-window':
       return {
         worstCase,
-        formula: `2 x ${fmt(limit)}`,
+        formula: Number.isInteger(limit) ? `2 x ${fmt(limit)}` : `floor(2 x ${fmt(limit)})`,
         basis: algorithmLabel(rule)
           ? // daily counters summed over the trailing days: a day's count leaves at once when the day ages out
             "The trailing window counts whole days: a day's usage leaves all at once when that day ages out, so what was spent at the end of the oldest day can be spent again right after."
@@ -141,14 +148,14 @@ export function perCounter(
     case 'sliding-window-counter':
       return {
         worstCase,
-        formula: `2 x ${fmt(limit)}`,
+        formula: Number.isInteger(limit) ? `2 x ${fmt(limit)}` : `floor(2 x ${fmt(limit)})`,
         basis:
           "The previous window's count is weighed as if spread evenly: when it came at its very end, nearly the limit passes again before the period is over.",
       };
     default:
       return {
         worstCase,
-        formula: `${fmt(limit)}`,
+        formula: Number.isInteger(limit) ? `${fmt(limit)}` : `floor(${fmt(limit)})`,
         basis: 'Every admission of the trailing period is logged and counted: never more than the limit.',
       };
   }

@@ -27,7 +27,11 @@ export const COMMAND_OPTIONS: readonly InitOption[] = [
       'replace an answers file that is not valid, starting from scratch (and documents edited since rl-design wrote them) instead of stopping',
   },
   { flags: '--date <YYYY-MM-DD>', description: 'generation date shown in the document (default: SOURCE_DATE_EPOCH or today)' },
-  { flags: '--name <project>', description: 'project name shown in the document (default: package.json name)' },
+  {
+    flags: '--name <project>',
+    description:
+      'project name shown in the document (default: the name package.json, go.mod, pyproject.toml, pom.xml, settings.gradle, Cargo.toml, a .csproj, composer.json or mix.exs at the root gives)',
+  },
   { flags: '--debug', description: 'print stack traces for unexpected errors' },
 ];
 

@@ -5,6 +5,7 @@
  * through the provider's shared bucket, pauses every instance on a provider 429, keeps a circuit
  * per provider, and fails closed when the store is unreachable.
  */
+import { outboundRate } from '../../design/scope.js';
 import type { Design, MatrixRule, OutboundDesign } from '../../design/model.js';
 import { OUTBOUND_CIRCUIT } from '../../design/outbound.js';
 import { TOOL_VERSION } from '../../version.js';
@@ -38,7 +39,7 @@ export function outboundProviders(design: Design): OutboundProviderSpec[] {
     const rule: MatrixRule | undefined = design.rules.find((r) => r.id === p.ruleId);
     const shared = rule ? rule.primitive === 'redis-lua' && Boolean(rule.key) : p.bucket === 'shared' && p.key !== '';
     const rate = rule?.rate ?? {
-      requests: Math.max(1, Math.floor(p.limit.requests * p.safetyFraction)),
+      requests: outboundRate(p.limit.requests, p.safetyFraction),
       periodSeconds: p.limit.periodSeconds,
     };
     const burst = typeof rule?.burst === 'number' ? rule.burst : p.burst;

@@ -19,13 +19,15 @@ import * as manifests from './manifests.js';
 import * as nginx from './nginx.js';
 import * as openapi from './openapi.js';
 import * as packageJson from './package-json.js';
-import { describeLimit } from './shared.js';
+import { describeLimit, printable } from './shared.js';
 import { FIELDS } from './types.js';
 import type { DetectWarning, Detector, ExistingLimiter, Fact, ProjectFs, ReadOptions } from './types.js';
 
 export type { Fact, ProjectFs } from './types.js';
 export { factsToAnswers } from './to-answers.js';
 export { classifyRoute, withDetectedOpenApi } from './openapi.js';
+export { projectName } from './manifests.js';
+export { printable } from './shared.js';
 export { memoryProjectFs } from './memory-fs.js';
 
 /** In precedence order. */
@@ -127,13 +129,6 @@ const LABELS: Record<string, string> = {
   realIpHeader: 'client IP header',
   nginxSetting: 'nginx setting',
 };
-
-/** Makes text from a file safe to print on a terminal: no control or bidi characters, bounded length. */
-export function printable(text: string, max = 300): string {
-  // eslint-disable-next-line no-control-regex
-  const clean = text.replace(/[\u0000-\u001f\u007f-\u009f\u200e\u200f\u202a-\u202e\u2066-\u2069]+/g, ' ');
-  return clean.length > max ? `${clean.slice(0, max - 1)}…` : clean;
-}
 
 function formatValue(fact: Fact): string {
   const v = fact.value;

@@ -8,6 +8,13 @@ import type { ProjectFs } from './types.js';
 /** Default cap for files that detectors read whole (lockfiles and OpenAPI files get more). */
 export const BIG_FILE_BYTES = 8 * 1024 * 1024;
 
+/** Makes text from a file safe to print on a terminal: no control or bidi characters, bounded length. */
+export function printable(text: string, max = 300): string {
+  // eslint-disable-next-line no-control-regex
+  const clean = text.replace(/[\u0000-\u001f\u007f-\u009f\u200e\u200f\u202a-\u202e\u2066-\u2069]+/g, ' ');
+  return clean.length > max ? `${clean.slice(0, max - 1)}…` : clean;
+}
+
 export function isRecord(value: unknown): value is Record<string, unknown> {
   return typeof value === 'object' && value !== null && !Array.isArray(value);
 }
