@@ -85,7 +85,13 @@ describe('edge-only design on Envoy: the document states what the shipped files 
   const localFilter = hcm.http_filters.find((f: any) => f.name === 'envoy.filters.http.local_ratelimit').typed_config;
 
   it('every rule runs at the edge, and the files are valid Envoy and rate limit service config', () => {
-    expect(design.rules.map((r) => r.layer)).toEqual(['edge', 'edge']);
+    // history (cost 5) and report (write, cost 2 by its class) count in edge rules of their own: the gateway counts requests
+    expect(design.rules.map((r) => [r.id, r.layer])).toEqual([
+      ['global-ceiling', 'edge'],
+      ['anonymous-per-ip', 'edge'],
+      ['anonymous-per-ip-cost-2', 'edge'],
+      ['anonymous-per-ip-cost-5', 'edge'],
+    ]);
     expect(checkEnvoyFilterFile(filter)).toEqual([]);
     expect(checkRatelimitServiceFile(service)).toEqual([]);
   });
@@ -151,7 +157,13 @@ describe('edge-only design on Envoy: the document states what the shipped files 
     const failModes = section(doc, '### 2.2');
     expect(failModes).toContain('failure_mode_deny false');
     expect(failModes).toContain('lets every request through uncounted');
-    expect(failModes).toMatch(/expensive and write to fail closed: the generated configuration does not honour that/);
+    // the closed classes sit in the rules of their cost, each saying it is not honoured
+    expect(failModes).toMatch(
+      /`anonymous-per-ip-cost-5`: [^\n]*The answers ask expensive to fail closed: the generated configuration does not honour that/,
+    );
+    expect(failModes).toMatch(
+      /`anonymous-per-ip-cost-2`: [^\n]*The answers ask write to fail closed: the generated configuration does not honour that/,
+    );
     expect(section(doc, '### 5.6')).toContain('failure_mode_deny false');
   });
 
@@ -198,8 +210,12 @@ describe('edge-only design on Envoy: the document states what the shipped files 
     const anon = rule(design, 'anonymous-per-ip');
     const note = design.monitoring.store.edgeServiceRedis;
     expect(note).toBeDefined();
-    expect(note).toContain(`keeps anonymous-per-ip in its own Redis`);
-    expect(note).toContain(`at most ${anon.cardinality!.bound!.toLocaleString('en-US')} live`);
+    expect(note).toContain('keeps anonymous-per-ip, anonymous-per-ip-cost-2 and anonymous-per-ip-cost-5 in its own Redis');
+    const bounds = ['anonymous-per-ip', 'anonymous-per-ip-cost-2', 'anonymous-per-ip-cost-5'].map(
+      (id) => rule(design, id).cardinality!.bound!,
+    );
+    expect(bounds[0]).toBe(anon.cardinality!.bound);
+    expect(note).toContain(`at most ${bounds.reduce((a, b) => a + b, 0).toLocaleString('en-US')} live`);
     expect(note).toContain('maxmemory-policy noeviction');
     expect(section(doc, '### 2.4')).toContain(note!.slice(0, 80));
     expect(doc.split(note!.slice(0, 80)).length - 1).toBe(2);
@@ -208,11 +224,11 @@ describe('edge-only design on Envoy: the document states what the shipped files 
   it('places the per-client rule on the rate limit service, not the local filter, and says its count is shared', () => {
     const edge = design.enforcement.layers.find((l) => l.layer === 'edge')!;
     expect(edge.component).toBe(
-      'Envoy local rate limit filter for global-ceiling; Envoy global rate limit filter and the rate limit service (envoyproxy/ratelimit) for anonymous-per-ip',
+      'Envoy local rate limit filter for global-ceiling; Envoy global rate limit filter and the rate limit service (envoyproxy/ratelimit) for anonymous-per-ip, anonymous-per-ip-cost-2, anonymous-per-ip-cost-5',
     );
     expect(section(doc, '### 4.2')).not.toContain('Envoy (local rate limit filter)');
     expect(design.enforcement.atomicityNote).toContain(
-      "anonymous-per-ip keeps its count in the rate limit service's own Redis (not the design's store), one count that every Envoy node shares",
+      "anonymous-per-ip, anonymous-per-ip-cost-2 and anonymous-per-ip-cost-5 keep their counts in the rate limit service's own Redis (not the design's store), one count that every Envoy node shares",
     );
     expect(design.enforcement.atomicityNote).not.toContain('no shared store is involved');
   });
