@@ -5,10 +5,11 @@
  * public, keyless API (identities: ip only) on three instances with mixed fail modes.
  */
 import { describe, expect, it } from 'vitest';
-import { parse as parseYaml } from 'yaml';
+import { parse as parseYaml, stringify as stringifyYaml } from 'yaml';
 import { Answers } from '../../src/answers/schema.js';
 import { GATEWAYS } from '../../src/answers/choices.js';
-import { generateCode } from '../../src/codegen/index.js';
+import { type CodeFile, generateCode } from '../../src/codegen/index.js';
+import { shippedEdgeLimits } from '../../src/codegen/gateway/shipped.js';
 import { checkDesign } from '../../src/constraints/index.js';
 import { buildDesign } from '../../src/design/build.js';
 import { edgeCounter } from '../../src/design/gateway-behaviour.js';
@@ -234,8 +235,105 @@ describe('edge-only design on Envoy: the document states what the shipped files 
   });
 });
 
+/**
+ * A rule's count as the shipped file of each gateway states it, read here from the file itself,
+ * and the same file with that count changed (`set`): what a reader of the file sees.
+ */
+function shippedCount(
+  gateway: string,
+  files: readonly CodeFile[],
+  id: string,
+  set?: number,
+): { count: { requests: number; periodSeconds: number }; files: CodeFile[] } {
+  const file = (path: string) => files.find((f) => f.path === path)!;
+  const swap = (path: string, content: string) => files.map((f) => (f.path === path ? { ...f, content } : f));
+  const units: Record<string, number> = { second: 1, minute: 60, hour: 3600, day: 86400 };
+  switch (gateway) {
+    case 'nginx': {
+      const f = file('gateway/nginx.conf');
+      const re = new RegExp(`(zone=rl_${id.replace(/-/g, '_')}:\\d+m rate=)(\\d+)r/([sm]);`);
+      const m = re.exec(f.content)!;
+      return {
+        count: { requests: Number(m[2]), periodSeconds: m[3] === 's' ? 1 : 60 },
+        files: swap(f.path, f.content.replace(re, `$1${set}r/$3;`)),
+      };
+    }
+    case 'envoy': {
+      const f = file('gateway/ratelimit-service.yaml');
+      const doc = parseYaml(f.content);
+      const limit = doc.descriptors.find((d: any) => d.value === id).descriptors[0].rate_limit;
+      const count = { requests: limit.requests_per_unit, periodSeconds: units[limit.unit]! };
+      limit.requests_per_unit = set;
+      return { count, files: swap(f.path, stringifyYaml(doc)) };
+    }
+    case 'kong': {
+      const f = file('gateway/kong.yaml');
+      const doc = parseYaml(f.content);
+      const plugin = doc.services[0].routes.flatMap((r: any) => r.plugins ?? []).find((p: any) => p.tags.includes(`rule-${id}`));
+      const unit = Object.keys(units).find((u) => plugin.config[u] !== undefined)!;
+      const count = { requests: plugin.config[unit], periodSeconds: units[unit]! };
+      // edited as text: the file's comments carry the kill switches
+      const at = f.content.indexOf(`- rule-${id}\n`);
+      const tail = f.content.slice(at).replace(new RegExp(`${unit}: \\d+`), `${unit}: ${set}`);
+      return { count, files: swap(f.path, f.content.slice(0, at) + tail) };
+    }
+    case 'aws-api-gateway': {
+      const f = file('gateway/aws-api-gateway.json');
+      const doc = JSON.parse(f.content);
+      const s = doc.wafRateBasedRules.find((w: any) => w.VisibilityConfig.MetricName === `rl_${id}`).Statement.RateBasedStatement;
+      const count = { requests: s.Limit, periodSeconds: s.EvaluationWindowSec };
+      s.Limit = set;
+      return { count, files: swap(f.path, JSON.stringify(doc, null, 2)) };
+    }
+    default: {
+      const f = file('gateway/cloudflare-ratelimit.json');
+      const doc = JSON.parse(f.content);
+      const l = doc.rules.find((r: any) => r.description.startsWith(`${id}: `)).ratelimit;
+      const count = { requests: l.requests_per_period, periodSeconds: l.period };
+      l.requests_per_period = set;
+      return { count, files: swap(f.path, JSON.stringify(doc, null, 2)) };
+    }
+  }
+}
+
 describe.each(GATEWAY_CHOICES)('edge-only design on %s', (gateway) => {
   const { design, checks, files, doc } = build(gateway);
+
+  it('counts history (cost 5) in requests at the per-IP rate divided by 5, rounded down, as the document states and the file enforces', () => {
+    const base = rule(design, 'anonymous-per-ip');
+    const costly = rule(design, 'anonymous-per-ip-cost-5');
+    expect(costly.endpoints).toEqual(['history']);
+    expect(base.endpoints).toEqual(['current', 'forecast']);
+    // every edge rule counts one per request, which is what the gateway does
+    for (const r of design.rules) expect(r.cost, r.id).toEqual({ default: 1, byEndpoint: [] });
+    expect(costly.edgeCost).toMatchObject({ units: 5, of: 'anonymous-per-ip' });
+    // the file, read on its own: the costly rule's count is the per-IP count / 5, rounded down, over the same window
+    const b = shippedCount(gateway, files, 'anonymous-per-ip').count;
+    const c = shippedCount(gateway, files, 'anonymous-per-ip-cost-5').count;
+    expect(c.periodSeconds).toBe(b.periodSeconds);
+    expect(c.requests).toBe(Math.floor(b.requests / 5));
+    // and they are the numbers the matrix row states
+    expect(c).toEqual({ requests: costly.rate!.requests, periodSeconds: costly.rate!.periodSeconds });
+    expect(b).toEqual({ requests: base.rate!.requests, periodSeconds: base.rate!.periodSeconds });
+    const row = doc.split('\n').find((l) => l.startsWith('| [`anonymous-per-ip-cost-5`]'))!;
+    expect(row).toContain(`${costly.rate!.requests.toLocaleString('en-US')} / `);
+    expect(row).toContain('(requests of cost 5)');
+    expect(section(doc, '#### Rule `anonymous-per-ip-cost-5`')).toContain(
+      '**Cost:** 1 per request (the gateway counts requests): each call costs 5 units',
+    );
+    expect(section(doc, '## 2. Limit matrix')).toContain('Gateways count requests, not cost:');
+    // every number of every edge rule in the file is the document's
+    const shipped = shippedEdgeLimits(design, files);
+    for (const r of design.rules) expect(shipped.filter((x) => x.ruleId === r.id).length, r.id).toBeGreaterThan(0);
+  });
+
+  it('validate refuses the file once the costly rule counts at the unit rate again', () => {
+    const b = shippedCount(gateway, files, 'anonymous-per-ip').count;
+    const broken = shippedCount(gateway, files, 'anonymous-per-ip-cost-5', b.requests).files;
+    const failed = checkDesign(design, broken).filter((c) => !c.passed);
+    expect(failed.map((c) => c.id)).toEqual(['complete-rules']);
+    expect(failed[0]!.findings).toEqual([expect.objectContaining({ messageId: 'edgeNumbersDiffer', ruleId: 'anonymous-per-ip-cost-5' })]);
+  });
 
   it('passes every constraint on its own generated files', () => {
     expect(checks).toHaveLength(9);
