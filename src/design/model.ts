@@ -115,6 +115,8 @@ export interface Scope {
   topology: 'single' | 'horizontal';
   instances: number;
   gateway: Gateway;
+  /** Gateway nodes that each keep their own counters, when the answers give them (stack.gatewayNodes). */
+  gatewayNodes?: number;
   store: Store;
   trustedProxies: string[];
   identities: IdentityKind[];

@@ -379,3 +379,26 @@ describe.each(GATEWAY_CHOICES)('edge-only design on %s', (gateway) => {
     expect(section(doc, '### 5.7')).not.toContain('QUOTA_EXCEEDED');
   });
 });
+
+describe('the nginx nodes the answers give size the per-node worst case', () => {
+  it('stack.gatewayNodes reaches the worst-case row of every rule nginx counts in each node', () => {
+    const a = answers('nginx');
+    const design = buildDesign({ ...a, stack: { ...a.stack, gatewayNodes: 2 } }, { date: DATE });
+    expect(design.scope.instances).toBe(3);
+    expect(design.scope.gatewayNodes).toBe(2);
+    const doc = renderMarkdown({ design, checks: checkDesign(design, generateCode(design)), codeFiles: [] }, { layout: 'single' })[0]!
+      .content;
+    const rows = section(doc, '### 3.2')
+      .split('\n')
+      .filter((l) => l.startsWith('| `'));
+    expect(rows).toHaveLength(design.rules.length);
+    for (const row of rows) {
+      expect(row).toContain(') x 2 nodes |');
+      expect(row).toContain('K = 2 nginx nodes, as the answers give them (stack.gatewayNodes).');
+    }
+    // without it, the row says what it assumed
+    expect(section(build('nginx').doc, '### 3.2')).toContain(
+      'The answers do not say how many nginx nodes run (stack.gatewayNodes): K = 3 is assumed',
+    );
+  });
+});
