@@ -234,9 +234,9 @@ function edgeCounters(
   const gatewayName = design.scope.gateway === 'nginx' ? 'nginx' : design.scope.gateway === 'envoy' ? 'Envoy' : 'Kong';
   const kText =
     stated !== undefined
-      ? `K = ${fmt(nodes)} ${gatewayName} node${nodes === 1 ? '' : 's'}, as the answers give them (stack.gatewayNodes).`
-      : `The answers do not say how many ${gatewayName} nodes run (stack.gatewayNodes): K = ${fmt(nodes)} is assumed, one per application instance (stack.instances); each further ${gatewayName} node admits this much again.`;
-  return { k: nodes, routes, text: `${what} keeps its counter in each node; ${kText}${onRoutes}` };
+      ? `; K = ${fmt(nodes)} ${gatewayName} node${nodes === 1 ? '' : 's'}, as the answers give them (stack.gatewayNodes).`
+      : `. The answers do not say how many ${gatewayName} nodes run (stack.gatewayNodes): K = ${fmt(nodes)} is assumed, one per application instance (stack.instances); each further ${gatewayName} node admits this much again.`;
+  return { k: nodes, routes, text: `${what} keeps its counter in each node${kText}${onRoutes}` };
 }
 
 /**
