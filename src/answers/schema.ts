@@ -231,6 +231,11 @@ export const Stack = z
     topology: z.enum(['single', 'horizontal']).optional(),
     instances: positiveInt.optional().describe('Number of application instances (horizontal topology).'),
     gateway: Gateway.optional(),
+    gatewayNodes: positiveInt
+      .optional()
+      .describe(
+        'Number of gateway nodes (nginx, Envoy or Kong instances) that each keep their own counters; without it the worst case assumes one per application instance.',
+      ),
     store: Store.optional(),
     trustedProxies: z.array(TrustedProxy).optional().describe('CIDRs of proxies you run, whose X-Forwarded-For entries are trusted.'),
   })

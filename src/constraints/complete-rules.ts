@@ -9,6 +9,9 @@ import { coveredEndpoints } from '../design/matrix.js';
 import { defineConstraint } from './define.js';
 import { isNonEmptyString, isPositiveNumber, ruleIdOf, rulesOf, show } from './guards.js';
 import { DESIGN_DATA_FILE, PROVIDERS_FILE, shippedDesign, shippedProviders } from './artefacts.js';
+import { type ShippedEdgeLimit, shippedEdgeLimits } from '../codegen/gateway/shipped.js';
+import type { CodeFile } from '../codegen/types.js';
+import type { Report } from './define.js';
 
 /** Algorithms with a bucket capacity; window algorithms carry `burst: null`. */
 const BURST_ALGORITHMS: readonly Algorithm[] = ['token-bucket', 'leaky-bucket', 'gcra'];
@@ -39,6 +42,53 @@ function validCost(v: unknown): boolean {
   );
 }
 
+/** "5 per 1 s, burst 50": an edge rule's numbers as the document states them. */
+function statedText(rule: MatrixRule): string {
+  const rate = rule.rate as { requests: number; periodSeconds: number };
+  return `${rate.requests} per ${rate.periodSeconds} s, ${typeof rule.burst === 'number' && rule.burst > 0 ? `burst ${rule.burst}` : 'no burst'}`;
+}
+
+const close = (a: number, b: number): boolean => Math.abs(a - b) <= 1e-9 * Math.max(1, Math.abs(a), Math.abs(b));
+
+/**
+ * An edge rule's numbers are what every gateway file that configures it enforces (a count per
+ * window where the product counts windows, the rate where it runs a bucket, and the burst), and
+ * its cost is what the gateway counts: one per request.
+ */
+function edgeAgrees(
+  rule: MatrixRule,
+  ruleId: string,
+  gateway: readonly CodeFile[],
+  shipped: readonly ShippedEdgeLimit[],
+  report: Report<'edgeCostNotCounted' | 'edgeNumbersDiffer'>,
+): void {
+  const cost = rule.cost;
+  if (cost && (cost.default !== 1 || (cost.byEndpoint ?? []).some((w) => w.cost !== 1))) {
+    const weights = (cost.byEndpoint ?? []).map((w) => `${w.endpoint} = ${w.cost}`);
+    report({
+      messageId: 'edgeCostNotCounted',
+      ruleId,
+      data: {
+        cost: weights.length > 0 ? `${cost.default} (${weights.join(', ')})` : String(cost.default),
+        file: gateway[0]?.path ?? 'gateway/',
+      },
+    });
+  }
+  const rate = rule.rate;
+  if (!rate || !(rate.requests > 0) || !(rate.periodSeconds > 0)) return;
+  const burst = typeof rule.burst === 'number' && rule.burst > 0 ? rule.burst : null;
+  for (const s of shipped.filter((x) => x.ruleId === ruleId)) {
+    const sameRate = s.window
+      ? close(s.requests, rate.requests) && close(s.periodSeconds, rate.periodSeconds)
+      : close(s.requests / s.periodSeconds, rate.requests / rate.periodSeconds);
+    const sameBurst = s.burst === (s.burstFloor !== undefined ? (burst ?? s.burstFloor) : burst);
+    if (!sameRate || !sameBurst) {
+      report({ messageId: 'edgeNumbersDiffer', ruleId, data: { stated: statedText(rule), file: s.file, shipped: s.text } });
+      return;
+    }
+  }
+}
+
 export default defineConstraint({
   meta: {
     id: 'complete-rules',
@@ -54,6 +104,9 @@ export default defineConstraint({
       invalidField: 'The rule states an invalid {{field}}: {{value}}.',
       burstNotApplicable: '{{algorithm}} has no burst: leave burst out of the rule (its rules entry in the answers).',
       notShipped: 'The rule runs at the {{layer}}, but {{file}} does not enforce it: the shipped code has no {{what}}.',
+      edgeCostNotCounted:
+        'The rule runs at the edge with cost {{cost}}, but {{file}} counts requests, not cost: each call passes as one. Give the endpoints that cost more an edge rule of their own at the rate divided by their cost, or enforce the rule in the middleware.',
+      edgeNumbersDiffer: 'The document states {{stated}} for the rule, but {{file}} enforces {{shipped}}.',
     },
   },
   check(design, report) {
@@ -107,6 +160,12 @@ export default defineConstraint({
     const middleware = new Set((data?.rules ?? []).map((r) => r.id));
     const providers = new Set(shippedProviders(files).map((p) => p.ruleId));
     const gateway = files.filter((f) => f.path.startsWith('gateway/'));
+    let shipped: ShippedEdgeLimit[] = [];
+    try {
+      shipped = gateway.length > 0 ? shippedEdgeLimits(design, gateway) : [];
+    } catch {
+      // a design too malformed to name its zones: the checks above report what it lacks
+    }
     for (const rule of rulesOf(design)) {
       const ruleId = ruleIdOf(rule);
       if (ruleId === undefined || !rule.rate) continue;
@@ -122,6 +181,7 @@ export default defineConstraint({
         const named = gateway.some((f) => f.content.includes(ruleId));
         if (!named)
           report({ messageId: 'notShipped', ruleId, data: { layer: 'edge', file: gateway[0]?.path ?? 'gateway/', what: 'limit for it' } });
+        else edgeAgrees(rule, ruleId, gateway, shipped, report);
       } else if (!middleware.has(ruleId)) {
         report({ messageId: 'notShipped', ruleId, data: { layer: 'middleware', file: DESIGN_DATA_FILE, what: 'rule entry for it' } });
       }

@@ -778,7 +778,7 @@ function addAnonymous(b: Builder, ctx: MatrixContext, endpoints: ResolvedEndpoin
       key: edge ? edge.key.replace('<rule id>', id) : `${KEY_PREFIX}:{${KEY_TAG.ip}}:anon`,
       rate: rateOf(rps),
       burst,
-      cost: edge ? { default: 1, byEndpoint: [] } : costTable(eps),
+      cost: costTable(eps),
       failMode: group.mode,
       layer: edge ? 'edge' : 'middleware',
       ttlSeconds: ttl,
@@ -1124,7 +1124,7 @@ export function applyHandRules(rules: MatrixRule[], hand: HandRule[], scope: Sco
         const identity = h.identity ?? identityOfKey(h.key) ?? 'ip';
         const layer = h.layer;
         const key = h.key ? storeKeyOf(h.key, layer) : defaultKey(h.id, identity, layer, scope);
-        const cost = h.cost === undefined && layer !== 'edge' ? costFromEndpoints(h, scope) : undefined;
+        const cost = h.cost === undefined ? costFromEndpoints(h, scope) : undefined;
         // an auth rule: its class says so, or every endpoint it covers is an auth endpoint (an MFA
         // step, a login): a security rule, silent, as the generated auth rows are
         const covered = scope.endpoints.filter((e) => (h.endpoints ?? []).includes(e.name));
@@ -1301,6 +1301,7 @@ export function buildMatrix(ctx: MatrixContext, hand: HandRule[]): MatrixResult 
     rules: inIdentityHashes(
       applyHandRules(b.rules, hand, scope)
         .map((r) => edgeCompleted(r, ctx))
+        .flatMap((r, _i, all) => edgeCosted(r, all, ctx))
         .map((r) => edgeWindowed(r, scope))
         .map(edgeHeaders)
         .map(withStoreBytes)
@@ -1359,6 +1360,125 @@ function edgeCompleted(rule: MatrixRule, ctx: MatrixContext): MatrixRule {
       ? `${rule.rationale ?? ''}${asked}`
       : `${rule.rationale ?? ''}${asked} Enforced at the edge by ${edge.component}. ${edgeStateNote(edge, scope, classes)}`.trim(),
   };
+}
+
+/** "5 per 1 s": a rate in the derivation's words. */
+function perText(rate: { requests: number; periodSeconds: number }, what: string): string {
+  return `${formatNumber(rate.requests)} ${what} per ${secondsWords(rate.periodSeconds)}`;
+}
+
+/**
+ * A rate in cost units as requests of `units` each, rounded down so it never admits more units:
+ * the whole number of requests per the same period, else one request per the shortest whole
+ * number of seconds that keeps within the rate.
+ */
+export function requestsOfCost(
+  rate: { requests: number; periodSeconds: number },
+  units: number,
+): { requests: number; periodSeconds: number } {
+  const whole = Math.floor(rate.requests / units + 1e-9);
+  if (whole >= 1) return { requests: whole, periodSeconds: rate.periodSeconds };
+  return { requests: 1, periodSeconds: Math.ceil((units * rate.periodSeconds) / rate.requests - 1e-9) };
+}
+
+/**
+ * A gateway counts requests, not cost: an edge rule whose endpoints cost more than 1 unit a call
+ * would admit each of them at the rate stated in units. So the endpoints of each cost above 1
+ * get an edge rule of their own (`<id>-cost-<units>`) that counts requests at the rule's rate
+ * and burst divided by the cost, rounded down (edgeCost says from what); the rule keeps its
+ * cost-1 endpoints, or, when every endpoint costs the same, is itself divided. Each rule then
+ * states cost 1, which is what the gateway counts.
+ */
+function edgeCosted(rule: MatrixRule, all: readonly MatrixRule[], ctx: MatrixContext): MatrixRule[] {
+  const { scope } = ctx;
+  if (rule.layer !== 'edge' || scope.gateway === 'none' || !rule.rate || !(rule.rate.requests > 0) || !(rule.rate.periodSeconds > 0))
+    return [rule];
+  const table = rule.cost ?? { default: 1, byEndpoint: [] };
+  const unitsOf = (name: string): number => table.byEndpoint.find((w) => w.endpoint === name)?.cost ?? table.default;
+  const covered = coveredEndpoints(rule, scope).filter((e) => e.class !== 'health');
+  const costs = [...new Set(covered.length > 0 ? covered.map((e) => unitsOf(e.name)) : [table.default])].sort((a, b) => a - b);
+  const plain = { ...rule, cost: { default: 1, byEndpoint: [] } };
+  if (costs.length === 1 && costs[0] === 1) return [plain];
+  const edge = edgeCounter(rule, scope);
+  const unitRate = { requests: rule.rate.requests, periodSeconds: rule.rate.periodSeconds };
+  const unitBurst = typeof rule.burst === 'number' && rule.burst > 0 ? rule.burst : null;
+  const taken = new Set(all.map((r) => r.id));
+  // the first (cheapest) group keeps the rule's id, and with it its kill switch and references
+  const ids = costs.map((units, i) => {
+    if (i === 0) return rule.id;
+    let id = `${rule.id}-cost-${units}`;
+    for (let n = 2; taken.has(id); n++) id = `${rule.id}-cost-${units}-${n}`;
+    taken.add(id);
+    return id;
+  });
+  const out: MatrixRule[] = [];
+  costs.forEach((units, i) => {
+    const eps = covered.filter((e) => unitsOf(e.name) === units);
+    const names = joinNames(eps.map((e) => e.name));
+    const id = ids[i] as string;
+    // a rule that covered a class names its endpoints once some of them leave it
+    const named = costs.length > 1 || rule.endpoints.length > 0;
+    const scoped: Partial<MatrixRule> = named
+      ? {
+          endpoints: eps.map((e) => e.name),
+          routes: routesOf(eps),
+          endpointClass: new Set(eps.map((e) => e.class)).size === 1 ? (eps[0]?.class ?? rule.endpointClass) : 'all',
+        }
+      : {};
+    if (units === 1) {
+      const away = costs.slice(1).map((c, j) => {
+        const them = covered.filter((e) => unitsOf(e.name) === c).map((e) => e.name);
+        return `${joinNames(them)} (cost ${c}) by ${ids[j + 1]}`;
+      });
+      out.push({
+        ...plain,
+        ...scoped,
+        rationale: `${rule.rationale} ${edge.component} counts requests, not cost, so the endpoints that cost more count in edge rules of their own, at this rate divided by their cost: ${away.join('; ')}.`,
+      });
+      return;
+    }
+    const rate = requestsOfCost(unitRate, units);
+    const burst = unitBurst === null ? null : Math.max(1, Math.floor(unitBurst / units + 1e-9));
+    const burstText =
+      unitBurst === null
+        ? ''
+        : `, burst ${formatNumber(unitBurst)} / ${units} = ${formatNumber(burst ?? 0)}${Math.floor(unitBurst / units + 1e-9) < 1 ? ' (raised to 1: one call at least must pass, so a burst admits up to one call of this cost)' : ''}`;
+    const how = `${perText(unitRate, 'units')} / cost ${units} = ${perText(rate, 'requests')}${burstText}, rounded down`;
+    const own = edgeCounter({ identity: rule.identity }, scope).key;
+    const key = rule.key === own.replace('<rule id>', rule.id) ? own.replace('<rule id>', id) : rule.key;
+    const ttl =
+      rule.ttlSeconds === edgeStateTtl(edge, unitRate, unitBurst) || rule.ttlSeconds === undefined
+        ? edgeStateTtl(edge, rate, burst)
+        : rule.ttlSeconds;
+    const pop = rule.identity && rule.identity !== 'global' ? populationOf(rule.identity, scope) : undefined;
+    const cardinality =
+      ttl !== rule.ttlSeconds && rule.cardinality?.byTraffic && pop
+        ? bound(pop.population, ctx.ceilingRps, ttl, pop.label)
+        : rule.cardinality;
+    const why = `${names} cost${eps.length === 1 ? 's' : ''} ${units} units a call, and ${edge.component} counts requests, not cost: ${
+      id === rule.id
+        ? 'the rule counts'
+        : `${eps.length === 1 ? 'it has an edge rule of its own' : 'they have an edge rule of their own'}, counting`
+    } requests at ${rule.id}'s ${perText(unitRate, 'units')}${unitBurst !== null ? ` (burst ${formatNumber(unitBurst)})` : ''} divided by ${units}, rounded down, so ${eps.length === 1 ? 'it' : 'they'} never pass${eps.length === 1 ? 'es' : ''} more units than ${rule.id} states.${
+      id === rule.id ? '' : ` It counts apart from ${rule.id}: one client can spend both allowances in the same period.`
+    }`;
+    out.push({
+      ...plain,
+      ...scoped,
+      id,
+      ...(id === rule.id ? {} : { title: `${rule.title}: ${names} (cost ${units})` }),
+      ...(key !== undefined ? { key } : {}),
+      rate,
+      burst,
+      edgeCost: { units, of: rule.id, unitRate, unitBurst },
+      ...(ttl !== undefined ? { ttlSeconds: ttl } : {}),
+      ...(cardinality ? { cardinality } : {}),
+      ...(rule.killSwitch ? { killSwitch: { flag: killSwitchFlag(id) } } : {}),
+      rationale: `${why} ${rule.rationale}`,
+      derivation: `${rule.derivation ? `${rule.derivation}; ` : ''}at the edge ${how}`,
+    });
+  });
+  return out;
 }
 
 /**

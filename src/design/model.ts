@@ -115,6 +115,8 @@ export interface Scope {
   topology: 'single' | 'horizontal';
   instances: number;
   gateway: Gateway;
+  /** Gateway nodes that each keep their own counters, when the answers give them (stack.gatewayNodes). */
+  gatewayNodes?: number;
   store: Store;
   trustedProxies: string[];
   identities: IdentityKind[];
@@ -175,6 +177,13 @@ export interface MatrixRule {
   burst?: number | null;
   /** Default cost per request, plus per-endpoint weights against this bucket. */
   cost?: { default: number; byEndpoint: { endpoint: string; cost: number }[] };
+  /**
+   * An edge rule for endpoints that cost more than 1 unit a call. A gateway counts requests, not
+   * cost, so the rule counts requests (cost 1) at the rate and burst of `of` (in units) divided by
+   * `units`, rounded down: it never admits more units than `of` states. `of` is the rule the
+   * endpoints belong to (this rule's own id when it kept them all).
+   */
+  edgeCost?: { units: number; of: string; unitRate: { requests: number; periodSeconds: number }; unitBurst: number | null };
   failMode?: FailMode;
   layer?: Layer;
   /** Idle key lifetime; every key the rule writes carries it. */

@@ -212,7 +212,12 @@ export function buildScenarios(rules: MatrixRule[], ctx?: ScenarioContext): Scen
       setup:
         weighted && heaviest
           ? `${weighted.id} with burst ${runBurst(weighted)}; ${heaviest.endpoint} costs ${heaviest.cost} tokens.`
-          : 'No endpoint carries a weight above 1.',
+          : rules.some((r) => r.edgeCost !== undefined)
+            ? `No bucket weighs calls by cost: the endpoints that cost more than 1 are counted at the edge, in requests, by ${rules
+                .filter((r) => r.edgeCost !== undefined)
+                .map((r) => r.id)
+                .join(', ')} (the gateway's own limiter, which rl-design verify does not run).`
+            : 'No endpoint carries a weight above 1.',
       steps:
         weighted && heaviest
           ? [

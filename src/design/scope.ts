@@ -540,6 +540,7 @@ export function resolveAnswers(answers: Answers): ResolvedAnswers {
     topology,
     instances,
     gateway,
+    ...(stack.gatewayNodes !== undefined && gateway !== 'none' ? { gatewayNodes: stack.gatewayNodes } : {}),
     store,
     trustedProxies,
     identities,

@@ -189,7 +189,9 @@ function edgeCounters(
   design: Design,
   rule: MatrixRule,
 ): { k: number; routes: number; routesUnit?: string; cap?: { worstCase: number; formula: string }; text: string } {
-  const nodes = design.scope.topology === 'horizontal' ? design.scope.instances : 1;
+  // the gateway's own nodes when the answers give them; else one per application instance, said so in the row
+  const stated = design.scope.gatewayNodes;
+  const nodes = stated ?? (design.scope.topology === 'horizontal' ? design.scope.instances : 1);
   const counter = edgeCounter(rule, design.scope);
   switch (design.scope.gateway) {
     case 'cloudflare':
@@ -236,13 +238,12 @@ function edgeCounters(
       : design.scope.gateway === 'envoy'
         ? "Envoy's local rate limit filter"
         : counter.component;
-  return nodes > 1
-    ? {
-        k: nodes,
-        routes,
-        text: `${what} keeps its counter in each node; K = ${fmt(nodes)} nodes, taken from the answers' instance count (stack.instances).${onRoutes}`,
-      }
-    : { k: 1, routes, text: `${what} keeps its counter in each node; the answers describe a single node.${onRoutes}` };
+  const gatewayName = design.scope.gateway === 'nginx' ? 'nginx' : design.scope.gateway === 'envoy' ? 'Envoy' : 'Kong';
+  const kText =
+    stated !== undefined
+      ? `; K = ${fmt(nodes)} ${gatewayName} node${nodes === 1 ? '' : 's'}, as the answers give them (stack.gatewayNodes).`
+      : `. The answers do not say how many ${gatewayName} nodes run (stack.gatewayNodes): K = ${fmt(nodes)} is assumed, one per application instance (stack.instances); each further ${gatewayName} node admits this much again.`;
+  return { k: nodes, routes, text: `${what} keeps its counter in each node${kText}${onRoutes}` };
 }
 
 /**

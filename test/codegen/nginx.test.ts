@@ -4,7 +4,10 @@
  * problem+json at the designed numbers, keys on the trusted client IP, keeps health probes
  * exempt, and refuses nothing in shadow mode.
  */
+import { readFileSync } from 'node:fs';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { parseAnswers } from '../../src/answers/load.js';
+import { buildDesign } from '../../src/design/build.js';
 import { edgeProblemBody, edgeRules } from '../../src/codegen/gateway/edge.js';
 import { generateNginx, nginxRate, nginxZoneMb } from '../../src/codegen/gateway/nginx.js';
 import type { Design } from '../../src/design/model.js';
@@ -217,6 +220,56 @@ describe('shadow mode (as generated): nginx refuses nothing', () => {
     try {
       const replies = await burst(nginx.port, 200, encodeURI(META_ROUTE));
       expect(replies.every((r) => r.status === 200)).toBe(true);
+    } finally {
+      await nginx.stop();
+      prefix.remove();
+    }
+  });
+});
+
+describe('an endpoint that costs 10 units behind nginx', () => {
+  // trip-plan costs 10: nginx counts requests, so it has a zone of its own at the per-IP rate / 10
+  const design = buildDesign(
+    parseAnswers(
+      readFileSync(new URL('../fixtures/edge-cost/keyless-nginx.answers.json', import.meta.url), 'utf8'),
+      'keyless-nginx.answers.json',
+    ),
+    { date: '2026-12-03' },
+  );
+
+  it('nginx -t accepts the config, and each zone holds the numbers the matrix states', async () => {
+    await expectNginxAccepts(design);
+    const [http, server] = generateNginx(design);
+    const base = design.rules.find((r) => r.id === 'anonymous-per-ip')!;
+    const costly = design.rules.find((r) => r.id === 'anonymous-per-ip-cost-10')!;
+    expect(costly.endpoints).toEqual(['trip-plan']);
+    expect(costly.rate).toEqual({ requests: Math.floor(base.rate!.requests / 10), periodSeconds: 1 });
+    expect(costly.burst).toBe(Math.floor((base.burst as number) / 10));
+    expect(http?.content).toContain(`zone=rl_anonymous_per_ip_cost_10:22m rate=${costly.rate!.requests}r/s;`);
+    expect(http?.content).toContain(`zone=rl_anonymous_per_ip:22m rate=${base.rate!.requests}r/s;`);
+    expect(server?.content).toContain(`limit_req zone=rl_anonymous_per_ip_cost_10 burst=${costly.burst} nodelay;`);
+    // trip-plan is in the costly zone's map only
+    const baseMap = http!.content.slice(
+      http!.content.indexOf('$rl_anonymous_per_ip_key {'),
+      http!.content.indexOf('limit_req_zone $rl_anonymous_per_ip_key'),
+    );
+    expect(baseMap).not.toContain('/v1/plan');
+  });
+
+  it('a real nginx passes one address at most 1 + burst / 10 plan calls at once, and the reads their own burst', async () => {
+    const costly = design.rules.find((r) => r.id === 'anonymous-per-ip-cost-10')!;
+    const prefix = await nginxPrefix(generateNginx(design), enforce);
+    const nginx = await startNginx(prefix);
+    try {
+      const started = Date.now();
+      // the static location answers a POST with 405: anything but 429 got past limit_req
+      const plans = await burst(nginx.port, 120, '/v1/plan', {}, 'POST');
+      const passed = plans.filter((r) => r.status !== 429).length;
+      const refill = Math.ceil(((Date.now() - started) * costly.rate!.requests) / 1000);
+      expect(passed).toBeGreaterThanOrEqual(1 + (costly.burst as number));
+      expect(passed).toBeLessThanOrEqual(1 + (costly.burst as number) + refill);
+      const reads = await burst(nginx.port, 120, '/v1/stops/42/departures');
+      expect(reads.filter((r) => r.status === 429)).toEqual([]);
     } finally {
       await nginx.stop();
       prefix.remove();

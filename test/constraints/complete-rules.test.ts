@@ -163,6 +163,46 @@ runConstraintTests(completeRules, {
       ),
       expect: [{ messageId: 'notShipped', ruleId: 'anonymous-per-ip' }],
     },
+    {
+      name: "an nginx zone whose rate is not the edge rule's",
+      design: saas().design,
+      files: edit(saas(), 'gateway/nginx.conf', (c) => c.replace(/(zone=rl_anonymous_per_ip:\d+m rate=)50r\/s/, '$1500r/s')),
+      expect: [
+        {
+          messageId: 'edgeNumbersDiffer',
+          ruleId: 'anonymous-per-ip',
+          data: { stated: '50 per 1 s, burst 500', file: 'gateway/nginx.conf', shipped: 'limit_req_zone rate=500r/s, limit_req burst=500' },
+        },
+      ],
+    },
+    {
+      name: "an nginx limit_req whose burst is not the edge rule's",
+      design: saas().design,
+      files: edit(saas(), 'gateway/nginx-server.conf', (c) =>
+        c.replace('zone=rl_anonymous_per_ip burst=500', 'zone=rl_anonymous_per_ip burst=5000'),
+      ),
+      expect: [
+        {
+          messageId: 'edgeNumbersDiffer',
+          ruleId: 'anonymous-per-ip',
+          data: { shipped: 'limit_req_zone rate=50r/s, limit_req burst=5000' },
+        },
+      ],
+    },
+    {
+      name: 'an edge rule that weighs a call by cost, which the gateway counts as one request',
+      design: mutate(saas().design, (d) => {
+        getRule(d, 'anonymous-per-ip').cost = { default: 1, byEndpoint: [{ endpoint: 'search', cost: 10 }] };
+      }),
+      files: saas().files,
+      expect: [
+        {
+          messageId: 'edgeCostNotCounted',
+          ruleId: 'anonymous-per-ip',
+          data: { cost: '1 (search = 10)', file: 'gateway/nginx-server.conf' },
+        },
+      ],
+    },
   ],
 });
 

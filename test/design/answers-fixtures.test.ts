@@ -89,7 +89,8 @@ describe('anonymous, IP-only read API behind a CDN and nginx, CGNAT users, 20,00
     const d = buildDesign(parseAnswers(JSON.stringify(answers), 'x.json'), { date: DATE });
     const per = d.assumptions.find((a) => a.field === 'traffic.clientsPerAddress');
     expect(per?.text).toMatch(/assumed 25, an office or a mobile carrier's NAT/);
-    expect(per?.ruleIds).toEqual(['anonymous-per-ip']);
+    // search-stops (search, cost 5 by its class) counts at the edge in a rule of its own, sized from the same numbers
+    expect(per?.ruleIds).toEqual(['anonymous-per-ip', 'anonymous-per-ip-cost-5']);
     expect(rule(d, 'anonymous-per-ip').derivation).toMatch(
       /^2 req\/s per client \(assumed\) x 25 clients behind one address \(assumed\) = 50 req\/s/,
     );

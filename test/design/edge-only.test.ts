@@ -5,10 +5,11 @@
  * public, keyless API (identities: ip only) on three instances with mixed fail modes.
  */
 import { describe, expect, it } from 'vitest';
-import { parse as parseYaml } from 'yaml';
+import { parse as parseYaml, stringify as stringifyYaml } from 'yaml';
 import { Answers } from '../../src/answers/schema.js';
 import { GATEWAYS } from '../../src/answers/choices.js';
-import { generateCode } from '../../src/codegen/index.js';
+import { type CodeFile, generateCode } from '../../src/codegen/index.js';
+import { shippedEdgeLimits } from '../../src/codegen/gateway/shipped.js';
 import { checkDesign } from '../../src/constraints/index.js';
 import { buildDesign } from '../../src/design/build.js';
 import { edgeCounter } from '../../src/design/gateway-behaviour.js';
@@ -85,7 +86,13 @@ describe('edge-only design on Envoy: the document states what the shipped files 
   const localFilter = hcm.http_filters.find((f: any) => f.name === 'envoy.filters.http.local_ratelimit').typed_config;
 
   it('every rule runs at the edge, and the files are valid Envoy and rate limit service config', () => {
-    expect(design.rules.map((r) => r.layer)).toEqual(['edge', 'edge']);
+    // history (cost 5) and report (write, cost 2 by its class) count in edge rules of their own: the gateway counts requests
+    expect(design.rules.map((r) => [r.id, r.layer])).toEqual([
+      ['global-ceiling', 'edge'],
+      ['anonymous-per-ip', 'edge'],
+      ['anonymous-per-ip-cost-2', 'edge'],
+      ['anonymous-per-ip-cost-5', 'edge'],
+    ]);
     expect(checkEnvoyFilterFile(filter)).toEqual([]);
     expect(checkRatelimitServiceFile(service)).toEqual([]);
   });
@@ -151,7 +158,13 @@ describe('edge-only design on Envoy: the document states what the shipped files 
     const failModes = section(doc, '### 2.2');
     expect(failModes).toContain('failure_mode_deny false');
     expect(failModes).toContain('lets every request through uncounted');
-    expect(failModes).toMatch(/expensive and write to fail closed: the generated configuration does not honour that/);
+    // the closed classes sit in the rules of their cost, each saying it is not honoured
+    expect(failModes).toMatch(
+      /`anonymous-per-ip-cost-5`: [^\n]*The answers ask expensive to fail closed: the generated configuration does not honour that/,
+    );
+    expect(failModes).toMatch(
+      /`anonymous-per-ip-cost-2`: [^\n]*The answers ask write to fail closed: the generated configuration does not honour that/,
+    );
     expect(section(doc, '### 5.6')).toContain('failure_mode_deny false');
   });
 
@@ -198,8 +211,12 @@ describe('edge-only design on Envoy: the document states what the shipped files 
     const anon = rule(design, 'anonymous-per-ip');
     const note = design.monitoring.store.edgeServiceRedis;
     expect(note).toBeDefined();
-    expect(note).toContain(`keeps anonymous-per-ip in its own Redis`);
-    expect(note).toContain(`at most ${anon.cardinality!.bound!.toLocaleString('en-US')} live`);
+    expect(note).toContain('keeps anonymous-per-ip, anonymous-per-ip-cost-2 and anonymous-per-ip-cost-5 in its own Redis');
+    const bounds = ['anonymous-per-ip', 'anonymous-per-ip-cost-2', 'anonymous-per-ip-cost-5'].map(
+      (id) => rule(design, id).cardinality!.bound!,
+    );
+    expect(bounds[0]).toBe(anon.cardinality!.bound);
+    expect(note).toContain(`at most ${bounds.reduce((a, b) => a + b, 0).toLocaleString('en-US')} live`);
     expect(note).toContain('maxmemory-policy noeviction');
     expect(section(doc, '### 2.4')).toContain(note!.slice(0, 80));
     expect(doc.split(note!.slice(0, 80)).length - 1).toBe(2);
@@ -208,18 +225,115 @@ describe('edge-only design on Envoy: the document states what the shipped files 
   it('places the per-client rule on the rate limit service, not the local filter, and says its count is shared', () => {
     const edge = design.enforcement.layers.find((l) => l.layer === 'edge')!;
     expect(edge.component).toBe(
-      'Envoy local rate limit filter for global-ceiling; Envoy global rate limit filter and the rate limit service (envoyproxy/ratelimit) for anonymous-per-ip',
+      'Envoy local rate limit filter for global-ceiling; Envoy global rate limit filter and the rate limit service (envoyproxy/ratelimit) for anonymous-per-ip, anonymous-per-ip-cost-2, anonymous-per-ip-cost-5',
     );
     expect(section(doc, '### 4.2')).not.toContain('Envoy (local rate limit filter)');
     expect(design.enforcement.atomicityNote).toContain(
-      "anonymous-per-ip keeps its count in the rate limit service's own Redis (not the design's store), one count that every Envoy node shares",
+      "anonymous-per-ip, anonymous-per-ip-cost-2 and anonymous-per-ip-cost-5 keep their counts in the rate limit service's own Redis (not the design's store), one count that every Envoy node shares",
     );
     expect(design.enforcement.atomicityNote).not.toContain('no shared store is involved');
   });
 });
 
+/**
+ * A rule's count as the shipped file of each gateway states it, read here from the file itself,
+ * and the same file with that count changed (`set`): what a reader of the file sees.
+ */
+function shippedCount(
+  gateway: string,
+  files: readonly CodeFile[],
+  id: string,
+  set?: number,
+): { count: { requests: number; periodSeconds: number }; files: CodeFile[] } {
+  const file = (path: string) => files.find((f) => f.path === path)!;
+  const swap = (path: string, content: string) => files.map((f) => (f.path === path ? { ...f, content } : f));
+  const units: Record<string, number> = { second: 1, minute: 60, hour: 3600, day: 86400 };
+  switch (gateway) {
+    case 'nginx': {
+      const f = file('gateway/nginx.conf');
+      const re = new RegExp(`(zone=rl_${id.replace(/-/g, '_')}:\\d+m rate=)(\\d+)r/([sm]);`);
+      const m = re.exec(f.content)!;
+      return {
+        count: { requests: Number(m[2]), periodSeconds: m[3] === 's' ? 1 : 60 },
+        files: swap(f.path, f.content.replace(re, `$1${set}r/$3;`)),
+      };
+    }
+    case 'envoy': {
+      const f = file('gateway/ratelimit-service.yaml');
+      const doc = parseYaml(f.content);
+      const limit = doc.descriptors.find((d: any) => d.value === id).descriptors[0].rate_limit;
+      const count = { requests: limit.requests_per_unit, periodSeconds: units[limit.unit]! };
+      limit.requests_per_unit = set;
+      return { count, files: swap(f.path, stringifyYaml(doc)) };
+    }
+    case 'kong': {
+      const f = file('gateway/kong.yaml');
+      const doc = parseYaml(f.content);
+      const plugin = doc.services[0].routes.flatMap((r: any) => r.plugins ?? []).find((p: any) => p.tags.includes(`rule-${id}`));
+      const unit = Object.keys(units).find((u) => plugin.config[u] !== undefined)!;
+      const count = { requests: plugin.config[unit], periodSeconds: units[unit]! };
+      // edited as text: the file's comments carry the kill switches
+      const at = f.content.indexOf(`- rule-${id}\n`);
+      const tail = f.content.slice(at).replace(new RegExp(`${unit}: \\d+`), `${unit}: ${set}`);
+      return { count, files: swap(f.path, f.content.slice(0, at) + tail) };
+    }
+    case 'aws-api-gateway': {
+      const f = file('gateway/aws-api-gateway.json');
+      const doc = JSON.parse(f.content);
+      const s = doc.wafRateBasedRules.find((w: any) => w.VisibilityConfig.MetricName === `rl_${id}`).Statement.RateBasedStatement;
+      const count = { requests: s.Limit, periodSeconds: s.EvaluationWindowSec };
+      s.Limit = set;
+      return { count, files: swap(f.path, JSON.stringify(doc, null, 2)) };
+    }
+    default: {
+      const f = file('gateway/cloudflare-ratelimit.json');
+      const doc = JSON.parse(f.content);
+      const l = doc.rules.find((r: any) => r.description.startsWith(`${id}: `)).ratelimit;
+      const count = { requests: l.requests_per_period, periodSeconds: l.period };
+      l.requests_per_period = set;
+      return { count, files: swap(f.path, JSON.stringify(doc, null, 2)) };
+    }
+  }
+}
+
 describe.each(GATEWAY_CHOICES)('edge-only design on %s', (gateway) => {
   const { design, checks, files, doc } = build(gateway);
+
+  it('counts history (cost 5) in requests at the per-IP rate divided by 5, rounded down, as the document states and the file enforces', () => {
+    const base = rule(design, 'anonymous-per-ip');
+    const costly = rule(design, 'anonymous-per-ip-cost-5');
+    expect(costly.endpoints).toEqual(['history']);
+    expect(base.endpoints).toEqual(['current', 'forecast']);
+    // every edge rule counts one per request, which is what the gateway does
+    for (const r of design.rules) expect(r.cost, r.id).toEqual({ default: 1, byEndpoint: [] });
+    expect(costly.edgeCost).toMatchObject({ units: 5, of: 'anonymous-per-ip' });
+    // the file, read on its own: the costly rule's count is the per-IP count / 5, rounded down, over the same window
+    const b = shippedCount(gateway, files, 'anonymous-per-ip').count;
+    const c = shippedCount(gateway, files, 'anonymous-per-ip-cost-5').count;
+    expect(c.periodSeconds).toBe(b.periodSeconds);
+    expect(c.requests).toBe(Math.floor(b.requests / 5));
+    // and they are the numbers the matrix row states
+    expect(c).toEqual({ requests: costly.rate!.requests, periodSeconds: costly.rate!.periodSeconds });
+    expect(b).toEqual({ requests: base.rate!.requests, periodSeconds: base.rate!.periodSeconds });
+    const row = doc.split('\n').find((l) => l.startsWith('| [`anonymous-per-ip-cost-5`]'))!;
+    expect(row).toContain(`${costly.rate!.requests.toLocaleString('en-US')} / `);
+    expect(row).toContain('(requests of cost 5)');
+    expect(section(doc, '#### Rule `anonymous-per-ip-cost-5`')).toContain(
+      '**Cost:** 1 per request (the gateway counts requests): each call costs 5 units',
+    );
+    expect(section(doc, '## 2. Limit matrix')).toContain('Gateways count requests, not cost:');
+    // every number of every edge rule in the file is the document's
+    const shipped = shippedEdgeLimits(design, files);
+    for (const r of design.rules) expect(shipped.filter((x) => x.ruleId === r.id).length, r.id).toBeGreaterThan(0);
+  });
+
+  it('validate refuses the file once the costly rule counts at the unit rate again', () => {
+    const b = shippedCount(gateway, files, 'anonymous-per-ip').count;
+    const broken = shippedCount(gateway, files, 'anonymous-per-ip-cost-5', b.requests).files;
+    const failed = checkDesign(design, broken).filter((c) => !c.passed);
+    expect(failed.map((c) => c.id)).toEqual(['complete-rules']);
+    expect(failed[0]!.findings).toEqual([expect.objectContaining({ messageId: 'edgeNumbersDiffer', ruleId: 'anonymous-per-ip-cost-5' })]);
+  });
 
   it('passes every constraint on its own generated files', () => {
     expect(checks).toHaveLength(9);
@@ -263,5 +377,28 @@ describe.each(GATEWAY_CHOICES)('edge-only design on %s', (gateway) => {
     if (gateway !== 'nginx') expect(doc).not.toContain('$binary_remote_addr');
     expect(section(doc, '### 7.1')).not.toContain('the middleware then skips');
     expect(section(doc, '### 5.7')).not.toContain('QUOTA_EXCEEDED');
+  });
+});
+
+describe('the nginx nodes the answers give size the per-node worst case', () => {
+  it('stack.gatewayNodes reaches the worst-case row of every rule nginx counts in each node', () => {
+    const a = answers('nginx');
+    const design = buildDesign({ ...a, stack: { ...a.stack, gatewayNodes: 2 } }, { date: DATE });
+    expect(design.scope.instances).toBe(3);
+    expect(design.scope.gatewayNodes).toBe(2);
+    const doc = renderMarkdown({ design, checks: checkDesign(design, generateCode(design)), codeFiles: [] }, { layout: 'single' })[0]!
+      .content;
+    const rows = section(doc, '### 3.2')
+      .split('\n')
+      .filter((l) => l.startsWith('| `'));
+    expect(rows).toHaveLength(design.rules.length);
+    for (const row of rows) {
+      expect(row).toContain(') x 2 nodes |');
+      expect(row).toContain('K = 2 nginx nodes, as the answers give them (stack.gatewayNodes).');
+    }
+    // without it, the row says what it assumed
+    expect(section(build('nginx').doc, '### 3.2')).toContain(
+      'The answers do not say how many nginx nodes run (stack.gatewayNodes): K = 3 is assumed',
+    );
   });
 });

@@ -299,7 +299,18 @@ describe('Cloudflare: the document states what the rules enforce, per data centr
 });
 
 describe('Kong: the worst case counts every Kong route a rule sits on', () => {
-  const { design, checks, doc, file } = build(answers('kong', ['ip']));
+  // report costs 1 here, so the per-IP rule keeps a GET and a POST endpoint (history, cost 5, counts in a rule of its own)
+  const { design, checks, doc, file } = build(
+    answers('kong', ['ip'], {
+      endpoints: [
+        { name: 'current', method: 'GET', route: '/v2/current', class: 'read', anonymous: true },
+        { name: 'forecast', method: 'GET', route: '/v2/forecast/:city', class: 'read', anonymous: true },
+        { name: 'history', method: 'GET', route: '/v2/history', class: 'expensive', anonymous: true, cost: 5 },
+        { name: 'report', method: 'POST', route: '/v2/reports', class: 'write', anonymous: true, cost: 1 },
+        { name: 'health', method: 'GET', route: '/health', class: 'health', anonymous: true },
+      ],
+    }),
+  );
   const kong = parseYaml(file('gateway/kong.yaml'));
 
   it('the per-IP rule is a fixed window on each of its routes: the worst case is 2 x limit x routes', () => {

@@ -33,6 +33,7 @@ interface Stack {
   gateway?: Design['scope']['gateway'];
   topology?: 'single' | 'horizontal';
   instances?: number;
+  gatewayNodes?: number;
   store?: Design['scope']['store'];
   hybrid?: { ruleIds: string[]; localBurst: number; instances: number };
 }
@@ -40,12 +41,53 @@ interface Stack {
 function design(rules: MatrixRule[], s: Stack = {}): Design {
   return {
     rules,
-    scope: { gateway: s.gateway ?? 'none', topology: s.topology ?? 'single', instances: s.instances ?? 1, store: s.store ?? 'redis' },
+    scope: {
+      gateway: s.gateway ?? 'none',
+      topology: s.topology ?? 'single',
+      instances: s.instances ?? 1,
+      ...(s.gatewayNodes !== undefined ? { gatewayNodes: s.gatewayNodes } : {}),
+      store: s.store ?? 'redis',
+    },
     enforcement: s.hybrid ? { hybrid: { ...s.hybrid, overAdmission: s.hybrid.localBurst * s.hybrid.instances, explanation: '' } } : {},
   } as unknown as Design;
 }
 
 const H6 = { topology: 'horizontal', instances: 6 } as const;
+
+describe('an nginx ceiling counted on each nginx node: K is the gateway nodes, not the application instances', () => {
+  const ceiling = rule({
+    id: 'global-ceiling',
+    tier: 'ceiling',
+    identity: 'global',
+    layer: 'edge',
+    algorithm: 'leaky-bucket',
+    primitive: 'gateway-native',
+    burst: 3000,
+    rate: { requests: 3000, periodSeconds: 1 },
+  });
+  const row = (s: Stack) => worstCaseTable(design([ceiling], { gateway: 'nginx', ...s })).find((r) => r.ruleId === 'global-ceiling')!;
+
+  it('takes K from the nginx nodes the answers give, whatever the application instances', () => {
+    const r = row({ topology: 'horizontal', instances: 2, gatewayNodes: 5 });
+    expect(r.worstCase).toBe(5 * 6001);
+    expect(r.formula).toBe('(1 + 3,000 + 3,000/s x 1 s) x 5 nodes');
+    expect(r.basis).toContain('K = 5 nginx nodes, as the answers give them (stack.gatewayNodes).');
+    expect(r.basis).not.toContain('stack.instances');
+    // one nginx node in front of many instances: one counter
+    const one = row({ topology: 'horizontal', instances: 8, gatewayNodes: 1 });
+    expect(one.worstCase).toBe(6001);
+    expect(one.formula).toBe('1 + 3,000 + 3,000/s x 1 s');
+    expect(one.basis).toContain('K = 1 nginx node, as the answers give them');
+  });
+
+  it('says so in the row when the answers do not give the nginx nodes, instead of taking the instances silently', () => {
+    const r = row({ topology: 'horizontal', instances: 4 });
+    expect(r.worstCase).toBe(4 * 6001);
+    expect(r.basis).toContain(
+      'The answers do not say how many nginx nodes run (stack.gatewayNodes): K = 4 is assumed, one per application instance (stack.instances)',
+    );
+  });
+});
 
 describe('worst case per rule and layer', () => {
   it.each<[string, MatrixRule, Stack, { worstCase: number; formula: string; layer?: string; basis?: unknown; algorithmLabel?: string }]>([

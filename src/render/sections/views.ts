@@ -72,12 +72,20 @@ function rateBurstText(rule: MatrixRule): string {
   const runs = defaultedBurst(rule);
   if (runs !== null) return `${rate}, burst ${fmtNumber(runs)} (the rate: none stated)`;
   if (rule.burst === undefined && !windowed(rule)) return `${rate}, burst ${NOT_STATED}`;
-  if (rule.burst === null || rule.burst === undefined) return `${rate}, no burst (window)`;
-  return `${rate}, burst ${fmtNumber(rule.burst)}`;
+  const units = rule.edgeCost ? ` (requests of cost ${fmtNumber(rule.edgeCost.units)})` : '';
+  if (rule.burst === null || rule.burst === undefined) return `${rate}, no burst (window)${units}`;
+  return `${rate}, burst ${fmtNumber(rule.burst)}${units}`;
 }
 
 function costText(rule: MatrixRule): string {
   if (!rule.cost) return '';
+  const e = rule.edgeCost;
+  if (e) {
+    const burst = e.unitBurst === null ? '' : `, burst ${fmtNumber(e.unitBurst)}`;
+    return `1 per request (the gateway counts requests): each call costs ${fmtNumber(e.units)} units, so the rate and burst are ${e.of}'s ${rateText(e.unitRate)}${burst} in units divided by ${fmtNumber(e.units)}, rounded down`;
+  }
+  if (rule.layer === 'edge' && rule.cost.default === 1 && rule.cost.byEndpoint.length === 0)
+    return '1 per request (the gateway counts requests)';
   const weights = rule.cost.byEndpoint.map((w) => `${w.endpoint} = ${fmtNumber(w.cost)}`);
   return weights.length === 0 ? fmtNumber(rule.cost.default) : `${fmtNumber(rule.cost.default)}; ${weights.join(', ')}`;
 }
@@ -323,6 +331,14 @@ function edgeSharedCounts(design: Design): { id: string; note: string }[] {
     });
 }
 
+/** The one line that says what the edge does with a cost above 1; '' when no edge rule divides by one. */
+function edgeCostLine(rules: readonly MatrixRule[]): string {
+  const costed = rules.filter((r) => r.edgeCost !== undefined);
+  if (costed.length === 0) return '';
+  const each = costed.map((r) => `${r.id}: ${r.endpoints.join(', ') || 'its endpoints'}, cost ${fmtNumber(r.edgeCost?.units ?? 1)}`);
+  return `Gateways count requests, not cost: where an edge rule's endpoints cost more than 1 unit a call, those endpoints count in an edge rule whose request rate and burst are the rule's, in units, divided by the cost and rounded down, so the edge never admits more units than the rule states (${each.join('; ')}).`;
+}
+
 export function matrixView(input: RenderInput) {
   const { rules, monitoring } = input.design;
   const fields = new Set(input.design.assumptions.flatMap((a) => a.field.split(', ')));
@@ -348,6 +364,7 @@ export function matrixView(input: RenderInput) {
     count: rules.length,
     tiers: joinAnd(tiers),
     hasAnonymous: rules.some((r) => r.identity === 'ip' && r.tier !== 'security'),
+    edgeCost: edgeCostLine(rules),
     rows: rules.map((r) => ruleRow(r, input.design.rollout.killSwitches.find((k) => k.ruleId === r.id)?.how, input.design)),
     fallback: fallbackView(input.design),
     // a rule kept in its identity's hash is priced in the hash's row (hashMemory)
