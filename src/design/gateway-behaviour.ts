@@ -348,17 +348,49 @@ export function envoyTokenBucket(
 /**
  * An Envoy local rate limit token bucket: the rule's rate as a whole count over whole seconds
  * (wholeRate, so the bucket's fill keeps it exact), its burst the bucket's max_tokens, which is
- * never below one fill (envoyTokenBucket).
+ * never below one fill (envoyTokenBucket). A descriptor fills at a multiple of the filter-wide
+ * bucket's interval (`baseMs`, envoyFilterFillMs): one fill then holds more tokens, and the burst
+ * the design states is the max_tokens the file ships.
  */
-export function envoyLocalWindow(rate: { requests: number; periodSeconds: number }, burst: number | null): EdgeWindow {
+export function envoyLocalWindow(
+  rate: { requests: number; periodSeconds: number },
+  burst: number | null,
+  baseMs: number = ENVOY_MIN_FILL_MS,
+): EdgeWindow {
   const w = wholeRate(rate);
-  const bucket = envoyTokenBucket(w, burst);
+  const bucket = envoyTokenBucket(w, burst, baseMs);
   if (bucket.max_tokens === burst) return { ...w, burst };
+  const filterWide =
+    Math.round(baseMs) > ENVOY_MIN_FILL_MS
+      ? `, as a descriptor fills at a multiple of the filter-wide bucket's ${Number((Math.round(baseMs) / 1000).toFixed(3))} s interval (the ceiling's)`
+      : '';
   return {
     ...w,
     burst: bucket.max_tokens,
-    fitted: `Envoy's local token bucket always holds at least one fill (${formatNumber(bucket.tokens_per_fill)} token${bucket.tokens_per_fill === 1 ? '' : 's'} every ${bucket.fill_interval}): max_tokens ${formatNumber(bucket.max_tokens)}${burst !== null ? `, not the stated ${formatNumber(burst)}` : ''}`,
+    fitted: `Envoy's local token bucket always holds at least one fill (${formatNumber(bucket.tokens_per_fill)} token${bucket.tokens_per_fill === 1 ? '' : 's'} every ${bucket.fill_interval}${filterWide}): max_tokens ${formatNumber(bucket.max_tokens)}${burst !== null ? `, not the stated ${formatNumber(burst)}` : ''}`,
   };
+}
+
+/**
+ * The fill interval (ms) of the Envoy local filter's own bucket, which every descriptor's
+ * interval must be a multiple of: the ceiling's (the first edge rule Envoy counts locally on
+ * every route), else the shortest Envoy accepts.
+ */
+export function envoyFilterFillMs(rules: readonly MatrixRule[]): number {
+  const ceiling = rules.find(
+    (r) =>
+      r.layer === 'edge' &&
+      envoyCounter(r) === 'local' &&
+      r.routes.length === 0 &&
+      r.rate !== undefined &&
+      r.rate.requests > 0 &&
+      r.rate.periodSeconds > 0,
+  );
+  if (!ceiling?.rate) return ENVOY_MIN_FILL_MS;
+  const burst = typeof ceiling.burst === 'number' && ceiling.burst > 0 ? Math.ceil(ceiling.burst) : null;
+  const w = envoyLocalWindow(ceiling.rate, burst);
+  const fill = envoyTokenBucket(w, w.burst).fill_interval;
+  return Math.round(Number(fill.replace(/s$/, '')) * 1000);
 }
 
 /**

@@ -9,7 +9,15 @@ import type { ExistingLimiterT, HandRule, QuotaResetT } from '../answers/schema.
 import type { AuthKind, EndpointClass, MatrixRule, Primitive, ResolvedEndpoint, RuleIdentity, Scope } from './model.js';
 import { admittedWithin, algorithmLabel, luaScriptFor, runBurst } from './algorithms.js';
 import { existingLimitText, existingName, tighterExisting } from './migration.js';
-import { type EdgeCounter, edgeCounter, edgeStateNote } from './gateway-behaviour.js';
+import {
+  type EdgeCounter,
+  ENVOY_MIN_FILL_MS,
+  edgeCounter,
+  edgeStateNote,
+  envoyCounter,
+  envoyFilterFillMs,
+  envoyLocalWindow,
+} from './gateway-behaviour.js';
 import { IdAllocator, KEY_PREFIX, killSwitchFlag, slug } from './naming.js';
 import { identityHashes } from './placement.js';
 
@@ -1262,15 +1270,11 @@ export function buildMatrix(ctx: MatrixContext, hand: HandRule[]): MatrixResult 
   addWebhooks(b, ctx, webhooks);
   addQuotas(b, ctx, identified);
   addOutbound(b, ctx);
+  const windowed = applyHandRules(b.rules, hand, scope)
+    .map((r) => edgeCompleted(r, ctx))
+    .map((r) => edgeWindowed(r, scope));
   return {
-    rules: inIdentityHashes(
-      applyHandRules(b.rules, hand, scope)
-        .map((r) => edgeCompleted(r, ctx))
-        .map((r) => edgeWindowed(r, scope))
-        .map(edgeHeaders)
-        .map(withStoreBytes)
-        .map(withKeyLength),
-    ),
+    rules: inIdentityHashes(envoyDescriptorsFitted(windowed, scope).map(edgeHeaders).map(withStoreBytes).map(withKeyLength)),
     exempt,
   };
 }
@@ -1352,6 +1356,31 @@ function edgeWindowed(rule: MatrixRule, scope: Scope): MatrixRule {
         }
       : {}),
   };
+}
+
+/**
+ * Envoy fills each local descriptor at a multiple of the filter-wide bucket's interval (the
+ * ceiling's): a rule Envoy counts locally on some routes states the max_tokens its descriptor
+ * ships at that interval, so the file never admits a larger burst than the matrix states.
+ */
+function envoyDescriptorsFitted(rules: MatrixRule[], scope: Scope): MatrixRule[] {
+  if (scope.gateway !== 'envoy') return rules;
+  const baseMs = envoyFilterFillMs(rules);
+  if (baseMs <= ENVOY_MIN_FILL_MS) return rules;
+  return rules.map((rule) => {
+    if (rule.layer !== 'edge' || envoyCounter(rule) !== 'local' || rule.routes.length === 0) return rule;
+    if (!rule.rate || !(rule.rate.requests > 0) || !(rule.rate.periodSeconds > 0)) return rule;
+    const burst = typeof rule.burst === 'number' && rule.burst > 0 ? Math.ceil(rule.burst) : null;
+    const w = envoyLocalWindow(rule.rate, burst, baseMs);
+    if (w.burst === burst) return rule;
+    return {
+      ...rule,
+      burst: w.burst,
+      ...(w.fitted
+        ? { derivation: `${rule.derivation ? `${rule.derivation}; ` : ''}burst ${formatNumber(w.burst ?? 0)}, because ${w.fitted}` }
+        : {}),
+    };
+  });
 }
 
 /**

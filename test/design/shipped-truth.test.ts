@@ -1,0 +1,129 @@
+/**
+ * What the document states about an edge rule is what the shipped gateway file does: the Envoy
+ * local buckets never admit more than the matrix states, a rule Kong replaces on a route is not
+ * stated as counted there, Cloudflare's ceiling is stated per data centre over the period the
+ * shipped rule counts, and a rule that keeps its count in the gateway node states the fail mode
+ * the answers ask for. Each design is built from answers and read back from the generated files
+ * and the rendered document.
+ */
+import { describe, expect, it } from 'vitest';
+import { parse as parseYaml } from 'yaml';
+import { Answers } from '../../src/answers/schema.js';
+import { generateCode } from '../../src/codegen/index.js';
+import { checkDesign } from '../../src/constraints/index.js';
+import { buildDesign } from '../../src/design/build.js';
+import type { MatrixRule } from '../../src/design/model.js';
+import { renderMarkdown } from '../../src/render/markdown/index.js';
+
+const DATE = '2026-12-03';
+
+function build(raw: unknown) {
+  const design = buildDesign(Answers.parse(raw), { date: DATE });
+  const files = generateCode(design);
+  const checks = checkDesign(design, files);
+  const doc = renderMarkdown({ design, checks, codeFiles: files }, { layout: 'single' })[0]?.content ?? '';
+  const file = (path: string): string => {
+    const f = files.find((x) => x.path === path);
+    if (!f) throw new Error(`no ${path} among ${files.map((x) => x.path).join(', ')}`);
+    return f.content;
+  };
+  const rule = (id: string): MatrixRule => {
+    const r = design.rules.find((x) => x.id === id);
+    if (!r) throw new Error(`no rule ${id}`);
+    return r;
+  };
+  return { design, files, checks, doc, file, rule };
+}
+
+/** The text of a document section from its heading to the next heading of the same or a higher level. */
+function section(doc: string, heading: string): string {
+  const at = doc.indexOf(`\n${heading}`);
+  if (at < 0) throw new Error(`no section ${heading}`);
+  const level = heading.split(' ')[0] as string;
+  const rest = doc.slice(at + 1 + heading.length);
+  const next = rest.search(new RegExp(`\\n#{1,${level.length}} `));
+  return heading + (next < 0 ? rest : rest.slice(0, next));
+}
+
+/** The matrix table's row of a rule, as its cells. */
+function matrixRow(doc: string, id: string): string[] {
+  const line = doc.split('\n').find((l) => l.startsWith(`| [\`${id}\`]`));
+  if (!line) throw new Error(`no matrix row for ${id}`);
+  return line.split(' | ').map((c) => c.replace(/^\| |\s*\|$/g, '').trim());
+}
+
+const seconds = (d: string): number => Number(String(d).replace(/s$/, ''));
+
+function envoyAnswers(capacityRps: number, rules: unknown[]) {
+  return {
+    project: { name: 'Odd Ceiling Feed' },
+    goals: ['overload', 'abuse'],
+    stack: {
+      language: 'TypeScript',
+      framework: 'fastify',
+      topology: 'horizontal',
+      instances: 3,
+      gateway: 'envoy',
+      store: 'valkey',
+      trustedProxies: ['10.0.0.0/8'],
+    },
+    identities: ['ip'],
+    endpoints: [
+      { name: 'current', method: 'GET', route: '/v2/current', class: 'read', anonymous: true },
+      { name: 'report', method: 'POST', route: '/v2/reports', class: 'write', anonymous: true },
+      { name: 'health', method: 'GET', route: '/health', class: 'health', anonymous: true },
+    ],
+    traffic: { typicalRps: 3, peakRps: 5, capacityRps, burstiness: 'moderate', distinctClients: 400 },
+    failure: { byClass: { read: 'open', write: 'closed' } },
+    rules,
+  };
+}
+
+describe('Envoy local buckets admit no more than the document states', () => {
+  const cases: [string, number, unknown[]][] = [
+    [
+      'a 7 req/s ceiling (1 s fills) with descriptors of 10/s burst 5 and 3/min burst 2',
+      7,
+      [
+        { id: 'report-global', endpoints: ['report'], identity: 'global', layer: 'edge', rate: { requests: 10, per: 'second' }, burst: 5 },
+        { id: 'current-global', endpoints: ['current'], identity: 'global', layer: 'edge', rate: { requests: 3, per: 'minute' }, burst: 2 },
+      ],
+    ],
+    [
+      'a 13 req/s ceiling with a descriptor of 40/s burst 1',
+      13,
+      [{ id: 'report-global', endpoints: ['report'], identity: 'global', layer: 'edge', rate: { requests: 40, per: 'second' }, burst: 1 }],
+    ],
+    [
+      'a 1,000 req/s ceiling (50 ms fills) with a descriptor of 7/s burst 3',
+      1000,
+      [{ id: 'report-global', endpoints: ['report'], identity: 'global', layer: 'edge', rate: { requests: 7, per: 'second' }, burst: 3 }],
+    ],
+  ];
+  for (const [name, capacity, rules] of cases) {
+    it(name, () => {
+      const { file, rule, doc } = build(envoyAnswers(capacity, rules));
+      const yaml = parseYaml(file('gateway/envoy-local-ratelimit.yaml'));
+      const filters: any[] = yaml.http_connection_manager.http_filters;
+      const local = filters.find((f) => f.name === 'envoy.filters.http.local_ratelimit').typed_config;
+      const buckets: [string, any][] = [
+        ['global-ceiling', local.token_bucket],
+        ...local.descriptors.map((d: any) => [d.entries[0].value, d.token_bucket] as [string, any]),
+      ];
+      expect(buckets.length).toBeGreaterThan(1);
+      const baseMs = Math.round(seconds(local.token_bucket.fill_interval) * 1000);
+      for (const [id, bucket] of buckets) {
+        const r = rule(id);
+        const stated = { rate: r.rate!.requests / r.rate!.periodSeconds, burst: r.burst as number };
+        expect(bucket.max_tokens, `${id}: max_tokens against the stated burst`).toBeLessThanOrEqual(stated.burst);
+        expect(bucket.tokens_per_fill / seconds(bucket.fill_interval), `${id}: refill against the stated rate`).toBeLessThanOrEqual(
+          stated.rate + 1e-9,
+        );
+        // a descriptor fills at a multiple of the filter-wide interval (Envoy refuses the file otherwise)
+        expect(Math.round(seconds(bucket.fill_interval) * 1000) % baseMs).toBe(0);
+        // the document's matrix row states the same burst
+        expect(matrixRow(doc, id)[3]).toContain(`burst ${stated.burst.toLocaleString('en-US')}`);
+      }
+    });
+  }
+});
