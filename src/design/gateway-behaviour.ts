@@ -113,6 +113,17 @@ export interface EdgeCounter {
    */
   keyLivesForWindow?: boolean;
   /**
+   * The product keeps one count per location, not per client: Cloudflare counts a rule in each
+   * data centre (cf.colo.id), so what the matrix states is admitted in each one. The location's
+   * name ("data centre"); absent when the count is one for the whole deployment or per node.
+   */
+  perLocation?: string;
+  /**
+   * How long the product keeps a count, by the window its file enforces, where the product's
+   * counting fixes it (Cloudflare weighs the previous period's count: two periods).
+   */
+  stateSeconds?(w: EdgeWindow): number;
+  /**
    * The rate and burst the gateway's file enforces for a rule stated at `rate` with `burst`: the
    * window the product accepts nearest the statement (AWS WAF's evaluation windows, Cloudflare's
    * periods), the burst it applies. The matrix states this, the generators write it.
@@ -524,6 +535,9 @@ export function edgeCounter(
         shared: true,
         key: rule.identity === 'global' ? 'cloudflare:rule (counted per data centre)' : 'cloudflare:ip.src (counted per data centre)',
         where: "in Cloudflare's counters, per data centre",
+        perLocation: 'data centre',
+        // the sliding window counter weighs the previous period's count: a count lives two periods
+        stateSeconds: (w) => 2 * w.periodSeconds,
         window: cloudflareWindow,
       };
     default:

@@ -314,6 +314,7 @@ const EDGE_STATE_TTL = 60;
 function edgeStateTtl(edge: EdgeCounter, rate: { requests: number; periodSeconds: number }, burst: number | null): number {
   const w = edge.window(rate, burst);
   if (edge.keyLivesForWindow) return w.periodSeconds;
+  if (edge.stateSeconds) return edge.stateSeconds(w);
   const needed =
     edge.algorithm === 'token-bucket' || edge.algorithm === 'leaky-bucket' || edge.algorithm === 'gcra'
       ? ((w.burst ?? 0) * w.periodSeconds) / w.requests
@@ -321,6 +322,15 @@ function edgeStateTtl(edge: EdgeCounter, rate: { requests: number; periodSeconds
         ? 2 * w.periodSeconds
         : w.periodSeconds;
   return Math.max(EDGE_STATE_TTL, Math.ceil(needed - 1e-9));
+}
+
+/** What the ceiling's one counter is, where it lives and, for a count per location, over which period the shipped rule counts. */
+function edgeCeilingBasis(edge: EdgeCounter, rate: { requests: number; periodSeconds: number }, burst: number | null, ttl: number): string {
+  if (edge.perLocation) {
+    const w = edge.window(rate, burst);
+    return `one counter in each ${edge.perLocation} (the bound is per ${edge.perLocation}), which counts its own traffic over the rule's ${secondsWords(w.periodSeconds)} period and admits the stated limit; a count lives ${secondsWords(ttl)}${ttl === 2 * w.periodSeconds ? ', two periods, as the previous one is weighed in' : ''}`;
+  }
+  return edge.shared ? 'one counter' : 'one counter per edge node';
 }
 
 /** The largest "nice" number (1, 2, 2.5, 5 x 10^k) not above x; at least 1. */
@@ -551,6 +561,7 @@ function addCeiling(b: Builder, ctx: MatrixContext, limited: ResolvedEndpoint[])
   if (scope.gateway !== 'none') {
     const edge = edgeCounter({ identity: 'global' }, scope);
     const burst = edge.hasBurst ? Math.ceil(ceilingRps) : null;
+    const ttl = edgeStateTtl(edge, common.rate, burst);
     b.rules.push({
       ...common,
       algorithm: edge.algorithm,
@@ -558,8 +569,8 @@ function addCeiling(b: Builder, ctx: MatrixContext, limited: ResolvedEndpoint[])
       key: edge.key,
       burst,
       layer: 'edge',
-      ttlSeconds: EDGE_STATE_TTL,
-      cardinality: { bound: 1, basis: edge.shared ? 'one counter' : 'one counter per edge node' },
+      ttlSeconds: ttl,
+      cardinality: { bound: 1, basis: edgeCeilingBasis(edge, common.rate, burst, ttl) },
       rationale: `Protects the infrastructure, not any one client: ${formatNumber(ceilingRps)} req/s from ${derivation}. Enforced by ${edge.component}, the cheapest place to reject. ${
         edge.shared
           ? `Its counter lives ${edge.where}.`
@@ -1300,7 +1311,7 @@ function edgeCompleted(rule: MatrixRule, ctx: MatrixContext): MatrixRule {
   const cardinality =
     rule.cardinality ??
     (rule.identity === 'global'
-      ? { bound: 1, basis: edge.shared ? 'one counter' : 'one counter per edge node' }
+      ? { bound: 1, basis: rate ? edgeCeilingBasis(edge, rate, burst, ttl) : edge.shared ? 'one counter' : 'one counter per edge node' }
       : pop
         ? bound(pop.population, ceilingRps, ttl, pop.label)
         : undefined);

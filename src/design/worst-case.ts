@@ -46,6 +46,11 @@ export interface WorstCaseRow {
   stated: number;
   /** The most admitted within any stretch of one period (whole requests of cost 1). */
   worstCase: number;
+  /**
+   * Where the gateway counts per location (Cloudflare: per data centre), the location: stated
+   * and worstCase are then per location, and the basis says how many a client reaches.
+   */
+  perLocation?: string;
   /** How worstCase follows from the rule's numbers, e.g. "2 x 100" or "200 + 10/s x 1 s". */
   formula: string;
   /** What the formula rests on, in one sentence. */
@@ -181,19 +186,30 @@ export function inMemoryFallback(base: WorstCaseFigure, instances: number): Wors
 function edgeCounters(
   design: Design,
   rule: MatrixRule,
-): { k: number; routes: number; routesUnit?: string; cap?: { worstCase: number; formula: string }; text: string } {
+): {
+  k: number;
+  routes: number;
+  routesUnit?: string;
+  cap?: { worstCase: number; formula: string };
+  perLocation?: string;
+  text: string;
+} {
   const nodes = design.scope.topology === 'horizontal' ? design.scope.instances : 1;
   const counter = edgeCounter(rule, design.scope);
   switch (design.scope.gateway) {
-    case 'cloudflare':
+    case 'cloudflare': {
+      const w = counter.window(rule.rate ?? { requests: 1, periodSeconds: 1 }, typeof rule.burst === 'number' ? rule.burst : null);
+      const over = `Cloudflare counts over the rule's ${periodWords(w.periodSeconds)} period (period ${fmt(w.periodSeconds)} in gateway/cloudflare-ratelimit.json) and keeps one count per data centre (characteristic cf.colo.id)`;
       return {
         k: 1,
         routes: 1,
+        ...(counter.perLocation ? { perLocation: counter.perLocation } : {}),
         text:
           rule.identity === 'global'
-            ? "Cloudflare counts per data centre (cf.colo.id): this figure is one data centre's; the traffic that reaches D data centres gets D x it in all."
-            : "Cloudflare counts per data centre (cf.colo.id): one client's requests normally land in one data centre, so one counter; a client whose requests land in D data centres (anycast moving it, or one address used from several places) gets D x this.",
+            ? `${over}: this figure is one data centre's, and the deployment as a whole admits D x it, D being the data centres its traffic reaches (every one of Cloudflare's that clients are routed to).`
+            : `${over}: one client's requests normally land in one data centre, so one counter; a client whose requests land in D data centres (anycast moving it, or one address used from several places) gets D x this.`,
       };
+    }
     case 'aws-api-gateway':
       return rule.identity === 'ip'
         ? {
@@ -306,9 +322,11 @@ const byRule: WorstCaseKind = {
       let worstCase = base.worstCase;
       let formula = base.formula;
       let basis = base.basis;
+      let location: string | undefined;
       const perProcess = rule.primitive === 'in-process';
       if (rule.layer === 'edge') {
-        const { k, routes, routesUnit, cap, text } = edgeCounters(design, rule);
+        const { k, routes, routesUnit, cap, perLocation, text } = edgeCounters(design, rule);
+        if (perLocation) location = perLocation;
         if (design.scope.gateway === 'nginx' && typeof rule.burst === 'number') {
           // limit_req admits the request that fills the burst's last slot and burst more behind it
           worstCase = base.worstCase + 1;
@@ -352,7 +370,8 @@ const byRule: WorstCaseKind = {
         periodText,
         stated: rule.rate.requests,
         worstCase,
-        formula,
+        formula: location ? `${formula} per ${location}` : formula,
+        ...(location ? { perLocation: location } : {}),
         basis,
         measurable: rule.layer === 'middleware' && rule.primitive === 'redis-lua' && measuredOnStore(rule),
       });

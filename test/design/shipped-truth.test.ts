@@ -6,6 +6,7 @@
  * the answers ask for. Each design is built from answers and read back from the generated files
  * and the rendered document.
  */
+import { readFileSync } from 'node:fs';
 import { describe, expect, it } from 'vitest';
 import { parse as parseYaml } from 'yaml';
 import { Answers } from '../../src/answers/schema.js';
@@ -126,4 +127,36 @@ describe('Envoy local buckets admit no more than the document states', () => {
       }
     });
   }
+});
+
+describe("Cloudflare's ceiling is stated per data centre, over the period the shipped rule counts", () => {
+  const raw = JSON.parse(readFileSync(new URL('../fixtures/review/express-cloudflare.answers.json', import.meta.url), 'utf8'));
+  const { file, rule, doc, design } = build(raw);
+  const shipped = JSON.parse(file('gateway/cloudflare-ratelimit.json'));
+  const cfRule = shipped.rules.find((r: any) => String(r.description).startsWith('global-ceiling:'));
+
+  it('the shipped rule counts per data centre over the period the matrix states', () => {
+    expect(cfRule.ratelimit.characteristics).toContain('cf.colo.id');
+    const ceiling = rule('global-ceiling');
+    expect(cfRule.ratelimit.period).toBe(ceiling.rate!.periodSeconds);
+    expect(cfRule.ratelimit.requests_per_period).toBe(ceiling.rate!.requests);
+    // a count lives the period and the previous one Cloudflare weighs in, not a fixed 60 s
+    expect(ceiling.ttlSeconds).toBe(2 * cfRule.ratelimit.period);
+    expect(ceiling.cardinality?.basis).toContain('one counter in each data centre');
+  });
+
+  it('the document says so in the rule details and in the worst-case row', () => {
+    const details = section(doc, '#### Rule `global-ceiling`');
+    expect(details).toContain(`**TTL:** ${2 * cfRule.ratelimit.period} s`);
+    expect(details).toContain(`over the rule's ${cfRule.ratelimit.period} s period`);
+    expect(details).toMatch(/1 key: one counter in each data centre \(the bound is per data centre\)/);
+    const row = doc.split('\n').find((l) => l.startsWith('| `global-ceiling` | edge |'));
+    expect(row).toBeDefined();
+    const per = cfRule.ratelimit.requests_per_period.toLocaleString('en-US');
+    expect(row).toContain(`| ${per} per ${cfRule.ratelimit.period} s in each data centre |`);
+    expect(row).toContain(`| ${(2 * cfRule.ratelimit.requests_per_period).toLocaleString('en-US')} per data centre |`);
+    expect(row).toContain(`period ${cfRule.ratelimit.period} in gateway/cloudflare-ratelimit.json`);
+    expect(row).toContain('D x it');
+    expect(design.scope.gateway).toBe('cloudflare');
+  });
 });
