@@ -553,12 +553,52 @@ export function edgeCounter(
 }
 
 /**
- * Where an edge rule's count lives and what a failure there does: a count in each node has nothing
- * to lose; a shared one fails as the gateway's setting says, for every class alike, so the classes
- * the answers want to fail the other way are named when the gateway does not honour them.
+ * The fail mode of an edge rule whose count nothing can make unreachable (each node's own count,
+ * or the provider's): the answers' mode for the classes it covers, the strictest where they
+ * differ (closed when any is closed), since one count at the gateway is not split by class.
  */
-export function edgeStateNote(edge: EdgeCounter, scope: Pick<Scope, 'failureByClass'>, classes: readonly EndpointClass[]): string {
-  if (!edge.unreachable) return `It keeps its counters ${edge.where}, so a store outage does not touch it.`;
+export function answeredEdgeMode(scope: Pick<Scope, 'failureByClass'>, classes: readonly EndpointClass[]): FailMode {
+  return classes.some((c) => scope.failureByClass[c] === 'closed') ? 'closed' : 'open';
+}
+
+function joinWords(items: readonly string[]): string {
+  const u = [...new Set(items)];
+  return u.length <= 1 ? u.join('') : `${u.slice(0, -1).join(', ')} and ${u[u.length - 1]}`;
+}
+
+/**
+ * What the stated fail mode of an edge rule without a store means: nothing to fail now, and the
+ * mode it keeps if its count moves to a shared store, from the answers (the strictest of its
+ * classes') or from its own rule in the answers.
+ */
+function localModeText(scope: Pick<Scope, 'failureByClass'>, classes: readonly EndpointClass[], stated?: FailMode): string {
+  const used = [...new Set(classes)].filter((c) => scope.failureByClass[c] !== undefined);
+  const answered = answeredEdgeMode(scope, used);
+  const mode = stated ?? answered;
+  const keeps = 'the mode it keeps if its count moves to a shared store (the middleware with a store, or a gateway count its nodes share)';
+  if (mode !== answered) return `It states fail ${mode}, as its rule in the answers says: ${keeps}.`;
+  const closed = used.filter((c) => scope.failureByClass[c] === 'closed');
+  const open = used.filter((c) => scope.failureByClass[c] !== 'closed');
+  if (closed.length === 0 || open.length === 0) {
+    return `It states fail ${mode}, the answers' mode for ${used.length > 0 ? joinWords(used) : 'its classes'}: ${keeps}.`;
+  }
+  return `It states fail closed, the strictest of the answers' modes for its classes (${joinWords(closed)} closed, ${joinWords(open)} open), since one count at the gateway is not split by class: ${keeps}; split it by class there, as rl-design splits a middleware rule, to keep ${joinWords(open)} open.`;
+}
+
+/**
+ * Where an edge rule's count lives and what a failure there does: a count in each node (or the
+ * provider's) has nothing to lose, and its stated mode is the one it keeps if the count moves to
+ * a shared store; a shared one fails as the gateway's setting says, for every class alike, so
+ * the classes the answers want to fail the other way are named when the gateway does not honour them.
+ */
+export function edgeStateNote(
+  edge: EdgeCounter,
+  scope: Pick<Scope, 'failureByClass'>,
+  classes: readonly EndpointClass[],
+  stated?: FailMode,
+): string {
+  if (!edge.unreachable)
+    return `It keeps its counters ${edge.where}, so no store outage can touch it: it counts throughout. ${localModeText(scope, classes, stated)}`;
   const mode = edge.unreachable.mode;
   const other = [...new Set(classes)].filter((c) => scope.failureByClass[c] !== undefined && scope.failureByClass[c] !== mode);
   const unmet =

@@ -13,6 +13,7 @@ import {
   type EdgeCounter,
   ENVOY_MIN_FILL_MS,
   edgeCounter,
+  answeredEdgeMode,
   edgeStateNote,
   envoyCounter,
   envoyFilterFillMs,
@@ -530,6 +531,17 @@ function costTable(endpoints: ResolvedEndpoint[]): { default: number; byEndpoint
   };
 }
 
+/**
+ * Why the ceiling states fail open although the answers make a class it covers fail closed: a
+ * ceiling that failed closed would refuse every class at once, so it fails open in every design
+ * and the closed classes get their mode from the per-client rules covering them.
+ */
+function ceilingModeNote(scope: Scope, limited: ResolvedEndpoint[]): string {
+  const closed = [...new Set(limited.map((e) => e.class))].filter((c) => scope.failureByClass[c] === 'closed');
+  if (closed.length === 0) return '';
+  return ` Nothing can make its count unreachable now; it states fail open, as a ceiling does in every design (failing it closed would refuse every class at once if its count moved to a shared store), and ${joinNames(closed)}, answered closed, ${closed.length > 1 ? 'take' : 'takes'} that mode from the per-client rules that cover ${closed.length > 1 ? 'them' : 'it'}.`;
+}
+
 function addCeiling(b: Builder, ctx: MatrixContext, limited: ResolvedEndpoint[]): void {
   const { scope, ceilingRps } = ctx;
   const id = b.ids.take('global-ceiling');
@@ -575,7 +587,7 @@ function addCeiling(b: Builder, ctx: MatrixContext, limited: ResolvedEndpoint[])
         edge.shared
           ? `Its counter lives ${edge.where}.`
           : `Its counter lives in each edge node: with K nodes, configure ${formatNumber(ceilingRps)}/K per node.`
-      }`,
+      }${edge.unreachable ? '' : ceilingModeNote(scope, limited)}`,
     });
     return;
   }
@@ -739,10 +751,24 @@ function addAnonymous(b: Builder, ctx: MatrixContext, endpoints: ResolvedEndpoin
   // a shared fixed window's key lives for its window; a node's counter as long as the gateway keeps idle state
   const ttl = edge ? edgeStateTtl(edge, rateOf(rps), burst) : bucketTtl(burst ?? 1, rps);
   const card = bound(undefined, ceilingRps, ttl, 'IP');
-  // At the edge the rule fails as its gateway does (a count in the node has nothing to lose; a
-  // shared count fails as the gateway's setting says, one setting for every route); in the
-  // middleware the rule fails as the answers say for each class (split when they differ).
-  const groups = edge ? [{ mode: edge.unreachable?.mode ?? ('open' as const), endpoints }] : byFailMode(scope, endpoints);
+  // At the edge a shared count fails as the gateway's setting says, one setting for every route;
+  // a count in the node (or the provider's) has nothing to lose and states the answers' mode for
+  // its classes, the strictest where they differ (one count is not split by class), the mode it
+  // keeps if it moves to a shared store. In the middleware the rule fails as the answers say for
+  // each class (split when they differ).
+  const groups = edge
+    ? [
+        {
+          mode:
+            edge.unreachable?.mode ??
+            answeredEdgeMode(
+              scope,
+              endpoints.map((e) => e.class),
+            ),
+          endpoints,
+        },
+      ]
+    : byFailMode(scope, endpoints);
   for (const group of groups) {
     const eps = group.endpoints;
     const id = b.ids.take(groups.length > 1 ? `anonymous-per-ip-fail-${group.mode}` : 'anonymous-per-ip');
@@ -785,7 +811,7 @@ function addAnonymous(b: Builder, ctx: MatrixContext, endpoints: ResolvedEndpoin
         'traffic.clientsPerAddress',
         ...ceilingInputs(scope),
         'traffic.burstiness',
-        ...(edge ? [] : ['failure.byClass']),
+        ...(edge?.unreachable ? [] : ['failure.byClass']),
       ],
     });
   }
@@ -1319,14 +1345,15 @@ function edgeCompleted(rule: MatrixRule, ctx: MatrixContext): MatrixRule {
     rule.algorithm !== undefined && rule.algorithm !== edge.algorithm
       ? ` The answers name ${rule.algorithm}, but ${edge.component} runs ${edge.algorithm}: the matrix states what runs.`
       : '';
-  const classes = rule.endpointClass === 'all' ? scope.endpoints.map((e) => e.class) : [rule.endpointClass];
+  const named = scope.endpoints.filter((e) => rule.endpoints.includes(e.name)).map((e) => e.class);
+  const classes = named.length > 0 ? named : rule.endpointClass === 'all' ? scope.endpoints.map((e) => e.class) : [rule.endpointClass];
   return {
     ...rule,
     algorithm: edge.algorithm,
     primitive: 'gateway-native',
     key: rule.key ?? edge.key.replace('<rule id>', rule.id),
     cost: rule.cost ?? { default: 1, byEndpoint: [] },
-    failMode: rule.failMode ?? edge.unreachable?.mode ?? 'open',
+    failMode: rule.failMode ?? edge.unreachable?.mode ?? answeredEdgeMode(scope, classes),
     ...(burst !== stated && w
       ? {
           burst,
@@ -1337,7 +1364,7 @@ function edgeCompleted(rule: MatrixRule, ctx: MatrixContext): MatrixRule {
     ...(cardinality ? { cardinality } : {}),
     rationale: (rule.rationale ?? '').includes(edge.component)
       ? `${rule.rationale ?? ''}${asked}`
-      : `${rule.rationale ?? ''}${asked} Enforced at the edge by ${edge.component}. ${edgeStateNote(edge, scope, classes)}`.trim(),
+      : `${rule.rationale ?? ''}${asked} Enforced at the edge by ${edge.component}. ${edgeStateNote(edge, scope, classes, rule.failMode)}`.trim(),
   };
 }
 

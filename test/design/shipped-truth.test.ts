@@ -11,6 +11,7 @@ import { describe, expect, it } from 'vitest';
 import { parse as parseYaml } from 'yaml';
 import { Answers } from '../../src/answers/schema.js';
 import { generateCode } from '../../src/codegen/index.js';
+import { shippedDesign } from '../../src/constraints/artefacts.js';
 import { checkDesign } from '../../src/constraints/index.js';
 import { buildDesign } from '../../src/design/build.js';
 import type { MatrixRule } from '../../src/design/model.js';
@@ -158,5 +159,104 @@ describe("Cloudflare's ceiling is stated per data centre, over the period the sh
     expect(row).toContain(`period ${cfRule.ratelimit.period} in gateway/cloudflare-ratelimit.json`);
     expect(row).toContain('D x it');
     expect(design.scope.gateway).toBe('cloudflare');
+  });
+});
+
+/** A keyless Koa API behind nginx only, whose answers make two classes fail closed. */
+function keyless(gateway: string, store = 'redis') {
+  return {
+    project: { name: 'Open Transit Feed' },
+    goals: ['overload', 'abuse'],
+    stack: {
+      language: 'TypeScript',
+      framework: 'koa',
+      topology: 'horizontal',
+      instances: 2,
+      gateway,
+      store,
+      trustedProxies: ['10.0.0.0/8'],
+    },
+    identities: ['ip'],
+    endpoints: [
+      { name: 'departures', method: 'GET', route: '/v1/stops/:id/departures', class: 'read', anonymous: true },
+      { name: 'trip-plan', method: 'POST', route: '/v1/plan', class: 'expensive', anonymous: true, cost: 10 },
+      { name: 'report', method: 'POST', route: '/v1/reports', class: 'write', anonymous: true },
+      { name: 'health', method: 'GET', route: '/healthz', class: 'health', anonymous: true },
+    ],
+    traffic: { typicalRps: 400, peakRps: 1500, burstiness: 'high', distinctClients: 200000 },
+    failure: { byClass: { read: 'open', expensive: 'closed', write: 'closed' }, fallback: 'memory' },
+    headers: { convention: 'x-ratelimit' },
+  };
+}
+
+describe('an edge rule counted in the gateway node states the fail mode the answers give its classes', () => {
+  const { design, file, rule, doc } = build(keyless('nginx'));
+
+  it('the per-client rule states the strictest of its classes (closed), the ceiling open, in the matrix and in nginx.conf', () => {
+    expect(rule('anonymous-per-ip').failMode).toBe('closed');
+    expect(rule('global-ceiling').failMode).toBe('open');
+    expect(matrixRow(doc, 'anonymous-per-ip')[4]).toBe('fail closed');
+    const conf = file('gateway/nginx.conf');
+    for (const r of design.rules) {
+      const at = conf.indexOf(`# ${r.id}: `);
+      expect(at, r.id).toBeGreaterThanOrEqual(0);
+      const comment = conf.slice(at, conf.indexOf('\nmap ', at));
+      expect(comment).toContain(
+        `fail ${r.failMode} if its count moves to a shared store (here each nginx node counts it: no store to fail)`,
+      );
+    }
+  });
+
+  it('the fail-mode section says why there is no store to fail and what the answered modes mean, class by class', () => {
+    const text = section(doc, '### 2.2');
+    expect(text).not.toContain('applies if its\nstate moves to a shared store.');
+    expect(text).toContain('have no store to fail on');
+    expect(text).toContain('the strictest where they differ');
+    expect(text).toContain('The ceiling states fail open');
+    expect(text).toContain('| read | fail open | global-ceiling (open), anonymous-per-ip (closed) |');
+    expect(text).toContain('| expensive | fail closed | global-ceiling (open), anonymous-per-ip (closed) |');
+    expect(text).toContain('| write | fail closed | global-ceiling (open), anonymous-per-ip (closed) |');
+    expect(text).toMatch(/\*\*Stricter than answered:\*\* read is answered open/);
+    // no 503 is promised for a rule that cannot fail
+    expect(doc).not.toMatch(/Fail-closed rules: `anonymous-per-ip`/);
+  });
+
+  it('moved into the middleware with a store, the rules fail per class as the answers say, and so does the shipped design module', () => {
+    const mw = build(keyless('none'));
+    for (const f of mw.design.failModes ?? []) expect(f.effective, f.endpointClass).toBe(f.answered);
+    const shipped = shippedDesign(mw.files);
+    expect(shipped).toBeDefined();
+    for (const r of mw.design.rules.filter((x) => x.layer === 'middleware')) {
+      expect(shipped!.rules.find((x) => x.id === r.id)?.failMode, r.id).toBe(r.failMode);
+    }
+    // every class the answers make fail closed is covered at the edge by a rule stating closed
+    for (const c of ['expensive', 'write'] as const) {
+      const eps = design.scope.endpoints.filter((e) => e.class === c).map((e) => e.name);
+      expect(
+        design.rules.some((r) => r.failMode === 'closed' && r.endpoints.some((n) => eps.includes(n))),
+        c,
+      ).toBe(true);
+    }
+  });
+
+  it("Kong's local policy ships fault_tolerant as the rule's stated mode", () => {
+    const raw = keyless('kong', 'none');
+    // one node without a store: Kong counts each rule in its own memory (policy local)
+    const kong = build({ ...raw, stack: { ...raw.stack, topology: 'single', instances: 1 } });
+    const yaml = parseYaml(kong.file('gateway/kong.yaml'));
+    const plugins: any[] = [...(yaml.services[0].plugins ?? []), ...yaml.services[0].routes.flatMap((r: any) => r.plugins ?? [])].filter(
+      (p) => p.name === 'rate-limiting',
+    );
+    expect(plugins.length).toBeGreaterThan(0);
+    for (const p of plugins) {
+      const id = (p.tags as string[]).find((t) => t.startsWith('rule-'))?.slice('rule-'.length) ?? '';
+      const r = kong.rule(id);
+      expect(p.config.policy).toBe('local');
+      expect(r.failMode).toBe('closed');
+      expect(p.config.fault_tolerant, id).toBe(r.failMode === 'open');
+    }
+    expect(kong.file('gateway/kong.yaml')).toContain(
+      'Fail closed (fault_tolerant false) if its policy moves to redis; policy local has no store to fail.',
+    );
   });
 });

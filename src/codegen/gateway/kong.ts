@@ -321,7 +321,10 @@ function header(design: Design): string[] {
         (r.routes.length === 0
           ? ' On the service: one counter for all its routes that have no rate-limiting of their own.'
           : kongRouteNote(p.routesPerRule.get(r.id) ?? 0)) +
-        ` Fail ${r.failMode} (fault_tolerant). ${killSwitchNote(design, r) ?? 'No kill switch'}.`,
+        (kongPolicy(r, design.scope) === 'local'
+          ? ` Fail ${r.failMode} (fault_tolerant ${r.failMode === 'open'}) if its policy moves to redis; policy local has no store to fail.`
+          : ` Fail ${r.failMode} (fault_tolerant ${r.failMode === 'open'}).`) +
+        ` ${killSwitchNote(design, r) ?? 'No kill switch'}.`,
     );
   }
   const gaps = p.coverage.filter((c) => c.replaced.length > 0);
