@@ -679,19 +679,41 @@ export function kongEndpointKey(method: string, route: string): string {
 
 /** The Kong routes the generated kong.yaml gives the route-scoped edge rules. */
 export interface KongRoutePlan {
-  /** One Kong route per group: endpoints with the same methods and the same rules (first rule's plugin runs). */
-  groups: { routes: { method: string; route: string }[]; ruleIds: string[] }[];
+  /**
+   * One Kong route per group: endpoints with the same methods and the same rules. Its one
+   * rate-limiting instance carries `runs` (the first rule, and every other with the same key
+   * and fail mode, merged: per window unit the lowest count); `replaced` are the group's rules
+   * Kong does not count there (another key, which one instance cannot carry beside it).
+   */
+  groups: { routes: { method: string; route: string }[]; ruleIds: string[]; runs: string[]; replaced: string[] }[];
   /** Per rule id: how many Kong routes carry its plugin, each with its own counter. */
   routesPerRule: Map<string, number>;
   /** Per endpoint key (kongEndpointKey): the rules scoped to it, in matrix order. */
   byEndpoint: Map<string, { method: string; route: string; ruleIds: string[] }>;
+  /** Per rule id: the endpoints where Kong does not count it (another rule holds the route's instance). */
+  notCounted: Map<string, { method: string; route: string }[]>;
+  /** Per rule id: what its instance counts (limit_by: service, ip or header). */
+  keyOf: Map<string, string>;
+}
+
+/** What one rate-limiting instance keys on for a rule (its limit_by): rules merge into one instance only when it is the same. */
+function kongLimitBy(rule: Pick<MatrixRule, 'identity'>): string {
+  return rule.identity === 'global' ? 'service' : rule.identity === 'ip' ? 'ip' : 'header';
+}
+
+/** Whether Kong's one rate-limiting instance on a route can carry `other` beside `first`: the same key, policy and fail mode. */
+function kongMerges(first: MatrixRule, other: MatrixRule): boolean {
+  return kongLimitBy(first) === kongLimitBy(other) && (first.failMode ?? 'open') === (other.failMode ?? 'open');
 }
 
 /**
  * How kong.yaml lays out the edge rules scoped to routes: Kong runs one rate-limiting instance
  * per route, so endpoints that share their methods and their rules share one route (one
  * counter), and a rule whose endpoints differ in methods or rules sits on several routes, each
- * counting on its own. The generator writes these routes; the worst case multiplies by them.
+ * counting on its own. The instance of a route carries its first rule and every other that keys
+ * on the same thing (merged, the lowest count per window unit: Kong enforces the stricter); a
+ * rule keyed on something else is not counted there. The generator writes these routes; the
+ * matrix, the placement and the worst case say what they count.
  */
 export function kongRoutePlan(rules: readonly MatrixRule[]): KongRoutePlan {
   const routed = rules.filter(
@@ -703,6 +725,7 @@ export function kongRoutePlan(rules: readonly MatrixRule[]): KongRoutePlan {
       (r.identity === 'global' || r.identity === 'ip' || r.identity === 'api-key') &&
       r.routes.length > 0,
   );
+  const byId = new Map(routed.map((r) => [r.id, r]));
   const byEndpoint = new Map<string, { method: string; route: string; ruleIds: string[] }>();
   for (const r of routed) {
     for (const route of r.routes) {
@@ -712,17 +735,45 @@ export function kongRoutePlan(rules: readonly MatrixRule[]): KongRoutePlan {
       byEndpoint.set(k, entry);
     }
   }
-  const groups = new Map<string, { routes: { method: string; route: string }[]; ruleIds: string[] }>();
+  const groups = new Map<string, { routes: { method: string; route: string }[]; ruleIds: string[]; runs: string[]; replaced: string[] }>();
   for (const e of byEndpoint.values()) {
     const k = `${(edgeMethods(e.method) ?? ['*']).join(',')}\u0000${e.ruleIds.join('\u0000')}`;
-    const g = groups.get(k) ?? { routes: [], ruleIds: e.ruleIds };
+    const first = byId.get(e.ruleIds[0] as string) as MatrixRule;
+    const runs = e.ruleIds.filter((id) => kongMerges(first, byId.get(id) as MatrixRule));
+    const g = groups.get(k) ?? { routes: [], ruleIds: e.ruleIds, runs, replaced: e.ruleIds.filter((id) => !runs.includes(id)) };
     g.routes.push({ method: e.method, route: e.route });
     groups.set(k, g);
   }
   const routesPerRule = new Map<string, number>();
+  const notCounted = new Map<string, { method: string; route: string }[]>();
   for (const g of groups.values()) {
-    const first = g.ruleIds[0] as string;
-    routesPerRule.set(first, (routesPerRule.get(first) ?? 0) + 1);
+    for (const id of g.runs) routesPerRule.set(id, (routesPerRule.get(id) ?? 0) + 1);
+    for (const id of g.replaced) notCounted.set(id, [...(notCounted.get(id) ?? []), ...g.routes]);
   }
-  return { groups: [...groups.values()], routesPerRule, byEndpoint };
+  return { groups: [...groups.values()], routesPerRule, byEndpoint, notCounted, keyOf: new Map(routed.map((r) => [r.id, kongLimitBy(r)])) };
+}
+
+/**
+ * What the document says of an edge rule Kong does not count on some of its endpoints (another
+ * rule, keyed on something else, holds the route's one rate-limiting instance); '' when Kong
+ * counts it everywhere it applies.
+ */
+export function kongNotCountedText(rule: Pick<MatrixRule, 'id' | 'routes'>, plan: KongRoutePlan): string {
+  const missed = plan.notCounted.get(rule.id) ?? [];
+  if (missed.length === 0) return '';
+  const holders = [
+    ...new Set(
+      missed.flatMap((m) => {
+        const e = plan.byEndpoint.get(kongEndpointKey(m.method, m.route));
+        const g = plan.groups.find((x) => x.routes.some((r) => r.method === m.method && r.route === m.route));
+        return (g?.runs ?? e?.ruleIds.slice(0, 1) ?? []).filter((id) => id !== rule.id);
+      }),
+    ),
+  ];
+  const where = missed.map((m) => `${m.method} ${m.route}`).join(', ');
+  const all = (plan.routesPerRule.get(rule.id) ?? 0) === 0;
+  const keyWords: Record<string, string> = { service: 'all requests together', ip: 'the client IP', header: 'the API key header' };
+  const holderKey = plan.keyOf.get(holders[0] as string);
+  const ownKey = plan.keyOf.get(rule.id);
+  return `Not enforced ${all ? 'anywhere' : `on ${where}`}: Kong runs one rate-limiting instance per route, and on ${all ? `its endpoint${missed.length > 1 ? 's' : ''} (${where})` : missed.length > 1 ? 'those routes' : 'that route'} that instance carries ${joinWords(holders)}, counting ${keyWords[holderKey ?? ''] ?? 'another key'}, while this rule counts ${keyWords[ownKey ?? ''] ?? 'another key'}; one instance counts one key, so nothing counts this rule there. Enforce it in the middleware (layer middleware in its rules entry) or give it a Kong route of its own.`;
 }

@@ -18,6 +18,8 @@ import {
   envoyCounter,
   envoyFilterFillMs,
   envoyLocalWindow,
+  kongNotCountedText,
+  kongRoutePlan,
 } from './gateway-behaviour.js';
 import { IdAllocator, KEY_PREFIX, killSwitchFlag, slug } from './naming.js';
 import { identityHashes } from './placement.js';
@@ -1311,7 +1313,9 @@ export function buildMatrix(ctx: MatrixContext, hand: HandRule[]): MatrixResult 
     .map((r) => edgeCompleted(r, ctx))
     .map((r) => edgeWindowed(r, scope));
   return {
-    rules: inIdentityHashes(envoyDescriptorsFitted(windowed, scope).map(edgeHeaders).map(withStoreBytes).map(withKeyLength)),
+    rules: inIdentityHashes(
+      kongUncounted(envoyDescriptorsFitted(windowed, scope), scope).map(edgeHeaders).map(withStoreBytes).map(withKeyLength),
+    ),
     exempt,
   };
 }
@@ -1394,6 +1398,26 @@ function edgeWindowed(rule: MatrixRule, scope: Scope): MatrixRule {
         }
       : {}),
   };
+}
+
+/**
+ * Kong runs one rate-limiting instance per route: a rule that another rule, keyed on something
+ * else, displaces on a route is not counted there (kongRoutePlan). The rule states it, so the
+ * matrix, the placement and the worst case do not count it where Kong does not.
+ */
+function kongUncounted(rules: MatrixRule[], scope: Scope): MatrixRule[] {
+  if (scope.gateway !== 'kong') return rules;
+  const plan = kongRoutePlan(rules);
+  return rules.map((rule) => {
+    const missed = plan.notCounted.get(rule.id);
+    if (!missed || missed.length === 0) return rule;
+    const text = kongNotCountedText(rule, plan);
+    return {
+      ...rule,
+      rationale: `${rule.rationale} ${text}`.trim(),
+      notEnforced: { routes: missed.map((m) => `${m.method} ${m.route}`), all: (plan.routesPerRule.get(rule.id) ?? 0) === 0, text },
+    };
+  });
 }
 
 /**

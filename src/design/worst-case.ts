@@ -317,6 +317,8 @@ const byRule: WorstCaseKind = {
     const rows: WorstCaseRow[] = [];
     for (const rule of design.rules) {
       if (!sized(rule) || rule.layer === undefined) continue;
+      // a rule its gateway counts nowhere admits nothing less than the other rules do: no row (the table says why)
+      if (rule.notEnforced?.all) continue;
       const base = perCounter(rule);
       const periodText = rule.rate.periodText ?? periodWords(rule.rate.periodSeconds);
       let worstCase = base.worstCase;
@@ -342,6 +344,8 @@ const byRule: WorstCaseKind = {
           formula = `${k > 1 ? formula : `(${formula})`} x ${fmt(routes)} ${routesUnit ?? 'Kong routes'}`;
         }
         basis = `${basis} ${text}`;
+        if (rule.notEnforced)
+          basis = `${basis} Not counted on ${rule.notEnforced.routes.join(', ')}: there only the other rules limit a client.`;
         if (cap && worstCase > cap.worstCase) {
           worstCase = cap.worstCase;
           formula = `min(${formula}, ${cap.formula})`;

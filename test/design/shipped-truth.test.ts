@@ -260,3 +260,69 @@ describe('an edge rule counted in the gateway node states the fail mode the answ
     );
   });
 });
+
+describe("Kong's one rate-limiting instance per route: the document counts a rule only where kong.yaml does", () => {
+  const raw = {
+    project: { name: 'Two Rules Kong' },
+    goals: ['overload', 'abuse'],
+    stack: { language: 'TypeScript', framework: 'express', topology: 'horizontal', instances: 2, gateway: 'kong', store: 'redis' },
+    identities: ['ip'],
+    endpoints: [
+      { name: 'search', method: 'GET', route: '/v1/search', class: 'read', anonymous: true },
+      { name: 'report', method: 'POST', route: '/v1/reports', class: 'write', anonymous: true },
+      { name: 'health', method: 'GET', route: '/healthz', class: 'health', anonymous: true },
+    ],
+    traffic: { typicalRps: 100, peakRps: 400, burstiness: 'moderate', distinctClients: 5000 },
+    failure: { byClass: { read: 'open', write: 'closed' } },
+    rules: [
+      // the same key as anonymous-per-ip on the search route: merged, the stricter count enforced
+      { id: 'search-per-ip', endpoints: ['search'], identity: 'ip', layer: 'edge', rate: { requests: 5, per: 'second' } },
+      // another key: one instance cannot carry it beside the per-IP rules
+      { id: 'search-global', endpoints: ['search'], identity: 'global', layer: 'edge', rate: { requests: 100, per: 'second' } },
+    ],
+  };
+  const { design, file, doc, rule } = build(raw);
+  const yaml = parseYaml(file('gateway/kong.yaml'));
+  const routes: any[] = yaml.services[0].routes;
+  const carriers = (id: string) =>
+    routes.flatMap((r) =>
+      (r.plugins ?? []).filter((p: any) => p.name === 'rate-limiting' && p.tags.includes(`rule-${id}`)).map((p: any) => ({ route: r, p })),
+    );
+  const worstRows = doc.split('\n').filter((l) => /^\| `[a-z0-9-]+` \| edge /.test(l));
+
+  it('the rule of the same key is merged into the route instance, which enforces the stricter count', () => {
+    const search = carriers('search-per-ip');
+    expect(search).toHaveLength(1);
+    expect(search[0].p.tags).toContain('rule-anonymous-per-ip');
+    expect(search[0].p.config.second).toBe(Math.min(rule('search-per-ip').rate!.requests, rule('anonymous-per-ip').rate!.requests));
+    expect(rule('search-per-ip').notEnforced).toBeUndefined();
+    expect(worstRows.some((l) => l.startsWith('| `search-per-ip` |'))).toBe(true);
+  });
+
+  it('the rule of another key, which kong.yaml does not carry, is stated as not enforced in the matrix, the placement and the worst case', () => {
+    expect(carriers('search-global')).toHaveLength(0);
+    expect(file('gateway/kong.yaml')).toContain('GET /v1/search: search-global');
+    const r = rule('search-global');
+    expect(r.notEnforced?.all).toBe(true);
+    expect(matrixRow(doc, 'search-global')[5]).toBe('edge: not enforced (Kong counts another rule on its route)');
+    expect(section(doc, '#### Rule `search-global`')).toContain('Not enforced anywhere: Kong runs one rate-limiting instance per route');
+    expect(worstRows.some((l) => l.startsWith('| `search-global` |'))).toBe(false);
+    expect(doc).toContain('`search-global` has no row: nothing counts it.');
+    const edgeLayer = design.enforcement.layers.find((l) => l.layer === 'edge');
+    expect(edgeLayer?.why).toContain('search-global is not enforced');
+  });
+
+  it('every edge rule the document counts is carried by a kong.yaml instance on each of its routes, at no more than its count', () => {
+    for (const r of design.rules.filter((x) => x.layer === 'edge' && x.routes.length > 0 && !x.notEnforced)) {
+      const on = carriers(r.id);
+      expect(on.length, r.id).toBeGreaterThan(0);
+      for (const { p } of on) expect(p.config.second, r.id).toBeLessThanOrEqual(r.rate!.requests);
+      const paths = on.flatMap(({ route }) => route.paths as string[]);
+      for (const route of r.routes)
+        expect(
+          paths.some((x) => x.includes(route.route)),
+          `${r.id} ${route.route}`,
+        ).toBe(true);
+    }
+  });
+});

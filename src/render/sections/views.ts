@@ -187,7 +187,11 @@ export function ruleRow(rule: MatrixRule, killSwitchHow = '', design?: Design): 
     burst: burstText(rule),
     cost: costText(rule),
     failMode: failModeText(rule.failMode),
-    layer: layerName(rule.layer),
+    layer: rule.notEnforced
+      ? rule.notEnforced.all
+        ? `${layerName(rule.layer)}: not enforced (Kong counts another rule on its route)`
+        : `${layerName(rule.layer)}, not on ${rule.notEnforced.routes.join(', ')}`
+      : layerName(rule.layer),
     ttl: ttlText(rule, design),
     bound:
       rule.cardinality?.bound === undefined ? '' : `${fmtNumber(rule.cardinality.bound)} key${rule.cardinality.bound === 1 ? '' : 's'}`,
@@ -346,7 +350,7 @@ function edgeLocalModes(design: Design): {
     return {
       endpointClass: c,
       answered: `fail ${design.scope.failureByClass[c]}`,
-      rules: of.map((r) => `${r.id} (${r.failMode ?? 'unstated'})`).join(', ') || 'none',
+      rules: of.map((r) => `${r.id} (${r.failMode ?? 'unstated'}${r.notEnforced?.all ? ', not enforced' : ''})`).join(', ') || 'none',
       stricter: design.scope.failureByClass[c] !== 'closed' && of.some((r) => r.failMode === 'closed' && r.identity !== 'global'),
     };
   });

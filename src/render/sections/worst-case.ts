@@ -26,6 +26,8 @@ export function worstCaseView(design: Design) {
   });
   return {
     rows,
+    /** Rules the gateway counts nowhere (no row), with why. */
+    notEnforced: design.rules.filter((r) => r.notEnforced?.all).map((r) => ({ ruleId: r.id, text: r.notEnforced?.text ?? '' })),
     /** Whether any row carries a measurement (the column is shown only then). */
     hasMeasured: measured.length > 0,
     measurable: table.some((row) => row.measurable),
