@@ -694,6 +694,13 @@ export interface KongRoutePlan {
   notCounted: Map<string, { method: string; route: string }[]>;
   /** Per rule id: what its instance counts (limit_by: service, ip or header). */
   keyOf: Map<string, string>;
+  /** The per-client rule over every endpoint whose instance sits on the service. */
+  onService?: string;
+}
+
+/** Whether Kong counts a rule nowhere: no route carries it and it is not the one on the service. */
+export function kongCountsNowhere(id: string, plan: KongRoutePlan): boolean {
+  return (plan.notCounted.get(id)?.length ?? 0) > 0 && (plan.routesPerRule.get(id) ?? 0) === 0 && plan.onService !== id;
 }
 
 /** What one rate-limiting instance keys on for a rule (its limit_by): rules merge into one instance only when it is the same. */
@@ -750,7 +757,34 @@ export function kongRoutePlan(rules: readonly MatrixRule[]): KongRoutePlan {
     for (const id of g.runs) routesPerRule.set(id, (routesPerRule.get(id) ?? 0) + 1);
     for (const id of g.replaced) notCounted.set(id, [...(notCounted.get(id) ?? []), ...g.routes]);
   }
-  return { groups: [...groups.values()], routesPerRule, byEndpoint, notCounted, keyOf: new Map(routed.map((r) => [r.id, kongLimitBy(r)])) };
+  // a per-client rule over every endpoint sits on the service (the first one; Kong holds one
+  // instance there too): a route with an instance of its own replaces it, and a second such
+  // rule is counted nowhere
+  const everywhere = rules.filter(
+    (r) =>
+      r.layer === 'edge' &&
+      r.rate !== undefined &&
+      r.rate.requests > 0 &&
+      r.rate.periodSeconds > 0 &&
+      (r.identity === 'ip' || r.identity === 'api-key') &&
+      r.routes.length === 0,
+  );
+  const onService = everywhere[0]?.id;
+  if (onService !== undefined && byEndpoint.size > 0) {
+    notCounted.set(
+      onService,
+      [...byEndpoint.values()].map((e) => ({ method: e.method, route: e.route })),
+    );
+  }
+  for (const r of everywhere.slice(1)) notCounted.set(r.id, [{ method: 'every', route: 'endpoint' }]);
+  return {
+    groups: [...groups.values()],
+    routesPerRule,
+    byEndpoint,
+    notCounted,
+    keyOf: new Map([...routed, ...everywhere].map((r) => [r.id, kongLimitBy(r)])),
+    ...(onService !== undefined ? { onService } : {}),
+  };
 }
 
 /**
@@ -770,8 +804,14 @@ export function kongNotCountedText(rule: Pick<MatrixRule, 'id' | 'routes'>, plan
       }),
     ),
   ];
+  const all = kongCountsNowhere(rule.id, plan);
+  if (all && rule.routes.length === 0) {
+    return `Not enforced anywhere: Kong runs one rate-limiting instance per route or service, and the service's carries ${plan.onService ?? 'another rule'}, the first rule over every endpoint, so nothing counts this rule. Enforce it in the middleware (layer middleware in its rules entry) or scope it to endpoints of its own.`;
+  }
   const where = missed.map((m) => `${m.method} ${m.route}`).join(', ');
-  const all = (plan.routesPerRule.get(rule.id) ?? 0) === 0;
+  if (plan.onService === rule.id) {
+    return `Not enforced on ${where}: its instance sits on the service, and Kong runs one rate-limiting instance per request, so the instance of a route of its own replaces it there and nothing counts this rule on ${missed.length > 1 ? 'those endpoints' : 'that endpoint'}. Enforce it in the middleware (layer middleware in its rules entry) to count it there too.`;
+  }
   const keyWords: Record<string, string> = { service: 'all requests together', ip: 'the client IP', header: 'the API key header' };
   const holderKey = plan.keyOf.get(holders[0] as string);
   const ownKey = plan.keyOf.get(rule.id);

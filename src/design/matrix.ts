@@ -18,6 +18,7 @@ import {
   envoyCounter,
   envoyFilterFillMs,
   envoyLocalWindow,
+  kongCountsNowhere,
   kongNotCountedText,
   kongRoutePlan,
 } from './gateway-behaviour.js';
@@ -1415,7 +1416,7 @@ function kongUncounted(rules: MatrixRule[], scope: Scope): MatrixRule[] {
     return {
       ...rule,
       rationale: `${rule.rationale} ${text}`.trim(),
-      notEnforced: { routes: missed.map((m) => `${m.method} ${m.route}`), all: (plan.routesPerRule.get(rule.id) ?? 0) === 0, text },
+      notEnforced: { routes: missed.map((m) => `${m.method} ${m.route}`), all: kongCountsNowhere(rule.id, plan), text },
     };
   });
 }

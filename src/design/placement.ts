@@ -300,7 +300,7 @@ function edgeUncountedNote(rules: readonly MatrixRule[]): string {
   const parts = [
     ...(none.length > 0
       ? [
-          `${none.join(', ')} ${none.length > 1 ? 'are' : 'is'} not enforced: Kong counts another rule on ${none.length > 1 ? 'their routes' : 'its route'}, and nothing else counts ${none.length > 1 ? 'them' : 'it'}`,
+          `${none.join(', ')} ${none.length > 1 ? 'are' : 'is'} not enforced: Kong counts another rule in ${none.length > 1 ? 'their place' : 'its place'}, and nothing else counts ${none.length > 1 ? 'them' : 'it'}`,
         ]
       : []),
     ...some.map((r) => `${r.id} is not counted on ${r.notEnforced?.routes.join(', ')}`),

@@ -304,7 +304,7 @@ describe("Kong's one rate-limiting instance per route: the document counts a rul
     expect(file('gateway/kong.yaml')).toContain('GET /v1/search: search-global');
     const r = rule('search-global');
     expect(r.notEnforced?.all).toBe(true);
-    expect(matrixRow(doc, 'search-global')[5]).toBe('edge: not enforced (Kong counts another rule on its route)');
+    expect(matrixRow(doc, 'search-global')[5]).toBe('edge: not enforced (Kong counts another rule in its place)');
     expect(section(doc, '#### Rule `search-global`')).toContain('Not enforced anywhere: Kong runs one rate-limiting instance per route');
     expect(worstRows.some((l) => l.startsWith('| `search-global` |'))).toBe(false);
     expect(doc).toContain('`search-global` has no row: nothing counts it.');
@@ -324,5 +324,43 @@ describe("Kong's one rate-limiting instance per route: the document counts a rul
           `${r.id} ${route.route}`,
         ).toBe(true);
     }
+  });
+});
+
+describe("Kong's one instance on the service: a second rule over every endpoint is stated as not enforced", () => {
+  const raw = {
+    project: { name: 'Service Rule Kong' },
+    goals: ['overload', 'abuse'],
+    stack: { language: 'TypeScript', framework: 'express', topology: 'horizontal', instances: 2, gateway: 'kong', store: 'redis' },
+    identities: ['ip'],
+    endpoints: [
+      { name: 'search', method: 'GET', route: '/v1/search', class: 'read', anonymous: true },
+      { name: 'health', method: 'GET', route: '/healthz', class: 'health', anonymous: true },
+    ],
+    traffic: { typicalRps: 100, peakRps: 400, burstiness: 'moderate', distinctClients: 5000 },
+    failure: { byClass: { read: 'open' } },
+    rules: [
+      { id: 'all-per-ip', endpointClass: 'all', identity: 'ip', layer: 'edge', rate: { requests: 20, per: 'second' } },
+      { id: 'all-per-ip-minute', endpointClass: 'all', identity: 'ip', layer: 'edge', rate: { requests: 600, per: 'minute' } },
+    ],
+  };
+  const { file, doc, rule } = build(raw);
+  const yaml = parseYaml(file('gateway/kong.yaml'));
+  const plugins: any[] = [...(yaml.services[0].plugins ?? []), ...yaml.services[0].routes.flatMap((r: any) => r.plugins ?? [])];
+
+  it('kong.yaml carries the first on the service and the second nowhere; the document says which', () => {
+    const tagged = (id: string) => plugins.filter((p) => p.name === 'rate-limiting' && p.tags.includes(`rule-${id}`));
+    expect(tagged('all-per-ip')).toHaveLength(1);
+    expect(tagged('all-per-ip-minute')).toHaveLength(0);
+    expect(rule('all-per-ip-minute').notEnforced?.all).toBe(true);
+    expect(matrixRow(doc, 'all-per-ip-minute')[5]).toBe('edge: not enforced (Kong counts another rule in its place)');
+    expect(doc).toContain('`all-per-ip-minute` has no row: nothing counts it.');
+    // the route of anonymous-per-ip replaces the service's instance on GET /v1/search
+    expect(rule('all-per-ip').notEnforced).toMatchObject({ all: false, routes: ['GET /v1/search'] });
+    expect(matrixRow(doc, 'all-per-ip')[5]).toBe('edge, not on GET /v1/search');
+    expect(file('gateway/kong.yaml')).toContain('all-per-ip-minute: 600 per minute');
+    expect(file('gateway/kong.yaml')).toMatch(
+      /all-per-ip-minute: .* Not counted: the service holds one rate-limiting instance, which carries all-per-ip/,
+    );
   });
 });

@@ -337,7 +337,9 @@ function header(design: Design): string[] {
           ? 'policy local: one counter per Kong node (with K nodes, divide by K).'
           : 'counters shared through Redis.') +
         (r.routes.length === 0
-          ? ' On the service: one counter for all its routes that have no rate-limiting of their own.'
+          ? r === p.serviceRule
+            ? ' On the service: one counter for all its routes that have no rate-limiting of their own.'
+            : ` Not counted: the service holds one rate-limiting instance, which carries ${p.serviceRule?.id ?? 'another rule'}; the document states it as not enforced.`
           : kongRouteNote(
               p.routesPerRule.get(r.id) ?? 0,
               [...new Set(p.endpoints.filter((e) => e.runs.includes(r) && e.runs.length > 1).flatMap((e) => e.runs))]
@@ -354,7 +356,7 @@ function header(design: Design): string[] {
   if (gaps.length > 0) {
     lines.push(
       '',
-      'Not counted at Kong (another rule, keyed on something else, holds the one rate-limiting instance of the endpoint);',
+      'Not counted at Kong (another rule holds the one rate-limiting instance of the endpoint);',
       'the document states each as not enforced there: enforce it in the middleware or give it a route of its own:',
     );
     for (const g of gaps) lines.push(`  ${g.method} ${g.route}: ${g.replaced.join(', ')}`);

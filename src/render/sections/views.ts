@@ -189,7 +189,7 @@ export function ruleRow(rule: MatrixRule, killSwitchHow = '', design?: Design): 
     failMode: failModeText(rule.failMode),
     layer: rule.notEnforced
       ? rule.notEnforced.all
-        ? `${layerName(rule.layer)}: not enforced (Kong counts another rule on its route)`
+        ? `${layerName(rule.layer)}: not enforced (Kong counts another rule in its place)`
         : `${layerName(rule.layer)}, not on ${rule.notEnforced.routes.join(', ')}`
       : layerName(rule.layer),
     ttl: ttlText(rule, design),
