@@ -345,13 +345,16 @@ function edgeLocalModes(design: Design): {
     r.endpoints.length > 0
       ? design.scope.endpoints.some((e) => e.class === c && r.endpoints.includes(e.name))
       : r.endpointClass === 'all' || r.endpointClass === c;
+  const edge = design.rules.filter((r) => r.layer === 'edge');
   const rows = classes.map((c) => {
-    const of = local.filter((r) => covers(r, c));
+    const of = edge.filter((r) => covers(r, c));
     return {
       endpointClass: c,
       answered: `fail ${design.scope.failureByClass[c]}`,
       rules: of.map((r) => `${r.id} (${r.failMode ?? 'unstated'}${r.notEnforced?.all ? ', not enforced' : ''})`).join(', ') || 'none',
-      stricter: design.scope.failureByClass[c] !== 'closed' && of.some((r) => r.failMode === 'closed' && r.identity !== 'global'),
+      stricter:
+        design.scope.failureByClass[c] !== 'closed' &&
+        of.some((r) => local.includes(r) && r.failMode === 'closed' && r.identity !== 'global'),
     };
   });
   const stricter = rows.filter((r) => r.stricter).map((r) => r.endpointClass);
