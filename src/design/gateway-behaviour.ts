@@ -113,6 +113,17 @@ export interface EdgeCounter {
    */
   keyLivesForWindow?: boolean;
   /**
+   * The product keeps one count per location, not per client: Cloudflare counts a rule in each
+   * data centre (cf.colo.id), so what the matrix states is admitted in each one. The location's
+   * name ("data centre"); absent when the count is one for the whole deployment or per node.
+   */
+  perLocation?: string;
+  /**
+   * How long the product keeps a count, by the window its file enforces, where the product's
+   * counting fixes it (Cloudflare weighs the previous period's count: two periods).
+   */
+  stateSeconds?(w: EdgeWindow): number;
+  /**
    * The rate and burst the gateway's file enforces for a rule stated at `rate` with `burst`: the
    * window the product accepts nearest the statement (AWS WAF's evaluation windows, Cloudflare's
    * periods), the burst it applies. The matrix states this, the generators write it.
@@ -348,17 +359,49 @@ export function envoyTokenBucket(
 /**
  * An Envoy local rate limit token bucket: the rule's rate as a whole count over whole seconds
  * (wholeRate, so the bucket's fill keeps it exact), its burst the bucket's max_tokens, which is
- * never below one fill (envoyTokenBucket).
+ * never below one fill (envoyTokenBucket). A descriptor fills at a multiple of the filter-wide
+ * bucket's interval (`baseMs`, envoyFilterFillMs): one fill then holds more tokens, and the burst
+ * the design states is the max_tokens the file ships.
  */
-export function envoyLocalWindow(rate: { requests: number; periodSeconds: number }, burst: number | null): EdgeWindow {
+export function envoyLocalWindow(
+  rate: { requests: number; periodSeconds: number },
+  burst: number | null,
+  baseMs: number = ENVOY_MIN_FILL_MS,
+): EdgeWindow {
   const w = wholeRate(rate);
-  const bucket = envoyTokenBucket(w, burst);
+  const bucket = envoyTokenBucket(w, burst, baseMs);
   if (bucket.max_tokens === burst) return { ...w, burst };
+  const filterWide =
+    Math.round(baseMs) > ENVOY_MIN_FILL_MS
+      ? `, as a descriptor fills at a multiple of the filter-wide bucket's ${Number((Math.round(baseMs) / 1000).toFixed(3))} s interval (the ceiling's)`
+      : '';
   return {
     ...w,
     burst: bucket.max_tokens,
-    fitted: `Envoy's local token bucket always holds at least one fill (${formatNumber(bucket.tokens_per_fill)} token${bucket.tokens_per_fill === 1 ? '' : 's'} every ${bucket.fill_interval}): max_tokens ${formatNumber(bucket.max_tokens)}${burst !== null ? `, not the stated ${formatNumber(burst)}` : ''}`,
+    fitted: `Envoy's local token bucket always holds at least one fill (${formatNumber(bucket.tokens_per_fill)} token${bucket.tokens_per_fill === 1 ? '' : 's'} every ${bucket.fill_interval}${filterWide}): max_tokens ${formatNumber(bucket.max_tokens)}${burst !== null ? `, not the stated ${formatNumber(burst)}` : ''}`,
   };
+}
+
+/**
+ * The fill interval (ms) of the Envoy local filter's own bucket, which every descriptor's
+ * interval must be a multiple of: the ceiling's (the first edge rule Envoy counts locally on
+ * every route), else the shortest Envoy accepts.
+ */
+export function envoyFilterFillMs(rules: readonly MatrixRule[]): number {
+  const ceiling = rules.find(
+    (r) =>
+      r.layer === 'edge' &&
+      envoyCounter(r) === 'local' &&
+      r.routes.length === 0 &&
+      r.rate !== undefined &&
+      r.rate.requests > 0 &&
+      r.rate.periodSeconds > 0,
+  );
+  if (!ceiling?.rate) return ENVOY_MIN_FILL_MS;
+  const burst = typeof ceiling.burst === 'number' && ceiling.burst > 0 ? Math.ceil(ceiling.burst) : null;
+  const w = envoyLocalWindow(ceiling.rate, burst);
+  const fill = envoyTokenBucket(w, w.burst).fill_interval;
+  return Math.round(Number(fill.replace(/s$/, '')) * 1000);
 }
 
 /**
@@ -492,6 +535,9 @@ export function edgeCounter(
         shared: true,
         key: rule.identity === 'global' ? 'cloudflare:rule (counted per data centre)' : 'cloudflare:ip.src (counted per data centre)',
         where: "in Cloudflare's counters, per data centre",
+        perLocation: 'data centre',
+        // the sliding window counter weighs the previous period's count: a count lives two periods
+        stateSeconds: (w) => 2 * w.periodSeconds,
         window: cloudflareWindow,
       };
     default:
@@ -507,12 +553,52 @@ export function edgeCounter(
 }
 
 /**
- * Where an edge rule's count lives and what a failure there does: a count in each node has nothing
- * to lose; a shared one fails as the gateway's setting says, for every class alike, so the classes
- * the answers want to fail the other way are named when the gateway does not honour them.
+ * The fail mode of an edge rule whose count nothing can make unreachable (each node's own count,
+ * or the provider's): the answers' mode for the classes it covers, the strictest where they
+ * differ (closed when any is closed), since one count at the gateway is not split by class.
  */
-export function edgeStateNote(edge: EdgeCounter, scope: Pick<Scope, 'failureByClass'>, classes: readonly EndpointClass[]): string {
-  if (!edge.unreachable) return `It keeps its counters ${edge.where}, so a store outage does not touch it.`;
+export function answeredEdgeMode(scope: Pick<Scope, 'failureByClass'>, classes: readonly EndpointClass[]): FailMode {
+  return classes.some((c) => scope.failureByClass[c] === 'closed') ? 'closed' : 'open';
+}
+
+function joinWords(items: readonly string[]): string {
+  const u = [...new Set(items)];
+  return u.length <= 1 ? u.join('') : `${u.slice(0, -1).join(', ')} and ${u[u.length - 1]}`;
+}
+
+/**
+ * What the stated fail mode of an edge rule without a store means: nothing to fail now, and the
+ * mode it keeps if its count moves to a shared store, from the answers (the strictest of its
+ * classes') or from its own rule in the answers.
+ */
+function localModeText(scope: Pick<Scope, 'failureByClass'>, classes: readonly EndpointClass[], stated?: FailMode): string {
+  const used = [...new Set(classes)].filter((c) => scope.failureByClass[c] !== undefined);
+  const answered = answeredEdgeMode(scope, used);
+  const mode = stated ?? answered;
+  const keeps = 'the mode it keeps if its count moves to a shared store (the middleware with a store, or a gateway count its nodes share)';
+  if (mode !== answered) return `It states fail ${mode}, as its rule in the answers says: ${keeps}.`;
+  const closed = used.filter((c) => scope.failureByClass[c] === 'closed');
+  const open = used.filter((c) => scope.failureByClass[c] !== 'closed');
+  if (closed.length === 0 || open.length === 0) {
+    return `It states fail ${mode}, the answers' mode for ${used.length > 0 ? joinWords(used) : 'its classes'}: ${keeps}.`;
+  }
+  return `It states fail closed, the strictest of the answers' modes for its classes (${joinWords(closed)} closed, ${joinWords(open)} open), since one count at the gateway is not split by class: ${keeps}; split it by class there, as rl-design splits a middleware rule, to keep ${joinWords(open)} open.`;
+}
+
+/**
+ * Where an edge rule's count lives and what a failure there does: a count in each node (or the
+ * provider's) has nothing to lose, and its stated mode is the one it keeps if the count moves to
+ * a shared store; a shared one fails as the gateway's setting says, for every class alike, so
+ * the classes the answers want to fail the other way are named when the gateway does not honour them.
+ */
+export function edgeStateNote(
+  edge: EdgeCounter,
+  scope: Pick<Scope, 'failureByClass'>,
+  classes: readonly EndpointClass[],
+  stated?: FailMode,
+): string {
+  if (!edge.unreachable)
+    return `It keeps its counters ${edge.where}, so no store outage can touch it: it counts throughout. ${localModeText(scope, classes, stated)}`;
   const mode = edge.unreachable.mode;
   const other = [...new Set(classes)].filter((c) => scope.failureByClass[c] !== undefined && scope.failureByClass[c] !== mode);
   const unmet =
@@ -593,19 +679,48 @@ export function kongEndpointKey(method: string, route: string): string {
 
 /** The Kong routes the generated kong.yaml gives the route-scoped edge rules. */
 export interface KongRoutePlan {
-  /** One Kong route per group: endpoints with the same methods and the same rules (first rule's plugin runs). */
-  groups: { routes: { method: string; route: string }[]; ruleIds: string[] }[];
+  /**
+   * One Kong route per group: endpoints with the same methods and the same rules. Its one
+   * rate-limiting instance carries `runs` (the first rule, and every other with the same key
+   * and fail mode, merged: per window unit the lowest count); `replaced` are the group's rules
+   * Kong does not count there (another key, which one instance cannot carry beside it).
+   */
+  groups: { routes: { method: string; route: string }[]; ruleIds: string[]; runs: string[]; replaced: string[] }[];
   /** Per rule id: how many Kong routes carry its plugin, each with its own counter. */
   routesPerRule: Map<string, number>;
   /** Per endpoint key (kongEndpointKey): the rules scoped to it, in matrix order. */
   byEndpoint: Map<string, { method: string; route: string; ruleIds: string[] }>;
+  /** Per rule id: the endpoints where Kong does not count it (another rule holds the route's instance). */
+  notCounted: Map<string, { method: string; route: string }[]>;
+  /** Per rule id: what its instance counts (limit_by: service, ip or header). */
+  keyOf: Map<string, string>;
+  /** The per-client rule over every endpoint whose instance sits on the service. */
+  onService?: string;
+}
+
+/** Whether Kong counts a rule nowhere: no route carries it and it is not the one on the service. */
+export function kongCountsNowhere(id: string, plan: KongRoutePlan): boolean {
+  return (plan.notCounted.get(id)?.length ?? 0) > 0 && (plan.routesPerRule.get(id) ?? 0) === 0 && plan.onService !== id;
+}
+
+/** What one rate-limiting instance keys on for a rule (its limit_by): rules merge into one instance only when it is the same. */
+function kongLimitBy(rule: Pick<MatrixRule, 'identity'>): string {
+  return rule.identity === 'global' ? 'service' : rule.identity === 'ip' ? 'ip' : 'header';
+}
+
+/** Whether Kong's one rate-limiting instance on a route can carry `other` beside `first`: the same key, policy and fail mode. */
+function kongMerges(first: MatrixRule, other: MatrixRule): boolean {
+  return kongLimitBy(first) === kongLimitBy(other) && (first.failMode ?? 'open') === (other.failMode ?? 'open');
 }
 
 /**
  * How kong.yaml lays out the edge rules scoped to routes: Kong runs one rate-limiting instance
  * per route, so endpoints that share their methods and their rules share one route (one
  * counter), and a rule whose endpoints differ in methods or rules sits on several routes, each
- * counting on its own. The generator writes these routes; the worst case multiplies by them.
+ * counting on its own. The instance of a route carries its first rule and every other that keys
+ * on the same thing (merged, the lowest count per window unit: Kong enforces the stricter); a
+ * rule keyed on something else is not counted there. The generator writes these routes; the
+ * matrix, the placement and the worst case say what they count.
  */
 export function kongRoutePlan(rules: readonly MatrixRule[]): KongRoutePlan {
   const routed = rules.filter(
@@ -617,6 +732,7 @@ export function kongRoutePlan(rules: readonly MatrixRule[]): KongRoutePlan {
       (r.identity === 'global' || r.identity === 'ip' || r.identity === 'api-key') &&
       r.routes.length > 0,
   );
+  const byId = new Map(routed.map((r) => [r.id, r]));
   const byEndpoint = new Map<string, { method: string; route: string; ruleIds: string[] }>();
   for (const r of routed) {
     for (const route of r.routes) {
@@ -626,17 +742,78 @@ export function kongRoutePlan(rules: readonly MatrixRule[]): KongRoutePlan {
       byEndpoint.set(k, entry);
     }
   }
-  const groups = new Map<string, { routes: { method: string; route: string }[]; ruleIds: string[] }>();
+  const groups = new Map<string, { routes: { method: string; route: string }[]; ruleIds: string[]; runs: string[]; replaced: string[] }>();
   for (const e of byEndpoint.values()) {
     const k = `${(edgeMethods(e.method) ?? ['*']).join(',')}\u0000${e.ruleIds.join('\u0000')}`;
-    const g = groups.get(k) ?? { routes: [], ruleIds: e.ruleIds };
+    const first = byId.get(e.ruleIds[0] as string) as MatrixRule;
+    const runs = e.ruleIds.filter((id) => kongMerges(first, byId.get(id) as MatrixRule));
+    const g = groups.get(k) ?? { routes: [], ruleIds: e.ruleIds, runs, replaced: e.ruleIds.filter((id) => !runs.includes(id)) };
     g.routes.push({ method: e.method, route: e.route });
     groups.set(k, g);
   }
   const routesPerRule = new Map<string, number>();
+  const notCounted = new Map<string, { method: string; route: string }[]>();
   for (const g of groups.values()) {
-    const first = g.ruleIds[0] as string;
-    routesPerRule.set(first, (routesPerRule.get(first) ?? 0) + 1);
+    for (const id of g.runs) routesPerRule.set(id, (routesPerRule.get(id) ?? 0) + 1);
+    for (const id of g.replaced) notCounted.set(id, [...(notCounted.get(id) ?? []), ...g.routes]);
   }
-  return { groups: [...groups.values()], routesPerRule, byEndpoint };
+  // a per-client rule over every endpoint sits on the service (the first one; Kong holds one
+  // instance there too): a route with an instance of its own replaces it, and a second such
+  // rule is counted nowhere
+  const everywhere = rules.filter(
+    (r) =>
+      r.layer === 'edge' &&
+      r.rate !== undefined &&
+      r.rate.requests > 0 &&
+      r.rate.periodSeconds > 0 &&
+      (r.identity === 'ip' || r.identity === 'api-key') &&
+      r.routes.length === 0,
+  );
+  const onService = everywhere[0]?.id;
+  if (onService !== undefined && byEndpoint.size > 0) {
+    notCounted.set(
+      onService,
+      [...byEndpoint.values()].map((e) => ({ method: e.method, route: e.route })),
+    );
+  }
+  for (const r of everywhere.slice(1)) notCounted.set(r.id, [{ method: 'every', route: 'endpoint' }]);
+  return {
+    groups: [...groups.values()],
+    routesPerRule,
+    byEndpoint,
+    notCounted,
+    keyOf: new Map([...routed, ...everywhere].map((r) => [r.id, kongLimitBy(r)])),
+    ...(onService !== undefined ? { onService } : {}),
+  };
+}
+
+/**
+ * What the document says of an edge rule Kong does not count on some of its endpoints (another
+ * rule, keyed on something else, holds the route's one rate-limiting instance); '' when Kong
+ * counts it everywhere it applies.
+ */
+export function kongNotCountedText(rule: Pick<MatrixRule, 'id' | 'routes'>, plan: KongRoutePlan): string {
+  const missed = plan.notCounted.get(rule.id) ?? [];
+  if (missed.length === 0) return '';
+  const holders = [
+    ...new Set(
+      missed.flatMap((m) => {
+        const e = plan.byEndpoint.get(kongEndpointKey(m.method, m.route));
+        const g = plan.groups.find((x) => x.routes.some((r) => r.method === m.method && r.route === m.route));
+        return (g?.runs ?? e?.ruleIds.slice(0, 1) ?? []).filter((id) => id !== rule.id);
+      }),
+    ),
+  ];
+  const all = kongCountsNowhere(rule.id, plan);
+  if (all && rule.routes.length === 0) {
+    return `Not enforced anywhere: Kong runs one rate-limiting instance per route or service, and the service's carries ${plan.onService ?? 'another rule'}, the first rule over every endpoint, so nothing counts this rule. Enforce it in the middleware (layer middleware in its rules entry) or scope it to endpoints of its own.`;
+  }
+  const where = missed.map((m) => `${m.method} ${m.route}`).join(', ');
+  if (plan.onService === rule.id) {
+    return `Not enforced on ${where}: its instance sits on the service, and Kong runs one rate-limiting instance per request, so the instance of a route of its own replaces it there and nothing counts this rule on ${missed.length > 1 ? 'those endpoints' : 'that endpoint'}. Enforce it in the middleware (layer middleware in its rules entry) to count it there too.`;
+  }
+  const keyWords: Record<string, string> = { service: 'all requests together', ip: 'the client IP', header: 'the API key header' };
+  const holderKey = plan.keyOf.get(holders[0] as string);
+  const ownKey = plan.keyOf.get(rule.id);
+  return `Not enforced ${all ? 'anywhere' : `on ${where}`}: Kong runs one rate-limiting instance per route, and on ${all ? `its endpoint${missed.length > 1 ? 's' : ''} (${where})` : missed.length > 1 ? 'those routes' : 'that route'} that instance carries ${joinWords(holders)}, counting ${keyWords[holderKey ?? ''] ?? 'another key'}, while this rule counts ${keyWords[ownKey ?? ''] ?? 'another key'}; one instance counts one key, so nothing counts this rule there. Enforce it in the middleware (layer middleware in its rules entry) or give it a Kong route of its own.`;
 }

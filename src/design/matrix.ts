@@ -9,7 +9,19 @@ import type { ExistingLimiterT, HandRule, QuotaResetT } from '../answers/schema.
 import type { AuthKind, EndpointClass, MatrixRule, Primitive, ResolvedEndpoint, RuleIdentity, Scope } from './model.js';
 import { admittedWithin, algorithmLabel, luaScriptFor, runBurst } from './algorithms.js';
 import { existingLimitText, existingName, tighterExisting } from './migration.js';
-import { type EdgeCounter, edgeCounter, edgeStateNote } from './gateway-behaviour.js';
+import {
+  type EdgeCounter,
+  ENVOY_MIN_FILL_MS,
+  edgeCounter,
+  answeredEdgeMode,
+  edgeStateNote,
+  envoyCounter,
+  envoyFilterFillMs,
+  envoyLocalWindow,
+  kongCountsNowhere,
+  kongNotCountedText,
+  kongRoutePlan,
+} from './gateway-behaviour.js';
 import { IdAllocator, KEY_PREFIX, killSwitchFlag, slug } from './naming.js';
 import { identityHashes, renderedPattern } from './placement.js';
 
@@ -341,6 +353,7 @@ const EDGE_STATE_TTL = 60;
 function edgeStateTtl(edge: EdgeCounter, rate: { requests: number; periodSeconds: number }, burst: number | null): number {
   const w = edge.window(rate, burst);
   if (edge.keyLivesForWindow) return w.periodSeconds;
+  if (edge.stateSeconds) return edge.stateSeconds(w);
   const needed =
     edge.algorithm === 'token-bucket' || edge.algorithm === 'leaky-bucket' || edge.algorithm === 'gcra'
       ? ((w.burst ?? 0) * w.periodSeconds) / w.requests
@@ -348,6 +361,15 @@ function edgeStateTtl(edge: EdgeCounter, rate: { requests: number; periodSeconds
         ? 2 * w.periodSeconds
         : w.periodSeconds;
   return Math.max(EDGE_STATE_TTL, Math.ceil(needed - 1e-9));
+}
+
+/** What the ceiling's one counter is, where it lives and, for a count per location, over which period the shipped rule counts. */
+function edgeCeilingBasis(edge: EdgeCounter, rate: { requests: number; periodSeconds: number }, burst: number | null, ttl: number): string {
+  if (edge.perLocation) {
+    const w = edge.window(rate, burst);
+    return `one counter in each ${edge.perLocation} (the bound is per ${edge.perLocation}), which counts its own traffic over the rule's ${secondsWords(w.periodSeconds)} period and admits the stated limit; a count lives ${secondsWords(ttl)}${ttl === 2 * w.periodSeconds ? ', two periods, as the previous one is weighed in' : ''}`;
+  }
+  return edge.shared ? 'one counter' : 'one counter per edge node';
 }
 
 /** The largest "nice" number (1, 2, 2.5, 5 x 10^k) not above x; at least 1. */
@@ -547,6 +569,17 @@ function costTable(endpoints: ResolvedEndpoint[]): { default: number; byEndpoint
   };
 }
 
+/**
+ * Why the ceiling states fail open although the answers make a class it covers fail closed: a
+ * ceiling that failed closed would refuse every class at once, so it fails open in every design
+ * and the closed classes get their mode from the per-client rules covering them.
+ */
+function ceilingModeNote(scope: Scope, limited: ResolvedEndpoint[]): string {
+  const closed = [...new Set(limited.map((e) => e.class))].filter((c) => scope.failureByClass[c] === 'closed');
+  if (closed.length === 0) return '';
+  return ` Nothing can make its count unreachable now; it states fail open, as a ceiling does in every design (failing it closed would refuse every class at once if its count moved to a shared store), and ${joinNames(closed)}, answered closed, ${closed.length > 1 ? 'take' : 'takes'} that mode from the per-client rules that cover ${closed.length > 1 ? 'them' : 'it'}.`;
+}
+
 function addCeiling(b: Builder, ctx: MatrixContext, limited: ResolvedEndpoint[]): void {
   const { scope, ceilingRps } = ctx;
   const id = b.ids.take('global-ceiling');
@@ -578,6 +611,7 @@ function addCeiling(b: Builder, ctx: MatrixContext, limited: ResolvedEndpoint[])
   if (scope.gateway !== 'none') {
     const edge = edgeCounter({ identity: 'global' }, scope);
     const burst = edge.hasBurst ? Math.ceil(ceilingRps) : null;
+    const ttl = edgeStateTtl(edge, common.rate, burst);
     b.rules.push({
       ...common,
       algorithm: edge.algorithm,
@@ -585,13 +619,13 @@ function addCeiling(b: Builder, ctx: MatrixContext, limited: ResolvedEndpoint[])
       key: edge.key,
       burst,
       layer: 'edge',
-      ttlSeconds: EDGE_STATE_TTL,
-      cardinality: { bound: 1, basis: edge.shared ? 'one counter' : 'one counter per edge node' },
+      ttlSeconds: ttl,
+      cardinality: { bound: 1, basis: edgeCeilingBasis(edge, common.rate, burst, ttl) },
       rationale: `Protects the infrastructure, not any one client: ${formatNumber(ceilingRps)} req/s from ${derivation}. Enforced by ${edge.component}, the cheapest place to reject. ${
         edge.shared
           ? `Its counter lives ${edge.where}.`
           : `Its counter lives in each edge node: with K nodes, configure ${formatNumber(ceilingRps)}/K per node.`
-      }`,
+      }${edge.unreachable ? '' : ceilingModeNote(scope, limited)}`,
     });
     return;
   }
@@ -755,10 +789,24 @@ function addAnonymous(b: Builder, ctx: MatrixContext, endpoints: ResolvedEndpoin
   // a shared fixed window's key lives for its window; a node's counter as long as the gateway keeps idle state
   const ttl = edge ? edgeStateTtl(edge, rateOf(rps), burst) : bucketTtl(burst ?? 1, rps);
   const card = bound(undefined, ceilingRps, ttl, 'IP');
-  // At the edge the rule fails as its gateway does (a count in the node has nothing to lose; a
-  // shared count fails as the gateway's setting says, one setting for every route); in the
-  // middleware the rule fails as the answers say for each class (split when they differ).
-  const groups = edge ? [{ mode: edge.unreachable?.mode ?? ('open' as const), endpoints }] : byFailMode(scope, endpoints);
+  // At the edge a shared count fails as the gateway's setting says, one setting for every route;
+  // a count in the node (or the provider's) has nothing to lose and states the answers' mode for
+  // its classes, the strictest where they differ (one count is not split by class), the mode it
+  // keeps if it moves to a shared store. In the middleware the rule fails as the answers say for
+  // each class (split when they differ).
+  const groups = edge
+    ? [
+        {
+          mode:
+            edge.unreachable?.mode ??
+            answeredEdgeMode(
+              scope,
+              endpoints.map((e) => e.class),
+            ),
+          endpoints,
+        },
+      ]
+    : byFailMode(scope, endpoints);
   for (const group of groups) {
     const eps = group.endpoints;
     const id = b.ids.take(groups.length > 1 ? `anonymous-per-ip-fail-${group.mode}` : 'anonymous-per-ip');
@@ -801,7 +849,7 @@ function addAnonymous(b: Builder, ctx: MatrixContext, endpoints: ResolvedEndpoin
         'traffic.clientsPerAddress',
         ...ceilingInputs(scope),
         'traffic.burstiness',
-        ...(edge ? [] : ['failure.byClass']),
+        ...(edge?.unreachable ? [] : ['failure.byClass']),
       ],
     });
   }
@@ -1297,15 +1345,13 @@ export function buildMatrix(ctx: MatrixContext, hand: HandRule[]): MatrixResult 
   addWebhooks(b, ctx, webhooks);
   addQuotas(b, ctx, identified);
   addOutbound(b, ctx);
+  const windowed = applyHandRules(b.rules, hand, scope)
+    .map((r) => edgeCompleted(r, ctx))
+    .flatMap((r, _i, all) => edgeCosted(r, all, ctx))
+    .map((r) => edgeWindowed(r, scope));
   return {
     rules: inIdentityHashes(
-      applyHandRules(b.rules, hand, scope)
-        .map((r) => edgeCompleted(r, ctx))
-        .flatMap((r, _i, all) => edgeCosted(r, all, ctx))
-        .map((r) => edgeWindowed(r, scope))
-        .map(edgeHeaders)
-        .map(withStoreBytes)
-        .map(withKeyLength),
+      kongUncounted(envoyDescriptorsFitted(windowed, scope), scope).map(edgeHeaders).map(withStoreBytes).map(withKeyLength),
     ),
     exempt,
   };
@@ -1332,7 +1378,7 @@ function edgeCompleted(rule: MatrixRule, ctx: MatrixContext): MatrixRule {
   const cardinality =
     rule.cardinality ??
     (rule.identity === 'global'
-      ? { bound: 1, basis: edge.shared ? 'one counter' : 'one counter per edge node' }
+      ? { bound: 1, basis: rate ? edgeCeilingBasis(edge, rate, burst, ttl) : edge.shared ? 'one counter' : 'one counter per edge node' }
       : pop
         ? bound(pop.population, ceilingRps, ttl, pop.label)
         : undefined);
@@ -1340,14 +1386,15 @@ function edgeCompleted(rule: MatrixRule, ctx: MatrixContext): MatrixRule {
     rule.algorithm !== undefined && rule.algorithm !== edge.algorithm
       ? ` The answers name ${rule.algorithm}, but ${edge.component} runs ${edge.algorithm}: the matrix states what runs.`
       : '';
-  const classes = rule.endpointClass === 'all' ? scope.endpoints.map((e) => e.class) : [rule.endpointClass];
+  const named = scope.endpoints.filter((e) => rule.endpoints.includes(e.name)).map((e) => e.class);
+  const classes = named.length > 0 ? named : rule.endpointClass === 'all' ? scope.endpoints.map((e) => e.class) : [rule.endpointClass];
   return {
     ...rule,
     algorithm: edge.algorithm,
     primitive: 'gateway-native',
     key: rule.key ?? edge.key.replace('<rule id>', rule.id),
     cost: rule.cost ?? { default: 1, byEndpoint: [] },
-    failMode: rule.failMode ?? edge.unreachable?.mode ?? 'open',
+    failMode: rule.failMode ?? edge.unreachable?.mode ?? answeredEdgeMode(scope, classes),
     ...(burst !== stated && w
       ? {
           burst,
@@ -1358,7 +1405,7 @@ function edgeCompleted(rule: MatrixRule, ctx: MatrixContext): MatrixRule {
     ...(cardinality ? { cardinality } : {}),
     rationale: (rule.rationale ?? '').includes(edge.component)
       ? `${rule.rationale ?? ''}${asked}`
-      : `${rule.rationale ?? ''}${asked} Enforced at the edge by ${edge.component}. ${edgeStateNote(edge, scope, classes)}`.trim(),
+      : `${rule.rationale ?? ''}${asked} Enforced at the edge by ${edge.component}. ${edgeStateNote(edge, scope, classes, rule.failMode)}`.trim(),
   };
 }
 
@@ -1507,6 +1554,51 @@ function edgeWindowed(rule: MatrixRule, scope: Scope): MatrixRule {
         }
       : {}),
   };
+}
+
+/**
+ * Kong runs one rate-limiting instance per route: a rule that another rule, keyed on something
+ * else, displaces on a route is not counted there (kongRoutePlan). The rule states it, so the
+ * matrix, the placement and the worst case do not count it where Kong does not.
+ */
+function kongUncounted(rules: MatrixRule[], scope: Scope): MatrixRule[] {
+  if (scope.gateway !== 'kong') return rules;
+  const plan = kongRoutePlan(rules);
+  return rules.map((rule) => {
+    const missed = plan.notCounted.get(rule.id);
+    if (!missed || missed.length === 0) return rule;
+    const text = kongNotCountedText(rule, plan);
+    return {
+      ...rule,
+      rationale: `${rule.rationale} ${text}`.trim(),
+      notEnforced: { routes: missed.map((m) => `${m.method} ${m.route}`), all: kongCountsNowhere(rule.id, plan), text },
+    };
+  });
+}
+
+/**
+ * Envoy fills each local descriptor at a multiple of the filter-wide bucket's interval (the
+ * ceiling's): a rule Envoy counts locally on some routes states the max_tokens its descriptor
+ * ships at that interval, so the file never admits a larger burst than the matrix states.
+ */
+function envoyDescriptorsFitted(rules: MatrixRule[], scope: Scope): MatrixRule[] {
+  if (scope.gateway !== 'envoy') return rules;
+  const baseMs = envoyFilterFillMs(rules);
+  if (baseMs <= ENVOY_MIN_FILL_MS) return rules;
+  return rules.map((rule) => {
+    if (rule.layer !== 'edge' || envoyCounter(rule) !== 'local' || rule.routes.length === 0) return rule;
+    if (!rule.rate || !(rule.rate.requests > 0) || !(rule.rate.periodSeconds > 0)) return rule;
+    const burst = typeof rule.burst === 'number' && rule.burst > 0 ? Math.ceil(rule.burst) : null;
+    const w = envoyLocalWindow(rule.rate, burst, baseMs);
+    if (w.burst === burst) return rule;
+    return {
+      ...rule,
+      burst: w.burst,
+      ...(w.fitted
+        ? { derivation: `${rule.derivation ? `${rule.derivation}; ` : ''}burst ${formatNumber(w.burst ?? 0)}, because ${w.fitted}` }
+        : {}),
+    };
+  });
 }
 
 /**

@@ -210,6 +210,13 @@ export interface MatrixRule {
   errorCode: 'RATE_LIMITED' | 'QUOTA_EXCEEDED';
   killSwitch?: { flag: string };
   rationale: string;
+  /**
+   * An edge rule its gateway does not count on some of its endpoints (Kong: another rule, keyed
+   * on something else, holds the route's one rate-limiting instance): those endpoints (method
+   * and route), whether that is all of them (the rule is enforced nowhere), and the sentence
+   * saying so.
+   */
+  notEnforced?: { routes: string[]; all: boolean; text: string };
   /** How the rule's numbers follow from the answers, in one line (e.g. "100 req/s = 2 req/s per client x 50 clients per address"). */
   derivation?: string;
   /** The answers fields the rule's numbers are derived from (matched against Assumption.field). */

@@ -46,6 +46,11 @@ export interface WorstCaseRow {
   stated: number;
   /** The most admitted within any stretch of one period (whole requests of cost 1). */
   worstCase: number;
+  /**
+   * Where the gateway counts per location (Cloudflare: per data centre), the location: stated
+   * and worstCase are then per location, and the basis says how many a client reaches.
+   */
+  perLocation?: string;
   /** How worstCase follows from the rule's numbers, e.g. "2 x 100" or "200 + 10/s x 1 s". */
   formula: string;
   /** What the formula rests on, in one sentence. */
@@ -188,21 +193,32 @@ export function inMemoryFallback(base: WorstCaseFigure, instances: number): Wors
 function edgeCounters(
   design: Design,
   rule: MatrixRule,
-): { k: number; routes: number; routesUnit?: string; cap?: { worstCase: number; formula: string }; text: string } {
+): {
+  k: number;
+  routes: number;
+  routesUnit?: string;
+  cap?: { worstCase: number; formula: string };
+  perLocation?: string;
+  text: string;
+} {
   // the gateway's own nodes when the answers give them; else one per application instance, said so in the row
   const stated = design.scope.gatewayNodes;
   const nodes = stated ?? (design.scope.topology === 'horizontal' ? design.scope.instances : 1);
   const counter = edgeCounter(rule, design.scope);
   switch (design.scope.gateway) {
-    case 'cloudflare':
+    case 'cloudflare': {
+      const w = counter.window(rule.rate ?? { requests: 1, periodSeconds: 1 }, typeof rule.burst === 'number' ? rule.burst : null);
+      const over = `Cloudflare counts over the rule's ${periodWords(w.periodSeconds)} period (period ${fmt(w.periodSeconds)} in gateway/cloudflare-ratelimit.json) and keeps one count per data centre (characteristic cf.colo.id)`;
       return {
         k: 1,
         routes: 1,
+        ...(counter.perLocation ? { perLocation: counter.perLocation } : {}),
         text:
           rule.identity === 'global'
-            ? "Cloudflare counts per data centre (cf.colo.id): this figure is one data centre's; the traffic that reaches D data centres gets D x it in all."
-            : "Cloudflare counts per data centre (cf.colo.id): one client's requests normally land in one data centre, so one counter; a client whose requests land in D data centres (anycast moving it, or one address used from several places) gets D x this.",
+            ? `${over}: this figure is one data centre's, and the deployment as a whole admits D x it, D being the data centres its traffic reaches (every one of Cloudflare's that clients are routed to).`
+            : `${over}: one client's requests normally land in one data centre, so one counter; a client whose requests land in D data centres (anycast moving it, or one address used from several places) gets D x this.`,
       };
+    }
     case 'aws-api-gateway':
       return rule.identity === 'ip'
         ? {
@@ -309,14 +325,18 @@ const byRule: WorstCaseKind = {
     const rows: WorstCaseRow[] = [];
     for (const rule of design.rules) {
       if (!sized(rule) || rule.layer === undefined) continue;
+      // a rule its gateway counts nowhere admits nothing less than the other rules do: no row (the table says why)
+      if (rule.notEnforced?.all) continue;
       const base = perCounter(rule);
       const periodText = rule.rate.periodText ?? periodWords(rule.rate.periodSeconds);
       let worstCase = base.worstCase;
       let formula = base.formula;
       let basis = base.basis;
+      let location: string | undefined;
       const perProcess = rule.primitive === 'in-process';
       if (rule.layer === 'edge') {
-        const { k, routes, routesUnit, cap, text } = edgeCounters(design, rule);
+        const { k, routes, routesUnit, cap, perLocation, text } = edgeCounters(design, rule);
+        if (perLocation) location = perLocation;
         if (design.scope.gateway === 'nginx' && typeof rule.burst === 'number') {
           // limit_req admits the request that fills the burst's last slot and burst more behind it
           worstCase = base.worstCase + 1;
@@ -332,6 +352,8 @@ const byRule: WorstCaseKind = {
           formula = `${k > 1 ? formula : `(${formula})`} x ${fmt(routes)} ${routesUnit ?? 'Kong routes'}`;
         }
         basis = `${basis} ${text}`;
+        if (rule.notEnforced)
+          basis = `${basis} Not counted on ${rule.notEnforced.routes.join(', ')}: there only the other rules limit a client.`;
         if (cap && worstCase > cap.worstCase) {
           worstCase = cap.worstCase;
           formula = `min(${formula}, ${cap.formula})`;
@@ -360,7 +382,8 @@ const byRule: WorstCaseKind = {
         periodText,
         stated: rule.rate.requests,
         worstCase,
-        formula,
+        formula: location ? `${formula} per ${location}` : formula,
+        ...(location ? { perLocation: location } : {}),
         basis,
         measurable: rule.layer === 'middleware' && rule.primitive === 'redis-lua' && measuredOnStore(rule),
       });

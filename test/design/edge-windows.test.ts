@@ -261,9 +261,10 @@ describe('Cloudflare: the document states what the rules enforce, per data centr
         `${n(ratelimit.requests_per_period)} / ${ratelimit.period} s, no burst (window)`,
       );
       const w = worstRow(doc, id);
-      expect(w.stated).toBe(`${n(ratelimit.requests_per_period)} per ${ratelimit.period} s`);
-      expect(w.worst).toBe(n(2 * ratelimit.requests_per_period));
-      expect(w.formula).toBe(`2 x ${n(ratelimit.requests_per_period)}`);
+      // Cloudflare counts in each data centre: the row is one data centre's
+      expect(w.stated).toBe(`${n(ratelimit.requests_per_period)} per ${ratelimit.period} s in each data centre`);
+      expect(w.worst).toBe(`${n(2 * ratelimit.requests_per_period)} per data centre`);
+      expect(w.formula).toBe(`2 x ${n(ratelimit.requests_per_period)} per data centre`);
       expect(w.basis).toContain('per data centre');
     }
     const anon = ruleFor('anonymous-per-ip').ratelimit;
@@ -476,8 +477,9 @@ describe.each(['nginx', 'envoy', 'kong', 'aws-api-gateway', 'cloudflare'])('hand
       expect(row!.stated).toBe(r.rate!.requests);
       expect(row!.worstCase).toBeGreaterThanOrEqual(Math.floor(r.rate!.requests));
       const cells = worstRow(doc, id);
-      expect(cells.stated).toBe(`${n(r.rate!.requests)} per ${row!.periodText}`);
-      expect(cells.worst).toBe(n(row!.worstCase));
+      const where = row!.perLocation ? ` in each ${row!.perLocation}` : '';
+      expect(cells.stated).toBe(`${n(r.rate!.requests)} per ${row!.periodText}${where}`);
+      expect(cells.worst).toBe(`${n(row!.worstCase)}${row!.perLocation ? ` per ${row!.perLocation}` : ''}`);
     }
   });
 });

@@ -90,7 +90,14 @@ describe('an nginx ceiling counted on each nginx node: K is the gateway nodes, n
 });
 
 describe('worst case per rule and layer', () => {
-  it.each<[string, MatrixRule, Stack, { worstCase: number; formula: string; layer?: string; basis?: unknown; algorithmLabel?: string }]>([
+  it.each<
+    [
+      string,
+      MatrixRule,
+      Stack,
+      { worstCase: number; formula: string; layer?: string; basis?: unknown; algorithmLabel?: string; perLocation?: string },
+    ]
+  >([
     [
       'fixed window: the limit at both sides of a boundary',
       rule({ algorithm: 'fixed-window', burst: null, rate: { requests: 100, periodSeconds: 60 } }),
@@ -245,7 +252,7 @@ describe('worst case per rule and layer', () => {
         rate: { requests: 50, periodSeconds: 10 },
       }),
       { gateway: 'cloudflare', ...H6 },
-      { worstCase: 100, formula: '2 x 50' },
+      { worstCase: 100, formula: '2 x 50 per data centre', perLocation: 'data centre' },
     ],
     [
       "AWS API Gateway, one method's throttle: one token bucket for the fleet",

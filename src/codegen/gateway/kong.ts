@@ -76,30 +76,41 @@ function retryAfterPlugin(seconds: number, instance: string): Record<string, unk
   };
 }
 
-/** rate-limiting's window: a whole count per unit (the design's window for the plugin is one). */
-function windowConfig(design: Design, rule: EdgeRule): Record<string, number> {
-  const w = windowOf(design, rule);
-  const unit = fixedWindowUnit(w.periodSeconds);
-  if (unit === undefined || !Number.isInteger(w.requests)) {
-    throw new Error(`edge rule ${rule.id}: ${w.requests} per ${w.periodSeconds} s is not a whole count per second, minute, hour or day`);
+/**
+ * rate-limiting's windows: a whole count per unit (the design's window for the plugin is one),
+ * for each rule the instance carries; rules in the same unit keep the lowest count (the stricter).
+ */
+function windowConfig(design: Design, rules: readonly EdgeRule[]): Record<string, number> {
+  const out: Record<string, number> = {};
+  for (const rule of rules) {
+    const w = windowOf(design, rule);
+    const unit = fixedWindowUnit(w.periodSeconds);
+    if (unit === undefined || !Number.isInteger(w.requests)) {
+      throw new Error(`edge rule ${rule.id}: ${w.requests} per ${w.periodSeconds} s is not a whole count per second, minute, hour or day`);
+    }
+    out[unit] = Math.min(out[unit] ?? Number.POSITIVE_INFINITY, w.requests);
   }
-  return { [unit]: w.requests };
+  return out;
 }
 
 function ruleTag(rule: EdgeRule): string {
   return gatewayName(`rule-${rule.id}`, 120);
 }
 
-/** `rate-limiting` for one rule. Kong wants instance names unique across all plugins. */
-function rulePlugin(design: Design, rule: EdgeRule, policy: 'local' | 'redis', instance: string): Record<string, unknown> {
+/**
+ * `rate-limiting` for one rule, or for the rules merged into a route's one instance (the same
+ * key and fail mode: kongRoutePlan). Kong wants instance names unique across all plugins.
+ */
+function rulePlugin(design: Design, rules: readonly EdgeRule[], policy: 'local' | 'redis', instance: string): Record<string, unknown> {
+  const rule = rules[0] as EdgeRule;
   const limitBy = rule.key === 'global' ? 'service' : rule.key === 'ip' ? 'ip' : 'header';
   return {
     name: KONG_RULE_PLUGIN,
     instance_name: gatewayName(instance, 120),
-    tags: ['rl-design', ruleTag(rule)],
+    tags: ['rl-design', ...rules.map(ruleTag)],
     enabled: true,
     config: {
-      ...windowConfig(design, rule),
+      ...windowConfig(design, rules),
       limit_by: limitBy,
       ...(limitBy === 'header' ? { header_name: API_KEY_HEADER } : {}),
       policy,
@@ -175,7 +186,7 @@ interface Plan {
    * Kong routes: endpoints with the same methods and the same rules share one (so a rule over
    * several endpoints keeps one counter where it can), and the rule whose instance sits on it.
    */
-  endpoints: { routes: EdgeRoute[]; rule: EdgeRule; others: EdgeRule[] }[];
+  endpoints: { routes: EdgeRoute[]; rule: EdgeRule; runs: EdgeRule[]; others: EdgeRule[] }[];
   /** How many Kong routes carry each rule (each keeps its own counter). */
   routesPerRule: Map<string, number>;
   coverage: KongCoverage[];
@@ -194,16 +205,19 @@ function plan(design: Design): Plan {
   );
   const serviceRule = everywhere[0];
   const endpoints = layout.groups.map((g) => {
-    const rs = g.ruleIds.map(ruleOf);
-    return { routes: g.routes.map((x) => edgeRoute(x.method, x.route)), rule: rs[0] as EdgeRule, others: rs.slice(1) };
+    const runs = g.runs.map(ruleOf);
+    return { routes: g.routes.map((x) => edgeRoute(x.method, x.route)), rule: runs[0] as EdgeRule, runs, others: g.replaced.map(ruleOf) };
   });
+  const runsOn = new Map(
+    layout.groups.flatMap((g) => g.routes.map((x) => [kongEndpointKey(x.method, x.route), g.runs.map(ruleOf)] as const)),
+  );
   const routesPerRule = layout.routesPerRule;
   const exempt = new Set(exemptRoutes(design).map(endpointKey));
   const coverage: KongCoverage[] = design.scope.endpoints
     .filter((e) => !exempt.has(endpointKey(edgeRoute(e.method, e.route))))
     .map((e) => {
       const own = byEndpoint.get(endpointKey(edgeRoute(e.method, e.route)));
-      const perRequest = own ? [own.rules[0] as EdgeRule] : serviceRule ? [serviceRule] : [];
+      const perRequest = own ? (runsOn.get(endpointKey(edgeRoute(e.method, e.route))) ?? []) : serviceRule ? [serviceRule] : [];
       const applies = [...(own?.rules ?? []), ...everywhere];
       return {
         method: e.method,
@@ -236,13 +250,13 @@ export function kongConfig(design: Design): Record<string, unknown> {
   const policyOf = (r: EdgeRule): 'local' | 'redis' => kongPolicy(r, design.scope);
   const routes: Record<string, unknown>[] = p.endpoints.map((e, i) => {
     const name = uniqueName(`${e.rule.id}-${i + 1}`);
-    return routeEntry(name, e.routes, [rulePlugin(design, e.rule, policyOf(e.rule), `rl-${name}`)]);
+    return routeEntry(name, e.routes, [rulePlugin(design, e.runs, policyOf(e.rule), `rl-${name}`)]);
   });
   routes.push({ name: uniqueName(`${service}-all`), paths: ['/'], strip_path: false });
-  const limited = [...p.ceilings, ...(p.serviceRule ? [p.serviceRule] : []), ...p.endpoints.map((e) => e.rule)];
+  const limited = [...p.ceilings, ...(p.serviceRule ? [p.serviceRule] : []), ...p.endpoints.flatMap((e) => e.runs)];
   const servicePlugins = [
     ...(p.ceilings.length > 0 ? [ceilingPlugin(design, p.ceilings, uniqueName(`rl-${p.ceilings.map((r) => r.id).join('-')}`))] : []),
-    ...(p.serviceRule ? [rulePlugin(design, p.serviceRule, policyOf(p.serviceRule), uniqueName(`rl-${p.serviceRule.id}`))] : []),
+    ...(p.serviceRule ? [rulePlugin(design, [p.serviceRule], policyOf(p.serviceRule), uniqueName(`rl-${p.serviceRule.id}`))] : []),
     ...(limited.length > 0 ? [retryAfterPlugin(kongRetryAfterSeconds(design, limited), uniqueName('rl-retry-after'))] : []),
   ];
   const exempt = exemptRoutes(design);
@@ -271,11 +285,15 @@ export function kongConfig(design: Design): Record<string, unknown> {
   };
 }
 
-function kongRouteNote(routes: number): string {
+function kongRouteNote(routes: number, merged: string[]): string {
+  const shared =
+    merged.length > 0
+      ? ` On a route it shares with ${merged.join(', ')} (the same key), one instance carries both, the lowest count per window unit: Kong enforces the stricter.`
+      : '';
   if (routes === 0)
-    return ' No Kong route runs it: on each of its endpoints another rule holds the one rate-limiting instance (listed below).';
-  if (routes === 1) return ' One Kong route carries all its endpoints: one counter.';
-  return ` Its endpoints sit on ${routes} Kong routes (different methods or rules), each with its own counter: a client can reach up to ${routes} x the limit.`;
+    return ' No Kong route runs it: on each of its endpoints another rule, keyed on something else, holds the one rate-limiting instance (listed below); the document states it as not enforced.';
+  if (routes === 1) return ` One Kong route carries all its endpoints: one counter.${shared}`;
+  return ` Its endpoints sit on ${routes} Kong routes (different methods or rules), each with its own counter: a client can reach up to ${routes} x the limit.${shared}`;
 }
 
 function header(design: Design): string[] {
@@ -319,17 +337,31 @@ function header(design: Design): string[] {
           ? 'policy local: one counter per Kong node (with K nodes, divide by K).'
           : 'counters shared through Redis.') +
         (r.routes.length === 0
-          ? ' On the service: one counter for all its routes that have no rate-limiting of their own.'
-          : kongRouteNote(p.routesPerRule.get(r.id) ?? 0)) +
-        ` Fail ${r.failMode} (fault_tolerant). ${killSwitchNote(design, r) ?? 'No kill switch'}.`,
+          ? r === p.serviceRule
+            ? ' On the service: one counter for all its routes that have no rate-limiting of their own.'
+            : ` Not counted: the service holds one rate-limiting instance, which carries ${p.serviceRule?.id ?? 'another rule'}; the document states it as not enforced.`
+          : kongRouteNote(
+              p.routesPerRule.get(r.id) ?? 0,
+              [...new Set(p.endpoints.filter((e) => e.runs.includes(r) && e.runs.length > 1).flatMap((e) => e.runs))]
+                .filter((x) => x !== r)
+                .map((x) => x.id),
+            )) +
+        (kongPolicy(r, design.scope) === 'local'
+          ? ` Fail ${r.failMode} (fault_tolerant ${r.failMode === 'open'}) if its policy moves to redis; policy local has no store to fail.`
+          : ` Fail ${r.failMode} (fault_tolerant ${r.failMode === 'open'}).`) +
+        ` ${killSwitchNote(design, r) ?? 'No kill switch'}.`,
     );
   }
   const gaps = p.coverage.filter((c) => c.replaced.length > 0);
   if (gaps.length > 0) {
-    lines.push('', 'Not counted at Kong (another rule holds the one rate-limiting instance of the endpoint): enforce in the middleware:');
+    lines.push(
+      '',
+      'Not counted at Kong (another rule holds the one rate-limiting instance of the endpoint);',
+      'the document states each as not enforced there: enforce it in the middleware or give it a route of its own:',
+    );
     for (const g of gaps) lines.push(`  ${g.method} ${g.route}: ${g.replaced.join(', ')}`);
   }
-  const limited = [...p.ceilings, ...(p.serviceRule ? [p.serviceRule] : []), ...p.endpoints.map((e) => e.rule)];
+  const limited = [...p.ceilings, ...(p.serviceRule ? [p.serviceRule] : []), ...p.endpoints.flatMap((e) => e.runs)];
   const retryAfter = kongRetryAfterSeconds(design, limited);
   lines.push(
     '',

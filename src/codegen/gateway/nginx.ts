@@ -115,7 +115,7 @@ function describeRule(z: Zone): string[] {
   const rate = ruleRate(r);
   out.push(
     `# ${nginxComment(
-      `${rateText(r.rate)}${r.burst ? `, burst ${r.burst}` : ', no burst'}; fail ${r.failMode}; keyed on ${
+      `${rateText(r.rate)}${r.burst ? `, burst ${r.burst}` : ', no burst'}; fail ${r.failMode} if its count moves to a shared store (here each nginx node counts it: no store to fail); keyed on ${
         r.key === 'global' ? 'one counter per nginx node' : r.key === 'ip' ? 'the trusted client IP' : `the ${API_KEY_HEADER} header`
       }.`,
     )}`,

@@ -195,7 +195,11 @@ export function ruleRow(rule: MatrixRule, killSwitchHow = '', design?: Design): 
     burst: burstText(rule),
     cost: costText(rule),
     failMode: failModeText(rule.failMode),
-    layer: layerName(rule.layer),
+    layer: rule.notEnforced
+      ? rule.notEnforced.all
+        ? `${layerName(rule.layer)}: not enforced (Kong counts another rule in its place)`
+        : `${layerName(rule.layer)}, not on ${rule.notEnforced.routes.join(', ')}`
+      : layerName(rule.layer),
     ttl: ttlText(rule, design),
     bound:
       rule.cardinality?.bound === undefined ? '' : `${fmtNumber(rule.cardinality.bound)} key${rule.cardinality.bound === 1 ? '' : 's'}`,
@@ -339,6 +343,44 @@ function edgeCostLine(rules: readonly MatrixRule[]): string {
   return `Gateways count requests, not cost: where an edge rule's endpoints cost more than 1 unit a call, those endpoints count in an edge rule whose request rate and burst are the rule's, in units, divided by the cost and rounded down, so the edge never admits more units than the rule states (${each.join('; ')}).`;
 }
 
+/**
+ * Per endpoint class, the edge rules covering it whose count nothing can make unreachable (each
+ * node's own, or the provider's), with the mode each states: the answers' for its classes, the
+ * strictest where they differ; the ceiling open. `stricter` names the classes answered open that
+ * a per-client rule stating closed covers (that rule covers a class answered closed too).
+ */
+function edgeLocalModes(design: Design): {
+  rows: { endpointClass: string; answered: string; rules: string }[];
+  stricter: string;
+  stricterMany: boolean;
+} {
+  const local = design.rules.filter((r) => r.layer === 'edge' && !edgeCounter(r, design.scope).unreachable);
+  if (local.length === 0) return { rows: [], stricter: '', stricterMany: false };
+  const classes = [...new Set(design.scope.endpoints.map((e) => e.class))].filter((c) => c !== 'health');
+  const covers = (r: MatrixRule, c: string): boolean =>
+    r.endpoints.length > 0
+      ? design.scope.endpoints.some((e) => e.class === c && r.endpoints.includes(e.name))
+      : r.endpointClass === 'all' || r.endpointClass === c;
+  const edge = design.rules.filter((r) => r.layer === 'edge');
+  const rows = classes.map((c) => {
+    const of = edge.filter((r) => covers(r, c));
+    return {
+      endpointClass: c,
+      answered: `fail ${design.scope.failureByClass[c]}`,
+      rules: of.map((r) => `${r.id} (${r.failMode ?? 'unstated'}${r.notEnforced?.all ? ', not enforced' : ''})`).join(', ') || 'none',
+      stricter:
+        design.scope.failureByClass[c] !== 'closed' &&
+        of.some((r) => local.includes(r) && r.failMode === 'closed' && r.identity !== 'global'),
+    };
+  });
+  const stricter = rows.filter((r) => r.stricter).map((r) => r.endpointClass);
+  return {
+    rows: rows.map((r) => ({ endpointClass: r.endpointClass, answered: r.answered, rules: r.rules })),
+    stricter: joinAnd(stricter),
+    stricterMany: stricter.length > 1,
+  };
+}
+
 export function matrixView(input: RenderInput) {
   const { rules, monitoring } = input.design;
   const fields = new Set(input.design.assumptions.flatMap((a) => a.field.split(', ')));
@@ -361,6 +403,7 @@ export function matrixView(input: RenderInput) {
     failModeMismatch: joinAnd(failModes.filter((f) => f.mismatch).map((f) => f.endpointClass)),
     anyEdge: rules.some((r) => r.layer === 'edge'),
     edgeShared: edgeSharedCounts(input.design),
+    edgeLocal: edgeLocalModes(input.design),
     count: rules.length,
     tiers: joinAnd(tiers),
     hasAnonymous: rules.some((r) => r.identity === 'ip' && r.tier !== 'security'),
@@ -668,7 +711,11 @@ export function contractView(input: RenderInput) {
   const edgeExample = nginxEdgeExample(input.design);
   // no client-facing rule in the middleware: every refusal a client sees is the gateway's
   const middlewareAnswers = input.design.rules.some((r) => r.layer === 'middleware' && r.headers !== 'none');
-  const closed = input.design.rules.filter((r) => r.failMode === 'closed' && r.headers !== 'none').map((r) => r.id);
+  // an edge rule counted where nothing can be unreachable refuses nothing for a store outage, whatever it states
+  const closed = input.design.rules
+    .filter((r) => r.failMode === 'closed' && r.headers !== 'none')
+    .filter((r) => r.layer !== 'edge' || edgeCounter(r, input.design.scope).unreachable !== undefined)
+    .map((r) => r.id);
   const overlay = (input.codeFiles ?? []).some((f) => f.path === OVERLAY_PATH)
     ? { path: OVERLAY_PATH, href: codeFileHref(input, OVERLAY_PATH) }
     : undefined;

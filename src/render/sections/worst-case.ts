@@ -13,8 +13,8 @@ export function worstCaseView(design: Design) {
       ruleId: row.ruleId,
       layer: row.layer === 'middleware' || row.layer === 'edge' || row.layer === 'outbound-client' ? layerName(row.layer) : row.layer,
       algorithm: row.algorithmLabel ?? algorithmName(row.algorithm),
-      stated: `${fmtNumber(row.stated)} per ${row.periodText}`,
-      worstCase: fmtNumber(row.worstCase),
+      stated: `${fmtNumber(row.stated)} per ${row.periodText}${row.perLocation ? ` in each ${row.perLocation}` : ''}`,
+      worstCase: `${fmtNumber(row.worstCase)}${row.perLocation ? ` per ${row.perLocation}` : ''}`,
       formula: row.formula,
       basis: row.basis,
       measured: m
@@ -26,6 +26,8 @@ export function worstCaseView(design: Design) {
   });
   return {
     rows,
+    /** Rules the gateway counts nowhere (no row), with why. */
+    notEnforced: design.rules.filter((r) => r.notEnforced?.all).map((r) => ({ ruleId: r.id, text: r.notEnforced?.text ?? '' })),
     /** Whether any row carries a measurement (the column is shown only then). */
     hasMeasured: measured.length > 0,
     measurable: table.some((row) => row.measurable),
