@@ -488,7 +488,10 @@ export interface MigrationItem {
   replacements: { ruleId: string; limitText: string; withinWindow: number }[];
   /** The most the old limiter admits within its own window (limit + burst). */
   oldWithinWindow: number;
-  /** The most the new rules together admit on the endpoint within that window (the tightest of them). */
+  /**
+   * The most the new rules together admit on the endpoint within that window: the tightest of
+   * them; where they differ by plan (a caller meets only its plan's), the largest of the plans' tightest.
+   */
   newWithinWindow?: number;
   /** looser: the new rules admit more within the old window; tighter: fewer; kept: the design took the old limit over. */
   verdict: 'same' | 'looser' | 'tighter' | 'kept' | 'uncovered';
