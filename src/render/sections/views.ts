@@ -265,7 +265,10 @@ export function scopeView(input: RenderInput) {
     },
     {
       what: 'Failure posture',
-      answer: mark(usedClasses.map((c) => `${c} fail ${scope.failureByClass[c]}`).join(', ') || NOT_STATED, 'failure.byClass'),
+      answer: mark(
+        usedClasses.map((c) => mark(`${c} fail ${scope.failureByClass[c]}`, `failure.byClass.${c}`)).join(', ') || NOT_STATED,
+        'failure.byClass',
+      ),
     },
     {
       what: 'Outbound APIs',
@@ -330,7 +333,7 @@ export function matrixView(input: RenderInput) {
   const storeRules = rules.filter((r) => r.layer !== 'edge');
   const failModes = (input.design.failModes ?? []).map((f) => ({
     endpointClass: f.endpointClass,
-    answered: `fail ${f.answered}${fields.has('failure.byClass') ? ` ${ASSUMED}` : ''}`,
+    answered: `fail ${f.answered}${fields.has('failure.byClass') || fields.has(`failure.byClass.${f.endpointClass}`) ? ` ${ASSUMED}` : ''}`,
     effective: f.rules.length === 0 ? 'no store-backed rule' : `fail ${f.effective}`,
     mismatch: f.rules.length > 0 && f.effective !== f.answered,
     rules: f.rules.map((r) => `${r.id} (${r.failMode})`).join(', ') || 'none',
