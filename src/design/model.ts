@@ -595,6 +595,15 @@ export interface WorstCaseMeasurement {
   scaling?: string;
 }
 
+/** Who the rules keyed on an account identity count when a caller lacks it, and the plan of a caller identify() names none. */
+export interface IdentityFallback {
+  /** Middleware rules keyed on an API key, user, tenant or session. */
+  ruleIds: string[];
+  /** The plan a caller without one counts as (present when a rule is a plan's). */
+  defaultPlan?: string;
+  explanation: string;
+}
+
 export interface Design {
   meta: {
     tool: 'rl-design';
@@ -622,6 +631,8 @@ export interface Design {
   scenarios: Scenario[];
   /** Each endpoint class in use: answered and effective fail mode. */
   failModes?: ClassFailMode[];
+  /** Present when a middleware rule is keyed on an account identity (API key, user, tenant, session). */
+  identityFallback?: IdentityFallback;
   /** Present when the answers list limiters already in place. */
   migration?: Migration;
   /** Present when the answers set an allowlist, deny list, penalty box or custom identities. */

@@ -15,6 +15,7 @@ import { luaScriptFor, runBurst } from '../../design/algorithms.js';
 import type { Design, MatrixRule, RuleIdentity } from '../../design/model.js';
 import { luaScript, type LuaScriptName } from '../../lua.js';
 import { identityOfKey } from '../../design/matrix.js';
+import { defaultPlanOf } from '../../design/identity-fallback.js';
 import type { AccessSpec, CustomIdentityKind } from '../../runtime/middleware/types.js';
 
 export type ScriptName = 'gcra' | 'sliding-window-log' | 'fixed-window' | 'penalty';
@@ -300,7 +301,7 @@ export function compileDesign(design: Design): CompiledDesign {
     routes,
     rules: ordered,
     plans: design.scope.plans.map((p) => p.name),
-    defaultPlan: design.scope.plans[0]?.name ?? null,
+    defaultPlan: defaultPlanOf(design.scope) ?? null,
     skipped,
     access,
   };

@@ -344,6 +344,7 @@ export function matrixView(input: RenderInput) {
       text: r.derivation ?? (r.source === 'generated' ? 'not stated' : 'stated in a hand-written rule'),
     })),
     failModes,
+    identityFallback: input.design.identityFallback?.explanation ?? '',
     storeBacked: rules.some(keepsStateInStore),
     failModeMismatch: joinAnd(failModes.filter((f) => f.mismatch).map((f) => f.endpointClass)),
     anyEdge: rules.some((r) => r.layer === 'edge'),
