@@ -455,6 +455,11 @@ interface RolloutStep {
 export interface Rollout {
   startsInShadow: boolean;
   shadowDays: number;
+  /**
+   * Edge rules the generated gateway configuration enforces from its first deploy (the gateway
+   * has no report-only mode the generated file uses), with why: the shadow period does not cover them.
+   */
+  edgeEnforcing?: { ruleIds: string[]; why: string };
   steps: RolloutStep[];
   /** how: what turning the rule off takes, as the generated artefact that enforces it allows. */
   killSwitches: { ruleId: string; flag: string; how?: string }[];

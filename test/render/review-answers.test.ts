@@ -3,6 +3,7 @@
  * wrote by hand must match what the complete-rules check accepts and what the code runs.
  */
 import { readFileSync } from 'node:fs';
+import { parse as parseYaml } from 'yaml';
 import { describe, expect, it } from 'vitest';
 import { generateCode } from '../../src/codegen/index.js';
 import { renderMarkdown } from '../../src/render/markdown/index.js';
@@ -75,5 +76,36 @@ describe('cost-weighted scenario on a rule with no cost-1 endpoint', () => {
     expect(s.expected).toContain('a call to graphql-query (cost 5) sent right after is refused too');
     expect(s.expected).toContain('the refused call waits for 20 tokens, graphql-query for 5');
     expect(s.expected).not.toContain('a cost-1 call sent');
+  });
+});
+
+describe('the rollout intro against the gateway file as shipped', () => {
+  const rolloutIntro = (md: string): string => md.slice(md.indexOf('## 9. Rollout'), md.indexOf('### 9.1 Steps'));
+
+  it('does not promise shadow mode for edge rules the generated kong.yaml enforces from its first deploy', () => {
+    const input = inputFromAnswers(review('fastify-kong'));
+    const kong = parseYaml(generateCode(input.design).find((f) => f.path === 'gateway/kong.yaml')!.content);
+    const plugins = [
+      ...(kong.plugins ?? []),
+      ...kong.services.flatMap((s: any) => [...(s.plugins ?? []), ...(s.routes ?? []).flatMap((r: any) => r.plugins ?? [])]),
+    ];
+    const enforcing = plugins
+      .filter((p: any) => p.enabled !== false && (p.tags ?? []).some((t: string) => t.startsWith('rule-')))
+      .map((p: any) => (p.tags as string[]).find((t) => t.startsWith('rule-'))!.slice('rule-'.length));
+    expect(enforcing).toContain('global-ceiling');
+    const intro = rolloutIntro(renderMarkdown(input, { layout: 'single' })[0]?.content ?? '');
+    expect(intro).not.toContain('Every rule starts in shadow mode');
+    expect(intro).toContain('Every rule of the middleware and the outbound client starts in shadow mode for 7 days');
+    for (const id of enforcing) expect(intro).toMatch(new RegExp(`The edge rules \\([^)]*\`${id}\`[^)]*\\) refuse from the first deploy`));
+    expect(intro).toContain('gateway/kong.yaml ships each plugin enabled');
+  });
+
+  it('keeps the plain promise where the generated nginx file runs the edge rules in dry-run', () => {
+    const input = inputFromAnswers(review('graphql-hono'));
+    const server = generateCode(input.design).find((f) => f.path === 'gateway/nginx-server.conf')!.content;
+    expect(server).toMatch(/^limit_req_dry_run on;$/m);
+    expect(rolloutIntro(renderMarkdown(input, { layout: 'single' })[0]?.content ?? '')).toContain(
+      'Every rule starts in shadow mode for 7 days: it is evaluated and measured,\nbut rejects nothing.',
+    );
   });
 });

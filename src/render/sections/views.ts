@@ -804,6 +804,8 @@ export function rolloutView(input: RenderInput) {
   return {
     startsInShadow: r.startsInShadow,
     shadowDays: fmtNumber(r.shadowDays),
+    edgeEnforcing: r.edgeEnforcing ?? null,
+    onlyEdge: input.design.rules.every((x) => x.layer === 'edge'),
     steps: [...r.steps].sort((a, b) => a.order - b.order),
     killSwitches: r.killSwitches.map((k) => ({
       ...k,
