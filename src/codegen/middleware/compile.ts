@@ -125,7 +125,7 @@ const DEFAULT_METRICS = {
     help: 'Requests admitted without a check because the store failed and the rule fails open.',
   },
   nearLimit: { name: 'ratelimit_near_limit_total', help: "Admitted decisions that left the caller under 20% of the rule's capacity." },
-  quotaExhausted: { name: 'ratelimit_quota_exhausted_total', help: 'Calls refused because a plan quota was used up.' },
+  quotaExhausted: { name: 'ratelimit_quota_exhausted_total', help: 'Calls refused or flagged because a plan quota was used up.' },
 };
 
 function metricFor(design: Design, pattern: RegExp, type: string, fallback: CompiledMetric): CompiledMetric {
