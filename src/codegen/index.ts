@@ -107,6 +107,7 @@ function mountSection(design: Design, files: readonly CodeFile[]): string[] {
         ? "this design's rules. Install `prom-client` and a Redis client with `evalsha`/`eval` (ioredis fits)."
         : "this design's rules. Install `prom-client`. Every rule keeps its state in the process, so no Redis client is needed: leave out the `redis` option the usage comment shows.",
       '',
+      ...clusterClientLines(design),
       ...(design.scope.framework === 'nestjs' ? [...NESTJS_MOUNT, ''] : []),
       ...customIdentityLines(design),
     ];
@@ -116,13 +117,25 @@ function mountSection(design: Design, files: readonly CodeFile[]): string[] {
     "The runtime has no adapter for this design's framework. Call the framework-neutral limiter from a",
     'request hook that runs before the route handlers, and map its decision onto the response:',
     '',
+    ...clusterClientLines(design),
     '```ts',
-    "import { Redis } from 'ioredis';",
-    "import { DESIGN } from './middleware/design.js';",
-    "import { createLimiter } from './middleware/limiter.js';",
-    '',
-    'const limiter = createLimiter(DESIGN, {',
-    '  redis: new Redis(process.env.REDIS_URL!, { enableAutoPipelining: true, enableOfflineQueue: false }),',
+    ...(onCluster(design)
+      ? [
+          "import { Cluster } from 'ioredis';",
+          "import { DESIGN } from './middleware/design.js';",
+          "import { createLimiter } from './middleware/limiter.js';",
+          '',
+          'const limiter = createLimiter(DESIGN, {',
+          "  redis: new Cluster([{ host: 'redis-1', port: 6379 }], { enableAutoPipelining: true, enableOfflineQueue: false }),",
+        ]
+      : [
+          "import { Redis } from 'ioredis';",
+          "import { DESIGN } from './middleware/design.js';",
+          "import { createLimiter } from './middleware/limiter.js';",
+          '',
+          'const limiter = createLimiter(DESIGN, {',
+          '  redis: new Redis(process.env.REDIS_URL!, { enableAutoPipelining: true, enableOfflineQueue: false }),',
+        ]),
     '  identify: (req) => ({ apiKey: req.auth?.keyId, tenantId: req.auth?.tenantId, plan: req.auth?.plan }),',
     '});',
     '',
@@ -137,6 +150,28 @@ function mountSection(design: Design, files: readonly CodeFile[]): string[] {
     'for (const [name, value] of decision.headers) setHeader(name, value); // on every response',
     'if (decision.status !== 200) return send(decision.status, decision.contentType, decision.body); // 429 or 503',
     '```',
+    '',
+  ];
+}
+
+/** Whether the design's rules keep their state on a Redis Cluster. */
+function onCluster(design: Design): boolean {
+  return design.scope.store === 'redis-cluster' && design.rules.some(keepsStateInStore);
+}
+
+/**
+ * The client a Redis Cluster needs: the usage comments of the shipped runtime (the same for every
+ * design) connect one node with `new Redis(url)`, which a cluster answers with MOVED for every key
+ * another master holds.
+ */
+function clusterClientLines(design: Design): string[] {
+  if (!onCluster(design)) return [];
+  const outbound = design.rules.some((r) => r.layer === 'outbound-client');
+  return [
+    `This design's store is a Redis Cluster: give the limiter${outbound ? ' and the outbound client' : ''} an ioredis \`Cluster\` where the usage`,
+    "comment shows `new Redis(...)`, e.g. `new Cluster([{ host: 'redis-1', port: 6379 }], { enableAutoPipelining: true, enableOfflineQueue: false })`",
+    '(any master is enough to find the others). A client of one node gets a MOVED error for every key another master',
+    'holds, and the limiter counts each such call as a store failure: fail-open rules admit unchecked, fail-closed ones answer 503.',
     '',
   ];
 }
