@@ -107,6 +107,7 @@ function mountSection(design: Design, files: readonly CodeFile[]): string[] {
         ? "this design's rules. Install `prom-client` and a Redis client with `evalsha`/`eval` (ioredis fits)."
         : "this design's rules. Install `prom-client`. Every rule keeps its state in the process, so no Redis client is needed: leave out the `redis` option the usage comment shows.",
       '',
+      ...identifyLines(design),
       ...clusterClientLines(design),
       ...(design.scope.framework === 'nestjs' ? [...NESTJS_MOUNT, ''] : []),
       ...customIdentityLines(design),
@@ -150,6 +151,49 @@ function mountSection(design: Design, files: readonly CodeFile[]): string[] {
     'for (const [name, value] of decision.headers) setHeader(name, value); // on every response',
     'if (decision.status !== 200) return send(decision.status, decision.contentType, decision.body); // 429 or 503',
     '```',
+    '',
+  ];
+}
+
+/** The field of identify()'s result each account identity is read from (RequestIdentity in the runtime's types.ts). */
+const IDENTIFY_FIELD = { 'api-key': 'apiKey', user: 'userId', tenant: 'tenantId', session: 'sessionId' } as const;
+
+/**
+ * What identify() must return for this design: the usage comments of the shipped runtime show
+ * apiKey, tenantId and plan for every design, while a design's rules may be keyed on, or fall
+ * back to, other identities the answers list (a caller whose identity identify() leaves out is
+ * counted by the next one it has, down to its address).
+ */
+function identifyLines(design: Design): string[] {
+  const middleware = design.rules.filter((r) => r.layer === 'middleware');
+  if (middleware.length === 0) return [];
+  type Account = keyof typeof IDENTIFY_FIELD;
+  const isAccount = (i: string | undefined): i is Account => i !== undefined && i in IDENTIFY_FIELD;
+  const keyed = new Map<Account, string[]>();
+  for (const r of middleware) if (isAccount(r.identity)) keyed.set(r.identity, [...(keyed.get(r.identity) ?? []), r.id]);
+  const fallbacks = design.identityFallback ? design.scope.identities.filter((i): i is Account => isAccount(i) && !keyed.has(i)) : [];
+  const lines = [
+    ...[...keyed].map(([i, ids]) => `- \`${IDENTIFY_FIELD[i]}\`: the rules keyed on it, ${ids.map((id) => `\`${id}\``).join(', ')}.`),
+    ...fallbacks.map(
+      (i) =>
+        `- \`${IDENTIFY_FIELD[i]}\`: callers without ${[...keyed.keys()].map((k) => `\`${IDENTIFY_FIELD[k]}\``).join(' or ')} are counted by it (the answers list ${i === 'session' ? 'sessions' : `${i} ids`}); left out, they are counted per client IP${middleware.some((r) => r.tier === 'quota' && isAccount(r.identity)) ? ', and by no quota' : ''}.`,
+    ),
+    ...(design.identityFallback?.defaultPlan !== undefined
+      ? [
+          `- \`plan\`: one of ${design.scope.plans.map((p) => `"${p.name}"`).join(', ')}, exactly as written; a caller without one is counted as "${design.identityFallback.defaultPlan}".`,
+        ]
+      : []),
+    ...(middleware.some((r) => r.identity === 'username')
+      ? [
+          '- `username`: the account name an auth request tries, where the parsed body has it under another field than username, email, login or client_id.',
+        ]
+      : []),
+  ];
+  if (lines.length === 0) return [];
+  return [
+    "identify() returns, for this design's rules (the usage comment's fields are an example, the same for every design):",
+    '',
+    ...lines,
     '',
   ];
 }

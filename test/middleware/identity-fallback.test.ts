@@ -8,6 +8,7 @@ import { readFileSync } from 'node:fs';
 import { Redis } from 'ioredis';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { Answers } from '../../src/answers/schema.js';
+import { generateCode } from '../../src/codegen/index.js';
 import { buildDesign } from '../../src/design/build.js';
 import { FALLBACK_ORDER } from '../../src/design/identity-fallback.js';
 import { checkDesign } from '../../src/constraints/index.js';
@@ -98,5 +99,20 @@ describe('callers without the identity a rule is keyed on', () => {
     expect(Object.keys(await callAs({ tenantId: 't-1', sessionId: 's-1' }))).toEqual(['{t:t-1}']);
     expect(Object.keys(await callAs({ userId: 'u-1', tenantId: 't-1' }))).toEqual(['{u:u-1}']);
     expect(Object.keys(await callAs({ apiKey: 'k-1', userId: 'u-1', plan: 'Partner' }))).toEqual(['{ak:k-1}']);
+  });
+});
+
+describe("the code README's identify() fields", () => {
+  const readme = generateCode(design).find((f) => f.path === 'README.md')?.content ?? '';
+
+  it('name the session a browser must be identified by, and the plan names the rows compare with', async () => {
+    expect(readme).toContain(
+      '- `sessionId`: callers without `apiKey` are counted by it (the answers list sessions); left out, they are counted per client IP, and by no quota.',
+    );
+    expect(readme).toContain('- `plan`: one of "Team", "Partner", exactly as written; a caller without one is counted as "Team".');
+    // as the compiled middleware does: a session caller's own key, and a caller on Partner counted by Partner's rows
+    expect(Object.keys(await callAs({ sessionId: 'readme-s' }))).toEqual(['{s:readme-s}']);
+    const partner = await callAs({ apiKey: 'readme-k', plan: 'Partner' });
+    expect(Object.keys(partner['{ak:readme-k}'] ?? {}).sort()).toEqual(['quota', 'req:partner']);
   });
 });
