@@ -51,6 +51,10 @@ export function existingName(l: ExistingLimiterT): string {
   return `${l.kind}${l.name ? ` ${l.name}` : ''}${l.source ? ` (${l.source})` : ''}`;
 }
 
+function joinWords(items: readonly string[]): string {
+  return items.length <= 1 ? items.join('') : `${items.slice(0, -1).join(', ')} and ${items[items.length - 1]}`;
+}
+
 function coversText(l: ExistingLimiterT): string {
   if (l.match === 'unknown') return l.scope ?? 'routes the scan could not name';
   const method = l.method && l.method !== 'ANY' ? `${l.method} ` : '';
@@ -196,12 +200,19 @@ export function buildMigration(
         };
       }
       if (!tightest) {
+        // the route may still have rules keyed on something else (an anonymous auth flow's per-IP
+        // and per-account rows): retiring the old limiter removes its per-key limit, not every limit
+        const others = rules.filter((r) => r.layer !== 'edge' && ruleCovers(r, e) && r.identity && !same.includes(r.identity));
+        const kept =
+          others.length > 0
+            ? ` The route keeps the new rules counting per ${joinWords([...new Set(others.map((r) => r.identity as string))])} (${others.map((r) => r.id).join(', ')})${e.anonymous && keyedOn !== 'ip' && keyedOn !== 'global' ? `; its callers are anonymous, so they bring no ${keyedOn} to count` : ''}.`
+            : '';
         return {
           ...base,
           endpoint,
           replacements,
           verdict: 'uncovered',
-          note: `${at}: warning, no new rule counts per ${keyedOn} here. Retiring this limiter removes the limit on this route; keep it, or add a rule keyed on ${keyedOn} (a rules entry) first.`,
+          note: `${at}: warning, no new rule counts per ${keyedOn} here. Retiring this limiter removes ${others.length > 0 ? `its per-${keyedOn} limit` : 'the limit'} on this route; keep it, or add a rule keyed on ${keyedOn} (a rules entry) first.${kept}`,
         };
       }
       const looserNote = `Confirm the looser limit is wanted before retiring this limiter, or keep it, or add a rules entry with the old numbers.`;

@@ -154,3 +154,16 @@ describe('an old limiter the same for every plan, against rules that differ by p
     expect(create?.note).not.toContain('looser');
   });
 });
+
+describe('an old per-key limiter on a route the new rules count per something else', () => {
+  it('says what the route keeps instead of claiming retiring it leaves the route without a limit', async () => {
+    const d = await fastifyKongReviewDesign();
+    const signIn = d.migration?.items.find((m) => m.existing.includes('hitCounter') && m.endpoint?.name === 'sign-in');
+    expect(signIn?.verdict).toBe('uncovered');
+    expect(signIn?.note).toContain('Retiring this limiter removes its per-api-key limit on this route');
+    expect(signIn?.note).not.toContain('removes the limit on this route');
+    expect(signIn?.note).toContain(
+      'The route keeps the new rules counting per username and ip (auth-login-per-identity, auth-login-per-ip); its callers are anonymous, so they bring no api-key to count.',
+    );
+  });
+});
