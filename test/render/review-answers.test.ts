@@ -6,6 +6,7 @@ import { readFileSync } from 'node:fs';
 import { parse as parseYaml } from 'yaml';
 import { describe, expect, it } from 'vitest';
 import { generateCode } from '../../src/codegen/index.js';
+import { compileDesign } from '../../src/codegen/middleware/compile.js';
 import { renderMarkdown } from '../../src/render/markdown/index.js';
 import { inputFromAnswers } from './fixtures.js';
 
@@ -107,5 +108,52 @@ describe('the rollout intro against the gateway file as shipped', () => {
     expect(rolloutIntro(renderMarkdown(input, { layout: 'single' })[0]?.content ?? '')).toContain(
       'Every rule starts in shadow mode for 7 days: it is evaluated and measured,\nbut rejects nothing.',
     );
+  });
+});
+
+describe('the Fastify API behind Kong: one set of numbers in the matrix, design.ts and kong.yaml', () => {
+  const input = inputFromAnswers(review('fastify-kong'));
+  const md = renderMarkdown(input, { layout: 'single' })[0]?.content ?? '';
+  const files = generateCode(input.design);
+
+  it('every middleware rule of the matrix is compiled with its numbers, fail mode, headers and plan', () => {
+    const compiled = compileDesign(input.design).rules;
+    const middleware = input.design.rules.filter((r) => r.layer === 'middleware');
+    expect(compiled.map((r) => r.id).sort()).toEqual(middleware.map((r) => r.id).sort());
+    for (const r of middleware) {
+      const c = compiled.find((x) => x.id === r.id)!;
+      expect([c.limit, c.periodSeconds, c.burst, c.failMode, c.headers, c.plan], r.id).toEqual([
+        r.rate?.requests,
+        r.rate?.periodSeconds,
+        typeof r.burst === 'number' ? r.burst : null,
+        r.failMode,
+        r.headers,
+        r.plan ?? null,
+      ]);
+      expect(md, r.id).toContain(`| [\`${r.id}\`](#rule-${r.id}) |`);
+    }
+    // export-project's cost 5 is charged by the fairness rows, not by the quotas (which count calls)
+    expect(compiled.find((x) => x.id === 'fairness-partner-fail-open')?.costByEndpoint).toEqual([['export-project', 5]]);
+    expect(compiled.find((x) => x.id === 'quota-partner')?.costByEndpoint).toEqual([]);
+  });
+
+  it("the ceiling's 1,800 per second is the number in kong.yaml and in the document", () => {
+    const kong = parseYaml(files.find((f) => f.path === 'gateway/kong.yaml')!.content);
+    const ceiling = kong.services.flatMap((s: any) => s.plugins ?? []).find((p: any) => (p.tags ?? []).includes('rule-global-ceiling'));
+    expect([ceiling.config.limit, ceiling.config.window_size]).toEqual([[1800], [1]]);
+    expect(md).toContain(
+      '| [`global-ceiling`](#rule-global-ceiling) | all requests | global | 1,800 / 1 s, no burst (window) | fail open | edge |',
+    );
+  });
+
+  it('the header names the document lists are the x-ratelimit ones the runtime sends', () => {
+    expect(input.design.contract.headers.map((h) => h.name)).toEqual(['X-RateLimit-Limit', 'X-RateLimit-Remaining', 'X-RateLimit-Reset']);
+    expect(input.design.contract.quotaHeaders.map((h) => h.name)).toEqual([
+      'X-RateLimit-Quota-Limit',
+      'X-RateLimit-Quota-Remaining',
+      'X-RateLimit-Quota-Reset',
+      'Quota-Exceeded',
+    ]);
+    expect(files.find((f) => f.path === 'middleware/design.ts')!.content).toContain('headerConvention: "x-ratelimit"');
   });
 });
