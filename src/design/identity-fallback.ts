@@ -58,6 +58,9 @@ export function buildIdentityFallback(scope: Scope, rules: readonly MatrixRule[]
       `So a caller identified by ${joinAnd(others.map((k) => `a ${WORD[k]}`))} alone (${others.includes('session') ? 'a browser signed in with a session cookie, say' : 'one of the identities the answers list'}) is limited per ${joinAnd(others.map((k) => WORD[k]))} by these rows${quotas.length > 0 ? ', quotas included' : ''}, and a request with no identity at all per address${quotas.length > 0 ? ' (quotas aside)' : ''}.`,
     );
   }
+  parts.push(
+    `The cardinality bounds and the memory estimate count these rows' keys per ${joinAnd(identities.map((i) => WORD[i as keyof typeof WORD]))} only: the keys of callers counted by ${others.length > 0 ? `a ${others.map((k) => WORD[k]).join(' or a ')} or ` : ''}an address come on top, so size the store and the key-count alert for them where such callers are many.`,
+  );
   if (defaultPlan !== undefined) {
     parts.push(
       `The plan rows (${joinAnd(planRules.map((r) => r.id))}) count only callers of their plan, the plan identify() returns; a caller it names no plan for${others.length > 0 ? `, ${others.map((k) => `a ${WORD[k]}`).join(' or ')} caller included,` : ''} is counted as plan ${defaultPlan}, the first plan of the answers (the limiter's defaultPlan option names another).`,

@@ -82,6 +82,11 @@ describe('callers without the identity a rule is keyed on', () => {
   it('a browser session is counted per session by the Team rows, its quota included, as the document says', async () => {
     expect(paragraph).toContain('a caller identified by a session alone');
     expect(paragraph).toContain('is limited per session by these rows, quotas included');
+    // the bounds are per API key (800 of them): the session keys are not in them, and the document says so
+    expect(design.rules.find((r) => r.id === 'quota-team')?.cardinality?.bound).toBe(800);
+    expect(paragraph).toContain(
+      "The cardinality bounds and the memory estimate count these rows' keys per API key only: the keys of callers counted by a session or an address come on top",
+    );
     const keys = await callAs({ sessionId: 'sess-1' });
     expect(Object.keys(keys)).toEqual(['{s:sess-1}']);
     expect(Object.keys(keys['{s:sess-1}'] ?? {}).sort()).toEqual(['quota', 'req:team']);
