@@ -155,6 +155,8 @@ function mountSection(design: Design, files: readonly CodeFile[]): string[] {
   ];
 }
 
+const PLURAL = { 'api-key': 'API keys', user: 'users', tenant: 'tenants', session: 'sessions' } as const;
+
 /** The field of identify()'s result each account identity is read from (RequestIdentity in the runtime's types.ts). */
 const IDENTIFY_FIELD = { 'api-key': 'apiKey', user: 'userId', tenant: 'tenantId', session: 'sessionId' } as const;
 
@@ -175,8 +177,15 @@ function identifyLines(design: Design): string[] {
   const lines = [
     ...[...keyed].map(([i, ids]) => `- \`${IDENTIFY_FIELD[i]}\`: the rules keyed on it, ${ids.map((id) => `\`${id}\``).join(', ')}.`),
     ...fallbacks.map(
-      (i) =>
-        `- \`${IDENTIFY_FIELD[i]}\`: callers without ${[...keyed.keys()].map((k) => `\`${IDENTIFY_FIELD[k]}\``).join(' or ')} are counted by it (the answers list ${i === 'session' ? 'sessions' : `${i} ids`}); left out, they are counted per client IP${middleware.some((r) => r.tier === 'quota' && isAccount(r.identity)) ? ', and by no quota' : ''}.`,
+      (i, n) =>
+        `- \`${IDENTIFY_FIELD[i]}\`: callers without ${[...keyed.keys()].map((k) => `\`${IDENTIFY_FIELD[k]}\``).join(' or ')}${
+          n > 0
+            ? ` or ${fallbacks
+                .slice(0, n)
+                .map((k) => `\`${IDENTIFY_FIELD[k]}\``)
+                .join(' or ')}`
+            : ''
+        } are counted by it (the answers list ${PLURAL[i]})${n === fallbacks.length - 1 ? `; left out, they are counted per client IP${middleware.some((r) => r.tier === 'quota' && isAccount(r.identity)) ? ', and by no quota' : ''}` : ''}.`,
     ),
     ...(design.identityFallback?.defaultPlan !== undefined
       ? [

@@ -22,6 +22,14 @@ const WORD: Record<(typeof FALLBACK_ORDER)[number], string> = {
   ip: 'client IP',
 };
 
+const WITH_ARTICLE: Record<(typeof FALLBACK_ORDER)[number], string> = {
+  'api-key': 'an API key',
+  user: 'a user',
+  tenant: 'a tenant',
+  session: 'a session',
+  ip: 'an address',
+};
+
 const LABEL: Record<(typeof FALLBACK_ORDER)[number], string> = {
   'api-key': 'ak:<api-key-id>',
   user: 'u:<user-id>',
@@ -45,7 +53,7 @@ export function buildIdentityFallback(scope: Scope, rules: readonly MatrixRule[]
   const answered = new Set<string>(scope.identities);
   const parts: string[] = [];
   parts.push(
-    `The rows keyed on ${joinAnd(identities.map((i) => (i === 'api-key' ? 'an API key' : `a ${WORD[i as keyof typeof WORD]}`)))} (${joinAnd(keyed.map((r) => r.id))}) count a caller that identify() gives no such identity under the first other one it has, in the order ${FALLBACK_ORDER.map((k) => WORD[k]).join(', ')}, with that identity's own label in the key (rl:{${LABEL.session}}, rl:{${LABEL.ip}}) and the same numbers.`,
+    `The rows keyed on ${joinAnd(identities.map((i) => WITH_ARTICLE[i as keyof typeof WITH_ARTICLE]))} (${joinAnd(keyed.map((r) => r.id))}) count a caller that identify() gives no such identity under the first other one it has, in the order ${FALLBACK_ORDER.map((k) => WORD[k]).join(', ')}, with that identity's own label in the key (rl:{${LABEL.session}}, rl:{${LABEL.ip}}) and the same numbers.`,
   );
   if (quotas.length > 0) {
     parts.push(
@@ -55,15 +63,15 @@ export function buildIdentityFallback(scope: Scope, rules: readonly MatrixRule[]
   const others = FALLBACK_ORDER.filter((k) => k !== 'ip' && answered.has(k) && !identities.includes(k));
   if (others.length > 0) {
     parts.push(
-      `So a caller identified by ${joinAnd(others.map((k) => `a ${WORD[k]}`))} alone (${others.includes('session') ? 'a browser signed in with a session cookie, say' : 'one of the identities the answers list'}) is limited per ${joinAnd(others.map((k) => WORD[k]))} by these rows${quotas.length > 0 ? ', quotas included' : ''}, and a request with no identity at all per address${quotas.length > 0 ? ' (quotas aside)' : ''}.`,
+      `So a caller identified by ${others.map((k) => WITH_ARTICLE[k]).join(' or ')} alone (${others.includes('session') ? 'a browser signed in with a session cookie, say' : 'one of the identities the answers list'}) is limited per ${others.map((k) => WORD[k]).join(' or per ')} by these rows${quotas.length > 0 ? ', quotas included' : ''}, and a request with no identity at all per address${quotas.length > 0 ? ' (quotas aside)' : ''}.`,
     );
   }
   parts.push(
-    `The cardinality bounds and the memory estimate count these rows' keys per ${joinAnd(identities.map((i) => WORD[i as keyof typeof WORD]))} only: the keys of callers counted by ${others.length > 0 ? `a ${others.map((k) => WORD[k]).join(' or a ')} or ` : ''}an address come on top, so size the store and the key-count alert for them where such callers are many.`,
+    `The cardinality bounds and the memory estimate count these rows' keys per ${joinAnd(identities.map((i) => WORD[i as keyof typeof WORD]))} only: the keys of callers counted by ${[...others, 'ip' as const].map((k) => WITH_ARTICLE[k]).join(' or ')} come on top, so size the store and the key-count alert for them where such callers are many.`,
   );
   if (defaultPlan !== undefined) {
     parts.push(
-      `The plan rows (${joinAnd(planRules.map((r) => r.id))}) count only callers of their plan, the plan identify() returns; a caller it names no plan for${others.length > 0 ? `, ${others.map((k) => `a ${WORD[k]}`).join(' or ')} caller included,` : ''} is counted as plan ${defaultPlan}, the first plan of the answers (the limiter's defaultPlan option names another).`,
+      `The plan rows (${joinAnd(planRules.map((r) => r.id))}) count only callers of their plan, the plan identify() returns; a caller it names no plan for${others.length > 0 ? `, such as one known by ${others.map((k) => WITH_ARTICLE[k]).join(' or ')} alone,` : ''} is counted as plan ${defaultPlan}, the first plan of the answers (the limiter's defaultPlan option names another).`,
     );
   }
   return {
