@@ -107,6 +107,8 @@ function mountSection(design: Design, files: readonly CodeFile[]): string[] {
         ? "this design's rules. Install `prom-client` and a Redis client with `evalsha`/`eval` (ioredis fits)."
         : "this design's rules. Install `prom-client`. Every rule keeps its state in the process, so no Redis client is needed: leave out the `redis` option the usage comment shows.",
       '',
+      ...identifyLines(design),
+      ...clusterClientLines(design),
       ...(design.scope.framework === 'nestjs' ? [...NESTJS_MOUNT, ''] : []),
       ...customIdentityLines(design),
     ];
@@ -116,13 +118,25 @@ function mountSection(design: Design, files: readonly CodeFile[]): string[] {
     "The runtime has no adapter for this design's framework. Call the framework-neutral limiter from a",
     'request hook that runs before the route handlers, and map its decision onto the response:',
     '',
+    ...clusterClientLines(design),
     '```ts',
-    "import { Redis } from 'ioredis';",
-    "import { DESIGN } from './middleware/design.js';",
-    "import { createLimiter } from './middleware/limiter.js';",
-    '',
-    'const limiter = createLimiter(DESIGN, {',
-    '  redis: new Redis(process.env.REDIS_URL!, { enableAutoPipelining: true, enableOfflineQueue: false }),',
+    ...(onCluster(design)
+      ? [
+          "import { Cluster } from 'ioredis';",
+          "import { DESIGN } from './middleware/design.js';",
+          "import { createLimiter } from './middleware/limiter.js';",
+          '',
+          'const limiter = createLimiter(DESIGN, {',
+          "  redis: new Cluster([{ host: 'redis-1', port: 6379 }], { enableAutoPipelining: true, enableOfflineQueue: false }),",
+        ]
+      : [
+          "import { Redis } from 'ioredis';",
+          "import { DESIGN } from './middleware/design.js';",
+          "import { createLimiter } from './middleware/limiter.js';",
+          '',
+          'const limiter = createLimiter(DESIGN, {',
+          '  redis: new Redis(process.env.REDIS_URL!, { enableAutoPipelining: true, enableOfflineQueue: false }),',
+        ]),
     '  identify: (req) => ({ apiKey: req.auth?.keyId, tenantId: req.auth?.tenantId, plan: req.auth?.plan }),',
     '});',
     '',
@@ -137,6 +151,80 @@ function mountSection(design: Design, files: readonly CodeFile[]): string[] {
     'for (const [name, value] of decision.headers) setHeader(name, value); // on every response',
     'if (decision.status !== 200) return send(decision.status, decision.contentType, decision.body); // 429 or 503',
     '```',
+    '',
+  ];
+}
+
+const PLURAL = { 'api-key': 'API keys', user: 'users', tenant: 'tenants', session: 'sessions' } as const;
+
+/** The field of identify()'s result each account identity is read from (RequestIdentity in the runtime's types.ts). */
+const IDENTIFY_FIELD = { 'api-key': 'apiKey', user: 'userId', tenant: 'tenantId', session: 'sessionId' } as const;
+
+/**
+ * What identify() must return for this design: the usage comments of the shipped runtime show
+ * apiKey, tenantId and plan for every design, while a design's rules may be keyed on, or fall
+ * back to, other identities the answers list (a caller whose identity identify() leaves out is
+ * counted by the next one it has, down to its address).
+ */
+function identifyLines(design: Design): string[] {
+  const middleware = design.rules.filter((r) => r.layer === 'middleware');
+  if (middleware.length === 0) return [];
+  type Account = keyof typeof IDENTIFY_FIELD;
+  const isAccount = (i: string | undefined): i is Account => i !== undefined && i in IDENTIFY_FIELD;
+  const keyed = new Map<Account, string[]>();
+  for (const r of middleware) if (isAccount(r.identity)) keyed.set(r.identity, [...(keyed.get(r.identity) ?? []), r.id]);
+  const fallbacks = design.identityFallback ? design.scope.identities.filter((i): i is Account => isAccount(i) && !keyed.has(i)) : [];
+  const lines = [
+    ...[...keyed].map(([i, ids]) => `- \`${IDENTIFY_FIELD[i]}\`: the rules keyed on it, ${ids.map((id) => `\`${id}\``).join(', ')}.`),
+    ...fallbacks.map(
+      (i, n) =>
+        `- \`${IDENTIFY_FIELD[i]}\`: callers without ${[...keyed.keys()].map((k) => `\`${IDENTIFY_FIELD[k]}\``).join(' or ')}${
+          n > 0
+            ? ` or ${fallbacks
+                .slice(0, n)
+                .map((k) => `\`${IDENTIFY_FIELD[k]}\``)
+                .join(' or ')}`
+            : ''
+        } are counted by it (the answers list ${PLURAL[i]})${n === fallbacks.length - 1 ? `; left out, they are counted per client IP${middleware.some((r) => r.tier === 'quota' && isAccount(r.identity)) ? ', and by no quota' : ''}` : ''}.`,
+    ),
+    ...(design.identityFallback?.defaultPlan !== undefined
+      ? [
+          `- \`plan\`: one of ${design.scope.plans.map((p) => `"${p.name}"`).join(', ')}, exactly as written; a caller without one is counted as "${design.identityFallback.defaultPlan}".`,
+        ]
+      : []),
+    ...(middleware.some((r) => r.identity === 'username')
+      ? [
+          '- `username`: the account name an auth request tries, where the parsed body has it under another field than username, email, login or client_id.',
+        ]
+      : []),
+  ];
+  if (lines.length === 0) return [];
+  return [
+    "identify() returns, for this design's rules (the usage comment's fields are an example, the same for every design):",
+    '',
+    ...lines,
+    '',
+  ];
+}
+
+/** Whether the design's rules keep their state on a Redis Cluster. */
+function onCluster(design: Design): boolean {
+  return design.scope.store === 'redis-cluster' && design.rules.some(keepsStateInStore);
+}
+
+/**
+ * The client a Redis Cluster needs: the usage comments of the shipped runtime (the same for every
+ * design) connect one node with `new Redis(url)`, which a cluster answers with MOVED for every key
+ * another master holds.
+ */
+function clusterClientLines(design: Design): string[] {
+  if (!onCluster(design)) return [];
+  const outbound = design.rules.some((r) => r.layer === 'outbound-client');
+  return [
+    `This design's store is a Redis Cluster: give the limiter${outbound ? ' and the outbound client' : ''} an ioredis \`Cluster\` where the usage`,
+    "comment shows `new Redis(...)`, e.g. `new Cluster([{ host: 'redis-1', port: 6379 }], { enableAutoPipelining: true, enableOfflineQueue: false })`",
+    '(any master is enough to find the others). A client of one node gets a MOVED error for every key another master',
+    'holds, and the limiter counts each such call as a store failure: fail-open rules admit unchecked, fail-closed ones answer 503.',
     '',
   ];
 }

@@ -8,6 +8,7 @@ import { TOOL_VERSION } from '../version.js';
 import { buildAccess, buildFallback } from './access.js';
 import { buildAlgorithms } from './algorithms.js';
 import { buildContract } from './contract.js';
+import { buildIdentityFallback } from './identity-fallback.js';
 import { authDefaultsText, buildMatrix } from './matrix.js';
 import { buildMigration } from './migration.js';
 import {
@@ -72,6 +73,7 @@ export function buildDesign(answers: Answers, options: BuildOptions): Design {
           },
         ]
       : [];
+  const identityFallback = buildIdentityFallback(scope, rules);
   const enforcement = { ...placed, scripts: [...placed.scripts, ...penaltyScript], ...(fallback ? { fallback } : {}) };
   return {
     meta: { tool: 'rl-design', toolVersion: TOOL_VERSION, date: options.date, generic: resolved.generic },
@@ -97,6 +99,7 @@ export function buildDesign(answers: Answers, options: BuildOptions): Design {
       ...(enforcement.fallback ? { fallback: enforcement.fallback } : {}),
     }),
     failModes: classFailModes(scope, rules),
+    ...(identityFallback ? { identityFallback } : {}),
     ...(migration ? { migration } : {}),
     ...(access ? { access } : {}),
   };

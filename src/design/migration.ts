@@ -51,6 +51,10 @@ export function existingName(l: ExistingLimiterT): string {
   return `${l.kind}${l.name ? ` ${l.name}` : ''}${l.source ? ` (${l.source})` : ''}`;
 }
 
+function joinWords(items: readonly string[]): string {
+  return items.length <= 1 ? items.join('') : `${items.slice(0, -1).join(', ')} and ${items[items.length - 1]}`;
+}
+
 function coversText(l: ExistingLimiterT): string {
   if (l.match === 'unknown') return l.scope ?? 'routes the scan could not name';
   const method = l.method && l.method !== 'ANY' ? `${l.method} ` : '';
@@ -178,7 +182,7 @@ export function buildMigration(
         .map((r) => ({ ruleId: r.id, limitText: ruleLimitText(r), withinWindow: requestsWithin(r, e, l.windowSeconds) }))
         .filter((x): x is { ruleId: string; limitText: string; withinWindow: number } => x.withinWindow !== undefined);
       const kept = candidates.find((r) => r.keptFrom === existingName(l));
-      // a request must pass every rule on the route, so the tightest one decides
+      // a request must pass every rule on the route that counts it, so the tightest one decides
       const tightest = replacements.reduce<(typeof replacements)[number] | undefined>(
         (a, b) => (a && a.withinWindow <= b.withinWindow ? a : b),
         undefined,
@@ -196,12 +200,64 @@ export function buildMigration(
         };
       }
       if (!tightest) {
+        // the route may still have rules keyed on something else (an anonymous auth flow's per-IP
+        // and per-account rows): retiring the old limiter removes its per-key limit, not every limit
+        const others = rules.filter((r) => r.layer !== 'edge' && ruleCovers(r, e) && r.identity && !same.includes(r.identity));
+        const kept =
+          others.length > 0
+            ? ` The route keeps the new rules counting per ${joinWords([...new Set(others.map((r) => r.identity as string))])} (${others.map((r) => r.id).join(', ')})${e.anonymous && keyedOn !== 'ip' && keyedOn !== 'global' ? `; its callers are anonymous, so they bring no ${keyedOn} to count` : ''}.`
+            : '';
         return {
           ...base,
           endpoint,
           replacements,
           verdict: 'uncovered',
-          note: `${at}: warning, no new rule counts per ${keyedOn} here. Retiring this limiter removes the limit on this route; keep it, or add a rule keyed on ${keyedOn} (a rules entry) first.`,
+          note: `${at}: warning, no new rule counts per ${keyedOn} here. Retiring this limiter removes ${others.length > 0 ? `its per-${keyedOn} limit` : 'the limit'} on this route; keep it, or add a rule keyed on ${keyedOn} (a rules entry) first.${kept}`,
+        };
+      }
+      const looserNote = `Confirm the looser limit is wanted before retiring this limiter, or keep it, or add a rules entry with the old numbers.`;
+      const tighterNote = `Clients that live near the old limit will be refused: check shadow mode's would-be refusals for them before enforcing.`;
+      // rules of different plans never count the same caller: within each plan the tightest of
+      // its rules (and of the rules every plan meets) decides, and the plans can differ
+      const plans = [...new Set(candidates.flatMap((r) => (r.plan === undefined ? [] : [r.plan])))];
+      if (plans.length > 1) {
+        const planOf = new Map(candidates.map((r) => [r.id, r.plan]));
+        const perPlan = plans.flatMap((plan) => {
+          const own = replacements.filter((x) => {
+            const p = planOf.get(x.ruleId);
+            return p === undefined || p === plan;
+          });
+          const t = own.reduce<(typeof own)[number] | undefined>((a, b) => (a && a.withinWindow <= b.withinWindow ? a : b), undefined);
+          if (!t) return [];
+          const v: 'same' | 'looser' | 'tighter' =
+            t.withinWindow === oldWithin ? 'same' : t.withinWindow > oldWithin ? 'looser' : 'tighter';
+          return [{ plan, tightest: t, verdict: v }];
+        });
+        const most = Math.max(...perPlan.map((p) => p.tightest.withinWindow));
+        const verdict = perPlan.some((p) => p.verdict === 'looser')
+          ? 'looser'
+          : perPlan.some((p) => p.verdict === 'tighter')
+            ? 'tighter'
+            : 'same';
+        const common = { ...base, endpoint, replacements, newWithinWindow: most };
+        if (verdict === 'same') {
+          return {
+            ...common,
+            verdict,
+            note: `${at}: the same within ${w} on every plan, ${formatNumber(oldWithin)} requests per ${keyedOn}, old and new.`,
+          };
+        }
+        const each = perPlan
+          .map(
+            (p) =>
+              `plan ${p.plan} ${formatNumber(p.tightest.withinWindow)} (${p.tightest.ruleId}, ${p.verdict === 'same' ? 'the same' : p.verdict})`,
+          )
+          .join('; ');
+        const kinds = (['looser', 'tighter'] as const).filter((k) => perPlan.some((p) => p.verdict === k));
+        return {
+          ...common,
+          verdict,
+          note: `${at}: warning, ${kinds.join(' and ')}. Within ${w} one ${keyedOn} could send ${formatNumber(oldWithin)} requests before, whatever its plan; a caller meets only its own plan's rules, and per plan the new rules admit: ${each}. ${kinds.map((k) => (k === 'looser' ? looserNote : tighterNote)).join(' ')}`,
         };
       }
       const common = { ...base, endpoint, replacements, newWithinWindow: tightest.withinWindow };
@@ -216,13 +272,13 @@ export function buildMigration(
         return {
           ...common,
           verdict: 'looser',
-          note: `${at}: warning, looser. Within ${w} one ${keyedOn} could send ${formatNumber(oldWithin)} requests before; the new rules admit ${formatNumber(tightest.withinWindow)} (${tightest.ruleId}). Confirm the looser limit is wanted before retiring this limiter, or keep it, or add a rules entry with the old numbers.`,
+          note: `${at}: warning, looser. Within ${w} one ${keyedOn} could send ${formatNumber(oldWithin)} requests before; the new rules admit ${formatNumber(tightest.withinWindow)} (${tightest.ruleId}). ${looserNote}`,
         };
       }
       return {
         ...common,
         verdict: 'tighter',
-        note: `${at}: warning, tighter. Within ${w} one ${keyedOn} could send ${formatNumber(oldWithin)} requests before; the new rules admit ${formatNumber(tightest.withinWindow)} (${tightest.ruleId}). Clients that live near the old limit will be refused: check shadow mode's would-be refusals for them before enforcing.`,
+        note: `${at}: warning, tighter. Within ${w} one ${keyedOn} could send ${formatNumber(oldWithin)} requests before; the new rules admit ${formatNumber(tightest.withinWindow)} (${tightest.ruleId}). ${tighterNote}`,
       };
     });
   });

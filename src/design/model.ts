@@ -471,6 +471,11 @@ interface RolloutStep {
 export interface Rollout {
   startsInShadow: boolean;
   shadowDays: number;
+  /**
+   * Edge rules the generated gateway configuration enforces from its first deploy (the gateway
+   * has no report-only mode the generated file uses), with why: the shadow period does not cover them.
+   */
+  edgeEnforcing?: { ruleIds: string[]; why: string };
   steps: RolloutStep[];
   /** how: what turning the rule off takes, as the generated artefact that enforces it allows. */
   killSwitches: { ruleId: string; flag: string; how?: string }[];
@@ -504,7 +509,10 @@ export interface MigrationItem {
   replacements: { ruleId: string; limitText: string; withinWindow: number }[];
   /** The most the old limiter admits within its own window (limit + burst). */
   oldWithinWindow: number;
-  /** The most the new rules together admit on the endpoint within that window (the tightest of them). */
+  /**
+   * The most the new rules together admit on the endpoint within that window: the tightest of
+   * them; where they differ by plan (a caller meets only its plan's), the largest of the plans' tightest.
+   */
   newWithinWindow?: number;
   /** looser: the new rules admit more within the old window; tighter: fewer; kept: the design took the old limit over. */
   verdict: 'same' | 'looser' | 'tighter' | 'kept' | 'uncovered';
@@ -608,6 +616,15 @@ export interface WorstCaseMeasurement {
   scaling?: string;
 }
 
+/** Who the rules keyed on an account identity count when a caller lacks it, and the plan of a caller identify() names none. */
+export interface IdentityFallback {
+  /** Middleware rules keyed on an API key, user, tenant or session. */
+  ruleIds: string[];
+  /** The plan a caller without one counts as (present when a rule is a plan's). */
+  defaultPlan?: string;
+  explanation: string;
+}
+
 export interface Design {
   meta: {
     tool: 'rl-design';
@@ -635,6 +652,8 @@ export interface Design {
   scenarios: Scenario[];
   /** Each endpoint class in use: answered and effective fail mode. */
   failModes?: ClassFailMode[];
+  /** Present when a middleware rule is keyed on an account identity (API key, user, tenant, session). */
+  identityFallback?: IdentityFallback;
   /** Present when the answers list limiters already in place. */
   migration?: Migration;
   /** Present when the answers set an allowlist, deny list, penalty box or custom identities. */

@@ -52,6 +52,18 @@ function nginxEdgeEnforce(rules: readonly MatrixRule[], gateway: Gateway): strin
     : ` The edge rules (${edge.join(', ')}) have no flag and leave shadow mode together: gateway/nginx-server.conf runs them under one limit_req_dry_run, so setting it to off (and reloading nginx) enforces all of them at once. Switch them as one step, apart from the middleware's rules, and watch their refusals (monitoring/nginx-ratelimit.mtail) after it.`;
 }
 
+/**
+ * Why the generated configuration of a gateway enforces its edge rules from the first deploy;
+ * absent where it ships them counting without refusing (nginx's limit_req_dry_run, Envoy's 0%
+ * enforcement and shadow_mode).
+ */
+const EDGE_ENFORCES_AS_SHIPPED: Partial<Record<Gateway, string>> = {
+  kong: "Kong's rate limit plugins have no report-only mode, and gateway/kong.yaml ships each plugin enabled",
+  cloudflare: 'the generated Cloudflare rules ship with the action "block"',
+  'aws-api-gateway':
+    'the generated AWS throttles and WAF rules refuse from the start (stage and usage-plan throttles have no report-only mode)',
+};
+
 export function buildRollout(
   rules: MatrixRule[],
   shadowDays: number,
@@ -117,9 +129,12 @@ export function buildRollout(
         ]
       : []),
   ];
+  const edge = ids((r) => r.layer === 'edge');
+  const enforcing = edge.length > 0 ? EDGE_ENFORCES_AS_SHIPPED[gateway] : undefined;
   return {
     startsInShadow: true,
     shadowDays,
+    ...(enforcing ? { edgeEnforcing: { ruleIds: edge, why: enforcing } } : {}),
     steps: steps.map((s, i) => ({ order: i + 1, ...s })),
     killSwitches: rules
       .filter((r) => r.killSwitch)

@@ -482,6 +482,18 @@ export function resolveAnswers(answers: Answers): ResolvedAnswers {
       'failure.byClass',
       'Failure posture unknown: auth endpoints fail closed (a limiter outage must not open the door to brute force); everything else fails open (a limiter outage must not become an API outage), with an alert on every fail-open event.',
     );
+  } else {
+    // classes the endpoints use that the stated posture leaves out take the same rule of thumb
+    const used = [...new Set(endpoints.map((e) => e.class))];
+    const unstated = used.filter((c) => stated[c] === undefined);
+    if (unstated.length > 0) {
+      const named = used.filter((c) => stated[c] !== undefined);
+      assume(
+        unstated.map((c) => `failure.byClass.${c}`).join(', '),
+        `Fail mode not stated for ${joinAnd(unstated)} (failure.byClass names ${named.length > 0 ? joinAnd(named) : 'no class these endpoints use'}): ${joinAnd(unstated.map((c) => `${c} fails ${failureByClass[c]}`))}, by the rule of thumb: auth fails closed (a limiter outage must not open the door to brute force), everything else fails open (a limiter outage must not become an API outage), with an alert on every fail-open event.${unstated.includes('health') ? ' Health checks are exempt, so their mode never applies.' : ''} Add the class to failure.byClass to decide it.`,
+        'failure.byClass.unstated',
+      );
+    }
   }
 
   // Outbound.

@@ -100,9 +100,10 @@ describe('an old limiter counting requests against a rule counting tokens', () =
     const rule = d.rules.find((r) => r.id === query?.replacements[0]?.ruleId);
     const cost = rule?.cost?.byEndpoint.find((w) => w.endpoint === 'graphql-query')?.cost ?? rule?.cost?.default ?? 1;
     expect(cost).toBeGreaterThan(1);
-    // 600 per minute before; the new bucket admits 1,400 tokens in a minute, 280 calls of cost 5
-    expect(query?.verdict).toBe('tighter');
-    expect(query?.note).toContain('the new rules admit 280');
+    // 600 per minute before; Starter's bucket admits 1,400 tokens in a minute, 280 calls of cost 5
+    // (Growth's and Scale's admit more than the old limit: the plans differ, so the row is looser)
+    expect(query?.note).toContain('plan Starter 280 (fairness-starter-fail-open, tighter)');
+    expect(query?.verdict).toBe('looser');
   });
 });
 
@@ -116,5 +117,53 @@ describe("an auth flow's per-IP row and an old per-IP limiter over a shorter win
     const token = d.migration?.items.find((m) => m.endpoint?.name === 'token');
     expect(token?.verdict).toBe('looser');
     expect(token?.note).toContain('Within 1 s one ip could send 30 requests before');
+  });
+});
+
+/** The reviewer's Fastify API behind Kong (test/fixtures/review): an old per-key INCR+EXPIRE limiter over /api/v1, two plans. */
+async function fastifyKongReviewDesign() {
+  const { readFileSync } = await import('node:fs');
+  const { Answers } = await import('../../src/answers/schema.js');
+  const { buildDesign } = await import('../../src/design/build.js');
+  const raw = JSON.parse(readFileSync(new URL('../fixtures/review/fastify-kong.answers.json', import.meta.url), 'utf8'));
+  delete raw.$schema;
+  return buildDesign(Answers.parse(raw), { date: '2026-12-03' });
+}
+
+describe('an old limiter the same for every plan, against rules that differ by plan', () => {
+  it("compares each plan's own rules: a Partner key gets more than before even though a Team key gets less", async () => {
+    const d = await fastifyKongReviewDesign();
+    const list = d.migration?.items.find((m) => m.existing.includes('hitCounter') && m.endpoint?.name === 'list-projects');
+    // before: 1,000 a minute per key; Team's bucket admits 360 in a minute, Partner's 100 + 20 x 60 = 1,300
+    expect(list?.replacements.map((r) => [r.ruleId, r.withinWindow])).toEqual(
+      expect.arrayContaining([
+        ['fairness-team-fail-open', 360],
+        ['fairness-partner-fail-open', 1_300],
+      ]),
+    );
+    expect(list?.verdict).toBe('looser');
+    expect(list?.newWithinWindow).toBe(1_300);
+    expect(list?.note).toContain('warning, looser and tighter');
+    expect(list?.note).toContain(
+      'plan Team 360 (fairness-team-fail-open, tighter); plan Partner 1,300 (fairness-partner-fail-open, looser)',
+    );
+    // both plans tighter (writes cost 2): tighter, the best-treated plan's count in the table
+    const create = d.migration?.items.find((m) => m.existing.includes('hitCounter') && m.endpoint?.name === 'create-project');
+    expect(create?.verdict).toBe('tighter');
+    expect(create?.newWithinWindow).toBe(650);
+    expect(create?.note).not.toContain('looser');
+  });
+});
+
+describe('an old per-key limiter on a route the new rules count per something else', () => {
+  it('says what the route keeps instead of claiming retiring it leaves the route without a limit', async () => {
+    const d = await fastifyKongReviewDesign();
+    const signIn = d.migration?.items.find((m) => m.existing.includes('hitCounter') && m.endpoint?.name === 'sign-in');
+    expect(signIn?.verdict).toBe('uncovered');
+    expect(signIn?.note).toContain('Retiring this limiter removes its per-api-key limit on this route');
+    expect(signIn?.note).not.toContain('removes the limit on this route');
+    expect(signIn?.note).toContain(
+      'The route keeps the new rules counting per username and ip (auth-login-per-identity, auth-login-per-ip); its callers are anonymous, so they bring no api-key to count.',
+    );
   });
 });

@@ -5,6 +5,7 @@
  */
 import { Cluster, Redis } from 'ioredis';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { generateCode } from '../../src/codegen/index.js';
 import { startRedisCluster, type RedisClusterHandle } from '../helpers/redis.js';
 import { MAIN } from './designs.js';
 import {
@@ -28,8 +29,9 @@ let client: Cluster;
 let masters: Redis[];
 const mods: Record<string, Mod> = {};
 
+const design = designFrom({ ...MAIN, stack: { ...MAIN.stack, store: 'redis-cluster' } });
+
 beforeAll(async () => {
-  const design = designFrom({ ...MAIN, stack: { ...MAIN.stack, store: 'redis-cluster' } });
   [scratch, cluster] = await Promise.all([compileScratch({ cluster: allFiles(design) }), startRedisCluster()]);
   expect(scratch.ok, scratch.output).toBe(true);
   for (const fw of ['express', 'fastify']) mods[fw] = await scratch.load<Mod>('cluster', fw);
@@ -71,6 +73,30 @@ describe.each<Framework>(['express', 'fastify'])('%s middleware on a 3-master Re
       let checked = 0;
       for (const m of masters) checked += await expectTtlsUnder(m, prefix);
       expect(checked).toBeGreaterThanOrEqual(3);
+    } finally {
+      await s.close();
+    }
+  });
+});
+
+describe('the Redis client the code README asks for on a Redis Cluster', () => {
+  it('names the Cluster client, and a client of one node does fail as it says: MOVED, counted as store failures', async () => {
+    const readme = generateCode(design).find((f) => f.path === 'README.md')?.content ?? '';
+    expect(readme).toContain("This design's store is a Redis Cluster: give the limiter an ioredis `Cluster` where the usage");
+    expect(readme).toContain('A client of one node gets a MOVED error for every key another master');
+    const errors: string[] = [];
+    const prefix = freshPrefix('cl1');
+    const s = await serve('fastify', mods.fastify as Mod, {
+      redis: masters[0],
+      keyPrefix: prefix,
+      timeoutMs: 5000,
+      onStoreError: (error) => errors.push(String((error as Error).message ?? error)),
+    });
+    try {
+      // sixteen API keys spread over the three masters' slots
+      for (let i = 0; i < 16; i++) await hit(s.url, 'GET', '/v1/items', { 'x-test-key': `one-node-${i}` });
+      expect(await counter(s.registry, 'ratelimit_store_failures_total')).toBeGreaterThan(0);
+      expect(errors.some((m) => m.includes('MOVED'))).toBe(true);
     } finally {
       await s.close();
     }

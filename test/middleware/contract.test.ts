@@ -16,6 +16,7 @@ import { DOCS, MAIN } from './designs.js';
 import {
   allFiles,
   compileScratch,
+  counter,
   designFrom,
   expectTtlsUnder,
   freshPrefix,
@@ -245,6 +246,11 @@ describe.each<Framework>(['express', 'fastify'])('%s middleware', (fw) => {
       { status: 200, quota: '"quota-pro";r=0', warning: '"quota-pro";over=1' },
       { status: 429, quota: '"quota-pro";r=0', warning: null },
     ]);
+    // the metric the document describes as "calls refused or flagged because a plan quota was
+    // used up" counts the flagged call past the quota and the backstop's refusal
+    const metric = designs.quota?.monitoring.metrics.find((m) => m.name === 'ratelimit_quota_exhausted_total');
+    expect(metric?.help).toMatch(/^Calls refused or flagged because a plan quota was used up/);
+    expect(await counter(s.registry, 'ratelimit_quota_exhausted_total', { rule: 'quota-pro', plan: 'Pro' })).toBe(2);
   });
 
   it('the trio convention: the quota trio beside the tightest rule, named as the document lists it', async () => {

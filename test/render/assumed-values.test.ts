@@ -2,6 +2,7 @@
  * The document marks every value a default filled in, shows a quota and its backstop as two
  * numbers, and warns when an outbound burst can pass the provider's limit.
  */
+import { readFileSync } from 'node:fs';
 import { Lexer, type Tokens } from 'marked';
 import { describe, expect, it } from 'vitest';
 import { renderMarkdown } from '../../src/render/markdown/index.js';
@@ -83,6 +84,34 @@ describe('Question/Answer table', () => {
     const md = doc(inputFromAnswers(full));
     expect(md).not.toContain('Answers marked "(assumed)"');
     expect(rows(md, 'Question', 'Answer').every((r) => !r[1]?.includes('(assumed)'))).toBe(true);
+  });
+});
+
+describe('a failure posture stated for some classes only', () => {
+  const review = JSON.parse(readFileSync(new URL('../fixtures/review/fastify-kong.answers.json', import.meta.url), 'utf8'));
+  delete review.$schema;
+
+  it('marks the classes it leaves out as assumed, in the scope table, the fail-mode table and the assumptions', () => {
+    // failure.byClass states auth, read and write; the endpoints also use export, webhook and health
+    const md = doc(inputFromAnswers(review));
+    expect(answer(rows(md, 'Question', 'Answer'), 'Failure posture')).toBe(
+      'auth fail closed, read fail open, write fail closed, export fail open (assumed), webhook fail open (assumed), health fail open (assumed)',
+    );
+    const modes = rows(md, 'Class', 'Answered', 'Effective');
+    const answered = (c: string) => modes.find((r) => r[0] === c)?.[1];
+    expect(answered('write')).toBe('fail closed');
+    expect(answered('export')).toBe('fail open (assumed)');
+    expect(answered('webhook')).toBe('fail open (assumed)');
+    expect(md).toContain(
+      '- `failure.byClass.export, failure.byClass.webhook, failure.byClass.health`: Fail mode not stated for export, webhook and health (failure.byClass names auth, read and write): export fails open, webhook fails open and health fails open, by the rule of thumb',
+    );
+  });
+
+  it('marks nothing once every class the endpoints use is stated', () => {
+    const full = { ...review, failure: { byClass: { ...review.failure.byClass, export: 'closed', webhook: 'open', health: 'open' } } };
+    const md = doc(inputFromAnswers(full));
+    expect(answer(rows(md, 'Question', 'Answer'), 'Failure posture')).not.toContain('(assumed)');
+    expect(md).not.toContain('failure.byClass.');
   });
 });
 

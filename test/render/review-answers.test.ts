@@ -3,8 +3,10 @@
  * wrote by hand must match what the complete-rules check accepts and what the code runs.
  */
 import { readFileSync } from 'node:fs';
+import { parse as parseYaml } from 'yaml';
 import { describe, expect, it } from 'vitest';
 import { generateCode } from '../../src/codegen/index.js';
+import { compileDesign } from '../../src/codegen/middleware/compile.js';
 import { renderMarkdown } from '../../src/render/markdown/index.js';
 import { inputFromAnswers } from './fixtures.js';
 
@@ -75,5 +77,83 @@ describe('cost-weighted scenario on a rule with no cost-1 endpoint', () => {
     expect(s.expected).toContain('a call to graphql-query (cost 5) sent right after is refused too');
     expect(s.expected).toContain('the refused call waits for 20 tokens, graphql-query for 5');
     expect(s.expected).not.toContain('a cost-1 call sent');
+  });
+});
+
+describe('the rollout intro against the gateway file as shipped', () => {
+  const rolloutIntro = (md: string): string => md.slice(md.indexOf('## 9. Rollout'), md.indexOf('### 9.1 Steps'));
+
+  it('does not promise shadow mode for edge rules the generated kong.yaml enforces from its first deploy', () => {
+    const input = inputFromAnswers(review('fastify-kong'));
+    const kong = parseYaml(generateCode(input.design).find((f) => f.path === 'gateway/kong.yaml')!.content);
+    const plugins = [
+      ...(kong.plugins ?? []),
+      ...kong.services.flatMap((s: any) => [...(s.plugins ?? []), ...(s.routes ?? []).flatMap((r: any) => r.plugins ?? [])]),
+    ];
+    const enforcing = plugins
+      .filter((p: any) => p.enabled !== false && (p.tags ?? []).some((t: string) => t.startsWith('rule-')))
+      .map((p: any) => (p.tags as string[]).find((t) => t.startsWith('rule-'))!.slice('rule-'.length));
+    expect(enforcing).toContain('global-ceiling');
+    const intro = rolloutIntro(renderMarkdown(input, { layout: 'single' })[0]?.content ?? '');
+    expect(intro).not.toContain('Every rule starts in shadow mode');
+    expect(intro).toContain('Every rule of the middleware and the outbound client starts in shadow mode for 7 days');
+    for (const id of enforcing) expect(intro).toMatch(new RegExp(`The edge rules \\([^)]*\`${id}\`[^)]*\\) refuse from the first deploy`));
+    expect(intro).toContain('gateway/kong.yaml ships each plugin enabled');
+  });
+
+  it('keeps the plain promise where the generated nginx file runs the edge rules in dry-run', () => {
+    const input = inputFromAnswers(review('graphql-hono'));
+    const server = generateCode(input.design).find((f) => f.path === 'gateway/nginx-server.conf')!.content;
+    expect(server).toMatch(/^limit_req_dry_run on;$/m);
+    expect(rolloutIntro(renderMarkdown(input, { layout: 'single' })[0]?.content ?? '')).toContain(
+      'Every rule starts in shadow mode for 7 days: it is evaluated and measured,\nbut rejects nothing.',
+    );
+  });
+});
+
+describe('the Fastify API behind Kong: one set of numbers in the matrix, design.ts and kong.yaml', () => {
+  const input = inputFromAnswers(review('fastify-kong'));
+  const md = renderMarkdown(input, { layout: 'single' })[0]?.content ?? '';
+  const files = generateCode(input.design);
+
+  it('every middleware rule of the matrix is compiled with its numbers, fail mode, headers and plan', () => {
+    const compiled = compileDesign(input.design).rules;
+    const middleware = input.design.rules.filter((r) => r.layer === 'middleware');
+    expect(compiled.map((r) => r.id).sort()).toEqual(middleware.map((r) => r.id).sort());
+    for (const r of middleware) {
+      const c = compiled.find((x) => x.id === r.id)!;
+      expect([c.limit, c.periodSeconds, c.burst, c.failMode, c.headers, c.plan], r.id).toEqual([
+        r.rate?.requests,
+        r.rate?.periodSeconds,
+        typeof r.burst === 'number' ? r.burst : null,
+        r.failMode,
+        r.headers,
+        r.plan ?? null,
+      ]);
+      expect(md, r.id).toContain(`| [\`${r.id}\`](#rule-${r.id}) |`);
+    }
+    // export-project's cost 5 is charged by the fairness rows, not by the quotas (which count calls)
+    expect(compiled.find((x) => x.id === 'fairness-partner-fail-open')?.costByEndpoint).toEqual([['export-project', 5]]);
+    expect(compiled.find((x) => x.id === 'quota-partner')?.costByEndpoint).toEqual([]);
+  });
+
+  it("the ceiling's 1,800 per second is the number in kong.yaml and in the document", () => {
+    const kong = parseYaml(files.find((f) => f.path === 'gateway/kong.yaml')!.content);
+    const ceiling = kong.services.flatMap((s: any) => s.plugins ?? []).find((p: any) => (p.tags ?? []).includes('rule-global-ceiling'));
+    expect([ceiling.config.limit, ceiling.config.window_size]).toEqual([[1800], [1]]);
+    expect(md).toContain(
+      '| [`global-ceiling`](#rule-global-ceiling) | all requests | global | 1,800 / 1 s, no burst (window) | fail open | edge |',
+    );
+  });
+
+  it('the header names the document lists are the x-ratelimit ones the runtime sends', () => {
+    expect(input.design.contract.headers.map((h) => h.name)).toEqual(['X-RateLimit-Limit', 'X-RateLimit-Remaining', 'X-RateLimit-Reset']);
+    expect(input.design.contract.quotaHeaders.map((h) => h.name)).toEqual([
+      'X-RateLimit-Quota-Limit',
+      'X-RateLimit-Quota-Remaining',
+      'X-RateLimit-Quota-Reset',
+      'Quota-Exceeded',
+    ]);
+    expect(files.find((f) => f.path === 'middleware/design.ts')!.content).toContain('headerConvention: "x-ratelimit"');
   });
 });

@@ -15,6 +15,7 @@ import { luaScriptFor, runBurst } from '../../design/algorithms.js';
 import type { Design, MatrixRule, RuleIdentity } from '../../design/model.js';
 import { luaScript, type LuaScriptName } from '../../lua.js';
 import { identityOfKey } from '../../design/matrix.js';
+import { defaultPlanOf } from '../../design/identity-fallback.js';
 import type { AccessSpec, CustomIdentityKind } from '../../runtime/middleware/types.js';
 
 export type ScriptName = 'gcra' | 'sliding-window-log' | 'fixed-window' | 'penalty';
@@ -124,7 +125,7 @@ const DEFAULT_METRICS = {
     help: 'Requests admitted without a check because the store failed and the rule fails open.',
   },
   nearLimit: { name: 'ratelimit_near_limit_total', help: "Admitted decisions that left the caller under 20% of the rule's capacity." },
-  quotaExhausted: { name: 'ratelimit_quota_exhausted_total', help: 'Calls refused because a plan quota was used up.' },
+  quotaExhausted: { name: 'ratelimit_quota_exhausted_total', help: 'Calls refused or flagged because a plan quota was used up.' },
 };
 
 function metricFor(design: Design, pattern: RegExp, type: string, fallback: CompiledMetric): CompiledMetric {
@@ -300,7 +301,7 @@ export function compileDesign(design: Design): CompiledDesign {
     routes,
     rules: ordered,
     plans: design.scope.plans.map((p) => p.name),
-    defaultPlan: design.scope.plans[0]?.name ?? null,
+    defaultPlan: defaultPlanOf(design.scope) ?? null,
     skipped,
     access,
   };

@@ -277,7 +277,10 @@ export function scopeView(input: RenderInput) {
     },
     {
       what: 'Failure posture',
-      answer: mark(usedClasses.map((c) => `${c} fail ${scope.failureByClass[c]}`).join(', ') || NOT_STATED, 'failure.byClass'),
+      answer: mark(
+        usedClasses.map((c) => mark(`${c} fail ${scope.failureByClass[c]}`, `failure.byClass.${c}`)).join(', ') || NOT_STATED,
+        'failure.byClass',
+      ),
     },
     {
       what: 'Outbound APIs',
@@ -388,7 +391,7 @@ export function matrixView(input: RenderInput) {
   const storeRules = rules.filter((r) => r.layer !== 'edge');
   const failModes = (input.design.failModes ?? []).map((f) => ({
     endpointClass: f.endpointClass,
-    answered: `fail ${f.answered}${fields.has('failure.byClass') ? ` ${ASSUMED}` : ''}`,
+    answered: `fail ${f.answered}${fields.has('failure.byClass') || fields.has(`failure.byClass.${f.endpointClass}`) ? ` ${ASSUMED}` : ''}`,
     effective: f.rules.length === 0 ? 'no store-backed rule' : `fail ${f.effective}`,
     mismatch: f.rules.length > 0 && f.effective !== f.answered,
     rules: f.rules.map((r) => `${r.id} (${r.failMode})`).join(', ') || 'none',
@@ -399,6 +402,7 @@ export function matrixView(input: RenderInput) {
       text: r.derivation ?? (r.source === 'generated' ? 'not stated' : 'stated in a hand-written rule'),
     })),
     failModes,
+    identityFallback: input.design.identityFallback?.explanation ?? '',
     storeBacked: rules.some(keepsStateInStore),
     failModeMismatch: joinAnd(failModes.filter((f) => f.mismatch).map((f) => f.endpointClass)),
     anyEdge: rules.some((r) => r.layer === 'edge'),
@@ -864,6 +868,8 @@ export function rolloutView(input: RenderInput) {
   return {
     startsInShadow: r.startsInShadow,
     shadowDays: fmtNumber(r.shadowDays),
+    edgeEnforcing: r.edgeEnforcing ?? null,
+    onlyEdge: input.design.rules.every((x) => x.layer === 'edge'),
     steps: [...r.steps].sort((a, b) => a.order - b.order),
     killSwitches: r.killSwitches.map((k) => ({
       ...k,
