@@ -1472,6 +1472,23 @@ function edgeCosted(rule: MatrixRule, all: readonly MatrixRule[], ctx: MatrixCon
           endpointClass: new Set(eps.map((e) => e.class)).size === 1 ? (eps[0]?.class ?? rule.endpointClass) : 'all',
         }
       : {};
+    // a mode taken from the answers for the classes covered follows the classes each part keeps
+    // (a stated mode, the ceiling's, and a shared count's gateway setting stay as they are)
+    if (
+      costs.length > 1 &&
+      edge.unreachable === undefined &&
+      rule.identity !== 'global' &&
+      rule.source === 'generated' &&
+      rule.failMode ===
+        answeredEdgeMode(
+          scope,
+          covered.map((e) => e.class),
+        )
+    )
+      scoped.failMode = answeredEdgeMode(
+        scope,
+        eps.map((e) => e.class),
+      );
     if (units === 1) {
       const away = costs.slice(1).map((c, j) => {
         const them = covered.filter((e) => unitsOf(e.name) === c).map((e) => e.name);

@@ -162,8 +162,12 @@ describe("Cloudflare's ceiling is stated per data centre, over the period the sh
   });
 });
 
-/** A keyless Koa API behind nginx only, whose answers make two classes fail closed. */
-function keyless(gateway: string, store = 'redis') {
+/**
+ * A keyless Koa API behind nginx only, whose answers make two classes fail closed; every call
+ * costs 1 unless `costly` (then the trip plan costs 10 and a report the write class's 2, so the
+ * edge gives each cost a rule of its own).
+ */
+function keyless(gateway: string, store = 'redis', costly = false) {
   return {
     project: { name: 'Open Transit Feed' },
     goals: ['overload', 'abuse'],
@@ -179,8 +183,8 @@ function keyless(gateway: string, store = 'redis') {
     identities: ['ip'],
     endpoints: [
       { name: 'departures', method: 'GET', route: '/v1/stops/:id/departures', class: 'read', anonymous: true },
-      { name: 'trip-plan', method: 'POST', route: '/v1/plan', class: 'expensive', anonymous: true, cost: 10 },
-      { name: 'report', method: 'POST', route: '/v1/reports', class: 'write', anonymous: true },
+      { name: 'trip-plan', method: 'POST', route: '/v1/plan', class: 'expensive', anonymous: true, cost: costly ? 10 : 1 },
+      { name: 'report', method: 'POST', route: '/v1/reports', class: 'write', anonymous: true, ...(costly ? {} : { cost: 1 }) },
       { name: 'health', method: 'GET', route: '/healthz', class: 'health', anonymous: true },
     ],
     traffic: { typicalRps: 400, peakRps: 1500, burstiness: 'high', distinctClients: 200000 },
@@ -219,6 +223,23 @@ describe('an edge rule counted in the gateway node states the fail mode the answ
     expect(text).toMatch(/\*\*Stricter than answered:\*\* read is answered open/);
     // no 503 is promised for a rule that cannot fail
     expect(doc).not.toMatch(/Fail-closed rules: `anonymous-per-ip`/);
+  });
+
+  it('split by cost at the edge, each part states the mode of the classes it keeps, in the matrix, section 2.2 and nginx.conf', () => {
+    const split = build(keyless('nginx', 'redis', true));
+    expect(split.rule('anonymous-per-ip').failMode).toBe('open');
+    expect(split.rule('anonymous-per-ip-cost-10').failMode).toBe('closed');
+    expect(split.rule('anonymous-per-ip-cost-2').failMode).toBe('closed');
+    const text = section(split.doc, '### 2.2');
+    expect(text).toContain('| read | fail open | global-ceiling (open), anonymous-per-ip (open) |');
+    expect(text).toContain('| expensive | fail closed | global-ceiling (open), anonymous-per-ip-cost-10 (closed) |');
+    expect(text).not.toContain('Stricter than answered');
+    const conf = split.file('gateway/nginx.conf');
+    for (const r of split.design.rules) {
+      const at = conf.indexOf(`# ${r.id}: `);
+      expect(at, r.id).toBeGreaterThanOrEqual(0);
+      expect(conf.slice(at, conf.indexOf('\nmap ', at))).toContain(`fail ${r.failMode} if its count moves to a shared store`);
+    }
   });
 
   it('moved into the middleware with a store, the rules fail per class as the answers say, and so does the shipped design module', () => {

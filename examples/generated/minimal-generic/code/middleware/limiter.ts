@@ -762,6 +762,9 @@ export function createLimiter<TReq>(design: DesignData, options: LimiterOptions<
         if (!isBinding) {
           r.metrics.allowed.inc();
           if (outcome.remaining < r.metrics.nearBelow) r.metrics.nearLimit.inc();
+          // past a soft plan quota the call passes flagged (Quota-Exceeded): counted as its refusal is
+          const soft = r.spec.quota;
+          if (soft !== null && outcome.remaining < r.spec.limit - soft) metrics.quotaExhausted(r.spec.id, r.spec.plan ?? this.plan ?? '');
         } else {
           denied = outcome;
           if (step.mode === 'enforce') r.metrics.throttled.inc();
