@@ -52,6 +52,8 @@ describe('hand-written keys and the identity hash on a real Redis', () => {
         keyPrefix: prefix,
         identify: () => ({ userId: 'ada' }),
         onStoreError: (e: unknown) => failures.push(e),
+        // (a loaded machine must not turn a slow first call into a fallback whose calls land later, in the count below)
+        timeoutMs: 5000,
       });
       try {
         const search = () =>

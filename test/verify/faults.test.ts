@@ -277,3 +277,22 @@ describe('signals: its own redis-server and temporary folder never outlive verif
     });
   }
 });
+
+describe('starting a server on a port another server took', () => {
+  it("never mistakes the other server's PING for its own: a given port fails, naming it; a chosen one moves on", async () => {
+    const other = await startRedisServer();
+    try {
+      await expect(startRedisServer({ port: other.port })).rejects.toThrow(/exited with code|did not answer/);
+      const own = await startRedisServer();
+      try {
+        expect(own.port).not.toBe(other.port);
+        const pid = /process_id:(\d+)/.exec(await rawCommand(own.port, 'INFO server'))?.[1];
+        expect(Number(pid)).toBe(own.pid);
+      } finally {
+        await own.stop();
+      }
+    } finally {
+      await other.stop();
+    }
+  });
+});

@@ -102,7 +102,13 @@ function spawnProcess(command: string, args: string[], cwd: string): Process {
   return proc;
 }
 
-async function waitForPing(port: number, proc: Process, command: string, timeoutMs = 10_000): Promise<void> {
+/**
+ * Waits until the server answers PING on the port AND says it listens: another process's server
+ * that took the same free port first answers PING too, while this one fails to bind and exits.
+ * (Its log line is NOTICE level: when the arguments move or quieten the log, PING alone counts.)
+ */
+async function waitForPing(port: number, proc: Process, command: string, timeoutMs = 10_000, args: readonly string[] = []): Promise<void> {
+  const logged = !args.includes('--logfile') && !args.includes('--loglevel');
   const deadline = Date.now() + timeoutMs;
   for (;;) {
     if (proc.spawnError) {
@@ -114,7 +120,11 @@ async function waitForPing(port: number, proc: Process, command: string, timeout
     }
     try {
       // A server with a password answers -NOAUTH: it is up all the same.
-      if (/^(\+PONG|-NOAUTH)/.test(await rawCommand(port, 'PING', 500))) return;
+      if (
+        /^(\+PONG|-NOAUTH)/.test(await rawCommand(port, 'PING', 500)) &&
+        (!logged || proc.output().includes('Ready to accept connections'))
+      )
+        return;
     } catch {
       // not listening yet
     }
@@ -191,6 +201,18 @@ export function serverArgs(port: number, dir: string, extra: readonly string[] =
  * come up.
  */
 export async function startRedisServer(options: StartOptions = {}): Promise<SpawnedRedis> {
+  // a free port can be taken by another process between the probe and the bind: try another
+  for (let attempt = 1; ; attempt++) {
+    try {
+      return await startOnce(options);
+    } catch (error) {
+      const taken = error instanceof RedisServerStartError && /Address already in use/i.test(error.output ?? '');
+      if (!taken || options.port !== undefined || attempt >= 5) throw error;
+    }
+  }
+}
+
+async function startOnce(options: StartOptions): Promise<SpawnedRedis> {
   const command = options.command ?? 'redis-server';
   const dir = mkdtempSync(join(tmpdir(), 'rl-verify-redis-'));
   const port = options.port ?? (await freePort());
@@ -205,7 +227,7 @@ export async function startRedisServer(options: StartOptions = {}): Promise<Spaw
   // However this process ends, its redis-server does not outlive it.
   process.once('exit', killNow);
   try {
-    await waitForPing(port, proc, command);
+    await waitForPing(port, proc, command, 10_000, args);
   } catch (error) {
     await killProcess(proc);
     rmSync(dir, { recursive: true, force: true });
@@ -237,7 +259,7 @@ export async function startRedisServer(options: StartOptions = {}): Promise<Spaw
       if (stopped) throw new Error('redis-server was stopped for good');
       await killProcess(proc);
       proc = spawnProcess(command, args, dir);
-      await waitForPing(port, proc, command);
+      await waitForPing(port, proc, command, 10_000, args);
       upSince = performance.now();
       running = true;
     },
