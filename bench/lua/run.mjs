@@ -161,13 +161,17 @@ function cases(nowMs) {
       memory: (i) => [[key(i)], [...bucketField('req:pro', 100, 1, HOUR), ...quotaField('quota', 1000, dayEnd)]],
     },
     {
-      name: "identity-limits.lua, a tenant's GCRA + rolling 30-day quota (the bucket and 30 daily fields of one hash, one call)",
+      name: "identity-limits.lua, a tenant's GCRA + rolling 30-day quota (the bucket, the window's total and 30 daily fields of one hash, one call)",
       source: read('lua/identity-limits.lua'),
-      // 29 earlier days already counted: every call reads the 31 fields (HGETALL) and sums 30 days
-      seed: seedDays('rl:{hot}', 'quota', Math.floor(nowMs / DAY)),
-      admit: [['rl:{hot}'], [...bucketField('req:pro', 1e9, 1e9, 1000), ...rollingField('quota', 1e15, 30)]],
-      // the 290 units of the earlier days fill the quota: refused, with the wait worked out from the oldest day
-      throttle: [['rl:{hot}'], [...bucketField('req:pro', 1e9, 1e9, 1000), ...rollingField('quota', 290, 30)]],
+      // 29 earlier days already counted, and one call today that summed them into the window's running
+      // total: every call then reads the total and today's field (HMGET), not the 30 days
+      seed: async (client) => {
+        await seedDays('rl:{hot}', 'quota', Math.floor(nowMs / DAY))(client);
+        await client.eval(read('lua/identity-limits.lua'), 1, 'rl:{hot}', ...rollingField('quota', 291, 30));
+      },
+      admit: [['rl:{hot}'], [...bucketField('req:pro', 1e9, 1e9, 1000), ...rollingField('quota', 999_999_999, 30)]],
+      // the 291 units counted fill the quota: refused, with the wait worked out from the live days (read only then)
+      throttle: [['rl:{hot}'], [...bucketField('req:pro', 1e9, 1e9, 1000), ...rollingField('quota', 291, 30)]],
       memory: (i) => [[key(i)], [...bucketField('req:pro', 100, 1, HOUR), ...rollingField('quota', 1000, 30)]],
     },
     {
