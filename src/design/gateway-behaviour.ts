@@ -348,7 +348,8 @@ export function envoyTokenBucket(
       break;
     }
   }
-  const perFill = Math.max(1, Math.round(tokens));
+  // (whole by construction; rounded down, never up past the stated rate, should a rate not be)
+  const perFill = Math.max(1, Math.floor(tokens + 1e-9));
   return {
     max_tokens: Math.max(perFill, burst ?? perFill),
     tokens_per_fill: perFill,

@@ -243,14 +243,14 @@ function edgeCounters(
       routes,
       text:
         (design.scope.gateway === 'kong'
-          ? "Kong's rate-limiting plugin keeps the counter in Redis (policy redis): one counter for all nodes."
+          ? `${counter.component} keeps the counter in Redis (policy redis): one counter for all nodes.`
           : 'The rate limit service (envoyproxy/ratelimit) keeps the count in its own Redis for every Envoy node: one counter for all nodes.') +
         onRoutes,
     };
   }
   const what =
     design.scope.gateway === 'kong'
-      ? `Kong's rate-limiting plugin (policy ${kongPolicy(rule, design.scope)})`
+      ? `${counter.component} (policy ${kongPolicy(rule, design.scope)})`
       : design.scope.gateway === 'envoy'
         ? "Envoy's local rate limit filter"
         : counter.component;
