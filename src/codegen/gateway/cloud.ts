@@ -24,8 +24,8 @@ import {
   killSwitchNote,
 } from './edge.js';
 
-const AWS_PATH = 'gateway/aws-api-gateway.json';
-const CLOUDFLARE_PATH = 'gateway/cloudflare-ratelimit.json';
+export const AWS_PATH = 'gateway/aws-api-gateway.json';
+export const CLOUDFLARE_PATH = 'gateway/cloudflare-ratelimit.json';
 
 /** The content types Cloudflare accepts for a rate limiting rule's custom response. */
 export const CLOUDFLARE_CONTENT_TYPES = ['application/json', 'text/html', 'text/plain', 'text/xml'] as const;

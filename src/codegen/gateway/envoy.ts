@@ -41,8 +41,8 @@ import {
   type RetryAfterFinding,
 } from './edge.js';
 
-const ENVOY_FILTER_PATH = 'gateway/envoy-local-ratelimit.yaml';
-const ENVOY_SERVICE_PATH = 'gateway/ratelimit-service.yaml';
+export const ENVOY_FILTER_PATH = 'gateway/envoy-local-ratelimit.yaml';
+export const ENVOY_SERVICE_PATH = 'gateway/ratelimit-service.yaml';
 
 /** Descriptor key that names the matrix rule in every descriptor. */
 export const RULE_DESCRIPTOR_KEY = 'rl_rule';

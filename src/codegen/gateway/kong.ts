@@ -38,7 +38,7 @@ import {
   killSwitchNote,
 } from './edge.js';
 
-const KONG_PATH = 'gateway/kong.yaml';
+export const KONG_PATH = 'gateway/kong.yaml';
 
 const UPSTREAM_URL = 'http://app.internal:3000';
 /** The plugin that carries the global ceiling (a different name, so route plugins never replace it). */

@@ -28,7 +28,7 @@ import {
 } from './edge.js';
 
 export const NGINX_HTTP_PATH = 'gateway/nginx.conf';
-const NGINX_SERVER_PATH = 'gateway/nginx-server.conf';
+export const NGINX_SERVER_PATH = 'gateway/nginx-server.conf';
 
 /** Bytes one limit_req state takes in a zone (64-bit, $binary_remote_addr: about 128). */
 const NGINX_STATE_BYTES = 128;

@@ -7,10 +7,13 @@
 import { parse as parseYaml } from 'yaml';
 import { envoyCounter } from '../../design/gateway-behaviour.js';
 import type { Design } from '../../design/model.js';
+import { PERIOD_SECONDS } from '../../design/scope.js';
 import type { CodeFile } from '../types.js';
-import { durationMs, LOCAL_FILTER, RULE_DESCRIPTOR_KEY } from './envoy.js';
+import { AWS_PATH, CLOUDFLARE_PATH } from './cloud.js';
+import { durationMs, ENVOY_FILTER_PATH, ENVOY_SERVICE_PATH, LOCAL_FILTER, RULE_DESCRIPTOR_KEY } from './envoy.js';
 import { edgeRules } from './edge.js';
-import { NGINX_HTTP_PATH, nginxZones } from './nginx.js';
+import { KONG_PATH } from './kong.js';
+import { NGINX_HTTP_PATH, NGINX_SERVER_PATH, nginxZones } from './nginx.js';
 
 export interface ShippedEdgeLimit {
   ruleId: string;
@@ -30,14 +33,7 @@ export interface ShippedEdgeLimit {
   burstFloor?: number;
 }
 
-const NGINX_SERVER_PATH = 'gateway/nginx-server.conf';
-const ENVOY_FILTER_PATH = 'gateway/envoy-local-ratelimit.yaml';
-const ENVOY_SERVICE_PATH = 'gateway/ratelimit-service.yaml';
-const KONG_PATH = 'gateway/kong.yaml';
-const AWS_PATH = 'gateway/aws-api-gateway.json';
-const CLOUDFLARE_PATH = 'gateway/cloudflare-ratelimit.json';
-
-const UNIT_SECONDS: Record<string, number> = { second: 1, minute: 60, hour: 3600, day: 86400 };
+const UNIT_SECONDS: Readonly<Record<string, number>> = PERIOD_SECONDS;
 
 function code(content: string): string {
   return content.replace(/#[^\n]*/g, '');
