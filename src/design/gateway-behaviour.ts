@@ -724,15 +724,10 @@ function kongMerges(first: MatrixRule, other: MatrixRule): boolean {
  * matrix, the placement and the worst case say what they count.
  */
 export function kongRoutePlan(rules: readonly MatrixRule[]): KongRoutePlan {
-  const routed = rules.filter(
-    (r) =>
-      r.layer === 'edge' &&
-      r.rate !== undefined &&
-      r.rate.requests > 0 &&
-      r.rate.periodSeconds > 0 &&
-      (r.identity === 'global' || r.identity === 'ip' || r.identity === 'api-key') &&
-      r.routes.length > 0,
-  );
+  // an edge rule with a rate Kong can count, keyed on what its plugins key on
+  const counted = (r: MatrixRule, identities: readonly (string | undefined)[]): boolean =>
+    r.layer === 'edge' && r.rate !== undefined && r.rate.requests > 0 && r.rate.periodSeconds > 0 && identities.includes(r.identity);
+  const routed = rules.filter((r) => counted(r, ['global', 'ip', 'api-key']) && r.routes.length > 0);
   const byId = new Map(routed.map((r) => [r.id, r]));
   const byEndpoint = new Map<string, { method: string; route: string; ruleIds: string[] }>();
   for (const r of routed) {
@@ -761,15 +756,7 @@ export function kongRoutePlan(rules: readonly MatrixRule[]): KongRoutePlan {
   // a per-client rule over every endpoint sits on the service (the first one; Kong holds one
   // instance there too): a route with an instance of its own replaces it, and a second such
   // rule is counted nowhere
-  const everywhere = rules.filter(
-    (r) =>
-      r.layer === 'edge' &&
-      r.rate !== undefined &&
-      r.rate.requests > 0 &&
-      r.rate.periodSeconds > 0 &&
-      (r.identity === 'ip' || r.identity === 'api-key') &&
-      r.routes.length === 0,
-  );
+  const everywhere = rules.filter((r) => counted(r, ['ip', 'api-key']) && r.routes.length === 0);
   const onService = everywhere[0]?.id;
   if (onService !== undefined && byEndpoint.size > 0) {
     notCounted.set(

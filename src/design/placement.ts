@@ -129,8 +129,9 @@ export function identityHashes(rules: readonly MatrixRule[]): IdentityHash[] {
     const gcra = luaScriptFor(r.algorithm) === 'gcra';
     const counted = r.algorithm === 'fixed-window';
     // (a counter or a rolling window's total keeps its count in 9 digits)
-    const rolling = counted && algorithmLabel(r) !== undefined && (r.rate?.requests ?? 0) < HASH_COUNT_LIMIT;
-    const window = counted && algorithmLabel(r) === undefined && (r.rate?.requests ?? 0) < HASH_COUNT_LIMIT;
+    const fits = counted && (r.rate?.requests ?? 0) < HASH_COUNT_LIMIT;
+    const rolling = fits && algorithmLabel(r) !== undefined;
+    const window = fits && algorithmLabel(r) === undefined;
     const field = gcra || window || rolling ? hashField(r, rolling) : null;
     if (field === null) continue;
     const key = (r.key ?? '').slice(0, (r.key ?? '').indexOf('}') + 1);
