@@ -7,6 +7,7 @@
  *   npm run build
  *   node --cpu-prof --cpu-prof-dir=/tmp/prof-ours bench/middleware/profile.mjs ours
  *   node --cpu-prof --cpu-prof-dir=/tmp/prof-raw bench/middleware/profile.mjs raw
+ *   node --cpu-prof --cpu-prof-dir=/tmp/prof-rlf bench/middleware/profile.mjs rlf   (rate-limiter-flexible)
  */
 import { dirname, join } from 'node:path';
 import { fileURLToPath, pathToFileURL } from 'node:url';
@@ -63,8 +64,11 @@ async function drive(call, total) {
   const c = process.cpuUsage(c0);
   return { ops: Math.round(total / ((performance.now() - t0) / 1000)), cpuUs: ((c.user + c.system) / total).toFixed(2) };
 }
+const { RateLimiterRedis } = await import('rate-limiter-flexible');
+const rlfLimiter = new RateLimiterRedis({ storeClient: client, keyPrefix: 'rlf', points: 1_000_000_000, duration: 60 });
+const rlf = (i) => rlfLimiter.consume(KEYS[i % 10000]);
 const which = process.argv[2];
-const f = which === 'raw' ? raw : ours;
+const f = which === 'raw' ? raw : which === 'rlf' ? rlf : ours;
 await drive(f, 50000);
 for (let r = 0; r < 3; r++) console.log(which, await drive(f, 200000));
 client.disconnect();

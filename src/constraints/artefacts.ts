@@ -12,7 +12,8 @@ import type { DesignData } from '../runtime/middleware/types.js';
 export const DESIGN_DATA_FILE = 'middleware/design.ts';
 export const PROVIDERS_FILE = 'outbound/providers.ts';
 const OUTBOUND_CLIENT_FILE = 'outbound/client.ts';
-export const LIMITER_FILE = 'middleware/limiter.ts';
+/** The runtime module that builds a refusal (its 429 and its headers). */
+export const REFUSAL_FILE = 'middleware/evaluation.ts';
 export const ALERTS_FILE = 'monitoring/ratelimit-alerts.yaml';
 
 export function fileOf(files: readonly CodeFile[], path: string): CodeFile | undefined {

@@ -7,7 +7,7 @@ import type { HeaderConvention } from '../design/model.js';
 import { FRAMEWORK_ADAPTERS } from '../answers/choices.js';
 import { gatewayRetryAfterFindings } from '../codegen/gateway/index.js';
 import { HEADER_NAMES, headerNamesOf } from '../runtime/middleware/responses.js';
-import { DESIGN_DATA_FILE, fileOf, LIMITER_FILE, shippedDesign } from './artefacts.js';
+import { DESIGN_DATA_FILE, fileOf, REFUSAL_FILE, shippedDesign } from './artefacts.js';
 import { defineConstraint } from './define.js';
 import { isSecurityRule, objects, ruleIdOf, rulesOf, show, strings } from './guards.js';
 
@@ -137,11 +137,11 @@ export default defineConstraint({
           report({ messageId: 'neutralCallNotShown', data: { framework, file: 'README.md' } });
         }
       }
-      const limiter = fileOf(files, LIMITER_FILE)?.content ?? '';
-      if (!limiter.includes("['Retry-After', String(retryAfter)]")) {
+      const refusals = fileOf(files, REFUSAL_FILE)?.content ?? '';
+      if (!refusals.includes("['Retry-After', String(retryAfter)]")) {
         report({
           messageId: 'retryAfterNotShipped',
-          data: { file: LIMITER_FILE, layer: 'middleware', missing: 'its refusals carry no Retry-After' },
+          data: { file: REFUSAL_FILE, layer: 'middleware', missing: 'its refusals carry no Retry-After' },
         });
       }
       const convention = design.contract?.convention;

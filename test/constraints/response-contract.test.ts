@@ -163,8 +163,8 @@ runConstraintTests(responseContract, {
     {
       name: 'the middleware answers 429 without Retry-After',
       design: main().design,
-      files: edit(main(), 'middleware/limiter.ts', (c) => c.replace("headers.push(['Retry-After', String(retryAfter)]);", '')),
-      expect: [{ messageId: 'retryAfterNotShipped', data: { file: 'middleware/limiter.ts', layer: 'middleware' } }],
+      files: edit(main(), 'middleware/evaluation.ts', (c) => c.replace("headers.push(['Retry-After', String(retryAfter)]);", '')),
+      expect: [{ messageId: 'retryAfterNotShipped', data: { file: 'middleware/evaluation.ts', layer: 'middleware' } }],
     },
     {
       name: 'the gateway answers 429 without Retry-After',

@@ -5,6 +5,7 @@
  * periods across DST, route precedence with weighted costs, and the in-process twin of every
  * script (designs whose store is none), no Redis needed.
  */
+import { readFileSync } from 'node:fs';
 import { Registry } from 'prom-client';
 import { beforeAll, describe, expect, it } from 'vitest';
 import { exampleAnswers } from '../helpers/examples.js';
@@ -281,6 +282,33 @@ describe('the limiter without a shared store (in-process twin of each script)', 
     }
     expect(await limiter.check(input('GET', '/healthz/'))).toMatchObject({ exempt: true, outcomes: [] });
     limiter.close();
+  });
+
+  it('two limiters of different designs in one process each decide by their own design', async () => {
+    // the evaluation classes are shared by every limiter (evaluation.ts): what differs comes from
+    // each limiter's context, so interleaved requests must never read the other one's rules
+    const items = (cores.inproc as Core).createLimiter({ registry: null, defaultMode: 'enforce', identify: () => ({ apiKey: 'k2' }) });
+    const ping = (cores.window as Core).createLimiter({ registry: null, defaultMode: 'enforce' });
+    const pings: number[] = [];
+    for (let i = 0; i < 4; i++) {
+      const exported = await items.check(input('POST', '/v1/exports'));
+      expect(exported.outcomes.map((o) => o.ruleId)).not.toContain('ping-window');
+      const p = await ping.check(input('GET', '/ping'));
+      expect(p.outcomes.map((o) => o.ruleId)).toEqual(['ping-window']);
+      pings.push(p.status);
+    }
+    expect(pings).toEqual([200, 200, 200, 429]);
+    const refused = await ping.check(input('GET', '/ping'));
+    expect(JSON.parse(refused.body ?? '{}')).toMatchObject({ limit: { rule: 'ping-window', quota: 3 } });
+    expect(refused.headers.find(([n]) => n === 'Retry-After')?.[1]).toMatch(/^\d+$/);
+    items.close();
+    ping.close();
+  });
+
+  it('createLimiter declares no class of its own (one shape per concept in a process)', () => {
+    const source = readFileSync(new URL('../../src/runtime/middleware/limiter.ts', import.meta.url), 'utf8');
+    const body = source.slice(source.indexOf('export function createLimiter'));
+    expect(body).not.toMatch(/^\s+class\s/m);
   });
 
   it('dual-key auth in one call, all-or-nothing across the two logs', async () => {

@@ -34,6 +34,7 @@ export const HONO_PATH = 'middleware/hono.ts';
 export const RUNTIME_MODULES = [
   'types.ts',
   'limiter.ts',
+  'evaluation.ts',
   'responses.ts',
   'routes.ts',
   'keys.ts',
@@ -52,6 +53,7 @@ export const RUNTIME_MODULES = [
 const MODULE_DESCRIPTIONS: Record<string, string> = {
   'types.ts': 'Runtime types: DesignData (what design.ts holds), LimiterOptions, Decision',
   'limiter.ts': 'createLimiter(design, options): a request in, a decision out, every applicable rule in tier order',
+  'evaluation.ts': "One request's evaluation: its store calls sent together, their replies read into the decision",
   'responses.ts': 'The rate-limit header conventions, Retry-After, problem+json bodies',
   'routes.ts': 'Route matching: which rules apply to a request path',
   'keys.ts': 'Redis keys: identity values made key-safe, key patterns, hash tags',

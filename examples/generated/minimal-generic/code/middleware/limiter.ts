@@ -8,26 +8,16 @@ import { createGate, withCustomIdentities } from './access.js';
 import { register as defaultRegistry } from 'prom-client';
 import { calendarPeriod } from './calendar.js';
 import { type Client, type ClientMemo, clientOfRequest, parseCidr, resolveClientIp } from './client-ip.js';
-import { fallbackReplies, MemoryFallback } from './fallback.js';
+import { Evaluation, isPromiseLike } from './evaluation.js';
+import type { ActiveRule, EvaluationContext, Step } from './evaluation.js';
+import { MemoryFallback } from './fallback.js';
 import { hashTag, IDENTITY_LABEL, identityValue, keyPart, keyShape, parseKeyPattern, renderKey, textOf, usernameKey } from './keys.js';
-import type { KeyPiece, KeyShape, Slot } from './keys.js';
-import { LocalBuckets, localReplies } from './local-bucket.js';
+import type { Slot } from './keys.js';
+import { LocalBuckets } from './local-bucket.js';
 import { MemoryStore } from './memory-store.js';
 import { createMetrics } from './metrics.js';
 import { createPenaltyBox } from './penalty.js';
-import type { RuleMetrics } from './metrics.js';
-import {
-  limitHeader,
-  policyWindowSeconds,
-  problemFields,
-  PROBLEM_JSON,
-  quotaExceededHeader,
-  rateLimitHeaders,
-  retryAfterSeconds,
-  shown,
-  tighter,
-  unavailableFields,
-} from './responses.js';
+import { limitHeader, policyWindowSeconds, unavailableFields } from './responses.js';
 import type { Shown, StatedState } from './responses.js';
 import { compileRoute, RouteTable } from './routes.js';
 import { Deadlines, failureReason, gcraNumbers, isNoScript, replyTime, StoreCall, StoreError, toReply } from './store.js';
@@ -54,35 +44,6 @@ const DAY_MS = 86400000;
 const FALLBACK_ORDER: readonly IdentityKind[] = ['api-key', 'user', 'tenant', 'session', 'ip'];
 function sha1Hex(value: string): string {
   return createHash('sha1').update(value).digest('hex');
-}
-
-interface ActiveRule {
-  readonly spec: RuleSpec;
-  readonly index: number;
-  readonly routes: ReadonlySet<number>;
-  readonly key: readonly KeyPiece[];
-  /** Whether the key pattern names the window (<yyyy-mm>); if not, the window id is appended. */
-  readonly periodSlot: boolean;
-  /** The key split around its identity slot, for rules without a window (see keyShape). */
-  readonly shape: KeyShape | null;
-  /** The key of a global rule without a window: the same for every request. */
-  readonly fixedKey: string | null;
-  readonly costs: ReadonlyMap<string, number>;
-  readonly script: BoundScript | null;
-  /** GCRA: the emission interval and the bucket's depth (burst intervals), microseconds (gcraNumbers). */
-  readonly interval: number;
-  readonly tolerance: number;
-  /** The same two as the strings gcra.lua takes. */
-  readonly toleranceArg: string;
-  readonly intervalArg: string;
-  /** Whether its state is a field of its identity's hash (the design's choice): checked by identity-limits. */
-  readonly joins: boolean;
-  readonly metrics: RuleMetrics;
-  /** The window its policy states (policyWindowSeconds); calendar quotas measure their period instead. */
-  readonly policyWindow: number;
-  /** The header stating its limit, for the window limitWindow (rebuilt when a calendar period changes length). */
-  limitHeader: readonly [string, string];
-  limitWindow: number;
 }
 
 /** A rule that applies to a route, with the cost a request on that route takes. */
@@ -116,24 +77,6 @@ interface Window {
   readonly end: number;
 }
 
-interface Step {
-  readonly rules: ActiveRule[];
-  readonly keys: string[];
-  readonly mode: 'enforce' | 'shadow';
-  readonly cost: number;
-  /** gcra.lua's increment (AppliedRule.incrementArg). */
-  readonly incrementArg: string;
-  readonly tag: string | null;
-  /** Window rules: end of the window the key names (epoch ms), from the same clock reading. */
-  readonly windowEnd: number;
-  /** identity-limits: every limit of one identity in one call; then, per rule, its cost and window end. */
-  combined: boolean;
-  costs: number[] | null;
-  windowEnds: number[] | null;
-  /** 1 for a step that holds a quota (it goes once every rate limit has admitted), else 0. */
-  wave: number;
-}
-
 /** The body fields the auth username is read from when identify() gives none. */
 const USERNAME_FIELDS: readonly string[] = ['username', 'email', 'login', 'client_id'];
 
@@ -164,10 +107,6 @@ function upperCase(method: string): string {
     if (c >= 97 && c <= 122) return method.toUpperCase();
   }
   return method;
-}
-
-function isPromiseLike<T>(value: T | Promise<T>): value is Promise<T> {
-  return value !== null && typeof value === 'object' && typeof (value as { then?: unknown }).then === 'function';
 }
 
 /** Checks the embedded scripts against their SHA1s (the EVALSHA ids). */
@@ -592,294 +531,23 @@ export function createLimiter<TReq>(design: DesignData, options: LimiterOptions<
     };
   }
 
-  /**
-   * One request's decision in the making. Its steps (one per identity: every limit of an
-   * identity is one script call) go out together, in at most two waves: the steps that hold
-   * a quota only once every rate limit has admitted the request, so a quota unit is never
-   * spent on a request a rate limit refuses. The replies of a wave are read in step order,
-   * and each can end the request (429, or 503 when a fail-closed rule's store failed).
-   * Driven by callbacks rather than async/await: a request then costs one promise, not one
-   * per store call plus the async function's own, which shows at tens of thousands of
-   * decisions per second.
-   */
-  class Evaluation implements StoreListener {
-    private readonly steps: readonly Step[];
-    private readonly silent: boolean;
-    private readonly plan: string | null;
-    private readonly resolve: (decision: Decision) => void;
-    private readonly reject: (error: unknown) => void;
-    /** The first step of the wave in progress, and the end of that wave. */
-    private at = 0;
-    private end = 0;
-    /** Steps of the wave still waiting for the store (plus one while the wave is being sent). */
-    private pending = 0;
-    /** Each step's reply, or its failure (a request of one step keeps them in the fields below). */
-    private readonly replies: (Reply | null)[] | null;
-    private errors: unknown[] | null = null;
-    private reply: Reply | null = null;
-    private error: unknown = null;
-    private readonly outcomes: RuleOutcome[] = [];
-    /** The most constraining client-facing rate rule so far: its headers go on an admitted response. */
-    private shownRule: ActiveRule | null = null;
-    private shownValues: Shown | null = null;
-    /** The plan quota that counted the call, shown beside it. */
-    private quotaRule: ActiveRule | null = null;
-    private quotaValues: Shown | null = null;
-
-    constructor(
-      steps: readonly Step[],
-      silent: boolean,
-      plan: string | null,
-      resolve: (decision: Decision) => void,
-      reject: (error: unknown) => void,
-    ) {
-      this.steps = steps;
-      this.silent = silent;
-      this.plan = plan;
-      this.resolve = resolve;
-      this.reject = reject;
-      this.replies = steps.length > 1 ? new Array<Reply | null>(steps.length).fill(null) : null;
-    }
-
-    /** Sends each wave's steps together, until one waits for the store or the decision is made. */
-    run(): void {
-      try {
-        const steps = this.steps;
-        while (this.at < steps.length) {
-          const wave = (steps[this.at] as Step).wave;
-          let end = this.at;
-          while (end < steps.length && (steps[end] as Step).wave === wave) end++;
-          this.end = end;
-          this.pending = end - this.at + 1;
-          for (let i = this.at; i < end; i++) this.send(i);
-          if (--this.pending > 0) return;
-          if (this.read()) return;
-        }
-        this.resolve(this.admitted());
-      } catch (error) {
-        this.reject(error);
-      }
-    }
-
-    /** Sends one step: its reply now (in-process state), later (a promise), or to its listener. */
-    private send(i: number): void {
-      const step = this.steps[i] as Step;
-      let reply: Reply | Promise<Reply> | null;
-      try {
-        reply = execute(step, i === this.at ? this : new StepListener(this, i));
-      } catch (error) {
-        this.done(i, null, error);
-        return;
-      }
-      if (reply === null) return;
-      if (isPromiseLike(reply)) {
-        reply.then(
-          (r) => this.done(i, r, null),
-          (error: unknown) => this.done(i, null, error),
-        );
-        return;
-      }
-      this.done(i, reply, null);
-    }
-
-    /** A step's reply or failure; the last of its wave reads them all and goes on. */
-    done(i: number, reply: Reply | null, error: unknown): void {
-      if (this.replies === null) {
-        this.reply = reply;
-        this.error = error;
-      } else if (reply !== null) this.replies[i] = reply;
-      else (this.errors ??= [])[i] = error;
-      if (--this.pending > 0) return;
-      try {
-        if (!this.read()) this.run();
-      } catch (again) {
-        this.reject(again);
-      }
-    }
-
-    stored(reply: Reply): void {
-      this.done(this.at, reply, null);
-    }
-
-    failed(error: unknown): void {
-      this.done(this.at, null, error);
-    }
-
-    /** The wave's replies in step order. True when one decided the request. */
-    private read(): boolean {
-      const end = this.end;
-      for (let i = this.at; i < end; i++) {
-        const step = this.steps[i] as Step;
-        const reply = this.replies === null ? this.reply : this.replies[i];
-        const decided =
-          reply != null ? this.result(step, reply) : this.failure(step, this.replies === null ? this.error : this.errors?.[i]);
-        if (decided) return true;
-      }
-      this.at = end;
-      return false;
-    }
-
-    /** A step's reply: outcomes and metrics. True when it decided the request (429). */
-    private result(step: Step, reply: Reply): boolean {
-      const source = fallbackReplies.has(reply) ? 'fallback' : local !== null && localReplies.has(reply) ? 'local' : 'store';
-      const combined = step.combined;
-      const allowed = reply[0] === 1;
-      const binding = combined
-        ? combinedBinding(step, reply)
-        : allowed
-          ? -1
-          : Math.max(0, (step.rules.length > 1 ? (reply[4] ?? 1) : 1) - 1);
-      const remaining = Math.max(0, reply[1] ?? 0);
-      const resetMs = Math.max(0, reply[3] ?? 0);
-      let denied: RuleOutcome | null = null;
-      for (let i = 0; i < step.rules.length; i++) {
-        const r = step.rules[i] as ActiveRule;
-        const isBinding = i === binding;
-        const outcome: RuleOutcome = combined
-          ? combinedOutcome(step, reply, i, isBinding, source)
-          : {
-              ruleId: r.spec.id,
-              mode: step.mode,
-              allowed: !isBinding,
-              remaining,
-              resetMs,
-              retryAfterMs: isBinding ? (reply[2] ?? 0) : 0,
-              source,
-            };
-        this.outcomes.push(outcome);
-        if (!this.silent && r.spec.headers === 'full') {
-          const values = shown(r.spec, outcome, windowSecondsOf(r, step.windowEnds?.[i] ?? step.windowEnd));
-          if (r.spec.tier === 'quota') {
-            if (tighter(values, this.quotaValues)) {
-              this.quotaRule = r;
-              this.quotaValues = values;
-            }
-          } else if (tighter(values, this.shownValues)) {
-            this.shownRule = r;
-            this.shownValues = values;
-          }
-        }
-        if (!isBinding) {
-          r.metrics.allowed.inc();
-          if (outcome.remaining < r.metrics.nearBelow) r.metrics.nearLimit.inc();
-          // past a soft plan quota the call passes flagged (Quota-Exceeded): counted as its refusal is
-          const soft = r.spec.quota;
-          if (soft !== null && outcome.remaining < r.spec.limit - soft) metrics.quotaExhausted(r.spec.id, r.spec.plan ?? this.plan ?? '');
-        } else {
-          denied = outcome;
-          if (step.mode === 'enforce') r.metrics.throttled.inc();
-          else r.metrics.shadowThrottled.inc();
-        }
-      }
-      if (denied === null) return false;
-      const binder = step.rules[binding] as ActiveRule;
-      const rule = binder.spec;
-      if (step.mode === 'enforce') binder.metrics.throttledEnforce.inc();
-      else binder.metrics.throttledShadow.inc();
-      if (rule.tier === 'quota') metrics.quotaExhausted(rule.id, rule.plan ?? this.plan ?? '');
-      if (step.mode === 'shadow') return false;
-      const retryAfter = retryAfterSeconds(rule, denied);
-      const s = shown(rule, denied, windowSecondsOf(binder, step.windowEnds?.[binding] ?? step.windowEnd));
-      // a quota's own refusal states the quota (the single-value conventions: in the quota trio too)
-      const quota = rule.tier === 'quota' ? binder : null;
-      const headers: (readonly [string, string])[] =
-        this.silent || rule.headers === 'silent'
-          ? []
-          : rateLimitHeaders(convention, stated(binder, s), quota === null ? null : stated(quota, s));
-      headers.push(['Retry-After', String(retryAfter)]);
-      this.resolve({
-        status: 429,
-        headers,
-        body: JSON.stringify(problemFields(design.docsUrl, rule, s, retryAfter)),
-        contentType: PROBLEM_JSON,
-        ruleId: rule.id,
-        exempt: false,
-        outcomes: this.outcomes,
-      });
-      return true;
-    }
-
-    /** A step whose store failed: its rules' fail mode. True when it decided the request (503). */
-    private failure(step: Step, error: unknown): boolean {
-      const reason = failureReason(error);
-      for (const r of step.rules) r.metrics.failures[reason].inc();
-      options.onStoreError?.(
-        error,
-        step.rules.map((r) => r.spec.id),
-      );
-      const closed = step.mode === 'enforce' ? step.rules.find((r) => r.spec.failMode === 'closed') : undefined;
-      if (fallback?.covers(step.rules)) {
-        // fail-open rules with the memory fallback: decided in this process (fallback.ts)
-        const script = step.combined ? 'identity-limits' : (step.rules[0] as ActiveRule).spec.script;
-        return this.result(step, fallback.run(script, step.keys.length, scriptArgs(step)));
-      }
-      if (closed) {
-        this.resolve({
-          status: 503,
-          headers: [['Retry-After', String(design.storeUnavailableRetryAfterSeconds)]],
-          body: unavailableBody,
-          contentType: PROBLEM_JSON,
-          ruleId: closed.spec.id,
-          exempt: false,
-          outcomes: this.outcomes,
-        });
-        return true;
-      }
-      for (const r of step.rules) {
-        // availability over enforcement: admitted unchecked, and counted (an alert pages on it)
-        if (step.mode === 'enforce') r.metrics.failOpen.inc();
-        this.outcomes.push({
-          ruleId: r.spec.id,
-          mode: step.mode,
-          allowed: true,
-          remaining: 0,
-          resetMs: 0,
-          retryAfterMs: 0,
-          source: 'store-failed',
-        });
-      }
-      return false;
-    }
-
-    /** Every step admitted the request: the headers of the most constraining client-facing rule. */
-    private admitted(): Decision {
-      let rule = this.shownRule;
-      let values = this.shownValues;
-      const quota = this.quotaRule;
-      const q = this.quotaValues;
-      // the single-value conventions state the tightest rule, the quota included; structured
-      // fields list the rate rule and the quota as two items
-      if (quota !== null && q !== null && (values === null || (convention !== 'ietf-structured' && tighter(q, values)))) {
-        rule = quota;
-        values = q;
-      }
-      if (rule === null || values === null)
-        return { status: 200, headers: [], body: null, contentType: null, ruleId: null, exempt: false, outcomes: this.outcomes };
-      const headers = rateLimitHeaders(convention, stated(rule, values), quota === null || q === null ? null : stated(quota, q));
-      // past a soft plan quota the call still passes: say so
-      if (quota !== null && q !== null && q.overQuota > 0) headers.push(quotaExceededHeader(quota.spec.id, q.overQuota));
-      return { status: 200, headers, body: null, contentType: null, ruleId: null, exempt: false, outcomes: this.outcomes };
-    }
-  }
-
-  /** Hears the store call of a step other than the first of its wave. */
-  class StepListener implements StoreListener {
-    private readonly evaluation: Evaluation;
-    private readonly index: number;
-
-    constructor(evaluation: Evaluation, index: number) {
-      this.evaluation = evaluation;
-      this.index = index;
-    }
-
-    stored(reply: Reply): void {
-      this.evaluation.done(this.index, reply, null);
-    }
-
-    failed(error: unknown): void {
-      this.evaluation.done(this.index, null, error);
-    }
-  }
+  /** What this limiter's evaluations read (evaluation.ts): one object, the same shape for every limiter. */
+  const context: EvaluationContext = {
+    convention,
+    docsUrl: design.docsUrl,
+    storeUnavailableRetryAfterSeconds: design.storeUnavailableRetryAfterSeconds,
+    unavailableBody,
+    hasLocal: local !== null,
+    fallback,
+    metrics,
+    onStoreError: (error, ruleIds) => options.onStoreError?.(error, ruleIds),
+    execute,
+    scriptArgs,
+    combinedBinding,
+    combinedOutcome,
+    windowSecondsOf,
+    stated,
+  };
 
   const EXEMPT: Decision = { status: 200, headers: [], body: null, contentType: null, ruleId: null, exempt: true, outcomes: [] };
   const NOTHING: Decision = { status: 200, headers: [], body: null, contentType: null, ruleId: null, exempt: false, outcomes: [] };
@@ -1019,7 +687,7 @@ export function createLimiter<TReq>(design: DesignData, options: LimiterOptions<
     }
     // the checks of different identities go out together; a quota's only once every rate limit has admitted
     if (steps.length > 1 && steps.some((s) => s.wave > 0)) steps.sort((a, b) => a.wave - b.wave);
-    return new Promise<Decision>((resolve, reject) => new Evaluation(steps, silent, plan, resolve, reject).run());
+    return new Promise<Decision>((resolve, reject) => new Evaluation(context, steps, silent, plan, resolve, reject).run());
   }
 
   return {
