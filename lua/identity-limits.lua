@@ -43,7 +43,8 @@ Fields (every value an integer, so the hash stays a small listpack):
            bucket, not the window: the first call of a bucket takes the
            buckets that have left the window off the total (and deletes them
            when it charges), so the hash holds at most `buckets` of them plus
-           the total; a refusal reads the live buckets to work out its wait.
+           the total; a refusal reads the oldest live buckets, until enough would
+           have left, to work out its wait.
            A hash without a total (written before it was kept, or whose
            total is more than `buckets` behind) is summed field by field once
            (HGETALL) and the total written with the charge. The time is the
@@ -244,16 +245,28 @@ for i = 1, n do
       if in_current > 0 and (current + count) * bucket_ms > covered then covered = (current + count) * bucket_ms end
       before[i], after[i] = used, used + cost
       if after[i] > limit then
-        -- refused: the wait and the reset need each live bucket (read only now)
-        local live = {}
-        for id = oldest, current do live[#live + 1] = fields[i] .. ':' .. string.format('%d', id) end
-        local counts = redis.call('HMGET', key, unpack(live))
-        for j = 1, #live do
-          local c = tonumber(counts[j])
-          if c and c > 0 then
-            by_id[oldest + j - 1] = c
-            newest = oldest + j - 1
+        -- refused: the wait needs the oldest live buckets and the reset the newest. When
+        -- today's bucket has counted it is the newest, and the buckets are read oldest first,
+        -- 8 at a time, only until those read free enough; else every live bucket, at once
+        local upto, batch = current, count
+        if in_current > 0 then
+          by_id[current], newest, upto, batch = in_current, current, current - 1, 8
+        end
+        local need, freed, id = after[i] - limit, 0, oldest
+        while id <= upto and (batch == count or freed < need) do
+          local last = math.min(upto, id + batch - 1)
+          local names = {}
+          for b = id, last do names[#names + 1] = fields[i] .. ':' .. string.format('%d', b) end
+          local counts = redis.call('HMGET', key, unpack(names))
+          for j = 1, #names do
+            local c = tonumber(counts[j])
+            if c and c > 0 then
+              by_id[id + j - 1] = c
+              freed = freed + c
+              if newest == nil or id + j - 1 > newest then newest = id + j - 1 end
+            end
           end
+          id = last + 1
         end
       end
     else

@@ -170,7 +170,7 @@ function cases(nowMs) {
         await client.eval(read('lua/identity-limits.lua'), 1, 'rl:{hot}', ...rollingField('quota', 291, 30));
       },
       admit: [['rl:{hot}'], [...bucketField('req:pro', 1e9, 1e9, 1000), ...rollingField('quota', 999_999_999, 30)]],
-      // the 291 units counted fill the quota: refused, with the wait worked out from the live days (read only then)
+      // the 291 units counted fill the quota: refused, the wait worked out from the oldest days (read only then, until enough would leave)
       throttle: [['rl:{hot}'], [...bucketField('req:pro', 1e9, 1e9, 1000), ...rollingField('quota', 291, 30)]],
       memory: (i) => [[key(i)], [...bucketField('req:pro', 100, 1, HOUR), ...rollingField('quota', 1000, 30)]],
     },

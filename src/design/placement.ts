@@ -248,7 +248,7 @@ function rollingText(rules: readonly MatrixRule[]): string {
   const rolling = rules.filter((r) => r.field !== undefined && r.primitive === 'redis-lua' && algorithmLabel(r) !== undefined);
   if (rolling.length === 0) return '';
   const fields = [...new Set(rolling.map(hashFieldText))].join(', ');
-  return ` A rolling window (${rolling.map((r) => r.id).join(', ')}) keeps one field per UTC day it counted and the window's running total beside them (${fields}), the days named by their number since 1970-01-01 on the server's clock: a call reads the total and today's field, not the whole window; a day's first call takes the days that have left the window off the total (deleting their fields when it charges), and a refusal reads the live days to say when enough of them leave. The hash lives until its newest day leaves the window.`;
+  return ` A rolling window (${rolling.map((r) => r.id).join(', ')}) keeps one field per UTC day it counted and the window's running total beside them (${fields}), the days named by their number since 1970-01-01 on the server's clock: a call reads the total and today's field, not the whole window; a day's first call takes the days that have left the window off the total (deleting their fields when it charges), and a refusal reads the oldest days, only until enough of them would have left, to say when that is. The hash lives until its newest day leaves the window.`;
 }
 
 function failLabel(r: MatrixRule): string {

@@ -340,6 +340,60 @@ describe('identity-limits.lua: a rolling window of daily buckets as fields of th
   });
 });
 
+describe('identity-limits: a rolling refusal reads the oldest buckets only as far as it must', () => {
+  // 12 buckets of an hour: the time does not cross a bucket during the test. Each case writes a
+  // hash as the script keeps it (the buckets and the running total), then asks for one more unit
+  // than the window has room for: nothing is written, and the wait is when enough has left.
+  const HOUR_MS = 3_600_000;
+  const COUNT = 12;
+  async function refusal(counts: Record<number, number>, limit: number, cost: number) {
+    const hash = hashOf();
+    const current = Math.floor((await redisNowMs()) / HOUR_MS);
+    const oldest = current - COUNT + 1;
+    const used = Object.values(counts).reduce((a, b) => a + b, 0);
+    const fields: string[] = ['quota', `${oldest}${String(used).padStart(9, '0')}`];
+    for (const [offset, c] of Object.entries(counts)) fields.push(`quota:${oldest + Number(offset)}`, String(c));
+    await s.redis.hset(hash, ...fields);
+    await s.redis.pexpire(hash, DAY);
+    const before = await s.redis.hgetall(hash);
+    const sent = await redisNowMs();
+    const reply = await limits(hash, rolling('quota', limit, HOUR_MS, COUNT, cost));
+    expect(await s.redis.hgetall(hash)).toEqual(before);
+    expect(reply.slice(0, 2)).toEqual([1, used]);
+    // wait and reset, in ms from the server's now: the bucket's end, a few ms either side
+    const at = (id: number) => (id + COUNT) * HOUR_MS - sent;
+    return { wait: reply[2]!, reset: reply[3]!, at, oldest, current };
+  }
+
+  it('finds the bucket that frees enough beyond the first 8 read, with today counted', async () => {
+    const r = await refusal({ 9: 2, 11: 3 }, 5, 1);
+    expect(Math.abs(r.wait - r.at(r.oldest + 9))).toBeLessThanOrEqual(5);
+    expect(Math.abs(r.reset - r.at(r.current))).toBeLessThanOrEqual(5);
+  });
+
+  it('stops at the oldest bucket when it frees enough', async () => {
+    const r = await refusal({ 0: 4, 11: 1 }, 5, 1);
+    expect(Math.abs(r.wait - r.at(r.oldest))).toBeLessThanOrEqual(5);
+    expect(Math.abs(r.reset - r.at(r.current))).toBeLessThanOrEqual(5);
+  });
+
+  it("waits for today's bucket when the older ones free too little", async () => {
+    const r = await refusal({ 3: 1, 11: 4 }, 5, 2);
+    expect(Math.abs(r.wait - r.at(r.current))).toBeLessThanOrEqual(5);
+  });
+
+  it('reads every live bucket when today has not counted: the newest sets the reset', async () => {
+    const r = await refusal({ 2: 3, 10: 2 }, 5, 1);
+    expect(Math.abs(r.wait - r.at(r.oldest + 2))).toBeLessThanOrEqual(5);
+    expect(Math.abs(r.reset - r.at(r.oldest + 10))).toBeLessThanOrEqual(5);
+  });
+
+  it('a cost above the limit never fits', async () => {
+    const r = await refusal({ 5: 1, 11: 1 }, 5, 6);
+    expect(r.wait).toBe(-1);
+  });
+});
+
 describe("identity-limits: the runtime's in-process twin", () => {
   it('takes the same decisions, replies with the same limit states and writes the same fields', async () => {
     const { MemoryStore } = await import('../../src/runtime/middleware/memory-store.js');

@@ -14,7 +14,7 @@ const PINNED_SHA1: Record<string, string> = {
   'fixed-window': '95c3f4dcc79262dce1a8cf9bb44b6b2fc45055fd',
   'outbound-bucket': 'f7d2bad1428a56ddc8dc287a664cbfdb3388260a',
   penalty: '3fbf1a4117d76eca7a177d54fc292f89d5109f4a',
-  'identity-limits': 'bd93d9230c6e2aa1c5e830a5542c401a53d8365f',
+  'identity-limits': '150afb2887e1cdb443a737e74d28acd6cc1a5dcf',
 };
 
 const s = useRedis();
