@@ -23,6 +23,7 @@ import {
   type ExistingLimiterT,
   type ExistingNginxDirectiveT,
 } from '../../answers/schema.js';
+import { algorithmOfKind } from '../../design/migration.js';
 import { FIELDS, type ExistingLimiter, type Fact, type NginxSetting } from './types.js';
 
 type Parser = { safeParse(value: unknown): { success: boolean; data?: unknown } };
@@ -108,6 +109,7 @@ function existingFrom(facts: readonly Fact[]): AnswersInput['existing'] | undefi
     if (l.limit === undefined || l.windowSeconds === undefined) continue;
     const place = placeOf(l);
     if (place === undefined) continue;
+    const algorithm = l.algorithm ?? algorithmOfKind(l.kind);
     const candidate = {
       kind: l.kind,
       ...(l.name ? { name: l.name } : {}),
@@ -117,6 +119,8 @@ function existingFrom(facts: readonly Fact[]): AnswersInput['existing'] | undefi
       limit: l.limit,
       windowSeconds: l.windowSeconds,
       ...(l.burst !== undefined ? { burst: l.burst } : {}),
+      // how it counts, where the detector or the library tells (the migration compares worst cases with it)
+      ...(algorithm !== undefined ? { algorithm } : {}),
     };
     const r = ExistingLimiterSchema.safeParse(candidate);
     if (r.success) limiters.push(r.data);
