@@ -8,7 +8,19 @@ import { register as defaultRegistry } from 'prom-client';
 import { calendarPeriod } from './calendar.js';
 import { type Client, type ClientMemo, clientOfRequest, parseCidr, resolveClientIp } from './client-ip.js';
 import { fallbackReplies, MemoryFallback } from './fallback.js';
-import { hashTag, IDENTITY_LABEL, identityValue, keyPart, keyShape, parseKeyPattern, renderKey, textOf, usernameKey } from './keys.js';
+import {
+  fallbackLabel,
+  hashTag,
+  IDENTITY_LABEL,
+  identityLabelOf,
+  identityValue,
+  keyPart,
+  keyShape,
+  parseKeyPattern,
+  renderKey,
+  textOf,
+  usernameKey,
+} from './keys.js';
 import type { KeyPiece, KeyShape, Slot } from './keys.js';
 import { LocalBuckets, localReplies } from './local-bucket.js';
 import { MemoryStore } from './memory-store.js';
@@ -51,6 +63,13 @@ const MODES: readonly RuleMode[] = ['enforce', 'shadow', 'off'];
 const DAY_MS = 86400000;
 /** Client identities, best first: API key > user > tenant > session > IP. */
 const FALLBACK_ORDER: readonly IdentityKind[] = ['api-key', 'user', 'tenant', 'session', 'ip'];
+/** fallbackLabel of a rule's own label for every identity kind, worked out once per rule. */
+function fallbackLabelsOf(own: string): Readonly<Record<IdentityKind, string>> {
+  const out = {} as Record<IdentityKind, string>;
+  for (const kind of Object.keys(IDENTITY_LABEL) as IdentityKind[]) out[kind] = fallbackLabel(own, kind);
+  return out;
+}
+
 function sha1Hex(value: string): string {
   return createHash('sha1').update(value).digest('hex');
 }
@@ -66,6 +85,8 @@ interface ActiveRule {
   readonly shape: KeyShape | null;
   /** The key of a global rule without a window: the same for every request. */
   readonly fixedKey: string | null;
+  /** The label each identity a caller may be counted by instead takes in this rule's key (fallbackLabel). */
+  readonly fallbackLabels: Readonly<Record<IdentityKind, string>>;
   readonly costs: ReadonlyMap<string, number>;
   readonly script: BoundScript | null;
   /** GCRA: the emission interval and the bucket's depth (burst intervals), microseconds (gcraNumbers). */
@@ -218,6 +239,7 @@ export function createLimiter<TReq>(design: DesignData, options: LimiterOptions<
       // a field of an identity hash counts its window in the value: its key names none
       shape: spec.window === null || spec.field !== null ? keyShape(prefix, key) : null,
       fixedKey: spec.identity === 'global' && (spec.window === null || spec.field !== null) ? renderKey(prefix, key, null, '') : null,
+      fallbackLabels: fallbackLabelsOf(identityLabelOf(key)),
       costs: new Map(spec.costByEndpoint),
       script: spec.store === 'redis' ? (scripts.get(spec.script) ?? null) : null,
       ...gcraOf(spec),
@@ -349,18 +371,20 @@ export function createLimiter<TReq>(design: DesignData, options: LimiterOptions<
           value = keyPart(own);
           break;
         }
+        // counted by another identity: under the rule's own label and that identity's (fallbackLabel),
+        // never under a key a rule keyed on that identity uses
         let found: string | null = null;
         for (const kind of FALLBACK_ORDER) {
           if (kind === 'ip') {
             // a quota belongs to an account: a caller known only by address has none
             if (spec.tier === 'quota') return null;
-            label = IDENTITY_LABEL.ip;
+            label = rule.fallbackLabels.ip;
             found = ipOf(request);
             break;
           }
           const v = identityValue(kind, identity);
           if (v !== undefined) {
-            label = IDENTITY_LABEL[kind];
+            label = rule.fallbackLabels[kind];
             found = keyPart(v);
             break;
           }
