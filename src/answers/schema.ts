@@ -520,7 +520,15 @@ export const HandRule = z
     identity: z.enum(RULE_IDENTITIES).optional(),
     algorithm: z.enum(ALGORITHMS).optional(),
     primitive: z.enum(PRIMITIVES).optional(),
-    key: z.string().min(1).max(200).optional(),
+    key: z
+      .string()
+      .min(1)
+      .max(200)
+      .regex(
+        /^[^~]*$/,
+        "must not contain '~': the middleware marks the key of a caller counted by another identity with it (rl:{u~ak:<api-key-id>})",
+      )
+      .optional(),
     rate: Rate.optional(),
     burst: positiveInt.optional(),
     cost: positiveInt.optional(),
