@@ -5,7 +5,7 @@
  * counter (INCR then EXPIRE) carries hazards of its own. Each row compares the old limiter's
  * worst case, as it counts, with the new rule's.
  */
-import { readFileSync, writeFileSync } from 'node:fs';
+import { mkdirSync, readFileSync, writeFileSync } from 'node:fs';
 import path from 'node:path';
 import { beforeAll, describe, expect, it } from 'vitest';
 import { runCli, tempDir } from '../helpers/cli.js';
@@ -96,5 +96,70 @@ describe('the migration section compares worst cases, each limiter as it counts'
     expect(row(s, 'in-house limiter apiLimiter (src/app.ts:12)', 'POST /api/orders (create-order)')).toContain(
       '| 100 per 1 min (fixed window, assumed) | 200 across a reset (100 per window) |',
     );
+  });
+});
+
+describe('init finds a hand-written INCR and EXPIRE counter and the document flags it', () => {
+  it('scans it into the answers as a fixed window, compares its worst case, and lists its hazards', () => {
+    const dir = tempDir('rl-incr-');
+    mkdirSync(path.join(dir, 'src'));
+    writeFileSync(path.join(dir, 'package.json'), JSON.stringify({ name: 'orders', dependencies: { express: '5.1.0', ioredis: '5.6.1' } }));
+    writeFileSync(
+      path.join(dir, 'src', 'app.js'),
+      [
+        "import express from 'express';",
+        "import Redis from 'ioredis';",
+        'const redis = new Redis();',
+        'const app = express();',
+        'async function orderLimit(req, res, next) {',
+        '  const count = await redis.incr(`orders:${req.ip}`);',
+        '  if (count === 1) await redis.expire(`orders:${req.ip}`, 60);',
+        '  if (count > 20) return res.status(429).end();',
+        '  next();',
+        '}',
+        "app.post('/api/orders', orderLimit, (req, res) => res.status(201).json({}));",
+        "app.get('/api/orders', (req, res) => res.json([]));",
+        'app.listen(3000);',
+      ].join('\n'),
+    );
+    const args = [
+      'init',
+      '--yes',
+      '--format',
+      'markdown',
+      '--layout',
+      'single',
+      '--goals',
+      'overload',
+      '--identities',
+      'ip',
+      '--date',
+      '2026-12-03',
+    ];
+    for (const e of ['list-orders=GET /api/orders read', 'create-order=POST /api/orders write']) args.push('--endpoint', e);
+    const r = runCli(args, { cwd: dir });
+    expect(r.code, r.stderr).toBe(0);
+    const answers = JSON.parse(readFileSync(path.join(dir, 'rate-limit.answers.json'), 'utf8'));
+    expect(answers.existing.limiters).toEqual([
+      {
+        kind: 'redis INCR+EXPIRE',
+        name: 'orderLimit',
+        source: 'src/app.js:6',
+        method: 'POST',
+        path: '/api/orders',
+        match: 'exact',
+        keyedOn: 'ip',
+        limit: 20,
+        windowSeconds: 60,
+        algorithm: 'fixed-window',
+      },
+    ]);
+    const md = readFileSync(path.join(dir, 'docs', 'rate-limit-design.md'), 'utf8');
+    const name = 'redis INCR+EXPIRE orderLimit (src/app.js:6)';
+    expect(md).toContain(
+      `| ${name} | POST /api/orders (create-order) | ip | 20 per 1 min (fixed window) | 40 across a reset (20 per window) |`,
+    );
+    expect(md).toContain(`- ${name}: INCR and EXPIRE are two commands`);
+    expect(md).toContain(`- ${name}: Where it reads the count (GET) before it counts (INCR)`);
   });
 });

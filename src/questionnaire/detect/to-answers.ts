@@ -68,6 +68,8 @@ function keyedOn(l: ExistingLimiter): ExistingLimiterT['keyedOn'] {
   if (key) {
     if (/remote_addr|client_ip|real_ip|\bip\b|remote_address|x-forwarded-for/.test(key)) return 'ip';
     if (/consumer|credential|api.?key|authorization/.test(key)) return 'api-key';
+    if (/tenant|org(?:anization)?.?id/.test(key)) return 'tenant';
+    if (/user.?id|\buser\b|account.?id/.test(key)) return 'user';
     if (/service|global|route/.test(key)) return 'global';
     return 'other';
   }
