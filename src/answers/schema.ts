@@ -347,6 +347,9 @@ export const Headers = z
 /** What keys an existing limiter counts on. */
 const EXISTING_KEYS = ['ip', 'api-key', 'user', 'tenant', 'global', 'other'] as const;
 
+/** How an existing limiter counts: what decides how much it lets through across its window's end. */
+export const EXISTING_ALGORITHMS = ['fixed-window', 'sliding-window', 'token-bucket', 'leaky-bucket', 'unknown'] as const;
+
 /** A rate limit the project already enforces (found by `init` or written by hand). */
 export const ExistingLimiter = z
   .object({
@@ -373,6 +376,12 @@ export const ExistingLimiter = z
       .max(366 * 86400)
       .describe('The window (nginx: 1 for r/s, 60 for r/m).'),
     burst: z.number().int().min(0).max(MAX_COUNT).optional().describe('Extra requests admitted at once (nginx burst).'),
+    algorithm: z
+      .enum(EXISTING_ALGORITHMS)
+      .optional()
+      .describe(
+        'How it counts. fixed-window: a count reset at each window end (express-rate-limit, rate-limiter-flexible, @fastify/rate-limit, a Redis INCR and EXPIRE), which lets up to twice the limit through across a reset; sliding-window: the limit in any stretch of the window (@nestjs/throttler); token-bucket; leaky-bucket (nginx limit_req: the rate plus the burst); unknown. Absent: read from kind, else taken as fixed-window, the most permissive.',
+      ),
   })
   .strict();
 
@@ -511,7 +520,15 @@ export const HandRule = z
     identity: z.enum(RULE_IDENTITIES).optional(),
     algorithm: z.enum(ALGORITHMS).optional(),
     primitive: z.enum(PRIMITIVES).optional(),
-    key: z.string().min(1).max(200).optional(),
+    key: z
+      .string()
+      .min(1)
+      .max(200)
+      .regex(
+        /^[^~]*$/,
+        "must not contain '~': the middleware marks the key of a caller counted by another identity with it (rl:{u~ak:<api-key-id>})",
+      )
+      .optional(),
     rate: Rate.optional(),
     burst: positiveInt.optional(),
     cost: positiveInt.optional(),

@@ -6,6 +6,7 @@
  * states it beside the matrix, whose Identity column names only the rule's own identity.
  */
 import { joinAnd } from '../format.js';
+import { fallbackLabel } from '../runtime/middleware/keys.js';
 import type { IdentityFallback, MatrixRule, RuleIdentity, Scope } from './model.js';
 
 /** The order the middleware tries a caller's identities in (src/runtime/middleware/limiter.ts, FALLBACK_ORDER). */
@@ -30,13 +31,50 @@ const WITH_ARTICLE: Record<(typeof FALLBACK_ORDER)[number], string> = {
   ip: 'an address',
 };
 
-const LABEL: Record<(typeof FALLBACK_ORDER)[number], string> = {
-  'api-key': 'ak:<api-key-id>',
-  user: 'u:<user-id>',
-  tenant: 't:<tenant-id>',
-  session: 's:<session-id>',
-  ip: 'ip:<client-ip>',
+/** What fills the identity slot of a key for a caller counted by each identity. */
+const PLACEHOLDER: Record<(typeof FALLBACK_ORDER)[number], string> = {
+  'api-key': '<api-key-id>',
+  user: '<user-id>',
+  tenant: '<tenant-id>',
+  session: '<session-id>',
+  ip: '<client-ip>',
 };
+
+/**
+ * A rule's key pattern as the middleware fills it for a caller counted by `kind` instead of the
+ * rule's own identity (fallbackLabel, the runtime's own function): rl:{u:<user-id>}:req and an
+ * API key give rl:{u~ak:<api-key-id>}:req.
+ */
+export function fallbackKeyPattern(pattern: string, kind: (typeof FALLBACK_ORDER)[number]): string {
+  const re = /([A-Za-z0-9_-]+:)?<([^<>]*)>/g;
+  for (let m = re.exec(pattern); m !== null; m = re.exec(pattern)) {
+    if (/yyyy/i.test(m[2] ?? '')) continue;
+    return pattern.slice(0, m.index) + fallbackLabel(m[1] ?? '', kind) + PLACEHOLDER[kind] + pattern.slice(re.lastIndex);
+  }
+  // a pattern without an identity slot gets one key per identity after it
+  return `${pattern}:${fallbackLabel('', kind)}${PLACEHOLDER[kind]}`;
+}
+
+/**
+ * The keys such a caller is counted under, as the middleware writes them: for the first row of
+ * each identity, its key for each identity a caller may be counted by instead; and, where the
+ * design has rows keyed on one of those identities, that the two never meet.
+ */
+function fallbackKeysText(keyed: readonly MatrixRule[], rules: readonly MatrixRule[], answered: ReadonlySet<string>): string {
+  const firsts = keyed.filter((r, i) => keyed.findIndex((x) => x.identity === r.identity) === i);
+  const met = new Set<string>();
+  const examples = firsts.map((rule) => {
+    const own = rule.identity as (typeof FALLBACK_ORDER)[number];
+    const kinds = FALLBACK_ORDER.filter((k) => k !== own && (k === 'ip' ? rule.tier !== 'quota' : answered.has(k)));
+    for (const k of kinds) met.add(k);
+    const each = kinds.map(
+      (k, i) => `${fallbackKeyPattern(rule.key ?? '', k)} ${i === 0 ? 'for a caller counted by its' : 'by its'} ${WORD[k]}`,
+    );
+    return `${rule.id}'s ${rule.key} becomes ${joinAnd(each)}`;
+  });
+  const meets = rules.some((r) => r.layer === 'middleware' && r.key !== undefined && r.identity !== undefined && met.has(r.identity));
+  return `Such a caller's key keeps the row's own label and adds, after a "~" that no identity value contains, the label of the identity it is counted by: ${examples.join('; ')}.${meets ? ' So a fallback key is never the key or identity hash of a row keyed on the identity the caller is counted by: no two rows share a counter, and no key meets a command for another type.' : ''}`;
+}
 
 /** The plan a caller counts as when identify() names none: the first plan (the runtime's defaultPlan). */
 export function defaultPlanOf(scope: Pick<Scope, 'plans'>): string | undefined {
@@ -53,8 +91,9 @@ export function buildIdentityFallback(scope: Scope, rules: readonly MatrixRule[]
   const answered = new Set<string>(scope.identities);
   const parts: string[] = [];
   parts.push(
-    `The rows keyed on ${joinAnd(identities.map((i) => WITH_ARTICLE[i as keyof typeof WITH_ARTICLE]))} (${joinAnd(keyed.map((r) => r.id))}) count a caller that identify() gives no such identity under the first other one it has, in the order ${FALLBACK_ORDER.map((k) => WORD[k]).join(', ')}, with that identity's own label in the key (rl:{${LABEL.session}}, rl:{${LABEL.ip}}) and the same numbers.`,
+    `The rows keyed on ${joinAnd(identities.map((i) => WITH_ARTICLE[i as keyof typeof WITH_ARTICLE]))} (${joinAnd(keyed.map((r) => r.id))}) count a caller that identify() gives no such identity under the first other one it has, in the order ${FALLBACK_ORDER.map((k) => WORD[k]).join(', ')}, with the same numbers.`,
   );
+  parts.push(fallbackKeysText(keyed, rules, answered));
   if (quotas.length > 0) {
     parts.push(
       `A quota (${joinAnd(quotas.map((r) => r.id))}) stops before the client IP: a caller known only by its address is counted by no quota.`,

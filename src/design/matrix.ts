@@ -75,9 +75,15 @@ export const KEY_VALUE_CHARS = {
   opaque: 128,
   /** A fixed window's id suffix (":w" + the window index, 13 digits at most). */
   windowSuffix: 15,
-  /** The longest identity label a fallback identity brings ("ak:", "ip:", "un:"). */
+  /**
+   * The longest label of an identity a caller is counted by ("ak:", "ip:", "un:"); in the key of a
+   * rule keyed on an account identity it follows the rule's own label and a "~" ("t~ak:", fallbackLabel).
+   */
   label: 3,
 } as const;
+
+/** The identities whose rules count a caller without them under another identity (see identity-fallback.ts). */
+const FALLS_BACK: ReadonlySet<string | undefined> = new Set(['api-key', 'user', 'tenant', 'session']);
 
 /**
  * The longest key a rule writes, in characters, from its pattern: each <...> placeholder
@@ -99,7 +105,9 @@ export function maxKeyChars(rule: Pick<MatrixRule, 'key' | 'algorithm' | 'tier' 
       chars += (m[1] ?? '').length + name.length;
       continue;
     }
-    chars += Math.max((m[1] ?? '').length, KEY_VALUE_CHARS.label);
+    const own = (m[1] ?? '').length;
+    // a caller without the rule's own identity: "t:" becomes "t~ak:" (its stem, "~" and the other label)
+    chars += FALLS_BACK.has(rule.identity) ? Math.max(own, 1) + KEY_VALUE_CHARS.label : Math.max(own, KEY_VALUE_CHARS.label);
     chars += name.includes('sha256')
       ? KEY_VALUE_CHARS.sha256
       : /(^|[^a-z])ip([^a-z]|$)/.test(name)

@@ -4,7 +4,7 @@
  * limit is looser or tighter, and the clashes the generated nginx files would have with the
  * scanned nginx configuration.
  */
-import type { ExistingLimiterT, ExistingNginxDirectiveT } from '../answers/schema.js';
+import type { EXISTING_ALGORITHMS, ExistingLimiterT, ExistingNginxDirectiveT } from '../answers/schema.js';
 import { formatNumber, secondsWords } from '../format.js';
 import { admittedWithin } from './algorithms.js';
 import type { MatrixRule, Migration, MigrationItem, ResolvedEndpoint, RuleIdentity, Scope } from './model.js';
@@ -35,9 +35,94 @@ const SAME_KEY: Record<NonNullable<ExistingLimiterT['keyedOn']>, RuleIdentity[]>
   other: [],
 };
 
-/** The most an existing limiter admits within its own window: its limit plus any burst. */
+type ExistingAlgorithm = Exclude<(typeof EXISTING_ALGORITHMS)[number], 'unknown'>;
+
+/** How the libraries and servers the detectors name count, by the limiter's kind as written. */
+const ALGORITHM_OF_KIND: readonly (readonly [RegExp, ExistingAlgorithm])[] = [
+  // a count per window, reset when the window ends (their default stores, and the Redis ones)
+  [/^(?:express-rate-limit|rate-limit-redis|rate-limiter-flexible|@fastify\/rate-limit|hono-rate-limiter)$/i, 'fixed-window'],
+  // every hit expires on its own, a window after it came: the limit in any stretch of the window
+  [/^@nestjs\/throttler$/i, 'sliding-window'],
+  // limit_req: a rate drained continuously, plus the burst it queues or lets through
+  [/^nginx\b/i, 'leaky-bucket'],
+  [/^kong:rate-limiting$/i, 'fixed-window'],
+  [/^kong:rate-limiting-advanced$/i, 'sliding-window'],
+  [/^envoy-local$/i, 'token-bucket'],
+  // the rate limit service counts per unit of time, reset at each unit's end
+  [/^envoy-(?:global|ratelimit-service)$/i, 'fixed-window'],
+  // a counter written by hand: INCR, then EXPIRE on the first hit
+  [/incr/i, 'fixed-window'],
+];
+
+/** Whether a limiter is a Redis counter written by hand (INCR then EXPIRE), as detected or as the answers name it. */
+export function isIncrExpire(l: Pick<ExistingLimiterT, 'kind'>): boolean {
+  return /incr/i.test(l.kind);
+}
+
+/**
+ * How an existing limiter counts: as the answers state it, else as its kind is known to count,
+ * else (a kind we do not know, or "unknown") as a fixed window, the counting that lets the most
+ * through across its window's end, so a new limit is never called tighter than it is.
+ */
+export function existingAlgorithm(l: Pick<ExistingLimiterT, 'kind' | 'algorithm'>): { algorithm: ExistingAlgorithm; assumed: boolean } {
+  if (l.algorithm !== undefined && l.algorithm !== 'unknown') return { algorithm: l.algorithm, assumed: false };
+  const known = l.algorithm === undefined ? ALGORITHM_OF_KIND.find(([re]) => re.test(l.kind.trim()))?.[1] : undefined;
+  return known !== undefined ? { algorithm: known, assumed: false } : { algorithm: 'fixed-window', assumed: true };
+}
+
+/** The algorithm the detectors record for a limiter of this kind (undefined: not known from the kind). */
+export function algorithmOfKind(kind: string): ExistingAlgorithm | undefined {
+  return ALGORITHM_OF_KIND.find(([re]) => re.test(kind.trim()))?.[1];
+}
+
+const ALGORITHM_WORDS: Record<ExistingAlgorithm, string> = {
+  'fixed-window': 'fixed window',
+  'sliding-window': 'sliding window',
+  'token-bucket': 'token bucket',
+  'leaky-bucket': 'leaky bucket',
+};
+
+/** How the old limiter counts, in words: "fixed window", "fixed window, assumed". */
+export function existingAlgorithmText(l: Pick<ExistingLimiterT, 'kind' | 'algorithm'>): string {
+  const a = existingAlgorithm(l);
+  return `${ALGORITHM_WORDS[a.algorithm]}${a.assumed ? ', assumed' : ''}`;
+}
+
+/** The most an existing limiter admits within one of its own windows: its limit plus any burst. */
 function existingWithin(l: ExistingLimiterT): number {
   return Math.floor(l.limit + (l.burst ?? 0));
+}
+
+/**
+ * The most an existing limiter lets one key through within any stretch of `seconds`, as it counts:
+ * a fixed window its limit in every window the stretch touches (one more than it spans: the end
+ * of one and the start of the next), a sliding window its limit per window spanned, a bucket its
+ * burst plus what drains or refills meanwhile.
+ */
+export function existingAdmittedWithin(l: ExistingLimiterT, seconds: number): number {
+  const whole = (x: number): number => Math.floor(x + 1e-9);
+  const burst = l.burst ?? 0;
+  const spans = Math.max(1, Math.ceil(seconds / l.windowSeconds - 1e-9));
+  switch (existingAlgorithm(l).algorithm) {
+    case 'fixed-window':
+      return whole(l.limit * (spans + 1) + burst);
+    case 'sliding-window':
+      return whole(l.limit * spans + burst);
+    default:
+      return whole(burst + (l.limit / l.windowSeconds) * seconds);
+  }
+}
+
+/**
+ * What a hand-written Redis counter gets wrong on its own, which the generated scripts do not
+ * (each checks and counts in one atomic call and sets the expiry in the same call).
+ */
+export function incrExpireHazards(l: ExistingLimiterT): string[] {
+  if (!isIncrExpire(l)) return [];
+  return [
+    'INCR and EXPIRE are two commands: if the process stops or the connection drops between them, the counter is left without an expiry, keeps its count for good, and that client is refused until someone deletes the key.',
+    'Where it reads the count (GET) before it counts (INCR), parallel requests all read a count under the limit and all pass: a burst of them gets more through than the limit.',
+  ];
 }
 
 export function existingLimitText(l: ExistingLimiterT): string {
@@ -49,6 +134,24 @@ export function existingLimitText(l: ExistingLimiterT): string {
 
 export function existingName(l: ExistingLimiterT): string {
   return `${l.kind}${l.name ? ` ${l.name}` : ''}${l.source ? ` (${l.source})` : ''}`;
+}
+
+/** Which way the worst case within the old window moves; tighter-across-reset: below the old fixed window's two windows back to back, not below one. */
+type Move = 'same' | 'looser' | 'tighter' | 'tighter-across-reset';
+
+const MOVE_WORDS: Record<Move, string> = {
+  same: 'the same',
+  looser: 'looser',
+  tighter: 'tighter',
+  'tighter-across-reset': 'tighter across a reset only',
+};
+
+/** The item's verdict for the moves its plans make: looser wins, then tighter. */
+function verdictOf(moves: readonly Move[]): Pick<MigrationItem, 'verdict' | 'acrossResetOnly'> {
+  if (moves.includes('looser')) return { verdict: 'looser' };
+  if (moves.includes('tighter')) return { verdict: 'tighter' };
+  if (moves.includes('tighter-across-reset')) return { verdict: 'tighter', acrossResetOnly: true };
+  return { verdict: 'same' };
 }
 
 function joinWords(items: readonly string[]): string {
@@ -142,8 +245,25 @@ export function buildMigration(
     const endpoints = scope.endpoints.filter((e) => e.class !== 'health' && coversEndpoint(l, e) && !hiddenFrom(l, e));
     const keyedOn = l.keyedOn ?? 'ip';
     const same = SAME_KEY[keyedOn];
-    const oldWithin = existingWithin(l);
+    const oldOne = existingWithin(l);
     const w = secondsWords(l.windowSeconds);
+    // what one key gets through within any stretch of the old window, as the old limiter counts
+    const oldWorst = existingAdmittedWithin(l, l.windowSeconds);
+    const counting = existingAlgorithm(l);
+    const algorithmText = existingAlgorithmText(l);
+    const oldText =
+      counting.algorithm === 'fixed-window' && oldWorst > oldOne
+        ? `${formatNumber(oldOne)} requests within one of its ${w} windows, and ${formatNumber(oldWorst)} within ${w} across a reset, the end of one window and the start of the next (${algorithmText})`
+        : `${formatNumber(oldWorst)} requests within any ${w} (${algorithmText}${counting.algorithm.endsWith('bucket') && l.burst ? `: its rate plus a burst of ${formatNumber(l.burst)}` : ''})`;
+    /** Which way a new worst case within the old window moves from the old one. */
+    const moveOf = (within: number): Move =>
+      within === oldWorst
+        ? 'same'
+        : within > oldWorst
+          ? 'looser'
+          : counting.algorithm === 'fixed-window' && within >= oldOne
+            ? 'tighter-across-reset'
+            : 'tighter';
     const base = {
       existing: existingName(l),
       kind: l.kind,
@@ -151,7 +271,9 @@ export function buildMigration(
       covers: coversText(l),
       keyedOn,
       limitText: existingLimitText(l),
-      oldWithinWindow: oldWithin,
+      algorithm: algorithmText,
+      oldPerWindow: oldOne,
+      oldWithinWindow: oldWorst,
     };
     if (keyedOn === 'other') {
       return [
@@ -217,6 +339,8 @@ export function buildMigration(
       }
       const looserNote = `Confirm the looser limit is wanted before retiring this limiter, or keep it, or add a rules entry with the old numbers.`;
       const tighterNote = `Clients that live near the old limit will be refused: check shadow mode's would-be refusals for them before enforcing.`;
+      const resetNote = `Only a client that spent a whole window's allowance on each side of a reset meets the difference: check shadow mode's would-be refusals before enforcing.`;
+      const noteOf = (m: Move): string => (m === 'looser' ? looserNote : m === 'tighter' ? tighterNote : resetNote);
       // rules of different plans never count the same caller: within each plan the tightest of
       // its rules (and of the rules every plan meets) decides, and the plans can differ
       const plans = [...new Set(candidates.flatMap((r) => (r.plan === undefined ? [] : [r.plan])))];
@@ -229,58 +353,51 @@ export function buildMigration(
           });
           const t = own.reduce<(typeof own)[number] | undefined>((a, b) => (a && a.withinWindow <= b.withinWindow ? a : b), undefined);
           if (!t) return [];
-          const v: 'same' | 'looser' | 'tighter' =
-            t.withinWindow === oldWithin ? 'same' : t.withinWindow > oldWithin ? 'looser' : 'tighter';
-          return [{ plan, tightest: t, verdict: v }];
+          return [{ plan, tightest: t, move: moveOf(t.withinWindow) }];
         });
         const most = Math.max(...perPlan.map((p) => p.tightest.withinWindow));
-        const verdict = perPlan.some((p) => p.verdict === 'looser')
-          ? 'looser'
-          : perPlan.some((p) => p.verdict === 'tighter')
-            ? 'tighter'
-            : 'same';
+        const moves = (['looser', 'tighter', 'tighter-across-reset'] as const).filter((k) => perPlan.some((p) => p.move === k));
         const common = { ...base, endpoint, replacements, newWithinWindow: most };
-        if (verdict === 'same') {
+        if (moves.length === 0) {
           return {
             ...common,
-            verdict,
-            note: `${at}: the same within ${w} on every plan, ${formatNumber(oldWithin)} requests per ${keyedOn}, old and new.`,
+            verdict: 'same',
+            note: `${at}: the same on every plan. Before, one ${keyedOn} could send ${oldText}; on every plan the new rules admit the same ${formatNumber(oldWorst)} within any ${w}.`,
           };
         }
         const each = perPlan
-          .map(
-            (p) =>
-              `plan ${p.plan} ${formatNumber(p.tightest.withinWindow)} (${p.tightest.ruleId}, ${p.verdict === 'same' ? 'the same' : p.verdict})`,
-          )
+          .map((p) => `plan ${p.plan} ${formatNumber(p.tightest.withinWindow)} (${p.tightest.ruleId}, ${MOVE_WORDS[p.move]})`)
           .join('; ');
-        const kinds = (['looser', 'tighter'] as const).filter((k) => perPlan.some((p) => p.verdict === k));
         return {
           ...common,
-          verdict,
-          note: `${at}: warning, ${kinds.join(' and ')}. Within ${w} one ${keyedOn} could send ${formatNumber(oldWithin)} requests before, whatever its plan; a caller meets only its own plan's rules, and per plan the new rules admit: ${each}. ${kinds.map((k) => (k === 'looser' ? looserNote : tighterNote)).join(' ')}`,
+          ...verdictOf(moves),
+          note: `${at}: warning, ${moves.map((k) => MOVE_WORDS[k]).join(' and ')}. Before, whatever its plan, one ${keyedOn} could send ${oldText}; a caller meets only its own plan's rules, and per plan the new rules admit within any ${w}: ${each}. ${moves.map(noteOf).join(' ')}`,
         };
       }
       const common = { ...base, endpoint, replacements, newWithinWindow: tightest.withinWindow };
-      if (tightest.withinWindow === oldWithin) {
+      const move = moveOf(tightest.withinWindow);
+      if (move === 'same') {
         return {
           ...common,
           verdict: 'same',
-          note: `${at}: the same within ${w}, ${formatNumber(oldWithin)} requests per ${keyedOn}, old and new.`,
+          note: `${at}: the same. Before, one ${keyedOn} could send ${oldText}; the new rules admit the same ${formatNumber(oldWorst)} within any ${w} (${tightest.ruleId}).`,
         };
       }
-      if (tightest.withinWindow > oldWithin) {
-        return {
-          ...common,
-          verdict: 'looser',
-          note: `${at}: warning, looser. Within ${w} one ${keyedOn} could send ${formatNumber(oldWithin)} requests before; the new rules admit ${formatNumber(tightest.withinWindow)} (${tightest.ruleId}). ${looserNote}`,
-        };
-      }
+      const admits = `the new rules admit ${formatNumber(tightest.withinWindow)} within any ${w} (${tightest.ruleId})`;
       return {
         ...common,
-        verdict: 'tighter',
-        note: `${at}: warning, tighter. Within ${w} one ${keyedOn} could send ${formatNumber(oldWithin)} requests before; the new rules admit ${formatNumber(tightest.withinWindow)} (${tightest.ruleId}). ${tighterNote}`,
+        ...verdictOf([move]),
+        note:
+          move === 'tighter-across-reset'
+            ? `${at}: warning, tighter across a reset only. Before, one ${keyedOn} could send ${oldText}; ${admits}: no fewer than one old window held, but not two windows' worth back to back. ${resetNote}`
+            : `${at}: warning, ${move}. Before, one ${keyedOn} could send ${oldText}; ${admits}. ${noteOf(move)}`,
       };
     });
+  });
+
+  const handWritten = existing.flatMap((l) => {
+    const hazards = incrExpireHazards(l);
+    return hazards.length > 0 ? [{ existing: existingName(l), hazards }] : [];
   });
 
   const hasEdge = rules.some((r) => r.layer === 'edge') && scope.gateway === 'nginx';
@@ -297,5 +414,5 @@ export function buildMigration(
             `location ${l.path ?? '(unnamed)'}${l.source ? ` (${l.source})` : ''} has its own limit_req (zone ${l.name ?? 'unnamed'}): nginx then ignores every limit_req of the server level inside it, the generated edge rules included. Copy the limit_req lines of gateway/nginx-server.conf into that location next to its own, or the location stays unprotected by them.`,
         )
     : [];
-  return { items, nginxConflicts, shadowedLocations, nginxDirectives: duplicates };
+  return { items, handWritten, nginxConflicts, shadowedLocations, nginxDirectives: duplicates };
 }

@@ -505,9 +505,17 @@ export interface MigrationItem {
   keyedOn: string;
   /** Its limit as written: "5 per 1 min", "20r/s, burst 40". */
   limitText: string;
+  /** How it counts, in words: "fixed window", "leaky bucket", "fixed window (assumed)" when neither the answers nor its kind say. */
+  algorithm: string;
   /** The new rules on the endpoint keyed on the same thing, with the most each admits within the old window. */
   replacements: { ruleId: string; limitText: string; withinWindow: number }[];
-  /** The most the old limiter admits within its own window (limit + burst). */
+  /** The most the old limiter admits within one of its own windows (limit + burst). */
+  oldPerWindow: number;
+  /**
+   * The most the old limiter lets one key through within any stretch as long as its window, as it
+   * counts: a fixed window twice its limit (plus burst) across a reset; a sliding window or a
+   * bucket its limit plus burst.
+   */
   oldWithinWindow: number;
   /**
    * The most the new rules together admit on the endpoint within that window: the tightest of
@@ -516,11 +524,15 @@ export interface MigrationItem {
   newWithinWindow?: number;
   /** looser: the new rules admit more within the old window; tighter: fewer; kept: the design took the old limit over. */
   verdict: 'same' | 'looser' | 'tighter' | 'kept' | 'uncovered';
+  /** Tighter only against the old fixed window's two windows back to back: the new rules still admit one old window's worth. */
+  acrossResetOnly?: true;
   note: string;
 }
 
 export interface Migration {
   items: MigrationItem[];
+  /** The hand-written Redis counters (INCR then EXPIRE) among the old limiters, and what each gets wrong that the generated scripts do not. */
+  handWritten: { existing: string; hazards: string[] }[];
   /** Lines of the scanned nginx configuration that clash with the generated nginx files, and what to do. */
   nginxConflicts: string[];
   /** nginx locations with their own limit_req, which hide the generated server-level rules. */

@@ -140,4 +140,15 @@ describe('answers the scripts and configs could not use are refused with the fie
     expect(msg).toContain('$.existing.limiters[0].path: must start with "/"');
     expect(msg).toContain('$.existing.limiters[0].windowSeconds');
   });
+
+  it('existing limiters: how one counts is one of the known ways, named in the message', () => {
+    const msg = problems({ existing: { limiters: [{ kind: 'nginx', limit: 5, windowSeconds: 1, algorithm: 'gcra' }] } });
+    expect(msg).toContain(
+      '$.existing.limiters[0].algorithm: must be one of "fixed-window", "sliding-window", "token-bucket", "leaky-bucket", "unknown"',
+    );
+  });
+
+  it("a rule's key may not hold '~', the mark of a caller counted by another identity", () => {
+    expect(problems({ rules: [{ id: 'x', key: 'rl:{u~ak:<api-key-id>}:req' }] })).toContain("$.rules[0].key: must not contain '~'");
+  });
 });

@@ -134,9 +134,9 @@ describe('design builder', () => {
       expect(d.monitoring.store.estimatedKeys).toBe(own.reduce((n, r) => n + (r.cardinality?.bound ?? 0), 0) + 1200 + shared!.keys);
       // the tenant's hash once per tenant (1,200), with every field it can hold (its plan's, and an
       // earlier plan's until it expires): not once per plan row, which counted every tenant thrice
-      const hashBytes = identityHashBytes(['req:free', 'req:pro', 'req:enterprise', 'quota']) + keyNameExtraBytes(136);
+      const hashBytes = identityHashBytes(['req:free', 'req:pro', 'req:enterprise', 'quota']) + keyNameExtraBytes(138);
       for (const id of ['fairness-free', 'fairness-enterprise', 'quota-pro']) expect(rule(d.rules, id).bytesPerKey).toBe(hashBytes);
-      expect(d.monitoring.store.hashes).toMatchObject([{ key: 'rl:{t:<tenant-id>}', keys: 1200, keyChars: 136, bytesPerKey: hashBytes }]);
+      expect(d.monitoring.store.hashes).toMatchObject([{ key: 'rl:{t:<tenant-id>}', keys: 1200, keyChars: 138, bytesPerKey: hashBytes }]);
       expect(d.monitoring.store.estimatedBytes).toBe(
         own.reduce((n, r) => n + (r.cardinality?.bound ?? 0) * (r.bytesPerKey ?? 0), 0) + 1200 * hashBytes + shared!.bytes,
       );

@@ -5,7 +5,7 @@
  */
 import { describe, expect, it } from 'vitest';
 import { admittedWithin } from '../../src/design/algorithms.js';
-import { buildMigration } from '../../src/design/migration.js';
+import { buildMigration, existingAdmittedWithin, existingAlgorithm } from '../../src/design/migration.js';
 import type { Algorithm, MatrixRule, Scope } from '../../src/design/model.js';
 import { perCounter } from '../../src/design/worst-case.js';
 import { exampleDesign, exampleNames } from '../helpers/examples.js';
@@ -116,7 +116,9 @@ describe("an auth flow's per-IP row and an old per-IP limiter over a shorter win
     expect(row?.keptFrom).toBeUndefined();
     const token = d.migration?.items.find((m) => m.endpoint?.name === 'token');
     expect(token?.verdict).toBe('looser');
-    expect(token?.note).toContain('Within 1 s one ip could send 30 requests before');
+    expect(token?.note).toContain(
+      'Before, one ip could send 30 requests within one of its 1 s windows, and 60 within 1 s across a reset, the end of one window and the start of the next (fixed window)',
+    );
   });
 });
 
@@ -131,7 +133,7 @@ async function fastifyKongReviewDesign() {
 }
 
 describe('an old limiter the same for every plan, against rules that differ by plan', () => {
-  it("compares each plan's own rules: a Partner key gets more than before even though a Team key gets less", async () => {
+  it("compares each plan's own rules with the old fixed window's worst case: Team gets less than one old window, Partner less only across a reset", async () => {
     const d = await fastifyKongReviewDesign();
     const list = d.migration?.items.find((m) => m.existing.includes('hitCounter') && m.endpoint?.name === 'list-projects');
     // before: 1,000 a minute per key; Team's bucket admits 360 in a minute, Partner's 100 + 20 x 60 = 1,300
@@ -141,11 +143,15 @@ describe('an old limiter the same for every plan, against rules that differ by p
         ['fairness-partner-fail-open', 1_300],
       ]),
     );
-    expect(list?.verdict).toBe('looser');
+    // the old counter is a fixed window: 1,000 at the end of one minute and 1,000 more at the start
+    // of the next, 2,000 within a minute; Partner's 1,300 is less than that, though no less than one window
+    expect(list?.oldPerWindow).toBe(1_000);
+    expect(list?.oldWithinWindow).toBe(2_000);
+    expect(list?.verdict).toBe('tighter');
     expect(list?.newWithinWindow).toBe(1_300);
-    expect(list?.note).toContain('warning, looser and tighter');
+    expect(list?.note).toContain('warning, tighter and tighter across a reset only');
     expect(list?.note).toContain(
-      'plan Team 360 (fairness-team-fail-open, tighter); plan Partner 1,300 (fairness-partner-fail-open, looser)',
+      'plan Team 360 (fairness-team-fail-open, tighter); plan Partner 1,300 (fairness-partner-fail-open, tighter across a reset only)',
     );
     // both plans tighter (writes cost 2): tighter, the best-treated plan's count in the table
     const create = d.migration?.items.find((m) => m.existing.includes('hitCounter') && m.endpoint?.name === 'create-project');
@@ -165,5 +171,40 @@ describe('an old per-key limiter on a route the new rules count per something el
     expect(signIn?.note).toContain(
       'The route keeps the new rules counting per username and ip (auth-login-per-identity, auth-login-per-ip); its callers are anonymous, so they bring no api-key to count.',
     );
+  });
+});
+
+describe('how an existing limiter counts', () => {
+  it('reads it from the answers, else from the kind, else takes the fixed window (the most it could have let through)', () => {
+    const kinds: [string, string][] = [
+      ['express-rate-limit', 'fixed-window'],
+      ['rate-limiter-flexible', 'fixed-window'],
+      ['@fastify/rate-limit', 'fixed-window'],
+      ['@nestjs/throttler', 'sliding-window'],
+      ['nginx', 'leaky-bucket'],
+      ['kong:rate-limiting', 'fixed-window'],
+      ['kong:rate-limiting-advanced', 'sliding-window'],
+      ['envoy-local', 'token-bucket'],
+      ['redis INCR+EXPIRE', 'fixed-window'],
+      ['incr-expire', 'fixed-window'],
+    ];
+    for (const [kind, algorithm] of kinds) expect(existingAlgorithm({ kind }), kind).toEqual({ algorithm, assumed: false });
+    expect(existingAlgorithm({ kind: 'in-house' })).toEqual({ algorithm: 'fixed-window', assumed: true });
+    expect(existingAlgorithm({ kind: 'nginx', algorithm: 'unknown' })).toEqual({ algorithm: 'fixed-window', assumed: true });
+    expect(existingAlgorithm({ kind: 'express-rate-limit', algorithm: 'sliding-window' })).toEqual({
+      algorithm: 'sliding-window',
+      assumed: false,
+    });
+  });
+
+  it('a fixed window lets one more window through than a stretch spans; a sliding window one per window; a bucket its burst and its rate', () => {
+    const l = { kind: 'x', limit: 100, windowSeconds: 60 };
+    expect(existingAdmittedWithin({ ...l, algorithm: 'fixed-window' }, 60)).toBe(200);
+    expect(existingAdmittedWithin({ ...l, algorithm: 'fixed-window' }, 1)).toBe(200);
+    expect(existingAdmittedWithin({ ...l, algorithm: 'fixed-window' }, 61)).toBe(300);
+    expect(existingAdmittedWithin({ ...l, algorithm: 'sliding-window' }, 60)).toBe(100);
+    expect(existingAdmittedWithin({ ...l, algorithm: 'sliding-window', burst: 5 }, 120)).toBe(205);
+    expect(existingAdmittedWithin({ kind: 'nginx', limit: 10, windowSeconds: 1, burst: 20 }, 1)).toBe(30);
+    expect(existingAdmittedWithin({ kind: 'nginx', limit: 10, windowSeconds: 1, burst: 20 }, 60)).toBe(620);
   });
 });

@@ -55,16 +55,24 @@ describe('key length in the memory bound', () => {
     const base = { tier: 'security' as const, id: 'x', identity: 'username' as const, algorithm: 'sliding-window-log' as const };
     expect(maxKeyChars({ ...base, key: 'rl:{auth:password-reset}:un:<sha256(e-mail-address)>' })).toBe(92);
     expect(maxKeyChars({ ...base, key: 'rl:{auth:password-reset}:ip:<client-ip>' })).toBe(28 + 24);
-    // a tenant slot may be filled by a fallback identity with a longer label ("ak:")
-    expect(maxKeyChars({ ...base, tier: 'fairness', algorithm: 'gcra', key: 'rl:{t:<tenant-id>}:req:pro' })).toBe(
-      'rl:{'.length + 3 + 128 + '}:req:pro'.length,
+    // a tenant slot may be filled by a caller counted by another identity, under the rule's label and its own ("t~ak:")
+    const tenant = { ...base, identity: 'tenant' as const };
+    expect(maxKeyChars({ ...tenant, tier: 'fairness', algorithm: 'gcra', key: 'rl:{t:<tenant-id>}:req:pro' })).toBe(
+      'rl:{'.length + 't~ak:'.length + 128 + '}:req:pro'.length,
     );
-    expect(maxKeyChars({ ...base, tier: 'quota', algorithm: 'fixed-window', key: 'rl:{t:<tenant-id>}:quota:<yyyy-mm>' })).toBe(
-      'rl:{'.length + 3 + 128 + '}:quota:'.length + 7,
+    expect(maxKeyChars({ ...tenant, tier: 'quota', algorithm: 'fixed-window', key: 'rl:{t:<tenant-id>}:quota:<yyyy-mm>' })).toBe(
+      'rl:{'.length + 't~ak:'.length + 128 + '}:quota:'.length + 7,
     );
     // a rolling quota key gets ":rolling" appended by the middleware
-    expect(maxKeyChars({ ...base, tier: 'quota', algorithm: 'fixed-window', key: 'rl:{t:<tenant-id>}:quota:rolling' })).toBe(
-      'rl:{'.length + 3 + 128 + '}:quota:rolling'.length + ':rolling'.length,
+    expect(maxKeyChars({ ...tenant, tier: 'quota', algorithm: 'fixed-window', key: 'rl:{t:<tenant-id>}:quota:rolling' })).toBe(
+      'rl:{'.length + 't~ak:'.length + 128 + '}:quota:rolling'.length + ':rolling'.length,
+    );
+    // an API-key rule's caller counted by its address: "ak~ip:", the longest label; a label-less slot "~ak:"
+    expect(maxKeyChars({ ...base, identity: 'api-key', tier: 'fairness', algorithm: 'gcra', key: 'rl:{ak:<api-key-id>}:req' })).toBe(
+      'rl:{'.length + 'ak~ip:'.length + 128 + '}:req'.length,
+    );
+    expect(maxKeyChars({ ...base, identity: 'user', tier: 'fairness', algorithm: 'gcra', key: 'rl:{<user-id>}:req' })).toBe(
+      'rl:{'.length + '~ak:'.length + 128 + '}:req'.length,
     );
     expect(maxKeyChars({ ...base, tier: 'ceiling', algorithm: 'gcra', key: 'rl:{global}:ceiling' })).toBe(19);
   });
@@ -122,8 +130,9 @@ describe('the memory of an identity hash', () => {
     const text = renderMarkdown(exampleInput('saas-platform'), { layout: 'single' })[0]?.content ?? '';
     const hash = d.monitoring.store.hashes?.[0];
     expect(hash?.ruleIds).toEqual(['fairness-free', 'fairness-pro', 'fairness-enterprise', 'quota-free', 'quota-pro', 'quota-enterprise']);
-    expect(text).toContain(`| hash \`rl:{t:<tenant-id>}\` | 1,200 | 136 | ${hash?.bytesPerKey} |`);
-    for (const id of hash?.ruleIds ?? []) expect(text).not.toContain(`| \`${id}\` | 1,200 | 136 |`);
+    // 138 characters: rl:{t~ak:<128-character API key>}, a caller counted by its API key (fallbackLabel)
+    expect(text).toContain(`| hash \`rl:{t:<tenant-id>}\` | 1,200 | 138 | ${hash?.bytesPerKey} |`);
+    for (const id of hash?.ruleIds ?? []) expect(text).not.toContain(`| \`${id}\` | 1,200 | 138 |`);
     expect(text).toContain('one per tenant, at most 1,200, each holding the fields of fairness-free');
     expect(text).toContain('the hash is counted once per tenant, not once per rule.');
   });

@@ -62,7 +62,7 @@ describe('generated middleware under tsc --strict', () => {
       'lua/gcra.lua': '6f2aa86245847884d157edb11d65e9e415c16c42',
       'lua/sliding-window-log.lua': '694b77633a53c0277f215bbb4108caef52f50de7',
       'lua/fixed-window.lua': '95c3f4dcc79262dce1a8cf9bb44b6b2fc45055fd',
-      'lua/identity-limits.lua': 'bd93d9230c6e2aa1c5e830a5542c401a53d8365f',
+      'lua/identity-limits.lua': '150afb2887e1cdb443a737e74d28acd6cc1a5dcf',
     });
   });
 

@@ -88,21 +88,22 @@ describe('callers without the identity a rule is keyed on', () => {
       "The cardinality bounds and the memory estimate count these rows' keys per API key only: the keys of callers counted by a session or an address come on top",
     );
     const keys = await callAs({ sessionId: 'sess-1' });
-    expect(Object.keys(keys)).toEqual(['{s:sess-1}']);
-    expect(Object.keys(keys['{s:sess-1}'] ?? {}).sort()).toEqual(['quota', 'req:team']);
+    // under the rows' own label and the session's: never a key a session-keyed row could use
+    expect(Object.keys(keys)).toEqual(['{ak~s:sess-1}']);
+    expect(Object.keys(keys['{ak~s:sess-1}'] ?? {}).sort()).toEqual(['quota', 'req:team']);
   });
 
   it('a request with no identity is counted per address, by no quota', async () => {
     expect(paragraph).toContain('a request with no identity at all per address (quotas aside)');
     expect(paragraph).toContain('a caller known only by its address is counted by no quota');
     const keys = await callAs({});
-    expect(Object.keys(keys)).toEqual(['{ip:203.0.113.9}']);
-    expect(Object.keys(keys['{ip:203.0.113.9}'] ?? {})).toEqual(['req:team']);
+    expect(Object.keys(keys)).toEqual(['{ak~ip:203.0.113.9}']);
+    expect(Object.keys(keys['{ak~ip:203.0.113.9}'] ?? {})).toEqual(['req:team']);
   });
 
   it('tries the identities in the order the document gives', async () => {
-    expect(Object.keys(await callAs({ tenantId: 't-1', sessionId: 's-1' }))).toEqual(['{t:t-1}']);
-    expect(Object.keys(await callAs({ userId: 'u-1', tenantId: 't-1' }))).toEqual(['{u:u-1}']);
+    expect(Object.keys(await callAs({ tenantId: 't-1', sessionId: 's-1' }))).toEqual(['{ak~t:t-1}']);
+    expect(Object.keys(await callAs({ userId: 'u-1', tenantId: 't-1' }))).toEqual(['{ak~u:u-1}']);
     expect(Object.keys(await callAs({ apiKey: 'k-1', userId: 'u-1', plan: 'Partner' }))).toEqual(['{ak:k-1}']);
   });
 });
@@ -116,7 +117,7 @@ describe("the code README's identify() fields", () => {
     );
     expect(readme).toContain('- `plan`: one of "Team", "Partner", exactly as written; a caller without one is counted as "Team".');
     // as the compiled middleware does: a session caller's own key, and a caller on Partner counted by Partner's rows
-    expect(Object.keys(await callAs({ sessionId: 'readme-s' }))).toEqual(['{s:readme-s}']);
+    expect(Object.keys(await callAs({ sessionId: 'readme-s' }))).toEqual(['{ak~s:readme-s}']);
     const partner = await callAs({ apiKey: 'readme-k', plan: 'Partner' });
     expect(Object.keys(partner['{ak:readme-k}'] ?? {}).sort()).toEqual(['quota', 'req:partner']);
   });

@@ -452,10 +452,10 @@ describe('the store calls, against clients that answer as the test says (no Redi
       'rl:{global}:ceiling',
       'rl:{ak:a%7bb%7dc}:req',
       'rl:{global}:ceiling',
-      'rl:{t:acme}:req',
+      'rl:{ak~t:acme}:req',
       'rl:{global}:ceiling',
       // 10.1.2.3 is no trusted proxy here (the design trusts loopback only): the peer is the client
-      'rl:{ip:10.1.2.3}:req',
+      'rl:{ak~ip:10.1.2.3}:req',
     ]);
     limiter.close();
   });

@@ -90,6 +90,7 @@ describe('existing limiters found by init enter the answers and the design', () 
         keyedOn: 'ip',
         limit: 100,
         windowSeconds: 900,
+        algorithm: 'fixed-window',
       },
       {
         kind: 'express-rate-limit',
@@ -101,8 +102,18 @@ describe('existing limiters found by init enter the answers and the design', () 
         keyedOn: 'ip',
         limit: 5,
         windowSeconds: 60,
+        algorithm: 'fixed-window',
       },
-      { kind: 'nginx', name: 'api', source: 'nginx.conf:26', keyedOn: 'ip', limit: 20, windowSeconds: 1, burst: 40 },
+      {
+        kind: 'nginx',
+        name: 'api',
+        source: 'nginx.conf:26',
+        keyedOn: 'ip',
+        limit: 20,
+        windowSeconds: 1,
+        burst: 40,
+        algorithm: 'leaky-bucket',
+      },
       {
         kind: 'nginx',
         name: 'login',
@@ -114,6 +125,7 @@ describe('existing limiters found by init enter the answers and the design', () 
         limit: 10,
         windowSeconds: 60,
         burst: 5,
+        algorithm: 'leaky-bucket',
       },
     ]);
     expect(existing?.nginx?.map((d) => `${d.name} ${d.value} (${d.context})`)).toEqual([
@@ -145,10 +157,15 @@ describe('existing limiters found by init enter the answers and the design', () 
     const md = readFileSync(path.join(dir, 'docs', 'rate-limit-design.md'), 'utf8');
     expect(md).toContain('Migration from the existing limiters');
     expect(md).toContain(
-      '| express-rate-limit loginLimiter (src/app.js:12) | POST /api/login (login) | ip | 5 per 1 min | 5 | auth-login-per-ip: 5 per 1 min (5) | 5 | kept (taken over) |',
+      '| express-rate-limit loginLimiter (src/app.js:12) | POST /api/login (login) | ip | 5 per 1 min (fixed window) | 10 across a reset (5 per window) | auth-login-per-ip: 5 per 1 min (5) | 5 | kept (taken over) |',
     );
+    // express-rate-limit counts in fixed windows: 100 at the end of one 15 min window and 100 more at the start of the next
     expect(md).toContain(
-      '| express-rate-limit apiLimiter (src/app.js:8) | GET /api/products (list-products) | ip | 100 per 15 min | 100 |',
+      '| express-rate-limit apiLimiter (src/app.js:8) | GET /api/products (list-products) | ip | 100 per 15 min (fixed window) | 200 across a reset (100 per window) |',
+    );
+    // nginx's limit_req drains at its rate: 10 a minute plus the burst of 5, whatever the minute
+    expect(md).toMatch(
+      /\| nginx login \(nginx\.conf:29\) \| POST \/api\/login \(login\) \| ip \| 10r\/m, burst 5 \(leaky bucket\) \| 15 \|/,
     );
     expect(md).toMatch(
       /\| express-rate-limit apiLimiter \(src\/app\.js:8\) \| GET \/api\/products \(list-products\) \|[^\n]*\| WARNING: looser \|/,

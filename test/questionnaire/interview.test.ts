@@ -134,6 +134,7 @@ describe('the interview', () => {
             limit: 10,
             windowSeconds: 1,
             burst: 20,
+            algorithm: 'leaky-bucket',
           },
         ],
         nginx: [

@@ -7,7 +7,19 @@
  */
 import { blankComments, escapeRe, findCallObjects, parseObjectLiteral, type ObjectLiteral } from './js-literals.js';
 import { lockLookup, type LockLookup } from './lockfiles.js';
-import { asNumber, basename, describeLimit, dirname, isRecord, isTestPath, joinPath, listAll, parseDuration, toRate } from './shared.js';
+import {
+  asNumber,
+  basename,
+  describeLimit,
+  dirname,
+  isRecord,
+  isTestPath,
+  joinPath,
+  listAll,
+  parseDuration,
+  printable,
+  toRate,
+} from './shared.js';
 import { lineColumn, parseStructured } from '../../io/text.js';
 import { FIELDS, type ExistingLimiter, type Fact, type ProjectFs, type SettingValue, type Warn } from './types.js';
 
@@ -106,6 +118,13 @@ export async function detect(fs: ProjectFs, warn: Warn = () => {}): Promise<Fact
     if (storeDeps.length > 0) {
       const cluster = findCluster(pkgSources);
       if (cluster) facts.push(cluster);
+      for (const fact of findIncrExpire(pkgSources)) {
+        // a root package.json scans its workspaces' sources too: count each counter once
+        const key = `incr:${fact.source}:${(fact.value as ExistingLimiter).line ?? 0}`;
+        if (seenCalls.has(key)) continue;
+        seenCalls.add(key);
+        facts.push(fact);
+      }
       const [name, store] = storeDeps[0] as readonly [string, string];
       facts.push({ field: FIELDS.store, value: store, source: manifest, detail: describe(deps.get(name) as Dependency) });
     }
@@ -405,6 +424,11 @@ function binding(text: string, callIndex: number): { name?: string; scope?: stri
   const inlineUse = /\.use\s*\(\s*(?:(['"`])([^'"`\n]+)\1\s*,\s*)?$/.exec(before);
   if (inlineUse) return { scope: inlineUse[2] ? `routes under ${inlineUse[2]}` : 'all routes' };
   if (!assigned) return {};
+  return mounted(text, assigned);
+}
+
+/** Where a named middleware is mounted: `app.use(x)`, `app.use('/api', x)`, `app.post('/login', x, ...)`. */
+function mounted(text: string, assigned: string): { name: string; scope?: string } {
   const name = escapeRe(assigned);
   const used = new RegExp(`\\.use\\s*\\(\\s*(?:(['"\`])([^'"\`\\n]+)\\1\\s*,\\s*)?${name}\\s*[,)]`).exec(text);
   if (used) return { name: assigned, scope: used[2] ? `routes under ${used[2]}` : 'all routes' };
@@ -416,6 +440,94 @@ function binding(text: string, callIndex: number): { name?: string; scope?: stri
     return { name: assigned, scope: `${method === 'ALL' ? 'ANY' : method} ${route[3] ?? ''}` };
   }
   return { name: assigned };
+}
+
+/** The Redis calls of a hand-written counter: INCR of a key, and EXPIRE or PEXPIRE setting its window. */
+const INCR_RE = /(?<![\w$])(?:await\s+)?[\w$.]+\.incr\s*\(\s*([^,()]+?)\s*\)/gi;
+const EXPIRE_RE = /\.(p?expire)\s*\(\s*[^,()]+?\s*,\s*([\d_]+(?:\s*\*\s*[\d_]+)*)\s*[,)]/i;
+
+/** A whole-number literal, with _ separators and products (15 * 60) evaluated; undefined when not literal. */
+function literal(text: string): number | undefined {
+  const parts = text.split('*').map((p) => Number(p.trim().replace(/_/g, '')));
+  return parts.every((n) => Number.isFinite(n) && n > 0) ? parts.reduce((a, b) => a * b, 1) : undefined;
+}
+
+/**
+ * Rate limits written by hand on a Redis client: an INCR of a key with an EXPIRE (or PEXPIRE) of
+ * it close after, a fixed window that starts at a client's first request. The window is the
+ * expiry when literal; the limit is the number the count is compared with (`count > 100`, or a
+ * constant holding it); the key as written tells what it counts per; the function around it
+ * names it, and where that function is mounted, its routes.
+ */
+function findIncrExpire(sources: readonly SourceFile[]): Fact[] {
+  const facts: Fact[] = [];
+  for (const file of sources) {
+    INCR_RE.lastIndex = 0;
+    for (let m = INCR_RE.exec(file.text); m !== null; m = INCR_RE.exec(file.text)) {
+      const after = file.text.slice(m.index, m.index + 800);
+      const expire = EXPIRE_RE.exec(after);
+      if (!expire) continue;
+      const amount = literal(expire[2] ?? '');
+      const windowSeconds = amount === undefined ? undefined : (expire[1] ?? '').toLowerCase() === 'pexpire' ? amount / 1000 : amount;
+      const before = file.text.slice(Math.max(0, m.index - 200), m.index);
+      const counter = /(?:const|let|var)\s+([A-Za-z_$][\w$]*)\s*(?::[^=]+)?=\s*$/.exec(before)?.[1];
+      const limit = counter !== undefined ? comparedWith(file.text, counter, after) : undefined;
+      const owner = enclosingName(file.text, m.index);
+      const place: { name?: string; scope?: string } = owner !== undefined ? mounted(file.text, owner) : {};
+      const line = lineColumn(file.text, m.index).line;
+      const rate = toRate(limit, windowSeconds);
+      const value: ExistingLimiter = {
+        kind: 'redis INCR+EXPIRE',
+        ...(place.name ? { name: place.name } : {}),
+        ...(place.scope ? { scope: place.scope } : {}),
+        key: (m[1] ?? '').slice(0, 200),
+        ...(limit !== undefined ? { limit } : {}),
+        ...(windowSeconds !== undefined ? { windowSeconds } : {}),
+        ...(rate ? { rate } : {}),
+        algorithm: 'fixed-window',
+        settings: {},
+        line,
+      };
+      facts.push({
+        field: FIELDS.existingLimiters,
+        value,
+        source: file.path,
+        detail: `a Redis counter written by hand (INCR ${printable(m[1] ?? '', 80)}, then ${(expire[1] ?? '').toUpperCase()})${place.name ? ` in ${place.name}` : ''} at line ${line}: ${rate ? describeLimit(limit, windowSeconds, rate) : 'limit or window not literal'}${place.scope ? `; on ${place.scope}` : ''}`,
+      });
+    }
+  }
+  return facts;
+}
+
+/** The limit a counter is compared with: `n > 100` (100), `n >= 100` (99), `n <= 100`, `100 < n`, or a constant holding the number. */
+function comparedWith(text: string, counter: string, after: string): number | undefined {
+  const c = escapeRe(counter);
+  const value = '([\\d_]+|[A-Za-z_$][\\w$.]*)';
+  const m =
+    new RegExp(`(?<![\\w$.])${c}\\s*(>=|>|<=|<)\\s*${value}`).exec(after) ??
+    new RegExp(`${value}\\s*(<=|<|>=|>)\\s*${c}(?![\\w$])`).exec(after);
+  if (!m) return undefined;
+  const counterFirst = new RegExp(`^${c}`).test(m[0]);
+  const op = (counterFirst ? m[1] : m[2]) ?? '';
+  const operand = (counterFirst ? m[2] : m[1]) ?? '';
+  const constant = /^[A-Za-z_$]/.test(operand)
+    ? new RegExp(`(?:const|let|var)\\s+${escapeRe(operand.split('.').pop() ?? '')}\\s*(?::[^=]+)?=\\s*([\\d_]+)\\s*[;\\n]`).exec(text)?.[1]
+    : operand;
+  const n = constant === undefined ? undefined : literal(constant);
+  if (n === undefined) return undefined;
+  // refused past the number (count > 100, 100 < count) or at it (count >= 100); allowed up to it (count <= 100) or below it (count < 100)
+  const refusedAt = counterFirst ? op === '>=' : op === '<=';
+  const allowedBelow = counterFirst ? op === '<' : op === '>';
+  return refusedAt || allowedBelow ? n - 1 : n;
+}
+
+/** The name of the function a position sits in: `function name(`, `const name = (...) =>`, `const name = async function`. */
+function enclosingName(text: string, index: number): string | undefined {
+  const re =
+    /(?:function\s+([A-Za-z_$][\w$]*)\s*\(|(?:const|let|var)\s+([A-Za-z_$][\w$]*)\s*(?::[^=]+)?=\s*(?:async\s+)?(?:function\b|\([^()]*\)\s*(?::[^=]+)?=>|[A-Za-z_$][\w$]*\s*=>))/g;
+  let name: string | undefined;
+  for (let m = re.exec(text); m !== null && m.index < index; m = re.exec(text)) name = m[1] ?? m[2];
+  return name;
 }
 
 function findCluster(sources: readonly SourceFile[]): Fact | undefined {

@@ -23,6 +23,7 @@ import {
   type ExistingLimiterT,
   type ExistingNginxDirectiveT,
 } from '../../answers/schema.js';
+import { algorithmOfKind } from '../../design/migration.js';
 import { FIELDS, type ExistingLimiter, type Fact, type NginxSetting } from './types.js';
 
 type Parser = { safeParse(value: unknown): { success: boolean; data?: unknown } };
@@ -67,6 +68,8 @@ function keyedOn(l: ExistingLimiter): ExistingLimiterT['keyedOn'] {
   if (key) {
     if (/remote_addr|client_ip|real_ip|\bip\b|remote_address|x-forwarded-for/.test(key)) return 'ip';
     if (/consumer|credential|api.?key|authorization/.test(key)) return 'api-key';
+    if (/tenant|org(?:anization)?.?id/.test(key)) return 'tenant';
+    if (/user.?id|\buser\b|account.?id/.test(key)) return 'user';
     if (/service|global|route/.test(key)) return 'global';
     return 'other';
   }
@@ -108,6 +111,7 @@ function existingFrom(facts: readonly Fact[]): AnswersInput['existing'] | undefi
     if (l.limit === undefined || l.windowSeconds === undefined) continue;
     const place = placeOf(l);
     if (place === undefined) continue;
+    const algorithm = l.algorithm ?? algorithmOfKind(l.kind);
     const candidate = {
       kind: l.kind,
       ...(l.name ? { name: l.name } : {}),
@@ -117,6 +121,8 @@ function existingFrom(facts: readonly Fact[]): AnswersInput['existing'] | undefi
       limit: l.limit,
       windowSeconds: l.windowSeconds,
       ...(l.burst !== undefined ? { burst: l.burst } : {}),
+      // how it counts, where the detector or the library tells (the migration compares worst cases with it)
+      ...(algorithm !== undefined ? { algorithm } : {}),
     };
     const r = ExistingLimiterSchema.safeParse(candidate);
     if (r.success) limiters.push(r.data);

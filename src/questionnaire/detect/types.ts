@@ -6,7 +6,7 @@
  * ./memory-fs.ts an in-memory one for tests and dry runs). Each detector returns
  * Facts: one observation each, with the file it came from and a human detail.
  */
-import type { Rate } from '../../answers/schema.js';
+import type { ExistingLimiterT, Rate } from '../../answers/schema.js';
 
 // The read-only project port lives with its Node implementation in io/.
 export { DEFAULT_MAX_BYTES, SKIPPED_DIRS, type ProjectFs, type ReadOptions } from '../../io/project-fs.js';
@@ -90,6 +90,8 @@ export interface ExistingLimiter {
   rate?: Rate;
   /** Extra requests admitted at once (bucket size / nginx burst), when stated. */
   burst?: number;
+  /** How it counts, when the detector can tell beyond its kind (a hand-written Redis counter: fixed-window). */
+  algorithm?: ExistingLimiterT['algorithm'];
   /** The literal settings as written in the file (numbers evaluated, durations left as written). */
   settings: Record<string, SettingValue>;
   /** Settings present but not literal (functions, stores, clients): names only. */

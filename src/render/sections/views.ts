@@ -883,8 +883,11 @@ export function rolloutView(input: RenderInput) {
             existing: i.existing,
             route: i.endpoint ? `${i.endpoint.method} ${i.endpoint.route} (${i.endpoint.name})` : `${i.covers}: no endpoint of the design`,
             keyedOn: i.keyedOn,
-            limitText: i.limitText,
-            oldWithin: fmtNumber(i.oldWithinWindow),
+            limitText: `${i.limitText} (${i.algorithm})`,
+            oldWithin:
+              i.oldWithinWindow > i.oldPerWindow
+                ? `${fmtNumber(i.oldWithinWindow)} across a reset (${fmtNumber(i.oldPerWindow)} per window)`
+                : fmtNumber(i.oldWithinWindow),
             newWithin: i.newWithinWindow === undefined ? 'none' : fmtNumber(i.newWithinWindow),
             replacements:
               i.replacements.length > 0
@@ -897,9 +900,10 @@ export function rolloutView(input: RenderInput) {
                   ? 'WARNING: not replaced'
                   : i.verdict === 'same'
                     ? 'same'
-                    : `WARNING: ${i.verdict}`,
+                    : `WARNING: ${i.verdict}${i.acrossResetOnly ? ' across a reset only' : ''}`,
             note: i.note,
           })),
+          handWritten: input.design.migration.handWritten,
           nginxConflicts: input.design.migration.nginxConflicts,
           shadowedLocations: input.design.migration.shadowedLocations,
         }

@@ -15,7 +15,7 @@ import { PROBLEM_JSON, problemFields, quotaExceededHeader, rateLimitHeaders, ret
 import type { Shown, StatedState } from './responses.js';
 import { failureReason } from './store.js';
 import type { BoundScript, Reply, StoreListener } from './store.js';
-import type { Decision, HeaderConvention, RuleOutcome, RuleSpec } from './types.js';
+import type { Decision, HeaderConvention, IdentityKind, RuleOutcome, RuleSpec } from './types.js';
 
 /** A rule of the design, with what a request would otherwise work out again. */
 export interface ActiveRule {
@@ -29,6 +29,8 @@ export interface ActiveRule {
   readonly shape: KeyShape | null;
   /** The key of a global rule without a window: the same for every request. */
   readonly fixedKey: string | null;
+  /** The label each identity a caller may be counted by instead takes in this rule's key (fallbackLabel). */
+  readonly fallbackLabels: Readonly<Record<IdentityKind, string>>;
   readonly costs: ReadonlyMap<string, number>;
   readonly script: BoundScript | null;
   /** GCRA: the emission interval and the bucket's depth (burst intervals), microseconds (gcraNumbers). */

@@ -75,7 +75,11 @@ describe('detectProject', () => {
     expect(result.byField['stack.store']).toMatchObject({ value: 'redis', source: 'package.json' });
     expect(factsToAnswers(result.facts)).toEqual({
       stack: { framework: 'koa', language: 'JavaScript', gateway: 'kong', store: 'redis' },
-      existing: { limiters: [{ kind: 'kong:rate-limiting', source: 'kong.yaml', keyedOn: 'api-key', limit: 5, windowSeconds: 60 }] }, // Kong counts per consumer unless limit_by says otherwise
+      existing: {
+        limiters: [
+          { kind: 'kong:rate-limiting', source: 'kong.yaml', keyedOn: 'api-key', limit: 5, windowSeconds: 60, algorithm: 'fixed-window' },
+        ],
+      }, // Kong counts per consumer unless limit_by says otherwise
     });
   });
 
@@ -151,7 +155,15 @@ describe('factsToAnswers', () => {
     // limiters already in place become answers: where each applies, what it counts per, its numbers
     expect(((await answers('express-ioredis')) as { existing: unknown }).existing).toEqual({
       limiters: [
-        { kind: 'express-rate-limit', name: 'limiter', source: 'src/app.js:12', keyedOn: 'ip', limit: 100, windowSeconds: 60 },
+        {
+          kind: 'express-rate-limit',
+          name: 'limiter',
+          source: 'src/app.js:12',
+          keyedOn: 'ip',
+          limit: 100,
+          windowSeconds: 60,
+          algorithm: 'fixed-window',
+        },
         {
           kind: 'express-rate-limit',
           name: 'loginLimiter',
@@ -162,6 +174,7 @@ describe('factsToAnswers', () => {
           keyedOn: 'other',
           limit: 5,
           windowSeconds: 900,
+          algorithm: 'fixed-window',
         },
       ],
     });
@@ -178,6 +191,7 @@ describe('factsToAnswers', () => {
           limit: 10,
           windowSeconds: 1,
           burst: 20,
+          algorithm: 'leaky-bucket',
         },
       ],
       nginx: [

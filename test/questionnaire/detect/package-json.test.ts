@@ -1,6 +1,7 @@
 import { describe, expect, test } from 'vitest';
 import { memoryProjectFs } from '../../../src/questionnaire/detect/memory-fs.js';
 import { detect } from '../../../src/questionnaire/detect/package-json.js';
+import { factsToAnswers } from '../../../src/questionnaire/detect/to-answers.js';
 import type { ExistingLimiter, Fact } from '../../../src/questionnaire/detect/types.js';
 import { fixture, warnings } from './fixtures.js';
 
@@ -211,6 +212,72 @@ describe('package.json detector', () => {
         otherOptions: ['storeClient'],
         line: 4,
       },
+    ]);
+  });
+
+  test('a Redis counter written by hand (INCR, then EXPIRE): its window, its limit, what it counts per, where it is mounted', async () => {
+    const facts = await detect(
+      memoryProjectFs({
+        'package.json': pkg({ express: '5.1.0', ioredis: '5.6.1' }),
+        'src/limit.ts': [
+          "import Redis from 'ioredis';",
+          'const redis = new Redis();',
+          'const MAX_ORDERS = 20;',
+          'export async function orderLimit(req, res, next) {',
+          '  const key = `orders:${req.ip}`;',
+          '  const count = await redis.incr(`orders:${req.ip}`);',
+          '  if (count === 1) await redis.expire(`orders:${req.ip}`, 60);',
+          '  if (count > MAX_ORDERS) return res.status(429).end();',
+          '  next();',
+          '}',
+          'const perKey = async (req, res, next) => {',
+          "  const hits = await redis.incr('k:' + req.headers['x-api-key']);",
+          "  await redis.pexpire('k:' + req.headers['x-api-key'], 15 * 60 * 1000);",
+          '  if (hits >= 1_000) return res.status(429).end();',
+          '  next();',
+          '};',
+          "app.post('/orders', orderLimit, createOrder);",
+          "app.use('/api', perKey);",
+          // a counter with no expiry nearby is no rate limit
+          "export const views = () => redis.incr('views');",
+        ].join('\n'),
+      }),
+    );
+    const found = limiters(facts);
+    expect(found).toEqual([
+      {
+        kind: 'redis INCR+EXPIRE',
+        name: 'orderLimit',
+        scope: 'POST /orders',
+        key: '`orders:${req.ip}`',
+        limit: 20,
+        windowSeconds: 60,
+        rate: { requests: 20, per: 'minute' },
+        algorithm: 'fixed-window',
+        settings: {},
+        line: 6,
+      },
+      {
+        kind: 'redis INCR+EXPIRE',
+        name: 'perKey',
+        scope: 'routes under /api',
+        key: "'k:' + req.headers['x-api-key']",
+        limit: 999,
+        windowSeconds: 900,
+        rate: { requests: 3996, per: 'hour' },
+        algorithm: 'fixed-window',
+        settings: {},
+        line: 12,
+      },
+    ]);
+    expect(facts.find((f) => (f.value as ExistingLimiter).name === 'orderLimit')?.detail).toContain(
+      'a Redis counter written by hand (INCR `orders:${req.ip}`, then EXPIRE) in orderLimit at line 6: 20 per minute; on POST /orders',
+    );
+    // and into the answers: what each counts per, and how (the migration compares its fixed window and lists its hazards)
+    const existing = factsToAnswers(facts).existing?.limiters;
+    expect(existing?.map((l) => [l.name, l.keyedOn, l.method, l.path, l.match, l.limit, l.windowSeconds, l.algorithm])).toEqual([
+      ['orderLimit', 'ip', 'POST', '/orders', 'exact', 20, 60, 'fixed-window'],
+      ['perKey', 'api-key', undefined, '/api', 'prefix', 999, 900, 'fixed-window'],
     ]);
   });
 

@@ -76,7 +76,26 @@ export const IDENTITY_LABEL: Readonly<Record<IdentityKind, string>> = {
   username: 'un:',
 };
 
+/**
+ * The label a caller takes in the key of a rule keyed on an identity it lacks (a user rule
+ * counting a caller known by its API key): the rule's own label, '~', and the label of the
+ * identity it is counted by ("u:" and an API key give "u~ak:"). An identity value never holds a
+ * '~' (keyPart encodes it; a long value's sha256 form starts with one, followed by hex), so such
+ * a key can never be the key of a caller of the rule's own identity, nor a key or identity hash
+ * of a rule keyed on the identity it falls back to ({ak:...}): two rules never share a counter,
+ * and a hash never meets a command for another type.
+ */
+export function fallbackLabel(own: string, kind: IdentityKind): string {
+  return (own.endsWith(':') ? own.slice(0, -1) : own) + '~' + IDENTITY_LABEL[kind];
+}
+
 export type KeyPiece = string | { readonly slot: 'identity' | 'period'; readonly label: string };
+
+/** The label of a key pattern's identity slot ("u:" in {u:<user-id>}); '' when it has none. */
+export function identityLabelOf(pieces: readonly KeyPiece[]): string {
+  for (const piece of pieces) if (typeof piece !== 'string' && piece.slot === 'identity') return piece.label;
+  return '';
+}
 
 /** Splits a key pattern such as {t:<tenant-id>}:quota:<yyyy-mm> into text and slots. */
 export function parseKeyPattern(pattern: string): KeyPiece[] {

@@ -11,7 +11,19 @@ import { type Client, type ClientMemo, clientOfRequest, parseCidr, resolveClient
 import { Evaluation, isPromiseLike } from './evaluation.js';
 import type { ActiveRule, EvaluationContext, Step } from './evaluation.js';
 import { MemoryFallback } from './fallback.js';
-import { hashTag, IDENTITY_LABEL, identityValue, keyPart, keyShape, parseKeyPattern, renderKey, textOf, usernameKey } from './keys.js';
+import {
+  fallbackLabel,
+  hashTag,
+  IDENTITY_LABEL,
+  identityLabelOf,
+  identityValue,
+  keyPart,
+  keyShape,
+  parseKeyPattern,
+  renderKey,
+  textOf,
+  usernameKey,
+} from './keys.js';
 import type { Slot } from './keys.js';
 import { LocalBuckets } from './local-bucket.js';
 import { MemoryStore } from './memory-store.js';
@@ -42,6 +54,13 @@ const MODES: readonly RuleMode[] = ['enforce', 'shadow', 'off'];
 const DAY_MS = 86400000;
 /** Client identities, best first: API key > user > tenant > session > IP. */
 const FALLBACK_ORDER: readonly IdentityKind[] = ['api-key', 'user', 'tenant', 'session', 'ip'];
+/** fallbackLabel of a rule's own label for every identity kind, worked out once per rule. */
+function fallbackLabelsOf(own: string): Readonly<Record<IdentityKind, string>> {
+  const out = {} as Record<IdentityKind, string>;
+  for (const kind of Object.keys(IDENTITY_LABEL) as IdentityKind[]) out[kind] = fallbackLabel(own, kind);
+  return out;
+}
+
 function sha1Hex(value: string): string {
   return createHash('sha1').update(value).digest('hex');
 }
@@ -158,6 +177,7 @@ export function createLimiter<TReq>(design: DesignData, options: LimiterOptions<
       // a field of an identity hash counts its window in the value: its key names none
       shape: spec.window === null || spec.field !== null ? keyShape(prefix, key) : null,
       fixedKey: spec.identity === 'global' && (spec.window === null || spec.field !== null) ? renderKey(prefix, key, null, '') : null,
+      fallbackLabels: fallbackLabelsOf(identityLabelOf(key)),
       costs: new Map(spec.costByEndpoint),
       script: spec.store === 'redis' ? (scripts.get(spec.script) ?? null) : null,
       ...gcraOf(spec),
@@ -289,18 +309,20 @@ export function createLimiter<TReq>(design: DesignData, options: LimiterOptions<
           value = keyPart(own);
           break;
         }
+        // counted by another identity: under the rule's own label and that identity's (fallbackLabel),
+        // never under a key a rule keyed on that identity uses
         let found: string | null = null;
         for (const kind of FALLBACK_ORDER) {
           if (kind === 'ip') {
             // a quota belongs to an account: a caller known only by address has none
             if (spec.tier === 'quota') return null;
-            label = IDENTITY_LABEL.ip;
+            label = rule.fallbackLabels.ip;
             found = ipOf(request);
             break;
           }
           const v = identityValue(kind, identity);
           if (v !== undefined) {
-            label = IDENTITY_LABEL[kind];
+            label = rule.fallbackLabels[kind];
             found = keyPart(v);
             break;
           }
