@@ -85,7 +85,11 @@ export default defineConstraint({
       const ruleId = ruleIdOf(rule);
       if (ruleId === undefined || rule.layer !== 'edge' || rule.failMode === undefined) continue;
       const mine = edge.filter((s) => s.ruleId === ruleId);
-      const wrong = mine.find((s) => s.failMode !== null && s.failMode !== rule.failMode);
+      // a setting (fault_tolerant, failure_mode_deny) is what the product does: named before a comment
+      const said = (s: ShippedFailMode): boolean => ['comment', 'description', 'note'].includes(s.where);
+      const wrong = [...mine.filter((s) => !said(s)), ...mine.filter(said)].find(
+        (s) => s.failMode !== null && s.failMode !== rule.failMode,
+      );
       const silent = mine.find((s) => s.failMode === null);
       if (wrong) {
         report({

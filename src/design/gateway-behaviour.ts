@@ -916,7 +916,7 @@ export function awsKeyPlanText(rule: Pick<MatrixRule, 'id' | 'routes'>, plan: Aw
   const keys = plan.keysOf.get(rule.id) ?? [];
   const shipped =
     keys.length > 0
-      ? `gateway/aws-api-gateway.json ships it as method throttles of the design's one usage plan (an API key joins one usage plan per stage) on ${keys.join(', ')}: each a token bucket per API key and method, so one key can pass its rate on each of the ${formatNumber(keys.length)} method${keys.length === 1 ? '' : 's'}; no other method of the stage counts against it.`
+      ? `gateway/aws-api-gateway.json ships it as ${keys.length === 1 ? 'a method throttle' : 'method throttles'} of the design's one usage plan (an API key joins one usage plan per stage) on ${keys.join(', ')}: ${keys.length === 1 ? 'a token bucket per API key on that method' : `each a token bucket per API key and method, so one key can pass its rate on each of the ${formatNumber(keys.length)} methods`}; no other method of the stage counts against it.`
       : '';
   if (missed.length === 0) return shipped;
   const where = missed.map((m) => `${m.method} ${m.route}`).join(', ');

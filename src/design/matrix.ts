@@ -1606,13 +1606,17 @@ function kongUncounted(rules: MatrixRule[], scope: Scope): MatrixRule[] {
 function awsKeyPlanned(rules: MatrixRule[], scope: Scope): MatrixRule[] {
   if (scope.gateway !== 'aws-api-gateway') return rules;
   const plan = awsKeyPlan(rules);
+  // a part of a rule over every endpoint that the cost split scoped to endpoints runs as method throttles
+  const planWhere = edgeCounter({ identity: 'api-key', routes: [] }, scope).where;
+  const methodWhere = edgeCounter({ identity: 'api-key', routes: [{ method: 'GET', route: '/' }] }, scope).where;
   return rules.map((rule) => {
     if (!plan.keysOf.has(rule.id) && plan.planLevel !== rule.id && !plan.notCounted.has(rule.id)) return rule;
     const text = awsKeyPlanText(rule, plan);
     const missed = plan.notCounted.get(rule.id) ?? [];
+    const rationale = rule.routes.length > 0 ? rule.rationale.replaceAll(planWhere, methodWhere) : rule.rationale;
     return {
       ...rule,
-      rationale: `${rule.rationale} ${text}`.trim(),
+      rationale: `${rationale} ${text}`.trim(),
       ...(missed.length > 0
         ? {
             notEnforced: {
