@@ -26,7 +26,7 @@ export default defineConstraint({
       missingAlert: 'No alert fires on {{signal}}; while the limiter fails open the backend is unprotected.',
       failModeNotShipped: '{{file}} makes the rule fail {{shipped}} while the matrix says fail {{failMode}}.',
       edgeFailModeNotStated:
-        '{{file}} carries the edge rule but does not say how it fails; the matrix says fail {{failMode}}, and the file must state the same (section 2.2).',
+        "{{file}} carries the edge rule but does not say how it fails; the matrix says fail {{failMode}}, and the file must state the same, as the document's fail-mode section does.",
       alertsNotShipped: 'The code folder has no {{file}}: store failures and fail-open events alert nobody.',
       alertOnSilentMetric:
         'Alert {{alert}} in {{file}} reads {{metric}}, which no generated component exports (nor an exporter the design names): it can never fire.',
