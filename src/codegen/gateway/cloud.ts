@@ -193,7 +193,7 @@ export function awsConfig(design: Design): Record<string, unknown> {
               _rules: Object.fromEntries(shippedKeyRules.map((r) => [r.id, keyRuleNote(r)])),
               _note: [
                 `One usage plan for every rule keyed on the API key: an API key joins one usage plan per stage. Clients send their API key in the x-api-key header (API Gateway's own header; the design's edge header is ${API_KEY_HEADER}).`,
-                'ApiStages[].Throttle keys are "<resource path>/<HTTP method>" (GET routes list HEAD too, as the stage settings do); they assume one API Gateway resource per route, and behind a single {proxy+} resource API Gateway cannot tell the routes apart.',
+                'ApiStages[].Throttle keys are "<resource path>/<HTTP method>" (GET routes list HEAD too, as the stage settings do: drop the HEAD keys where your API defines no HEAD method); they assume one API Gateway resource per route, and behind a single {proxy+} resource API Gateway cannot tell the routes apart.',
               ],
             },
           ],
