@@ -114,7 +114,7 @@ export function awsConfig(design: Design): Record<string, unknown> {
     const where =
       r === planRule
         ? 'the Throttle of this plan: one token bucket per API key, which every method of the stage counts against'
-        : `method throttles ${keys.join(', ')}: a token bucket per API key and method`;
+        : `${keys.length === 1 ? 'a method throttle' : 'method throttles'} ${keys.join(', ')}: a token bucket per API key and method`;
     const missed = keyPlan.notCounted.get(r.id) ?? [];
     return oneLine(
       `${rateText(r.rate)}, burst ${w.burst}, as ${where}${missed.length > 0 ? `; not counted on ${missed.map((m) => `${m.method} ${m.route}`).join(', ')} (${[...new Set(missed.map((m) => m.holder))].join(', ')} holds the throttle there)` : ''}; ${failStatement(r, AWS_WHERE)}.`,
