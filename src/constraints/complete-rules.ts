@@ -9,7 +9,7 @@ import { coveredEndpoints } from '../design/matrix.js';
 import { defineConstraint } from './define.js';
 import { isNonEmptyString, isPositiveNumber, ruleIdOf, rulesOf, show } from './guards.js';
 import { DESIGN_DATA_FILE, PROVIDERS_FILE, shippedDesign, shippedProviders } from './artefacts.js';
-import { type ShippedEdgeLimit, shippedEdgeLimits } from '../codegen/gateway/shipped.js';
+import { type ShippedEdgeLimit, type ShippedScopeMismatch, shippedEdgeLimits, shippedEdgeScope } from '../codegen/gateway/shipped.js';
 import type { CodeFile } from '../codegen/types.js';
 import type { Report } from './define.js';
 
@@ -107,6 +107,7 @@ export default defineConstraint({
       edgeCostNotCounted:
         'The rule runs at the edge with cost {{cost}}, but {{file}} counts requests, not cost: each call passes as one. Give the endpoints that cost more an edge rule of their own at the rate divided by their cost, or enforce the rule in the middleware.',
       edgeNumbersDiffer: 'The document states {{stated}} for the rule, but {{file}} enforces {{shipped}}.',
+      edgeScopeDiffers: 'The document states {{stated}}, but {{file}} {{shipped}}.',
     },
   },
   check(design, report) {
@@ -161,10 +162,20 @@ export default defineConstraint({
     const providers = new Set(shippedProviders(files).map((p) => p.ruleId));
     const gateway = files.filter((f) => f.path.startsWith('gateway/'));
     let shipped: ShippedEdgeLimit[] = [];
+    let scope: ShippedScopeMismatch[] = [];
     try {
       shipped = gateway.length > 0 ? shippedEdgeLimits(design, gateway) : [];
+      scope = gateway.length > 0 && design.scope?.gateway !== 'none' ? shippedEdgeScope(design, gateway) : [];
     } catch {
       // a design too malformed to name its zones: the checks above report what it lacks
+    }
+    // which endpoints a gateway file limits is what the document says (an AWS usage plan's throttles)
+    for (const m of scope) {
+      report({
+        messageId: 'edgeScopeDiffers',
+        ...(m.ruleId ? { ruleId: m.ruleId } : {}),
+        data: { stated: m.stated, file: m.file, shipped: m.shipped },
+      });
     }
     for (const rule of rulesOf(design)) {
       const ruleId = ruleIdOf(rule);

@@ -7,6 +7,7 @@ import { EXTERNAL_METRIC_SOURCES } from '../design/model.js';
 import { defineConstraint } from './define.js';
 import { objects, ruleIdOf, rulesOf, show } from './guards.js';
 import { ALERTS_FILE, alertMetrics, DESIGN_DATA_FILE, emittedMetrics, fileOf, shippedDesign } from './artefacts.js';
+import { type ShippedFailMode, shippedEdgeFailModes } from '../codegen/gateway/shipped.js';
 
 /** Name fragments of the two counters the constraint asks for. */
 const SIGNALS = ['store_failures', 'fail_open'] as const;
@@ -24,6 +25,8 @@ export default defineConstraint({
       metricNotCounter: 'Metric {{metric}} counts {{signal}} events, so it must be a counter, not a {{type}}.',
       missingAlert: 'No alert fires on {{signal}}; while the limiter fails open the backend is unprotected.',
       failModeNotShipped: '{{file}} makes the rule fail {{shipped}} while the matrix says fail {{failMode}}.',
+      edgeFailModeNotStated:
+        "{{file}} carries the edge rule but does not say how it fails; the matrix says fail {{failMode}}, and the file must state the same, as the document's fail-mode section does.",
       alertsNotShipped: 'The code folder has no {{file}}: store failures and fail-open events alert nobody.',
       alertOnSilentMetric:
         'Alert {{alert}} in {{file}} reads {{metric}}, which no generated component exports (nor an exporter the design names): it can never fire.',
@@ -67,6 +70,35 @@ export default defineConstraint({
           ruleId,
           data: { file: DESIGN_DATA_FILE, shipped: show(shipped.failMode), failMode: rule.failMode },
         });
+      }
+    }
+    // an edge rule's fail mode, as each gateway file that carries it states it (a comment, a
+    // description, or the setting itself: Kong's fault_tolerant, Envoy's failure_mode_deny)
+    const gateway = files.filter((f) => f.path.startsWith('gateway/'));
+    let edge: ShippedFailMode[] = [];
+    try {
+      edge = gateway.length > 0 && design.scope?.gateway !== 'none' ? shippedEdgeFailModes(design, gateway) : [];
+    } catch {
+      // a design too malformed to read its gateway files against: constraint 1 reports what it lacks
+    }
+    for (const rule of rulesOf(design)) {
+      const ruleId = ruleIdOf(rule);
+      if (ruleId === undefined || rule.layer !== 'edge' || rule.failMode === undefined) continue;
+      const mine = edge.filter((s) => s.ruleId === ruleId);
+      // a setting (fault_tolerant, failure_mode_deny) is what the product does: named before a comment
+      const said = (s: ShippedFailMode): boolean => ['comment', 'description', 'note'].includes(s.where);
+      const wrong = [...mine.filter((s) => !said(s)), ...mine.filter(said)].find(
+        (s) => s.failMode !== null && s.failMode !== rule.failMode,
+      );
+      const silent = mine.find((s) => s.failMode === null);
+      if (wrong) {
+        report({
+          messageId: 'failModeNotShipped',
+          ruleId,
+          data: { file: `${wrong.file} (${wrong.where})`, shipped: wrong.failMode as string, failMode: rule.failMode },
+        });
+      } else if (silent) {
+        report({ messageId: 'edgeFailModeNotStated', ruleId, data: { file: silent.file, failMode: rule.failMode } });
       }
     }
     if (fileOf(files, ALERTS_FILE) === undefined) {

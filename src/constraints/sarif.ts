@@ -122,6 +122,8 @@ const RULE_FIELD: Record<string, string> = {
   noGateway: 'primitive',
   noStore: 'primitive',
   missingFailMode: 'failMode',
+  failModeNotShipped: 'failMode',
+  edgeFailModeNotStated: 'failMode',
   missingKey: 'key',
   missingTtl: 'ttlSeconds',
   ttlTooShort: 'ttlSeconds',

@@ -524,7 +524,9 @@ export function edgeCounter(
         key: rule.identity === 'api-key' ? 'aws:usage plan throttle per API key' : 'aws:stage throttle',
         where:
           rule.identity === 'api-key'
-            ? `in AWS's own fleet-wide counters, one token bucket per API key, under ${AWS_ACCOUNT_LIMIT_TEXT}`
+            ? (rule.routes?.length ?? 0) > 0
+              ? `in AWS's own fleet-wide counters, one token bucket per API key and method (method throttles of the design's one usage plan), under ${AWS_ACCOUNT_LIMIT_TEXT}`
+              : `in AWS's own fleet-wide counters, one token bucket per API key (the Throttle of the design's one usage plan), under ${AWS_ACCOUNT_LIMIT_TEXT}`
             : `in AWS's own fleet-wide counters, one token bucket per API method (API Gateway applies a stage's throttle to each method on its own), under ${AWS_ACCOUNT_LIMIT_TEXT}`,
         window: awsThrottleWindow,
       };
@@ -804,4 +806,120 @@ export function kongNotCountedText(rule: Pick<MatrixRule, 'id' | 'routes'>, plan
   const holderKey = plan.keyOf.get(holders[0] as string);
   const ownKey = plan.keyOf.get(rule.id);
   return `Not enforced ${all ? 'anywhere' : `on ${where}`}: Kong runs one rate-limiting instance per route, and on ${all ? `its endpoint${missed.length > 1 ? 's' : ''} (${where})` : missed.length > 1 ? 'those routes' : 'that route'} that instance carries ${joinWords(holders)}, counting ${keyWords[holderKey ?? ''] ?? 'another key'}, while this rule counts ${keyWords[ownKey ?? ''] ?? 'another key'}; one instance counts one key, so nothing counts this rule there. Enforce it in the middleware (layer middleware in its rules entry) or give it a Kong route of its own.`;
+}
+
+/** An Express-style route in API Gateway's resource path syntax (`:id` becomes `{id}`, a wildcard `{proxy+}`). */
+export function apiGatewayPath(route: string): string {
+  return route.replace(/:([A-Za-z0-9_]+)\??/g, '{$1}').replace(/\*[A-Za-z0-9_]*/g, '{proxy+}');
+}
+
+/**
+ * The key of a method throttle in a usage plan's API stage: the resource path and the method
+ * ("/pets/GET", "/GET" for the root); ANY for a route of any method.
+ */
+export function awsMethodThrottleKey(path: string, method: string): string {
+  return `${path === '/' ? '' : path}/${method}`;
+}
+
+/** The usage plan method throttle keys of one route: one per method it matches (GET counts HEAD too, as the stage's settings do). */
+export function awsRouteThrottleKeys(route: { method: string; route: string }): string[] {
+  const path = apiGatewayPath(route.route);
+  return (edgeMethods(route.method) ?? ['ANY']).map((m) => awsMethodThrottleKey(path, m));
+}
+
+/**
+ * How gateway/aws-api-gateway.json carries the API-key edge rules. An API key joins one usage
+ * plan per API stage, so every API-key rule sits in ONE usage plan: a rule over every endpoint
+ * is the plan's own Throttle (one token bucket per key for every method of the stage; the
+ * stricter, by rate then burst, when several rules would be), a rule naming endpoints is a
+ * method throttle of the plan's API stage on each of its methods (a token bucket per key and
+ * method). One method holds one throttle: where two rules name the same method, the stricter
+ * is shipped there and the other is not counted on it.
+ */
+export interface AwsKeyPlan {
+  /** The rule shipped as the plan's own Throttle. */
+  planLevel?: string;
+  /** Method throttle key ("/path/METHOD") -> the rule shipped there, in matrix order of first use. */
+  methods: Map<string, string>;
+  /** Per rule id: the method keys it ships on. */
+  keysOf: Map<string, string[]>;
+  /** Per rule id: the endpoints (method and route) where another rule holds the throttle, with that rule's id. */
+  notCounted: Map<string, { method: string; route: string; holder: string }[]>;
+}
+
+type KeyRule = Pick<MatrixRule, 'id' | 'layer' | 'identity' | 'rate' | 'burst' | 'routes'>;
+
+/** Whether a rule is an API-key edge rule with a rate API Gateway can throttle. */
+function awsKeyRule(r: KeyRule): boolean {
+  return r.layer === 'edge' && r.identity === 'api-key' && r.rate !== undefined && r.rate.requests > 0 && r.rate.periodSeconds > 0;
+}
+
+/** The stricter of two token buckets: the lower rate, then the lower burst; the first on a tie. */
+function stricter<T extends KeyRule>(a: T, b: T): T {
+  const ra = (a.rate?.requests ?? 0) / (a.rate?.periodSeconds ?? 1);
+  const rb = (b.rate?.requests ?? 0) / (b.rate?.periodSeconds ?? 1);
+  if (Math.abs(ra - rb) > 1e-12) return rb < ra ? b : a;
+  return (b.burst ?? Number.POSITIVE_INFINITY) < (a.burst ?? Number.POSITIVE_INFINITY) ? b : a;
+}
+
+export function awsKeyPlan(rules: readonly KeyRule[]): AwsKeyPlan {
+  const keyed = rules.filter(awsKeyRule);
+  const everywhere = keyed.filter((r) => r.routes.length === 0);
+  const plan = everywhere.reduce<KeyRule | undefined>((a, b) => (a ? stricter(a, b) : b), undefined);
+  const holder = new Map<string, KeyRule>();
+  for (const r of keyed.filter((x) => x.routes.length > 0)) {
+    for (const route of r.routes) {
+      for (const k of awsRouteThrottleKeys(route)) {
+        const h = holder.get(k);
+        holder.set(k, h ? stricter(h, r) : r);
+      }
+    }
+  }
+  const keysOf = new Map<string, string[]>();
+  const notCounted = new Map<string, { method: string; route: string; holder: string }[]>();
+  for (const r of keyed.filter((x) => x.routes.length > 0)) {
+    const own: string[] = [];
+    for (const route of r.routes) {
+      const keys = awsRouteThrottleKeys(route);
+      const held = keys.map((k) => holder.get(k) as KeyRule);
+      own.push(...keys.filter((_k, i) => held[i] === r));
+      const other = held.find((h) => h !== r);
+      if (other) notCounted.set(r.id, [...(notCounted.get(r.id) ?? []), { ...route, holder: other.id }]);
+    }
+    keysOf.set(r.id, [...new Set(own)]);
+  }
+  for (const r of everywhere) {
+    if (r === plan) continue;
+    notCounted.set(r.id, [{ method: 'every', route: 'endpoint', holder: plan?.id ?? '' }]);
+  }
+  return {
+    ...(plan ? { planLevel: plan.id } : {}),
+    methods: new Map([...holder].map(([k, r]) => [k, r.id])),
+    keysOf,
+    notCounted,
+  };
+}
+
+/**
+ * What the document says of an API-key edge rule on AWS: where gateway/aws-api-gateway.json
+ * ships it in the one usage plan (its own Throttle, or method throttles, each a bucket per key
+ * and method), and where another rule holds the throttle instead.
+ */
+export function awsKeyPlanText(rule: Pick<MatrixRule, 'id' | 'routes'>, plan: AwsKeyPlan): string {
+  const missed = plan.notCounted.get(rule.id) ?? [];
+  if (plan.planLevel === rule.id) {
+    return "gateway/aws-api-gateway.json ships it as the Throttle of the design's one usage plan (an API key joins one usage plan per stage): one token bucket per API key that every method of the stage counts against, beside any method throttle of the plan.";
+  }
+  if (rule.routes.length === 0) {
+    return `Not enforced anywhere: an API key joins one usage plan per stage, and that plan has one Throttle for every method, which carries ${missed[0]?.holder || 'another rule'} (the stricter), so nothing counts this rule. Enforce it in the middleware (layer middleware in its rules entry) or scope it to endpoints of its own.`;
+  }
+  const keys = plan.keysOf.get(rule.id) ?? [];
+  const shipped =
+    keys.length > 0
+      ? `gateway/aws-api-gateway.json ships it as ${keys.length === 1 ? 'a method throttle' : 'method throttles'} of the design's one usage plan (an API key joins one usage plan per stage) on ${keys.join(', ')}: ${keys.length === 1 ? 'a token bucket per API key on that method' : `each a token bucket per API key and method, so one key can pass its rate on each of the ${formatNumber(keys.length)} methods`}; no other method of the stage counts against it.`
+      : '';
+  if (missed.length === 0) return shipped;
+  const where = missed.map((m) => `${m.method} ${m.route}`).join(', ');
+  const holders = [...new Set(missed.map((m) => m.holder))].join(', ');
+  return `${shipped}${shipped ? ' ' : ''}Not enforced ${keys.length === 0 ? 'anywhere' : `on ${where}`}: a usage plan holds one throttle per method, and there it carries ${holders} (the stricter), so nothing counts this rule on ${missed.length > 1 ? 'those endpoints' : 'that endpoint'}. Enforce it in the middleware (layer middleware in its rules entry) to count it there too.`;
 }

@@ -10,6 +10,8 @@ import type { AuthKind, EndpointClass, MatrixRule, Primitive, ResolvedEndpoint, 
 import { admittedWithin, algorithmLabel, luaScriptFor, runBurst } from './algorithms.js';
 import { existingLimitText, existingName, tighterExisting } from './migration.js';
 import {
+  awsKeyPlan,
+  awsKeyPlanText,
   type EdgeCounter,
   ENVOY_MIN_FILL_MS,
   edgeCounter,
@@ -1359,7 +1361,10 @@ export function buildMatrix(ctx: MatrixContext, hand: HandRule[]): MatrixResult 
     .map((r) => edgeWindowed(r, scope));
   return {
     rules: inIdentityHashes(
-      kongUncounted(envoyDescriptorsFitted(windowed, scope), scope).map(edgeHeaders).map(withStoreBytes).map(withKeyLength),
+      awsKeyPlanned(kongUncounted(envoyDescriptorsFitted(windowed, scope), scope), scope)
+        .map(edgeHeaders)
+        .map(withStoreBytes)
+        .map(withKeyLength),
     ),
     exempt,
   };
@@ -1597,6 +1602,38 @@ function kongUncounted(rules: MatrixRule[], scope: Scope): MatrixRule[] {
       ...rule,
       rationale: `${rule.rationale} ${text}`.trim(),
       notEnforced: { routes: missed.map((m) => `${m.method} ${m.route}`), all: kongCountsNowhere(rule.id, plan), text },
+    };
+  });
+}
+
+/**
+ * On AWS every API-key edge rule sits in one usage plan (awsKeyPlan): each rule says where
+ * gateway/aws-api-gateway.json ships it, and one whose methods (or the plan's one Throttle)
+ * another rule holds is stated as not enforced there.
+ */
+function awsKeyPlanned(rules: MatrixRule[], scope: Scope): MatrixRule[] {
+  if (scope.gateway !== 'aws-api-gateway') return rules;
+  const plan = awsKeyPlan(rules);
+  // a part of a rule over every endpoint that the cost split scoped to endpoints runs as method throttles
+  const planWhere = edgeCounter({ identity: 'api-key', routes: [] }, scope).where;
+  const methodWhere = edgeCounter({ identity: 'api-key', routes: [{ method: 'GET', route: '/' }] }, scope).where;
+  return rules.map((rule) => {
+    if (!plan.keysOf.has(rule.id) && plan.planLevel !== rule.id && !plan.notCounted.has(rule.id)) return rule;
+    const text = awsKeyPlanText(rule, plan);
+    const missed = plan.notCounted.get(rule.id) ?? [];
+    const rationale = rule.routes.length > 0 ? rule.rationale.replaceAll(planWhere, methodWhere) : rule.rationale;
+    return {
+      ...rule,
+      rationale: `${rationale} ${text}`.trim(),
+      ...(missed.length > 0
+        ? {
+            notEnforced: {
+              routes: missed.map((m) => `${m.method} ${m.route}`),
+              all: (plan.keysOf.get(rule.id) ?? []).length === 0 && plan.planLevel !== rule.id,
+              text,
+            },
+          }
+        : {}),
     };
   });
 }

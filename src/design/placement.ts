@@ -318,14 +318,18 @@ function placementDiagram(scope: Scope, rules: MatrixRule[]): Diagram {
   return { kind: 'flowchart', direction: 'LR', title: 'Enforcement placement', nodes, edges };
 }
 
-/** The edge rules the gateway does not count everywhere they apply (Kong's one instance per route), for the layer table. */
-function edgeUncountedNote(rules: readonly MatrixRule[]): string {
+/**
+ * The edge rules the gateway does not count everywhere they apply (Kong's one instance per
+ * route, AWS's one usage plan throttle per method), for the layer table.
+ */
+function edgeUncountedNote(scope: Scope, rules: readonly MatrixRule[]): string {
+  const holder = scope.gateway === 'aws-api-gateway' ? "the usage plan carries another rule's throttle" : 'Kong counts another rule';
   const none = rules.filter((r) => r.notEnforced?.all).map((r) => r.id);
   const some = rules.filter((r) => r.notEnforced && !r.notEnforced.all);
   const parts = [
     ...(none.length > 0
       ? [
-          `${none.join(', ')} ${none.length > 1 ? 'are' : 'is'} not enforced: Kong counts another rule in ${none.length > 1 ? 'their place' : 'its place'}, and nothing else counts ${none.length > 1 ? 'them' : 'it'}`,
+          `${none.join(', ')} ${none.length > 1 ? 'are' : 'is'} not enforced: ${holder} in ${none.length > 1 ? 'their place' : 'its place'}, and nothing else counts ${none.length > 1 ? 'them' : 'it'}`,
         ]
       : []),
     ...some.map((r) => `${r.id} is not counted on ${r.notEnforced?.routes.join(', ')}`),
@@ -346,7 +350,7 @@ export function buildEnforcement(scope: Scope, rules: MatrixRule[], exempt: Reso
       layer: 'edge',
       component: edgeComponent(scope, edgeRules),
       ruleIds: edgeRules.map((r) => r.id),
-      why: `Coarse limits that need no identity beyond the client address: rejected before the request costs the application anything.${edgeUncountedNote(edgeRules)}`,
+      why: `Coarse limits that need no identity beyond the client address: rejected before the request costs the application anything.${edgeUncountedNote(scope, edgeRules)}`,
     });
   }
   const mwRules = byLayer.get('middleware') ?? [];

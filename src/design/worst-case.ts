@@ -25,7 +25,15 @@
  */
 import { formatNumber as fmt, rateWords, secondsWords } from '../format.js';
 import { admittedWithin, algorithmLabel, luaScriptFor, runAsGcraLabel, runBurst } from './algorithms.js';
-import { AWS_ACCOUNT_LIMIT_TEXT, AWS_ACCOUNT_THROTTLE, edgeCounter, edgeMethods, kongPolicy, kongRoutePlan } from './gateway-behaviour.js';
+import {
+  AWS_ACCOUNT_LIMIT_TEXT,
+  AWS_ACCOUNT_THROTTLE,
+  awsKeyPlan,
+  edgeCounter,
+  edgeMethods,
+  kongPolicy,
+  kongRoutePlan,
+} from './gateway-behaviour.js';
 import type { Algorithm, Design, Layer, MatrixRule } from './model.js';
 
 /** One row of the table: a rule at one layer (or one source of extra admissions on top of it). */
@@ -278,12 +286,20 @@ function awsThrottleCounters(
   };
   const best = 'AWS applies throttles on a best-effort basis, as targets rather than exact ceilings.';
   if (rule.identity === 'api-key') {
+    // the design's one usage plan: its own Throttle (every method counts against one bucket per
+    // key), or method throttles, each a bucket per key and method
+    const plan = awsKeyPlan(design.rules);
+    const keys = plan.keysOf.get(rule.id) ?? [];
+    const m = Math.max(1, keys.length);
     return {
       k: 1,
-      routes: 1,
+      routes: plan.planLevel === rule.id ? 1 : m,
       routesUnit: 'API methods',
       cap,
-      text: `AWS API Gateway throttles each API key with a token bucket across its fleet: one counter, under ${AWS_ACCOUNT_LIMIT_TEXT}. ${best}`,
+      text:
+        plan.planLevel === rule.id || keys.length === 0
+          ? `AWS API Gateway throttles each API key with a token bucket across its fleet (the usage plan's own Throttle): one counter, under ${AWS_ACCOUNT_LIMIT_TEXT}. ${best}`
+          : `AWS API Gateway throttles each API key on each method the usage plan names with a token bucket of its own (method throttles${keys.length > 1 ? `: ${fmt(keys.length)} methods here, so one key passes up to ${fmt(keys.length)} x it` : ': one method here, one counter'}), under ${AWS_ACCOUNT_LIMIT_TEXT}. ${best}`,
     };
   }
   // a throttle on routes: one method setting per route and method (GET counts HEAD too); the

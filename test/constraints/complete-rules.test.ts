@@ -2,7 +2,7 @@ import { describe, expect, it } from 'vitest';
 import { HandRule } from '../../src/answers/schema.js';
 import completeRules from '../../src/constraints/complete-rules.js';
 import { forceField, getRule, mutate, validDesign } from '../fixtures/design.js';
-import { edit, main, saas } from './broken-files.js';
+import { awsKeys, edit, editJson, main, saas } from './broken-files.js';
 import { runConstraintTests } from './tester.js';
 
 const design = validDesign();
@@ -201,6 +201,88 @@ runConstraintTests(completeRules, {
           ruleId: 'anonymous-per-ip',
           data: { cost: '1 (search = 10)', file: 'gateway/nginx-server.conf' },
         },
+      ],
+    },
+  ],
+});
+
+// AWS API Gateway: every API-key edge rule in one usage plan, as method throttles on the methods it names
+const AWS = 'gateway/aws-api-gateway.json';
+runConstraintTests(completeRules, {
+  valid: [{ name: 'the files generated for two API-key edge rules on AWS, one split by cost', ...awsKeys() }],
+  invalid: [
+    {
+      name: 'the usage plan given a Throttle of its own, which would limit every route of the stage',
+      design: awsKeys().design,
+      files: editJson(awsKeys(), AWS, (d) => {
+        d.usagePlans[0].Throttle = { RateLimit: 20, BurstLimit: 40 };
+      }),
+      expect: [
+        {
+          messageId: 'edgeScopeDiffers',
+          data: {
+            stated: expect.stringContaining(
+              'that no rule keyed on the API key covers every endpoint (reads-per-key limits /v1/stations/{id}/GET',
+            ),
+            shipped: 'gives usage plan tide-tables-api-api-keys a Throttle of its own, which every method of the stage counts against',
+          },
+        },
+      ],
+    },
+    {
+      name: "the cost-3 export's method throttle left out",
+      design: awsKeys().design,
+      files: editJson(awsKeys(), AWS, (d) => {
+        delete d.usagePlans[0].ApiStages[0].Throttle['/v1/exports/POST'];
+      }),
+      expect: [
+        { messageId: 'edgeScopeDiffers', ruleId: 'bulk-per-key-cost-3', data: { shipped: 'has no method throttle on /v1/exports/POST' } },
+      ],
+    },
+    {
+      name: 'a method throttle on a method no rule names',
+      design: awsKeys().design,
+      files: editJson(awsKeys(), AWS, (d) => {
+        d.usagePlans[0].ApiStages[0].Throttle['/v1/subscriptions/DELETE'] = { RateLimit: 6, BurstLimit: 12 };
+      }),
+      expect: [{ messageId: 'edgeScopeDiffers', data: { stated: 'no rule keyed on the API key on /v1/subscriptions/DELETE' } }],
+    },
+    {
+      name: 'the cost-3 export throttled at the unit rate of the rule it was split from',
+      design: awsKeys().design,
+      files: editJson(awsKeys(), AWS, (d) => {
+        d.usagePlans[0].ApiStages[0].Throttle['/v1/exports/POST'] = { RateLimit: 6, BurstLimit: 12 };
+      }),
+      expect: [
+        {
+          messageId: 'edgeNumbersDiffer',
+          ruleId: 'bulk-per-key-cost-3',
+          data: { stated: '2 per 1 s, burst 4', shipped: 'usage plan method throttle /v1/exports/POST: RateLimit 6, BurstLimit 12' },
+        },
+      ],
+    },
+    {
+      name: 'one stage-wide usage plan per rule, as the generator once wrote them',
+      design: awsKeys().design,
+      files: editJson(awsKeys(), AWS, (d) => {
+        const rates: Record<string, [number, number]> = {
+          'reads-per-key': [20, 40],
+          'bulk-per-key': [6, 12],
+          'bulk-per-key-cost-3': [2, 4],
+        };
+        d.usagePlans = Object.entries(rates).map(([id, [rate, burst]]) => ({
+          UsagePlanName: `tide-tables-api-${id}`,
+          Description: `${id}: per API key`,
+          Throttle: { RateLimit: rate, BurstLimit: burst },
+          ApiStages: [{ ApiId: '<rest-api-id>', Stage: '<stage>' }],
+        }));
+      }),
+      expect: [
+        { messageId: 'edgeScopeDiffers', data: { shipped: expect.stringContaining('has 3 usage plans') } },
+        { messageId: 'edgeScopeDiffers', data: { shipped: expect.stringContaining('Throttles of their own') } },
+        { messageId: 'edgeScopeDiffers', ruleId: 'reads-per-key' },
+        { messageId: 'edgeScopeDiffers', ruleId: 'bulk-per-key' },
+        { messageId: 'edgeScopeDiffers', ruleId: 'bulk-per-key-cost-3' },
       ],
     },
   ],

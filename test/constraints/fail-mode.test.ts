@@ -1,6 +1,6 @@
 import failMode from '../../src/constraints/fail-mode.js';
 import { forceField, getRule, mutate, validDesign } from '../fixtures/design.js';
-import { edit, main, saas, without } from './broken-files.js';
+import { awsKeys, edit, editJson, keyless, main, saas, without } from './broken-files.js';
 import { runConstraintTests } from './tester.js';
 
 const design = validDesign();
@@ -72,6 +72,11 @@ runConstraintTests(failMode, {
   valid: [
     { name: 'the files generated for saas-platform', ...saas() },
     { name: 'the files generated for a small Express API', ...main() },
+    { name: 'the files generated for two API-key edge rules on AWS', ...awsKeys() },
+    ...(['envoy', 'cloudflare', 'aws-api-gateway', 'kong', 'nginx'] as const).map((g) => ({
+      name: `the files generated for a keyless API behind ${g}`,
+      ...keyless(g),
+    })),
   ],
   invalid: [
     {
@@ -115,6 +120,86 @@ runConstraintTests(failMode, {
         c.replace('METRICS.access ? counterFor(registry, METRICS.access,', 'METRICS.access ? counterFor(registry, { ...METRICS.access },'),
       ),
       expect: [{ messageId: 'alertOnSilentMetric', data: { alert: 'RateLimitPenaltyBoxSpike', metric: 'ratelimit_access_total' } }],
+    },
+    {
+      name: "nginx.conf's comment states another fail mode than the matrix",
+      design: saas().design,
+      files: edit(saas(), 'gateway/nginx.conf', (c) => c.replace('fail open if its count moves', 'fail closed if its count moves')),
+      expect: [
+        {
+          messageId: 'failModeNotShipped',
+          ruleId: 'global-ceiling',
+          data: { file: 'gateway/nginx.conf (comment)', shipped: 'closed', failMode: 'open' },
+        },
+      ],
+    },
+    {
+      name: "Envoy's rate limit filter set to refuse while its service is unreachable, the matrix saying fail open",
+      design: keyless('envoy').design,
+      files: edit(keyless('envoy'), 'gateway/envoy-local-ratelimit.yaml', (c) =>
+        c.replace('failure_mode_deny: false', 'failure_mode_deny: true'),
+      ),
+      expect: [
+        {
+          messageId: 'failModeNotShipped',
+          ruleId: 'anonymous-per-ip',
+          data: { file: 'gateway/envoy-local-ratelimit.yaml (failure_mode_deny true)', shipped: 'closed', failMode: 'open' },
+        },
+        { messageId: 'failModeNotShipped', ruleId: 'anonymous-per-ip-cost-5', data: { shipped: 'closed' } },
+      ],
+    },
+    {
+      name: "the Envoy ceiling's comment without its fail mode",
+      design: keyless('envoy').design,
+      files: edit(keyless('envoy'), 'gateway/envoy-local-ratelimit.yaml', (c) =>
+        c.replace(/(# global-ceiling: .*?); fail open if [^\n]*/, '$1.'),
+      ),
+      expect: [
+        {
+          messageId: 'edgeFailModeNotStated',
+          ruleId: 'global-ceiling',
+          data: { file: 'gateway/envoy-local-ratelimit.yaml', failMode: 'open' },
+        },
+      ],
+    },
+    {
+      name: "a Cloudflare rule's description states another fail mode",
+      design: keyless('cloudflare').design,
+      files: editJson(keyless('cloudflare'), 'gateway/cloudflare-ratelimit.json', (d) => {
+        const r = d.rules.find((x: any) => x.description.startsWith('anonymous-per-ip: '));
+        r.description = r.description.replace('fail open if', 'fail closed if');
+      }),
+      expect: [
+        {
+          messageId: 'failModeNotShipped',
+          ruleId: 'anonymous-per-ip',
+          data: { file: 'gateway/cloudflare-ratelimit.json (description)', shipped: 'closed', failMode: 'open' },
+        },
+      ],
+    },
+    {
+      name: "the AWS usage plan's note fails open a rule the matrix fails closed",
+      design: awsKeys().design,
+      files: editJson(awsKeys(), 'gateway/aws-api-gateway.json', (d) => {
+        d.usagePlans[0]._rules['bulk-per-key'] = d.usagePlans[0]._rules['bulk-per-key'].replace('fail closed', 'fail open');
+      }),
+      expect: [
+        {
+          messageId: 'failModeNotShipped',
+          ruleId: 'bulk-per-key',
+          data: { file: 'gateway/aws-api-gateway.json (note)', shipped: 'open', failMode: 'closed' },
+        },
+      ],
+    },
+    {
+      name: "the AWS stage throttle's note left out",
+      design: awsKeys().design,
+      files: editJson(awsKeys(), 'gateway/aws-api-gateway.json', (d) => {
+        delete d.stageMethodSettings[0]._note;
+      }),
+      expect: [
+        { messageId: 'edgeFailModeNotStated', ruleId: 'global-ceiling', data: { file: 'gateway/aws-api-gateway.json', failMode: 'open' } },
+      ],
     },
     {
       name: 'no alerting rules shipped',

@@ -175,13 +175,21 @@ describe('AWS API Gateway: the document states what the template enforces', () =
       }),
     );
     const aws = JSON.parse(file('gateway/aws-api-gateway.json'));
-    const plan = aws.usagePlans.find((p: any) => p.UsagePlanName.endsWith('partner-keys'));
+    // the rule names two endpoints: method throttles of the one usage plan on their methods, no plan-wide Throttle
+    expect(aws.usagePlans).toHaveLength(1);
+    const [plan] = aws.usagePlans;
+    expect(plan.Throttle).toBeUndefined();
+    const throttles = plan.ApiStages[0].Throttle;
+    expect(Object.keys(throttles)).toEqual(['/v2/current/GET', '/v2/current/HEAD', '/v2/forecast/{city}/GET', '/v2/forecast/{city}/HEAD']);
     const r = rule(design, 'partner-keys');
-    expect(plan.Throttle.RateLimit).toBe(r.rate!.requests / r.rate!.periodSeconds);
-    expect(plan.Throttle.BurstLimit).toBe(r.burst);
-    expect(plan.Throttle.BurstLimit).toBe(10);
+    for (const t of Object.values(throttles) as any[]) {
+      expect(t.RateLimit).toBe(r.rate!.requests / r.rate!.periodSeconds);
+      expect(t.BurstLimit).toBe(r.burst);
+      expect(t.BurstLimit).toBe(10);
+    }
     expect(rowOf(doc, '## 2. Limit matrix', '[`partner-keys`]')[3]).toBe('600 / 60 s, burst 10');
-    expect(worstRow(doc, 'partner-keys').worst).toBe(n(10 + 600));
+    // a bucket per key and method: four methods, each passes the burst and a period's refill
+    expect(worstRow(doc, 'partner-keys').worst).toBe(n(4 * (10 + 600)));
     // the ceiling's stage throttle too
     const ceiling = rule(design, 'global-ceiling');
     expect(aws.stageMethodSettings[0].ThrottlingBurstLimit).toBe(ceiling.burst);
@@ -210,7 +218,8 @@ describe('AWS API Gateway: the document states what the template enforces', () =
       }),
     );
     const settings = JSON.parse(file('gateway/aws-api-gateway.json')).stageMethodSettings;
-    expect(settings.map((x: any) => `${x.HttpMethod} ${x.ResourcePath}`)).toEqual(['* /*', 'POST /v2/reports']);
+    // CloudFormation's MethodSettings encode the slashes of a resource path after the first as ~1
+    expect(settings.map((x: any) => `${x.HttpMethod} ${x.ResourcePath}`)).toEqual(['* /*', 'POST /~1v2~1reports']);
     const ceiling = rule(design, 'global-ceiling');
     const w = worstRow(doc, 'global-ceiling');
     expect(w.formula).toBe(`(${n(ceiling.burst!)} + ${n(ceiling.rate!.requests)}/s x 1 s) x 3 API methods`);

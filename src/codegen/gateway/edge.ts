@@ -164,3 +164,24 @@ export function killSwitchNote(design: Design, rule: Pick<EdgeRule, 'id'>): stri
   const k = design.rollout.killSwitches.find((x) => x.ruleId === rule.id);
   return k ? `kill switch: ${k.how ?? 'change the gateway configuration'}` : undefined;
 }
+
+/**
+ * An edge rule's fail mode as the gateway files state it, in the words of the document's fail-mode
+ * section: the mode it keeps if its count moves to a shared store, and why nothing can fail now
+ * (`where`: who counts it, e.g. "each Envoy node counts it").
+ */
+export function failStatement(rule: Pick<EdgeRule, 'failMode'>, where: string): string {
+  return `fail ${rule.failMode} if its count moves to a shared store (here ${where}: no store to fail)`;
+}
+
+/**
+ * The fail-mode statements in a piece of a gateway file: "fail open if its count moves ...",
+ * "fail closed: while ...", Kong's "Fail closed (fault_tolerant false)". A rule's title alone
+ * ("... (fail closed)") is not one.
+ */
+export const FAIL_STATEMENT = /\bfail (open|closed)(?= if its (?:count|policy) moves to| \(fault_tolerant (?:true|false)\)|: while )/gi;
+
+/** Every fail mode a piece of a gateway file states (FAIL_STATEMENT), lowercased. */
+export function statedFailModes(text: string): ('open' | 'closed')[] {
+  return [...text.matchAll(FAIL_STATEMENT)].map((m) => (m[1] as string).toLowerCase() as 'open' | 'closed');
+}

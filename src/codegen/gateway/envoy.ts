@@ -39,6 +39,7 @@ import {
   type EdgeRoute,
   type EdgeRule,
   type RetryAfterFinding,
+  failStatement,
 } from './edge.js';
 
 export const ENVOY_FILTER_PATH = 'gateway/envoy-local-ratelimit.yaml';
@@ -336,6 +337,16 @@ function ratelimitServiceConfig(design: Design): Record<string, unknown> {
   };
 }
 
+/**
+ * What a rule the rate limit service counts does while the service is unreachable: the global
+ * filter's one failure_mode_deny setting decides for every such rule.
+ */
+export function envoyServiceFailText(deny: boolean = ENVOY_FAILURE_MODE_DENY): string {
+  return deny
+    ? 'fail closed: while the rate limit service is unreachable, Envoy refuses its requests (failure_mode_deny true)'
+    : 'fail open: while the rate limit service is unreachable, Envoy lets its requests through uncounted (failure_mode_deny false)';
+}
+
 function filterHeader(design: Design): string[] {
   const { ceiling, local, global, unsupported } = split(design);
   const lines = [
@@ -347,22 +358,26 @@ function filterHeader(design: Design): string[] {
     `(the rate limit service at ratelimit:8081, gRPC) and point "${APP_CLUSTER}" at your application cluster.`,
     '',
   ];
+  // each rule's line states its fail mode as the document's fail-mode section does: a local
+  // bucket has no store to fail; the rate limit service's rules fail as failure_mode_deny says
+  const local_ = (r: EdgeRule) => failStatement(r, 'each Envoy node counts it in its local rate limit filter');
   if (ceiling) {
     const w = windowOf(design, ceiling);
     lines.push(
-      `${ceiling.id}: ${rateText(w)}${w.burst ? `, burst ${w.burst}` : ''}, the local token bucket of EACH Envoy`,
-      'instance: with K instances set tokens_per_fill and max_tokens to the ceiling divided by K.',
+      `${ceiling.id}: ${rateText(w)}${w.burst ? `, burst ${w.burst}` : ''}, the local token bucket of EACH Envoy instance; ${local_(ceiling)}.`,
+      '  With K instances set tokens_per_fill and max_tokens to the ceiling divided by K.',
     );
   }
   for (const r of local) {
     const w = windowOf(design, r);
-    lines.push(`${r.id}: local descriptor (per Envoy instance), ${rateText(w)}${w.burst ? `, burst ${w.burst}` : ''}.`);
+    lines.push(`${r.id}: local descriptor (per Envoy instance), ${rateText(w)}${w.burst ? `, burst ${w.burst}` : ''}; ${local_(r)}.`);
   }
   for (const r of global) {
     const l = serviceLimit(design, r);
     lines.push(
-      `${r.id}: counted by the rate limit service across all instances, keyed on ${r.key === 'ip' ? 'the client IP (remote_address)' : `the ${API_KEY_HEADER} header`}:`,
-      `${l.requests_per_unit} per ${l.unit}, fixed window, no burst (the service has none).`,
+      `${r.id}: ${envoyServiceFailText()}.`,
+      `  Counted by the rate limit service across all instances, keyed on ${r.key === 'ip' ? 'the client IP (remote_address)' : `the ${API_KEY_HEADER} header`}:`,
+      `  ${l.requests_per_unit} per ${l.unit}, fixed window, no burst (the service has none).`,
     );
   }
   for (const r of unsupported)

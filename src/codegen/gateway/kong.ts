@@ -326,7 +326,8 @@ function header(design: Design): string[] {
     if (p.ceilings.some((c) => c.id === r.id)) {
       lines.push(
         `${r.id}: ${rateText(w)} as ${w.requests} per ${w.periodSeconds} s, fixed window, no burst, counted in each Kong node's memory` +
-          ` (with K nodes, divide by K). ${killSwitchNote(design, r) ?? 'No kill switch'}.`,
+          ` (with K nodes, divide by K); fail ${r.failMode} if its count moves to a shared store (here each Kong node counts it: no store to fail).` +
+          ` ${killSwitchNote(design, r) ?? 'No kill switch'}.`,
       );
       continue;
     }

@@ -5,13 +5,13 @@
  * document states, so a file that says something else than its design does not pass.
  */
 import { parse as parseYaml } from 'yaml';
-import { envoyCounter } from '../../design/gateway-behaviour.js';
+import { awsKeyPlan, envoyCounter } from '../../design/gateway-behaviour.js';
 import type { Design } from '../../design/model.js';
 import { PERIOD_SECONDS } from '../../design/scope.js';
 import type { CodeFile } from '../types.js';
-import { AWS_PATH, CLOUDFLARE_PATH } from './cloud.js';
-import { durationMs, ENVOY_FILTER_PATH, ENVOY_SERVICE_PATH, LOCAL_FILTER, RULE_DESCRIPTOR_KEY } from './envoy.js';
-import { edgeRules } from './edge.js';
+import { AWS_PATH, awsUsagePlanName, CLOUDFLARE_PATH } from './cloud.js';
+import { durationMs, ENVOY_FILTER_PATH, ENVOY_SERVICE_PATH, GLOBAL_FILTER, LOCAL_FILTER, RULE_DESCRIPTOR_KEY } from './envoy.js';
+import { edgeRules, statedFailModes } from './edge.js';
 import { KONG_PATH } from './kong.js';
 import { NGINX_HTTP_PATH, NGINX_SERVER_PATH, nginxZones } from './nginx.js';
 
@@ -205,18 +205,28 @@ function awsLimits(design: Design, files: readonly CodeFile[]): ShippedEdgeLimit
     });
   }
   const ids = new Set(edgeRules(design).map((r) => r.id));
-  for (const u of (doc.usagePlans as any[]) ?? []) {
-    const id = [...ids].find((x) => String(u?.UsagePlanName ?? '').endsWith(`-${x}`) && String(u?.Description ?? '').startsWith(`${x}:`));
-    if (id === undefined || !(Number(u?.Throttle?.RateLimit) > 0)) continue;
+  // the design's one usage plan: its own Throttle carries the rule over every endpoint, each
+  // method throttle of its API stage the rule the design ships there (awsKeyPlan)
+  const plan = awsKeyPlan(design.rules);
+  const bucket = (ruleId: string, what: string, t: any): void => {
+    if (!(Number(t?.RateLimit) > 0)) return;
     out.push({
-      ruleId: id,
+      ruleId,
       file: file.path,
-      text: `usage plan throttle: RateLimit ${u.Throttle.RateLimit}, BurstLimit ${u.Throttle.BurstLimit}`,
-      requests: Number(u.Throttle.RateLimit),
+      text: `${what}: RateLimit ${t.RateLimit}, BurstLimit ${t.BurstLimit}`,
+      requests: Number(t.RateLimit),
       periodSeconds: 1,
       window: false,
-      burst: typeof u.Throttle.BurstLimit === 'number' ? u.Throttle.BurstLimit : null,
+      burst: typeof t.BurstLimit === 'number' ? t.BurstLimit : null,
     });
+  };
+  for (const u of (doc.usagePlans as any[]) ?? []) {
+    if (plan.planLevel !== undefined) bucket(plan.planLevel, 'usage plan Throttle (every method of the stage)', u?.Throttle);
+    for (const stage of (u?.ApiStages as any[]) ?? []) {
+      const throttle = stage?.Throttle;
+      if (!throttle || typeof throttle !== 'object') continue;
+      for (const [key, ruleId] of plan.methods) bucket(ruleId, `usage plan method throttle ${key}`, throttle[key]);
+    }
   }
   for (const w of (doc.wafRateBasedRules as any[]) ?? []) {
     const metric = String(w?.VisibilityConfig?.MetricName ?? '');
@@ -268,4 +278,220 @@ export function shippedEdgeLimits(design: Design, files: readonly CodeFile[]): S
     ...awsLimits(design, files),
     ...cloudflareLimits(design, files),
   ];
+}
+
+/** Where a gateway file limits other endpoints than the document says a rule does. */
+export interface ShippedScopeMismatch {
+  ruleId?: string;
+  file: string;
+  /** What the document states ("bulk-per-key limits POST /v1/exports per API key"). */
+  stated: string;
+  /** What the file does instead, as a verb phrase ("has no usage plan throttle on /v1/exports/POST"). */
+  shipped: string;
+}
+
+/**
+ * The usage plans of gateway/aws-api-gateway.json against the design's one plan (awsKeyPlan):
+ * one usage plan for the stage (a key joins one per stage), its own Throttle only for a rule
+ * over every endpoint, and a method throttle on exactly the methods the document's rules name.
+ */
+function awsScope(design: Design, files: readonly CodeFile[]): ShippedScopeMismatch[] {
+  const file = files.find((f) => f.path === AWS_PATH);
+  const doc = file ? readJson(file.content) : undefined;
+  if (!file || !doc) return [];
+  const out: ShippedScopeMismatch[] = [];
+  const plan = awsKeyPlan(design.rules);
+  const plans: any[] = Array.isArray(doc.usagePlans) ? doc.usagePlans : [];
+  const expected = plan.planLevel !== undefined || plan.methods.size > 0;
+  if (plans.length > 1) {
+    out.push({
+      file: file.path,
+      stated: `one usage plan (${awsUsagePlanName(design)}) for every rule keyed on the API key, since an API key joins one usage plan per stage`,
+      shipped: `has ${plans.length} usage plans (${plans.map((u) => String(u?.UsagePlanName ?? '?')).join(', ')}), and a key can join only one of them on the stage`,
+    });
+  }
+  if (expected && plans.length === 0) {
+    out.push({
+      file: file.path,
+      stated: `a usage plan for the rules keyed on the API key (${[...new Set([...(plan.planLevel ? [plan.planLevel] : []), ...plan.methods.values()])].join(', ')})`,
+      shipped: 'has no usage plan',
+    });
+    return out;
+  }
+  const methodsOf = (id: string): string[] => [...plan.methods].filter(([, r]) => r === id).map(([k]) => k);
+  const names = (us: any[]): string => us.map((u) => String(u?.UsagePlanName ?? '?')).join(', ');
+  const own = plans.filter((u) => u?.Throttle);
+  if (own.length > 0 && plan.planLevel === undefined) {
+    const named = [...new Set(plan.methods.values())];
+    out.push({
+      ...(named.length === 1 ? { ruleId: named[0] as string } : {}),
+      file: file.path,
+      stated: `that no rule keyed on the API key covers every endpoint${named.length > 0 ? ` (${named.map((id) => `${id} limits ${methodsOf(id).join(', ')}`).join('; ')})` : ''}`,
+      shipped: `gives usage plan${own.length > 1 ? 's' : ''} ${names(own)} ${own.length > 1 ? 'Throttles of their own' : 'a Throttle of its own'}, which every method of the stage counts against`,
+    });
+  } else if (own.length === 0 && plan.planLevel !== undefined) {
+    out.push({
+      ruleId: plan.planLevel,
+      file: file.path,
+      stated: `that ${plan.planLevel} limits every endpoint per API key (the usage plan's own Throttle)`,
+      shipped: `gives usage plan ${names(plans)} no Throttle of its own`,
+    });
+  }
+  // the method throttles of every plan's API stages, together
+  const shipped = new Set(
+    plans.flatMap((u) =>
+      ((Array.isArray(u?.ApiStages) ? u.ApiStages : []) as any[]).flatMap((st) =>
+        st?.Throttle && typeof st.Throttle === 'object' ? Object.keys(st.Throttle) : [],
+      ),
+    ),
+  );
+  for (const id of new Set(plan.methods.values())) {
+    const missing = methodsOf(id).filter((k) => !shipped.has(k));
+    if (missing.length > 0)
+      out.push({
+        ruleId: id,
+        file: file.path,
+        stated: `that ${id} limits ${methodsOf(id).join(', ')} per API key (method throttles of the usage plan)`,
+        shipped: `has no method throttle on ${missing.join(', ')}`,
+      });
+  }
+  const extra = [...shipped].filter((k) => !plan.methods.has(k));
+  if (extra.length > 0)
+    out.push({
+      file: file.path,
+      stated: `no rule keyed on the API key on ${extra.join(', ')}`,
+      shipped: `throttles ${extra.length > 1 ? 'them' : 'it'} per API key (method throttle${extra.length > 1 ? 's' : ''} of usage plan ${names(plans)})`,
+    });
+  return out;
+}
+
+/** Every place a gateway file limits other endpoints than the document states (AWS usage plans today). */
+export function shippedEdgeScope(design: Design, files: readonly CodeFile[]): ShippedScopeMismatch[] {
+  return awsScope(design, files);
+}
+
+/** A fail mode a gateway file states for an edge rule, in a comment, a description or a setting. */
+export interface ShippedFailMode {
+  ruleId: string;
+  file: string;
+  /** Null: the file carries the rule and states no fail mode for it. */
+  failMode: 'open' | 'closed' | null;
+  /** Where it says so ("comment", "fault_tolerant false", "failure_mode_deny false", "description"). */
+  where: string;
+}
+
+function escapeRe(s: string): string {
+  return s.replace(/[.*+?^${}()|[\]\\]/g, '\\$&');
+}
+
+/**
+ * The comment lines a file gives one rule: the line that starts with "# <id>: " and the comment
+ * lines after it, up to a blank comment line, a line that is not a comment, or another rule's.
+ */
+function commentBlock(content: string, id: string, ids: readonly string[]): string {
+  const lines = content.split('\n');
+  const start = lines.findIndex((l) => new RegExp(`^#\\s?${escapeRe(id)}: `).test(l));
+  if (start < 0) return '';
+  const others = ids.filter((x) => x !== id).map((x) => new RegExp(`^#\\s?${escapeRe(x)}: `));
+  const out = [lines[start] as string];
+  for (const l of lines.slice(start + 1)) {
+    if (!l.startsWith('#') || l.trim() === '#' || others.some((re) => re.test(l))) break;
+    out.push(l);
+  }
+  return out.join('\n');
+}
+
+/** One entry per stated mode (or one null entry when the text states none). */
+function stated(ruleId: string, file: string, text: string, where: string): ShippedFailMode[] {
+  const modes = [...new Set(statedFailModes(text))];
+  return modes.length > 0 ? modes.map((m) => ({ ruleId, file, failMode: m, where })) : [{ ruleId, file, failMode: null, where }];
+}
+
+/**
+ * What the gateway files say each edge rule they carry does when its count cannot be reached:
+ * nginx's and Envoy's comments, Kong's fault_tolerant and comment, Envoy's failure_mode_deny for
+ * the rules its rate limit service counts, the AWS notes and the Cloudflare rule descriptions.
+ * Only rules a file carries (shippedEdgeLimits finds their numbers) are listed.
+ */
+export function shippedEdgeFailModes(design: Design, files: readonly CodeFile[]): ShippedFailMode[] {
+  const carried = new Set(shippedEdgeLimits(design, files).map((l) => l.ruleId));
+  const ids = design.rules.map((r) => r.id);
+  const out: ShippedFailMode[] = [];
+  const nginx = files.find((f) => f.path === NGINX_HTTP_PATH);
+  if (nginx) {
+    for (const { ruleId } of nginxZones(design))
+      if (carried.has(ruleId)) out.push(...stated(ruleId, nginx.path, commentBlock(nginx.content, ruleId, ids), 'comment'));
+  }
+  const envoy = files.find((f) => f.path === ENVOY_FILTER_PATH);
+  if (envoy) {
+    const doc = readYaml(envoy.content);
+    const global = ((doc?.http_connection_manager?.http_filters as any[]) ?? []).find((f) => f?.name === GLOBAL_FILTER)?.typed_config;
+    for (const r of edgeRules(design).filter((x) => carried.has(x.id))) {
+      out.push(...stated(r.id, envoy.path, commentBlock(envoy.content, r.id, ids), 'comment'));
+      // the rules the rate limit service counts fail as the filter's one setting says
+      if (envoyCounter(r.rule) === 'service' && global && typeof global.failure_mode_deny === 'boolean') {
+        out.push({
+          ruleId: r.id,
+          file: envoy.path,
+          failMode: global.failure_mode_deny ? 'closed' : 'open',
+          where: `failure_mode_deny ${global.failure_mode_deny}`,
+        });
+      }
+    }
+  }
+  const kong = files.find((f) => f.path === KONG_PATH);
+  if (kong) {
+    for (const id of ids.filter((x) => carried.has(x))) out.push(...stated(id, kong.path, commentBlock(kong.content, id, ids), 'comment'));
+    const doc = readYaml(kong.content);
+    const plugins: any[] = [
+      ...((doc?.plugins as any[]) ?? []),
+      ...((doc?.services as any[]) ?? []).flatMap((s) => [
+        ...((s?.plugins as any[]) ?? []),
+        ...((s?.routes as any[]) ?? []).flatMap((r) => (r?.plugins as any[]) ?? []),
+      ]),
+    ];
+    for (const p of plugins) {
+      if (typeof p?.config?.fault_tolerant !== 'boolean') continue;
+      for (const t of ((p?.tags as any[]) ?? []).filter((x) => typeof x === 'string' && x.startsWith('rule-'))) {
+        const id = (t as string).slice(5);
+        if (carried.has(id))
+          out.push({
+            ruleId: id,
+            file: kong.path,
+            failMode: p.config.fault_tolerant ? 'open' : 'closed',
+            where: `fault_tolerant ${p.config.fault_tolerant}`,
+          });
+      }
+    }
+  }
+  const cf = files.find((f) => f.path === CLOUDFLARE_PATH);
+  const cfDoc = cf ? readJson(cf.content) : undefined;
+  if (cf && cfDoc) {
+    for (const r of (cfDoc.rules as any[]) ?? []) {
+      const description = String(r?.description ?? '');
+      const id = ids.find((x) => description.startsWith(`${x}: `));
+      if (id !== undefined && carried.has(id)) out.push(...stated(id, cf.path, description, 'description'));
+    }
+  }
+  const aws = files.find((f) => f.path === AWS_PATH);
+  const awsDoc = aws ? readJson(aws.content) : undefined;
+  if (aws && awsDoc) {
+    const notes = new Map<string, string[]>();
+    const add = (id: string, text: unknown): void => {
+      if (carried.has(id)) notes.set(id, [...(notes.get(id) ?? []), String(text ?? '')]);
+    };
+    for (const m of (awsDoc.stageMethodSettings as any[]) ?? []) if (typeof m?._rule === 'string') add(m._rule, m._note);
+    for (const u of (awsDoc.usagePlans as any[]) ?? [])
+      for (const [id, text] of Object.entries((u?._rules as Record<string, unknown>) ?? {})) add(id, text);
+    for (const w of (awsDoc.wafRateBasedRules as any[]) ?? []) {
+      const metric = String(w?.VisibilityConfig?.MetricName ?? '');
+      const id = ids.find((x) => metric === `rl_${x}`.replace(/[.~]/g, '_'));
+      if (id !== undefined) add(id, w?._note);
+    }
+    // each place the file configures a rule states its mode
+    for (const [id, texts] of notes) for (const t of texts) out.push(...stated(id, aws.path, t, 'note'));
+    for (const id of carried)
+      if (!notes.has(id) && edgeRules(design).some((r) => r.id === id)) out.push(...stated(id, aws.path, '', 'note'));
+  }
+  return out;
 }

@@ -197,7 +197,7 @@ export function ruleRow(rule: MatrixRule, killSwitchHow = '', design?: Design): 
     failMode: failModeText(rule.failMode),
     layer: rule.notEnforced
       ? rule.notEnforced.all
-        ? `${layerName(rule.layer)}: not enforced (Kong counts another rule in its place)`
+        ? `${layerName(rule.layer)}: not enforced (${design?.scope.gateway === 'aws-api-gateway' ? "the usage plan carries another rule's throttle" : 'Kong counts another rule'} in its place)`
         : `${layerName(rule.layer)}, not on ${rule.notEnforced.routes.join(', ')}`
       : layerName(rule.layer),
     ttl: ttlText(rule, design),
