@@ -645,7 +645,12 @@ export function edgeAllowlistHow(gateway: Gateway): string {
   }
 }
 
-const ROUTE_PARAM = /:([A-Za-z0-9_]+)(\?)?|\*[A-Za-z0-9_]*/g;
+/**
+ * A route parameter: `:id` (`:id?` optional), `{id}` (the OpenAPI form, and Go's, Spring's,
+ * ASP.NET's), or a rest wildcard: `*`, `*rest` or `{*rest}`. The shipped route matcher reads
+ * the same forms.
+ */
+const ROUTE_PARAM = /:([A-Za-z0-9_]+)(\?)?|\*[A-Za-z0-9_]*|\{\*[A-Za-z0-9_]*\}|\{[A-Za-z0-9_]+\}/g;
 
 /** The methods a route's method matches at the edge (GET also matches HEAD, as the frameworks do); null = any method. */
 export function edgeMethods(method: string): string[] | null {
@@ -654,7 +659,7 @@ export function edgeMethods(method: string): string[] | null {
   return m === 'GET' ? ['GET', 'HEAD'] : [m];
 }
 
-/** The path part of a route as a regex body (no anchors): `:param` is one segment, `*` anything. */
+/** The path part of a route as a regex body (no anchors): `:param` and `{param}` are one segment, `*` and `{*rest}` anything. */
 export function edgePathBody(route: string): string {
   let r = String(route);
   if (r.length > 1 && r.endsWith('/')) r = r.slice(0, -1);
@@ -663,7 +668,7 @@ export function edgePathBody(route: string): string {
   for (const m of r.matchAll(ROUTE_PARAM)) {
     const at = m.index ?? 0;
     out += regexLiteral(r.slice(last, at));
-    if (m[0].startsWith('*')) out += '.*';
+    if (m[0].startsWith('*') || m[0].startsWith('{*')) out += '.*';
     else out += m[2] ? '[^/]*' : '[^/]+';
     last = at + m[0].length;
   }

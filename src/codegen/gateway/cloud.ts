@@ -46,9 +46,12 @@ function json(value: unknown): string {
   return `${JSON.stringify(value, null, 2)}\n`;
 }
 
-/** An Express-style route in API Gateway's resource path syntax (`:id` becomes `{id}`). */
+/** A route in API Gateway's resource path syntax (`:id` becomes `{id}`, a rest wildcard `{proxy+}`). */
 export function apiGatewayPath(route: string): string {
-  return route.replace(/:([A-Za-z0-9_]+)\??/g, '{$1}').replace(/\*[A-Za-z0-9_]*/g, '{proxy+}');
+  return route
+    .replace(/\{\*[A-Za-z0-9_]*\}/g, '{proxy+}')
+    .replace(/:([A-Za-z0-9_]+)\??/g, '{$1}')
+    .replace(/\*[A-Za-z0-9_]*/g, '{proxy+}');
 }
 
 /** The JSON example for AWS, as data (exported for tests). */
