@@ -380,6 +380,10 @@ describe('an application that does not run on Node.js', () => {
     expect(mw?.component).toMatch(/^a Go port of the shipped limiter/);
     expect(mw?.component).not.toContain('called from the application');
     expect(JSON.stringify(goApi.enforcement.placementDiagram)).toContain('app middleware (Go port)');
+    // the outbound buckets too run in a port: outbound/client.ts is TypeScript
+    const out = goApi.enforcement.layers.find((l) => l.layer === 'outbound-client');
+    expect(out?.component).toMatch(/^a Go port of the shipped outbound client/);
+    expect(out?.component).toContain('lua/outbound-bucket.lua runs unchanged');
   });
 
   it('ships a code README that says so, and the design still passes every constraint on its files', () => {
