@@ -178,9 +178,15 @@ export function portGuideLines(design: Design, language: string): string[] {
     ...body,
     '',
     ...outbound,
-    'The alert rules read these series; a port emits them under these names and labels (the label values are the rule ids and the values named in the design document, never text from a request):',
+    'The alert rules read these series; a port emits them under these names and labels, the outbound buckets under their rule ids',
+    'too (a call the bucket held back counts in `ratelimit_throttled_total` with mode="enforce"). Label values are rule ids,',
+    "provider names and the values listed, never text from a request; create every counter's series at 0 when the process",
+    'starts (each rule with each outcome), so the first event is an increase the alerts see:',
     '',
-    ...metrics.map((m) => `- ${mdCode(m.name)} (${m.type}${m.labels.length > 0 ? `; ${m.labels.map((l) => mdCode(l)).join(', ')}` : ''})`),
+    ...metrics.map(
+      (m) =>
+        `- ${mdCode(m.name)} (${m.type}${m.labels.length > 0 ? `; ${m.labels.map((l) => mdCode(l)).join(', ')}` : ''}): ${mdText(m.help)}`,
+    ),
     '',
   ];
 }

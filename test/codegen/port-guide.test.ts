@@ -68,6 +68,8 @@ describe('the code README of a Go API', () => {
     expect(readme).toContain('fail closed, status 503 with `Retry-After: 5`');
     expect(readme).toContain('`ratelimit.auth-login-per-identity.mode`, `ratelimit.auth-login-per-ip.mode`');
     expect(readme).toContain('`ratelimit_throttled_total` (counter; `rule`, `mode`)');
+    expect(readme).toContain('a call the bucket held back counts in `ratelimit_throttled_total` with mode="enforce"');
+    expect(readme).toContain('`ratelimit_outbound_provider_429_total` (counter; `provider`)');
     expect(commands(readme)).toHaveLength(7);
   });
 
