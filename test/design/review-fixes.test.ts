@@ -386,6 +386,18 @@ describe('an application that does not run on Node.js', () => {
     expect(out?.component).toContain('lua/outbound-bucket.lua runs unchanged');
   });
 
+  it('is not promised a shadow step or kill switches no generated file runs in Go', () => {
+    const shadow = goApi.rollout.steps[0]!.detail;
+    expect(shadow).toContain('in this Go service');
+    expect(shadow).toContain('no generated file runs them in Go');
+    const how = goApi.rollout.killSwitches.filter((k) => goApi.rules.find((r) => r.id === k.ruleId)?.layer !== 'edge');
+    expect(how.length).toBeGreaterThan(0);
+    for (const k of how) expect(k.how).toContain('the Go port reads it');
+    // a Node design keeps the shipped runtime's wording
+    const node = build(saasAnswers);
+    expect(node.rollout.steps[0]!.detail).not.toContain(' port ');
+  });
+
   it('ships a code README that says so, and the design still passes every constraint on its files', () => {
     const files = generateCode(goApi);
     const readme = files.find((f) => f.path === 'README.md')?.content ?? '';
