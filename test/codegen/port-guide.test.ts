@@ -94,6 +94,13 @@ describe('the code README of a Go API', () => {
     expect(paused[1]).toBeGreaterThanOrEqual(30000);
   });
 
+  it('the alert rules of a Go API name its port as the source of the middleware and outbound series', () => {
+    const alerts = generateCode(design).find((f) => f.path === 'monitoring/ratelimit-alerts.yaml')!.content;
+    expect(alerts).toContain('# - the Go port of the generated middleware, under these names');
+    expect(alerts).toContain('# - the Go port of the generated outbound client, under these names');
+    expect(alerts).not.toContain('prom-client registry');
+  });
+
   it('is left out where the runtime mounts in the application itself', () => {
     const node = generateCode(exampleDesign('saas-platform')).find((f) => f.path === 'README.md')!.content;
     expect(node).not.toContain('## Calling the scripts from');
