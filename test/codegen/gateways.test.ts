@@ -92,6 +92,15 @@ describe('routes at the edge', () => {
     expect(file!.content).not.toContain('datasetId');
   });
 
+  it('the Envoy file keys remote_address on the TCP peer, not on an X-Forwarded-For a client writes', () => {
+    const raw = JSON.parse(readFileSync(new URL('../fixtures/review/go-envoy-anonymous.answers.json', import.meta.url), 'utf8'));
+    const file = generateEnvoy(buildDesign(Answers.parse(raw), { date: DATE })).find((f) => f.path.endsWith('envoy-local-ratelimit.yaml'));
+    const hcm = yamlOf(file!.content).http_connection_manager;
+    expect(hcm.use_remote_address).toBe(true);
+    expect(hcm.xff_num_trusted_hops).toBe(0);
+    expect(file!.content).toContain('set xff_num_trusted_hops to their number of hops');
+  });
+
   it('window conversions are exact when they can be, and say so when not', () => {
     const unit = (requests: number, periodSeconds: number, burst: number | null = null) =>
       unitWindow({ requests, periodSeconds }, burst, 'the plugin');
