@@ -57,7 +57,7 @@ function headerLines(convention: Design['contract']['convention'], rule: RuleSpe
 
 function statusLines(rules: readonly RuleSpec[], storeRetryAfter: number, defaultMode: string): string[] {
   const rule = rules[0] as RuleSpec;
-  const period = rules.map((r) => `${Math.max(1, Math.ceil(r.periodSeconds))} s`).join(' or ');
+  const period = [...new Set(rules.map((r) => `${Math.max(1, Math.ceil(r.periodSeconds))} s`))].join(' or ');
   return [
     '  Refused: status 429, `Retry-After: <max(1, ceil(retry_after_ms / 1000))>` (retry_after_ms -1: the request can never fit; ' +
       `one period of the refusing rule, ${period}), and the problem+json body of section 5.5 of the design document${rule.headers === 'silent' ? ' (its generic form: no rule, no counts)' : ''}.`,
@@ -160,7 +160,7 @@ export function portGuideLines(design: Design, language: string): string[] {
     'Load each script once (SCRIPT LOAD) and call it with EVALSHA and the SHA1 below; on a NOSCRIPT reply send EVAL with the',
     "file's source, which loads it again. Every key below starts with the prefix `rl:`; in a key, `<client-ip>` is the",
     `trusted client IP (the TCP peer; when the peer is a trusted proxy${design.enforcement.clientIp.trustedProxies.length > 0 ? ` (${design.enforcement.clientIp.trustedProxies.map((c) => mdCode(c)).join(', ')})` : ''}, the first X-Forwarded-For entry from the right outside them; ${ipv6}),`,
-    '`<sha256(username)>` the hex sha256 of the account name trimmed, NFKC-normalised and lower-cased, and any other',
+    '`<sha256(...)>` the hex sha256 of the account name tried, trimmed, NFKC-normalised and lower-cased, and any other',
     'identity value has its braces, `%`, `~`, spaces and control characters percent-encoded (and is replaced by `~` and',
     'its sha256 when longer than 128 characters), so no value can open or close a hash tag.',
     ...(design.identityFallback

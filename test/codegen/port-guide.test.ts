@@ -11,7 +11,7 @@ import { generateCode } from '../../src/codegen/index.js';
 import { buildDesign } from '../../src/design/build.js';
 import { luaScript } from '../../src/lua.js';
 import { gcraNumbers } from '../../src/runtime/middleware/store.js';
-import { DATE, exampleDesign } from '../helpers/examples.js';
+import { DATE, exampleAnswers, exampleDesign } from '../helpers/examples.js';
 import { startRedisCluster, type RedisClusterHandle } from '../helpers/redis.js';
 
 const raw = JSON.parse(readFileSync(new URL('../fixtures/review/go-envoy-anonymous.answers.json', import.meta.url), 'utf8'));
@@ -99,6 +99,18 @@ describe('the code README of a Go API', () => {
     expect(alerts).toContain('# - the Go port of the generated middleware, under these names');
     expect(alerts).toContain('# - the Go port of the generated outbound client, under these names');
     expect(alerts).not.toContain('prom-client registry');
+  });
+
+  it('names each period once and explains every hashed account placeholder (a Python design with three auth flows)', () => {
+    const saas = exampleAnswers('saas-platform') as Record<string, any>;
+    const python = buildDesign(Answers.parse({ ...saas, stack: { ...saas.stack, language: 'Python', framework: 'other' } }), {
+      date: DATE,
+    });
+    const text = generateCode(python).find((f) => f.path === 'README.md')!.content;
+    expect(text).toContain('## Calling the scripts from Python');
+    expect(text).toContain('rl:{auth:password-reset}:un:<sha256(e-mail-address)>');
+    expect(text).toContain('`<sha256(...)>` the hex sha256 of the account name tried');
+    expect(text).not.toMatch(/(\d+ s) or \1/);
   });
 
   it('is left out where the runtime mounts in the application itself', () => {
