@@ -384,6 +384,8 @@ describe('an application that does not run on Node.js', () => {
     const out = goApi.enforcement.layers.find((l) => l.layer === 'outbound-client');
     expect(out?.component).toMatch(/^a Go port of the shipped outbound client/);
     expect(out?.component).toContain('lua/outbound-bucket.lua runs unchanged');
+    expect(goApi.outbound?.on429.join(' ')).toContain('The generated client (TypeScript: in this Go service, its port');
+    expect(build(saasAnswers).outbound?.on429.join(' ')).toContain('The generated client waits');
   });
 
   it('is not promised a shadow step or kill switches no generated file runs in Go', () => {
