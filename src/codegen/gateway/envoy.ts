@@ -375,7 +375,7 @@ function filterHeader(design: Design): string[] {
   lines.push(
     '',
     'Client IP: use_remote_address true makes remote_address the TCP peer of Envoy. Behind proxies of your own',
-    `that append X-Forwarded-For in front of Envoy${design.enforcement.clientIp.trustedProxies.length > 0 ? ` (${design.enforcement.clientIp.trustedProxies.join(', ')})` : ''}, set xff_num_trusted_hops to their number of hops;`,
+    `that append X-Forwarded-For in front of Envoy${design.enforcement.clientIp.trustedProxies.length > 0 ? ` (those of the trusted ranges ${design.enforcement.clientIp.trustedProxies.join(', ')} that sit before Envoy)` : ''}, set xff_num_trusted_hops to their number of hops;`,
     'never turn use_remote_address off: Envoy would then read the address from an X-Forwarded-For a client writes.',
     'Exempt endpoints keep their own routes, placed before the catch-all: a per-route config switches the local',
     'filter off there (it carries a token bucket because Envoy requires one) and the global filter ignores the',
