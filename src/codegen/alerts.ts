@@ -5,7 +5,7 @@
  * string is a correctly quoted scalar; annotations are Go templates, so `{{` is neutralised.
  */
 import type { Design, MetricSource } from '../design/model.js';
-import { slug } from '../design/naming.js';
+import { runsOnNode, slug } from '../design/naming.js';
 import { TOOL_VERSION } from '../version.js';
 import { promTemplateText, toYaml } from '../escape/index.js';
 import { NGINX_HTTP_PATH, nginxZones } from './gateway/nginx.js';
@@ -53,9 +53,21 @@ function sourceLines(design: Design): string[] {
   }
   const lines: string[] = ['', 'Where the metrics come from (an alert on a metric nobody exports never fires):'];
   const list = (s: MetricSource): string => (by.get(s) ?? []).join(', ');
-  if (by.has('middleware')) lines.push(`- the generated middleware (its prom-client registry): ${list('middleware')}`);
+  // off Node.js the generated TypeScript runs nowhere: the application's port emits these series
+  const port = runsOnNode(design.scope.language) ? undefined : design.scope.language;
+  if (by.has('middleware')) {
+    lines.push(
+      port === undefined
+        ? `- the generated middleware (its prom-client registry): ${list('middleware')}`
+        : `- the ${port} port of the generated middleware, under these names (README.md lists them with their labels): ${list('middleware')}`,
+    );
+  }
   if (by.has('outbound-client')) {
-    lines.push(`- the generated outbound client, with onEvent: outboundMetrics(promClient): ${list('outbound-client')}`);
+    lines.push(
+      port === undefined
+        ? `- the generated outbound client, with onEvent: outboundMetrics(promClient): ${list('outbound-client')}`
+        : `- the ${port} port of the generated outbound client, under these names: ${list('outbound-client')}`,
+    );
   }
   if (by.has('nginx-log')) {
     lines.push(

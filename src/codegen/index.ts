@@ -26,6 +26,7 @@ import {
 } from './middleware/index.js';
 import { generateOpenApi, type OpenApiInput } from './openapi/index.js';
 import { generateOutbound } from './outbound/index.js';
+import { portGuideLines } from './port-guide.js';
 import type { CodeFile } from './types.js';
 
 export type { CodeFile } from './types.js';
@@ -96,6 +97,7 @@ function mountSection(design: Design, files: readonly CodeFile[]): string[] {
       'The design document states what every rule must do, and its test scenarios are what a port must pass',
       '(`rl-design verify` runs them against these scripts and this runtime, not against a port).',
       '',
+      ...portGuideLines(design, language),
     ];
   }
   if (adapter) {

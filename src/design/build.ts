@@ -25,6 +25,7 @@ import { buildOutbound } from './outbound.js';
 import { buildEnforcement } from './placement.js';
 import { buildQuotas } from './quotas.js';
 import { buildRollout } from './rollout.js';
+import { runsOnNode } from './naming.js';
 import { buildScenarios } from './scenarios.js';
 
 interface BuildOptions {
@@ -91,7 +92,14 @@ export function buildDesign(answers: Answers, options: BuildOptions): Design {
     ...(quotas ? { quotas } : {}),
     ...(outbound ? { outbound } : {}),
     monitoring: buildMonitoring(scope, rules, { access, ceilingRps }),
-    rollout: buildRollout(rules, resolved.shadowDays, scope.gateway, migration, access),
+    rollout: buildRollout(
+      rules,
+      resolved.shadowDays,
+      scope.gateway,
+      migration,
+      access,
+      runsOnNode(scope.language) ? undefined : scope.language,
+    ),
     scenarios: buildScenarios(rules, {
       topology: scope.topology,
       instances: scope.instances,

@@ -647,7 +647,12 @@ export function edgeAllowlistHow(gateway: Gateway): string {
   }
 }
 
-const ROUTE_PARAM = /:([A-Za-z0-9_]+)(\?)?|\*[A-Za-z0-9_]*/g;
+/**
+ * A route parameter: `:id` (`:id?` optional), `{id}` (the OpenAPI form, and Go's, Spring's,
+ * ASP.NET's), or a rest wildcard: `*`, `*rest` or `{*rest}`. The shipped route matcher reads
+ * the same forms.
+ */
+const ROUTE_PARAM = /:([A-Za-z0-9_]+)(\?)?|\*[A-Za-z0-9_]*|\{\*[A-Za-z0-9_]*\}|\{[A-Za-z0-9_]+\}/g;
 
 /** The methods a route's method matches at the edge (GET also matches HEAD, as the frameworks do); null = any method. */
 export function edgeMethods(method: string): string[] | null {
@@ -656,7 +661,7 @@ export function edgeMethods(method: string): string[] | null {
   return m === 'GET' ? ['GET', 'HEAD'] : [m];
 }
 
-/** The path part of a route as a regex body (no anchors): `:param` is one segment, `*` anything. */
+/** The path part of a route as a regex body (no anchors): `:param` and `{param}` are one segment, `*` and `{*rest}` anything. */
 export function edgePathBody(route: string): string {
   let r = String(route);
   if (r.length > 1 && r.endsWith('/')) r = r.slice(0, -1);
@@ -665,7 +670,7 @@ export function edgePathBody(route: string): string {
   for (const m of r.matchAll(ROUTE_PARAM)) {
     const at = m.index ?? 0;
     out += regexLiteral(r.slice(last, at));
-    if (m[0].startsWith('*')) out += '.*';
+    if (m[0].startsWith('*') || m[0].startsWith('{*')) out += '.*';
     else out += m[2] ? '[^/]*' : '[^/]+';
     last = at + m[0].length;
   }
@@ -808,9 +813,12 @@ export function kongNotCountedText(rule: Pick<MatrixRule, 'id' | 'routes'>, plan
   return `Not enforced ${all ? 'anywhere' : `on ${where}`}: Kong runs one rate-limiting instance per route, and on ${all ? `its endpoint${missed.length > 1 ? 's' : ''} (${where})` : missed.length > 1 ? 'those routes' : 'that route'} that instance carries ${joinWords(holders)}, counting ${keyWords[holderKey ?? ''] ?? 'another key'}, while this rule counts ${keyWords[ownKey ?? ''] ?? 'another key'}; one instance counts one key, so nothing counts this rule there. Enforce it in the middleware (layer middleware in its rules entry) or give it a Kong route of its own.`;
 }
 
-/** An Express-style route in API Gateway's resource path syntax (`:id` becomes `{id}`, a wildcard `{proxy+}`). */
+/** A route in API Gateway's resource path syntax (`:id` becomes `{id}`, a rest wildcard `*` or `{*rest}` `{proxy+}`). */
 export function apiGatewayPath(route: string): string {
-  return route.replace(/:([A-Za-z0-9_]+)\??/g, '{$1}').replace(/\*[A-Za-z0-9_]*/g, '{proxy+}');
+  return route
+    .replace(/\{\*[A-Za-z0-9_]*\}/g, '{proxy+}')
+    .replace(/:([A-Za-z0-9_]+)\??/g, '{$1}')
+    .replace(/\*[A-Za-z0-9_]*/g, '{proxy+}');
 }
 
 /**

@@ -51,9 +51,16 @@ export function runsOnNode(language: string): boolean {
  * framework-neutral limiter itself; for an application that does not run on Node.js, its own
  * port of the runtime (the Lua scripts run unchanged from any Redis client).
  */
+/** The component that runs the outbound buckets: the shipped client, or, off Node.js, the application's port of it. */
+export function outboundComponent(language: string): string {
+  return runsOnNode(language)
+    ? 'outbound HTTP client wrapper'
+    : `a ${language} port of the shipped outbound client (outbound/client.ts is TypeScript for Node.js, the reference to port; lua/outbound-bucket.lua runs unchanged, and the code README gives each provider's calls)`;
+}
+
 export function middlewareComponent(framework: keyof typeof FRAMEWORK_ADAPTERS, language: string): string {
   if (!runsOnNode(language)) {
-    return `a ${language} port of the shipped limiter (the generated middleware/ is TypeScript for Node.js, the reference to port: its request path, keys and headers; the Lua scripts run unchanged from any ${language} Redis client, and middleware/design.ts holds the rules as data)`;
+    return `a ${language} port of the shipped limiter (the generated middleware/ is TypeScript for Node.js, the reference to port: its request path, keys and headers; the Lua scripts run unchanged from any ${language} Redis client, the code README gives each rule's script call, and middleware/design.ts holds the rules as data)`;
   }
   const adapter = FRAMEWORK_ADAPTERS[framework];
   return adapter === null

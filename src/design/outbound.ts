@@ -1,5 +1,6 @@
 /** Outbound limits: a shared bucket per provider below its documented limit, 429 handling, circuit. */
 import type { Diagram, MatrixRule, OutboundDesign, Scope } from './model.js';
+import { runsOnNode } from './naming.js';
 
 /** The per-provider circuit of the outbound client: what the document states and providers.ts ships. */
 export const OUTBOUND_CIRCUIT: OutboundDesign['circuit'] = circuitWith({
@@ -47,7 +48,7 @@ export function buildOutbound(scope: Scope, rules: MatrixRule[]): OutboundDesign
     on429: [
       "Honour the provider's Retry-After: pause the shared bucket for that provider until then, so every instance stops at once (not just the one that saw the 429).",
       'Count the 429 towards the circuit; a provider 429 means the bucket and the provider disagree, so alert when it happens at all.',
-      'The generated client waits for a slot in the bucket at most maxWaitMs (an option of the client and of each call); past that, while the circuit is open or while the store is unreachable, it throws (WAIT_TOO_LONG, CIRCUIT_OPEN, STORE_UNAVAILABLE) without calling the provider. Queue work that can wait (a bounded queue, oldest dropped first, with a metric); fail fast on work a user is waiting for, with a clear error.',
+      `${runsOnNode(scope.language) ? 'The generated client' : `The generated client (TypeScript: in this ${scope.language} service, its port, which the code README's outbound calls specify)`} waits for a slot in the bucket at most maxWaitMs (an option of the client and of each call); past that, while the circuit is open or while the store is unreachable, it throws (WAIT_TOO_LONG, CIRCUIT_OPEN, STORE_UNAVAILABLE) without calling the provider. Queue work that can wait (a bounded queue, oldest dropped first, with a metric); fail fast on work a user is waiting for, with a clear error.`,
       'The client does not retry a failed call; where your code retries, use exponential backoff with full jitter and a retry budget, and send each retry through the client so it takes its place in the bucket.',
     ],
     circuit: OUTBOUND_CIRCUIT,

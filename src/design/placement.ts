@@ -4,7 +4,7 @@ import type { Diagram, Enforcement, LayerAssignment, MatrixRule, ResolvedEndpoin
 import { hashTag } from '../runtime/middleware/keys.js';
 import { algorithmLabel, luaScriptFor } from './algorithms.js';
 import { edgeCounter } from './gateway-behaviour.js';
-import { middlewareComponent, runsOnNode } from './naming.js';
+import { middlewareComponent, outboundComponent, runsOnNode } from './naming.js';
 
 /**
  * What runs the edge rules, from each rule's own counter (edgeCounter): one component, or each
@@ -366,7 +366,7 @@ export function buildEnforcement(scope: Scope, rules: MatrixRule[], exempt: Reso
   if (outRules.length > 0) {
     layers.push({
       layer: 'outbound-client',
-      component: 'outbound HTTP client wrapper',
+      component: outboundComponent(scope.language),
       ruleIds: outRules.map((r) => r.id),
       why: 'Calls this service makes to third parties, limited before they leave.',
     });

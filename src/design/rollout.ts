@@ -3,12 +3,25 @@ import { algorithmLabel } from './algorithms.js';
 import { edgeAllowlistHow, edgeKillSwitchHow, edgeShadowHow, edgeShadowSignal } from './gateway-behaviour.js';
 import type { AccessDesign, Gateway, MatrixRule, Migration, Rollout } from './model.js';
 
-/** What turning a rule off takes, as the artefact that enforces it allows. */
-export function killSwitchHow(rule: MatrixRule, gateway: Gateway): string {
+/**
+ * What turning a rule off takes, as the artefact that enforces it allows. `port`: the language of
+ * an application that can not run the shipped runtime, whose own port must read the flags.
+ */
+export function killSwitchHow(rule: MatrixRule, gateway: Gateway, port?: string): string {
   if (rule.layer === 'edge') return edgeKillSwitchHow(rule, gateway);
+  if (port !== undefined)
+    return `set the flag to "shadow" (or "off"): the ${port} port reads it on every ${rule.layer === 'outbound-client' ? 'call' : 'decision'} as the code README specifies (the shipped TypeScript runtime does; a port must), so it takes effect at once, without a deploy`;
   if (rule.layer === 'outbound-client')
     return 'set the flag to "shadow" (or "off"): the outbound client reads it on every call, so it takes effect at once, without a deploy';
   return 'set the flag to "shadow" (or "off"): the middleware reads it on every decision, so it takes effect at once, without a deploy';
+}
+
+/** Off Node.js, the shadow step of the rules with a flag rests on the application's port of the runtime. */
+function portShadow(rules: readonly MatrixRule[], port: string | undefined): string {
+  if (port === undefined) return '';
+  const flagged = rules.filter((r) => r.layer !== 'edge').map((r) => r.id);
+  if (flagged.length === 0) return '';
+  return ` The runtime that reads these flags ships as TypeScript: in this ${port} service ${flagged.join(', ')} count in shadow only once its port reads each rule's flag and, in shadow, calls the script and refuses nothing (the code README lists the flags); no generated file runs them in ${port}.`;
 }
 
 /** "ceiling, fairness and outbound rules", naming only the kinds the design has. */
@@ -70,6 +83,7 @@ export function buildRollout(
   gateway: Gateway = 'none',
   migration?: Migration,
   access?: AccessDesign,
+  port?: string,
 ): Rollout {
   const ids = (pred: (r: MatrixRule) => boolean) => rules.filter(pred).map((r) => r.id);
   const security = ids((r) => r.tier === 'security');
@@ -80,7 +94,7 @@ export function buildRollout(
       title: 'Shadow mode',
       detail: rules.every((r) => r.layer === 'edge')
         ? `For ${shadowDays} days the rules count would-be refusals and refuse nothing, as far as the gateway allows. Every rule runs at the edge, with no flag: ${edgeShadowHow(gateway, false)}. Study ${edgeShadowSignal(gateway)} to learn who would be throttled: cron jobs, partner integrations and probes always show up.`
-        : `Deploy every rule with its flag at "shadow" for ${shadowDays} days: decisions are evaluated, metrics and headers emitted, nothing is rejected.${rules.some((r) => r.layer === 'edge') ? ` Edge rules have no flag; ${edgeShadowHow(gateway)}.` : ''} Study ratelimit_throttled_total{mode="shadow"}${rules.some((r) => r.layer === 'edge') && gateway !== 'nginx' ? ` (and, for the edge rules, ${edgeShadowSignal(gateway)})` : ''} to learn who would be throttled: cron jobs, partner integrations and probes always show up.${hashRollout(rules)}`,
+        : `Deploy every rule with its flag at "shadow" for ${shadowDays} days: decisions are evaluated, metrics and headers emitted, nothing is rejected.${rules.some((r) => r.layer === 'edge') ? ` Edge rules have no flag; ${edgeShadowHow(gateway)}.` : ''} Study ratelimit_throttled_total{mode="shadow"}${rules.some((r) => r.layer === 'edge') && gateway !== 'nginx' ? ` (and, for the edge rules, ${edgeShadowSignal(gateway)})` : ''} to learn who would be throttled: cron jobs, partner integrations and probes always show up.${portShadow(rules, port)}${hashRollout(rules)}`,
       ruleIds: rules.map((r) => r.id),
     },
     {
@@ -138,6 +152,6 @@ export function buildRollout(
     steps: steps.map((s, i) => ({ order: i + 1, ...s })),
     killSwitches: rules
       .filter((r) => r.killSwitch)
-      .map((r) => ({ ruleId: r.id, flag: (r.killSwitch as { flag: string }).flag, how: killSwitchHow(r, gateway) })),
+      .map((r) => ({ ruleId: r.id, flag: (r.killSwitch as { flag: string }).flag, how: killSwitchHow(r, gateway, port) })),
   };
 }

@@ -3,6 +3,7 @@
  * has the structure each gateway expects, carries the design's numbers, and stays inert
  * with hostile names and routes. (nginx runs for real in nginx.test.ts.)
  */
+import { readFileSync } from 'node:fs';
 import { describe, expect, it } from 'vitest';
 import { parse as parseYaml } from 'yaml';
 import { Answers } from '../../src/answers/schema.js';
@@ -61,6 +62,43 @@ describe('routes at the edge', () => {
       expect(jsRegex(edgeRoute('POST', route).pathRegex).test(sampleFor(route))).toBe(true);
     }
     expect(jsRegex(edgeRoute('GET', META_ROUTE).pathRegex).test('/v1/aXb$c(d)+')).toBe(false);
+  });
+
+  it('read {param} routes (OpenAPI, Go, Spring) as one segment and {*rest} as the rest, as the shipped route matcher does', () => {
+    const one = jsRegex(edgeRoute('GET', '/v2/datasets/{datasetId}/records/{recordId}').pathRegex);
+    expect(one.test('/v2/datasets/ds-42/records/7')).toBe(true);
+    expect(one.test('/v2/datasets/ds-42/records/7/')).toBe(true);
+    expect(one.test('/v2/datasets/ds-42/records')).toBe(false);
+    expect(one.test('/v2/datasets/a/b/records/7')).toBe(false);
+    expect(edgeRoute('GET', '/v2/datasets/{datasetId}').literal).toBe(false);
+    expect(jsRegex(edgeRoute('GET', '/files/{*rest}').pathRegex).test('/files/a/b/c')).toBe(true);
+    expect(apiGatewayPath('/files/{*rest}')).toBe('/files/{proxy+}');
+    expect(apiGatewayPath('/v2/datasets/{datasetId}')).toBe('/v2/datasets/{datasetId}');
+  });
+
+  it('the Envoy file of a Go API with {param} routes counts real request paths in its per-IP descriptors', () => {
+    const raw = JSON.parse(readFileSync(new URL('../fixtures/review/go-envoy-anonymous.answers.json', import.meta.url), 'utf8'));
+    const design = buildDesign(Answers.parse(raw), { date: DATE });
+    const file = generateEnvoy(design).find((f) => f.path.endsWith('envoy-local-ratelimit.yaml'));
+    const hcm = yamlOf(file!.content).http_connection_manager;
+    const pathRegexes = (hcm.route_config.virtual_hosts[0].rate_limits as Obj[])
+      .filter((l) => l.actions[0].header_value_match.descriptor_value === 'anonymous-per-ip')
+      .map((l) => jsRegex(l.actions[0].header_value_match.headers.find((h: Obj) => h.name === ':path').string_match.safe_regex.regex));
+    const counted = (path: string) => pathRegexes.some((re) => re.test(path));
+    expect(counted('/v2/datasets')).toBe(true);
+    expect(counted('/v2/datasets/ds-42')).toBe(true);
+    expect(counted('/v2/datasets/ds-42/records/7?fields=a')).toBe(true);
+    expect(counted('/v2/datasets/ds-42/other')).toBe(false);
+    expect(file!.content).not.toContain('datasetId');
+  });
+
+  it('the Envoy file keys remote_address on the TCP peer, not on an X-Forwarded-For a client writes', () => {
+    const raw = JSON.parse(readFileSync(new URL('../fixtures/review/go-envoy-anonymous.answers.json', import.meta.url), 'utf8'));
+    const file = generateEnvoy(buildDesign(Answers.parse(raw), { date: DATE })).find((f) => f.path.endsWith('envoy-local-ratelimit.yaml'));
+    const hcm = yamlOf(file!.content).http_connection_manager;
+    expect(hcm.use_remote_address).toBe(true);
+    expect(hcm.xff_num_trusted_hops).toBe(0);
+    expect(file!.content).toContain('set xff_num_trusted_hops to their number of hops');
   });
 
   it('window conversions are exact when they can be, and say so when not', () => {

@@ -380,6 +380,24 @@ describe('an application that does not run on Node.js', () => {
     expect(mw?.component).toMatch(/^a Go port of the shipped limiter/);
     expect(mw?.component).not.toContain('called from the application');
     expect(JSON.stringify(goApi.enforcement.placementDiagram)).toContain('app middleware (Go port)');
+    // the outbound buckets too run in a port: outbound/client.ts is TypeScript
+    const out = goApi.enforcement.layers.find((l) => l.layer === 'outbound-client');
+    expect(out?.component).toMatch(/^a Go port of the shipped outbound client/);
+    expect(out?.component).toContain('lua/outbound-bucket.lua runs unchanged');
+    expect(goApi.outbound?.on429.join(' ')).toContain('The generated client (TypeScript: in this Go service, its port');
+    expect(build(saasAnswers).outbound?.on429.join(' ')).toContain('The generated client waits');
+  });
+
+  it('is not promised a shadow step or kill switches no generated file runs in Go', () => {
+    const shadow = goApi.rollout.steps[0]!.detail;
+    expect(shadow).toContain('in this Go service');
+    expect(shadow).toContain('no generated file runs them in Go');
+    const how = goApi.rollout.killSwitches.filter((k) => goApi.rules.find((r) => r.id === k.ruleId)?.layer !== 'edge');
+    expect(how.length).toBeGreaterThan(0);
+    for (const k of how) expect(k.how).toContain('the Go port reads it');
+    // a Node design keeps the shipped runtime's wording
+    const node = build(saasAnswers);
+    expect(node.rollout.steps[0]!.detail).not.toContain(' port ');
   });
 
   it('ships a code README that says so, and the design still passes every constraint on its files', () => {

@@ -73,7 +73,7 @@ export function edgeRoute(method: string, route: string): EdgeRoute {
     pathBody,
     pathRegex: `^${pathBody}$`,
     methodBody: methods ? `(?:${methods.map(regexLiteral).join('|')})` : '[A-Za-z]+',
-    literal: !/[:*]/.test(route),
+    literal: !/[:*{]/.test(route),
   };
 }
 

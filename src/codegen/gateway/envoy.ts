@@ -262,6 +262,11 @@ export function envoyFilterConfig(design: Design): Record<string, unknown> {
   ];
   return {
     http_connection_manager: {
+      // remote_address (the per-client descriptors' key) is the TCP peer, or the entry the
+      // trusted hops in front of Envoy appended; left false, Envoy would take it from an
+      // X-Forwarded-For header a client reaching it directly writes itself
+      use_remote_address: true,
+      xff_num_trusted_hops: 0,
       normalize_path: true,
       merge_slashes: true,
       http_filters: filters,
@@ -384,9 +389,9 @@ function filterHeader(design: Design): string[] {
     lines.push(`${r.id}: keyed on ${r.identity ?? 'an unstated identity'}, which Envoy cannot see: enforce it in the middleware.`);
   lines.push(
     '',
-    'Client IP: remote_address is the downstream address Envoy trusts. Behind your own proxies set',
-    `xff_num_trusted_hops on the connection manager to the number of proxy hops${design.enforcement.clientIp.trustedProxies.length > 0 ? ` (${design.enforcement.clientIp.trustedProxies.join(', ')})` : ''};`,
-    'never let a client-written X-Forwarded-For choose the key.',
+    'Client IP: use_remote_address true makes remote_address the TCP peer of Envoy. Behind proxies of your own',
+    `that append X-Forwarded-For in front of Envoy${design.enforcement.clientIp.trustedProxies.length > 0 ? ` (those of the trusted ranges ${design.enforcement.clientIp.trustedProxies.join(', ')} that sit before Envoy)` : ''}, set xff_num_trusted_hops to their number of hops;`,
+    'never turn use_remote_address off: Envoy would then read the address from an X-Forwarded-For a client writes.',
     'Exempt endpoints keep their own routes, placed before the catch-all: a per-route config switches the local',
     'filter off there (it carries a token bucket because Envoy requires one) and the global filter ignores the',
     "virtual host's actions, so health probes are never counted or refused.",

@@ -828,9 +828,12 @@ export function outboundView(input: RenderInput) {
 
 export function monitoringView(input: RenderInput) {
   const m = input.design.monitoring;
+  // off Node.js the shipped TypeScript runs nowhere: the application's port emits these series
+  const language = input.design.scope.language;
+  const port = runsOnNode(language) ? '' : ` (its ${language} port)`;
   const SOURCE: Record<MetricSource, string> = {
-    middleware: 'middleware',
-    'outbound-client': 'outbound client',
+    middleware: `middleware${port}`,
+    'outbound-client': `outbound client${port}`,
     'nginx-log': 'nginx error log (mtail)',
     'redis-exporter': 'redis_exporter',
     envoy: 'Envoy (/stats/prometheus)',

@@ -47,6 +47,7 @@ const M: Record<string, Message> = {
       rds: { t: '.Unsupported', oneof: 'route_specifier' },
       route_config: { t: '.RouteConfiguration', oneof: 'route_specifier' },
       http_filters: { t: '.HttpFilter', rep: true },
+      use_remote_address: { t: 'BoolValue' },
       xff_num_trusted_hops: { t: 'uint32' },
       normalize_path: { t: 'BoolValue' },
       merge_slashes: { t: 'bool' },
