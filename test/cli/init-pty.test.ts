@@ -167,7 +167,15 @@ describe('init in a pseudo-terminal (tmux)', () => {
         // the limiters the scan found, as answers: the design sets them beside their replacements
         existing: {
           limiters: [
-            { kind: 'express-rate-limit', name: 'limiter', source: 'src/app.js:12', keyedOn: 'ip', limit: 100, windowSeconds: 60 },
+            {
+              kind: 'express-rate-limit',
+              name: 'limiter',
+              source: 'src/app.js:12',
+              keyedOn: 'ip',
+              limit: 100,
+              windowSeconds: 60,
+              algorithm: 'fixed-window',
+            },
             {
               kind: 'express-rate-limit',
               name: 'loginLimiter',
@@ -178,6 +186,7 @@ describe('init in a pseudo-terminal (tmux)', () => {
               keyedOn: 'other',
               limit: 5,
               windowSeconds: 900,
+              algorithm: 'fixed-window',
             },
           ],
         },

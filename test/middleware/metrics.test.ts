@@ -288,6 +288,8 @@ describe('the memory bound prices in the longest keys the middleware really writ
         defaultMode: 'enforce',
         trustedProxies: ['127.0.0.0/8'],
         identities: TENANT_FROM_HEADER,
+        // the keys must be written: a loaded test machine must not time the calls out (fail open, no key)
+        timeoutMs: 5000,
       });
       open.push(s);
       const ipv6 = 'ffff:ffff:ffff:ffff:ffff:ffff:ffff:ffff';
