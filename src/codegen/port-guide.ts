@@ -166,7 +166,7 @@ export function portGuideLines(design: Design, language: string): string[] {
     ...(design.identityFallback
       ? [
           'A caller without the identity a rule is keyed on is counted under the first other identity it has (API key, user,',
-          "tenant, session, client IP), with that identity's label in the hash tag: `{s:<session-id>}`, `{ip:<client-ip>}`.",
+          `tenant, session, client IP). ${mdText(design.identityFallback.keys)}`,
         ]
       : []),
     ...(compiled.defaultPlan !== null

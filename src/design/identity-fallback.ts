@@ -93,7 +93,8 @@ export function buildIdentityFallback(scope: Scope, rules: readonly MatrixRule[]
   parts.push(
     `The rows keyed on ${joinAnd(identities.map((i) => WITH_ARTICLE[i as keyof typeof WITH_ARTICLE]))} (${joinAnd(keyed.map((r) => r.id))}) count a caller that identify() gives no such identity under the first other one it has, in the order ${FALLBACK_ORDER.map((k) => WORD[k]).join(', ')}, with the same numbers.`,
   );
-  parts.push(fallbackKeysText(keyed, rules, answered));
+  const keys = fallbackKeysText(keyed, rules, answered);
+  parts.push(keys);
   if (quotas.length > 0) {
     parts.push(
       `A quota (${joinAnd(quotas.map((r) => r.id))}) stops before the client IP: a caller known only by its address is counted by no quota.`,
@@ -116,6 +117,7 @@ export function buildIdentityFallback(scope: Scope, rules: readonly MatrixRule[]
   return {
     ruleIds: keyed.map((r) => r.id),
     ...(defaultPlan !== undefined ? { defaultPlan } : {}),
+    keys,
     explanation: parts.join(' '),
   };
 }

@@ -634,6 +634,8 @@ export interface IdentityFallback {
   ruleIds: string[];
   /** The plan a caller without one counts as (present when a rule is a plan's). */
   defaultPlan?: string;
+  /** The keys such a caller is counted under, as the runtime writes them (a port must write the same). */
+  keys: string;
   explanation: string;
 }
 

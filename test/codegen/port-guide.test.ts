@@ -53,6 +53,13 @@ async function run(command: string, fill: Record<string, string>): Promise<unkno
 }
 
 describe('the code README of a Go API', () => {
+  it("names the keys a caller without the rule's identity is counted under, as the runtime writes them", () => {
+    // the runtime keeps the rule's own label and adds the other identity's after "~" (keys.ts, fallbackLabel)
+    expect(readme).toContain('rl:\\{ak\\~s:\\<session-id\\>\\}:req:partner');
+    expect(readme).toContain('rl:\\{ak\\~ip:\\<client-ip\\>\\}:req:partner');
+    expect(readme).not.toContain('`{s:<session-id>}`');
+  });
+
   it('says how to call each script, with the KEYS and ARGV the scripts read, and the headers to send', () => {
     expect(readme).toContain('## Calling the scripts from Go');
     const { interval, tolerance } = gcraNumbers(200, 50, 1000);
