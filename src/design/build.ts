@@ -55,12 +55,12 @@ export function buildDesign(answers: Answers, options: BuildOptions): Design {
     },
     answers.rules ?? [],
   );
-  const migration = buildMigration(scope, rules, existing, answers.existing?.nginx ?? []);
   const quotas = buildQuotas(scope, rules, resolved.quotaReset, resolved.billingSource, resolved.headers.convention);
   const outbound = buildOutbound(scope, rules);
   const fallback = buildFallback(answers, scope, rules);
   const access = buildAccess(answers, rules, resolved.headers.docsUrl);
   const placed = buildEnforcement(scope, rules, exempt);
+  const migration = buildMigration(scope, rules, existing, answers.existing?.nginx ?? [], placed.hybrid);
   // the penalty box's script runs beside the rules' scripts, when they run on the store
   const penaltyScript =
     access?.penalty && placed.scripts.length > 0
@@ -91,7 +91,7 @@ export function buildDesign(answers: Answers, options: BuildOptions): Design {
     }),
     ...(quotas ? { quotas } : {}),
     ...(outbound ? { outbound } : {}),
-    monitoring: buildMonitoring(scope, rules, { access, ceilingRps }),
+    monitoring: buildMonitoring(scope, rules, { access, ceilingRps, fallbackRuleIds: fallback?.ruleIds }),
     rollout: buildRollout(
       rules,
       resolved.shadowDays,

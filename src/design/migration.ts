@@ -7,7 +7,7 @@
 import type { EXISTING_ALGORITHMS, ExistingLimiterT, ExistingNginxDirectiveT } from '../answers/schema.js';
 import { formatNumber, secondsWords } from '../format.js';
 import { admittedWithin } from './algorithms.js';
-import type { MatrixRule, Migration, MigrationItem, ResolvedEndpoint, RuleIdentity, Scope } from './model.js';
+import type { Enforcement, MatrixRule, Migration, MigrationItem, ResolvedEndpoint, RuleIdentity, Scope } from './model.js';
 
 /** A route with its parameters made comparable: /v1/orders/:id and /v1/orders/{id} read the same. */
 function normaliseRoute(route: string): string {
@@ -165,10 +165,14 @@ function coversText(l: ExistingLimiterT): string {
   return l.match === 'exact' ? `${method}${l.path}` : `${method ? `${method}requests` : 'every route'} under ${l.path}`;
 }
 
-function ruleLimitText(r: MatrixRule): string {
+/** The local + store hybrid: the rules whose instances admit from a local bucket before the store has counted, and how many tokens the fleet can add. */
+type Hybrid = Pick<NonNullable<Enforcement['hybrid']>, 'ruleIds' | 'overAdmission'> | undefined;
+
+function ruleLimitText(r: MatrixRule, hybrid: Hybrid): string {
   if (!r.rate) return 'no rate';
   const per = r.rate.periodText ?? secondsWords(r.rate.periodSeconds);
-  return `${formatNumber(r.rate.requests)} per ${per}${typeof r.burst === 'number' ? `, burst ${formatNumber(r.burst)}` : ''}`;
+  const local = hybrid?.ruleIds.includes(r.id) ? `, + ${formatNumber(hybrid.overAdmission)} from the instances' local buckets` : '';
+  return `${formatNumber(r.rate.requests)} per ${per}${typeof r.burst === 'number' ? `, burst ${formatNumber(r.burst)}` : ''}${local}`;
 }
 
 /** Whether a rule counts the endpoint (an empty endpoint list covers every endpoint of its class). */
@@ -183,9 +187,11 @@ function ruleCovers(r: MatrixRule, e: ResolvedEndpoint): boolean {
  * tokens one call to that endpoint takes (a rule counting cost 5 per call admits a fifth as many
  * calls), so an old limiter counting requests is compared with calls, not tokens.
  */
-function requestsWithin(r: MatrixRule, e: ResolvedEndpoint, seconds: number): number | undefined {
-  const tokens = admittedWithin(r, seconds);
-  if (tokens === undefined) return undefined;
+function requestsWithin(r: MatrixRule, e: ResolvedEndpoint, seconds: number, hybrid: Hybrid): number | undefined {
+  const counted = admittedWithin(r, seconds);
+  if (counted === undefined) return undefined;
+  // a hybrid rule's instances admit up to their local buckets more before the store has counted
+  const tokens = counted + (hybrid?.ruleIds.includes(r.id) ? hybrid.overAdmission : 0);
   const cost = r.cost ? (r.cost.byEndpoint.find((w) => w.endpoint === e.name)?.cost ?? r.cost.default) : 1;
   return Math.floor(tokens / Math.max(1, cost));
 }
@@ -235,6 +241,7 @@ export function buildMigration(
   rules: readonly MatrixRule[],
   existing: readonly ExistingLimiterT[],
   nginx: readonly ExistingNginxDirectiveT[],
+  hybrid?: Hybrid,
 ): Migration | undefined {
   if (existing.length === 0 && nginx.length === 0) return undefined;
   // nginx: a location with a limit_req of its own does not inherit the server's limit_req lines
@@ -301,7 +308,7 @@ export function buildMigration(
     return endpoints.map((e): MigrationItem => {
       const candidates = rules.filter((r) => r.identity && same.includes(r.identity) && ruleCovers(r, e));
       const replacements = candidates
-        .map((r) => ({ ruleId: r.id, limitText: ruleLimitText(r), withinWindow: requestsWithin(r, e, l.windowSeconds) }))
+        .map((r) => ({ ruleId: r.id, limitText: ruleLimitText(r, hybrid), withinWindow: requestsWithin(r, e, l.windowSeconds, hybrid) }))
         .filter((x): x is { ruleId: string; limitText: string; withinWindow: number } => x.withinWindow !== undefined);
       const kept = candidates.find((r) => r.keptFrom === existingName(l));
       // a request must pass every rule on the route that counts it, so the tightest one decides

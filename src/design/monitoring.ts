@@ -611,6 +611,8 @@ const STORE_CALL_ALERTS: AlertSpec[] = [
 interface MonitoringContext {
   access?: AccessDesign | undefined;
   ceilingRps?: number | undefined;
+  /** The fail-open rules the in-memory fallback decides while the store fails (answers failure.fallback = memory). */
+  fallbackRuleIds?: readonly string[] | undefined;
 }
 
 /**
@@ -743,7 +745,17 @@ export function buildMonitoring(scope: Scope, rules: MatrixRule[], context: Moni
           },
         ]
       : []),
-    ...(hasStore ? STORE_CALL_ALERTS : []),
+    ...(hasStore
+      ? STORE_CALL_ALERTS.map((a) =>
+          // the memory fallback decides the fail-open rules it covers: those are not unprotected
+          a.name === 'RateLimitStoreFailures' && (context.fallbackRuleIds ?? []).length > 0
+            ? {
+                ...a,
+                why: "Fail-closed rules are refusing traffic; fail-open rules count only in each instance's memory (the memory fallback), so one identity can get a full limit from each instance.",
+              }
+            : a,
+        )
+      : []),
     ...(context.access?.penalty && hasMiddleware ? [penaltyAlert(context.access.penalty.ruleIds)] : []),
   );
   if (hasStore) {
@@ -768,7 +780,10 @@ export function buildMonitoring(scope: Scope, rules: MatrixRule[], context: Moni
         expr: `max by (instance) (redis_memory_used_bytes{job="${job}"} / (redis_memory_max_bytes{job="${job}"} > 0)) > 0.8`,
         for: '15m',
         severity: 'page',
-        why: 'At maxmemory the store refuses writes: fail-open rules stop limiting and fail-closed rules answer 503.',
+        why:
+          (context.fallbackRuleIds ?? []).length > 0
+            ? "At maxmemory the store refuses writes: fail-open rules count only in each instance's memory (the memory fallback), and fail-closed rules answer 503."
+            : 'At maxmemory the store refuses writes: fail-open rules stop limiting and fail-closed rules answer 503.',
       },
       {
         name: 'RateLimitStoreMisconfigured',
@@ -804,7 +819,10 @@ export function buildMonitoring(scope: Scope, rules: MatrixRule[], context: Moni
   // Redis refuses a script's first write that can grow memory (SET, INCRBY, ZADD...) when past
   // maxmemory, but lets a script finish once it has written: the sliding-window log trims first
   const refusable = inStore.filter((r) => r.layer === 'middleware' && r.algorithm !== 'sliding-window-log');
-  const open = refusable.filter((r) => r.failMode !== 'closed').map((r) => r.id);
+  // a fail-open rule the memory fallback covers is decided in each instance's memory, not admitted unchecked
+  const fallbackIds = new Set(context.fallbackRuleIds ?? []);
+  const open = refusable.filter((r) => r.failMode !== 'closed' && !fallbackIds.has(r.id)).map((r) => r.id);
+  const inMemory = refusable.filter((r) => r.failMode !== 'closed' && fallbackIds.has(r.id)).map((r) => r.id);
   const closed = refusable.filter((r) => r.failMode === 'closed').map((r) => r.id);
   const logs = inStore.filter((r) => r.layer === 'middleware' && r.algorithm === 'sliding-window-log').map((r) => r.id);
   const outboundShared = inStore.filter((r) => r.tier === 'outbound').map((r) => r.id);
@@ -818,7 +836,13 @@ export function buildMonitoring(scope: Scope, rules: MatrixRule[], context: Moni
   } Reaching it means the bound was wrong or keys leak. With noeviction Redis then refuses, with an OOM error, every command that would grow memory as a script's first write, and the limiter counts that as a store failure: ${
     open.length > 0
       ? `the fail-open rules (${open.join(', ')}) admit requests unchecked and count ratelimit_fail_open_events_total`
-      : 'no token-bucket or quota rule fails open'
+      : inMemory.length > 0
+        ? ''
+        : 'no token-bucket or quota rule fails open'
+  }${
+    inMemory.length > 0
+      ? `${open.length > 0 ? '; ' : ''}the fail-open rules with the memory fallback (${inMemory.join(', ')}) count in each instance's memory instead, each instance from zero (see the fail mode per endpoint class), and count no fail-open event`
+      : ''
   }; ${closed.length > 0 ? `the fail-closed ones (${closed.join(', ')}) answer 503 with Retry-After` : 'no token-bucket or quota rule fails closed'}${
     logs.length > 0
       ? `; the sliding-window logs (${logs.join(', ')}) trim before they add, and Redis lets a script that has already written finish, so they keep enforcing and keep growing past maxmemory (up to their bound)`

@@ -1,5 +1,6 @@
 /** Outbound limits: a shared bucket per provider below its documented limit, 429 handling, circuit. */
 import type { Diagram, MatrixRule, OutboundDesign, Scope } from './model.js';
+import { formatNumber } from '../format.js';
 import { runsOnNode } from './naming.js';
 
 /** The per-provider circuit of the outbound client: what the document states and providers.ts ships. */
@@ -37,6 +38,16 @@ function circuitDiagram(c: OutboundDesign['circuit']): Diagram {
   };
 }
 
+/**
+ * What one call takes from a bucket: a slot by default, so a provider limit counted in tokens
+ * (an LLM's tokens per minute) is enforced only when each call passes its tokens as its cost,
+ * and a call costing more than the burst never fits.
+ */
+function unitsNote(scope: Scope): string {
+  const bursts = scope.outbound.map((p) => `${p.name} ${formatNumber(p.burst)}`).join(', ');
+  return `Each call takes one unit of its provider's bucket unless it says otherwise: the bucket counts calls. Where a provider's limit counts something else (tokens per minute, say), pass what the call will use as its cost, schedule(provider, fn, { cost }), an estimate made before the call (for tokens: the prompt's plus the most the reply may use); without it the bucket admits its rate in calls, each of any size. A call costing more than the bucket's burst (${bursts}) never fits: it is refused at once with COST_TOO_HIGH, without calling the provider, so size the burst to at least the largest call.`;
+}
+
 export function buildOutbound(scope: Scope, rules: MatrixRule[]): OutboundDesign | undefined {
   if (scope.outbound.length === 0) return undefined;
   const outRules = rules.filter((r) => r.tier === 'outbound');
@@ -50,6 +61,7 @@ export function buildOutbound(scope: Scope, rules: MatrixRule[]): OutboundDesign
       'Count the 429 towards the circuit; a provider 429 means the bucket and the provider disagree, so alert when it happens at all.',
       `${runsOnNode(scope.language) ? 'The generated client' : `The generated client (TypeScript: in this ${scope.language} service, its port, which the code README's outbound calls specify)`} waits for a slot in the bucket at most maxWaitMs (an option of the client and of each call); past that, while the circuit is open or while the store is unreachable, it throws (WAIT_TOO_LONG, CIRCUIT_OPEN, STORE_UNAVAILABLE) without calling the provider. Queue work that can wait (a bounded queue, oldest dropped first, with a metric); fail fast on work a user is waiting for, with a clear error.`,
       'The client does not retry a failed call; where your code retries, use exponential backoff with full jitter and a retry budget, and send each retry through the client so it takes its place in the bucket.',
+      unitsNote(scope),
     ],
     circuit: OUTBOUND_CIRCUIT,
     circuitDiagram: circuitDiagram(OUTBOUND_CIRCUIT),

@@ -165,8 +165,10 @@ describe('store advice', () => {
     }
     const saas = exampleDesign('saas-platform').monitoring.store;
     expect(saas.memoryText).toContain(
-      'the fail-open rules (fairness-free, fairness-pro, fairness-enterprise, webhooks-per-source, quota-free, quota-pro, quota-enterprise) admit requests unchecked',
+      // the example answers failure.fallback = memory: its fail-open rules count in memory, not unchecked
+      "the fail-open rules with the memory fallback (fairness-free, fairness-pro, fairness-enterprise, webhooks-per-source, quota-free, quota-pro, quota-enterprise) count in each instance's memory instead",
     );
+    expect(saas.memoryText).not.toContain('admit requests unchecked');
     expect(saas.memoryText).toContain('the sliding-window logs (auth-login-per-identity');
     expect(saas.memoryText).toContain('Set it on every node');
   });

@@ -20,3 +20,22 @@ export function calendarPeriodFor(ms: number, timeZone: string): { id: string; e
   }
   return { id, end: hi };
 }
+
+/** The same for a calendar day: its id from Intl's formatting, its start and end found by bisection. */
+export function calendarDayFor(ms: number, timeZone: string): { id: string; start: number; end: number } {
+  const dayId = (t: number): string =>
+    new Intl.DateTimeFormat('en-CA', { timeZone, year: 'numeric', month: '2-digit', day: '2-digit' }).format(new Date(t));
+  const id = dayId(ms);
+  const edge = (lo: number, hi: number, inside: (t: number) => boolean): number => {
+    while (hi - lo > 1) {
+      const mid = Math.floor((lo + hi) / 2);
+      if (inside(mid)) lo = mid;
+      else hi = mid;
+    }
+    return hi;
+  };
+  // the end: the first millisecond of another day; the start: the first millisecond of this one
+  const end = edge(ms, ms + 2 * 86_400_000, (t) => dayId(t) === id);
+  const start = edge(ms - 2 * 86_400_000, ms, (t) => dayId(t) !== id);
+  return { id, start, end };
+}

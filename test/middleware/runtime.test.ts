@@ -9,6 +9,7 @@ import { readFileSync } from 'node:fs';
 import { Registry } from 'prom-client';
 import { beforeAll, describe, expect, it } from 'vitest';
 import { exampleAnswers } from '../helpers/examples.js';
+import { generateCode } from '../../src/codegen/index.js';
 import { compileDesign, designData } from '../../src/codegen/middleware/index.js';
 import type { Design } from '../../src/design/model.js';
 import { calendarPeriod } from '../../src/runtime/middleware/calendar.js';
@@ -18,7 +19,7 @@ import { createLimiter } from '../../src/runtime/middleware/limiter.js';
 import { pathSegments } from '../../src/runtime/middleware/routes.js';
 import { designFrom } from './harness.js';
 import { IN_PROCESS, MAIN, PLANS } from './designs.js';
-import { calendarPeriodFor } from './period.js';
+import { calendarDayFor, calendarPeriodFor } from './period.js';
 
 interface Decision {
   status: number;
@@ -238,6 +239,41 @@ describe('paths, keys and periods', () => {
         expect(got.start).toBeLessThanOrEqual(t);
       }
     }
+  });
+
+  it('starts a day whose midnight the clocks skip when the clocks jump, so the period holds the moment asked about', () => {
+    // America/Santiago springs forward at 00:00 on 6 September 2026 (to 01:00), America/Havana on 8 March 2026
+    const santiago = core.calendarPeriod(Date.UTC(2026, 8, 6, 12), 'day', 'America/Santiago');
+    expect(santiago).toEqual({ id: '2026-09-06', start: Date.UTC(2026, 8, 6, 4), end: Date.UTC(2026, 8, 7, 3) });
+    // 23:30 on the 5th: the day before, whose end is the jump, not an hour before it
+    const late = Date.UTC(2026, 8, 6, 3, 30);
+    const before = core.calendarPeriod(late, 'day', 'America/Santiago');
+    expect(before).toEqual({ id: '2026-09-05', start: Date.UTC(2026, 8, 5, 4), end: Date.UTC(2026, 8, 6, 4) });
+    expect(core.calendarPeriod(Date.UTC(2026, 2, 8, 12), 'day', 'America/Havana').start).toBe(Date.UTC(2026, 2, 8, 5));
+    // agree with an independent bisection, hour by hour around the jumps, in zones that skip midnight and others
+    const around: [string, number][] = [
+      ['America/Santiago', Date.UTC(2026, 8, 5, 12)],
+      ['America/Santiago', Date.UTC(2026, 3, 4, 12)],
+      ['America/Havana', Date.UTC(2026, 2, 7, 12)],
+      ['America/Havana', Date.UTC(2026, 10, 0, 12)],
+      ['America/Asuncion', Date.UTC(2024, 9, 5, 12)],
+      ['Asia/Kolkata', Date.UTC(2026, 11, 31, 12)],
+      ['America/New_York', Date.UTC(2026, 2, 7, 12)],
+      ['Europe/London', Date.UTC(2026, 9, 24, 12)],
+    ];
+    for (const [tz, from] of around) {
+      for (let h = 0; h < 48; h++) {
+        const t = from + h * 3_600_000 + 1_800_000;
+        const got = core.calendarPeriod(t, 'day', tz);
+        const want = calendarDayFor(t, tz);
+        const at = `${tz} ${new Date(t).toISOString()}`;
+        expect(got, at).toEqual(want);
+        expect(got.start <= t && t < got.end, at).toBe(true);
+      }
+    }
+    // the runtime the generated code ships is this one
+    const shipped = generateCode(designFrom(exampleAnswers('saas-platform'))).find((f) => f.path === 'middleware/calendar.ts')!.content;
+    expect(shipped).toContain('return f[2] === day ? at : guess - zoneOffsetMs(at, timeZone);');
   });
 });
 

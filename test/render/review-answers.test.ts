@@ -157,3 +157,58 @@ describe('the Fastify API behind Kong: one set of numbers in the matrix, design.
     expect(files.find((f) => f.path === 'middleware/design.ts')!.content).toContain('headerConvention: "x-ratelimit"');
   });
 });
+
+describe('Hono behind Cloudflare: plans with calendar-month quotas, the memory fallback, a hybrid read rule, an outbound tokens-per-minute limit', () => {
+  const raw = review('hono-cloudflare-quotas') as Record<string, any>;
+  const input = inputFromAnswers(raw);
+  const md = renderMarkdown(input, { layout: 'single' })[0]?.content ?? '';
+  const files = generateCode(input.design);
+  const file = (path: string): string => files.find((f) => f.path === path)?.content ?? '';
+  const alerts = parseYaml(file('monitoring/ratelimit-alerts.yaml'));
+  const alert = (name: string): any => alerts.groups.flatMap((g: any) => g.rules).find((r: any) => r.alert === name);
+
+  it('says the fail-open rules the memory fallback covers count in memory when the store refuses writes, not that they admit unchecked', () => {
+    const fallback = input.design.enforcement.fallback?.ruleIds ?? [];
+    expect(fallback).toContain('reads-per-key');
+    // the runtime shipped decides those rules in memory on any store failure, an OOM refusal included
+    expect(file('middleware/design.ts')).toContain('memoryFallback: true');
+    const store = md.slice(md.indexOf('Reaching it means the bound was wrong'));
+    expect(store).toContain(
+      `the fail-open rules with the memory fallback (${fallback.join(', ')}) count in each instance's memory instead`,
+    );
+    expect(store.split('\n')[0]).not.toContain('admit requests unchecked');
+    expect(alert('RateLimitStoreFailures').annotations.description).not.toContain('fail-open rules are unprotected');
+    expect(alert('RateLimitStoreMemoryHigh').annotations.description).not.toContain('fail-open rules stop limiting');
+    // without the fallback the rules do admit unchecked, and the document says so
+    const bare = inputFromAnswers({ ...raw, failure: { byClass: raw.failure.byClass } });
+    const bareMd = renderMarkdown(bare, { layout: 'single' })[0]?.content ?? '';
+    expect(bareMd).toContain('reads-per-key) admit requests unchecked and count ratelimit_fail_open_events_total');
+    expect(bareMd).toContain('| Fail-closed rules are refusing traffic and fail-open rules are unprotected. |');
+  });
+
+  it("counts the hybrid's local buckets in the migration's new worst case, as the worst-case table does", () => {
+    const hybrid = input.design.enforcement.hybrid!;
+    expect(hybrid.ruleIds).toEqual(['reads-per-key']);
+    // the over-admission the shipped runtime is built with (design.ts: hybrid.overAdmission)
+    expect(file('middleware/design.ts')).toMatch(
+      new RegExp(`hybrid: \\{\\s*localBurst: ${hybrid.localBurst},\\s*instances: 5,\\s*overAdmission: ${hybrid.overAdmission},`),
+    );
+    const items = input.design.migration!.items.filter((i) => i.endpoint?.name === 'list-metrics' || i.endpoint?.name === 'get-metric');
+    expect(items).toHaveLength(2);
+    // burst 500 + 100/s x 60 s, plus the fleet's local buckets
+    for (const i of items) expect(i.newWithinWindow).toBe(500 + 100 * 60 + hybrid.overAdmission);
+    expect(md).toContain(
+      `| reads-per-key: 100 per 1 s, burst 500, + ${hybrid.overAdmission} from the instances' local buckets (6,550) | 6,550 | WARNING: looser |`,
+    );
+  });
+
+  it('tells the outbound caller that the bucket counts calls unless each passes its tokens as its cost, as the shipped client does', () => {
+    const client = file('outbound/client.ts');
+    expect(client).toContain('readonly cost?: number;');
+    expect(client).toContain("'COST_TOO_HIGH'");
+    expect(file('outbound/providers.ts')).toContain('burst: 1200');
+    expect(md).toContain('the bucket counts calls.');
+    expect(md).toContain('schedule(provider, fn, \\{ cost \\})');
+    expect(md).toContain("A call costing more than the bucket's burst (OpenAI 1,200) never fits: it is refused at once with COST_TOO_HIGH");
+  });
+});
