@@ -34,11 +34,19 @@ function zoneOffsetMs(ms: number, timeZone: string): number {
   return asUtc - (ms - (((ms % 1000) + 1000) % 1000));
 }
 
-/** Epoch ms of local midnight starting (year, month, day) in the zone (DST-aware). */
+/**
+ * Epoch ms of the first moment of (year, month, day) in the zone (DST-aware): local midnight, or,
+ * where the clocks skip midnight (America/Santiago, America/Havana spring forward at 00:00), the
+ * moment they jump to, when the day begins.
+ */
 function zonedMidnight(year: number, month: number, day: number, timeZone: string): number {
   const guess = Date.UTC(year, month - 1, day);
   const first = guess - zoneOffsetMs(guess, timeZone);
-  return guess - zoneOffsetMs(first, timeZone);
+  const at = guess - zoneOffsetMs(first, timeZone);
+  // midnight skipped: `at` is an hour (the gap) before it, still on the day before; the day
+  // begins where the offset before the jump puts midnight, the jump itself
+  const f = zonedFields(at, timeZone);
+  return f[2] === day ? at : guess - zoneOffsetMs(at, timeZone);
 }
 
 function pad2(n: number): string {
