@@ -20,6 +20,7 @@ import {
   type MatrixRule,
   type Scope,
 } from './model.js';
+import { fleetAdmission } from './gateway-behaviour.js';
 import { buildMonitoring } from './monitoring.js';
 import { buildOutbound } from './outbound.js';
 import { buildEnforcement } from './placement.js';
@@ -91,7 +92,8 @@ export function buildDesign(answers: Answers, options: BuildOptions): Design {
     }),
     ...(quotas ? { quotas } : {}),
     ...(outbound ? { outbound } : {}),
-    monitoring: buildMonitoring(scope, rules, { access, ceilingRps }),
+    // the penalty box is sized from the traffic the gateway fleet admits, as the key counts are
+    monitoring: buildMonitoring(scope, rules, { access, ceilingRps: admittedRps(scope, rules, ceilingRps) }),
     rollout: buildRollout(
       rules,
       resolved.shadowDays,
@@ -111,6 +113,12 @@ export function buildDesign(answers: Answers, options: BuildOptions): Design {
     ...(migration ? { migration } : {}),
     ...(access ? { access } : {}),
   };
+}
+
+/** Requests per second the ceiling admits across the fleet, as the shipped files count it (fleetAdmission). */
+function admittedRps(scope: Scope, rules: readonly MatrixRule[], ceilingRps: number): number {
+  const ceiling = rules.find((r) => r.tier === 'ceiling' && r.rate);
+  return ceiling ? fleetAdmission(scope, ceiling).rps : ceilingRps;
 }
 
 /**

@@ -40,6 +40,7 @@ import {
   type EdgeRule,
   type RetryAfterFinding,
   failStatement,
+  perNodeNote,
 } from './edge.js';
 
 export const ENVOY_FILTER_PATH = 'gateway/envoy-local-ratelimit.yaml';
@@ -370,7 +371,7 @@ function filterHeader(design: Design): string[] {
     const w = windowOf(design, ceiling);
     lines.push(
       `${ceiling.id}: ${rateText(w)}${w.burst ? `, burst ${w.burst}` : ''}, the local token bucket of EACH Envoy instance; ${local_(ceiling)}.`,
-      '  With K instances set tokens_per_fill and max_tokens to the ceiling divided by K.',
+      `  ${perNodeNote(design, ceiling)}`,
     );
   }
   for (const r of local) {
