@@ -20,7 +20,7 @@ import {
   type MatrixRule,
   type Scope,
 } from './model.js';
-import { fleetAdmission } from './gateway-behaviour.js';
+import { envoyClosedRules, fleetAdmission } from './gateway-behaviour.js';
 import { buildMonitoring } from './monitoring.js';
 import { buildOutbound } from './outbound.js';
 import { buildEnforcement } from './placement.js';
@@ -41,21 +41,27 @@ export function ceilingOf(traffic: { capacityRps?: number; peakRps: number; head
 
 export function buildDesign(answers: Answers, options: BuildOptions): Design {
   const resolved = resolveAnswers(answers);
-  const { scope } = resolved;
-  const ceilingRps = ceilingOf(scope.traffic);
+  const ceilingRps = ceilingOf(resolved.scope.traffic);
   const assumed = new Set(resolved.assumptions.flatMap((a) => a.field.split(', ')));
   const existing = answers.existing?.limiters ?? [];
-  const { rules, exempt } = buildMatrix(
-    {
-      scope,
-      ceilingRps,
-      ...(resolved.quotaReset ? { quotaReset: resolved.quotaReset } : {}),
-      burstSeconds: BURST_SECONDS[scope.traffic.burstiness],
-      assumed,
-      existing,
-    },
-    answers.rules ?? [],
-  );
+  const matrixOf = (s: Scope) =>
+    buildMatrix(
+      {
+        scope: s,
+        ceilingRps,
+        ...(resolved.quotaReset ? { quotaReset: resolved.quotaReset } : {}),
+        burstSeconds: BURST_SECONDS[s.traffic.burstiness],
+        assumed,
+        existing,
+      },
+      answers.rules ?? [],
+    );
+  // Envoy's one failure_mode_deny: true when a rule its rate limit service counts is asked to
+  // fail closed; the matrix is then built again, every such rule stating what Envoy does
+  const first = matrixOf(resolved.scope);
+  const deny = envoyClosedRules(resolved.scope, first.rules, answers.rules ?? []);
+  const scope: Scope = deny.length > 0 ? { ...resolved.scope, envoyDenyRules: deny } : resolved.scope;
+  const { rules, exempt } = deny.length > 0 ? matrixOf(scope) : first;
   const migration = buildMigration(scope, rules, existing, answers.existing?.nginx ?? []);
   const quotas = buildQuotas(scope, rules, resolved.quotaReset, resolved.billingSource, resolved.headers.convention);
   const outbound = buildOutbound(scope, rules);

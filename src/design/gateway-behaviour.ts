@@ -425,16 +425,59 @@ export const ENVOY_APP_CLUSTER = 'app';
 
 /**
  * Whether Envoy's rate limit filter refuses requests while the rate limit service is unreachable
- * (failure_mode_deny). It is one setting of the filter, for every route it covers, so the
- * generated configuration lets requests through: the per-class fail modes of the answers cannot
- * be honoured route by route there.
+ * (failure_mode_deny). It is one setting of the filter, for every rule the service counts, so it
+ * cannot follow the answers rule by rule: true when any of them asks to fail closed (the
+ * strictest asked for, scope.envoyDenyRules), else false.
  */
-export const ENVOY_FAILURE_MODE_DENY = false;
+export function envoyFailureModeDeny(scope: Partial<Pick<Scope, 'envoyDenyRules'>>): boolean {
+  return (scope.envoyDenyRules?.length ?? 0) > 0;
+}
+
+/**
+ * The rules Envoy's rate limit service counts whose answers ask them to fail closed: a
+ * hand-written rule's stated failMode (its id, or the id it was split from by cost), else the
+ * answers' modes for the classes its endpoints belong to, the strictest where they differ.
+ */
+export function envoyClosedRules(
+  scope: Pick<Scope, 'gateway' | 'failureByClass' | 'endpoints'>,
+  rules: readonly MatrixRule[],
+  stated: readonly { id: string; failMode?: FailMode | undefined }[],
+): string[] {
+  if (scope.gateway !== 'envoy') return [];
+  return rules
+    .filter((r) => r.layer === 'edge' && envoyCounter(r) === 'service' && r.rate !== undefined)
+    .filter((r) => {
+      const own = stated.find((h) => h.failMode !== undefined && (h.id === r.id || r.id.startsWith(`${h.id}-cost-`)));
+      if (own?.failMode) return own.failMode === 'closed';
+      const named = scope.endpoints.filter((e) => r.endpoints.includes(e.name)).map((e) => e.class);
+      const classes = named.length > 0 ? named : r.endpointClass === 'all' ? scope.endpoints.map((e) => e.class) : [r.endpointClass];
+      return answeredEdgeMode(scope, classes) === 'closed';
+    })
+    .map((r) => r.id);
+}
+
+/** What the rules Envoy's rate limit service counts do while it is unreachable: failure_mode_deny decides for all of them. */
+function envoyUnreachable(scope: Partial<Pick<Scope, 'envoyDenyRules'>>): NonNullable<EdgeCounter['unreachable']> {
+  const deny = envoyFailureModeDeny(scope);
+  const closed = scope.envoyDenyRules ?? [];
+  return {
+    mode: deny ? 'closed' : 'open',
+    text: `while the rate limit service is unreachable Envoy ${deny ? 'refuses every request it covers' : 'lets every request through uncounted'} (failure_mode_deny ${deny})`,
+    whyNotPerClass: deny
+      ? `Envoy's failure_mode_deny is one setting of the rate limit filter, not of a route, and it is true because ${formatList(closed)} ${closed.length === 1 ? 'is' : 'are'} asked to fail closed (the strictest mode the answers ask for wins)`
+      : "Envoy's failure_mode_deny is one setting of the rate limit filter, not of a route",
+    flip: `failure_mode_deny ${!deny} in gateway/envoy-local-ratelimit.yaml`,
+  };
+}
+
+function formatList(items: readonly string[]): string {
+  return items.length <= 1 ? items.join('') : `${items.slice(0, -1).join(', ')} and ${items[items.length - 1]}`;
+}
 
 /** How the design's gateway counts one edge rule (the matrix states it, codegen and the worst case follow it). */
 export function edgeCounter(
   rule: Pick<MatrixRule, 'identity'> & Partial<Pick<MatrixRule, 'routes'>>,
-  scope: Pick<Scope, 'gateway' | 'store'>,
+  scope: Pick<Scope, 'gateway' | 'store'> & Partial<Pick<Scope, 'envoyDenyRules'>>,
 ): EdgeCounter {
   const perNode = (where: string) => ({ shared: false, where });
   switch (scope.gateway) {
@@ -468,12 +511,7 @@ export function edgeCounter(
         where: "in the rate limit service's own Redis (not the design's store), one count that every Envoy node shares",
         keyLivesForWindow: true,
         window: (rate, burst) => unitWindow(rate, burst, 'the rate limit service (envoyproxy/ratelimit)'),
-        unreachable: {
-          mode: ENVOY_FAILURE_MODE_DENY ? 'closed' : 'open',
-          text: `while the rate limit service is unreachable Envoy ${ENVOY_FAILURE_MODE_DENY ? 'refuses every request it covers' : 'lets every request through uncounted'} (failure_mode_deny ${ENVOY_FAILURE_MODE_DENY})`,
-          whyNotPerClass: "Envoy's failure_mode_deny is one setting of the rate limit filter, not of a route",
-          flip: `failure_mode_deny ${!ENVOY_FAILURE_MODE_DENY} in gateway/envoy-local-ratelimit.yaml`,
-        },
+        unreachable: envoyUnreachable(scope),
       };
     case 'kong': {
       const redis = kongPolicy(rule, scope) === 'redis';

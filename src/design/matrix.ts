@@ -18,6 +18,7 @@ import {
   answeredEdgeMode,
   edgeStateNote,
   envoyCounter,
+  envoyFailureModeDeny,
   envoyFilterFillMs,
   envoyLocalWindow,
   type FleetAdmission,
@@ -1408,7 +1409,7 @@ export function buildMatrix(ctx: MatrixContext, hand: HandRule[]): MatrixResult 
     .map((r) => nodeShared(r, scope));
   return {
     rules: inIdentityHashes(
-      awsKeyPlanned(kongUncounted(envoyDescriptorsFitted(windowed, scope), scope), scope)
+      awsKeyPlanned(kongUncounted(envoyFailModeSettled(envoyDescriptorsFitted(windowed, scope), scope), scope), scope)
         .map(edgeHeaders)
         .map(withStoreBytes)
         .map(withKeyLength),
@@ -1631,6 +1632,25 @@ function edgeWindowed(rule: MatrixRule, scope: Scope): MatrixRule {
         }
       : {}),
   };
+}
+
+/**
+ * Envoy's rate limit filter has one failure_mode_deny for every rule its service counts: once a
+ * rule asks to fail closed (scope.envoyDenyRules) it is true, and a rule stated open fails closed
+ * at Envoy too. The row states the mode Envoy gives it, and says which rule made it so.
+ */
+function envoyFailModeSettled(rules: MatrixRule[], scope: Scope): MatrixRule[] {
+  if (scope.gateway !== 'envoy' || !envoyFailureModeDeny(scope)) return rules;
+  const closed = scope.envoyDenyRules ?? [];
+  return rules.map((rule) => {
+    if (rule.layer !== 'edge' || envoyCounter(rule) !== 'service' || rule.failMode !== 'open') return rule;
+    return {
+      ...rule,
+      failMode: 'closed',
+      rationale:
+        `${rule.rationale ?? ''} It is stated open, but fails closed at Envoy: failure_mode_deny is one setting of the rate limit filter for every rule the service counts, and it is true because ${joinNames(closed)} ${closed.length === 1 ? 'is' : 'are'} asked to fail closed (the strictest mode asked for wins). To keep it open, count it in the middleware instead.`.trim(),
+    };
+  });
 }
 
 /**

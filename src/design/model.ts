@@ -117,6 +117,12 @@ export interface Scope {
   gateway: Gateway;
   /** Gateway nodes that each keep their own counters, when the answers give them (stack.gatewayNodes). */
   gatewayNodes?: number;
+  /**
+   * Envoy: the rules counted by the rate limit service whose answers ask them to fail closed.
+   * Envoy's rate limit filter has one failure_mode_deny for all of them: true when any does (the
+   * strictest asked for), and the open ones then fail closed too. Absent or empty: false.
+   */
+  envoyDenyRules?: string[];
   store: Store;
   trustedProxies: string[];
   identities: IdentityKind[];

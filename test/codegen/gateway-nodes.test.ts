@@ -184,3 +184,60 @@ describe('nginx: the ceiling per node with stack.gatewayNodes given, and the fle
     });
   });
 });
+
+/** The rate limit filter's typed_config in the shipped Envoy file. */
+function serviceFilter(files: readonly CodeFile[]): any {
+  const doc = parseYaml(files.find((f) => f.path === ENVOY)!.content);
+  return doc.http_connection_manager.http_filters.find((f: any) => f.name === 'envoy.filters.http.ratelimit').typed_config;
+}
+
+describe("Envoy's one failure_mode_deny follows the modes the rules its rate limit service counts ask for", () => {
+  const fixture = 'test/fixtures/review/go-envoy-anonymous.answers.json';
+
+  it('all open (read and search open): false, and every such rule fails open', () => {
+    const { files, answers } = generated(path.join(ROOT, fixture));
+    const design = designOf(answers);
+    expect(serviceFilter(files).failure_mode_deny).toBe(false);
+    expect(serviceFilter(files).status_on_error).toBeUndefined();
+    expect(design.rules.filter((r) => r.id.startsWith('anonymous-per-ip')).map((r) => r.failMode)).toEqual(['open', 'open']);
+    expect(failures(design, files)).toEqual([]);
+  });
+
+  it('all closed (read and search closed): true with 503, and validate passes', () => {
+    const { doc, files, answers } = generated(
+      answersWith(fixture, (a) => Object.assign(a.failure.byClass, { read: 'closed', search: 'closed' })),
+    );
+    const design = designOf(answers);
+    expect(serviceFilter(files).failure_mode_deny).toBe(true);
+    expect(serviceFilter(files).status_on_error).toEqual({ code: 'ServiceUnavailable' });
+    expect(design.rules.filter((r) => r.id.startsWith('anonymous-per-ip')).map((r) => r.failMode)).toEqual(['closed', 'closed']);
+    expect(doc).not.toContain('does not honour');
+    expect(failures(design, files)).toEqual([]);
+  });
+
+  it('mixed (read closed, search open): true, and the document names the open rule that fails closed at Envoy and why', () => {
+    const { doc, files, answers } = generated(answersWith(fixture, (a) => (a.failure.byClass.read = 'closed')));
+    const design = designOf(answers);
+    // anonymous-per-ip covers read and search (the strictest: closed); its cost-5 split covers search only (open)
+    expect(design.scope.envoyDenyRules).toEqual(['anonymous-per-ip']);
+    expect(serviceFilter(files).failure_mode_deny).toBe(true);
+    expect(design.rules.filter((r) => r.id.startsWith('anonymous-per-ip')).map((r) => r.failMode)).toEqual(['closed', 'closed']);
+    const yaml = files.find((f) => f.path === ENVOY)!.content;
+    expect(yaml).toContain(
+      '# anonymous-per-ip-cost-5: fail closed: while the rate limit service is unreachable, Envoy refuses its requests with 503 (failure_mode_deny true).',
+    );
+    expect(yaml).toMatch(
+      /#\s+The answers ask it to fail open; failure_mode_deny is one setting for every rule the service counts, true because anonymous-per-ip asked to fail closed\./,
+    );
+    expect(doc).toMatch(
+      /`anonymous-per-ip-cost-5`: [^\n]*The answers ask search to fail open: the generated configuration does not honour that, because Envoy's failure_mode_deny is one setting of the rate limit filter, not of a route, and it is true because anonymous-per-ip is asked to fail closed/,
+    );
+    expect(failures(design, files)).toEqual([]);
+    // a file that lets them through again contradicts the document
+    const open = withFile(files, ENVOY, (c) => c.replace('failure_mode_deny: true', 'failure_mode_deny: false'));
+    expect(failures(design, open)).toEqual([
+      'fail-mode/failModeNotShipped anonymous-per-ip',
+      'fail-mode/failModeNotShipped anonymous-per-ip-cost-5',
+    ]);
+  });
+});
