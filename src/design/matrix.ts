@@ -21,6 +21,7 @@ import {
   envoyFailureModeDeny,
   envoyFilterFillMs,
   envoyLocalWindow,
+  countedPerNode,
   type FleetAdmission,
   fleetAdmission,
   gatewayNodeName,
@@ -868,7 +869,7 @@ function addAnonymous(b: Builder, ctx: MatrixContext, endpoints: ResolvedEndpoin
     const eps = group.endpoints;
     const id = b.ids.take(groups.length > 1 ? `anonymous-per-ip-fail-${group.mode}` : 'anonymous-per-ip');
     const classes = [...new Set(eps.map((e) => e.class))];
-    const nat = `Keyed on the trusted client IP, the only identity an anonymous caller has. It is sized per address, not per person: ${derivation}, so an office or a carrier-grade NAT address with that many people active at once still gets through. One address can take at most ${formatPercentOf(rps, scope.traffic.peakRps)} of the ${formatNumber(scope.traffic.peakRps)} req/s peak, so scraping from one address stays a small share.`;
+    const nat = `Keyed on the trusted client IP, the only identity an anonymous caller has. It is sized per address, not per person: ${derivation}, so an office or a carrier-grade NAT address with that many people active at once still gets through. One address can take at most ${formatPercentOf(rps, scope.traffic.peakRps)} of the ${formatNumber(scope.traffic.peakRps)} req/s peak, so scraping from one address stays a small share.${perNodeAddressNote(scope, edge)}`;
     b.rules.push({
       id,
       source: 'generated',
@@ -1632,6 +1633,18 @@ function edgeWindowed(rule: MatrixRule, scope: Scope): MatrixRule {
         }
       : {}),
   };
+}
+
+/**
+ * A per-address edge rule each gateway node counts on its own: one address whose requests the
+ * load balancer spreads over K nodes passes up to K times its rate, which the share just stated
+ * does not include. Empty when one count serves the fleet.
+ */
+function perNodeAddressNote(scope: Scope, edge: EdgeCounter | undefined): string {
+  if (!edge || !countedPerNode({ identity: 'ip' }, scope)) return '';
+  const { k, stated } = gatewayNodes(scope);
+  if (k <= 1) return '';
+  return ` That share is per ${gatewayNodeName(scope.gateway)} node: each of the ${formatNumber(k)} nodes${stated ? '' : ' (assumed, stack.gatewayNodes not given)'} counts an address on its own, so an address whose requests are spread over all of them passes up to ${formatNumber(k)} times it.`;
 }
 
 /**

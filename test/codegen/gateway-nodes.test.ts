@@ -150,6 +150,10 @@ describe('nginx: the ceiling per node with stack.gatewayNodes given, and the fle
       expect(server).toContain('limit_req zone=rl_global_ceiling burst=750 nodelay;');
       expect(conf).toMatch(/limit_req_zone \$rl_anonymous_per_ip_key zone=rl_anonymous_per_ip:\d+m rate=50r\/s;/);
       expect(doc).toContain('3,000 req/s for the fleet is 750 per 1 s, burst 750 on each of the 4 nodes');
+      // a per-IP rule stays per node (one address may reach one node only), and the document says what spreading does
+      expect(doc).toContain(
+        'That share is per nginx node: each of the 4 nodes counts an address on its own, so an address whose requests are spread over all of them passes up to 4 times it.',
+      );
     });
 
     it('sizes the per-IP keys from the 3,000 req/s the fleet admits, and each zone from what its node admits', () => {
