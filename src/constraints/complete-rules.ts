@@ -44,8 +44,10 @@ function validCost(v: unknown): boolean {
 
 /** "5 per 1 s, burst 50": an edge rule's numbers as the document states them. */
 function statedText(rule: MatrixRule): string {
-  const rate = rule.rate as { requests: number; periodSeconds: number };
-  return `${rate.requests} per ${rate.periodSeconds} s, ${typeof rule.burst === 'number' && rule.burst > 0 ? `burst ${rule.burst}` : 'no burst'}`;
+  const p = rule.perNode;
+  const rate = (p?.rate ?? rule.rate) as { requests: number; periodSeconds: number };
+  const burst = p ? p.burst : rule.burst;
+  return `${rate.requests} per ${rate.periodSeconds} s, ${typeof burst === 'number' && burst > 0 ? `burst ${burst}` : 'no burst'}${p ? ` on each of ${p.nodes} gateway nodes` : ''}`;
 }
 
 const close = (a: number, b: number): boolean => Math.abs(a - b) <= 1e-9 * Math.max(1, Math.abs(a), Math.abs(b));
@@ -74,9 +76,11 @@ function edgeAgrees(
       },
     });
   }
-  const rate = rule.rate;
+  // a rule each node counts with K given ships each node's share, which the document states beside it
+  const rate = rule.perNode?.rate ?? rule.rate;
   if (!rate || !(rate.requests > 0) || !(rate.periodSeconds > 0)) return;
-  const burst = typeof rule.burst === 'number' && rule.burst > 0 ? rule.burst : null;
+  const given = rule.perNode ? rule.perNode.burst : rule.burst;
+  const burst = typeof given === 'number' && given > 0 ? given : null;
   for (const s of shipped.filter((x) => x.ruleId === ruleId)) {
     const sameRate = s.window
       ? close(s.requests, rate.requests) && close(s.periodSeconds, rate.periodSeconds)

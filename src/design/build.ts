@@ -20,6 +20,7 @@ import {
   type MatrixRule,
   type Scope,
 } from './model.js';
+import { envoyClosedRules, fleetAdmission } from './gateway-behaviour.js';
 import { buildMonitoring } from './monitoring.js';
 import { buildOutbound } from './outbound.js';
 import { buildEnforcement } from './placement.js';
@@ -40,21 +41,27 @@ export function ceilingOf(traffic: { capacityRps?: number; peakRps: number; head
 
 export function buildDesign(answers: Answers, options: BuildOptions): Design {
   const resolved = resolveAnswers(answers);
-  const { scope } = resolved;
-  const ceilingRps = ceilingOf(scope.traffic);
+  const ceilingRps = ceilingOf(resolved.scope.traffic);
   const assumed = new Set(resolved.assumptions.flatMap((a) => a.field.split(', ')));
   const existing = answers.existing?.limiters ?? [];
-  const { rules, exempt } = buildMatrix(
-    {
-      scope,
-      ceilingRps,
-      ...(resolved.quotaReset ? { quotaReset: resolved.quotaReset } : {}),
-      burstSeconds: BURST_SECONDS[scope.traffic.burstiness],
-      assumed,
-      existing,
-    },
-    answers.rules ?? [],
-  );
+  const matrixOf = (s: Scope) =>
+    buildMatrix(
+      {
+        scope: s,
+        ceilingRps,
+        ...(resolved.quotaReset ? { quotaReset: resolved.quotaReset } : {}),
+        burstSeconds: BURST_SECONDS[s.traffic.burstiness],
+        assumed,
+        existing,
+      },
+      answers.rules ?? [],
+    );
+  // Envoy's one failure_mode_deny: true when a rule its rate limit service counts is asked to
+  // fail closed; the matrix is then built again, every such rule stating what Envoy does
+  const first = matrixOf(resolved.scope);
+  const deny = envoyClosedRules(resolved.scope, first.rules, answers.rules ?? []);
+  const scope: Scope = deny.length > 0 ? { ...resolved.scope, envoyDenyRules: deny } : resolved.scope;
+  const { rules, exempt } = deny.length > 0 ? matrixOf(scope) : first;
   const quotas = buildQuotas(scope, rules, resolved.quotaReset, resolved.billingSource, resolved.headers.convention);
   const outbound = buildOutbound(scope, rules);
   const fallback = buildFallback(answers, scope, rules);
@@ -91,7 +98,12 @@ export function buildDesign(answers: Answers, options: BuildOptions): Design {
     }),
     ...(quotas ? { quotas } : {}),
     ...(outbound ? { outbound } : {}),
-    monitoring: buildMonitoring(scope, rules, { access, ceilingRps, fallbackRuleIds: fallback?.ruleIds }),
+    // the penalty box is sized from the traffic the gateway fleet admits, as the key counts are
+    monitoring: buildMonitoring(scope, rules, {
+      access,
+      ceilingRps: admittedRps(scope, rules, ceilingRps),
+      fallbackRuleIds: fallback?.ruleIds,
+    }),
     rollout: buildRollout(
       rules,
       resolved.shadowDays,
@@ -111,6 +123,12 @@ export function buildDesign(answers: Answers, options: BuildOptions): Design {
     ...(migration ? { migration } : {}),
     ...(access ? { access } : {}),
   };
+}
+
+/** Requests per second the ceiling admits across the fleet, as the shipped files count it (fleetAdmission). */
+function admittedRps(scope: Scope, rules: readonly MatrixRule[], ceilingRps: number): number {
+  const ceiling = rules.find((r) => r.tier === 'ceiling' && r.rate);
+  return ceiling ? fleetAdmission(scope, ceiling).rps : ceilingRps;
 }
 
 /**

@@ -399,8 +399,11 @@ export function envoyFilterFillMs(rules: readonly MatrixRule[]): number {
       r.rate.periodSeconds > 0,
   );
   if (!ceiling?.rate) return ENVOY_MIN_FILL_MS;
-  const burst = typeof ceiling.burst === 'number' && ceiling.burst > 0 ? Math.ceil(ceiling.burst) : null;
-  const w = envoyLocalWindow(ceiling.rate, burst);
+  // the bucket each node ships: its share of the ceiling when the answers give K
+  const rate = ceiling.perNode?.rate ?? ceiling.rate;
+  const given = ceiling.perNode ? ceiling.perNode.burst : ceiling.burst;
+  const burst = typeof given === 'number' && given > 0 ? Math.ceil(given) : null;
+  const w = envoyLocalWindow(rate, burst);
   const fill = envoyTokenBucket(w, w.burst).fill_interval;
   return Math.round(Number(fill.replace(/s$/, '')) * 1000);
 }
@@ -422,16 +425,59 @@ export const ENVOY_APP_CLUSTER = 'app';
 
 /**
  * Whether Envoy's rate limit filter refuses requests while the rate limit service is unreachable
- * (failure_mode_deny). It is one setting of the filter, for every route it covers, so the
- * generated configuration lets requests through: the per-class fail modes of the answers cannot
- * be honoured route by route there.
+ * (failure_mode_deny). It is one setting of the filter, for every rule the service counts, so it
+ * cannot follow the answers rule by rule: true when any of them asks to fail closed (the
+ * strictest asked for, scope.envoyDenyRules), else false.
  */
-export const ENVOY_FAILURE_MODE_DENY = false;
+export function envoyFailureModeDeny(scope: Partial<Pick<Scope, 'envoyDenyRules'>>): boolean {
+  return (scope.envoyDenyRules?.length ?? 0) > 0;
+}
+
+/**
+ * The rules Envoy's rate limit service counts whose answers ask them to fail closed: a
+ * hand-written rule's stated failMode (its id, or the id it was split from by cost), else the
+ * answers' modes for the classes its endpoints belong to, the strictest where they differ.
+ */
+export function envoyClosedRules(
+  scope: Pick<Scope, 'gateway' | 'failureByClass' | 'endpoints'>,
+  rules: readonly MatrixRule[],
+  stated: readonly { id: string; failMode?: FailMode | undefined }[],
+): string[] {
+  if (scope.gateway !== 'envoy') return [];
+  return rules
+    .filter((r) => r.layer === 'edge' && envoyCounter(r) === 'service' && r.rate !== undefined)
+    .filter((r) => {
+      const own = stated.find((h) => h.failMode !== undefined && (h.id === r.id || r.id.startsWith(`${h.id}-cost-`)));
+      if (own?.failMode) return own.failMode === 'closed';
+      const named = scope.endpoints.filter((e) => r.endpoints.includes(e.name)).map((e) => e.class);
+      const classes = named.length > 0 ? named : r.endpointClass === 'all' ? scope.endpoints.map((e) => e.class) : [r.endpointClass];
+      return answeredEdgeMode(scope, classes) === 'closed';
+    })
+    .map((r) => r.id);
+}
+
+/** What the rules Envoy's rate limit service counts do while it is unreachable: failure_mode_deny decides for all of them. */
+function envoyUnreachable(scope: Partial<Pick<Scope, 'envoyDenyRules'>>): NonNullable<EdgeCounter['unreachable']> {
+  const deny = envoyFailureModeDeny(scope);
+  const closed = scope.envoyDenyRules ?? [];
+  return {
+    mode: deny ? 'closed' : 'open',
+    text: `while the rate limit service is unreachable Envoy ${deny ? 'refuses every request it covers' : 'lets every request through uncounted'} (failure_mode_deny ${deny})`,
+    whyNotPerClass: deny
+      ? `Envoy's failure_mode_deny is one setting of the rate limit filter, not of a route, and it is true because ${formatList(closed)} ${closed.length === 1 ? 'is' : 'are'} asked to fail closed (the strictest mode the answers ask for wins)`
+      : "Envoy's failure_mode_deny is one setting of the rate limit filter, not of a route",
+    flip: `failure_mode_deny ${!deny} in gateway/envoy-local-ratelimit.yaml`,
+  };
+}
+
+function formatList(items: readonly string[]): string {
+  return items.length <= 1 ? items.join('') : `${items.slice(0, -1).join(', ')} and ${items[items.length - 1]}`;
+}
 
 /** How the design's gateway counts one edge rule (the matrix states it, codegen and the worst case follow it). */
 export function edgeCounter(
   rule: Pick<MatrixRule, 'identity'> & Partial<Pick<MatrixRule, 'routes'>>,
-  scope: Pick<Scope, 'gateway' | 'store'>,
+  scope: Pick<Scope, 'gateway' | 'store'> & Partial<Pick<Scope, 'envoyDenyRules'>>,
 ): EdgeCounter {
   const perNode = (where: string) => ({ shared: false, where });
   switch (scope.gateway) {
@@ -465,12 +511,7 @@ export function edgeCounter(
         where: "in the rate limit service's own Redis (not the design's store), one count that every Envoy node shares",
         keyLivesForWindow: true,
         window: (rate, burst) => unitWindow(rate, burst, 'the rate limit service (envoyproxy/ratelimit)'),
-        unreachable: {
-          mode: ENVOY_FAILURE_MODE_DENY ? 'closed' : 'open',
-          text: `while the rate limit service is unreachable Envoy ${ENVOY_FAILURE_MODE_DENY ? 'refuses every request it covers' : 'lets every request through uncounted'} (failure_mode_deny ${ENVOY_FAILURE_MODE_DENY})`,
-          whyNotPerClass: "Envoy's failure_mode_deny is one setting of the rate limit filter, not of a route",
-          flip: `failure_mode_deny ${!ENVOY_FAILURE_MODE_DENY} in gateway/envoy-local-ratelimit.yaml`,
-        },
+        unreachable: envoyUnreachable(scope),
       };
     case 'kong': {
       const redis = kongPolicy(rule, scope) === 'redis';
@@ -553,6 +594,110 @@ export function edgeCounter(
         window: (rate) => asStated(rate, null),
       };
   }
+}
+
+/**
+ * How many gateway nodes keep their own counters: the answers' stack.gatewayNodes, else one per
+ * application instance (stack.instances on a horizontal topology), which the document states
+ * as an assumption wherever it uses it.
+ */
+export function gatewayNodes(scope: Pick<Scope, 'gatewayNodes' | 'topology' | 'instances'>): { k: number; stated: boolean } {
+  if (scope.gatewayNodes !== undefined) return { k: scope.gatewayNodes, stated: true };
+  return { k: scope.topology === 'horizontal' ? scope.instances : 1, stated: false };
+}
+
+/** The gateway's name in "K Envoy nodes" sentences. */
+export function gatewayNodeName(gateway: Gateway): string {
+  return gateway === 'envoy' ? 'Envoy' : gateway === 'kong' ? 'Kong' : gateway;
+}
+
+/** Whether an edge rule is counted in each gateway node on its own (nginx, Envoy's local filter, Kong's local policy). */
+export function countedPerNode(
+  rule: Pick<MatrixRule, 'identity'> & Partial<Pick<MatrixRule, 'routes'>>,
+  scope: Pick<Scope, 'gateway' | 'store'>,
+): boolean {
+  return (scope.gateway === 'nginx' || scope.gateway === 'envoy' || scope.gateway === 'kong') && !edgeCounter(rule, scope).shared;
+}
+
+/** A fleet-wide count shared out over K nodes: rounded down, never below one (one node must admit one request). */
+function share(n: number, k: number): number {
+  return Math.max(1, Math.floor(n / k + 1e-9));
+}
+
+/**
+ * What each node's file configures for an edge rule of no identity (the ceiling, or a
+ * route-scoped ceiling) counted in each node, when the answers give K (stack.gatewayNodes) and
+ * it is more than one: the rule's rate and burst divided by K, each through the product's window
+ * (`window`: what its file can express). Absent otherwise: a per-client rule keeps its numbers
+ * per node (one client's requests may all reach one node), and with K unknown each node keeps
+ * the fleet figure and the downstream sizing takes the assumed K (fleetAdmission).
+ */
+export function perNodeShare(
+  rule: Pick<MatrixRule, 'identity' | 'rate' | 'burst' | 'layer'> & Partial<Pick<MatrixRule, 'routes'>>,
+  scope: Pick<Scope, 'gateway' | 'store' | 'gatewayNodes'>,
+): MatrixRule['perNode'] {
+  const k = scope.gatewayNodes;
+  if (k === undefined || k <= 1 || rule.layer !== 'edge' || rule.identity !== 'global' || !countedPerNode(rule, scope)) return undefined;
+  if (!rule.rate || !(rule.rate.requests > 0) || !(rule.rate.periodSeconds > 0)) return undefined;
+  const burst = typeof rule.burst === 'number' && rule.burst > 0 ? share(rule.burst, k) : null;
+  const w = edgeCounter(rule, scope).window({ requests: share(rule.rate.requests, k), periodSeconds: rule.rate.periodSeconds }, burst);
+  return { nodes: k, rate: { requests: w.requests, periodSeconds: w.periodSeconds }, burst: w.burst };
+}
+
+/** One line on what uneven load balancing does to a fleet figure shared out per node. */
+export const UNEVEN_BALANCE_TEXT =
+  'with uneven load balancing a node that gets more than its share refuses early, so the fleet admits less than the ceiling, never more';
+
+/** What the gateway fleet admits per second under the ceiling, and how that follows from the shipped files. */
+export interface FleetAdmission {
+  /** Requests per second the whole fleet admits at the ceiling's rate (its burst aside). */
+  rps: number;
+  /** The ceiling's own figure, the promise (requests per second). */
+  ceilingRps: number;
+  /** What one gateway node admits (its state, such as an nginx zone, holds no more keys than this x TTL); rps when counted in one place. */
+  nodeRps: number;
+  /** "the ceiling admits 3,000 req/s, 1,000 req/s on each of the 3 Envoy nodes". */
+  text: string;
+}
+
+/**
+ * What the ceiling lets through across the whole gateway fleet, as the shipped files configure
+ * it: every figure sized from admitted traffic (key counts, memory, maxmemory, the hot shard,
+ * the penalty box) takes its rate from here. A ceiling counted in one place (a shared store,
+ * the application) admits its rate; one counted in each node admits the per-node rate K times:
+ * the answers' K with the per-node share (perNodeShare), else the fleet figure on each of the
+ * assumed K nodes (gatewayNodes).
+ */
+export function fleetAdmission(
+  scope: Pick<Scope, 'gateway' | 'store' | 'gatewayNodes' | 'topology' | 'instances'>,
+  ceiling: Pick<MatrixRule, 'identity' | 'rate' | 'layer'> & Partial<Pick<MatrixRule, 'routes' | 'perNode'>>,
+): FleetAdmission {
+  const rate = ceiling.rate ?? { requests: 0, periodSeconds: 1 };
+  const ceilingRps = rate.requests / rate.periodSeconds;
+  if (ceiling.layer !== 'edge' || !countedPerNode(ceiling, scope)) {
+    return { rps: ceilingRps, ceilingRps, nodeRps: ceilingRps, text: `the ceiling admits ${formatNumber(ceilingRps)} req/s` };
+  }
+  const name = gatewayNodeName(scope.gateway);
+  if (ceiling.perNode) {
+    const node = ceiling.perNode.rate.requests / ceiling.perNode.rate.periodSeconds;
+    const k = ceiling.perNode.nodes;
+    return {
+      rps: node * k,
+      ceilingRps,
+      nodeRps: node,
+      text: `the ceiling admits ${formatNumber(node * k)} req/s, ${formatNumber(node)} req/s on each of the ${formatNumber(k)} ${name} nodes`,
+    };
+  }
+  const { k, stated } = gatewayNodes(scope);
+  if (k <= 1) return { rps: ceilingRps, ceilingRps, nodeRps: ceilingRps, text: `the ceiling admits ${formatNumber(ceilingRps)} req/s` };
+  return {
+    rps: ceilingRps * k,
+    ceilingRps,
+    nodeRps: ceilingRps,
+    text: stated
+      ? `the ceiling admits ${formatNumber(ceilingRps * k)} req/s, ${formatNumber(ceilingRps)} req/s on each of the ${formatNumber(k)} ${name} nodes`
+      : `the ${name} fleet admits up to ${formatNumber(ceilingRps * k)} req/s under the ceiling, ${formatNumber(ceilingRps)} req/s on each of K = ${formatNumber(k)} nodes, assumed one per application instance as stack.gatewayNodes is not given`,
+  };
 }
 
 /**

@@ -18,9 +18,17 @@ import {
   answeredEdgeMode,
   edgeStateNote,
   envoyCounter,
+  envoyFailureModeDeny,
   envoyFilterFillMs,
   envoyLocalWindow,
+  countedPerNode,
+  type FleetAdmission,
+  fleetAdmission,
+  gatewayNodeName,
+  gatewayNodes,
   kongCountsNowhere,
+  perNodeShare,
+  UNEVEN_BALANCE_TEXT,
   kongNotCountedText,
   kongRoutePlan,
 } from './gateway-behaviour.js';
@@ -429,6 +437,32 @@ export interface MatrixContext {
   existing?: readonly ExistingLimiterT[];
 }
 
+/**
+ * The ceiling as addCeiling writes it (identity, layer, rate, burst, the per-node share), for
+ * what the fleet admits before the rules exist.
+ */
+function ceilingShape(ctx: MatrixContext): Pick<MatrixRule, 'identity' | 'routes' | 'layer' | 'rate' | 'burst' | 'perNode'> {
+  const { scope, ceilingRps } = ctx;
+  const rate = { requests: ceilingRps, periodSeconds: 1 };
+  if (scope.gateway === 'none')
+    return { identity: 'global', routes: [], layer: 'middleware', rate, burst: Math.max(1, Math.ceil(ceilingRps)) };
+  const edge = edgeCounter({ identity: 'global' }, scope);
+  const shape = {
+    identity: 'global' as const,
+    routes: [],
+    layer: 'edge' as const,
+    rate,
+    burst: edge.hasBurst ? Math.ceil(ceilingRps) : null,
+  };
+  const perNode = perNodeShare(shape, scope);
+  return { ...shape, ...(perNode ? { perNode } : {}) };
+}
+
+/** What the gateway fleet admits under the ceiling (fleetAdmission): the traffic every key-count bound is sized from. */
+function admitted(ctx: MatrixContext): FleetAdmission {
+  return fleetAdmission(ctx.scope, ceilingShape(ctx));
+}
+
 /** "2 req/s per client (assumed)": a value, marked when the answers field behind it was assumed. */
 function given(ctx: MatrixContext, text: string, ...fields: string[]): string {
   return fields.some((f) => ctx.assumed?.has(f)) ? `${text} (assumed)` : text;
@@ -513,23 +547,24 @@ function storePrimitive(scope: Scope): Primitive {
 /** Live keys are bounded by the population and by what the ceiling can create within one TTL. */
 function bound(
   population: number | undefined,
-  ceilingRps: number,
+  admission: FleetAdmission,
   ttlSeconds: number,
   populationLabel: string,
 ): { bound: number; basis: string; byTraffic?: true } {
-  const byTraffic = Math.ceil(ceilingRps * ttlSeconds);
+  const rps = admission.rps;
+  const byTraffic = Math.ceil(rps * ttlSeconds);
   if (population === undefined || population <= 0) {
     return {
       bound: byTraffic,
       byTraffic: true,
-      basis: `attacker-controlled key: each live key needs a request within its ${formatNumber(ttlSeconds)} s TTL, and the ceiling admits ${formatNumber(ceilingRps)} req/s`,
+      basis: `attacker-controlled key: each live key needs a request within its ${formatNumber(ttlSeconds)} s TTL, and ${admission.text}`,
     };
   }
   if (population <= byTraffic) return { bound: population, basis: `one key per ${populationLabel} (${formatNumber(population)})` };
   return {
     bound: byTraffic,
     byTraffic: true,
-    basis: `${formatNumber(population)} ${populationLabel}s, but at most ceiling x TTL = ${formatNumber(ceilingRps)} x ${formatNumber(ttlSeconds)} s can be live at once`,
+    basis: `${formatNumber(population)} ${populationLabel}s, but at most admitted traffic x TTL = ${formatNumber(rps)} x ${formatNumber(ttlSeconds)} s can be live at once (${admission.text})`,
   };
 }
 
@@ -590,6 +625,21 @@ function ceilingModeNote(scope: Scope, limited: ResolvedEndpoint[]): string {
   return ` Nothing can make its count unreachable now; it states fail open, as a ceiling does in every design (failing it closed would refuse every class at once if its count moved to a shared store), and ${joinNames(closed)}, answered closed, ${closed.length > 1 ? 'take' : 'takes'} that mode from the per-client rules that cover ${closed.length > 1 ? 'them' : 'it'}.`;
 }
 
+/** Where a ceiling counted in each gateway node stands: the fleet figure, each node's share, and what the fleet admits. */
+function ceilingNodesText(ctx: MatrixContext): string {
+  const shape = ceilingShape(ctx);
+  const name = gatewayNodeName(ctx.scope.gateway);
+  const fleet = admitted(ctx);
+  if (shape.perNode) {
+    const p = shape.perNode;
+    return `Its counter lives in each ${name} node: ${formatNumber(ctx.ceilingRps)} req/s for the fleet is ${formatNumber(p.rate.requests)} per ${secondsWords(p.rate.periodSeconds)}${p.burst !== null ? `, burst ${formatNumber(p.burst)}` : ''} on each of the ${formatNumber(p.nodes)} nodes (stack.gatewayNodes), which the gateway files ship; ${fleet.text}; ${UNEVEN_BALANCE_TEXT}.`;
+  }
+  const { k, stated } = gatewayNodes(ctx.scope);
+  if (stated || k <= 1)
+    return `Its counter lives in each ${name} node${stated ? ` (${formatNumber(k)}, stack.gatewayNodes)` : ''}: ${fleet.text}.`;
+  return `Its counter lives in each ${name} node, and the answers do not say how many run (stack.gatewayNodes): each node ships the full ${formatNumber(ctx.ceilingRps)} req/s, so ${fleet.text}; key counts and memory are sized for that. Give stack.gatewayNodes to ship ${formatNumber(ctx.ceilingRps)}/K per node instead.`;
+}
+
 function addCeiling(b: Builder, ctx: MatrixContext, limited: ResolvedEndpoint[]): void {
   const { scope, ceilingRps } = ctx;
   const id = b.ids.take('global-ceiling');
@@ -632,9 +682,7 @@ function addCeiling(b: Builder, ctx: MatrixContext, limited: ResolvedEndpoint[])
       ttlSeconds: ttl,
       cardinality: { bound: 1, basis: edgeCeilingBasis(edge, common.rate, burst, ttl) },
       rationale: `Protects the infrastructure, not any one client: ${formatNumber(ceilingRps)} req/s from ${derivation}. Enforced by ${edge.component}, the cheapest place to reject. ${
-        edge.shared
-          ? `Its counter lives ${edge.where}.`
-          : `Its counter lives in each edge node: with K nodes, configure ${formatNumber(ceilingRps)}/K per node.`
+        edge.shared ? `Its counter lives ${edge.where}.` : ceilingNodesText(ctx)
       }${edge.unreachable ? '' : ceilingModeNote(scope, limited)}`,
     });
     return;
@@ -680,7 +728,7 @@ function addFairness(b: Builder, ctx: MatrixContext, endpoints: ResolvedEndpoint
         const ttl = bucketTtl(burst, plan.ratePerSecond);
         const pop = populationOf(identity, scope);
         const share = scope.plans.length > 1 ? ` (the whole ${pop.label} population is counted for each plan, an upper bound)` : '';
-        const card = bound(pop.population, ceilingRps, ttl, pop.label);
+        const card = bound(pop.population, admitted(ctx), ttl, pop.label);
         const classes = [...new Set(eps.map((e) => e.class))];
         b.rules.push({
           id,
@@ -736,7 +784,7 @@ function addFairness(b: Builder, ctx: MatrixContext, endpoints: ResolvedEndpoint
     const burst = Math.max(Math.ceil(rps * burstSeconds), maxCost);
     const ttl = bucketTtl(burst, rps);
     const pop = populationOf(identity, scope);
-    const card = bound(pop.population, ceilingRps, ttl, pop.label);
+    const card = bound(pop.population, admitted(ctx), ttl, pop.label);
     const classes = [...new Set(eps.map((e) => e.class))];
     const burstWhy =
       burst > Math.ceil(rps * burstSeconds)
@@ -790,7 +838,7 @@ function formatPercentOf(part: number, total: number): string {
 
 function addAnonymous(b: Builder, ctx: MatrixContext, endpoints: ResolvedEndpoint[]): void {
   if (endpoints.length === 0) return;
-  const { scope, ceilingRps, burstSeconds } = ctx;
+  const { scope, burstSeconds } = ctx;
   const { rps, derivation } = perAddressRate(ctx);
   const atEdge = scope.gateway !== 'none';
   const edge = atEdge ? edgeCounter({ identity: 'ip' }, scope) : undefined;
@@ -798,7 +846,7 @@ function addAnonymous(b: Builder, ctx: MatrixContext, endpoints: ResolvedEndpoin
   const burst = edge && !edge.hasBurst ? null : Math.max(Math.ceil(rps * burstSeconds), maxCost);
   // a shared fixed window's key lives for its window; a node's counter as long as the gateway keeps idle state
   const ttl = edge ? edgeStateTtl(edge, rateOf(rps), burst) : bucketTtl(burst ?? 1, rps);
-  const card = bound(undefined, ceilingRps, ttl, 'IP');
+  const card = bound(undefined, admitted(ctx), ttl, 'IP');
   // At the edge a shared count fails as the gateway's setting says, one setting for every route;
   // a count in the node (or the provider's) has nothing to lose and states the answers' mode for
   // its classes, the strictest where they differ (one count is not split by class), the mode it
@@ -821,7 +869,7 @@ function addAnonymous(b: Builder, ctx: MatrixContext, endpoints: ResolvedEndpoin
     const eps = group.endpoints;
     const id = b.ids.take(groups.length > 1 ? `anonymous-per-ip-fail-${group.mode}` : 'anonymous-per-ip');
     const classes = [...new Set(eps.map((e) => e.class))];
-    const nat = `Keyed on the trusted client IP, the only identity an anonymous caller has. It is sized per address, not per person: ${derivation}, so an office or a carrier-grade NAT address with that many people active at once still gets through. One address can take at most ${formatPercentOf(rps, scope.traffic.peakRps)} of the ${formatNumber(scope.traffic.peakRps)} req/s peak, so scraping from one address stays a small share.`;
+    const nat = `Keyed on the trusted client IP, the only identity an anonymous caller has. It is sized per address, not per person: ${derivation}, so an office or a carrier-grade NAT address with that many people active at once still gets through. One address can take at most ${formatPercentOf(rps, scope.traffic.peakRps)} of the ${formatNumber(scope.traffic.peakRps)} req/s peak, so scraping from one address stays a small share.${perNodeAddressNote(scope, edge)}`;
     b.rules.push({
       id,
       source: 'generated',
@@ -866,7 +914,7 @@ function addAnonymous(b: Builder, ctx: MatrixContext, endpoints: ResolvedEndpoin
 }
 
 function addAuth(b: Builder, ctx: MatrixContext, endpoints: ResolvedEndpoint[]): void {
-  const { scope, ceilingRps } = ctx;
+  const { scope } = ctx;
   const byKind = new Map<AuthKind, ResolvedEndpoint[]>();
   for (const e of endpoints) {
     const kind = e.authKind ?? 'login';
@@ -896,7 +944,7 @@ function addAuth(b: Builder, ctx: MatrixContext, endpoints: ResolvedEndpoint[]):
     };
     const userId = b.ids.take(`auth-${kind}-per-identity`);
     const ipId = b.ids.take(`auth-${kind}-per-ip`);
-    const userCard = bound(undefined, ceilingRps, window, 'username');
+    const userCard = bound(undefined, admitted(ctx), window, 'username');
     const kept = tighterExisting(ctx.existing ?? [], eps, { requests: limits.perIp, periodSeconds: window });
     const ipRate = kept
       ? { requests: kept.limit, periodSeconds: Math.max(1, Math.round(kept.windowSeconds)) }
@@ -907,7 +955,7 @@ function addAuth(b: Builder, ctx: MatrixContext, endpoints: ResolvedEndpoint[]):
         : ipRate.periodSeconds % 60 === 0
           ? `${ipRate.periodSeconds / 60} min`
           : `${ipRate.periodSeconds} s`;
-    const ipCard = bound(undefined, ceilingRps, ipRate.periodSeconds, 'IP');
+    const ipCard = bound(undefined, admitted(ctx), ipRate.periodSeconds, 'IP');
     const keptText = kept
       ? ` Taken over from the limiter already in place, ${existingName(kept)}: ${existingLimitText(kept)} per IP, tighter than this flow's default of ${limits.perIp} per ${windowText} (which would admit ${formatNumber(admittedWithin({ ...common, rate: { requests: limits.perIp, periodSeconds: window } }, kept.windowSeconds) ?? 0)} within its ${formatNumber(kept.windowSeconds)} s). A limit in force is not loosened without a decision: replace it with a rules entry for this id if the default is wanted.`
       : '';
@@ -991,7 +1039,7 @@ function addWebhooks(b: Builder, ctx: MatrixContext, endpoints: ResolvedEndpoint
     failMode: scope.failureByClass.webhook,
     layer: 'middleware',
     ttlSeconds: ttl,
-    cardinality: bound(undefined, ceilingRps, ttl, 'IP'),
+    cardinality: bound(undefined, admitted(ctx), ttl, 'IP'),
     headers: 'full',
     errorCode: 'RATE_LIMITED',
     killSwitch: { flag: killSwitchFlag(id) },
@@ -1358,10 +1406,11 @@ export function buildMatrix(ctx: MatrixContext, hand: HandRule[]): MatrixResult 
   const windowed = applyHandRules(b.rules, hand, scope)
     .map((r) => edgeCompleted(r, ctx))
     .flatMap((r, _i, all) => edgeCosted(r, all, ctx))
-    .map((r) => edgeWindowed(r, scope));
+    .map((r) => edgeWindowed(r, scope))
+    .map((r) => nodeShared(r, scope));
   return {
     rules: inIdentityHashes(
-      awsKeyPlanned(kongUncounted(envoyDescriptorsFitted(windowed, scope), scope), scope)
+      awsKeyPlanned(kongUncounted(envoyFailModeSettled(envoyDescriptorsFitted(windowed, scope), scope), scope), scope)
         .map(edgeHeaders)
         .map(withStoreBytes)
         .map(withKeyLength),
@@ -1377,7 +1426,7 @@ export function buildMatrix(ctx: MatrixContext, hand: HandRule[]): MatrixResult 
  * cardinality bound. A stated algorithm the gateway does not run is named in the rationale.
  */
 function edgeCompleted(rule: MatrixRule, ctx: MatrixContext): MatrixRule {
-  const { scope, ceilingRps } = ctx;
+  const { scope } = ctx;
   if (rule.layer !== 'edge' || scope.gateway === 'none') return rule;
   const edge = edgeCounter(rule, scope);
   if (rule.source === 'generated') return rule;
@@ -1393,7 +1442,7 @@ function edgeCompleted(rule: MatrixRule, ctx: MatrixContext): MatrixRule {
     (rule.identity === 'global'
       ? { bound: 1, basis: rate ? edgeCeilingBasis(edge, rate, burst, ttl) : edge.shared ? 'one counter' : 'one counter per edge node' }
       : pop
-        ? bound(pop.population, ceilingRps, ttl, pop.label)
+        ? bound(pop.population, admitted(ctx), ttl, pop.label)
         : undefined);
   const asked =
     rule.algorithm !== undefined && rule.algorithm !== edge.algorithm
@@ -1530,7 +1579,7 @@ function edgeCosted(rule: MatrixRule, all: readonly MatrixRule[], ctx: MatrixCon
     const pop = rule.identity && rule.identity !== 'global' ? populationOf(rule.identity, scope) : undefined;
     const cardinality =
       ttl !== rule.ttlSeconds && rule.cardinality?.byTraffic && pop
-        ? bound(pop.population, ctx.ceilingRps, ttl, pop.label)
+        ? bound(pop.population, admitted(ctx), ttl, pop.label)
         : rule.cardinality;
     const why = `${names} cost${eps.length === 1 ? 's' : ''} ${units} units a call, and ${edge.component} counts requests, not cost: ${
       id === rule.id
@@ -1584,6 +1633,46 @@ function edgeWindowed(rule: MatrixRule, scope: Scope): MatrixRule {
         }
       : {}),
   };
+}
+
+/**
+ * A per-address edge rule each gateway node counts on its own: one address whose requests the
+ * load balancer spreads over K nodes passes up to K times its rate, which the share just stated
+ * does not include. Empty when one count serves the fleet.
+ */
+function perNodeAddressNote(scope: Scope, edge: EdgeCounter | undefined): string {
+  if (!edge || !countedPerNode({ identity: 'ip' }, scope)) return '';
+  const { k, stated } = gatewayNodes(scope);
+  if (k <= 1) return '';
+  return ` That share is per ${gatewayNodeName(scope.gateway)} node: each of the ${formatNumber(k)} nodes${stated ? '' : ' (assumed, stack.gatewayNodes not given)'} counts an address on its own, so an address whose requests are spread over all of them passes up to ${formatNumber(k)} times it.`;
+}
+
+/**
+ * Envoy's rate limit filter has one failure_mode_deny for every rule its service counts: once a
+ * rule asks to fail closed (scope.envoyDenyRules) it is true, and a rule stated open fails closed
+ * at Envoy too. The row states the mode Envoy gives it, and says which rule made it so.
+ */
+function envoyFailModeSettled(rules: MatrixRule[], scope: Scope): MatrixRule[] {
+  if (scope.gateway !== 'envoy' || !envoyFailureModeDeny(scope)) return rules;
+  const closed = scope.envoyDenyRules ?? [];
+  return rules.map((rule) => {
+    if (rule.layer !== 'edge' || envoyCounter(rule) !== 'service' || rule.failMode !== 'open') return rule;
+    return {
+      ...rule,
+      failMode: 'closed',
+      rationale:
+        `${rule.rationale ?? ''} It is stated open, but fails closed at Envoy: failure_mode_deny is one setting of the rate limit filter for every rule the service counts, and it is true because ${joinNames(closed)} ${closed.length === 1 ? 'is' : 'are'} asked to fail closed (the strictest mode asked for wins). To keep it open, count it in the middleware instead.`.trim(),
+    };
+  });
+}
+
+/**
+ * An edge rule of no identity counted in each gateway node, with K given: what each node's file
+ * ships (perNodeShare), beside the rule's fleet-wide numbers.
+ */
+function nodeShared(rule: MatrixRule, scope: Scope): MatrixRule {
+  const perNode = perNodeShare(rule, scope);
+  return perNode ? { ...rule, perNode } : rule;
 }
 
 /**
@@ -1652,9 +1741,13 @@ function envoyDescriptorsFitted(rules: MatrixRule[], scope: Scope): MatrixRule[]
     if (!rule.rate || !(rule.rate.requests > 0) || !(rule.rate.periodSeconds > 0)) return rule;
     const burst = typeof rule.burst === 'number' && rule.burst > 0 ? Math.ceil(rule.burst) : null;
     const w = envoyLocalWindow(rule.rate, burst, baseMs);
-    if (w.burst === burst) return rule;
+    // each node's share fills at the same interval: its bucket is fitted the same way
+    const node = rule.perNode ? envoyLocalWindow(rule.perNode.rate, rule.perNode.burst, baseMs) : undefined;
+    const perNode = rule.perNode && node ? { perNode: { ...rule.perNode, burst: node.burst } } : {};
+    if (w.burst === burst) return { ...rule, ...perNode };
     return {
       ...rule,
+      ...perNode,
       burst: w.burst,
       ...(w.fitted
         ? { derivation: `${rule.derivation ? `${rule.derivation}; ` : ''}burst ${formatNumber(w.burst ?? 0)}, because ${w.fitted}` }

@@ -117,6 +117,12 @@ export interface Scope {
   gateway: Gateway;
   /** Gateway nodes that each keep their own counters, when the answers give them (stack.gatewayNodes). */
   gatewayNodes?: number;
+  /**
+   * Envoy: the rules counted by the rate limit service whose answers ask them to fail closed.
+   * Envoy's rate limit filter has one failure_mode_deny for all of them: true when any does (the
+   * strictest asked for), and the open ones then fail closed too. Absent or empty: false.
+   */
+  envoyDenyRules?: string[];
   store: Store;
   trustedProxies: string[];
   identities: IdentityKind[];
@@ -175,6 +181,13 @@ export interface MatrixRule {
   quotaBackstop?: { quota: number; factor: number; assumed: boolean };
   /** Bucket capacity; null when the algorithm has no burst (windows). */
   burst?: number | null;
+  /**
+   * An edge rule of no identity (the ceiling) counted in each gateway node, when the answers give
+   * the node count K (stack.gatewayNodes): what each node's file configures, the stated rate and
+   * burst divided by K (rounded down, at least what one node needs to admit one request). The
+   * rule's own rate and burst stay the fleet-wide promise.
+   */
+  perNode?: { nodes: number; rate: { requests: number; periodSeconds: number }; burst: number | null };
   /** Default cost per request, plus per-endpoint weights against this bucket. */
   cost?: { default: number; byEndpoint: { endpoint: string; cost: number }[] };
   /**

@@ -1,7 +1,7 @@
 /** Metrics, alert thresholds and store configuration. */
 import { formatNumber, joinAnd } from '../format.js';
 import { ACCESS_OUTCOMES } from '../runtime/middleware/metrics.js';
-import { ENVOY_APP_CLUSTER, ENVOY_FAILURE_MODE_DENY, ENVOY_LOCAL_STAT_PREFIX, edgeCounter, envoyCounter } from './gateway-behaviour.js';
+import { ENVOY_APP_CLUSTER, ENVOY_LOCAL_STAT_PREFIX, edgeCounter, envoyCounter, envoyFailureModeDeny } from './gateway-behaviour.js';
 import { BYTES_PER_KEY, KEY_VALUE_CHARS, keyNameExtraBytes, maxKeyChars } from './matrix.js';
 import { algorithmLabel } from './algorithms.js';
 import { slug } from './naming.js';
@@ -182,8 +182,8 @@ function penaltyKeys(
   const bytes = envelope(alone, (t) => t.keys * t.bytes);
   const w = (s: number) => formatNumber(s);
   const text = counters
-    ? `Penalty box: at most ${formatNumber(strikes)} refusal counters (ceiling ${formatNumber(ceilingRps)} req/s x their ${w(penalty.withinSeconds)} s lifetime: each needs a refusal within it) and ${formatNumber(boxes)} boxes (each needs ${formatNumber(penalty.refusals)} refusals, all within the ${w(penalty.withinSeconds)} s before it shut and the ${w(penalty.blockSeconds)} s it stays shut: ceiling x ${w(boxWindow)} s / ${formatNumber(penalty.refusals)}), but ${formatNumber(keys)} keys together: a refusal counts toward one key only (the counter it creates, or the box it helps shut, which deletes the counter), so ceiling x (${w(penalty.withinSeconds)} s + ${w(penalty.blockSeconds)} s / ${formatNumber(penalty.refusals)}).${SHARES}`
-    : `Penalty box: at most ${formatNumber(boxes)} boxes (ceiling ${formatNumber(ceilingRps)} req/s x their ${w(penalty.blockSeconds)} s lifetime: each is shut by a refusal within it).${SHARES}`;
+    ? `Penalty box: at most ${formatNumber(strikes)} refusal counters (the ${formatNumber(ceilingRps)} req/s the ceiling admits x their ${w(penalty.withinSeconds)} s lifetime: each needs a refusal within it) and ${formatNumber(boxes)} boxes (each needs ${formatNumber(penalty.refusals)} refusals, all within the ${w(penalty.withinSeconds)} s before it shut and the ${w(penalty.blockSeconds)} s it stays shut: ceiling x ${w(boxWindow)} s / ${formatNumber(penalty.refusals)}), but ${formatNumber(keys)} keys together: a refusal counts toward one key only (the counter it creates, or the box it helps shut, which deletes the counter), so ceiling x (${w(penalty.withinSeconds)} s + ${w(penalty.blockSeconds)} s / ${formatNumber(penalty.refusals)}).${SHARES}`
+    : `Penalty box: at most ${formatNumber(boxes)} boxes (the ${formatNumber(ceilingRps)} req/s the ceiling admits x their ${w(penalty.blockSeconds)} s lifetime: each is shut by a refusal within it).${SHARES}`;
   return {
     store: { keys, bytes, rows, text },
     traffic: {
@@ -443,7 +443,7 @@ function edgeCounting(scope: Scope, rules: readonly MatrixRule[], middleware: bo
         : []),
       ...(service.length > 0
         ? [
-            `the rate limit filter (${service.join(', ')}) counts the service's refusals in envoy_cluster_ratelimit_over_limit{envoy_cluster_name="${ENVOY_APP_CLUSTER}"} and the requests it let through while the service was unreachable in envoy_cluster_ratelimit_failure_mode_allowed; in shadow mode the service answers OK, so Envoy counts nothing over the limit and only the service's own stats show the would-be refusals: ratelimit.service.rate_limit.<domain>.<descriptor>.shadow_mode, which prom/statsd-exporter with the mapping from the envoyproxy/ratelimit README publishes as ratelimit_service_rate_limit_shadow_mode{domain, key1, key2}`,
+            `the rate limit filter (${service.join(', ')}) counts the service's refusals in envoy_cluster_ratelimit_over_limit{envoy_cluster_name="${ENVOY_APP_CLUSTER}"} and ${envoyFailureModeDeny(scope) ? 'its failed calls to the service (each refused with 503, failure_mode_deny true) in envoy_cluster_ratelimit_error' : 'the requests it let through while the service was unreachable in envoy_cluster_ratelimit_failure_mode_allowed'}; in shadow mode the service answers OK, so Envoy counts nothing over the limit and only the service's own stats show the would-be refusals: ratelimit.service.rate_limit.<domain>.<descriptor>.shadow_mode, which prom/statsd-exporter with the mapping from the envoyproxy/ratelimit README publishes as ratelimit_service_rate_limit_shadow_mode{domain, key1, key2}`,
           ]
         : []),
     ];
@@ -465,7 +465,7 @@ function edgeCounting(scope: Scope, rules: readonly MatrixRule[], middleware: bo
 }
 
 /** Envoy's own series for its edge rules (its stats on /stats/prometheus, the rate limit service's through statsd_exporter). */
-function envoyMetrics(rules: readonly MatrixRule[]): MetricSpec[] {
+function envoyMetrics(rules: readonly MatrixRule[], deny: boolean): MetricSpec[] {
   const edge = rules.filter((r) => r.layer === 'edge');
   const local = edge.some((r) => envoyCounter(r) === 'local');
   const service = edge.some((r) => envoyCounter(r) === 'service');
@@ -490,13 +490,21 @@ function envoyMetrics(rules: readonly MatrixRule[]): MetricSpec[] {
             help: 'Requests the rate limit service answered over the limit (refused, outside shadow mode).',
             emittedBy: ['envoy' as const],
           },
-          {
-            name: 'envoy_cluster_ratelimit_failure_mode_allowed',
-            type: 'counter' as const,
-            labels: ['envoy_cluster_name'],
-            help: 'Requests let through uncounted because the rate limit service was unreachable or failed (failure_mode_deny false): the edge fail-open signal.',
-            emittedBy: ['envoy' as const],
-          },
+          deny
+            ? {
+                name: 'envoy_cluster_ratelimit_error',
+                type: 'counter' as const,
+                labels: ['envoy_cluster_name'],
+                help: 'Errors asking the rate limit service (unreachable or failed); with failure_mode_deny true each refused its request with 503: the edge fail-closed signal.',
+                emittedBy: ['envoy' as const],
+              }
+            : {
+                name: 'envoy_cluster_ratelimit_failure_mode_allowed',
+                type: 'counter' as const,
+                labels: ['envoy_cluster_name'],
+                help: 'Requests let through uncounted because the rate limit service was unreachable or failed (failure_mode_deny false): the edge fail-open signal.',
+                emittedBy: ['envoy' as const],
+              },
           {
             name: 'ratelimit_service_rate_limit_shadow_mode',
             type: 'counter' as const,
@@ -510,7 +518,7 @@ function envoyMetrics(rules: readonly MatrixRule[]): MetricSpec[] {
 }
 
 /** Alerts on Envoy's own series: the ceiling firing, a spike of refusals, requests let through while the service is unreachable. */
-function envoyAlerts(rules: readonly MatrixRule[]): AlertSpec[] {
+function envoyAlerts(rules: readonly MatrixRule[], deny: boolean): AlertSpec[] {
   const edge = rules.filter((r) => r.layer === 'edge');
   const ceiling = edge.filter((r) => envoyCounter(r) === 'local').map((r) => r.id);
   const service = edge.filter((r) => envoyCounter(r) === 'service').map((r) => r.id);
@@ -542,15 +550,25 @@ function envoyAlerts(rules: readonly MatrixRule[]): AlertSpec[] {
             severity: 'ticket' as const,
             why: 'A sudden spike is an attack or a broken client release; either needs a person.',
           },
-          {
-            name: 'RateLimitEdgeFailOpen',
-            metric: 'envoy_cluster_ratelimit_failure_mode_allowed',
-            condition: `Envoy lets requests through uncounted because the rate limit service is unreachable (${service.join(', ')} fail open)`,
-            expr: `sum(rate(envoy_cluster_ratelimit_failure_mode_allowed{envoy_cluster_name="${ENVOY_APP_CLUSTER}"}[5m])) > 0`,
-            for: '1m',
-            severity: 'page' as const,
-            why: 'While the rate limit service is down the per-client edge limits protect nothing.',
-          },
+          deny
+            ? {
+                name: 'RateLimitEdgeFailClosed',
+                metric: 'envoy_cluster_ratelimit_error',
+                condition: `Envoy cannot reach the rate limit service and refuses with 503 every request it covers (${service.join(', ')} fail closed: failure_mode_deny true)`,
+                expr: `sum(rate(envoy_cluster_ratelimit_error{envoy_cluster_name="${ENVOY_APP_CLUSTER}"}[5m])) > 0`,
+                for: '1m',
+                severity: 'page' as const,
+                why: 'While the rate limit service is down every request the per-client edge rules cover is refused.',
+              }
+            : {
+                name: 'RateLimitEdgeFailOpen',
+                metric: 'envoy_cluster_ratelimit_failure_mode_allowed',
+                condition: `Envoy lets requests through uncounted because the rate limit service is unreachable (${service.join(', ')} fail open)`,
+                expr: `sum(rate(envoy_cluster_ratelimit_failure_mode_allowed{envoy_cluster_name="${ENVOY_APP_CLUSTER}"}[5m])) > 0`,
+                for: '1m',
+                severity: 'page' as const,
+                why: 'While the rate limit service is down the per-client edge limits protect nothing.',
+              },
         ]
       : []),
   ];
@@ -655,7 +673,7 @@ function edgeServiceRedis(scope: Scope, rules: readonly MatrixRule[]): string | 
   const keys = rows.reduce((n, r) => n + r.keys, 0);
   const bytes = rows.reduce((n, r) => n + r.bytes, 0);
   const ids = rows.map((r) => r.id);
-  return `The rate limit service (envoyproxy/ratelimit) keeps ${joinAnd(ids)} in its own Redis, which this design's memory estimate does not size and whose memory no alert here watches: one counter per client and window, expiring with its window, at most ${formatNumber(keys)} live (${rows.map((r) => `${r.id} ${formatNumber(r.keys)}`).join(', ')}, the rules' cardinality bounds), about ${mib(bytes)} at ${formatNumber(BYTES_PER_KEY['fixed-window'])} B a counter plus its key name (domain, rule, client address and window start). Run that Redis on a dedicated instance with maxmemory-policy noeviction and at least that much memory (an evicted counter resets a limit), and scrape it with redis_exporter as you would a limiter store: while it is unreachable the service cannot count and Envoy ${ENVOY_FAILURE_MODE_DENY ? 'refuses' : 'lets through uncounted'} every request these rules cover.`;
+  return `The rate limit service (envoyproxy/ratelimit) keeps ${joinAnd(ids)} in its own Redis, which this design's memory estimate does not size and whose memory no alert here watches: one counter per client and window, expiring with its window, at most ${formatNumber(keys)} live (${rows.map((r) => `${r.id} ${formatNumber(r.keys)}`).join(', ')}, the rules' cardinality bounds), about ${mib(bytes)} at ${formatNumber(BYTES_PER_KEY['fixed-window'])} B a counter plus its key name (domain, rule, client address and window start). Run that Redis on a dedicated instance with maxmemory-policy noeviction and at least that much memory (an evicted counter resets a limit), and scrape it with redis_exporter as you would a limiter store: while it is unreachable the service cannot count and Envoy ${envoyFailureModeDeny(scope) ? 'refuses' : 'lets through uncounted'} every request these rules cover.`;
 }
 
 /** Longest client address envoyproxy/ratelimit writes into a key: IPv6 in full text. */
@@ -703,7 +721,7 @@ export function buildMonitoring(scope: Scope, rules: MatrixRule[], context: Moni
   const dayAgo = `sum by (rule) (rate(${throttled}[5m] offset 1d))`;
   // ratelimit_throttled_total exists only where something counts into it: the middleware, the outbound client, nginx's mtail
   const throttleCounted = hasMiddleware || hasOutbound || edge?.countedBy === 'nginx-log';
-  const alerts: AlertSpec[] = [...(envoyEdge ? envoyAlerts(rules) : [])];
+  const alerts: AlertSpec[] = [...(envoyEdge ? envoyAlerts(rules, envoyFailureModeDeny(scope)) : [])];
   if (throttleCounted)
     alerts.push({
       name: 'RateLimitThrottleSpike',
@@ -877,7 +895,7 @@ export function buildMonitoring(scope: Scope, rules: MatrixRule[], context: Moni
       ...(access && hasMiddleware ? [access] : []),
       ...(hasOutbound ? OUTBOUND_METRICS : []),
       ...(hasStore ? STORE_METRICS : []),
-      ...(envoyEdge ? envoyMetrics(rules) : []),
+      ...(envoyEdge ? envoyMetrics(rules, envoyFailureModeDeny(scope)) : []),
     ],
     alerts,
     store: {

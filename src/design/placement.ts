@@ -1,9 +1,9 @@
 /** Enforcement placement: which layer owns which rule, the atomic primitive, client IP, hybrid. */
-import { formatNumber, joinAnd } from '../format.js';
+import { formatNumber, joinAnd, secondsWords } from '../format.js';
 import type { Diagram, Enforcement, LayerAssignment, MatrixRule, ResolvedEndpoint, Scope } from './model.js';
 import { hashTag } from '../runtime/middleware/keys.js';
 import { algorithmLabel, luaScriptFor } from './algorithms.js';
-import { edgeCounter } from './gateway-behaviour.js';
+import { countedPerNode, edgeCounter, fleetAdmission, gatewayNodeName, gatewayNodes, UNEVEN_BALANCE_TEXT } from './gateway-behaviour.js';
 import { middlewareComponent, outboundComponent, runsOnNode } from './naming.js';
 
 /**
@@ -30,6 +30,27 @@ function edgeCountsWhere(scope: Scope, rules: readonly MatrixRule[]): string {
     by.set(where, [...(by.get(where) ?? []), r.id]);
   }
   return [...by].map(([where, ids]) => `${joinAnd(ids)} ${ids.length === 1 ? 'keeps its count' : 'keep their counts'} ${where}.`).join(' ');
+}
+
+/** The per-node sentences of the fleet-wide edge rules each gateway node counts (nodeShareText), after a space; '' when none. */
+function nodeShares(scope: Scope, rules: readonly MatrixRule[]): string {
+  const texts = rules
+    .filter((x) => x.layer === 'edge' && x.identity === 'global' && x.rate && countedPerNode(x, scope))
+    .map((x) => nodeShareText(scope, x))
+    .filter((t) => t !== '');
+  return texts.length > 0 ? ` ${texts.join(' ')}` : '';
+}
+
+/** A fleet-wide edge rule counted in each node: the stated figure, what each node ships, and what the fleet then admits. */
+function nodeShareText(scope: Scope, rule: MatrixRule): string {
+  const rate = rule.rate as { requests: number; periodSeconds: number };
+  const name = gatewayNodeName(scope.gateway);
+  const p = rule.perNode;
+  if (p)
+    return `${rule.id} states ${formatNumber(rate.requests)} per ${secondsWords(rate.periodSeconds)} for the fleet; each of the ${formatNumber(p.nodes)} ${name} nodes ships ${formatNumber(p.rate.requests)} per ${secondsWords(p.rate.periodSeconds)}${p.burst !== null ? `, burst ${formatNumber(p.burst)}` : ''}, so together they admit ${formatNumber(p.rate.requests * p.nodes)} per ${secondsWords(p.rate.periodSeconds)} (${UNEVEN_BALANCE_TEXT}).`;
+  const { k, stated } = gatewayNodes(scope);
+  if (stated || k <= 1) return '';
+  return `${rule.id} ships ${formatNumber(rate.requests)} per ${secondsWords(rate.periodSeconds)} on each ${name} node: the answers do not give the node count (stack.gatewayNodes), so K = ${formatNumber(k)} nodes (assumed) admit up to ${formatNumber(rate.requests * k)} per ${secondsWords(rate.periodSeconds)}, and the key counts and memory here are sized for that.`;
 }
 
 function fmtMiB(bytes: number): string {
@@ -350,7 +371,7 @@ export function buildEnforcement(scope: Scope, rules: MatrixRule[], exempt: Reso
       layer: 'edge',
       component: edgeComponent(scope, edgeRules),
       ruleIds: edgeRules.map((r) => r.id),
-      why: `Coarse limits that need no identity beyond the client address: rejected before the request costs the application anything.${edgeUncountedNote(scope, edgeRules)}`,
+      why: `Coarse limits that need no identity beyond the client address: rejected before the request costs the application anything.${edgeUncountedNote(scope, edgeRules)}${nodeShares(scope, edgeRules)}`,
     });
   }
   const mwRules = byLayer.get('middleware') ?? [];
@@ -468,7 +489,8 @@ export function buildEnforcement(scope: Scope, rules: MatrixRule[], exempt: Reso
 
   const auth = rules.filter((r) => r.tier === 'security' && r.algorithm === 'sliding-window-log');
   const ceiling = rules.find((r) => r.tier === 'ceiling' && r.rate);
-  const ceilingRps = ceiling?.rate ? ceiling.rate.requests / ceiling.rate.periodSeconds : undefined;
+  // what the gateway fleet admits under the ceiling, as its files ship it (the key-count bounds' figure)
+  const fleet = ceiling?.rate ? fleetAdmission(scope, ceiling) : undefined;
   const flows = [...new Set(auth.map((r) => /\{([^}]*)\}/.exec(r.key ?? '')?.[1]).filter((t): t is string => t !== undefined))];
   const flowLoad = flows.map((tag) => {
     const rows = auth.filter((r) => (r.key ?? '').includes(`{${tag}}`));
@@ -478,7 +500,7 @@ export function buildEnforcement(scope: Scope, rules: MatrixRule[], exempt: Reso
   const worst = flowLoad.reduce<(typeof flowLoad)[number] | undefined>((a, b) => (a && a.bytes >= b.bytes ? a : b), undefined);
   const slotText =
     scope.store === 'redis-cluster'
-      ? ` The shared tag keeps both keys in one cluster slot, which a multi-key script requires, and so every key of a flow sits on one shard: ${flows.length} flow${flows.length === 1 ? '' : 's'} (${flows.map((t) => `{${t}}`).join(', ')}) on at most ${flows.length} shard${flows.length === 1 ? '' : 's'}. That shard is a hot spot under attack: nothing but the ceiling bounds auth traffic, so in the worst case the whole ${ceilingRps !== undefined ? `${formatNumber(ceilingRps)} req/s ceiling` : 'ceiling'} goes to one flow, one script call (two keys) per request on that shard${worst ? `, and the flow's keys can reach ${fmtMiB(worst.bytes)} (${worst.tag === flows[0] && flows.length === 1 ? 'its' : `{${worst.tag}}'s`} two rows' bound in the memory estimate)` : ''}. Size each shard for that load and memory, not for the everyday auth volume.`
+      ? ` The shared tag keeps both keys in one cluster slot, which a multi-key script requires, and so every key of a flow sits on one shard: ${flows.length} flow${flows.length === 1 ? '' : 's'} (${flows.map((t) => `{${t}}`).join(', ')}) on at most ${flows.length} shard${flows.length === 1 ? '' : 's'}. That shard is a hot spot under attack: nothing but the ceiling bounds auth traffic, so in the worst case all the traffic the ceiling admits goes to one flow${fleet ? ` (${fleet.text})` : ''}, one script call (two keys) per request on that shard${worst ? `, and the flow's keys can reach ${fmtMiB(worst.bytes)} (${worst.tag === flows[0] && flows.length === 1 ? 'its' : `{${worst.tag}}'s`} two rows' bound in the memory estimate)` : ''}. Size each shard for that load and memory, not for the everyday auth volume.`
       : " The shared tag also lets the script run unchanged on Redis Cluster, where a multi-key script needs its keys in one slot (every key of a flow would then live on one shard, which takes the whole of that flow's traffic under attack).";
   return {
     primitive,

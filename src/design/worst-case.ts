@@ -31,6 +31,7 @@ import {
   awsKeyPlan,
   edgeCounter,
   edgeMethods,
+  gatewayNodes,
   kongPolicy,
   kongRoutePlan,
 } from './gateway-behaviour.js';
@@ -210,8 +211,8 @@ function edgeCounters(
   text: string;
 } {
   // the gateway's own nodes when the answers give them; else one per application instance, said so in the row
-  const stated = design.scope.gatewayNodes;
-  const nodes = stated ?? (design.scope.topology === 'horizontal' ? design.scope.instances : 1);
+  const { k: nodes, stated: known } = gatewayNodes(design.scope);
+  const stated = known ? nodes : undefined;
   const counter = edgeCounter(rule, design.scope);
   switch (design.scope.gateway) {
     case 'cloudflare': {
@@ -267,7 +268,10 @@ function edgeCounters(
     stated !== undefined
       ? `; K = ${fmt(nodes)} ${gatewayName} node${nodes === 1 ? '' : 's'}, as the answers give them (stack.gatewayNodes).`
       : `. The answers do not say how many ${gatewayName} nodes run (stack.gatewayNodes): K = ${fmt(nodes)} is assumed, one per application instance (stack.instances); each further ${gatewayName} node admits this much again.`;
-  return { k: nodes, routes, text: `${what} keeps its counter in each node${kText}${onRoutes}` };
+  const share = rule.perNode
+    ? ` Each node ships its share of the stated ${fmt(rule.rate?.requests ?? 0)}: ${fmt(rule.perNode.rate.requests)} per ${periodWords(rule.perNode.rate.periodSeconds)}${rule.perNode.burst !== null ? `, burst ${fmt(rule.perNode.burst)}` : ''} (the stated figures divided by K, rounded down).`
+    : '';
+  return { k: nodes, routes, text: `${what} keeps its counter in each node${kText}${share}${onRoutes}` };
 }
 
 /**
@@ -343,7 +347,11 @@ const byRule: WorstCaseKind = {
       if (!sized(rule) || rule.layer === undefined) continue;
       // a rule its gateway counts nowhere admits nothing less than the other rules do: no row (the table says why)
       if (rule.notEnforced?.all) continue;
-      const base = perCounter(rule);
+      // a rule each node counts with K given: each node's share (perNode) is what one counter admits
+      const base =
+        rule.layer === 'edge' && rule.perNode
+          ? perCounter({ ...rule, rate: rule.perNode.rate, burst: rule.perNode.burst })
+          : perCounter(rule);
       const periodText = rule.rate.periodText ?? periodWords(rule.rate.periodSeconds);
       let worstCase = base.worstCase;
       let formula = base.formula;

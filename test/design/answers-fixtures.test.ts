@@ -274,7 +274,9 @@ describe('dual-key auth on a Redis Cluster: the hot slot stated with numbers', (
     expect(text).not.toMatch(/fine for auth volumes|no hot spot/);
     expect(text).toContain('2 flows ({auth:login}, {auth:signup}) on at most 2 shards');
     const ceiling = rule(design, 'global-ceiling');
-    expect(text).toContain(`the whole ${ceiling.rate!.requests.toLocaleString('en-US')} req/s ceiling goes to one flow`);
+    expect(text).toContain(
+      `all the traffic the ceiling admits goes to one flow (the ceiling admits ${ceiling.rate!.requests.toLocaleString('en-US')} req/s)`,
+    );
     expect(text).toMatch(/the flow's keys can reach [\d.,]+ (MiB|GiB)/);
   });
 });

@@ -152,20 +152,29 @@ describe('edge-only design on Envoy: the document states what the shipped files 
     expect(ceiling).toContain('x 3 nodes');
   });
 
-  it('the fail mode the document states is what failure_mode_deny does, and it says the closed classes are not honoured', () => {
-    expect(globalFilter.failure_mode_deny).toBe(false);
-    expect(rule(design, 'anonymous-per-ip').failMode).toBe('open');
+  it('failure_mode_deny is the strictest mode the rules the service counts ask for (closed), and the document names the open class that then fails closed', () => {
+    // write and expensive are answered closed, read open: Envoy's one setting refuses for all of them
+    expect(globalFilter.failure_mode_deny).toBe(true);
+    expect(globalFilter.status_on_error).toEqual({ code: 'ServiceUnavailable' });
+    expect(design.scope.envoyDenyRules?.slice().sort()).toEqual(['anonymous-per-ip-cost-2', 'anonymous-per-ip-cost-5']);
+    for (const id of ['anonymous-per-ip', 'anonymous-per-ip-cost-2', 'anonymous-per-ip-cost-5'])
+      expect(rule(design, id).failMode).toBe('closed');
     const failModes = section(doc, '### 2.2');
-    expect(failModes).toContain('failure_mode_deny false');
-    expect(failModes).toContain('lets every request through uncounted');
-    // the closed classes sit in the rules of their cost, each saying it is not honoured
+    expect(failModes).toContain('failure_mode_deny true');
+    expect(failModes).toContain('refuses every request it covers');
     expect(failModes).toMatch(
-      /`anonymous-per-ip-cost-5`: [^\n]*The answers ask expensive to fail closed: the generated configuration does not honour that/,
+      /`anonymous-per-ip`: [^\n]*The answers ask read to fail open: the generated configuration does not honour that, because Envoy's failure_mode_deny is one setting of the rate limit filter, not of a route, and it is true because anonymous-per-ip-cost-\d and anonymous-per-ip-cost-\d are asked to fail closed/,
     );
-    expect(failModes).toMatch(
-      /`anonymous-per-ip-cost-2`: [^\n]*The answers ask write to fail closed: the generated configuration does not honour that/,
+    expect(failModes).not.toMatch(/`anonymous-per-ip-cost-5`: [^\n]*does not honour/);
+    expect(section(doc, '### 5.6')).toContain('failure_mode_deny true');
+    // the shipped file says the same, rule by rule
+    const yaml = files.find((f) => f.path === 'gateway/envoy-local-ratelimit.yaml')!.content;
+    expect(yaml).toContain(
+      '# anonymous-per-ip: fail closed: while the rate limit service is unreachable, Envoy refuses its requests with 503 (failure_mode_deny true).',
     );
-    expect(section(doc, '### 5.6')).toContain('failure_mode_deny false');
+    expect(yaml).toMatch(
+      /#\s+The answers ask it to fail open; failure_mode_deny is one setting for every rule the service counts, true because/,
+    );
   });
 
   it('the alerts read what Envoy and its rate limit service export, and validate passes', () => {
@@ -178,11 +187,13 @@ describe('edge-only design on Envoy: the document states what the shipped files 
       ),
     ).toBe(true);
     const appCluster = hcm.route_config.virtual_hosts[0].routes.at(-1).route.cluster;
-    expect(exprs.some((e) => e.includes(`envoy_cluster_ratelimit_failure_mode_allowed{envoy_cluster_name="${appCluster}"}`))).toBe(true);
+    // failure_mode_deny true: Envoy refuses while the service is unreachable, and counts each failed call as an error
+    expect(exprs.some((e) => e.includes(`envoy_cluster_ratelimit_error{envoy_cluster_name="${appCluster}"}`))).toBe(true);
+    expect(exprs.join('\n')).not.toContain('envoy_cluster_ratelimit_failure_mode_allowed');
     expect(exprs.some((e) => e.includes('envoy_cluster_ratelimit_over_limit'))).toBe(true);
     // the metrics table has rows, one per series an alert reads
     const metrics = section(doc, '### 6.1');
-    for (const name of ['envoy_http_local_rate_limit_rate_limited', 'envoy_cluster_ratelimit_failure_mode_allowed']) {
+    for (const name of ['envoy_http_local_rate_limit_rate_limited', 'envoy_cluster_ratelimit_error']) {
       expect(metrics).toContain(`| \`${name}\` | counter |`);
     }
   });

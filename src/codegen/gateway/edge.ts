@@ -3,7 +3,8 @@
  * rule counts (method + route patterns, or everything but the exempt endpoints), what it is
  * keyed on, and its rate, burst, fail mode and kill switch.
  */
-import { edgeMethods, edgePathBody } from '../../design/gateway-behaviour.js';
+import { edgeMethods, edgePathBody, gatewayNodeName, gatewayNodes, UNEVEN_BALANCE_TEXT } from '../../design/gateway-behaviour.js';
+import { formatNumber, secondsWords } from '../../format.js';
 import type { Design, FailMode, MatrixRule, RuleIdentity } from '../../design/model.js';
 import { regexLiteral } from '../../escape/index.js';
 
@@ -31,6 +32,7 @@ export interface EdgeRule {
   title: string;
   identity?: RuleIdentity;
   key: EdgeKey;
+  /** What each node's file configures: the rule's numbers, or each node's share of them (perNode). */
   rate: { requests: number; periodSeconds: number };
   burst: number | null;
   /** Empty: every request except the exempt endpoints. */
@@ -94,8 +96,10 @@ export function edgeRules(design: Design): EdgeRule[] {
   return design.rules
     .filter((r) => r.layer === 'edge' && r.rate && r.rate.requests > 0 && r.rate.periodSeconds > 0)
     .map((r) => {
-      const rate = r.rate as { requests: number; periodSeconds: number };
-      const burst = typeof r.burst === 'number' && r.burst > 0 ? Math.ceil(r.burst) : null;
+      // a rule counted in each node with K given ships each node's share (perNode)
+      const rate = (r.perNode?.rate ?? r.rate) as { requests: number; periodSeconds: number };
+      const given = r.perNode ? r.perNode.burst : r.burst;
+      const burst = typeof given === 'number' && given > 0 ? Math.ceil(given) : null;
       return {
         rule: r,
         id: r.id,
@@ -184,4 +188,21 @@ export const FAIL_STATEMENT = /\bfail (open|closed)(?= if its (?:count|policy) m
 /** Every fail mode a piece of a gateway file states (FAIL_STATEMENT), lowercased. */
 export function statedFailModes(text: string): ('open' | 'closed')[] {
   return [...text.matchAll(FAIL_STATEMENT)].map((m) => (m[1] as string).toLowerCase() as 'open' | 'closed');
+}
+
+/**
+ * The sentence a gateway file gives a rule of no identity counted in each node: each node's
+ * share of the fleet figure when the answers give K, else the fleet figure on every node and
+ * what K nodes then admit (the K the document assumes).
+ */
+export function perNodeNote(design: Design, r: EdgeRule): string {
+  const name = gatewayNodeName(design.scope.gateway);
+  const fleet = r.rule.rate as { requests: number; periodSeconds: number };
+  const fleetText = `${formatNumber(fleet.requests)} per ${secondsWords(fleet.periodSeconds)}${typeof r.rule.burst === 'number' && r.rule.burst > 0 ? `, burst ${formatNumber(r.rule.burst)}` : ''}`;
+  const p = r.rule.perNode;
+  if (p)
+    return `Per node: the fleet's ${fleetText} divided by the ${p.nodes} ${name} nodes (stack.gatewayNodes), rounded down: ${formatNumber(p.rate.requests)} per ${secondsWords(p.rate.periodSeconds)}${p.burst !== null ? `, burst ${formatNumber(p.burst)}` : ''} here; ${UNEVEN_BALANCE_TEXT}. Change these numbers when the node count changes.`;
+  const { k, stated } = gatewayNodes(design.scope);
+  if (stated) return `Per node: one ${name} node (stack.gatewayNodes) counts the whole ${fleetText}.`;
+  return `Per node: each ${name} node counts the full ${fleetText}, so K nodes admit K times it; the document sizes key counts and memory for K = ${k} (assumed, stack.gatewayNodes not given). With K known, set the rate and burst to the figure divided by K.`;
 }

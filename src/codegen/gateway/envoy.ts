@@ -15,7 +15,7 @@
 import type { Design } from '../../design/model.js';
 import {
   ENVOY_APP_CLUSTER,
-  ENVOY_FAILURE_MODE_DENY,
+  envoyFailureModeDeny,
   ENVOY_LOCAL_STAT_PREFIX,
   type EdgeWindow,
   edgeCounter,
@@ -40,6 +40,7 @@ import {
   type EdgeRule,
   type RetryAfterFinding,
   failStatement,
+  perNodeNote,
 } from './edge.js';
 
 export const ENVOY_FILTER_PATH = 'gateway/envoy-local-ratelimit.yaml';
@@ -214,7 +215,9 @@ export function envoyFilterConfig(design: Design): Record<string, unknown> {
         timeout: '0.02s',
         // fail mode: true refuses requests while the rate limit service is unreachable; one
         // setting for every route, as the design states it
-        failure_mode_deny: ENVOY_FAILURE_MODE_DENY,
+        failure_mode_deny: envoyFailureModeDeny(design.scope),
+        // refused because the service could not be asked: 503 (a store outage), not Envoy's default 500
+        ...(envoyFailureModeDeny(design.scope) ? { status_on_error: { code: 'ServiceUnavailable' } } : {}),
         enable_x_ratelimit_headers: xHeaders ? 'DRAFT_VERSION_03' : 'OFF',
         rate_limit_service: {
           grpc_service: { envoy_grpc: { cluster_name: RATE_LIMIT_CLUSTER } },
@@ -346,9 +349,9 @@ function ratelimitServiceConfig(design: Design): Record<string, unknown> {
  * What a rule the rate limit service counts does while the service is unreachable: the global
  * filter's one failure_mode_deny setting decides for every such rule.
  */
-export function envoyServiceFailText(deny: boolean = ENVOY_FAILURE_MODE_DENY): string {
+export function envoyServiceFailText(deny: boolean): string {
   return deny
-    ? 'fail closed: while the rate limit service is unreachable, Envoy refuses its requests (failure_mode_deny true)'
+    ? 'fail closed: while the rate limit service is unreachable, Envoy refuses its requests with 503 (failure_mode_deny true)'
     : 'fail open: while the rate limit service is unreachable, Envoy lets its requests through uncounted (failure_mode_deny false)';
 }
 
@@ -370,7 +373,7 @@ function filterHeader(design: Design): string[] {
     const w = windowOf(design, ceiling);
     lines.push(
       `${ceiling.id}: ${rateText(w)}${w.burst ? `, burst ${w.burst}` : ''}, the local token bucket of EACH Envoy instance; ${local_(ceiling)}.`,
-      '  With K instances set tokens_per_fill and max_tokens to the ceiling divided by K.',
+      `  ${perNodeNote(design, ceiling)}`,
     );
   }
   for (const r of local) {
@@ -380,7 +383,12 @@ function filterHeader(design: Design): string[] {
   for (const r of global) {
     const l = serviceLimit(design, r);
     lines.push(
-      `${r.id}: ${envoyServiceFailText()}.`,
+      `${r.id}: ${envoyServiceFailText(envoyFailureModeDeny(design.scope))}.`,
+      ...(envoyFailureModeDeny(design.scope) && !(design.scope.envoyDenyRules ?? []).includes(r.id)
+        ? [
+            `  The answers ask it to fail open; failure_mode_deny is one setting for every rule the service counts, true because ${(design.scope.envoyDenyRules ?? []).join(', ')} asked to fail closed.`,
+          ]
+        : []),
       `  Counted by the rate limit service across all instances, keyed on ${r.key === 'ip' ? 'the client IP (remote_address)' : `the ${API_KEY_HEADER} header`}:`,
       `  ${l.requests_per_unit} per ${l.unit}, fixed window, no burst (the service has none).`,
     );

@@ -36,6 +36,7 @@ import {
   type EdgeRule,
   type RetryAfterFinding,
   killSwitchNote,
+  perNodeNote,
 } from './edge.js';
 
 export const KONG_PATH = 'gateway/kong.yaml';
@@ -326,7 +327,7 @@ function header(design: Design): string[] {
     if (p.ceilings.some((c) => c.id === r.id)) {
       lines.push(
         `${r.id}: ${rateText(w)} as ${w.requests} per ${w.periodSeconds} s, fixed window, no burst, counted in each Kong node's memory` +
-          ` (with K nodes, divide by K); fail ${r.failMode} if its count moves to a shared store (here each Kong node counts it: no store to fail).` +
+          `; ${perNodeNote(design, r)} Fail ${r.failMode} if its count moves to a shared store (here each Kong node counts it: no store to fail).` +
           ` ${killSwitchNote(design, r) ?? 'No kill switch'}.`,
       );
       continue;
@@ -335,7 +336,9 @@ function header(design: Design): string[] {
       `${r.id}: ${w.requests} per ${fixedWindowUnit(w.periodSeconds) ?? `${w.periodSeconds} s`}, fixed window, no burst; ` +
         (r.key === 'global' ? '' : `keyed on ${r.key === 'ip' ? 'the client IP' : `the ${API_KEY_HEADER} header`}, `) +
         (kongPolicy(r, design.scope) === 'local'
-          ? 'policy local: one counter per Kong node (with K nodes, divide by K).'
+          ? r.key === 'global'
+            ? `policy local: one counter per Kong node. ${perNodeNote(design, r)}`
+            : 'policy local: one counter per Kong node, so a client whose requests spread over K nodes passes up to K times it.'
           : 'counters shared through Redis.') +
         (r.routes.length === 0
           ? r === p.serviceRule

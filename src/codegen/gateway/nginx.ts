@@ -8,7 +8,7 @@
  * - gateway/nginx.conf         inside http {}:   real IP, maps, zones, status, log level
  * - gateway/nginx-server.conf  inside server {}: limit_req per rule, dry run, 429 page
  */
-import { edgeCounter } from '../../design/gateway-behaviour.js';
+import { edgeCounter, fleetAdmission } from '../../design/gateway-behaviour.js';
 import type { Design } from '../../design/model.js';
 import { TOOL_VERSION } from '../../version.js';
 import { nginxComment, nginxIdent, nginxJsonString, nginxString } from '../../escape/index.js';
@@ -25,6 +25,7 @@ import {
   type EdgeRule,
   type RetryAfterFinding,
   killSwitchNote,
+  perNodeNote,
 } from './edge.js';
 
 export const NGINX_HTTP_PATH = 'gateway/nginx.conf';
@@ -109,7 +110,19 @@ function header(design: Design, lines: string[]): string[] {
   ];
 }
 
-function describeRule(z: Zone): string[] {
+/**
+ * The states one node's zone holds: the rule's bound (the whole fleet's keys), but no more than
+ * that node admits within the state's TTL under its own ceiling (fleetAdmission's nodeRps).
+ */
+function zoneStates(design: Design, r: EdgeRule): number | undefined {
+  const bound = r.cardinalityBound;
+  const ceiling = design.rules.find((x) => x.tier === 'ceiling' && x.rate);
+  const ttl = r.rule.ttlSeconds;
+  if (bound === undefined || !ceiling || ttl === undefined || !(ttl > 0)) return bound;
+  return Math.min(bound, Math.max(1, Math.ceil(fleetAdmission(design.scope, ceiling).nodeRps * ttl)));
+}
+
+function describeRule(design: Design, z: Zone): string[] {
   const r = z.rule;
   const out = [`# ${nginxComment(`${r.id}: ${r.title}`)}`];
   const rate = ruleRate(r);
@@ -123,20 +136,18 @@ function describeRule(z: Zone): string[] {
   if (!rate.exact)
     out.push(`# ${nginxComment(`nginx counts whole requests per second or minute: ${rateText(r.rate)} is approximated as ${rate.text}.`)}`);
   if (r.key === 'global') {
-    out.push(
-      `# ${nginxComment('Per node: each nginx node keeps its own counter. With K nodes behind one load balancer, set rate (and burst) to the ceiling divided by K.')}`,
-    );
+    out.push(`# ${nginxComment(perNodeNote(design, r))}`);
   }
   if (r.key === 'api-key') {
     out.push(
       `# ${nginxComment(`Assumes the API key arrives in the ${API_KEY_HEADER} header; change $http_${API_KEY_HEADER.replace(/-/g, '_')} if yours differs.`)}`,
     );
   }
-  const bound = r.cardinalityBound;
+  const bound = zoneStates(design, r);
   out.push(
     `# ${nginxComment(
       bound !== undefined
-        ? `Zone: ${bound} live state(s) x ~${NGINX_STATE_BYTES} B = ${nginxZoneMb(bound)} MB (rounded up); nginx drops the oldest idle state when it is full.`
+        ? `Zone: ${bound} live state(s)${bound !== r.cardinalityBound ? ' in this node' : ''} x ~${NGINX_STATE_BYTES} B = ${nginxZoneMb(bound)} MB (rounded up); nginx drops the oldest idle state when it is full.`
         : `Zone: no cardinality bound stated, ${DEFAULT_ZONE_MB} MB assumed.`,
     )}`,
   );
@@ -198,7 +209,7 @@ function nginxHttpConf(design: Design): string {
   );
 
   for (const z of zones) {
-    lines.push(...describeRule(z));
+    lines.push(...describeRule(design, z));
     const r = z.rule;
     lines.push(`map "$request_method $uri" ${z.variable} {`);
     if (r.routes.length === 0) {
@@ -210,7 +221,7 @@ function nginxHttpConf(design: Design): string {
         lines.push(`    ${mapKey(route)} ${keyValue(r)};${' '}# ${nginxComment(`${route.method} ${route.route}`)}`);
     }
     lines.push('}');
-    lines.push(`limit_req_zone ${z.variable} zone=${z.zone}:${nginxZoneMb(r.cardinalityBound)}m rate=${ruleRate(r).text};`, '');
+    lines.push(`limit_req_zone ${z.variable} zone=${z.zone}:${nginxZoneMb(zoneStates(design, r))}m rate=${ruleRate(r).text};`, '');
   }
   for (const r of skipped) {
     lines.push(

@@ -226,6 +226,8 @@ const M: Record<string, Message> = {
       shadow_mode: { t: 'bool' },
     },
   },
+  // envoy/type/v3/http_status.proto (code: the StatusCode enum's names)
+  HttpStatus: { fields: { code: { t: ['TooManyRequests', 'InternalServerError', 'ServiceUnavailable'], req: true } } },
   DescriptorEntry: { fields: { key: { t: 'string', minLen: 1 }, value: { t: 'string' } } },
   // envoy/extensions/filters/http/ratelimit/v3/rate_limit.proto
   RateLimitFilter: {
@@ -235,6 +237,7 @@ const M: Record<string, Message> = {
       request_type: { t: 'string', in: ['internal', 'external', 'both', ''] },
       timeout: { t: 'duration' },
       failure_mode_deny: { t: 'bool' },
+      status_on_error: { t: '.HttpStatus' },
       rate_limited_as_resource_exhausted: { t: 'bool' },
       rate_limit_service: { t: '.RateLimitServiceConfig', req: true },
       enable_x_ratelimit_headers: { t: ['OFF', 'DRAFT_VERSION_03'] },
