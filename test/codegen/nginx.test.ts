@@ -41,17 +41,19 @@ describe('nginx -t accepts the generated config', () => {
     expect(http?.content).toContain('real_ip_header X-Forwarded-For;');
     expect(http?.content).toContain('real_ip_recursive on;');
     expect(http?.content).toContain('limit_req_status 429;');
-    expect(http?.content).toMatch(/limit_req_zone \$rl_global_ceiling_key zone=rl_global_ceiling:1m rate=4800r\/s;/);
-    // 288,000 live IPs x 128 B = 35.2 MB, rounded up
-    expect(http?.content).toMatch(/limit_req_zone \$rl_anonymous_per_ip_key zone=rl_anonymous_per_ip:36m rate=50r\/s;/);
+    expect(http?.content).toMatch(/limit_req_zone \$rl_global_ceiling_key zone=rl_global_ceiling:1m rate=2400r\/s;/);
+    // the addresses one of the 2 nodes can see: 144,000 live IPs x 128 B = 17.6 MB, rounded up
+    expect(http?.content).toMatch(/limit_req_zone \$rl_anonymous_per_ip_key zone=rl_anonymous_per_ip:18m rate=50r\/s;/);
     expect(http?.content).toContain('"~*^(?:GET|HEAD) /v1/catalog/?$" $binary_remote_addr;');
     expect(http?.content).toContain('"~*^(?:GET|HEAD) /healthz/?$" "";');
-    expect(server?.content).toContain('limit_req zone=rl_global_ceiling burst=4800 nodelay;');
+    expect(server?.content).toContain('limit_req zone=rl_global_ceiling burst=2400 nodelay;');
     expect(server?.content).toContain('limit_req zone=rl_anonymous_per_ip burst=500 nodelay;');
     expect(server?.content).toContain('add_header Retry-After 1 always;');
     expect(server?.content).toContain('limit_req_dry_run on;');
-    // no stack.gatewayNodes: each node ships the full ceiling and the comment says what K nodes admit
-    expect(http?.content).toMatch(/each nginx node counts the full 4,800 per 1 s, burst 4,800, so K nodes admit K times it/);
+    // stack.gatewayNodes 2: each node ships its share of the ceiling, and the comment says so
+    expect(http?.content).toMatch(
+      /the fleet's 4,800 per 1 s, burst 4,800 divided by the 2 nginx nodes \(stack\.gatewayNodes\), rounded down: 2,400 per 1 s, burst 2,400 here/,
+    );
   });
 
   it('a hostile design (quotes, braces, $, #, */, ]], newlines in names, routes and URLs)', async () => {

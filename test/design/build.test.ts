@@ -99,16 +99,15 @@ describe('design builder', () => {
     it('states cardinality bounds from the traffic numbers and a memory estimate', () => {
       expect(rule(d.rules, 'fairness-pro').cardinality?.bound).toBe(1200); // tenants
       expect(rule(d.rules, 'quota-pro').cardinality?.bound).toBe(1200); // one field per tenant in its hash (a new window overwrites)
-      // attacker-controlled keys: admitted traffic x TTL; no stack.gatewayNodes, so each of the
-      // K = 6 assumed nginx nodes (one per instance) ships the full 4,800 req/s
-      expect(rule(d.rules, 'auth-login-per-identity').cardinality?.bound).toBe(4800 * 6 * 900);
-      expect(rule(d.rules, 'auth-login-per-identity').cardinality?.basis).toContain('up to 28,800 req/s under the ceiling');
+      // attacker-controlled keys: admitted traffic x TTL; stack.gatewayNodes 2, so each nginx node
+      // ships 2,400 req/s and the fleet admits the ceiling, 4,800
+      expect(rule(d.rules, 'auth-login-per-identity').cardinality?.bound).toBe(4800 * 900);
       expect(rule(d.rules, 'auth-login-per-identity').cardinality?.byTraffic).toBe(true);
       expect(rule(d.rules, 'fairness-pro').cardinality?.byTraffic).toBeUndefined();
-      // The rules bounded by the ceiling share it: all 28,800 req/s the 6 nodes admit on
+      // The rules bounded by the ceiling share it: all 4,800 req/s the 2 nodes admit on
       // password-reset (two rules of 1 h each) is the worst case, not the rows added up.
       const shared = d.monitoring.store.sharedCeiling;
-      expect(shared?.keys).toBe(2 * 4800 * 6 * 3600);
+      expect(shared?.keys).toBe(2 * 4800 * 3600);
       // sliding-log keys (182 B measured with 15-character names) plus their real names:
       // rl:{auth:password-reset}:un:<64 hex> is 92 characters (+64 B), :ip:<IPv6 /64> 52 (+32 B)
       expect(rule(d.rules, 'auth-password-reset-per-identity').keyChars).toBe(92);
@@ -121,14 +120,14 @@ describe('design builder', () => {
       expect(d.monitoring.store.penalty?.rows.map((r) => r.bytesPerKey)).toEqual([261, 261]);
       expect(shared?.penalty).toBe(true);
       expect(shared?.endpoint).toBeUndefined();
-      expect(shared?.bytes).toBe(28800 * 900 * (246 + 261) + 28800 * 2700 * (246 + 214));
+      expect(shared?.bytes).toBe(4800 * 900 * (246 + 261) + 4800 * 2700 * (246 + 214));
       expect(shared?.rules).toEqual(d.rules.filter((r) => r.cardinality?.byTraffic && r.layer !== 'edge').map((r) => r.id));
       expect(shared?.rowKeys).toBe(
-        2 * 28800 * (900 + 3600 + 60) + rule(d.rules, 'webhooks-per-source').cardinality!.bound! + d.monitoring.store.penalty!.keys,
+        2 * 4800 * (900 + 3600 + 60) + rule(d.rules, 'webhooks-per-source').cardinality!.bound! + d.monitoring.store.penalty!.keys,
       );
       const byPopulation = d.rules.filter((r) => r.layer !== 'edge' && !r.cardinality?.byTraffic);
       // and the penalty box's counters and boxes (ceiling x 900 s, ceiling x 1,800 s / 5)
-      expect(d.monitoring.store.penalty?.keys).toBe(28800 * 900 + (28800 * 1800) / 5);
+      expect(d.monitoring.store.penalty?.keys).toBe(4800 * 900 + (4800 * 1800) / 5);
       // (the rules kept in one hash per tenant hold one key per tenant between them)
       const own = byPopulation.filter((r) => !r.field);
       const hashes = new Set(byPopulation.filter((r) => r.field).map((r) => r.key));

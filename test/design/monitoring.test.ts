@@ -110,15 +110,14 @@ describe('key length in the memory bound', () => {
     expect(storeBound(d.rules).bytes).toBe(storeBound(d.rules.filter((r) => r.tier !== 'outbound')).bytes);
   });
 
-  it('the example bounds: saas-platform 45.6 GiB (6 assumed nginx nodes x 7.6), consumer-auth 947.6 MiB (was 749.8)', () => {
+  it('the example bounds: saas-platform 7.6 GiB (2 nginx nodes sharing the ceiling), consumer-auth 947.6 MiB (was 749.8)', () => {
     const saas = exampleDesign('saas-platform').monitoring.store;
     const auth = exampleDesign('consumer-auth').monitoring.store;
     // saas: the worst endpoint (password-reset, 4,800 req/s x 1 h, two keys a request) dominates;
     // the penalty box's keys share its traffic (tested below), and the tenant's hash is counted once
     // per tenant (357 B: 706,800 B less than its six rule rows each counting every tenant)
-    // saas has no stack.gatewayNodes: its 6 assumed nginx nodes each admit the full 4,800 req/s, so
-    // every traffic-bound row is 6 x what one ceiling would allow (the 1,200 tenants' rows are not)
-    expect(saas.estimatedBytes).toBe(48_911_468_666);
+    // saas states stack.gatewayNodes 2: the two nginx nodes share the 4,800 req/s ceiling
+    expect(saas.estimatedBytes).toBe(8_152_268_666);
     expect(auth.estimatedBytes).toBe(993_600_117);
     // (was the rules' bound plus the penalty rows added on top: 9,527,756,666)
     expect(saas.estimatedBytes).toBeLessThan(storeBound(exampleDesign('saas-platform').rules).bytes + (saas.penalty?.bytes ?? 0));
@@ -204,7 +203,7 @@ describe('store advice', () => {
     expect(text).toContain('job_name: ratelimit-redis');
     expect(text).toContain('monitoring/nginx-ratelimit.mtail');
     expect(text).toMatch(/\| `ratelimit_near_limit_total` \| counter \| `rule` \| middleware \|/);
-    expect(text).toMatch(/\| `auth-password-reset-per-identity` \| 103,680,000 \| 92 \| 246 \|/);
+    expect(text).toMatch(/\| `auth-password-reset-per-identity` \| 17,280,000 \| 92 \| 246 \|/);
   });
 
   it('a design without a shared store gets no store alerts and no redis.conf', () => {
@@ -255,10 +254,10 @@ describe('the access lists in the monitoring', () => {
     // 4,800 req/s x 900 s counters; a box's 5 refusals lie within the 900 s before it shut and
     // the 1,800 s it stays shut: 4,800 x 2,700 s / 5 boxes; but a refusal counts toward one key
     // only, so 4,800 x (900 s + 1,800 s / 5) together
-    // (x 6: the 6 assumed nginx nodes each admit 4,800 req/s, no stack.gatewayNodes)
-    const strikes = 28800 * 900;
-    const boxes = (28800 * 2700) / 5;
-    const together = 28800 * 900 + (28800 * 1800) / 5;
+    // (the 2 nginx nodes of stack.gatewayNodes share the 4,800 req/s ceiling)
+    const strikes = 4800 * 900;
+    const boxes = (4800 * 2700) / 5;
+    const together = 4800 * 900 + (4800 * 1800) / 5;
     expect(store.penalty?.keys).toBe(together);
     const chars = (key: string) => maxKeyChars({ key: key.replace('<identity>', 'ak:<identity>'), id: 'penalty', tier: 'security' });
     expect(chars(p?.keys.strikes ?? '')).toBe('rl:{pb:'.length + 3 + 128 + '}:strikes'.length);
@@ -269,17 +268,17 @@ describe('the access lists in the monitoring', () => {
     expect(store.estimatedKeys).toBeLessThan(storeBound(d.rules).keys + together);
     expect(store.estimatedKeys).toBe(storeBound(d.rules).keys);
     expect(store.penalty?.text).toMatch(
-      /^Penalty box: at most 25,920,000 refusal counters \(the 28,800 req\/s the ceiling admits .* and 15,552,000 boxes .* but 36,288,000 keys together/,
+      /^Penalty box: at most 4,320,000 refusal counters .* and 2,592,000 boxes .* but 6,048,000 keys together/,
     );
     const text = renderMarkdown(exampleInput('saas-platform'), { layout: 'single' })[0]?.content ?? '';
-    expect(text).toContain('Penalty box: at most 25,920,000 refusal counters');
+    expect(text).toContain('Penalty box: at most 4,320,000 refusal counters');
     // and a row per key kind in the memory table, whose total counts them
     const bytesPerKey = (key: string) => store.penalty!.rows.find((r) => r.key === key)!.bytesPerKey;
-    expect(text).toContain(`| penalty box \`rl:{pb:<identity>}:strikes\` | 25,920,000 | 147 | ${bytesPerKey(p!.keys.strikes)} |`);
+    expect(text).toContain(`| penalty box \`rl:{pb:<identity>}:strikes\` | 4,320,000 | 147 | ${bytesPerKey(p!.keys.strikes)} |`);
     expect(text).toContain(`| penalty box \`rl:{pb:<identity>}:box\` | ${formatNumber(boxes)} | 143 | ${bytesPerKey(p!.keys.box)} |`);
     expect(text).toContain(`${formatNumber(strikes)} | 147 |`);
     // the total: the rules' keys and the box's sharing the traffic (was 40,609,202 with the box's added on top)
-    expect(text).toMatch(/\| \*\*Total\*\* \| \*\*207,361,202\*\* \|/);
+    expect(text).toMatch(/\| \*\*Total\*\* \| \*\*34,561,202\*\* \|/);
     expect(text).toContain(
       'and a\nrequest refused by a rule the penalty box follows adds none to that rule (no script writes on a refusal) and one penalty\nkey at most.',
     );
