@@ -14,39 +14,12 @@ import type { CodeFile } from '../../src/codegen/types.js';
 import { checkDesign } from '../../src/constraints/index.js';
 import { buildDesign } from '../../src/design/build.js';
 import { ROOT } from '../helpers/examples.js';
-import { runCli, tempDir } from '../helpers/cli.js';
+import { runCli, generatedFiles, tempDir } from '../helpers/cli.js';
 
 const DATE = '2026-12-03';
 const AWS = 'gateway/aws-api-gateway.json';
 
-/** Generates with the built CLI into a fresh folder and reads back the document and every code file. */
-function generated(answersFile: string): { doc: string; files: CodeFile[]; answers: unknown } {
-  const dir = tempDir();
-  const r = runCli([
-    'generate',
-    '-a',
-    answersFile,
-    '--format',
-    'markdown',
-    '--layout',
-    'single',
-    '--out',
-    path.join(dir, 'doc.md'),
-    '--code-dir',
-    path.join(dir, 'code'),
-    '--date',
-    DATE,
-  ]);
-  expect(r.code, r.stderr).toBe(0);
-  const code = path.join(dir, 'code');
-  const files = readdirSync(code, { recursive: true, withFileTypes: true })
-    .filter((d) => d.isFile())
-    .map((d) => {
-      const rel = path.relative(code, path.join(d.parentPath, d.name)).split(path.sep).join('/');
-      return { path: rel, language: '', description: '', content: readFileSync(path.join(code, rel), 'utf8') };
-    });
-  return { doc: readFileSync(path.join(dir, 'doc.md'), 'utf8'), files, answers: JSON.parse(readFileSync(answersFile, 'utf8')) };
-}
+const generated = (answersFile: string) => generatedFiles(answersFile, DATE);
 
 function designOf(answers: unknown) {
   return buildDesign(Answers.parse(answers), { date: DATE });

@@ -1,6 +1,6 @@
 /** Runs the built CLI (dist/bin/rl-design.js, the bundle) as a child process, the way users run it. */
 import { spawnSync } from 'node:child_process';
-import { mkdtempSync } from 'node:fs';
+import { mkdtempSync, readdirSync, readFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import path from 'node:path';
 import { ROOT } from './examples.js';
@@ -32,4 +32,39 @@ export function runCli(args: string[], options: { cwd?: string; env?: Record<str
 
 export function tempDir(prefix = 'rl-design-test-'): string {
   return mkdtempSync(path.join(tmpdir(), prefix));
+}
+
+/**
+ * Generates with the built CLI into a fresh folder (Markdown, one file, the given date) and reads
+ * back the document, every code file and the answers.
+ */
+export function generatedFiles(
+  answersFile: string,
+  date: string,
+): { doc: string; files: { path: string; language: string; description: string; content: string }[]; answers: unknown } {
+  const dir = tempDir();
+  const r = runCli([
+    'generate',
+    '-a',
+    answersFile,
+    '--format',
+    'markdown',
+    '--layout',
+    'single',
+    '--out',
+    path.join(dir, 'doc.md'),
+    '--code-dir',
+    path.join(dir, 'code'),
+    '--date',
+    date,
+  ]);
+  if (r.code !== 0) throw new Error(`generate exited ${r.code}: ${r.stderr}`);
+  const code = path.join(dir, 'code');
+  const files = readdirSync(code, { recursive: true, withFileTypes: true })
+    .filter((d) => d.isFile())
+    .map((d) => {
+      const rel = path.relative(code, path.join(d.parentPath, d.name)).split(path.sep).join('/');
+      return { path: rel, language: '', description: '', content: readFileSync(path.join(code, rel), 'utf8') };
+    });
+  return { doc: readFileSync(path.join(dir, 'doc.md'), 'utf8'), files, answers: JSON.parse(readFileSync(answersFile, 'utf8')) };
 }
