@@ -42,21 +42,23 @@ function ping(port) {
 }
 
 /**
- * Starts redis-server and waits until it answers PING (10 s at most).
+ * Starts redis-server and waits until it answers PING (10 s at most, or readyMs).
  * extraArgs: more redis-server options, e.g. ['--maxmemory-policy', 'noeviction'].
+ * wrapper: a command to run redis-server under, e.g. ['valgrind', '--tool=callgrind', ...]
+ * (then allow more time to answer: readyMs).
  */
-export async function startRedis({ extraArgs = [] } = {}) {
+export async function startRedis({ extraArgs = [], wrapper = [], readyMs = 10_000 } = {}) {
   const dir = mkdtempSync(join(tmpdir(), 'rl-bench-redis-'));
   const port = await freePort();
-  const child = spawn(
-    'redis-server',
-    ['--port', String(port), '--bind', HOST, '--save', '', '--appendonly', 'no', '--dir', dir, ...extraArgs],
-    { stdio: 'ignore' },
-  );
+  const serverArgs = ['--port', String(port), '--bind', HOST, '--save', '', '--appendonly', 'no', '--dir', dir, ...extraArgs];
+  const child =
+    wrapper.length > 0
+      ? spawn(wrapper[0], [...wrapper.slice(1), 'redis-server', ...serverArgs], { stdio: 'ignore' })
+      : spawn('redis-server', serverArgs, { stdio: 'ignore' });
   const closed = new Promise((resolve) => child.once('close', resolve));
   let spawnError;
   child.once('error', (e) => (spawnError = e));
-  const deadline = Date.now() + 10_000;
+  const deadline = Date.now() + readyMs;
   for (;;) {
     if (spawnError) {
       rmSync(dir, { recursive: true, force: true });
@@ -66,7 +68,7 @@ export async function startRedis({ extraArgs = [] } = {}) {
     if (Date.now() > deadline) {
       child.kill('SIGKILL');
       rmSync(dir, { recursive: true, force: true });
-      throw new Error('redis-server did not answer PING within 10 s');
+      throw new Error(`redis-server did not answer PING within ${readyMs / 1000} s`);
     }
     await new Promise((r) => setTimeout(r, 25));
   }

@@ -10,12 +10,20 @@
  *   alike; the table gives the median and the best round (the least disturbed one).
  * - Memory per key: used_memory before and after EVALSHA on N distinct keys, divided by N.
  *
+ * - With --instructions: instead of time, the instructions Redis executes inside EVALSHA per call,
+ *   counted by valgrind's callgrind (one redis-server under valgrind per script and path, the
+ *   calls of evalShaCommand and everything it calls counted). The same on a busy machine as on a
+ *   quiet one, so small changes show; a count, not a time (cache misses and the like not in it).
+ *
  * Usage: node bench/lua/run.mjs [--rounds 5] [--requests 50000] [--keys 100000]
- * Needs redis-server and redis-benchmark (apt-get install -y redis-server redis-tools).
+ *        node bench/lua/run.mjs --instructions [--requests 5000]
+ * Needs redis-server and redis-benchmark (apt-get install -y redis-server redis-tools); for
+ * --instructions also valgrind (apt-get install -y valgrind).
  */
 import { execFile } from 'node:child_process';
 import { createHash } from 'node:crypto';
-import { existsSync, readFileSync } from 'node:fs';
+import { existsSync, mkdtempSync, readFileSync, rmSync } from 'node:fs';
+import { tmpdir } from 'node:os';
 import { dirname, join } from 'node:path';
 import { fileURLToPath, pathToFileURL } from 'node:url';
 import { promisify } from 'node:util';
@@ -31,7 +39,8 @@ const option = (name, fallback) => {
   return i > 0 ? Number(process.argv[i + 1]) : fallback;
 };
 const ROUNDS = option('rounds', 5);
-const REQUESTS = option('requests', 50_000);
+const INSTRUCTIONS = process.argv.includes('--instructions');
+const REQUESTS = option('requests', INSTRUCTIONS ? 5_000 : 50_000);
 const KEYS = option('keys', 100_000);
 const HOUR = 3_600_000;
 const DAY = 86_400_000;
@@ -296,6 +305,74 @@ async function cpu(redis, sha, [keys, args], seed) {
   return Number(/usec_per_call=([\d.]+)/.exec(stats)?.[1]);
 }
 
+/**
+ * Instructions per EVALSHA call: a fresh redis-server under callgrind, counting only inside
+ * evalShaCommand (the script and the commands it calls), the row's seed, then REQUESTS calls
+ * (the one-time costs of a first call spread over them).
+ */
+async function instructions(source, [keys, args], seed) {
+  const dir = mkdtempSync(join(tmpdir(), 'rl-bench-callgrind-'));
+  const out = join(dir, 'callgrind.out');
+  const server = await startRedis({
+    wrapper: ['valgrind', '--tool=callgrind', '--toggle-collect=evalShaCommand', `--callgrind-out-file=${out}`],
+    readyMs: 60_000,
+  });
+  try {
+    const client = new Redis(server.port, server.host);
+    const sha = await client.script('LOAD', source);
+    if (seed) await seed(client);
+    await exec('redis-benchmark', [
+      '-h',
+      server.host,
+      '-p',
+      String(server.port),
+      '-n',
+      String(REQUESTS),
+      '-c',
+      '1',
+      '-P',
+      '16',
+      '-q',
+      'EVALSHA',
+      sha,
+      String(keys.length),
+      ...keys,
+      ...args.map(String),
+    ]);
+    const stats = (await info(client, 'commandstats')).cmdstat_evalsha ?? '';
+    client.disconnect();
+    if (/failed_calls=[1-9]/.test(stats)) throw new Error(`script failed: ${stats}`);
+    const calls = Number(/calls=(\d+)/.exec(stats)?.[1]);
+    await server.stop();
+    const totals = /^(?:summary|totals): (\d+)/m.exec(readFileSync(out, 'utf8'));
+    if (!totals || !(calls > 0)) throw new Error('callgrind wrote no totals');
+    return Number(totals[1]) / calls;
+  } finally {
+    await server.stop().catch(() => {});
+    rmSync(dir, { recursive: true, force: true });
+  }
+}
+
+/** The --instructions table: instructions per call, admitted and throttled, and against the reference. */
+async function instructionsTable(rows) {
+  for (const row of rows) {
+    row.admitIr = row.admit ? await instructions(row.source, row.admit, row.seed) : null;
+    row.throttleIr = row.throttle ? await instructions(row.source, row.throttle, row.seed) : null;
+    process.stderr.write(`${row.name}: done\n`);
+  }
+  const ref = rows.find((r) => r.reference);
+  const cell = (ir, refIr) => (ir === null ? ['-', '-'] : [Math.round(ir).toLocaleString('en-US'), (ir / refIr).toFixed(3)]);
+  const lines = [
+    `Instructions per EVALSHA (valgrind callgrind, inside evalShaCommand), ${REQUESTS} calls per script and path on one hot key, one redis-server each.`,
+    '',
+    '| script | admitted: instructions/call | x ref | throttled: instructions/call | x ref |',
+    '| --- | ---: | ---: | ---: | ---: |',
+  ];
+  for (const row of rows)
+    lines.push(`| ${row.name} | ${[...cell(row.admitIr, ref.admitIr), ...cell(row.throttleIr, ref.throttleIr)].join(' | ')} |`);
+  return lines.join('\n');
+}
+
 /** used_memory growth per key over KEYS distinct keys. */
 async function memory(redis, sha, memoryArgs) {
   const { client } = redis;
@@ -376,6 +453,10 @@ const median = (xs) => {
 };
 
 async function main() {
+  if (INSTRUCTIONS) {
+    console.log(await instructionsTable(cases(Date.now())));
+    return;
+  }
   const redis = await startBenchRedis();
   try {
     const server = await info(redis.client, 'server');

@@ -5,7 +5,7 @@
  * nodes the document assumes admit. The CLI writes the files into a temp folder; the tests read
  * them back, and the checks validate runs fail once a shipped per-node number differs.
  */
-import { readdirSync, readFileSync, writeFileSync } from 'node:fs';
+import { readFileSync, writeFileSync } from 'node:fs';
 import path from 'node:path';
 import { parse as parseYaml } from 'yaml';
 import { describe, expect, it } from 'vitest';
@@ -14,7 +14,7 @@ import type { CodeFile } from '../../src/codegen/types.js';
 import { checkDesign } from '../../src/constraints/index.js';
 import { buildDesign } from '../../src/design/build.js';
 import { ROOT } from '../helpers/examples.js';
-import { runCli, generatedFiles, tempDir } from '../helpers/cli.js';
+import { generatedFiles, tempDir } from '../helpers/cli.js';
 
 const DATE = '2026-12-03';
 const ENVOY = 'gateway/envoy-local-ratelimit.yaml';

@@ -5,7 +5,7 @@
  * and AWS file states the fail mode the matrix gives it. A file edited to say otherwise fails the
  * checks `validate` runs.
  */
-import { readdirSync, readFileSync, writeFileSync } from 'node:fs';
+import { readFileSync, writeFileSync } from 'node:fs';
 import path from 'node:path';
 import { describe, expect, it } from 'vitest';
 import { Answers } from '../../src/answers/schema.js';

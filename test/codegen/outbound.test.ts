@@ -89,7 +89,7 @@ describe('generated outbound client: source', () => {
     expect(source).toContain("export const DEFAULT_MODE: Mode = 'shadow';");
     expect(source).toMatch(/Without a mode hook \(or when it returns undefined\) a provider runs in SHADOW mode/);
     expect(source).not.toMatch(/from 'rl-design|from '\.\.\//);
-    expect(source).toContain('OUTBOUND_BUCKET_SHA1 = "f7d2bad1428a56ddc8dc287a664cbfdb3388260a"');
+    expect(source).toContain('OUTBOUND_BUCKET_SHA1 = "f2777fb97e1116f3e13b415445b9eedf1dd4336b"');
   });
 });
 

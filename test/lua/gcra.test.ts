@@ -138,6 +138,31 @@ describe('gcra.lua', () => {
     expect([calls.pttl, calls.time, calls.get, calls.set]).toEqual([1, undefined, 1, 1]);
   });
 
+  it('reads the sub-millisecond part for a cost whose increment is whole milliseconds when the interval is not', async () => {
+    const key = `${freshTag()}api`;
+    // T = 1,000,500 us, tolerance 10 T: a cost-1 request leaves TAT 500 us short of a whole ms (value 500)
+    expect(await run(s.redis, 'gcra', [key], [10_005_000, 1_000_500, 1_000_500])).toBe(1_000_500);
+    expect(await s.redis.get(key)).toBe('500');
+    // cost 2 takes 2,001,000 us, whole ms: the script still parses T, sees it is not, and reads the
+    // value, so TAT stays exact (500 us short of a whole ms); skipping the read would have written 0
+    await s.redis.config('RESETSTAT');
+    const r = (await run(s.redis, 'gcra', [key], [10_005_000, 2_001_000, 1_000_500])) as unknown as number;
+    expect(r % 1000).toBe(500);
+    expect(r).toBeGreaterThan(2_900_000);
+    expect(r).toBeLessThanOrEqual(3_001_500);
+    expect((await commandCalls()).get).toBe(1);
+    expect(await s.redis.get(key)).toBe('500');
+  });
+
+  it('a value that is not a number is an error when it is read, and overwritten when it is not', async () => {
+    const key = `${freshTag()}api`;
+    await s.redis.set(key, 'not-a-number', 'PX', 60_000);
+    await expect(run(s.redis, 'gcra', [key], [5e9, 1, 1])).rejects.toThrow(/arithmetic/);
+    // a whole-millisecond interval never reads the value
+    expect(await run(s.redis, 'gcra', [key], [5e9, 1_000, 1_000])).toBeGreaterThan(0);
+    expect(await s.redis.get(key)).toBe('0');
+  });
+
   it('a key found without a TTL counts as a full bucket and is written back with one', async () => {
     const key = `${freshTag()}api`;
     await s.redis.set(key, '1712345678901234');
@@ -216,7 +241,9 @@ describe('gcra.lua', () => {
     // the interval is read only when the sub-millisecond part matters, and then must be a number
     await run(s.redis, 'gcra', [key], [5e9, 1e9, 1e9]);
     await expect(run(s.redis, 'gcra', [key], [5e9, 1e9, 'x'])).rejects.toThrow(/arithmetic/);
-    await expect(run(s.redis, 'gcra', [key], [])).rejects.toThrow(/gcra\.lua: want ARGV/);
+    await expect(run(s.redis, 'gcra', [key], [])).rejects.toThrow(/gcra\.lua: want 3 ARGV/);
+    await expect(run(s.redis, 'gcra', [key], [5000, 1000])).rejects.toThrow(/gcra\.lua: want 3 ARGV/);
+    await expect(run(s.redis, 'gcra', [key], ['x', 1000, 1000])).rejects.toThrow(/arithmetic/);
     // the runtime refuses a rule whose bucket has no whole-microsecond form before any call
     expect(() => gcraNumbers(0, 1, 1000)).toThrow(RangeError);
     expect(() => gcraNumbers(5, 0, 1000)).toThrow(RangeError);

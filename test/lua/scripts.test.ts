@@ -9,12 +9,12 @@ import { useRedis } from './harness.js';
  * here on purpose (and every generated file that embeds the script changes with it).
  */
 const PINNED_SHA1: Record<string, string> = {
-  gcra: '6f2aa86245847884d157edb11d65e9e415c16c42',
-  'sliding-window-log': '694b77633a53c0277f215bbb4108caef52f50de7',
-  'fixed-window': '95c3f4dcc79262dce1a8cf9bb44b6b2fc45055fd',
-  'outbound-bucket': 'f7d2bad1428a56ddc8dc287a664cbfdb3388260a',
+  gcra: 'a1a5b65b9bb8afd664e85e1523ccea2d60938924',
+  'sliding-window-log': 'c0bbaa6b8476cbddd0f49efc41b42c28e92da4a2',
+  'fixed-window': 'e0179e694c18c50e34c937efc85c6b710f04b02c',
+  'outbound-bucket': 'f2777fb97e1116f3e13b415445b9eedf1dd4336b',
   penalty: '3fbf1a4117d76eca7a177d54fc292f89d5109f4a',
-  'identity-limits': '150afb2887e1cdb443a737e74d28acd6cc1a5dcf',
+  'identity-limits': '85d199b962b91bd20ef24a7a850337a43b93f601',
 };
 
 const s = useRedis();
