@@ -101,7 +101,8 @@ window), the TTL is not even read. The price, as for gcra.lua: anything else
 that changes this key's TTL (PERSIST, EXPIRE) breaks that. A denial writes
 nothing.
 ]]
-if redis.replicate_commands then redis.replicate_commands() end
+-- (Redis 7 replicates a script's effects only; 5 and 6 by default, and this asks for it there)
+if not redis.REDIS_VERSION_NUM and redis.replicate_commands then redis.replicate_commands() end
 
 local SLACK_MS = 60000
 local key = KEYS[1]

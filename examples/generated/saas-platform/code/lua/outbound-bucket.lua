@@ -38,7 +38,8 @@ TTL: every write is SET ... PX reset_ms: the key vanishes once the bucket
 would be full again (a missing key is a full, unpaused bucket). A refused
 reservation writes nothing.
 ]]
-if redis.replicate_commands then redis.replicate_commands() end
+-- (Redis 7 replicates a script's effects only; 5 and 6 by default, and this asks for it there)
+if not redis.REDIS_VERSION_NUM and redis.replicate_commands then redis.replicate_commands() end
 
 local mode = ARGV[1]
 local burst = tonumber(ARGV[2])

@@ -3,7 +3,7 @@
 Each key is a sorted set of admitted attempts (score = Redis time in
 microseconds). One call checks 1..n keys atomically, typically two:
 
-KEYS[1]  first log,  e.g. "rl:{auth:login}:user:<username>"
+KEYS[1]  first log,  e.g. "rl:{auth:login}:un:<sha256(username)>"
 KEYS[2]  second log, e.g. "rl:{auth:login}:ip:<client-ip>"   (optional)
          Pass only the keys you have (a request without a username checks
          the IP log alone). All keys MUST share one hash tag, placed before
@@ -50,7 +50,8 @@ TTL: every admission sets PEXPIRE window_ms on each key it records in: the
 newest entry is now, so the key vanishes exactly when its log would be empty.
 A denial only trims expired entries; the existing TTL stays.
 ]]
-if redis.replicate_commands then redis.replicate_commands() end
+-- (Redis 7 replicates a script's effects only; 5 and 6 by default, and this asks for it there)
+if not redis.REDIS_VERSION_NUM and redis.replicate_commands then redis.replicate_commands() end
 
 local n = #KEYS
 local cost = tonumber(ARGV[2 * n + 1]) or 1
