@@ -60,6 +60,8 @@ export default defineConstraint({
       conventionNotShipped: '{{file}} sends the {{shipped}} header convention while the contract documents {{convention}}.',
       headerNotProduced: 'The contract promises the {{header}} header, but {{file}} never sends it.',
       headersNotShipped: '{{file}} sends {{shipped}} rate-limit headers for the rule while the matrix says {{headers}}.',
+      hardStopNotShipped:
+        "The document's 429 for the soft quota states plan quota {{quota}} and hard stop {{hardStop}}, but {{file}} {{shipped}}.",
       adapterNotShipped:
         "The design runs on {{framework}}, but the code folder has no {{file}}: the document's middleware has no code to mount.",
       neutralCallNotShown: 'No adapter exists for {{framework}}, and {{file}} does not show how to call createLimiter(DESIGN) from it.',
@@ -153,6 +155,25 @@ export default defineConstraint({
       for (const header of promised) {
         if (typeof header === 'string' && isRateLimitHeader(header.toLowerCase()) && !responses.includes(`'${header}'`)) {
           report({ messageId: 'headerNotProduced', data: { header, file: 'middleware/responses.ts' } });
+        }
+      }
+      // a soft quota's refusal as the document shows it: the shipped rule refuses at the stated
+      // hard stop with the stated plan quota, and the shipped body builder writes both fields
+      for (const body of [design.contract?.quotaExceededBody, design.contract?.overageExceededBody]) {
+        const limit = body?.limit as Record<string, unknown> | undefined;
+        if (typeof limit !== 'object' || limit === null || !Object.hasOwn(limit, 'hardStop')) continue;
+        const ruleId = typeof limit.rule === 'string' ? limit.rule : undefined;
+        const shipped = data?.rules.find((r) => r.id === ruleId);
+        const stated = { quota: show(limit.quota), hardStop: show(limit.hardStop) };
+        const problems: string[] = [];
+        if (data && !shipped) problems.push(`has no rule ${show(ruleId ?? 'none')}`);
+        if (shipped && shipped.limit !== limit.hardStop) problems.push(`refuses at ${shipped.limit}`);
+        if (shipped && shipped.quota !== limit.quota) problems.push(`holds plan quota ${show(shipped.quota)}`);
+        for (const field of ['hardStop', 'overageAllowance'].filter((f) => Object.hasOwn(limit, f) && !responses.includes(`${f}: `))) {
+          problems.push(`(middleware/responses.ts) never writes the body field limit.${field}`);
+        }
+        if (problems.length > 0) {
+          report({ messageId: 'hardStopNotShipped', ruleId, data: { ...stated, file: DESIGN_DATA_FILE, shipped: problems.join(', ') } });
         }
       }
       for (const rule of middlewareRules) {

@@ -67,7 +67,7 @@ function ceilSeconds(seconds: number): number {
 /** The problem+json body of a 429, as the runtime builds it. */
 export function problemBody(
   docsUrl: string,
-  rule: Pick<ShownRule, 'id' | 'headers' | 'errorCode'>,
+  rule: Pick<ShownRule, 'id' | 'headers' | 'errorCode'> & Partial<Pick<ShownRule, 'quota'>>,
   s: Pick<ShownValues, 'limit' | 'resetSeconds' | 'windowSeconds'>,
   retryAfter: number,
 ): Record<string, unknown> {
@@ -197,20 +197,25 @@ function refusal(
     retryAfter,
     situation,
   });
+  // a soft quota refuses at its hard stop, once the overage allowance past its plan quota is used up
+  const usedUp =
+    shown.quota !== null
+      ? `the overage allowance used up (${formatNumber(shown.limit)} calls, the hard stop above the plan quota of ${formatNumber(shown.quota)})`
+      : 'the quota used up';
   switch (quotaWindowOf(rule, reset)) {
     case 'month':
       return at(
         86400,
         86400,
-        `the quota used up one day before the end of a 30-day month: Retry-After and the reset both point at the first moment of the next month; w is the length of the current month (28 to 31 days, one hour more or less in a month with a daylight-saving change).`,
+        `${usedUp} one day before the end of a 30-day month: Retry-After and the reset both point at the first moment of the next month; w is the length of the current month (28 to 31 days, one hour more or less in a month with a daylight-saving change).`,
       );
     case 'day':
-      return at(3600, 3600, `the quota used up one hour before local midnight: Retry-After and the reset both point at the next day.`);
+      return at(3600, 3600, `${usedUp} one hour before local midnight: Retry-After and the reset both point at the next day.`);
     case 'rolling':
       return at(
         w,
         86400,
-        `the quota used up, asked at 00:00 UTC with calls on every day of the window: the oldest day's calls leave the window in one day (Retry-After); all of them have left it after the whole window (the reset).`,
+        `${usedUp}, asked at 00:00 UTC with calls on every day of the window: the oldest day's calls leave the window in one day (Retry-After); all of them have left it after the whole window (the reset).`,
       );
     case null:
       break;
@@ -318,6 +323,11 @@ function quotaHeaderSpecs(
   const resetMeaning = rolling
     ? 'Seconds until every call counted in the window has aged out and the quota is whole again (calls age out a day at a time before that).'
     : 'Seconds until the period resets and the quota is whole again.';
+  // a soft quota states its hard stop (the count that refuses), not its plan quota
+  const soft = quotas.find((r) => shownRuleOf(r)?.quota !== null);
+  const hardStopNote = soft
+    ? ` For a plan that lets calls pass past its quota (${soft.plan ?? soft.id}: quota ${formatNumber(soft.quotaBackstop?.quota ?? 0)}, refused at ${formatNumber(soft.rate?.requests ?? 0)}) the count is the hard stop, where calls are refused, so the remaining count reaches 0 only when the next call would be refused; ${QUOTA_EXCEEDED_HEADER} marks the calls past the plan quota.`
+    : '';
   const out: HeaderSpec[] = [];
   if (convention === 'ietf-structured') {
     const rule = example ?? quotaRule;
@@ -327,7 +337,7 @@ function quotaHeaderSpecs(
       {
         name: 'RateLimit-Policy',
         example: policy?.[1] ?? '',
-        meaning: `The plan quota as a second policy, next to the request-rate one: q calls per period of w seconds.${periodNote}`,
+        meaning: `The plan quota as a second policy, next to the request-rate one: q calls per period of w seconds.${periodNote}${hardStopNote}`,
       },
       {
         name: 'RateLimit',
@@ -340,18 +350,21 @@ function quotaHeaderSpecs(
   } else {
     const [limit, remaining, reset_] = QUOTA_HEADER_NAMES[convention];
     out.push(
-      { name: limit, example: String(quota.s.limit), meaning: `Calls the plan quota allows ${inPeriod}.${periodNote}` },
-      { name: remaining, example: String(quota.s.remaining), meaning: `Calls left ${inPeriod} (here: after its first call).` },
+      { name: limit, example: String(quota.s.limit), meaning: `Calls the plan quota allows ${inPeriod}.${periodNote}${hardStopNote}` },
+      {
+        name: remaining,
+        example: String(quota.s.remaining),
+        meaning: `Calls left ${inPeriod} before calls are refused (here: after its first call).`,
+      },
       { name: reset_, example: String(quota.s.resetSeconds), meaning: resetMeaning },
     );
   }
-  const soft = quotas.find((r) => shownRuleOf(r)?.quota !== null);
   if (soft) {
     out.push({
       name: QUOTA_EXCEEDED_HEADER,
       example: `${sfString(soft.id)};over=1`,
       meaning:
-        "Only on a call admitted past a soft plan quota (soft-warning, pay-per-overage): the quota rule and how many units this period has used beyond the quota. The call succeeded; the remaining count reads 0 and the plan's overage terms apply.",
+        "Only on a call admitted past a soft plan quota (soft-warning, pay-per-overage): the quota rule and how many units this period has used beyond the quota. The call succeeded and the plan's overage terms apply; the quota's remaining count is what is left of the overage allowance before the hard stop refuses.",
     });
   }
   return out;
@@ -506,6 +519,13 @@ export function buildContract(
     const refused = example429(convention, docsUrl, quota, reset);
     contract.quotaExceededBody = refused.body;
     contract.quotaExceededExample = refused.example;
+  }
+  // a plan that passes calls past its quota refuses at its hard stop, with both numbers in the body
+  const overage = middlewareFull(rules).find((r) => r.errorCode === 'QUOTA_EXCEEDED' && shownRuleOf(r)?.quota !== null);
+  if (overage && overage !== quota) {
+    const refused = example429(convention, docsUrl, overage, reset);
+    contract.overageExceededBody = refused.body;
+    contract.overageExceededExample = refused.example;
   }
   return contract;
 }

@@ -346,6 +346,9 @@ export interface ResponseContract {
   rateLimitedExample?: ExampleResponse;
   quotaExceededBody?: Record<string, unknown>;
   quotaExceededExample?: ExampleResponse;
+  /** A soft quota's refusal at its hard stop (when quotaExceeded shows another quota): both numbers in the body. */
+  overageExceededBody?: Record<string, unknown>;
+  overageExceededExample?: ExampleResponse;
   storeUnavailable: { status: 503; retryAfterSeconds: number };
   docsUrl: string;
   clientBehaviour: string[];

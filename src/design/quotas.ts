@@ -59,7 +59,7 @@ export function buildQuotas(
       })),
     exhaustionText: {
       hard: `Hard cut-off: at the quota every call gets 429 with code QUOTA_EXCEEDED and Retry-After pointing at ${reset.kind === 'rolling' ? "the moment enough of the oldest day's usage ages out" : 'the reset'}.`,
-      'soft-warning': `Soft overage: past the quota calls still succeed and carry a warning: the quota's remaining count reads 0 and a ${QUOTA_EXCEEDED_HEADER} header names the quota and the calls used beyond it. ${capsText(quotaRules, scope.plans, 'soft-warning')}`,
+      'soft-warning': `Soft overage: past the quota calls still succeed and carry a warning: a ${QUOTA_EXCEEDED_HEADER} header names the quota and the calls used beyond it, and the quota's remaining count is what is left before the hard stop, where calls get 429 QUOTA_EXCEEDED with both the plan quota and the hard stop in the body. ${capsText(quotaRules, scope.plans, 'soft-warning')}`,
       'pay-per-overage': `Pay per overage: past the quota calls succeed (with the ${QUOTA_EXCEEDED_HEADER} header, as for a soft overage) and the metering system bills each one. ${capsText(quotaRules, scope.plans, 'pay-per-overage')}`,
     },
     billingSource,

@@ -6,6 +6,8 @@
 import { mkdirSync, readFileSync, symlinkSync, writeFileSync } from 'node:fs';
 import path from 'node:path';
 import { Document, Ruleset, Spectral } from '@stoplight/spectral-core';
+import { Ajv } from 'ajv';
+import addFormatsModule from 'ajv-formats';
 import * as Parsers from '@stoplight/spectral-parsers';
 import owasp from '@stoplight/spectral-owasp-ruleset';
 import { openapiOverlay } from 'openapi-format';
@@ -222,6 +224,50 @@ describe('the OpenAPI overlay of the examples', () => {
     const fewer = { ...document, paths: Object.fromEntries(Object.entries(document.paths as Json).filter(([p]) => p !== '/v1/exports')) };
     const [overlay] = generateCode(design, { openapi: { document: fewer, source: 'api.yaml' } }).filter((f) => f.path === OVERLAY_PATH);
     expect(overlay!.content).toContain('# Endpoints of the answers with no operation in the document: export-orders (POST /v1/exports).');
+  });
+});
+
+const addFormats = addFormatsModule as unknown as (ajv: Ajv) => Ajv;
+
+describe("the problem schema states a soft quota's refusal at its hard stop", () => {
+  /** The RateLimitProblem schema the overlay adds for a design, over that design's own document. */
+  async function problemSchemaOf(design: Design): Promise<Json> {
+    const { document } = await exampleSpec('saas-platform');
+    const overlay = rateLimitOverlay(design, { document }) as Json;
+    const schema = (overlay.actions as Json[]).map((a) => a.update?.RateLimitProblem).find((x) => x !== undefined);
+    expect(schema).toBeDefined();
+    return schema as Json;
+  }
+
+  it('documents limit.quota, limit.hardStop and limit.overageAllowance, and the real 429 body validates', async () => {
+    const design = exampleDesign('saas-platform');
+    const body = design.contract.overageExceededBody as Json;
+    expect(body.limit).toMatchObject({ rule: 'quota-pro', quota: 1000000, hardStop: 1200000, overageAllowance: 200000 });
+    const schema = await problemSchemaOf(design);
+    const fields = schema.properties.limit.properties as Json;
+    expect(fields.hardStop.description).toMatch(/the count at which calls are refused/);
+    expect(fields.overageAllowance.description).toMatch(/hardStop minus quota/);
+    expect(fields.quota.description).toMatch(/its plan quota; the refusal then came at hardStop/);
+    // optional: only a soft quota's refusal carries them
+    expect(schema.properties.limit.required ?? []).not.toContain('hardStop');
+    const ajv = new Ajv({ allErrors: true, strict: false, unicodeRegExp: false });
+    addFormats(ajv);
+    for (const b of [body, design.contract.quotaExceededBody, design.contract.rateLimitedBody]) {
+      expect(ajv.validate(schema, b), JSON.stringify(ajv.errors)).toBe(true);
+    }
+  });
+
+  it('has no hard stop field for a design whose plans all refuse at their quota', async () => {
+    const answers = exampleAnswers('saas-platform');
+    const hard = buildDesign(
+      { ...answers, plans: answers.plans?.map((p) => ({ ...p, exhaustion: 'hard' as const, overageCap: undefined })) },
+      { date: DATE },
+    );
+    expect(hard.contract.overageExceededBody).toBeUndefined();
+    const fields = (await problemSchemaOf(hard)).properties.limit.properties as Json;
+    expect(Object.keys(fields)).toContain('quota');
+    expect(Object.keys(fields)).not.toContain('hardStop');
+    expect(Object.keys(fields)).not.toContain('overageAllowance');
   });
 });
 

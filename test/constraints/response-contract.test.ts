@@ -193,6 +193,30 @@ runConstraintTests(responseContract, {
       expect: [{ messageId: 'headersNotShipped', ruleId: 'auth-login-per-ip', data: { shipped: 'full', headers: 'silent' } }],
     },
     {
+      name: "a soft quota shipped with another hard stop than the document's 429 states",
+      design: saas().design,
+      files: edit(saas(), 'middleware/design.ts', (c) => c.replace(/(id: "quota-pro",[\s\S]*?limit: )1200000/, '$11000000')),
+      expect: [
+        {
+          messageId: 'hardStopNotShipped',
+          ruleId: 'quota-pro',
+          data: { quota: '1000000', hardStop: '1200000', file: 'middleware/design.ts', shipped: 'refuses at 1000000' },
+        },
+      ],
+    },
+    {
+      name: "a soft quota's 429 body without the hard stop in the shipped runtime",
+      design: saas().design,
+      files: edit(saas(), 'middleware/responses.ts', (c) => c.replace('hardStop: s.limit, ', '')),
+      expect: [
+        {
+          messageId: 'hardStopNotShipped',
+          ruleId: 'quota-pro',
+          data: { shipped: '(middleware/responses.ts) never writes the body field limit.hardStop' },
+        },
+      ],
+    },
+    {
       name: 'the Express adapter is missing',
       design: main().design,
       files: without(main(), 'middleware/express.ts'),

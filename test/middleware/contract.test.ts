@@ -225,7 +225,7 @@ describe.each<Framework>(['express', 'fastify'])('%s middleware', (fw) => {
     );
   });
 
-  it('past a soft quota the call passes with Quota-Exceeded, until the backstop refuses', async () => {
+  it('past a soft quota the call passes with Quota-Exceeded, until the hard stop refuses; remaining reaches 0 only there', async () => {
     const s = await start(fw, 'quota');
     const tenant = { 'x-test-tenant': `pro-${fw}`, 'x-test-plan': 'Pro' };
     const seen: { status: number; quota: string | undefined; warning: string | null }[] = [];
@@ -237,20 +237,61 @@ describe.each<Framework>(['express', 'fastify'])('%s middleware', (fw) => {
         warning: r.headers.get('quota-exceeded'),
       });
     }
+    // plan quota 5, hard stop 6: the remaining count counts down to the refusal, not to the quota
     expect(seen).toEqual([
+      { status: 200, quota: '"quota-pro";r=5', warning: null },
       { status: 200, quota: '"quota-pro";r=4', warning: null },
       { status: 200, quota: '"quota-pro";r=3', warning: null },
       { status: 200, quota: '"quota-pro";r=2', warning: null },
       { status: 200, quota: '"quota-pro";r=1', warning: null },
-      { status: 200, quota: '"quota-pro";r=0', warning: null },
       { status: 200, quota: '"quota-pro";r=0', warning: '"quota-pro";over=1' },
       { status: 429, quota: '"quota-pro";r=0', warning: null },
     ]);
     // the metric the document describes as "calls refused or flagged because a plan quota was
-    // used up" counts the flagged call past the quota and the backstop's refusal
+    // used up" counts the flagged call past the quota and the hard stop's refusal
     const metric = designs.quota?.monitoring.metrics.find((m) => m.name === 'ratelimit_quota_exhausted_total');
     expect(metric?.help).toMatch(/^Calls refused or flagged because a plan quota was used up/);
     expect(await counter(s.registry, 'ratelimit_quota_exhausted_total', { rule: 'quota-pro', plan: 'Pro' })).toBe(2);
+  });
+
+  it.each(['quota', 'trio'])("a soft quota's 429 at its hard stop states the plan quota and the hard stop (%s)", async (name) => {
+    const c = core(name);
+    const design = designs[name] as Design;
+    const s = await start(fw, name);
+    const tenant = { 'x-test-tenant': `stop-${name}-${fw}`, 'x-test-plan': 'Pro' };
+    for (let i = 0; i < 6; i++) expect((await hit(s.url, 'GET', '/v1/orders', tenant)).status).toBe(200);
+    const refused = await fetch(`${s.url}/v1/orders`, { headers: tenant });
+    const text = await refused.text();
+    expect(refused.status).toBe(429);
+    const body = JSON.parse(text) as { code: string; detail: string; limit: Record<string, unknown>; resetSeconds: number };
+    const w = monthSeconds(c);
+    expect(body.code).toBe('QUOTA_EXCEEDED');
+    expect(body.limit).toEqual({ rule: 'quota-pro', quota: 5, hardStop: 6, overageAllowance: 1, windowSeconds: w });
+    expect(body.detail).toMatch(/^The overage allowance of the quota quota-pro for this period is used up: the plan quota is 5, /);
+    expect(body.detail).toContain('refused at that hard stop');
+    expect(body.detail).toContain('hard stop at 6');
+    // the same builder as the document's example
+    const rule = c.RULES.find((r) => r.id === 'quota-pro') as RuleSpec;
+    const retryAfter = Number(refused.headers.get('retry-after'));
+    expect(text).toBe(JSON.stringify(problemBody(DOCS, rule, { limit: 6, resetSeconds: body.resetSeconds, windowSeconds: w }, retryAfter)));
+    // the headers state the hard stop, with nothing left: consistent with the refusal
+    if (name === 'quota') {
+      expect(refused.headers.get('ratelimit-policy')).toBe(`"quota-pro";q=6;w=${w}`);
+      expect(refused.headers.get('ratelimit')).toMatch(/^"quota-pro";r=0;t=\d+$/);
+    } else {
+      for (const [limit, remaining] of [
+        ['ratelimit-limit', 'ratelimit-remaining'],
+        ['ratelimit-quota-limit', 'ratelimit-quota-remaining'],
+      ] as const) {
+        expect(refused.headers.get(limit), limit).toBe('6');
+        expect(refused.headers.get(remaining), remaining).toBe('0');
+      }
+    }
+    expect(refused.headers.get('quota-exceeded')).toBeNull();
+    // the document's example of this refusal carries the same fields, with its own numbers
+    const documented = (design.contract.overageExceededBody ?? {}) as { limit?: Record<string, unknown> };
+    expect(documented.limit).toEqual({ rule: 'quota-pro', quota: 5, hardStop: 6, overageAllowance: 1, windowSeconds: 30 * 86400 });
+    for (const h of design.contract.overageExceededExample?.headers ?? []) expect(refused.headers.get(h.name), h.name).not.toBeNull();
   });
 
   it('the trio convention: the quota trio beside the tightest rule, named as the document lists it', async () => {

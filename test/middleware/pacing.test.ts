@@ -185,8 +185,8 @@ describe.concurrent('a client that paces itself by the advertised policy is neve
     try {
       const { w } = policyOf(c.rule);
       const q = statedLimit(c.rule);
-      // the advertised rate is the rule's rate (a soft quota's: the plan quota, below its backstop)
-      expect(q / w).toBeCloseTo((c.rule.quota ?? c.rule.limit) / c.rule.periodSeconds, 9);
+      // the advertised rate is the rule's rate (a soft quota's: its hard stop, where calls are refused)
+      expect(q / w).toBeCloseTo(c.rule.limit / c.rule.periodSeconds, 9);
       const first = await call(c, app.url);
       expect(first.status).toBe(200);
       expect(first.q).toBe(q);

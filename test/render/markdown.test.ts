@@ -116,7 +116,10 @@ describe.each(EXAMPLES)('example %s, single file', (name) => {
     const edge = design.scope.gateway === 'nginx' && design.rules.some((r) => r.layer === 'edge') ? 1 : 0;
     // and the deny list's and penalty box's responses, when the design has them
     const access = (design.access?.deny ? 1 : 0) + (design.access?.penalty ? 1 : 0);
-    expect(bodies.length).toBe((design.contract.quotaExceededBody ? 2 : 1) + edge + access);
+    // and a soft quota's refusal at its hard stop, when another quota's is the first example
+    const overage = design.contract.overageExceededBody ? 1 : 0;
+    expect(bodies.length).toBe((design.contract.quotaExceededBody ? 2 : 1) + overage + edge + access);
+    if (overage) expect(bodies).toContainEqual(design.contract.overageExceededBody);
     expect(responses[0]?.[0]?.split('\n')).toEqual([
       'HTTP/1.1 429 Too Many Requests',
       ...(design.contract.rateLimitedExample?.headers ?? []).map((h) => `${h.name}: ${h.value}`),

@@ -61,7 +61,7 @@ export interface CompiledRule {
   flag: string | null;
   /** Fixed-window rules: calendar period (quota), rolling window (quota), or plain fixed window. */
   window: 'calendar' | 'rolling' | 'fixed' | null;
-  /** The plan quota shown to clients when the hard stop sits above it (soft overage). */
+  /** The plan quota when the hard stop (limit) sits above it (soft overage): stated in the 429 body and Quota-Exceeded. */
   quota: number | null;
   /** Whether the in-process bucket sits in front of Redis for this rule. */
   hybrid: boolean;

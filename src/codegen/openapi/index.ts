@@ -18,6 +18,7 @@
  *
  * Pure: the caller reads the document (io/openapi-source.ts bundles a split one into one).
  */
+import { shownRuleOf } from '../../design/contract.js';
 import type { Design } from '../../design/model.js';
 import { oneLine, toYaml } from '../../escape/index.js';
 import { atPointer, followRef, specBasePath, specOperations, specRoute, type SpecOperation } from '../../io/openapi-source.js';
@@ -167,6 +168,10 @@ function problemSamples(design: Design): Json[] {
     problemFields(docs, { id: 'r', headers: 'full', errorCode: 'QUOTA_EXCEEDED' }, s, 1),
     problemFields(docs, { id: 'r', headers: 'silent', errorCode: 'RATE_LIMITED' }, s, 1),
   ];
+  // a plan quota that passes calls past it refuses at its hard stop, stating both numbers
+  if (design.rules.some((r) => r.tier === 'quota' && r.layer !== 'edge' && shownRuleOf(r)?.quota != null)) {
+    samples.push(problemFields(docs, { id: 'r', headers: 'full', errorCode: 'QUOTA_EXCEEDED', quota: 1 }, { ...s, limit: 2 }, 1));
+  }
   const edge = edgeRules(design);
   if (edge.length > 0) samples.push(edgeProblemBody(design, edge, 1));
   return samples;
@@ -219,11 +224,38 @@ function schemaOf(key: string, samples: unknown[]): Json {
   return { type: 'string', maxLength: 500, pattern: ASCII_TEXT };
 }
 
+/** What the fields of a refusal's `limit` object mean (the ones a client must not misread). */
+const LIMIT_FIELDS: Record<string, string> = {
+  rule: 'The rule that refused the call (a matrix rule id).',
+  quota:
+    "The refusing rule's count per window: a rate rule's limit, a plan quota's calls per period. For a plan that lets calls pass past its quota, its plan quota; the refusal then came at hardStop.",
+  hardStop:
+    'Only when a plan that lets calls pass past its quota refuses: the count at which calls are refused (this call was refused at it), above the plan quota in quota. The rate-limit headers state this count as the limit.',
+  overageAllowance: 'Only with hardStop: the calls past the plan quota that pass before the hard stop (hardStop minus quota), now used up.',
+  windowSeconds: 'The length of the window or quota period, in seconds.',
+};
+
 /** The problem+json schema of a 429 of this design. */
 function problemSchema(design: Design): Json {
+  const schema = schemaOf('', problemSamples(design));
+  const limit = (schema.properties as Json | undefined)?.limit as Json | undefined;
+  const fields = limit?.properties as Record<string, Json> | undefined;
+  if (limit && fields) {
+    const { type, ...rest } = limit;
+    for (const key of Object.keys(limit)) delete limit[key];
+    Object.assign(limit, {
+      description: 'What refused the call: the rule and its numbers (at the edge: the layer and its rules).',
+      type,
+      ...rest,
+    });
+    for (const [name, field] of Object.entries(fields)) {
+      const meaning = LIMIT_FIELDS[name];
+      if (meaning) fields[name] = { description: meaning, ...field };
+    }
+  }
   return {
     description: `The body of a 429 refusal (RFC 9457 problem details). See ${design.contract.docsUrl}.`,
-    ...schemaOf('', problemSamples(design)),
+    ...schema,
   };
 }
 

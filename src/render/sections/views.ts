@@ -3,7 +3,7 @@
  * reading (numbers with separators, durations, display names, joined lists). Every string
  * here is raw text; templates escape it with the helper of the place it goes to.
  */
-import { conventionName } from '../../design/contract.js';
+import { conventionName, QUOTA_EXCEEDED_HEADER } from '../../design/contract.js';
 import { FRAMEWORK_ADAPTERS } from '../../answers/choices.js';
 import { isJavaScript, runsOnNode } from '../../design/naming.js';
 import { edgeCounter, edgeStateNote } from '../../design/gateway-behaviour.js';
@@ -749,6 +749,12 @@ export function contractView(input: RenderInput) {
     rateLimitedExample: exampleView(c.rateLimitedExample, c.rateLimitedBody),
     quotaExceededBody: c.quotaExceededBody ? JSON.stringify(c.quotaExceededBody, null, 2) : '',
     quotaExceededExample: exampleView(c.quotaExceededExample, c.quotaExceededBody),
+    overageExceededExample: exampleView(c.overageExceededExample, c.overageExceededBody),
+    // the fields of a soft quota's refusal at its hard stop, when the document shows one
+    quotaExceededHeader: QUOTA_EXCEEDED_HEADER,
+    softQuotaRefusal: [c.quotaExceededBody, c.overageExceededBody].some(
+      (b) => typeof b?.limit === 'object' && b.limit !== null && Object.hasOwn(b.limit, 'hardStop'),
+    ),
     storeUnavailable: { status: c.storeUnavailable.status, retryAfter: fmtNumber(c.storeUnavailable.retryAfterSeconds) },
     closedRuleIds: closed,
     fallbackRuleIds: input.design.enforcement.fallback?.ruleIds ?? [],
