@@ -15,8 +15,13 @@ export function handRuleProblems(answers: Answers, design: Design): string[] {
   const hand = answers.rules ?? [];
   if (hand.length === 0) return [];
   // the rows the design generates, before any rules entry: the ids an entry can change or remove
-  const generated = buildDesign({ ...answers, rules: [] }, { date: design.meta.date }).rules;
-  return [...idProblems(hand, generated, design.rules), ...keyProblems(hand, design.rules)];
+  // (built again only when an entry removes one or names a derived id)
+  let generated: readonly MatrixRule[] | undefined;
+  const generatedRules = (): readonly MatrixRule[] => {
+    generated ??= buildDesign({ ...answers, rules: [] }, { date: design.meta.date }).rules;
+    return generated;
+  };
+  return [...idProblems(hand, generatedRules, design.rules), ...keyProblems(hand, design.rules, design.access?.penalty !== undefined)];
 }
 
 const derived = (r: MatrixRule): boolean => r.edgeCost !== undefined && r.edgeCost.of !== r.id;
@@ -28,27 +33,29 @@ function overridable(generated: readonly MatrixRule[]): string[] {
   return [...new Set([...ids, ...bases])];
 }
 
-function idProblems(hand: NonNullable<Answers['rules']>, generated: readonly MatrixRule[], rules: readonly MatrixRule[]): string[] {
-  const ids = overridable(generated);
-  const allowed = `ids a rules entry can override or remove: ${ids.join(', ')}`;
-  // the rules split by cost at the edge, in the design as built and as generated
-  const split = new Set([...generated, ...rules].flatMap((r) => (r.edgeCost ? [r.edgeCost.of] : [])));
+function idProblems(
+  hand: NonNullable<Answers['rules']>,
+  generatedRules: () => readonly MatrixRule[],
+  rules: readonly MatrixRule[],
+): string[] {
+  const allowed = (): string => `ids a rules entry can override or remove: ${overridable(generatedRules()).join(', ')}`;
+  // the rules split by cost at the edge: <id>-cost-<units>, numbered -2, -3 ... when taken
+  const derivedFrom = (id: string, list: readonly MatrixRule[]): string | undefined =>
+    [...new Set(list.flatMap((r) => (r.edgeCost ? [r.edgeCost.of] : [])))].find((b) => new RegExp(`^${b}-cost-\\d+(?:-\\d+)?$`).test(id));
   const problems: string[] = [];
   hand.forEach((h, i) => {
-    const base = [...split].find((b) => new RegExp(`^${b.replace(/[-]/g, '\\-')}-cost-\\d+(?:-\\d+)?$`).test(h.id));
+    const base = derivedFrom(h.id, rules) ?? (/-cost-\d+(?:-\d+)?$/.test(h.id) ? derivedFrom(h.id, generatedRules()) : undefined);
     if (base !== undefined) {
-      const parts = [...generated, ...rules].filter((r) => r.edgeCost?.of === base && r.id === h.id);
-      const what = parts[0]?.edgeCost
-        ? ` (its endpoints of cost ${parts[0].edgeCost.units}, counted at the edge at ${base}'s rate divided by their cost)`
-        : '';
+      const part = [...rules, ...generatedRules()].find((r) => r.edgeCost?.of === base && r.id === h.id)?.edgeCost;
+      const what = part ? ` (its endpoints of cost ${part.units}, counted at the edge at ${base}'s rate divided by their cost)` : '';
       problems.push(
-        `  $.rules[${i}].id: "${h.id}" is a rule the design derives from ${base}${what}, because the gateway counts requests, not cost; it follows ${base} and the endpoints' costs, and cannot be ${h.remove ? 'removed' : 'changed'} on its own. Write the entry for ${base} (its rate, burst or fail mode), change the endpoints' cost, or give a new rule an id of its own; ${allowed}`,
+        `  $.rules[${i}].id: "${h.id}" is a rule the design derives from ${base}${what}, because the gateway counts requests, not cost; it follows ${base} and the endpoints' costs, and cannot be ${h.remove ? 'removed' : 'changed'} on its own. Write the entry for ${base} (its rate, burst or fail mode), change the endpoints' cost, or give a new rule an id of its own; ${allowed()}`,
       );
       return;
     }
-    if (h.remove && !ids.includes(h.id)) {
+    if (h.remove && !overridable(generatedRules()).includes(h.id)) {
       problems.push(
-        `  $.rules[${i}].id: "${h.id}" is removed, but the design generates no rule with this id, so nothing would change; ${allowed}`,
+        `  $.rules[${i}].id: "${h.id}" is removed, but the design generates no rule with this id, so nothing would change; ${allowed()}`,
       );
     }
   });
@@ -117,6 +124,7 @@ const IDENTITY_WORDS: Record<string, string> = {
   session: 'a session id',
   ip: 'a client IP',
   username: 'an account name hash',
+  caller: 'a caller (its identity label and value)',
 };
 
 const LABELS: Record<string, string> = {
@@ -134,13 +142,33 @@ function rulesOfEntry(id: string, rules: readonly MatrixRule[]): MatrixRule[] {
   return own.length > 0 ? own : rules.filter((r) => r.id === `${id}-fail-open` || r.id === `${id}-fail-closed`);
 }
 
-function keyProblems(hand: NonNullable<Answers['rules']>, rules: readonly MatrixRule[]): string[] {
-  const stored = rules.filter(
-    (r) => r.layer === 'middleware' && r.tier !== 'outbound' && (r.primitive === 'redis-lua' || r.primitive === 'in-process') && r.key,
-  );
+const PENALTY = 'penalty-box';
+
+/**
+ * The penalty box's two keys per caller (rl:{pb:<label><value>}:strikes and :box, a counter and
+ * a flag), which a hand-written key must not meet either; as rule-shaped entries for the check.
+ */
+const PENALTY_KEYS: readonly MatrixRule[] = ['strikes', 'box'].map(
+  (what) =>
+    ({
+      id: PENALTY,
+      identity: 'caller',
+      key: `rl:{pb:<caller>}:${what}`,
+      layer: 'middleware',
+      primitive: 'redis-lua',
+      algorithm: 'fixed-window',
+    }) as unknown as MatrixRule,
+);
+function keyProblems(hand: NonNullable<Answers['rules']>, rules: readonly MatrixRule[], penalty: boolean): string[] {
+  const stored = [
+    ...rules.filter(
+      (r) => r.layer === 'middleware' && r.tier !== 'outbound' && (r.primitive === 'redis-lua' || r.primitive === 'in-process') && r.key,
+    ),
+    ...(penalty ? PENALTY_KEYS : []),
+  ];
   const entryOf = new Map<string, number>();
   hand.forEach((h, i) => {
-    if (h.key && !h.remove) for (const r of rulesOfEntry(h.id, stored)) entryOf.set(r.id, i);
+    if (h.key && !h.remove) for (const r of rulesOfEntry(h.id, stored)) if (r.id !== PENALTY) entryOf.set(r.id, i);
   });
   const problems: string[] = [];
   for (const a of stored) {
@@ -169,7 +197,7 @@ function keyProblems(hand: NonNullable<Answers['rules']>, rules: readonly Matrix
     const { b, j, shared } = first;
     const others = meets.slice(1).map((m) => m.b.id);
     const also = others.length > 0 ? ` (it can also meet the keys of ${others.join(', ')})` : '';
-    const other = j !== undefined ? `rules[${j}] (${b.id})` : `the design's rule ${b.id}`;
+    const other = j !== undefined ? `rules[${j}] (${b.id})` : b.id === PENALTY ? 'the penalty box' : `the design's rule ${b.id}`;
     const field = `  $.rules[${i}].key`;
     const aKey = a.key as string;
     const bKey = b.key as string;

@@ -123,6 +123,25 @@ describe('hand-written keys that can be one Redis key', () => {
     expect(out[0]).toContain('(it can also meet the keys of fairness-pro, fairness-enterprise, quota-free, quota-pro, quota-enterprise)');
   });
 
+  it("refuses a key that can be the penalty box's (rl:{pb:<caller>}:strikes), where the design has one", () => {
+    const answers = withRules([
+      {
+        ...store,
+        id: 'odd',
+        identity: 'user',
+        endpoints: ['search-orders'],
+        key: 'rl:{<user-id>}:strikes',
+        rate: { requests: 5, per: 'second' },
+      },
+    ]);
+    expect(answers.access?.penalty).toBeDefined();
+    const out = problems(answers);
+    expect(out).toHaveLength(1);
+    expect(out[0]).toMatch(/the penalty box's "rl:\{pb:<caller>\}:strikes"|also meet the keys of [^)]*penalty-box/);
+    const { penalty: _, ...access } = answers.access ?? {};
+    expect(problems({ ...answers, access })).toEqual([]);
+  });
+
   it('accepts the same two rules with labelled slots', () => {
     expect(
       problems(
