@@ -112,6 +112,11 @@ function sharedKey(a: KeyForm, b: KeyForm): { key: string; a?: string; b?: strin
   return { key: a.head + va + a.tail, a: va, b: vb };
 }
 
+/** A rule's numbers, as one text: two rules sharing a counter must count the same. */
+function numbersOf(r: MatrixRule): string {
+  return `${r.rate ? `${r.rate.requests} per ${r.rate.periodSeconds} s` : 'no rate'}${typeof r.burst === 'number' ? `, burst ${r.burst}` : ''}`;
+}
+
 /** What keeps a rule's state under its key: its script, or the identity's hash the design keeps its fields in. */
 function stateOf(r: MatrixRule): string {
   return r.field !== undefined ? 'a field of its identity hash (identity-limits)' : luaScriptFor(r.algorithm);
@@ -186,8 +191,12 @@ function keyProblems(hand: NonNullable<Answers['rules']>, rules: readonly Matrix
       if (!fb) continue;
       const shared = sharedKey(fa, fb);
       if (!shared) continue;
-      // one identity, one key, one script: one counter the rules share on purpose (a row split by fail mode does)
-      if (a.identity === b.identity && JSON.stringify(fa) === JSON.stringify(fb) && stateOf(a) === stateOf(b)) continue;
+      // one identity, one key, one script, the same numbers: one counter the rules share on purpose
+      // (a row split by fail mode does); fields of one identity hash are apart when their names are
+      if (a.identity === b.identity && JSON.stringify(fa) === JSON.stringify(fb) && stateOf(a) === stateOf(b)) {
+        if (a.field !== undefined && b.field !== undefined && a.field !== b.field) continue;
+        if (numbersOf(a) === numbersOf(b)) continue;
+      }
       meets.push({ b, j, shared });
     }
     // another entry first: the pair the user wrote is the clearest to show
@@ -214,6 +223,10 @@ function keyProblems(hand: NonNullable<Answers['rules']>, rules: readonly Matrix
     if (a.identity !== b.identity) {
       problems.push(
         `${field}: "${aKey}" (rule ${a.id}, per ${a.identity}) and ${other}'s "${bKey}" (per ${b.identity}) can name the same Redis key: ${caller(a, shared.a)} and ${caller(b, shared.b)} both use ${shared.key}, so two different callers would share one counter${wrong}${also}. ${fix}`,
+      );
+    } else if (JSON.stringify(fa) === JSON.stringify(keyForm(b)) && stateOf(a) === stateOf(b)) {
+      problems.push(
+        `${field}: "${aKey}" (rule ${a.id}, ${numbersOf(a)}) and ${other}'s "${bKey}" (${numbersOf(b)}) both count per ${a.identity} in one ${stateOf(a)} state with different numbers: each would count the other's requests and judge them by its own limit${stateOf(a) === 'sliding-window-log' ? ' (and the shorter window trims the entries the longer one still needs)' : ''}${also}. Give one of the two keys different fixed text (e.g. "${aKey}:${a.id}"), or the same numbers if they are meant to share one count.`,
       );
     } else if (JSON.stringify(fa) === JSON.stringify(keyForm(b))) {
       problems.push(

@@ -219,6 +219,37 @@ describe('hand-written keys that can be one Redis key', () => {
   });
 });
 
+describe('one identity and one key kept by one script with different numbers', () => {
+  const log = { algorithm: 'sliding-window-log', primitive: 'redis-lua', layer: 'middleware', failMode: 'open', ttlSeconds: 3600 } as const;
+  it('is refused: a 1-minute log would trim the entries the 1-hour log on the same key still needs', () => {
+    const out = problems({
+      ...exampleAnswers('saas-platform'),
+      rules: [
+        {
+          ...log,
+          id: 'per-minute',
+          identity: 'user',
+          endpoints: ['search-orders'],
+          key: '{u:<user-id>}:y',
+          rate: { requests: 5, per: 'minute' },
+        },
+        {
+          ...log,
+          id: 'per-hour',
+          identity: 'user',
+          endpoints: ['search-orders'],
+          key: '{u:<user-id>}:y',
+          rate: { requests: 100, per: 'hour' },
+        },
+      ],
+    });
+    expect(out).toHaveLength(1);
+    expect(out[0]).toContain(
+      '$.rules[1].key: "rl:{u:<user-id>}:y" (rule per-hour, 100 per 3600 s) and rules[0] (per-minute)\'s "rl:{u:<user-id>}:y" (5 per 60 s) both count per user in one sliding-window-log state with different numbers',
+    );
+  });
+});
+
 describe('the answers the project ships', () => {
   const files = [
     ...readdirSync(path.join(ROOT, 'examples'))
