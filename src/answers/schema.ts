@@ -512,8 +512,13 @@ export const OpenApiSource = z
 /** A hand-written rule: adds a matrix row, or overrides / removes a generated one with the same id. */
 export const HandRule = z
   .object({
-    id: z.string().regex(/^[a-z0-9][a-z0-9-]{0,79}$/, 'must be lowercase letters, digits and dashes, e.g. search-per-tenant'),
-    remove: z.boolean().optional().describe('Drop the generated row with this id.'),
+    id: z
+      .string()
+      .regex(/^[a-z0-9][a-z0-9-]{0,79}$/, 'must be lowercase letters, digits and dashes, e.g. search-per-tenant')
+      .describe(
+        "A generated row's id overrides that row (a row split by fail mode by its base id too); any other id adds a row. An edge row's <id>-cost-<n> split, which follows <id> and the endpoints' costs, cannot be named.",
+      ),
+    remove: z.boolean().optional().describe('Drop the generated row with this id (one the design generates).'),
     description: z.string().max(300).optional(),
     endpointClass: z.union([EndpointClass, z.literal('all')]).optional(),
     endpoints: z.array(name).optional(),
@@ -528,7 +533,10 @@ export const HandRule = z
         /^[^~]*$/,
         "must not contain '~': the middleware marks the key of a caller counted by another identity with it (rl:{u~ak:<api-key-id>})",
       )
-      .optional(),
+      .optional()
+      .describe(
+        "The Redis key pattern, e.g. {u:<user-id>}:search. Label the identity slot (u:, ak:, t:, s:, ip:) as the design's keys do: a key that can name the same Redis key as another rule's (another identity's, or the same key under another script or other numbers) is refused.",
+      ),
     rate: Rate.optional(),
     burst: positiveInt.optional(),
     cost: positiveInt.optional(),

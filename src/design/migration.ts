@@ -114,6 +114,22 @@ export function existingAdmittedWithin(l: ExistingLimiterT, seconds: number): nu
 }
 
 /**
+ * The most one key gets through an existing limiter within its window, in words, as it counts
+ * (existingAdmittedWithin): a fixed window states one window's count and the worst case across a
+ * reset, the end of one window and the start of the next.
+ */
+export function existingWorstText(l: ExistingLimiterT): string {
+  const one = existingWithin(l);
+  const worst = existingAdmittedWithin(l, l.windowSeconds);
+  const w = secondsWords(l.windowSeconds);
+  const counting = existingAlgorithm(l);
+  const algorithmText = existingAlgorithmText(l);
+  return counting.algorithm === 'fixed-window' && worst > one
+    ? `${formatNumber(one)} requests within one of its ${w} windows, and ${formatNumber(worst)} within ${w} across a reset, the end of one window and the start of the next (${algorithmText})`
+    : `${formatNumber(worst)} requests within any ${w} (${algorithmText}${counting.algorithm.endsWith('bucket') && l.burst ? `: its rate plus a burst of ${formatNumber(l.burst)}` : ''})`;
+}
+
+/**
  * What a hand-written Redis counter gets wrong on its own, which the generated scripts do not
  * (each checks and counts in one atomic call and sets the expiry in the same call).
  */
@@ -212,11 +228,13 @@ export function tighterExisting(
     if ((l.keyedOn ?? 'ip') !== 'ip') continue;
     if (!endpoints.some((e) => coversEndpoint(l, e))) continue;
     const within = admittedWithin({ algorithm: 'sliding-window-log', rate: row, layer: 'middleware', burst: null }, l.windowSeconds) ?? 0;
-    if (l.limit >= within) continue;
+    // compared at its worst, as the migration table compares it: a fixed window of 60 admits 120
+    // across a reset, which is not tighter than a row admitting 100
+    if (existingAdmittedWithin(l, l.windowSeconds) >= within) continue;
     // tighter within its own window is not enough: over the row's longer window the old limit
     // must not admit more either (30 per second is 27,000 per 15 min against the row's 300);
     // when neither is tighter over both, the row stays and the migration table warns
-    if (l.limit * Math.ceil(row.periodSeconds / l.windowSeconds - 1e-9) > row.requests) continue;
+    if (existingAdmittedWithin(l, row.periodSeconds) > row.requests) continue;
     const perSecond = l.limit / l.windowSeconds;
     if (!best || perSecond < best.perSecond) best = { l, perSecond };
   }
@@ -258,10 +276,7 @@ export function buildMigration(
     const oldWorst = existingAdmittedWithin(l, l.windowSeconds);
     const counting = existingAlgorithm(l);
     const algorithmText = existingAlgorithmText(l);
-    const oldText =
-      counting.algorithm === 'fixed-window' && oldWorst > oldOne
-        ? `${formatNumber(oldOne)} requests within one of its ${w} windows, and ${formatNumber(oldWorst)} within ${w} across a reset, the end of one window and the start of the next (${algorithmText})`
-        : `${formatNumber(oldWorst)} requests within any ${w} (${algorithmText}${counting.algorithm.endsWith('bucket') && l.burst ? `: its rate plus a burst of ${formatNumber(l.burst)}` : ''})`;
+    const oldText = existingWorstText(l);
     /** Which way a new worst case within the old window moves from the old one. */
     const moveOf = (within: number): Move =>
       within === oldWorst

@@ -208,3 +208,49 @@ describe('how an existing limiter counts', () => {
     expect(existingAdmittedWithin({ kind: 'nginx', limit: 10, windowSeconds: 1, burst: 20 }, 60)).toBe(620);
   });
 });
+
+describe("an auth flow's per-IP row takes over an old limiter only when it is tighter at its worst", () => {
+  async function loginDesign(limiter: Record<string, unknown>) {
+    const { Answers } = await import('../../src/answers/schema.js');
+    const { buildDesign } = await import('../../src/design/build.js');
+    const answers = Answers.parse({
+      stack: { topology: 'single', language: 'TypeScript', framework: 'express' },
+      endpoints: [{ name: 'login', method: 'POST', route: '/login', class: 'auth', authKind: 'login' }],
+      existing: { limiters: [{ kind: 'express-rate-limit', name: 'loginLimiter', path: '/login', keyedOn: 'ip', ...limiter }] },
+    });
+    const d = buildDesign(answers, { date: '2026-12-03' });
+    return d.rules.find((r) => r.id === 'auth-login-per-ip');
+  }
+
+  it('keeps the default 100 per 15 min against a fixed window of 60 per 15 min: 120 across a reset is not tighter', async () => {
+    const row = await loginDesign({ limit: 60, windowSeconds: 900, algorithm: 'fixed-window' });
+    expect(row?.keptFrom).toBeUndefined();
+    expect(row?.rate).toEqual({ requests: 100, periodSeconds: 900 });
+  });
+
+  it('takes over the same 60 per 15 min counted in a sliding window (60 at worst)', async () => {
+    const row = await loginDesign({ limit: 60, windowSeconds: 900, algorithm: 'sliding-window' });
+    expect(row?.keptFrom).toBe('express-rate-limit loginLimiter');
+    expect(row?.rate).toEqual({ requests: 60, periodSeconds: 900 });
+  });
+
+  it('counts a fixed window’s burst too, and states the worst case when it takes one over', async () => {
+    // 40 + 15 burst = 55 a window, 95 across a reset: under 100, taken over
+    const kept = await loginDesign({ limit: 40, windowSeconds: 900, burst: 15, algorithm: 'fixed-window' });
+    expect(kept?.keptFrom).toBe('express-rate-limit loginLimiter');
+    expect(kept?.rationale).toContain(
+      'express-rate-limit loginLimiter: 40 per 15 min, burst 15 per IP, which lets one address send 55 requests within one of its 15 min windows, and 95 within 15 min across a reset, the end of one window and the start of the next (fixed window); that is tighter than',
+    );
+    // 45 + 15: 105 across a reset, not under 100
+    const looser = await loginDesign({ limit: 45, windowSeconds: 900, burst: 15, algorithm: 'fixed-window' });
+    expect(looser?.keptFrom).toBeUndefined();
+  });
+
+  it("over the row's longer window too: a fixed window of 10 per 90 s admits 10 x 11 = 110 within 15 min at worst, not 100", async () => {
+    const row = await loginDesign({ limit: 10, windowSeconds: 90, algorithm: 'fixed-window' });
+    expect(row?.keptFrom).toBeUndefined();
+    // counted in a sliding window, 10 x 10 = 100 within 15 min: no looser over either window
+    const sliding = await loginDesign({ limit: 10, windowSeconds: 90, algorithm: 'sliding-window' });
+    expect(sliding?.keptFrom).toBe('express-rate-limit loginLimiter');
+  });
+});

@@ -1,0 +1,242 @@
+/**
+ * What a hand-written rule asks for that the design cannot do as written, found once the design
+ * is built: a rule id the design derives itself (an edge rule split by request cost), a removal
+ * naming no rule, and a hand-written key that can be the same Redis key as another rule's. Each
+ * is a problem with the JSON path of the field, what is allowed, and no output; none is silently
+ * dropped or relabelled, since the user wrote these names and keys to match something they know.
+ */
+import type { Answers } from '../answers/schema.js';
+import { luaScriptFor } from './algorithms.js';
+import { buildDesign } from './build.js';
+import type { Design, MatrixRule } from './model.js';
+
+/** One problem: `  $.rules[2].id: ...`, as the answers' other problems are listed. */
+export function handRuleProblems(answers: Answers, design: Design): string[] {
+  const hand = answers.rules ?? [];
+  if (hand.length === 0) return [];
+  // the rows the design generates, before any rules entry: the ids an entry can change or remove
+  // (built again only when an entry removes one or names a derived id)
+  let generated: readonly MatrixRule[] | undefined;
+  const generatedRules = (): readonly MatrixRule[] => {
+    generated ??= buildDesign({ ...answers, rules: [] }, { date: design.meta.date }).rules;
+    return generated;
+  };
+  return [...idProblems(hand, generatedRules, design.rules), ...keyProblems(hand, design.rules, design.access?.penalty !== undefined)];
+}
+
+const derived = (r: MatrixRule): boolean => r.edgeCost !== undefined && r.edgeCost.of !== r.id;
+
+/** The ids a rules entry can override or remove: the generated rows, a row split by fail mode by its base id too. */
+function overridable(generated: readonly MatrixRule[]): string[] {
+  const ids = generated.filter((r) => !derived(r)).map((r) => r.id);
+  const bases = ids.map((id) => /^(.+)-fail-(?:open|closed)$/.exec(id)?.[1]).filter((b): b is string => b !== undefined);
+  return [...new Set([...ids, ...bases])];
+}
+
+function idProblems(
+  hand: NonNullable<Answers['rules']>,
+  generatedRules: () => readonly MatrixRule[],
+  rules: readonly MatrixRule[],
+): string[] {
+  const allowed = (): string => `ids a rules entry can override or remove: ${overridable(generatedRules()).join(', ')}`;
+  // the rules split by cost at the edge: <id>-cost-<units>, numbered -2, -3 ... when taken
+  const derivedFrom = (id: string, list: readonly MatrixRule[]): string | undefined =>
+    [...new Set(list.flatMap((r) => (r.edgeCost ? [r.edgeCost.of] : [])))].find((b) => new RegExp(`^${b}-cost-\\d+(?:-\\d+)?$`).test(id));
+  const problems: string[] = [];
+  hand.forEach((h, i) => {
+    const base = derivedFrom(h.id, rules) ?? (/-cost-\d+(?:-\d+)?$/.test(h.id) ? derivedFrom(h.id, generatedRules()) : undefined);
+    if (base !== undefined) {
+      const part = [...rules, ...generatedRules()].find((r) => r.edgeCost?.of === base && r.id === h.id)?.edgeCost;
+      const what = part ? ` (its endpoints of cost ${part.units}, counted at the edge at ${base}'s rate divided by their cost)` : '';
+      problems.push(
+        `  $.rules[${i}].id: "${h.id}" is a rule the design derives from ${base}${what}, because the gateway counts requests, not cost; it follows ${base} and the endpoints' costs, and cannot be ${h.remove ? 'removed' : 'changed'} on its own. Write the entry for ${base} (its rate, burst or fail mode), change the endpoints' cost, or give a new rule an id of its own; ${allowed()}`,
+      );
+      return;
+    }
+    if (h.remove && !overridable(generatedRules()).includes(h.id)) {
+      problems.push(
+        `  $.rules[${i}].id: "${h.id}" is removed, but the design generates no rule with this id, so nothing would change; ${allowed()}`,
+      );
+    }
+  });
+  return problems;
+}
+
+/**
+ * A key pattern as the runtime fills it: the text before the identity value (the slot's label
+ * included; a pattern without a slot gets ":" and the value after it) and the text after it, or
+ * one fixed key for a rule counting everyone together.
+ */
+type KeyForm = { head: string; tail: string } | { fixed: string };
+
+function keyForm(r: MatrixRule): KeyForm | undefined {
+  const key = r.key;
+  if (!key) return undefined;
+  if (r.identity === 'global') return { fixed: key };
+  const re = /([A-Za-z0-9_-]+:)?<([^<>]*)>/g;
+  for (let m = re.exec(key); m !== null; m = re.exec(key)) {
+    if (/yyyy/i.test(m[2] ?? '')) continue;
+    return { head: key.slice(0, m.index) + (m[1] ?? ''), tail: key.slice(m.index + m[0].length) };
+  }
+  return { head: `${key}:`, tail: '' };
+}
+
+/** Text an identity value can hold (the runtime percent-encodes braces, '%', '~', spaces and control characters). */
+const valueText = (s: string): boolean => /^[^\s{}%~\u0000-\u001f\u007f]*$/.test(s);
+
+/**
+ * A key two patterns can both produce, with the value each puts in it, or undefined when none:
+ * one head must start the other (the longer one's extra text then opens the shorter one's value)
+ * and one tail must end the other, the extra text being text a value can hold.
+ */
+function sharedKey(a: KeyForm, b: KeyForm): { key: string; a?: string; b?: string } | undefined {
+  if ('fixed' in a && 'fixed' in b) return a.fixed === b.fixed ? { key: a.fixed } : undefined;
+  if ('fixed' in a || 'fixed' in b) {
+    const [fixed, open, swap] =
+      'fixed' in a ? [a.fixed, b as { head: string; tail: string }, true] : [(b as { fixed: string }).fixed, a, false];
+    if (!fixed.startsWith(open.head) || !fixed.endsWith(open.tail) || fixed.length <= open.head.length + open.tail.length) return undefined;
+    const value = fixed.slice(open.head.length, fixed.length - open.tail.length);
+    if (!valueText(value)) return undefined;
+    return swap ? { key: fixed, b: value } : { key: fixed, a: value };
+  }
+  let va = '42';
+  let vb = '42';
+  if (b.head.startsWith(a.head) && valueText(b.head.slice(a.head.length))) va = b.head.slice(a.head.length) + va;
+  else if (a.head.startsWith(b.head) && valueText(a.head.slice(b.head.length))) vb = a.head.slice(b.head.length) + vb;
+  else return undefined;
+  if (b.tail.endsWith(a.tail) && valueText(b.tail.slice(0, b.tail.length - a.tail.length)))
+    va += b.tail.slice(0, b.tail.length - a.tail.length);
+  else if (a.tail.endsWith(b.tail) && valueText(a.tail.slice(0, a.tail.length - b.tail.length)))
+    vb += a.tail.slice(0, a.tail.length - b.tail.length);
+  else return undefined;
+  return { key: a.head + va + a.tail, a: va, b: vb };
+}
+
+/** A rule's numbers, as one text: two rules sharing a counter must count the same. */
+function numbersOf(r: MatrixRule): string {
+  return `${r.rate ? `${r.rate.requests} per ${r.rate.periodSeconds} s` : 'no rate'}${typeof r.burst === 'number' ? `, burst ${r.burst}` : ''}`;
+}
+
+/** What keeps a rule's state under its key: its script, or the identity's hash the design keeps its fields in. */
+function stateOf(r: MatrixRule): string {
+  return r.field !== undefined ? 'a field of its identity hash (identity-limits)' : luaScriptFor(r.algorithm);
+}
+
+const IDENTITY_WORDS: Record<string, string> = {
+  'api-key': 'an API key id',
+  user: 'a user id',
+  tenant: 'a tenant id',
+  session: 'a session id',
+  ip: 'a client IP',
+  username: 'an account name hash',
+  caller: 'a caller (its identity label and value)',
+};
+
+const LABELS: Record<string, string> = {
+  'api-key': 'ak:<api-key-id>',
+  user: 'u:<user-id>',
+  tenant: 't:<tenant-id>',
+  session: 's:<session-id>',
+  ip: 'ip:<client-ip>',
+  username: 'un:<sha256(username)>',
+};
+
+/** Which design rules a rules entry states the key of: its id, or both halves of a row split by fail mode. */
+function rulesOfEntry(id: string, rules: readonly MatrixRule[]): MatrixRule[] {
+  const own = rules.filter((r) => r.id === id);
+  return own.length > 0 ? own : rules.filter((r) => r.id === `${id}-fail-open` || r.id === `${id}-fail-closed`);
+}
+
+const PENALTY = 'penalty-box';
+
+/**
+ * The penalty box's two keys per caller (rl:{pb:<label><value>}:strikes and :box, a counter and
+ * a flag), which a hand-written key must not meet either; as rule-shaped entries for the check.
+ */
+const PENALTY_KEYS: readonly MatrixRule[] = ['strikes', 'box'].map(
+  (what) =>
+    ({
+      id: PENALTY,
+      identity: 'caller',
+      key: `rl:{pb:<caller>}:${what}`,
+      layer: 'middleware',
+      primitive: 'redis-lua',
+      algorithm: 'fixed-window',
+    }) as unknown as MatrixRule,
+);
+function keyProblems(hand: NonNullable<Answers['rules']>, rules: readonly MatrixRule[], penalty: boolean): string[] {
+  const stored = [
+    ...rules.filter(
+      (r) => r.layer === 'middleware' && r.tier !== 'outbound' && (r.primitive === 'redis-lua' || r.primitive === 'in-process') && r.key,
+    ),
+    ...(penalty ? PENALTY_KEYS : []),
+  ];
+  const entryOf = new Map<string, number>();
+  hand.forEach((h, i) => {
+    if (h.key && !h.remove) for (const r of rulesOfEntry(h.id, stored)) if (r.id !== PENALTY) entryOf.set(r.id, i);
+  });
+  const problems: string[] = [];
+  for (const a of stored) {
+    const i = entryOf.get(a.id);
+    if (i === undefined) continue;
+    const fa = keyForm(a);
+    if (!fa) continue;
+    // every rule a's key can meet; a pair of entries is reported once, at the later one
+    const meets: { b: MatrixRule; j: number | undefined; shared: NonNullable<ReturnType<typeof sharedKey>> }[] = [];
+    for (const b of stored) {
+      if (b === a || b.primitive !== a.primitive) continue;
+      const j = entryOf.get(b.id);
+      if (j !== undefined && (j > i || (j === i && b.id > a.id))) continue;
+      const fb = keyForm(b);
+      if (!fb) continue;
+      const shared = sharedKey(fa, fb);
+      if (!shared) continue;
+      // one identity, one key, one script, the same numbers: one counter the rules share on purpose
+      // (a row split by fail mode does); fields of one identity hash are apart when their names are
+      if (a.identity === b.identity && JSON.stringify(fa) === JSON.stringify(fb) && stateOf(a) === stateOf(b)) {
+        if (a.field !== undefined && b.field !== undefined && a.field !== b.field) continue;
+        if (numbersOf(a) === numbersOf(b)) continue;
+      }
+      meets.push({ b, j, shared });
+    }
+    // another entry first: the pair the user wrote is the clearest to show
+    meets.sort((x, y) => (x.j === undefined ? 1 : 0) - (y.j === undefined ? 1 : 0));
+    const first = meets[0];
+    if (!first) continue;
+    const { b, j, shared } = first;
+    const others = meets.slice(1).map((m) => m.b.id);
+    const also = others.length > 0 ? ` (it can also meet the keys of ${others.join(', ')})` : '';
+    const other = j !== undefined ? `rules[${j}] (${b.id})` : b.id === PENALTY ? 'the penalty box' : `the design's rule ${b.id}`;
+    const field = `  $.rules[${i}].key`;
+    const aKey = a.key as string;
+    const bKey = b.key as string;
+    const labels = [...new Set([a.identity, b.identity])].flatMap((x) =>
+      x !== undefined && x in LABELS ? [`{${LABELS[x]}} for ${x}`] : [],
+    );
+    const fix = `The design does not relabel a key you wrote, so this is refused: put the identity's label in the key's identity slot, as the design's own keys do (${labels.join(', ')}), or give the keys different fixed text.`;
+    const wrong =
+      stateOf(a) !== stateOf(b) ? `, and the store would refuse one of the two (${stateOf(a)}; ${stateOf(b)}) with WRONGTYPE` : '';
+    const caller = (r: MatrixRule, v: string | undefined): string =>
+      v === undefined
+        ? `${r.id} (one key for everyone)`
+        : `${r.id} counting ${IDENTITY_WORDS[r.identity ?? ''] ?? `a ${r.identity}`} "${v}"`;
+    if (a.identity !== b.identity) {
+      problems.push(
+        `${field}: "${aKey}" (rule ${a.id}, per ${a.identity}) and ${other}'s "${bKey}" (per ${b.identity}) can name the same Redis key: ${caller(a, shared.a)} and ${caller(b, shared.b)} both use ${shared.key}, so two different callers would share one counter${wrong}${also}. ${fix}`,
+      );
+    } else if (JSON.stringify(fa) === JSON.stringify(keyForm(b)) && stateOf(a) === stateOf(b)) {
+      problems.push(
+        `${field}: "${aKey}" (rule ${a.id}, ${numbersOf(a)}) and ${other}'s "${bKey}" (${numbersOf(b)}) both count per ${a.identity} in one ${stateOf(a)} state with different numbers: each would count the other's requests and judge them by its own limit${stateOf(a) === 'sliding-window-log' ? ' (and the shorter window trims the entries the longer one still needs)' : ''}${also}. Give one of the two keys different fixed text (e.g. "${aKey}:${a.id}"), or the same numbers if they are meant to share one count.`,
+      );
+    } else if (JSON.stringify(fa) === JSON.stringify(keyForm(b))) {
+      problems.push(
+        `${field}: "${aKey}" (rule ${a.id}) and ${other}'s "${bKey}" both count per ${a.identity} under one key, but with different state (${stateOf(a)}; ${stateOf(b)}): one would read the other's state as its own, or the store would refuse it with WRONGTYPE${also}. Give one of the two keys different fixed text (e.g. "${aKey}:${a.id}").`,
+      );
+    } else {
+      problems.push(
+        `${field}: "${aKey}" (rule ${a.id}) and ${other}'s "${bKey}" count per ${a.identity} under keys that can meet: ${caller(a, shared.a)} and ${caller(b, shared.b)} both use ${shared.key}, so two different callers would share one counter${wrong}${also}. ${fix}`,
+      );
+    }
+  }
+  return problems;
+}
