@@ -1,5 +1,6 @@
 /** The short summary init prints at the end: the limit matrix at a glance, fail modes, headers, files. */
 import { conventionName } from '../design/contract.js';
+import { countedPerNode, fleetAdmission, gatewayNodeName, gatewayNodes } from '../design/gateway-behaviour.js';
 import { formatNumber } from '../format.js';
 import type { Design, MatrixRule } from '../design/model.js';
 import { printable } from '../questionnaire/detect/index.js';
@@ -60,6 +61,24 @@ function headerLine(design: Design): string {
   const names = c.headers.map((h) => h.name).join(', ');
   const edge = (c.edgeRuleIds ?? []).length > 0 ? '; edge-only rules send Retry-After, no counts' : '';
   return `${conventionName(c.convention, true)}: ${names} on every response; Retry-After on every 429${c.silentRuleIds.length > 0 ? '; security rules answer without counts' : ''}${edge}`;
+}
+
+/**
+ * How the ceiling is shared over the gateway nodes that each count on their own (nginx, Envoy's
+ * local filter, Kong's local policy): the stated node count and what each ships, or the count
+ * assumed when stack.gatewayNodes is not given. Undefined without such a ceiling.
+ */
+export function gatewayNodesLine(design: Design): string | undefined {
+  const ceiling = design.rules.find(
+    (r) => r.layer === 'edge' && r.identity === 'global' && (r.routes?.length ?? 0) === 0 && countedPerNode(r, design.scope),
+  );
+  if (!ceiling?.rate) return undefined;
+  const { k, stated } = gatewayNodes(design.scope);
+  const name = gatewayNodeName(design.scope.gateway);
+  const fleet = fleetAdmission(design.scope, ceiling);
+  return stated
+    ? `${formatNumber(k)} ${name} node${k === 1 ? '' : 's'} (stack.gatewayNodes): ${fleet.text}`
+    : `not given (stack.gatewayNodes), ${formatNumber(k)} assumed, one per instance: each ${name} node ships the whole ceiling, ${formatNumber(fleet.ceilingRps)} req/s`;
 }
 
 /** A phrase for each document file: one file is the document; in a folder, the index and each section. */
@@ -128,6 +147,8 @@ export function summaryLines(
   ];
   lines.push(`  Limit matrix at a glance (${design.rules.length} rule${design.rules.length === 1 ? '' : 's'}):`);
   for (const l of matrixAtAGlance(design)) lines.push(`    ${l}`);
+  const nodes = gatewayNodesLine(design);
+  if (nodes) lines.push(`  Gateway nodes: ${nodes}`);
   lines.push(`  Fail modes: ${failModes(design)}`);
   lines.push(`  Headers: ${headerLine(design)}`);
   lines.push(`  Assumptions: ${design.assumptions.length} stated in the document`);

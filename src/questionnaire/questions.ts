@@ -313,6 +313,21 @@ export const Q = {
       again: { message: `${AGAIN}is there an API gateway or reverse proxy in front of the API?`, examples: STACK_EXAMPLES.gateway },
     },
   }),
+  gatewayNodes: question<number>({
+    id: 'gatewayNodes',
+    flag: '--gateway-nodes <n>',
+    help: 'number of nginx, Envoy or Kong nodes sharing the gateway ceiling (each ships ceiling / n), a whole number >= 1 (default: one per instance)',
+    item: 2,
+    field: 'stack.gatewayNodes',
+    read: { kind: 'number', example: '3' },
+    label: 'gateway nodes',
+    show: formatNumber,
+    prompt: {
+      kind: 'input',
+      message: 'How many {gateway} nodes serve the API? Each counts on its own and gets ceiling / nodes (e.g. 3; {hint}){assumed}',
+      blank: 'unsure',
+    },
+  }),
   store: question<(typeof STORES)[number]>({
     id: 'store',
     flag: '--store <name>',

@@ -295,6 +295,17 @@ describe('init in a pseudo-terminal (tmux)', () => {
       t.keys('Enter'); // one instance
       await t.waitForPrompt('Is there an API gateway or reverse proxy');
       t.keys('Enter'); // default: the detected nginx
+      // one instance: one nginx node by default, offered as the design assumes it
+      await t.waitForPrompt(
+        'How many nginx nodes serve the API? Each counts on its own and gets ceiling / nodes (e.g. 3; unknown to clear) (one per application instance by default): (1)',
+      );
+      t.keys('C-u');
+      t.type('0');
+      t.keys('Enter');
+      await t.waitFor('0 must be greater than 0, e.g. 3, or type unknown to clear it');
+      t.keys('C-u');
+      t.type('2');
+      t.keys('Enter');
       await t.waitForPrompt('Is Redis (or a compatible store) available');
       t.keys('Enter');
       await t.waitForPrompt('Address ranges your nginx tier sends from');
@@ -310,6 +321,7 @@ describe('init in a pseudo-terminal (tmux)', () => {
         framework: 'express',
         topology: 'single',
         gateway: 'nginx',
+        gatewayNodes: 2,
         store: 'redis',
         trustedProxies: ['10.1.0.0/16', '192.168.0.0/16'],
       });

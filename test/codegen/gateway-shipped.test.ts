@@ -259,3 +259,70 @@ describe('every edge rule of an Envoy, Cloudflare and AWS file states the fail m
     });
   }
 });
+
+describe('the Cloudflare rules: validate reads back the numbers and the routes of both expression forms', () => {
+  const CF = 'gateway/cloudflare-ratelimit.json';
+  const base = JSON.parse(readFileSync(path.join(ROOT, 'test/fixtures/edge-cost/keyless-envoy.answers.json'), 'utf8'));
+  const dir = tempDir();
+  const answersFile = path.join(dir, 'answers.json');
+  const { $schema: _, ...rest } = base;
+  writeFileSync(answersFile, JSON.stringify({ ...rest, stack: { ...base.stack, gateway: 'cloudflare' } }));
+  const { files, answers } = generated(answersFile);
+  const design = designOf(answers);
+  const cf = JSON.parse(files.find((f) => f.path === CF)!.content);
+  const rule = (id: string) => cf.rules.findIndex((r: any) => r.description.startsWith(`${id}: `));
+  /** The failures once one rule's expression is rewritten. */
+  const edited = (id: string, change: (e: string) => string) =>
+    failures(
+      design,
+      withJson(files, CF, (d) => {
+        d.rules[rule(id)].expression = change(d.rules[rule(id)].expression);
+      }),
+    );
+
+  it('ships static routes as eq / in and routes with parameters as matches, and says which plan each rule needs', () => {
+    const ip = cf.rules[rule('anonymous-per-ip')].expression;
+    expect(ip).toContain('lower(http.request.uri.path) in {"/v1/tables" "/v1/tables/"}');
+    expect(ip).toContain('http.request.uri.path matches "(?i)^/v1/tables/[^/]+/?$"');
+    expect(cf.rules[rule('global-ceiling')].expression).not.toContain('matches');
+    expect(cf._comment).toContain(
+      'anonymous-per-ip: Business plan or above, for a regular expression (matches) for its routes with parameters (Business), the request method in its expression (Business).',
+    );
+    expect(runCli(['validate', '-a', answersFile]).code).toBe(0);
+    expect(failures(design, files)).toEqual([]);
+  });
+
+  it('fails validate once a number drifts', () => {
+    expect(
+      failures(
+        design,
+        withJson(files, CF, (d) => {
+          d.rules[rule('anonymous-per-ip')].ratelimit.requests_per_period += 1;
+        }),
+      ),
+    ).toEqual(['complete-rules/edgeNumbersDiffer anonymous-per-ip']);
+  });
+
+  it('fails validate once a static path (eq / in) drifts, and not for spacing or order', () => {
+    expect(edited('anonymous-per-ip', (e) => e.replace('{"/v1/tables" "/v1/tables/"}', '{"/v1/table" "/v1/table/"}'))).toEqual([
+      'complete-rules/edgeScopeDiffers anonymous-per-ip',
+    ]);
+    // the ceiling's exempt health route, inside not (...)
+    expect(edited('global-ceiling', (e) => e.replace('"/ready" "/ready/"', '"/readyz" "/readyz/"'))).toEqual([
+      'complete-rules/edgeScopeDiffers global-ceiling',
+    ]);
+    expect(edited('global-ceiling', (e) => e.replace(/^not /, ''))).toEqual(['complete-rules/edgeScopeDiffers global-ceiling']);
+    expect(edited('anonymous-per-ip', (e) => e.replace('{"/v1/tables" "/v1/tables/"}', '{ "/v1/tables/"   "/v1/tables" }'))).toEqual([]);
+  });
+
+  it('fails validate once a regex (matches) or a method drifts', () => {
+    expect(edited('anonymous-per-ip-cost-5', (e) => e.replace('/export/?$', '/exports/?$'))).toEqual([
+      'complete-rules/edgeScopeDiffers anonymous-per-ip-cost-5',
+    ]);
+    expect(edited('anonymous-per-ip-cost-5', (e) => e.replace('{"POST"}', '{"GET"}'))).toEqual([
+      'complete-rules/edgeScopeDiffers anonymous-per-ip-cost-5',
+    ]);
+    // a rule turned into matching every request limits every endpoint
+    expect(edited('anonymous-per-ip', () => 'true')).toEqual(['complete-rules/edgeScopeDiffers anonymous-per-ip']);
+  });
+});

@@ -7,7 +7,17 @@ import { readFileSync } from 'node:fs';
 import { describe, expect, it } from 'vitest';
 import { parse as parseYaml } from 'yaml';
 import { Answers } from '../../src/answers/schema.js';
-import { apiGatewayPath, awsConfig, cloudflareConfig, generateAws, generateCloudflare } from '../../src/codegen/gateway/cloud.js';
+import {
+  apiGatewayPath,
+  awsConfig,
+  cfRoutesExpr,
+  cfRulePlan,
+  cfStaticPaths,
+  cloudflareConfig,
+  generateAws,
+  generateCloudflare,
+} from '../../src/codegen/gateway/cloud.js';
+import { cfExpressionTerms } from '../../src/codegen/gateway/shipped.js';
 import { edgeProblemBody, edgeRetryAfter, edgeRoute, edgeRules, type EdgeRule } from '../../src/codegen/gateway/edge.js';
 import { unitWindow } from '../../src/design/gateway-behaviour.js';
 import { envoyTokenBucket, generateEnvoy, RULE_DESCRIPTOR_KEY } from '../../src/codegen/gateway/envoy.js';
@@ -383,6 +393,70 @@ describe('AWS API Gateway and Cloudflare: labelled examples to adapt', () => {
       expect(anon.ratelimit.characteristics).toEqual(['ip.src', 'cf.colo.id']);
     });
   }
+
+  it('Cloudflare: static routes compare the lowercased path with eq / in (every plan), routes with parameters use matches', () => {
+    expect(cfRoutesExpr([edgeRoute('ANY', '/v1/Status')])).toBe('(lower(http.request.uri.path) in {"/v1/status" "/v1/status/"})');
+    expect(cfRoutesExpr([edgeRoute('ANY', '/')])).toBe('(lower(http.request.uri.path) eq "/")');
+    // static routes with the same methods share one set; each parameterised route is a regex
+    expect(cfRoutesExpr([edgeRoute('GET', '/a'), edgeRoute('POST', '/c'), edgeRoute('GET', '/b/'), edgeRoute('GET', '/a/:id')])).toBe(
+      '(http.request.method in {"GET" "HEAD"} and lower(http.request.uri.path) in {"/a" "/a/" "/b" "/b/"}) or ' +
+        '(http.request.method in {"POST"} and lower(http.request.uri.path) in {"/c" "/c/"}) or ' +
+        '(http.request.method in {"GET" "HEAD"} and http.request.uri.path matches "(?i)^/a/[^/]+/?$")',
+    );
+    // the set holds exactly the paths the route's own regex admits, as lower() sees them
+    for (const route of ['/v1/Orders', '/v1/a.b$c(d)+', '/', '/x/']) {
+      const r = edgeRoute('ANY', route);
+      const re = new RegExp(r.pathRegex, 'i');
+      for (const p of cfStaticPaths(r)) expect(re.test(p), `${route} ${p}`).toBe(true);
+      expect(cfStaticPaths(r)).toContain(sampleFor(route).replace(/[A-Z]/g, (c) => c.toLowerCase()));
+    }
+  });
+
+  it("Cloudflare: each rule's lowest plan follows from what it uses", () => {
+    const free = {
+      expression: '(lower(http.request.uri.path) eq "/login")',
+      characteristics: ['ip.src', 'cf.colo.id'],
+      period: 10,
+      mitigation: 10,
+    };
+    expect(cfRulePlan(free)).toEqual({ plan: 'Free', needs: [] });
+    expect(cfRulePlan({ ...free, period: 60, mitigation: 60 })).toEqual({
+      plan: 'Pro',
+      needs: ['a 60 s period (Pro)', 'a 60 s mitigation timeout (Pro)'],
+    });
+    expect(cfRulePlan({ ...free, expression: '(http.request.uri.path matches "(?i)^/a/[^/]+/?$")' }).plan).toBe('Business');
+    expect(cfRulePlan({ ...free, expression: '(http.request.method in {"POST"} and lower(http.request.uri.path) eq "/a")' }).plan).toBe(
+      'Business',
+    );
+    expect(cfRulePlan({ ...free, characteristics: ['http.request.headers["x-api-key"]', 'cf.colo.id'] }).plan).toBe('Enterprise');
+    expect(cfRulePlan({ ...free, period: 3600 }).plan).toBe('Enterprise');
+  });
+
+  it('Cloudflare: the file names the plan each rule needs, and matches only where a route has parameters', () => {
+    for (const hostile of [false, true]) {
+      const design = designWith('cloudflare', hostile);
+      const json = cloudflareConfig(design) as Obj;
+      const comment = (json._comment as string[]).join('\n');
+      expect(comment).not.toContain('"matches" (regex) needs a Business or\nEnterprise plan, and');
+      for (const rule of json.rules as Obj[]) {
+        const id = rule.description.split(':')[0];
+        const r = edgeRules(design).find((x) => x.id === id)!;
+        const hasParams = r.routes.some((x) => !x.literal);
+        if (r.routes.length > 0) expect(rule.expression.includes(' matches '), id).toBe(hasParams);
+        const plan = cfRulePlan({
+          expression: rule.expression,
+          characteristics: rule.ratelimit.characteristics,
+          period: rule.ratelimit.period,
+          mitigation: rule.ratelimit.mitigation_timeout,
+        });
+        const line = (json._comment as string[]).find((l) => l.startsWith(`${id}: `));
+        expect(line, id).toContain(`${id}: ${plan.plan} plan or above`);
+        for (const need of plan.needs) expect(line).toContain(need);
+        // the read-back sees the same routes in the file as in the design
+        expect(cfExpressionTerms(rule.expression).length, id).toBeGreaterThan(0);
+      }
+    }
+  });
 
   it('API Gateway resource paths use {param}', () => {
     expect(apiGatewayPath('/v1/orders/:id')).toBe('/v1/orders/{id}');

@@ -11,6 +11,7 @@ import type { InitRawOptions } from '../../src/questionnaire/flags.js';
 import { PromptCancelled, type Prompter } from '../../src/questionnaire/prompt.js';
 import { FIXTURES } from './detect/fixtures.js';
 import { DEFAULT, scripted, type Entry } from './support/scripted.js';
+import { generatedFiles } from '../helpers/cli.js';
 
 class Exited extends Error {
   constructor(readonly code: number) {
@@ -249,6 +250,39 @@ describe('runInit', () => {
     const replaced = await init(dir, QUICK, { prompter: editing(true) });
     expect(replaced.code).toBe(0);
     expect(JSON.parse(readFileSync(file, 'utf8')).goals).toEqual(['overload']);
+  });
+
+  it('behind nginx: asks how many nodes share the ceiling, shows it in the summary, and generate ships ceiling / K per node', async () => {
+    const dir = project('empty');
+    const raw = { ...QUICK, gateway: 'nginx', topology: 'horizontal', instances: '4', trustedProxies: '10.0.0.0/8' };
+    const r = await init(dir, raw, {
+      script: [
+        { input: 'Write the document to', answer: DEFAULT },
+        { input: 'How many nginx nodes serve the API?', answer: '2' },
+      ],
+    });
+    expect(r.error).toBeUndefined();
+    expect(r.code).toBe(0);
+    const answersFile = path.join(dir, 'rate-limit.answers.json');
+    const answers = JSON.parse(readFileSync(answersFile, 'utf8'));
+    expect(answers.stack).toMatchObject({ gateway: 'nginx', instances: 4, gatewayNodes: 2 });
+    const line = r.stdout.split('\n').find((l) => l.includes('Gateway nodes:'));
+    expect(line).toMatch(
+      /Gateway nodes: 2 nginx nodes \(stack\.gatewayNodes\): the ceiling admits [\d,]+ req\/s, [\d,]+ req\/s on each of the 2 nginx nodes/,
+    );
+    // the written answers round-trip through generate: each node's zone carries half the ceiling
+    const { files, answers: read } = generatedFiles(answersFile, '2026-01-01');
+    expect((read as { stack: unknown }).stack).toMatchObject({ gatewayNodes: 2 });
+    const [, fleet, node] = /admits ([\d,]+) req\/s, ([\d,]+) req\/s on each/.exec(line ?? '') ?? [];
+    expect(Number(node?.replace(/,/g, '')) * 2).toBe(Number(fleet?.replace(/,/g, '')));
+    const zones = files.find((f) => f.path === 'gateway/nginx.conf')?.content ?? '';
+    expect(zones).toMatch(new RegExp(`rate=${node?.replace(/,/g, '')}r/s`));
+
+    // without the count the summary states the assumption; a bad count is refused naming the flag
+    const quiet = await init(project('empty'), { ...raw, yes: true });
+    expect(quiet.stdout).toContain('Gateway nodes: not given (stack.gatewayNodes), 4 assumed, one per instance');
+    const bad = await init(project('empty'), { ...raw, yes: true, gatewayNodes: '0' });
+    expect((bad.error as UserError).message).toBe('Option --gateway-nodes: 0 must be greater than 0, e.g. 3');
   });
 
   it('without a TTY it says so, asks nothing and uses detected facts', async () => {

@@ -195,6 +195,7 @@ describe('in a terminal: every question offers its previous answer as the defaul
       { select: 'How does the API run in production?', answer: DEFAULT },
       { input: 'How many instances at peak?', answer: DEFAULT },
       { select: 'Is there an API gateway', answer: DEFAULT },
+      { input: 'How many nginx nodes serve the API?', answer: DEFAULT },
       { select: 'Is Redis', answer: DEFAULT },
       { input: 'Address ranges your nginx tier', answer: DEFAULT },
       { confirm: 'Keep the identities found', answer: false },
@@ -254,6 +255,8 @@ describe('in a terminal: every question offers its previous answer as the defaul
     expect(prompt.remaining()).toEqual([]);
     const defaultOf = (message: string) => prompt.asked.find((a) => a.message.includes(message))?.default;
     expect(defaultOf('How many instances')).toBe('6');
+    // left open in the previous answers: Enter leaves the gateway node count open
+    expect(defaultOf('How many nginx nodes')).toBeUndefined();
     expect(defaultOf('Typical requests per second')).toBe('800');
     expect(defaultOf('How bursty')).toBe('high');
     expect(defaultOf('Name of plan 2')).toBe('Pro');

@@ -13,7 +13,7 @@ import { outputPath } from '../../src/questionnaire/steps/output-path.js';
 import { plans } from '../../src/questionnaire/steps/plans.js';
 import { STACK_EXAMPLES, stack } from '../../src/questionnaire/steps/stack.js';
 import { traffic } from '../../src/questionnaire/steps/traffic.js';
-import { DEFAULT } from './support/scripted.js';
+import { DEFAULT, type Entry } from './support/scripted.js';
 import { detectedOf, stepContext } from './support/context.js';
 
 describe('the steps, in order', () => {
@@ -143,6 +143,9 @@ describe('item 2, stack', () => {
         { input: 'How many instances at peak?', answer: 'six' },
         { input: 'How many instances at peak?', answer: '6' },
         { select: 'API gateway or reverse proxy', answer: 'nginx' },
+        { input: 'How many nginx nodes serve the API?', answer: '0' },
+        { input: 'How many nginx nodes serve the API?', answer: '2.5' },
+        { input: 'How many nginx nodes serve the API?', answer: DEFAULT },
         { input: 'Address ranges your nginx tier sends from', answer: '10.0.0.0/33' },
         { input: 'Address ranges your nginx tier sends from', answer: '10.0.0.0/8, 172.16.0.0/12' },
       ],
@@ -154,12 +157,19 @@ describe('item 2, stack', () => {
         topology: 'horizontal',
         instances: 6,
         gateway: 'nginx',
+        gatewayNodes: 6,
         store: 'redis',
         trustedProxies: ['10.0.0.0/8', '172.16.0.0/12'],
       },
     });
+    // the node count offers what the design assumes without one: one nginx node per instance
+    const nodes = t.prompt.asked.find((a) => a.message.startsWith('How many nginx nodes'));
+    expect(nodes?.default).toBe('6');
+    expect(nodes?.message).toContain('(one per application instance by default):');
     expect(t.prompt.rejected).toEqual([
       '"six" is not a number: type digits only, e.g. 6, or leave it empty if unsure',
+      '0 must be greater than 0, e.g. 3, or type unknown to clear it',
+      '2.5 must be a whole number, e.g. 3, or type unknown to clear it',
       '"10.0.0.0/33" must be an IPv4 or IPv6 address or CIDR, e.g. 10.0.0.0/8 or fd00::/8',
     ]);
   });
@@ -204,12 +214,66 @@ describe('item 2, stack', () => {
         { select: 'Asking once more: does the API run as one instance or several?', answer: UNKNOWN },
         { select: 'API gateway', answer: UNKNOWN },
         { select: 'Asking once more: is there an API gateway', answer: 'kong' },
+        { input: 'How many Kong nodes serve the API?', answer: 'unknown' },
         { select: 'Is Redis', answer: 'valkey' },
         { input: 'Address ranges your kong tier', answer: '' },
       ],
     });
     expect(await stack.run(t.ctx, {})).toEqual({ stack: { framework: 'other', language: 'Go', gateway: 'kong', store: 'valkey' } });
     expect(t.said).toEqual([...STACK_EXAMPLES.topology, ...STACK_EXAMPLES.gateway]);
+    // topology unknown: the design assumes 3 instances, so 3 Kong nodes is the offered default
+    expect(t.prompt.asked.find((a) => a.message.startsWith('How many Kong nodes'))?.default).toBe('3');
+  });
+
+  it('asks how many gateway nodes share the ceiling only behind nginx, Envoy or Kong', async () => {
+    const behind = async (gateway: string, topology: string, after: Entry[] = [], before: Entry[] = []) => {
+      const t = stepContext({
+        flags: { framework: 'express', language: 'TypeScript', topology, store: 'redis', trustedProxies: 'none' },
+        script: [...before, { select: 'API gateway', answer: gateway }, ...after],
+      });
+      const out = await stack.run(t.ctx, {});
+      expect(t.prompt.remaining()).toEqual([]);
+      return { stack: out.stack, asked: t.prompt.asked };
+    };
+    // one instance: one node by default, and Enter writes it
+    const single = await behind('envoy', 'single', [{ input: 'How many Envoy nodes serve the API?', answer: DEFAULT }]);
+    expect(single.stack?.gatewayNodes).toBe(1);
+    expect(single.asked.at(-1)?.default).toBe('1');
+    const typed = await behind(
+      'nginx',
+      'horizontal',
+      [{ input: 'How many nginx nodes serve the API?', answer: '2' }],
+      [{ input: 'How many instances', answer: '4' }],
+    );
+    expect(typed.stack).toMatchObject({ instances: 4, gateway: 'nginx', gatewayNodes: 2 });
+    // Cloudflare, AWS API Gateway and no gateway count for the whole fleet: not asked
+    for (const gateway of ['cloudflare', 'aws-api-gateway', 'none']) {
+      const { stack: s, asked } = await behind(gateway, 'single');
+      expect(s?.gatewayNodes, gateway).toBeUndefined();
+      expect(
+        asked.some((a) => a.message.includes('nodes serve the API')),
+        gateway,
+      ).toBe(false);
+    }
+  });
+
+  it('--gateway-nodes answers it; without a TTY it stays out (the design states its assumption); off a per-node gateway it is dropped', async () => {
+    const flags = {
+      framework: 'express',
+      language: 'TypeScript',
+      topology: 'horizontal',
+      instances: '4',
+      store: 'redis',
+      trustedProxies: 'none',
+    };
+    const flagged = stepContext({ flags: { ...flags, gateway: 'kong', gatewayNodes: '2' } });
+    expect((await stack.run(flagged.ctx, {})).stack?.gatewayNodes).toBe(2);
+    expect(flagged.prompt.asked).toEqual([]);
+    const quiet = stepContext({ interactive: false, flags: { ...flags, gateway: 'nginx' } });
+    expect((await stack.run(quiet.ctx, {})).stack).not.toHaveProperty('gatewayNodes');
+    const off = stepContext({ interactive: false, flags: { ...flags, gateway: 'cloudflare', gatewayNodes: '2' } });
+    expect((await stack.run(off.ctx, {})).stack).not.toHaveProperty('gatewayNodes');
+    expect(off.said.join('\n')).toContain('--gateway-nodes is not used');
   });
 
   it('flags beat detected facts and are not confirmed; without a TTY detected facts are used as they are', async () => {

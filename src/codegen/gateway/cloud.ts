@@ -260,11 +260,94 @@ export { CF_PERIODS };
 /** Mitigation timeouts (block durations), in seconds, that rate limiting rules accept (0 is throttling, Enterprise only). */
 export const CF_MITIGATION_TIMEOUTS = [10, 60, 120, 300, 600, 3600, 86400];
 
-function cfRouteExpr(route: EdgeRoute): string {
-  const path = `http.request.uri.path matches ${cfString(`(?i)${route.pathRegex}`)}`;
-  if (!route.methods) return `(${path})`;
-  return `(http.request.method in {${route.methods.map(cfString).join(' ')}} and ${path})`;
+/*
+ * Expressions in Cloudflare's Rules language, as its published reference states them (the
+ * ruleset engine's operators and functions pages, and the rate limiting rules' availability by
+ * plan, in the public cloudflare/cloudflare-docs repository): `eq` compares one string and `in`
+ * tests membership of a set of space-separated quoted strings, `{"/a" "/b"}`, on every plan;
+ * `matches` (a Rust regular expression) needs a Business or Enterprise plan; string comparison
+ * is case sensitive, and `lower()` lowercases a field's ASCII letters. In a rate limiting
+ * rule's expression the Free and Pro plans offer the path field (Pro adds host, URI and query),
+ * Business adds the method; counting on a request header needs Enterprise with Advanced Rate
+ * Limiting; the period may be 10 s on Free, up to 60 s on Pro, up to 600 s on Business, longer
+ * on Enterprise; the mitigation timeout 10 s on Free, up to an hour on Pro, up to a day above;
+ * a zone holds 1 rule on Free, 2 on Pro, 5 on Business.
+ */
+
+/** The path field as static routes compare it: lowercased, so /V1/Orders counts as the regex's (?i) counted it. */
+const CF_LOWER_PATH = 'lower(http.request.uri.path)';
+const CF_PATH = 'http.request.uri.path';
+
+/** The paths a static route's requests arrive on, lowercased: the route, and with a trailing slash (as pathRegex allows it). */
+export function cfStaticPaths(route: EdgeRoute): string[] {
+  const p = route.route.length > 1 && route.route.endsWith('/') ? route.route.slice(0, -1) : route.route;
+  // lower() converts ASCII letters only, so only those are lowercased here
+  const lower = p.replace(/[A-Z]/g, (c) => c.toLowerCase());
+  return lower === '/' || lower === '' ? ['/'] : [lower, `${lower}/`];
 }
+
+/** `lower(path) eq "/a"` for one path, `lower(path) in {"/a" "/a/"}` for several. */
+function cfPathSet(paths: readonly string[]): string {
+  return paths.length === 1
+    ? `${CF_LOWER_PATH} eq ${cfString(paths[0] as string)}`
+    : `${CF_LOWER_PATH} in {${paths.map(cfString).join(' ')}}`;
+}
+
+const methodKey = (route: EdgeRoute): string => (route.methods ? route.methods.join(' ') : '');
+
+/**
+ * A rule's routes as one expression: the static routes with the same methods in one `eq`/`in`
+ * comparison of the path (every plan), each parameterised route as a `matches` (Business and
+ * above); a method condition where the route names methods.
+ */
+export function cfRoutesExpr(routes: readonly EdgeRoute[]): string {
+  const parts: string[] = [];
+  const staticByMethods = new Map<string, { methods: string[] | null; paths: string[] }>();
+  for (const route of routes) {
+    if (!route.literal) continue;
+    const group = staticByMethods.get(methodKey(route)) ?? { methods: route.methods, paths: [] };
+    for (const p of cfStaticPaths(route)) if (!group.paths.includes(p)) group.paths.push(p);
+    staticByMethods.set(methodKey(route), group);
+  }
+  const withMethods = (methods: string[] | null, path: string): string =>
+    methods ? `(http.request.method in {${methods.map(cfString).join(' ')}} and ${path})` : `(${path})`;
+  for (const g of staticByMethods.values()) parts.push(withMethods(g.methods, cfPathSet(g.paths)));
+  for (const route of routes.filter((r) => !r.literal)) {
+    parts.push(withMethods(route.methods, `${CF_PATH} matches ${cfString(`(?i)${route.pathRegex}`)}`));
+  }
+  return parts.join(' or ');
+}
+
+/** The expression of one rate limiting rule: its routes, else every request but the exempt routes. */
+export function cfRuleExpression(r: Pick<EdgeRule, 'routes'>, exempt: readonly EdgeRoute[]): string {
+  if (r.routes.length > 0) return cfRoutesExpr(r.routes);
+  return exempt.length > 0 ? `not (${cfRoutesExpr(exempt)})` : 'true';
+}
+
+const CF_PLANS = ['Free', 'Pro', 'Business', 'Enterprise'] as const;
+type CfPlan = (typeof CF_PLANS)[number];
+const higher = (a: CfPlan, b: CfPlan): CfPlan => (CF_PLANS.indexOf(a) >= CF_PLANS.indexOf(b) ? a : b);
+
+/** The lowest plan a rule runs on, and what in it asks for more than Free. */
+export function cfRulePlan(rule: { expression: string; characteristics: readonly string[]; period: number; mitigation: number }): {
+  plan: CfPlan;
+  needs: string[];
+} {
+  const needs: [CfPlan, string][] = [];
+  if (/\bmatches\b/.test(rule.expression)) needs.push(['Business', 'a regular expression (matches) for its routes with parameters']);
+  if (rule.expression.includes('http.request.method')) needs.push(['Business', 'the request method in its expression']);
+  if (rule.characteristics.some((c) => c.startsWith('http.request.headers'))) {
+    needs.push(['Enterprise', 'counting per request header (Enterprise with Advanced Rate Limiting)']);
+  }
+  const period: CfPlan = rule.period <= 10 ? 'Free' : rule.period <= 60 ? 'Pro' : rule.period <= 600 ? 'Business' : 'Enterprise';
+  if (period !== 'Free') needs.push([period, `a ${rule.period} s period`]);
+  const timeout: CfPlan = rule.mitigation <= 10 ? 'Free' : rule.mitigation <= 3600 ? 'Pro' : 'Business';
+  if (timeout !== 'Free') needs.push([timeout, `a ${rule.mitigation} s mitigation timeout`]);
+  return { plan: needs.reduce<CfPlan>((p, [n]) => higher(p, n), 'Free'), needs: needs.map(([p, t]) => `${t} (${p})`) };
+}
+
+/** How many rate limiting rules a zone holds on each plan. */
+const CF_RULES_PER_PLAN: Readonly<Record<CfPlan, number>> = { Free: 1, Pro: 2, Business: 5, Enterprise: 100 };
 
 /** A rule's description: its id, title, fail mode (section 2.2's words) and kill switch, at most 500 characters. */
 function cloudflareDescription(design: Design, r: EdgeRule): string {
@@ -283,37 +366,20 @@ export function cloudflareConfig(design: Design): Record<string, unknown> {
   // the block lasts the mitigation timeout: the shortest Cloudflare offers that covers the wait
   const mitigation = CF_MITIGATION_TIMEOUTS.find((t) => t >= retryAfter) ?? 86400;
   const content = JSON.stringify(edgeProblemBody(design, rules, mitigation));
-  return {
-    _comment: [
-      `EXAMPLE TO ADAPT, generated by rl-design ${TOOL_VERSION} for ${oneLine(design.scope.projectName)}: Cloudflare rate limiting rules.`,
-      'PUT the rules to the zone entry point ruleset of phase http_ratelimit (Rulesets API), or recreate them',
-      'in the dashboard; remove every key that starts with "_". "matches" (regex) needs a Business or',
-      'Enterprise plan, and the periods and characteristics you may use depend on the plan.',
-      'Counters are per Cloudflare data centre (cf.colo.id), so the ceiling is one counter per location.',
-      'A blocking rate limiting rule answers with Retry-After set by Cloudflare (the seconds until the mitigation',
-      'ends); keep the action "block" so it does. The custom body is problem+json in shape but is served as',
-      'application/json: Cloudflare accepts only application/json, text/html, text/plain or text/xml there.',
-      ...edgeRules(design)
-        .filter((r) => r.key === 'unsupported')
-        .map((r) => `${r.id}: keyed on ${r.identity ?? 'an unstated identity'}, not visible at the edge: enforce it in the middleware.`),
-      ...(design.rollout.startsInShadow ? [oneLine(`Rollout step 1 (shadow): ${edgeShadowHow('cloudflare')}.`)] : []),
-    ],
-    phase: 'http_ratelimit',
-    rules: rules.map((r) => {
-      const w = windowOf(design, r);
-      const expression =
-        r.routes.length > 0
-          ? r.routes.map(cfRouteExpr).join(' or ')
-          : exempt.length > 0
-            ? `not (${exempt.map(cfRouteExpr).join(' or ')})`
-            : 'true';
-      const characteristics =
-        r.key === 'ip'
-          ? ['ip.src', 'cf.colo.id']
-          : r.key === 'api-key'
-            ? [`http.request.headers["${API_KEY_HEADER}"]`, 'cf.colo.id']
-            : ['cf.colo.id'];
-      return {
+  const shipped = rules.map((r) => {
+    const w = windowOf(design, r);
+    const expression = cfRuleExpression(r, exempt);
+    const characteristics =
+      r.key === 'ip'
+        ? ['ip.src', 'cf.colo.id']
+        : r.key === 'api-key'
+          ? [`http.request.headers["${API_KEY_HEADER}"]`, 'cf.colo.id']
+          : ['cf.colo.id'];
+    const plan = cfRulePlan({ expression, characteristics, period: w.periodSeconds, mitigation });
+    return {
+      id: r.id,
+      plan,
+      rule: {
         // the rule's kill switch, as the document's rollout section states it
         // its fail mode and its kill switch kept whole, the title shortened to fit 500 characters
         description: cloudflareDescription(design, r),
@@ -331,8 +397,35 @@ export function cloudflareConfig(design: Design): Record<string, unknown> {
           mitigation_timeout: mitigation,
         },
         enabled: true,
-      };
-    }),
+      },
+    };
+  });
+  const zonePlan = shipped.reduce<CfPlan>((p, x) => higher(p, x.plan.plan), 'Free');
+  const countPlan = CF_PLANS.find((p) => CF_RULES_PER_PLAN[p] >= shipped.length) ?? 'Enterprise';
+  return {
+    _comment: [
+      `EXAMPLE TO ADAPT, generated by rl-design ${TOOL_VERSION} for ${oneLine(design.scope.projectName)}: Cloudflare rate limiting rules.`,
+      'PUT the rules to the zone entry point ruleset of phase http_ratelimit (Rulesets API), or recreate them',
+      'in the dashboard; remove every key that starts with "_".',
+      'Plans: static routes compare the path with "eq" or "in", which every plan offers; "matches" (regex, for',
+      'routes with parameters) and the request method in an expression need Business or Enterprise.',
+      ...shipped.map((x) =>
+        oneLine(
+          `${x.id}: ${x.plan.plan} plan or above${x.plan.needs.length > 0 ? `, for ${x.plan.needs.join(', ')}` : ' (the path only, a 10 s period)'}.`,
+        ),
+      ),
+      `All ${shipped.length} rule${shipped.length === 1 ? '' : 's'} together: ${higher(zonePlan, countPlan)} plan or above (a zone holds 1 rate limiting rule on Free, 2 on Pro, 5 on Business).`,
+      'Counters are per Cloudflare data centre (cf.colo.id), so the ceiling is one counter per location.',
+      'A blocking rate limiting rule answers with Retry-After set by Cloudflare (the seconds until the mitigation',
+      'ends); keep the action "block" so it does. The custom body is problem+json in shape but is served as',
+      'application/json: Cloudflare accepts only application/json, text/html, text/plain or text/xml there.',
+      ...edgeRules(design)
+        .filter((r) => r.key === 'unsupported')
+        .map((r) => `${r.id}: keyed on ${r.identity ?? 'an unstated identity'}, not visible at the edge: enforce it in the middleware.`),
+      ...(design.rollout.startsInShadow ? [oneLine(`Rollout step 1 (shadow): ${edgeShadowHow('cloudflare')}.`)] : []),
+    ],
+    phase: 'http_ratelimit',
+    rules: shipped.map((x) => x.rule),
   };
 }
 

@@ -9,9 +9,9 @@ import { awsKeyPlan, envoyCounter } from '../../design/gateway-behaviour.js';
 import type { Design } from '../../design/model.js';
 import { PERIOD_SECONDS } from '../../design/scope.js';
 import type { CodeFile } from '../types.js';
-import { AWS_PATH, awsUsagePlanName, CLOUDFLARE_PATH } from './cloud.js';
+import { AWS_PATH, awsUsagePlanName, CLOUDFLARE_PATH, cfRuleExpression } from './cloud.js';
 import { durationMs, ENVOY_FILTER_PATH, ENVOY_SERVICE_PATH, GLOBAL_FILTER, LOCAL_FILTER, RULE_DESCRIPTOR_KEY } from './envoy.js';
-import { edgeRules, statedFailModes } from './edge.js';
+import { edgeRules, exemptRoutes, statedFailModes } from './edge.js';
 import { KONG_PATH } from './kong.js';
 import { NGINX_HTTP_PATH, NGINX_SERVER_PATH, nginxZones } from './nginx.js';
 
@@ -365,9 +365,112 @@ function awsScope(design: Design, files: readonly CodeFile[]): ShippedScopeMisma
   return out;
 }
 
-/** Every place a gateway file limits other endpoints than the document states (AWS usage plans today). */
+/** A Rules-language string literal's text ("\\" and "\"" unescaped). */
+function cfLiteral(quoted: string): string {
+  return quoted.slice(1, -1).replace(/\\(.)/g, '$1');
+}
+
+const CF_STRING = String.raw`"(?:[^"\\]|\\.)*"`;
+/** A set of string literals, `{"a" "b"}`, its inside captured. */
+const CF_SET = String.raw`\{((?:\s*${CF_STRING})*)\s*\}`;
+
+/** An expression's parts joined by a top-level `or` (outside strings and parentheses). */
+function cfClauses(expression: string): string[] {
+  const out: string[] = [];
+  let depth = 0;
+  let quoted = false;
+  let start = 0;
+  for (let i = 0; i < expression.length; i++) {
+    const c = expression[i];
+    if (quoted) {
+      if (c === '\\') i++;
+      else if (c === '"') quoted = false;
+    } else if (c === '"') quoted = true;
+    else if (c === '(') depth++;
+    else if (c === ')') depth--;
+    else if (depth === 0 && /\sor\s/.test(expression.slice(i - 1, i + 3)) && c === 'o') {
+      out.push(expression.slice(start, i));
+      start = i + 2;
+    }
+  }
+  out.push(expression.slice(start));
+  return out.map((x) => x.trim()).filter(Boolean);
+}
+
+/** One clause's comparisons: its method set, each path compared with `eq`/`in` (lowercased or not), each `matches` regex. */
+function cfClauseTerms(clause: string): string[] {
+  const terms: string[] = [];
+  const strings = (set: string): string[] => [...set.matchAll(new RegExp(CF_STRING, 'g'))].map((m) => cfLiteral(m[0]));
+  for (const m of clause.matchAll(new RegExp(`http\\.request\\.method\\s+in\\s+${CF_SET}`, 'g')))
+    terms.push(
+      `method ${strings(m[1] ?? '')
+        .sort()
+        .join(' ')}`,
+    );
+  const path = String.raw`(lower\(\s*http\.request\.uri\.path\s*\)|http\.request\.uri\.path)`;
+  const field = (m: RegExpMatchArray): string => (m[1]?.startsWith('lower') ? 'lower(path)' : 'path');
+  for (const m of clause.matchAll(new RegExp(`${path}\\s+(?:eq|==)\\s+(${CF_STRING})`, 'g')))
+    terms.push(`${field(m)} ${cfLiteral(m[2] ?? '""')}`);
+  for (const m of clause.matchAll(new RegExp(`${path}\\s+in\\s+${CF_SET}`, 'g')))
+    for (const x of strings(m[2] ?? '')) terms.push(`${field(m)} ${x}`);
+  for (const m of clause.matchAll(new RegExp(`${path}\\s+(?:matches|~)\\s+(${CF_STRING})`, 'g')))
+    terms.push(`regex ${cfLiteral(m[2] ?? '""')}`);
+  return [...new Set(terms)].sort();
+}
+
+/**
+ * What a Cloudflare expression matches, as sorted text whatever its spacing or order: `not`
+ * when it matches every request but some, then one entry per `or` clause with its method set,
+ * its paths (`eq`/`in`) and its regexes (`matches`); `true` for every request.
+ */
+export function cfExpressionTerms(expression: string): string[] {
+  let e = expression.trim();
+  const negated = /^not\s*\(/.test(e) && e.endsWith(')');
+  if (negated) e = e.replace(/^not\s*\(/, '').slice(0, -1);
+  const clauses = cfClauses(e).map((c) => {
+    const inner = c.startsWith('(') && c.endsWith(')') ? c.slice(1, -1) : c;
+    const terms = cfClauseTerms(inner);
+    return terms.length > 0 ? terms.join(' and ') : inner;
+  });
+  return [...(negated ? ['not'] : []), ...clauses.sort()];
+}
+
+/**
+ * The Cloudflare rules against the routes the document gives each edge rule: a rule whose
+ * expression names other paths, methods or patterns than the design's (in its `eq`/`in` sets
+ * or its `matches` regexes) limits other endpoints than the document says.
+ */
+function cloudflareScope(design: Design, files: readonly CodeFile[]): ShippedScopeMismatch[] {
+  const file = files.find((f) => f.path === CLOUDFLARE_PATH);
+  const doc = file ? readJson(file.content) : undefined;
+  if (!file || !doc) return [];
+  const rules = edgeRules(design).filter((r) => r.key !== 'unsupported');
+  const exempt = exemptRoutes(design);
+  const out: ShippedScopeMismatch[] = [];
+  for (const shipped of (doc.rules as any[]) ?? []) {
+    const r = rules.find((x) => String(shipped?.description ?? '').startsWith(`${x.id}: `));
+    if (!r) continue;
+    const expected = cfRuleExpression(r, exempt);
+    const actual = String(shipped?.expression ?? '');
+    const want = cfExpressionTerms(expected);
+    const got = cfExpressionTerms(actual);
+    if (want.join('\n') === got.join('\n')) continue;
+    const routes = r.routes.length > 0 ? r.routes.map((x) => `${x.method} ${x.route}`).join(', ') : 'every request';
+    const missing = want.filter((t) => !got.includes(t));
+    const extra = got.filter((t) => !want.includes(t));
+    out.push({
+      ruleId: r.id,
+      file: file.path,
+      stated: `that ${r.id} limits ${routes}${r.routes.length === 0 && exempt.length > 0 ? ` but ${exempt.map((x) => `${x.method} ${x.route}`).join(', ')}` : ''}, the expression ${expected}`,
+      shipped: `gives it the expression ${actual}${missing.length > 0 ? `; it lacks [${missing.join('] [')}]` : ''}${extra.length > 0 ? `; [${extra.join('] [')}] is not the design's` : ''}`,
+    });
+  }
+  return out;
+}
+
+/** Every place a gateway file limits other endpoints than the document states (AWS usage plans, Cloudflare expressions). */
 export function shippedEdgeScope(design: Design, files: readonly CodeFile[]): ShippedScopeMismatch[] {
-  return awsScope(design, files);
+  return [...awsScope(design, files), ...cloudflareScope(design, files)];
 }
 
 /** A fail mode a gateway file states for an edge rule, in a comment, a description or a setting. */

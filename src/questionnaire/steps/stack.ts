@@ -16,7 +16,24 @@ import { given, offerKnown, put, resolve, type ResolveOptions } from '../resolve
 export { STACK_EXAMPLES } from '../questions.js';
 
 const NODE_FRAMEWORKS: readonly unknown[] = ['express', 'fastify', 'koa', 'hono', 'nestjs'];
-const QUESTIONS = [Q.framework, Q.language, Q.topology, Q.instances, Q.gateway, Q.store, Q.trustedProxies] as const;
+const QUESTIONS = [Q.framework, Q.language, Q.topology, Q.instances, Q.gateway, Q.gatewayNodes, Q.store, Q.trustedProxies] as const;
+
+/**
+ * The gateways whose nodes each keep their own counters, so the ceiling is shared out over them
+ * (stack.gatewayNodes): nginx, and Envoy's local filter and Kong's local policy, which carry
+ * the ceiling whatever else those two count in a shared service or store. Cloudflare and AWS
+ * API Gateway count for the whole fleet.
+ */
+export const PER_NODE_GATEWAYS: readonly unknown[] = ['nginx', 'envoy', 'kong'];
+
+/**
+ * The node count the design assumes when the answers do not give one: one per application
+ * instance, as many as the design takes (1 on one instance, 3 when the count is not known).
+ */
+export function assumedGatewayNodes(topology: unknown, instances: unknown): number {
+  if (topology === 'single') return 1;
+  return typeof instances === 'number' ? instances : 3;
+}
 
 /** The language of a Node framework is one of two. */
 const TS_OR_JS: Prompt<string> = {
@@ -67,6 +84,27 @@ export const stack: Step = {
     const contradicted = f.topology === 'single' && Number(knownOf(Q.instances).known ?? 0) > 1;
     const instances = await answer(Q.instances, { ask: ask && topology === 'horizontal', ...(contradicted ? { known: undefined } : {}) });
     const gateway = given(await answer(Q.gateway, { ask }));
+    // Only a gateway whose nodes count on their own shares the ceiling out; elsewhere a known count is dropped.
+    const perNode = gateway !== undefined && PER_NODE_GATEWAYS.includes(gateway);
+    if (!perNode && f.gatewayNodes !== undefined && f.gatewayNodes !== UNKNOWN) {
+      ctx.say(
+        `--gateway-nodes is not used: only nginx, Envoy and Kong nodes share the ceiling out, and the gateway is ${gateway ?? 'not known'}.`,
+      );
+    }
+    // The default is the count the design assumes without one (one node per instance), unless
+    // the stack was answered before: left open then, Enter leaves it open (the design assumes it).
+    const answeredBefore = QUESTIONS.some((q) => fromPrevious(ctx.known, q.field));
+    const offerAssumed = ask && knownOf(Q.gatewayNodes).known === undefined && !answeredBefore;
+    const gatewayNodes = perNode
+      ? await answer(Q.gatewayNodes, {
+          ask,
+          ...(offerAssumed ? { fallback: assumedGatewayNodes(given(topology), given(instances)) } : { fallback: undefined }),
+          words: {
+            gateway: gateway === 'envoy' ? 'Envoy' : gateway === 'kong' ? 'Kong' : 'nginx',
+            assumed: offerAssumed ? ' (one per application instance by default):' : ':',
+          },
+        })
+      : undefined;
     const store = await answer(Q.store, { ask });
     const trustedProxies = await answer(Q.trustedProxies, {
       ask: ask && gateway !== undefined && gateway !== 'none',
@@ -74,7 +112,7 @@ export const stack: Step = {
     });
 
     const out: Record<string, unknown> = {};
-    const values = [framework, language, topology, instances, gateway, store, trustedProxies];
+    const values = [framework, language, topology, instances, gateway, gatewayNodes, store, trustedProxies];
     QUESTIONS.forEach((q, i) => put(out, q.field, values[i]));
     return { ...(out as Pick<AnswersInput, 'stack'>), ...(framework === UNKNOWN ? { unknown: ['stack' as const] } : {}) };
   },
