@@ -56,18 +56,22 @@ export function sfString(text: string): string {
 /** The numbers of a rule that its headers state. */
 export interface StatedRule {
   readonly id: string;
-  /** Requests (tokens) per period: the rate, or the window's limit (a soft quota's hard stop). */
+  /** Requests (tokens) per period: the rate, or the window's limit (a soft quota's hard stop, where it refuses). */
   readonly limit: number;
   readonly periodSeconds: number;
   /** Bucket capacity (token bucket / GCRA); null for windows. */
   readonly burst: number | null;
-  /** The plan quota shown to clients when the hard stop sits above it (soft overage); else null. */
+  /**
+   * The plan quota when the hard stop (`limit`) sits above it (soft overage): calls past it
+   * pass flagged (Quota-Exceeded) until the hard stop refuses them; else null. The headers
+   * state the hard stop, the count that refuses; the 429 body states both numbers.
+   */
   readonly quota: number | null;
 }
 
 /** What one response states about a rule. */
 export interface Shown {
-  /** q / the Limit header: a soft quota's plan quota, a bucket's burst, a window's limit. */
+  /** q / the Limit header: a bucket's burst, a window's limit (a soft quota's hard stop). */
   readonly limit: number;
   readonly remaining: number;
   /** Seconds until the bucket is full again, or the window (quota period) resets. */
@@ -114,9 +118,13 @@ export function policyWindowSeconds(rule: Pick<StatedRule, 'limit' | 'periodSeco
   return policyOf(rule).w;
 }
 
-/** q / the Limit header: a soft quota's plan quota, else the policy's q (a window's limit). */
-export function statedLimit(rule: Pick<StatedRule, 'limit' | 'periodSeconds' | 'burst' | 'quota'>): number {
-  return rule.quota ?? policyOf(rule).q;
+/**
+ * q / the Limit header: the policy's q (a window's limit). A soft quota states its hard stop,
+ * not its plan quota: the remaining count then reaches 0 exactly where the next call is
+ * refused, never while calls still pass (the plan quota is in Quota-Exceeded and the 429 body).
+ */
+export function statedLimit(rule: Pick<StatedRule, 'limit' | 'periodSeconds' | 'burst'>): number {
+  return policyOf(rule).q;
 }
 
 /** What a response states about a rule, from the store's outcome. */
@@ -125,7 +133,7 @@ export function shown(rule: StatedRule, outcome: Pick<RuleOutcome, 'allowed' | '
   const over = rule.quota === null ? 0 : rule.limit - rule.quota;
   return {
     limit,
-    remaining: Math.max(0, Math.min(limit, outcome.remaining - over)),
+    remaining: Math.max(0, Math.min(limit, outcome.remaining)),
     resetSeconds: Math.max(0, Math.ceil(outcome.resetMs / 1000)),
     windowSeconds,
     overQuota: outcome.allowed ? Math.max(0, over - outcome.remaining) : 0,
@@ -135,7 +143,7 @@ export function shown(rule: StatedRule, outcome: Pick<RuleOutcome, 'allowed' | '
 /** The header that states a rule's limit (structured fields: its policy item, q per w). */
 export function limitHeader(
   convention: HeaderConvention,
-  rule: Pick<StatedRule, 'id' | 'limit' | 'periodSeconds' | 'burst' | 'quota'>,
+  rule: Pick<StatedRule, 'id' | 'limit' | 'periodSeconds' | 'burst'>,
   windowSeconds: number,
 ): readonly [string, string] {
   const limit = statedLimit(rule);
@@ -196,7 +204,7 @@ export function rateLimitHeaders(
   }
 }
 
-/** The header a call admitted past a soft plan quota carries. */
+/** The header a call admitted past a soft plan quota carries (the units used beyond the plan quota). */
 export function quotaExceededHeader(quotaId: string, overQuota: number): readonly [string, string] {
   return [QUOTA_EXCEEDED_HEADER, sfString(quotaId) + ';over=' + overQuota];
 }
@@ -230,14 +238,49 @@ export function silentProblemFields(docsUrl: string, retryAfter: number): Record
   };
 }
 
-/** The fields of a 429's problem+json body (a silent rule's: silentProblemFields). */
+/**
+ * The fields of a 429's problem+json body (a silent rule's: silentProblemFields). `s.limit` is
+ * the count the rule refused at. A soft quota's refusal (its plan quota below that hard stop)
+ * states both numbers: `limit.quota` the plan quota, `limit.hardStop` where calls are refused,
+ * `limit.overageAllowance` the calls past the quota admitted before it; its detail says the
+ * overage allowance is used up, not the quota.
+ */
 export function problemFields(
   docsUrl: string,
-  rule: { readonly id: string; readonly headers: 'full' | 'silent'; readonly errorCode: 'RATE_LIMITED' | 'QUOTA_EXCEEDED' },
+  rule: {
+    readonly id: string;
+    readonly headers: 'full' | 'silent';
+    readonly errorCode: 'RATE_LIMITED' | 'QUOTA_EXCEEDED';
+    readonly quota?: number | null;
+  },
   s: Pick<Shown, 'limit' | 'resetSeconds' | 'windowSeconds'>,
   retryAfter: number,
 ): Record<string, unknown> {
   if (rule.headers === 'silent') return silentProblemFields(docsUrl, retryAfter);
+  const planQuota = rule.quota ?? null;
+  if (rule.errorCode === 'QUOTA_EXCEEDED' && planQuota !== null && planQuota < s.limit) {
+    return {
+      type: 'https://iana.org/assignments/http-problem-types#quota-exceeded',
+      title: 'Quota exceeded',
+      status: 429,
+      code: 'QUOTA_EXCEEDED',
+      detail:
+        'The overage allowance of the quota ' +
+        rule.id +
+        ' for this period is used up: the plan quota is ' +
+        planQuota +
+        ', calls past it pass up to the hard stop at ' +
+        s.limit +
+        ', and this call was refused at that hard stop; it resets in ' +
+        s.resetSeconds +
+        ' s.',
+      'violated-policies': [rule.id],
+      limit: { rule: rule.id, quota: planQuota, hardStop: s.limit, overageAllowance: s.limit - planQuota, windowSeconds: s.windowSeconds },
+      retryAfterSeconds: retryAfter,
+      resetSeconds: s.resetSeconds,
+      documentation: docsUrl,
+    };
+  }
   if (rule.errorCode === 'QUOTA_EXCEEDED') {
     return {
       type: 'https://iana.org/assignments/http-problem-types#quota-exceeded',

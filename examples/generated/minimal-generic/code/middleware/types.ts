@@ -51,7 +51,7 @@ export interface RuleSpec {
   /** Kill-switch feature flag name, handed to the mode() hook. */
   readonly flag: string | null;
   readonly window: 'calendar' | 'rolling' | 'fixed' | null;
-  /** Plan quota shown to clients when the hard stop sits above it (soft overage). */
+  /** The plan quota when the hard stop (`limit`) sits above it (soft overage): stated in the 429 body and Quota-Exceeded. */
   readonly quota: number | null;
   readonly hybrid: boolean;
 }
