@@ -370,9 +370,9 @@ function cfLiteral(quoted: string): string {
   return quoted.slice(1, -1).replace(/\\(.)/g, '$1');
 }
 
-const CF_STRING = String.raw`"(?:[^"\\]|\\.)*"`;
+const CF_STRING = /"(?:[^"\\]|\\.)*"/.source;
 /** A set of string literals, `{"a" "b"}`, its inside captured. */
-const CF_SET = String.raw`\{((?:\s*${CF_STRING})*)\s*\}`;
+const CF_SET = `\\{((?:\\s*${CF_STRING})*)\\s*\\}`;
 
 /** An expression's parts joined by a top-level `or` (outside strings and parentheses). */
 function cfClauses(expression: string): string[] {
@@ -407,7 +407,7 @@ function cfClauseTerms(clause: string): string[] {
         .sort()
         .join(' ')}`,
     );
-  const path = String.raw`(lower\(\s*http\.request\.uri\.path\s*\)|http\.request\.uri\.path)`;
+  const path = /(lower\(\s*http\.request\.uri\.path\s*\)|http\.request\.uri\.path)/.source;
   const field = (m: RegExpMatchArray): string => (m[1]?.startsWith('lower') ? 'lower(path)' : 'path');
   for (const m of clause.matchAll(new RegExp(`${path}\\s+(?:eq|==)\\s+(${CF_STRING})`, 'g')))
     terms.push(`${field(m)} ${cfLiteral(m[2] ?? '""')}`);
