@@ -69,8 +69,10 @@ export const GLOBAL_FILTER = 'envoy.filters.http.ratelimit';
  * ResponseFlagFilter.flags, a repeated string whose validate rule lists "RLSE") and
  * envoy/extensions/filters/network/http_connection_manager/v3/http_connection_manager.proto
  * (LocalReplyConfig.mappers, tried in order until one matches; ResponseMapper.filter, required,
- * headers_to_add, body_format_override), and source/extensions/filters/http/ratelimit/ratelimit.cc
- * (setResponseFlag(RateLimitServiceError) before sendLocalReply(status_on_error)).
+ * headers_to_add, body_format_override), and source/extensions/filters/http/ratelimit/ratelimit.cc:
+ * the flag is set before sendLocalReply(status_on_error), so the local reply mapper sees it. (Early
+ * releases set it after the reply; they also predate status_on_error, which this file sets, so
+ * an Envoy that loads this file is one that flags first.)
  */
 export const RLS_ERROR_FLAG = 'RLSE';
 
