@@ -6,6 +6,7 @@ import { HEADER_CONVENTIONS } from '../answers/choices.js';
 import type { HeaderConvention } from '../design/model.js';
 import { FRAMEWORK_ADAPTERS } from '../answers/choices.js';
 import { gatewayRetryAfterFindings } from '../codegen/gateway/index.js';
+import { shippedEnvoyUnavailable } from '../codegen/gateway/shipped.js';
 import { HEADER_NAMES, headerNamesOf } from '../runtime/middleware/responses.js';
 import { DESIGN_DATA_FILE, fileOf, REFUSAL_FILE, shippedDesign } from './artefacts.js';
 import { defineConstraint } from './define.js';
@@ -57,6 +58,8 @@ export default defineConstraint({
         'The rule is enforced only at the edge, whose 429 carries Retry-After but no rate-limit headers; the matrix claims {{headers}} (edge rules are marked headers: edge).',
       edgeNotListed: 'The edge-only rule is missing from the contract list of rules enforced at the edge.',
       retryAfterNotShipped: '{{file}} can answer 429 at the {{layer}} without a Retry-After header: {{missing}}.',
+      unavailableReplyNotShipped:
+        '{{file}} refuses with 503 while the rate limit service is unreachable (failure_mode_deny true), and the contract gives that 503 Retry-After {{seconds}} and a problem+json body, but {{missing}}.',
       conventionNotShipped: '{{file}} sends the {{shipped}} header convention while the contract documents {{convention}}.',
       headerNotProduced: 'The contract promises the {{header}} header, but {{file}} never sends it.',
       headersNotShipped: '{{file}} sends {{shipped}} rate-limit headers for the rule while the matrix says {{headers}}.',
@@ -194,6 +197,29 @@ export default defineConstraint({
     if (gateway.length > 0 && rules.some((r) => r.layer === 'edge')) {
       for (const { file, layer, missing } of gatewayRetryAfterFindings(gateway)) {
         report({ messageId: 'retryAfterNotShipped', data: { file, layer, missing } });
+      }
+      // Envoy failing closed: the 503 for want of its rate limit service is the contract's limiter-unavailable 503
+      const unavailable = shippedEnvoyUnavailable(gateway);
+      const seconds = design.contract?.storeUnavailable?.retryAfterSeconds;
+      if (unavailable?.deny) {
+        const m = unavailable.mapper;
+        const missing: string[] = [];
+        if (!m) missing.push('no local reply mapper matches that refusal (response flag RLSE)');
+        else {
+          if (m.retryAfter === null) missing.push('its local reply mapper adds no Retry-After');
+          else if (m.retryAfter !== String(seconds)) missing.push(`its local reply mapper sends Retry-After ${m.retryAfter}`);
+          if (
+            m.body?.status !== 503 ||
+            m.body?.retryAfterSeconds !== seconds ||
+            !String(m.contentType).startsWith('application/problem+json')
+          )
+            missing.push('its local reply mapper does not write that body (application/problem+json, status 503, retryAfterSeconds)');
+        }
+        if (missing.length > 0)
+          report({
+            messageId: 'unavailableReplyNotShipped',
+            data: { file: unavailable.file, seconds: show(seconds ?? 'none'), missing: missing.join('; ') },
+          });
       }
     }
   },

@@ -13,7 +13,7 @@ import {
 } from '../runtime/middleware/responses.js';
 import { policyWindowSeconds, sfString, PROBLEM_JSON, QUOTA_EXCEEDED_HEADER } from '../runtime/middleware/responses.js';
 import { runBurst } from './algorithms.js';
-import { edgeRefusalBody } from './gateway-behaviour.js';
+import { edgeRefusalBody, envoyCounter, STORE_UNAVAILABLE_RETRY_AFTER_SECONDS } from './gateway-behaviour.js';
 import type {
   Diagram,
   ExampleResponse,
@@ -492,7 +492,7 @@ export function buildContract(
     edgeOnlyEndpoints: edgeOnlyEndpoints(rules, options.endpoints ?? []),
     rateLimitedBody: limited.body,
     ...(example ? { rateLimitedExample: limited.example } : {}),
-    storeUnavailable: { status: 503, retryAfterSeconds: 5 },
+    storeUnavailable: { status: 503, retryAfterSeconds: STORE_UNAVAILABLE_RETRY_AFTER_SECONDS },
     docsUrl,
     clientBehaviour: [
       ...(middlewareFull(rules).length > 0
@@ -508,8 +508,13 @@ export function buildContract(
       ...(rules.some((r) => r.errorCode === 'QUOTA_EXCEEDED')
         ? ['Treat QUOTA_EXCEEDED as "stop until the reset", not as "retry soon".']
         : []),
-      // a 503 comes only from a fail-closed rule whose state is in the store
-      ...(rules.some((r) => r.failMode === 'closed' && keepsStateInStore(r))
+      // a 503 comes only from a fail-closed rule whose state is in the store, or in Envoy's rate
+      // limit service (a rule it counts fails closed only when failure_mode_deny is true)
+      ...(rules.some(
+        (r) =>
+          r.failMode === 'closed' &&
+          (keepsStateInStore(r) || (options.gateway === 'envoy' && r.layer === 'edge' && envoyCounter(r) === 'service')),
+      )
         ? ['On 503 from a fail-closed limit, retry after Retry-After like any 503.']
         : []),
     ],

@@ -64,6 +64,18 @@ export function edgeShadowHow(gateway: Gateway, middleware = true): string {
   }
 }
 
+/**
+ * Retry-After, in seconds, on the 503 a fail-closed limit answers because the place it counts
+ * in cannot be reached: the middleware's store, or Envoy's rate limit service (failure_mode_deny
+ * true). One value for both, so the response contract gives clients one rule for that 503.
+ */
+export const STORE_UNAVAILABLE_RETRY_AFTER_SECONDS = 5;
+
+/** What the 503 of Envoy's rate limit filter carries while the service is unreachable and it fails closed. */
+export function envoyUnavailableReply(retryAfterSeconds: number = STORE_UNAVAILABLE_RETRY_AFTER_SECONDS): string {
+  return `503 Service Unavailable with Retry-After: ${retryAfterSeconds} and the problem+json body of the limiter-unavailable 503 (code RATE_LIMITER_UNAVAILABLE)`;
+}
+
 /** What the body of the gateway's 429 for an edge rule is ("its body is ..."). */
 export function edgeRefusalBody(gateway: Gateway): string {
   switch (gateway) {
@@ -462,7 +474,7 @@ function envoyUnreachable(scope: Partial<Pick<Scope, 'envoyDenyRules'>>): NonNul
   const closed = scope.envoyDenyRules ?? [];
   return {
     mode: deny ? 'closed' : 'open',
-    text: `while the rate limit service is unreachable Envoy ${deny ? 'refuses every request it covers' : 'lets every request through uncounted'} (failure_mode_deny ${deny})`,
+    text: `while the rate limit service is unreachable Envoy ${deny ? 'refuses every request it covers' : 'lets every request through uncounted'} (failure_mode_deny ${deny})${deny ? `, answering ${envoyUnavailableReply()}` : ''}`,
     whyNotPerClass: deny
       ? `Envoy's failure_mode_deny is one setting of the rate limit filter, not of a route, and it is true because ${formatList(closed)} ${closed.length === 1 ? 'is' : 'are'} asked to fail closed (the strictest mode the answers ask for wins)`
       : "Envoy's failure_mode_deny is one setting of the rate limit filter, not of a route",

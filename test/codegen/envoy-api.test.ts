@@ -46,6 +46,7 @@ function variants(): [string, Design][] {
   return [
     ['saas-platform on envoy', d],
     ['enforcing (no shadow)', { ...d, rollout: { ...d.rollout, startsInShadow: false } }],
+    ['failing closed (failure_mode_deny true, the 503 mapper)', { ...d, scope: { ...d.scope, envoyDenyRules: [perIp.id] } }],
     ['only per-client rules', withEdgeRules(d, (e) => e.filter((r) => r.identity !== 'global'))],
     ['only the ceiling', withEdgeRules(d, (e) => e.filter((r) => r.identity === 'global'))],
     [
@@ -157,6 +158,23 @@ describe('Envoy files against the API definitions and load-time rules', () => {
     ).toMatch(/needs @type LocalRateLimit/);
     expect(mutate((c) => delete c.http_connection_manager.route_config.virtual_hosts[0].routes[1].match.prefix).join('\n')).toMatch(
       /one of path_specifier is required/,
+    );
+    // the fail-closed 503's mapper: a response flag Envoy does not know, or no filter at all
+    const closed = envoyFilterConfig({ ...envoyDesign(), scope: { ...envoyDesign().scope, envoyDenyRules: ['anonymous-per-ip'] } }) as Obj;
+    expect(checkEnvoyFilterFile(closed)).toEqual([]);
+    const mapper = (c: Obj): Obj => c.http_connection_manager.local_reply_config.mappers[1];
+    const editClosed = (edit: (c: Obj) => void): string => {
+      const c = structuredClone(closed);
+      edit(c);
+      return checkEnvoyFilterFile(c).join('\n');
+    };
+    expect(mapper(closed).filter).toEqual({ response_flag_filter: { flags: ['RLSE'] } });
+    expect(editClosed((c) => (mapper(c).filter.response_flag_filter.flags = ['RateLimitServiceError']))).toMatch(
+      /"RateLimitServiceError" is not one of/,
+    );
+    expect(editClosed((c) => delete mapper(c).filter)).toMatch(/required field "filter" missing in ResponseMapper/);
+    expect(editClosed((c) => (mapper(c).filter.status_code_filter = mapper(c).filter.response_flag_filter))).toMatch(
+      /oneof filter_specifier set more than once/,
     );
     // a descriptor whose refill interval is not a multiple of the filter-wide one
     const d = withEdgeRules(envoyDesign(), (e) => [

@@ -250,7 +250,9 @@ describe('every edge rule of an Envoy, Cloudflare and AWS file states the fail m
             '# anonymous-per-ip: fail open: while the rate limit service is unreachable, Envoy lets its requests through uncounted (failure_mode_deny false).',
           );
           const deny = withFile(files, file, (c) => c.replace('failure_mode_deny: false', 'failure_mode_deny: true'));
+          // ... and its 503 has no local reply mapper giving it Retry-After (only a fail-closed file has one)
           expect(failures(design, deny)).toEqual([
+            'response-contract/unavailableReplyNotShipped',
             'fail-mode/failModeNotShipped anonymous-per-ip',
             'fail-mode/failModeNotShipped anonymous-per-ip-cost-5',
           ]);

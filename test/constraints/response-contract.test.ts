@@ -1,7 +1,7 @@
 import responseContract from '../../src/constraints/response-contract.js';
 import type { HeaderSpec } from '../../src/design/model.js';
 import { forceField, getRule, mutate, validDesign } from '../fixtures/design.js';
-import { edit, main, saas, without } from './broken-files.js';
+import { edit, keyless, main, saas, without } from './broken-files.js';
 import { runConstraintTests } from './tester.js';
 
 const design = validDesign();
@@ -171,6 +171,14 @@ runConstraintTests(responseContract, {
       design: saas().design,
       files: edit(saas(), 'gateway/nginx-server.conf', (c) => c.replace(/^.*Retry-After.*\n/gim, '')),
       expect: [{ messageId: 'retryAfterNotShipped', data: { file: 'gateway/nginx-server.conf', layer: 'nginx limit_req' } }],
+    },
+    {
+      name: 'Envoy fails closed (failure_mode_deny true) with no local reply mapper for its 503',
+      design: keyless('envoy').design,
+      files: edit(keyless('envoy'), 'gateway/envoy-local-ratelimit.yaml', (c) =>
+        c.replace('failure_mode_deny: false', 'failure_mode_deny: true'),
+      ),
+      expect: [{ messageId: 'unavailableReplyNotShipped', data: { file: 'gateway/envoy-local-ratelimit.yaml', seconds: '5' } }],
     },
     {
       name: 'design.ts sends another header convention than the document',

@@ -207,7 +207,8 @@ describe('edge-only design on Envoy: the document states what the shipped files 
     const advice = section(doc, '### 5.7');
     expect(advice).not.toContain('Read the rate-limit headers');
     expect(advice).not.toContain('QUOTA_EXCEEDED');
-    expect(advice).not.toContain('503');
+    // Envoy fails closed here (failure_mode_deny true): its 503 carries Retry-After, and the advice says to honour it
+    expect(advice).toContain('On 503 from a fail-closed limit, retry after Retry-After like any 503.');
     expect(section(doc, '### 5.6')).not.toContain('each process counts in its own memory');
     const rollout = section(doc, '### 7.1');
     expect(rollout).not.toContain('ratelimit_throttled_total');

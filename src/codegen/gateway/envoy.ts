@@ -6,7 +6,9 @@
  *   ceiling, and any route-scoped global-identity rule as a local descriptor), the global
  *   rate limit filter (per-client rules, counted across every Envoy by the rate limit
  *   service), a local reply mapper that gives every 429 Retry-After and a problem+json
- *   body, the virtual host's rate_limits actions, and the rate limit service cluster.
+ *   body, one that does the same for the 503 the global filter answers while the rate limit
+ *   service is unreachable (only when it fails closed), the virtual host's rate_limits
+ *   actions, and the rate limit service cluster.
  * - gateway/ratelimit-service.yaml: the envoyproxy/ratelimit service's descriptor config
  *   (one domain; one descriptor per per-client rule).
  *
@@ -17,6 +19,7 @@ import {
   ENVOY_APP_CLUSTER,
   envoyFailureModeDeny,
   ENVOY_LOCAL_STAT_PREFIX,
+  envoyUnavailableReply,
   type EdgeWindow,
   edgeCounter,
   envoyCounter,
@@ -27,6 +30,7 @@ import { slug } from '../../design/naming.js';
 import { parse as parseYaml } from 'yaml';
 import { TOOL_VERSION } from '../../version.js';
 import { toYaml } from '../../escape/index.js';
+import { unavailableFields } from '../../runtime/middleware/responses.js';
 import type { CodeFile } from '../types.js';
 import {
   API_KEY_HEADER,
@@ -56,6 +60,21 @@ const GLOBAL_TYPE = 'type.googleapis.com/envoy.extensions.filters.http.ratelimit
 const GLOBAL_PER_ROUTE_TYPE = 'type.googleapis.com/envoy.extensions.filters.http.ratelimit.v3.RateLimitPerRoute';
 export const LOCAL_FILTER = 'envoy.filters.http.local_ratelimit';
 export const GLOBAL_FILTER = 'envoy.filters.http.ratelimit';
+
+/**
+ * The response flag Envoy's global rate limit filter sets on the stream before it sends its
+ * local reply for a failed call to the rate limit service (failure_mode_deny true): RLSE, long
+ * form RateLimitServiceError. Checked against envoy/config/accesslog/v3/accesslog.proto
+ * (AccessLogFilter.response_flag_filter, field 9 of the filter_specifier oneof;
+ * ResponseFlagFilter.flags, a repeated string whose validate rule lists "RLSE") and
+ * envoy/extensions/filters/network/http_connection_manager/v3/http_connection_manager.proto
+ * (LocalReplyConfig.mappers, tried in order until one matches; ResponseMapper.filter, required,
+ * headers_to_add, body_format_override), and source/extensions/filters/http/ratelimit/ratelimit.cc:
+ * the flag is set before sendLocalReply(status_on_error), so the local reply mapper sees it. (Early
+ * releases set it after the reply; they also predate status_on_error, which this file sets, so
+ * an Envoy that loads this file is one that flags first.)
+ */
+export const RLS_ERROR_FLAG = 'RLSE';
 
 /** Stage numbers keep the local and the global filter's descriptors apart. */
 const LOCAL_STAGE = 0;
@@ -175,6 +194,7 @@ export function envoyFilterConfig(design: Design): Record<string, unknown> {
   const shadow = design.rollout.startsInShadow;
   const retryAfter = edgeRetryAfter(all);
   const xHeaders = design.contract.convention === 'x-ratelimit';
+  const deny = global.length > 0 && envoyFailureModeDeny(design.scope);
   const filters: Record<string, unknown>[] = [];
   if (ceiling || local.length > 0) {
     const bucket = filterBucket(design, ceiling);
@@ -215,9 +235,9 @@ export function envoyFilterConfig(design: Design): Record<string, unknown> {
         timeout: '0.02s',
         // fail mode: true refuses requests while the rate limit service is unreachable; one
         // setting for every route, as the design states it
-        failure_mode_deny: envoyFailureModeDeny(design.scope),
+        failure_mode_deny: deny,
         // refused because the service could not be asked: 503 (a store outage), not Envoy's default 500
-        ...(envoyFailureModeDeny(design.scope) ? { status_on_error: { code: 'ServiceUnavailable' } } : {}),
+        ...(deny ? { status_on_error: { code: 'ServiceUnavailable' } } : {}),
         enable_x_ratelimit_headers: xHeaders ? 'DRAFT_VERSION_03' : 'OFF',
         rate_limit_service: {
           grpc_service: { envoy_grpc: { cluster_name: RATE_LIMIT_CLUSTER } },
@@ -285,6 +305,9 @@ export function envoyFilterConfig(design: Design): Record<string, unknown> {
               content_type: 'application/problem+json',
             },
           },
+          // failing closed, the 503 for want of the rate limit service is the response contract's
+          // limiter-unavailable 503: its Retry-After and problem+json body, as the middleware sends it
+          ...(deny ? [envoyUnavailableMapper(design)] : []),
         ],
       },
       route_config: {
@@ -320,6 +343,20 @@ export function envoyFilterConfig(design: Design): Record<string, unknown> {
           ],
         }
       : {}),
+  };
+}
+
+/**
+ * The local reply mapper for the 503 the global filter answers while the rate limit service is
+ * unreachable (matched by its response flag, so no other 503 of Envoy's changes): Retry-After
+ * and the body of the design's limiter-unavailable 503.
+ */
+function envoyUnavailableMapper(design: Design): Record<string, unknown> {
+  const seconds = design.contract.storeUnavailable.retryAfterSeconds;
+  return {
+    filter: { response_flag_filter: { flags: [RLS_ERROR_FLAG] } },
+    headers_to_add: [{ append_action: 'OVERWRITE_IF_EXISTS_OR_ADD', header: { key: 'retry-after', value: String(seconds) } }],
+    body_format_override: { json_format: unavailableFields(design.contract.docsUrl, seconds), content_type: 'application/problem+json' },
   };
 }
 
@@ -406,6 +443,10 @@ function filterHeader(design: Design): string[] {
     'Shadow mode: filter_enforced at 0% counts without refusing (rollout step 1); raise the runtime key',
     'ratelimit.edge_local.enforced to 100 to enforce. Every 429 carries Retry-After and a problem+json body.',
   );
+  if (global.length > 0 && envoyFailureModeDeny(design.scope))
+    lines.push(
+      `While the rate limit service is unreachable (failure_mode_deny true), the refusal is ${envoyUnavailableReply(design.contract.storeUnavailable.retryAfterSeconds)}: the second local reply mapper.`,
+    );
   const switches = [ceiling, ...local, ...global].filter((r): r is EdgeRule => r !== undefined && killSwitchNote(design, r) !== undefined);
   if (switches.length > 0) {
     lines.push('', 'Kill switches (Envoy has no per-descriptor runtime flag; filter_enabled switches the whole local filter):');
@@ -429,7 +470,7 @@ export function generateEnvoy(design: Design): CodeFile[] {
       language: 'yaml',
       content: toYaml(envoyFilterConfig(design), filterHeader(design)),
       description:
-        'Envoy local rate limit filter, global rate limit filter, 429 local reply and route rate_limits to merge into the listener',
+        'Envoy local rate limit filter, global rate limit filter, local replies for its 429 and fail-closed 503, and route rate_limits to merge into the listener',
     },
   ];
   if (global.length > 0) {

@@ -10,7 +10,15 @@ import type { Design } from '../../design/model.js';
 import { PERIOD_SECONDS } from '../../design/scope.js';
 import type { CodeFile } from '../types.js';
 import { AWS_PATH, awsUsagePlanName, CLOUDFLARE_PATH, cfRuleExpression } from './cloud.js';
-import { durationMs, ENVOY_FILTER_PATH, ENVOY_SERVICE_PATH, GLOBAL_FILTER, LOCAL_FILTER, RULE_DESCRIPTOR_KEY } from './envoy.js';
+import {
+  durationMs,
+  ENVOY_FILTER_PATH,
+  ENVOY_SERVICE_PATH,
+  GLOBAL_FILTER,
+  LOCAL_FILTER,
+  RLS_ERROR_FLAG,
+  RULE_DESCRIPTOR_KEY,
+} from './envoy.js';
 import { edgeRules, exemptRoutes, statedFailModes } from './edge.js';
 import { KONG_PATH } from './kong.js';
 import { NGINX_HTTP_PATH, NGINX_SERVER_PATH, nginxZones } from './nginx.js';
@@ -597,4 +605,70 @@ export function shippedEdgeFailModes(design: Design, files: readonly CodeFile[])
       if (!notes.has(id) && edgeRules(design).some((r) => r.id === id)) out.push(...stated(id, aws.path, '', 'note'));
   }
   return out;
+}
+
+/** What the Envoy file answers while its rate limit service is unreachable, read back from it. */
+export interface ShippedEnvoyUnavailable {
+  file: string;
+  /** The global rate limit filter's failure_mode_deny: true refuses while the service is unreachable. */
+  deny: boolean;
+  /**
+   * The local reply mapper Envoy applies to that refusal (the first whose filter matches a 503
+   * flagged RLSE, as Envoy tries them in order), or null when none does.
+   */
+  mapper: {
+    /** Its Retry-After header value; null when it adds none. */
+    retryAfter: string | null;
+    /** Its body as a JSON object (body_format_override.json_format), null when it has none. */
+    body: Record<string, unknown> | null;
+    contentType: string | null;
+  } | null;
+}
+
+/** Whether an access log filter of a local reply mapper matches the 503 of a failed rate limit service call. */
+function matchesServiceError(filter: any): boolean {
+  const flags = filter?.response_flag_filter?.flags;
+  if (filter?.response_flag_filter !== undefined) return !Array.isArray(flags) || flags.length === 0 || flags.includes(RLS_ERROR_FLAG);
+  const cmp = filter?.status_code_filter?.comparison;
+  if (cmp === undefined) return false;
+  const v = Number(cmp?.value?.default_value);
+  switch (cmp?.op ?? 'EQ') {
+    case 'EQ':
+      return v === 503;
+    case 'GE':
+      return 503 >= v;
+    case 'LE':
+      return 503 <= v;
+    case 'NE':
+      return v !== 503;
+    default:
+      return false;
+  }
+}
+
+/**
+ * The Envoy file's answer while the rate limit service is unreachable: whether the global filter
+ * refuses then (failure_mode_deny), and what the local reply mapper that meets the refusal
+ * adds. Undefined when the design ships no Envoy file with a global rate limit filter.
+ */
+export function shippedEnvoyUnavailable(files: readonly CodeFile[]): ShippedEnvoyUnavailable | undefined {
+  const file = files.find((f) => f.path === ENVOY_FILTER_PATH);
+  const doc = file ? readYaml(file.content) : undefined;
+  const hcm = doc?.http_connection_manager;
+  const global = ((hcm?.http_filters as any[]) ?? []).find((f) => f?.name === GLOBAL_FILTER)?.typed_config;
+  if (!file || !global) return undefined;
+  const m = ((hcm?.local_reply_config?.mappers as any[]) ?? []).find((x) => matchesServiceError(x?.filter));
+  const header = ((m?.headers_to_add as any[]) ?? []).find((h) => String(h?.header?.key).toLowerCase() === 'retry-after');
+  const body = m?.body_format_override?.json_format;
+  return {
+    file: file.path,
+    deny: global.failure_mode_deny === true,
+    mapper: m
+      ? {
+          retryAfter: header ? String(header.header?.value) : null,
+          body: body && typeof body === 'object' && !Array.isArray(body) ? body : null,
+          contentType: typeof m.body_format_override?.content_type === 'string' ? m.body_format_override.content_type : null,
+        }
+      : null,
+  };
 }
