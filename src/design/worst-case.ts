@@ -180,7 +180,7 @@ export function withLocalBuckets(base: WorstCaseFigure, instances: number, local
   return {
     worstCase: base.worstCase + instances * localBurst,
     formula: `${base.formula} + ${fmt(instances)} x ${fmt(localBurst)}`,
-    basis: `The shared bucket's worst case, plus the local bucket (${fmt(localBurst)}) of each of the ${fmt(instances)} instances admitting before Redis has counted.`,
+    basis: `The shared bucket's worst case, plus the local bucket (${fmt(localBurst)}) of each of the ${fmt(instances)} instances admitting before Redis has counted; a local charge Redis refuses stays owed until paid, so this holds under sustained contention too.`,
   };
 }
 

@@ -152,6 +152,9 @@ describe('design builder', () => {
       expect(d.enforcement.hybrid).toMatchObject({ instances: 6 });
       expect(d.enforcement.hybrid?.overAdmission).toBe(6 * (d.enforcement.hybrid?.localBurst ?? 0));
       expect(d.enforcement.hybrid?.explanation).toContain(`${d.enforcement.hybrid?.overAdmission} extra requests`);
+      // the bound holds under contention, and the document says what happens then (test/middleware/local-bucket.test.ts measures it)
+      expect(d.enforcement.hybrid?.explanation).toContain('within any stretch of time the fleet admits at most');
+      expect(d.enforcement.hybrid?.explanation).toContain('a local charge Redis refuses is never dropped: it stays owed');
     });
 
     it('limits outbound calls with a shared bucket at the safety fraction, fail closed, with a circuit', () => {
