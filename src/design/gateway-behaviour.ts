@@ -139,6 +139,16 @@ export interface EdgeWindow {
   fitted?: string;
 }
 
+/**
+ * How many times the rate a gateway's window admits is the rate it was fitted from, when it admits
+ * more over time (nginx's 1 per minute for 5 per hour: 12); undefined when it admits no more.
+ */
+export function windowLaxerBy(rate: { requests: number; periodSeconds: number }, w: EdgeWindow): number | undefined {
+  const stated = rate.requests / rate.periodSeconds;
+  const shipped = w.requests / w.periodSeconds;
+  return shipped > stated * (1 + 1e-9) ? shipped / stated : undefined;
+}
+
 /** The evaluation windows (seconds) an AWS WAF rate-based rule accepts. */
 export const WAF_EVALUATION_WINDOWS = [60, 120, 300, 600] as const;
 /** The lowest limit an AWS WAF rate-based rule accepts (requests per evaluation window). */
