@@ -140,13 +140,17 @@ export interface EdgeWindow {
 }
 
 /**
- * How many times the rate a gateway's window admits is the rate it was fitted from, when it admits
- * more over time (nginx's 1 per minute for 5 per hour: 12); undefined when it admits no more.
+ * How many times what a gateway's window admits is what the rule it was fitted from admits, when
+ * it admits more: over time (nginx's 1 per minute for 5 per hour: 12), or within one of the rule's
+ * periods, when the window is longer and its whole count may arrive in one of them (a fixed hour
+ * of 6 for 1 per 10 minutes: 6); undefined when it admits no more.
  */
 export function windowLaxerBy(rate: { requests: number; periodSeconds: number }, w: EdgeWindow): number | undefined {
-  const stated = rate.requests / rate.periodSeconds;
-  const shipped = w.requests / w.periodSeconds;
-  return shipped > stated * (1 + 1e-9) ? shipped / stated : undefined;
+  const overTime = w.requests / w.periodSeconds / (rate.requests / rate.periodSeconds);
+  // (one of its periods admits at least one request, however slow the rate)
+  const inOnePeriod = w.periodSeconds > rate.periodSeconds ? w.requests / Math.max(1, rate.requests) : 1;
+  const times = Math.max(overTime, inOnePeriod);
+  return times > 1 + 1e-9 ? times : undefined;
 }
 
 /** The evaluation windows (seconds) an AWS WAF rate-based rule accepts. */

@@ -52,7 +52,7 @@ describe('a rule nginx can only count more leniently', () => {
     for (const r of [generate(dir), runCli(['validate', '-a', 'a.json'], { cwd: dir })]) {
       expect(r.code, r.stderr + r.stdout).toBe(2);
       expect(r.stderr).toContain('$.rules[0].rate: 5 per hour at the edge cannot be counted by nginx limit_req');
-      expect(r.stderr).toContain('would admit 1 per minute, 12 times the rate asked');
+      expect(r.stderr).toContain('would admit 1 per minute, 12 times what the entry asks');
       expect(r.stderr).toContain('layer "middleware"');
     }
     expect(existsSync(path.join(dir, 'out'))).toBe(false);

@@ -59,6 +59,12 @@ describe('a window that admits more than the rule', () => {
     expect(windowLaxerBy(FIVE_PER_HOUR, cloudflareWindow(FIVE_PER_HOUR, null))).toBeUndefined();
     const onePerTwoDays = { requests: 1, periodSeconds: 172800 };
     expect(windowLaxerBy(onePerTwoDays, unitWindow(onePerTwoDays, null, "Kong's rate-limiting plugin"))).toBeCloseTo(2);
+    // 1 per 10 minutes as a fixed hour of 6: the same rate over time, but all 6 may come in one 10 minutes
+    const onePerTen = { requests: 1, periodSeconds: 600 };
+    expect(unitWindow(onePerTen, null, 'envoyproxy/ratelimit')).toMatchObject({ requests: 6, periodSeconds: 3600 });
+    expect(windowLaxerBy(onePerTen, unitWindow(onePerTen, null, 'envoyproxy/ratelimit'))).toBeCloseTo(6);
+    // 5 per hour in a fixed hour: as stated
+    expect(windowLaxerBy(FIVE_PER_HOUR, unitWindow(FIVE_PER_HOUR, null, "Kong's rate-limiting plugin"))).toBeUndefined();
   });
 });
 
@@ -67,7 +73,7 @@ describe('a rules entry at the edge that the gateway would count laxer', () => {
     const found = problems(withRule(signup));
     expect(found).toHaveLength(1);
     expect(found[0]).toContain('$.rules[0].rate: 5 per hour at the edge cannot be counted by nginx limit_req');
-    expect(found[0]).toContain('would admit 1 per minute, 12 times the rate asked');
+    expect(found[0]).toContain('would admit 1 per minute, 12 times what the entry asks');
     expect(found[0]).toContain('layer "middleware"');
   });
 
@@ -84,6 +90,12 @@ describe('a rules entry at the edge that the gateway would count laxer', () => {
   it('5 per hour at AWS WAF is refused too; at Cloudflare (a 1-hour period) it is not', () => {
     expect(problems(withRule(signup, 'aws-api-gateway'))).toEqual([expect.stringContaining('AWS WAF')]);
     expect(problems(withRule(signup, 'cloudflare'))).toEqual([]);
+  });
+
+  it('1 per 10 minutes per API key at Envoy is refused: its rate limit service counts a fixed hour of 6', () => {
+    const found = problems(withRule({ ...signup, identity: 'api-key', rate: { requests: 0.1, per: 'minute' } }, 'envoy'));
+    expect(found).toEqual([expect.stringContaining('$.rules[0].rate: 0.1 per minute at the edge cannot be counted by')]);
+    expect(found[0]).toContain('would admit 6 per hour (all of them may come within one minute), 6 times what the entry asks');
   });
 
   it('a rate nginx can count is kept at the edge and shipped as stated', () => {
