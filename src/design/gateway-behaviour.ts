@@ -153,6 +153,27 @@ export function windowLaxerBy(rate: { requests: number; periodSeconds: number },
   return times > 1 + 1e-9 ? times : undefined;
 }
 
+/**
+ * The slowest rate a gateway's limiter counts as stated, in words; a rule slower than it runs in
+ * the application, since the gateway's file would admit more than the rule. Undefined without a gateway.
+ */
+export function edgeSlowestText(gateway: Gateway): string | undefined {
+  switch (gateway) {
+    case 'nginx':
+      return "nginx's limit_req counts no fewer than 1 request per minute";
+    case 'envoy':
+      return "Envoy's rate limit service (its per-client rules) counts a fixed second, minute, hour or day, no fewer than 1 request per day";
+    case 'kong':
+      return "Kong's rate-limiting plugin (its per-client rules) counts a fixed second, minute, hour or day, no fewer than 1 request per day";
+    case 'cloudflare':
+      return 'a Cloudflare rule counts no fewer than 1 request in its longest period (1 hour on Enterprise, 10 minutes on Business, 1 minute on Pro, 10 s on Free)';
+    case 'aws-api-gateway':
+      return 'an AWS WAF rate-based rule counts no fewer than 10 requests per 10 minutes';
+    default:
+      return undefined;
+  }
+}
+
 /** The evaluation windows (seconds) an AWS WAF rate-based rule accepts. */
 export const WAF_EVALUATION_WINDOWS = [60, 120, 300, 600] as const;
 /** The lowest limit an AWS WAF rate-based rule accepts (requests per evaluation window). */

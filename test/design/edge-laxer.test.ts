@@ -114,6 +114,12 @@ describe('a rules entry at the edge that the gateway would count laxer', () => {
       layer: 'middleware',
       rate: { requests: 5, periodSeconds: 3600 },
     });
+    // the placement section says why a rule this slow belongs in the application
+    const middleware = design.enforcement.layers.find((l) => l.layer === 'middleware');
+    expect(middleware?.ruleIds).toContain('signup-per-ip');
+    expect(middleware?.why).toContain(
+      "Also any limit slower than the edge counts (nginx's limit_req counts no fewer than 1 request per minute): at the edge it would run more leniently than stated",
+    );
     const [http, server] = generateNginx(design);
     expect(http!.content).not.toContain('rl_signup_per_ip');
     expect(server!.content).not.toContain('signup-per-ip');
