@@ -151,6 +151,41 @@ export interface EdgeWindow {
   fitted?: string;
 }
 
+/**
+ * How many times what a gateway's window admits is what the rule it was fitted from admits, when
+ * it admits more: over time (nginx's 1 per minute for 5 per hour: 12), or within one of the rule's
+ * periods, when the window is longer and its whole count may arrive in one of them (a fixed hour
+ * of 6 for 1 per 10 minutes: 6); undefined when it admits no more.
+ */
+export function windowLaxerBy(rate: { requests: number; periodSeconds: number }, w: EdgeWindow): number | undefined {
+  const overTime = w.requests / w.periodSeconds / (rate.requests / rate.periodSeconds);
+  // (one of its periods admits at least one request, however slow the rate)
+  const inOnePeriod = w.periodSeconds > rate.periodSeconds ? w.requests / Math.max(1, rate.requests) : 1;
+  const times = Math.max(overTime, inOnePeriod);
+  return times > 1 + 1e-9 ? times : undefined;
+}
+
+/**
+ * The slowest rate a gateway's limiter counts as stated, in words; a rule slower than it runs in
+ * the application, since the gateway's file would admit more than the rule. Undefined without a gateway.
+ */
+export function edgeSlowestText(gateway: Gateway): string | undefined {
+  switch (gateway) {
+    case 'nginx':
+      return "nginx's limit_req counts no fewer than 1 request per minute";
+    case 'envoy':
+      return "Envoy's rate limit service (its per-client rules) counts a fixed second, minute, hour or day, no fewer than 1 request per day";
+    case 'kong':
+      return "Kong's rate-limiting plugin (its per-client rules) counts a fixed second, minute, hour or day, no fewer than 1 request per day";
+    case 'cloudflare':
+      return 'a Cloudflare rule counts no fewer than 1 request in its longest period (1 hour on Enterprise, 10 minutes on Business, 1 minute on Pro, 10 s on Free)';
+    case 'aws-api-gateway':
+      return 'an AWS WAF rate-based rule counts no fewer than 10 requests per 10 minutes';
+    default:
+      return undefined;
+  }
+}
+
 /** The evaluation windows (seconds) an AWS WAF rate-based rule accepts. */
 export const WAF_EVALUATION_WINDOWS = [60, 120, 300, 600] as const;
 /** The lowest limit an AWS WAF rate-based rule accepts (requests per evaluation window). */

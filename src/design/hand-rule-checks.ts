@@ -8,7 +8,10 @@
 import type { Answers } from '../answers/schema.js';
 import { luaScriptFor } from './algorithms.js';
 import { buildDesign } from './build.js';
+import { edgeCounter, windowLaxerBy } from './gateway-behaviour.js';
 import type { Design, MatrixRule } from './model.js';
+import { PERIOD_SECONDS } from './scope.js';
+import { formatNumber } from '../format.js';
 
 /** One problem: `  $.rules[2].id: ...`, as the answers' other problems are listed. */
 export function handRuleProblems(answers: Answers, design: Design): string[] {
@@ -21,7 +24,54 @@ export function handRuleProblems(answers: Answers, design: Design): string[] {
     generated ??= buildDesign({ ...answers, rules: [] }, { date: design.meta.date }).rules;
     return generated;
   };
-  return [...idProblems(hand, generatedRules, design.rules), ...keyProblems(hand, design.rules, design.access?.penalty !== undefined)];
+  return [
+    ...idProblems(hand, generatedRules, design.rules),
+    ...keyProblems(hand, design.rules, design.access?.penalty !== undefined),
+    ...edgeRateProblems(hand, generatedRules, design),
+  ];
+}
+
+const secondsText = (s: number): string =>
+  s === 1 ? 'second' : s === 60 ? 'minute' : s === 3600 ? 'hour' : s === 86400 ? 'day' : `${formatNumber(s)} s`;
+
+/**
+ * A rules entry that places a rate at the edge which the gateway can only count more leniently
+ * (nginx's limit_req counts no fewer than 1 per minute, an AWS WAF rule no fewer than 10 per
+ * 10 minutes): the shipped file would admit more than the entry asks, so it is refused rather
+ * than shipped laxer. The entry can state a rate the gateway counts, or keep the rule in the
+ * application (layer "middleware"), whose limiter counts any rate.
+ */
+function edgeRateProblems(hand: NonNullable<Answers['rules']>, generatedRules: () => readonly MatrixRule[], design: Design): string[] {
+  const scope = design.scope;
+  if (scope.gateway === 'none') return [];
+  const problems: string[] = [];
+  hand.forEach((h, i) => {
+    if (h.remove) return;
+    const named = (id: string): boolean => id === h.id || id === `${h.id}-fail-open` || id === `${h.id}-fail-closed`;
+    const rows = design.rules.filter((r) => r.layer === 'edge' && (named(r.id) || (r.edgeCost !== undefined && named(r.edgeCost.of))));
+    if (rows.length === 0) return;
+    // the rate the entry asks for: its own, else the generated row's (a row the entry moves to the edge)
+    const generated = h.rate ? undefined : generatedRules().find((r) => named(r.id));
+    const asked = h.rate
+      ? { requests: h.rate.requests, periodSeconds: PERIOD_SECONDS[h.rate.per] }
+      : generated?.layer !== 'edge'
+        ? generated?.rate
+        : undefined;
+    if (!asked || !(asked.requests > 0) || !(asked.periodSeconds > 0)) return;
+    for (const r of rows) {
+      const units = r.edgeCost && r.edgeCost.of !== r.id ? r.edgeCost.units : 1;
+      const rate = { requests: asked.requests / units, periodSeconds: asked.periodSeconds };
+      const w = edgeCounter(r, scope).window(rate, null);
+      const times = windowLaxerBy(rate, w);
+      if (times === undefined) continue;
+      const edge = edgeCounter(r, scope).component;
+      problems.push(
+        `  $.rules[${i}].${h.rate ? 'rate' : 'layer'}: ${formatNumber(asked.requests)} per ${secondsText(asked.periodSeconds)}${units > 1 ? ` (${formatNumber(Math.round(rate.requests * 1000) / 1000)} per ${secondsText(rate.periodSeconds)} for ${r.id}, whose endpoints cost ${formatNumber(units)})` : ''} at the edge cannot be counted by ${edge}: ${w.fitted ?? 'it counts other windows'}, so its file would admit ${formatNumber(w.requests)} per ${secondsText(w.periodSeconds)}${w.periodSeconds > rate.periodSeconds ? ` (all of them may come within one ${secondsText(rate.periodSeconds)})` : ''}, ${formatNumber(Math.round(times * 10) / 10)} times what the entry asks. Allowed: a rate ${edge} can count, or layer "middleware" (the application's limiter counts any rate; state its algorithm, primitive, cost, failMode, ttlSeconds and cardinalityBound there)`,
+      );
+      return;
+    }
+  });
+  return problems;
 }
 
 const derived = (r: MatrixRule): boolean => r.edgeCost !== undefined && r.edgeCost.of !== r.id;

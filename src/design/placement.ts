@@ -3,7 +3,15 @@ import { formatNumber, joinAnd, secondsWords } from '../format.js';
 import type { Diagram, Enforcement, LayerAssignment, MatrixRule, ResolvedEndpoint, Scope } from './model.js';
 import { hashTag } from '../runtime/middleware/keys.js';
 import { algorithmLabel, luaScriptFor } from './algorithms.js';
-import { countedPerNode, edgeCounter, fleetAdmission, gatewayNodeName, gatewayNodes, UNEVEN_BALANCE_TEXT } from './gateway-behaviour.js';
+import {
+  countedPerNode,
+  edgeCounter,
+  edgeSlowestText,
+  fleetAdmission,
+  gatewayNodeName,
+  gatewayNodes,
+  UNEVEN_BALANCE_TEXT,
+} from './gateway-behaviour.js';
 import { middlewareComponent, outboundComponent, runsOnNode } from './naming.js';
 
 /**
@@ -380,7 +388,11 @@ export function buildEnforcement(scope: Scope, rules: MatrixRule[], exempt: Reso
       layer: 'middleware',
       component: middlewareComponent(scope.framework, scope.language),
       ruleIds: mwRules.map((r) => r.id),
-      why: 'Limits that need full identity (API key, tenant, plan), weighted costs, quotas or exact auth counting.',
+      why: `Limits that need full identity (API key, tenant, plan), weighted costs, quotas or exact auth counting.${
+        edgeSlowestText(scope.gateway)
+          ? ` Also any limit slower than the edge counts (${edgeSlowestText(scope.gateway)}): at the edge it would run more leniently than stated, so a rules entry that places one there is refused.`
+          : ''
+      }`,
     });
   }
   const outRules = byLayer.get('outbound-client') ?? [];

@@ -176,6 +176,26 @@ runConstraintTests(completeRules, {
       ],
     },
     {
+      name: 'a document stating 5 per hour at the edge while nginx ships its lowest rate, 1r/m (12 times laxer)',
+      design: mutate(saas().design, (d) => {
+        const r = getRule(d, 'anonymous-per-ip');
+        r.rate = { requests: 5, periodSeconds: 3600 };
+        r.burst = 1;
+      }),
+      files: edit(
+        { ...saas(), files: edit(saas(), 'gateway/nginx.conf', (c) => c.replace(/(zone=rl_anonymous_per_ip:\d+m rate=)50r\/s/, '$11r/m')) },
+        'gateway/nginx-server.conf',
+        (c) => c.replace('zone=rl_anonymous_per_ip burst=500', 'zone=rl_anonymous_per_ip burst=1'),
+      ),
+      expect: [
+        {
+          messageId: 'edgeNumbersDiffer',
+          ruleId: 'anonymous-per-ip',
+          data: { stated: '5 per 3600 s, burst 1', file: 'gateway/nginx.conf', shipped: 'limit_req_zone rate=1r/m, limit_req burst=1' },
+        },
+      ],
+    },
+    {
       name: "an nginx limit_req whose burst is not the edge rule's",
       design: saas().design,
       files: edit(saas(), 'gateway/nginx-server.conf', (c) =>
