@@ -19,9 +19,15 @@ interface LocalState {
   pending: number;
   flushing: boolean;
   scheduled: boolean;
-  /** While a charge is refused, requests for the key are refused here until it is paid. */
+  /**
+   * Redis refused the charge of `pending`, or the call failed: owed until Redis takes it, and
+   * meanwhile nothing is admitted here without asking Redis.
+   */
+  owed: boolean;
+  /** While a refused charge waits for Redis's Retry-After, requests for the key are refused here. */
   blockedUntil: number;
-  attempts: number;
+  /** The retry of a refused charge, due at its Retry-After. */
+  retry: ReturnType<typeof setTimeout> | null;
   remaining: number;
   resetMs: number;
 }
@@ -30,18 +36,21 @@ interface LocalState {
  * Absorbs micro-bursts without a network hop: after Redis admits a request and reports
  * R tokens left, this instance may admit up to min(localBurst, R) more on its own, and
  * charges them to Redis in one call right after (same tick batch). The credit is backed
- * by what Redis reported, so one instance alone never over-admits; with N instances each
- * holding credit for the same identity at once, the fleet can admit at most
- * N x localBurst requests beyond the limit (the design's stated over-admission) before
- * the charges land. At any moment one instance holds at most localBurst uncharged
- * admissions per key: credit + pending never exceeds localBurst. A refused charge is a
- * debt: the key is refused on this instance until the debt is paid (retried after the
- * Retry-After Redis returns), so locally admitted requests are still counted and the
- * long-run rate stays the configured one. A debt still unpaid after five tries is dropped.
+ * by what Redis reported, so one instance alone never over-admits. At any moment one
+ * instance holds at most localBurst admissions Redis has not counted per key (credit +
+ * pending never exceeds localBurst), so with N instances the fleet admits at most
+ * N x localBurst beyond what Redis admits in any stretch of time (the design's stated
+ * over-admission), however long contention lasts. No charge is ever forgotten: a charge
+ * Redis refuses stays owed, the key is refused on this instance until the Retry-After Redis
+ * returned, the charge is retried then (and again after each refusal), and until it is
+ * paid the instance admits nothing locally (every request asks Redis). A charge whose call
+ * failed stays owed too, and is retried once Redis answers this instance again (a reply
+ * that was lost with the charge applied counts it twice: fewer admissions, never more).
  */
 export class LocalBuckets {
   private readonly states = new Map<string, LocalState>();
-  private readonly timers = new Set<ReturnType<typeof setTimeout>>();
+  /** Counts clear() calls: a charge answered after one is not retried. */
+  private epoch = 0;
   private readonly localBurst: number;
   private readonly maxKeys: number;
 
@@ -62,7 +71,7 @@ export class LocalBuckets {
   ): Reply | Promise<Reply> {
     const state = this.state(key);
     const now = Date.now();
-    if (state.pending > 0 && state.blockedUntil > now) {
+    if (state.owed && state.blockedUntil > now) {
       const wait = state.blockedUntil - now;
       return markLocal([0, 0, wait, Math.max(wait, state.resetMs)]);
     }
@@ -74,6 +83,8 @@ export class LocalBuckets {
     }
     return call(cost).then((reply) => {
       if (reply[0] === 1) this.learn(state, reply);
+      // Redis answers again after a failed charge: the charge is sent again
+      if (state.owed && state.retry === null) this.schedule(state, call, onFlushError);
       return reply;
     });
   }
@@ -81,7 +92,7 @@ export class LocalBuckets {
   private learn(state: LocalState, reply: Reply): void {
     state.remaining = reply[1] ?? 0;
     state.resetMs = reply[3] ?? 0;
-    state.credit = Math.max(0, Math.min(this.localBurst - state.pending, state.remaining - state.pending));
+    state.credit = state.owed ? 0 : Math.max(0, Math.min(this.localBurst - state.pending, state.remaining - state.pending));
   }
 
   private schedule(state: LocalState, call: (cost: number) => Promise<Reply>, onError: (error: unknown) => void): void {
@@ -97,36 +108,39 @@ export class LocalBuckets {
     if (state.flushing || state.pending === 0) return;
     state.flushing = true;
     const amount = state.pending;
+    const epoch = this.epoch;
     call(amount).then(
       (reply) => {
         state.flushing = false;
+        if (epoch !== this.epoch) return;
         if (reply[0] === 1) {
           state.pending -= amount;
-          state.attempts = 0;
+          state.owed = false;
           this.learn(state, reply);
           if (state.pending > 0) this.schedule(state, call, onError);
           return;
         }
+        // refused: owed, retried at Redis's Retry-After (a charge within the bucket's burst, as
+        // every local charge is, always fits then; one that never fits is retried when the
+        // bucket is full again)
+        state.owed = true;
         state.credit = 0;
         const wait = reply[2] ?? -1;
-        if (wait < 0 || ++state.attempts > 5) {
-          state.pending = 0;
-          state.attempts = 0;
-          return;
-        }
-        state.blockedUntil = Date.now() + wait;
-        const timer = setTimeout(() => {
-          this.timers.delete(timer);
+        const delay = wait >= 0 ? wait : Math.max(1000, reply[3] ?? 0);
+        state.blockedUntil = Date.now() + delay;
+        if (state.retry !== null) clearTimeout(state.retry);
+        state.retry = setTimeout(() => {
+          state.retry = null;
           this.flush(state, call, onError);
-        }, wait);
-        timer.unref?.();
-        this.timers.add(timer);
+        }, delay);
+        state.retry.unref?.();
       },
       (error: unknown) => {
-        // the store failed: the charge is lost (at most localBurst), and the next request asks Redis
+        // the store failed: still owed, retried after the next reply Redis gives this instance
+        // for the key; meanwhile requests ask Redis, whose fail mode applies
         state.flushing = false;
+        state.owed = true;
         state.credit = 0;
-        state.pending = 0;
         onError(error);
       },
     );
@@ -136,7 +150,17 @@ export class LocalBuckets {
     let state = this.states.get(key);
     if (!state) {
       if (this.states.size >= this.maxKeys) this.evict();
-      state = { credit: 0, pending: 0, flushing: false, scheduled: false, blockedUntil: 0, attempts: 0, remaining: 0, resetMs: 0 };
+      state = {
+        credit: 0,
+        pending: 0,
+        flushing: false,
+        scheduled: false,
+        owed: false,
+        blockedUntil: 0,
+        retry: null,
+        remaining: 0,
+        resetMs: 0,
+      };
       this.states.set(key, state);
     }
     return state;
@@ -154,8 +178,11 @@ export class LocalBuckets {
   }
 
   clear(): void {
-    for (const timer of this.timers) clearTimeout(timer);
-    this.timers.clear();
+    this.epoch++;
+    for (const state of this.states.values()) {
+      if (state.retry !== null) clearTimeout(state.retry);
+      state.retry = null;
+    }
     this.states.clear();
   }
 }
