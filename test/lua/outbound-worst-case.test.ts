@@ -50,15 +50,29 @@ describe('outbound worst case: the formula and the number agree', () => {
   it('the shipped client: the generated numbers book exactly the worst case within one period on a real Redis', async () => {
     for (const p of outboundProviders(design)) {
       const expected = row(p.ruleId).worstCase;
-      const key = `${freshTag('out')}bucket`;
-      // book calls one after another (each may wait as long as it takes): the time each is sent, from the first
-      const sentAt: number[] = [];
-      const t0 = Date.now();
-      for (let i = 0; i < expected + 3; i++) {
-        const before = Date.now();
-        const [reserved, wait] = await run(s.redis, 'outbound-bucket', [key], ['reserve', p.burst, p.rate, p.periodMs, 1, 10 * p.periodMs]);
-        expect(reserved, p.name).toBe(1);
-        sentAt.push((before + Date.now()) / 2 - t0 + (wait ?? 0));
+      // book calls one after another (each may wait as long as it takes): the time each is sent, from the
+      // first, taken as the middle of its round trip. A round trip slower than 2 ms (a loaded machine)
+      // blurs that time by more than the slack below, so such a run is booked again on a fresh key
+      let sentAt: number[] = [];
+      for (let attempt = 0; attempt < 8; attempt++) {
+        const key = `${freshTag('out')}bucket`;
+        const times: number[] = [];
+        let slowest = 0;
+        for (let i = 0; i < expected + 3; i++) {
+          const before = performance.now();
+          const [reserved, wait] = await run(
+            s.redis,
+            'outbound-bucket',
+            [key],
+            ['reserve', p.burst, p.rate, p.periodMs, 1, 10 * p.periodMs],
+          );
+          const after = performance.now();
+          expect(reserved, p.name).toBe(1);
+          slowest = Math.max(slowest, after - before);
+          times.push((before + after) / 2 + (wait ?? 0));
+        }
+        sentAt = times;
+        if (slowest <= 2) break;
       }
       // within one period from the first call (2 ms allowed for the clocks and the rounding of waits), and the next slot past it
       const slack = 2;
