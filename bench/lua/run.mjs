@@ -276,32 +276,27 @@ async function startBenchRedis() {
 
 const info = redisInfo;
 
+/**
+ * redis-benchmark sends REQUESTS EVALSHA of `sha` (16 pipelined per connection) from `connections`
+ * connections; returns evalsha's line of INFO commandstats, after failing on any failed call.
+ */
+async function drive(client, port, connections, sha, keys, args) {
+  await exec('redis-benchmark', [
+    ...['-h', '127.0.0.1', '-p', String(port), '-n', String(REQUESTS), '-c', String(connections), '-P', '16', '-q'],
+    ...['EVALSHA', sha, String(keys.length), ...keys, ...args.map(String)],
+  ]);
+  const stats = (await info(client, 'commandstats')).cmdstat_evalsha ?? '';
+  const failed = Number(/failed_calls=(\d+)/.exec(stats)?.[1] ?? 0);
+  if (failed > 0) throw new Error(`script failed ${failed} times: ${stats}`);
+  return stats;
+}
+
 /** evalsha's usec_per_call while redis-benchmark hammers one key (after the row's seed, if any, wrote its state). */
 async function cpu(redis, sha, [keys, args], seed) {
   await redis.client.flushall();
   if (seed) await seed(redis.client);
   await redis.client.config('RESETSTAT');
-  await exec('redis-benchmark', [
-    '-h',
-    '127.0.0.1',
-    '-p',
-    String(redis.port),
-    '-n',
-    String(REQUESTS),
-    '-c',
-    '10',
-    '-P',
-    '16',
-    '-q',
-    'EVALSHA',
-    sha,
-    String(keys.length),
-    ...keys,
-    ...args.map(String),
-  ]);
-  const stats = (await info(redis.client, 'commandstats')).cmdstat_evalsha ?? '';
-  const failed = Number(/failed_calls=(\d+)/.exec(stats)?.[1] ?? 0);
-  if (failed > 0) throw new Error(`script failed ${failed} times: ${stats}`);
+  const stats = await drive(redis.client, redis.port, 10, sha, keys, args);
   return Number(/usec_per_call=([\d.]+)/.exec(stats)?.[1]);
 }
 
@@ -321,27 +316,8 @@ async function instructions(source, [keys, args], seed) {
     const client = new Redis(server.port, server.host);
     const sha = await client.script('LOAD', source);
     if (seed) await seed(client);
-    await exec('redis-benchmark', [
-      '-h',
-      server.host,
-      '-p',
-      String(server.port),
-      '-n',
-      String(REQUESTS),
-      '-c',
-      '1',
-      '-P',
-      '16',
-      '-q',
-      'EVALSHA',
-      sha,
-      String(keys.length),
-      ...keys,
-      ...args.map(String),
-    ]);
-    const stats = (await info(client, 'commandstats')).cmdstat_evalsha ?? '';
+    const stats = await drive(client, server.port, 1, sha, keys, args);
     client.disconnect();
-    if (/failed_calls=[1-9]/.test(stats)) throw new Error(`script failed: ${stats}`);
     const calls = Number(/calls=(\d+)/.exec(stats)?.[1]);
     await server.stop();
     const totals = /^(?:summary|totals): (\d+)/m.exec(readFileSync(out, 'utf8'));
