@@ -257,39 +257,29 @@ export function problemFields(
   retryAfter: number,
 ): Record<string, unknown> {
   if (rule.headers === 'silent') return silentProblemFields(docsUrl, retryAfter);
-  const planQuota = rule.quota ?? null;
-  if (rule.errorCode === 'QUOTA_EXCEEDED' && planQuota !== null && planQuota < s.limit) {
-    return {
-      type: 'https://iana.org/assignments/http-problem-types#quota-exceeded',
-      title: 'Quota exceeded',
-      status: 429,
-      code: 'QUOTA_EXCEEDED',
-      detail:
-        'The overage allowance of the quota ' +
-        rule.id +
-        ' for this period is used up: the plan quota is ' +
-        planQuota +
-        ', calls past it pass up to the hard stop at ' +
-        s.limit +
-        ', and this call was refused at that hard stop; it resets in ' +
-        s.resetSeconds +
-        ' s.',
-      'violated-policies': [rule.id],
-      limit: { rule: rule.id, quota: planQuota, hardStop: s.limit, overageAllowance: s.limit - planQuota, windowSeconds: s.windowSeconds },
-      retryAfterSeconds: retryAfter,
-      resetSeconds: s.resetSeconds,
-      documentation: docsUrl,
-    };
-  }
   if (rule.errorCode === 'QUOTA_EXCEEDED') {
+    const planQuota = rule.quota ?? null;
+    const soft = planQuota !== null && planQuota < s.limit;
     return {
       type: 'https://iana.org/assignments/http-problem-types#quota-exceeded',
       title: 'Quota exceeded',
       status: 429,
       code: 'QUOTA_EXCEEDED',
-      detail: 'The quota ' + rule.id + ' for this period is used up; it resets in ' + s.resetSeconds + ' s.',
+      detail: soft
+        ? 'The overage allowance of the quota ' +
+          rule.id +
+          ' for this period is used up: the plan quota is ' +
+          planQuota +
+          ', calls past it pass up to the hard stop at ' +
+          s.limit +
+          ', and this call was refused at that hard stop; it resets in ' +
+          s.resetSeconds +
+          ' s.'
+        : 'The quota ' + rule.id + ' for this period is used up; it resets in ' + s.resetSeconds + ' s.',
       'violated-policies': [rule.id],
-      limit: { rule: rule.id, quota: s.limit, windowSeconds: s.windowSeconds },
+      limit: soft
+        ? { rule: rule.id, quota: planQuota, hardStop: s.limit, overageAllowance: s.limit - planQuota, windowSeconds: s.windowSeconds }
+        : { rule: rule.id, quota: s.limit, windowSeconds: s.windowSeconds },
       retryAfterSeconds: retryAfter,
       resetSeconds: s.resetSeconds,
       documentation: docsUrl,
