@@ -458,6 +458,27 @@ describe('AWS API Gateway and Cloudflare: labelled examples to adapt', () => {
     }
   });
 
+  it("Cloudflare: the zone's plan line speaks of one rule as one, and of several as all of them together", () => {
+    const planLine = (name: string): { rules: number; line: string | undefined } => {
+      const base = exampleAnswers(name);
+      const json = cloudflareConfig(
+        buildDesign(Answers.parse({ ...base, stack: { ...base.stack, gateway: 'cloudflare' } }), { date: DATE }),
+      ) as Obj;
+      return {
+        rules: (json.rules as Obj[]).length,
+        line: (json._comment as string[]).find((l) => l.includes(' plan or above (a zone holds ')),
+      };
+    };
+    const one = planLine('minimal-generic');
+    expect(one.rules).toBe(1);
+    expect(one.line).toBe("The file's one rule: Free plan or above (a zone holds 1 rate limiting rule on Free, 2 on Pro, 5 on Business).");
+    const two = planLine('saas-platform');
+    expect(two.rules).toBe(2);
+    expect(two.line).toBe(
+      'All 2 rules together: Business plan or above (a zone holds 1 rate limiting rule on Free, 2 on Pro, 5 on Business).',
+    );
+  });
+
   it('API Gateway resource paths use {param}', () => {
     expect(apiGatewayPath('/v1/orders/:id')).toBe('/v1/orders/{id}');
     expect(apiGatewayPath('/files/*path')).toBe('/files/{proxy+}');

@@ -414,7 +414,7 @@ export function cloudflareConfig(design: Design): Record<string, unknown> {
           `${x.id}: ${x.plan.plan} plan or above${x.plan.needs.length > 0 ? `, for ${x.plan.needs.join(', ')}` : ' (the path only, a 10 s period)'}.`,
         ),
       ),
-      `All ${shipped.length} rule${shipped.length === 1 ? '' : 's'} together: ${higher(zonePlan, countPlan)} plan or above (a zone holds 1 rate limiting rule on Free, 2 on Pro, 5 on Business).`,
+      `${shipped.length === 1 ? "The file's one rule" : `All ${shipped.length} rules together`}: ${higher(zonePlan, countPlan)} plan or above (a zone holds 1 rate limiting rule on Free, 2 on Pro, 5 on Business).`,
       'Counters are per Cloudflare data centre (cf.colo.id), so the ceiling is one counter per location.',
       'A blocking rate limiting rule answers with Retry-After set by Cloudflare (the seconds until the mitigation',
       'ends); keep the action "block" so it does. The custom body is problem+json in shape but is served as',
