@@ -20,6 +20,36 @@ export function secondsWords(seconds: number): string {
   return `${formatNumber(seconds)} s`;
 }
 
+const UNITS: [number, string][] = [
+  [86_400, 'd'],
+  [3_600, 'h'],
+  [60, 'min'],
+];
+
+/**
+ * A duration in seconds, in the largest unit that divides it exactly, keeping short
+ * periods in seconds: 1 -> "1 s", 60 -> "60 s", 900 -> "15 min", 3600 -> "1 h",
+ * 2764800 -> "32 d", 90 -> "90 s".
+ */
+export function fmtDuration(seconds: number): string {
+  if (!Number.isFinite(seconds)) return String(seconds);
+  if (seconds >= 120) {
+    for (const [size, unit] of UNITS) {
+      if (seconds % size === 0) return `${formatNumber(seconds / size)} ${unit}`;
+    }
+  }
+  return `${formatNumber(seconds)} s`;
+}
+
+/**
+ * A rate as the document's limit matrix writes it: "600 / 60 s", "5 / 1 h", or
+ * "10,000 / calendar month (Europe/Berlin)" when the period has a name. Every message that
+ * states a rule's rate (the constraints' findings too) writes it this way.
+ */
+export function rateFigure(rate: { requests: number; periodSeconds: number; periodText?: string }): string {
+  return `${formatNumber(rate.requests)} / ${rate.periodText ?? fmtDuration(rate.periodSeconds)}`;
+}
+
 /** A rate in words: "10/s", "600/min", "5/h", "100/d", else "100 per 10 min". */
 export function rateWords(requests: number, periodSeconds: number): string {
   const unit =

@@ -12,6 +12,7 @@ import { DESIGN_DATA_FILE, PROVIDERS_FILE, shippedDesign, shippedProviders } fro
 import { type ShippedEdgeLimit, type ShippedScopeMismatch, shippedEdgeLimits, shippedEdgeScope } from '../codegen/gateway/shipped.js';
 import type { CodeFile } from '../codegen/types.js';
 import type { Report } from './define.js';
+import { formatNumber, rateFigure } from '../format.js';
 
 /** Algorithms with a bucket capacity; window algorithms carry `burst: null`. */
 const BURST_ALGORITHMS: readonly Algorithm[] = ['token-bucket', 'leaky-bucket', 'gcra'];
@@ -42,12 +43,12 @@ function validCost(v: unknown): boolean {
   );
 }
 
-/** "5 per 1 s, burst 50": an edge rule's numbers as the document states them. */
+/** "5 / 1 h, burst 50": an edge rule's numbers as the document's matrix states them (rateFigure). */
 function statedText(rule: MatrixRule): string {
   const p = rule.perNode;
-  const rate = (p?.rate ?? rule.rate) as { requests: number; periodSeconds: number };
+  const rate = (p?.rate ?? rule.rate) as { requests: number; periodSeconds: number; periodText?: string };
   const burst = p ? p.burst : rule.burst;
-  return `${rate.requests} per ${rate.periodSeconds} s, ${typeof burst === 'number' && burst > 0 ? `burst ${burst}` : 'no burst'}${p ? ` on each of ${p.nodes} gateway nodes` : ''}`;
+  return `${rateFigure(rate)}, ${typeof burst === 'number' && burst > 0 ? `burst ${formatNumber(burst)}` : 'no burst'}${p ? ` on each of ${formatNumber(p.nodes)} gateway nodes` : ''}`;
 }
 
 const close = (a: number, b: number): boolean => Math.abs(a - b) <= 1e-9 * Math.max(1, Math.abs(a), Math.abs(b));

@@ -6,27 +6,7 @@
 import { formatNumber as fmtNumber } from '../format.js';
 
 export { fmtNumber };
-
-const UNITS: [number, string][] = [
-  [86_400, 'd'],
-  [3_600, 'h'],
-  [60, 'min'],
-];
-
-/**
- * A duration in seconds, in the largest unit that divides it exactly, keeping short
- * periods in seconds: 1 -> "1 s", 60 -> "60 s", 900 -> "15 min", 3600 -> "1 h",
- * 2764800 -> "32 d", 90 -> "90 s".
- */
-export function fmtDuration(seconds: number): string {
-  if (!Number.isFinite(seconds)) return String(seconds);
-  if (seconds >= 120) {
-    for (const [size, unit] of UNITS) {
-      if (seconds % size === 0) return `${fmtNumber(seconds / size)} ${unit}`;
-    }
-  }
-  return `${fmtNumber(seconds)} s`;
-}
+export { fmtDuration } from '../format.js';
 
 /** Bytes in binary units with one decimal: 7973112400 -> "7.4 GiB". */
 export function fmtBytes(bytes: number): string {

@@ -1,6 +1,8 @@
 import { describe, expect, it } from 'vitest';
 import { HandRule } from '../../src/answers/schema.js';
 import completeRules from '../../src/constraints/complete-rules.js';
+import { checkDesign, formatFinding } from '../../src/constraints/index.js';
+import { renderMarkdown } from '../../src/render/markdown/index.js';
 import { forceField, getRule, mutate, validDesign } from '../fixtures/design.js';
 import { awsKeys, edit, editJson, main, saas } from './broken-files.js';
 import { runConstraintTests } from './tester.js';
@@ -171,7 +173,7 @@ runConstraintTests(completeRules, {
         {
           messageId: 'edgeNumbersDiffer',
           ruleId: 'anonymous-per-ip',
-          data: { stated: '50 per 1 s, burst 500', file: 'gateway/nginx.conf', shipped: 'limit_req_zone rate=500r/s, limit_req burst=500' },
+          data: { stated: '50 / 1 s, burst 500', file: 'gateway/nginx.conf', shipped: 'limit_req_zone rate=500r/s, limit_req burst=500' },
         },
       ],
     },
@@ -191,7 +193,7 @@ runConstraintTests(completeRules, {
         {
           messageId: 'edgeNumbersDiffer',
           ruleId: 'anonymous-per-ip',
-          data: { stated: '5 per 3600 s, burst 1', file: 'gateway/nginx.conf', shipped: 'limit_req_zone rate=1r/m, limit_req burst=1' },
+          data: { stated: '5 / 1 h, burst 1', file: 'gateway/nginx.conf', shipped: 'limit_req_zone rate=1r/m, limit_req burst=1' },
         },
       ],
     },
@@ -277,7 +279,7 @@ runConstraintTests(completeRules, {
         {
           messageId: 'edgeNumbersDiffer',
           ruleId: 'bulk-per-key-cost-3',
-          data: { stated: '2 per 1 s, burst 4', shipped: 'usage plan method throttle /v1/exports/POST: RateLimit 6, BurstLimit 12' },
+          data: { stated: '2 / 1 s, burst 4', shipped: 'usage plan method throttle /v1/exports/POST: RateLimit 6, BurstLimit 12' },
         },
       ],
     },
@@ -313,5 +315,25 @@ describe('the advice for a burst on a window algorithm', () => {
     expect(completeRules.meta.messages.burstNotApplicable).toContain('leave burst out');
     expect(HandRule.safeParse({ id: 'x' }).success).toBe(true);
     expect(HandRule.safeParse({ id: 'x', burst: null }).success).toBe(false);
+  });
+});
+
+describe('the rates in its findings', () => {
+  it("are written as the document's limit matrix writes them (5 / 1 h, not 5 per 3600 s)", () => {
+    const stated = mutate(saas().design, (d) => {
+      const r = getRule(d, 'anonymous-per-ip');
+      r.rate = { requests: 5, periodSeconds: 3600 };
+      r.burst = 1;
+    });
+    const files = edit(saas(), 'gateway/nginx.conf', (c) => c.replace(/(zone=rl_anonymous_per_ip:\d+m rate=)50r\/s/, '$11r/m'));
+    const finding = checkDesign(stated, files)
+      .flatMap((r) => r.findings)
+      .find((f) => f.messageId === 'edgeNumbersDiffer' && f.ruleId === 'anonymous-per-ip');
+    expect(finding).toBeDefined();
+    const message = formatFinding(finding!);
+    expect(message).toContain('The document states 5 / 1 h, burst 1 for the rule');
+    // the same figure the document's matrix row shows for the rule
+    const doc = renderMarkdown({ design: stated, checks: [], codeFiles: [] }, { layout: 'single' })[0]?.content ?? '';
+    expect(doc).toMatch(/\| \[`anonymous-per-ip`\]\(#rule-anonymous-per-ip\) \|[^\n]*\| 5 \/ 1 h, burst 1 \|/);
   });
 });

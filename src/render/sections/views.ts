@@ -10,6 +10,7 @@ import { edgeCounter, edgeStateNote } from '../../design/gateway-behaviour.js';
 import { type Design, keepsStateInStore, type MatrixRule, type MetricSource } from '../../design/model.js';
 import { fmtBytes, fmtDuration, fmtNumber, fmtPercent, joinAnd, lineCount } from '../format.js';
 import { mdHref } from '../helpers.js';
+import { rateFigure } from '../../format.js';
 import type { RenderInput } from '../types.js';
 import { worstCaseView } from './worst-case.js';
 import { outboundPeak, quotaStop } from '../../design/scope.js';
@@ -21,11 +22,9 @@ import { algorithmName, frameworkName, gatewayName, goalName, layerName, primiti
 
 const NOT_STATED = 'not stated';
 
-/** "600 / 60 s", or "10,000 / calendar month (Europe/Berlin)" when the period has a name. */
-export function rateText(rate: MatrixRule['rate']): string {
-  if (!rate) return '';
-  const period = rate.periodText ?? fmtDuration(rate.periodSeconds);
-  return `${fmtNumber(rate.requests)} / ${period}`;
+/** "600 / 60 s", or "10,000 / calendar month (Europe/Berlin)" when the period has a name; "" without a rate. */
+function rateText(rate: MatrixRule['rate']): string {
+  return rate ? rateFigure(rate) : '';
 }
 
 /**
@@ -35,9 +34,8 @@ export function rateText(rate: MatrixRule['rate']): string {
 function ruleRateText(rule: MatrixRule): string {
   const b = rule.quotaBackstop;
   if (!b || !rule.rate) return rateText(rule.rate);
-  const period = rule.rate.periodText ?? fmtDuration(rule.rate.periodSeconds);
   const factor = b.factor < 2 ? `${fmtNumber(Math.round(b.factor * 100))}% of the quota` : `${fmtNumber(b.factor)}x the quota`;
-  return `quota ${fmtNumber(b.quota)} / ${period}; refused past ${fmtNumber(rule.rate.requests)} (${factor}${b.assumed ? ', an assumed cap' : ', stated cap'})`;
+  return `quota ${rateFigure({ ...rule.rate, requests: b.quota })}; refused past ${fmtNumber(rule.rate.requests)} (${factor}${b.assumed ? ', an assumed cap' : ', stated cap'})`;
 }
 
 /** The burst the application runs a bucket with when the rule states none (its rate), or null. */
