@@ -435,13 +435,23 @@ export interface MatrixContext {
   assumed?: ReadonlySet<string>;
   /** Limiters already in place (answers existing.limiters). */
   existing?: readonly ExistingLimiterT[];
+  /**
+   * The ceiling as it ships when a rules entry names it (its rate, burst, layer and per-node
+   * share after the entry): what its own text states and every bound sized from the traffic it
+   * admits reads, instead of the figures the answers' traffic alone gives (buildMatrix).
+   */
+  ceiling?: CeilingShape;
 }
 
+type CeilingShape = Pick<MatrixRule, 'identity' | 'routes' | 'layer' | 'rate' | 'burst' | 'perNode'>;
+
 /**
- * The ceiling as addCeiling writes it (identity, layer, rate, burst, the per-node share), for
- * what the fleet admits before the rules exist.
+ * The ceiling as it ships (identity, layer, rate, burst, the per-node share), for what the
+ * fleet admits before the rules exist: the one its rules entry makes (ctx.ceiling), else the
+ * one addCeiling writes from the answers' traffic.
  */
-function ceilingShape(ctx: MatrixContext): Pick<MatrixRule, 'identity' | 'routes' | 'layer' | 'rate' | 'burst' | 'perNode'> {
+function ceilingShape(ctx: MatrixContext): CeilingShape {
+  if (ctx.ceiling) return ctx.ceiling;
   const { scope, ceilingRps } = ctx;
   const rate = { requests: ceilingRps, periodSeconds: 1 };
   if (scope.gateway === 'none')
@@ -630,23 +640,34 @@ function ceilingNodesText(ctx: MatrixContext): string {
   const shape = ceilingShape(ctx);
   const name = gatewayNodeName(ctx.scope.gateway);
   const fleet = admitted(ctx);
+  const rps = shape.rate ? perSecond(shape.rate) : ctx.ceilingRps;
   if (shape.perNode) {
     const p = shape.perNode;
-    return `Its counter lives in each ${name} node: ${formatNumber(ctx.ceilingRps)} req/s for the fleet is ${formatNumber(p.rate.requests)} per ${secondsWords(p.rate.periodSeconds)}${p.burst !== null ? `, burst ${formatNumber(p.burst)}` : ''} on each of the ${formatNumber(p.nodes)} nodes (stack.gatewayNodes), which the gateway files ship; ${fleet.text}; ${UNEVEN_BALANCE_TEXT}.`;
+    return `Its counter lives in each ${name} node: ${formatNumber(rps)} req/s for the fleet is ${formatNumber(p.rate.requests)} per ${secondsWords(p.rate.periodSeconds)}${p.burst !== null ? `, burst ${formatNumber(p.burst)}` : ''} on each of the ${formatNumber(p.nodes)} nodes (stack.gatewayNodes), which the gateway files ship; ${fleet.text}; ${UNEVEN_BALANCE_TEXT}.`;
   }
   const { k, stated } = gatewayNodes(ctx.scope);
   if (stated || k <= 1)
     return `Its counter lives in each ${name} node${stated ? ` (${formatNumber(k)}, stack.gatewayNodes)` : ''}: ${fleet.text}.`;
-  return `Its counter lives in each ${name} node, and the answers do not say how many run (stack.gatewayNodes): each node ships the full ${formatNumber(ctx.ceilingRps)} req/s, so ${fleet.text}; key counts and memory are sized for that. Give stack.gatewayNodes to ship ${formatNumber(ctx.ceilingRps)}/K per node instead.`;
+  return `Its counter lives in each ${name} node, and the answers do not say how many run (stack.gatewayNodes): each node ships the full ${formatNumber(rps)} req/s, so ${fleet.text}; key counts and memory are sized for that. Give stack.gatewayNodes to ship ${formatNumber(rps)}/K per node instead.`;
 }
 
 function addCeiling(b: Builder, ctx: MatrixContext, limited: ResolvedEndpoint[]): void {
   const { scope, ceilingRps } = ctx;
   const id = b.ids.take('global-ceiling');
-  const derivation =
+  const fromTraffic =
     scope.traffic.capacityRps !== undefined
       ? `the measured backend capacity of ${formatNumber(scope.traffic.capacityRps)} req/s`
       : `peak ${formatNumber(scope.traffic.peakRps)} req/s x ${scope.traffic.headroom} headroom`;
+  // a rules entry that sets another rate: the text states the rate that ships, and where it comes from
+  const set = ctx.ceiling?.rate && perSecond(ctx.ceiling.rate) !== ceilingRps ? perSecond(ctx.ceiling.rate) : undefined;
+  const figure =
+    set === undefined
+      ? `${formatNumber(ceilingRps)} req/s from ${fromTraffic}`
+      : `${formatNumber(set)} req/s, set by its rules entry (the answers' traffic alone gives ${formatNumber(ceilingRps)} req/s from ${fromTraffic})`;
+  const generatedDerivation =
+    scope.traffic.capacityRps !== undefined
+      ? `${formatNumber(ceilingRps)} req/s = ${given(ctx, 'measured backend capacity', 'traffic.capacityRps')} ${formatNumber(scope.traffic.capacityRps)} req/s`
+      : `${formatNumber(ceilingRps)} req/s = ${given(ctx, `peak ${formatNumber(scope.traffic.peakRps)} req/s`, 'traffic.peakRps')} x ${given(ctx, `headroom ${formatNumber(scope.traffic.headroom)}`, 'traffic.headroom')}`;
   const common = {
     id,
     source: 'generated' as const,
@@ -663,15 +684,18 @@ function addCeiling(b: Builder, ctx: MatrixContext, limited: ResolvedEndpoint[])
     errorCode: 'RATE_LIMITED' as const,
     killSwitch: { flag: killSwitchFlag(id) },
     derivation:
-      scope.traffic.capacityRps !== undefined
-        ? `${formatNumber(ceilingRps)} req/s = ${given(ctx, 'measured backend capacity', 'traffic.capacityRps')} ${formatNumber(scope.traffic.capacityRps)} req/s`
-        : `${formatNumber(ceilingRps)} req/s = ${given(ctx, `peak ${formatNumber(scope.traffic.peakRps)} req/s`, 'traffic.peakRps')} x ${given(ctx, `headroom ${formatNumber(scope.traffic.headroom)}`, 'traffic.headroom')}`,
+      set === undefined
+        ? generatedDerivation
+        : `${formatNumber(set)} req/s = stated in its rules entry, in place of ${generatedDerivation}`,
     inputs: ceilingInputs(scope),
   };
   if (scope.gateway !== 'none') {
     const edge = edgeCounter({ identity: 'global' }, scope);
     const burst = edge.hasBurst ? Math.ceil(ceilingRps) : null;
-    const ttl = edgeStateTtl(edge, common.rate, burst);
+    // its state lifetime and what its counter is follow the numbers that ship
+    const rate = ctx.ceiling?.rate ?? common.rate;
+    const shipped = ctx.ceiling ? (ctx.ceiling.burst ?? null) : burst;
+    const ttl = edgeStateTtl(edge, rate, shipped);
     b.rules.push({
       ...common,
       algorithm: edge.algorithm,
@@ -680,8 +704,8 @@ function addCeiling(b: Builder, ctx: MatrixContext, limited: ResolvedEndpoint[])
       burst,
       layer: 'edge',
       ttlSeconds: ttl,
-      cardinality: { bound: 1, basis: edgeCeilingBasis(edge, common.rate, burst, ttl) },
-      rationale: `Protects the infrastructure, not any one client: ${formatNumber(ceilingRps)} req/s from ${derivation}. Enforced by ${edge.component}, the cheapest place to reject. ${
+      cardinality: { bound: 1, basis: edgeCeilingBasis(edge, rate, shipped, ttl) },
+      rationale: `Protects the infrastructure, not any one client: ${figure}. Enforced by ${edge.component}, the cheapest place to reject. ${
         edge.shared ? `Its counter lives ${edge.where}.` : ceilingNodesText(ctx)
       }${edge.unreachable ? '' : ceilingModeNote(scope, limited)}`,
     });
@@ -699,7 +723,7 @@ function addCeiling(b: Builder, ctx: MatrixContext, limited: ResolvedEndpoint[])
     layer: 'middleware',
     ttlSeconds: ttl,
     cardinality: { bound: 1, basis: 'a single key for the whole deployment' },
-    rationale: `Protects the infrastructure, not any one client: ${formatNumber(ceilingRps)} req/s from ${derivation}. No gateway exists, so the first middleware check enforces it; one hot key is cheap for Redis at this rate.`,
+    rationale: `Protects the infrastructure, not any one client: ${figure}. No gateway exists, so the first middleware check enforces it; one hot key is cheap for Redis at this rate.`,
   });
 }
 
@@ -1386,6 +1410,25 @@ export interface MatrixResult {
 }
 
 export function buildMatrix(ctx: MatrixContext, hand: HandRule[]): MatrixResult {
+  const result = matrixOf(ctx, hand);
+  // a rules entry that changes the ceiling's numbers or where it runs: the matrix again, with
+  // the ceiling as it ships, so that its own text and every key bound sized from the traffic it
+  // admits state the figures the shipped files enforce, not the ones the answers' traffic gives
+  if (ctx.ceiling !== undefined) return result;
+  const ceiling = result.rules.find((r) => r.tier === 'ceiling');
+  const changed = hand.some(
+    (h) =>
+      ceiling !== undefined &&
+      h.id === ceiling.id &&
+      !h.remove &&
+      (h.rate || h.burst !== undefined || h.layer || h.identity || h.endpoints),
+  );
+  if (!ceiling || !changed) return result;
+  const { identity, routes, layer, rate, burst, perNode } = ceiling;
+  return matrixOf({ ...ctx, ceiling: { identity, routes, layer, rate, burst, ...(perNode ? { perNode } : {}) } }, hand);
+}
+
+function matrixOf(ctx: MatrixContext, hand: HandRule[]): MatrixResult {
   const { scope } = ctx;
   const b: Builder = { ids: new IdAllocator(), rules: [] };
   const exempt = scope.endpoints.filter((e) => e.class === 'health');

@@ -14,6 +14,7 @@ import { generateCode } from '../../src/codegen/index.js';
 import { shippedDesign } from '../../src/constraints/artefacts.js';
 import { checkDesign } from '../../src/constraints/index.js';
 import { buildDesign } from '../../src/design/build.js';
+import { fleetAdmission } from '../../src/design/gateway-behaviour.js';
 import type { MatrixRule } from '../../src/design/model.js';
 import { renderMarkdown } from '../../src/render/markdown/index.js';
 
@@ -383,5 +384,59 @@ describe("Kong's one instance on the service: a second rule over every endpoint 
     expect(file('gateway/kong.yaml')).toMatch(
       /all-per-ip-minute: .* Not counted: the service holds one rate-limiting instance, which carries all-per-ip/,
     );
+  });
+});
+
+describe("a rules entry that sets the ceiling's rate: the document's figures are the ones that ship", () => {
+  const saas = JSON.parse(readFileSync(new URL('../../examples/saas-platform.answers.json', import.meta.url), 'utf8'));
+  const consumer = JSON.parse(readFileSync(new URL('../../examples/consumer-auth.answers.json', import.meta.url), 'utf8'));
+  const withCeiling = (answers: any, rate: { requests: number; per: string }) => ({
+    ...answers,
+    openapi: undefined,
+    rules: [{ id: 'global-ceiling', rate }],
+  });
+
+  it('nginx ships 500r/s on each of the 2 nodes, and the rule, its derivation and every key bound say 1,000 req/s', () => {
+    const { design, doc, file, rule } = build(withCeiling(saas, { requests: 1000, per: 'second' }));
+    const ceiling = rule('global-ceiling');
+    expect(ceiling.rate).toMatchObject({ requests: 1000, periodSeconds: 1 });
+    expect(file('gateway/nginx.conf')).toContain('zone=rl_global_ceiling:1m rate=500r/s;');
+    const fleet = fleetAdmission(design.scope, ceiling);
+    expect(fleet).toMatchObject({ rps: 1000, nodeRps: 500 });
+    // the rule's own text: the rate and each node's share that nginx.conf ships, and where 1,000 comes from
+    const details = section(doc, '#### Rule `global-ceiling`');
+    expect(details).toContain(
+      "1,000 req/s, set by its rules entry (the answers' traffic alone gives 4,800 req/s from peak 2,400 req/s x 2 headroom)",
+    );
+    expect(details).toContain(
+      '1,000 req/s for the fleet is 500 per 1 s, burst 2,400 on each of the 2 nodes (stack.gatewayNodes), which the gateway files ship',
+    );
+    expect(doc).toContain(
+      '- `global-ceiling`: 1,000 req/s = stated in its rules entry, in place of 4,800 req/s = peak 2,400 req/s x headroom 2',
+    );
+    expect(doc).not.toMatch(/4,800 req\/s for the fleet|the ceiling admits 4,800/);
+    // every bound sized from admitted traffic: the shipped ceiling's 1,000 req/s x the key's TTL
+    const byTraffic = design.rules.filter((r) => r.cardinality?.byTraffic);
+    expect(byTraffic.length).toBeGreaterThan(5);
+    for (const r of byTraffic) {
+      expect(r.cardinality?.basis, r.id).toContain(fleet.text);
+      expect(r.cardinality?.bound, r.id).toBeLessThanOrEqual(Math.ceil(fleet.rps * (r.ttlSeconds ?? 0)));
+    }
+    expect(rule('auth-login-per-ip').cardinality?.bound).toBe(900_000);
+    // the worst-case row of the ceiling is the shipped per-node bucket, times the nodes
+    expect(doc).toContain('| `global-ceiling` | edge | leaky bucket | 1,000 per 1 s | 5,802 | (1 + 2,400 + 500/s x 1 s) x 2 nodes |');
+  });
+
+  it('without a gateway, the ceiling the middleware runs (600 per minute) bounds the keys', () => {
+    const { design, doc, rule } = build(withCeiling(consumer, { requests: 600, per: 'minute' }));
+    const ceiling = rule('global-ceiling');
+    expect(ceiling).toMatchObject({ layer: 'middleware', rate: { requests: 600, periodSeconds: 60 } });
+    expect(section(doc, '#### Rule `global-ceiling`')).toContain('10 req/s, set by its rules entry');
+    const byTraffic = design.rules.filter((r) => r.cardinality?.byTraffic);
+    expect(byTraffic.length).toBeGreaterThan(0);
+    for (const r of byTraffic) {
+      expect(r.cardinality?.basis, r.id).toContain('the ceiling admits 10 req/s');
+      expect(r.cardinality?.bound, r.id).toBeLessThanOrEqual(Math.ceil(10 * (r.ttlSeconds ?? 0)));
+    }
   });
 });
