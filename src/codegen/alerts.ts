@@ -4,7 +4,7 @@
  * and description (why it matters) as annotations. Written with the `yaml` package, so every
  * string is a correctly quoted scalar; annotations are Go templates, so `{{` is neutralised.
  */
-import type { Design, MetricSource } from '../design/model.js';
+import type { AlertSpec, Design, MetricSource } from '../design/model.js';
 import { runsOnNode, slug } from '../design/naming.js';
 import { TOOL_VERSION } from '../version.js';
 import { promTemplateText, toYaml } from '../escape/index.js';
@@ -23,18 +23,36 @@ function alertName(name: string): string {
   return /^[A-Za-z_]/.test(s) ? s : `_${s}`;
 }
 
-/** The rules file as data. */
-function alertRules(design: Design): { groups: Record<string, unknown>[] } {
+/**
+ * The name each alert of the document's table has in the rules file, in order: a valid
+ * metric-style name, made unique with _2, _3... (constraint 5 finds the table's alerts in the
+ * file by these names).
+ */
+export function alertRuleNames(alerts: readonly Pick<AlertSpec, 'name'>[]): string[] {
   const used = new Set<string>();
-  const rules = design.monitoring.alerts.map((a) => {
-    let name = alertName(a.name);
+  return alerts.map((a) => {
+    let name = alertName(String(a.name));
     const base = name;
     for (let n = 2; used.has(name); n++) name = `${base}_${n}`;
     used.add(name);
+    return name;
+  });
+}
+
+/** The rule's `for` in the file: the table's hold time when it is a Prometheus duration, else none. */
+export function alertRuleFor(value: unknown): string | undefined {
+  return typeof value === 'string' && DURATION.test(value) ? value : undefined;
+}
+
+/** The rules file as data. */
+function alertRules(design: Design): { groups: Record<string, unknown>[] } {
+  const names = alertRuleNames(design.monitoring.alerts);
+  const rules = design.monitoring.alerts.map((a, i) => {
+    const hold = alertRuleFor(a.for);
     return {
-      alert: name,
+      alert: names[i],
       expr: a.expr,
-      ...(DURATION.test(a.for) ? { for: a.for } : {}),
+      ...(hold !== undefined ? { for: hold } : {}),
       labels: { severity: a.severity, component: 'ratelimit' },
       annotations: {
         summary: promTemplateText(`${a.metric}: ${a.condition}`),

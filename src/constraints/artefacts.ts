@@ -147,8 +147,16 @@ export function metricsOf(expr: string): string[] {
   return [...names];
 }
 
-/** Each alert of the rules file with the metrics its expression reads. */
-export function alertMetrics(files: readonly CodeFile[]): { alert: string; metrics: string[] }[] {
+/** An alerting rule of the shipped rules file, as Prometheus reads it. */
+export interface ShippedAlert {
+  alert: string;
+  expr: string;
+  for: string | undefined;
+  severity: unknown;
+}
+
+/** The alerting rules of the shipped rules file (none when it is missing or not YAML). */
+export function shippedAlerts(files: readonly CodeFile[]): ShippedAlert[] {
   const content = fileOf(files, ALERTS_FILE)?.content;
   if (content === undefined) return [];
   let doc: unknown;
@@ -157,16 +165,22 @@ export function alertMetrics(files: readonly CodeFile[]): { alert: string; metri
   } catch {
     return [];
   }
-  const out: { alert: string; metrics: string[] }[] = [];
+  const out: ShippedAlert[] = [];
   const groups = (doc as { groups?: unknown })?.groups;
   for (const group of Array.isArray(groups) ? groups : []) {
     const rules = (group as { rules?: unknown })?.rules;
     for (const rule of Array.isArray(rules) ? rules : []) {
-      const r = rule as { alert?: unknown; expr?: unknown };
-      if (typeof r.alert === 'string' && typeof r.expr === 'string') out.push({ alert: r.alert, metrics: metricsOf(r.expr) });
+      const r = rule as { alert?: unknown; expr?: unknown; for?: unknown; labels?: { severity?: unknown } };
+      if (typeof r.alert === 'string' && typeof r.expr === 'string')
+        out.push({ alert: r.alert, expr: r.expr, for: typeof r.for === 'string' ? r.for : undefined, severity: r.labels?.severity });
     }
   }
   return out;
+}
+
+/** Each alert of the rules file with the metrics its expression reads. */
+export function alertMetrics(files: readonly CodeFile[]): { alert: string; metrics: string[] }[] {
+  return shippedAlerts(files).map((r) => ({ alert: r.alert, metrics: metricsOf(r.expr) }));
 }
 
 /** Histogram and summary series are exported under the metric's name plus these suffixes. */

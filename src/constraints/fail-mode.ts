@@ -1,13 +1,16 @@
 /**
  * Constraint 5: each rule states whether it fails open or closed when the store is down,
- * and store failures and fail-open events are counted and alerted on.
+ * and store failures and fail-open events are counted and alerted on. Against the shipped
+ * files: the rules file holds every alert of the document's table (name, expression, hold
+ * time, severity), and every metric an alert reads is exported by someone.
  */
 import { FAIL_MODES } from '../answers/choices.js';
 import { EXTERNAL_METRIC_SOURCES } from '../design/model.js';
 import { defineConstraint } from './define.js';
 import { objects, ruleIdOf, rulesOf, show } from './guards.js';
-import { ALERTS_FILE, alertMetrics, DESIGN_DATA_FILE, emittedMetrics, fileOf, shippedDesign } from './artefacts.js';
+import { ALERTS_FILE, alertMetrics, DESIGN_DATA_FILE, emittedMetrics, fileOf, shippedAlerts, shippedDesign } from './artefacts.js';
 import { type ShippedFailMode, shippedEdgeFailModes } from '../codegen/gateway/shipped.js';
+import { alertRuleFor, alertRuleNames } from '../codegen/alerts.js';
 
 /** Name fragments of the two counters the constraint asks for. */
 const SIGNALS = ['store_failures', 'fail_open'] as const;
@@ -28,6 +31,7 @@ export default defineConstraint({
       edgeFailModeNotStated:
         "{{file}} carries the edge rule but does not say how it fails; the matrix says fail {{failMode}}, and the file must state the same, as the document's fail-mode section does.",
       alertsNotShipped: 'The code folder has no {{file}}: store failures and fail-open events alert nobody.',
+      alertNotShipped: "The document's alerts table lists {{alert}}, but {{file}} {{shipped}}: Prometheus runs the file, not the table.",
       alertOnSilentMetric:
         'Alert {{alert}} in {{file}} reads {{metric}}, which no generated component exports (nor an exporter the design names): it can never fire.',
     },
@@ -105,6 +109,26 @@ export default defineConstraint({
       report({ messageId: 'alertsNotShipped', data: { file: ALERTS_FILE } });
       return;
     }
+    // every alert of the document's table is a rule of the file, as the table states it
+    const shipped = new Map(shippedAlerts(files).map((r) => [r.alert, r]));
+    const stated = objects(design.monitoring?.alerts);
+    const names = alertRuleNames(stated);
+    stated.forEach((a, i) => {
+      const alert = names[i] as string;
+      const rule = shipped.get(alert);
+      const hold = alertRuleFor(a.for);
+      const differs =
+        rule === undefined
+          ? 'has no rule of that name'
+          : rule.expr !== a.expr
+            ? `gives it another expression (${show(rule.expr)})`
+            : rule.severity !== a.severity
+              ? `gives it severity ${show(rule.severity ?? 'none')} where the table says ${show(a.severity)}`
+              : rule.for !== hold
+                ? `holds it for ${show(rule.for ?? 'no time')} where the table says ${show(a.for)}`
+                : null;
+      if (differs !== null) report({ messageId: 'alertNotShipped', data: { alert, file: ALERTS_FILE, shipped: differs } });
+    });
     const emitted = emittedMetrics(files);
     // metrics of programs the design names and says how to scrape: redis_exporter for the store's
     // own gauges, Envoy's stats and its rate limit service's for the edge rules

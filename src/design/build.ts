@@ -103,6 +103,7 @@ export function buildDesign(answers: Answers, options: BuildOptions): Design {
       access,
       ceilingRps: admittedRps(scope, rules, ceilingRps),
       fallbackRuleIds: fallback?.ruleIds,
+      quotas,
     }),
     rollout: buildRollout(
       rules,

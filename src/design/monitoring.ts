@@ -5,7 +5,8 @@ import { ENVOY_APP_CLUSTER, ENVOY_LOCAL_STAT_PREFIX, edgeCounter, envoyCounter, 
 import { BYTES_PER_KEY, KEY_VALUE_CHARS, keyNameExtraBytes, maxKeyChars } from './matrix.js';
 import { algorithmLabel } from './algorithms.js';
 import { slug } from './naming.js';
-import type { AccessDesign, AlertSpec, MatrixRule, MetricSource, MetricSpec, Monitoring, Scope } from './model.js';
+import type { AccessDesign, AlertSpec, MatrixRule, MetricSource, MetricSpec, Monitoring, QuotaDesign, Scope } from './model.js';
+import { softPlanQuota } from './quotas.js';
 
 /** Share of a rule's capacity below which an admitted decision counts as near the limit. */
 export const NEAR_LIMIT_FRACTION = 0.2;
@@ -631,6 +632,8 @@ interface MonitoringContext {
   ceilingRps?: number | undefined;
   /** The fail-open rules the in-memory fallback decides while the store fails (answers failure.fallback = memory). */
   fallbackRuleIds?: readonly string[] | undefined;
+  /** The plans' quotas: which quota rules let calls pass past the plan quota, up to a hard stop. */
+  quotas?: QuotaDesign | undefined;
 }
 
 /**
@@ -649,6 +652,37 @@ function penaltyAlert(ruleIds: readonly string[]): AlertSpec {
     for: '10m',
     severity: 'page',
     why: `Callers refused again and again by ${ruleIds.length > 0 ? ruleIds.join(', ') : 'the rules the box follows'} keep trying while boxed: credential guessing, or a shared address shutting out everyone behind it.`,
+  };
+}
+
+/**
+ * Callers of a plan that lets calls pass past its quota (soft-warning, pay-per-overage) are in
+ * overage: the middleware counts each call it admits past the plan quota (flagged with
+ * Quota-Exceeded) in ratelimit_quota_exhausted_total{rule, plan}, and each refusal at the hard
+ * stop too. Allowed and billed, so a ticket, not a page: someone tells the customer before the
+ * hard stop refuses them.
+ */
+function overageAlert(soft: readonly MatrixRule[], quotas: QuotaDesign | undefined): AlertSpec {
+  const ids = soft.map((r) => r.id);
+  const selector = `rule=~"${idsRegex(ids)}"`;
+  const kinds = new Set(soft.map((r) => quotas?.plans.find((p) => p.ruleId === r.id)?.exhaustion));
+  const terms = [
+    ...(kinds.has('soft-warning') ? ['on a soft-warning plan they pass with a Quota-Exceeded warning'] : []),
+    ...(kinds.has('pay-per-overage') ? ['on a pay-per-overage plan the metering system bills each one'] : []),
+  ];
+  return {
+    name: 'RateLimitQuotaOverage',
+    metric: 'ratelimit_quota_exhausted_total',
+    condition: `callers of a plan went past its plan quota in the last hour: ${soft
+      .map(
+        (r) =>
+          `${r.id} (plan ${r.plan ?? r.id}: quota ${formatNumber(softPlanQuota(r, quotas) ?? 0)}, refused past ${formatNumber(r.rate?.requests ?? 0)})`,
+      )
+      .join(', ')}`,
+    expr: `sum by (rule, plan) (increase(ratelimit_quota_exhausted_total{${selector}}[1h])) > 0`,
+    for: '5m',
+    severity: 'ticket',
+    why: `Calls past the plan quota are allowed${terms.length > 0 ? ` (${terms.join('; ')})` : ''}, so nothing is broken and nobody is paged, but these callers are in overage, and at the hard stop they get 429 QUOTA_EXCEEDED until the period resets. The counter has no tenant label (its labels come from the design, never from requests): find the tenants in overage in the usage records the invoices come from (or by the Quota-Exceeded header, where the access log records it), and have their account owner contact them before the hard stop: an upgrade, a higher overageCap for the plan, or a warning. The counter also counts the calls refused at the hard stop; ratelimit_throttled_total{${selector},mode="enforce"} shows whether some callers already reach it.`,
   };
 }
 
@@ -699,6 +733,8 @@ export function buildMonitoring(scope: Scope, rules: MatrixRule[], context: Moni
   // near the limit is a capacity signal for the limits customers live with, not for brute force
   const nearLimit = rules.filter((r) => r.layer === 'middleware' && r.tier !== 'security').map((r) => r.id);
   const hasQuota = rules.some((r) => r.tier === 'quota');
+  // the middleware's quota rules that pass calls past the plan quota up to a hard stop
+  const soft = rules.filter((r) => r.layer === 'middleware' && r.tier === 'quota' && softPlanQuota(r, context.quotas) !== null);
   const hasOutbound = rules.some((r) => r.tier === 'outbound');
   // the middleware exports its metrics only where it runs: a design with no middleware rule ships none
   const hasMiddleware = rules.some((r) => r.layer === 'middleware');
@@ -763,6 +799,7 @@ export function buildMonitoring(scope: Scope, rules: MatrixRule[], context: Moni
           },
         ]
       : []),
+    ...(soft.length > 0 ? [overageAlert(soft, context.quotas)] : []),
     ...(hasStore
       ? STORE_CALL_ALERTS.map((a) =>
           // the memory fallback decides the fail-open rules it covers: those are not unprotected

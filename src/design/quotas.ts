@@ -25,6 +25,17 @@ function capsText(quotaRules: MatrixRule[], plans: Scope['plans'], kind: 'soft-w
     .join('; ')}.`;
 }
 
+/**
+ * The plan quota a quota rule lets calls pass past (soft-warning, pay-per-overage), when its
+ * hard stop (rate.requests, where the limiter refuses) sits above it; null for a hard quota.
+ * The middleware flags the calls in between (Quota-Exceeded) and counts them in
+ * ratelimit_quota_exhausted_total, and RateLimitQuotaOverage alerts on them.
+ */
+export function softPlanQuota(rule: Pick<MatrixRule, 'id' | 'rate'>, quotas: Pick<QuotaDesign, 'plans'> | undefined): number | null {
+  const planQuota = quotas?.plans.find((p) => p.ruleId === rule.id)?.quota;
+  return planQuota !== undefined && rule.rate !== undefined && planQuota < rule.rate.requests ? planQuota : null;
+}
+
 export function buildQuotas(
   scope: Scope,
   rules: MatrixRule[],

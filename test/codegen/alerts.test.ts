@@ -4,12 +4,12 @@
  * (promtool comes from Debian's prometheus package, which scripts/setup.sh installs).
  */
 import { execFile } from 'node:child_process';
-import { accessSync, constants, mkdtempSync, rmSync, writeFileSync } from 'node:fs';
+import { mkdtempSync, rmSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
-import { delimiter, join } from 'node:path';
+import { join } from 'node:path';
 import { promisify } from 'node:util';
 import { describe, expect, it } from 'vitest';
-import { parse as parseYaml, stringify as stringifyYaml } from 'yaml';
+import { parse as parseYaml } from 'yaml';
 import { ALERTS_PATH, generateAlerts } from '../../src/codegen/alerts.js';
 import { promTemplateText } from '../../src/escape/index.js';
 import { buildDesign } from '../../src/design/build.js';
@@ -17,18 +17,7 @@ import type { Design } from '../../src/design/model.js';
 import { exampleAnswers, exampleDesign, exampleNames } from '../helpers/examples.js';
 import { EVIL, hostileDesign } from './support/hostile.js';
 import { metricsOf } from '../../src/constraints/artefacts.js';
-
-function promtool(): string | undefined {
-  for (const d of [...(process.env.PATH ?? '').split(delimiter), '/usr/bin', '/usr/local/bin']) {
-    try {
-      accessSync(join(d, 'promtool'), constants.X_OK);
-      return join(d, 'promtool');
-    } catch {
-      // next
-    }
-  }
-  return undefined;
-}
+import { firing, promtool, runPromtool as promtoolTest } from '../helpers/promtool.js';
 
 const DURATION = /^(?:\d+(?:ms|s|m|h|d|w|y))+$/;
 
@@ -169,7 +158,6 @@ describe('every metric an alert reads has a producer', () => {
 // ---------------------------------------------------------------------------
 
 describe('promtool test rules: the alerts fire (and stay quiet) on realistic series', () => {
-  const tool = promtool();
   const design = exampleDesign('saas-platform');
   const alert = (name: string) => {
     const a = design.monitoring.alerts.find((x) => x.name === name);
@@ -178,32 +166,8 @@ describe('promtool test rules: the alerts fire (and stay quiet) on realistic ser
   };
   const bound = design.monitoring.store.estimatedKeys;
   /** An alert promtool must see firing: its labels plus the severity and annotations the rules file gives it. */
-  const fires = (name: string, labels: Record<string, string> = {}): Obj => {
-    const a = alert(name);
-    return {
-      exp_labels: { ...labels, severity: a.severity, component: 'ratelimit' },
-      exp_annotations: { summary: promTemplateText(`${a.metric}: ${a.condition}`), description: promTemplateText(a.why) },
-    };
-  };
-
-  async function runPromtool(tests: Obj[]): Promise<{ ok: boolean; output: string }> {
-    const dir = mkdtempSync(join(tmpdir(), 'rl-promtest-'));
-    try {
-      writeFileSync(join(dir, 'rules.yaml'), generateAlerts(design).content);
-      writeFileSync(join(dir, 'test.yaml'), stringifyYaml({ rule_files: ['rules.yaml'], evaluation_interval: '1m', tests }));
-      try {
-        const { stdout, stderr } = await promisify(execFile)(tool as string, ['test', 'rules', join(dir, 'test.yaml')], {
-          timeout: 60_000,
-        });
-        return { ok: true, output: stdout + stderr };
-      } catch (error) {
-        const e = error as { stdout?: string; stderr?: string; message: string };
-        return { ok: false, output: `${e.stdout ?? ''}${e.stderr ?? ''}${e.message}` };
-      }
-    } finally {
-      rmSync(dir, { recursive: true, force: true });
-    }
-  }
+  const fires = (name: string, labels: Record<string, string> = {}): Obj => firing(alert(name), labels);
+  const runPromtool = (tests: Obj[]) => promtoolTest(generateAlerts(design).content, tests);
 
   it('RateLimitFailOpen pages on a single fail-open event of a series that starts at 0, and never without one', async () => {
     const expr = alert('RateLimitFailOpen');
@@ -232,6 +196,36 @@ describe('promtool test rules: the alerts fire (and stay quiet) on realistic ser
             exp_alerts: [fires('RateLimitFailOpen', { rule: 'quota-pro' })],
           },
           { eval_time: '29m', alertname: 'RateLimitFailOpen', exp_alerts: [] },
+        ],
+      },
+    ]);
+    expect(r.ok, r.output).toBe(true);
+  });
+
+  it('RateLimitQuotaOverage opens a ticket per soft quota whose callers go past the plan quota, not for a hard quota', async () => {
+    const overage = alert('RateLimitQuotaOverage');
+    expect(overage.severity).toBe('ticket');
+    const r = await runPromtool([
+      {
+        interval: '1m',
+        input_series: [
+          // pre-initialised at 0, then 3 calls a minute past Pro's quota for 20 minutes, then none
+          { series: 'ratelimit_quota_exhausted_total{rule="quota-pro",plan="Pro",instance="a"}', values: '0x9 0+3x20 60x100' },
+          { series: 'ratelimit_quota_exhausted_total{rule="quota-pro",plan="Pro",instance="b"}', values: '0x130' },
+          // a soft quota nobody reaches
+          { series: 'ratelimit_quota_exhausted_total{rule="quota-enterprise",plan="Enterprise",instance="a"}', values: '0x130' },
+          // Free's quota is hard: its refusals are not overage (RateLimitThrottleSpike watches those)
+          { series: 'ratelimit_quota_exhausted_total{rule="quota-free",plan="Free",instance="a"}', values: '0+50x130' },
+        ],
+        alert_rule_test: [
+          { eval_time: '9m', alertname: 'RateLimitQuotaOverage', exp_alerts: [] },
+          {
+            eval_time: '20m',
+            alertname: 'RateLimitQuotaOverage',
+            exp_alerts: [fires('RateLimitQuotaOverage', { rule: 'quota-pro', plan: 'Pro' })],
+          },
+          // an hour after the last call past the quota
+          { eval_time: '95m', alertname: 'RateLimitQuotaOverage', exp_alerts: [] },
         ],
       },
     ]);

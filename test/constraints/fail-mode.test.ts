@@ -92,10 +92,48 @@ runConstraintTests(failMode, {
         c.replaceAll('ratelimit_fail_open_events_total', 'ratelimit_fail_open_total'),
       ),
       expect: [
+        // the file no longer says what the document's table does
+        { messageId: 'alertNotShipped', data: { alert: 'RateLimitFailOpen', file: 'monitoring/ratelimit-alerts.yaml' } },
         {
           messageId: 'alertOnSilentMetric',
           data: { alert: 'RateLimitFailOpen', metric: 'ratelimit_fail_open_total', file: 'monitoring/ratelimit-alerts.yaml' },
         },
+      ],
+    },
+    {
+      name: "the soft-quota overage alert of the document's table left out of the rules file",
+      design: saas().design,
+      files: edit(saas(), 'monitoring/ratelimit-alerts.yaml', (c) =>
+        c.replace(/ {6}- alert: RateLimitQuotaOverage\n[\s\S]*?(?= {6}- alert: )/, ''),
+      ),
+      expect: [
+        {
+          messageId: 'alertNotShipped',
+          data: { alert: 'RateLimitQuotaOverage', file: 'monitoring/ratelimit-alerts.yaml', shipped: 'has no rule of that name' },
+        },
+      ],
+    },
+    {
+      name: 'the overage alert shipped paging where the table opens a ticket',
+      design: saas().design,
+      files: edit(saas(), 'monitoring/ratelimit-alerts.yaml', (c) =>
+        c.replace(/(- alert: RateLimitQuotaOverage\n(?:.*\n){3} {10}severity: )ticket/, '$1page'),
+      ),
+      expect: [
+        {
+          messageId: 'alertNotShipped',
+          data: { alert: 'RateLimitQuotaOverage', shipped: 'gives it severity page where the table says ticket' },
+        },
+      ],
+    },
+    {
+      name: 'the overage alert held for another time',
+      design: saas().design,
+      files: edit(saas(), 'monitoring/ratelimit-alerts.yaml', (c) =>
+        c.replace(/(- alert: RateLimitQuotaOverage\n.*\n {8}for: )5m/, '$11h'),
+      ),
+      expect: [
+        { messageId: 'alertNotShipped', data: { alert: 'RateLimitQuotaOverage', shipped: 'holds it for 1h where the table says 5m' } },
       ],
     },
     {

@@ -1,8 +1,9 @@
 /**
  * The monitoring and store advice of the design: the memory bound prices in each rule's real
  * key length, maxmemory is sized from it, persistence follows from whether quotas live in the
- * store, a logical database is never offered as protection from eviction, and the key alert's
- * threshold is the stated bound.
+ * store, a logical database is never offered as protection from eviction, the key alert's
+ * threshold is the stated bound, and a plan that lets calls pass past its quota gets a ticket
+ * (not a page) when its callers are in overage, the same in the document and the rules file.
  */
 import { describe, expect, it } from 'vitest';
 import { buildDesign } from '../../src/design/build.js';
@@ -19,7 +20,9 @@ import { maxmemoryFor, storeBound } from '../../src/design/monitoring.js';
 import type { Design, MatrixRule } from '../../src/design/model.js';
 import { renderMarkdown } from '../../src/render/markdown/index.js';
 import { exampleAnswers, exampleDesign, exampleNames } from '../helpers/examples.js';
-import { exampleInput } from '../render/fixtures.js';
+import { exampleInput, inputFromAnswers } from '../render/fixtures.js';
+import { generateAlerts } from '../../src/codegen/alerts.js';
+import { parse as parseYaml } from 'yaml';
 
 const rule = (d: Design, id: string): MatrixRule => {
   const r = d.rules.find((x) => x.id === id);
@@ -288,5 +291,77 @@ describe('the access lists in the monitoring', () => {
     const local = buildDesign({ ...answers, stack } as typeof answers, { date: '2026-12-02' });
     expect(local.scope.store).toBe('none');
     expect(local.monitoring.store.penalty).toBeUndefined();
+  });
+});
+
+describe('soft-quota overage', () => {
+  const OVERAGE = 'sum by (rule, plan) (increase(ratelimit_quota_exhausted_total{rule=~"quota-pro|quota-enterprise"}[1h])) > 0';
+  const withPlans = (exhaustion: (name: string) => 'hard' | 'soft-warning' | 'pay-per-overage') => {
+    const answers = exampleAnswers('saas-platform');
+    return { ...answers, plans: answers.plans?.map((p) => ({ ...p, exhaustion: exhaustion(p.name) })) } as typeof answers;
+  };
+
+  it('saas-platform: a ticket on the soft quotas (quota-pro, quota-enterprise), not on the hard one (quota-free)', () => {
+    const d = exampleDesign('saas-platform');
+    const alert = d.monitoring.alerts.find((a) => a.name === 'RateLimitQuotaOverage');
+    expect(alert).toMatchObject({ metric: 'ratelimit_quota_exhausted_total', expr: OVERAGE, for: '5m', severity: 'ticket' });
+    expect(alert?.expr).not.toContain('quota-free');
+    expect(alert?.condition).toContain('quota-pro (plan Pro: quota 1,000,000, refused past 1,200,000)');
+    expect(alert?.condition).toContain('quota-enterprise (plan Enterprise: quota 20,000,000, refused past 60,000,000)');
+    // what the operator does: find the tenants (the counter names none) and reach them before the hard stop
+    expect(alert?.why).toContain('no tenant label');
+    expect(alert?.why).toMatch(/find the tenants in overage in the usage records the invoices come from/);
+    expect(alert?.why).toMatch(/before the hard stop/);
+    expect(alert?.why).toContain('ratelimit_throttled_total{rule=~"quota-pro|quota-enterprise",mode="enforce"}');
+    expect(alert?.why).toContain('soft-warning');
+    expect(alert?.why).toContain('pay-per-overage');
+  });
+
+  it('the rules file ships the same alert: name, expression, hold time and severity; the document states the same', () => {
+    const input = exampleInput('saas-platform');
+    const alert = input.design.monitoring.alerts.find((a) => a.name === 'RateLimitQuotaOverage');
+    const rules = (parseYaml(generateAlerts(input.design).content) as { groups: { rules: Record<string, any>[] }[] }).groups[0]?.rules;
+    const rule = rules?.find((r) => r.alert === 'RateLimitQuotaOverage');
+    expect(rule).toMatchObject({ expr: OVERAGE, for: '5m', labels: { severity: 'ticket', component: 'ratelimit' } });
+    expect(rule?.annotations.description).toBe(alert?.why);
+    const text = renderMarkdown(input, { layout: 'single' })[0]?.content ?? '';
+    const row = text.split('\n').find((l) => l.startsWith('| RateLimitQuotaOverage |'));
+    expect(row).toBeDefined();
+    expect(row).toContain(`| \`${OVERAGE.replace('|', '\\|')}\` | 5m | ticket |`);
+  });
+
+  it('one soft plan: the alert reads that rule alone and says what its plan does past the quota', () => {
+    const d = buildDesign(
+      withPlans((n) => (n === 'Pro' ? 'soft-warning' : 'hard')),
+      { date: '2026-12-02' },
+    );
+    const alert = d.monitoring.alerts.find((a) => a.name === 'RateLimitQuotaOverage');
+    expect(alert?.expr).toBe('sum by (rule, plan) (increase(ratelimit_quota_exhausted_total{rule=~"quota-pro"}[1h])) > 0');
+    expect(alert?.why).toContain('soft-warning');
+    expect(alert?.why).not.toContain('pay-per-overage');
+  });
+
+  it('no alert without a soft quota: every plan hard, no quotas at all, or a cap at the quota itself', () => {
+    const hard = buildDesign(
+      withPlans(() => 'hard'),
+      { date: '2026-12-02' },
+    );
+    expect(hard.rules.some((r) => r.tier === 'quota')).toBe(true);
+    expect(hard.monitoring.alerts.map((a) => a.name)).not.toContain('RateLimitQuotaOverage');
+    expect(generateAlerts(hard).content).not.toContain('RateLimitQuotaOverage');
+    const hardText = renderMarkdown(inputFromAnswers(withPlans(() => 'hard')), { layout: 'single' })[0]?.content ?? '';
+    expect(hardText).toContain('| RateLimitNearLimit |');
+    expect(hardText).not.toContain('RateLimitQuotaOverage');
+    for (const name of ['consumer-auth', 'minimal-generic']) {
+      expect(exampleDesign(name).monitoring.alerts.map((a) => a.name)).not.toContain('RateLimitQuotaOverage');
+    }
+    // a soft-warning plan whose cap is its quota refuses at the quota: nothing passes past it
+    const answers = withPlans((n) => (n === 'Pro' ? 'soft-warning' : 'hard'));
+    const capped = {
+      ...answers,
+      plans: answers.plans?.map((p) => (p.name === 'Pro' ? { ...p, overageCap: p.quota } : p)),
+    } as typeof answers;
+    const d = buildDesign(capped, { date: '2026-12-02' });
+    expect(d.monitoring.alerts.map((a) => a.name)).not.toContain('RateLimitQuotaOverage');
   });
 });

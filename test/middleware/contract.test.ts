@@ -4,13 +4,16 @@
  * over real HTTP (Express and Fastify, a real redis-server) the 429 a drained bucket gets is
  * byte for byte the document's example, RateLimit-Policy states burst per refill time, a
  * calendar quota states its month's real length and shows up beside the rate limit on every
- * response it counts, and a call admitted past a soft quota carries Quota-Exceeded.
+ * response it counts, and a call admitted past a soft quota carries Quota-Exceeded; the series
+ * the middleware exports for those calls are what the design's overage alert reads (promtool).
  */
 import { Redis } from 'ioredis';
 import { afterAll, afterEach, beforeAll, describe, expect, it } from 'vitest';
 import type { AnswersInput } from '../../src/answers/schema.js';
 import { policyWindowSeconds, problemBody, type ShownRule } from '../../src/design/contract.js';
 import type { Design } from '../../src/design/model.js';
+import { generateAlerts } from '../../src/codegen/alerts.js';
+import { firing, runPromtool } from '../helpers/promtool.js';
 import { startRedis, type RedisServer } from '../helpers/redis.js';
 import { DOCS, MAIN } from './designs.js';
 import {
@@ -317,5 +320,50 @@ describe.each<Framework>(['express', 'fastify'])('%s middleware', (fw) => {
     const anon = await hit(s.url, 'GET', '/v1/orders');
     expect(anon.headers.get('ratelimit-quota-limit')).toBeNull();
     expect(anon.headers.get('ratelimit-limit')).not.toBeNull();
+  });
+});
+
+describe('the overage alert reads what the middleware exports', () => {
+  it('calls past the soft quota make RateLimitQuotaOverage fire for quota-pro; refusals at the hard quota do not', async () => {
+    const design = designs.quota as Design;
+    const alert = design.monitoring.alerts.find((a) => a.name === 'RateLimitQuotaOverage');
+    expect(alert, 'the design has a soft quota (Pro), so it has the overage alert').toBeDefined();
+    const s = await start('express', 'quota');
+    /** The quota counter's series as the registry exposes them to a scrape. */
+    const scrape = async (): Promise<Map<string, number>> => {
+      const text = await s.registry.metrics();
+      const series = [...text.matchAll(/^(ratelimit_quota_exhausted_total\{[^}]*\}) (\S+)$/gm)];
+      return new Map(series.map((m) => [m[1] as string, Number(m[2])]));
+    };
+    const before = await scrape();
+    // Free (hard at 3): three calls and a refusal; Pro (quota 5, hard stop 6): five calls and one past its quota
+    const free = { 'x-test-tenant': 'overage-free', 'x-test-plan': 'Free' };
+    const pro = { 'x-test-tenant': 'overage-pro', 'x-test-plan': 'Pro' };
+    for (let i = 0; i < 4; i++) expect((await hit(s.url, 'GET', '/v1/orders', free)).status).toBe(i < 3 ? 200 : 429);
+    for (let i = 0; i < 6; i++) expect((await hit(s.url, 'GET', '/v1/orders', pro)).status).toBe(200);
+    const after = await scrape();
+    expect(Object.fromEntries(after)).toEqual({
+      'ratelimit_quota_exhausted_total{rule="quota-free",plan="Free"}': 1,
+      'ratelimit_quota_exhausted_total{rule="quota-pro",plan="Pro"}': 1,
+    });
+    // each series as Prometheus would scrape it: its value before the calls for ten minutes, after them from then on
+    const r = await runPromtool(generateAlerts(design).content, [
+      {
+        interval: '1m',
+        input_series: [...after].map(([series, value]) => ({
+          series: series.replace(/\}$/, ',instance="a"}'),
+          values: `${before.get(series) ?? 0}x9 ${value}x30`,
+        })),
+        alert_rule_test: [
+          { eval_time: '9m', alertname: 'RateLimitQuotaOverage', exp_alerts: [] },
+          {
+            eval_time: '20m',
+            alertname: 'RateLimitQuotaOverage',
+            exp_alerts: [firing(alert as NonNullable<typeof alert>, { rule: 'quota-pro', plan: 'Pro' })],
+          },
+        ],
+      },
+    ]);
+    expect(r.ok, r.output).toBe(true);
   });
 });

@@ -16,6 +16,7 @@ import type { Design, MatrixRule, RuleIdentity } from '../../design/model.js';
 import { luaScript, type LuaScriptName } from '../../lua.js';
 import { identityOfKey } from '../../design/matrix.js';
 import { defaultPlanOf } from '../../design/identity-fallback.js';
+import { softPlanQuota } from '../../design/quotas.js';
 import type { AccessSpec, CustomIdentityKind } from '../../runtime/middleware/types.js';
 
 export type ScriptName = 'gcra' | 'sliding-window-log' | 'fixed-window' | 'penalty';
@@ -223,7 +224,6 @@ export function compileDesign(design: Design): CompiledDesign {
       ruleRoutes = eps.length > 0 ? eps.map((e) => ({ method: e.method, route: e.route })) : [{ method: 'ANY', route: '/*' }];
     }
     const window = script !== 'fixed-window' ? null : tier === 'quota' && quotaPeriod ? quotaPeriod.kind : 'fixed';
-    const planQuota = design.quotas?.plans.find((p) => p.ruleId === rule.id)?.quota;
     rules.push({
       id: rule.id,
       title: rule.title,
@@ -245,7 +245,7 @@ export function compileDesign(design: Design): CompiledDesign {
       errorCode: rule.errorCode,
       flag: rule.killSwitch?.flag ?? null,
       window,
-      quota: planQuota !== undefined && planQuota < rule.rate.requests ? planQuota : null,
+      quota: softPlanQuota(rule, design.quotas),
       hybrid: hybridIds.has(rule.id) && script === 'gcra' && store === 'redis' && rule.field === undefined,
       algorithmNote: note,
     });
