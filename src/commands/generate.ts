@@ -1,4 +1,5 @@
 /** `rl-design generate`: answers -> design -> document and enforcement code on disk. */
+import { fleetRaisedWarning } from '../design/gateway-behaviour.js';
 import path from 'node:path';
 import { existsSync, statSync } from 'node:fs';
 import { checkDesign, CONSTRAINTS, type ConstraintResult } from '../constraints/index.js';
@@ -458,6 +459,11 @@ export async function runGenerate(ctx: CommandContext, opts: GenerateOptions): P
   ctx.stdout(`Constraints: ${CONSTRAINTS.length - run.checksFailed.length} of ${CONSTRAINTS.length} pass.\n`);
   if (run.checksFailed.length > 0) {
     ctx.stderr(`warning: ${run.checksFailed.join(', ')} failed; run \`rl-design validate\` for details.\n`);
+  }
+  // a fleet-wide edge rule the gateway nodes together admit more of than stated (the document says so too)
+  for (const r of design.rules) {
+    const raised = fleetRaisedWarning(r, design.scope.gateway);
+    if (raised) ctx.stderr(`warning: ${raised.replace(/^Warning: /, '')}\n`);
   }
   return 0;
 }

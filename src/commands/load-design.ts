@@ -3,7 +3,7 @@ import path from 'node:path';
 import { parseAnswers } from '../answers/load.js';
 import type { Answers } from '../answers/schema.js';
 import { buildDesign } from '../design/build.js';
-import { handRuleProblems } from '../design/hand-rule-checks.js';
+import { edgeRateProblems, handRuleProblems } from '../design/hand-rule-checks.js';
 import type { Design } from '../design/model.js';
 import { readTextFile } from '../io/write.js';
 import { displayPath, expandHome } from '../io/safe-fs.js';
@@ -92,7 +92,8 @@ export async function loadDesign(
   const design = buildDesign(answers, { date: opts.date ?? ctx.today() });
   const problems = referenceProblems(answers, design);
   // names and keys of rules entries that would silently do nothing, or count two callers as one
-  if (problems.length === 0) problems.push(...handRuleProblems(answers, design));
+  // and edge rules, written or derived, that the gateway's file would count more leniently than stated
+  if (problems.length === 0) problems.push(...handRuleProblems(answers, design), ...edgeRateProblems(answers, design));
   if (problems.length > 0) {
     throw new UserError('answersInvalid', { file: displayPath(ctx.cwd, file), count: problems.length, problems: problems.join('\n') });
   }

@@ -158,11 +158,16 @@ export interface EdgeWindow {
  * of 6 for 1 per 10 minutes: 6); undefined when it admits no more.
  */
 export function windowLaxerBy(rate: { requests: number; periodSeconds: number }, w: EdgeWindow): number | undefined {
-  const overTime = w.requests / w.periodSeconds / (rate.requests / rate.periodSeconds);
+  const overTime = overTimeRatio(rate, w);
   // (one of its periods admits at least one request, however slow the rate)
   const inOnePeriod = w.periodSeconds > rate.periodSeconds ? w.requests / Math.max(1, rate.requests) : 1;
   const times = Math.max(overTime, inOnePeriod);
   return times > 1 + 1e-9 ? times : undefined;
+}
+
+/** How many times the rate a gateway's window admits over time is the rate it was fitted from (12 for nginx's 1 per minute for 5 per hour). */
+export function overTimeRatio(rate: { requests: number; periodSeconds: number }, w: { requests: number; periodSeconds: number }): number {
+  return w.requests / w.periodSeconds / (rate.requests / rate.periodSeconds);
 }
 
 /**
@@ -689,6 +694,44 @@ export function perNodeShare(
   const burst = typeof rule.burst === 'number' && rule.burst > 0 ? share(rule.burst, k) : null;
   const w = edgeCounter(rule, scope).window({ requests: share(rule.rate.requests, k), periodSeconds: rule.rate.periodSeconds }, burst);
   return { nodes: k, rate: { requests: w.requests, periodSeconds: w.periodSeconds }, burst: w.burst };
+}
+
+/**
+ * A fleet-wide rule whose share per node was raised to what one node admits at the least (the
+ * stated figure divided by K is below it): what the K nodes then admit together, and how many
+ * times the stated figure that is (windowLaxerBy); undefined when they admit no more than stated.
+ */
+export function fleetRaised(
+  rule: Partial<Pick<MatrixRule, 'rate' | 'perNode'>>,
+): { requests: number; periodSeconds: number; times: number } | undefined {
+  const p = rule.perNode;
+  if (!p || !rule.rate || !(rule.rate.requests > 0) || !(rule.rate.periodSeconds > 0)) return undefined;
+  const fleet = { requests: p.rate.requests * p.nodes, periodSeconds: p.rate.periodSeconds };
+  const times = windowLaxerBy(rule.rate, { ...fleet, burst: null });
+  return times === undefined ? undefined : { ...fleet, times };
+}
+
+/**
+ * Above this many times its stated figure, a fleet-wide rule whose per-node share was raised
+ * (fleetRaised) is refused naming stack.gatewayNodes; up to it, the document states the true
+ * fleet-wide figure with a warning (fleetRaisedWarning).
+ */
+export const FLEET_RAISED_LIMIT = 2;
+
+/**
+ * The warning a fleet-wide rule gives when its per-node share was raised, so the K nodes admit
+ * more than the stated figure: both figures and what keeps within it; '' when they do not.
+ */
+export function fleetRaisedWarning(rule: Pick<MatrixRule, 'id'> & Partial<Pick<MatrixRule, 'rate' | 'perNode'>>, gateway: Gateway): string {
+  const raised = fleetRaised(rule);
+  const p = rule.perNode;
+  if (!raised || !p || !rule.rate) return '';
+  return `Warning: ${rule.id}'s ${formatNumber(rule.rate.requests)} per ${secondsText(rule.rate.periodSeconds)} divided by the ${formatNumber(p.nodes)} ${gatewayNodeName(gateway)} nodes (stack.gatewayNodes) is less than one node admits at the least, so each node ships ${formatNumber(p.rate.requests)} per ${secondsText(p.rate.periodSeconds)} and the fleet admits up to ${formatNumber(raised.requests)} per ${secondsText(raised.periodSeconds)}, ${formatNumber(Math.round(raised.times * 10) / 10)} times the stated figure (uneven load balancing only lowers that). Fewer nodes or a higher figure keep the fleet within it.`;
+}
+
+/** A period in words: "second", "minute", "hour", "day", else "N s". */
+export function secondsText(s: number): string {
+  return s === 1 ? 'second' : s === 60 ? 'minute' : s === 3600 ? 'hour' : s === 86400 ? 'day' : `${formatNumber(s)} s`;
 }
 
 /** One line on what uneven load balancing does to a fleet figure shared out per node. */

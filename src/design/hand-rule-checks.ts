@@ -4,14 +4,16 @@
  * naming no rule, and a hand-written key that can be the same Redis key as another rule's. Each
  * is a problem with the JSON path of the field, what is allowed, and no output; none is silently
  * dropped or relabelled, since the user wrote these names and keys to match something they know.
+ * Also an edge rule, written or derived, that its gateway would count more leniently than stated
+ * (edgeRateProblems).
  */
 import type { Answers } from '../answers/schema.js';
 import { luaScriptFor } from './algorithms.js';
 import { buildDesign } from './build.js';
-import { edgeCounter, windowLaxerBy } from './gateway-behaviour.js';
+import { edgeCounter, FLEET_RAISED_LIMIT, fleetRaised, gatewayNodeName, secondsText } from './gateway-behaviour.js';
 import type { Design, MatrixRule } from './model.js';
 import { PERIOD_SECONDS } from './scope.js';
-import { formatNumber } from '../format.js';
+import { formatNumber, joinAnd } from '../format.js';
 
 /** One problem: `  $.rules[2].id: ...`, as the answers' other problems are listed. */
 export function handRuleProblems(answers: Answers, design: Design): string[] {
@@ -24,54 +26,115 @@ export function handRuleProblems(answers: Answers, design: Design): string[] {
     generated ??= buildDesign({ ...answers, rules: [] }, { date: design.meta.date }).rules;
     return generated;
   };
-  return [
-    ...idProblems(hand, generatedRules, design.rules),
-    ...keyProblems(hand, design.rules, design.access?.penalty !== undefined),
-    ...edgeRateProblems(hand, generatedRules, design),
-  ];
+  return [...idProblems(hand, generatedRules, design.rules), ...keyProblems(hand, design.rules, design.access?.penalty !== undefined)];
 }
 
-const secondsText = (s: number): string =>
-  s === 1 ? 'second' : s === 60 ? 'minute' : s === 3600 ? 'hour' : s === 86400 ? 'day' : `${formatNumber(s)} s`;
-
 /**
- * A rules entry that places a rate at the edge which the gateway can only count more leniently
- * (nginx's limit_req counts no fewer than 1 per minute, an AWS WAF rule no fewer than 10 per
- * 10 minutes): the shipped file would admit more than the entry asks, so it is refused rather
- * than shipped laxer. The entry can state a rate the gateway counts, or keep the rule in the
- * application (layer "middleware"), whose limiter counts any rate.
+ * Edge rules the gateway can only count more leniently than the design states (nginx's limit_req
+ * counts no fewer than 1 per minute, an AWS WAF rule no fewer than 10 per 10 minutes): the shipped
+ * file would admit more than the document says, so the design is refused rather than shipped
+ * laxer, whether a rules entry placed the rate there or the design derived it (the per-IP rule,
+ * its splits by endpoint cost, the ceiling). A rules entry is named by its field; a derived rule
+ * by the answers field its rate comes from. Either can state a rate the gateway counts, or keep
+ * the rule in the application (layer "middleware"), whose limiter counts any rate. A fleet-wide
+ * rule whose per-node share was raised so far that the gateway nodes together admit more than
+ * FLEET_RAISED_LIMIT times its figure is refused naming stack.gatewayNodes.
  */
-function edgeRateProblems(hand: NonNullable<Answers['rules']>, generatedRules: () => readonly MatrixRule[], design: Design): string[] {
+export function edgeRateProblems(answers: Answers, design: Design): string[] {
   const scope = design.scope;
   if (scope.gateway === 'none') return [];
+  const hand = answers.rules ?? [];
+  let generated: readonly MatrixRule[] | undefined;
+  const generatedRules = (): readonly MatrixRule[] => {
+    generated ??= buildDesign({ ...answers, rules: [] }, { date: design.meta.date }).rules;
+    return generated;
+  };
   const problems: string[] = [];
+  const reported = new Set<string>();
   hand.forEach((h, i) => {
     if (h.remove) return;
     const named = (id: string): boolean => id === h.id || id === `${h.id}-fail-open` || id === `${h.id}-fail-closed`;
     const rows = design.rules.filter((r) => r.layer === 'edge' && (named(r.id) || (r.edgeCost !== undefined && named(r.edgeCost.of))));
-    if (rows.length === 0) return;
+    const r = rows.find((x) => x.edgeLaxer !== undefined);
+    if (!r?.edgeLaxer) return;
     // the rate the entry asks for: its own, else the generated row's (a row the entry moves to the edge)
-    const generated = h.rate ? undefined : generatedRules().find((r) => named(r.id));
+    const moved = h.rate ? undefined : generatedRules().find((g) => named(g.id));
     const asked = h.rate
       ? { requests: h.rate.requests, periodSeconds: PERIOD_SECONDS[h.rate.per] }
-      : generated?.layer !== 'edge'
-        ? generated?.rate
+      : moved?.layer !== 'edge'
+        ? moved?.rate
         : undefined;
-    if (!asked || !(asked.requests > 0) || !(asked.periodSeconds > 0)) return;
-    for (const r of rows) {
-      const units = r.edgeCost && r.edgeCost.of !== r.id ? r.edgeCost.units : 1;
-      const rate = { requests: asked.requests / units, periodSeconds: asked.periodSeconds };
-      const w = edgeCounter(r, scope).window(rate, null);
-      const times = windowLaxerBy(rate, w);
-      if (times === undefined) continue;
-      const edge = edgeCounter(r, scope).component;
-      problems.push(
-        `  $.rules[${i}].${h.rate ? 'rate' : 'layer'}: ${formatNumber(asked.requests)} per ${secondsText(asked.periodSeconds)}${units > 1 ? ` (${formatNumber(Math.round(rate.requests * 1000) / 1000)} per ${secondsText(rate.periodSeconds)} for ${r.id}, whose endpoints cost ${formatNumber(units)})` : ''} at the edge cannot be counted by ${edge}: ${w.fitted ?? 'it counts other windows'}, so its file would admit ${formatNumber(w.requests)} per ${secondsText(w.periodSeconds)}${w.periodSeconds > rate.periodSeconds ? ` (all of them may come within one ${secondsText(rate.periodSeconds)})` : ''}, ${formatNumber(Math.round(times * 10) / 10)} times what the entry asks. Allowed: a rate ${edge} can count, or layer "middleware" (the application's limiter counts any rate; state its algorithm, primitive, cost, failMode, ttlSeconds and cardinalityBound there)`,
-      );
-      return;
-    }
+    if (!asked) return;
+    for (const x of rows) reported.add(x.id);
+    problems.push(
+      `  $.rules[${i}].${h.rate ? 'rate' : 'layer'}: ${rateText(asked)}${costPart(r)} at the edge ${laxerText(r, scope)}, ${formatNumber(Math.round(r.edgeLaxer.times * 10) / 10)} times what the entry asks. Allowed: a rate ${edgeCounter(r, scope).component} can count, or layer "middleware" (${IN_APP})`,
+    );
   });
+  for (const r of design.rules) {
+    if (r.layer !== 'edge' || reported.has(r.id)) continue;
+    if (r.edgeLaxer && r.edgeLaxer.overTime > 1 + 1e-9) {
+      problems.push(derivedLaxerProblem(answers, r, design));
+      continue;
+    }
+    const raised = fleetRaised(r);
+    if (raised && raised.times > FLEET_RAISED_LIMIT && r.perNode && r.rate) {
+      const p = r.perNode;
+      const most = Math.max(
+        1,
+        Math.floor((FLEET_RAISED_LIMIT * r.rate.requests) / r.rate.periodSeconds / (p.rate.requests / p.rate.periodSeconds) + 1e-9),
+      );
+      problems.push(
+        `  $.stack.gatewayNodes: ${formatNumber(p.nodes)} ${gatewayNodeName(scope.gateway)} nodes each count ${r.id} (${rateText(r.rate)} for the fleet) on their own, and a node admits no less than ${rateText(p.rate)}, so together they would admit ${rateText(raised)}, ${formatNumber(Math.round(raised.times * 10) / 10)} times the stated figure (more than ${FLEET_RAISED_LIMIT} times). Allowed: at most ${formatNumber(most)} nodes for this figure, or a figure for ${r.id} of at least ${rateText({ requests: p.rate.requests * p.nodes, periodSeconds: p.rate.periodSeconds })}${r.inputs?.length ? ` (from ${r.inputs.join(', ')})` : ''}, or a rules entry for ${r.id} with layer "middleware", which counts it once for every node (${IN_APP})`,
+      );
+    }
+  }
   return problems;
+}
+
+/** What a rule kept in the application must state (a rules entry with layer "middleware"). */
+const IN_APP =
+  "the application's limiter counts any rate; state its algorithm, primitive, cost, failMode, ttlSeconds and cardinalityBound there";
+
+const rateText = (r: { requests: number; periodSeconds: number }): string =>
+  `${formatNumber(Math.round(r.requests * 1000) / 1000)} per ${secondsText(r.periodSeconds)}`;
+
+/** " (1 per 100 s for x-cost-100, whose endpoints cost 100)": the part of a rule its costly endpoints count in. */
+function costPart(r: MatrixRule): string {
+  const units = r.edgeCost && r.edgeCost.units > 1 ? r.edgeCost.units : 1;
+  return units > 1 && r.edgeLaxer ? ` (${rateText(r.edgeLaxer.stated)} for ${r.id}, whose endpoints cost ${formatNumber(units)})` : '';
+}
+
+/**
+ * "cannot be counted by nginx limit_req: ..., so its file would admit 1 per minute", and whether
+ * all of them may come within one of the rule's periods (`withinOne`).
+ */
+function laxerText(r: MatrixRule, scope: Design['scope'], withinOne = true): string {
+  const l = r.edgeLaxer as NonNullable<MatrixRule['edgeLaxer']>;
+  return `cannot be counted by ${edgeCounter(r, scope).component}: ${l.fitted ?? 'it counts other windows'}, so its file would admit ${rateText(l.shipped)}${withinOne && l.shipped.periodSeconds > l.stated.periodSeconds ? ` (all of them may come within one ${secondsText(l.stated.periodSeconds)})` : ''}`;
+}
+
+/**
+ * A rule the design derives for the edge that its gateway would count more leniently: named by
+ * the answers field its rate comes from (an endpoint's cost for a split by cost, else the first
+ * of the rule's inputs), with what to change.
+ */
+function derivedLaxerProblem(answers: Answers, r: MatrixRule, design: Design): string {
+  const l = r.edgeLaxer as NonNullable<MatrixRule['edgeLaxer']>;
+  const scope = design.scope;
+  const component = edgeCounter(r, scope).component;
+  const units = r.edgeCost && r.edgeCost.units > 1 ? r.edgeCost.units : 1;
+  const base = r.edgeCost?.of ?? r.id;
+  const endpointAt = units > 1 ? (answers.endpoints ?? []).findIndex((e) => r.endpoints.includes(e.name)) : -1;
+  const field = endpointAt >= 0 ? `$.endpoints[${endpointAt}].cost` : `$.${r.inputs?.[0] ?? 'rules'}`;
+  const from =
+    units > 1
+      ? `${r.id} counts ${joinAnd(r.endpoints)} at ${base}'s ${rateText(r.edgeCost?.unitRate ?? l.stated)} divided by ${r.endpoints.length === 1 ? 'its' : 'their'} cost of ${formatNumber(units)}: ${rateText(l.stated)}`
+      : `${r.id} states ${rateText(l.stated)}${r.derivation ? ` (${r.derivation.split('; ')[0]})` : ''}`;
+  const change =
+    units > 1
+      ? `a lower cost for ${r.endpoints.length === 1 ? 'this endpoint' : 'these endpoints'} or a higher rate for ${base}${r.edgeCost && r.inputs?.length ? ` (${r.inputs.join(', ')})` : ''}, so that ${component} can count it`
+      : `answers that give ${r.id} a rate ${component} can count${r.inputs?.length ? ` (${r.inputs.join(', ')})` : ''}`;
+  return `  ${field}: the design's edge rule ${from}, which ${laxerText(r, scope, false)}, ${formatNumber(Math.round(l.overTime * 10) / 10)} times the rate the design states. Allowed: ${change}; or keep ${base} in the application with a rules entry {"id": "${base}", "layer": "middleware", ...} (${IN_APP})`;
 }
 
 const derived = (r: MatrixRule): boolean => r.edgeCost !== undefined && r.edgeCost.of !== r.id;

@@ -15,6 +15,10 @@ import {
   type EdgeCounter,
   ENVOY_MIN_FILL_MS,
   edgeCounter,
+  fleetRaised,
+  fleetRaisedWarning,
+  overTimeRatio,
+  windowLaxerBy,
   answeredEdgeMode,
   edgeStateNote,
   envoyCounter,
@@ -643,7 +647,7 @@ function ceilingNodesText(ctx: MatrixContext): string {
   const rps = shape.rate ? perSecond(shape.rate) : ctx.ceilingRps;
   if (shape.perNode) {
     const p = shape.perNode;
-    return `Its counter lives in each ${name} node: ${formatNumber(rps)} req/s for the fleet is ${formatNumber(p.rate.requests)} per ${secondsWords(p.rate.periodSeconds)}${p.burst !== null ? `, burst ${formatNumber(p.burst)}` : ''} on each of the ${formatNumber(p.nodes)} nodes (stack.gatewayNodes), which the gateway files ship; ${fleet.text}; ${UNEVEN_BALANCE_TEXT}.`;
+    return `Its counter lives in each ${name} node: ${formatNumber(rps)} req/s for the fleet is ${formatNumber(p.rate.requests)} per ${secondsWords(p.rate.periodSeconds)}${p.burst !== null ? `, burst ${formatNumber(p.burst)}` : ''} on each of the ${formatNumber(p.nodes)} nodes (stack.gatewayNodes), which the gateway files ship; ${fleet.text}${fleetRaised(shape) ? '' : `; ${UNEVEN_BALANCE_TEXT}`}.`;
   }
   const { k, stated } = gatewayNodes(ctx.scope);
   if (stated || k <= 1)
@@ -1657,12 +1661,27 @@ function edgeCosted(rule: MatrixRule, all: readonly MatrixRule[], ctx: MatrixCon
 function edgeWindowed(rule: MatrixRule, scope: Scope): MatrixRule {
   if (rule.layer !== 'edge' || !rule.rate || !(rule.rate.requests > 0) || !(rule.rate.periodSeconds > 0)) return rule;
   const burst = typeof rule.burst === 'number' && rule.burst > 0 ? rule.burst : null;
-  const w = edgeCounter(rule, scope).window(rule.rate, burst);
+  const edge = edgeCounter(rule, scope);
+  const w = edge.window(rule.rate, burst);
   if (w.requests === rule.rate.requests && w.periodSeconds === rule.rate.periodSeconds && w.burst === burst) return rule;
   // a period of its own words ("1 min") only while the period stays the rule's own
   const { periodText, ...rate } = rule.rate;
+  // the rate alone, as a rules entry's check weighs it: does the product's window admit more?
+  const rateOnly = edge.window(rate, null);
+  const times = windowLaxerBy(rate, rateOnly);
   return {
     ...rule,
+    ...(times !== undefined
+      ? {
+          edgeLaxer: {
+            stated: { requests: rate.requests, periodSeconds: rate.periodSeconds },
+            shipped: { requests: rateOnly.requests, periodSeconds: rateOnly.periodSeconds },
+            times,
+            overTime: overTimeRatio(rate, rateOnly),
+            ...(rateOnly.fitted ? { fitted: rateOnly.fitted } : {}),
+          },
+        }
+      : {}),
     rate: {
       ...rate,
       requests: w.requests,
@@ -1715,7 +1734,10 @@ function envoyFailModeSettled(rules: MatrixRule[], scope: Scope): MatrixRule[] {
  */
 function nodeShared(rule: MatrixRule, scope: Scope): MatrixRule {
   const perNode = perNodeShare(rule, scope);
-  return perNode ? { ...rule, perNode } : rule;
+  if (!perNode) return rule;
+  // a share raised to what one node admits: the fleet admits more than stated, which the rule says
+  const warning = fleetRaisedWarning({ ...rule, perNode }, scope.gateway);
+  return { ...rule, perNode, ...(warning ? { rationale: `${rule.rationale} ${warning}`.trim() } : {}) };
 }
 
 /**

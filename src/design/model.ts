@@ -197,6 +197,22 @@ export interface MatrixRule {
    * endpoints belong to (this rule's own id when it kept them all).
    */
   edgeCost?: { units: number; of: string; unitRate: { requests: number; periodSeconds: number }; unitBurst: number | null };
+  /**
+   * An edge rule whose gateway's window admits more than the rule states: the rate before the
+   * product's window was fitted, the window's requests and period, how many times what the rule
+   * states its file would admit (windowLaxerBy: over time, or within one of the rule's periods
+   * when the window is longer), how many times over time alone (overTimeRatio: a rate slower than
+   * the gateway counts, such as nginx's 1 per minute for 5 per hour) and why. edgeRateProblems
+   * refuses a rules entry's rate by `times`, a rule the design derives by `overTime` (a fast rate
+   * in a product's longer window is how that product counts, and the matrix states it).
+   */
+  edgeLaxer?: {
+    stated: { requests: number; periodSeconds: number };
+    shipped: { requests: number; periodSeconds: number };
+    times: number;
+    overTime: number;
+    fitted?: string;
+  };
   failMode?: FailMode;
   layer?: Layer;
   /** Idle key lifetime; every key the rule writes carries it. */

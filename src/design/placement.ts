@@ -8,6 +8,8 @@ import {
   edgeCounter,
   edgeSlowestText,
   fleetAdmission,
+  fleetRaised,
+  fleetRaisedWarning,
   gatewayNodeName,
   gatewayNodes,
   UNEVEN_BALANCE_TEXT,
@@ -55,7 +57,7 @@ function nodeShareText(scope: Scope, rule: MatrixRule): string {
   const name = gatewayNodeName(scope.gateway);
   const p = rule.perNode;
   if (p)
-    return `${rule.id} states ${formatNumber(rate.requests)} per ${secondsWords(rate.periodSeconds)} for the fleet; each of the ${formatNumber(p.nodes)} ${name} nodes ships ${formatNumber(p.rate.requests)} per ${secondsWords(p.rate.periodSeconds)}${p.burst !== null ? `, burst ${formatNumber(p.burst)}` : ''}, so together they admit ${formatNumber(p.rate.requests * p.nodes)} per ${secondsWords(p.rate.periodSeconds)} (${UNEVEN_BALANCE_TEXT}).`;
+    return `${rule.id} states ${formatNumber(rate.requests)} per ${secondsWords(rate.periodSeconds)} for the fleet; each of the ${formatNumber(p.nodes)} ${name} nodes ships ${formatNumber(p.rate.requests)} per ${secondsWords(p.rate.periodSeconds)}${p.burst !== null ? `, burst ${formatNumber(p.burst)}` : ''}, so together they admit ${formatNumber(p.rate.requests * p.nodes)} per ${secondsWords(p.rate.periodSeconds)}${fleetRaised(rule) ? `. ${fleetRaisedWarning(rule, scope.gateway)}` : ` (${UNEVEN_BALANCE_TEXT}).`}`;
   const { k, stated } = gatewayNodes(scope);
   if (stated || k <= 1) return '';
   return `${rule.id} ships ${formatNumber(rate.requests)} per ${secondsWords(rate.periodSeconds)} on each ${name} node: the answers do not give the node count (stack.gatewayNodes), so K = ${formatNumber(k)} nodes (assumed) admit up to ${formatNumber(rate.requests * k)} per ${secondsWords(rate.periodSeconds)}, and the key counts and memory here are sized for that.`;
@@ -390,7 +392,7 @@ export function buildEnforcement(scope: Scope, rules: MatrixRule[], exempt: Reso
       ruleIds: mwRules.map((r) => r.id),
       why: `Limits that need full identity (API key, tenant, plan), weighted costs, quotas or exact auth counting.${
         edgeSlowestText(scope.gateway)
-          ? ` Also any limit slower than the edge counts (${edgeSlowestText(scope.gateway)}): at the edge it would run more leniently than stated, so a rules entry that places one there is refused.`
+          ? ` Also any limit slower than the edge counts (${edgeSlowestText(scope.gateway)}): at the edge it would run more leniently than stated, so a rules entry that places one there is refused, and so are answers from which the design would derive one for the edge (its per-IP rule or a split of it by endpoint cost, its ceiling), naming the field to change or the rules entry that keeps the rule here.`
           : ''
       }`,
     });

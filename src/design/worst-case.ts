@@ -30,6 +30,7 @@ import {
   AWS_ACCOUNT_THROTTLE,
   awsKeyPlan,
   edgeCounter,
+  fleetRaised,
   edgeMethods,
   gatewayNodes,
   kongPolicy,
@@ -269,7 +270,7 @@ function edgeCounters(
       ? `; K = ${fmt(nodes)} ${gatewayName} node${nodes === 1 ? '' : 's'}, as the answers give them (stack.gatewayNodes).`
       : `. The answers do not say how many ${gatewayName} nodes run (stack.gatewayNodes): K = ${fmt(nodes)} is assumed, one per application instance (stack.instances); each further ${gatewayName} node admits this much again.`;
   const share = rule.perNode
-    ? ` Each node ships its share of the stated ${fmt(rule.rate?.requests ?? 0)}: ${fmt(rule.perNode.rate.requests)} per ${periodWords(rule.perNode.rate.periodSeconds)}${rule.perNode.burst !== null ? `, burst ${fmt(rule.perNode.burst)}` : ''} (the stated figures divided by K, rounded down).`
+    ? ` Each node ships its share of the stated ${fmt(rule.rate?.requests ?? 0)}: ${fmt(rule.perNode.rate.requests)} per ${periodWords(rule.perNode.rate.periodSeconds)}${rule.perNode.burst !== null ? `, burst ${fmt(rule.perNode.burst)}` : ''} (the stated figures divided by K, rounded down${fleetRaised(rule) ? ', but never below what one node admits, so K x the share is more than the stated figure' : ''}).`
     : '';
   return { k: nodes, routes, text: `${what} keeps its counter in each node${kText}${share}${onRoutes}` };
 }

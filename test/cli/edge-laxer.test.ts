@@ -94,3 +94,107 @@ describe('a rule nginx can only count more leniently', () => {
     expect(v.code, v.stdout + v.stderr).toBe(0);
   });
 });
+
+/** The saas example with `traffic` and `stack` changed and the given rules entries. */
+function writeWith(change: { traffic?: object; stack?: object; endpoints?: (e: any) => any }, rules: unknown[] = []): string {
+  const dir = tempDir();
+  const a = {
+    ...saas,
+    traffic: { ...saas.traffic, ...change.traffic },
+    stack: { ...saas.stack, ...change.stack },
+    endpoints: change.endpoints ? saas.endpoints.map(change.endpoints) : saas.endpoints,
+    rules,
+  };
+  writeFileSync(path.join(dir, 'a.json'), JSON.stringify(a, null, 2));
+  return dir;
+}
+
+// 0.001 req/s per client x 5 behind one address = 18 per hour per IP: nginx counts no fewer than 1 per minute
+const SLOW_IP = { traffic: { clientPeakRps: 0.001, clientsPerAddress: 5 } };
+
+describe('a rule the design derives for the edge that nginx can only count more leniently', () => {
+  it('a per-IP rate of 18 per hour: generate and validate exit 2 naming traffic.clientPeakRps, and write nothing', () => {
+    const dir = writeWith(SLOW_IP);
+    for (const r of [generate(dir), runCli(['validate', '-a', 'a.json'], { cwd: dir })]) {
+      expect(r.code, r.stderr + r.stdout).toBe(2);
+      expect(r.stderr).toContain("$.traffic.clientPeakRps: the design's edge rule anonymous-per-ip states 18 per hour");
+      expect(r.stderr).toContain('so its file would admit 1 per minute, 3.3 times the rate the design states');
+      expect(r.stderr).toContain('{"id": "anonymous-per-ip", "layer": "middleware", ...}');
+    }
+    expect(existsSync(path.join(dir, 'out'))).toBe(false);
+    expect(existsSync(path.join(dir, 'code'))).toBe(false);
+  });
+
+  it('a split by endpoint cost slower than 1 per minute: refused naming the endpoint cost', () => {
+    // 0.5 req/s per IP is 30 units a minute; public-catalog at cost 50 would be 1 per 100 s
+    const dir = writeWith({
+      traffic: { clientPeakRps: 0.1, clientsPerAddress: 5 },
+      endpoints: (e: any) => (e.name === 'public-catalog' ? { ...e, cost: 50 } : e),
+    });
+    const r = generate(dir);
+    expect(r.code, r.stderr + r.stdout).toBe(2);
+    const at = saas.endpoints.findIndex((e: any) => e.name === 'public-catalog');
+    expect(r.stderr).toContain(
+      `$.endpoints[${at}].cost: the design's edge rule anonymous-per-ip counts public-catalog at anonymous-per-ip's 30 per minute divided by its cost of 50: 1 per 100 s`,
+    );
+    expect(r.stderr).toContain('1.7 times the rate the design states');
+    expect(existsSync(path.join(dir, 'code'))).toBe(false);
+  });
+
+  it('the same per-IP rule kept in the application by a rules entry: 18 per hour in the middleware, nginx -t accepts a file without it', async () => {
+    const dir = writeWith(SLOW_IP, [
+      {
+        id: 'anonymous-per-ip',
+        layer: 'middleware',
+        algorithm: 'gcra',
+        primitive: 'redis-lua',
+        cost: 1,
+        failMode: 'open',
+        ttlSeconds: 3600,
+        cardinalityBound: 100_000,
+      },
+    ]);
+    const r = generate(dir);
+    expect(r.code, r.stderr + r.stdout).toBe(0);
+    expect(r.stdout).toContain('Constraints: 9 of 9 pass.');
+    const { http, server } = await nginxAccepts(dir);
+    expect(http).not.toContain('anonymous_per_ip');
+    expect(server).not.toContain('anonymous-per-ip');
+    const matrix = readFileSync(path.join(dir, 'out', '01-scope-and-limit-matrix.md'), 'utf8');
+    expect(matrix).toMatch(/\| \[`anonymous-per-ip`\]\(#rule-anonymous-per-ip\) \|[^\n]*\| 18 \/ 1 h[^\n]*\| middleware \|/);
+  });
+});
+
+// a ceiling of 2 req/s (peak 1 x headroom 2): shared over K nginx nodes, each node admits at least 1 per second
+const TINY_CEILING = { traffic: { peakRps: 1, typicalRps: 0.5, headroom: 2 } };
+
+describe('a tiny fleet-wide ceiling shared over K nginx nodes', () => {
+  it('3 nodes: each ships 1r/s, the document and generate state the true 3 per second with a warning, and nginx -t accepts it', async () => {
+    const dir = writeWith({ ...TINY_CEILING, stack: { gatewayNodes: 3 } });
+    const r = generate(dir);
+    expect(r.code, r.stderr + r.stdout).toBe(0);
+    expect(r.stderr).toContain(
+      "warning: global-ceiling's 2 per second divided by the 3 nginx nodes (stack.gatewayNodes) is less than one node admits at the least, so each node ships 1 per second and the fleet admits up to 3 per second, 1.5 times the stated figure",
+    );
+    const { http } = await nginxAccepts(dir);
+    expect(http).toMatch(/zone=rl_global_ceiling:\d+m rate=1r\/s;/);
+    expect(http).toContain('Warning: global-ceiling');
+    expect(http).not.toContain('rounded down: 1 per 1 s');
+    const placement = readFileSync(path.join(dir, 'out', '03-algorithms-and-enforcement.md'), 'utf8');
+    expect(placement).toContain('so together they admit 3 per 1 s. Warning: global-ceiling');
+    expect(placement).not.toMatch(/together they admit 3 per 1 s \(with uneven load balancing[^)]*never more\)/);
+  });
+
+  it('5 nodes would admit 5 per second, 2.5 times the ceiling: exit 2 naming stack.gatewayNodes and the rule, nothing written', () => {
+    const dir = writeWith({ ...TINY_CEILING, stack: { gatewayNodes: 5 } });
+    for (const r of [generate(dir), runCli(['validate', '-a', 'a.json'], { cwd: dir })]) {
+      expect(r.code, r.stderr + r.stdout).toBe(2);
+      expect(r.stderr).toContain(
+        '$.stack.gatewayNodes: 5 nginx nodes each count global-ceiling (2 per second for the fleet) on their own, and a node admits no less than 1 per second, so together they would admit 5 per second, 2.5 times the stated figure',
+      );
+      expect(r.stderr).toContain('at most 4 nodes for this figure');
+    }
+    expect(existsSync(path.join(dir, 'out'))).toBe(false);
+    expect(existsSync(path.join(dir, 'code'))).toBe(false);
+  });
+});

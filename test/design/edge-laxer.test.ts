@@ -8,7 +8,7 @@ import type { Answers } from '../../src/answers/schema.js';
 import { generateNginx, nginxRate } from '../../src/codegen/gateway/nginx.js';
 import { buildDesign } from '../../src/design/build.js';
 import { cloudflareWindow, nginxWindow, unitWindow, wafWindow, windowLaxerBy } from '../../src/design/gateway-behaviour.js';
-import { handRuleProblems } from '../../src/design/hand-rule-checks.js';
+import { edgeRateProblems, handRuleProblems } from '../../src/design/hand-rule-checks.js';
 import { exampleAnswers } from '../helpers/examples.js';
 
 const DATE = '2026-12-03';
@@ -32,7 +32,8 @@ const inApp = {
 };
 
 function problems(answers: Answers): string[] {
-  return handRuleProblems(answers, buildDesign(answers, { date: DATE }));
+  const design = buildDesign(answers, { date: DATE });
+  return [...handRuleProblems(answers, design), ...edgeRateProblems(answers, design)];
 }
 
 describe('a window that admits more than the rule', () => {
@@ -123,5 +124,49 @@ describe('a rules entry at the edge that the gateway would count laxer', () => {
     const [http, server] = generateNginx(design);
     expect(http!.content).not.toContain('rl_signup_per_ip');
     expect(server!.content).not.toContain('signup-per-ip');
+  });
+});
+
+describe('a rule the design derives for the edge', () => {
+  const slowIp = (gateway: string): Answers => {
+    const a = exampleAnswers('saas-platform');
+    return { ...a, traffic: { ...a.traffic, clientPeakRps: 0.001, clientsPerAddress: 5 }, stack: { ...a.stack, gateway } } as Answers;
+  };
+
+  it('a per-IP rate slower than the gateway counts is refused at nginx and AWS WAF, naming the traffic field', () => {
+    const nginx = problems(slowIp('nginx'));
+    expect(nginx).toEqual([expect.stringContaining("$.traffic.clientPeakRps: the design's edge rule anonymous-per-ip states 18 per hour")]);
+    expect(nginx[0]).toContain('so its file would admit 1 per minute, 3.3 times the rate the design states');
+    // AWS WAF: 18 per hour is 3 per 10 minutes, below its limit of 10
+    const waf = problems(slowIp('aws-api-gateway'));
+    expect(waf).toEqual([expect.stringContaining('cannot be counted by AWS WAF')]);
+    expect(waf[0]).toContain('would admit 10 per 600 s');
+  });
+
+  it('a rules entry that changes only its burst leaves the rate the design derived: reported once, as the derived rule', () => {
+    const found = problems({ ...slowIp('nginx'), rules: [{ id: 'anonymous-per-ip', burst: 2 }] } as Answers);
+    expect(found).toEqual([expect.stringContaining("$.traffic.clientPeakRps: the design's edge rule anonymous-per-ip")]);
+  });
+
+  it('fast rules in a longer window are how Cloudflare and AWS WAF count, stated in the matrix: not refused', () => {
+    for (const gateway of ['cloudflare', 'aws-api-gateway', 'envoy', 'kong', 'nginx']) {
+      const a = exampleAnswers('saas-platform');
+      expect(problems({ ...a, stack: { ...a.stack, gateway } } as Answers), gateway).toEqual([]);
+    }
+  });
+
+  it('a ceiling whose per-node share is raised: up to twice the figure stated with a warning, beyond it refused naming stack.gatewayNodes', () => {
+    const a = exampleAnswers('saas-platform');
+    const tiny = (k: number): Answers =>
+      ({ ...a, traffic: { ...a.traffic, peakRps: 1, typicalRps: 0.5, headroom: 2 }, stack: { ...a.stack, gatewayNodes: k } }) as Answers;
+    const three = buildDesign(tiny(3), { date: DATE });
+    expect(problems(tiny(3))).toEqual([]);
+    const ceiling = three.rules.find((r) => r.id === 'global-ceiling');
+    expect(ceiling?.perNode).toMatchObject({ nodes: 3, rate: { requests: 1, periodSeconds: 1 } });
+    expect(ceiling?.rationale).toContain('the fleet admits up to 3 per second, 1.5 times the stated figure');
+    expect(ceiling?.rationale).not.toContain('never more');
+    // 2 nodes: 1 per second each, exactly the figure: no warning
+    expect(buildDesign(tiny(2), { date: DATE }).rules.find((r) => r.id === 'global-ceiling')?.rationale).not.toContain('Warning');
+    expect(problems(tiny(5))).toEqual([expect.stringContaining('$.stack.gatewayNodes: 5 nginx nodes each count global-ceiling')]);
   });
 });

@@ -3,7 +3,15 @@
  * rule counts (method + route patterns, or everything but the exempt endpoints), what it is
  * keyed on, and its rate, burst, fail mode and kill switch.
  */
-import { edgeMethods, edgePathBody, gatewayNodeName, gatewayNodes, UNEVEN_BALANCE_TEXT } from '../../design/gateway-behaviour.js';
+import {
+  edgeMethods,
+  edgePathBody,
+  fleetRaised,
+  fleetRaisedWarning,
+  gatewayNodeName,
+  gatewayNodes,
+  UNEVEN_BALANCE_TEXT,
+} from '../../design/gateway-behaviour.js';
 import { formatNumber, secondsWords } from '../../format.js';
 import type { Design, FailMode, MatrixRule, RuleIdentity } from '../../design/model.js';
 import { regexLiteral } from '../../escape/index.js';
@@ -200,8 +208,14 @@ export function perNodeNote(design: Design, r: EdgeRule): string {
   const fleet = r.rule.rate as { requests: number; periodSeconds: number };
   const fleetText = `${formatNumber(fleet.requests)} per ${secondsWords(fleet.periodSeconds)}${typeof r.rule.burst === 'number' && r.rule.burst > 0 ? `, burst ${formatNumber(r.rule.burst)}` : ''}`;
   const p = r.rule.perNode;
-  if (p)
-    return `Per node: the fleet's ${fleetText} divided by the ${p.nodes} ${name} nodes (stack.gatewayNodes), rounded down: ${formatNumber(p.rate.requests)} per ${secondsWords(p.rate.periodSeconds)}${p.burst !== null ? `, burst ${formatNumber(p.burst)}` : ''} here; ${UNEVEN_BALANCE_TEXT}. Change these numbers when the node count changes.`;
+  if (p) {
+    const here = `${formatNumber(p.rate.requests)} per ${secondsWords(p.rate.periodSeconds)}${p.burst !== null ? `, burst ${formatNumber(p.burst)}` : ''} here`;
+    return `Per node: ${
+      fleetRaised(r.rule)
+        ? `the fleet's ${fleetText}; ${here}. ${fleetRaisedWarning(r.rule, design.scope.gateway)}`
+        : `the fleet's ${fleetText} divided by the ${p.nodes} ${name} nodes (stack.gatewayNodes), rounded down: ${here}; ${UNEVEN_BALANCE_TEXT}.`
+    } Change these numbers when the node count changes.`;
+  }
   const { k, stated } = gatewayNodes(design.scope);
   if (stated) return `Per node: one ${name} node (stack.gatewayNodes) counts the whole ${fleetText}.`;
   return `Per node: each ${name} node counts the full ${fleetText}, so K nodes admit K times it; the document sizes key counts and memory for K = ${k} (assumed, stack.gatewayNodes not given). With K known, set the rate and burst to the figure divided by K.`;
