@@ -162,6 +162,13 @@ const PLURAL = { 'api-key': 'API keys', user: 'users', tenant: 'tenants', sessio
 /** The field of identify()'s result each account identity is read from (RequestIdentity in the runtime's types.ts). */
 const IDENTIFY_FIELD = { 'api-key': 'apiKey', user: 'userId', tenant: 'tenantId', session: 'sessionId' } as const;
 
+/** ", except on GET /v1/catalog (callers may be anonymous there), where only the per-IP rows count them": identityFallback.anonymousEndpoints. */
+function anonymousRoutesText(design: Design): string {
+  const open = design.identityFallback?.anonymousEndpoints ?? [];
+  if (open.length === 0) return '';
+  return `, except on ${open.map((e) => `\`${e.method} ${e.route}\``).join(', ')} (callers may be anonymous there), where only the per-IP rows count them`;
+}
+
 /**
  * What identify() must return for this design: the usage comments of the shipped runtime show
  * apiKey, tenantId and plan for every design, while a design's rules may be keyed on, or fall
@@ -187,7 +194,7 @@ function identifyLines(design: Design): string[] {
                 .map((k) => `\`${IDENTIFY_FIELD[k]}\``)
                 .join(' or ')}`
             : ''
-        } are counted by it (the answers list ${PLURAL[i]})${n === fallbacks.length - 1 ? `; left out, they are counted per client IP${middleware.some((r) => r.tier === 'quota' && isAccount(r.identity)) ? ', and by no quota' : ''}` : ''}.`,
+        } are counted by it (the answers list ${PLURAL[i]})${n === fallbacks.length - 1 ? `; left out, they are counted per client IP${middleware.some((r) => r.tier === 'quota' && isAccount(r.identity)) ? ', and by no quota' : ''}${anonymousRoutesText(design)}` : ''}.`,
     ),
     ...(design.identityFallback?.defaultPlan !== undefined
       ? [

@@ -167,6 +167,12 @@ export function portGuideLines(design: Design, language: string): string[] {
       ? [
           'A caller without the identity a rule is keyed on is counted under the first other identity it has (API key, user,',
           `tenant, session, client IP). ${mdText(design.identityFallback.keys)}`,
+          ...(design.identityFallback.anonymousEndpoints.length > 0
+            ? [
+                `On ${design.identityFallback.anonymousEndpoints.map((e) => mdCode(`${e.method} ${e.route}`)).join(', ')}, whose callers may be anonymous, a caller with none of`,
+                'those identities is not counted by those rules at all, not by its client IP: only the rules keyed on the client IP count it.',
+              ]
+            : []),
         ]
       : []),
     ...(compiled.defaultPlan !== null

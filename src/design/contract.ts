@@ -25,6 +25,7 @@ import type {
   ResponseContract,
 } from './model.js';
 import { keepsStateInStore } from './model.js';
+import { ACCOUNT_IDENTITIES } from './identity-fallback.js';
 
 const IETF_DRAFT = 'draft-ietf-httpapi-ratelimit-headers-11';
 
@@ -377,12 +378,24 @@ function covers(rule: MatrixRule, endpoint: ResolvedEndpoint): boolean {
   return rule.endpointClass === 'all' || rule.endpointClass === endpoint.class;
 }
 
-/** Endpoints counted only by edge rules: no response on them carries rate-limit headers. */
-function edgeOnlyEndpoints(rules: MatrixRule[], endpoints: ResolvedEndpoint[]): string[] {
+/**
+ * Endpoints counted only by edge rules: no response on them carries rate-limit headers. For
+ * anonymous callers: the endpoints that allow them where every application rule is keyed on an
+ * account identity, which counts no anonymous caller there (RouteSpec.anonymous).
+ */
+function edgeOnlyEndpoints(rules: MatrixRule[], endpoints: ResolvedEndpoint[], callers: 'all' | 'anonymous' = 'all'): string[] {
   const edge = rules.filter((r) => r.layer === 'edge' && r.tier !== 'outbound');
-  const app = rules.filter((r) => r.layer !== 'edge' && r.tier !== 'outbound' && r.headers !== 'none');
+  const app = rules.filter(
+    (r) =>
+      r.layer !== 'edge' &&
+      r.tier !== 'outbound' &&
+      r.headers !== 'none' &&
+      (callers === 'all' || r.identity === undefined || !ACCOUNT_IDENTITIES.includes(r.identity)),
+  );
   return endpoints
-    .filter((e) => e.class !== 'health' && edge.some((r) => covers(r, e)) && !app.some((r) => covers(r, e)))
+    .filter(
+      (e) => e.class !== 'health' && (callers === 'all' || e.anonymous) && edge.some((r) => covers(r, e)) && !app.some((r) => covers(r, e)),
+    )
     .map((e) => e.name);
 }
 
@@ -475,6 +488,7 @@ export function buildContract(
   const headers = headerSpecs(convention, example, reset);
   const quotaHeaders = quotaHeaderSpecs(convention, rules, example, reset);
   const sequence = sequenceDiagram(rules, limited.retryAfter);
+  const edgeOnly = edgeOnlyEndpoints(rules, options.endpoints ?? []);
   const contract: ResponseContract = {
     convention,
     specReference: SPEC_REFERENCE[convention],
@@ -489,7 +503,8 @@ export function buildContract(
     silentRuleIds: silent,
     edgeRuleIds: rules.filter((r) => r.headers === 'edge').map((r) => r.id),
     edgeRefusalBody: edgeRefusalBody(options.gateway ?? 'none'),
-    edgeOnlyEndpoints: edgeOnlyEndpoints(rules, options.endpoints ?? []),
+    edgeOnlyEndpoints: edgeOnly,
+    edgeOnlyAnonymous: edgeOnlyEndpoints(rules, options.endpoints ?? [], 'anonymous').filter((e) => !edgeOnly.includes(e)),
     rateLimitedBody: limited.body,
     ...(example ? { rateLimitedExample: limited.example } : {}),
     storeUnavailable: { status: 503, retryAfterSeconds: STORE_UNAVAILABLE_RETRY_AFTER_SECONDS },

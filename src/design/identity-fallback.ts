@@ -7,13 +7,14 @@
  */
 import { joinAnd } from '../format.js';
 import { fallbackLabel } from '../runtime/middleware/keys.js';
+import { coveredEndpoints } from './matrix.js';
 import type { IdentityFallback, MatrixRule, RuleIdentity, Scope } from './model.js';
 
 /** The order the middleware tries a caller's identities in (src/runtime/middleware/limiter.ts, FALLBACK_ORDER). */
 export const FALLBACK_ORDER = ['api-key', 'user', 'tenant', 'session', 'ip'] as const;
 
-/** The identities whose rules fall back to another one. */
-const ACCOUNT: readonly RuleIdentity[] = ['api-key', 'user', 'tenant', 'session'];
+/** The identities whose rules fall back to another one (never to the client IP where callers may be anonymous). */
+export const ACCOUNT_IDENTITIES: readonly RuleIdentity[] = ['api-key', 'user', 'tenant', 'session'];
 
 const WORD: Record<(typeof FALLBACK_ORDER)[number], string> = {
   'api-key': 'API key',
@@ -82,13 +83,19 @@ export function defaultPlanOf(scope: Pick<Scope, 'plans'>): string | undefined {
 }
 
 export function buildIdentityFallback(scope: Scope, rules: readonly MatrixRule[]): IdentityFallback | undefined {
-  const keyed = rules.filter((r) => r.layer === 'middleware' && r.identity !== undefined && ACCOUNT.includes(r.identity));
+  const keyed = rules.filter((r) => r.layer === 'middleware' && r.identity !== undefined && ACCOUNT_IDENTITIES.includes(r.identity));
   if (keyed.length === 0) return undefined;
   const identities = [...new Set(keyed.map((r) => r.identity as RuleIdentity))];
   const quotas = keyed.filter((r) => r.tier === 'quota');
   const planRules = keyed.filter((r) => r.plan !== undefined);
   const defaultPlan = planRules.length > 0 ? defaultPlanOf(scope) : undefined;
   const answered = new Set<string>(scope.identities);
+  // where callers may be anonymous, the middleware counts no caller by address under these rows
+  // (RouteSpec.anonymous): only the per-IP rows covering those endpoints count such a caller
+  const anonymous = scope.endpoints.filter(
+    (e) => e.anonymous && e.class !== 'health' && keyed.some((r) => coveredEndpoints(r, scope).includes(e)),
+  );
+  const perIp = rules.filter((r) => r.identity === 'ip' && anonymous.some((e) => coveredEndpoints(r, scope).includes(e)));
   const parts: string[] = [];
   parts.push(
     `The rows keyed on ${joinAnd(identities.map((i) => WITH_ARTICLE[i as keyof typeof WITH_ARTICLE]))} (${joinAnd(keyed.map((r) => r.id))}) count a caller that identify() gives no such identity under the first other one it has, in the order ${FALLBACK_ORDER.map((k) => WORD[k]).join(', ')}, with the same numbers.`,
@@ -103,7 +110,14 @@ export function buildIdentityFallback(scope: Scope, rules: readonly MatrixRule[]
   const others = FALLBACK_ORDER.filter((k) => k !== 'ip' && answered.has(k) && !identities.includes(k));
   if (others.length > 0) {
     parts.push(
-      `So a caller identified by ${others.map((k) => WITH_ARTICLE[k]).join(' or ')} alone (${others.includes('session') ? 'a browser signed in with a session cookie, say' : 'one of the identities the answers list'}) is limited per ${others.map((k) => WORD[k]).join(' or per ')} by these rows${quotas.length > 0 ? ', quotas included' : ''}, and a request with no identity at all per address${quotas.length > 0 ? ' (quotas aside)' : ''}.`,
+      `So a caller identified by ${others.map((k) => WITH_ARTICLE[k]).join(' or ')} alone (${others.includes('session') ? 'a browser signed in with a session cookie, say' : 'one of the identities the answers list'}) is limited per ${others.map((k) => WORD[k]).join(' or per ')} by these rows${quotas.length > 0 ? ', quotas included' : ''}, and a request with no identity at all per address${quotas.length > 0 ? ' (quotas aside)' : ''}${anonymous.length > 0 ? `, except where callers may be anonymous` : ''}.`,
+    );
+  }
+  if (anonymous.length > 0) {
+    const names = joinAnd(anonymous.map((e) => e.name));
+    const ids = [...identities, ...others].map((k) => WITH_ARTICLE[k as keyof typeof WITH_ARTICLE]);
+    parts.push(
+      `${names} ${anonymous.length === 1 ? 'allows' : 'allow'} anonymous callers: there these rows count a caller with ${ids.join(' or ')} as on any other endpoint, and never a caller with ${ids.length > 1 ? 'none of them' : 'none'}, not even by its address: ${perIp.length > 0 ? `only ${joinAnd(perIp.map((r) => r.id))} ${perIp.length === 1 ? 'counts' : 'count'} it` : `no rule keyed on the client IP covers ${anonymous.length === 1 ? 'it' : 'them'}, so nothing limits such a caller there (add one)`}.`,
     );
   }
   parts.push(
@@ -118,6 +132,7 @@ export function buildIdentityFallback(scope: Scope, rules: readonly MatrixRule[]
     ruleIds: keyed.map((r) => r.id),
     ...(defaultPlan !== undefined ? { defaultPlan } : {}),
     keys,
+    anonymousEndpoints: anonymous.map((e) => ({ name: e.name, method: e.method, route: e.route })),
     explanation: parts.join(' '),
   };
 }

@@ -864,7 +864,11 @@ function formatPercentOf(part: number, total: number): string {
   return `${pct >= 10 ? formatNumber(Math.round(pct)) : formatNumber(Math.round(pct * 100) / 100)}%`;
 }
 
-function addAnonymous(b: Builder, ctx: MatrixContext, endpoints: ResolvedEndpoint[]): void {
+/**
+ * The per-IP row of the endpoints that allow anonymous callers. `perAccount`: the rows keyed on
+ * an account identity cover them too (buildMatrix), which its rationale says.
+ */
+function addAnonymous(b: Builder, ctx: MatrixContext, endpoints: ResolvedEndpoint[], perAccount: boolean): void {
   if (endpoints.length === 0) return;
   const { scope, burstSeconds } = ctx;
   const { rps, derivation } = perAddressRate(ctx);
@@ -897,7 +901,12 @@ function addAnonymous(b: Builder, ctx: MatrixContext, endpoints: ResolvedEndpoin
     const eps = group.endpoints;
     const id = b.ids.take(groups.length > 1 ? `anonymous-per-ip-fail-${group.mode}` : 'anonymous-per-ip');
     const classes = [...new Set(eps.map((e) => e.class))];
-    const nat = `Keyed on the trusted client IP, the only identity an anonymous caller has. It is sized per address, not per person: ${derivation}, so an office or a carrier-grade NAT address with that many people active at once still gets through. One address can take at most ${formatPercentOf(rps, scope.traffic.peakRps)} of the ${formatNumber(scope.traffic.peakRps)} req/s peak, so scraping from one address stays a small share.${perNodeAddressNote(scope, edge)}`;
+    const account = fairnessIdentity(scope, scope.plans.length > 0);
+    const kinds = [account, ...scope.identities.filter((i) => i !== account && i !== 'ip')].map((i) => populationOf(i, scope).label);
+    const identified = perAccount
+      ? ` It counts identified callers too, by their address; a caller with ${kinds.map((k) => `${/^[AEIOU]/.test(k) ? 'an' : 'a'} ${k}`).join(' or ')} is also counted by ${scope.plans.length === 0 ? 'the fairness row of its identity' : ctx.quotaReset && scope.plans.some((p) => p.quota !== undefined) ? "its plan's fairness and quota rows" : "its plan's fairness row"} there, as on every other endpoint.`
+      : '';
+    const nat = `Keyed on the trusted client IP, the only identity an anonymous caller has.${identified} It is sized per address, not per person: ${derivation}, so an office or a carrier-grade NAT address with that many people active at once still gets through. One address can take at most ${formatPercentOf(rps, scope.traffic.peakRps)} of the ${formatNumber(scope.traffic.peakRps)} req/s peak, so scraping from one address stays a small share.${perNodeAddressNote(scope, edge)}`;
     b.rules.push({
       id,
       source: 'generated',
@@ -1441,14 +1450,20 @@ function matrixOf(ctx: MatrixContext, hand: HandRule[]): MatrixResult {
   const webhooks = limited.filter((e) => e.class === 'webhook');
   const rest = limited.filter((e) => e.class !== 'auth' && e.class !== 'webhook');
   const anonymous = rest.filter((e) => e.anonymous);
-  const identified = rest.filter((e) => !e.anonymous);
+  // An endpoint that allows anonymous callers serves identified ones too: rows keyed on an
+  // account identity (a plan's fairness and quota) count them there as on any other endpoint,
+  // and the per-IP row counts the anonymous ones (the middleware counts no caller without an
+  // account identity by address under those rows there: RouteSpec.anonymous). Rows keyed on
+  // the address itself stay off them, which the per-IP row already counts.
+  const accountKeyed = fairnessIdentity(scope, scope.plans.length > 0) !== 'ip';
+  const perAccount = accountKeyed ? rest : rest.filter((e) => !e.anonymous);
 
   addCeiling(b, ctx, limited);
-  addFairness(b, ctx, identified);
-  addAnonymous(b, ctx, anonymous);
+  addFairness(b, ctx, perAccount);
+  addAnonymous(b, ctx, anonymous, accountKeyed);
   addAuth(b, ctx, auth);
   addWebhooks(b, ctx, webhooks);
-  addQuotas(b, ctx, identified);
+  addQuotas(b, ctx, perAccount);
   addOutbound(b, ctx);
   const windowed = applyHandRules(b.rules, hand, scope)
     .map((r) => edgeCompleted(r, ctx))

@@ -357,6 +357,8 @@ export interface ResponseContract {
   edgeRefusalBody: string;
   /** Endpoints only edge rules count: their responses carry no rate-limit headers at all. */
   edgeOnlyEndpoints: string[];
+  /** Endpoints allowing anonymous callers where only edge rules count those: their responses carry no rate-limit headers. */
+  edgeOnlyAnonymous?: string[];
   /** Exactly what the generated middleware sends for the example rule (same numbers as the example headers). */
   rateLimitedBody: Record<string, unknown>;
   rateLimitedExample?: ExampleResponse;
@@ -668,6 +670,11 @@ export interface IdentityFallback {
   defaultPlan?: string;
   /** The keys such a caller is counted under, as the runtime writes them (a port must write the same). */
   keys: string;
+  /**
+   * Endpoints these rules cover that allow anonymous callers: there a caller with no account
+   * identity is counted by none of these rules (not by its address), only by the per-IP rows.
+   */
+  anonymousEndpoints: { name: string; method: string; route: string }[];
   explanation: string;
 }
 

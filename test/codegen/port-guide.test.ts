@@ -70,18 +70,22 @@ describe('the code README of a Go API', () => {
     expect(readme).toContain(
       `\`EVALSHA ${luaScript('sliding-window-log').sha1} 2 rl:{auth:login}:un:<sha256(username)> rl:{auth:login}:ip:<client-ip> 10 900000 5 60000 <cost>\``,
     );
-    expect(readme).toContain('`RateLimit-Policy: "fairness-partner";q=200;w=4`');
-    expect(readme).toContain('`RateLimit: "fairness-partner";r=<remaining>;t=<ceil(reset_ms / 1000)>`');
+    // the Partner row covers the anonymous reads too (a partner's key counts there), split by fail mode
+    expect(readme).toContain('`RateLimit-Policy: "fairness-partner-fail-closed";q=200;w=4`');
+    expect(readme).toContain('`RateLimit: "fairness-partner-fail-closed";r=<remaining>;t=<ceil(reset_ms / 1000)>`');
+    expect(readme).toContain('`RateLimit-Policy: "fairness-partner-fail-open";q=200;w=4`');
     expect(readme).toContain('fail closed, status 503 with `Retry-After: 5`');
     expect(readme).toContain('`ratelimit.auth-login-per-identity.mode`, `ratelimit.auth-login-per-ip.mode`');
     expect(readme).toContain('`ratelimit_throttled_total` (counter; `rule`, `mode`)');
     expect(readme).toContain('a call the bucket held back counts in `ratelimit_throttled_total` with mode="enforce"');
     expect(readme).toContain('`ratelimit_outbound_provider_429_total` (counter; `provider`)');
-    expect(commands(readme)).toHaveLength(7);
+    expect(commands(readme)).toHaveLength(8);
+    // both halves spend one bucket: the same call
+    expect(commands(readme)[0]).toBe(commands(readme)[1]);
   });
 
   it('runs as written on a Redis Cluster: one slot per call, the replies the guide explains', async () => {
-    const [gcra, login, loginNoName, geoReserve, geoPause] = commands(readme);
+    const [gcra, , login, loginNoName, geoReserve, geoPause] = commands(readme);
     // gcra: a fresh bucket admits a save-query (cost 2) with ahead = increment
     const first = await run(gcra!, { '<api-key-id>': 'partner-7', '<cost x 20000>': '40000' });
     expect(first).toBe(40000);

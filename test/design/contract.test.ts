@@ -4,6 +4,7 @@
  * and the rules enforced only at the edge. test/middleware/contract.test.ts holds the same
  * numbers against the compiled middleware over HTTP.
  */
+import { readFileSync } from 'node:fs';
 import { describe, expect, it } from 'vitest';
 import { Answers } from '../../src/answers/schema.js';
 import { checkDesign } from '../../src/constraints/index.js';
@@ -244,8 +245,20 @@ describe('rules enforced only at the edge', () => {
     expect(rule(saas, 'anonymous-per-ip').headers).toBe('edge');
     expect(rule(saas, 'fairness-free').headers).toBe('full');
     expect(saas.contract.edgeRuleIds).toEqual(['global-ceiling', 'anonymous-per-ip']);
-    expect(saas.contract.edgeOnlyEndpoints).toEqual(['public-catalog']);
+    // the plan rows count identified callers of public-catalog: only its anonymous calls are the edge's alone
+    expect(saas.contract.edgeOnlyEndpoints).toEqual([]);
+    expect(saas.contract.edgeOnlyAnonymous).toEqual(['public-catalog']);
     expect(checkDesign(saas).find((c) => c.id === 'response-contract')?.passed).toBe(true);
+  });
+
+  it("an anonymous API that the application keys on nothing but the address: every call is the edge's alone", () => {
+    const raw = JSON.parse(readFileSync(new URL('./fixtures/anonymous-cgnat.answers.json', import.meta.url), 'utf8'));
+    const d = buildDesign(Answers.parse(raw), { date: DATE });
+    expect(d.contract.edgeOnlyEndpoints).toEqual(['departures', 'stops', 'search-stops']);
+    expect(d.contract.edgeOnlyAnonymous).toEqual([]);
+    const doc = renderMarkdown({ design: d, checks: checkDesign(d) }, { layout: 'single' })[0]?.content ?? '';
+    expect(doc).toMatch(/calls to `departures`, `stops`, `search-stops`\s+are counted only at the edge/);
+    expect(doc).not.toMatch(/anonymous calls to/);
   });
 
   it('the matrix and the contract section say so', () => {
@@ -256,7 +269,9 @@ describe('rules enforced only at the edge', () => {
     expect(details('anonymous-per-ip')).toContain('**Headers:** 429 + Retry-After only (edge).');
     expect(details('fairness-free')).toContain('**Headers:** full.');
     expect(doc).toMatch(/Rules enforced at the edge/);
-    expect(doc).toMatch(/calls to `public-catalog`\s+are counted only at the edge/);
+    expect(doc).toMatch(
+      /anonymous calls to `public-catalog` are counted only at the edge \(the application's\s+rules there count callers it identifies\)/,
+    );
   });
 
   it('the example rule is always one the middleware enforces', () => {

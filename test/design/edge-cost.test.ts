@@ -86,10 +86,12 @@ describe('the generated per-IP rule at the edge', () => {
     expect(passes(design)).toEqual([]);
   });
 
-  it('a middleware rule keeps weighing its calls by cost (the Kong catalogue: order costs 2 in the dealer bucket)', () => {
+  it('a middleware rule keeps weighing its calls by cost (the Kong catalogue: order costs 2 and search 3 in the dealer bucket)', () => {
     const design = fixture('kong-search');
-    expect(rule(design, 'fairness-dealer').layer).toBe('middleware');
-    expect(rule(design, 'fairness-dealer').cost).toEqual({ default: 1, byEndpoint: [{ endpoint: 'order', cost: 2 }] });
+    // the dealer's bucket covers the anonymous catalogue too (a dealer's key counts there), split by fail mode
+    expect(rule(design, 'fairness-dealer-fail-closed').layer).toBe('middleware');
+    expect(rule(design, 'fairness-dealer-fail-closed').cost).toEqual({ default: 1, byEndpoint: [{ endpoint: 'order', cost: 2 }] });
+    expect(rule(design, 'fairness-dealer-fail-open').cost).toEqual({ default: 1, byEndpoint: [{ endpoint: 'search', cost: 3 }] });
     expect(rule(design, 'anonymous-per-ip-cost-3')).toMatchObject({ endpoints: ['search'], rate: { requests: 3, periodSeconds: 1 } });
     expect(passes(design)).toEqual([]);
   });

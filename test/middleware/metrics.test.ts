@@ -197,11 +197,14 @@ describe('a store past maxmemory (noeviction) refuses writes: the fail modes the
       const used = Number(/used_memory:(\d+)/.exec(await client.info('memory'))?.[1]);
       await client.config('SET', 'maxmemory', String(Math.floor(used / 2)));
       await expect(client.set('one-more', 'x')).rejects.toThrow(/OOM/);
-      // fairness-per-api-key (gcra) fails closed: 503 with Retry-After
+      // the API key's fairness row (gcra) fails closed on the reads: 503 with Retry-After (its
+      // fail-open half covers the anonymous search, where an API key is counted too)
       const closed = await hit(s.url, 'GET', '/v1/items', { 'x-test-key': 'after' });
       expect(closed.status).toBe(503);
       expect(closed.headers.get('retry-after')).toMatch(/^\d+$/);
-      expect(await counter(s.registry, 'ratelimit_store_failures_total', { rule: 'fairness-per-api-key', reason: 'script' })).toBe(1);
+      expect(
+        await counter(s.registry, 'ratelimit_store_failures_total', { rule: 'fairness-per-api-key-fail-closed', reason: 'script' }),
+      ).toBe(1);
       // anonymous-per-ip (gcra) fails open: admitted unchecked, counted for RateLimitFailOpen
       const opened = await hit(s.url, 'GET', '/v1/public');
       expect(opened.status).toBe(200);

@@ -381,9 +381,22 @@ describe('the limiter without a shared store (in-process twin of each script)', 
     // ceiling first (no gateway here, so the middleware owns it); a plan rule only checks its
     // own plan; the plan's quota runs last
     expect(byId.outcomes.map((o) => o.ruleId)).toEqual(['global-ceiling', 'fairness-free', 'quota-free']);
-    const anonymous = await limiter.check(input('GET', '/v1/catalog'));
-    expect(anonymous.outcomes.map((o) => o.ruleId)).toEqual(['global-ceiling', 'anonymous-per-ip']);
+    // the public catalog allows anonymous callers: a caller with a tenant is counted there by its
+    // plan's rows too, one without any identity by the per-IP row alone
+    const identified = await limiter.check(input('GET', '/v1/catalog'));
+    expect(identified.outcomes.map((o) => o.ruleId).sort()).toEqual(['anonymous-per-ip', 'fairness-free', 'global-ceiling', 'quota-free']);
+    expect(identified.outcomes.find((o) => o.ruleId === 'fairness-free')?.remaining).toBe(18);
     limiter.close();
+    const nobody = (cores.saas as Core).createLimiter({
+      registry: null,
+      defaultMode: 'enforce',
+      hybrid: false,
+      identify: () => ({}),
+      identities: { tenant: () => undefined },
+    });
+    const anonymous = await nobody.check(input('GET', '/v1/catalog'));
+    expect(anonymous.outcomes.map((o) => o.ruleId)).toEqual(['global-ceiling', 'anonymous-per-ip']);
+    nobody.close();
   });
 
   it('calendar quota in process: QUOTA_EXCEEDED after the plan quota, keyed per tenant', async () => {

@@ -72,10 +72,11 @@ describe('cost-weighted scenario on a rule with no cost-1 endpoint', () => {
     expect(s.ruleIds).toEqual(['fairness-starter-fail-open']);
     expect(s.steps).toEqual([
       'Call graphql-search until refused.',
-      'Then call graphql-query (cost 5), the cheapest endpoint of this rule.',
+      // the public endpoint counts an API key too (it allows anonymous callers as well)
+      'Then call graphql-public (cost 2), the cheapest endpoint of this rule.',
     ]);
-    expect(s.expected).toContain('a call to graphql-query (cost 5) sent right after is refused too');
-    expect(s.expected).toContain('the refused call waits for 20 tokens, graphql-query for 5');
+    expect(s.expected).toContain('a call to graphql-public (cost 2) sent right after is refused too');
+    expect(s.expected).toContain('the refused call waits for 20 tokens, graphql-public for 2');
     expect(s.expected).not.toContain('a cost-1 call sent');
   });
 });

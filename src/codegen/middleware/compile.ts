@@ -30,6 +30,8 @@ export interface CompiledRoute {
   endpoint: string | null;
   /** Health checks and other endpoints the design exempts from every limit. */
   exempt: boolean;
+  /** The endpoint allows anonymous callers: account-keyed rules count no caller by address there (RouteSpec.anonymous). */
+  anonymous: boolean;
 }
 
 export interface CompiledRule {
@@ -182,15 +184,15 @@ export function compileDesign(design: Design): CompiledDesign {
   const exempt = new Set(design.enforcement.exempt.endpoints);
   const routes: CompiledRoute[] = [];
   const routeIndex = new Map<string, number>();
-  const addRoute = (method: string, route: string, endpoint: string | null, isExempt: boolean): number => {
+  const addRoute = (method: string, route: string, endpoint: string | null, isExempt: boolean, anonymous: boolean): number => {
     const id = `${method.toUpperCase()} ${route}`;
     const found = routeIndex.get(id);
     if (found !== undefined) return found;
-    routes.push({ method: method.toUpperCase(), route, endpoint, exempt: isExempt });
+    routes.push({ method: method.toUpperCase(), route, endpoint, exempt: isExempt, anonymous });
     routeIndex.set(id, routes.length - 1);
     return routes.length - 1;
   };
-  for (const e of design.scope.endpoints) addRoute(e.method, e.route, e.name, exempt.has(e.name));
+  for (const e of design.scope.endpoints) addRoute(e.method, e.route, e.name, exempt.has(e.name), e.anonymous);
 
   const quotaPeriod: CompiledDesign['quotaPeriod'] = design.quotas
     ? design.quotas.reset.kind === 'calendar'
@@ -234,7 +236,7 @@ export function compileDesign(design: Design): CompiledDesign {
       store,
       key: keyOf({ ...rule, key: rule.key }),
       field: rule.field ?? null,
-      routes: ruleRoutes.map((r) => addRoute(r.method, r.route, null, false)),
+      routes: ruleRoutes.map((r) => addRoute(r.method, r.route, null, false, false)),
       limit: rule.rate.requests,
       periodSeconds: rule.rate.periodSeconds,
       burst: runBurst(rule),

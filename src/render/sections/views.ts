@@ -741,6 +741,7 @@ export function contractView(input: RenderInput) {
     onlyEdge: input.design.rules.length > 0 && input.design.rules.every((r) => r.layer === 'edge'),
     edgeShared: edgeSharedCounts(input.design),
     edgeOnlyEndpoints: c.edgeOnlyEndpoints ?? [],
+    edgeOnlyAnonymous: c.edgeOnlyAnonymous ?? [],
     rateLimitedBody: JSON.stringify(c.rateLimitedBody, null, 2),
     edgeExample,
     middlewareAnswers,

@@ -25,6 +25,8 @@ export interface RouteMatch {
   readonly wildcards: readonly CompiledRoute[];
   readonly endpoint: string | null;
   readonly exempt: boolean;
+  /** The owning route's endpoint allows anonymous callers (RouteSpec.anonymous). */
+  readonly anonymous: boolean;
 }
 
 function decodeSegment(segment: string): string {
@@ -119,6 +121,7 @@ function matchRoutes(routes: readonly CompiledRoute[], method: string, path: rea
     wildcards,
     endpoint: owner ? owner.spec.endpoint : null,
     exempt: owner ? owner.spec.exempt : false,
+    anonymous: owner ? owner.spec.anonymous === true : false,
   };
 }
 
