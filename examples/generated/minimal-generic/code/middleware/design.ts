@@ -59,6 +59,7 @@ export const DESIGN: DesignData = {
       route: "/*",
       endpoint: "all-endpoints",
       exempt: false,
+      anonymous: false,
     },
   ],
   rules: [

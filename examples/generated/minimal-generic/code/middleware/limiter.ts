@@ -76,6 +76,8 @@ interface AppliedRule {
 /** What applies to one combination of matched routes, worked out once per combination. */
 interface Applicable {
   readonly exempt: boolean;
+  /** The route's endpoint allows anonymous callers (RouteSpec.anonymous). */
+  readonly anonymous: boolean;
   readonly rules: readonly AppliedRule[];
   /** The specs of those rules, for the access lists. */
   readonly specs: readonly RuleSpec[];
@@ -88,6 +90,8 @@ interface Applicable {
 interface RequestState<TReq> extends ClientMemo<TReq> {
   readonly identity: RequestIdentity;
   readonly plan: string | null;
+  /** The route's endpoint allows anonymous callers: account rules count no caller by address there. */
+  readonly anonymousRoute: boolean;
 }
 
 /** A window a window rule counts in: its id (in the key) and its end (epoch ms). */
@@ -199,6 +203,7 @@ export function createLimiter<TReq>(design: DesignData, options: LimiterOptions<
       });
     return {
       exempt: match.exempt,
+      anonymous: match.anonymous,
       rules: applied,
       fallbackModes: applied.map(() => fallbackMode),
       specs: applied.map((a) => a.rule.spec),
@@ -273,7 +278,9 @@ export function createLimiter<TReq>(design: DesignData, options: LimiterOptions<
   /**
    * The key of a rule for this request, or null when the rule does not apply to the caller
    * (no usable identity). Own identity: the rule's identity if known, else API key > user >
-   * tenant > session > client IP (a fallback identity brings its own label).
+   * tenant > session > client IP (a fallback identity brings its own label). Never the client
+   * IP for a quota, nor on a route whose endpoint allows anonymous callers: an anonymous
+   * caller there is the per-IP row's, sized for a shared address, not a plan's.
    */
   function keyFor(rule: ActiveRule, request: RequestState<TReq>, win: Window | null): string | null {
     const spec = rule.spec;
@@ -314,8 +321,9 @@ export function createLimiter<TReq>(design: DesignData, options: LimiterOptions<
         let found: string | null = null;
         for (const kind of FALLBACK_ORDER) {
           if (kind === 'ip') {
-            // a quota belongs to an account: a caller known only by address has none
-            if (spec.tier === 'quota') return null;
+            // a quota belongs to an account: a caller known only by address has none; where the
+            // endpoint allows anonymous callers, the per-IP row counts them
+            if (spec.tier === 'quota' || request.anonymousRoute) return null;
             label = rule.fallbackLabels.ip;
             found = ipOf(request);
             break;
@@ -633,7 +641,7 @@ export function createLimiter<TReq>(design: DesignData, options: LimiterOptions<
       identity = { ...identity, username: usernameFromBody(input) };
     }
     const plan = identity.plan ?? defaultPlan;
-    const request: RequestState<TReq> = { input, identity, plan, client };
+    const request: RequestState<TReq> = { input, identity, plan, client, anonymousRoute: applicable.anonymous };
     const applied = applicable.rules;
     // security rules stay silent: when one applies, no rate-limit headers at all
     let silent = false;

@@ -26,6 +26,8 @@ export interface RouteMatch {
   readonly wildcards: readonly CompiledRoute[];
   readonly endpoint: string | null;
   readonly exempt: boolean;
+  /** The owning route's endpoint allows anonymous callers (RouteSpec.anonymous). */
+  readonly anonymous: boolean;
 }
 
 function decodeSegment(segment: string): string {
@@ -120,6 +122,7 @@ function matchRoutes(routes: readonly CompiledRoute[], method: string, path: rea
     wildcards,
     endpoint: owner ? owner.spec.endpoint : null,
     exempt: owner ? owner.spec.exempt : false,
+    anonymous: owner ? owner.spec.anonymous === true : false,
   };
 }
 

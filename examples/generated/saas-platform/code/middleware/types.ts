@@ -18,6 +18,12 @@ export interface RouteSpec {
   readonly endpoint: string | null;
   /** Exempt endpoints (health checks) are never limited. */
   readonly exempt: boolean;
+  /**
+   * The endpoint allows anonymous callers: a rule keyed on an account identity (API key, user,
+   * tenant, session) does not count a caller that has none by its address here, as it does
+   * elsewhere; the per-IP row for anonymous traffic counts such callers. Absent: false.
+   */
+  readonly anonymous?: boolean;
 }
 
 export interface RuleSpec {
@@ -170,7 +176,8 @@ export interface LimiterOptions<TReq> {
   readonly redis?: RedisClientLike | undefined;
   /**
    * Who is calling. Resolution order for a rule keyed on a client identity:
-   * the rule's own identity if known, else API key > user > tenant > session > client IP.
+   * the rule's own identity if known, else API key > user > tenant > session > client IP
+   * (never the client IP for a quota, nor on a route that allows anonymous callers).
    */
   readonly identify?: ((req: TReq) => RequestIdentity | undefined | Promise<RequestIdentity | undefined>) | undefined;
   /**
