@@ -76,6 +76,8 @@ export async function startRedis({ extraArgs = [], wrapper = [], readyMs = 10_00
   return {
     host: HOST,
     port,
+    /** The server's process id (valgrind's, which runs it, under a wrapper). */
+    pid: child.pid,
     version: /v=(\S+)/.exec(stdout)?.[1] ?? '?',
     async stop() {
       child.kill('SIGTERM');

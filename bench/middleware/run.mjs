@@ -5,6 +5,8 @@
  *
  *   npm run build && node bench/middleware/run.mjs [--decisions 100000] [--rounds 5] [--seconds 8] [--rate 2000] [--only node|http]
  *     [--middleware-dir DIR]   (a compiled middleware to measure instead: DIR holds express.js and limiter.js + design.js, or an older ratelimit-core.js)
+ *   npm run build && node bench/middleware/run.mjs --instructions [--requests 10000] [--apps bare,limited,rlf,...]
+ *     (5. only: needs valgrind; about 2 minutes per app)
  *
  * 1. Node decision throughput: 50 calls in flight, over 10,000 keys and 1,000 distinct URLs
  *    (/v1/items/<n>), every call admitted:
@@ -29,6 +31,12 @@
  *    interleaved; median req/s, p99, CPU per request (app + Redis). Then, unless --rate 0,
  *    the same apps at one fixed load (--rate req/s, below saturation).
  *
+ * 5. --instructions: the HTTP apps of 4., each counted by valgrind's callgrind instead of
+ *    timed: the instructions the app's process and redis-server's request handling execute per
+ *    request, over one connection. A count does not move with the machine's load, which swings
+ *    the timed HTTP rounds by 30 points and more; it does not see the kernel (syscalls, the
+ *    loopback) or how requests batch under concurrency, which the timed rows do.
+ *
  * The machine runs everything (Redis, the app, the load generator) on the same cores, so
  * the HTTP rows include Redis's CPU: it is the cost of the limiter as deployed on one box.
  */
@@ -44,6 +52,7 @@ import { Redis } from 'ioredis';
 import { Registry } from 'prom-client';
 import { loadCore } from './load-core.mjs';
 import { RateLimiterRedis } from 'rate-limiter-flexible';
+import { callgrindWrapper, counting, REDIS_REQUEST_WORK } from '../callgrind.mjs';
 import { redisCpuUs, startRedis } from '../redis.mjs';
 
 const here = dirname(fileURLToPath(import.meta.url));
@@ -60,6 +69,12 @@ const SECONDS = Number(option('seconds', 8));
 /** The fixed load of the second HTTP measurement (requests per second, every app alike). */
 const RATE = Number(option('rate', 2000));
 const ONLY = option('only', 'all');
+/** --instructions: count instructions per HTTP request instead of timing (valgrind; see instructionsBench). */
+const INSTRUCTIONS = process.argv.includes('--instructions');
+/** Requests counted per app by --instructions (and as many before, uncounted, to warm it). */
+const REQUESTS = Number(option('requests', 10_000));
+/** --apps limited,rlf,...: count only these apps of the table (its modes, see server.mjs), and the bare app. */
+const APPS = option('apps', null)?.split(',') ?? null;
 /** A compiled middleware to measure instead of generating one (e.g. an older runtime, for a before/after). */
 const MIDDLEWARE_DIR = option('middleware-dir', null);
 const IN_FLIGHT = 50;
@@ -267,9 +282,11 @@ async function instantBench(out) {
 
 // ---------------------------------------------------------------------------
 
-async function startApp(mode, out, redisPort, saasOut) {
-  const child = spawn(process.execPath, [join(here, 'server.mjs'), mode, out, String(redisPort), saasOut], {
-    stdio: ['pipe', 'pipe', 'inherit'],
+/** One app of the HTTP table in its own process (under `wrapper`, e.g. callgrind, when given). */
+async function startApp(mode, out, redisPort, saasOut, wrapper = []) {
+  const command = [...wrapper, process.execPath, join(here, 'server.mjs'), mode, out, String(redisPort), saasOut];
+  const child = spawn(command[0], command.slice(1), {
+    stdio: ['pipe', 'pipe', wrapper.length > 0 ? 'ignore' : 'inherit'],
   });
   let text = '';
   const waiters = [];
@@ -290,6 +307,7 @@ async function startApp(mode, out, redisPort, saasOut) {
   const port = await next();
   return {
     port,
+    pid: child.pid,
     /** The app's CPU time (us) and requests served so far. */
     mark: () => {
       const p = next();
@@ -304,12 +322,13 @@ async function startApp(mode, out, redisPort, saasOut) {
   };
 }
 
-async function loadApp(port, seconds, rate, urls = URLS) {
+/** autocannon on an app: for `seconds` (at `rate` req/s when given), or `amount` requests over `connections`. */
+async function loadApp(port, seconds, rate, urls = URLS, { amount = 0, connections = 50 } = {}) {
   let n = 0;
   const result = await autocannon({
     url: `http://127.0.0.1:${port}`,
-    connections: 50,
-    duration: seconds,
+    connections,
+    ...(amount > 0 ? { amount, timeout: 120 } : { duration: seconds }),
     ...(rate ? { overallRate: rate } : {}),
     requests: [
       {
@@ -399,10 +418,109 @@ async function httpBench(out, saasOut, redisPort) {
   );
 }
 
+/** The apps counted by --instructions: the HTTP table's, and the floor with the generated headers. */
+const INSTRUCTION_ROWS = [
+  ...HTTP_ROWS.slice(0, 5),
+  ['floor-headers', 'one rule, floor with headers: the bare `evalsha`, plus the two RateLimit headers the middleware sends'],
+  ...HTTP_ROWS.slice(5),
+];
+
+/**
+ * --instructions: instructions per request, counted by callgrind in the app's process and in
+ * redis-server's (both run under valgrind), for each app of the HTTP table. One connection, so
+ * every app sees the same requests in the same order, one at a time: no batching that depends on
+ * timing. Each app is warmed with REQUESTS requests uncounted, then REQUESTS are counted.
+ */
+async function instructionsBench(out, saasOut) {
+  const work = mkdtempSync(join(tmpdir(), 'rl-bench-callgrind-'));
+  const redisOut = join(work, 'redis');
+  const server = await startRedis({
+    extraArgs: ['--maxmemory-policy', 'noeviction'],
+    wrapper: callgrindWrapper(redisOut, REDIS_REQUEST_WORK),
+    readyMs: 60_000,
+  });
+  const admin = new Redis(server.port, server.host, { maxRetriesPerRequest: 1 });
+  const rows = {};
+  try {
+    for (const [mode] of INSTRUCTION_ROWS.filter(([m]) => APPS === null || m === 'bare' || APPS.includes(m))) {
+      await admin.flushall();
+      const appOut = join(work, mode);
+      const app = await startApp(mode, out, server.port, saasOut, callgrindWrapper(appOut));
+      try {
+        const requests = { amount: REQUESTS, connections: 1 };
+        await loadApp(app.port, 0, 0, urlsOf(mode), requests);
+        const { instructions } = await counting(
+          [
+            { pid: app.pid, outFile: appOut },
+            { pid: server.pid, outFile: redisOut },
+          ],
+          () => loadApp(app.port, 0, 0, urlsOf(mode), requests),
+        );
+        rows[mode] = { app: instructions[0] / REQUESTS, redis: instructions[1] / REQUESTS };
+      } finally {
+        await app.stop();
+      }
+      process.stderr.write(`instructions: ${mode} ${fmt(rows[mode].app)} + ${fmt(rows[mode].redis)} per request, load ${load()}\n`);
+    }
+  } finally {
+    await admin.quit();
+    await server.stop();
+    rmSync(work, { recursive: true, force: true });
+  }
+  return rows;
+}
+
+/** The --instructions table and its summary lines. */
+function instructionsTable(rows) {
+  const total = (m) => rows[m].app + rows[m].redis;
+  const pct = (x) => `${fmt(x * 100, 1)}%`;
+  const cost = (m) => total(m) / total('bare') - 1;
+  const over = (m) => total(m) - total('bare');
+  const vs = (m, peer) => `${fmt(over(m) / over(peer), 2)}x ${peer}'s`;
+  const have = (...modes) => modes.every((m) => rows[m] !== undefined);
+  return [
+    `#### HTTP by instructions: Express 5 app, one connection, ${fmt(REQUESTS)} requests counted after ${fmt(REQUESTS)} uncounted (valgrind callgrind, app and redis-server)`,
+    '',
+    '| app | app instructions/request | Redis instructions/request | both | more than bare |',
+    '| --- | ---: | ---: | ---: | ---: |',
+    ...INSTRUCTION_ROWS.filter(([m]) => have(m)).map(([m, label]) => {
+      const r = rows[m];
+      return `| ${label} | ${fmt(r.app)} | ${fmt(r.redis)} | ${fmt(total(m))} | ${m === 'bare' ? '-' : `${fmt(over(m))} (${pct(cost(m))})`} |`;
+    }),
+    '',
+    ...(have('bare', 'limited', 'rlf', 'erl', 'floor', 'floor-headers')
+      ? [
+          `One rule, instructions a request costs over the bare app (app + Redis): the middleware ${fmt(over('limited'))}, ${vs('limited', 'rlf')} (${fmt(over('rlf'))}) and ${vs('limited', 'erl')} (${fmt(over('erl'))}); the floor ${fmt(over('floor'))}, with headers ${fmt(over('floor-headers'))}.`,
+        ]
+      : []),
+    ...(have('bare', 'saas-one', 'saas', 'rlf-saas', 'erl-saas')
+      ? [
+          `saas-platform: one call per tenant ${fmt(over('saas-one'))}, as generated ${fmt(over('saas'))}; ${vs('saas-one', 'rlf-saas')} (${fmt(over('rlf-saas'))}), ${vs('saas-one', 'erl-saas')} (${fmt(over('erl-saas'))}).`,
+        ]
+      : []),
+  ];
+}
+
 // ---------------------------------------------------------------------------
 
 const { dir, out } = MIDDLEWARE_DIR ? { dir: null, out: MIDDLEWARE_DIR } : await compileMiddleware(ANSWERS);
 const saas = await compileMiddleware(SAAS_ANSWERS);
+if (INSTRUCTIONS) {
+  try {
+    const rows = await instructionsBench(out, saas.out);
+    console.log(
+      [
+        `Node ${process.version}, ${cpus().length} x ${cpus()[0]?.model ?? 'CPU'}. Load average at the end: ${load()}.`,
+        '',
+        ...instructionsTable(rows),
+      ].join('\n'),
+    );
+  } finally {
+    rmSync(saas.dir, { recursive: true, force: true });
+    if (dir) rmSync(dir, { recursive: true, force: true });
+  }
+  process.exit(0);
+}
 const redis = await startRedis({ extraArgs: ['--maxmemory-policy', 'noeviction'] });
 const startLoad = load();
 const lines = [];
