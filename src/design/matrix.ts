@@ -1598,6 +1598,8 @@ function edgeCosted(rule: MatrixRule, all: readonly MatrixRule[], ctx: MatrixCon
       : {};
     // a mode taken from the answers for the classes covered follows the classes each part keeps
     // (a stated mode, the ceiling's, and a shared count's gateway setting stay as they are)
+    // and so does the rationale's statement of it, which named the classes of the whole rule
+    let rationale = rule.rationale ?? '';
     if (
       costs.length > 1 &&
       edge.unreachable === undefined &&
@@ -1608,11 +1610,24 @@ function edgeCosted(rule: MatrixRule, all: readonly MatrixRule[], ctx: MatrixCon
           scope,
           covered.map((e) => e.class),
         )
-    )
+    ) {
       scoped.failMode = answeredEdgeMode(
         scope,
         eps.map((e) => e.class),
       );
+      rationale = rationale.replace(
+        edgeStateNote(
+          edge,
+          scope,
+          covered.map((e) => e.class),
+        ),
+        edgeStateNote(
+          edge,
+          scope,
+          eps.map((e) => e.class),
+        ),
+      );
+    }
     if (units === 1) {
       const away = costs.slice(1).map((c, j) => {
         const them = covered.filter((e) => unitsOf(e.name) === c).map((e) => e.name);
@@ -1621,7 +1636,7 @@ function edgeCosted(rule: MatrixRule, all: readonly MatrixRule[], ctx: MatrixCon
       out.push({
         ...plain,
         ...scoped,
-        rationale: `${rule.rationale} ${edge.component} counts requests, not cost, so the endpoints that cost more count in edge rules of their own, at this rate divided by their cost: ${away.join('; ')}.`,
+        rationale: `${rationale} ${edge.component} counts requests, not cost, so the endpoints that cost more count in edge rules of their own, at this rate divided by their cost: ${away.join('; ')}.`,
       });
       return;
     }
@@ -1662,7 +1677,7 @@ function edgeCosted(rule: MatrixRule, all: readonly MatrixRule[], ctx: MatrixCon
       ...(ttl !== undefined ? { ttlSeconds: ttl } : {}),
       ...(cardinality ? { cardinality } : {}),
       ...(rule.killSwitch ? { killSwitch: { flag: killSwitchFlag(id) } } : {}),
-      rationale: `${why} ${rule.rationale}`,
+      rationale: `${why} ${rationale}`,
       derivation: `${rule.derivation ? `${rule.derivation}; ` : ''}at the edge ${how}`,
     });
   });

@@ -1,0 +1,44 @@
+/**
+ * Review answers unlike the examples (test/fixtures/review/): Fastify behind nginx with no API
+ * keys, Express behind four Envoy nodes with plans and an existing limiter, Koa behind AWS API
+ * Gateway with an edge rule split by endpoint cost. What the document states must be what the
+ * shipped files do.
+ */
+import { readFileSync } from 'node:fs';
+import { describe, expect, it } from 'vitest';
+import { generateCode } from '../../src/codegen/index.js';
+import { renderMarkdown } from '../../src/render/markdown/index.js';
+import { inputFromAnswers } from './fixtures.js';
+
+const review = (name: string): unknown => {
+  const raw = JSON.parse(readFileSync(new URL(`../fixtures/review/${name}.answers.json`, import.meta.url), 'utf8'));
+  delete raw.$schema;
+  return raw;
+};
+
+describe('Koa behind AWS API Gateway: the per-IP edge rule split by endpoint cost', () => {
+  const input = inputFromAnswers(review('koa-aws-costs'));
+  const md = renderMarkdown(input, { layout: 'single' })[0]?.content ?? '';
+  const aws = JSON.parse(generateCode(input.design).find((f) => f.path === 'gateway/aws-api-gateway.json')!.content);
+  const details = (id: string): string => md.slice(md.indexOf(`#### Rule \`${id}\``)).split('\n#### ')[0] ?? '';
+
+  it('states for each part the fail mode of the classes it keeps, in the matrix, its details and the WAF rule', () => {
+    const parts = ['anonymous-per-ip', 'anonymous-per-ip-cost-4', 'anonymous-per-ip-cost-20'];
+    const modes = parts.map((id) => input.design.rules.find((r) => r.id === id)?.failMode);
+    // tile (read) and geocode (search) are answered open, route-plan (expensive) closed
+    expect(modes).toEqual(['open', 'open', 'closed']);
+    parts.forEach((id, i) => {
+      const mode = modes[i]!;
+      expect(md, id).toMatch(new RegExp(`\\| \\[\`${id}\`\\]\\(#rule-${id}\\) \\|[^\\n]*\\| fail ${mode} \\| edge \\|`));
+      const stated = [...details(id).matchAll(/It states fail (open|closed)/g)].map((m) => m[1]);
+      expect(stated, id).toEqual([mode]);
+      const waf = aws.wafRateBasedRules.find(
+        (w: { VisibilityConfig: { MetricName: string } }) => w.VisibilityConfig.MetricName === `rl_${id}`,
+      );
+      expect(waf._note, id).toContain(`${id}: fail ${mode} if its count moves to a shared store`);
+    });
+    // a part that keeps one class names that class alone, not the classes of the rule it was split from
+    expect(details('anonymous-per-ip-cost-4')).toContain("It states fail open, the answers' mode for search:");
+    expect(md).not.toContain("the strictest of the answers' modes for its classes (expensive closed, read and search open)");
+  });
+});
