@@ -239,11 +239,11 @@ describe('Envoy', () => {
     });
   }
 
-  it('x-ratelimit headers only when that is the design convention', () => {
+  it("no x-ratelimit headers of Envoy's own, even where that is the design convention (the middleware sends them)", () => {
     const base = designWith('envoy');
     const design: Design = { ...base, contract: { ...base.contract, convention: 'x-ratelimit' } };
     const filter = yamlOf(generateEnvoy(design)[0]!.content);
-    expect(filter.http_connection_manager.http_filters[1].typed_config.enable_x_ratelimit_headers).toBe('DRAFT_VERSION_03');
+    expect(filter.http_connection_manager.http_filters[1].typed_config.enable_x_ratelimit_headers).toBe('OFF');
   });
 });
 

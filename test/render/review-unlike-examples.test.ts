@@ -5,6 +5,7 @@
  * shipped files do.
  */
 import { readFileSync } from 'node:fs';
+import { parse as parseYaml } from 'yaml';
 import { describe, expect, it } from 'vitest';
 import { generateCode } from '../../src/codegen/index.js';
 import { renderMarkdown } from '../../src/render/markdown/index.js';
@@ -40,5 +41,23 @@ describe('Koa behind AWS API Gateway: the per-IP edge rule split by endpoint cos
     // a part that keeps one class names that class alone, not the classes of the rule it was split from
     expect(details('anonymous-per-ip-cost-4')).toContain("It states fail open, the answers' mode for search:");
     expect(md).not.toContain("the strictest of the answers' modes for its classes (expensive closed, read and search open)");
+  });
+});
+
+describe('Express behind four Envoy nodes, x-ratelimit headers', () => {
+  const input = inputFromAnswers(review('express-envoy-plans'));
+  const md = renderMarkdown(input, { layout: 'single' })[0]?.content ?? '';
+  const envoy = parseYaml(generateCode(input.design).find((f) => f.path === 'gateway/envoy-local-ratelimit.yaml')!.content);
+
+  it('ships an Envoy that adds no rate-limit headers, as the document says of the edge rules', () => {
+    expect(input.design.contract.convention).toBe('x-ratelimit');
+    expect(md).toContain('The gateway exposes no remaining count: these rules send\nno rate-limit headers, on refusals or otherwise.');
+    const filters = envoy.http_connection_manager.http_filters as { name: string; typed_config: Record<string, unknown> }[];
+    const service = filters.find((f) => f.name === 'envoy.filters.http.ratelimit')!.typed_config;
+    // DRAFT_VERSION_03 appends Envoy's own X-RateLimit-* values to the application's, on every response the service counted
+    expect(service.enable_x_ratelimit_headers).toBe('OFF');
+    // the only header the edge adds is Retry-After on its 429s
+    const added = JSON.stringify(envoy).match(/"key":"[^"]+"/g) ?? [];
+    expect(new Set(added)).toEqual(new Set(['"key":"retry-after"']));
   });
 });

@@ -193,7 +193,6 @@ export function envoyFilterConfig(design: Design): Record<string, unknown> {
   const all = [...(ceiling ? [ceiling] : []), ...local, ...global];
   const shadow = design.rollout.startsInShadow;
   const retryAfter = edgeRetryAfter(all);
-  const xHeaders = design.contract.convention === 'x-ratelimit';
   const deny = global.length > 0 && envoyFailureModeDeny(design.scope);
   const filters: Record<string, unknown>[] = [];
   if (ceiling || local.length > 0) {
@@ -238,7 +237,10 @@ export function envoyFilterConfig(design: Design): Record<string, unknown> {
         failure_mode_deny: deny,
         // refused because the service could not be asked: 503 (a store outage), not Envoy's default 500
         ...(deny ? { status_on_error: { code: 'ServiceUnavailable' } } : {}),
-        enable_x_ratelimit_headers: xHeaders ? 'DRAFT_VERSION_03' : 'OFF',
+        // no headers of Envoy's own: it would append its draft-03 X-RateLimit-* values to the
+        // application's (two of each on a call both count), and the document states the edge
+        // sends none; the application's middleware sends the design's convention
+        enable_x_ratelimit_headers: 'OFF',
         rate_limit_service: {
           grpc_service: { envoy_grpc: { cluster_name: RATE_LIMIT_CLUSTER } },
           transport_api_version: 'V3',
