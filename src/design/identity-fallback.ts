@@ -13,8 +13,9 @@ import type { IdentityFallback, MatrixRule, RuleIdentity, Scope } from './model.
 /** The order the middleware tries a caller's identities in (src/runtime/middleware/limiter.ts, FALLBACK_ORDER). */
 export const FALLBACK_ORDER = ['api-key', 'user', 'tenant', 'session', 'ip'] as const;
 
-/** The identities whose rules fall back to another one (never to the client IP where callers may be anonymous). */
-export const ACCOUNT_IDENTITIES: readonly RuleIdentity[] = ['api-key', 'user', 'tenant', 'session'];
+import { ACCOUNT_IDENTITIES } from './naming.js';
+
+export { ACCOUNT_IDENTITIES };
 
 const WORD: Record<(typeof FALLBACK_ORDER)[number], string> = {
   'api-key': 'API key',

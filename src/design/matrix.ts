@@ -36,7 +36,7 @@ import {
   kongNotCountedText,
   kongRoutePlan,
 } from './gateway-behaviour.js';
-import { IdAllocator, KEY_PREFIX, killSwitchFlag, slug } from './naming.js';
+import { IdAllocator, identityLabel, KEY_PREFIX, killSwitchFlag, slug } from './naming.js';
 import { identityHashes, renderedPattern } from './placement.js';
 
 /**
@@ -583,19 +583,20 @@ function bound(
 }
 
 function populationOf(identity: RuleIdentity, scope: Scope): { population?: number; label: string } {
+  const label = identityLabel(identity);
   switch (identity) {
     case 'api-key':
-      return { population: scope.traffic.distinctClients, label: 'API key' };
+      return { population: scope.traffic.distinctClients, label };
     case 'tenant':
-      return { population: scope.traffic.distinctTenants, label: 'tenant' };
+      return { population: scope.traffic.distinctTenants, label };
     case 'user':
-      return { population: scope.traffic.distinctUsers, label: 'user' };
+      return { population: scope.traffic.distinctUsers, label };
     case 'session':
-      return { population: scope.traffic.distinctUsers * 2, label: 'session' };
+      return { population: scope.traffic.distinctUsers * 2, label };
     case 'global':
-      return { population: 1, label: 'deployment' };
+      return { population: 1, label };
     default:
-      return { label: identity };
+      return { label };
   }
 }
 

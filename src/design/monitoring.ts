@@ -4,7 +4,7 @@ import { ACCESS_OUTCOMES } from '../runtime/middleware/metrics.js';
 import { ENVOY_APP_CLUSTER, ENVOY_LOCAL_STAT_PREFIX, edgeCounter, envoyCounter, envoyFailureModeDeny } from './gateway-behaviour.js';
 import { BYTES_PER_KEY, KEY_VALUE_CHARS, keyNameExtraBytes, maxKeyChars } from './matrix.js';
 import { algorithmLabel } from './algorithms.js';
-import { slug } from './naming.js';
+import { identityLabel, slug } from './naming.js';
 import type { AccessDesign, AlertSpec, MatrixRule, MetricSource, MetricSpec, Monitoring, QuotaDesign, Scope } from './model.js';
 import { softPlanQuota } from './quotas.js';
 
@@ -670,6 +670,9 @@ function overageAlert(soft: readonly MatrixRule[], quotas: QuotaDesign | undefin
     ...(kinds.has('soft-warning') ? ['on a soft-warning plan they pass with a Quota-Exceeded warning'] : []),
     ...(kinds.has('pay-per-overage') ? ['on a pay-per-overage plan the metering system bills each one'] : []),
   ];
+  // the quotas count per the design's account identity: name that, not a tenant the design may not have
+  const counted = [...new Set(soft.map((r) => identityLabel(r.identity ?? 'tenant')))];
+  const who = joinAnd(counted.map((l) => `${l}s`));
   return {
     name: 'RateLimitQuotaOverage',
     metric: 'ratelimit_quota_exhausted_total',
@@ -682,7 +685,7 @@ function overageAlert(soft: readonly MatrixRule[], quotas: QuotaDesign | undefin
     expr: `sum by (rule, plan) (increase(ratelimit_quota_exhausted_total{${selector}}[1h])) > 0`,
     for: '5m',
     severity: 'ticket',
-    why: `Calls past the plan quota are allowed${terms.length > 0 ? ` (${terms.join('; ')})` : ''}, so nothing is broken and nobody is paged, but these callers are in overage, and at the hard stop they get 429 QUOTA_EXCEEDED until the period resets. The counter has no tenant label (its labels come from the design, never from requests): find the tenants in overage in the usage records the invoices come from (or by the Quota-Exceeded header, where the access log records it), and have their account owner contact them before the hard stop: an upgrade, a higher overageCap for the plan, or a warning. The counter also counts the calls refused at the hard stop; ratelimit_throttled_total{${selector},mode="enforce"} shows whether some callers already reach it.`,
+    why: `Calls past the plan quota are allowed${terms.length > 0 ? ` (${terms.join('; ')})` : ''}, so nothing is broken and nobody is paged, but these callers are in overage, and at the hard stop they get 429 QUOTA_EXCEEDED until the period resets. The counter has no ${counted.join(' or ')} label (its labels come from the design, never from requests): find the ${who} in overage in the usage records the invoices come from (or by the Quota-Exceeded header, where the access log records it), and have their account owner contact them before the hard stop: an upgrade, a higher overageCap for the plan, or a warning. The counter also counts the calls refused at the hard stop; ratelimit_throttled_total{${selector},mode="enforce"} shows whether some callers already reach it.`,
   };
 }
 

@@ -1,5 +1,21 @@
 /** Ids, slugs and flag names derived from user-supplied names. */
 import { FRAMEWORK_ADAPTERS } from '../answers/choices.js';
+import type { RuleIdentity } from './model.js';
+
+/** What one key of a rule keyed on this identity stands for, in the document's words ("API key", "tenant"). */
+export function identityLabel(identity: RuleIdentity): string {
+  switch (identity) {
+    case 'api-key':
+      return 'API key';
+    case 'global':
+      return 'deployment';
+    default:
+      return identity;
+  }
+}
+
+/** The identities whose rules fall back to another one (never to the client IP where callers may be anonymous). */
+export const ACCOUNT_IDENTITIES: readonly RuleIdentity[] = ['api-key', 'user', 'tenant', 'session'];
 
 /** Lowercase ASCII slug, safe in rule ids, Redis keys, file names and config. */
 export function slug(value: string): string {

@@ -14,7 +14,7 @@ import {
   gatewayNodes,
   UNEVEN_BALANCE_TEXT,
 } from './gateway-behaviour.js';
-import { middlewareComponent, outboundComponent, runsOnNode } from './naming.js';
+import { ACCOUNT_IDENTITIES, identityLabel, middlewareComponent, outboundComponent, runsOnNode } from './naming.js';
 
 /**
  * What runs the edge rules, from each rule's own counter (edgeCounter): one component, or each
@@ -368,6 +368,38 @@ function edgeUncountedNote(scope: Scope, rules: readonly MatrixRule[]): string {
   return parts.length > 0 ? ` ${parts.join('; ')} (see each rule).` : '';
 }
 
+/**
+ * An example of the limits one hash tag groups, from the design's own rules: one account's fairness
+ * bucket, with its quota where a quota counts the same account; none where no rule is per account.
+ */
+function hashTagExample(rules: readonly MatrixRule[]): string {
+  const store = rules.filter((r) => r.primitive === 'redis-lua' && r.identity !== undefined && ACCOUNT_IDENTITIES.includes(r.identity));
+  const fairness = store.find((r) => r.tier === 'fairness');
+  if (!fairness?.identity) return '';
+  const quota = store.some((r) => r.tier === 'quota' && r.identity === fairness.identity);
+  return `, such as one ${identityLabel(fairness.identity)}'s fairness bucket${quota ? ' and its quota' : ''}`;
+}
+
+/**
+ * Why the middleware runs its rules: what those rules need that the edge cannot see, named from
+ * the rules themselves (a design without API keys, plans or quotas is not told it has them).
+ */
+function middlewareNeeds(rules: readonly MatrixRule[]): string {
+  const accounts = [
+    ...new Set(rules.flatMap((r) => (r.identity !== undefined && ACCOUNT_IDENTITIES.includes(r.identity) ? [r.identity] : []))),
+  ];
+  const needs = [
+    ...(accounts.length > 0
+      ? [`the caller's identity (${joinAnd(accounts.map(identityLabel))}${rules.some((r) => r.plan !== undefined) ? ' and its plan' : ''})`]
+      : []),
+    ...(rules.some((r) => (r.cost?.byEndpoint.length ?? 0) > 0) ? ['weighted costs'] : []),
+    ...(rules.some((r) => r.tier === 'quota') ? ['quotas'] : []),
+    ...(rules.some((r) => r.tier === 'security') ? ['exact auth counting'] : []),
+  ];
+  const list = needs.length <= 1 ? needs.join('') : `${needs.slice(0, -1).join(', ')} or ${needs[needs.length - 1]}`;
+  return needs.length > 0 ? `Limits that need ${list}.` : 'Limits the application counts itself, with the store the design names.';
+}
+
 export function buildEnforcement(scope: Scope, rules: MatrixRule[], exempt: ResolvedEndpoint[]): Enforcement {
   const byLayer = new Map<string, MatrixRule[]>();
   for (const r of rules) {
@@ -390,7 +422,7 @@ export function buildEnforcement(scope: Scope, rules: MatrixRule[], exempt: Reso
       layer: 'middleware',
       component: middlewareComponent(scope.framework, scope.language),
       ruleIds: mwRules.map((r) => r.id),
-      why: `Limits that need full identity (API key, tenant, plan), weighted costs, quotas or exact auth counting.${
+      why: `${middlewareNeeds(mwRules)}${
         edgeSlowestText(scope.gateway)
           ? ` Also any limit slower than the edge counts (${edgeSlowestText(scope.gateway)}): at the edge it would run more leniently than stated, so a rules entry that places one there is refused, and so are answers from which the design would derive one for the edge (its per-IP rule or a split of it by endpoint cost, its ceiling), naming the field to change or the rules entry that keeps the rule here.`
           : ''
@@ -519,7 +551,7 @@ export function buildEnforcement(scope: Scope, rules: MatrixRule[], exempt: Reso
   return {
     primitive,
     atomicityNote: usesLua
-      ? `Reading the counter and writing it back as two commands races: two instances both see "1 left" and both admit. Every decision here is one indivisible operation, and the store-backed decisions take their time from the store (its clock, read inside the script: TIME, or a bucket key's expiry, on ${STORE_NAME[scope.store] ?? scope.store}), never from application clocks, so instance clock skew cannot bend the refill maths. The limits of one identity (one hash tag, such as a tenant's fairness bucket and its quota) are checked and charged in one script call, all or nothing${apartText(rules)}; the calls for different identities go out together, so a rate limit of one identity may be charged for a request another identity's limit refuses, never a quota, whose call goes only once every rate limit has admitted.${rules.some((r) => r.field !== undefined && r.primitive === 'redis-lua') ? ` Where an identity has several such limits they are fields of one hash (one key per identity instead of one per limit; its TTL only ever extended, to the latest moment any field's state matters); the price is one read of the server clock (TIME) per call, as a hash field has no expiry of its own to keep a bucket's state in.${rollingText(rules)}` : ''}`
+      ? `Reading the counter and writing it back as two commands races: two instances both see "1 left" and both admit. Every decision here is one indivisible operation, and the store-backed decisions take their time from the store (its clock, read inside the script: TIME, or a bucket key's expiry, on ${STORE_NAME[scope.store] ?? scope.store}), never from application clocks, so instance clock skew cannot bend the refill maths. The limits of one identity (one hash tag${hashTagExample(rules)}) are checked and charged in one script call, all or nothing${apartText(rules)}; the calls for different identities go out together, so a rate limit of one identity may be charged for a request another identity's limit refuses${rules.some((r) => r.tier === 'quota') ? ', never a quota, whose call goes only once every rate limit has admitted' : ''}.${rules.some((r) => r.field !== undefined && r.primitive === 'redis-lua') ? ` Where an identity has several such limits they are fields of one hash (one key per identity instead of one per limit; its TTL only ever extended, to the latest moment any field's state matters); the price is one read of the server clock (TIME) per call, as a hash field has no expiry of its own to keep a bucket's state in.${rollingText(rules)}` : ''}`
       : usesGateway && !rules.some((r) => r.primitive === 'in-process')
         ? `Every decision is made inside the gateway by its native limiter: no counter is read and written back by the application. ${edgeCountsWhere(scope, rules)}`
         : 'Reading the counter and writing it back as two steps would race; here every decision runs to completion on the one Node thread that owns the in-process buckets, so nothing interleaves, and the time is the process clock (one instance, so no clock skew between deciders).',

@@ -61,3 +61,29 @@ describe('Express behind four Envoy nodes, x-ratelimit headers', () => {
     expect(new Set(added)).toEqual(new Set(['"key":"retry-after"']));
   });
 });
+
+describe('words for identities the design has', () => {
+  it('a design with sessions only (no API keys, tenants, plans or quotas) is not told its middleware rules need them', () => {
+    const input = inputFromAnswers(review('fastify-nginx-sessions'));
+    const md = renderMarkdown(input, { layout: 'single' })[0]?.content ?? '';
+    const layer = md.split('\n').find((l) => l.startsWith('| middleware | fastify middleware'))!;
+    expect(layer).toContain("| Limits that need the caller's identity (session), weighted costs or exact auth counting.");
+    expect(layer).not.toMatch(/API key|tenant|plan|quota/);
+    const atomic = md.slice(md.indexOf('### 4.1 Atomic check-and-consume'), md.indexOf('### 4.2 '));
+    expect(atomic).toContain("The limits of one identity (one hash tag, such as one session's fairness bucket) are checked");
+    expect(atomic).not.toMatch(/tenant|quota/);
+  });
+
+  it('the overage alert of a design whose quotas count API keys sends the on-call to find API keys, not tenants', () => {
+    const input = inputFromAnswers(review('express-envoy-plans'));
+    const alerts = parseYaml(generateCode(input.design).find((f) => f.path === 'monitoring/ratelimit-alerts.yaml')!.content);
+    const overage = alerts.groups
+      .flatMap((g: { rules: unknown[] }) => g.rules)
+      .find((r: { alert: string }) => r.alert === 'RateLimitQuotaOverage');
+    expect(overage.annotations.description).toContain('The counter has no API key label');
+    expect(overage.annotations.description).toContain('find the API keys in overage');
+    expect(overage.annotations.description).not.toContain('tenant');
+    const md = renderMarkdown(input, { layout: 'single' })[0]?.content ?? '';
+    expect(md.split('\n').find((l) => l.startsWith('| RateLimitQuotaOverage |'))).toContain('find the API keys in overage');
+  });
+});
