@@ -87,3 +87,18 @@ describe('words for identities the design has', () => {
     expect(md.split('\n').find((l) => l.startsWith('| RateLimitQuotaOverage |'))).toContain('find the API keys in overage');
   });
 });
+
+describe('Kong edge rules counted in the Redis the design names', () => {
+  it("are not said to be independent of the limiter's store, where kong.yaml counts them there", () => {
+    const raw = JSON.parse(readFileSync(new URL('../fixtures/edge-cost/kong-search.answers.json', import.meta.url), 'utf8'));
+    delete raw.$schema;
+    const input = inputFromAnswers(raw);
+    const kong = generateCode(input.design).find((f) => f.path === 'gateway/kong.yaml')!.content;
+    expect(kong).toContain('replace http://app.internal:3000 and redis.internal with your upstream and limiter Redis');
+    expect(parseYaml(kong).services[0].routes[0].plugins[0].config.policy).toBe('redis');
+    const md = renderMarkdown(input, { layout: 'single' })[0]?.content ?? '';
+    const failModes = md.slice(md.indexOf('### 2.2 Fail mode per endpoint class'), md.indexOf('### 2.3 '));
+    expect(failModes).not.toContain("Edge rules do not depend on the limiter's store");
+    expect(failModes).toContain("`anonymous-per-ip`: It keeps its count in the design's store");
+  });
+});
