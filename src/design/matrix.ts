@@ -749,7 +749,7 @@ function addFairness(b: Builder, ctx: MatrixContext, endpoints: ResolvedEndpoint
         const cost = costTable(eps);
         const weighted =
           cost.byEndpoint.length > 0
-            ? ` Expensive calls draw more tokens from the same bucket (${cost.byEndpoint.map((c) => `${c.endpoint} = ${c.cost}`).join(', ')}) instead of each getting a bucket of its own.`
+            ? ` Costlier calls draw more tokens from the same bucket (${cost.byEndpoint.map((c) => `${c.endpoint} = ${c.cost}`).join(', ')}) instead of each getting a bucket of its own.`
             : '';
         const burst = Math.max(plan.burst, maxCost);
         const raised =
@@ -808,7 +808,7 @@ function addFairness(b: Builder, ctx: MatrixContext, endpoints: ResolvedEndpoint
     const cost = costTable(eps);
     const weighted =
       cost.byEndpoint.length > 0
-        ? ` Expensive calls draw more tokens from the same bucket (${cost.byEndpoint.map((c) => `${c.endpoint} = ${c.cost}`).join(', ')}) instead of each getting a bucket of its own.`
+        ? ` Costlier calls draw more tokens from the same bucket (${cost.byEndpoint.map((c) => `${c.endpoint} = ${c.cost}`).join(', ')}) instead of each getting a bucket of its own.`
         : '';
     const burst = Math.max(Math.ceil(rps * burstSeconds), maxCost);
     const ttl = bucketTtl(burst, rps);

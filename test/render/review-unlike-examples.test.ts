@@ -102,3 +102,13 @@ describe('Kong edge rules counted in the Redis the design names', () => {
     expect(failModes).toContain("`anonymous-per-ip`: It keeps its count in the design's store");
   });
 });
+
+describe('weighted calls of other classes', () => {
+  it('are called costlier, not expensive (the name of a class they are not in)', () => {
+    const input = inputFromAnswers(review('fastify-nginx-sessions'));
+    const md = renderMarkdown(input, { layout: 'single' })[0]?.content ?? '';
+    // save-favourite is a write of cost 2
+    expect(md).toContain('Costlier calls draw more tokens from the same bucket (save-favourite = 2)');
+    expect(md).not.toContain('Expensive calls draw more tokens');
+  });
+});
