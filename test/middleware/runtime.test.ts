@@ -37,6 +37,7 @@ interface Limiter {
     forwardedFor: string | string[] | undefined;
     req: unknown;
   }): Promise<Decision>;
+  decide(input: Parameters<Limiter['check']>[0], sink: { decided(d: Decision): void; failed(e: unknown): void }): void;
   close(): void;
 }
 interface Core {
@@ -318,6 +319,57 @@ describe('the limiter without a shared store (in-process twin of each script)', 
     }
     expect(await limiter.check(input('GET', '/healthz/'))).toMatchObject({ exempt: true, outcomes: [] });
     limiter.close();
+  });
+
+  it('decide(): the decision check() gives, to the sink once; a sink that throws is not called again', async () => {
+    const heard: string[] = [];
+    const sink = (name: string, throwing = false) => ({
+      decided(d: Decision) {
+        heard.push(`${name}: decided ${d.status}${d.exempt ? ' exempt' : ''}`);
+        if (throwing) throw new Error('the response was already sent');
+      },
+      failed(e: unknown) {
+        heard.push(`${name}: failed ${(e as Error).message}`);
+      },
+    });
+    const a = (cores.inproc as Core).createLimiter({ registry: null, defaultMode: 'enforce', identify: () => ({ apiKey: 'sink-a' }) });
+    const b = (cores.inproc as Core).createLimiter({ registry: null, defaultMode: 'enforce', identify: () => ({ apiKey: 'sink-a' }) });
+    // the same requests through check() and decide() on two limiters of the same design
+    for (let i = 0; i < 7; i++) {
+      const checked = await a.check(input('POST', '/v1/exports'));
+      const decided = await new Promise<Decision>((resolve, reject) =>
+        b.decide(input('POST', '/v1/exports'), { decided: resolve, failed: reject }),
+      );
+      // (times move by a millisecond between the two: compared without them)
+      const timeless = (d: Decision) => ({
+        status: d.status,
+        ruleId: d.ruleId,
+        headers: d.headers.map(([n, v]) => (n === 'RateLimit-Remaining' ? `${n}: ${v}` : n)),
+        outcomes: d.outcomes.map((o) => `${o.ruleId} ${o.allowed} ${o.remaining}`),
+      });
+      expect(timeless(decided), `call ${i + 1}`).toEqual(timeless(checked));
+    }
+    expect(heard).toEqual([]);
+    // in-process state answers at once: the sink hears it before decide() returns
+    b.decide(input('GET', '/healthz'), sink('exempt'));
+    b.decide(input('GET', '/v1/items'), sink('items'));
+    expect(heard).toEqual(['exempt: decided 200 exempt', 'items: decided 200']);
+    heard.length = 0;
+    // a sink that throws (headers already sent) hears the decision once, and no failure after it
+    expect(() => b.decide(input('GET', '/v1/items'), sink('throws', true))).toThrow('already sent');
+    expect(() => b.decide(input('GET', '/healthz'), sink('exempt throws', true))).toThrow('already sent');
+    // identify() that throws: the sink hears the failure once
+    const failing = (cores.inproc as Core).createLimiter({
+      registry: null,
+      defaultMode: 'enforce',
+      identify: () => {
+        throw new Error('no session store');
+      },
+    });
+    failing.decide(input('GET', '/v1/items'), sink('identify'));
+    await new Promise((r) => setTimeout(r, 10));
+    expect(heard).toEqual(['throws: decided 200', 'exempt throws: decided 200 exempt', 'identify: failed no session store']);
+    for (const l of [a, b, failing]) l.close();
   });
 
   it('two limiters of different designs in one process each decide by their own design', async () => {
