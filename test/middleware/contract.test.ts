@@ -12,7 +12,7 @@ import type { AnswersInput } from '../../src/answers/schema.js';
 import { policyWindowSeconds, problemBody, type ShownRule } from '../../src/design/contract.js';
 import type { Design } from '../../src/design/model.js';
 import { generateAlerts } from '../../src/codegen/alerts.js';
-import { firing, runPromtool } from '../helpers/promtool.js';
+import { expectPromtoolPasses, firesAt, minuteTest, quietAt } from '../helpers/promtool.js';
 import { DOCS, MAIN } from './designs.js';
 import { counter, designFrom, hit, sleep, useServedMiddleware, type Framework, type Served, type TestOptions } from './harness.js';
 
@@ -296,23 +296,15 @@ describe('the overage alert reads what the middleware exports', () => {
       'ratelimit_quota_exhausted_total{rule="quota-pro",plan="Pro"}': 1,
     });
     // each series as Prometheus would scrape it: its value before the calls for ten minutes, after them from then on
-    const r = await runPromtool(generateAlerts(design).content, [
-      {
-        interval: '1m',
-        input_series: [...after].map(([series, value]) => ({
+    const overage = alert as NonNullable<typeof alert>;
+    await expectPromtoolPasses(generateAlerts(design).content, [
+      minuteTest(
+        [...after].map(([series, value]) => ({
           series: series.replace(/\}$/, ',instance="a"}'),
           values: `${before.get(series) ?? 0}x9 ${value}x30`,
         })),
-        alert_rule_test: [
-          { eval_time: '9m', alertname: 'RateLimitQuotaOverage', exp_alerts: [] },
-          {
-            eval_time: '20m',
-            alertname: 'RateLimitQuotaOverage',
-            exp_alerts: [firing(alert as NonNullable<typeof alert>, { rule: 'quota-pro', plan: 'Pro' })],
-          },
-        ],
-      },
+        [quietAt('9m', overage), firesAt('20m', overage, { rule: 'quota-pro', plan: 'Pro' })],
+      ),
     ]);
-    expect(r.ok, r.output).toBe(true);
   });
 });
