@@ -28,6 +28,7 @@ import { dirname, join } from 'node:path';
 import { fileURLToPath, pathToFileURL } from 'node:url';
 import { promisify } from 'node:util';
 import { Redis } from 'ioredis';
+import { callgrindWrapper, counting } from '../callgrind.mjs';
 import { redisInfo, startRedis } from '../redis.mjs';
 
 const here = dirname(fileURLToPath(import.meta.url));
@@ -301,30 +302,29 @@ async function cpu(redis, sha, [keys, args], seed) {
 }
 
 /**
- * Instructions per EVALSHA call: a fresh redis-server under callgrind, counting only inside
- * evalShaCommand (the script and the commands it calls), the row's seed, then REQUESTS calls
- * (the one-time costs of a first call spread over them).
+ * Instructions per EVALSHA call: a fresh redis-server under callgrind (bench/callgrind.mjs),
+ * counting only inside evalShaCommand (the script and the commands it calls) and only while
+ * redis-benchmark sends the REQUESTS calls, after the row's seed (the one-time costs of a first
+ * call spread over them).
  */
 async function instructions(source, [keys, args], seed) {
   const dir = mkdtempSync(join(tmpdir(), 'rl-bench-callgrind-'));
-  const out = join(dir, 'callgrind.out');
-  const server = await startRedis({
-    wrapper: ['valgrind', '--tool=callgrind', '--toggle-collect=evalShaCommand', `--callgrind-out-file=${out}`],
-    readyMs: 60_000,
-  });
+  const outFile = join(dir, 'callgrind.out');
+  const server = await startRedis({ wrapper: callgrindWrapper(outFile, ['evalShaCommand']), readyMs: 60_000 });
+  const client = new Redis(server.port, server.host);
   try {
-    const client = new Redis(server.port, server.host);
     const sha = await client.script('LOAD', source);
     if (seed) await seed(client);
-    const stats = await drive(client, server.port, 1, sha, keys, args);
-    client.disconnect();
+    const {
+      result: stats,
+      instructions: [total],
+    } = await counting([{ pid: server.pid, outFile }], () => drive(client, server.port, 1, sha, keys, args));
     const calls = Number(/calls=(\d+)/.exec(stats)?.[1]);
-    await server.stop();
-    const totals = /^(?:summary|totals): (\d+)/m.exec(readFileSync(out, 'utf8'));
-    if (!totals || !(calls > 0)) throw new Error('callgrind wrote no totals');
-    return Number(totals[1]) / calls;
+    if (!(total > 0) || !(calls > 0)) throw new Error('callgrind counted no EVALSHA calls');
+    return total / calls;
   } finally {
-    await server.stop().catch(() => {});
+    client.disconnect();
+    await server.stop();
     rmSync(dir, { recursive: true, force: true });
   }
 }

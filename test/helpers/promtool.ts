@@ -8,6 +8,7 @@ import { accessSync, constants, mkdtempSync, rmSync, writeFileSync } from 'node:
 import { tmpdir } from 'node:os';
 import { delimiter, join } from 'node:path';
 import { promisify } from 'node:util';
+import { expect } from 'vitest';
 import { stringify as stringifyYaml } from 'yaml';
 import type { AlertSpec } from '../../src/design/model.js';
 import { promTemplateText } from '../../src/escape/index.js';
@@ -51,4 +52,25 @@ export function firing(alert: AlertSpec, labels: Record<string, string> = {}): R
     exp_labels: { ...labels, severity: alert.severity, component: 'ratelimit' },
     exp_annotations: { summary: promTemplateText(`${alert.metric}: ${alert.condition}`), description: promTemplateText(alert.why) },
   };
+}
+
+/** One unit test of `promtool test rules`, evaluated every minute: the series it reads and what each alert does when. */
+export function minuteTest(series: { series: string; values: string }[], checks: Record<string, unknown>[]): Record<string, unknown> {
+  return { interval: '1m', input_series: series, alert_rule_test: checks };
+}
+
+/** At `at`, promtool must see the alert firing for the labels (besides the rules file's own). */
+export function firesAt(at: string, alert: AlertSpec, labels: Record<string, string> = {}): Record<string, unknown> {
+  return { eval_time: at, alertname: alert.name, exp_alerts: [firing(alert, labels)] };
+}
+
+/** At `at`, promtool must see the alert quiet. */
+export function quietAt(at: string, alert: AlertSpec): Record<string, unknown> {
+  return { eval_time: at, alertname: alert.name, exp_alerts: [] };
+}
+
+/** `promtool test rules` passes every unit test over the rules file's content (its output on failure). */
+export async function expectPromtoolPasses(rules: string, tests: Record<string, unknown>[]): Promise<void> {
+  const r = await runPromtool(rules, tests);
+  expect(r.ok, r.output).toBe(true);
 }

@@ -4,9 +4,13 @@
  * The servers are started by the product's own code (src/verify/redis.ts, which `verify` uses
  * when no --redis is given). The tests only ever talk to servers started here. A missing
  * redis-server fails loudly: CI installs it (apt-get install -y redis-server redis-tools).
+ * useRedisServer() and useRedisCluster() give a test file its server (or cluster) and clients
+ * for all its tests, started before them and stopped after them.
  */
 import { execFile } from 'node:child_process';
 import { promisify } from 'node:util';
+import { Cluster, Redis } from 'ioredis';
+import { afterAll, beforeAll } from 'vitest';
 import { freePort, LOOPBACK, rawCommand, RedisServerMissingError, startRedisServer, type SpawnedRedis } from '../../src/verify/redis.js';
 
 export { freePort, rawCommand };
@@ -107,4 +111,55 @@ export async function startRedisCluster(): Promise<RedisClusterHandle> {
     nodes: nodes.map((n) => ({ host: HOST, port: n.port })),
     stop: () => (stopped ??= stopAll()),
   };
+}
+
+/** A test file's redis-server and a client on it, set before its first test (see useRedisServer). */
+export interface RedisForTests {
+  readonly server: RedisServer;
+  /** ioredis, one retry per command. */
+  readonly redis: Redis;
+}
+
+/**
+ * A redis-server (with extra redis-server arguments, if any) and a client on it for the tests
+ * of the calling file or describe block: started in its beforeAll, quit and stopped in its afterAll.
+ */
+export function useRedisServer(args: string[] = []): RedisForTests {
+  const store = {} as { server: RedisServer; redis: Redis };
+  beforeAll(async () => {
+    store.server = await startRedis(args);
+    store.redis = new Redis(store.server.port, store.server.host, { maxRetriesPerRequest: 1 });
+  });
+  afterAll(async () => {
+    await store.redis?.quit();
+    await store.server?.stop();
+  });
+  return store;
+}
+
+/** A test file's Redis Cluster, a cluster client and a client on each master (see useRedisCluster). */
+export interface RedisClusterForTests {
+  readonly cluster: RedisClusterHandle;
+  /** ioredis Cluster over the three masters, one retry per command. */
+  readonly client: Cluster;
+  /** One ioredis client per master, in the order of cluster.nodes. */
+  readonly masters: readonly Redis[];
+}
+
+/** A 3-master Redis Cluster (startRedisCluster) and its clients for the tests of the calling file or describe block. */
+export function useRedisCluster(): RedisClusterForTests {
+  const store = {} as { cluster: RedisClusterHandle; client: Cluster; masters: Redis[] };
+  beforeAll(async () => {
+    store.cluster = await startRedisCluster();
+    store.client = new Cluster(
+      store.cluster.nodes.map((n) => ({ host: n.host, port: n.port })),
+      { redisOptions: { maxRetriesPerRequest: 1 } },
+    );
+    store.masters = store.cluster.nodes.map((n) => new Redis(n.port, n.host, { maxRetriesPerRequest: 1 }));
+  }, 60_000);
+  afterAll(async () => {
+    await Promise.all([store.client, ...(store.masters ?? [])].filter(Boolean).map((c) => c.quit().catch(() => undefined)));
+    await store.cluster?.stop();
+  });
+  return store;
 }

@@ -15,41 +15,30 @@ import { Hono } from 'hono';
 import { Redis } from 'ioredis';
 import Koa from 'koa';
 import { Registry } from 'prom-client';
-import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { beforeAll, describe, expect, it } from 'vitest';
 import { generateMiddleware } from '../../src/codegen/middleware/index.js';
-import { freePort, startRedis, type RedisServer } from '../helpers/redis.js';
+import { freePort, useRedisServer } from '../helpers/redis.js';
 import { ACCESS } from './designs.js';
-import { compileScratch, designFrom, expectTtlsUnder, freshPrefix, type Scratch } from './harness.js';
+import { designFrom, expectTtlsUnder, freshPrefix, useCompiledMiddleware } from './harness.js';
 
 const FRAMEWORKS = ['express', 'fastify', 'koa', 'hono'] as const;
 type Framework = (typeof FRAMEWORKS)[number];
 
 type Factory = (app: unknown, options: Record<string, unknown>) => { close(): void };
-let scratch: Scratch;
-let server: RedisServer;
-let redis: Redis;
+const store = useRedisServer();
+const scratch = useCompiledMiddleware(() => ({
+  ...Object.fromEntries(
+    FRAMEWORKS.map((f) => [f, generateMiddleware(designFrom({ ...ACCESS, stack: { ...ACCESS.stack, framework: f } }))]),
+  ),
+  // the same design with no shared store: the penalty box keeps its state in the process
+  memory: generateMiddleware(designFrom({ ...ACCESS, stack: { ...ACCESS.stack, framework: 'express', store: 'none' } })),
+}));
 const modules: Partial<Record<Framework, Record<string, unknown>>> = {};
 let memoryModule: Record<string, unknown>;
 
 beforeAll(async () => {
-  const sets: Record<string, ReturnType<typeof generateMiddleware>> = Object.fromEntries(
-    FRAMEWORKS.map((f) => [f, generateMiddleware(designFrom({ ...ACCESS, stack: { ...ACCESS.stack, framework: f } }))]),
-  );
-  // the same design with no shared store: the penalty box keeps its state in the process
-  sets.memory = generateMiddleware(designFrom({ ...ACCESS, stack: { ...ACCESS.stack, framework: 'express', store: 'none' } }));
-  const [s, r] = await Promise.all([compileScratch(sets), startRedis()]);
-  scratch = s;
-  server = r;
-  expect(scratch.ok, scratch.output).toBe(true);
   for (const f of FRAMEWORKS) modules[f] = await scratch.load(f, f);
   memoryModule = await scratch.load('memory', 'express');
-  redis = new Redis(server.port, server.host, { maxRetriesPerRequest: 1 });
-});
-
-afterAll(async () => {
-  await redis?.quit();
-  await server?.stop();
-  scratch?.remove();
 });
 
 /** A request header in any framework's request object (Express, Fastify, Koa context, Hono context). */
@@ -106,7 +95,7 @@ interface App {
   close(): Promise<void>;
 }
 
-function baseOptions(prefix: string, client: Redis = redis): Record<string, unknown> {
+function baseOptions(prefix: string, client: Redis = store.redis): Record<string, unknown> {
   return {
     redis: client,
     keyPrefix: prefix,
@@ -215,7 +204,7 @@ async function accessCount(options: Record<string, unknown>, outcome: string): P
 }
 
 async function keysUnder(prefix: string): Promise<string[]> {
-  return redis.keys(`${prefix}:*`);
+  return store.redis.keys(`${prefix}:*`);
 }
 
 describe.each(FRAMEWORKS)('%s adapter', (framework) => {
@@ -240,7 +229,7 @@ describe.each(FRAMEWORKS)('%s adapter', (framework) => {
     } finally {
       await app.close();
     }
-    await expectTtlsUnder(redis, prefix);
+    await expectTtlsUnder(store.redis, prefix);
   });
 
   it('answers the deny list with 403 problem+json before any rule, without touching the store; health checks stay exempt', async () => {
@@ -370,15 +359,15 @@ describe.each(FRAMEWORKS)('%s adapter', (framework) => {
       // another address is not in the box
       expect((await login('bob', '100.64.0.10')).status).toBe(200);
       const box = `${prefix}:{pb:ip:100.64.0.9}:box`;
-      const pttl = await redis.pttl(box);
+      const pttl = await store.redis.pttl(box);
       expect(pttl).toBeGreaterThan(20_000);
       expect(pttl).toBeLessThanOrEqual(30_000);
       // the counter went when the box shut
-      expect(await redis.exists(`${prefix}:{pb:ip:100.64.0.9}:strikes`)).toBe(0);
+      expect(await store.redis.exists(`${prefix}:{pb:ip:100.64.0.9}:strikes`)).toBe(0);
     } finally {
       await app.close();
     }
-    await expectTtlsUnder(redis, prefix);
+    await expectTtlsUnder(store.redis, prefix);
   });
 
   it('keys the penalty box on the client text a custom client-IP function gives, escaped once, as the rules key it', async () => {
@@ -396,14 +385,14 @@ describe.each(FRAMEWORKS)('%s adapter', (framework) => {
       expect(await statuses(5, () => login('alice'))).toEqual([200, 200, 200, 429, 429]);
       expect((await login('bob')).status).toBe(429);
       const client = 'edge%207%25%7ba%7d';
-      expect(await redis.pttl(`${prefix}:{pb:ip:${client}}:box`)).toBeGreaterThan(20_000);
+      expect(await store.redis.pttl(`${prefix}:{pb:ip:${client}}:box`)).toBeGreaterThan(20_000);
       // the per-IP auth row keys the same text
       expect((await keysUnder(prefix)).some((k) => k.includes(`ip:${client}`) && !k.includes('{pb:'))).toBe(true);
       expect((await keysUnder(prefix)).some((k) => k.includes('%25'.repeat(2)) || k.includes('%2520'))).toBe(false);
     } finally {
       await app.close();
     }
-    await expectTtlsUnder(redis, prefix);
+    await expectTtlsUnder(store.redis, prefix);
   });
 
   it('boxes a caller known by a user id given as a number or as a repeated header: one caller, keyed as text', async () => {
@@ -423,13 +412,13 @@ describe.each(FRAMEWORKS)('%s adapter', (framework) => {
       expect(boxed.status).toBe(429);
       expect(await boxed.json()).toMatchObject({ status: 429, code: 'RATE_LIMITED' });
       expect(Number(boxed.headers.get('retry-after'))).toBeGreaterThan(20);
-      expect(await redis.pttl(`${prefix}:{pb:u:77}:box`)).toBeGreaterThan(20_000);
+      expect(await store.redis.pttl(`${prefix}:{pb:u:77}:box`)).toBeGreaterThan(20_000);
       // another user id from that address is not
       expect((await login('bob', '100.64.2.10', { 'x-test-uid': '78' })).status).toBe(200);
     } finally {
       await app.close();
     }
-    await expectTtlsUnder(redis, prefix);
+    await expectTtlsUnder(store.redis, prefix);
   });
 
   it('keys rules on the custom identity function, and refuses to start without it', async () => {

@@ -7,63 +7,16 @@
  * (Partner: burst 4 at 1/min; Trial: quota 3; anonymous per IP: burst 6 at 1/min; no gateway).
  */
 import { readFileSync } from 'node:fs';
-import { Redis } from 'ioredis';
-import { afterAll, afterEach, beforeAll, describe, expect, it } from 'vitest';
+import { describe, expect, it } from 'vitest';
 import { parseAnswers } from '../../src/answers/load.js';
 import { buildDesign } from '../../src/design/build.js';
-import { startRedis, type RedisServer } from '../helpers/redis.js';
-import {
-  allFiles,
-  compileScratch,
-  counter,
-  expectTtlsUnder,
-  freshPrefix,
-  hit,
-  serve,
-  type Framework,
-  type Scratch,
-  type Served,
-} from './harness.js';
-
-type Mod = Record<string, (...args: never[]) => unknown>;
+import { counter, hit, useServedMiddleware, type Framework } from './harness.js';
 
 const FIXTURE = new URL('../fixtures/anonymous/partner-plans.answers.json', import.meta.url);
 const design = buildDesign(parseAnswers(readFileSync(FIXTURE, 'utf8'), 'partner-plans.answers.json'), { date: '2026-12-03' });
 
-let scratch: Scratch;
-let server: RedisServer;
-let redis: Redis;
-const mods: Record<string, Mod> = {};
-const open: Served[] = [];
-const prefixes: string[] = [];
-
-beforeAll(async () => {
-  const [s, r] = await Promise.all([compileScratch({ partner: allFiles(design) }), startRedis()]);
-  scratch = s;
-  server = r;
-  expect(scratch.ok, scratch.output).toBe(true);
-  for (const fw of ['express', 'fastify']) mods[fw] = await scratch.load<Mod>('partner', fw);
-  redis = new Redis(server.port, server.host, { maxRetriesPerRequest: 1 });
-});
-
-afterEach(async () => {
-  await Promise.all(open.splice(0).map((s) => s.close()));
-  for (const prefix of prefixes.splice(0)) await expectTtlsUnder(redis, prefix);
-});
-
-afterAll(async () => {
-  await redis?.quit();
-  await server?.stop();
-  scratch?.remove();
-});
-
-async function start(fw: Framework): Promise<Served & { prefix: string }> {
-  const prefix = freshPrefix('anon');
-  prefixes.push(prefix);
-  const s = await serve(fw, mods[fw] as Mod, { redis, keyPrefix: prefix });
-  open.push(s);
-  return { ...s, prefix };
-}
+const mw = useServedMiddleware({ partner: design }, { label: 'anon' });
+const start = (fw: Framework) => mw.start(fw, 'partner');
 
 /** A caller behind the trusted loopback proxy: its client IP, and its API key and plan when it has them. */
 const caller = (ip: string, apiKey?: string, plan?: string): Record<string, string> => ({
@@ -74,7 +27,7 @@ const caller = (ip: string, apiKey?: string, plan?: string): Record<string, stri
 
 /** The keys written under a prefix (without it), the ceiling's aside. */
 async function keysOf(prefix: string): Promise<string[]> {
-  return (await redis.keys(`${prefix}:*`))
+  return (await mw.redis.keys(`${prefix}:*`))
     .map((k) => k.slice(prefix.length + 1))
     .filter((k) => !k.includes('{global}'))
     .sort();
@@ -101,7 +54,7 @@ describe.each<Framework>(['express', 'fastify'])('%s middleware, an endpoint ope
     expect(await counter(s.registry, 'ratelimit_throttled_total', { rule: 'anonymous-per-ip' })).toBe(0);
     // its quota counted the public calls too: 2 + 2 admitted, the refused one not (the field holds
     // the window's end in epoch seconds, then the count in 9 digits: identity-limits.lua)
-    const quota = (await redis.hget(`${s.prefix}:{ak:partner-1}`, 'quota')) ?? '';
+    const quota = (await mw.redis.hget(`${s.prefix}:{ak:partner-1}`, 'quota')) ?? '';
     expect(Number(quota.slice(-9))).toBe(4);
     expect(await keysOf(s.prefix)).toEqual(['{ak:partner-1}', '{ip:203.0.113.5}:anon']);
   });

@@ -3,56 +3,38 @@
  * last tokens admits exactly 10, for Express and Fastify; dual-key auth (two keys, one
  * script call) works because both keys share a hash tag; every key on every master has a TTL.
  */
-import { Cluster, Redis } from 'ioredis';
-import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { beforeAll, describe, expect, it } from 'vitest';
 import { generateCode } from '../../src/codegen/index.js';
-import { startRedisCluster, type RedisClusterHandle } from '../helpers/redis.js';
+import { useRedisCluster } from '../helpers/redis.js';
 import { MAIN } from './designs.js';
 import {
   allFiles,
-  compileScratch,
   counter,
   designFrom,
   expectTtlsUnder,
   freshPrefix,
   hit,
   serve,
+  useCompiledMiddleware,
   type Framework,
-  type Scratch,
 } from './harness.js';
 
 type Mod = Record<string, (...args: never[]) => unknown>;
 
-let scratch: Scratch;
-let cluster: RedisClusterHandle;
-let client: Cluster;
-let masters: Redis[];
-const mods: Record<string, Mod> = {};
-
 const design = designFrom({ ...MAIN, stack: { ...MAIN.stack, store: 'redis-cluster' } });
 
-beforeAll(async () => {
-  [scratch, cluster] = await Promise.all([compileScratch({ cluster: allFiles(design) }), startRedisCluster()]);
-  expect(scratch.ok, scratch.output).toBe(true);
-  for (const fw of ['express', 'fastify']) mods[fw] = await scratch.load<Mod>('cluster', fw);
-  client = new Cluster(
-    cluster.nodes.map((n) => ({ host: n.host, port: n.port })),
-    { redisOptions: { maxRetriesPerRequest: 1 } },
-  );
-  masters = cluster.nodes.map((n) => new Redis(n.port, n.host, { maxRetriesPerRequest: 1 }));
-});
+const store = useRedisCluster();
+const scratch = useCompiledMiddleware(() => ({ cluster: allFiles(design) }));
+const mods: Record<string, Mod> = {};
 
-afterAll(async () => {
-  await client?.quit();
-  await Promise.all((masters ?? []).map((m) => m.quit()));
-  await cluster?.stop();
-  scratch?.remove();
+beforeAll(async () => {
+  for (const fw of ['express', 'fastify']) mods[fw] = await scratch.load<Mod>('cluster', fw);
 });
 
 describe.each<Framework>(['express', 'fastify'])('%s middleware on a 3-master Redis Cluster', (fw) => {
   it('200 concurrent requests racing for the last 10 tokens admit exactly 10; dual-key auth works in one slot', async () => {
     const prefix = freshPrefix('cl');
-    const s = await serve(fw, mods[fw] as Mod, { redis: client, keyPrefix: prefix, timeoutMs: 5000 });
+    const s = await serve(fw, mods[fw] as Mod, { redis: store.client, keyPrefix: prefix, timeoutMs: 5000 });
     try {
       const k = { 'x-test-key': 'cluster-race' };
       expect((await hit(s.url, 'GET', '/v1/items', k)).status).toBe(200);
@@ -71,7 +53,7 @@ describe.each<Framework>(['express', 'fastify'])('%s middleware on a 3-master Re
 
       // every key on every master carries a TTL (the fairness bucket and both auth logs at least)
       let checked = 0;
-      for (const m of masters) checked += await expectTtlsUnder(m, prefix);
+      for (const m of store.masters) checked += await expectTtlsUnder(m, prefix);
       expect(checked).toBeGreaterThanOrEqual(3);
     } finally {
       await s.close();
@@ -87,7 +69,7 @@ describe('the Redis client the code README asks for on a Redis Cluster', () => {
     const errors: string[] = [];
     const prefix = freshPrefix('cl1');
     const s = await serve('fastify', mods.fastify as Mod, {
-      redis: masters[0],
+      redis: store.masters[0],
       keyPrefix: prefix,
       timeoutMs: 5000,
       onStoreError: (error) => errors.push(String((error as Error).message ?? error)),

@@ -4,13 +4,12 @@
  * Over real HTTP against a real redis-server, the first call's headers and the drained
  * bucket's 429 are byte for byte what the document shows, for the cheapest endpoint's cost.
  */
-import { Redis } from 'ioredis';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import type { AnswersInput } from '../../src/answers/schema.js';
 import type { Design } from '../../src/design/model.js';
-import { startRedis, type RedisServer } from '../helpers/redis.js';
+import { useRedisServer } from '../helpers/redis.js';
 import { DOCS } from './designs.js';
-import { allFiles, compileScratch, designFrom, expectTtlsUnder, freshPrefix, hit, serve, type Scratch, type Served } from './harness.js';
+import { allFiles, designFrom, expectTtlsUnder, freshPrefix, hit, serve, useCompiledMiddleware, type Served } from './harness.js';
 
 const WEIGHTED: AnswersInput = {
   project: { name: 'weighted contract API' },
@@ -27,25 +26,18 @@ const WEIGHTED: AnswersInput = {
 };
 
 const design: Design = designFrom(WEIGHTED);
-let scratch: Scratch;
-let server: RedisServer;
-let redis: Redis;
+const store = useRedisServer();
+const scratch = useCompiledMiddleware(() => ({ weighted: allFiles(design) }), 180_000);
 let served: Served;
 const prefix = freshPrefix('cc');
 
 beforeAll(async () => {
-  [scratch, server] = await Promise.all([compileScratch({ weighted: allFiles(design) }), startRedis()]);
-  expect(scratch.ok, scratch.output).toBe(true);
-  redis = new Redis(server.port, server.host, { maxRetriesPerRequest: 1 });
-  served = await serve('express', await scratch.load('weighted', 'express'), { redis, keyPrefix: prefix });
-}, 180_000);
+  served = await serve('express', await scratch.load('weighted', 'express'), { redis: store.redis, keyPrefix: prefix });
+});
 
 afterAll(async () => {
   await served?.close();
-  if (redis) await expectTtlsUnder(redis, prefix);
-  await redis?.quit();
-  await server?.stop();
-  scratch?.remove();
+  if (store.redis) await expectTtlsUnder(store.redis, prefix);
 });
 
 describe('examples of a weighted rule', () => {

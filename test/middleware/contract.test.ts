@@ -7,32 +7,14 @@
  * response it counts, and a call admitted past a soft quota carries Quota-Exceeded; the series
  * the middleware exports for those calls are what the design's overage alert reads (promtool).
  */
-import { Redis } from 'ioredis';
-import { afterAll, afterEach, beforeAll, describe, expect, it } from 'vitest';
+import { beforeAll, describe, expect, it } from 'vitest';
 import type { AnswersInput } from '../../src/answers/schema.js';
 import { policyWindowSeconds, problemBody, type ShownRule } from '../../src/design/contract.js';
 import type { Design } from '../../src/design/model.js';
 import { generateAlerts } from '../../src/codegen/alerts.js';
-import { firing, runPromtool } from '../helpers/promtool.js';
-import { startRedis, type RedisServer } from '../helpers/redis.js';
+import { expectPromtoolPasses, firesAt, minuteTest, quietAt } from '../helpers/promtool.js';
 import { DOCS, MAIN } from './designs.js';
-import {
-  allFiles,
-  compileScratch,
-  counter,
-  designFrom,
-  expectTtlsUnder,
-  freshPrefix,
-  hit,
-  serve,
-  sleep,
-  type Framework,
-  type Scratch,
-  type Served,
-  type TestOptions,
-} from './harness.js';
-
-type Mod = Record<string, (...args: never[]) => unknown>;
+import { counter, designFrom, hit, sleep, useServedMiddleware, type Framework, type Served, type TestOptions } from './harness.js';
 
 /** Plans with tiny quotas: Free hard at 3, Pro soft-warning at 5 (backstop 6), structured fields. */
 const QUOTA: AnswersInput = {
@@ -79,47 +61,14 @@ const designs: Record<string, Design> = {
   inproc: designFrom(QUOTA_IN_PROCESS),
 };
 
-let scratch: Scratch;
-let server: RedisServer;
-let redis: Redis;
-const mods: Record<string, Mod> = {};
+const mw = useServedMiddleware(designs, { label: 'ct' });
 const cores: Record<string, Core> = {};
-const open: Served[] = [];
-const prefixes: string[] = [];
 
 beforeAll(async () => {
-  const [s, r] = await Promise.all([
-    compileScratch(Object.fromEntries(Object.entries(designs).map(([name, d]) => [name, allFiles(d)]))),
-    startRedis(),
-  ]);
-  scratch = s;
-  server = r;
-  expect(scratch.ok, scratch.output).toBe(true);
-  for (const name of Object.keys(designs)) {
-    cores[name] = await scratch.load<Core>(name, 'ratelimit-core');
-    for (const fw of ['express', 'fastify']) mods[`${name}/${fw}`] = await scratch.load<Mod>(name, fw);
-  }
-  redis = new Redis(server.port, server.host, { maxRetriesPerRequest: 1 });
+  for (const name of Object.keys(designs)) cores[name] = await mw.scratch.load<Core>(name, 'ratelimit-core');
 });
 
-afterEach(async () => {
-  await Promise.all(open.splice(0).map((s) => s.close()));
-  for (const prefix of prefixes.splice(0)) await expectTtlsUnder(redis, prefix);
-});
-
-afterAll(async () => {
-  await redis?.quit();
-  await server?.stop();
-  scratch?.remove();
-});
-
-async function start(fw: Framework, design: string, options: TestOptions = {}): Promise<Served> {
-  const prefix = freshPrefix('ct');
-  prefixes.push(prefix);
-  const s = await serve(fw, mods[`${design}/${fw}`] as Mod, { redis, keyPrefix: prefix, ...options });
-  open.push(s);
-  return s;
-}
+const start = (fw: Framework, design: string, options: TestOptions = {}): Promise<Served> => mw.start(fw, design, options);
 
 const core = (name: string): Core => cores[name] as Core;
 
@@ -347,23 +296,15 @@ describe('the overage alert reads what the middleware exports', () => {
       'ratelimit_quota_exhausted_total{rule="quota-pro",plan="Pro"}': 1,
     });
     // each series as Prometheus would scrape it: its value before the calls for ten minutes, after them from then on
-    const r = await runPromtool(generateAlerts(design).content, [
-      {
-        interval: '1m',
-        input_series: [...after].map(([series, value]) => ({
+    const overage = alert as NonNullable<typeof alert>;
+    await expectPromtoolPasses(generateAlerts(design).content, [
+      minuteTest(
+        [...after].map(([series, value]) => ({
           series: series.replace(/\}$/, ',instance="a"}'),
           values: `${before.get(series) ?? 0}x9 ${value}x30`,
         })),
-        alert_rule_test: [
-          { eval_time: '9m', alertname: 'RateLimitQuotaOverage', exp_alerts: [] },
-          {
-            eval_time: '20m',
-            alertname: 'RateLimitQuotaOverage',
-            exp_alerts: [firing(alert as NonNullable<typeof alert>, { rule: 'quota-pro', plan: 'Pro' })],
-          },
-        ],
-      },
+        [quietAt('9m', overage), firesAt('20m', overage, { rule: 'quota-pro', plan: 'Pro' })],
+      ),
     ]);
-    expect(r.ok, r.output).toBe(true);
   });
 });

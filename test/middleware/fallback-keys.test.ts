@@ -10,14 +10,13 @@
  */
 import { readFileSync, writeFileSync } from 'node:fs';
 import path from 'node:path';
-import { Redis } from 'ioredis';
-import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { beforeAll, describe, expect, it } from 'vitest';
 import { parseAnswers } from '../../src/answers/load.js';
 import { buildDesign } from '../../src/design/build.js';
 import { runCli, tempDir } from '../helpers/cli.js';
 import { ROOT } from '../helpers/examples.js';
-import { startRedis, type RedisServer } from '../helpers/redis.js';
-import { allFiles, compileScratch, freshPrefix, type Scratch } from './harness.js';
+import { useRedisServer } from '../helpers/redis.js';
+import { allFiles, freshPrefix, useCompiledMiddleware } from './harness.js';
 
 const FIXTURE = path.join(ROOT, 'test', 'design', 'fixtures', 'fallback-collision.answers.json');
 const design = buildDesign(parseAnswers(readFileSync(FIXTURE, 'utf8'), 'fallback-collision.answers.json'), { date: '2026-12-03' });
@@ -30,24 +29,12 @@ interface Core {
   createLimiter(options: Record<string, unknown>): { check(input: Record<string, unknown>): Promise<Decision>; close(): void };
 }
 
-let scratch: Scratch;
-let server: RedisServer;
-let redis: Redis;
+const store = useRedisServer();
+const scratch = useCompiledMiddleware(() => ({ ledger: allFiles(design) }));
 let core: Core;
 
 beforeAll(async () => {
-  const [s, r] = await Promise.all([compileScratch({ ledger: allFiles(design) }), startRedis()]);
-  scratch = s;
-  server = r;
-  expect(scratch.ok, scratch.output).toBe(true);
   core = await scratch.load<Core>('ledger', 'ratelimit-core');
-  redis = new Redis(server.port, server.host, { maxRetriesPerRequest: 1 });
-});
-
-afterAll(async () => {
-  await redis?.quit();
-  await server?.stop();
-  scratch?.remove();
 });
 
 /** `n` calls as one caller; each decision, the store failures and the keys written (without the prefix) with their types. */
@@ -55,7 +42,7 @@ async function calls(identity: Record<string, string>, method: string, url: stri
   const prefix = freshPrefix('fk');
   const failures: unknown[] = [];
   const limiter = core.createLimiter({
-    redis,
+    redis: store.redis,
     keyPrefix: prefix,
     defaultMode: 'enforce',
     registry: null,
@@ -71,8 +58,8 @@ async function calls(identity: Record<string, string>, method: string, url: stri
   }
   const types: Record<string, string> = {};
   // (the ceiling's key aside: one for every caller)
-  for (const k of (await redis.keys(`${prefix}:*`)).sort())
-    if (!k.includes('{global}')) types[k.slice(prefix.length + 1)] = await redis.type(k);
+  for (const k of (await store.redis.keys(`${prefix}:*`)).sort())
+    if (!k.includes('{global}')) types[k.slice(prefix.length + 1)] = await store.redis.type(k);
   return { decisions, failures, types };
 }
 
@@ -98,7 +85,7 @@ describe('a user rule counting a caller known by its API key', () => {
       '{u~ak:k-1}': 'zset',
       '{u~ak:k-1}:req': 'string',
     });
-    expect((await redis.keys('*{ak:k-1}')).length).toBe(1);
+    expect((await store.redis.keys('*{ak:k-1}')).length).toBe(1);
   });
 
   it('keeps its own export log: the API key gets its 5 exports an hour, not half of them', async () => {

@@ -8,38 +8,26 @@ import type { AddressInfo } from 'node:net';
 import { serve as honoServe, type ServerType } from '@hono/node-server';
 import { bodyParser } from '@koa/bodyparser';
 import { Hono } from 'hono';
-import { Redis } from 'ioredis';
 import Koa from 'koa';
 import { Registry } from 'prom-client';
-import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { beforeAll, describe, expect, it } from 'vitest';
 import { generateMiddleware } from '../../src/codegen/middleware/index.js';
-import { startRedis, type RedisServer } from '../helpers/redis.js';
+import { useRedisServer } from '../helpers/redis.js';
 import { MAIN } from './designs.js';
-import { compileScratch, designFrom, expectTtlsUnder, freshPrefix, type Scratch } from './harness.js';
+import { designFrom, expectTtlsUnder, freshPrefix, useCompiledMiddleware } from './harness.js';
 
 type RateLimitFactory = (options: Record<string, unknown>) => unknown & { limiter: { close(): void } };
 
-let scratch: Scratch;
-let server: RedisServer;
-let redis: Redis;
+const store = useRedisServer();
+const scratch = useCompiledMiddleware(() => ({
+  koa: generateMiddleware(designFrom({ ...MAIN, stack: { ...MAIN.stack, framework: 'koa' } })),
+  hono: generateMiddleware(designFrom({ ...MAIN, stack: { ...MAIN.stack, framework: 'hono' } })),
+}));
 const factories: Record<string, RateLimitFactory> = {};
 
 beforeAll(async () => {
-  const koa = generateMiddleware(designFrom({ ...MAIN, stack: { ...MAIN.stack, framework: 'koa' } }));
-  const hono = generateMiddleware(designFrom({ ...MAIN, stack: { ...MAIN.stack, framework: 'hono' } }));
-  const [s, r] = await Promise.all([compileScratch({ koa, hono }), startRedis()]);
-  scratch = s;
-  server = r;
-  expect(scratch.ok, scratch.output).toBe(true);
   factories.koa = (await scratch.load<{ rateLimit: RateLimitFactory }>('koa', 'koa')).rateLimit;
   factories.hono = (await scratch.load<{ rateLimit: RateLimitFactory }>('hono', 'hono')).rateLimit;
-  redis = new Redis(server.port, server.host, { maxRetriesPerRequest: 1 });
-});
-
-afterAll(async () => {
-  await redis?.quit();
-  await server?.stop();
-  scratch?.remove();
 });
 
 interface App {
@@ -48,7 +36,7 @@ interface App {
 }
 
 function options(prefix: string, identify: (req: unknown) => Record<string, string | undefined>): Record<string, unknown> {
-  return { redis, keyPrefix: prefix, defaultMode: 'enforce', timeoutMs: 2000, registry: new Registry(), identify };
+  return { redis: store.redis, keyPrefix: prefix, defaultMode: 'enforce', timeoutMs: 2000, registry: new Registry(), identify };
 }
 
 async function koaApp(prefix: string): Promise<App> {
@@ -132,12 +120,12 @@ describe('hono adapter without a username from identify()', () => {
       expect((await login('carol', '100.64.9.3')).status).toBe(200);
       expect((await login('carol', '100.64.9.4')).status).toBe(429);
       expect((await login('dave', '100.64.9.5')).status).toBe(200);
-      const keys = await redis.keys(`${prefix}:*`);
+      const keys = await store.redis.keys(`${prefix}:*`);
       expect(keys.some((k) => k.includes(':un:'))).toBe(true);
     } finally {
       await app.close();
     }
-    await expectTtlsUnder(redis, prefix);
+    await expectTtlsUnder(store.redis, prefix);
   });
 });
 
@@ -177,7 +165,7 @@ describe.each(['koa', 'hono'] as const)('%s adapter', (framework) => {
     } finally {
       await app.close();
     }
-    await expectTtlsUnder(redis, prefix);
+    await expectTtlsUnder(store.redis, prefix);
   });
 
   it('keys the silent login rule on the account name: 3 tries per account, then a silent 429', async () => {
@@ -206,6 +194,6 @@ describe.each(['koa', 'hono'] as const)('%s adapter', (framework) => {
     } finally {
       await app.close();
     }
-    await expectTtlsUnder(redis, prefix);
+    await expectTtlsUnder(store.redis, prefix);
   });
 });

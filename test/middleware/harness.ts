@@ -2,7 +2,8 @@
  * Plumbing for the middleware suites: generate the middleware for a set of designs into a
  * scratch project in the OS temp directory (node_modules symlinked to the repo's), compile it
  * with the repo's own tsc under --strict, load the compiled modules, and mount them in real
- * Express and Fastify servers on loopback ports.
+ * Express and Fastify servers on loopback ports. useCompiledMiddleware() and useServedMiddleware()
+ * do the set-up a test file shares across its tests (with a real redis-server: useRedisServer).
  */
 import { execFile } from 'node:child_process';
 import { mkdirSync, mkdtempSync, rmSync, symlinkSync, writeFileSync } from 'node:fs';
@@ -15,7 +16,7 @@ import express from 'express';
 import Fastify from 'fastify';
 import type { Redis } from 'ioredis';
 import { Registry } from 'prom-client';
-import { expect } from 'vitest';
+import { afterAll, afterEach, beforeAll, expect } from 'vitest';
 import { Answers, type AnswersInput } from '../../src/answers/schema.js';
 import { buildDesign } from '../../src/design/build.js';
 import type { Design } from '../../src/design/model.js';
@@ -28,6 +29,7 @@ import {
 } from '../../src/codegen/middleware/index.js';
 import type { CodeFile } from '../../src/codegen/types.js';
 import { DATE, ROOT } from '../helpers/examples.js';
+import { useRedisServer, type RedisForTests } from '../helpers/redis.js';
 
 export const TSC = path.join(ROOT, 'node_modules', 'typescript', 'bin', 'tsc');
 
@@ -302,4 +304,99 @@ let n = 0;
 export function freshPrefix(label = 't'): string {
   n++;
   return `mwt${process.pid}${label}${n}`;
+}
+
+// ---------------------------------------------------------------------------
+// A test file's set-up
+// ---------------------------------------------------------------------------
+
+/**
+ * The scratch project of the calling test file: the sets (design name to its files) are written
+ * and compiled in its beforeAll, which fails on any tsc error, and removed in its afterAll. The
+ * Scratch returned answers once that beforeAll has run.
+ */
+export function useCompiledMiddleware(sets: () => Record<string, CodeFile[]>, timeoutMs?: number): Scratch {
+  let scratch: Scratch | undefined;
+  const compiled = (): Scratch => {
+    if (!scratch) throw new Error('the scratch project is compiled in beforeAll: use it in a test or a later hook');
+    return scratch;
+  };
+  beforeAll(async () => {
+    scratch = await compileScratch(sets());
+    expect(scratch.ok, scratch.output).toBe(true);
+  }, timeoutMs);
+  afterAll(() => scratch?.remove());
+  return {
+    get dir() {
+      return compiled().dir;
+    },
+    get output() {
+      return compiled().output;
+    },
+    get ok() {
+      return compiled().ok;
+    },
+    load: (design, file) => compiled().load(design, file),
+    remove: () => compiled().remove(),
+  };
+}
+
+/** A test file's designs served over HTTP against its redis-server (see useServedMiddleware). */
+export interface ServedMiddleware extends RedisForTests {
+  readonly scratch: Scratch;
+  /** The compiled adapter of a design for a framework. */
+  adapter(design: string, framework: Framework): Mod;
+  /**
+   * Serves a design's middleware with the framework for the running test, on a key prefix of its
+   * own (options.keyPrefix, or a fresh one) in `client` (the file's Redis by default).
+   */
+  start(framework: Framework, design: string, options?: TestOptions, client?: unknown): Promise<Served & { prefix: string }>;
+}
+
+/**
+ * The middleware of each design, compiled once for the calling test file (each design's files
+ * and both adapters), a real redis-server and a client on it, and start() to serve a design in
+ * a test: after every test the servers it started are closed and every key under their prefixes
+ * in the file's Redis must carry a TTL.
+ */
+export function useServedMiddleware(
+  designs: Record<string, Design>,
+  { frameworks = ['express', 'fastify'], label = 't' }: { frameworks?: Framework[]; label?: string } = {},
+): ServedMiddleware {
+  const store = useRedisServer();
+  const scratch = useCompiledMiddleware(() => Object.fromEntries(Object.entries(designs).map(([name, d]) => [name, allFiles(d)])));
+  const adapters = new Map<string, Mod>();
+  const open: Served[] = [];
+  const prefixes: string[] = [];
+  beforeAll(async () => {
+    for (const design of Object.keys(designs)) {
+      for (const fw of frameworks) adapters.set(`${design}/${fw}`, await scratch.load<Mod>(design, fw));
+    }
+  });
+  afterEach(async () => {
+    await Promise.all(open.splice(0).map((s) => s.close()));
+    for (const prefix of prefixes.splice(0)) await expectTtlsUnder(store.redis, prefix);
+  });
+  const adapter = (design: string, framework: Framework): Mod => {
+    const mod = adapters.get(`${design}/${framework}`);
+    if (!mod) throw new Error(`no compiled ${framework} adapter for the design ${design}`);
+    return mod;
+  };
+  return {
+    get server() {
+      return store.server;
+    },
+    get redis() {
+      return store.redis;
+    },
+    scratch,
+    adapter,
+    async start(framework, design, options = {}, client = store.redis) {
+      const prefix = options.keyPrefix ?? freshPrefix(label);
+      prefixes.push(prefix);
+      const s = await serve(framework, adapter(design, framework), { redis: client, keyPrefix: prefix, ...options });
+      open.push(s);
+      return { ...s, prefix };
+    },
+  };
 }

@@ -8,79 +8,21 @@
  */
 import { createServer, type Server, type Socket } from 'node:net';
 import { Redis } from 'ioredis';
-import { afterAll, afterEach, beforeAll, describe, expect, it } from 'vitest';
+import { describe, expect, it } from 'vitest';
 import { calendarPeriodFor } from './period.js';
 import { DOCS, HYBRID, MAIN, PLANS, ROLLING } from './designs.js';
-import {
-  allFiles,
-  compileScratch,
-  counter,
-  designFrom,
-  expectTtlsUnder,
-  freshPrefix,
-  hit,
-  serve,
-  sleep,
-  type Framework,
-  type Scratch,
-  type Served,
-  type TestOptions,
-} from './harness.js';
-import { startRedis, type RedisServer } from '../helpers/redis.js';
+import { counter, designFrom, freshPrefix, hit, sleep, useServedMiddleware, type Framework } from './harness.js';
+import { startRedis } from '../helpers/redis.js';
 import { luaScript } from '../../src/lua.js';
 
-type Mod = Record<string, (...args: never[]) => unknown>;
-
-let scratch: Scratch;
-let server: RedisServer;
-let redis: Redis;
-const mods: Record<string, Mod> = {};
-const open: Served[] = [];
-const prefixes: string[] = [];
-
-beforeAll(async () => {
-  const [s, r] = await Promise.all([
-    compileScratch({
-      main: allFiles(designFrom(MAIN)),
-      plans: allFiles(designFrom(PLANS)),
-      hybrid: allFiles(designFrom(HYBRID)),
-      rolling: allFiles(designFrom(ROLLING)),
-    }),
-    startRedis(),
-  ]);
-  scratch = s;
-  server = r;
-  expect(scratch.ok, scratch.output).toBe(true);
-  for (const design of ['main', 'plans', 'hybrid', 'rolling']) {
-    for (const fw of ['express', 'fastify']) mods[`${design}/${fw}`] = await scratch.load<Mod>(design, fw);
-  }
-  redis = new Redis(server.port, server.host, { maxRetriesPerRequest: 1 });
+const mw = useServedMiddleware({
+  main: designFrom(MAIN),
+  plans: designFrom(PLANS),
+  hybrid: designFrom(HYBRID),
+  rolling: designFrom(ROLLING),
 });
-
-afterEach(async () => {
-  await Promise.all(open.splice(0).map((s) => s.close()));
-  for (const prefix of prefixes.splice(0)) await expectTtlsUnder(redis, prefix);
-});
-
-afterAll(async () => {
-  await redis?.quit();
-  await server?.stop();
-  scratch?.remove();
-});
-
 /** A server for one scenario, with its own key prefix (checked for TTLs afterwards). */
-async function start(
-  fw: Framework,
-  design: 'main' | 'plans' | 'hybrid' | 'rolling',
-  options: TestOptions = {},
-  client: unknown = redis,
-): Promise<Served & { prefix: string }> {
-  const prefix = options.keyPrefix ?? freshPrefix();
-  prefixes.push(prefix);
-  const s = await serve(fw, mods[`${design}/${fw}`] as Mod, { redis: client, keyPrefix: prefix, ...options });
-  open.push(s);
-  return { ...s, prefix };
-}
+const { start } = mw;
 
 const key = (k: string): Record<string, string> => ({ 'x-test-key': k });
 
@@ -268,7 +210,7 @@ describe.each<Framework>(['express', 'fastify'])('%s middleware', (fw) => {
     expect(refused.body).not.toHaveProperty('limit');
     expect(JSON.stringify(refused.body)).not.toContain('auth-login');
     // the username is stored only as a hash
-    const keys = await redis.keys(`${s.prefix}:*`);
+    const keys = await mw.redis.keys(`${s.prefix}:*`);
     expect(keys.some((k) => k.includes('{auth:login}:un:') && /[0-9a-f]{64}$/.test(k))).toBe(true);
     expect(keys.join(' ')).not.toMatch(/alice/i);
   });
@@ -385,11 +327,11 @@ describe.each<Framework>(['express', 'fastify'])('%s middleware', (fw) => {
 
   it('EVALSHA falls back to EVAL on NOSCRIPT, after which the script is cached again', async () => {
     const s = await start(fw, 'main');
-    await redis.script('FLUSH');
+    await mw.redis.script('FLUSH');
     const gcra = luaScript('gcra').sha1;
-    expect(await redis.script('EXISTS', gcra)).toEqual([0]);
+    expect(await mw.redis.script('EXISTS', gcra)).toEqual([0]);
     expect((await hit(s.url, 'GET', '/v1/items', key('noscript'))).status).toBe(200);
-    expect(await redis.script('EXISTS', gcra)).toEqual([1]);
+    expect(await mw.redis.script('EXISTS', gcra)).toEqual([1]);
     expect((await hit(s.url, 'GET', '/v1/items', key('noscript'))).status).toBe(200);
   });
 
@@ -417,8 +359,8 @@ describe.each<Framework>(['express', 'fastify'])('%s middleware', (fw) => {
     expect(Math.abs(retryAfter - (period.end - Date.now()) / 1000)).toBeLessThan(5);
     // the quota is a field of the tenant's hash: the period's end, then the count
     const hash = `${s.prefix}:{t:acme}`;
-    expect(await redis.hget(hash, 'quota')).toBe(`${Math.floor(period.end / 1000)}000000005`);
-    const pttl = await redis.pttl(hash);
+    expect(await mw.redis.hget(hash, 'quota')).toBe(`${Math.floor(period.end / 1000)}000000005`);
+    const pttl = await mw.redis.pttl(hash);
     expect(Math.abs(pttl - (period.end + 60_000 - Date.now()))).toBeLessThan(5000);
     expect(await counter(s.registry, 'ratelimit_quota_exhausted_total', { rule: 'quota-free', plan: 'Free' })).toBe(1);
     // the fairness rule of the plan still had room: the refusal was the quota's
@@ -431,7 +373,7 @@ describe.each<Framework>(['express', 'fastify'])('%s middleware', (fw) => {
   it("one call per identity: a tenant's fairness bucket and quota in one identity-limits call, nothing charged when one refuses", async () => {
     // the client as the limiter sees it, noting the keys of every script call
     const calls: string[][] = [];
-    const noting = new Proxy(redis, {
+    const noting = new Proxy(mw.redis, {
       get(target, prop, receiver) {
         const value = Reflect.get(target, prop, receiver);
         if (typeof prop !== 'string' || !prop.startsWith('eval') || typeof value !== 'function') return value;
@@ -443,7 +385,7 @@ describe.each<Framework>(['express', 'fastify'])('%s middleware', (fw) => {
     });
     const s = await start(fw, 'plans', { hybrid: false }, noting);
     const tenant = { 'x-test-tenant': 'acme', 'x-test-plan': 'Free' };
-    await redis.script('FLUSH');
+    await mw.redis.script('FLUSH');
     for (let i = 0; i < 5; i++) {
       const ok = await hit(s.url, 'GET', '/v1/orders', tenant);
       expect(ok.status).toBe(200);
@@ -457,25 +399,25 @@ describe.each<Framework>(['express', 'fastify'])('%s middleware', (fw) => {
     const period = calendarPeriodFor(Date.now(), 'Europe/Berlin');
     const hash = `${s.prefix}:{t:acme}`;
     for (const keys of tenantCalls) expect(keys).toEqual([hash]);
-    expect(await redis.script('EXISTS', luaScript('identity-limits').sha1)).toEqual([1]);
-    const before = await redis.hgetall(hash);
+    expect(await mw.redis.script('EXISTS', luaScript('identity-limits').sha1)).toEqual([1]);
+    const before = await mw.redis.hgetall(hash);
     expect(Object.keys(before).sort()).toEqual(['quota', 'req:free']);
     expect(before.quota).toBe(`${Math.floor(period.end / 1000)}000000005`);
-    const pttl = await redis.pttl(hash);
+    const pttl = await mw.redis.pttl(hash);
     expect(pttl).toBeGreaterThan(period.end - Date.now());
     const refused = await hit(s.url, 'GET', '/v1/orders', tenant);
     expect(refused.status).toBe(429);
     expect(refused.body).toMatchObject({ code: 'QUOTA_EXCEEDED', 'violated-policies': ['quota-free'] });
     expect(Math.abs(Number(refused.headers.get('retry-after')) - (period.end - Date.now()) / 1000)).toBeLessThan(5);
     // the quota refused: the fairness bucket was not charged for the refused request
-    expect(await redis.hgetall(hash)).toEqual(before);
-    expect(await redis.pttl(hash)).toBeLessThanOrEqual(pttl);
+    expect(await mw.redis.hgetall(hash)).toEqual(before);
+    expect(await mw.redis.pttl(hash)).toBeLessThanOrEqual(pttl);
     expect(await counter(s.registry, 'ratelimit_throttled_total', { rule: 'fairness-free' })).toBe(0);
   });
 
   it("a rolling 30-day quota: today's count a field of the tenant's hash beside its fairness bucket, one call per request, nothing charged on a refusal", async () => {
     const calls: string[][] = [];
-    const noting = new Proxy(redis, {
+    const noting = new Proxy(mw.redis, {
       get(target, prop, receiver) {
         const value = Reflect.get(target, prop, receiver);
         if (typeof prop !== 'string' || !prop.startsWith('eval') || typeof value !== 'function') return value;
@@ -499,15 +441,15 @@ describe.each<Framework>(['express', 'fastify'])('%s middleware', (fw) => {
     expect(tenantCalls.length).toBeGreaterThanOrEqual(5);
     expect(tenantCalls.length).toBeLessThanOrEqual(6);
     for (const keys of tenantCalls) expect(keys).toEqual([hash]);
-    const [sec] = await redis.time();
+    const [sec] = await mw.redis.time();
     const today = Math.floor(Number(sec) / 86_400);
-    const before = await redis.hgetall(hash);
+    const before = await mw.redis.hgetall(hash);
     // today's count, the window's running total (its first day, then 9 digits) and the bucket
     expect(Object.keys(before).sort()).toEqual(['quota', `quota:${today}`, 'req:free']);
     expect(before[`quota:${today}`]).toBe('5');
     expect(before.quota).toBe(`${today - 29}000000005`);
     // the hash lives until today's bucket leaves the 30-day window
-    expect(await redis.pexpiretime(hash)).toBe((today + 30) * 86_400_000 + 1);
+    expect(await mw.redis.pexpiretime(hash)).toBe((today + 30) * 86_400_000 + 1);
     const refused = await hit(s.url, 'GET', '/v1/orders', tenant);
     expect(refused.status).toBe(429);
     expect(refused.body).toMatchObject({ code: 'QUOTA_EXCEEDED', 'violated-policies': ['quota-free'] });
@@ -517,7 +459,7 @@ describe.each<Framework>(['express', 'fastify'])('%s middleware', (fw) => {
     expect(retryAfter).toBeGreaterThanOrEqual(Math.floor(leaves));
     expect(retryAfter).toBeLessThan(leaves + 5);
     // the quota refused: the fairness bucket was not charged, nothing was written
-    expect(await redis.hgetall(hash)).toEqual(before);
+    expect(await mw.redis.hgetall(hash)).toEqual(before);
     expect(await counter(s.registry, 'ratelimit_throttled_total', { rule: 'fairness-free' })).toBe(0);
     expect(await counter(s.registry, 'ratelimit_quota_exhausted_total', { rule: 'quota-free', plan: 'Free' })).toBe(1);
   });

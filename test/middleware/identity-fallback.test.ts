@@ -5,16 +5,15 @@
  * against a real redis-server.
  */
 import { readFileSync } from 'node:fs';
-import { Redis } from 'ioredis';
-import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { beforeAll, describe, expect, it } from 'vitest';
 import { Answers } from '../../src/answers/schema.js';
 import { generateCode } from '../../src/codegen/index.js';
 import { buildDesign } from '../../src/design/build.js';
 import { FALLBACK_ORDER } from '../../src/design/identity-fallback.js';
 import { checkDesign } from '../../src/constraints/index.js';
 import { renderMarkdown } from '../../src/render/markdown/index.js';
-import { startRedis, type RedisServer } from '../helpers/redis.js';
-import { allFiles, compileScratch, freshPrefix, type Scratch } from './harness.js';
+import { useRedisServer } from '../helpers/redis.js';
+import { allFiles, freshPrefix, useCompiledMiddleware } from './harness.js';
 
 const raw = JSON.parse(readFileSync(new URL('../fixtures/review/fastify-kong.answers.json', import.meta.url), 'utf8'));
 delete raw.$schema;
@@ -34,39 +33,33 @@ interface Core {
   };
 }
 
-let scratch: Scratch;
-let server: RedisServer;
-let redis: Redis;
+const store = useRedisServer();
+const scratch = useCompiledMiddleware(() => ({ review: allFiles(design) }));
 let core: Core;
 
 beforeAll(async () => {
-  const [s, r] = await Promise.all([compileScratch({ review: allFiles(design) }), startRedis()]);
-  scratch = s;
-  server = r;
-  expect(scratch.ok, scratch.output).toBe(true);
   core = await scratch.load<Core>('review', 'ratelimit-core');
-  redis = new Redis(server.port, server.host, { maxRetriesPerRequest: 1 });
-});
-
-afterAll(async () => {
-  await redis?.quit();
-  await server?.stop();
-  scratch?.remove();
 });
 
 /** One call to GET /api/v1/projects (a Team and Partner fairness row and both quotas cover it) as the given caller; the keys it wrote. */
 async function callAs(identity: Record<string, string>): Promise<Record<string, Record<string, string>>> {
   const prefix = freshPrefix('fb');
-  const limiter = core.createLimiter({ redis, keyPrefix: prefix, defaultMode: 'enforce', registry: null, identify: () => identity });
+  const limiter = core.createLimiter({
+    redis: store.redis,
+    keyPrefix: prefix,
+    defaultMode: 'enforce',
+    registry: null,
+    identify: () => identity,
+  });
   try {
     const d = await limiter.check({ method: 'GET', url: '/api/v1/projects', remoteAddress: '203.0.113.9', req: {} });
     expect(d.status).toBe(200);
   } finally {
     limiter.close();
   }
-  const keys = await redis.keys(`${prefix}:*`);
+  const keys = await store.redis.keys(`${prefix}:*`);
   const out: Record<string, Record<string, string>> = {};
-  for (const k of keys) out[k.slice(prefix.length + 1)] = await redis.hgetall(k);
+  for (const k of keys) out[k.slice(prefix.length + 1)] = await store.redis.hgetall(k);
   return out;
 }
 

@@ -6,35 +6,23 @@
  */
 import { readFileSync } from 'node:fs';
 import path from 'node:path';
-import { Redis } from 'ioredis';
 import { Registry } from 'prom-client';
-import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { describe, expect, it } from 'vitest';
 import { parseAnswers } from '../../src/answers/load.js';
 import type { Answers } from '../../src/answers/schema.js';
 import { compileDesign, designData } from '../../src/codegen/middleware/index.js';
 import { buildDesign } from '../../src/design/build.js';
 import { createLimiter } from '../../src/runtime/middleware/limiter.js';
-import { startRedis, type RedisServer } from '../helpers/redis.js';
+import { useRedisServer } from '../helpers/redis.js';
 import { freshPrefix } from './harness.js';
 
 const FIXTURE = path.join(import.meta.dirname, '..', 'design', 'fixtures', 'hand-keys.answers.json');
 
-let server: RedisServer;
-let redis: Redis;
-
-beforeAll(async () => {
-  server = await startRedis();
-  redis = new Redis(server.port, server.host, { maxRetriesPerRequest: 1 });
-});
-
-afterAll(async () => {
-  await redis?.quit();
-  await server?.stop();
-});
+const redisServer = useRedisServer();
 
 /** Calls of the scripts Redis has run so far (EVALSHA and EVAL). */
 async function scriptCalls(): Promise<number> {
-  const info = await redis.info('commandstats');
+  const info = await redisServer.redis.info('commandstats');
   return [...info.matchAll(/^cmdstat_(?:evalsha|eval):calls=(\d+)/gm)].reduce((n, m) => n + Number(m[1]), 0);
 }
 
@@ -47,7 +35,7 @@ describe('hand-written keys and the identity hash on a real Redis', () => {
       const prefix = freshPrefix('ik');
       const failures: unknown[] = [];
       const limiter = createLimiter(designData(compileDesign(design)), {
-        redis,
+        redis: redisServer.redis,
         registry: new Registry(),
         keyPrefix: prefix,
         identify: () => ({ userId: 'ada' }),
@@ -72,9 +60,9 @@ describe('hand-written keys and the identity hash on a real Redis', () => {
           ]),
         );
         expect(failures).toEqual([]);
-        expect(await redis.type(`${prefix}:{u:ada}`)).toBe('hash');
-        expect((await redis.hkeys(`${prefix}:{u:ada}`)).sort()).toEqual(['req', 'search']);
-        expect(await redis.type(`${prefix}:{u:ada}:search-log-per-user`)).toBe('zset');
+        expect(await redisServer.redis.type(`${prefix}:{u:ada}`)).toBe('hash');
+        expect((await redisServer.redis.hkeys(`${prefix}:{u:ada}`)).sort()).toEqual(['req', 'search']);
+        expect(await redisServer.redis.type(`${prefix}:{u:ada}:search-log-per-user`)).toBe('zset');
       } finally {
         limiter.close();
       }

@@ -8,33 +8,21 @@
  * instance's local burst), and once the contention stops every admitted request has been
  * charged to Redis exactly once.
  */
-import { Redis } from 'ioredis';
 import { Registry } from 'prom-client';
-import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { describe, expect, it } from 'vitest';
 import { compileDesign, designData } from '../../src/codegen/middleware/index.js';
 import { withLocalBuckets } from '../../src/design/worst-case.js';
 import { createLimiter } from '../../src/runtime/middleware/limiter.js';
 import type { DesignData, RedisClientLike, RuleSpec } from '../../src/runtime/middleware/types.js';
 import { exampleDesign } from '../helpers/examples.js';
-import { startRedis, type RedisServer } from '../helpers/redis.js';
+import { useRedisServer } from '../helpers/redis.js';
 import { freshPrefix, sleep } from './harness.js';
 
-let server: RedisServer;
-let redis: Redis;
+const redisServer = useRedisServer();
 const base = designData(compileDesign(exampleDesign('saas-platform')));
 const template = base.rules.find((r) => r.id === 'fairness-pro')!;
 const routeIndex = base.routes.findIndex((r) => r.method === 'GET' && !r.route.includes('*') && !r.exempt);
 const url = base.routes[routeIndex]!.route.replace(/:[^/]+/g, '1');
-
-beforeAll(async () => {
-  server = await startRedis();
-  redis = new Redis(server.port, server.host, { maxRetriesPerRequest: 1 });
-});
-
-afterAll(async () => {
-  await redis?.quit();
-  await server?.stop();
-});
 
 /** A GCRA bucket behind the in-process bucket, keyed on the API key. */
 function hybridBucket(limit: number, periodSeconds: number, burst: number): RuleSpec {
@@ -71,8 +59,8 @@ function countingClient(): { client: RedisClientLike; charged: () => number; fai
   const down = (): Promise<never> => Promise.reject(new Error('connection lost'));
   return {
     client: {
-      evalsha: (sha, numKeys, ...args) => (failing ? down() : redis.evalsha(sha, numKeys, ...args).then((r) => count(args, r))),
-      eval: (script, numKeys, ...args) => (failing ? down() : redis.eval(script, numKeys, ...args).then((r) => count(args, r))),
+      evalsha: (sha, numKeys, ...args) => (failing ? down() : redisServer.redis.evalsha(sha, numKeys, ...args).then((r) => count(args, r))),
+      eval: (script, numKeys, ...args) => (failing ? down() : redisServer.redis.eval(script, numKeys, ...args).then((r) => count(args, r))),
     },
     charged: () => charged,
     fail: (on) => {

@@ -16,16 +16,15 @@
  */
 import type { AddressInfo } from 'node:net';
 import express from 'express';
-import { Redis } from 'ioredis';
 import { Registry } from 'prom-client';
-import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { beforeAll, describe, expect, it } from 'vitest';
 import { compileDesign, designData, generateExpressMiddleware, DESIGN_DATA_PATH } from '../../src/codegen/middleware/index.js';
 import type { CodeFile } from '../../src/codegen/types.js';
 import { policyOf, statedLimit } from '../../src/runtime/middleware/responses.js';
 import type { DesignData, RuleSpec } from '../../src/runtime/middleware/types.js';
 import { exampleDesign, exampleNames } from '../helpers/examples.js';
-import { startRedis, type RedisServer } from '../helpers/redis.js';
-import { compileScratch, freshPrefix, sleep, type Scratch } from './harness.js';
+import { useRedisServer } from '../helpers/redis.js';
+import { freshPrefix, sleep, useCompiledMiddleware } from './harness.js';
 
 interface Case {
   name: string;
@@ -69,16 +68,15 @@ function casesOf(example: string): Case[] {
 
 const CASES = exampleNames().flatMap(casesOf);
 
-let scratch: Scratch;
-let server: RedisServer;
-let redis: Redis;
+const store = useRedisServer();
 const mods = new Map<string, { rateLimit: (o: unknown) => express.RequestHandler & { limiter: { close(): void } } }>();
 
 function setName(c: Case): string {
   return `${c.example}-${c.rule.id}`.replace(/[^a-z0-9-]/gi, '_');
 }
 
-beforeAll(async () => {
+/** Each case's Express middleware, with the case's design data. */
+function caseSets(): Record<string, CodeFile[]> {
   const sets: Record<string, CodeFile[]> = {};
   for (const c of CASES) {
     const files = generateExpressMiddleware(exampleDesign(c.example)).map((f) =>
@@ -91,24 +89,18 @@ beforeAll(async () => {
     );
     sets[setName(c)] = files;
   }
-  const [s, r] = await Promise.all([compileScratch(sets), startRedis()]);
-  scratch = s;
-  server = r;
-  expect(scratch.ok, scratch.output).toBe(true);
-  for (const c of CASES) mods.set(c.name, await scratch.load(setName(c), 'express'));
-  redis = new Redis(server.port, server.host, { maxRetriesPerRequest: 1 });
-}, 180_000);
+  return sets;
+}
+const scratch = useCompiledMiddleware(caseSets, 180_000);
 
-afterAll(async () => {
-  await redis?.quit();
-  await server?.stop();
-  scratch?.remove();
+beforeAll(async () => {
+  for (const c of CASES) mods.set(c.name, await scratch.load(setName(c), 'express'));
 });
 
 async function serve(c: Case): Promise<{ url: string; close(): Promise<void> }> {
   const app = express();
   const mw = mods.get(c.name)?.rateLimit({
-    redis,
+    redis: store.redis,
     keyPrefix: freshPrefix('pace'),
     registry: new Registry(),
     timeoutMs: 2000,

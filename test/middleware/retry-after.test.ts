@@ -9,35 +9,23 @@
  * The same holds for the identity-limits call (two limits of one identity checked together) and
  * for the in-process twin of the scripts.
  */
-import { Redis } from 'ioredis';
 import { Registry } from 'prom-client';
-import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { describe, expect, it } from 'vitest';
 import { compileDesign, designData } from '../../src/codegen/middleware/index.js';
 import { createLimiter } from '../../src/runtime/middleware/limiter.js';
 import { retryAfterSeconds } from '../../src/runtime/middleware/responses.js';
 import { gcraNumbers, gcraReply } from '../../src/runtime/middleware/store.js';
 import type { DesignData, RuleSpec } from '../../src/runtime/middleware/types.js';
 import { exampleDesign } from '../helpers/examples.js';
-import { startRedis, type RedisServer } from '../helpers/redis.js';
+import { useRedisServer } from '../helpers/redis.js';
 import { freshPrefix, sleep } from './harness.js';
 
-let server: RedisServer;
-let redis: Redis;
+const redisServer = useRedisServer();
 const base = designData(compileDesign(exampleDesign('saas-platform')));
 const template = base.rules.find((r) => r.id === 'fairness-pro')!;
 const routeIndex = base.routes.findIndex((r) => r.method === 'GET' && !r.route.includes('*') && !r.exempt);
 const route = base.routes[routeIndex]!;
 const url = route.route.replace(/:[^/]+/g, '1');
-
-beforeAll(async () => {
-  server = await startRedis();
-  redis = new Redis(server.port, server.host, { maxRetriesPerRequest: 1 });
-});
-
-afterAll(async () => {
-  await redis?.quit();
-  await server?.stop();
-});
 
 /** A bucket rule on the test route, keyed on the API key (inHash: a field of the key's hash, checked by identity-limits). */
 function bucket(
@@ -70,7 +58,12 @@ function bucket(
 function limiterOf(rules: RuleSpec[]) {
   const { access: _none, ...rest } = base;
   const data: DesignData = { ...rest, defaultMode: 'enforce', hybrid: null, rules };
-  return createLimiter(data, { redis, registry: new Registry(), keyPrefix: freshPrefix('ra'), identify: () => ({ apiKey: 'client-1' }) });
+  return createLimiter(data, {
+    redis: redisServer.redis,
+    registry: new Registry(),
+    keyPrefix: freshPrefix('ra'),
+    identify: () => ({ apiKey: 'client-1' }),
+  });
 }
 
 type Limiter = ReturnType<typeof limiterOf>;
