@@ -730,6 +730,7 @@ export function contractView(input: RenderInput) {
       onEvery429: c.retryAfter.onEvery429,
       unit: c.retryAfter.unit,
       jitterGuidance: c.retryAfter.jitterGuidance,
+      clockGuidance: c.retryAfter.clockGuidance,
     },
     quotaHeaders: c.quotaHeaders ?? [],
     silentRuleIds: c.silentRuleIds,
