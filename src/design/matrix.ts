@@ -13,7 +13,7 @@ import {
   QUOTA_BACKSTOP,
   quotaStop,
 } from './scope.js';
-import { formatNumber, ratePer, rpsText, secondsWords } from '../format.js';
+import { formatNumber, joinAnd, rateFigure, ratePer, rpsText, secondsWords } from '../format.js';
 import type { ExistingLimiterT, HandRule, QuotaResetT } from '../answers/schema.js';
 import type { AuthKind, EndpointClass, MatrixRule, Primitive, ResolvedEndpoint, RuleIdentity, Scope } from './model.js';
 import { admittedWithin, algorithmLabel, luaScriptFor, runBurst } from './algorithms.js';
@@ -454,6 +454,13 @@ export interface MatrixContext {
    * admits reads, instead of the figures the answers' traffic alone gives (buildMatrix).
    */
   ceiling?: CeilingShape;
+  /** ceilingRps is the rate a rules entry sets for the ceiling: the rules sized from it say so (theCeiling). */
+  ceilingByHand?: boolean;
+}
+
+/** "the 4,800 req/s ceiling", marked when a rules entry set it by hand. */
+function theCeiling(ctx: MatrixContext): string {
+  return `the ${rpsText(ctx.ceilingRps)} ceiling${ctx.ceilingByHand ? ' (set by hand in its rules entry)' : ''}`;
 }
 
 type CeilingShape = Pick<MatrixRule, 'identity' | 'routes' | 'layer' | 'rate' | 'burst' | 'perNode'>;
@@ -550,7 +557,7 @@ export function perAddressRate(ctx: MatrixContext): { rps: number; derivation: s
   const rps = Math.max(Math.min(per, want), niceFloor(cap));
   return {
     rps,
-    derivation: `${product}, capped at a tenth of the ${rpsText(ceilingRps)} ceiling (${rpsText(cap)})${rps !== cap ? `, rounded to ${rpsText(rps)}` : ''}`,
+    derivation: `${product}, capped at a tenth of ${theCeiling(ctx)} (${rpsText(cap)})${rps !== cap ? `, rounded to ${rpsText(rps)}` : ''}`,
   };
 }
 
@@ -826,7 +833,7 @@ function addFairness(b: Builder, ctx: MatrixContext, endpoints: ResolvedEndpoint
         : `The bucket holds ${burstSeconds} s of rate (${formatNumber(burst)} tokens) for legitimate bursts.`;
     const why = perAddress
       ? `The API knows its callers only by address, so the limit is sized per address, not per person: ${perAddress.derivation}. One address can then take at most ${formatPercentOf(rps, scope.traffic.peakRps)} of the ${rpsText(scope.traffic.peakRps)} peak.`
-      : `No plan promises a rate, so each ${pop.label} may use at most about a tenth of the ${rpsText(ceilingRps)} ceiling (${rps === ceilingRps * 0.1 ? `${rpsText(rps)}` : `${rpsText(ceilingRps * 0.1)}, rounded down to ${rpsText(rps)}`}): ${formatNumber(Math.ceil(ceilingRps / rps))} ${pop.label}s at their full rate at once are needed to reach the ceiling (${formatNumber(ceilingRps)} / ${formatNumber(rps)}, rounded up).`;
+      : `No plan promises a rate, so each ${pop.label} may use at most about a tenth of ${theCeiling(ctx)} (${rps === ceilingRps * 0.1 ? `${rpsText(rps)}` : `${rpsText(ceilingRps * 0.1)}, rounded down to ${rpsText(rps)}`}): ${formatNumber(Math.ceil(ceilingRps / rps))} ${pop.label}s at their full rate at once are needed to reach the ceiling (${formatNumber(ceilingRps)} / ${formatNumber(rps)}, rounded up).`;
     b.rules.push({
       id,
       source: 'generated',
@@ -852,7 +859,7 @@ function addFairness(b: Builder, ctx: MatrixContext, endpoints: ResolvedEndpoint
       rationale: `${why} ${burstWhy}${weighted}${splitNote(groups, group.mode)}`,
       derivation: perAddress
         ? `${perAddress.derivation}; burst ${formatNumber(burst)} = ${burstSeconds} s of rate${ctx.assumed?.has('traffic.burstiness') ? ' (assumed)' : ''}`
-        : `${rpsText(rps)} = a tenth of the ceiling (${rpsText(ceilingRps)})${rps !== ceilingRps * 0.1 ? ', rounded down' : ''}; burst ${formatNumber(burst)} = ${burstSeconds} s of rate${ctx.assumed?.has('traffic.burstiness') ? ' (assumed)' : ''}`,
+        : `${rpsText(rps)} = a tenth of the ceiling (${rpsText(ceilingRps)}${ctx.ceilingByHand ? ', set by hand in its rules entry' : ''})${rps !== ceilingRps * 0.1 ? ', rounded down' : ''}; burst ${formatNumber(burst)} = ${burstSeconds} s of rate${ctx.assumed?.has('traffic.burstiness') ? ' (assumed)' : ''}`,
       inputs: [
         ...(perAddress ? ['traffic.clientPeakRps', 'traffic.clientsPerAddress'] : ['plans']),
         ...ceilingInputs(scope),
@@ -1055,8 +1062,8 @@ function addWebhooks(b: Builder, ctx: MatrixContext, endpoints: ResolvedEndpoint
   const burst = Math.max(Math.min(wanted, ceilingBurst), maxCost);
   const rateWhy =
     fifth >= 10
-      ? `a fifth of the ${rpsText(ceilingRps)} ceiling (${rpsText(fifth)})${rps !== fifth ? `, rounded down to ${formatNumber(rps)}` : ''}, so one sender's storm leaves most of the ceiling to customers`
-      : `the floor of 10 req/s (a fifth of the ${rpsText(ceilingRps)} ceiling would be ${formatNumber(fifth)})`;
+      ? `a fifth of ${theCeiling(ctx)} (${rpsText(fifth)})${rps !== fifth ? `, rounded down to ${formatNumber(rps)}` : ''}, so one sender's storm leaves most of the ceiling to customers`
+      : `the floor of 10 req/s (a fifth of ${theCeiling(ctx)} would be ${formatNumber(fifth)})`;
   const burstWhy =
     burst < wanted
       ? `burst ${formatNumber(burst)}, the ceiling's own burst: ${burstSeconds} s of rate would be ${formatNumber(wanted)}, more than the whole ceiling admits at once`
@@ -1087,7 +1094,7 @@ function addWebhooks(b: Builder, ctx: MatrixContext, endpoints: ResolvedEndpoint
     errorCode: 'RATE_LIMITED',
     killSwitch: { flag: killSwitchFlag(id) },
     rationale: `Webhook senders retry on 429, so shedding a storm loses nothing; they are kept out of customers' fairness buckets so a provider's retry storm never spends a customer's budget. ${rpsText(rps)} per sending address: ${rateWhy}; ${burstWhy}.`,
-    derivation: `${rpsText(rps)} = ${fifth >= 10 ? `a fifth of the ${rpsText(ceilingRps)} ceiling${rps !== fifth ? ', rounded down' : ''}` : 'the 10 req/s floor'}; burst ${formatNumber(burst)}`,
+    derivation: `${rpsText(rps)} = ${fifth >= 10 ? `a fifth of ${theCeiling(ctx)}${rps !== fifth ? ', rounded down' : ''}` : 'the 10 req/s floor'}; burst ${formatNumber(burst)}`,
     inputs: [...ceilingInputs(scope), 'traffic.burstiness'],
   });
 }
@@ -1261,7 +1268,7 @@ export function applyHandRules(rules: MatrixRule[], hand: HandRule[], scope: Sco
       };
       if (idx >= 0) {
         const base = out[idx] as MatrixRule;
-        const merged: MatrixRule = { ...base, ...patch, source: 'overridden' };
+        const merged: MatrixRule = { ...base, ...patch, source: 'overridden', ...handSet(base, h) };
         // new numbers, same state lifetime rule: the TTL follows them unless the answers set it
         if (h.ttlSeconds === undefined && (h.rate || h.burst !== undefined || h.algorithm)) {
           const ttl = stateTtl(merged);
@@ -1308,6 +1315,34 @@ export function applyHandRules(rules: MatrixRule[], hand: HandRule[], scope: Sco
     }
   }
   return out;
+}
+
+/**
+ * What an overridden row says about the numbers its rules entry sets by hand (when the entry
+ * writes no rationale of its own): the generated reasoning for the figures it replaces is no
+ * longer true, so it goes, and the derivation names the entry; other fields set by hand are
+ * named after the generated reasoning, which still holds. The ceiling states its own entry's
+ * figures (addCeiling), and is left as it is.
+ */
+function handSet(base: MatrixRule, h: HandRule): Partial<MatrixRule> {
+  if (base.tier === 'ceiling') return {};
+  const numbers = [
+    ...(h.rate ? [`rate ${rateFigure({ requests: h.rate.requests, periodSeconds: PERIOD_SECONDS[h.rate.per] })}`] : []),
+    ...(h.burst !== undefined ? [`burst ${formatNumber(h.burst)}`] : []),
+    ...(h.cost !== undefined ? [`cost ${formatNumber(h.cost)}`] : []),
+  ];
+  const fields = Object.keys(h).filter((k) => !['id', 'rate', 'burst', 'cost', 'rationale', 'description'].includes(k));
+  const derivation =
+    numbers.length > 0
+      ? { derivation: `${joinAnd(numbers)} = stated in its rules entry${base.derivation ? `, in place of ${base.derivation}` : ''}` }
+      : {};
+  if (h.rationale) return derivation;
+  if (numbers.length > 0)
+    return {
+      ...derivation,
+      rationale: `${base.title}: set by hand in the answers (its rules entry states ${joinAnd(numbers)}${fields.length > 0 ? `, and ${joinAnd(fields)}` : ''}), in place of the figures the design derives; the generated reasoning for those figures no longer applies.`,
+    };
+  return fields.length > 0 ? { rationale: `${base.rationale} Its rules entry in the answers sets ${joinAnd(fields)} by hand.` } : {};
 }
 
 /** The identity a key pattern names in its hash tag ({u:<user-id>} is a user), as the middleware reads it; undefined when it names none. */
@@ -1464,11 +1499,14 @@ function matrixOf(ctx: MatrixContext, hand: HandRule[]): MatrixResult {
   const accountKeyed = fairnessIdentity(scope, scope.plans.length > 0) !== 'ip';
   const perAccount = accountKeyed ? rest : rest.filter((e) => !e.anonymous);
 
+  // a ceiling a rules entry sets: the rules sized from it (a share of it) follow the rate it ships
+  const setRps = ctx.ceiling?.rate ? perSecond(ctx.ceiling.rate) : ctx.ceilingRps;
+  const sized = setRps !== ctx.ceilingRps ? { ...ctx, ceilingRps: setRps, ceilingByHand: true } : ctx;
   addCeiling(b, ctx, limited);
-  addFairness(b, ctx, perAccount);
-  addAnonymous(b, ctx, anonymous, accountKeyed);
+  addFairness(b, sized, perAccount);
+  addAnonymous(b, sized, anonymous, accountKeyed);
   addAuth(b, ctx, auth);
-  addWebhooks(b, ctx, webhooks);
+  addWebhooks(b, sized, webhooks);
   addQuotas(b, ctx, perAccount);
   addOutbound(b, ctx);
   const windowed = applyHandRules(b.rules, hand, scope)

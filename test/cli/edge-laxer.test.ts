@@ -174,7 +174,7 @@ describe('a tiny fleet-wide ceiling shared over K nginx nodes', () => {
     const r = generate(dir);
     expect(r.code, r.stderr + r.stdout).toBe(0);
     expect(r.stderr).toContain(
-      "warning: global-ceiling's 2 per second divided by the 3 nginx nodes (stack.gatewayNodes) is less than one node admits at the least, so each node ships 1 per second and the fleet admits up to 3 per second, 1.5 times the stated figure",
+      "warning: global-ceiling's 2 per second and burst 2 divided by the 3 nginx nodes (stack.gatewayNodes) are less than one node admits at the least, so each node ships 1 per second, burst 1 and the fleet admits up to 3 per second, 1.5 times the stated figure, and a burst of up to 3, 1.5 times the stated 2",
     );
     const { http } = await nginxAccepts(dir);
     expect(http).toMatch(/zone=rl_global_ceiling:\d+m rate=1r\/s;/);
