@@ -181,7 +181,7 @@ describe('a tiny fleet-wide ceiling shared over K nginx nodes', () => {
     expect(http).toContain('Warning: global-ceiling');
     expect(http).not.toContain('rounded down: 1 per 1 s');
     const placement = readFileSync(path.join(dir, 'out', '03-algorithms-and-enforcement.md'), 'utf8');
-    expect(placement).toContain('so together they admit 3 per 1 s. Warning: global-ceiling');
+    expect(placement).toContain('so together they admit 3 per 1 s, burst 3. Warning: global-ceiling');
     expect(placement).not.toMatch(/together they admit 3 per 1 s \(with uneven load balancing[^)]*never more\)/);
   });
 
