@@ -1,7 +1,7 @@
 /** The short summary init prints at the end: the limit matrix at a glance, fail modes, headers, files. */
 import { conventionName } from '../design/contract.js';
 import { countedPerNode, fleetAdmission, gatewayNodeName, gatewayNodes } from '../design/gateway-behaviour.js';
-import { formatNumber } from '../format.js';
+import { formatNumber, rpsText } from '../format.js';
 import type { Design, MatrixRule } from '../design/model.js';
 import { printable } from '../questionnaire/detect/index.js';
 import { wrapLine } from '../questionnaire/wrap.js';
@@ -78,7 +78,7 @@ export function gatewayNodesLine(design: Design): string | undefined {
   const fleet = fleetAdmission(design.scope, ceiling);
   return stated
     ? `${formatNumber(k)} ${name} node${k === 1 ? '' : 's'} (stack.gatewayNodes): ${fleet.text}`
-    : `not given (stack.gatewayNodes), ${formatNumber(k)} assumed, one per instance: each ${name} node ships the whole ceiling, ${formatNumber(fleet.ceilingRps)} req/s`;
+    : `not given (stack.gatewayNodes), ${formatNumber(k)} assumed, one per instance: each ${name} node ships the whole ceiling, ${rpsText(fleet.ceilingRps)}`;
 }
 
 /** A phrase for each document file: one file is the document; in a folder, the index and each section. */

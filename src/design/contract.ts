@@ -499,6 +499,8 @@ export function buildContract(
       unit: 'seconds',
       jitterGuidance:
         'Retry-After is the earliest moment a retry can pass. Clients wait that long plus a random 0-50% of it (or full jitter on exponential backoff for repeated 429s): a fleet that retries at exactly Retry-After arrives as one synchronized wave and trips the limit again.',
+      clockGuidance:
+        'Time the wait by the clock, not by one timer alone: on a busy event loop a timer can fire a few milliseconds early, and a retry sent before Retry-After has fully passed is refused once more. When the timer fires, check the time elapsed since the 429 and wait out any remainder.',
     },
     silentRuleIds: silent,
     edgeRuleIds: rules.filter((r) => r.headers === 'edge').map((r) => r.id),

@@ -5,7 +5,7 @@
  * The rollout and the response contract say it to the reader; the gateway files quote it.
  */
 import { regexLiteral } from '../escape/index.js';
-import { formatNumber } from '../format.js';
+import { formatNumber, joinAnd, periodName, ratePer, rpsText, wholeRate } from '../format.js';
 import type { Algorithm, EndpointClass, FailMode, Gateway, MatrixRule, Scope } from './model.js';
 
 /**
@@ -215,7 +215,7 @@ export function wafWindow(rate: { requests: number; periodSeconds: number }): Ed
     requests,
     periodSeconds: period,
     burst: null,
-    fitted: `an AWS WAF rate-based rule counts over an evaluation window of 60, 120, 300 or 600 s, with a limit of at least ${WAF_MIN_LIMIT}, and has no burst${requests > rps * period + 1e-9 ? ` (${WAF_MIN_LIMIT} is above the rate's ${formatNumber(Math.floor(rps * period))} per ${period} s)` : ''}`,
+    fitted: `an AWS WAF rate-based rule counts over an evaluation window of 60, 120, 300 or 600 s, with a limit of at least ${WAF_MIN_LIMIT}, and has no burst${requests > rps * period + 1e-9 ? ` (${WAF_MIN_LIMIT} is above the rate's ${ratePer({ requests: rps * period, periodSeconds: period })})` : ''}`,
   };
 }
 
@@ -245,7 +245,7 @@ export function cloudflareWindow(rate: { requests: number; periodSeconds: number
 export const AWS_ACCOUNT_THROTTLE = { rps: 10_000, burst: 5_000 } as const;
 
 /** The account limit in words, for the sentences that say a throttle sits under it. */
-export const AWS_ACCOUNT_LIMIT_TEXT = `the account's Regional limit (by default ${formatNumber(AWS_ACCOUNT_THROTTLE.rps)} req/s with a burst of ${formatNumber(AWS_ACCOUNT_THROTTLE.burst)}, lower in some Regions), which caps any throttle set above it`;
+export const AWS_ACCOUNT_LIMIT_TEXT = `the account's Regional limit (by default ${rpsText(AWS_ACCOUNT_THROTTLE.rps)} with a burst of ${formatNumber(AWS_ACCOUNT_THROTTLE.burst)}, lower in some Regions), which caps any throttle set above it`;
 
 /** An AWS API Gateway throttle (stage, method or usage plan): a token bucket per second that always has a burst, at least one second of rate. */
 export function awsThrottleWindow(rate: { requests: number; periodSeconds: number }, burst: number | null): EdgeWindow {
@@ -262,24 +262,6 @@ export function awsThrottleWindow(rate: { requests: number; periodSeconds: numbe
 
 /** A count that is whole up to rounding noise. */
 const isWhole = (n: number): boolean => Math.abs(n - Math.round(n)) < 1e-9;
-
-/**
- * The same rate as a whole number of requests over a whole number of seconds (0.007 per 1 s is
- * 7 per 1,000 s, 0.5 per 1 s is 1 per 2 s); the rate itself when it already is, or when no
- * power of ten up to a million makes it whole.
- */
-export function wholeRate(rate: { requests: number; periodSeconds: number }): { requests: number; periodSeconds: number } {
-  const gcd = (a: number, b: number): number => (b === 0 ? a : gcd(b, a % b));
-  for (let k = 1; k <= 1_000_000; k *= 10) {
-    const n = rate.requests * k;
-    const p = rate.periodSeconds * k;
-    if (n >= 1 - 1e-9 && isWhole(n) && isWhole(p)) {
-      const g = gcd(Math.round(n), Math.round(p));
-      return { requests: Math.round(n) / g, periodSeconds: Math.round(p) / g };
-    }
-  }
-  return { requests: rate.requests, periodSeconds: rate.periodSeconds };
-}
 
 /** The fixed windows Kong's rate-limiting plugin and envoyproxy/ratelimit count over: a whole count per unit. */
 export const FIXED_WINDOW_UNITS = [
@@ -321,7 +303,7 @@ export function unitWindow(rate: { requests: number; periodSeconds: number }, bu
     fitted: `${product} counts a whole number of requests per second, minute, hour or day (a fixed window) and has no burst${
       isWhole(exact)
         ? ''
-        : ` (${formatNumber(Math.round(exact * 100) / 100)} per ${unit.unit} rounded ${requests > exact ? 'up to 1' : 'down'})`
+        : ` (${ratePer({ requests: exact, periodSeconds: unit.seconds }, true)} rounded ${requests > exact ? `up to 1 per ${unit.unit}` : 'down'})`
     }${noBurst}`,
   };
 }
@@ -341,7 +323,7 @@ export function nginxWindow(rate: { requests: number; periodSeconds: number }, b
     requests,
     periodSeconds: perSecond ? 1 : 60,
     burst,
-    fitted: `nginx's limit_req counts a whole number of requests per second or per minute (${formatNumber(Math.round(exact * 100) / 100)} per ${perSecond ? 'second' : 'minute'} rounded ${requests > exact ? 'up to 1' : 'down'})`,
+    fitted: `nginx's limit_req counts a whole number of requests per second or per minute (${ratePer({ requests: exact, periodSeconds: perSecond ? 1 : 60 }, true)} rounded ${requests > exact ? `up to 1 per ${perSecond ? 'second' : 'minute'}` : 'down'})`,
   };
 }
 
@@ -719,19 +701,53 @@ export function fleetRaised(
 export const FLEET_RAISED_LIMIT = 2;
 
 /**
- * The warning a fleet-wide rule gives when its per-node share was raised, so the K nodes admit
- * more than the stated figure: both figures and what keeps within it; '' when they do not.
+ * A fleet-wide rule's burst as its K nodes admit it together, when each node's share of it was
+ * raised to what one node holds at the least (a stated burst below K rounds up to 1 a node, or
+ * the product's window holds more): undefined when K x the share is within the stated burst.
  */
-export function fleetRaisedWarning(rule: Pick<MatrixRule, 'id'> & Partial<Pick<MatrixRule, 'rate' | 'perNode'>>, gateway: Gateway): string {
-  const raised = fleetRaised(rule);
+export function fleetRaisedBurst(rule: Partial<Pick<MatrixRule, 'burst' | 'perNode'>>): number | undefined {
   const p = rule.perNode;
-  if (!raised || !p || !rule.rate) return '';
-  return `Warning: ${rule.id}'s ${formatNumber(rule.rate.requests)} per ${secondsText(rule.rate.periodSeconds)} divided by the ${formatNumber(p.nodes)} ${gatewayNodeName(gateway)} nodes (stack.gatewayNodes) is less than one node admits at the least, so each node ships ${formatNumber(p.rate.requests)} per ${secondsText(p.rate.periodSeconds)} and the fleet admits up to ${formatNumber(raised.requests)} per ${secondsText(raised.periodSeconds)}, ${formatNumber(Math.round(raised.times * 10) / 10)} times the stated figure (uneven load balancing only lowers that). Fewer nodes or a higher figure keep the fleet within it.`;
+  if (!p || p.burst === null || typeof rule.burst !== 'number' || !(rule.burst > 0)) return undefined;
+  const fleet = p.burst * p.nodes;
+  return fleet > rule.burst ? fleet : undefined;
+}
+
+/** Whether a fleet-wide rule's K nodes together admit more than it states: its rate (fleetRaised) or its burst (fleetRaisedBurst). */
+export function fleetOverStated(rule: Partial<Pick<MatrixRule, 'rate' | 'burst' | 'perNode'>>): boolean {
+  return fleetRaised(rule) !== undefined || fleetRaisedBurst(rule) !== undefined;
+}
+
+/**
+ * The warning a fleet-wide rule gives when its per-node share was raised, so the K nodes admit
+ * more than the stated figure (its rate, its burst or both): the figures that are raised, stated
+ * and fleet-wide, and what keeps within them; '' when they admit no more than stated.
+ */
+export function fleetRaisedWarning(
+  rule: Pick<MatrixRule, 'id'> & Partial<Pick<MatrixRule, 'rate' | 'burst' | 'perNode'>>,
+  gateway: Gateway,
+): string {
+  const raised = fleetRaised(rule);
+  const burst = fleetRaisedBurst(rule);
+  const p = rule.perNode;
+  if ((!raised && burst === undefined) || !p || !rule.rate) return '';
+  const statedBurst = typeof rule.burst === 'number' ? rule.burst : 0;
+  const times = (n: number): string => formatNumber(Math.round(n * 10) / 10);
+  const stated = joinAnd([
+    ...(raised ? [ratePer(rule.rate, true)] : []),
+    ...(burst !== undefined ? [`burst ${formatNumber(statedBurst)}`] : []),
+  ]);
+  const admits = [
+    ...(raised ? [`up to ${ratePer(raised, true)}, ${times(raised.times)} times the stated figure`] : []),
+    ...(burst !== undefined
+      ? [`a burst of up to ${formatNumber(burst)}, ${times(burst / statedBurst)} times the stated ${formatNumber(statedBurst)}`]
+      : []),
+  ].join(', and ');
+  return `Warning: ${rule.id}'s ${stated} divided by the ${formatNumber(p.nodes)} ${gatewayNodeName(gateway)} nodes (stack.gatewayNodes) ${raised && burst !== undefined ? 'are' : 'is'} less than one node admits at the least, so each node ships ${ratePer(p.rate, true)}${p.burst !== null ? `, burst ${formatNumber(p.burst)}` : ''} and the fleet admits ${admits} (uneven load balancing only lowers that). Fewer nodes or a higher figure keep the fleet within it.`;
 }
 
 /** A period in words: "second", "minute", "hour", "day", else "N s". */
 export function secondsText(s: number): string {
-  return s === 1 ? 'second' : s === 60 ? 'minute' : s === 3600 ? 'hour' : s === 86400 ? 'day' : `${formatNumber(s)} s`;
+  return periodName(s);
 }
 
 /** One line on what uneven load balancing does to a fleet figure shared out per node. */
@@ -765,7 +781,7 @@ export function fleetAdmission(
   const rate = ceiling.rate ?? { requests: 0, periodSeconds: 1 };
   const ceilingRps = rate.requests / rate.periodSeconds;
   if (ceiling.layer !== 'edge' || !countedPerNode(ceiling, scope)) {
-    return { rps: ceilingRps, ceilingRps, nodeRps: ceilingRps, text: `the ceiling admits ${formatNumber(ceilingRps)} req/s` };
+    return { rps: ceilingRps, ceilingRps, nodeRps: ceilingRps, text: `the ceiling admits ${rpsText(ceilingRps)}` };
   }
   const name = gatewayNodeName(scope.gateway);
   if (ceiling.perNode) {
@@ -775,18 +791,18 @@ export function fleetAdmission(
       rps: node * k,
       ceilingRps,
       nodeRps: node,
-      text: `the ceiling admits ${formatNumber(node * k)} req/s, ${formatNumber(node)} req/s on each of the ${formatNumber(k)} ${name} nodes`,
+      text: `the ceiling admits ${rpsText(node * k)}, ${rpsText(node)} on each of the ${formatNumber(k)} ${name} nodes`,
     };
   }
   const { k, stated } = gatewayNodes(scope);
-  if (k <= 1) return { rps: ceilingRps, ceilingRps, nodeRps: ceilingRps, text: `the ceiling admits ${formatNumber(ceilingRps)} req/s` };
+  if (k <= 1) return { rps: ceilingRps, ceilingRps, nodeRps: ceilingRps, text: `the ceiling admits ${rpsText(ceilingRps)}` };
   return {
     rps: ceilingRps * k,
     ceilingRps,
     nodeRps: ceilingRps,
     text: stated
-      ? `the ceiling admits ${formatNumber(ceilingRps * k)} req/s, ${formatNumber(ceilingRps)} req/s on each of the ${formatNumber(k)} ${name} nodes`
-      : `the ${name} fleet admits up to ${formatNumber(ceilingRps * k)} req/s under the ceiling, ${formatNumber(ceilingRps)} req/s on each of K = ${formatNumber(k)} nodes, assumed one per application instance as stack.gatewayNodes is not given`,
+      ? `the ceiling admits ${rpsText(ceilingRps * k)}, ${rpsText(ceilingRps)} on each of the ${formatNumber(k)} ${name} nodes`
+      : `the ${name} fleet admits up to ${rpsText(ceilingRps * k)} under the ceiling, ${rpsText(ceilingRps)} on each of K = ${formatNumber(k)} nodes, assumed one per application instance as stack.gatewayNodes is not given`,
   };
 }
 

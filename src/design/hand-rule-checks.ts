@@ -13,7 +13,7 @@ import { buildDesign } from './build.js';
 import { edgeCounter, FLEET_RAISED_LIMIT, fleetRaised, gatewayNodeName, secondsText } from './gateway-behaviour.js';
 import type { Design, MatrixRule } from './model.js';
 import { PERIOD_SECONDS } from './scope.js';
-import { formatNumber, joinAnd } from '../format.js';
+import { formatNumber, joinAnd, ratePer } from '../format.js';
 
 /** One problem: `  $.rules[2].id: ...`, as the answers' other problems are listed. */
 export function handRuleProblems(answers: Answers, design: Design): string[] {
@@ -95,8 +95,7 @@ export function edgeRateProblems(answers: Answers, design: Design): string[] {
 const IN_APP =
   "the application's limiter counts any rate; state its algorithm, primitive, cost, failMode, ttlSeconds and cardinalityBound there";
 
-const rateText = (r: { requests: number; periodSeconds: number }): string =>
-  `${formatNumber(Math.round(r.requests * 1000) / 1000)} per ${secondsText(r.periodSeconds)}`;
+const rateText = (r: { requests: number; periodSeconds: number }): string => ratePer(r, true);
 
 /** " (1 per 100 s for x-cost-100, whose endpoints cost 100)": the part of a rule its costly endpoints count in. */
 function costPart(r: MatrixRule): string {

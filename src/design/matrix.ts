@@ -3,8 +3,17 @@
  * global protective ceiling, per-identity fairness limits, security limits for auth,
  * business quotas and outbound buckets. The layers are never merged into one number.
  */
-import { outboundPeak, outboundRate, outboundRateText, outboundSumText, PERIOD_SECONDS, QUOTA_BACKSTOP, quotaStop } from './scope.js';
-import { formatNumber, secondsWords } from '../format.js';
+import {
+  outboundPeak,
+  outboundRate,
+  outboundRateText,
+  outboundRefillText,
+  outboundSumText,
+  PERIOD_SECONDS,
+  QUOTA_BACKSTOP,
+  quotaStop,
+} from './scope.js';
+import { formatNumber, joinAnd, rateFigure, ratePer, rpsText, secondsWords } from '../format.js';
 import type { ExistingLimiterT, HandRule, QuotaResetT } from '../answers/schema.js';
 import type { AuthKind, EndpointClass, MatrixRule, Primitive, ResolvedEndpoint, RuleIdentity, Scope } from './model.js';
 import { admittedWithin, algorithmLabel, luaScriptFor, runBurst } from './algorithms.js';
@@ -15,7 +24,7 @@ import {
   type EdgeCounter,
   ENVOY_MIN_FILL_MS,
   edgeCounter,
-  fleetRaised,
+  fleetOverStated,
   fleetRaisedWarning,
   overTimeRatio,
   windowLaxerBy,
@@ -445,6 +454,13 @@ export interface MatrixContext {
    * admits reads, instead of the figures the answers' traffic alone gives (buildMatrix).
    */
   ceiling?: CeilingShape;
+  /** ceilingRps is the rate a rules entry sets for the ceiling: the rules sized from it say so (theCeiling). */
+  ceilingByHand?: boolean;
+}
+
+/** "the 4,800 req/s ceiling", marked when a rules entry set it by hand. */
+function theCeiling(ctx: MatrixContext): string {
+  return `the ${rpsText(ctx.ceilingRps)} ceiling${ctx.ceilingByHand ? ' (set by hand in its rules entry)' : ''}`;
 }
 
 type CeilingShape = Pick<MatrixRule, 'identity' | 'routes' | 'layer' | 'rate' | 'burst' | 'perNode'>;
@@ -536,12 +552,12 @@ export function perAddressRate(ctx: MatrixContext): { rps: number; derivation: s
   const n = scope.traffic.clientsPerAddress;
   const want = per * n;
   const cap = ceilingRps * ADDRESS_CEILING_SHARE;
-  const product = `${formatNumber(per)} req/s per client${ctx.assumed?.has('traffic.clientPeakRps') ? ' (assumed)' : ''} x ${formatNumber(n)} clients behind one address${ctx.assumed?.has('traffic.clientsPerAddress') ? ' (assumed)' : ''} = ${formatNumber(want)} req/s`;
+  const product = `${rpsText(per)} per client${ctx.assumed?.has('traffic.clientPeakRps') ? ' (assumed)' : ''} x ${formatNumber(n)} clients behind one address${ctx.assumed?.has('traffic.clientsPerAddress') ? ' (assumed)' : ''} = ${rpsText(want)}`;
   if (want <= cap) return { rps: want, derivation: product };
   const rps = Math.max(Math.min(per, want), niceFloor(cap));
   return {
     rps,
-    derivation: `${product}, capped at a tenth of the ${formatNumber(ceilingRps)} req/s ceiling (${formatNumber(cap)} req/s)${rps !== cap ? `, rounded to ${formatNumber(rps)} req/s` : ''}`,
+    derivation: `${product}, capped at a tenth of ${theCeiling(ctx)} (${rpsText(cap)})${rps !== cap ? `, rounded to ${rpsText(rps)}` : ''}`,
   };
 }
 
@@ -648,12 +664,12 @@ function ceilingNodesText(ctx: MatrixContext): string {
   const rps = shape.rate ? perSecond(shape.rate) : ctx.ceilingRps;
   if (shape.perNode) {
     const p = shape.perNode;
-    return `Its counter lives in each ${name} node: ${formatNumber(rps)} req/s for the fleet is ${formatNumber(p.rate.requests)} per ${secondsWords(p.rate.periodSeconds)}${p.burst !== null ? `, burst ${formatNumber(p.burst)}` : ''} on each of the ${formatNumber(p.nodes)} nodes (stack.gatewayNodes), which the gateway files ship; ${fleet.text}${fleetRaised(shape) ? '' : `; ${UNEVEN_BALANCE_TEXT}`}.`;
+    return `Its counter lives in each ${name} node: ${rpsText(rps)} for the fleet is ${ratePer(p.rate)}${p.burst !== null ? `, burst ${formatNumber(p.burst)}` : ''} on each of the ${formatNumber(p.nodes)} nodes (stack.gatewayNodes), which the gateway files ship; ${fleet.text}${fleetOverStated(shape) ? '' : `; ${UNEVEN_BALANCE_TEXT}`}.`;
   }
   const { k, stated } = gatewayNodes(ctx.scope);
   if (stated || k <= 1)
     return `Its counter lives in each ${name} node${stated ? ` (${formatNumber(k)}, stack.gatewayNodes)` : ''}: ${fleet.text}.`;
-  return `Its counter lives in each ${name} node, and the answers do not say how many run (stack.gatewayNodes): each node ships the full ${formatNumber(rps)} req/s, so ${fleet.text}; key counts and memory are sized for that. Give stack.gatewayNodes to ship ${formatNumber(rps)}/K per node instead.`;
+  return `Its counter lives in each ${name} node, and the answers do not say how many run (stack.gatewayNodes): each node ships the full ${rpsText(rps)}, so ${fleet.text}; key counts and memory are sized for that. Give stack.gatewayNodes to ship ${formatNumber(rps)}/K per node instead.`;
 }
 
 function addCeiling(b: Builder, ctx: MatrixContext, limited: ResolvedEndpoint[]): void {
@@ -661,18 +677,18 @@ function addCeiling(b: Builder, ctx: MatrixContext, limited: ResolvedEndpoint[])
   const id = b.ids.take('global-ceiling');
   const fromTraffic =
     scope.traffic.capacityRps !== undefined
-      ? `the measured backend capacity of ${formatNumber(scope.traffic.capacityRps)} req/s`
-      : `peak ${formatNumber(scope.traffic.peakRps)} req/s x ${scope.traffic.headroom} headroom`;
+      ? `the measured backend capacity of ${rpsText(scope.traffic.capacityRps)}`
+      : `peak ${rpsText(scope.traffic.peakRps)} x ${scope.traffic.headroom} headroom`;
   // a rules entry that sets another rate: the text states the rate that ships, and where it comes from
   const set = ctx.ceiling?.rate && perSecond(ctx.ceiling.rate) !== ceilingRps ? perSecond(ctx.ceiling.rate) : undefined;
   const figure =
     set === undefined
-      ? `${formatNumber(ceilingRps)} req/s from ${fromTraffic}`
-      : `${formatNumber(set)} req/s, set by its rules entry (the answers' traffic alone gives ${formatNumber(ceilingRps)} req/s from ${fromTraffic})`;
+      ? `${rpsText(ceilingRps)} from ${fromTraffic}`
+      : `${rpsText(set)}, set by its rules entry (the answers' traffic alone gives ${rpsText(ceilingRps)} from ${fromTraffic})`;
   const generatedDerivation =
     scope.traffic.capacityRps !== undefined
-      ? `${formatNumber(ceilingRps)} req/s = ${given(ctx, 'measured backend capacity', 'traffic.capacityRps')} ${formatNumber(scope.traffic.capacityRps)} req/s`
-      : `${formatNumber(ceilingRps)} req/s = ${given(ctx, `peak ${formatNumber(scope.traffic.peakRps)} req/s`, 'traffic.peakRps')} x ${given(ctx, `headroom ${formatNumber(scope.traffic.headroom)}`, 'traffic.headroom')}`;
+      ? `${rpsText(ceilingRps)} = ${given(ctx, 'measured backend capacity', 'traffic.capacityRps')} ${rpsText(scope.traffic.capacityRps)}`
+      : `${rpsText(ceilingRps)} = ${given(ctx, `peak ${rpsText(scope.traffic.peakRps)}`, 'traffic.peakRps')} x ${given(ctx, `headroom ${formatNumber(scope.traffic.headroom)}`, 'traffic.headroom')}`;
   const common = {
     id,
     source: 'generated' as const,
@@ -688,10 +704,7 @@ function addCeiling(b: Builder, ctx: MatrixContext, limited: ResolvedEndpoint[])
     headers: 'full' as const,
     errorCode: 'RATE_LIMITED' as const,
     killSwitch: { flag: killSwitchFlag(id) },
-    derivation:
-      set === undefined
-        ? generatedDerivation
-        : `${formatNumber(set)} req/s = stated in its rules entry, in place of ${generatedDerivation}`,
+    derivation: set === undefined ? generatedDerivation : `${rpsText(set)} = stated in its rules entry, in place of ${generatedDerivation}`,
     inputs: ceilingInputs(scope),
   };
   if (scope.gateway !== 'none') {
@@ -820,8 +833,8 @@ function addFairness(b: Builder, ctx: MatrixContext, endpoints: ResolvedEndpoint
         ? `The bucket holds ${formatNumber(burst)} tokens, raised from ${burstSeconds} s of rate (${formatNumber(Math.ceil(rps * burstSeconds))}) so the costliest call (${maxCost} tokens) can ever pass.`
         : `The bucket holds ${burstSeconds} s of rate (${formatNumber(burst)} tokens) for legitimate bursts.`;
     const why = perAddress
-      ? `The API knows its callers only by address, so the limit is sized per address, not per person: ${perAddress.derivation}. One address can then take at most ${formatPercentOf(rps, scope.traffic.peakRps)} of the ${formatNumber(scope.traffic.peakRps)} req/s peak.`
-      : `No plan promises a rate, so each ${pop.label} may use at most about a tenth of the ${formatNumber(ceilingRps)} req/s ceiling (${rps === ceilingRps * 0.1 ? `${formatNumber(rps)} req/s` : `${formatNumber(ceilingRps * 0.1)} req/s, rounded down to ${formatNumber(rps)} req/s`}): ${formatNumber(Math.ceil(ceilingRps / rps))} ${pop.label}s at their full rate at once are needed to reach the ceiling (${formatNumber(ceilingRps)} / ${formatNumber(rps)}, rounded up).`;
+      ? `The API knows its callers only by address, so the limit is sized per address, not per person: ${perAddress.derivation}. One address can then take at most ${formatPercentOf(rps, scope.traffic.peakRps)} of the ${rpsText(scope.traffic.peakRps)} peak.`
+      : `No plan promises a rate, so each ${pop.label} may use at most about a tenth of ${theCeiling(ctx)} (${rps === ceilingRps * 0.1 ? `${rpsText(rps)}` : `${rpsText(ceilingRps * 0.1)}, rounded down to ${rpsText(rps)}`}): ${formatNumber(Math.ceil(ceilingRps / rps))} ${pop.label}s at their full rate at once are needed to reach the ceiling (${formatNumber(ceilingRps)} / ${formatNumber(rps)}, rounded up).`;
     b.rules.push({
       id,
       source: 'generated',
@@ -847,7 +860,7 @@ function addFairness(b: Builder, ctx: MatrixContext, endpoints: ResolvedEndpoint
       rationale: `${why} ${burstWhy}${weighted}${splitNote(groups, group.mode)}`,
       derivation: perAddress
         ? `${perAddress.derivation}; burst ${formatNumber(burst)} = ${burstSeconds} s of rate${ctx.assumed?.has('traffic.burstiness') ? ' (assumed)' : ''}`
-        : `${formatNumber(rps)} req/s = a tenth of the ceiling (${formatNumber(ceilingRps)} req/s)${rps !== ceilingRps * 0.1 ? ', rounded down' : ''}; burst ${formatNumber(burst)} = ${burstSeconds} s of rate${ctx.assumed?.has('traffic.burstiness') ? ' (assumed)' : ''}`,
+        : `${rpsText(rps)} = a tenth of the ceiling (${rpsText(ceilingRps)}${ctx.ceilingByHand ? ', set by hand in its rules entry' : ''})${rps !== ceilingRps * 0.1 ? ', rounded down' : ''}; burst ${formatNumber(burst)} = ${burstSeconds} s of rate${ctx.assumed?.has('traffic.burstiness') ? ' (assumed)' : ''}`,
       inputs: [
         ...(perAddress ? ['traffic.clientPeakRps', 'traffic.clientsPerAddress'] : ['plans']),
         ...ceilingInputs(scope),
@@ -907,7 +920,7 @@ function addAnonymous(b: Builder, ctx: MatrixContext, endpoints: ResolvedEndpoin
     const identified = perAccount
       ? ` It counts identified callers too, by their address; a caller with ${kinds.map((k) => `${/^[AEIOU]/.test(k) ? 'an' : 'a'} ${k}`).join(' or ')} is also counted by ${scope.plans.length === 0 ? 'the fairness row of its identity' : ctx.quotaReset && scope.plans.some((p) => p.quota !== undefined) ? "its plan's fairness and quota rows" : "its plan's fairness row"} there, as on every other endpoint.`
       : '';
-    const nat = `Keyed on the trusted client IP, the only identity an anonymous caller has.${identified} It is sized per address, not per person: ${derivation}, so an office or a carrier-grade NAT address with that many people active at once still gets through. One address can take at most ${formatPercentOf(rps, scope.traffic.peakRps)} of the ${formatNumber(scope.traffic.peakRps)} req/s peak, so scraping from one address stays a small share.${perNodeAddressNote(scope, edge)}`;
+    const nat = `Keyed on the trusted client IP, the only identity an anonymous caller has.${identified} It is sized per address, not per person: ${derivation}, so an office or a carrier-grade NAT address with that many people active at once still gets through. One address can take at most ${formatPercentOf(rps, scope.traffic.peakRps)} of the ${rpsText(scope.traffic.peakRps)} peak, so scraping from one address stays a small share.${perNodeAddressNote(scope, edge)}`;
     b.rules.push({
       id,
       source: 'generated',
@@ -1050,8 +1063,8 @@ function addWebhooks(b: Builder, ctx: MatrixContext, endpoints: ResolvedEndpoint
   const burst = Math.max(Math.min(wanted, ceilingBurst), maxCost);
   const rateWhy =
     fifth >= 10
-      ? `a fifth of the ${formatNumber(ceilingRps)} req/s ceiling (${formatNumber(fifth)} req/s)${rps !== fifth ? `, rounded down to ${formatNumber(rps)}` : ''}, so one sender's storm leaves most of the ceiling to customers`
-      : `the floor of 10 req/s (a fifth of the ${formatNumber(ceilingRps)} req/s ceiling would be ${formatNumber(fifth)})`;
+      ? `a fifth of ${theCeiling(ctx)} (${rpsText(fifth)})${rps !== fifth ? `, rounded down to ${formatNumber(rps)}` : ''}, so one sender's storm leaves most of the ceiling to customers`
+      : `the floor of 10 req/s (a fifth of ${theCeiling(ctx)} would be ${formatNumber(fifth)})`;
   const burstWhy =
     burst < wanted
       ? `burst ${formatNumber(burst)}, the ceiling's own burst: ${burstSeconds} s of rate would be ${formatNumber(wanted)}, more than the whole ceiling admits at once`
@@ -1081,8 +1094,8 @@ function addWebhooks(b: Builder, ctx: MatrixContext, endpoints: ResolvedEndpoint
     headers: 'full',
     errorCode: 'RATE_LIMITED',
     killSwitch: { flag: killSwitchFlag(id) },
-    rationale: `Webhook senders retry on 429, so shedding a storm loses nothing; they are kept out of customers' fairness buckets so a provider's retry storm never spends a customer's budget. ${formatNumber(rps)} req/s per sending address: ${rateWhy}; ${burstWhy}.`,
-    derivation: `${formatNumber(rps)} req/s = ${fifth >= 10 ? `a fifth of the ${formatNumber(ceilingRps)} req/s ceiling${rps !== fifth ? ', rounded down' : ''}` : 'the 10 req/s floor'}; burst ${formatNumber(burst)}`,
+    rationale: `Webhook senders retry on 429, so shedding a storm loses nothing; they are kept out of customers' fairness buckets so a provider's retry storm never spends a customer's budget. ${rpsText(rps)} per sending address: ${rateWhy}; ${burstWhy}.`,
+    derivation: `${rpsText(rps)} = ${fifth >= 10 ? `a fifth of ${theCeiling(ctx)}${rps !== fifth ? ', rounded down' : ''}` : 'the 10 req/s floor'}; burst ${formatNumber(burst)}`,
     inputs: [...ceilingInputs(scope), 'traffic.burstiness'],
   });
 }
@@ -1181,7 +1194,7 @@ function addOutbound(b: Builder, ctx: MatrixContext): void {
         : 'kept in the one instance';
     const burstText =
       over > 0
-        ? ` Warning: burst ${formatNumber(p.burst)} plus the ${formatNumber(rate.requests)} the bucket refills per ${per} lets up to ${formatNumber(peak)} calls through in one ${per}, ${formatNumber(over)} over the provider's ${p.limitText}; lower the burst to at most ${formatNumber(Math.max(1, p.limit.requests - rate.requests))}.`
+        ? ` Warning: burst ${formatNumber(p.burst)} plus ${outboundRefillText(rate)} lets up to ${formatNumber(peak)} calls through in one ${per}, ${formatNumber(over)} over the provider's ${p.limitText}; lower the burst to at most ${formatNumber(Math.max(1, p.limit.requests - rate.requests))}.`
         : ` Burst ${formatNumber(p.burst)}: a full bucket plus one ${per} of refill sends at most ${outboundSumText(p.burst, rate.requests, peak)} in a ${per}, ${peak === p.limit.requests ? 'exactly' : 'within'} ${p.name}'s ${p.limitText}.`;
     b.rules.push({
       id,
@@ -1209,7 +1222,7 @@ function addOutbound(b: Builder, ctx: MatrixContext): void {
       errorCode: 'RATE_LIMITED',
       killSwitch: { flag: killSwitchFlag(id) },
       rationale: `${p.name} documents ${p.limitText}; the bucket admits ${pct} of it to absorb accounting differences, ${sharing}.${burstText} Fails closed: when the store is unreachable, calls wait rather than risk a provider ban.`,
-      derivation: `${formatNumber(rate.requests)} per ${per} = ${outboundRateText(p)}${p.assumed?.includes('safetyFraction') ? ' (assumed)' : ''}; burst ${formatNumber(p.burst)}${p.assumed?.includes('burst') ? ' (assumed, see the assumptions)' : ' (stated)'}`,
+      derivation: `${ratePer(rate, true)} = ${outboundRateText(p)}${p.assumed?.includes('safetyFraction') ? ' (assumed)' : ''}; burst ${formatNumber(p.burst)}${p.assumed?.includes('burst') ? ' (assumed, see the assumptions)' : ' (stated)'}`,
       inputs: [
         'outbound',
         ...(p.assumed?.includes('safetyFraction') ? ['outbound.safetyFraction'] : []),
@@ -1256,7 +1269,7 @@ export function applyHandRules(rules: MatrixRule[], hand: HandRule[], scope: Sco
       };
       if (idx >= 0) {
         const base = out[idx] as MatrixRule;
-        const merged: MatrixRule = { ...base, ...patch, source: 'overridden' };
+        const merged: MatrixRule = { ...base, ...patch, source: 'overridden', ...handSet(base, h) };
         // new numbers, same state lifetime rule: the TTL follows them unless the answers set it
         if (h.ttlSeconds === undefined && (h.rate || h.burst !== undefined || h.algorithm)) {
           const ttl = stateTtl(merged);
@@ -1303,6 +1316,34 @@ export function applyHandRules(rules: MatrixRule[], hand: HandRule[], scope: Sco
     }
   }
   return out;
+}
+
+/**
+ * What an overridden row says about the numbers its rules entry sets by hand (when the entry
+ * writes no rationale of its own): the generated reasoning for the figures it replaces is no
+ * longer true, so it goes, and the derivation names the entry; other fields set by hand are
+ * named after the generated reasoning, which still holds. The ceiling states its own entry's
+ * figures (addCeiling), and is left as it is.
+ */
+function handSet(base: MatrixRule, h: HandRule): Partial<MatrixRule> {
+  if (base.tier === 'ceiling') return {};
+  const numbers = [
+    ...(h.rate ? [`rate ${rateFigure({ requests: h.rate.requests, periodSeconds: PERIOD_SECONDS[h.rate.per] })}`] : []),
+    ...(h.burst !== undefined ? [`burst ${formatNumber(h.burst)}`] : []),
+    ...(h.cost !== undefined ? [`cost ${formatNumber(h.cost)}`] : []),
+  ];
+  const fields = Object.keys(h).filter((k) => !['id', 'rate', 'burst', 'cost', 'rationale', 'description'].includes(k));
+  const derivation =
+    numbers.length > 0
+      ? { derivation: `${joinAnd(numbers)} = stated in its rules entry${base.derivation ? `, in place of ${base.derivation}` : ''}` }
+      : {};
+  if (h.rationale) return derivation;
+  if (numbers.length > 0)
+    return {
+      ...derivation,
+      rationale: `${base.title}: set by hand in the answers (its rules entry states ${joinAnd(numbers)}${fields.length > 0 ? `, and ${joinAnd(fields)}` : ''}), in place of the figures the design derives; the generated reasoning for those figures no longer applies.`,
+    };
+  return fields.length > 0 ? { rationale: `${base.rationale} Its rules entry in the answers sets ${joinAnd(fields)} by hand.` } : {};
 }
 
 /** The identity a key pattern names in its hash tag ({u:<user-id>} is a user), as the middleware reads it; undefined when it names none. */
@@ -1459,11 +1500,14 @@ function matrixOf(ctx: MatrixContext, hand: HandRule[]): MatrixResult {
   const accountKeyed = fairnessIdentity(scope, scope.plans.length > 0) !== 'ip';
   const perAccount = accountKeyed ? rest : rest.filter((e) => !e.anonymous);
 
+  // a ceiling a rules entry sets: the rules sized from it (a share of it) follow the rate it ships
+  const setRps = ctx.ceiling?.rate ? perSecond(ctx.ceiling.rate) : ctx.ceilingRps;
+  const sized = setRps !== ctx.ceilingRps ? { ...ctx, ceilingRps: setRps, ceilingByHand: true } : ctx;
   addCeiling(b, ctx, limited);
-  addFairness(b, ctx, perAccount);
-  addAnonymous(b, ctx, anonymous, accountKeyed);
+  addFairness(b, sized, perAccount);
+  addAnonymous(b, sized, anonymous, accountKeyed);
   addAuth(b, ctx, auth);
-  addWebhooks(b, ctx, webhooks);
+  addWebhooks(b, sized, webhooks);
   addQuotas(b, ctx, perAccount);
   addOutbound(b, ctx);
   const windowed = applyHandRules(b.rules, hand, scope)

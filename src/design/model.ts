@@ -349,7 +349,8 @@ export interface ResponseContract {
    * quota as a second policy (structured fields) or its own header trio, and the overage warning.
    */
   quotaHeaders: HeaderSpec[];
-  retryAfter: { onEvery429: boolean; unit: 'seconds'; jitterGuidance: string };
+  /** clockGuidance: for client authors, why the wait is measured by the clock rather than trusted to one timer. */
+  retryAfter: { onEvery429: boolean; unit: 'seconds'; jitterGuidance: string; clockGuidance: string };
   silentRuleIds: string[];
   /** Rules enforced only at the edge: their 429 carries Retry-After and the gateway's body, no rate-limit headers. */
   edgeRuleIds: string[];

@@ -1,5 +1,5 @@
 /** Metrics, alert thresholds and store configuration. */
-import { formatNumber, joinAnd } from '../format.js';
+import { formatNumber, joinAnd, rpsText } from '../format.js';
 import { ACCESS_OUTCOMES } from '../runtime/middleware/metrics.js';
 import { ENVOY_APP_CLUSTER, ENVOY_LOCAL_STAT_PREFIX, edgeCounter, envoyCounter, envoyFailureModeDeny } from './gateway-behaviour.js';
 import { BYTES_PER_KEY, KEY_VALUE_CHARS, keyNameExtraBytes, maxKeyChars } from './matrix.js';
@@ -183,8 +183,8 @@ function penaltyKeys(
   const bytes = envelope(alone, (t) => t.keys * t.bytes);
   const w = (s: number) => formatNumber(s);
   const text = counters
-    ? `Penalty box: at most ${formatNumber(strikes)} refusal counters (the ${formatNumber(ceilingRps)} req/s the ceiling admits x their ${w(penalty.withinSeconds)} s lifetime: each needs a refusal within it) and ${formatNumber(boxes)} boxes (each needs ${formatNumber(penalty.refusals)} refusals, all within the ${w(penalty.withinSeconds)} s before it shut and the ${w(penalty.blockSeconds)} s it stays shut: ceiling x ${w(boxWindow)} s / ${formatNumber(penalty.refusals)}), but ${formatNumber(keys)} keys together: a refusal counts toward one key only (the counter it creates, or the box it helps shut, which deletes the counter), so ceiling x (${w(penalty.withinSeconds)} s + ${w(penalty.blockSeconds)} s / ${formatNumber(penalty.refusals)}).${SHARES}`
-    : `Penalty box: at most ${formatNumber(boxes)} boxes (the ${formatNumber(ceilingRps)} req/s the ceiling admits x their ${w(penalty.blockSeconds)} s lifetime: each is shut by a refusal within it).${SHARES}`;
+    ? `Penalty box: at most ${formatNumber(strikes)} refusal counters (the ${rpsText(ceilingRps)} the ceiling admits x their ${w(penalty.withinSeconds)} s lifetime: each needs a refusal within it) and ${formatNumber(boxes)} boxes (each needs ${formatNumber(penalty.refusals)} refusals, all within the ${w(penalty.withinSeconds)} s before it shut and the ${w(penalty.blockSeconds)} s it stays shut: ceiling x ${w(boxWindow)} s / ${formatNumber(penalty.refusals)}), but ${formatNumber(keys)} keys together: a refusal counts toward one key only (the counter it creates, or the box it helps shut, which deletes the counter), so ceiling x (${w(penalty.withinSeconds)} s + ${w(penalty.blockSeconds)} s / ${formatNumber(penalty.refusals)}).${SHARES}`
+    : `Penalty box: at most ${formatNumber(boxes)} boxes (the ${rpsText(ceilingRps)} the ceiling admits x their ${w(penalty.blockSeconds)} s lifetime: each is shut by a refusal within it).${SHARES}`;
   return {
     store: { keys, bytes, rows, text },
     traffic: {

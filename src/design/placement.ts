@@ -1,5 +1,5 @@
 /** Enforcement placement: which layer owns which rule, the atomic primitive, client IP, hybrid. */
-import { formatNumber, joinAnd, secondsWords } from '../format.js';
+import { formatNumber, joinAnd, ratePer, rpsText, secondsWords } from '../format.js';
 import type { Diagram, Enforcement, LayerAssignment, MatrixRule, ResolvedEndpoint, Scope } from './model.js';
 import { hashTag } from '../runtime/middleware/keys.js';
 import { algorithmLabel, luaScriptFor } from './algorithms.js';
@@ -8,7 +8,7 @@ import {
   edgeCounter,
   edgeSlowestText,
   fleetAdmission,
-  fleetRaised,
+  fleetOverStated,
   fleetRaisedWarning,
   gatewayNodeName,
   gatewayNodes,
@@ -57,7 +57,7 @@ function nodeShareText(scope: Scope, rule: MatrixRule): string {
   const name = gatewayNodeName(scope.gateway);
   const p = rule.perNode;
   if (p)
-    return `${rule.id} states ${formatNumber(rate.requests)} per ${secondsWords(rate.periodSeconds)} for the fleet; each of the ${formatNumber(p.nodes)} ${name} nodes ships ${formatNumber(p.rate.requests)} per ${secondsWords(p.rate.periodSeconds)}${p.burst !== null ? `, burst ${formatNumber(p.burst)}` : ''}, so together they admit ${formatNumber(p.rate.requests * p.nodes)} per ${secondsWords(p.rate.periodSeconds)}${fleetRaised(rule) ? `. ${fleetRaisedWarning(rule, scope.gateway)}` : ` (${UNEVEN_BALANCE_TEXT}).`}`;
+    return `${rule.id} states ${ratePer(rate)} for the fleet; each of the ${formatNumber(p.nodes)} ${name} nodes ships ${ratePer(p.rate)}${p.burst !== null ? `, burst ${formatNumber(p.burst)}` : ''}, so together they admit ${ratePer({ requests: p.rate.requests * p.nodes, periodSeconds: p.rate.periodSeconds })}${p.burst !== null ? `, burst ${formatNumber(p.burst * p.nodes)}` : ''}${fleetOverStated(rule) ? `. ${fleetRaisedWarning(rule, scope.gateway)}` : ` (${UNEVEN_BALANCE_TEXT}).`}`;
   const { k, stated } = gatewayNodes(scope);
   if (stated || k <= 1) return '';
   return `${rule.id} ships ${formatNumber(rate.requests)} per ${secondsWords(rate.periodSeconds)} on each ${name} node: the answers do not give the node count (stack.gatewayNodes), so K = ${formatNumber(k)} nodes (assumed) admit up to ${formatNumber(rate.requests * k)} per ${secondsWords(rate.periodSeconds)}, and the key counts and memory here are sized for that.`;
@@ -486,7 +486,7 @@ export function buildEnforcement(scope: Scope, rules: MatrixRule[], exempt: Reso
       localBurst,
       instances: scope.instances,
       overAdmission: localBurst * scope.instances,
-      explanation: `At ${formatNumber(scope.traffic.peakRps)} req/s peak on ${scope.instances} instances, each instance keeps a small in-process bucket (${formatNumber(localBurst)} ${localBurst === 1 ? 'token' : 'tokens'} per identity, sized so the whole fleet holds at most a tenth of the smallest burst, ${formatNumber(minBurst)}, or 1 token per instance) in front of the shared Redis bucket: micro-bursts are absorbed without a network hop, and Redis keeps the fleet-wide count. The price, a firm bound: each instance holds at most ${formatNumber(localBurst)} admitted ${localBurst === 1 ? 'request' : 'requests'} per identity that Redis has not yet counted, so within any stretch of time the fleet admits at most ${scope.instances} x ${formatNumber(localBurst)} = ${formatNumber(localBurst * scope.instances)} extra requests per identity beyond what the shared bucket allows. Under contention a local charge Redis refuses is never dropped: it stays owed and is retried at the Retry-After Redis returns; the instance refuses the identity until then, and admits nothing on local credit (every request asks Redis) until the charge is paid.${inHash.length > 0 ? ` The fairness rules kept in their identity's hash (${inHash.map((r) => r.id).join(', ')}) have no local bucket: their identity's call goes to the store on every request anyway, so they stay exact.` : ''}`,
+      explanation: `At ${rpsText(scope.traffic.peakRps)} peak on ${scope.instances} instances, each instance keeps a small in-process bucket (${formatNumber(localBurst)} ${localBurst === 1 ? 'token' : 'tokens'} per identity, sized so the whole fleet holds at most a tenth of the smallest burst, ${formatNumber(minBurst)}, or 1 token per instance) in front of the shared Redis bucket: micro-bursts are absorbed without a network hop, and Redis keeps the fleet-wide count. The price, a firm bound: each instance holds at most ${formatNumber(localBurst)} admitted ${localBurst === 1 ? 'request' : 'requests'} per identity that Redis has not yet counted, so within any stretch of time the fleet admits at most ${scope.instances} x ${formatNumber(localBurst)} = ${formatNumber(localBurst * scope.instances)} extra requests per identity beyond what the shared bucket allows. Under contention a local charge Redis refuses is never dropped: it stays owed and is retried at the Retry-After Redis returns; the instance refuses the identity until then, and admits nothing on local credit (every request asks Redis) until the charge is paid.${inHash.length > 0 ? ` The fairness rules kept in their identity's hash (${inHash.map((r) => r.id).join(', ')}) have no local bucket: their identity's call goes to the store on every request anyway, so they stay exact.` : ''}`,
     };
   }
 

@@ -18,7 +18,7 @@ import type {
   Scope,
 } from './model.js';
 import { slug } from './naming.js';
-import { formatNumber, joinAnd } from '../format.js';
+import { formatNumber, joinAnd, periodName, ratePer, shownRate } from '../format.js';
 
 export const PERIOD_SECONDS = { second: 1, minute: 60, hour: 3600, day: 86400 } as const;
 
@@ -67,7 +67,25 @@ export function ratePerSecond(rate: Rate): number {
 }
 
 export function rateText(rate: Rate): string {
-  return `${formatNumber(rate.requests)}/${rate.per}`;
+  return limitText({ requests: rate.requests, periodSeconds: PERIOD_SECONDS[rate.per] });
+}
+
+/** A provider's limit, or a bucket's rate, as rateText writes it: "100/second", "1 per 1,000 s" (shownRate). */
+function limitText(rate: { requests: number; periodSeconds: number }): string {
+  const shown = shownRate(rate.requests, rate.periodSeconds);
+  return shown.periodSeconds === rate.periodSeconds
+    ? `${formatNumber(rate.requests)}/${periodName(rate.periodSeconds)}`
+    : ratePer(shown, true);
+}
+
+/**
+ * What an outbound bucket adds within one period of its rate: "the 90 the bucket refills per
+ * second", or for less than one call a period "the bucket's refill of 1 per 1,000 s".
+ */
+export function outboundRefillText(rate: { requests: number; periodSeconds: number }): string {
+  return rate.requests >= 1
+    ? `the ${formatNumber(rate.requests)} the bucket refills per ${periodName(rate.periodSeconds)}`
+    : `the bucket's refill of ${ratePer(rate, true)}`;
 }
 
 /**
@@ -124,7 +142,8 @@ export function outboundPeak(p: Pick<ResolvedProvider, 'limit' | 'safetyFraction
  * whole is shown with its floor, as the worst-case table shows it.
  */
 export function outboundSumText(burst: number, rate: number, peak: number): string {
-  const refill = Number.isInteger(rate) ? formatNumber(rate) : `floor(${formatNumber(rate)})`;
+  // a bucket rate is whole calls or thousandths (outboundRate): three decimals show it exactly
+  const refill = Number.isInteger(rate) ? formatNumber(rate) : `floor(${formatNumber(rate, 3)})`;
   return `${formatNumber(burst)} + ${refill} = ${formatNumber(peak)} call${peak === 1 ? '' : 's'}`;
 }
 
@@ -137,7 +156,10 @@ export function outboundRateText(p: Pick<ResolvedProvider, 'name' | 'limit' | 'l
   const rate = outboundRate(p.limit.requests, p.safetyFraction);
   const base = `${p.name}'s ${p.limitText} x ${formatNumber(Math.round(p.safetyFraction * 10000) / 100)}%`;
   if (Math.abs(product - rate) < 1e-9) return base;
-  return `${base} (${formatNumber(Math.round(product * 1e6) / 1e6)}), rounded down to ${rate >= 1 ? 'whole calls' : 'thousandths'}`;
+  const exact = formatNumber(Math.round(product * 1e6) / 1e6, 6);
+  // below a thousandth the bucket runs at its least rate, 0.001 calls a period: raised, not rounded down
+  if (rate > product) return `${base} (${exact}), raised to the least bucket rate, 0.001 a period`;
+  return `${base} (${exact}), rounded down to ${rate >= 1 ? 'whole calls' : 'thousandths'}`;
 }
 
 function outboundBurstText(p: ResolvedProvider): string {
@@ -522,7 +544,7 @@ export function resolveAnswers(answers: Answers): ResolvedAnswers {
   if (noFraction.length > 0) {
     assume(
       'outbound.safetyFraction',
-      `Outbound safety margin not stated for ${joinAnd(noFraction.map((p) => p.name))}: the bucket runs at 90% of the provider's limit (${joinAnd(noFraction.map((p) => `${p.name}: ${formatNumber(outboundRate(p.limit.requests, p.safetyFraction))} of ${p.limitText}`))}).`,
+      `Outbound safety margin not stated for ${joinAnd(noFraction.map((p) => p.name))}: the bucket runs at 90% of the provider's limit (${joinAnd(noFraction.map((p) => `${p.name}: ${limitText({ requests: outboundRate(p.limit.requests, p.safetyFraction), periodSeconds: p.limit.periodSeconds })} of ${p.limitText}`))}).`,
     );
   }
   const noBurst = outbound.filter((p) => p.assumed?.includes('burst'));

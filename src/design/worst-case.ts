@@ -30,7 +30,7 @@ import {
   AWS_ACCOUNT_THROTTLE,
   awsKeyPlan,
   edgeCounter,
-  fleetRaised,
+  fleetOverStated,
   edgeMethods,
   gatewayNodes,
   kongPolicy,
@@ -122,7 +122,7 @@ export function perCounter(
   const rate = rateWords(limit, rule.rate.periodSeconds);
   // the refill within one period counts whole requests: a rate whose period holds a fraction of
   // one (an outbound bucket at 0.9/s) shows the floor the count takes
-  const refill = Number.isInteger(limit) ? `${rate} x ${period}` : `floor(${rate} x ${period})`;
+  const refill = Number.isInteger(limit) ? `${rate} x ${period}` : `floor(${rate.includes(' per ') ? `(${rate})` : rate} x ${period})`;
   const run = rule.layer === 'edge' ? null : runBurst(rule);
   if (run !== null) {
     const at =
@@ -270,7 +270,7 @@ function edgeCounters(
       ? `; K = ${fmt(nodes)} ${gatewayName} node${nodes === 1 ? '' : 's'}, as the answers give them (stack.gatewayNodes).`
       : `. The answers do not say how many ${gatewayName} nodes run (stack.gatewayNodes): K = ${fmt(nodes)} is assumed, one per application instance (stack.instances); each further ${gatewayName} node admits this much again.`;
   const share = rule.perNode
-    ? ` Each node ships its share of the stated ${fmt(rule.rate?.requests ?? 0)}: ${fmt(rule.perNode.rate.requests)} per ${periodWords(rule.perNode.rate.periodSeconds)}${rule.perNode.burst !== null ? `, burst ${fmt(rule.perNode.burst)}` : ''} (the stated figures divided by K, rounded down${fleetRaised(rule) ? ', but never below what one node admits, so K x the share is more than the stated figure' : ''}).`
+    ? ` Each node ships its share of the stated ${fmt(rule.rate?.requests ?? 0)}: ${fmt(rule.perNode.rate.requests)} per ${periodWords(rule.perNode.rate.periodSeconds)}${rule.perNode.burst !== null ? `, burst ${fmt(rule.perNode.burst)}` : ''} (the stated figures divided by K, rounded down${fleetOverStated(rule) ? ', but never below what one node admits, so K x the share is more than the stated figure' : ''}).`
     : '';
   return { k: nodes, routes, text: `${what} keeps its counter in each node${kText}${share}${onRoutes}` };
 }

@@ -165,14 +165,14 @@ describe('a tiny fleet-wide ceiling shared over K nginx nodes', () => {
     const dir = answersDir({ ...TINY_CEILING, stack: { gatewayNodes: 3 } });
     const r = expectGenerated(dir);
     expect(r.stderr).toContain(
-      "warning: global-ceiling's 2 per second divided by the 3 nginx nodes (stack.gatewayNodes) is less than one node admits at the least, so each node ships 1 per second and the fleet admits up to 3 per second, 1.5 times the stated figure",
+      "warning: global-ceiling's 2 per second and burst 2 divided by the 3 nginx nodes (stack.gatewayNodes) are less than one node admits at the least, so each node ships 1 per second, burst 1 and the fleet admits up to 3 per second, 1.5 times the stated figure, and a burst of up to 3, 1.5 times the stated 2",
     );
     const { http } = await nginxAccepts(dir);
     expect(http).toMatch(/zone=rl_global_ceiling:\d+m rate=1r\/s;/);
     expect(http).toContain('Warning: global-ceiling');
     expect(http).not.toContain('rounded down: 1 per 1 s');
     const placement = readFileSync(path.join(dir, 'out', '03-algorithms-and-enforcement.md'), 'utf8');
-    expect(placement).toContain('so together they admit 3 per 1 s. Warning: global-ceiling');
+    expect(placement).toContain('so together they admit 3 per 1 s, burst 3. Warning: global-ceiling');
     expect(placement).not.toMatch(/together they admit 3 per 1 s \(with uneven load balancing[^)]*never more\)/);
   });
 

@@ -6,13 +6,13 @@
 import {
   edgeMethods,
   edgePathBody,
-  fleetRaised,
+  fleetOverStated,
   fleetRaisedWarning,
   gatewayNodeName,
   gatewayNodes,
   UNEVEN_BALANCE_TEXT,
 } from '../../design/gateway-behaviour.js';
-import { formatNumber, secondsWords } from '../../format.js';
+import { formatNumber, ratePer } from '../../format.js';
 import type { Design, FailMode, MatrixRule, RuleIdentity } from '../../design/model.js';
 import { regexLiteral } from '../../escape/index.js';
 
@@ -206,12 +206,12 @@ export function statedFailModes(text: string): ('open' | 'closed')[] {
 export function perNodeNote(design: Design, r: EdgeRule): string {
   const name = gatewayNodeName(design.scope.gateway);
   const fleet = r.rule.rate as { requests: number; periodSeconds: number };
-  const fleetText = `${formatNumber(fleet.requests)} per ${secondsWords(fleet.periodSeconds)}${typeof r.rule.burst === 'number' && r.rule.burst > 0 ? `, burst ${formatNumber(r.rule.burst)}` : ''}`;
+  const fleetText = `${ratePer(fleet)}${typeof r.rule.burst === 'number' && r.rule.burst > 0 ? `, burst ${formatNumber(r.rule.burst)}` : ''}`;
   const p = r.rule.perNode;
   if (p) {
-    const here = `${formatNumber(p.rate.requests)} per ${secondsWords(p.rate.periodSeconds)}${p.burst !== null ? `, burst ${formatNumber(p.burst)}` : ''} here`;
+    const here = `${ratePer(p.rate)}${p.burst !== null ? `, burst ${formatNumber(p.burst)}` : ''} here`;
     return `Per node: ${
-      fleetRaised(r.rule)
+      fleetOverStated(r.rule)
         ? `the fleet's ${fleetText}; ${here}. ${fleetRaisedWarning(r.rule, design.scope.gateway)}`
         : `the fleet's ${fleetText} divided by the ${p.nodes} ${name} nodes (stack.gatewayNodes), rounded down: ${here}; ${UNEVEN_BALANCE_TEXT}.`
     } Change these numbers when the node count changes.`;

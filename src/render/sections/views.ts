@@ -10,7 +10,7 @@ import { edgeCounter, edgeStateNote } from '../../design/gateway-behaviour.js';
 import { type Design, keepsStateInStore, type MatrixRule, type MetricSource } from '../../design/model.js';
 import { fmtBytes, fmtDuration, fmtNumber, fmtPercent, joinAnd, lineCount } from '../format.js';
 import { mdHref } from '../helpers.js';
-import { rateFigure } from '../../format.js';
+import { formatNumber, rateFigure, rpsText } from '../../format.js';
 import type { RenderInput } from '../types.js';
 import { worstCaseView } from './worst-case.js';
 import { outboundPeak, quotaStop } from '../../design/scope.js';
@@ -251,9 +251,9 @@ export function scopeView(input: RenderInput) {
     {
       what: 'Traffic',
       answer:
-        `${mark(`${fmtNumber(t.typicalRps)} req/s typical`, 'traffic.typicalRps')}` +
-        `, ${mark(`${fmtNumber(t.peakRps)} req/s peak`, 'traffic.peakRps')}` +
-        (t.capacityRps !== undefined ? `, backend capacity ${fmtNumber(t.capacityRps)} req/s` : '') +
+        `${mark(`${rpsText(t.typicalRps)} typical`, 'traffic.typicalRps')}` +
+        `, ${mark(`${rpsText(t.peakRps)} peak`, 'traffic.peakRps')}` +
+        (t.capacityRps !== undefined ? `, backend capacity ${rpsText(t.capacityRps)}` : '') +
         `, ${mark(`headroom x${fmtNumber(t.headroom)}`, 'traffic.headroom')}`,
     },
     {
@@ -265,7 +265,7 @@ export function scopeView(input: RenderInput) {
       ? [
           {
             what: 'Per client address',
-            answer: `${mark(`${fmtNumber(t.clientPeakRps)} req/s per client at its busiest`, 'traffic.clientPeakRps')}, ${mark(`${fmtNumber(t.clientsPerAddress)} clients active behind one address`, 'traffic.clientsPerAddress')}`,
+            answer: `${mark(`${rpsText(t.clientPeakRps)} per client at its busiest`, 'traffic.clientPeakRps')}, ${mark(`${fmtNumber(t.clientsPerAddress)} clients active behind one address`, 'traffic.clientsPerAddress')}`,
           },
         ]
       : []),
@@ -730,6 +730,7 @@ export function contractView(input: RenderInput) {
       onEvery429: c.retryAfter.onEvery429,
       unit: c.retryAfter.unit,
       jitterGuidance: c.retryAfter.jitterGuidance,
+      clockGuidance: c.retryAfter.clockGuidance,
     },
     quotaHeaders: c.quotaHeaders ?? [],
     silentRuleIds: c.silentRuleIds,
@@ -810,7 +811,7 @@ export function outboundView(input: RenderInput) {
       name: p.name,
       limit: p.limitText,
       fraction: `${fmtPercent(p.safetyFraction)}${p.assumed?.includes('safetyFraction') ? ` ${ASSUMED}` : ''}`,
-      bucketRate: `${fmtNumber(p.bucketPerSecond)} / s`,
+      bucketRate: rateFigure({ requests: p.bucketPerSecond, periodSeconds: 1 }),
       burst: `${fmtNumber(p.burst)}${p.assumed?.includes('burst') ? ` ${ASSUMED}` : ''}`,
       bucket: p.bucket,
       ruleId: p.ruleId,
@@ -822,7 +823,8 @@ export function outboundView(input: RenderInput) {
       if (over === 0) return [];
       const per = fmtDuration(p.limit.periodSeconds);
       return [
-        `${p.name}: burst ${fmtNumber(p.burst)} + ${fmtNumber(rate)} refilled per ${per} = up to ${fmtNumber(peak)} calls in ${per}, against a limit of ${p.limitText}; lower the burst to at most ${fmtNumber(Math.max(1, p.limit.requests - rate))}`,
+        // a bucket rate is whole calls or thousandths (outboundRate): three decimals show it exactly
+        `${p.name}: burst ${fmtNumber(p.burst)} + ${formatNumber(rate, 3)} refilled per ${per} = up to ${fmtNumber(peak)} calls in ${per}, against a limit of ${p.limitText}; lower the burst to at most ${fmtNumber(Math.max(1, p.limit.requests - rate))}`,
       ];
     }),
     on429: o.on429,

@@ -2,6 +2,7 @@
 import type { Design } from '../../design/model.js';
 import { worstCaseTable } from '../../design/worst-case.js';
 import { fmtNumber } from '../format.js';
+import { ratePer, shownRate } from '../../format.js';
 import { algorithmName, layerName } from './labels.js';
 
 export function worstCaseView(design: Design) {
@@ -13,7 +14,8 @@ export function worstCaseView(design: Design) {
       ruleId: row.ruleId,
       layer: row.layer === 'middleware' || row.layer === 'edge' || row.layer === 'outbound-client' ? layerName(row.layer) : row.layer,
       algorithm: row.algorithmLabel ?? algorithmName(row.algorithm),
-      stated: `${fmtNumber(row.stated)} per ${row.periodText}${row.perLocation ? ` in each ${row.perLocation}` : ''}`,
+      // a rate below one a period states a longer period (shownRate); a calendar period is kept
+      stated: `${shownRate(row.stated, row.periodSeconds).periodSeconds === row.periodSeconds ? `${fmtNumber(row.stated)} per ${row.periodText}` : ratePer({ requests: row.stated, periodSeconds: row.periodSeconds })}${row.perLocation ? ` in each ${row.perLocation}` : ''}`,
       worstCase: `${fmtNumber(row.worstCase)}${row.perLocation ? ` per ${row.perLocation}` : ''}`,
       formula: row.formula,
       basis: row.basis,
