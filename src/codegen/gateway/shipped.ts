@@ -405,9 +405,38 @@ function cfClauses(expression: string): string[] {
   return out.map((x) => x.trim()).filter(Boolean);
 }
 
-/** One clause's comparisons: its method set, each path compared with `eq`/`in` (lowercased or not), each `matches` regex. */
+/** The index of the `)` that closes the `(` at `open`, strings skipped; -1 when none does. */
+function cfClosing(text: string, open: number): number {
+  let depth = 0;
+  let quoted = false;
+  for (let i = open; i < text.length; i++) {
+    const c = text[i];
+    if (quoted) {
+      if (c === '\\') i++;
+      else if (c === '"') quoted = false;
+    } else if (c === '"') quoted = true;
+    else if (c === '(') depth++;
+    else if (c === ')' && --depth === 0) return i;
+  }
+  return -1;
+}
+
+/**
+ * One clause's comparisons: its method set, each path compared with `eq`/`in` (lowercased or
+ * not), each `matches` regex, and each `not (...)` inside it (the requests another endpoint
+ * owns) as one term of what it leaves out.
+ */
 function cfClauseTerms(clause: string): string[] {
   const terms: string[] = [];
+  for (;;) {
+    // found outside string literals: a path may hold the words
+    const not = /\bnot\s*\(/.exec(clause.replace(new RegExp(CF_STRING, 'g'), (m) => `"${'_'.repeat(m.length - 2)}"`));
+    const open = not ? (not.index ?? 0) + not[0].length - 1 : -1;
+    const close = open >= 0 ? cfClosing(clause, open) : -1;
+    if (!not || close < 0) break;
+    terms.push(`not [${cfExpressionTerms(clause.slice(open + 1, close)).join(' | ')}]`);
+    clause = `${clause.slice(0, not.index)}${clause.slice(close + 1)}`;
+  }
   const strings = (set: string): string[] => [...set.matchAll(new RegExp(CF_STRING, 'g'))].map((m) => cfLiteral(m[0]));
   for (const m of clause.matchAll(new RegExp(`http\\.request\\.method\\s+in\\s+${CF_SET}`, 'g')))
     terms.push(
