@@ -1077,7 +1077,10 @@ export const KONG_BASE_PRIORITY = 100;
  * no route-scoped rule gets a route of its own without a rate limit (the service's applies), so
  * the rule's route never counts its requests. Pairs Kong cannot order are listed.
  */
-export function kongRouteOrder(plan: KongRoutePlan, endpoints: readonly { method: string; route: string; class: string }[]): KongRouteOrder {
+export function kongRouteOrder(
+  plan: KongRoutePlan,
+  endpoints: readonly { method: string; route: string; class: string }[],
+): KongRouteOrder {
   const key = (r: { method: string; route: string }): string => kongEndpointKey(r.method, r.route);
   const routes: KongRegexRoute[] = plan.groups.map((g, i) => ({
     kind: 'group',
@@ -1090,13 +1093,23 @@ export function kongRouteOrder(plan: KongRoutePlan, endpoints: readonly { method
   for (const e of endpoints.filter((x) => x.class === 'health')) {
     if (seen.has(key(e))) continue;
     seen.add(key(e));
-    routes.push({ kind: 'exempt', routes: [{ method: e.method, route: e.route }], methods: edgeMethods(e.method), priority: KONG_BASE_PRIORITY });
+    routes.push({
+      kind: 'exempt',
+      routes: [{ method: e.method, route: e.route }],
+      methods: edgeMethods(e.method),
+      priority: KONG_BASE_PRIORITY,
+    });
   }
   const taken = routes.flatMap((r) => r.routes);
   for (const e of endpoints) {
     if (seen.has(key(e)) || !taken.some((t) => owns(e, t))) continue;
     seen.add(key(e));
-    routes.push({ kind: 'owner', routes: [{ method: e.method, route: e.route }], methods: edgeMethods(e.method), priority: KONG_BASE_PRIORITY });
+    routes.push({
+      kind: 'owner',
+      routes: [{ method: e.method, route: e.route }],
+      methods: edgeMethods(e.method),
+      priority: KONG_BASE_PRIORITY,
+    });
   }
   // beats[i]: the routes route i must be tried before
   const unordered: KongRouteOrder['unordered'] = [];
@@ -1108,7 +1121,10 @@ export function kongRouteOrder(plan: KongRoutePlan, endpoints: readonly { method
         const pair = a.routes.flatMap((x) => b.routes.filter((y) => owns(x, y)).map((y) => ({ owner: x, taken: y })))[0];
         if (!pair) return false;
         if (a.methods === null && b.methods !== null) {
-          unordered.push({ ...pair, why: "Kong tries a route that names methods before one that takes any, whatever their regex_priority" });
+          unordered.push({
+            ...pair,
+            why: 'Kong tries a route that names methods before one that takes any, whatever their regex_priority',
+          });
           return false;
         }
         return true;
@@ -1127,7 +1143,11 @@ export function kongRouteOrder(plan: KongRoutePlan, endpoints: readonly { method
         const a = routes[i] as KongRegexRoute;
         const b = routes[j] as KongRegexRoute;
         const pair = a.routes.flatMap((x) => b.routes.filter((y) => owns(x, y)).map((y) => ({ owner: x, taken: y })))[0];
-        if (pair) unordered.push({ ...pair, why: 'one Kong route holds endpoints that must be tried both before and after those of another (they share one counter)' });
+        if (pair)
+          unordered.push({
+            ...pair,
+            why: 'one Kong route holds endpoints that must be tried both before and after those of another (they share one counter)',
+          });
         continue;
       }
       d = Math.max(d, depth(j) + 1);

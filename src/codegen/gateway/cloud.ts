@@ -268,7 +268,7 @@ function wafAny(statements: Record<string, unknown>[]): Record<string, unknown> 
  */
 function wafPath(route: EdgeRoute): Record<string, unknown> {
   if (route.excluding.length === 0) return wafRegex(route);
-  const covers = (e: EdgeRoute): boolean => e.methods === null || (route.methods !== null && route.methods.every((m) => e.methods?.includes(m)));
+  const covers = (e: EdgeRoute): boolean => e.methods === null || route.methods?.every((m) => e.methods?.includes(m)) === true;
   const left = route.excluding.map((e) =>
     covers(e)
       ? wafRegex(e)

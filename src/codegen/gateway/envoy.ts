@@ -170,10 +170,26 @@ export function ownedMatcherSets(r: EdgeRoute): Record<string, unknown>[][] {
     const named = g.methods.filter((m): m is string => m !== null);
     const method = g.methods.includes(null)
       ? atoms.filter((m) => !named.includes(m)).length > 0
-        ? [methodMatcher(atoms.filter((m) => !named.includes(m)), true)]
+        ? [
+            methodMatcher(
+              atoms.filter((m) => !named.includes(m)),
+              true,
+            ),
+          ]
         : []
       : [methodMatcher(named)];
-    return [path, ...method, ...(g.excluded.length > 0 ? [pathMatcher(g.excluded.map((e) => e.pathBody), true)] : [])];
+    return [
+      path,
+      ...method,
+      ...(g.excluded.length > 0
+        ? [
+            pathMatcher(
+              g.excluded.map((e) => e.pathBody),
+              true,
+            ),
+          ]
+        : []),
+    ];
   });
 }
 
@@ -324,7 +340,9 @@ export function envoyFilterConfig(design: Design): Record<string, unknown> {
   const exemptKeys = new Set(exempt.map((e) => `${e.method} ${e.route}`));
   const owners = exempt
     .flatMap((e) => e.excluding)
-    .filter((o, i, all) => !exemptKeys.has(`${o.method} ${o.route}`) && all.findIndex((x) => x.method === o.method && x.route === o.route) === i);
+    .filter(
+      (o, i, all) => !exemptKeys.has(`${o.method} ${o.route}`) && all.findIndex((x) => x.method === o.method && x.route === o.route) === i,
+    );
   const routes: Record<string, unknown>[] = [
     ...bySpecificity([...owners, ...exempt]).map((e) =>
       exemptKeys.has(`${e.method} ${e.route}`)

@@ -226,7 +226,10 @@ function nginxHttpConf(design: Design): string {
       lines.push('    default "";');
       for (const { route, own } of firstMatchOrder(r.routes)) {
         if (own) lines.push(`    ${mapKey(route)} ${keyValue(r)};${' '}# ${nginxComment(`${route.method} ${route.route}`)}`);
-        else lines.push(`    ${mapKey(route)} "";${' '}# ${nginxComment(`${route.method} ${route.route} belongs to another endpoint: not counted here`)}`);
+        else
+          lines.push(
+            `    ${mapKey(route)} "";${' '}# ${nginxComment(`${route.method} ${route.route} belongs to another endpoint: not counted here`)}`,
+          );
       }
     }
     lines.push('}');
