@@ -6,6 +6,7 @@
  */
 import { regexLiteral } from '../escape/index.js';
 import { formatNumber, joinAnd, periodName, ratePer, rpsText, wholeRate } from '../format.js';
+import { type CompiledRoute, compileRoute, moreSpecific, routesOverlap } from '../runtime/middleware/routes.js';
 import type { Algorithm, EndpointClass, FailMode, Gateway, MatrixRule, Scope } from './model.js';
 
 /**
@@ -929,6 +930,36 @@ export function edgePathBody(route: string): string {
   return out;
 }
 
+function compiled(method: string, route: string): CompiledRoute {
+  return compileRoute({ method, route, endpoint: null, exempt: false }, 0);
+}
+
+/**
+ * A sort key that puts the more specific of two overlapping routes first (descending): the
+ * segments' ranks (static 2, parameter 1) in order, then a named method before any method.
+ */
+export function specificityKey(r: { method: string; route: string }): string {
+  const c = compiled(r.method, r.route);
+  return `${c.segments.map((x) => x.rank).join('')}|${c.method === 'ANY' ? 0 : 1}`;
+}
+
+/** Routes most specific first (specificityKey, descending); routes of equal rank keep their order. */
+export function bySpecificity<T extends { method: string; route: string }>(routes: readonly T[]): T[] {
+  const keyed = routes.map((r, i) => ({ r, i, k: specificityKey(r) }));
+  keyed.sort((a, b) => (a.k === b.k ? a.i - b.i : a.k < b.k ? 1 : -1));
+  return keyed.map((x) => x.r);
+}
+
+/**
+ * Whether `a` owns requests `b`'s pattern also matches: both match some request and `a` is
+ * more specific (the middleware's routes.ts decides both, so the edge splits requests as it does).
+ */
+export function owns(a: { method: string; route: string }, b: { method: string; route: string }): boolean {
+  const x = compiled(a.method, a.route);
+  const y = compiled(b.method, b.route);
+  return routesOverlap(x, y) && moreSpecific(x, y);
+}
+
 /** One endpoint as a Kong route matches it: its methods and its path regex. */
 export function kongEndpointKey(method: string, route: string): string {
   const body = edgePathBody(route);
@@ -1031,6 +1062,128 @@ export function kongRoutePlan(rules: readonly MatrixRule[]): KongRoutePlan {
     keyOf: new Map([...routed, ...everywhere].map((r) => [r.id, kongLimitBy(r)])),
     ...(onService !== undefined ? { onService } : {}),
   };
+}
+
+/** A Kong route with a regex path, and the regex_priority that orders it before the routes it must beat. */
+export interface KongRegexRoute {
+  /** group: a route of kongRoutePlan's groups (by index); exempt: a health probe's; owner: an endpoint with no rule of its own there. */
+  kind: 'group' | 'exempt' | 'owner';
+  group?: number;
+  routes: { method: string; route: string }[];
+  methods: string[] | null;
+  priority: number;
+}
+
+/** The Kong routes of a design in the order Kong must try them, and the pairs it cannot order. */
+export interface KongRouteOrder {
+  routes: KongRegexRoute[];
+  /** `owner` owns requests `taken` also matches, but Kong would try `taken`'s route first (or either). */
+  unordered: { owner: { method: string; route: string }; taken: { method: string; route: string }; why: string }[];
+}
+
+/** The lowest regex_priority kong.yaml gives; a route that must beat others gets one more than the highest of them. */
+export const KONG_BASE_PRIORITY = 100;
+
+/**
+ * Kong tries regex routes by regex_priority, highest first, and a route that names methods before
+ * one that does not whatever their priorities (Kong's router ranks routes by the number of
+ * fields they match first); with equal priorities, which one wins is not defined. So each Kong
+ * route gets a priority above every route whose requests it owns (a static segment beats a
+ * parameter, as the middleware picks). An endpoint that owns requests of a rule's route but has
+ * no route-scoped rule gets a route of its own without a rate limit (the service's applies), so
+ * the rule's route never counts its requests. Pairs Kong cannot order are listed.
+ */
+export function kongRouteOrder(
+  plan: KongRoutePlan,
+  endpoints: readonly { method: string; route: string; class: string }[],
+): KongRouteOrder {
+  const key = (r: { method: string; route: string }): string => kongEndpointKey(r.method, r.route);
+  const routes: KongRegexRoute[] = plan.groups.map((g, i) => ({
+    kind: 'group',
+    group: i,
+    routes: g.routes,
+    methods: edgeMethods((g.routes[0] as { method: string }).method),
+    priority: KONG_BASE_PRIORITY,
+  }));
+  const seen = new Set(plan.groups.flatMap((g) => g.routes.map(key)));
+  for (const e of endpoints.filter((x) => x.class === 'health')) {
+    if (seen.has(key(e))) continue;
+    seen.add(key(e));
+    routes.push({
+      kind: 'exempt',
+      routes: [{ method: e.method, route: e.route }],
+      methods: edgeMethods(e.method),
+      priority: KONG_BASE_PRIORITY,
+    });
+  }
+  const taken = routes.flatMap((r) => r.routes);
+  for (const e of endpoints) {
+    if (seen.has(key(e)) || !taken.some((t) => owns(e, t))) continue;
+    seen.add(key(e));
+    routes.push({
+      kind: 'owner',
+      routes: [{ method: e.method, route: e.route }],
+      methods: edgeMethods(e.method),
+      priority: KONG_BASE_PRIORITY,
+    });
+  }
+  // beats[i]: the routes route i must be tried before
+  const unordered: KongRouteOrder['unordered'] = [];
+  const beats = routes.map((a, i) =>
+    routes
+      .map((b, j) => ({ b, j }))
+      .filter(({ b, j }) => {
+        if (i === j) return false;
+        const pair = a.routes.flatMap((x) => b.routes.filter((y) => owns(x, y)).map((y) => ({ owner: x, taken: y })))[0];
+        if (!pair) return false;
+        if (a.methods === null && b.methods !== null) {
+          unordered.push({
+            ...pair,
+            why: 'Kong tries a route that names methods before one that takes any, whatever their regex_priority',
+          });
+          return false;
+        }
+        return true;
+      })
+      .map(({ j }) => j),
+  );
+  const level = new Array<number | undefined>(routes.length).fill(undefined);
+  const visiting = new Set<number>();
+  const depth = (i: number): number => {
+    const known = level[i];
+    if (known !== undefined) return known;
+    visiting.add(i);
+    let d = 0;
+    for (const j of beats[i] ?? []) {
+      if (visiting.has(j)) {
+        const a = routes[i] as KongRegexRoute;
+        const b = routes[j] as KongRegexRoute;
+        const pair = a.routes.flatMap((x) => b.routes.filter((y) => owns(x, y)).map((y) => ({ owner: x, taken: y })))[0];
+        if (pair)
+          unordered.push({
+            ...pair,
+            why: 'one Kong route holds endpoints that must be tried both before and after those of another (they share one counter)',
+          });
+        continue;
+      }
+      d = Math.max(d, depth(j) + 1);
+    }
+    visiting.delete(i);
+    level[i] = d;
+    return d;
+  };
+  routes.forEach((r, i) => {
+    r.priority = KONG_BASE_PRIORITY + depth(i);
+  });
+  return { routes, unordered };
+}
+
+/** The document's line for a rule whose endpoints Kong cannot order (kongRouteOrder's unordered pairs); '' when none. */
+export function kongOrderText(rule: Pick<MatrixRule, 'routes'>, order: KongRouteOrder): string {
+  const mine = (r: { method: string; route: string }): boolean => rule.routes.some((x) => x.method === r.method && x.route === r.route);
+  const pairs = order.unordered.filter((p) => mine(p.owner) || mine(p.taken));
+  if (pairs.length === 0) return '';
+  return `Kong cannot count ${pairs.map((p) => `${p.owner.method} ${p.owner.route} apart from ${p.taken.method} ${p.taken.route}`).join('; ')} (${[...new Set(pairs.map((p) => p.why))].join('; ')}): such a request may count under the other endpoint's rules, and validate reports it.`;
 }
 
 /**

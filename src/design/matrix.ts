@@ -43,6 +43,8 @@ import {
   perNodeShare,
   UNEVEN_BALANCE_TEXT,
   kongNotCountedText,
+  kongOrderText,
+  kongRouteOrder,
   kongRoutePlan,
 } from './gateway-behaviour.js';
 import { IdAllocator, identityLabel, KEY_PREFIX, killSwitchFlag, slug } from './naming.js';
@@ -1823,8 +1825,11 @@ function nodeShared(rule: MatrixRule, scope: Scope): MatrixRule {
 function kongUncounted(rules: MatrixRule[], scope: Scope): MatrixRule[] {
   if (scope.gateway !== 'kong') return rules;
   const plan = kongRoutePlan(rules);
+  const order = kongRouteOrder(plan, scope.endpoints);
   return rules.map((rule) => {
     const missed = plan.notCounted.get(rule.id);
+    const unordered = rule.layer === 'edge' ? kongOrderText(rule, order) : '';
+    if (unordered) rule = { ...rule, rationale: `${rule.rationale} ${unordered}`.trim() };
     if (!missed || missed.length === 0) return rule;
     const text = kongNotCountedText(rule, plan);
     return {

@@ -246,7 +246,7 @@ export function awsConfig(design: Design): Record<string, unknown> {
   };
 }
 
-function wafPath(route: EdgeRoute): Record<string, unknown> {
+function wafRegex(route: EdgeRoute): Record<string, unknown> {
   return {
     RegexMatchStatement: {
       RegexString: route.pathRegex,
@@ -254,6 +254,43 @@ function wafPath(route: EdgeRoute): Record<string, unknown> {
       TextTransformations: [{ Priority: 0, Type: 'NONE' }],
     },
   };
+}
+
+function wafAny(statements: Record<string, unknown>[]): Record<string, unknown> {
+  return statements.length === 1 ? (statements[0] as Record<string, unknown>) : { OrStatement: { Statements: statements } };
+}
+
+/**
+ * The scope-down of one route: its path, less the paths of the routes that own some of its
+ * requests (EdgeRoute.excluding), so a request counts under its own endpoint's rule only. The
+ * scope-down matches the path whatever the method, as the route's own statement does; an
+ * excluded route that names fewer methods than this one leaves its path out for those methods only.
+ */
+function wafPath(route: EdgeRoute): Record<string, unknown> {
+  if (route.excluding.length === 0) return wafRegex(route);
+  const covers = (e: EdgeRoute): boolean => e.methods === null || route.methods?.every((m) => e.methods?.includes(m)) === true;
+  const left = route.excluding.map((e) =>
+    covers(e)
+      ? wafRegex(e)
+      : {
+          AndStatement: {
+            Statements: [
+              wafRegex(e),
+              wafAny(
+                (e.methods ?? []).map((m) => ({
+                  ByteMatchStatement: {
+                    SearchString: m,
+                    FieldToMatch: { Method: {} },
+                    PositionalConstraint: 'EXACTLY',
+                    TextTransformations: [{ Priority: 0, Type: 'NONE' }],
+                  },
+                })),
+              ),
+            ],
+          },
+        },
+  );
+  return { AndStatement: { Statements: [wafRegex(route), { NotStatement: { Statement: wafAny(left) } }] } };
 }
 
 export { CF_PERIODS };
@@ -298,22 +335,28 @@ const methodKey = (route: EdgeRoute): string => (route.methods ? route.methods.j
 /**
  * A rule's routes as one expression: the static routes with the same methods in one `eq`/`in`
  * comparison of the path (every plan), each parameterised route as a `matches` (Business and
- * above); a method condition where the route names methods.
+ * above); a method condition where the route names methods. A route that other endpoints take
+ * some requests from (EdgeRoute.excluding: /parts/search from /parts/:sku) leaves theirs out
+ * with `and not (...)`, so each request counts under its own endpoint's rules.
  */
 export function cfRoutesExpr(routes: readonly EdgeRoute[]): string {
   const parts: string[] = [];
   const staticByMethods = new Map<string, { methods: string[] | null; paths: string[] }>();
   for (const route of routes) {
-    if (!route.literal) continue;
+    if (!route.literal || route.excluding.length > 0) continue;
     const group = staticByMethods.get(methodKey(route)) ?? { methods: route.methods, paths: [] };
     for (const p of cfStaticPaths(route)) if (!group.paths.includes(p)) group.paths.push(p);
     staticByMethods.set(methodKey(route), group);
   }
   const withMethods = (methods: string[] | null, path: string): string =>
     methods ? `(http.request.method in {${methods.map(cfString).join(' ')}} and ${path})` : `(${path})`;
+  const but = (route: EdgeRoute): string => (route.excluding.length > 0 ? ` and not (${cfRoutesExpr(route.excluding)})` : '');
   for (const g of staticByMethods.values()) parts.push(withMethods(g.methods, cfPathSet(g.paths)));
+  for (const route of routes.filter((r) => r.literal && r.excluding.length > 0)) {
+    parts.push(withMethods(route.methods, `${cfPathSet(cfStaticPaths(route))}${but(route)}`));
+  }
   for (const route of routes.filter((r) => !r.literal)) {
-    parts.push(withMethods(route.methods, `${CF_PATH} matches ${cfString(`(?i)${route.pathRegex}`)}`));
+    parts.push(withMethods(route.methods, `${CF_PATH} matches ${cfString(`(?i)${route.pathRegex}`)}${but(route)}`));
   }
   return parts.join(' or ');
 }

@@ -4,17 +4,21 @@
  * keyed on, and its rate, burst, fail mode and kill switch.
  */
 import {
+  bySpecificity,
   edgeMethods,
   edgePathBody,
   fleetOverStated,
   fleetRaisedWarning,
   gatewayNodeName,
   gatewayNodes,
+  owns,
   UNEVEN_BALANCE_TEXT,
 } from '../../design/gateway-behaviour.js';
+export { bySpecificity, owns };
 import { formatNumber, ratePer } from '../../format.js';
 import type { Design, FailMode, MatrixRule, RuleIdentity } from '../../design/model.js';
 import { regexLiteral } from '../../escape/index.js';
+import { compileRoute } from '../../runtime/middleware/routes.js';
 
 /** What an edge counter is keyed on, as far as a gateway can see it. */
 type EdgeKey = 'global' | 'ip' | 'api-key' | 'unsupported';
@@ -32,6 +36,13 @@ export interface EdgeRoute {
   methodBody: string;
   /** True when the route has no parameters or wildcards (exact-match capable). */
   literal: boolean;
+  /**
+   * The design's routes that own some of the requests this pattern matches: more specific
+   * routes of other endpoints (a static segment beats a parameter, as the middleware's router
+   * picks), most specific first. A gateway counts a request under this route only when none of
+   * them matches it. Empty from edgeRoute(); the design's edge rules fill it (ownedRoutes).
+   */
+  excluding: EdgeRoute[];
 }
 
 export interface EdgeRule {
@@ -84,19 +95,57 @@ export function edgeRoute(method: string, route: string): EdgeRoute {
     pathRegex: `^${pathBody}$`,
     methodBody: methods ? `(?:${methods.map(regexLiteral).join('|')})` : '[A-Za-z]+',
     literal: !/[:*{]/.test(route),
+    excluding: [],
   };
 }
 
-function dedupeRoutes(routes: { method: string; route: string }[]): EdgeRoute[] {
+/**
+ * A route with the design's routes that take some of its requests (EdgeRoute.excluding): every
+ * endpoint route more specific than it that a request can match beside it.
+ */
+export function ownedRoute(design: Design, method: string, route: string): EdgeRoute {
+  const base = edgeRoute(method, route);
+  const seen = new Set<string>();
+  const others = design.scope.endpoints.filter((e) => {
+    const k = `${e.method.toUpperCase()} ${e.route}`;
+    if (seen.has(k) || k === `${method.toUpperCase()} ${route}`) return false;
+    seen.add(k);
+    return owns(e, { method, route });
+  });
+  return { ...base, excluding: bySpecificity(others).map((e) => edgeRoute(e.method, e.route)) };
+}
+
+function dedupeRoutes(design: Design, routes: { method: string; route: string }[]): EdgeRoute[] {
   const seen = new Set<string>();
   const out: EdgeRoute[] = [];
   for (const r of routes) {
     const k = `${r.method} ${r.route}`;
     if (seen.has(k)) continue;
     seen.add(k);
-    out.push(edgeRoute(r.method, r.route));
+    out.push(ownedRoute(design, r.method, r.route));
   }
   return out;
+}
+
+/**
+ * The map entries that give a set of routes exactly the requests they own, for a gateway that
+ * tries patterns in order and stops at the first match (nginx's map): the catch-alls of the set
+ * first (their rules apply beside the owner's), then the set's routes and every route that takes
+ * requests from them, most specific first, each marked whether it belongs to the set.
+ */
+export function firstMatchOrder(routes: readonly EdgeRoute[]): { route: EdgeRoute; own: boolean }[] {
+  const own = new Set(routes.map((r) => `${r.method} ${r.route}`));
+  const seen = new Set<string>();
+  const all: EdgeRoute[] = [];
+  for (const r of [...routes, ...routes.flatMap((x) => x.excluding)]) {
+    const k = `${r.method} ${r.route}`;
+    if (seen.has(k)) continue;
+    seen.add(k);
+    all.push(r);
+  }
+  const wild = all.filter((r) => compileRoute({ method: r.method, route: r.route, endpoint: null, exempt: false }, 0).wildcard);
+  const plain = all.filter((r) => !wild.includes(r));
+  return [...wild, ...bySpecificity(plain)].map((route) => ({ route, own: own.has(`${route.method} ${route.route}`) }));
 }
 
 /** Rules the design places at the edge that have a rate to enforce, in matrix order. */
@@ -116,7 +165,7 @@ export function edgeRules(design: Design): EdgeRule[] {
         key: keyOf(r.identity),
         rate: { requests: rate.requests, periodSeconds: rate.periodSeconds },
         burst,
-        routes: dedupeRoutes(r.routes),
+        routes: dedupeRoutes(design, r.routes),
         failMode: r.failMode ?? 'open',
         ...(r.killSwitch ? { killSwitch: r.killSwitch.flag } : {}),
         retryAfterSeconds: Math.max(1, Math.ceil(rate.periodSeconds / rate.requests)),
@@ -137,7 +186,10 @@ export function hasEdgeRules(design: Design): boolean {
 /** Routes of the endpoints the design exempts (health probes): never counted at the edge. */
 export function exemptRoutes(design: Design): EdgeRoute[] {
   const names = new Set(design.enforcement.exempt.endpoints);
-  return dedupeRoutes(design.scope.endpoints.filter((e) => names.has(e.name)));
+  return dedupeRoutes(
+    design,
+    design.scope.endpoints.filter((e) => names.has(e.name)),
+  );
 }
 
 /** The Retry-After the edge sends on every 429: the longest any edge rule needs. */

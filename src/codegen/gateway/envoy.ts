@@ -29,11 +29,12 @@ import {
 import { slug } from '../../design/naming.js';
 import { parse as parseYaml } from 'yaml';
 import { TOOL_VERSION } from '../../version.js';
-import { toYaml } from '../../escape/index.js';
+import { regexLiteral, toYaml } from '../../escape/index.js';
 import { unavailableFields } from '../../runtime/middleware/responses.js';
 import type { CodeFile } from '../types.js';
 import {
   API_KEY_HEADER,
+  bySpecificity,
   edgeProblemBody,
   edgeRetryAfter,
   edgeRules,
@@ -128,13 +129,68 @@ function percent(n: number): { numerator: number; denominator: 'HUNDRED' } {
   return { numerator: n, denominator: 'HUNDRED' };
 }
 
-/** Header matchers that make an action fire only for one route. */
-function routeMatchers(r: EdgeRoute): Record<string, unknown>[] {
-  return [
-    // :path carries the query string; normalize_path/merge_slashes on the connection manager keep it canonical
-    { name: ':path', string_match: { safe_regex: { regex: `(?i)^${r.pathBody}(?:\\?.*)?$` } } },
-    ...(r.methods ? [{ name: ':method', string_match: { safe_regex: { regex: `^${r.methodBody}$` } } }] : []),
-  ];
+/** A :path matcher for route patterns (pathBody), the query string allowed after them. */
+function pathMatcher(bodies: readonly string[], invert = false): Record<string, unknown> {
+  // :path carries the query string; normalize_path/merge_slashes on the connection manager keep it canonical
+  const body = bodies.length === 1 ? (bodies[0] as string) : `(?:${bodies.join('|')})`;
+  return { name: ':path', string_match: { safe_regex: { regex: `(?i)^${body}(?:\\?.*)?$` } }, ...(invert ? { invert_match: true } : {}) };
+}
+
+function methodMatcher(methods: readonly string[], invert = false): Record<string, unknown> {
+  return {
+    name: ':method',
+    string_match: { safe_regex: { regex: `^(?:${methods.map(regexLiteral).join('|')})$` } },
+    ...(invert ? { invert_match: true } : {}),
+  };
+}
+
+/**
+ * Header matcher sets, one per rate_limits entry, that together fire exactly for the requests a
+ * route owns: its pattern, but none that a more specific route of another endpoint takes
+ * (EdgeRoute.excluding, as an inverted :path matcher). Envoy ANDs one entry's matchers, so
+ * where an excluded route names fewer methods than this one, the methods split the entries
+ * (each method with the paths left out for it; the sets never overlap, so no request is counted
+ * twice).
+ */
+export function ownedMatcherSets(r: EdgeRoute): Record<string, unknown>[][] {
+  const path = pathMatcher([r.pathBody]);
+  if (r.excluding.length === 0) return [[path, ...(r.methods ? [methodMatcher(r.methods)] : [])]];
+  const leftOut = (m: string | null): EdgeRoute[] => r.excluding.filter((e) => e.methods === null || (m !== null && e.methods.includes(m)));
+  const atoms = r.methods ?? [...new Set(r.excluding.flatMap((e) => e.methods ?? []))];
+  // per set of paths left out: the methods it holds for (null: any method the others do not name)
+  const groups = new Map<string, { methods: (string | null)[]; excluded: EdgeRoute[] }>();
+  for (const m of [...atoms, ...(r.methods === null ? [null] : [])]) {
+    const excluded = leftOut(m);
+    const k = excluded.map((e) => `${e.method} ${e.route}`).join('\u0000');
+    const g = groups.get(k) ?? { methods: [], excluded };
+    g.methods.push(m);
+    groups.set(k, g);
+  }
+  return [...groups.values()].map((g) => {
+    const named = g.methods.filter((m): m is string => m !== null);
+    const method = g.methods.includes(null)
+      ? atoms.filter((m) => !named.includes(m)).length > 0
+        ? [
+            methodMatcher(
+              atoms.filter((m) => !named.includes(m)),
+              true,
+            ),
+          ]
+        : []
+      : [methodMatcher(named)];
+    return [
+      path,
+      ...method,
+      ...(g.excluded.length > 0
+        ? [
+            pathMatcher(
+              g.excluded.map((e) => e.pathBody),
+              true,
+            ),
+          ]
+        : []),
+    ];
+  });
 }
 
 function identityAction(rule: EdgeRule): Record<string, unknown> {
@@ -153,20 +209,22 @@ function ruleActions(rule: EdgeRule, stage: number, withIdentity: boolean): Reco
   if (rule.routes.length === 0) {
     return [{ stage, actions: [{ generic_key: { descriptor_key: RULE_DESCRIPTOR_KEY, descriptor_value: rule.id } }, ...tail()] }];
   }
-  return rule.routes.map((route) => ({
-    stage,
-    actions: [
-      {
-        header_value_match: {
-          descriptor_key: RULE_DESCRIPTOR_KEY,
-          descriptor_value: rule.id,
-          expect_match: true,
-          headers: routeMatchers(route),
+  return rule.routes.flatMap((route) =>
+    ownedMatcherSets(route).map((headers) => ({
+      stage,
+      actions: [
+        {
+          header_value_match: {
+            descriptor_key: RULE_DESCRIPTOR_KEY,
+            descriptor_value: rule.id,
+            expect_match: true,
+            headers,
+          },
         },
-      },
-      ...tail(),
-    ],
-  }));
+        ...tail(),
+      ],
+    })),
+  );
 }
 
 /** Each edge rule where the design says Envoy counts it (envoyCounter): the local filter or the rate limit service. */
@@ -277,12 +335,30 @@ export function envoyFilterConfig(design: Design): Record<string, unknown> {
       : {}),
     ...(global.length > 0 ? { [GLOBAL_FILTER]: { '@type': GLOBAL_PER_ROUTE_TYPE, vh_rate_limits: 'IGNORE' } } : {}),
   });
+  // Envoy takes the first route that matches: a route of another endpoint that owns some of an
+  // exempt route's requests (more specific) comes before it, and is counted as usual
+  const exemptKeys = new Set(exempt.map((e) => `${e.method} ${e.route}`));
+  const owners = exempt
+    .flatMap((e) => e.excluding)
+    .filter(
+      (o, i, all) => !exemptKeys.has(`${o.method} ${o.route}`) && all.findIndex((x) => x.method === o.method && x.route === o.route) === i,
+    );
   const routes: Record<string, unknown>[] = [
-    ...exempt.map((e) => ({
-      match: e.literal ? { path: e.route } : { safe_regex: { regex: e.pathRegex } },
-      route: { cluster: APP_CLUSTER },
-      ...(Object.keys(exemptPerFilter()).length > 0 ? { typed_per_filter_config: exemptPerFilter() } : {}),
-    })),
+    ...bySpecificity([...owners, ...exempt]).map((e) =>
+      exemptKeys.has(`${e.method} ${e.route}`)
+        ? {
+            match: e.literal ? { path: e.route } : { safe_regex: { regex: e.pathRegex } },
+            route: { cluster: APP_CLUSTER },
+            ...(Object.keys(exemptPerFilter()).length > 0 ? { typed_per_filter_config: exemptPerFilter() } : {}),
+          }
+        : {
+            match: {
+              ...(e.literal ? { path: e.route } : { safe_regex: { regex: e.pathRegex } }),
+              ...(e.methods ? { headers: [methodMatcher(e.methods)] } : {}),
+            },
+            route: { cluster: APP_CLUSTER },
+          },
+    ),
     { match: { prefix: '/' }, route: { cluster: APP_CLUSTER } },
   ];
   return {

@@ -16,8 +16,10 @@ import {
   edgeCounter,
   edgeShadowHow,
   fixedWindowUnit,
+  KONG_BASE_PRIORITY,
   kongEndpointKey,
   kongPolicy,
+  kongRouteOrder,
   kongRoutePlan,
 } from '../../design/gateway-behaviour.js';
 import type { Design } from '../../design/model.js';
@@ -156,14 +158,15 @@ function endpointKey(r: EdgeRoute): string {
 }
 
 /** One Kong route for endpoints that share their methods (Kong matches any listed method with any path). */
-function routeEntry(name: string, group: EdgeRoute[], plugins: Record<string, unknown>[]): Record<string, unknown> {
+function routeEntry(name: string, group: EdgeRoute[], plugins: Record<string, unknown>[], priority: number): Record<string, unknown> {
   const first = group[0] as EdgeRoute;
   return {
     name,
     ...(first.methods ? { methods: first.methods } : {}),
     // regex paths start with "~" (Kong 3); (?i) as the frameworks match paths case-insensitively
     paths: group.map((r) => `~(?i)^${r.pathBody}$`),
-    regex_priority: 100,
+    // above every route whose requests it owns (a static segment beats a parameter): kongRouteOrder
+    regex_priority: priority,
     strip_path: false,
     ...(plugins.length > 0 ? { plugins } : {}),
   };
@@ -249,10 +252,20 @@ export function kongConfig(design: Design): Record<string, unknown> {
     return n;
   };
   const policyOf = (r: EdgeRule): 'local' | 'redis' => kongPolicy(r, design.scope);
+  const order = kongRouteOrder(kongRoutePlan(design.rules), design.scope.endpoints);
+  const priorityOf = (r: EdgeRoute): number =>
+    order.routes.find((x) => x.routes.some((y) => kongEndpointKey(y.method, y.route) === endpointKey(r)))?.priority ?? KONG_BASE_PRIORITY;
   const routes: Record<string, unknown>[] = p.endpoints.map((e, i) => {
     const name = uniqueName(`${e.rule.id}-${i + 1}`);
-    return routeEntry(name, e.routes, [rulePlugin(design, e.runs, policyOf(e.rule), `rl-${name}`)]);
+    return routeEntry(name, e.routes, [rulePlugin(design, e.runs, policyOf(e.rule), `rl-${name}`)], priorityOf(e.routes[0] as EdgeRoute));
   });
+  // endpoints that own requests a rule's route also matches, with no route-scoped rule of their
+  // own: a route without a rate limit, tried first, so the rule's route never counts them
+  for (const o of order.routes.filter((x) => x.kind === 'owner')) {
+    const r = edgeRoute((o.routes[0] as { method: string }).method, (o.routes[0] as { route: string }).route);
+    const name = design.scope.endpoints.find((e) => e.method === r.method && e.route === r.route)?.name ?? 'endpoint';
+    routes.push(routeEntry(uniqueName(`${service}-${name}`), [r], [], o.priority));
+  }
   routes.push({ name: uniqueName(`${service}-all`), paths: ['/'], strip_path: false });
   const limited = [...p.ceilings, ...(p.serviceRule ? [p.serviceRule] : []), ...p.endpoints.flatMap((e) => e.runs)];
   const servicePlugins = [
@@ -278,7 +291,7 @@ export function kongConfig(design: Design): Record<string, unknown> {
               name: `${service}-health`,
               url: UPSTREAM_URL,
               tags: ['rl-design', 'exempt'],
-              routes: exempt.map((e, i) => routeEntry(uniqueName(`${service}-health-${i + 1}`), [e], [])),
+              routes: exempt.map((e, i) => routeEntry(uniqueName(`${service}-health-${i + 1}`), [e], [], priorityOf(e))),
             },
           ]
         : []),

@@ -20,6 +20,7 @@ import {
   edgeRules,
   edgeRulesWithoutRate,
   exemptRoutes,
+  firstMatchOrder,
   rateText,
   type EdgeRoute,
   type EdgeRule,
@@ -212,13 +213,24 @@ function nginxHttpConf(design: Design): string {
     lines.push(...describeRule(design, z));
     const r = z.rule;
     lines.push(`map "$request_method $uri" ${z.variable} {`);
+    // nginx tries a map's regexes in order and stops at the first that matches: a route that
+    // owns some of another's requests (a static segment beats a parameter) comes first, so each
+    // request is counted under its own endpoint's rules only
     if (r.routes.length === 0) {
       lines.push(`    default ${keyValue(r)};`);
-      for (const e of exempt) lines.push(`    ${mapKey(e)} "";${' '}# exempt: ${nginxComment(`${e.method} ${e.route}`)}`);
+      for (const { route: e, own } of firstMatchOrder(exempt)) {
+        if (own) lines.push(`    ${mapKey(e)} "";${' '}# exempt: ${nginxComment(`${e.method} ${e.route}`)}`);
+        else lines.push(`    ${mapKey(e)} ${keyValue(r)};${' '}# ${nginxComment(`${e.method} ${e.route}, not exempt`)}`);
+      }
     } else {
       lines.push('    default "";');
-      for (const route of r.routes)
-        lines.push(`    ${mapKey(route)} ${keyValue(r)};${' '}# ${nginxComment(`${route.method} ${route.route}`)}`);
+      for (const { route, own } of firstMatchOrder(r.routes)) {
+        if (own) lines.push(`    ${mapKey(route)} ${keyValue(r)};${' '}# ${nginxComment(`${route.method} ${route.route}`)}`);
+        else
+          lines.push(
+            `    ${mapKey(route)} "";${' '}# ${nginxComment(`${route.method} ${route.route} belongs to another endpoint: not counted here`)}`,
+          );
+      }
     }
     lines.push('}');
     lines.push(`limit_req_zone ${z.variable} zone=${z.zone}:${nginxZoneMb(zoneStates(design, r))}m rate=${ruleRate(r).text};`, '');

@@ -5,7 +5,7 @@
  * document states, so a file that says something else than its design does not pass.
  */
 import { parse as parseYaml } from 'yaml';
-import { awsKeyPlan, envoyCounter } from '../../design/gateway-behaviour.js';
+import { awsKeyPlan, edgeMethods, envoyCounter } from '../../design/gateway-behaviour.js';
 import type { Design } from '../../design/model.js';
 import { PERIOD_SECONDS } from '../../design/scope.js';
 import type { CodeFile } from '../types.js';
@@ -19,7 +19,7 @@ import {
   RLS_ERROR_FLAG,
   RULE_DESCRIPTOR_KEY,
 } from './envoy.js';
-import { edgeRules, exemptRoutes, statedFailModes } from './edge.js';
+import { edgeRules, exemptRoutes, ownedRoute, statedFailModes } from './edge.js';
 import { KONG_PATH } from './kong.js';
 import { NGINX_HTTP_PATH, NGINX_SERVER_PATH, nginxZones } from './nginx.js';
 
@@ -405,9 +405,38 @@ function cfClauses(expression: string): string[] {
   return out.map((x) => x.trim()).filter(Boolean);
 }
 
-/** One clause's comparisons: its method set, each path compared with `eq`/`in` (lowercased or not), each `matches` regex. */
+/** The index of the `)` that closes the `(` at `open`, strings skipped; -1 when none does. */
+function cfClosing(text: string, open: number): number {
+  let depth = 0;
+  let quoted = false;
+  for (let i = open; i < text.length; i++) {
+    const c = text[i];
+    if (quoted) {
+      if (c === '\\') i++;
+      else if (c === '"') quoted = false;
+    } else if (c === '"') quoted = true;
+    else if (c === '(') depth++;
+    else if (c === ')' && --depth === 0) return i;
+  }
+  return -1;
+}
+
+/**
+ * One clause's comparisons: its method set, each path compared with `eq`/`in` (lowercased or
+ * not), each `matches` regex, and each `not (...)` inside it (the requests another endpoint
+ * owns) as one term of what it leaves out.
+ */
 function cfClauseTerms(clause: string): string[] {
   const terms: string[] = [];
+  for (;;) {
+    // found outside string literals: a path may hold the words
+    const not = /\bnot\s*\(/.exec(clause.replace(new RegExp(CF_STRING, 'g'), (m) => `"${'_'.repeat(m.length - 2)}"`));
+    const open = not ? (not.index ?? 0) + not[0].length - 1 : -1;
+    const close = open >= 0 ? cfClosing(clause, open) : -1;
+    if (!not || close < 0) break;
+    terms.push(`not [${cfExpressionTerms(clause.slice(open + 1, close)).join(' | ')}]`);
+    clause = `${clause.slice(0, not.index)}${clause.slice(close + 1)}`;
+  }
   const strings = (set: string): string[] => [...set.matchAll(new RegExp(CF_STRING, 'g'))].map((m) => cfLiteral(m[0]));
   for (const m of clause.matchAll(new RegExp(`http\\.request\\.method\\s+in\\s+${CF_SET}`, 'g')))
     terms.push(
@@ -476,9 +505,200 @@ function cloudflareScope(design: Design, files: readonly CodeFile[]): ShippedSco
   return out;
 }
 
+/** A request on one endpoint's route: its first method (GET for any), each parameter a sample segment. */
+export function endpointSample(e: { method: string; route: string }): { method: string; path: string } | undefined {
+  if (/\*|\{\*/.test(e.route)) return undefined;
+  const path = e.route.replace(/:[A-Za-z0-9_]+\??|\{[A-Za-z0-9_]+\}/g, 'rl-sample');
+  return { method: edgeMethods(e.method)?.[0] ?? 'GET', path: path === '' ? '/' : path };
+}
+
+/** A gateway regex (PCRE or RE2) in JavaScript: a leading (?i) as the i flag; undefined when JavaScript cannot read it. */
+function jsRegex(source: string, insensitive = false): RegExp | undefined {
+  const i = source.startsWith('(?i)');
+  try {
+    return new RegExp(i ? source.slice(4) : source, i || insensitive ? 'i' : '');
+  } catch {
+    return undefined;
+  }
+}
+
+/** The route-scoped edge rules that should count a sample: those of the endpoint that owns it (the most specific route). */
+function ownerRules(design: Design, e: { method: string; route: string }): Set<string> {
+  return new Set(
+    edgeRules(design)
+      .filter((r) => r.routes.some((x) => x.method === e.method && x.route === e.route))
+      .map((r) => r.id),
+  );
+}
+
+/** nginx: the rules whose map gives a sample a key (the map's first matching regex decides). */
+function nginxCounts(design: Design, files: readonly CodeFile[]): ((method: string, path: string) => string[]) | undefined {
+  const http = files.find((f) => f.path === NGINX_HTTP_PATH);
+  if (!http) return undefined;
+  const maps = new Map<string, { regex: RegExp | undefined; empty: boolean }[]>();
+  const defaults = new Map<string, boolean>();
+  for (const m of code(http.content).matchAll(/map\s+"\$request_method \$uri"\s+(\$\w+)\s*\{([^}]*)\}/g)) {
+    const entries: { regex: RegExp | undefined; empty: boolean }[] = [];
+    for (const line of (m[2] ?? '').split(';')) {
+      const t = line.trim();
+      const d = /^default\s+(.*)$/.exec(t);
+      if (d) defaults.set(m[1] as string, d[1]?.trim() !== '""');
+      const e = /^"~(\*?)((?:[^"\\]|\\.)*)"\s+(.*)$/.exec(t);
+      if (e) entries.push({ regex: jsRegex((e[2] ?? '').replace(/\\"/g, '"'), e[1] === '*'), empty: e[3]?.trim() === '""' });
+    }
+    maps.set(m[1] as string, entries);
+  }
+  const zones = nginxZones(design);
+  return (method, path) =>
+    zones
+      .filter(({ zone }) => {
+        const entries = maps.get(`$${zone}_key`);
+        if (!entries) return false;
+        const hit = entries.find((x) => x.regex?.test(`${method} ${path}`));
+        return hit ? !hit.empty : (defaults.get(`$${zone}_key`) ?? false);
+      })
+      .map((z) => z.ruleId);
+}
+
+/** Envoy: one rule id per rate_limits entry whose header matchers all fire for a sample. */
+function envoyCounts(files: readonly CodeFile[]): ((method: string, path: string) => string[]) | undefined {
+  const filter = files.find((f) => f.path === ENVOY_FILTER_PATH);
+  const doc = filter ? readYaml(filter.content) : undefined;
+  const hosts: any[] = doc?.http_connection_manager?.route_config?.virtual_hosts ?? [];
+  if (!filter || !doc) return undefined;
+  const entries = hosts.flatMap((h) => (h?.rate_limits as any[]) ?? []);
+  return (method, path) =>
+    entries.flatMap((e) => {
+      const m = ((e?.actions as any[]) ?? []).map((a) => a?.header_value_match).find((x) => x?.descriptor_key === RULE_DESCRIPTOR_KEY);
+      if (!m) return [];
+      const fires = ((m.headers as any[]) ?? []).every((h) => {
+        const value = h?.name === ':path' ? path : h?.name === ':method' ? method : undefined;
+        const re = jsRegex(String(h?.string_match?.safe_regex?.regex ?? ''));
+        if (value === undefined || !re) return false;
+        return re.test(value) !== (h?.invert_match === true);
+      });
+      return fires === (m.expect_match !== false) ? [String(m.descriptor_value)] : [];
+    });
+}
+
+/** AWS WAF: the rate-based rules whose scope-down matches a sample (RegexMatch, ByteMatch on the method, And/Or/Not). */
+function wafCounts(files: readonly CodeFile[]): ((method: string, path: string) => string[]) | undefined {
+  const file = files.find((f) => f.path === AWS_PATH);
+  const doc = file ? readJson(file.content) : undefined;
+  if (!file || !doc) return undefined;
+  const matches = (st: any, method: string, path: string): boolean => {
+    if (!st || typeof st !== 'object') return false;
+    if (st.AndStatement) return ((st.AndStatement.Statements as any[]) ?? []).every((x) => matches(x, method, path));
+    if (st.OrStatement) return ((st.OrStatement.Statements as any[]) ?? []).some((x) => matches(x, method, path));
+    if (st.NotStatement) return !matches(st.NotStatement.Statement, method, path);
+    if (st.RegexMatchStatement) return jsRegex(String(st.RegexMatchStatement.RegexString ?? ''))?.test(path) ?? false;
+    if (st.ByteMatchStatement?.FieldToMatch?.Method) return String(st.ByteMatchStatement.SearchString) === method;
+    return false;
+  };
+  return (method, path) =>
+    ((doc.wafRateBasedRules as any[]) ?? [])
+      .filter((r) => {
+        const scope = r?.Statement?.RateBasedStatement?.ScopeDownStatement;
+        return scope === undefined || matches(scope, method, path);
+      })
+      .map((r) => String(r?.Name ?? ''));
+}
+
+/** Kong: the route a sample reaches (routes naming methods first, then the highest regex_priority), or all tied at the top. */
+function kongWinners(files: readonly CodeFile[]): ((method: string, path: string) => { name: string; paths: string[] }[]) | undefined {
+  const file = files.find((f) => f.path === KONG_PATH);
+  const doc = file ? readYaml(file.content) : undefined;
+  if (!file || !doc) return undefined;
+  const routes = ((doc.services as any[]) ?? []).flatMap((s) => (s?.routes as any[]) ?? []);
+  return (method, path) => {
+    const hits = routes.filter((r) => {
+      const methods: unknown[] = Array.isArray(r?.methods) ? r.methods : [];
+      if (methods.length > 0 && !methods.includes(method)) return false;
+      return ((r?.paths as unknown[]) ?? []).some(
+        (p) => typeof p === 'string' && p.startsWith('~') && (jsRegex(p.slice(1))?.test(path) ?? false),
+      );
+    });
+    const rank = (r: any): number => (Array.isArray(r?.methods) && r.methods.length > 0 ? 1e9 : 0) + Number(r?.regex_priority ?? 0);
+    const top = Math.max(...hits.map(rank));
+    return hits
+      .filter((r) => rank(r) === top)
+      .map((r) => ({ name: String(r?.name ?? '?'), paths: ((r?.paths as unknown[]) ?? []).map(String) }));
+  };
+}
+
+/**
+ * Each endpoint's sample request through the shipped nginx maps, Envoy rate_limits, AWS WAF
+ * scope-downs and Kong routes: counted under exactly the route-scoped rules of the endpoint that
+ * owns it (the most specific route, as the middleware picks), or the file says otherwise.
+ */
+function ownershipScope(design: Design, files: readonly CodeFile[]): ShippedScopeMismatch[] {
+  const out: ShippedScopeMismatch[] = [];
+  const scoped = edgeRules(design).filter((r) => r.routes.length > 0);
+  const ids = new Set(scoped.map((r) => r.id));
+  const carried = new Set(scoped.filter((r) => r.key !== 'unsupported').map((r) => r.id));
+  const seen = new Set<string>();
+  const endpoints = design.scope.endpoints.filter((e) => {
+    const k = `${e.method} ${e.route}`;
+    if (seen.has(k)) return false;
+    seen.add(k);
+    return true;
+  });
+  const wafId = (name: string): string | undefined =>
+    [...ids].sort((a, b) => b.length - a.length).find((id) => name.startsWith(`rl-${id.replace(/[.~]/g, '_')}-`));
+  const readers: [string, ((m: string, p: string) => string[]) | undefined][] = [
+    [NGINX_HTTP_PATH, nginxCounts(design, files)],
+    [ENVOY_FILTER_PATH, envoyCounts(files)],
+    [
+      AWS_PATH,
+      (() => {
+        const waf = wafCounts(files);
+        return waf ? (m: string, p: string) => waf(m, p).map((n) => wafId(n) ?? n) : undefined;
+      })(),
+    ],
+  ];
+  for (const e of endpoints) {
+    const sample = endpointSample(e);
+    if (!sample) continue;
+    const owner = ownerRules(design, e);
+    const request = `${sample.method} ${sample.path} (${e.method} ${e.route})`;
+    for (const [file, counts] of readers) {
+      if (!counts) continue;
+      const got = counts(sample.method, sample.path).filter((id) => ids.has(id));
+      const extra = got.filter((id) => !owner.has(id));
+      const twice = got.filter((id, i) => got.indexOf(id) !== i);
+      // AWS WAF carries the per-IP rules only (the usage plans, checked above, the API-key ones)
+      const missing = file === AWS_PATH ? [] : [...owner].filter((id) => carried.has(id) && !got.includes(id));
+      if (extra.length === 0 && twice.length === 0 && missing.length === 0) continue;
+      out.push({
+        ruleId: (extra[0] ?? twice[0] ?? missing[0]) as string,
+        file,
+        stated: `that ${request} counts under ${owner.size > 0 ? [...owner].join(', ') : 'no route-scoped edge rule'}, the rules of the endpoint that owns it (a static segment beats a parameter)`,
+        shipped: `counts it under ${got.length > 0 ? got.join(', ') : 'none'}${twice.length > 0 ? ` (${[...new Set(twice)].join(', ')} more than once)` : ''}`,
+      });
+    }
+    const kong = kongWinners(files);
+    if (kong) {
+      const winners = kong(sample.method, sample.path);
+      const own = `~(?i)^${ownedRoute(design, e.method, e.route).pathBody}$`;
+      const mine = winners.filter((w) => w.paths.includes(own));
+      if (winners.length > 0 && (mine.length !== 1 || winners.length > 1)) {
+        out.push({
+          file: KONG_PATH,
+          stated: `that ${request} reaches the Kong route of its own endpoint, the most specific`,
+          shipped:
+            winners.length > 1
+              ? `lets routes ${winners.map((w) => w.name).join(', ')} match it at the same priority: which one counts it is not defined`
+              : `sends it to route ${winners[0]?.name}, another endpoint's, which counts it under that endpoint's rules`,
+        });
+      }
+    }
+  }
+  return out;
+}
+
 /** Every place a gateway file limits other endpoints than the document states (AWS usage plans, Cloudflare expressions). */
 export function shippedEdgeScope(design: Design, files: readonly CodeFile[]): ShippedScopeMismatch[] {
-  return [...awsScope(design, files), ...cloudflareScope(design, files)];
+  return [...awsScope(design, files), ...cloudflareScope(design, files), ...ownershipScope(design, files)];
 }
 
 /** A fail mode a gateway file states for an edge rule, in a comment, a description or a setting. */
