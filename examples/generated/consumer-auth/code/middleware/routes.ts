@@ -94,13 +94,32 @@ function segmentsMatch(route: readonly Segment[], path: readonly string[]): bool
   return true;
 }
 
-function moreSpecific(a: CompiledRoute, b: CompiledRoute): boolean {
-  for (let i = 0; i < a.segments.length; i++) {
+/**
+ * Whether `a` owns the requests it shares with `b` (both plain routes of the same length that
+ * a request can match): the first segment where they differ is static in `a`, or, segment for
+ * segment alike, `a` names a method and `b` takes any.
+ */
+export function moreSpecific(a: CompiledRoute, b: CompiledRoute): boolean {
+  for (let i = 0; i < a.segments.length && i < b.segments.length; i++) {
     const x = (a.segments[i] as Segment).rank;
     const y = (b.segments[i] as Segment).rank;
     if (x !== y) return x > y;
   }
   return a.method !== 'ANY' && b.method === 'ANY';
+}
+
+/**
+ * Whether one request can match both routes: plain routes of the same length whose static
+ * segments agree wherever both have one, with methods in common (a catch-all never competes:
+ * its rules apply beside the owner's).
+ */
+export function routesOverlap(a: CompiledRoute, b: CompiledRoute): boolean {
+  if (a.wildcard || b.wildcard || a.segments.length !== b.segments.length) return false;
+  if (!methodMatches(a.method, b.method) && !methodMatches(b.method, a.method)) return false;
+  return a.segments.every((s, i) => {
+    const t = b.segments[i] as Segment;
+    return s.rank === 1 || t.rank === 1 || s.text === t.text;
+  });
 }
 
 function matchRoutes(routes: readonly CompiledRoute[], method: string, path: readonly string[]): RouteMatch {

@@ -23,7 +23,7 @@ import type { NextFunction, Request, RequestHandler, Response } from 'express';
 import { DESIGN } from './design.js';
 import { createLimiter } from './limiter.js';
 import { PROBLEM_JSON } from './responses.js';
-import type { Decision, LimiterOptions, RateLimiter } from './types.js';
+import type { Decision, DecisionSink, LimiterOptions, RateLimiter } from './types.js';
 
 export * from './types.js';
 export { createLimiter } from './limiter.js';
@@ -51,26 +51,53 @@ function respond(res: Response, decision: Decision): boolean {
 }
 
 /**
+ * Where a request's decision goes: onto the response, then on to the next handler. A sink
+ * rather than a promise: the decision reaches the response in the callback that read Redis's
+ * reply, not one microtask later, and with no promise allocated for it.
+ */
+class ResponseSink implements DecisionSink {
+  private readonly res: Response;
+  private readonly next: NextFunction;
+
+  constructor(res: Response, next: NextFunction) {
+    this.res = res;
+    this.next = next;
+  }
+
+  decided(decision: Decision): void {
+    let ended: boolean;
+    try {
+      ended = respond(this.res, decision);
+    } catch (error) {
+      // e.g. headers already sent by an earlier middleware: Express's error handling, not a crash
+      this.next(error);
+      return;
+    }
+    if (!ended) this.next();
+  }
+
+  failed(error: unknown): void {
+    this.next(error);
+  }
+}
+
+/**
  * The rate-limit middleware. Mount it once, before the routes, after body parsing when the
  * design has auth rules (they read the username from the body unless identify() gives it).
  */
 export function rateLimit(options: ExpressRateLimitOptions): ExpressRateLimit {
   const limiter = createLimiter<Request>(DESIGN, options);
   const handler = (req: Request, res: Response, next: NextFunction): void => {
-    limiter
-      .check({
+    limiter.decide(
+      {
         method: req.method,
         url: req.originalUrl || req.url,
         remoteAddress: req.socket.remoteAddress,
         forwardedFor: req.headers['x-forwarded-for'],
         req,
-      })
-      .then(
-        (decision) => {
-          if (!respond(res, decision)) next();
-        },
-        (error: unknown) => next(error),
-      );
+      },
+      new ResponseSink(res, next),
+    );
   };
   return Object.assign(handler, { limiter });
 }

@@ -268,8 +268,20 @@ export interface Decision {
   readonly access?: 'allowed' | 'denied' | 'penalty-box' | undefined;
 }
 
+/** Who hears a request's decision from decide(): exactly one of the two, once. */
+export interface DecisionSink {
+  decided(decision: Decision): void;
+  failed(error: unknown): void;
+}
+
 export interface RateLimiter<TReq> {
   check(input: LimiterInput<TReq>): Promise<Decision>;
+  /**
+   * check() for adapters whose framework takes a callback (Express's next): the decision goes
+   * to the sink with no promise in between. It may arrive before decide() returns (an exempt
+   * route, in-process state). A sink that throws is not called again.
+   */
+  decide(input: LimiterInput<TReq>, sink: DecisionSink): void;
   /**
    * Whether a rule of this route keys on the account name (an auth row), which check() takes from
    * identify()'s username, else from the parsed body: an adapter whose framework parses bodies

@@ -16,7 +16,7 @@ import { PROBLEM_JSON, problemFields, quotaExceededHeader, rateLimitHeaders, ret
 import type { Shown, StatedState } from './responses.js';
 import { failureReason } from './store.js';
 import type { BoundScript, Reply, StoreListener } from './store.js';
-import type { Decision, HeaderConvention, IdentityKind, RuleOutcome, RuleSpec } from './types.js';
+import type { Decision, DecisionSink, HeaderConvention, IdentityKind, RuleOutcome, RuleSpec } from './types.js';
 
 /** A rule of the design, with what a request would otherwise work out again. */
 export interface ActiveRule {
@@ -99,17 +99,19 @@ export function isPromiseLike<T>(value: T | Promise<T>): value is Promise<T> {
  * a quota only once every rate limit has admitted the request, so a quota unit is never
  * spent on a request a rate limit refuses. The replies of a wave are read in step order,
  * and each can end the request (429, or 503 when a fail-closed rule's store failed).
- * Driven by callbacks rather than async/await: a request then costs one promise, not one
- * per store call plus the async function's own, which shows at tens of thousands of
- * decisions per second.
+ * Driven by callbacks rather than async/await: a request costs no promise of its own (check()
+ * wraps the sink in one; Express's adapter takes the decision straight from the sink), not one
+ * per store call plus the async function's own, which shows at tens of thousands of decisions
+ * per second.
  */
 export class Evaluation implements StoreListener {
   private readonly ctx: EvaluationContext;
   private readonly steps: readonly Step[];
   private readonly silent: boolean;
   private readonly plan: string | null;
-  private readonly resolve: (decision: Decision) => void;
-  private readonly reject: (error: unknown) => void;
+  private readonly sink: DecisionSink;
+  /** The 429 or 503 a step's reply decided (result, failure). */
+  private decision: Decision | null = null;
   /** The first step of the wave in progress, and the end of that wave. */
   private at = 0;
   private end = 0;
@@ -128,41 +130,42 @@ export class Evaluation implements StoreListener {
   private quotaRule: ActiveRule | null = null;
   private quotaValues: Shown | null = null;
 
-  constructor(
-    ctx: EvaluationContext,
-    steps: readonly Step[],
-    silent: boolean,
-    plan: string | null,
-    resolve: (decision: Decision) => void,
-    reject: (error: unknown) => void,
-  ) {
+  constructor(ctx: EvaluationContext, steps: readonly Step[], silent: boolean, plan: string | null, sink: DecisionSink) {
     this.ctx = ctx;
     this.steps = steps;
     this.silent = silent;
     this.plan = plan;
-    this.resolve = resolve;
-    this.reject = reject;
+    this.sink = sink;
     this.replies = steps.length > 1 ? new Array<Reply | null>(steps.length).fill(null) : null;
   }
 
-  /** Sends each wave's steps together, until one waits for the store or the decision is made. */
+  /** Starts the evaluation: the sink hears the decision now or once the store has answered. */
   run(): void {
+    let decision: Decision | null;
     try {
-      const steps = this.steps;
-      while (this.at < steps.length) {
-        const wave = (steps[this.at] as Step).wave;
-        let end = this.at;
-        while (end < steps.length && (steps[end] as Step).wave === wave) end++;
-        this.end = end;
-        this.pending = end - this.at + 1;
-        for (let i = this.at; i < end; i++) this.send(i);
-        if (--this.pending > 0) return;
-        if (this.read()) return;
-      }
-      this.resolve(this.admitted());
+      decision = this.advance();
     } catch (error) {
-      this.reject(error);
+      this.sink.failed(error);
+      return;
     }
+    // outside the try: a sink that throws is not called again
+    if (decision !== null) this.sink.decided(decision);
+  }
+
+  /** Sends each wave's steps together: the decision, or null while a step waits for the store. */
+  private advance(): Decision | null {
+    const steps = this.steps;
+    while (this.at < steps.length) {
+      const wave = (steps[this.at] as Step).wave;
+      let end = this.at;
+      while (end < steps.length && (steps[end] as Step).wave === wave) end++;
+      this.end = end;
+      this.pending = end - this.at + 1;
+      for (let i = this.at; i < end; i++) this.send(i);
+      if (--this.pending > 0) return null;
+      if (this.read()) return this.decision;
+    }
+    return this.admitted();
   }
 
   /** Sends one step: its reply now (in-process state), later (a promise), or to its listener. */
@@ -194,11 +197,14 @@ export class Evaluation implements StoreListener {
     } else if (reply !== null) this.replies[i] = reply;
     else (this.errors ??= [])[i] = error;
     if (--this.pending > 0) return;
+    let decision: Decision | null;
     try {
-      if (!this.read()) this.run();
+      decision = this.read() ? this.decision : this.advance();
     } catch (again) {
-      this.reject(again);
+      this.sink.failed(again);
+      return;
     }
+    if (decision !== null) this.sink.decided(decision);
   }
 
   stored(reply: Reply): void {
@@ -291,7 +297,7 @@ export class Evaluation implements StoreListener {
         ? []
         : rateLimitHeaders(this.ctx.convention, this.ctx.stated(binder, s), quota === null ? null : this.ctx.stated(quota, s));
     headers.push(['Retry-After', String(retryAfter)]);
-    this.resolve({
+    this.decision = {
       status: 429,
       headers,
       body: JSON.stringify(problemFields(this.ctx.docsUrl, rule, s, retryAfter)),
@@ -299,7 +305,7 @@ export class Evaluation implements StoreListener {
       ruleId: rule.id,
       exempt: false,
       outcomes: this.outcomes,
-    });
+    };
     return true;
   }
 
@@ -318,7 +324,7 @@ export class Evaluation implements StoreListener {
       return this.result(step, this.ctx.fallback.run(script, step.keys.length, this.ctx.scriptArgs(step)));
     }
     if (closed) {
-      this.resolve({
+      this.decision = {
         status: 503,
         headers: [['Retry-After', String(this.ctx.storeUnavailableRetryAfterSeconds)]],
         body: this.ctx.unavailableBody,
@@ -326,7 +332,7 @@ export class Evaluation implements StoreListener {
         ruleId: closed.spec.id,
         exempt: false,
         outcomes: this.outcomes,
-      });
+      };
       return true;
     }
     for (const r of step.rules) {

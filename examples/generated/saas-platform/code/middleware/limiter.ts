@@ -47,6 +47,7 @@ import type {
   ScriptName,
   ScriptSpec,
   Decision,
+  DecisionSink,
 } from './types.js';
 
 const MODES: readonly RuleMode[] = ['enforce', 'shadow', 'off'];
@@ -580,40 +581,57 @@ export function createLimiter<TReq>(design: DesignData, options: LimiterOptions<
   };
 
   const EXEMPT: Decision = { status: 200, headers: [], body: null, contentType: null, ruleId: null, exempt: true, outcomes: [] };
+  const NO_MODES: readonly RuleMode[] = [];
   const NOTHING: Decision = { status: 200, headers: [], body: null, contentType: null, ruleId: null, exempt: false, outcomes: [] };
-  // settled promises can be handed to any number of callers
-  const EXEMPT_DONE = Promise.resolve(EXEMPT);
-  const NOTHING_DONE = Promise.resolve(NOTHING);
+
+  /**
+   * A request's decision, to the sink. What the request needs is worked out inside a try; the
+   * sink is called outside it, so a sink that throws is never called a second time.
+   */
+  function decide(input: LimiterInput<TReq>, sink: DecisionSink): void {
+    let applicable: Applicable;
+    let modes: readonly RuleMode[] = NO_MODES;
+    // set when the request needs no evaluation (an exempt route, every rule off)
+    let ready: Decision | null = null;
+    let given: RequestIdentity | Promise<RequestIdentity | undefined> | undefined;
+    try {
+      applicable = routeTable.lookup(upperCase(input.method), input.url);
+      if (applicable.exempt) ready = EXEMPT;
+      else {
+        const applied = applicable.rules;
+        // the kill switch of each rule; identify() is only asked when some rule is on
+        let on = false;
+        if (modeHook) {
+          const chosen: RuleMode[] = [];
+          for (const a of applied) {
+            const mode = modeOf(a.rule.spec);
+            chosen.push(mode);
+            if (mode !== 'off') on = true;
+          }
+          modes = chosen;
+        } else {
+          // no hook: every rule runs in the default mode, the same array for every request
+          modes = applicable.fallbackModes;
+          on = applied.length > 0 && fallbackMode !== 'off';
+        }
+        if (!on && gate === null) ready = NOTHING;
+        else if (identify) given = identify(input.req);
+      }
+    } catch (error) {
+      sink.failed(error);
+      return;
+    }
+    if (ready !== null) sink.decided(ready);
+    else if (isPromiseLike(given)) {
+      given.then(
+        (identity) => evaluate(input, applicable, modes, identity ?? NO_IDENTITY, sink),
+        (error: unknown) => sink.failed(error),
+      );
+    } else evaluate(input, applicable, modes, given ?? NO_IDENTITY, sink);
+  }
 
   function check(input: LimiterInput<TReq>): Promise<Decision> {
-    try {
-      const applicable = routeTable.lookup(upperCase(input.method), input.url);
-      if (applicable.exempt) return EXEMPT_DONE;
-      const applied = applicable.rules;
-      // the kill switch of each rule; identify() is only asked when some rule is on
-      let modes: readonly RuleMode[];
-      let on = false;
-      if (modeHook) {
-        const chosen: RuleMode[] = [];
-        for (const a of applied) {
-          const mode = modeOf(a.rule.spec);
-          chosen.push(mode);
-          if (mode !== 'off') on = true;
-        }
-        modes = chosen;
-      } else {
-        // no hook: every rule runs in the default mode, the same array for every request
-        modes = applicable.fallbackModes;
-        on = applied.length > 0 && fallbackMode !== 'off';
-      }
-      if (!on && gate === null) return NOTHING_DONE;
-      if (!identify) return evaluate(input, applicable, modes, NO_IDENTITY);
-      const given = identify(input.req);
-      if (isPromiseLike(given)) return given.then((identity) => evaluate(input, applicable, modes, identity ?? NO_IDENTITY));
-      return evaluate(input, applicable, modes, given ?? NO_IDENTITY);
-    } catch (error) {
-      return Promise.reject(error);
-    }
+    return new Promise<Decision>((resolve, reject) => decide(input, { decided: resolve, failed: reject }));
   }
 
   /** The steps of a request (each rule's key; dual-key auth rows joined), then their evaluation. */
@@ -622,11 +640,34 @@ export function createLimiter<TReq>(design: DesignData, options: LimiterOptions<
     applicable: Applicable,
     modes: readonly RuleMode[],
     given: RequestIdentity,
-  ): Promise<Decision> {
-    if (gate === null) return evaluateRules(input, null, applicable, modes, given);
+    sink: DecisionSink,
+  ): void {
+    if (gate === null) {
+      evaluateRules(input, null, applicable, modes, given, sink);
+      return;
+    }
     // the access lists and the rules share the request's client (worked out at most once)
     const memo: ClientMemo<TReq> = { input, client: null };
-    return gate.run(memo, given, applicable.specs, modes, (m) => evaluateRules(input, memo.client, applicable, m, given));
+    let decided: Promise<Decision>;
+    try {
+      decided = gate.run(
+        memo,
+        given,
+        applicable.specs,
+        modes,
+        (m) =>
+          new Promise<Decision>((resolve, reject) =>
+            evaluateRules(input, memo.client, applicable, m, given, { decided: resolve, failed: reject }),
+          ),
+      );
+    } catch (error) {
+      sink.failed(error);
+      return;
+    }
+    decided.then(
+      (decision) => sink.decided(decision),
+      (error: unknown) => sink.failed(error),
+    );
   }
 
   function evaluateRules(
@@ -635,43 +676,77 @@ export function createLimiter<TReq>(design: DesignData, options: LimiterOptions<
     applicable: Applicable,
     modes: readonly RuleMode[],
     given: RequestIdentity,
-  ): Promise<Decision> {
-    let identity = given;
-    if (applicable.needsUsername && textOf(identity.username) === undefined) {
-      identity = { ...identity, username: usernameFromBody(input) };
-    }
-    const plan = identity.plan ?? defaultPlan;
-    const request: RequestState<TReq> = { input, identity, plan, client, anonymousRoute: applicable.anonymous };
-    const applied = applicable.rules;
+    sink: DecisionSink,
+  ): void {
+    const steps: Step[] = [];
     // security rules stay silent: when one applies, no rate-limit headers at all
     let silent = false;
-    const steps: Step[] = [];
-    for (let i = 0; i < applied.length; i++) {
-      const mode = modes[i];
-      if (mode === 'off' || mode === undefined) continue;
-      const { rule, cost, incrementArg } = applied[i] as AppliedRule;
-      const spec = rule.spec;
-      if (spec.headers === 'silent') silent = true;
-      if (spec.plan !== null && spec.plan !== plan) continue;
-      const win = spec.window === null ? null : windowOf(spec);
-      const key = keyFor(rule, request, win);
-      if (key === null) continue;
-      const windowEnd = win === null ? 0 : win.end;
-      if (spec.script === 'sliding-window-log') {
-        // dual-key auth: the logs of one flow share a hash tag and are checked in ONE call
-        const tag = hashTag(key);
-        const partner =
-          tag === null
-            ? undefined
-            : steps.find((s) => {
-                const other = (s.rules[0] as ActiveRule).spec;
-                return (
-                  s.tag === tag && s.mode === mode && s.cost === cost && other.script === 'sliding-window-log' && other.store === spec.store
-                );
-              });
+    let plan: string | null;
+    try {
+      let identity = given;
+      if (applicable.needsUsername && textOf(identity.username) === undefined) {
+        identity = { ...identity, username: usernameFromBody(input) };
+      }
+      plan = identity.plan ?? defaultPlan;
+      const request: RequestState<TReq> = { input, identity, plan, client, anonymousRoute: applicable.anonymous };
+      const applied = applicable.rules;
+      for (let i = 0; i < applied.length; i++) {
+        const mode = modes[i];
+        if (mode === 'off' || mode === undefined) continue;
+        const { rule, cost, incrementArg } = applied[i] as AppliedRule;
+        const spec = rule.spec;
+        if (spec.headers === 'silent') silent = true;
+        if (spec.plan !== null && spec.plan !== plan) continue;
+        const win = spec.window === null ? null : windowOf(spec);
+        const key = keyFor(rule, request, win);
+        if (key === null) continue;
+        const windowEnd = win === null ? 0 : win.end;
+        if (spec.script === 'sliding-window-log') {
+          // dual-key auth: the logs of one flow share a hash tag and are checked in ONE call
+          const tag = hashTag(key);
+          const partner =
+            tag === null
+              ? undefined
+              : steps.find((s) => {
+                  const other = (s.rules[0] as ActiveRule).spec;
+                  return (
+                    s.tag === tag &&
+                    s.mode === mode &&
+                    s.cost === cost &&
+                    other.script === 'sliding-window-log' &&
+                    other.store === spec.store
+                  );
+                });
+          if (partner) {
+            partner.rules.push(rule);
+            partner.keys.push(key);
+          } else {
+            steps.push({
+              rules: [rule],
+              keys: [key],
+              mode,
+              cost,
+              incrementArg,
+              tag,
+              windowEnd,
+              combined: false,
+              costs: null,
+              windowEnds: null,
+              wave: 0,
+            });
+          }
+          continue;
+        }
+        const wave = spec.tier === 'quota' ? 1 : 0;
+        // the limits of one identity kept in its hash: one identity-limits call, all or nothing
+        const partner = rule.joins
+          ? steps.find((s) => s.combined && s.keys[0] === key && s.mode === mode && (s.rules[0] as ActiveRule).spec.store === spec.store)
+          : undefined;
         if (partner) {
           partner.rules.push(rule);
-          partner.keys.push(key);
+          (partner.costs as number[]).push(cost);
+          (partner.windowEnds as number[]).push(windowEnd);
+          if (wave > partner.wave) partner.wave = wave;
         } else {
           steps.push({
             rules: [rule],
@@ -679,49 +754,27 @@ export function createLimiter<TReq>(design: DesignData, options: LimiterOptions<
             mode,
             cost,
             incrementArg,
-            tag,
+            tag: null,
             windowEnd,
-            combined: false,
-            costs: null,
-            windowEnds: null,
-            wave: 0,
+            combined: rule.joins,
+            costs: rule.joins ? [cost] : null,
+            windowEnds: rule.joins ? [windowEnd] : null,
+            wave,
           });
         }
-        continue;
       }
-      const wave = spec.tier === 'quota' ? 1 : 0;
-      // the limits of one identity kept in its hash: one identity-limits call, all or nothing
-      const partner = rule.joins
-        ? steps.find((s) => s.combined && s.keys[0] === key && s.mode === mode && (s.rules[0] as ActiveRule).spec.store === spec.store)
-        : undefined;
-      if (partner) {
-        partner.rules.push(rule);
-        (partner.costs as number[]).push(cost);
-        (partner.windowEnds as number[]).push(windowEnd);
-        if (wave > partner.wave) partner.wave = wave;
-      } else {
-        steps.push({
-          rules: [rule],
-          keys: [key],
-          mode,
-          cost,
-          incrementArg,
-          tag: null,
-          windowEnd,
-          combined: rule.joins,
-          costs: rule.joins ? [cost] : null,
-          windowEnds: rule.joins ? [windowEnd] : null,
-          wave,
-        });
-      }
+      // the checks of different identities go out together; a quota's only once every rate limit has admitted
+      if (steps.length > 1 && steps.some((s) => s.wave > 0)) steps.sort((a, b) => a.wave - b.wave);
+    } catch (error) {
+      sink.failed(error);
+      return;
     }
-    // the checks of different identities go out together; a quota's only once every rate limit has admitted
-    if (steps.length > 1 && steps.some((s) => s.wave > 0)) steps.sort((a, b) => a.wave - b.wave);
-    return new Promise<Decision>((resolve, reject) => new Evaluation(context, steps, silent, plan, resolve, reject).run());
+    new Evaluation(context, steps, silent, plan, sink).run();
   }
 
   return {
     check,
+    decide,
     needsUsername: (method, url) => routeTable.lookup(upperCase(method), url).needsUsername,
     clientIp: (remoteAddress, forwardedFor) => resolveClientIp(remoteAddress, forwardedFor, trusted, ipv6Prefix),
     rules: RULES,
