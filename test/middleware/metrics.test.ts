@@ -283,6 +283,14 @@ describe('the memory bound prices in the longest keys the middleware really writ
     const design = designs.saas as Design;
     const own = await startRedis();
     const client = new Redis(own.port, own.host, { maxRetriesPerRequest: 1 });
+    // every key the middleware sends with a script call: a key of a fast rule (webhooks, 500 a
+    // second) expires a few milliseconds after its call, before a KEYS could list it
+    const sent = new Set<string>();
+    const evalshaBuffer = client.evalshaBuffer.bind(client);
+    client.evalshaBuffer = ((sha: string, numKeys: number | string, ...args: (string | number)[]) => {
+      for (let i = 0; i < Number(numKeys); i++) sent.add(String(args[i]));
+      return evalshaBuffer(sha, numKeys, ...args);
+    }) as typeof client.evalshaBuffer;
     try {
       // keyPrefix "rl", as deployed; loopback plays the trusted proxy so an IPv6 client can be named
       const s = await serve('express', mods.saas as Mod, {
@@ -311,9 +319,13 @@ describe('the memory bound prices in the longest keys the middleware really writ
         );
       }
       await hit(s.url, 'POST', '/v1/webhooks/stripe', { 'x-forwarded-for': ipv6 }, {});
-      const keys = await client.keys('rl:*');
-      // (each tenant's fairness bucket and quota: one hash)
+      const stored = await client.keys('rl:*');
+      // what Redis holds was sent; what was sent is what is checked
+      for (const key of stored) expect(sent.has(key), key).toBe(true);
+      const keys = [...sent];
+      // (each tenant's fairness bucket and quota: one hash; the webhook source's bucket)
       expect(keys.length).toBeGreaterThanOrEqual(9);
+      expect(keys.some((k) => k.endsWith(':webhook'))).toBe(true);
       const patterns = design.rules
         .filter((r) => r.keyChars !== undefined && r.key?.startsWith('rl:'))
         .map((r) => ({
