@@ -177,7 +177,7 @@ export function awsConfig(design: Design): Record<string, unknown> {
             '(ByteMatchStatement EXACTLY) or, for GET with HEAD, 3 (RegexMatchStatement); a rate-based rule 2. A regex pattern set',
             'would cost 25 WCU per reference plus 10 for LOWERCASE, and each route needs its own pattern beside its own method.',
             `The rate-based rules here take ${wafTotal} WCU (a web ACL includes ${formatNumber(WAF_INCLUDED_WCU)} in its base price and holds at most ${formatNumber(WAF_MAX_WCU)});`,
-            `their statements nest at most ${Math.max(0, ...scopeDowns.map(wafDepth))} logical statements deep (CloudFormation and the API take that; Terraform's typed statement blocks nest less deep: use rule_json there).`,
+            `their logical statements (And, Or, Not) nest at most ${Math.max(0, ...scopeDowns.map(wafDepth))} deep; CloudFormation and the WAF API state no depth limit, Terraform's typed statement blocks stop at 3 (use rule_json beyond).`,
           ]
         : []),
       ...(caseGap ? [`${caseGap}.`] : []),
@@ -358,7 +358,7 @@ export function wafDepth(st: any): number {
 
 /** What one rate-based rule's statement costs and how deep it nests, as its _note states it. */
 function wafCapacityText(scopeDown: Record<string, unknown> | undefined): string {
-  return `Capacity: ${2 + wafWcu(scopeDown)} WCU (the rate-based rule 2, its scope-down ${wafWcu(scopeDown)}), ${wafDepth(scopeDown)} logical statements deep.`;
+  return `Capacity: ${2 + wafWcu(scopeDown)} WCU (the rate-based rule 2, its scope-down ${wafWcu(scopeDown)}); logical statements nested ${wafDepth(scopeDown)} deep.`;
 }
 
 /** The WCU a web ACL includes in its base price, and the most one can hold (AWS WAF's published quotas). */
