@@ -906,6 +906,17 @@ export function edgeAllowlistHow(gateway: Gateway): string {
  */
 const ROUTE_PARAM = /:([A-Za-z0-9_]+)(\?)?|\*[A-Za-z0-9_]*|\{\*[A-Za-z0-9_]*\}|\{[A-Za-z0-9_]+\}/g;
 
+/**
+ * Where a gateway's generated configuration matches requests otherwise than the middleware does
+ * (by method, GET also HEAD, and by path in any letter case), in one line for the document and
+ * the gateway file; undefined where it matches as the middleware does. Only API Gateway's own
+ * throttles fall short: a resource is picked by its path as spelled.
+ */
+export function edgeMatchingGap(gateway: Gateway, rules: readonly Pick<MatrixRule, 'layer' | 'identity'>[]): string | undefined {
+  if (gateway !== 'aws-api-gateway' || !rules.some((r) => r.layer === 'edge' && r.identity !== 'ip')) return undefined;
+  return "API Gateway picks a resource by its path as spelled, letter case included, where the middleware ignores case: a request for /V1/Orders reaches no /v1/orders method, so that method's stage and usage plan throttles do not count it (API Gateway answers it 403 itself, or a {proxy+} resource passes it on uncounted by them); the WAF rate-based rules lowercase the path and count it";
+}
+
 /** The methods a route's method matches at the edge (GET also matches HEAD, as the frameworks do); null = any method. */
 export function edgeMethods(method: string): string[] | null {
   const m = String(method).toUpperCase();

@@ -6,6 +6,7 @@ import { algorithmLabel, luaScriptFor } from './algorithms.js';
 import {
   countedPerNode,
   edgeCounter,
+  edgeMatchingGap,
   edgeSlowestText,
   fleetAdmission,
   fleetOverStated,
@@ -413,7 +414,7 @@ export function buildEnforcement(scope: Scope, rules: MatrixRule[], exempt: Reso
       layer: 'edge',
       component: edgeComponent(scope, edgeRules),
       ruleIds: edgeRules.map((r) => r.id),
-      why: `Coarse limits that need no identity beyond the client address: rejected before the request costs the application anything.${edgeUncountedNote(scope, edgeRules)}${nodeShares(scope, edgeRules)}`,
+      why: `Coarse limits that need no identity beyond the client address: rejected before the request costs the application anything.${edgeUncountedNote(scope, edgeRules)}${edgeMatchingGap(scope.gateway, edgeRules) ? ` ${edgeMatchingGap(scope.gateway, edgeRules)}.` : ''}${nodeShares(scope, edgeRules)}`,
     });
   }
   const mwRules = byLayer.get('middleware') ?? [];

@@ -18,7 +18,7 @@ import { KONG_PATH } from '../../src/codegen/gateway/kong.js';
 import { generateNginx } from '../../src/codegen/gateway/nginx.js';
 import { generateCode } from '../../src/codegen/index.js';
 import { checkDesign, formatFinding } from '../../src/constraints/index.js';
-import { burst, nginxPrefix, nginxTest, startNginx, type NginxPrefix, type RunningNginx } from './support/nginx.js';
+import { burst, get, nginxPrefix, nginxTest, startNginx, type NginxPrefix, type RunningNginx } from './support/nginx.js';
 
 const FIXTURE = new URL('../fixtures/edge-cost/kong-search.answers.json', import.meta.url);
 
@@ -109,50 +109,76 @@ describe('Envoy: the rate_limits entries that fire for a request', () => {
     });
 });
 
+/** A Cloudflare Rules-language expression as a JavaScript predicate (the operators the file uses). */
+function cfPredicate(expression: string): (method: string, path: string) => boolean {
+  const set = (inner: string): string => `[${[...inner.matchAll(/"((?:[^"\\]|\\.)*)"/g)].map((m) => JSON.stringify(m[1])).join(',')}]`;
+  const js = expression
+    .replace(/http\.request\.method in \{([^}]*)\}/g, (_, s: string) => `${set(s)}.includes(method)`)
+    .replace(/lower\(http\.request\.uri\.path\) in \{([^}]*)\}/g, (_, s: string) => `${set(s)}.includes(path.toLowerCase())`)
+    .replace(/lower\(http\.request\.uri\.path\) eq ("(?:[^"\\]|\\.)*")/g, (_, s: string) => `(path.toLowerCase() === ${s})`)
+    .replace(
+      /http\.request\.uri\.path matches "((?:[^"\\]|\\.)*)"/g,
+      (_, s: string) => `re(${JSON.stringify(s.replace(/\\(.)/g, '$1'))}).test(path)`,
+    )
+    .replace(/\band\b/g, '&&')
+    .replace(/\bor\b/g, '||')
+    .replace(/\bnot\b/g, '!');
+  return new Function('re', 'method', 'path', `return ${js};`).bind(null, re) as (method: string, path: string) => boolean;
+}
+
+/** The Cloudflare rules (by id) whose expression matches a request. */
+function cfCounted(doc: any): (method: string, path: string) => string[] {
+  const rules = (doc.rules as any[]).map((r) => ({ id: String(r.description).split(':')[0] as string, test: cfPredicate(r.expression) }));
+  return (method, path) => rules.filter((r) => r.test(method, path)).map((r) => r.id);
+}
+
 describe('Cloudflare: the rules whose expression matches a request', () => {
-  const doc = JSON.parse(fileOf('cloudflare', CLOUDFLARE_PATH));
-  /** The Rules-language expression as a JavaScript predicate (the operators this file uses). */
-  const predicate = (expression: string): ((method: string, path: string) => boolean) => {
-    const set = (inner: string): string => `[${[...inner.matchAll(/"((?:[^"\\]|\\.)*)"/g)].map((m) => JSON.stringify(m[1])).join(',')}]`;
-    const js = expression
-      .replace(/http\.request\.method in \{([^}]*)\}/g, (_, s: string) => `${set(s)}.includes(method)`)
-      .replace(/lower\(http\.request\.uri\.path\) in \{([^}]*)\}/g, (_, s: string) => `${set(s)}.includes(path.toLowerCase())`)
-      .replace(/lower\(http\.request\.uri\.path\) eq ("(?:[^"\\]|\\.)*")/g, (_, s: string) => `(path.toLowerCase() === ${s})`)
-      .replace(
-        /http\.request\.uri\.path matches "((?:[^"\\]|\\.)*)"/g,
-        (_, s: string) => `re(${JSON.stringify(s.replace(/\\(.)/g, '$1'))}).test(path)`,
-      )
-      .replace(/\band\b/g, '&&')
-      .replace(/\bor\b/g, '||')
-      .replace(/\bnot\b/g, '!');
-    return new Function('re', 'method', 'path', `return ${js};`).bind(null, re) as (method: string, path: string) => boolean;
-  };
-  const rules = (doc.rules as any[]).map((r) => ({ id: String(r.description).split(':')[0] as string, test: predicate(r.expression) }));
-  const counted = (method: string, path: string): string[] =>
-    rules.filter((r) => r.id !== 'global-ceiling' && r.test(method, path)).map((r) => r.id);
+  const all = cfCounted(JSON.parse(fileOf('cloudflare', CLOUDFLARE_PATH)));
+  const counted = (method: string, path: string): string[] => all(method, path).filter((id) => id !== 'global-ceiling');
   for (const [method, path, want] of SAMPLES)
     it(`${method} ${path}: ${want.join(', ')}`, () => {
       expect(counted(method, path)).toEqual(want);
     });
 });
 
+/**
+ * Whether an AWS WAF statement matches a request, as WAF evaluates the statements the file
+ * writes: the field it names (the method or the URI path), after its text transformations.
+ */
+function wafMatches(st: any, method: string, path: string): boolean {
+  if (st.AndStatement) return st.AndStatement.Statements.every((x: any) => wafMatches(x, method, path));
+  if (st.OrStatement) return st.OrStatement.Statements.some((x: any) => wafMatches(x, method, path));
+  if (st.NotStatement) return !wafMatches(st.NotStatement.Statement, method, path);
+  const leaf = st.RegexMatchStatement ?? st.ByteMatchStatement;
+  if (!leaf) throw new Error(`unknown statement ${Object.keys(st).join()}`);
+  let value = leaf.FieldToMatch.Method ? method : leaf.FieldToMatch.UriPath ? path : undefined;
+  if (value === undefined) throw new Error(`unknown field ${Object.keys(leaf.FieldToMatch).join()}`);
+  for (const t of leaf.TextTransformations) {
+    if (t.Type === 'LOWERCASE') value = value.replace(/[A-Z]/g, (c: string) => c.toLowerCase());
+    else if (t.Type !== 'NONE') throw new Error(`unknown transformation ${t.Type}`);
+  }
+  if (st.RegexMatchStatement) return new RegExp(leaf.RegexString).test(value);
+  expect(leaf.PositionalConstraint).toBe('EXACTLY');
+  return leaf.SearchString === value;
+}
+
+/** The rule a WAF rate-based rule carries, by its name. */
+const wafRule = (name: string): string =>
+  name.startsWith(`rl-${SEARCH}-`) ? SEARCH : name.startsWith(`rl-${PART}-`) ? PART : name.replace(/^rl-(.*)-\d+$/, '$1');
+
+/** The rate-based rules of an AWS file that count a request: no scope-down, or one that matches it. */
+function wafCounted(doc: any, method: string, path: string): string[] {
+  return (doc.wafRateBasedRules as any[])
+    .filter((r) => {
+      const scope = r.Statement.RateBasedStatement.ScopeDownStatement;
+      return scope === undefined || wafMatches(scope, method, path);
+    })
+    .map((r) => wafRule(String(r.Name)));
+}
+
 describe('AWS WAF: the rate-based rules whose scope-down matches a request', () => {
   const doc = JSON.parse(fileOf('aws-api-gateway', AWS_PATH));
-  const matches = (st: any, method: string, path: string): boolean => {
-    if (st.AndStatement) return st.AndStatement.Statements.every((x: any) => matches(x, method, path));
-    if (st.OrStatement) return st.OrStatement.Statements.some((x: any) => matches(x, method, path));
-    if (st.NotStatement) return !matches(st.NotStatement.Statement, method, path);
-    if (st.RegexMatchStatement) return re(st.RegexMatchStatement.RegexString).test(path);
-    if (st.ByteMatchStatement) return st.ByteMatchStatement.SearchString === method;
-    throw new Error(`unknown statement ${Object.keys(st).join()}`);
-  };
-  const counted = (method: string, path: string): string[] =>
-    (doc.wafRateBasedRules as any[])
-      .filter(
-        (r) =>
-          r.Statement.RateBasedStatement.ScopeDownStatement && matches(r.Statement.RateBasedStatement.ScopeDownStatement, method, path),
-      )
-      .map((r) => (String(r.Name).startsWith(`rl-${SEARCH}-`) ? SEARCH : String(r.Name).startsWith(`rl-${PART}-`) ? PART : r.Name));
+  const counted = (method: string, path: string): string[] => wafCounted(doc, method, path);
   for (const [method, path, want] of SAMPLES)
     it(`${method} ${path}: ${want.join(', ')}`, () => {
       expect(counted(method, path)).toEqual(want);
@@ -181,6 +207,180 @@ describe('Kong: the route a request reaches', () => {
       // no other route that matches has the same priority (which one wins would not be defined)
       if (second) expect(second.priority).toBeLessThan(first!.priority);
     });
+});
+
+/**
+ * Method and letter case: every gateway counts a request as the middleware matches it (by
+ * method, GET also HEAD; the path in any letter case), and the exempt GET /healthz exempts
+ * GET and HEAD only. `every`: whether the rules over every endpoint count it (not on an exempt
+ * endpoint's requests).
+ */
+const MATCHING: [string, string, string[], boolean][] = [
+  ['GET', '/parts/abc', [PART], true],
+  ['POST', '/parts/abc', [], true],
+  ['GET', '/PARTS/abc', [PART], true],
+  ['HEAD', '/parts/abc', [PART], true],
+  ['GET', '/PARTS/SEARCH', [SEARCH], true],
+  ['GET', '/healthz', [], false],
+  ['HEAD', '/healthz', [], false],
+  ['GET', '/HEALTHZ', [], false],
+  ['POST', '/healthz', [], true],
+];
+const CEILING = 'global-ceiling';
+
+/** A gateway's verdict for each request of MATCHING, against the table (the ceiling when it runs at that gateway). */
+function matchingCases(counted: (method: string, path: string) => string[], ceiling: boolean): void {
+  for (const [method, path, scoped, every] of MATCHING) {
+    const want = [...scoped, ...(every && ceiling ? [CEILING] : [])];
+    it(`${method} ${path}: ${want.length > 0 ? want.join(', ') : 'no rule'}`, () => {
+      expect([...counted(method, path)].sort()).toEqual([...want].sort());
+    });
+  }
+}
+
+/** Envoy: the first route whose match takes a request (path, prefix or safe_regex, with its header matchers). */
+function envoyRouteOf(routes: any[], method: string, path: string): any {
+  const header = (h: any): boolean => {
+    const value = h.name === ':method' ? method : h.name === ':path' ? path : undefined;
+    if (value === undefined) throw new Error(`header ${h.name}`);
+    return (
+      re(`^(?:${h.string_match.safe_regex.regex.replace(/^\(\?i\)/, '')})$`, h.string_match.safe_regex.regex.startsWith('(?i)')).test(
+        value,
+      ) !==
+      (h.invert_match === true)
+    );
+  };
+  return routes.find((r) => {
+    const m = r.match;
+    const fold = (x: string): string => (m.case_sensitive === false ? x.toLowerCase() : x);
+    const onPath =
+      m.prefix !== undefined
+        ? fold(path).startsWith(fold(m.prefix))
+        : m.path !== undefined
+          ? fold(path) === fold(m.path)
+          : re(`^(?:${m.safe_regex.regex.replace(/^\(\?i\)/, '')})$`, m.safe_regex.regex.startsWith('(?i)')).test(path);
+    return onPath && (m.headers ?? []).every(header);
+  });
+}
+
+describe('Method and letter case, as the middleware matches them: the rules each gateway counts a request under', () => {
+  describe('nginx (a real nginx reports which zones key the request)', () => {
+    const design = designFor('nginx');
+    const zones = ['anonymous_per_ip', 'anonymous_per_ip_cost_3', 'global_ceiling'];
+    // each zone's map result as a response header: 1 when the request gets a key (is counted there)
+    const expose = (content: string, path: string): string =>
+      path.endsWith('nginx-server.conf')
+        ? `${content}\n${zones.map((z) => `add_header X-Rl-${z.replaceAll('_', '-')} $rl_${z}_counted always;`).join('\n')}\n`
+        : `${content}\n${zones.map((z) => `map $rl_${z}_key $rl_${z}_counted { "" 0; default 1; }`).join('\n')}\n`;
+    let prefix: NginxPrefix;
+    let nginx: RunningNginx;
+    beforeAll(async () => {
+      prefix = await nginxPrefix(generateNginx(design), expose);
+      nginx = await startNginx(prefix);
+    });
+    afterAll(async () => {
+      await nginx?.stop();
+      prefix?.remove();
+    });
+    it('nginx -t accepts the config', async () => {
+      const result = await nginxTest(prefix);
+      expect(result.ok, result.output).toBe(true);
+    });
+    for (const [method, path, scoped, every] of MATCHING) {
+      const want = [...scoped, ...(every ? [CEILING] : [])].sort();
+      it(`${method} ${path}: ${want.join(', ') || 'no rule'}`, async () => {
+        const reply = await get(nginx.port, path, {}, method);
+        const got = zones.filter((z) => reply.headers[`x-rl-${z.replaceAll('_', '-')}`] === '1').map((z) => z.replaceAll('_', '-'));
+        expect(got.sort()).toEqual(want);
+      });
+    }
+  });
+
+  describe('Envoy: the route a request reaches, then the rate_limits entries and the local bucket that count it', () => {
+    const doc = parseYaml(fileOf('envoy', ENVOY_FILTER_PATH));
+    const host = doc.http_connection_manager.route_config.virtual_hosts[0];
+    const counted = (method: string, path: string): string[] => {
+      const off = envoyRouteOf(host.routes, method, path)?.typed_per_filter_config;
+      // an exempt route switches the local filter off and has the global filter ignore the virtual host's actions
+      const local = off?.['envoy.filters.http.local_ratelimit']?.filter_enabled.default_value.numerator !== 0;
+      const global = off?.['envoy.filters.http.ratelimit']?.vh_rate_limits !== 'IGNORE';
+      return [
+        ...(host.rate_limits as any[]).flatMap((e) => {
+          if (!(e.stage === 0 ? local : global)) return [];
+          const m = e.actions.find((a: any) => a.header_value_match)?.header_value_match;
+          if (!m) return e.actions.find((a: any) => a.generic_key) ? [e.actions[0].generic_key.descriptor_value] : [];
+          const fires = (m.headers as any[]).every(
+            (h) => re(h.string_match.safe_regex.regex).test(h.name === ':path' ? path : method) !== (h.invert_match === true),
+          );
+          return fires ? [m.descriptor_value as string] : [];
+        }),
+        // the ceiling is the local filter's own token bucket
+        ...(local ? [CEILING] : []),
+      ];
+    };
+    matchingCases(counted, true);
+  });
+
+  describe('AWS WAF: the rate-based rules whose scope-down matches (the ceiling is a stage throttle there)', () => {
+    const doc = JSON.parse(fileOf('aws-api-gateway', AWS_PATH));
+    matchingCases((method, path) => wafCounted(doc, method, path), false);
+    it('states what the statements cost, and the cost is what the statements add up to', () => {
+      const rules = doc.wafRateBasedRules as any[];
+      // part: 2 (rule) + 3 (GET|HEAD) + 13 (path, LOWERCASE) + 13 (search's path, LOWERCASE); search: 2 + 3 + 13
+      expect(rules.map((r) => /Capacity: (\d+) WCU/.exec(r._note)?.[1])).toEqual(['31', '18']);
+      expect((doc._comment as string[]).join(' ')).toContain('The rate-based rules here take 49 WCU');
+    });
+  });
+
+  describe('Cloudflare: the rules whose expression matches', () => {
+    matchingCases(cfCounted(JSON.parse(fileOf('cloudflare', CLOUDFLARE_PATH))), true);
+  });
+
+  describe('Kong: the route a request reaches, and the rate limits of the route and its service', () => {
+    const doc = parseYaml(fileOf('kong', KONG_PATH));
+    const counted = (method: string, path: string): string[] => {
+      const entries = (doc.services as any[]).flatMap((s) => (s.routes as any[]).map((r) => ({ r, s })));
+      const takes = (x: { r: any }): boolean => !x.r.methods || x.r.methods.includes(method);
+      const regex = entries
+        .filter((x) => takes(x) && (x.r.paths as string[]).some((p) => p.startsWith('~') && re(p.slice(1)).test(path)))
+        .sort((a, b) => (b.r.methods ? 1 : 0) - (a.r.methods ? 1 : 0) || b.r.regex_priority - a.r.regex_priority);
+      const prefix = entries
+        .filter((x) => takes(x) && (x.r.paths as string[]).some((p) => !p.startsWith('~') && path.startsWith(p)))
+        .sort((a, b) => Math.max(...b.r.paths.map((p: string) => p.length)) - Math.max(...a.r.paths.map((p: string) => p.length)));
+      const hit = regex[0] ?? prefix[0];
+      if (!hit) return [];
+      const tags = (plugins: any[] | undefined): string[] =>
+        (plugins ?? [])
+          .filter((p) => String(p.name).startsWith('rate-limiting'))
+          .flatMap((p) => (p.tags as string[]).filter((t) => t.startsWith('rule-')).map((t) => t.slice(5)));
+      return [...new Set([...tags(hit.r.plugins), ...tags(hit.s.plugins)])];
+    };
+    matchingCases(counted, true);
+  });
+});
+
+describe('where a gateway cannot match as the middleware does, the document says so', () => {
+  const why = (gateway: Gateway): string => designFor(gateway).enforcement.layers.find((l) => l.layer === 'edge')?.why ?? '';
+  it("AWS: API Gateway's own throttles pick a resource by its path as spelled", () => {
+    expect(why('aws-api-gateway')).toContain('API Gateway picks a resource by its path as spelled, letter case included');
+    expect(JSON.parse(fileOf('aws-api-gateway', AWS_PATH))._comment.join(' ')).toContain('letter case included');
+  });
+  it('the other gateways match as the middleware does: no such line', () => {
+    for (const g of ['nginx', 'envoy', 'kong', 'cloudflare'] as Gateway[]) expect(why(g)).not.toContain('letter case');
+  });
+  it('AWS WAF: a per-IP rule over every endpoint leaves the exempt GET /healthz out, not POST /healthz', () => {
+    const base = designFor('aws-api-gateway');
+    // a per-IP rule with no routes (the generated designs list routes; a hand-set matrix may not)
+    const design: Design = { ...base, rules: base.rules.map((r) => (r.id === PART ? { ...r, routes: [] } : r)) };
+    const doc = JSON.parse(generateGateway(design).find((f) => f.path === AWS_PATH)!.content);
+    const counted = (method: string, path: string): boolean => wafCounted(doc, method, path).includes(PART);
+    expect([counted('GET', '/healthz'), counted('HEAD', '/HEALTHZ'), counted('POST', '/healthz'), counted('GET', '/orders')]).toEqual([
+      false,
+      false,
+      true,
+      true,
+    ]);
+  });
 });
 
 describe('validate reads the exclusion back: a hand edit that drops it fails', () => {
@@ -223,6 +423,74 @@ describe('validate reads the exclusion back: a hand edit that drops it fails', (
       return JSON.stringify(doc);
     });
     expect(found.join('\n')).toContain('counts it under anonymous-per-ip, anonymous-per-ip-cost-3');
+  });
+  /** The AWS file with each WAF statement passed through `edit` (leaves first). */
+  const wafEdit = (edit: (st: any) => any) => (c: string, p: string) => {
+    if (p !== AWS_PATH) return c;
+    const walk = (st: any): any => {
+      if (st.AndStatement) st.AndStatement.Statements = st.AndStatement.Statements.map(walk).filter(Boolean);
+      if (st.OrStatement) st.OrStatement.Statements = st.OrStatement.Statements.map(walk).filter(Boolean);
+      if (st.NotStatement) st.NotStatement.Statement = walk(st.NotStatement.Statement);
+      return edit(st);
+    };
+    const doc = JSON.parse(c);
+    for (const r of doc.wafRateBasedRules)
+      r.Statement.RateBasedStatement.ScopeDownStatement = walk(r.Statement.RateBasedStatement.ScopeDownStatement);
+    return JSON.stringify(doc);
+  };
+  it('AWS WAF: the method conditions, deleted', () => {
+    const found = failing(
+      'aws-api-gateway',
+      wafEdit((st) => ((st.RegexMatchStatement ?? st.ByteMatchStatement)?.FieldToMatch.Method ? undefined : st)),
+    );
+    expect(found.join('\n')).toContain(
+      "POST /parts/rl-sample (GET /parts/:sku's path, another method) counts under no edge rule of this file",
+    );
+    expect(found.join('\n')).toContain('counts it under anonymous-per-ip');
+  });
+  it('AWS WAF: the LOWERCASE transformation, deleted', () => {
+    const found = failing(
+      'aws-api-gateway',
+      wafEdit((st) => {
+        if (st.RegexMatchStatement) st.RegexMatchStatement.TextTransformations = [{ Priority: 0, Type: 'NONE' }];
+        return st;
+      }),
+    );
+    expect(found.join('\n')).toContain('GET /PARTS/RL-SAMPLE (GET /parts/:sku, the path in upper case) counts under anonymous-per-ip');
+  });
+  /** The Envoy file with the exempt route's match edited. */
+  const envoyExempt = (edit: (match: any) => void) => (c: string, p: string) => {
+    if (p !== ENVOY_FILTER_PATH) return c;
+    const doc = parseYaml(c);
+    for (const r of doc.http_connection_manager.route_config.virtual_hosts[0].routes) if (r.typed_per_filter_config) edit(r.match);
+    return stringifyYaml(doc);
+  };
+  it("Envoy: the exempt route's method matcher, deleted", () => {
+    const found = failing(
+      'envoy',
+      envoyExempt((m) => delete m.headers),
+    );
+    expect(found.join('\n')).toContain("POST /healthz (GET /healthz's path, another method) counts under global-ceiling");
+  });
+  it('Envoy: the exempt route matched case-sensitively', () => {
+    const found = failing(
+      'envoy',
+      envoyExempt((m) => (m.safe_regex.regex = m.safe_regex.regex.replace('(?i)', ''))),
+    );
+    expect(found.join('\n')).toContain('GET /HEALTHZ (GET /healthz, the path in upper case) counts under no edge rule of this file');
+  });
+  it('nginx: the maps matched case-sensitively (~ for ~*)', () => {
+    const found = failing('nginx', (c) => c.replaceAll('"~*^', '"~^'));
+    expect(found.join('\n')).toContain('GET /PARTS/RL-SAMPLE (GET /parts/:sku, the path in upper case) counts under anonymous-per-ip');
+  });
+  it("Kong: the part route's methods, deleted", () => {
+    const found = failing('kong', (c, p) => {
+      if (p !== KONG_PATH) return c;
+      const doc = parseYaml(c);
+      for (const s of doc.services) for (const r of s.routes) if (String(r.name).startsWith('anonymous-per-ip-1')) delete r.methods;
+      return stringifyYaml(doc);
+    });
+    expect(found.join('\n')).toContain("POST /parts/rl-sample (GET /parts/:sku's path, another method) is not GET /parts/:sku's request");
   });
   it('Cloudflare: the "and not (...)", deleted', () => {
     const found = failing('cloudflare', (c, p) => {

@@ -32,6 +32,12 @@ export interface EdgeRoute {
   pathBody: string;
   /** pathBody anchored at both ends. */
   pathRegex: string;
+  /**
+   * pathRegex of the route spelled in lower case (A-Z only): for a gateway that lowercases the
+   * request path before it compares (AWS WAF's LOWERCASE transformation), so that /PARTS/abc
+   * counts as /parts/abc does, as the middleware matches paths in any letter case.
+   */
+  lowerPathRegex: string;
   /** Regex for the method, no anchors: `(?:GET|HEAD)`, or `[A-Za-z]+` for any method. */
   methodBody: string;
   /** True when the route has no parameters or wildcards (exact-match capable). */
@@ -83,16 +89,27 @@ function keyOf(identity: RuleIdentity | undefined): EdgeKey {
   return 'unsupported';
 }
 
+/** A text with its ASCII capitals lowercased, as the gateways' lowercase functions and transformations do (lower(), LOWERCASE). */
+export function asciiLower(text: string): string {
+  return text.replace(/[A-Z]/g, (c) => c.toLowerCase());
+}
+
+/** A route's path regex body, no anchors, a trailing slash optional. */
+function routeBody(route: string): string {
+  const body = edgePathBody(route);
+  return body === '/' || body === '' ? '/' : `${body}/?`;
+}
+
 export function edgeRoute(method: string, route: string): EdgeRoute {
   const methods = edgeMethods(method);
-  const body = edgePathBody(route);
-  const pathBody = body === '/' || body === '' ? '/' : `${body}/?`;
+  const pathBody = routeBody(route);
   return {
     method,
     route,
     methods,
     pathBody,
     pathRegex: `^${pathBody}$`,
+    lowerPathRegex: `^${routeBody(asciiLower(route))}$`,
     methodBody: methods ? `(?:${methods.map(regexLiteral).join('|')})` : '[A-Za-z]+',
     literal: !/[:*{]/.test(route),
     excluding: [],

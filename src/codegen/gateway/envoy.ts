@@ -145,6 +145,17 @@ function methodMatcher(methods: readonly string[], invert = false): Record<strin
 }
 
 /**
+ * A route's match as the middleware matches it, for the exempt routes and the routes that own
+ * some of their requests: its methods (GET also HEAD) and its path in any letter case with an
+ * optional trailing slash (a safe_regex matches the path without its query string; case_sensitive
+ * does not apply to it, so the regex says (?i)). An exempt GET /healthz leaves POST /healthz to
+ * the catch-all, where the edge rules count it.
+ */
+function routeMatch(e: EdgeRoute): Record<string, unknown> {
+  return { safe_regex: { regex: `(?i)${e.pathRegex}` }, ...(e.methods ? { headers: [methodMatcher(e.methods)] } : {}) };
+}
+
+/**
  * Header matcher sets, one per rate_limits entry, that together fire exactly for the requests a
  * route owns: its pattern, but none that a more specific route of another endpoint takes
  * (EdgeRoute.excluding, as an inverted :path matcher). Envoy ANDs one entry's matchers, so
@@ -344,21 +355,13 @@ export function envoyFilterConfig(design: Design): Record<string, unknown> {
       (o, i, all) => !exemptKeys.has(`${o.method} ${o.route}`) && all.findIndex((x) => x.method === o.method && x.route === o.route) === i,
     );
   const routes: Record<string, unknown>[] = [
-    ...bySpecificity([...owners, ...exempt]).map((e) =>
-      exemptKeys.has(`${e.method} ${e.route}`)
-        ? {
-            match: e.literal ? { path: e.route } : { safe_regex: { regex: e.pathRegex } },
-            route: { cluster: APP_CLUSTER },
-            ...(Object.keys(exemptPerFilter()).length > 0 ? { typed_per_filter_config: exemptPerFilter() } : {}),
-          }
-        : {
-            match: {
-              ...(e.literal ? { path: e.route } : { safe_regex: { regex: e.pathRegex } }),
-              ...(e.methods ? { headers: [methodMatcher(e.methods)] } : {}),
-            },
-            route: { cluster: APP_CLUSTER },
-          },
-    ),
+    ...bySpecificity([...owners, ...exempt]).map((e) => ({
+      match: routeMatch(e),
+      route: { cluster: APP_CLUSTER },
+      ...(exemptKeys.has(`${e.method} ${e.route}`) && Object.keys(exemptPerFilter()).length > 0
+        ? { typed_per_filter_config: exemptPerFilter() }
+        : {}),
+    })),
     { match: { prefix: '/' }, route: { cluster: APP_CLUSTER } },
   ];
   return {
@@ -515,9 +518,10 @@ function filterHeader(design: Design): string[] {
     'Client IP: use_remote_address true makes remote_address the TCP peer of Envoy. Behind proxies of your own',
     `that append X-Forwarded-For in front of Envoy${design.enforcement.clientIp.trustedProxies.length > 0 ? ` (those of the trusted ranges ${design.enforcement.clientIp.trustedProxies.join(', ')} that sit before Envoy)` : ''}, set xff_num_trusted_hops to their number of hops;`,
     'never turn use_remote_address off: Envoy would then read the address from an X-Forwarded-For a client writes.',
-    'Exempt endpoints keep their own routes, placed before the catch-all: a per-route config switches the local',
-    'filter off there (it carries a token bucket because Envoy requires one) and the global filter ignores the',
-    "virtual host's actions, so health probes are never counted or refused.",
+    'Exempt endpoints keep their own routes, placed before the catch-all and matched on their methods (GET also HEAD)',
+    'and their path in any letter case, as the middleware matches them: a per-route config switches the local filter',
+    "off there (it carries a token bucket because Envoy requires one) and the global filter ignores the virtual host's",
+    'actions, so health probes are never counted or refused; another method on their path is counted as usual.',
     'Shadow mode: filter_enforced at 0% counts without refusing (rollout step 1); raise the runtime key',
     'ratelimit.edge_local.enforced to 100 to enforce. Every 429 carries Retry-After and a problem+json body.',
   );

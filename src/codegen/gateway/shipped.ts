@@ -6,6 +6,7 @@
  */
 import { parse as parseYaml } from 'yaml';
 import { awsKeyPlan, edgeMethods, envoyCounter } from '../../design/gateway-behaviour.js';
+import { compileRoute, RouteTable } from '../../runtime/middleware/routes.js';
 import type { Design } from '../../design/model.js';
 import { PERIOD_SECONDS } from '../../design/scope.js';
 import type { CodeFile } from '../types.js';
@@ -19,7 +20,7 @@ import {
   RLS_ERROR_FLAG,
   RULE_DESCRIPTOR_KEY,
 } from './envoy.js';
-import { edgeRules, exemptRoutes, ownedRoute, statedFailModes } from './edge.js';
+import { asciiLower, edgeRules, exemptRoutes, ownedRoute, statedFailModes } from './edge.js';
 import { KONG_PATH } from './kong.js';
 import { NGINX_HTTP_PATH, NGINX_SERVER_PATH, nginxZones } from './nginx.js';
 
@@ -522,13 +523,70 @@ function jsRegex(source: string, insensitive = false): RegExp | undefined {
   }
 }
 
-/** The route-scoped edge rules that should count a sample: those of the endpoint that owns it (the most specific route). */
-function ownerRules(design: Design, e: { method: string; route: string }): Set<string> {
-  return new Set(
-    edgeRules(design)
-      .filter((r) => r.routes.some((x) => x.method === e.method && x.route === e.route))
-      .map((r) => r.id),
+/** A request the read-back sends through the shipped files, and how it relates to the endpoint it was made for. */
+interface Sample {
+  method: string;
+  path: string;
+  /** "GET /parts/RL-SAMPLE (GET /parts/:sku, the path in upper case)". */
+  label: string;
+}
+
+/** Methods tried on an endpoint's path that it does not take, the first it does not name. */
+const OTHER_METHODS = ['POST', 'GET', 'PUT', 'DELETE', 'PATCH'] as const;
+
+/**
+ * The requests the read-back tries for one endpoint: its sample as written, the same path in
+ * upper case, HEAD where the route takes GET, and a method the route does not take on the same
+ * path. The middleware matches the first three to the endpoint and the last elsewhere.
+ */
+function endpointSamples(e: { method: string; route: string }): Sample[] {
+  const s = endpointSample(e);
+  if (!s) return [];
+  const route = `${e.method} ${e.route}`;
+  const methods = edgeMethods(e.method);
+  const other = methods ? OTHER_METHODS.find((m) => !methods.includes(m)) : undefined;
+  const upper = s.path.toUpperCase();
+  return [
+    { ...s, label: `${s.method} ${s.path} (${route})` },
+    ...(upper !== s.path ? [{ method: s.method, path: upper, label: `${s.method} ${upper} (${route}, the path in upper case)` }] : []),
+    ...(methods?.includes('HEAD') && s.method !== 'HEAD'
+      ? [{ method: 'HEAD', path: s.path, label: `HEAD ${s.path} (${route}, which takes HEAD as GET)` }]
+      : []),
+    ...(other ? [{ method: other, path: s.path, label: `${other} ${s.path} (${route}'s path, another method)` }] : []),
+  ];
+}
+
+/**
+ * The edge rules that count a request as the middleware matches it (routes.ts: by method, GET
+ * also HEAD, the path in any letter case, the most specific route owning it, catch-alls beside
+ * it): the rules over every endpoint and those of the matched routes, none for an exempt endpoint.
+ */
+function middlewareCounts(design: Design): (method: string, path: string) => { rules: Set<string>; owner?: string } {
+  const exempt = new Set(design.enforcement.exempt.endpoints);
+  const table = new RouteTable(
+    design.scope.endpoints.map((e, i) =>
+      compileRoute({ method: e.method.toUpperCase(), route: e.route, endpoint: e.name, exempt: exempt.has(e.name) }, i),
+    ),
+    (m) => m,
   );
+  const rules = edgeRules(design);
+  return (method, path) => {
+    const m = table.lookup(method, path);
+    const owner = m.best ? { owner: `${m.best.method} ${m.best.spec.route}` } : {};
+    if (m.exempt) return { rules: new Set(), ...owner };
+    const matched = [...(m.best ? [m.best] : []), ...m.wildcards];
+    const counted = rules.filter(
+      (r) =>
+        r.routes.length === 0 || r.routes.some((x) => matched.some((c) => c.method === x.method.toUpperCase() && c.spec.route === x.route)),
+    );
+    return { rules: new Set(counted.map((r) => r.id)), ...owner };
+  };
+}
+
+/** A gateway regex matched against a whole value, as RE2 and Envoy's safe_regex do. */
+function fullMatch(source: string, value: string): boolean {
+  const i = source.startsWith('(?i)');
+  return jsRegex(`^(?:${i ? source.slice(4) : source})$`, i)?.test(value) ?? false;
 }
 
 /** nginx: the rules whose map gives a sample a key (the map's first matching regex decides). */
@@ -560,28 +618,88 @@ function nginxCounts(design: Design, files: readonly CodeFile[]): ((method: stri
       .map((z) => z.ruleId);
 }
 
-/** Envoy: one rule id per rate_limits entry whose header matchers all fire for a sample. */
-function envoyCounts(files: readonly CodeFile[]): ((method: string, path: string) => string[]) | undefined {
-  const filter = files.find((f) => f.path === ENVOY_FILTER_PATH);
-  const doc = filter ? readYaml(filter.content) : undefined;
-  const hosts: any[] = doc?.http_connection_manager?.route_config?.virtual_hosts ?? [];
-  if (!filter || !doc) return undefined;
-  const entries = hosts.flatMap((h) => (h?.rate_limits as any[]) ?? []);
-  return (method, path) =>
-    entries.flatMap((e) => {
-      const m = ((e?.actions as any[]) ?? []).map((a) => a?.header_value_match).find((x) => x?.descriptor_key === RULE_DESCRIPTOR_KEY);
-      if (!m) return [];
-      const fires = ((m.headers as any[]) ?? []).every((h) => {
-        const value = h?.name === ':path' ? path : h?.name === ':method' ? method : undefined;
-        const re = jsRegex(String(h?.string_match?.safe_regex?.regex ?? ''));
-        if (value === undefined || !re) return false;
-        return re.test(value) !== (h?.invert_match === true);
-      });
-      return fires === (m.expect_match !== false) ? [String(m.descriptor_value)] : [];
-    });
+/** Whether an Envoy header matcher (on :method or :path) fires for a sample. */
+function envoyHeaderFires(h: any, method: string, path: string): boolean {
+  const value = h?.name === ':path' ? path : h?.name === ':method' ? method : undefined;
+  if (value === undefined) return false;
+  const regex = h?.string_match?.safe_regex?.regex;
+  const exact = h?.string_match?.exact ?? h?.exact_match;
+  const hit = typeof regex === 'string' ? fullMatch(regex, value) : typeof exact === 'string' ? exact === value : false;
+  return hit !== (h?.invert_match === true);
 }
 
-/** AWS WAF: the rate-based rules whose scope-down matches a sample (RegexMatch, ByteMatch on the method, And/Or/Not). */
+/** The first Envoy route whose match takes a sample (path, prefix or safe_regex, with its header matchers). */
+function envoyRoute(routes: readonly any[], method: string, path: string): any {
+  return routes.find((r) => {
+    const m = r?.match;
+    if (!m) return false;
+    const insensitive = m.case_sensitive === false;
+    const fold = (x: string): string => (insensitive ? x.toLowerCase() : x);
+    const onPath =
+      typeof m.prefix === 'string'
+        ? fold(path).startsWith(fold(m.prefix))
+        : typeof m.path === 'string'
+          ? fold(path) === fold(m.path)
+          : typeof m.safe_regex?.regex === 'string'
+            ? fullMatch(m.safe_regex.regex, path)
+            : false;
+    return onPath && ((m.headers as any[]) ?? []).every((h) => envoyHeaderFires(h, method, path));
+  });
+}
+
+/**
+ * Envoy: the route a sample reaches decides which filters run for it (an exempt route switches
+ * the local filter off and has the global one ignore the virtual host's actions); then one rule
+ * id per rate_limits entry of a running filter's stage whose header matchers all fire, and the
+ * ceiling (the local filter's own bucket) while the local filter runs.
+ */
+function envoyCounts(design: Design, files: readonly CodeFile[]): ((method: string, path: string) => string[]) | undefined {
+  const filter = files.find((f) => f.path === ENVOY_FILTER_PATH);
+  const doc = filter ? readYaml(filter.content) : undefined;
+  const hcm = doc?.http_connection_manager;
+  const hosts: any[] = hcm?.route_config?.virtual_hosts ?? [];
+  if (!filter || !doc) return undefined;
+  const filters: any[] = hcm?.http_filters ?? [];
+  const local = filters.find((f) => f?.name === LOCAL_FILTER)?.typed_config;
+  const global = filters.find((f) => f?.name === GLOBAL_FILTER)?.typed_config;
+  const ceiling = edgeRules(design).find((r) => r.key !== 'unsupported' && envoyCounter(r.rule) === 'local' && r.routes.length === 0);
+  const entries = hosts.flatMap((h) => (h?.rate_limits as any[]) ?? []);
+  const routes = hosts.flatMap((h) => (h?.routes as any[]) ?? []);
+  return (method, path) => {
+    const perFilter = envoyRoute(routes, method, path)?.typed_per_filter_config ?? {};
+    const localRuns = local !== undefined && Number(perFilter[LOCAL_FILTER]?.filter_enabled?.default_value?.numerator ?? 100) > 0;
+    const globalRuns = global !== undefined && perFilter[GLOBAL_FILTER]?.vh_rate_limits !== 'IGNORE';
+    const runs = (stage: number): boolean =>
+      (localRuns && stage === Number(local?.stage ?? 0)) || (globalRuns && stage === Number(global?.stage ?? 0));
+    return [
+      ...entries.flatMap((e) => {
+        const m = ((e?.actions as any[]) ?? []).map((a) => a?.header_value_match).find((x) => x?.descriptor_key === RULE_DESCRIPTOR_KEY);
+        const g = ((e?.actions as any[]) ?? []).map((a) => a?.generic_key).find((x) => x?.descriptor_key === RULE_DESCRIPTOR_KEY);
+        if (!runs(Number(e?.stage ?? 0))) return [];
+        if (g) return [String(g.descriptor_value)];
+        if (!m) return [];
+        const fires = ((m.headers as any[]) ?? []).every((h) => envoyHeaderFires(h, method, path));
+        return fires === (m.expect_match !== false) ? [String(m.descriptor_value)] : [];
+      }),
+      ...(ceiling && localRuns ? [ceiling.id] : []),
+    ];
+  };
+}
+
+/** The text an AWS WAF field to match holds for a sample, after the statement's text transformations; undefined for fields and transformations not read here. */
+function wafField(st: any, method: string, path: string): string | undefined {
+  const field = st?.FieldToMatch;
+  let value = field?.Method !== undefined ? method : field?.UriPath !== undefined ? path : undefined;
+  const transforms = ((st?.TextTransformations as any[]) ?? []).slice().sort((a, b) => Number(a?.Priority) - Number(b?.Priority));
+  for (const t of transforms) {
+    if (value === undefined || t?.Type === 'NONE') continue;
+    if (t?.Type === 'LOWERCASE') value = asciiLower(value);
+    else value = undefined;
+  }
+  return value;
+}
+
+/** AWS WAF: the rate-based rules whose scope-down matches a sample (RegexMatch and ByteMatch on the method or path, And/Or/Not). */
 function wafCounts(files: readonly CodeFile[]): ((method: string, path: string) => string[]) | undefined {
   const file = files.find((f) => f.path === AWS_PATH);
   const doc = file ? readJson(file.content) : undefined;
@@ -591,8 +709,28 @@ function wafCounts(files: readonly CodeFile[]): ((method: string, path: string) 
     if (st.AndStatement) return ((st.AndStatement.Statements as any[]) ?? []).every((x) => matches(x, method, path));
     if (st.OrStatement) return ((st.OrStatement.Statements as any[]) ?? []).some((x) => matches(x, method, path));
     if (st.NotStatement) return !matches(st.NotStatement.Statement, method, path);
-    if (st.RegexMatchStatement) return jsRegex(String(st.RegexMatchStatement.RegexString ?? ''))?.test(path) ?? false;
-    if (st.ByteMatchStatement?.FieldToMatch?.Method) return String(st.ByteMatchStatement.SearchString) === method;
+    if (st.RegexMatchStatement) {
+      const value = wafField(st.RegexMatchStatement, method, path);
+      return value !== undefined && (jsRegex(String(st.RegexMatchStatement.RegexString ?? ''))?.test(value) ?? false);
+    }
+    if (st.ByteMatchStatement) {
+      const b = st.ByteMatchStatement;
+      const value = wafField(b, method, path);
+      const wanted = String(b.SearchString ?? '');
+      if (value === undefined) return false;
+      switch (b.PositionalConstraint) {
+        case 'EXACTLY':
+          return value === wanted;
+        case 'STARTS_WITH':
+          return value.startsWith(wanted);
+        case 'ENDS_WITH':
+          return value.endsWith(wanted);
+        case 'CONTAINS':
+          return value.includes(wanted);
+        default:
+          return false;
+      }
+    }
     return false;
   };
   return (method, path) =>
@@ -627,15 +765,20 @@ function kongWinners(files: readonly CodeFile[]): ((method: string, path: string
 }
 
 /**
- * Each endpoint's sample request through the shipped nginx maps, Envoy rate_limits, AWS WAF
- * scope-downs and Kong routes: counted under exactly the route-scoped rules of the endpoint that
- * owns it (the most specific route, as the middleware picks), or the file says otherwise.
+ * Each endpoint's sample requests (endpointSamples: as written, in upper case, HEAD for GET,
+ * another method) through the shipped nginx maps, Envoy routes and rate_limits, AWS WAF
+ * scope-downs and Kong routes: counted under exactly the edge rules the middleware would count
+ * it under (middlewareCounts), or the file says otherwise. A file that drops a method condition,
+ * a case-insensitive match or an exempt route's method fails here.
  */
 function ownershipScope(design: Design, files: readonly CodeFile[]): ShippedScopeMismatch[] {
   const out: ShippedScopeMismatch[] = [];
-  const scoped = edgeRules(design).filter((r) => r.routes.length > 0);
-  const ids = new Set(scoped.map((r) => r.id));
-  const carried = new Set(scoped.filter((r) => r.key !== 'unsupported').map((r) => r.id));
+  const rules = edgeRules(design);
+  // the route-scoped rules first, in matrix order, then those over every endpoint
+  const order = [...rules.filter((r) => r.routes.length > 0), ...rules.filter((r) => r.routes.length === 0)].map((r) => r.id);
+  const ids = new Set(order);
+  const sorted = (xs: Iterable<string>): string[] => [...xs].sort((a, b) => order.indexOf(a) - order.indexOf(b));
+  const expected = middlewareCounts(design);
   const seen = new Set<string>();
   const endpoints = design.scope.endpoints.filter((e) => {
     const k = `${e.method} ${e.route}`;
@@ -645,50 +788,59 @@ function ownershipScope(design: Design, files: readonly CodeFile[]): ShippedScop
   });
   const wafId = (name: string): string | undefined =>
     [...ids].sort((a, b) => b.length - a.length).find((id) => name.startsWith(`rl-${id.replace(/[.~]/g, '_')}-`));
-  const readers: [string, ((m: string, p: string) => string[]) | undefined][] = [
-    [NGINX_HTTP_PATH, nginxCounts(design, files)],
-    [ENVOY_FILTER_PATH, envoyCounts(files)],
+  const visible = new Set(rules.filter((r) => r.key !== 'unsupported').map((r) => r.id));
+  // which rules each file counts: AWS WAF the per-IP ones (the stage and usage plan throttles are checked above)
+  const readers: [string, ((m: string, p: string) => string[]) | undefined, Set<string>][] = [
+    [NGINX_HTTP_PATH, nginxCounts(design, files), visible],
+    [ENVOY_FILTER_PATH, envoyCounts(design, files), visible],
     [
       AWS_PATH,
       (() => {
         const waf = wafCounts(files);
         return waf ? (m: string, p: string) => waf(m, p).map((n) => wafId(n) ?? n) : undefined;
       })(),
+      new Set(rules.filter((r) => r.key === 'ip').map((r) => r.id)),
     ],
   ];
+  const kong = kongWinners(files);
   for (const e of endpoints) {
-    const sample = endpointSample(e);
-    if (!sample) continue;
-    const owner = ownerRules(design, e);
-    const request = `${sample.method} ${sample.path} (${e.method} ${e.route})`;
-    for (const [file, counts] of readers) {
-      if (!counts) continue;
-      const got = counts(sample.method, sample.path).filter((id) => ids.has(id));
-      const extra = got.filter((id) => !owner.has(id));
-      const twice = got.filter((id, i) => got.indexOf(id) !== i);
-      // AWS WAF carries the per-IP rules only (the usage plans, checked above, the API-key ones)
-      const missing = file === AWS_PATH ? [] : [...owner].filter((id) => carried.has(id) && !got.includes(id));
-      if (extra.length === 0 && twice.length === 0 && missing.length === 0) continue;
-      out.push({
-        ruleId: (extra[0] ?? twice[0] ?? missing[0]) as string,
-        file,
-        stated: `that ${request} counts under ${owner.size > 0 ? [...owner].join(', ') : 'no route-scoped edge rule'}, the rules of the endpoint that owns it (a static segment beats a parameter)`,
-        shipped: `counts it under ${got.length > 0 ? got.join(', ') : 'none'}${twice.length > 0 ? ` (${[...new Set(twice)].join(', ')} more than once)` : ''}`,
-      });
-    }
-    const kong = kongWinners(files);
-    if (kong) {
+    for (const sample of endpointSamples(e)) {
+      const { rules: want, owner } = expected(sample.method, sample.path);
+      for (const [file, counts, carried] of readers) {
+        if (!counts) continue;
+        const owed = sorted([...want].filter((id) => carried.has(id)));
+        const got = sorted(counts(sample.method, sample.path).filter((id) => ids.has(id)));
+        const extra = got.filter((id) => !want.has(id));
+        const twice = got.filter((id, i) => got.indexOf(id) !== i);
+        const missing = owed.filter((id) => !got.includes(id));
+        if (extra.length === 0 && twice.length === 0 && missing.length === 0) continue;
+        out.push({
+          ruleId: (extra[0] ?? twice[0] ?? missing[0]) as string,
+          file,
+          stated: `that ${sample.label} counts under ${owed.length > 0 ? owed.join(', ') : 'no edge rule of this file'}, as the middleware matches it (its method, GET also HEAD; its path in any letter case; the most specific route; none for an exempt endpoint)`,
+          shipped: `counts it under ${got.length > 0 ? [...new Set(got)].join(', ') : 'none'}${twice.length > 0 ? ` (${[...new Set(twice)].join(', ')} more than once)` : ''}`,
+        });
+      }
+      if (!kong) continue;
       const winners = kong(sample.method, sample.path);
       const own = `~(?i)^${ownedRoute(design, e.method, e.route).pathBody}$`;
       const mine = winners.filter((w) => w.paths.includes(own));
-      if (winners.length > 0 && (mine.length !== 1 || winners.length > 1)) {
+      if (owner === `${e.method.toUpperCase()} ${e.route}`) {
+        if (winners.length > 0 && (mine.length !== 1 || winners.length > 1)) {
+          out.push({
+            file: KONG_PATH,
+            stated: `that ${sample.label} reaches the Kong route of its own endpoint, the most specific`,
+            shipped:
+              winners.length > 1
+                ? `lets routes ${winners.map((w) => w.name).join(', ')} match it at the same priority: which one counts it is not defined`
+                : `sends it to route ${winners[0]?.name}, another endpoint's, which counts it under that endpoint's rules`,
+          });
+        }
+      } else if (mine.length > 0) {
         out.push({
           file: KONG_PATH,
-          stated: `that ${request} reaches the Kong route of its own endpoint, the most specific`,
-          shipped:
-            winners.length > 1
-              ? `lets routes ${winners.map((w) => w.name).join(', ')} match it at the same priority: which one counts it is not defined`
-              : `sends it to route ${winners[0]?.name}, another endpoint's, which counts it under that endpoint's rules`,
+          stated: `that ${sample.label} is not ${e.method} ${e.route}'s request (the middleware matches it ${owner ? `to ${owner}` : 'to no endpoint'})`,
+          shipped: `sends it to route ${mine.map((w) => w.name).join(', ')}, which counts it under ${e.method} ${e.route}'s rules`,
         });
       }
     }
