@@ -7,6 +7,7 @@
  * After every scenario, every key under the scenario's prefix must carry a TTL.
  */
 import { createServer, type Server, type Socket } from 'node:net';
+import express from 'express';
 import { Redis } from 'ioredis';
 import { describe, expect, it } from 'vitest';
 import { calendarPeriodFor } from './period.js';
@@ -42,6 +43,52 @@ async function hungStore(): Promise<{ port: number; close(): Promise<void> }> {
     },
   };
 }
+
+describe('the Express adapter', () => {
+  it('a response that can no longer take headers goes to the error handler, once, and the process lives on', async () => {
+    const { rateLimit } = mw.adapter('main', 'express') as unknown as {
+      rateLimit(o: Record<string, unknown>): express.RequestHandler & { limiter: { close(): void } };
+    };
+    const limiter = rateLimit({
+      redis: mw.redis,
+      keyPrefix: freshPrefix(),
+      defaultMode: 'enforce',
+      identify: (req: express.Request) => ({ apiKey: req.get('x-test-key') }),
+    });
+    const errors: string[] = [];
+    const unhandled: unknown[] = [];
+    const onUnhandled = (reason: unknown) => unhandled.push(reason);
+    process.on('unhandledRejection', onUnhandled);
+    const app = express();
+    // an earlier middleware that has already sent the status line and headers
+    app.use((_req, res, next) => {
+      res.writeHead(200, { 'content-type': 'text/plain' });
+      next();
+    });
+    app.use(limiter);
+    app.get('/v1/items', (_req, res) => {
+      res.end('not reached');
+    });
+    app.use((error: Error & { code?: string }, _req: express.Request, res: express.Response, _next: express.NextFunction) => {
+      errors.push(error.code ?? error.message);
+      res.end('handled');
+    });
+    const server = app.listen(0, '127.0.0.1');
+    await new Promise((r) => server.once('listening', r));
+    try {
+      const port = (server.address() as { port: number }).port;
+      const res = await fetch(`http://127.0.0.1:${port}/v1/items`, { headers: key('sent-early') });
+      expect(await res.text()).toBe('handled');
+      await sleep(50);
+      expect(errors).toEqual(['ERR_HTTP_HEADERS_SENT']);
+      expect(unhandled).toEqual([]);
+    } finally {
+      process.off('unhandledRejection', onUnhandled);
+      limiter.limiter.close();
+      await new Promise((r) => server.close(r));
+    }
+  });
+});
 
 describe.each<Framework>(['express', 'fastify'])('%s middleware', (fw) => {
   it('burst exactly at the limit boundary: burst requests pass, the next is refused with a full 429', async () => {
