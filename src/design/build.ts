@@ -27,6 +27,7 @@ import { buildEnforcement } from './placement.js';
 import { buildQuotas } from './quotas.js';
 import { buildRollout } from './rollout.js';
 import { runsOnNode } from './naming.js';
+import { formatNumber, rpsText } from '../format.js';
 import { buildScenarios } from './scenarios.js';
 
 interface BuildOptions {
@@ -87,7 +88,10 @@ export function buildDesign(answers: Answers, options: BuildOptions): Design {
     meta: { tool: 'rl-design', toolVersion: TOOL_VERSION, date: options.date, generic: resolved.generic },
     output: resolved.output,
     scope,
-    assumptions: withRules([...resolved.assumptions, ...authAssumption(scope, rules)], rules),
+    assumptions: withRules(
+      [...resolved.assumptions.map((a) => ceilingSetByHand(a, rules, ceilingRps, scope.traffic.headroom)), ...authAssumption(scope, rules)],
+      rules,
+    ),
     rules,
     algorithms: buildAlgorithms(rules),
     enforcement,
@@ -147,6 +151,20 @@ function authAssumption(scope: Scope, rules: readonly MatrixRule[]): Assumption[
       text: `Attempt limits for the auth flows are not among the answers: each flow takes the defaults of its kind (${authDefaultsText(kinds)}), chosen so one person retrying a forgotten password or a shared office address is not locked out while guessing stays slow. Change a row with a rules entry of its id and a rate.`,
     },
   ];
+}
+
+/**
+ * The headroom assumption when a rules entry sets the ceiling's rate: the ceiling, and the rules
+ * sized from it, no longer rest on peak x headroom, and the line says what does.
+ */
+function ceilingSetByHand(a: Assumption, rules: readonly MatrixRule[], fromTraffic: number, headroom: number): Assumption {
+  const ceiling = rules.find((r) => r.tier === 'ceiling' && r.source === 'overridden' && r.rate && !r.inputs?.includes(a.field));
+  if (a.field !== 'traffic.headroom' || !ceiling?.rate) return a;
+  const set = ceiling.rate.requests / ceiling.rate.periodSeconds;
+  return {
+    ...a,
+    text: `Backend capacity unknown: peak x ${formatNumber(headroom)} headroom would make the global ceiling ${rpsText(fromTraffic)}, but the rules entry for ${ceiling.id} sets ${rpsText(set)}; the ceiling and the rules sized from it follow that, so no rule rests on this headroom.`,
+  };
 }
 
 /** Each assumption with the rules whose numbers or behaviour rest on it. */

@@ -500,8 +500,10 @@ function given(ctx: MatrixContext, text: string, ...fields: string[]): string {
   return fields.some((f) => ctx.assumed?.has(f)) ? `${text} (assumed)` : text;
 }
 
-/** The answers fields the ceiling comes from. */
-function ceilingInputs(scope: Scope): string[] {
+/** The answers fields the ceiling comes from: its rules entry when that sets its rate (ctx.ceilingByHand), else the traffic. */
+function ceilingInputs(ctx: Pick<MatrixContext, 'scope' | 'ceilingByHand'>): string[] {
+  const { scope } = ctx;
+  if (ctx.ceilingByHand) return ['rules'];
   return scope.traffic.capacityRps !== undefined ? ['traffic.capacityRps'] : ['traffic.peakRps', 'traffic.typicalRps', 'traffic.headroom'];
 }
 
@@ -566,6 +568,30 @@ export function perAddressRate(ctx: MatrixContext): { rps: number; derivation: s
 interface Builder {
   ids: IdAllocator;
   rules: MatrixRule[];
+  /** Each generated row's rationale in its parts (said), for a rules entry that replaces some of its numbers (handSet). */
+  said: Map<string, readonly Said[]>;
+}
+
+/** A number a rules entry can set by hand on a generated row. */
+type HandNumber = 'rate' | 'burst' | 'cost';
+
+/**
+ * One part of a generated row's rationale: `about` names the rules-entry fields it reasons
+ * about (its numbers, or its fail mode, key, layer...); a part about no field an entry sets
+ * (where the row is enforced, its key, its fail mode, a split) stays true and is kept.
+ */
+interface Said {
+  text: string;
+  about?: readonly (keyof HandRule)[];
+  /** What the part says when the parts before it about the numbers are gone (it refers to them). */
+  alone?: string;
+}
+
+/** A generated row's rationale from its parts, kept by the row's id for handSet. */
+function said(b: Builder, id: string, parts: readonly Said[]): string {
+  const kept = parts.map((p) => ({ ...p, text: p.text.trim() })).filter((p) => p.text.length > 0);
+  b.said.set(id, kept);
+  return kept.map((p) => p.text).join(' ');
 }
 
 function routesOf(endpoints: ResolvedEndpoint[]): { method: string; route: string }[] {
@@ -706,8 +732,13 @@ function addCeiling(b: Builder, ctx: MatrixContext, limited: ResolvedEndpoint[])
     headers: 'full' as const,
     errorCode: 'RATE_LIMITED' as const,
     killSwitch: { flag: killSwitchFlag(id) },
-    derivation: set === undefined ? generatedDerivation : `${rpsText(set)} = stated in its rules entry, in place of ${generatedDerivation}`,
-    inputs: ceilingInputs(scope),
+    derivation:
+      set === undefined
+        ? generatedDerivation
+        : `${rpsText(set)} = stated in its rules entry, in place of ${generatedDerivation}${
+            ctx.ceiling?.burst === Math.max(1, Math.ceil(set)) ? `; burst ${formatNumber(ctx.ceiling.burst)} = 1 s of that rate` : ''
+          }`,
+    inputs: ceilingInputs({ scope, ceilingByHand: set !== undefined }),
   };
   if (scope.gateway !== 'none') {
     const edge = edgeCounter({ identity: 'global' }, scope);
@@ -797,7 +828,15 @@ function addFairness(b: Builder, ctx: MatrixContext, endpoints: ResolvedEndpoint
           headers: 'full',
           errorCode: 'RATE_LIMITED',
           killSwitch: { flag: killSwitchFlag(id) },
-          rationale: `The ${plan.rateText} promised to plan ${plan.name}, per ${pop.label}, so one noisy ${pop.label} cannot degrade the others.${weighted}${raised}${splitNote(groups, group.mode)}`,
+          rationale: said(b, id, [
+            {
+              text: `The ${plan.rateText} promised to plan ${plan.name}, per ${pop.label}, so one noisy ${pop.label} cannot degrade the others.`,
+              about: ['rate'],
+            },
+            { text: weighted, about: ['cost'] },
+            { text: raised, about: ['burst', 'cost'] },
+            { text: splitNote(groups, group.mode), about: ['failMode', 'endpoints'] },
+          ]),
           derivation: `${plan.rateText} = plan ${plan.name}'s promised rate; burst ${formatNumber(burst)} = ${burst > plan.burst ? `the costliest call (${maxCost} tokens)` : plan.assumed?.includes('burst') ? `${burstSeconds} s of the rate (assumed)` : "the plan's stated burst"}`,
           inputs: [
             `plans`,
@@ -859,13 +898,18 @@ function addFairness(b: Builder, ctx: MatrixContext, endpoints: ResolvedEndpoint
       headers: 'full',
       errorCode: 'RATE_LIMITED',
       killSwitch: { flag: killSwitchFlag(id) },
-      rationale: `${why} ${burstWhy}${weighted}${splitNote(groups, group.mode)}`,
+      rationale: said(b, id, [
+        { text: why, about: ['rate'] },
+        { text: burstWhy, about: ['rate', 'burst', 'cost'] },
+        { text: weighted, about: ['cost'] },
+        { text: splitNote(groups, group.mode), about: ['failMode', 'endpoints'] },
+      ]),
       derivation: perAddress
         ? `${perAddress.derivation}; burst ${formatNumber(burst)} = ${burstSeconds} s of rate${ctx.assumed?.has('traffic.burstiness') ? ' (assumed)' : ''}`
         : `${rpsText(rps)} = a tenth of the ceiling (${rpsText(ceilingRps)}${ctx.ceilingByHand ? ', set by hand in its rules entry' : ''})${rps !== ceilingRps * 0.1 ? ', rounded down' : ''}; burst ${formatNumber(burst)} = ${burstSeconds} s of rate${ctx.assumed?.has('traffic.burstiness') ? ' (assumed)' : ''}`,
       inputs: [
         ...(perAddress ? ['traffic.clientPeakRps', 'traffic.clientsPerAddress'] : ['plans']),
-        ...ceilingInputs(scope),
+        ...ceilingInputs(ctx),
         'traffic.burstiness',
         'failure.byClass',
         ...populationField(identity),
@@ -922,7 +966,14 @@ function addAnonymous(b: Builder, ctx: MatrixContext, endpoints: ResolvedEndpoin
     const identified = perAccount
       ? ` It counts identified callers too, by their address; a caller with ${kinds.map((k) => `${/^[AEIOU]/.test(k) ? 'an' : 'a'} ${k}`).join(' or ')} is also counted by ${scope.plans.length === 0 ? 'the fairness row of its identity' : ctx.quotaReset && scope.plans.some((p) => p.quota !== undefined) ? "its plan's fairness and quota rows" : "its plan's fairness row"} there, as on every other endpoint.`
       : '';
-    const nat = `Keyed on the trusted client IP, the only identity an anonymous caller has.${identified} It is sized per address, not per person: ${derivation}, so an office or a carrier-grade NAT address with that many people active at once still gets through. One address can take at most ${formatPercentOf(rps, scope.traffic.peakRps)} of the ${rpsText(scope.traffic.peakRps)} peak, so scraping from one address stays a small share.${perNodeAddressNote(scope, edge)}`;
+    const nat: Said[] = [
+      { text: `Keyed on the trusted client IP, the only identity an anonymous caller has.${identified}`, about: ['key', 'identity'] },
+      {
+        text: `It is sized per address, not per person: ${derivation}, so an office or a carrier-grade NAT address with that many people active at once still gets through. One address can take at most ${formatPercentOf(rps, scope.traffic.peakRps)} of the ${rpsText(scope.traffic.peakRps)} peak, so scraping from one address stays a small share.`,
+        about: ['rate'],
+      },
+      { text: perNodeAddressNote(scope, edge, 'That share'), alone: perNodeAddressNote(scope, edge, 'Its rate'), about: ['layer', 'key'] },
+    ];
     b.rules.push({
       id,
       source: 'generated',
@@ -945,20 +996,24 @@ function addAnonymous(b: Builder, ctx: MatrixContext, endpoints: ResolvedEndpoin
       headers: 'full',
       errorCode: 'RATE_LIMITED',
       killSwitch: { flag: killSwitchFlag(id) },
-      rationale: `${nat}${
-        edge
-          ? ` Enforced at the edge (${edge.component}), where the client address is first known and rejection is cheapest. ${edgeStateNote(
-              edge,
-              scope,
-              eps.map((e) => e.class),
-            )}`
-          : splitNote(groups, group.mode)
-      }`,
+      rationale: said(b, id, [
+        ...nat,
+        {
+          text: edge
+            ? `Enforced at the edge (${edge.component}), where the client address is first known and rejection is cheapest. ${edgeStateNote(
+                edge,
+                scope,
+                eps.map((e) => e.class),
+              )}`
+            : splitNote(groups, group.mode),
+          about: ['layer', 'failMode', 'endpoints'],
+        },
+      ]),
       derivation: `${derivation}${burst !== null ? `; burst ${formatNumber(burst)} = ${burstSeconds} s of rate${ctx.assumed?.has('traffic.burstiness') ? ' (assumed)' : ''}` : ''}`,
       inputs: [
         'traffic.clientPeakRps',
         'traffic.clientsPerAddress',
-        ...ceilingInputs(scope),
+        ...ceilingInputs(ctx),
         'traffic.burstiness',
         ...(edge?.unreachable ? [] : ['failure.byClass']),
       ],
@@ -1030,7 +1085,20 @@ function addAuth(b: Builder, ctx: MatrixContext, endpoints: ResolvedEndpoint[]):
           ? [...eps.filter((e) => e.assumed?.includes('authKind')).map((e) => `endpoints.${e.name}.authKind`)]
           : []),
       ],
-      rationale: `Stops ${limits.threat}: ${limits.perIdentity} attempts per ${windowText}, counted exactly (sliding log). ${failMode === 'closed' ? 'Fails closed: admitting unlimited attempts during a store outage is itself the incident.' : 'Fails open, as the answers ask; consider closed, since unlimited attempts during a store outage is itself an incident.'} Silent: no remaining-count headers for attackers.`,
+      rationale: said(b, userId, [
+        {
+          text: `Stops ${limits.threat}: ${limits.perIdentity} attempts per ${windowText}, counted exactly (sliding log).`,
+          about: ['rate', 'algorithm'],
+        },
+        {
+          text:
+            failMode === 'closed'
+              ? 'Fails closed: admitting unlimited attempts during a store outage is itself the incident.'
+              : 'Fails open, as the answers ask; consider closed, since unlimited attempts during a store outage is itself an incident.',
+          about: ['failMode'],
+        },
+        { text: 'Silent: no remaining-count headers for attackers.', about: ['headers'] },
+      ]),
     });
     b.rules.push({
       ...common,
@@ -1042,7 +1110,15 @@ function addAuth(b: Builder, ctx: MatrixContext, endpoints: ResolvedEndpoint[]):
       ttlSeconds: ipRate.periodSeconds,
       cardinality: ipCard,
       killSwitch: { flag: killSwitchFlag(ipId) },
-      rationale: `Stops ${limits.ipThreat} (one address, many ${limits.identityLabel}${limits.identityLabel.endsWith('s') ? 'es' : 's'}): ${ipRate.requests} attempts per ${ipWindowText} from the trusted client IP${kept ? '' : ', high enough for a shared NAT address'}.${AUTH_IP_ONLY[kind] ?? ''} Each of the two rows alone has a known bypass; together they close both.${keptText}`,
+      rationale: said(b, ipId, [
+        {
+          text: `Stops ${limits.ipThreat} (one address, many ${limits.identityLabel}${limits.identityLabel.endsWith('s') ? 'es' : 's'}): ${ipRate.requests} attempts per ${ipWindowText} from the trusted client IP${kept ? '' : ', high enough for a shared NAT address'}.`,
+          about: ['rate'],
+        },
+        { text: AUTH_IP_ONLY[kind] ?? '' },
+        { text: 'Each of the two rows alone has a known bypass; together they close both.' },
+        { text: keptText, about: ['rate'] },
+      ]),
       derivation: kept
         ? `${formatNumber(ipRate.requests)} per ${ipWindowText} = the existing limiter ${existingName(kept)} (tighter than the ${limits.perIp} per ${windowText} default)`
         : `${limits.perIp} per ${windowText} = the ${kind} flow's per-address default (attempts a shared address needs), not derived from traffic`,
@@ -1060,8 +1136,8 @@ function addWebhooks(b: Builder, ctx: MatrixContext, endpoints: ResolvedEndpoint
   const rps = niceFloor(Math.max(10, fifth));
   const maxCost = Math.max(1, ...endpoints.map((e) => e.cost));
   const wanted = Math.ceil(rps * burstSeconds);
-  // One sender's burst never exceeds what the ceiling itself admits at once (its burst).
-  const ceilingBurst = Math.max(1, Math.ceil(ceilingRps));
+  // One sender's burst never exceeds what the ceiling itself admits at once (its burst, as it ships).
+  const ceilingBurst = ctx.ceiling?.burst ?? Math.max(1, Math.ceil(ceilingRps));
   const burst = Math.max(Math.min(wanted, ceilingBurst), maxCost);
   const rateWhy =
     fifth >= 10
@@ -1096,9 +1172,14 @@ function addWebhooks(b: Builder, ctx: MatrixContext, endpoints: ResolvedEndpoint
     headers: 'full',
     errorCode: 'RATE_LIMITED',
     killSwitch: { flag: killSwitchFlag(id) },
-    rationale: `Webhook senders retry on 429, so shedding a storm loses nothing; they are kept out of customers' fairness buckets so a provider's retry storm never spends a customer's budget. ${rpsText(rps)} per sending address: ${rateWhy}; ${burstWhy}.`,
+    rationale: said(b, id, [
+      {
+        text: "Webhook senders retry on 429, so shedding a storm loses nothing; they are kept out of customers' fairness buckets so a provider's retry storm never spends a customer's budget.",
+      },
+      { text: `${rpsText(rps)} per sending address: ${rateWhy}; ${burstWhy}.`, about: ['rate', 'burst', 'cost'] },
+    ]),
     derivation: `${rpsText(rps)} = ${fifth >= 10 ? `a fifth of ${theCeiling(ctx)}${rps !== fifth ? ', rounded down' : ''}` : 'the 10 req/s floor'}; burst ${formatNumber(burst)}`,
-    inputs: [...ceilingInputs(scope), 'traffic.burstiness'],
+    inputs: [...ceilingInputs(ctx), 'traffic.burstiness'],
   });
 }
 
@@ -1172,7 +1253,22 @@ function addQuotas(b: Builder, ctx: MatrixContext, endpoints: ResolvedEndpoint[]
       headers: 'full',
       errorCode: 'QUOTA_EXCEEDED',
       killSwitch: { flag: killSwitchFlag(id) },
-      rationale: `Business quota of ${formatNumber(plan.quota)} calls per ${period.text} for plan ${plan.name}: ${behaviour}. ${rolling ? `Counted in one bucket per UTC day, summed over the last ${quotaReset.days} days: usage ages out a day at a time, so the quota never renews all at once (at worst, what was spent on the window's oldest day is spent again the moment that day ages out: see the worst-case table).` : 'A fixed window is right at this length: a boundary burst is negligible against a month of traffic.'} Fails open: a few uncounted calls during an outage cost less than refusing paying customers (every endpoint it covers is also counted by a fairness row that fails as its class was answered).`,
+      rationale: said(b, id, [
+        {
+          text: `Business quota of ${formatNumber(plan.quota)} calls per ${period.text} for plan ${plan.name}: ${behaviour}.`,
+          about: ['rate'],
+        },
+        {
+          text: rolling
+            ? `Counted in one bucket per UTC day, summed over the last ${quotaReset.days} days: usage ages out a day at a time, so the quota never renews all at once (at worst, what was spent on the window's oldest day is spent again the moment that day ages out: see the worst-case table).`
+            : 'A fixed window is right at this length: a boundary burst is negligible against a month of traffic.',
+          about: ['rate', 'algorithm'],
+        },
+        {
+          text: 'Fails open: a few uncounted calls during an outage cost less than refusing paying customers (every endpoint it covers is also counted by a fairness row that fails as its class was answered).',
+          about: ['failMode'],
+        },
+      ]),
       derivation: `${formatNumber(plan.quota)} per ${period.text} = plan ${plan.name}'s quota${plan.exhaustion !== 'hard' ? `; refused past ${formatNumber(cutoff)} = ${capAssumed ? 'assumed cap' : 'stated overage cap'}` : ''}${ctx.assumed?.has('quotas.reset') ? ' (reset assumed)' : ''}`,
       inputs: ['plans', 'quotas.reset', 'quotas.exhaustion', ...(capAssumed ? ['plans.overageCap'] : []), ...populationField(identity)],
     });
@@ -1223,7 +1319,14 @@ function addOutbound(b: Builder, ctx: MatrixContext): void {
       headers: 'none',
       errorCode: 'RATE_LIMITED',
       killSwitch: { flag: killSwitchFlag(id) },
-      rationale: `${p.name} documents ${p.limitText}; the bucket admits ${pct} of it to absorb accounting differences, ${sharing}.${burstText} Fails closed: when the store is unreachable, calls wait rather than risk a provider ban.`,
+      rationale: said(b, id, [
+        {
+          text: `${p.name} documents ${p.limitText}; the bucket admits ${pct} of it to absorb accounting differences, ${sharing}.`,
+          about: ['rate'],
+        },
+        { text: burstText, about: ['rate', 'burst'] },
+        { text: 'Fails closed: when the store is unreachable, calls wait rather than risk a provider ban.', about: ['failMode'] },
+      ]),
       derivation: `${ratePer(rate, true)} = ${outboundRateText(p)}${p.assumed?.includes('safetyFraction') ? ' (assumed)' : ''}; burst ${formatNumber(p.burst)}${p.assumed?.includes('burst') ? ' (assumed, see the assumptions)' : ' (stated)'}`,
       inputs: [
         'outbound',
@@ -1235,7 +1338,12 @@ function addOutbound(b: Builder, ctx: MatrixContext): void {
 }
 
 /** Applies hand-written rules: override by id, remove, or add. */
-export function applyHandRules(rules: MatrixRule[], hand: HandRule[], scope: Scope): MatrixRule[] {
+export function applyHandRules(
+  rules: MatrixRule[],
+  hand: HandRule[],
+  scope: Scope,
+  said: ReadonlyMap<string, readonly Said[]> = new Map(),
+): MatrixRule[] {
   let out = rules.slice();
   for (const h0 of hand) {
     // a rule split by fail mode keeps its hand-written overrides: the base id names both halves
@@ -1271,7 +1379,13 @@ export function applyHandRules(rules: MatrixRule[], hand: HandRule[], scope: Sco
       };
       if (idx >= 0) {
         const base = out[idx] as MatrixRule;
-        const merged: MatrixRule = { ...base, ...patch, source: 'overridden', ...handSet(base, h) };
+        const merged: MatrixRule = {
+          ...base,
+          ...patch,
+          source: 'overridden',
+          ...ceilingBurstFollows(base, h),
+          ...handSet(base, h, said.get(base.id) ?? said.get(h0.id)),
+        };
         // new numbers, same state lifetime rule: the TTL follows them unless the answers set it
         if (h.ttlSeconds === undefined && (h.rate || h.burst !== undefined || h.algorithm)) {
           const ttl = stateTtl(merged);
@@ -1321,31 +1435,85 @@ export function applyHandRules(rules: MatrixRule[], hand: HandRule[], scope: Sco
 }
 
 /**
+ * The ceiling's generated burst is one second of its rate: a rules entry that sets its rate and
+ * no burst gets one second of the rate it sets, not of the rate the traffic gives.
+ */
+function ceilingBurstFollows(base: MatrixRule, h: HandRule): Partial<MatrixRule> {
+  if (base.tier !== 'ceiling' || !h.rate || h.burst !== undefined || typeof base.burst !== 'number') return {};
+  return { burst: Math.max(1, Math.ceil(h.rate.requests / PERIOD_SECONDS[h.rate.per])) };
+}
+
+/**
  * What an overridden row says about the numbers its rules entry sets by hand (when the entry
  * writes no rationale of its own): the generated reasoning for the figures it replaces is no
- * longer true, so it goes, and the derivation names the entry; other fields set by hand are
- * named after the generated reasoning, which still holds. The ceiling states its own entry's
+ * longer true, so it goes, and each replaced step of the derivation names the entry; the parts
+ * of the generated text about no replaced number (its key, where it is enforced, its fail mode)
+ * stay, and other fields set by hand are named after them. The ceiling states its own entry's
  * figures (addCeiling), and is left as it is.
  */
-function handSet(base: MatrixRule, h: HandRule): Partial<MatrixRule> {
+function handSet(base: MatrixRule, h: HandRule, parts: readonly Said[] | undefined): Partial<MatrixRule> {
   if (base.tier === 'ceiling') return {};
-  const numbers = [
-    ...(h.rate ? [`rate ${rateFigure({ requests: h.rate.requests, periodSeconds: PERIOD_SECONDS[h.rate.per] })}`] : []),
-    ...(h.burst !== undefined ? [`burst ${formatNumber(h.burst)}`] : []),
-    ...(h.cost !== undefined ? [`cost ${formatNumber(h.cost)}`] : []),
+  const numbers: { field: HandNumber; text: string }[] = [
+    ...(h.rate
+      ? [{ field: 'rate' as const, text: `rate ${rateFigure({ requests: h.rate.requests, periodSeconds: PERIOD_SECONDS[h.rate.per] })}` }]
+      : []),
+    ...(h.burst !== undefined ? [{ field: 'burst' as const, text: `burst ${formatNumber(h.burst)}` }] : []),
+    ...(h.cost !== undefined ? [{ field: 'cost' as const, text: `cost ${formatNumber(h.cost)}` }] : []),
   ];
+  const set = new Set(numbers.map((n) => n.field));
   const fields = Object.keys(h).filter((k) => !['id', 'rate', 'burst', 'cost', 'rationale', 'description'].includes(k));
-  const derivation =
-    numbers.length > 0
-      ? { derivation: `${joinAnd(numbers)} = stated in its rules entry${base.derivation ? `, in place of ${base.derivation}` : ''}` }
-      : {};
+  const derivation = numbers.length > 0 ? { derivation: handDerivation(base.derivation, numbers) } : {};
   if (h.rationale) return derivation;
-  if (numbers.length > 0)
-    return {
-      ...derivation,
-      rationale: `${base.title}: set by hand in the answers (its rules entry states ${joinAnd(numbers)}${fields.length > 0 ? `, and ${joinAnd(fields)}` : ''}), in place of the figures the design derives; the generated reasoning for those figures no longer applies.`,
-    };
-  return fields.length > 0 ? { rationale: `${base.rationale} Its rules entry in the answers sets ${joinAnd(fields)} by hand.` } : {};
+  if (numbers.length === 0 && fields.length === 0) return {};
+  // the generated parts about no field the entry sets; one that leans on a dropped part says so alone
+  const kept: string[] = [];
+  let dropped = false;
+  // a field set to what the row already had leaves the text about it true
+  const changed = fields.filter((k) => JSON.stringify(h[k as keyof HandRule]) !== JSON.stringify(base[k as keyof MatrixRule]));
+  for (const p of parts ?? [{ text: base.rationale ?? '' }]) {
+    if (p.about?.some((f) => set.has(f as HandNumber) || changed.includes(f))) dropped = true;
+    else kept.push(dropped && p.alone ? p.alone.trim() : p.text);
+  }
+  if (numbers.length === 0) return { rationale: [...kept, `Its rules entry in the answers sets ${joinAnd(fields)} by hand.`].join(' ') };
+  return {
+    ...derivation,
+    rationale: [
+      `${base.title}: set by hand in the answers (its rules entry states ${joinAnd(numbers.map((n) => n.text))}${fields.length > 0 ? `, and ${joinAnd(fields)}` : ''}), in place of the figures the design derives; the generated reasoning for those figures no longer applies.`,
+      ...kept,
+    ].join(' '),
+  };
+}
+
+/**
+ * A generated derivation with the steps for the numbers a rules entry sets replaced, each by
+ * the entry's figure: its steps are "; "-separated, a "burst ..." step for the burst and the
+ * others for the rate; a number with no step of its own is added at the end.
+ */
+function handDerivation(generated: string | undefined, numbers: readonly { field: HandNumber; text: string }[]): string {
+  const steps = generated ? generated.split('; ') : [];
+  const stepOf = (step: string): HandNumber => (step.startsWith('burst ') ? 'burst' : 'rate');
+  const stated = (n: { text: string }, was: readonly string[]) =>
+    `${n.text} = stated in its rules entry${was.length > 0 ? `, in place of ${was.join('; ')}` : ''}`;
+  const out: string[] = [];
+  const placed = new Set<HandNumber>();
+  const rate = numbers.find((n) => n.field === 'rate');
+  for (const step of steps) {
+    const n = numbers.find((x) => x.field === stepOf(step));
+    // a burst kept from the design, reckoned from the rate the entry replaces, says so
+    if (!n && rate && stepOf(step) === 'burst' && / of (the )?rate\b/.test(step))
+      out.push(`${step} (the rate the design derives, not the one stated)`);
+    else if (!n) out.push(step);
+    else if (!placed.has(n.field)) {
+      placed.add(n.field);
+      out.push(
+        stated(
+          n,
+          steps.filter((s) => stepOf(s) === n.field),
+        ),
+      );
+    }
+  }
+  return [...out, ...numbers.filter((n) => !placed.has(n.field)).map((n) => stated(n, []))].join('; ');
 }
 
 /** The identity a key pattern names in its hash tag ({u:<user-id>} is a user), as the middleware reads it; undefined when it names none. */
@@ -1487,7 +1655,7 @@ export function buildMatrix(ctx: MatrixContext, hand: HandRule[]): MatrixResult 
 
 function matrixOf(ctx: MatrixContext, hand: HandRule[]): MatrixResult {
   const { scope } = ctx;
-  const b: Builder = { ids: new IdAllocator(), rules: [] };
+  const b: Builder = { ids: new IdAllocator(), rules: [], said: new Map() };
   const exempt = scope.endpoints.filter((e) => e.class === 'health');
   const limited = scope.endpoints.filter((e) => e.class !== 'health');
   const auth = limited.filter((e) => e.class === 'auth');
@@ -1512,7 +1680,7 @@ function matrixOf(ctx: MatrixContext, hand: HandRule[]): MatrixResult {
   addWebhooks(b, sized, webhooks);
   addQuotas(b, ctx, perAccount);
   addOutbound(b, ctx);
-  const windowed = applyHandRules(b.rules, hand, scope)
+  const windowed = applyHandRules(b.rules, hand, scope, b.said)
     .map((r) => edgeCompleted(r, ctx))
     .flatMap((r, _i, all) => edgeCosted(r, all, ctx))
     .map((r) => edgeWindowed(r, scope))
@@ -1779,11 +1947,11 @@ function edgeWindowed(rule: MatrixRule, scope: Scope): MatrixRule {
  * load balancer spreads over K nodes passes up to K times its rate, which the share just stated
  * does not include. Empty when one count serves the fleet.
  */
-function perNodeAddressNote(scope: Scope, edge: EdgeCounter | undefined): string {
+function perNodeAddressNote(scope: Scope, edge: EdgeCounter | undefined, what: string): string {
   if (!edge || !countedPerNode({ identity: 'ip' }, scope)) return '';
   const { k, stated } = gatewayNodes(scope);
   if (k <= 1) return '';
-  return ` That share is per ${gatewayNodeName(scope.gateway)} node: each of the ${formatNumber(k)} nodes${stated ? '' : ' (assumed, stack.gatewayNodes not given)'} counts an address on its own, so an address whose requests are spread over all of them passes up to ${formatNumber(k)} times it.`;
+  return ` ${what} is per ${gatewayNodeName(scope.gateway)} node: each of the ${formatNumber(k)} nodes${stated ? '' : ' (assumed, stack.gatewayNodes not given)'} counts an address on its own, so an address whose requests are spread over all of them passes up to ${formatNumber(k)} times it.`;
 }
 
 /**

@@ -4,11 +4,13 @@
  */
 import { describe, expect, it } from 'vitest';
 import type { Answers } from '../../src/answers/schema.js';
+import { generateCode } from '../../src/codegen/index.js';
 import { buildDesign } from '../../src/design/build.js';
 import { exampleAnswers } from '../helpers/examples.js';
 
 const DATE = '2026-12-02';
 const rule = (a: Answers, id: string) => buildDesign(a, { date: DATE }).rules.find((r) => r.id === id);
+const withRules = (rules: object[]) => ({ ...exampleAnswers('saas-platform'), rules }) as Answers;
 
 describe('a rules entry that overrides a generated row', () => {
   it("replaces the row's generated reasoning for the numbers it sets, and names the entry in the derivation", () => {
@@ -20,8 +22,11 @@ describe('a rules entry that overrides a generated row', () => {
     const r = rule(a, 'webhooks-per-source');
     expect(r?.rate).toMatchObject({ requests: 40, periodSeconds: 1 });
     expect(r?.rationale).toContain('set by hand in the answers (its rules entry states rate 40 / 1 s)');
-    expect(r?.rationale).not.toContain(generated?.rationale?.slice(0, 60));
+    expect(generated?.rationale).toContain('500 req/s per sending address');
+    expect(r?.rationale).not.toContain('500 req/s per sending address');
     expect(r?.rationale).not.toContain('a fifth of the');
+    // what the row is for stays true whatever its numbers
+    expect(r?.rationale).toContain('Webhook senders retry on 429, so shedding a storm loses nothing;');
     expect(r?.derivation).toMatch(/^rate 40 \/ 1 s = stated in its rules entry, in place of 500 req\/s = a fifth/);
   });
 
@@ -47,5 +52,71 @@ describe('a ceiling set by hand', () => {
     );
     // the traffic figures still give the ceiling's own "in place of" text
     expect(rule(a, 'global-ceiling')?.derivation).toContain('300 req/s = stated in its rules entry, in place of 4,800 req/s');
+  });
+});
+
+describe('an overridden row keeps the generated notes its rules entry leaves true', () => {
+  it('keeps the key and per-node remarks of a per-IP row whose rate is set, and drops only the sizing', () => {
+    const r = rule(withRules([{ id: 'anonymous-per-ip', rate: { requests: 20, per: 'second' } }]), 'anonymous-per-ip');
+    expect(r?.rationale).toContain('Keyed on the trusted client IP, the only identity an anonymous caller has.');
+    expect(r?.rationale).toContain("counted by its plan's fairness and quota rows there");
+    // the per-node remark stands on its own once the share it followed is gone
+    expect(r?.rationale).toContain('Its rate is per nginx node: each of the 2 nodes counts an address on its own');
+    expect(r?.rationale).not.toContain('That share');
+    expect(r?.rationale).not.toContain('It is sized per address');
+    // the burst kept from the design was reckoned from the rate the entry replaces
+    expect(r?.derivation).toContain('burst 500 = 10 s of rate (the rate the design derives, not the one stated)');
+  });
+
+  it("keeps a plan row's rate reasoning when only its burst is set, and replaces only the burst step of the derivation", () => {
+    const r = rule(withRules([{ id: 'fairness-pro', burst: 300 }]), 'fairness-pro');
+    expect(r?.rationale).toContain('The 600/minute promised to plan Pro, per tenant, so one noisy tenant cannot degrade the others.');
+    expect(r?.rationale).toContain('Costlier calls draw more tokens from the same bucket');
+    expect(r?.derivation).toBe(
+      "600/minute = plan Pro's promised rate; burst 300 = stated in its rules entry, in place of burst 200 = the plan's stated burst",
+    );
+  });
+
+  it('keeps the fail-mode remark when numbers are set, and drops it when the entry sets another fail mode', () => {
+    const stripe = rule(withRules([{ id: 'outbound-stripe', burst: 5 }]), 'outbound-stripe');
+    expect(stripe?.rationale).toContain('Fails closed: when the store is unreachable, calls wait rather than risk a provider ban.');
+    const quota = rule(withRules([{ id: 'quota-pro', failMode: 'closed', rate: { requests: 5000, per: 'day' } }]), 'quota-pro');
+    expect(quota?.failMode).toBe('closed');
+    expect(quota?.rationale).not.toContain('Fails open: a few uncounted calls');
+    const login = rule(withRules([{ id: 'auth-login-per-identity', failMode: 'open' }]), 'auth-login-per-identity');
+    expect(login?.rationale).not.toContain('Fails closed');
+    expect(login?.rationale).toContain('Silent: no remaining-count headers for attackers.');
+    expect(login?.rationale).toContain('Its rules entry in the answers sets failMode by hand.');
+  });
+});
+
+describe('a ceiling whose rate is set by hand: every number sized from it follows the rate that ships', () => {
+  const a = withRules([{ id: 'global-ceiling', rate: { requests: 300, per: 'second' } }]);
+  const design = buildDesign(a, { date: DATE });
+  const byId = (id: string) => design.rules.find((r) => r.id === id);
+
+  it("holds one second of the rate set, in the matrix and in each nginx node's file", () => {
+    expect(byId('global-ceiling')?.burst).toBe(300);
+    expect(byId('global-ceiling')?.derivation).toContain('; burst 300 = 1 s of that rate');
+    const conf = generateCode(design).find((f) => f.path === 'gateway/nginx-server.conf')?.content ?? '';
+    // 300 req/s, burst 300 for the fleet: 150 and 150 on each of the 2 nodes, not the 2,400 of the traffic's 4,800
+    expect(conf).toContain('limit_req zone=rl_global_ceiling burst=150 nodelay;');
+  });
+
+  it("caps a webhook sender's burst at the burst the ceiling ships", () => {
+    const set = withRules([{ id: 'global-ceiling', rate: { requests: 300, per: 'second' }, burst: 1000 }]);
+    const webhooks = buildDesign(set, { date: DATE }).rules.find((r) => r.id === 'webhooks-per-source');
+    // 10 s of 50 req/s is 500, under the ceiling's 1,000: not cut to one second of its rate
+    expect(webhooks?.burst).toBe(500);
+  });
+
+  it('names the rules entry, not the traffic, as what the rows sized from it rest on', () => {
+    for (const id of ['global-ceiling', 'anonymous-per-ip', 'webhooks-per-source']) {
+      expect(byId(id)?.inputs).toContain('rules');
+      expect(byId(id)?.inputs).not.toContain('traffic.headroom');
+    }
+    const headroom = design.assumptions.find((x) => x.field === 'traffic.headroom');
+    expect(headroom?.ruleIds).toBeUndefined();
+    expect(headroom?.text).toContain('the rules entry for global-ceiling sets 300 req/s');
   });
 });

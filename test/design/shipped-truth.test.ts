@@ -409,7 +409,8 @@ describe("a rules entry that sets the ceiling's rate: the document's figures are
       "1,000 req/s, set by its rules entry (the answers' traffic alone gives 4,800 req/s from peak 2,400 req/s x 2 headroom)",
     );
     expect(details).toContain(
-      '1,000 req/s for the fleet is 500 per 1 s, burst 2,400 on each of the 2 nodes (stack.gatewayNodes), which the gateway files ship',
+      // the burst is one second of the rate set (1,000), not of the traffic's 4,800
+      '1,000 req/s for the fleet is 500 per 1 s, burst 500 on each of the 2 nodes (stack.gatewayNodes), which the gateway files ship',
     );
     expect(doc).toContain(
       '- `global-ceiling`: 1,000 req/s = stated in its rules entry, in place of 4,800 req/s = peak 2,400 req/s x headroom 2',
@@ -424,7 +425,7 @@ describe("a rules entry that sets the ceiling's rate: the document's figures are
     }
     expect(rule('auth-login-per-ip').cardinality?.bound).toBe(900_000);
     // the worst-case row of the ceiling is the shipped per-node bucket, times the nodes
-    expect(doc).toContain('| `global-ceiling` | edge | leaky bucket | 1,000 per 1 s | 5,802 | (1 + 2,400 + 500/s x 1 s) x 2 nodes |');
+    expect(doc).toContain('| `global-ceiling` | edge | leaky bucket | 1,000 per 1 s | 2,002 | (1 + 500 + 500/s x 1 s) x 2 nodes |');
   });
 
   it('without a gateway, the ceiling the middleware runs (600 per minute) bounds the keys', () => {
