@@ -1,5 +1,6 @@
 /** `rl-design generate`: answers -> design -> document and enforcement code on disk. */
 import { fleetRaisedWarning } from '../design/gateway-behaviour.js';
+import { ceilingBelowPeakWarning, perSecond } from '../design/matrix.js';
 import path from 'node:path';
 import { existsSync, statSync } from 'node:fs';
 import { checkDesign, CONSTRAINTS, type ConstraintResult } from '../constraints/index.js';
@@ -464,6 +465,11 @@ export async function runGenerate(ctx: CommandContext, opts: GenerateOptions): P
   for (const r of design.rules) {
     const raised = fleetRaisedWarning(r, design.scope.gateway);
     if (raised) ctx.stderr(`warning: ${raised.replace(/^Warning: /, '')}\n`);
+    const low =
+      r.tier === 'ceiling' && r.rate
+        ? ceilingBelowPeakWarning(perSecond(r.rate), r.inputs?.includes('rules') ?? false, design.scope)
+        : null;
+    if (low) ctx.stderr(`warning: ${low.replace(/^Warning: /, '')}\n`);
   }
   return 0;
 }

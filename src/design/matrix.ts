@@ -700,6 +700,18 @@ function ceilingNodesText(ctx: MatrixContext): string {
   return `Its counter lives in each ${name} node, and the answers do not say how many run (stack.gatewayNodes): each node ships the full ${rpsText(rps)}, so ${fleet.text}; key counts and memory are sized for that. Give stack.gatewayNodes to ship ${formatNumber(rps)}/K per node instead.`;
 }
 
+/**
+ * A ceiling a rules entry sets below the traffic's stated peak: at that peak it refuses the rest
+ * of the traffic, where a ceiling is a rule that should almost never fire (RateLimitRareRuleFiring
+ * tickets when it does). rps: what ships; byHand: a rules entry set it (a ceiling from measured
+ * capacity below the peak is the capacity's own statement, not a slip).
+ */
+export function ceilingBelowPeakWarning(rps: number, byHand: boolean, scope: Pick<Scope, 'traffic'>): string | null {
+  const peak = scope.traffic.peakRps;
+  if (!byHand || rps >= peak) return null;
+  return `Warning: the ceiling's rules entry sets ${rpsText(rps)}, below the stated peak of ${rpsText(peak)} (traffic.peakRps): at that peak it refuses about ${rpsText(peak - rps)} of the traffic, and RateLimitRareRuleFiring, which expects the ceiling almost never to fire, will ticket for as long as the peak lasts. Raise the rate in the rules entry to the peak or above, or correct traffic.peakRps.`;
+}
+
 function addCeiling(b: Builder, ctx: MatrixContext, limited: ResolvedEndpoint[]): void {
   const { scope, ceilingRps } = ctx;
   const id = b.ids.take('global-ceiling');
@@ -713,6 +725,7 @@ function addCeiling(b: Builder, ctx: MatrixContext, limited: ResolvedEndpoint[])
     set === undefined
       ? `${rpsText(ceilingRps)} from ${fromTraffic}`
       : `${rpsText(set)}, set by its rules entry (the answers' traffic alone gives ${rpsText(ceilingRps)} from ${fromTraffic})`;
+  const belowPeak = set === undefined ? '' : ` ${ceilingBelowPeakWarning(set, true, scope) ?? ''}`.trimEnd();
   const generatedDerivation =
     scope.traffic.capacityRps !== undefined
       ? `${rpsText(ceilingRps)} = ${given(ctx, 'measured backend capacity', 'traffic.capacityRps')} ${rpsText(scope.traffic.capacityRps)}`
@@ -758,7 +771,7 @@ function addCeiling(b: Builder, ctx: MatrixContext, limited: ResolvedEndpoint[])
       cardinality: { bound: 1, basis: edgeCeilingBasis(edge, rate, shipped, ttl) },
       rationale: `Protects the infrastructure, not any one client: ${figure}. Enforced by ${edge.component}, the cheapest place to reject. ${
         edge.shared ? `Its counter lives ${edge.where}.` : ceilingNodesText(ctx)
-      }${edge.unreachable ? '' : ceilingModeNote(scope, limited)}`,
+      }${edge.unreachable ? '' : ceilingModeNote(scope, limited)}${belowPeak}`,
     });
     return;
   }
@@ -774,7 +787,7 @@ function addCeiling(b: Builder, ctx: MatrixContext, limited: ResolvedEndpoint[])
     layer: 'middleware',
     ttlSeconds: ttl,
     cardinality: { bound: 1, basis: 'a single key for the whole deployment' },
-    rationale: `Protects the infrastructure, not any one client: ${figure}. No gateway exists, so the first middleware check enforces it; one hot key is cheap for Redis at this rate.`,
+    rationale: `Protects the infrastructure, not any one client: ${figure}. No gateway exists, so the first middleware check enforces it; one hot key is cheap for Redis at this rate.${belowPeak}`,
   });
 }
 

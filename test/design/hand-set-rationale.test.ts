@@ -6,6 +6,9 @@ import { describe, expect, it } from 'vitest';
 import type { Answers } from '../../src/answers/schema.js';
 import { generateCode } from '../../src/codegen/index.js';
 import { buildDesign } from '../../src/design/build.js';
+import { writeFileSync } from 'node:fs';
+import path from 'node:path';
+import { runCli, tempDir } from '../helpers/cli.js';
 import { exampleAnswers } from '../helpers/examples.js';
 
 const DATE = '2026-12-02';
@@ -118,5 +121,35 @@ describe('a ceiling whose rate is set by hand: every number sized from it follow
     const headroom = design.assumptions.find((x) => x.field === 'traffic.headroom');
     expect(headroom?.ruleIds).toBeUndefined();
     expect(headroom?.text).toContain('the rules entry for global-ceiling sets 300 req/s');
+  });
+});
+
+describe('a ceiling set by hand below the stated peak', () => {
+  it('warns in the ceiling row that it refuses the peak and its rare-rule alert will ticket; at or above the peak, no warning', () => {
+    const low = rule(withRules([{ id: 'global-ceiling', rate: { requests: 300, per: 'second' } }]), 'global-ceiling');
+    expect(low?.rationale).toContain(
+      "Warning: the ceiling's rules entry sets 300 req/s, below the stated peak of 2,400 req/s (traffic.peakRps): at that peak it refuses about 2,100 req/s",
+    );
+    expect(low?.rationale).toContain('RateLimitRareRuleFiring');
+    const design = buildDesign(withRules([{ id: 'global-ceiling', rate: { requests: 300, per: 'second' } }]), { date: DATE });
+    expect(design.monitoring.alerts.map((a) => a.name)).toContain('RateLimitRareRuleFiring');
+    for (const rps of [2400, 3000]) {
+      const fine = rule(withRules([{ id: 'global-ceiling', rate: { requests: rps, per: 'second' } }]), 'global-ceiling');
+      expect(fine?.rationale, `${rps}`).not.toContain('Warning');
+    }
+    // the ceiling the traffic gives is never warned about
+    expect(rule(exampleAnswers('saas-platform'), 'global-ceiling')?.rationale).not.toContain('Warning');
+  });
+
+  it('generate says so on stderr, and still writes the design', () => {
+    const dir = tempDir();
+    const { openapi: _openapi, ...answers } = withRules([{ id: 'global-ceiling', rate: { requests: 300, per: 'second' } }]) as Answers & {
+      openapi?: unknown;
+    };
+    const file = path.join(dir, 'rate-limit.answers.json');
+    writeFileSync(file, JSON.stringify(answers));
+    const r = runCli(['generate', '-a', file, '--format', 'markdown', '--out', path.join(dir, 'out') + '/', '--date', DATE]);
+    expect(r.code, r.stderr).toBe(0);
+    expect(r.stderr).toContain("warning: the ceiling's rules entry sets 300 req/s, below the stated peak of 2,400 req/s (traffic.peakRps)");
   });
 });
