@@ -630,8 +630,13 @@ export function createLimiter<TReq>(design: DesignData, options: LimiterOptions<
     } else evaluate(input, applicable, modes, given ?? NO_IDENTITY, sink);
   }
 
+  /** What a sink would hear, as a promise (check(), and the access lists, which take promises). */
+  function promised(run: (sink: DecisionSink) => void): Promise<Decision> {
+    return new Promise<Decision>((resolve, reject) => run({ decided: resolve, failed: reject }));
+  }
+
   function check(input: LimiterInput<TReq>): Promise<Decision> {
-    return new Promise<Decision>((resolve, reject) => decide(input, { decided: resolve, failed: reject }));
+    return promised((sink) => decide(input, sink));
   }
 
   /** The steps of a request (each rule's key; dual-key auth rows joined), then their evaluation. */
@@ -650,15 +655,8 @@ export function createLimiter<TReq>(design: DesignData, options: LimiterOptions<
     const memo: ClientMemo<TReq> = { input, client: null };
     let decided: Promise<Decision>;
     try {
-      decided = gate.run(
-        memo,
-        given,
-        applicable.specs,
-        modes,
-        (m) =>
-          new Promise<Decision>((resolve, reject) =>
-            evaluateRules(input, memo.client, applicable, m, given, { decided: resolve, failed: reject }),
-          ),
+      decided = gate.run(memo, given, applicable.specs, modes, (m) =>
+        promised((rules) => evaluateRules(input, memo.client, applicable, m, given, rules)),
       );
     } catch (error) {
       sink.failed(error);
@@ -678,75 +676,61 @@ export function createLimiter<TReq>(design: DesignData, options: LimiterOptions<
     given: RequestIdentity,
     sink: DecisionSink,
   ): void {
-    const steps: Step[] = [];
+    let evaluation: Evaluation;
+    try {
+      evaluation = evaluationOf(input, client, applicable, modes, given, sink);
+    } catch (error) {
+      sink.failed(error);
+      return;
+    }
+    evaluation.run();
+  }
+
+  /** The steps of a request (each rule's key; dual-key auth rows joined), as an Evaluation that tells the sink. */
+  function evaluationOf(
+    input: LimiterInput<TReq>,
+    client: Client | null,
+    applicable: Applicable,
+    modes: readonly RuleMode[],
+    given: RequestIdentity,
+    sink: DecisionSink,
+  ): Evaluation {
+    let identity = given;
+    if (applicable.needsUsername && textOf(identity.username) === undefined) {
+      identity = { ...identity, username: usernameFromBody(input) };
+    }
+    const plan = identity.plan ?? defaultPlan;
+    const request: RequestState<TReq> = { input, identity, plan, client, anonymousRoute: applicable.anonymous };
+    const applied = applicable.rules;
     // security rules stay silent: when one applies, no rate-limit headers at all
     let silent = false;
-    let plan: string | null;
-    try {
-      let identity = given;
-      if (applicable.needsUsername && textOf(identity.username) === undefined) {
-        identity = { ...identity, username: usernameFromBody(input) };
-      }
-      plan = identity.plan ?? defaultPlan;
-      const request: RequestState<TReq> = { input, identity, plan, client, anonymousRoute: applicable.anonymous };
-      const applied = applicable.rules;
-      for (let i = 0; i < applied.length; i++) {
-        const mode = modes[i];
-        if (mode === 'off' || mode === undefined) continue;
-        const { rule, cost, incrementArg } = applied[i] as AppliedRule;
-        const spec = rule.spec;
-        if (spec.headers === 'silent') silent = true;
-        if (spec.plan !== null && spec.plan !== plan) continue;
-        const win = spec.window === null ? null : windowOf(spec);
-        const key = keyFor(rule, request, win);
-        if (key === null) continue;
-        const windowEnd = win === null ? 0 : win.end;
-        if (spec.script === 'sliding-window-log') {
-          // dual-key auth: the logs of one flow share a hash tag and are checked in ONE call
-          const tag = hashTag(key);
-          const partner =
-            tag === null
-              ? undefined
-              : steps.find((s) => {
-                  const other = (s.rules[0] as ActiveRule).spec;
-                  return (
-                    s.tag === tag &&
-                    s.mode === mode &&
-                    s.cost === cost &&
-                    other.script === 'sliding-window-log' &&
-                    other.store === spec.store
-                  );
-                });
-          if (partner) {
-            partner.rules.push(rule);
-            partner.keys.push(key);
-          } else {
-            steps.push({
-              rules: [rule],
-              keys: [key],
-              mode,
-              cost,
-              incrementArg,
-              tag,
-              windowEnd,
-              combined: false,
-              costs: null,
-              windowEnds: null,
-              wave: 0,
-            });
-          }
-          continue;
-        }
-        const wave = spec.tier === 'quota' ? 1 : 0;
-        // the limits of one identity kept in its hash: one identity-limits call, all or nothing
-        const partner = rule.joins
-          ? steps.find((s) => s.combined && s.keys[0] === key && s.mode === mode && (s.rules[0] as ActiveRule).spec.store === spec.store)
-          : undefined;
+    const steps: Step[] = [];
+    for (let i = 0; i < applied.length; i++) {
+      const mode = modes[i];
+      if (mode === 'off' || mode === undefined) continue;
+      const { rule, cost, incrementArg } = applied[i] as AppliedRule;
+      const spec = rule.spec;
+      if (spec.headers === 'silent') silent = true;
+      if (spec.plan !== null && spec.plan !== plan) continue;
+      const win = spec.window === null ? null : windowOf(spec);
+      const key = keyFor(rule, request, win);
+      if (key === null) continue;
+      const windowEnd = win === null ? 0 : win.end;
+      if (spec.script === 'sliding-window-log') {
+        // dual-key auth: the logs of one flow share a hash tag and are checked in ONE call
+        const tag = hashTag(key);
+        const partner =
+          tag === null
+            ? undefined
+            : steps.find((s) => {
+                const other = (s.rules[0] as ActiveRule).spec;
+                return (
+                  s.tag === tag && s.mode === mode && s.cost === cost && other.script === 'sliding-window-log' && other.store === spec.store
+                );
+              });
         if (partner) {
           partner.rules.push(rule);
-          (partner.costs as number[]).push(cost);
-          (partner.windowEnds as number[]).push(windowEnd);
-          if (wave > partner.wave) partner.wave = wave;
+          partner.keys.push(key);
         } else {
           steps.push({
             rules: [rule],
@@ -754,22 +738,45 @@ export function createLimiter<TReq>(design: DesignData, options: LimiterOptions<
             mode,
             cost,
             incrementArg,
-            tag: null,
+            tag,
             windowEnd,
-            combined: rule.joins,
-            costs: rule.joins ? [cost] : null,
-            windowEnds: rule.joins ? [windowEnd] : null,
-            wave,
+            combined: false,
+            costs: null,
+            windowEnds: null,
+            wave: 0,
           });
         }
+        continue;
       }
-      // the checks of different identities go out together; a quota's only once every rate limit has admitted
-      if (steps.length > 1 && steps.some((s) => s.wave > 0)) steps.sort((a, b) => a.wave - b.wave);
-    } catch (error) {
-      sink.failed(error);
-      return;
+      const wave = spec.tier === 'quota' ? 1 : 0;
+      // the limits of one identity kept in its hash: one identity-limits call, all or nothing
+      const partner = rule.joins
+        ? steps.find((s) => s.combined && s.keys[0] === key && s.mode === mode && (s.rules[0] as ActiveRule).spec.store === spec.store)
+        : undefined;
+      if (partner) {
+        partner.rules.push(rule);
+        (partner.costs as number[]).push(cost);
+        (partner.windowEnds as number[]).push(windowEnd);
+        if (wave > partner.wave) partner.wave = wave;
+      } else {
+        steps.push({
+          rules: [rule],
+          keys: [key],
+          mode,
+          cost,
+          incrementArg,
+          tag: null,
+          windowEnd,
+          combined: rule.joins,
+          costs: rule.joins ? [cost] : null,
+          windowEnds: rule.joins ? [windowEnd] : null,
+          wave,
+        });
+      }
     }
-    new Evaluation(context, steps, silent, plan, sink).run();
+    // the checks of different identities go out together; a quota's only once every rate limit has admitted
+    if (steps.length > 1 && steps.some((s) => s.wave > 0)) steps.sort((a, b) => a.wave - b.wave);
+    return new Evaluation(context, steps, silent, plan, sink);
   }
 
   return {
