@@ -140,14 +140,21 @@ export class Evaluation implements StoreListener {
 
   /** Starts the evaluation: the sink hears the decision now or once the store has answered. */
   run(): void {
+    this.proceed(false);
+  }
+
+  /**
+   * Goes on (reading the wave's replies first when they are in) and tells the sink once the
+   * request is decided. The sink is called outside the try: a sink that throws is not called again.
+   */
+  private proceed(replied: boolean): void {
     let decision: Decision | null;
     try {
-      decision = this.advance();
+      decision = replied && this.read() ? this.decision : this.advance();
     } catch (error) {
       this.sink.failed(error);
       return;
     }
-    // outside the try: a sink that throws is not called again
     if (decision !== null) this.sink.decided(decision);
   }
 
@@ -196,14 +203,7 @@ export class Evaluation implements StoreListener {
     } else if (reply !== null) this.replies[i] = reply;
     else (this.errors ??= [])[i] = error;
     if (--this.pending > 0) return;
-    let decision: Decision | null;
-    try {
-      decision = this.read() ? this.decision : this.advance();
-    } catch (again) {
-      this.sink.failed(again);
-      return;
-    }
-    if (decision !== null) this.sink.decided(decision);
+    this.proceed(true);
   }
 
   stored(reply: Reply): void {
