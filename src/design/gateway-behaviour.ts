@@ -1117,27 +1117,15 @@ export function kongRouteOrder(
     priority: KONG_BASE_PRIORITY,
   }));
   const seen = new Set(plan.groups.flatMap((g) => g.routes.map(key)));
-  for (const e of endpoints.filter((x) => x.class === 'health')) {
-    if (seen.has(key(e))) continue;
+  /** A Kong route of one endpoint of its own, once per endpoint. */
+  const single = (kind: 'exempt' | 'owner', e: { method: string; route: string }): void => {
+    if (seen.has(key(e))) return;
     seen.add(key(e));
-    routes.push({
-      kind: 'exempt',
-      routes: [{ method: e.method, route: e.route }],
-      methods: edgeMethods(e.method),
-      priority: KONG_BASE_PRIORITY,
-    });
-  }
+    routes.push({ kind, routes: [{ method: e.method, route: e.route }], methods: edgeMethods(e.method), priority: KONG_BASE_PRIORITY });
+  };
+  for (const e of endpoints) if (e.class === 'health') single('exempt', e);
   const taken = routes.flatMap((r) => r.routes);
-  for (const e of endpoints) {
-    if (seen.has(key(e)) || !taken.some((t) => owns(e, t))) continue;
-    seen.add(key(e));
-    routes.push({
-      kind: 'owner',
-      routes: [{ method: e.method, route: e.route }],
-      methods: edgeMethods(e.method),
-      priority: KONG_BASE_PRIORITY,
-    });
-  }
+  for (const e of endpoints) if (taken.some((t) => owns(e, t))) single('owner', e);
   // beats[i]: the routes route i must be tried before
   const unordered: KongRouteOrder['unordered'] = [];
   const beats = routes.map((a, i) =>
