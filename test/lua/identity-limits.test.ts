@@ -424,12 +424,15 @@ describe("identity-limits: the runtime's in-process twin", () => {
     await sleep(400 - (now % 400) + 5);
     const args = (cost: number) => [...bucket('req', 20, cost), ...rolling('quota', 5, 400, 3, cost)];
     const compare = async (cost: number) => {
+      const sent = performance.now();
       const fromRedis = await limits(hash, args(cost));
       const fromMemory = memory.run('identity-limits', [hash], args(cost));
-      // decision, used and the sign of the wait exactly; the times within the few ms between the two calls
+      // decision, used and the sign of the wait exactly; the times within the ms between the two
+      // calls: 5, or the measured gap when a loaded machine made it longer (it failed once so)
+      const gap = Math.max(5, Math.ceil(performance.now() - sent));
       expect([fromMemory[0], fromMemory[2], Math.sign(fromMemory[3]!)]).toEqual([fromRedis[0], fromRedis[2], Math.sign(fromRedis[3]!)]);
-      expect(Math.abs(fromMemory[3]! - fromRedis[3]!)).toBeLessThanOrEqual(5);
-      expect(Math.abs(fromMemory[4]! - fromRedis[4]!)).toBeLessThanOrEqual(5);
+      expect(Math.abs(fromMemory[3]! - fromRedis[3]!)).toBeLessThanOrEqual(gap);
+      expect(Math.abs(fromMemory[4]! - fromRedis[4]!)).toBeLessThanOrEqual(gap);
       return fromRedis;
     };
     for (const cost of [2, 2, 2, 6]) await compare(cost);
