@@ -72,6 +72,33 @@ const REASONS: Record<string, Reasoning> = {
   },
 };
 
+/**
+ * The same choices where the state is kept in the process (no store): what the store-backed
+ * text says about keys, expiries and Redis is not true there.
+ */
+const IN_PROCESS_REASONS: Record<string, Partial<Reasoning>> = {
+  'fairness:gcra': {
+    why: 'Request limits need rate plus burst, which is exactly how clients behave: idle clients save up a burst, busy ones are held to the sustained rate. GCRA is the token bucket written as one time per identity (the theoretical arrival time), held in the process, so a decision is one comparison and one write, and cost weighting is a multiplication.',
+    tradeoff:
+      'A full bucket admits a whole burst at once, so the instantaneous rate can briefly reach burst/1 s; that is the point of the burst and is sized per rule. The buckets live in the process: a restart empties them, so every caller starts again with a full bucket.',
+    alternatives: [
+      {
+        algorithm: 'token-bucket',
+        whyNot:
+          'Same behaviour, but the textbook form keeps fractional tokens plus a timestamp per identity and refills them on every decision; GCRA keeps one number.',
+      },
+      ...(REASONS['fairness:gcra']?.alternatives.filter((a) => a.algorithm !== 'token-bucket') ?? []),
+    ],
+  },
+  'ceiling:gcra': {
+    why: 'The ceiling is a request rate with a burst allowance, so it uses the same GCRA bucket as the fairness limits, one bucket for the whole process.',
+    tradeoff: 'One bucket every request passes through; a restart starts it full.',
+  },
+  'security:sliding-window-log': {
+    why: 'Brute-force limits must be exact: "10 attempts in any 15 minutes" must mean 10, not 20 across a window boundary. Legitimate auth volume is low, and each log holds at most its small limit of attempts, so keeping one timestamp per attempt is affordable (the memory estimate bounds the logs an attack can create).',
+  },
+};
+
 const EDGE_REASON: Reasoning = {
   why: "The gateway's own limiter is the cheapest place to reject and protects the application itself; its native algorithm is used as it is.",
   tradeoff:
@@ -154,19 +181,32 @@ export function runAsGcraLabel(rule: Pick<MatrixRule, 'algorithm' | 'layer'>): s
 const ORDER: RuleTier[] = ['ceiling', 'fairness', 'security', 'quota', 'outbound'];
 
 export function buildAlgorithms(rules: MatrixRule[]): AlgorithmDecision[] {
-  const groups = new Map<string, { tier: RuleTier; algorithm: Algorithm; ids: string[]; edge: boolean; label?: string }>();
+  const groups = new Map<
+    string,
+    { tier: RuleTier; algorithm: Algorithm; ids: string[]; edge: boolean; inProcess: boolean; label?: string }
+  >();
   for (const r of rules) {
     if (!r.algorithm) continue;
     const label = algorithmLabel(r);
     const key = `${r.tier}:${r.algorithm}${label ? ':rolling' : ''}`;
-    const g = groups.get(key) ?? { tier: r.tier, algorithm: r.algorithm, ids: [], edge: r.layer === 'edge', ...(label ? { label } : {}) };
+    const g = groups.get(key) ?? {
+      tier: r.tier,
+      algorithm: r.algorithm,
+      ids: [],
+      edge: r.layer === 'edge',
+      inProcess: true,
+      ...(label ? { label } : {}),
+    };
     g.ids.push(r.id);
+    // every rule of the group keeps its state in the process (none in a store or a gateway)
+    if (r.primitive !== 'in-process') g.inProcess = false;
     groups.set(key, g);
   }
   return [...groups.entries()]
     .sort(([, a], [, b]) => ORDER.indexOf(a.tier) - ORDER.indexOf(b.tier) || a.algorithm.localeCompare(b.algorithm))
     .map(([key, g]) => {
-      const reasoning = REASONS[key] ??
+      const stored = REASONS[key];
+      const reasoning = (stored && g.inProcess ? { ...stored, ...IN_PROCESS_REASONS[key] } : stored) ??
         (g.edge ? EDGE_REASON : undefined) ?? {
           why: `Chosen in a hand-written rule (${g.algorithm}).`,
           tradeoff: 'Not assessed by rl-design: review it against the default for this class of limit.',

@@ -241,6 +241,25 @@ describe('design builder', () => {
     expect(d.rules.every((r) => r.primitive === 'in-process')).toBe(true);
   });
 
+  it('explains in-process rules without Redis keys, expiries or script calls', () => {
+    const d = build({
+      goals: ['overload', 'abuse', 'fairness'],
+      stack: { topology: 'single', store: 'none' },
+      identities: ['user', 'ip'],
+      endpoints: [
+        { name: 'login', method: 'POST', route: '/login', class: 'auth', authKind: 'login', anonymous: true },
+        { name: 'items', method: 'GET', route: '/items', class: 'read' },
+      ],
+    });
+    const text = JSON.stringify([d.algorithms, d.enforcement.dualKeyAuth]);
+    expect(d.algorithms.map((a) => a.limitClass)).toEqual(expect.arrayContaining(['ceiling', 'fairness', 'security']));
+    expect(d.enforcement.dualKeyAuth).toMatch(/one step in the process/);
+    expect(text).not.toMatch(/Redis|hash tag|script call|sorted-set|expiry of one small key|deployment-wide key|bytes per key/);
+    // a store-backed design keeps the store's reasons
+    const stored = build({ goals: ['fairness'], stack: { topology: 'single', store: 'redis' } });
+    expect(stored.algorithms.find((a) => a.limitClass === 'fairness')?.tradeoff).toMatch(/Redis's millisecond expiry clock/);
+  });
+
   it('applies hand-written rules: override, remove and add', () => {
     const a = exampleAnswers('consumer-auth');
     const d = buildDesign(
