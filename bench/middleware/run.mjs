@@ -349,6 +349,7 @@ const HTTP_ROWS = [
   ['bare', 'bare'],
   ['limited', 'one rule: the generated middleware (RateLimit headers)'],
   ['rlf', 'one rule: rate-limiter-flexible `consume()` as in its README (no headers)'],
+  ['rlf-headers', 'one rule: rate-limiter-flexible `consume()`, plus the same two RateLimit headers set from its result'],
   ['erl', 'one rule: express-rate-limit + rate-limit-redis (draft-7 headers)'],
   ['floor', 'one rule, floor: a bare `evalsha` of gcra.lua per request, then next()'],
   ['saas-one', 'saas-platform: the generated middleware, one call per tenant (hybrid off)'],
@@ -420,9 +421,9 @@ async function httpBench(out, saasOut, redisPort) {
 
 /** The apps counted by --instructions: the HTTP table's, and the floor with the generated headers. */
 const INSTRUCTION_ROWS = [
-  ...HTTP_ROWS.slice(0, 5),
+  ...HTTP_ROWS.slice(0, 6),
   ['floor-headers', 'one rule, floor with headers: the bare `evalsha`, plus the two RateLimit headers the middleware sends'],
-  ...HTTP_ROWS.slice(5),
+  ...HTTP_ROWS.slice(6),
 ];
 
 /**
@@ -492,6 +493,9 @@ function instructionsTable(rows) {
       ? [
           `One rule, instructions a request costs over the bare app (app + Redis): the middleware ${fmt(over('limited'))}, ${vs('limited', 'rlf')} (${fmt(over('rlf'))}) and ${vs('limited', 'erl')} (${fmt(over('erl'))}); the floor ${fmt(over('floor'))}, with headers ${fmt(over('floor-headers'))}.`,
         ]
+      : []),
+    ...(have('bare', 'limited', 'rlf-headers')
+      ? [`With the same two headers on both sides: the middleware ${vs('limited', 'rlf-headers')} (${fmt(over('rlf-headers'))}).`]
       : []),
     ...(have('bare', 'saas-one', 'saas', 'rlf-saas', 'erl-saas')
       ? [
@@ -610,7 +614,7 @@ try {
     const vs = (m, peer) =>
       `${cost(m) <= cost(peer) ? 'at most' : 'more than'} ${peer} by req/s, ${cpuCost(m) <= cpuCost(peer) ? 'at most' : 'more than'} by CPU`;
     summary.unshift(
-      `One rule, cost vs bare (req/s / CPU per request, app + Redis): the middleware ${pct(cost('limited'))} / ${pct(cpuCost('limited'))}; rate-limiter-flexible ${pct(cost('rlf'))} / ${pct(cpuCost('rlf'))}; express-rate-limit + rate-limit-redis ${pct(cost('erl'))} / ${pct(cpuCost('erl'))}; a bare EVALSHA (floor) ${pct(cost('floor'))} / ${pct(cpuCost('floor'))}. Ours: ${vs('limited', 'rlf')}; ${vs('limited', 'erl')}.`,
+      `One rule, cost vs bare (req/s / CPU per request, app + Redis): the middleware ${pct(cost('limited'))} / ${pct(cpuCost('limited'))}; rate-limiter-flexible ${pct(cost('rlf'))} / ${pct(cpuCost('rlf'))}, with the same two headers ${pct(cost('rlf-headers'))} / ${pct(cpuCost('rlf-headers'))}; express-rate-limit + rate-limit-redis ${pct(cost('erl'))} / ${pct(cpuCost('erl'))}; a bare EVALSHA (floor) ${pct(cost('floor'))} / ${pct(cpuCost('floor'))}. Ours: ${vs('limited', 'rlf')}; ${vs('limited', 'rlf-headers')}; ${vs('limited', 'erl')}.`,
       `saas-platform, cost vs bare: the middleware with one call per tenant ${pct(cost('saas-one'))} / ${pct(cpuCost('saas-one'))}, as generated ${pct(cost('saas'))} / ${pct(cpuCost('saas'))}; rate-limiter-flexible ${pct(cost('rlf-saas'))} / ${pct(cpuCost('rlf-saas'))}; express-rate-limit + rate-limit-redis ${pct(cost('erl-saas'))} / ${pct(cpuCost('erl-saas'))}. One call per tenant: ${vs('saas-one', 'rlf-saas')}; ${vs('saas-one', 'erl-saas')}.`,
       ...(RATE > 0
         ? [

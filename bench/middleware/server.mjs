@@ -11,6 +11,9 @@
  * - limited-plain: the same with ioredis defaults;
  * - rlf: rate-limiter-flexible's RateLimiterRedis.consume(), mounted as its README's Express
  *   example does (429 on refusal, no headers);
+ * - rlf-headers: the same, plus the two RateLimit headers the generated middleware sends, made
+ *   from consume()'s result the way rate-limiter-flexible's README sets its example headers:
+ *   what a user of rate-limiter-flexible writes to keep the same response contract;
  * - erl: express-rate-limit with rate-limit-redis's RedisStore (its fixed window, draft-7
  *   RateLimit headers), the store's commands through ioredis as its README shows;
  * - floor: one bare EVALSHA of gcra.lua per request, then next(): what any Redis-backed
@@ -78,6 +81,26 @@ if (mode === 'limited' || mode === 'limited-plain') {
       .consume(apiKey(req))
       .then(() => next())
       .catch(() => res.status(429).send('Too Many Requests'));
+  });
+} else if (mode === 'rlf-headers') {
+  const limiter = new RateLimiterRedis({ storeClient: redis, keyPrefix: 'rlf', points: 1_000_000_000, duration: 60 });
+  const policy = '"fairness-per-api-key";q=1000000000;w=60';
+  const state = (r) => `"fairness-per-api-key";r=${r.remainingPoints};t=${Math.ceil(r.msBeforeNext / 1000)}`;
+  app.use((req, res, next) => {
+    limiter
+      .consume(apiKey(req))
+      .then((r) => {
+        res.setHeader('RateLimit-Policy', policy);
+        res.setHeader('RateLimit', state(r));
+        next();
+      })
+      .catch((r) => {
+        if (r instanceof Error) return next(r);
+        res.setHeader('Retry-After', String(Math.ceil(r.msBeforeNext / 1000)));
+        res.setHeader('RateLimit-Policy', policy);
+        res.setHeader('RateLimit', state(r));
+        res.status(429).send('Too Many Requests');
+      });
   });
 } else if (mode === 'rlf-saas') {
   const rate = new RateLimiterRedis({ storeClient: redis, keyPrefix: 'rlf-rate', points: 1_000_000_000, duration: 60 });
