@@ -170,3 +170,37 @@ describe('a rule the design derives for the edge', () => {
     expect(problems(tiny(5))).toEqual([expect.stringContaining('$.stack.gatewayNodes: 5 nginx nodes each count global-ceiling')]);
   });
 });
+
+describe('a refusal about rows sized from a ceiling a rules entry sets', () => {
+  const a = exampleAnswers('saas-platform');
+  // the anonymous endpoint made so costly that its share of the per-IP rate (a tenth of the
+  // ceiling set by hand, 25 req/s) is 1 per 200 s at nginx, below the 1 per minute it counts
+  const costly = {
+    ...a,
+    endpoints: (a.endpoints ?? []).map((e) => (e.name === 'public-catalog' ? { ...e, cost: 5000 } : e)),
+    rules: [
+      { id: 'export-per-user', identity: 'user', endpoints: ['export-orders'], rate: { requests: 5, per: 'minute' } },
+      { id: 'global-ceiling', rate: { requests: 300, per: 'second' } },
+    ],
+  } as Answers;
+
+  it("names the entry that sets the ceiling's rate (rules[1].rate), not the rules list, among what to change", () => {
+    const found = problems(costly);
+    expect(found).toEqual([expect.stringContaining("$.endpoints[3].cost: the design's edge rule anonymous-per-ip counts public-catalog")]);
+    expect(found[0]).toContain(
+      'a higher rate for anonymous-per-ip (traffic.clientPeakRps, traffic.clientsPerAddress, rules[1].rate, traffic.burstiness, failure.byClass)',
+    );
+    expect(found[0]).not.toMatch(/[(,] rules[,)]/);
+  });
+
+  it("names it in the refusal of a ceiling too many gateway nodes each count (the figure's source)", () => {
+    const nodes = {
+      ...a,
+      stack: { ...a.stack, gatewayNodes: 3 },
+      rules: [{ id: 'global-ceiling', rate: { requests: 1, per: 'minute' } }],
+    } as Answers;
+    const found = problems(nodes);
+    expect(found).toEqual([expect.stringContaining('$.stack.gatewayNodes: 3 nginx nodes each count global-ceiling')]);
+    expect(found[0]).toContain('a figure for global-ceiling of at least 3 per minute (from rules[0].rate)');
+  });
+});
