@@ -4,7 +4,7 @@
  * than shipped as a laxer rule; the same rule kept in the application is designed as stated.
  */
 import { describe, expect, it } from 'vitest';
-import type { Answers } from '../../src/answers/schema.js';
+import { Answers } from '../../src/answers/schema.js';
 import { generateNginx, nginxRate } from '../../src/codegen/gateway/nginx.js';
 import { buildDesign } from '../../src/design/build.js';
 import { cloudflareWindow, nginxWindow, unitWindow, wafWindow, windowLaxerBy } from '../../src/design/gateway-behaviour.js';
@@ -173,16 +173,17 @@ describe('a rule the design derives for the edge', () => {
 
 describe('a refusal about rows sized from a ceiling a rules entry sets', () => {
   const a = exampleAnswers('saas-platform');
-  // the anonymous endpoint made so costly that its share of the per-IP rate (a tenth of the
-  // ceiling set by hand, 25 req/s) is 1 per 200 s at nginx, below the 1 per minute it counts
-  const costly = {
+  // the anonymous endpoint made so costly (the most an endpoint may cost) that its share of the
+  // per-IP rate (a tenth of the ceiling set by hand, 10 req/s) is 1 per 100 s at nginx, below the
+  // 1 per minute it counts
+  const costly = Answers.parse({
     ...a,
-    endpoints: (a.endpoints ?? []).map((e) => (e.name === 'public-catalog' ? { ...e, cost: 5000 } : e)),
+    endpoints: (a.endpoints ?? []).map((e) => (e.name === 'public-catalog' ? { ...e, cost: 1000 } : e)),
     rules: [
       { id: 'export-per-user', identity: 'user', endpoints: ['export-orders'], rate: { requests: 5, per: 'minute' } },
-      { id: 'global-ceiling', rate: { requests: 300, per: 'second' } },
+      { id: 'global-ceiling', rate: { requests: 100, per: 'second' } },
     ],
-  } as Answers;
+  });
 
   it("names the entry that sets the ceiling's rate (rules[1].rate), not the rules list, among what to change", () => {
     const found = problems(costly);
