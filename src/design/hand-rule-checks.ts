@@ -84,7 +84,7 @@ export function edgeRateProblems(answers: Answers, design: Design): string[] {
         Math.floor((FLEET_RAISED_LIMIT * r.rate.requests) / r.rate.periodSeconds / (p.rate.requests / p.rate.periodSeconds) + 1e-9),
       );
       problems.push(
-        `  $.stack.gatewayNodes: ${formatNumber(p.nodes)} ${gatewayNodeName(scope.gateway)} nodes each count ${r.id} (${rateText(r.rate)} for the fleet) on their own, and a node admits no less than ${rateText(p.rate)}, so together they would admit ${rateText(raised)}, ${formatNumber(Math.round(raised.times * 10) / 10)} times the stated figure (more than ${FLEET_RAISED_LIMIT} times). Allowed: at most ${formatNumber(most)} nodes for this figure, or a figure for ${r.id} of at least ${rateText({ requests: p.rate.requests * p.nodes, periodSeconds: p.rate.periodSeconds })}${r.inputs?.length ? ` (from ${r.inputs.join(', ')})` : ''}, or a rules entry for ${r.id} with layer "middleware", which counts it once for every node (${IN_APP})`,
+        `  $.stack.gatewayNodes: ${formatNumber(p.nodes)} ${gatewayNodeName(scope.gateway)} nodes each count ${r.id} (${rateText(r.rate)} for the fleet) on their own, and a node admits no less than ${rateText(p.rate)}, so together they would admit ${rateText(raised)}, ${formatNumber(Math.round(raised.times * 10) / 10)} times the stated figure (more than ${FLEET_RAISED_LIMIT} times). Allowed: at most ${formatNumber(most)} nodes for this figure, or a figure for ${r.id} of at least ${rateText({ requests: p.rate.requests * p.nodes, periodSeconds: p.rate.periodSeconds })}${r.inputs?.length ? ` (from ${inputNames(answers, r, design).join(', ')})` : ''}, or a rules entry for ${r.id} with layer "middleware", which counts it once for every node (${IN_APP})`,
       );
     }
   }
@@ -113,6 +113,22 @@ function laxerText(r: MatrixRule, scope: Design['scope'], withinOne = true): str
 }
 
 /**
+ * The answers fields a rule's numbers come from (its inputs), as a refusal names them: the
+ * ceiling's rate set by a rules entry (ceilingInputs' "rules", for the ceiling and the rows sized
+ * from it) is that entry's field, rules[i].rate (the last entry for the ceiling that sets a rate,
+ * the one that applies).
+ */
+function inputNames(answers: Answers, r: MatrixRule, design: Design): string[] {
+  const ceiling = design.rules.find((x) => x.tier === 'ceiling' && x.source === 'overridden');
+  const hand = answers.rules ?? [];
+  let at = -1;
+  hand.forEach((h, i) => {
+    if (h.id === ceiling?.id && !h.remove && h.rate !== undefined) at = i;
+  });
+  return (r.inputs ?? []).map((f) => (f === 'rules' && at >= 0 ? `rules[${at}].rate` : f));
+}
+
+/**
  * A rule the design derives for the edge that its gateway would count more leniently: named by
  * the answers field its rate comes from (an endpoint's cost for a split by cost, else the first
  * of the rule's inputs), with what to change.
@@ -124,15 +140,16 @@ function derivedLaxerProblem(answers: Answers, r: MatrixRule, design: Design): s
   const units = r.edgeCost && r.edgeCost.units > 1 ? r.edgeCost.units : 1;
   const base = r.edgeCost?.of ?? r.id;
   const endpointAt = units > 1 ? (answers.endpoints ?? []).findIndex((e) => r.endpoints.includes(e.name)) : -1;
-  const field = endpointAt >= 0 ? `$.endpoints[${endpointAt}].cost` : `$.${r.inputs?.[0] ?? 'rules'}`;
+  const inputs = inputNames(answers, r, design);
+  const field = endpointAt >= 0 ? `$.endpoints[${endpointAt}].cost` : `$.${inputs[0] ?? 'rules'}`;
   const from =
     units > 1
       ? `${r.id} counts ${joinAnd(r.endpoints)} at ${base}'s ${rateText(r.edgeCost?.unitRate ?? l.stated)} divided by ${r.endpoints.length === 1 ? 'its' : 'their'} cost of ${formatNumber(units)}: ${rateText(l.stated)}`
       : `${r.id} states ${rateText(l.stated)}${r.derivation ? ` (${r.derivation.split('; ')[0]})` : ''}`;
   const change =
     units > 1
-      ? `a lower cost for ${r.endpoints.length === 1 ? 'this endpoint' : 'these endpoints'} or a higher rate for ${base}${r.edgeCost && r.inputs?.length ? ` (${r.inputs.join(', ')})` : ''}, so that ${component} can count it`
-      : `answers that give ${r.id} a rate ${component} can count${r.inputs?.length ? ` (${r.inputs.join(', ')})` : ''}`;
+      ? `a lower cost for ${r.endpoints.length === 1 ? 'this endpoint' : 'these endpoints'} or a higher rate for ${base}${r.edgeCost && inputs.length > 0 ? ` (${inputs.join(', ')})` : ''}, so that ${component} can count it`
+      : `answers that give ${r.id} a rate ${component} can count${inputs.length > 0 ? ` (${inputs.join(', ')})` : ''}`;
   return `  ${field}: the design's edge rule ${from}, which ${laxerText(r, scope, false)}, ${formatNumber(Math.round(l.overTime * 10) / 10)} times the rate the design states. Allowed: ${change}; or keep ${base} in the application with a rules entry {"id": "${base}", "layer": "middleware", ...} (${IN_APP})`;
 }
 

@@ -887,7 +887,7 @@ function addFairness(b: Builder, ctx: MatrixContext, endpoints: ResolvedEndpoint
         ? `The bucket holds ${formatNumber(burst)} tokens, raised from ${burstSeconds} s of rate (${formatNumber(Math.ceil(rps * burstSeconds))}) so the costliest call (${maxCost} tokens) can ever pass.`
         : `The bucket holds ${burstSeconds} s of rate (${formatNumber(burst)} tokens) for legitimate bursts.`;
     const why = perAddress
-      ? `The API knows its callers only by address, so the limit is sized per address, not per person: ${perAddress.derivation}. One address can then take at most ${formatPercentOf(rps, scope.traffic.peakRps)} of the ${rpsText(scope.traffic.peakRps)} peak.`
+      ? `The API knows its callers only by address, so the limit is sized per address, not per person: ${perAddress.derivation}. One address can then take at most ${addressShare(ctx, rps)}.`
       : `No plan promises a rate, so each ${pop.label} may use at most about a tenth of ${theCeiling(ctx)} (${rps === ceilingRps * 0.1 ? `${rpsText(rps)}` : `${rpsText(ceilingRps * 0.1)}, rounded down to ${rpsText(rps)}`}): ${formatNumber(Math.ceil(ceilingRps / rps))} ${pop.label}s at their full rate at once are needed to reach the ceiling (${formatNumber(ceilingRps)} / ${formatNumber(rps)}, rounded up).`;
     b.rules.push({
       id,
@@ -929,6 +929,18 @@ function addFairness(b: Builder, ctx: MatrixContext, endpoints: ResolvedEndpoint
       ],
     });
   }
+}
+
+/**
+ * "5% of the 2,400 req/s peak": the share of the traffic one address's rate can take. A ceiling
+ * that admits less than the peak (set by hand, or a measured capacity) caps what there is to
+ * share: the share is then of what it admits (admitted: the gateway fleet as its files ship it).
+ */
+function addressShare(ctx: MatrixContext, rps: number): string {
+  const peak = ctx.scope.traffic.peakRps;
+  const fleet = admitted(ctx).rps;
+  if (fleet >= peak) return `${formatPercentOf(rps, peak)} of the ${rpsText(peak)} peak`;
+  return `${formatPercentOf(rps, fleet)} of the ${rpsText(fleet)} the ceiling admits${ctx.ceilingByHand ? ' (set by hand in its rules entry)' : ''}, which caps the ${rpsText(peak)} peak`;
 }
 
 /** "0.25%": what share of `total` a rate is. */
@@ -982,7 +994,7 @@ function addAnonymous(b: Builder, ctx: MatrixContext, endpoints: ResolvedEndpoin
     const nat: Said[] = [
       { text: `Keyed on the trusted client IP, the only identity an anonymous caller has.${identified}`, about: ['key', 'identity'] },
       {
-        text: `It is sized per address, not per person: ${derivation}, so an office or a carrier-grade NAT address with that many people active at once still gets through. One address can take at most ${formatPercentOf(rps, scope.traffic.peakRps)} of the ${rpsText(scope.traffic.peakRps)} peak, so scraping from one address stays a small share.`,
+        text: `It is sized per address, not per person: ${derivation}, so an office or a carrier-grade NAT address with that many people active at once still gets through. One address can take at most ${addressShare(ctx, rps)}, so scraping from one address stays a small share.`,
         about: ['rate'],
       },
       { text: perNodeAddressNote(scope, edge, 'That share'), alone: perNodeAddressNote(scope, edge, 'Its rate'), about: ['layer', 'key'] },

@@ -74,6 +74,32 @@ const STORE_NAME: Record<string, string> = { redis: 'Redis', 'redis-cluster': 'R
 /** Peak rate above which a horizontally scaled API gets the local + distributed hybrid. */
 export const HYBRID_PEAK_RPS = 1000;
 
+/**
+ * The rate at which the given middleware rules meet requests at the traffic's peak, for the
+ * hybrid's choice: the stated peak, or what the ceiling lets through when it runs at the edge in
+ * front of the middleware over every endpoint the rules cover (fleetAdmission: the gateway fleet
+ * as its files ship it), whichever is lower. A ceiling in the middleware sees the whole peak: its
+ * check goes out together with the other rate limits of a request, so they meet every request
+ * it refuses too.
+ */
+function middlewarePeak(scope: Scope, rules: readonly MatrixRule[], checked: readonly MatrixRule[]): { rps: number; text: string } {
+  const peak = scope.traffic.peakRps;
+  const atPeak = { rps: peak, text: `${rpsText(peak)} peak` };
+  const ceilings = rules.filter((r) => r.tier === 'ceiling' && r.layer === 'edge' && r.identity === 'global' && r.rate);
+  if (ceilings.length === 0) return atPeak;
+  const names = new Set(ceilings.flatMap((r) => r.endpoints));
+  const covers =
+    ceilings.some((r) => r.endpoints.length === 0) ||
+    checked.every((r) => r.endpoints.length > 0 && r.endpoints.every((e) => names.has(e)));
+  if (!covers) return atPeak;
+  const admits = ceilings.reduce((n, r) => n + fleetAdmission(scope, r).rps, 0);
+  if (admits >= peak) return atPeak;
+  return {
+    rps: admits,
+    text: `the ${rpsText(admits)} that the edge's ceiling (${joinAnd(ceilings.map((r) => r.id))}) lets through to the middleware at the ${rpsText(peak)} peak`,
+  };
+}
+
 const SCRIPT_ALGORITHM = { gcra: 'gcra', 'sliding-window-log': 'sliding-window-log', 'fixed-window': 'fixed-window' } as const;
 
 /** A counter kept in a hash holds its count in 9 digits (identity-limits.lua): limits below this join. */
@@ -478,7 +504,8 @@ export function buildEnforcement(scope: Scope, rules: MatrixRule[], exempt: Reso
   const fairness = rules.filter(
     (r) => r.tier === 'fairness' && r.layer === 'middleware' && r.primitive === 'redis-lua' && typeof r.burst === 'number' && !r.field,
   );
-  if (scope.topology === 'horizontal' && scope.traffic.peakRps >= HYBRID_PEAK_RPS && fairness.length > 0) {
+  const seen = middlewarePeak(scope, rules, fairness);
+  if (scope.topology === 'horizontal' && seen.rps >= HYBRID_PEAK_RPS && fairness.length > 0) {
     const minBurst = Math.min(...fairness.map((r) => r.burst as number));
     // the fleet together admits at most a tenth of the smallest burst before Redis has counted
     const localBurst = Math.max(1, Math.floor(minBurst / (10 * scope.instances)));
@@ -487,7 +514,7 @@ export function buildEnforcement(scope: Scope, rules: MatrixRule[], exempt: Reso
       localBurst,
       instances: scope.instances,
       overAdmission: localBurst * scope.instances,
-      explanation: `At ${rpsText(scope.traffic.peakRps)} peak on ${scope.instances} instances, each instance keeps a small in-process bucket (${formatNumber(localBurst)} ${localBurst === 1 ? 'token' : 'tokens'} per identity, sized so the whole fleet holds at most a tenth of the smallest burst, ${formatNumber(minBurst)}, or 1 token per instance) in front of the shared Redis bucket: micro-bursts are absorbed without a network hop, and Redis keeps the fleet-wide count. The price, a firm bound: each instance holds at most ${formatNumber(localBurst)} admitted ${localBurst === 1 ? 'request' : 'requests'} per identity that Redis has not yet counted, so within any stretch of time the fleet admits at most ${scope.instances} x ${formatNumber(localBurst)} = ${formatNumber(localBurst * scope.instances)} extra requests per identity beyond what the shared bucket allows. Under contention a local charge Redis refuses is never dropped: it stays owed and is retried at the Retry-After Redis returns; the instance refuses the identity until then, and admits nothing on local credit (every request asks Redis) until the charge is paid.${inHash.length > 0 ? ` The fairness rules kept in their identity's hash (${inHash.map((r) => r.id).join(', ')}) have no local bucket: their identity's call goes to the store on every request anyway, so they stay exact.` : ''}`,
+      explanation: `At ${seen.text} on ${scope.instances} instances, each instance keeps a small in-process bucket (${formatNumber(localBurst)} ${localBurst === 1 ? 'token' : 'tokens'} per identity, sized so the whole fleet holds at most a tenth of the smallest burst, ${formatNumber(minBurst)}, or 1 token per instance) in front of the shared Redis bucket: micro-bursts are absorbed without a network hop, and Redis keeps the fleet-wide count. The price, a firm bound: each instance holds at most ${formatNumber(localBurst)} admitted ${localBurst === 1 ? 'request' : 'requests'} per identity that Redis has not yet counted, so within any stretch of time the fleet admits at most ${scope.instances} x ${formatNumber(localBurst)} = ${formatNumber(localBurst * scope.instances)} extra requests per identity beyond what the shared bucket allows. Under contention a local charge Redis refuses is never dropped: it stays owed and is retried at the Retry-After Redis returns; the instance refuses the identity until then, and admits nothing on local credit (every request asks Redis) until the charge is paid.${inHash.length > 0 ? ` The fairness rules kept in their identity's hash (${inHash.map((r) => r.id).join(', ')}) have no local bucket: their identity's call goes to the store on every request anyway, so they stay exact.` : ''}`,
     };
   }
 

@@ -4,7 +4,7 @@
  * than shipped as a laxer rule; the same rule kept in the application is designed as stated.
  */
 import { describe, expect, it } from 'vitest';
-import type { Answers } from '../../src/answers/schema.js';
+import { Answers } from '../../src/answers/schema.js';
 import { generateNginx, nginxRate } from '../../src/codegen/gateway/nginx.js';
 import { buildDesign } from '../../src/design/build.js';
 import { cloudflareWindow, nginxWindow, unitWindow, wafWindow, windowLaxerBy } from '../../src/design/gateway-behaviour.js';
@@ -168,5 +168,40 @@ describe('a rule the design derives for the edge', () => {
     // 2 nodes: 1 per second each, exactly the figure: no warning
     expect(buildDesign(tiny(2), { date: DATE }).rules.find((r) => r.id === 'global-ceiling')?.rationale).not.toContain('Warning');
     expect(problems(tiny(5))).toEqual([expect.stringContaining('$.stack.gatewayNodes: 5 nginx nodes each count global-ceiling')]);
+  });
+});
+
+describe('a refusal about rows sized from a ceiling a rules entry sets', () => {
+  const a = exampleAnswers('saas-platform');
+  // the anonymous endpoint made so costly (the most an endpoint may cost) that its share of the
+  // per-IP rate (a tenth of the ceiling set by hand, 10 req/s) is 1 per 100 s at nginx, below the
+  // 1 per minute it counts
+  const costly = Answers.parse({
+    ...a,
+    endpoints: (a.endpoints ?? []).map((e) => (e.name === 'public-catalog' ? { ...e, cost: 1000 } : e)),
+    rules: [
+      { id: 'export-per-user', identity: 'user', endpoints: ['export-orders'], rate: { requests: 5, per: 'minute' } },
+      { id: 'global-ceiling', rate: { requests: 100, per: 'second' } },
+    ],
+  });
+
+  it("names the entry that sets the ceiling's rate (rules[1].rate), not the rules list, among what to change", () => {
+    const found = problems(costly);
+    expect(found).toEqual([expect.stringContaining("$.endpoints[3].cost: the design's edge rule anonymous-per-ip counts public-catalog")]);
+    expect(found[0]).toContain(
+      'a higher rate for anonymous-per-ip (traffic.clientPeakRps, traffic.clientsPerAddress, rules[1].rate, traffic.burstiness, failure.byClass)',
+    );
+    expect(found[0]).not.toMatch(/[(,] rules[,)]/);
+  });
+
+  it("names it in the refusal of a ceiling too many gateway nodes each count (the figure's source)", () => {
+    const nodes = {
+      ...a,
+      stack: { ...a.stack, gatewayNodes: 3 },
+      rules: [{ id: 'global-ceiling', rate: { requests: 1, per: 'minute' } }],
+    } as Answers;
+    const found = problems(nodes);
+    expect(found).toEqual([expect.stringContaining('$.stack.gatewayNodes: 3 nginx nodes each count global-ceiling')]);
+    expect(found[0]).toContain('a figure for global-ceiling of at least 3 per minute (from rules[0].rate)');
   });
 });

@@ -8,7 +8,7 @@ import { generateCode } from '../../src/codegen/index.js';
 import { buildDesign } from '../../src/design/build.js';
 import { writeFileSync } from 'node:fs';
 import path from 'node:path';
-import { runCli, tempDir } from '../helpers/cli.js';
+import { generatedFiles, runCli, tempDir } from '../helpers/cli.js';
 import { exampleAnswers } from '../helpers/examples.js';
 
 const DATE = '2026-12-02';
@@ -151,5 +151,77 @@ describe('a ceiling set by hand below the stated peak', () => {
     const r = runCli(['generate', '-a', file, '--format', 'markdown', '--out', path.join(dir, 'out') + '/', '--date', DATE]);
     expect(r.code, r.stderr).toBe(0);
     expect(r.stderr).toContain("warning: the ceiling's rules entry sets 300 req/s, below the stated peak of 2,400 req/s (traffic.peakRps)");
+  });
+});
+
+describe('a ceiling set by hand below the peak caps what the middleware meets and what one address can take', () => {
+  const ceiling = (requests: number, more: object = {}) => ({ id: 'global-ceiling', rate: { requests, per: 'second' }, ...more });
+  const hybridOf = (a: Answers) => buildDesign(a, { date: DATE }).enforcement.hybrid;
+
+  it('keeps no in-process bucket when the ceiling at the edge lets the middleware see less than the hybrid threshold', () => {
+    // the 2,400 req/s peak alone asks for the hybrid; nginx's ceiling of 300 req/s in front of the middleware lets through no more
+    expect(hybridOf(exampleAnswers('saas-platform'))?.explanation).toMatch(/^At 2,400 req\/s peak on 6 instances, /);
+    expect(hybridOf(withRules([ceiling(300)]))).toBeUndefined();
+    // above the threshold it stays, sized and explained from what the edge lets through
+    expect(hybridOf(withRules([ceiling(1500)]))?.explanation).toMatch(
+      /^At the 1,500 req\/s that the edge's ceiling \(global-ceiling\) lets through to the middleware at the 2,400 req\/s peak on 6 instances, /,
+    );
+  });
+
+  it('keeps it at the peak when the ceiling runs in the middleware: its check meets every request it refuses', () => {
+    // (plans without quotas: each tenant's fairness rule in a key of its own, which the hybrid serves)
+    const a = exampleAnswers('saas-platform');
+    const plans = (a.plans ?? []).map(({ quota: _q, exhaustion: _e, ...p }) => p);
+    const none = { ...a, plans, quotas: undefined, stack: { ...a.stack, gateway: 'none' }, rules: [ceiling(300)] } as Answers;
+    expect(buildDesign(none, { date: DATE }).rules.find((r) => r.id === 'global-ceiling')?.layer).toBe('middleware');
+    expect(hybridOf(none)?.explanation).toMatch(/^At 2,400 req\/s peak on 6 instances, /);
+  });
+
+  it("states one address's share of what the ceiling admits, not of the peak it refuses", () => {
+    const share = (a: Answers, id: string) =>
+      rule(a, id)
+        ?.rationale?.split('. ')
+        .find((x) => x.startsWith('One address'));
+    expect(share(exampleAnswers('saas-platform'), 'anonymous-per-ip')).toBe(
+      'One address can take at most 2.08% of the 2,400 req/s peak, so scraping from one address stays a small share',
+    );
+    // 25 req/s of the 300 the two nginx nodes admit together: 8.33%, not the 1.04% of the 2,400 peak
+    expect(share(withRules([ceiling(300)]), 'anonymous-per-ip')).toBe(
+      'One address can take at most 8.33% of the 300 req/s the ceiling admits (set by hand in its rules entry), which caps the 2,400 req/s peak, so scraping from one address stays a small share',
+    );
+    // the fairness row of an API that knows its callers only by address says the same
+    const a = exampleAnswers('saas-platform');
+    const byAddress = {
+      ...a,
+      identities: ['ip'],
+      plans: undefined,
+      quotas: undefined,
+      access: undefined,
+      rules: [ceiling(300)],
+    } as unknown as Answers;
+    expect(share(byAddress, 'fairness-per-ip')).toBe(
+      'One address can then take at most 8.33% of the 300 req/s the ceiling admits (set by hand in its rules entry), which caps the 2,400 req/s peak',
+    );
+  });
+
+  it('generate: the document, the middleware it ships and the nginx file agree on the ceiling that caps the peak', () => {
+    const dir = tempDir();
+    const { openapi: _openapi, ...answers } = withRules([ceiling(300)]) as Answers & { openapi?: unknown };
+    const file = path.join(dir, 'rate-limit.answers.json');
+    writeFileSync(file, JSON.stringify(answers));
+    const { doc, files } = generatedFiles(file, DATE);
+    const design = files.find((f) => f.path === 'middleware/design.ts')?.content ?? '';
+    const server = files.find((f) => f.path === 'gateway/nginx-server.conf')?.content ?? '';
+    const http = files.find((f) => f.path === 'gateway/nginx.conf')?.content ?? '';
+    // no in-process bucket in the document or in the middleware: the 300 req/s nginx lets through is under the threshold
+    expect(doc).not.toContain('Local and distributed hybrid');
+    expect(design).toContain('  hybrid: null,');
+    // 150 req/s on each of the 2 nodes: the 300 req/s the document's share is of
+    expect(http).toMatch(/zone=rl_global_ceiling:\S+ rate=150r\/s;/);
+    expect(server).toContain('limit_req zone=rl_global_ceiling burst=150 nodelay;');
+    expect(doc).toContain('the ceiling admits 300 req/s, 150 req/s on each of the 2 nginx nodes');
+    expect(doc).toContain('One address can take at most 8.33% of the 300 req/s the ceiling admits (set by hand in its rules entry)');
+    expect(http).toMatch(/zone=rl_anonymous_per_ip:\S+ rate=25r\/s;/);
+    expect(doc).not.toMatch(/of the 2,400 req\/s peak|At 2,400 req\/s peak/);
   });
 });
