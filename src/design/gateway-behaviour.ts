@@ -1097,8 +1097,10 @@ export const KONG_BASE_PRIORITY = 100;
 
 /**
  * Kong tries regex routes by regex_priority, highest first, and a route that names methods before
- * one that does not whatever their priorities (Kong's router ranks routes by the number of
- * fields they match first); with equal priorities, which one wins is not defined. So each Kong
+ * one that does not (kong/router/transform.lua get_priority, Kong's default traditional_compatible
+ * router: one more matched field outweighs 1024 of regex_priority, and these priorities stay far
+ * closer; src/codegen/gateway/kong-router.ts ports it); with equal priorities the winner depends
+ * on Kong's route ids (atc-router), which no config sets. So each Kong
  * route gets a priority above every route whose requests it owns (a static segment beats a
  * parameter, as the middleware picks). An endpoint that owns requests of a rule's route but has
  * no route-scoped rule gets a route of its own without a rate limit (the service's applies), so

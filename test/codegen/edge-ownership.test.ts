@@ -15,20 +15,23 @@ import { AWS_PATH, CLOUDFLARE_PATH } from '../../src/codegen/gateway/cloud.js';
 import { ENVOY_FILTER_PATH } from '../../src/codegen/gateway/envoy.js';
 import { generateGateway } from '../../src/codegen/gateway/index.js';
 import { KONG_PATH } from '../../src/codegen/gateway/kong.js';
+import { kongSelect } from '../../src/codegen/gateway/kong-router.js';
 import { generateNginx } from '../../src/codegen/gateway/nginx.js';
 import { generateCode } from '../../src/codegen/index.js';
 import { checkDesign, formatFinding } from '../../src/constraints/index.js';
 import { burst, get, nginxPrefix, nginxTest, startNginx, type NginxPrefix, type RunningNginx } from './support/nginx.js';
 
 const FIXTURE = new URL('../fixtures/edge-cost/kong-search.answers.json', import.meta.url);
+/** GET and POST /items/:id (one per-IP rule) beside GET /items/export (a stricter one): the same rule ids as FIXTURE. */
+const METHOD_SPLIT = new URL('../fixtures/edge-cost/method-split.answers.json', import.meta.url);
 
-function answersFor(gateway: Gateway): Answers {
-  const answers = parseAnswers(readFileSync(FIXTURE, 'utf8'), 'kong-search.answers.json');
+function answersFor(gateway: Gateway, fixture: URL = FIXTURE): Answers {
+  const answers = parseAnswers(readFileSync(fixture, 'utf8'), fixture.pathname.split('/').pop() as string);
   return { ...answers, stack: { ...answers.stack, gateway } };
 }
 
-function designFor(gateway: Gateway): Design {
-  return buildDesign(answersFor(gateway), { date: '2026-12-03' });
+function designFor(gateway: Gateway, fixture: URL = FIXTURE): Design {
+  return buildDesign(answersFor(gateway, fixture), { date: '2026-12-03' });
 }
 
 const PART = 'anonymous-per-ip';
@@ -83,8 +86,8 @@ const SAMPLES: [string, string, string[]][] = [
   ['HEAD', '/parts/search', [SEARCH]],
 ];
 
-function fileOf(gateway: Gateway, path: string): string {
-  const f = generateGateway(designFor(gateway)).find((x) => x.path === path);
+function fileOf(gateway: Gateway, path: string, fixture: URL = FIXTURE): string {
+  const f = generateGateway(designFor(gateway, fixture)).find((x) => x.path === path);
   if (!f) throw new Error(`no ${path}`);
   return f.content;
 }
@@ -188,24 +191,15 @@ describe('AWS WAF: the rate-based rules whose scope-down matches a request', () 
 describe('Kong: the route a request reaches', () => {
   const doc = parseYaml(fileOf('kong', KONG_PATH));
   const routes: any[] = doc.services.flatMap((s: any) => s.routes);
-  /** Regex routes that match, highest regex_priority first; the rules their rate-limiting instance carries. */
-  const reached = (method: string, path: string): { priority: number; rules: string[] }[] =>
-    routes
-      .filter(
-        (r) =>
-          (!r.methods || r.methods.includes(method)) && (r.paths as string[]).some((p) => p.startsWith('~') && re(p.slice(1)).test(path)),
-      )
-      .map((r) => ({
-        priority: r.regex_priority as number,
-        rules: (r.plugins ?? []).flatMap((p: any) => (p.tags as string[]).filter((t) => t.startsWith('rule-')).map((t) => t.slice(5))),
-      }))
-      .sort((a, b) => b.priority - a.priority);
+  /** The routes Kong's router puts at the top for a request (kong-router.ts), and the rules their rate-limiting instance carries. */
+  const reached = (method: string, path: string): string[][] =>
+    kongSelect(routes, { method, uri: path }).map(({ route: r }) =>
+      (r.plugins ?? []).flatMap((p: any) => (p.tags as string[]).filter((t) => t.startsWith('rule-')).map((t) => t.slice(5))),
+    );
   for (const [method, path, want] of SAMPLES)
     it(`${method} ${path}: one route wins, and it counts ${want.join(', ')}`, () => {
-      const [first, second] = reached(method, path);
-      expect(first?.rules).toEqual(want);
-      // no other route that matches has the same priority (which one wins would not be defined)
-      if (second) expect(second.priority).toBeLessThan(first!.priority);
+      // one route alone at the top (with two, which one wins would depend on Kong's route ids)
+      expect(reached(method, path)).toEqual([want]);
     });
 });
 
@@ -215,7 +209,8 @@ describe('Kong: the route a request reaches', () => {
  * GET and HEAD only. `every`: whether the rules over every endpoint count it (not on an exempt
  * endpoint's requests).
  */
-const MATCHING: [string, string, string[], boolean][] = [
+type Matching = [string, string, string[], boolean][];
+const MATCHING: Matching = [
   ['GET', '/parts/abc', [PART], true],
   ['POST', '/parts/abc', [], true],
   ['GET', '/PARTS/abc', [PART], true],
@@ -228,9 +223,27 @@ const MATCHING: [string, string, string[], boolean][] = [
 ];
 const CEILING = 'global-ceiling';
 
-/** A gateway's verdict for each request of MATCHING, against the table (the ceiling when it runs at that gateway). */
-function matchingCases(counted: (method: string, path: string) => string[], ceiling: boolean): void {
-  for (const [method, path, scoped, every] of MATCHING) {
+/**
+ * GET,POST /items/:id and GET /items/export: the middleware picks the most specific route among
+ * those that take the request's method, so POST /items/export belongs to POST /items/:id (the
+ * export route does not take POST) and counts under its rule, GET /items/export under export's.
+ */
+const METHOD_SPLIT_MATCHING: Matching = [
+  ['GET', '/items/export', [SEARCH], true],
+  ['HEAD', '/items/export', [SEARCH], true],
+  ['POST', '/items/export', [PART], true],
+  ['POST', '/ITEMS/Export', [PART], true],
+  ['GET', '/ITEMS/EXPORT', [SEARCH], true],
+  ['GET', '/items/abc', [PART], true],
+  ['POST', '/items/abc', [PART], true],
+  ['PUT', '/items/export', [], true],
+  ['GET', '/healthz', [], false],
+  ['POST', '/healthz', [], true],
+];
+
+/** A gateway's verdict for each request of a table, against it (the ceiling when it runs at that gateway). */
+function matchingCases(counted: (method: string, path: string) => string[], ceiling: boolean, table: Matching): void {
+  for (const [method, path, scoped, every] of table) {
     const want = [...scoped, ...(every && ceiling ? [CEILING] : [])];
     it(`${method} ${path}: ${want.length > 0 ? want.join(', ') : 'no rule'}`, () => {
       expect([...counted(method, path)].sort()).toEqual([...want].sort());
@@ -263,9 +276,10 @@ function envoyRouteOf(routes: any[], method: string, path: string): any {
   });
 }
 
-describe('Method and letter case, as the middleware matches them: the rules each gateway counts a request under', () => {
+/** Each gateway's files for a fixture, through every request of its table. */
+function gatewayCases(fixture: URL, table: Matching): void {
   describe('nginx (a real nginx reports which zones key the request)', () => {
-    const design = designFor('nginx');
+    const design = designFor('nginx', fixture);
     const zones = ['anonymous_per_ip', 'anonymous_per_ip_cost_3', 'global_ceiling'];
     // each zone's map result as a response header: 1 when the request gets a key (is counted there)
     const expose = (content: string, path: string): string =>
@@ -286,7 +300,7 @@ describe('Method and letter case, as the middleware matches them: the rules each
       const result = await nginxTest(prefix);
       expect(result.ok, result.output).toBe(true);
     });
-    for (const [method, path, scoped, every] of MATCHING) {
+    for (const [method, path, scoped, every] of table) {
       const want = [...scoped, ...(every ? [CEILING] : [])].sort();
       it(`${method} ${path}: ${want.join(', ') || 'no rule'}`, async () => {
         const reply = await get(nginx.port, path, {}, method);
@@ -297,7 +311,7 @@ describe('Method and letter case, as the middleware matches them: the rules each
   });
 
   describe('Envoy: the route a request reaches, then the rate_limits entries and the local bucket that count it', () => {
-    const doc = parseYaml(fileOf('envoy', ENVOY_FILTER_PATH));
+    const doc = parseYaml(fileOf('envoy', ENVOY_FILTER_PATH, fixture));
     const host = doc.http_connection_manager.route_config.virtual_hosts[0];
     const counted = (method: string, path: string): string[] => {
       const off = envoyRouteOf(host.routes, method, path)?.typed_per_filter_config;
@@ -318,36 +332,35 @@ describe('Method and letter case, as the middleware matches them: the rules each
         ...(local ? [CEILING] : []),
       ];
     };
-    matchingCases(counted, true);
+    matchingCases(counted, true, table);
   });
 
   describe('AWS WAF: the rate-based rules whose scope-down matches (the ceiling is a stage throttle there)', () => {
-    const doc = JSON.parse(fileOf('aws-api-gateway', AWS_PATH));
-    matchingCases((method, path) => wafCounted(doc, method, path), false);
-    it('states what the statements cost, and the cost is what the statements add up to', () => {
-      const rules = doc.wafRateBasedRules as any[];
-      // part: 2 (rule) + 3 (GET|HEAD) + 13 (path, LOWERCASE) + 13 (search's path, LOWERCASE); search: 2 + 3 + 13
-      expect(rules.map((r) => /Capacity: (\d+) WCU/.exec(r._note)?.[1])).toEqual(['31', '18']);
-      expect((doc._comment as string[]).join(' ')).toContain('The rate-based rules here take 49 WCU');
-    });
+    const doc = JSON.parse(fileOf('aws-api-gateway', AWS_PATH, fixture));
+    matchingCases((method, path) => wafCounted(doc, method, path), false, table);
+    if (fixture === FIXTURE)
+      it('states what the statements cost, and the cost is what the statements add up to', () => {
+        const rules = doc.wafRateBasedRules as any[];
+        // part: 2 (rule) + 3 (GET|HEAD) + 13 (path, LOWERCASE) + 13 (search's path, LOWERCASE); search: 2 + 3 + 13
+        expect(rules.map((r) => /Capacity: (\d+) WCU/.exec(r._note)?.[1])).toEqual(['31', '18']);
+        expect((doc._comment as string[]).join(' ')).toContain('The rate-based rules here take 49 WCU');
+      });
   });
 
   describe('Cloudflare: the rules whose expression matches', () => {
-    matchingCases(cfCounted(JSON.parse(fileOf('cloudflare', CLOUDFLARE_PATH))), true);
+    matchingCases(cfCounted(JSON.parse(fileOf('cloudflare', CLOUDFLARE_PATH, fixture))), true, table);
   });
 
   describe('Kong: the route a request reaches, and the rate limits of the route and its service', () => {
-    const doc = parseYaml(fileOf('kong', KONG_PATH));
+    const doc = parseYaml(fileOf('kong', KONG_PATH, fixture));
     const counted = (method: string, path: string): string[] => {
       const entries = (doc.services as any[]).flatMap((s) => (s.routes as any[]).map((r) => ({ r, s })));
-      const takes = (x: { r: any }): boolean => !x.r.methods || x.r.methods.includes(method);
-      const regex = entries
-        .filter((x) => takes(x) && (x.r.paths as string[]).some((p) => p.startsWith('~') && re(p.slice(1)).test(path)))
-        .sort((a, b) => (b.r.methods ? 1 : 0) - (a.r.methods ? 1 : 0) || b.r.regex_priority - a.r.regex_priority);
-      const prefix = entries
-        .filter((x) => takes(x) && (x.r.paths as string[]).some((p) => !p.startsWith('~') && path.startsWith(p)))
-        .sort((a, b) => Math.max(...b.r.paths.map((p: string) => p.length)) - Math.max(...a.r.paths.map((p: string) => p.length)));
-      const hit = regex[0] ?? prefix[0];
+      const top = kongSelect(
+        entries.map((x) => x.r),
+        { method, uri: path },
+      );
+      expect(top.length, `${method} ${path}: routes tied at the top`).toBeLessThanOrEqual(1);
+      const hit = entries.find((x) => x.r === top[0]?.route);
       if (!hit) return [];
       const tags = (plugins: any[] | undefined): string[] =>
         (plugins ?? [])
@@ -355,7 +368,22 @@ describe('Method and letter case, as the middleware matches them: the rules each
           .flatMap((p) => (p.tags as string[]).filter((t) => t.startsWith('rule-')).map((t) => t.slice(5)));
       return [...new Set([...tags(hit.r.plugins), ...tags(hit.s.plugins)])];
     };
-    matchingCases(counted, true);
+    matchingCases(counted, true, table);
+  });
+}
+
+describe('Method and letter case, as the middleware matches them: the rules each gateway counts a request under', () => {
+  gatewayCases(FIXTURE, MATCHING);
+});
+
+describe('A fixed path beside a parameter route of more methods (GET,POST /items/:id, GET /items/export): each gateway counts POST /items/export under :id', () => {
+  gatewayCases(METHOD_SPLIT, METHOD_SPLIT_MATCHING);
+  it('validate finds every gateway file right', () => {
+    for (const g of ['nginx', 'envoy', 'kong', 'aws-api-gateway', 'cloudflare'] as Gateway[]) {
+      const design = designFor(g, METHOD_SPLIT);
+      const rules = checkDesign(design, generateCode(design)).find((r) => r.id === 'complete-rules')!;
+      expect(rules.findings.filter((f) => f.messageId === 'edgeScopeDiffers').map((f) => formatFinding(f))).toEqual([]);
+    }
   });
 });
 

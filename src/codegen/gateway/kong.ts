@@ -157,14 +157,25 @@ function endpointKey(r: EdgeRoute): string {
   return kongEndpointKey(r.method, r.route);
 }
 
+/**
+ * A route's Kong regex path. Kong 3 takes a regex path only as `~/...` (typedefs.lua
+ * router_path: "should start with: / (fixed path) or ~/ (regex path)"; it refuses the whole
+ * file otherwise) and anchors it at the start itself (transform.lua path_val_transform puts `^`
+ * first); `(?i)` after the leading slash, as the middleware matches paths in any letter case
+ * (Rust's regex crate and PCRE take an inline flag anywhere: it holds for the rest); `$` at the end.
+ */
+export function kongRoutePath(r: Pick<EdgeRoute, 'pathBody'>): string {
+  const rest = r.pathBody.replace(/^\//, '');
+  return rest === '' ? '~/$' : `~/(?i)${rest}$`;
+}
+
 /** One Kong route for endpoints that share their methods (Kong matches any listed method with any path). */
 function routeEntry(name: string, group: EdgeRoute[], plugins: Record<string, unknown>[], priority: number): Record<string, unknown> {
   const first = group[0] as EdgeRoute;
   return {
     name,
     ...(first.methods ? { methods: first.methods } : {}),
-    // regex paths start with "~" (Kong 3); (?i) as the frameworks match paths case-insensitively
-    paths: group.map((r) => `~(?i)^${r.pathBody}$`),
+    paths: group.map(kongRoutePath),
     // above every route whose requests it owns (a static segment beats a parameter): kongRouteOrder
     regex_priority: priority,
     strip_path: false,

@@ -21,7 +21,8 @@ import {
   RULE_DESCRIPTOR_KEY,
 } from './envoy.js';
 import { asciiLower, edgeRules, exemptRoutes, ownedRoute, statedFailModes } from './edge.js';
-import { KONG_PATH } from './kong.js';
+import { KONG_PATH, kongRoutePath } from './kong.js';
+import { kongRouterPathError, kongSelect } from './kong-router.js';
 import { NGINX_HTTP_PATH, NGINX_SERVER_PATH, nginxZones } from './nginx.js';
 
 export interface ShippedEdgeLimit {
@@ -742,25 +743,45 @@ function wafCounts(files: readonly CodeFile[]): ((method: string, path: string) 
       .map((r) => String(r?.Name ?? ''));
 }
 
-/** Kong: the route a sample reaches (routes naming methods first, then the highest regex_priority), or all tied at the top. */
-function kongWinners(files: readonly CodeFile[]): ((method: string, path: string) => { name: string; paths: string[] }[]) | undefined {
+/**
+ * Kong: the route a sample reaches as Kong's router picks it (kong-router.ts, a port of Kong's
+ * priority), or every route tied at the top; and the route paths Kong refuses (the whole file then).
+ */
+function kongWinners(files: readonly CodeFile[]):
+  | {
+      refused: { name: string; path: string; why: string }[];
+      /** Whether a route has this path and takes this method. */
+      holds: (path: string, method: string) => boolean;
+      select: (method: string, path: string) => { name: string; paths: string[]; methods: string[] | null }[];
+    }
+  | undefined {
   const file = files.find((f) => f.path === KONG_PATH);
   const doc = file ? readYaml(file.content) : undefined;
   if (!file || !doc) return undefined;
-  const routes = ((doc.services as any[]) ?? []).flatMap((s) => (s?.routes as any[]) ?? []);
-  return (method, path) => {
-    const hits = routes.filter((r) => {
-      const methods: unknown[] = Array.isArray(r?.methods) ? r.methods : [];
-      if (methods.length > 0 && !methods.includes(method)) return false;
-      return ((r?.paths as unknown[]) ?? []).some(
-        (p) => typeof p === 'string' && p.startsWith('~') && (jsRegex(p.slice(1))?.test(path) ?? false),
-      );
-    });
-    const rank = (r: any): number => (Array.isArray(r?.methods) && r.methods.length > 0 ? 1e9 : 0) + Number(r?.regex_priority ?? 0);
-    const top = Math.max(...hits.map(rank));
-    return hits
-      .filter((r) => rank(r) === top)
-      .map((r) => ({ name: String(r?.name ?? '?'), paths: ((r?.paths as unknown[]) ?? []).map(String) }));
+  const routes: any[] = ((doc.services as any[]) ?? [])
+    .flatMap((s) => (s?.routes as any[]) ?? [])
+    .filter((r) => r && typeof r === 'object');
+  const refused = routes.flatMap((r) =>
+    ((Array.isArray(r.paths) ? r.paths : []) as unknown[]).flatMap((p) => {
+      const why = kongRouterPathError(p);
+      return why ? [{ name: String(r.name ?? '?'), path: String(p), why }] : [];
+    }),
+  );
+  return {
+    refused,
+    holds: (path, method) =>
+      routes.some(
+        (r) =>
+          Array.isArray(r.paths) &&
+          r.paths.includes(path) &&
+          (!Array.isArray(r.methods) || r.methods.length === 0 || r.methods.includes(method)),
+      ),
+    select: (method, path) =>
+      kongSelect(routes, { method, uri: path }).map(({ route: r }) => ({
+        name: String(r?.name ?? '?'),
+        paths: ((r?.paths as unknown[]) ?? []).map(String),
+        methods: Array.isArray(r?.methods) && r.methods.length > 0 ? r.methods.map(String) : null,
+      })),
   };
 }
 
@@ -803,6 +824,13 @@ function ownershipScope(design: Design, files: readonly CodeFile[]): ShippedScop
     ],
   ];
   const kong = kongWinners(files);
+  for (const r of kong?.refused ?? []) {
+    out.push({
+      file: KONG_PATH,
+      stated: 'a Kong config that Kong loads',
+      shipped: `gives route ${r.name} the path ${r.path}, which Kong refuses (${r.why}), and with it the whole file`,
+    });
+  }
   for (const e of endpoints) {
     for (const sample of endpointSamples(e)) {
       const { rules: want, owner } = expected(sample.method, sample.path);
@@ -822,11 +850,15 @@ function ownershipScope(design: Design, files: readonly CodeFile[]): ShippedScop
         });
       }
       if (!kong) continue;
-      const winners = kong(sample.method, sample.path);
-      const own = `~(?i)^${ownedRoute(design, e.method, e.route).pathBody}$`;
-      const mine = winners.filter((w) => w.paths.includes(own));
+      const winners = kong.select(sample.method, sample.path);
+      const own = kongRoutePath(ownedRoute(design, e.method, e.route));
+      // the endpoint's own route: its path, and its methods or none (two endpoints on one path differ in methods)
+      const methods = [...(edgeMethods(e.method) ?? [])].sort().join(',');
+      const mine = winners.filter((w) => w.paths.includes(own) && (w.methods === null || [...w.methods].sort().join(',') === methods));
       if (owner === `${e.method.toUpperCase()} ${e.route}`) {
-        if (winners.length > 0 && (mine.length !== 1 || winners.length > 1)) {
+        // an endpoint without a Kong route of its own goes to a route of no endpoint (the catch-all: the service's rules)
+        const wrong = kong.holds(own, sample.method) ? mine.length !== 1 : winners.some((w) => w.paths.some((p) => p.startsWith('~')));
+        if (winners.length > 1 || (winners.length > 0 && wrong)) {
           out.push({
             file: KONG_PATH,
             stated: `that ${sample.label} reaches the Kong route of its own endpoint, the most specific`,

@@ -4,10 +4,13 @@
  *   config as Kong's schema for it defines them (kong/plugins/rate-limiting/schema.lua and
  *   kong/tools/redis/schema.lua in Kong 3.x: field names and types, one_of sets, gt bounds,
  *   and its entity checks), and the documented config of `rate-limiting-advanced`;
- * - a model of Kong's plugin resolution: per request, the router picks one route; for each
- *   plugin name one instance runs, the most specific of route+service > route > service >
- *   global (consumers aside: the file configures none).
+ * - a model of Kong's plugin resolution: per request, the router picks one route (the port of
+ *   Kong's router in src/codegen/gateway/kong-router.ts); for each plugin name one instance
+ *   runs, the most specific of route+service > route > service > global (consumers aside: the
+ *   file configures none).
  */
+
+import { kongRouterPathError, kongSelect } from '../../../src/codegen/gateway/kong-router.js';
 
 type Obj = Record<string, any>;
 
@@ -197,8 +200,9 @@ function checkRoute(path: string, r: unknown, names: Set<string>, pluginNames: S
   names.add(r.name);
   if (!Array.isArray(r.paths) || r.paths.length === 0) errors.push(`${path}: a route needs paths (or hosts or methods)`);
   for (const p of r.paths ?? []) {
-    if (typeof p !== 'string' || !(p.startsWith('/') || p.startsWith('~')))
-      errors.push(`${path}.paths: ${String(p)} must start with / or ~`);
+    // kong/db/schema/typedefs.lua router_path (Kong 3.0 to 3.10)
+    const why = kongRouterPathError(p);
+    if (why) errors.push(`${path}.paths: ${String(p)}: ${why}`);
   }
   for (const m of r.methods ?? []) if (!/^[A-Z]+$/.test(m)) errors.push(`${path}.methods: ${m} is not an uppercase method`);
   if (r.regex_priority !== undefined && !Number.isInteger(r.regex_priority)) errors.push(`${path}.regex_priority: an integer`);
@@ -266,40 +270,20 @@ interface RouteRef {
   route: Obj;
 }
 
-function routeMatches(route: Obj, method: string, path: string): boolean {
-  if (Array.isArray(route.methods) && !route.methods.includes(method)) return false;
-  return (route.paths as string[]).some((p) => {
-    if (p.startsWith('~')) {
-      let re = p.slice(1);
-      const insensitive = re.startsWith('(?i)');
-      if (insensitive) re = re.slice(4);
-      return new RegExp(re, insensitive ? 'i' : '').test(path);
-    }
-    return path.startsWith(p);
-  });
-}
-
 /**
- * Kong's router, as far as this file needs it: among matching routes, those that match on more
- * fields (methods as well as paths) first, then the higher regex_priority, then regex paths
- * over prefix paths, then the longer prefix.
+ * The route Kong's router picks for a request (src/codegen/gateway/kong-router.ts, a port of
+ * kong/router/transform.lua get_priority and the ATC router's order); undefined when none
+ * matches or when several tie at the top (then Kong's pick depends on route ids).
  */
 export function kongRoute(doc: Obj, method: string, path: string): RouteRef | undefined {
-  const candidates: RouteRef[] = [];
-  for (const service of doc.services ?? [])
-    for (const route of service.routes ?? []) if (routeMatches(route, method, path)) candidates.push({ service, route });
-  const score = (c: RouteRef): number[] => [
-    Array.isArray(c.route.methods) ? 1 : 0,
-    c.route.regex_priority ?? 0,
-    (c.route.paths as string[]).some((p) => p.startsWith('~')) ? 1 : 0,
-    Math.max(...(c.route.paths as string[]).map((p) => p.length)),
-  ];
-  candidates.sort((a, b) => {
-    const [x, y] = [score(a), score(b)];
-    for (let i = 0; i < x.length; i++) if (x[i] !== y[i]) return (y[i] as number) - (x[i] as number);
-    return 0;
-  });
-  return candidates[0];
+  const refs: RouteRef[] = [];
+  for (const service of doc.services ?? []) for (const route of service.routes ?? []) refs.push({ service, route });
+  const top = kongSelect(
+    refs.map((r) => r.route),
+    { method, uri: path },
+  );
+  if (top.length !== 1) return undefined;
+  return refs.find((r) => r.route === top[0]?.route);
 }
 
 /**
