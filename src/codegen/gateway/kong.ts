@@ -261,7 +261,7 @@ export function kongEdgeRefusals(design: Design): EdgeRefusal[] {
     ...(advanced.length > 0
       ? [
           {
-            by: `Kong's ${KONG_CEILING_PLUGIN} plugin`,
+            by: `Kong's ${KONG_CEILING_PLUGIN} plugin (Kong Enterprise)`,
             ruleIds: advanced.map((r) => r.id),
             headers: [
               { name: 'Content-Type', value: KONG_JSON, byGateway: 'kong.response.exit writes a table body as JSON' },
