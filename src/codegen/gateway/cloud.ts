@@ -29,11 +29,13 @@ import {
   edgeRules,
   exemptRoutes,
   rateText,
+  type EdgeRefusal,
   type EdgeRoute,
   type EdgeRule,
   type RetryAfterFinding,
   failStatement,
   killSwitchNote,
+  refusalHeader,
 } from './edge.js';
 
 export const AWS_PATH = 'gateway/aws-api-gateway.json';
@@ -45,7 +47,14 @@ const CLOUDFLARE_CONTENT_TYPE: (typeof CLOUDFLARE_CONTENT_TYPES)[number] = 'appl
 
 /** API Gateway's own 429s: its throttling, and a usage plan's quota. */
 const AWS_429_RESPONSES = ['THROTTLED', 'QUOTA_EXCEEDED'] as const;
-const RETRY_AFTER_PARAM = 'gatewayresponse.header.Retry-After';
+const GATEWAY_RESPONSE_HEADER = 'gatewayresponse.header.';
+const RETRY_AFTER_PARAM = `${GATEWAY_RESPONSE_HEADER}Retry-After`;
+/** The ContentType a WAF custom response body names, by the Content-Type it is served with. */
+const WAF_CONTENT_TYPES: Readonly<Record<string, string>> = {
+  'application/json': 'APPLICATION_JSON',
+  'text/plain': 'TEXT_PLAIN',
+  'text/html': 'TEXT_HTML',
+};
 /** A usage plan quota resets at the start of its period: a day is the shortest (and the default here). */
 const QUOTA_RETRY_AFTER = 86400;
 
@@ -77,10 +86,74 @@ export function awsUsagePlanName(design: Design): string {
   return `${slug(design.scope.projectName)}-api-keys`;
 }
 
+/** application/problem+json is not a type API Gateway's templates or WAF's bodies are served as: the problem shape goes as JSON. */
+const AWS_CONTENT_TYPE = 'application/json';
+
+/**
+ * The 429s of the AWS file: API Gateway's THROTTLED gateway response, for the stage and usage
+ * plan throttles (the global and API-key rules; it goes in the file whether or not one is
+ * there, since the account's own limit throttles too), and the WAF rate-based rules' custom
+ * response, for the per-IP rules. awsConfig writes both from these; `rules` is empty when the
+ * design has none of that kind.
+ */
+function awsAnswers(design: Design): { throttle: EdgeRefusal & { rules: EdgeRule[] }; waf: EdgeRefusal & { rules: EdgeRule[] } } {
+  const rules = edgeRules(design);
+  const throttled = rules.filter((r) => r.key === 'global' || r.key === 'api-key');
+  const ipRules = rules.filter((r) => r.key === 'ip');
+  // API Gateway throttles with token buckets (stage, method and usage plan settings, and the
+  // account's own limit): after a refusal the next token comes one emission interval later
+  const throttleRetryAfter = edgeRetryAfter(throttled);
+  // WAF refuses until the rate over its evaluation window falls: the longest window is the honest wait
+  const wafRetryAfter = Math.max(edgeRetryAfter(rules), ...ipRules.map((r) => windowOf(design, r).periodSeconds));
+  const served = 'API Gateway and AWS WAF offer no problem+json type: the problem shape is served as application/json.';
+  return {
+    throttle: {
+      rules: throttled,
+      by: "API Gateway's throttling (its THROTTLED gateway response)",
+      ruleIds: throttled.map((r) => r.id),
+      ...gatewayAnswer(design, throttled, throttleRetryAfter),
+      notes: [served, `Retry-After is one token of the slowest throttle; the account's own limit answers with the same response.`],
+    },
+    waf: {
+      rules: ipRules,
+      by: "AWS WAF (the rate-based rule's Block action, with its custom response)",
+      ruleIds: ipRules.map((r) => r.id),
+      headers: [
+        { name: 'Content-Type', value: AWS_CONTENT_TYPE },
+        { name: 'Retry-After', value: String(wafRetryAfter) },
+      ],
+      body: edgeProblemBody(design, ipRules, wafRetryAfter),
+      notes: [served, 'WAF blocks until the rate over its evaluation window falls, so Retry-After is the longest window.'],
+    },
+  };
+}
+
+/** A 429 gateway response of API Gateway's own throttles and quotas: its headers (Content-Type first) and body. */
+function gatewayAnswer(design: Design, rules: EdgeRule[], seconds: number): Pick<EdgeRefusal, 'headers' | 'body'> {
+  return {
+    headers: [
+      { name: 'Content-Type', value: AWS_CONTENT_TYPE },
+      { name: 'Retry-After', value: String(seconds) },
+      { name: 'Cache-Control', value: 'no-store' },
+    ],
+    body: edgeProblemBody(design, rules, seconds),
+  };
+}
+
+/** The 429s the AWS file answers for the design's edge rules: API Gateway's throttles, AWS WAF's rate-based rules. */
+export function awsEdgeRefusals(design: Design): EdgeRefusal[] {
+  const { throttle, waf } = awsAnswers(design);
+  return [throttle, waf].filter((x) => x.rules.length > 0).map(({ rules: _rules, ...refusal }) => refusal);
+}
+
+/** A header's value in a gateway response's ResponseParameters: a static value, single-quoted. */
+function staticParam(value: string | undefined): string {
+  return `'${value ?? ''}'`;
+}
+
 /** The JSON example for AWS, as data (exported for tests). */
 export function awsConfig(design: Design): Record<string, unknown> {
   const rules = edgeRules(design);
-  const retryAfter = edgeRetryAfter(rules);
   const globalRules = rules.filter((r) => r.key === 'global');
   const keyRules = rules.filter((r) => r.key === 'api-key');
   const ipRules = rules.filter((r) => r.key === 'ip');
@@ -123,25 +196,29 @@ export function awsConfig(design: Design): Record<string, unknown> {
       `${rateText(r.rate)}, burst ${w.burst}, as ${where}${missed.length > 0 ? `; not counted on ${missed.map((m) => `${m.method} ${m.route}`).join(', ')} (${[...new Set(missed.map((m) => m.holder))].join(', ')} holds the throttle there)` : ''}; ${failStatement(r, AWS_WHERE)}.`,
     );
   };
-  // API Gateway throttles with token buckets (stage, method and usage plan settings, and the
-  // account's own limit): after a refusal the next token comes one emission interval later
-  const throttleRetryAfter = edgeRetryAfter([...globalRules, ...keyRules]);
-  const gatewayResponse = (type: (typeof AWS_429_RESPONSES)[number], seconds: number, note: string): Record<string, unknown> => ({
+  const { throttle, waf } = awsAnswers(design);
+  const throttleRetryAfter = Number(refusalHeader(throttle, 'Retry-After')?.value);
+  const gatewayResponse = (
+    type: (typeof AWS_429_RESPONSES)[number],
+    answer: Pick<EdgeRefusal, 'headers' | 'body'>,
+    note: string,
+  ): Record<string, unknown> => ({
     Type: 'AWS::ApiGateway::GatewayResponse',
     Properties: {
       RestApiId: '<rest-api-id>',
       ResponseType: type,
       StatusCode: '429',
       // static header values are single-quoted
-      ResponseParameters: { [RETRY_AFTER_PARAM]: `'${seconds}'`, 'gatewayresponse.header.Cache-Control': "'no-store'" },
+      ResponseParameters: Object.fromEntries(
+        answer.headers.filter((h) => h.name !== 'Content-Type').map((h) => [`${GATEWAY_RESPONSE_HEADER}${h.name}`, staticParam(h.value)]),
+      ),
       // API Gateway's own 429s come from its throttles (stage, usage plan), never from a WAF rule
-      ResponseTemplates: { 'application/json': JSON.stringify(edgeProblemBody(design, [...globalRules, ...keyRules], seconds)) },
+      ResponseTemplates: { [refusalHeader(answer, 'Content-Type')?.value ?? AWS_CONTENT_TYPE]: JSON.stringify(answer.body) },
     },
     _note: note,
   });
-  /** WAF refuses until the rate over its evaluation window falls: the longest window is the honest wait. */
-  const wafRetryAfter = Math.max(retryAfter, ...ipRules.map((r) => windowOf(design, r).periodSeconds));
-  const body = JSON.stringify(edgeProblemBody(design, ipRules, wafRetryAfter));
+  const wafRetryAfter = refusalHeader(waf, 'Retry-After')?.value;
+  const body = JSON.stringify(waf.body);
   const scopeDowns = ipRules.map((r) => wafScopeDown(r, exemptRoutes(design)));
   const wafTotal = scopeDowns.reduce((n, st) => n + 2 + wafWcu(st), 0);
   // the stage and usage plan throttles match resource paths as spelled (the document says so too)
@@ -185,12 +262,12 @@ export function awsConfig(design: Design): Record<string, unknown> {
     gatewayResponses: [
       gatewayResponse(
         'THROTTLED',
-        throttleRetryAfter,
+        throttle,
         `Retry-After ${throttleRetryAfter} s: one token of the slowest API Gateway throttle here${[...globalRules, ...keyRules].length > 0 ? ` (${[...globalRules, ...keyRules].map((r) => `${r.id} ${rateText(r.rate)}`).join(', ')})` : ' (the account limit)'}.`,
       ),
       gatewayResponse(
         'QUOTA_EXCEEDED',
-        QUOTA_RETRY_AFTER,
+        gatewayAnswer(design, throttle.rules, QUOTA_RETRY_AFTER),
         `No usage plan here sets a Quota, so this fires only once you add one; a DAY quota resets at 00:00 UTC, so ${QUOTA_RETRY_AFTER} s is the longest wait. With a WEEK or MONTH quota, set the period's seconds.`,
       ),
     ],
@@ -231,7 +308,7 @@ export function awsConfig(design: Design): Record<string, unknown> {
                   CustomResponse: {
                     ResponseCode: 429,
                     CustomResponseBodyKey: 'rl-too-many-requests',
-                    ResponseHeaders: [{ Name: 'Retry-After', Value: String(wafRetryAfter) }],
+                    ResponseHeaders: waf.headers.filter((h) => h.name !== 'Content-Type').map((h) => ({ Name: h.name, Value: h.value })),
                   },
                 },
               },
@@ -253,7 +330,12 @@ export function awsConfig(design: Design): Record<string, unknown> {
               _note: `${w.requests} per ${w.periodSeconds} s trailing window, no burst; WAF blocks until the rate over the window falls, so Retry-After is ${wafRetryAfter} s. ${r.id}: ${failStatement(r, WAF_WHERE)}. ${wafCapacityText(scopeDown)}`,
             };
           }),
-          wafCustomResponseBodies: { 'rl-too-many-requests': { ContentType: 'APPLICATION_JSON', Content: body } },
+          wafCustomResponseBodies: {
+            'rl-too-many-requests': {
+              ContentType: WAF_CONTENT_TYPES[refusalHeader(waf, 'Content-Type')?.value ?? AWS_CONTENT_TYPE],
+              Content: body,
+            },
+          },
         }
       : {}),
   };
@@ -473,14 +555,49 @@ function cloudflareDescription(design: Design, r: EdgeRule): string {
   return head.length + tail.length <= 500 ? `${head}${tail}` : `${head.slice(0, Math.max(r.id.length + 2, 500 - tail.length))}${tail}`;
 }
 
+/**
+ * The 429 of the Cloudflare file's rules (each rule's custom response is the same): the block
+ * lasts the mitigation timeout, the shortest Cloudflare offers that covers the longest wait. The
+ * rule's response carries the Content-Type and body; Cloudflare itself sets Retry-After, to the
+ * seconds left of the block, which no field of the rule can set.
+ */
+function cloudflareAnswer(design: Design): { rules: EdgeRule[]; mitigation: number; refusal: EdgeRefusal } {
+  const rules = edgeRules(design).filter((r) => r.key !== 'unsupported');
+  const mitigation = CF_MITIGATION_TIMEOUTS.find((t) => t >= edgeRetryAfter(rules)) ?? 86400;
+  return {
+    rules,
+    mitigation,
+    refusal: {
+      by: "Cloudflare's rate limiting rule (its block action, with a custom response)",
+      ruleIds: rules.map((r) => r.id),
+      headers: [
+        { name: 'Content-Type', value: CLOUDFLARE_CONTENT_TYPE },
+        {
+          name: 'Retry-After',
+          value: `<seconds left of the ${mitigation} s block>`,
+          byGateway: 'Cloudflare sets it on a blocking rate limiting rule: the seconds until the mitigation ends',
+        },
+      ],
+      body: edgeProblemBody(design, rules, mitigation),
+      notes: [
+        'Cloudflare offers no problem+json type for a custom response: the problem shape is served as application/json.',
+        `Cloudflare writes Retry-After itself, counting down the ${mitigation} s block (the mitigation timeout) that the first refusal starts; the body's retryAfterSeconds is the whole block.`,
+      ],
+    },
+  };
+}
+
+/** The 429 the Cloudflare file answers for the design's edge rules (none without one). */
+export function cloudflareEdgeRefusals(design: Design): EdgeRefusal[] {
+  const { rules, refusal } = cloudflareAnswer(design);
+  return rules.length > 0 ? [refusal] : [];
+}
+
 /** The JSON example for Cloudflare, as data (exported for tests). */
 export function cloudflareConfig(design: Design): Record<string, unknown> {
-  const rules = edgeRules(design).filter((r) => r.key !== 'unsupported');
-  const retryAfter = edgeRetryAfter(rules);
+  const { rules, mitigation, refusal } = cloudflareAnswer(design);
   const exempt = exemptRoutes(design);
-  // the block lasts the mitigation timeout: the shortest Cloudflare offers that covers the wait
-  const mitigation = CF_MITIGATION_TIMEOUTS.find((t) => t >= retryAfter) ?? 86400;
-  const content = JSON.stringify(edgeProblemBody(design, rules, mitigation));
+  const content = JSON.stringify(refusal.body);
   const shipped = rules.map((r) => {
     const w = windowOf(design, r);
     const expression = cfRuleExpression(r, exempt);
@@ -503,7 +620,7 @@ export function cloudflareConfig(design: Design): Record<string, unknown> {
         // application/problem+json is not among the content types Cloudflare accepts for a rule's
         // custom response (application/json, text/html, text/plain, text/xml): the body stays
         // problem-shaped and is served as application/json
-        action_parameters: { response: { status_code: 429, content_type: CLOUDFLARE_CONTENT_TYPE, content } },
+        action_parameters: { response: { status_code: 429, content_type: refusalHeader(refusal, 'Content-Type')?.value, content } },
         ratelimit: {
           characteristics,
           // the design's window: a period Cloudflare accepts, any stated burst folded into its count

@@ -79,6 +79,38 @@ export interface RetryAfterFinding {
   missing: string;
 }
 
+/**
+ * One header of a gateway's edge 429. `byGateway` says why the gateway sends it of its own
+ * accord (no line of the shipped file sets it); a header without it is one the file writes.
+ */
+export interface RefusalHeader {
+  name: string;
+  value: string;
+  byGateway?: string;
+}
+
+/**
+ * The 429 a gateway's shipped file answers for some of its edge rules, as a client receives it:
+ * the headers (Content-Type first, as the gateway serves it), the body, and what the example
+ * cannot show literally (`notes`, whole sentences). A gateway whose rules answer in different
+ * shapes (Envoy's local and global filters, Kong's two plugins, API Gateway and AWS WAF) has one
+ * per shape. The generator writes its file from the same value, so the document's example and
+ * the file cannot say different things.
+ */
+export interface EdgeRefusal {
+  /** The part of the gateway that answers ("Envoy's local rate limit filter"). */
+  by: string;
+  ruleIds: string[];
+  headers: RefusalHeader[];
+  body: Record<string, unknown>;
+  notes: string[];
+}
+
+/** A refusal's header by name (any letter case). */
+export function refusalHeader(refusal: Pick<EdgeRefusal, 'headers'>, name: string): RefusalHeader | undefined {
+  return refusal.headers.find((h) => h.name.toLowerCase() === name.toLowerCase());
+}
+
 /** The header the edge reads an API key from when a rule is keyed on it. */
 export const API_KEY_HEADER = 'x-api-key';
 

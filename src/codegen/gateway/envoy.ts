@@ -41,6 +41,7 @@ import {
   exemptRoutes,
   killSwitchNote,
   rateText,
+  type EdgeRefusal,
   type EdgeRoute,
   type EdgeRule,
   type RetryAfterFinding,
@@ -256,12 +257,83 @@ function domainOf(design: Design): string {
   return slug(design.scope.projectName);
 }
 
+/**
+ * The 429s the Envoy file answers: one local reply mapper gives every 429 of either filter its
+ * Retry-After, Content-Type and body, so the two differ only in what Envoy adds of its own (the
+ * global filter's x-envoy-ratelimited). One per filter that runs, local first. Envoy writes
+ * header names in lower case on HTTP/1.1, as shown. envoyFilterConfig writes the mapper and the
+ * local filter's response_headers_to_add from these.
+ */
+export function envoyEdgeRefusals(design: Design): EdgeRefusal[] {
+  const { ceiling, local, global } = split(design);
+  const localRules = [...(ceiling ? [ceiling] : []), ...local];
+  if (localRules.length + global.length === 0) return [];
+  const { headers, body } = envoyAnswer(design);
+  const order =
+    'Envoy sends header names in lower case, and writes the body from the json_format of its local reply mapper with the fields in an order of its own.';
+  const names =
+    localRules.length > 0 && global.length > 0
+      ? 'One local reply mapper answers the 429s of both filters, so the body names every edge rule and Retry-After is one emission interval of the slowest.'
+      : 'Envoy cannot tell the client which rule refused, so the body names them all and Retry-After is one emission interval of the slowest.';
+  return [
+    ...(localRules.length > 0
+      ? [
+          {
+            by: "Envoy's local rate limit filter",
+            ruleIds: localRules.map((r) => r.id),
+            headers: headers.map((h) => ({ ...h })),
+            body,
+            notes: [names, order],
+          },
+        ]
+      : []),
+    ...(global.length > 0
+      ? [
+          {
+            by: "Envoy's global rate limit filter (on the rate limit service's verdict)",
+            ruleIds: global.map((r) => r.id),
+            headers: [
+              ...headers.map((h) => ({ ...h })),
+              {
+                name: 'x-envoy-ratelimited',
+                value: 'true',
+                byGateway: 'the global rate limit filter adds it to every refusal (disable_x_envoy_ratelimited_header is not set)',
+              },
+            ],
+            body,
+            notes: [names, 'The global filter adds x-envoy-ratelimited: true of its own.', order],
+          },
+        ]
+      : []),
+  ];
+}
+
+/** What the 429 local reply mapper writes: the headers (Content-Type first) and the body, for every edge rule Envoy counts. */
+function envoyAnswer(design: Design): { headers: { name: string; value: string }[]; body: Record<string, unknown> } {
+  const { ceiling, local, global } = split(design);
+  const all = [...(ceiling ? [ceiling] : []), ...local, ...global];
+  const retryAfter = edgeRetryAfter(all);
+  return {
+    headers: [
+      { name: 'content-type', value: 'application/problem+json' },
+      { name: 'retry-after', value: String(retryAfter) },
+    ],
+    body: edgeProblemBody(design, all, retryAfter),
+  };
+}
+
+/** A header the Envoy file writes (not one Envoy adds of its own), as a HeaderValueOption. */
+function headerOption(h: { name: string; value: string }): Record<string, unknown> {
+  return { append_action: 'OVERWRITE_IF_EXISTS_OR_ADD', header: { key: h.name, value: h.value } };
+}
+
 /** The filter-side YAML as data (exported for tests). */
 export function envoyFilterConfig(design: Design): Record<string, unknown> {
   const { ceiling, local, global } = split(design);
-  const all = [...(ceiling ? [ceiling] : []), ...local, ...global];
   const shadow = design.rollout.startsInShadow;
-  const retryAfter = edgeRetryAfter(all);
+  // every refusal carries the same headers the file writes and the same body (one mapper)
+  const answer = envoyAnswer(design);
+  const written = answer.headers.filter((h) => h.name !== 'content-type');
   const deny = global.length > 0 && envoyFailureModeDeny(design.scope);
   const filters: Record<string, unknown>[] = [];
   if (ceiling || local.length > 0) {
@@ -286,9 +358,7 @@ export function envoyFilterConfig(design: Design): Record<string, unknown> {
               })),
             }
           : {}),
-        response_headers_to_add: [
-          { append_action: 'OVERWRITE_IF_EXISTS_OR_ADD', header: { key: 'retry-after', value: String(retryAfter) } },
-        ],
+        response_headers_to_add: written.map(headerOption),
       },
     });
   }
@@ -380,10 +450,10 @@ export function envoyFilterConfig(design: Design): Record<string, unknown> {
             filter: {
               status_code_filter: { comparison: { op: 'EQ', value: { default_value: 429, runtime_key: 'ratelimit.local_reply.status' } } },
             },
-            headers_to_add: [{ append_action: 'OVERWRITE_IF_EXISTS_OR_ADD', header: { key: 'retry-after', value: String(retryAfter) } }],
+            headers_to_add: written.map(headerOption),
             body_format_override: {
-              json_format: edgeProblemBody(design, all, retryAfter),
-              content_type: 'application/problem+json',
+              json_format: answer.body,
+              content_type: answer.headers.find((h) => h.name === 'content-type')?.value,
             },
           },
           // failing closed, the 503 for want of the rate limit service is the response contract's

@@ -34,6 +34,7 @@ import {
   edgeRules,
   exemptRoutes,
   rateText,
+  type EdgeRefusal,
   type EdgeRoute,
   type EdgeRule,
   type RetryAfterFinding,
@@ -244,6 +245,69 @@ function plan(design: Design): Plan {
   return { ceilings, ...(serviceRule ? { serviceRule } : {}), endpoints, routesPerRule, coverage };
 }
 
+/**
+ * The rules each of Kong's two plugins counts (rate-limiting-advanced the ceilings, rate-limiting
+ * the others that a route or the service runs) and the Retry-After the post-function adds to
+ * their 429s: the file's plugins and its header comment, and the document's examples, read it.
+ */
+function kongAnswer(design: Design, p: Plan): { advanced: EdgeRule[]; basic: EdgeRule[]; retryAfter: number } {
+  const basic = [...new Set([...(p.serviceRule ? [p.serviceRule] : []), ...p.endpoints.flatMap((e) => e.runs)])];
+  return { advanced: p.ceilings, basic, retryAfter: kongRetryAfterSeconds(design, [...p.ceilings, ...basic]) };
+}
+
+/** Kong's Content-Type for the JSON it writes itself. */
+const KONG_JSON = 'application/json; charset=utf-8';
+
+/**
+ * The 429s of the Kong file, one per plugin that counts a rule: Kong writes each body itself
+ * (its own JSON, not problem+json) from the plugin's error_message; the post-function adds
+ * Retry-After. rate-limiting answers through kong.response.error, whose form follows the
+ * request's Accept header; rate-limiting-advanced through kong.response.exit, always JSON.
+ */
+export function kongEdgeRefusals(design: Design): EdgeRefusal[] {
+  const { advanced, basic, retryAfter } = kongAnswer(design, plan(design));
+  const retry = { name: 'Retry-After', value: String(retryAfter) };
+  const why = `Retry-After comes from the ${KONG_RETRY_AFTER_PLUGIN} plugin on the service: one window of the slowest rule Kong counts, since Kong's windows reset on the clock; the rate limit plugins' own headers are hidden.`;
+  return [
+    ...(advanced.length > 0
+      ? [
+          {
+            by: `Kong's ${KONG_CEILING_PLUGIN} plugin (Kong Enterprise)`,
+            ruleIds: advanced.map((r) => r.id),
+            headers: [
+              { name: 'Content-Type', value: KONG_JSON, byGateway: 'kong.response.exit writes a table body as JSON' },
+              { ...retry },
+            ],
+            body: { message: ERROR_MESSAGE },
+            notes: ["The plugin answers with its error_message in Kong's own JSON (not problem+json), whatever the client accepts.", why],
+          },
+        ]
+      : []),
+    ...(basic.length > 0
+      ? [
+          {
+            by: `Kong's ${KONG_RULE_PLUGIN} plugin`,
+            ruleIds: basic.map((r) => r.id),
+            headers: [
+              {
+                name: 'Content-Type',
+                value: KONG_JSON,
+                byGateway:
+                  "kong.response.error picks it from the request's Accept header (JSON unless the client asks for HTML, XML or plain text)",
+              },
+              { ...retry },
+            ],
+            body: { message: ERROR_MESSAGE, request_id: '<request id>' },
+            notes: [
+              "The plugin answers through Kong's error handler, in Kong's own JSON (not problem+json) as shown unless the client's Accept header asks for HTML, XML or plain text, which get the same message in that form. request_id is Kong's id for the request (Kong 3.5 and later; earlier 3.x releases send the message alone).",
+              why,
+            ],
+          },
+        ]
+      : []),
+  ];
+}
+
 /** Per endpoint of the design (exempt ones aside): the rules Kong runs and those it cannot. */
 export function kongCoverage(design: Design): KongCoverage[] {
   return plan(design).coverage;
@@ -278,11 +342,11 @@ export function kongConfig(design: Design): Record<string, unknown> {
     routes.push(routeEntry(uniqueName(`${service}-${name}`), [r], [], o.priority));
   }
   routes.push({ name: uniqueName(`${service}-all`), paths: ['/'], strip_path: false });
-  const limited = [...p.ceilings, ...(p.serviceRule ? [p.serviceRule] : []), ...p.endpoints.flatMap((e) => e.runs)];
+  const answer = kongAnswer(design, p);
   const servicePlugins = [
     ...(p.ceilings.length > 0 ? [ceilingPlugin(design, p.ceilings, uniqueName(`rl-${p.ceilings.map((r) => r.id).join('-')}`))] : []),
     ...(p.serviceRule ? [rulePlugin(design, [p.serviceRule], policyOf(p.serviceRule), uniqueName(`rl-${p.serviceRule.id}`))] : []),
-    ...(limited.length > 0 ? [retryAfterPlugin(kongRetryAfterSeconds(design, limited), uniqueName('rl-retry-after'))] : []),
+    ...(answer.advanced.length + answer.basic.length > 0 ? [retryAfterPlugin(answer.retryAfter, uniqueName('rl-retry-after'))] : []),
   ];
   const exempt = exemptRoutes(design);
   return {
@@ -389,8 +453,7 @@ function header(design: Design): string[] {
     );
     for (const g of gaps) lines.push(`  ${g.method} ${g.route}: ${g.replaced.join(', ')}`);
   }
-  const limited = [...p.ceilings, ...(p.serviceRule ? [p.serviceRule] : []), ...p.endpoints.flatMap((e) => e.runs)];
-  const retryAfter = kongRetryAfterSeconds(design, limited);
+  const retryAfter = kongAnswer(design, p).retryAfter;
   lines.push(
     '',
     "Client IP: set trusted_ips to your proxies' ranges" +

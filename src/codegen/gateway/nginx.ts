@@ -22,10 +22,12 @@ import {
   exemptRoutes,
   firstMatchOrder,
   rateText,
+  type EdgeRefusal,
   type EdgeRoute,
   type EdgeRule,
   type RetryAfterFinding,
   killSwitchNote,
+  refusalHeader,
   perNodeNote,
 } from './edge.js';
 
@@ -256,20 +258,47 @@ function httpDirective(design: Design, name: string, value: string, context: 'ht
   return `# ${name} ${value}; ${nginxComment(`left out: ${existing.source ?? 'your configuration'} already sets ${name} ${existing.value} in ${context} {}`)}`;
 }
 
+/**
+ * The 429 nginx-server.conf answers for every edge rule nginx enforces (none without one): the
+ * error_page location writes its Content-Type (default_type), each other header (add_header
+ * always) and its body (return 429) from this value.
+ */
+export function nginxEdgeRefusals(design: Design): EdgeRefusal[] {
+  const rules = edgeRules(design).filter((r) => r.key !== 'unsupported');
+  if (rules.length === 0) return [];
+  const retryAfter = edgeRetryAfter(rules);
+  return [
+    {
+      by: "nginx's limit_req (through the error_page 429 location)",
+      ruleIds: rules.map((r) => r.id),
+      headers: [
+        { name: 'Content-Type', value: 'application/problem+json' },
+        { name: 'Retry-After', value: String(retryAfter) },
+        { name: 'Cache-Control', value: 'no-store' },
+      ],
+      body: edgeProblemBody(design, rules, retryAfter),
+      notes: [
+        'nginx cannot tell which of its rules refused, so the body names them all and Retry-After is one emission interval of the slowest.',
+      ],
+    },
+  ];
+}
+
 /** The server {} part: one limit_req per rule, shadow mode, and the 429 response. */
 function nginxServerConf(design: Design): string {
   const rules = edgeRules(design).filter((r) => r.key !== 'unsupported');
   const zones = allocate(rules);
-  const retryAfter = edgeRetryAfter(rules);
+  const refusal = nginxEdgeRefusals(design)[0];
   const lines: string[] = header(design, [
     `Include inside every server {} that fronts the API, after ${NGINX_HTTP_PATH.replace('gateway/', '')} is included in http {}.`,
     'limit_req and error_page are inherited by the locations of the server unless a location sets its',
     'own limit_req or error_page: repeat this include in such a location.',
   ]);
-  if (zones.length === 0) {
+  if (zones.length === 0 || !refusal) {
     lines.push('# No edge rule for nginx to enforce.');
     return `${lines.join('\n')}\n`;
   }
+  const retryAfter = refusalHeader(refusal, 'Retry-After')?.value;
   const shadow = design.rollout.startsInShadow;
   lines.push(
     '# Rollout step 1 is shadow mode: with dry run on, nginx counts and logs every request it would',
@@ -291,10 +320,11 @@ function nginxServerConf(design: Design): string {
       : '# count, and no rule of this design runs in the application: normal responses carry no rate-limit headers.',
     `error_page 429 ${LOCATION_429};`,
     `location ${LOCATION_429} {`,
-    '    default_type application/problem+json;',
-    `    add_header Retry-After ${retryAfter} always;`,
-    '    add_header Cache-Control "no-store" always;',
-    `    return 429 ${nginxJsonString(edgeProblemBody(design, rules, retryAfter))};`,
+    `    default_type ${refusalHeader(refusal, 'Content-Type')?.value};`,
+    ...refusal.headers
+      .filter((h) => h.name !== 'Content-Type')
+      .map((h) => `    add_header ${h.name} ${/^\d+$/.test(h.value) ? h.value : nginxString(h.value)} always;`),
+    `    return 429 ${nginxJsonString(refusal.body)};`,
     '}',
   );
   return `${lines.join('\n')}\n`;

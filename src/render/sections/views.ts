@@ -15,7 +15,7 @@ import type { RenderInput } from '../types.js';
 import { worstCaseView } from './worst-case.js';
 import { outboundPeak, quotaStop } from '../../design/scope.js';
 import { algorithmLabel, runAsGcraLabel, runBurst } from '../../design/algorithms.js';
-import { edgeProblemBody, edgeRetryAfter, edgeRules } from '../../codegen/gateway/edge.js';
+import { gatewayEdgeRefusals } from '../../codegen/gateway/index.js';
 import { adapterFor, javascriptBuild, NESTJS_MOUNT, typescriptFolders } from '../../codegen/middleware/index.js';
 import { OVERLAY_PATH } from '../../codegen/openapi/index.js';
 import { algorithmName, frameworkName, gatewayName, goalName, layerName, primitiveName, storeName, tierName } from './labels.js';
@@ -687,30 +687,27 @@ function exampleView(
 }
 
 /**
- * The 429 the generated nginx configuration returns for its edge rules, as nginx-server.conf
- * writes it (the same body, Retry-After and headers), when nginx enforces any rule.
+ * The 429s the design's gateway file returns for its edge rules, one per distinct shape, read
+ * from the same value the generator writes the file from: the status line, the headers as the
+ * gateway serves them (Content-Type first), the body, and what the example cannot show.
  */
-function nginxEdgeExample(design: Design): { rules: string[]; response: string } | undefined {
-  if (design.scope.gateway !== 'nginx') return undefined;
-  const rules = edgeRules(design).filter((r) => r.key !== 'unsupported');
-  if (rules.length === 0) return undefined;
-  const retryAfter = edgeRetryAfter(rules);
-  return {
-    rules: rules.map((r) => r.id),
+function edgeExamples(design: Design): { rules: string[]; by: string; notes: string; response: string }[] {
+  return gatewayEdgeRefusals(design).map((r) => ({
+    rules: r.ruleIds,
+    by: r.by,
+    notes: r.notes.join(' '),
     response: [
       'HTTP/1.1 429 Too Many Requests',
-      'Content-Type: application/problem+json',
-      `Retry-After: ${retryAfter}`,
-      'Cache-Control: no-store',
+      ...r.headers.map((h) => `${h.name}: ${h.value}`),
       '',
-      JSON.stringify(edgeProblemBody(design, rules, retryAfter), null, 2),
+      JSON.stringify(r.body, null, 2),
     ].join('\n'),
-  };
+  }));
 }
 
 export function contractView(input: RenderInput) {
   const c = input.design.contract;
-  const edgeExample = nginxEdgeExample(input.design);
+  const edge429s = edgeExamples(input.design);
   // no client-facing rule in the middleware: every refusal a client sees is the gateway's
   const middlewareAnswers = input.design.rules.some((r) => r.layer === 'middleware' && r.headers !== 'none');
   // an edge rule counted where nothing can be unreachable refuses nothing for a store outage, whatever it states
@@ -744,7 +741,7 @@ export function contractView(input: RenderInput) {
     edgeOnlyEndpoints: c.edgeOnlyEndpoints ?? [],
     edgeOnlyAnonymous: c.edgeOnlyAnonymous ?? [],
     rateLimitedBody: JSON.stringify(c.rateLimitedBody, null, 2),
-    edgeExample,
+    edgeExamples: edge429s,
     middlewareAnswers,
     rateLimitedExample: exampleView(c.rateLimitedExample, c.rateLimitedBody),
     quotaExceededBody: c.quotaExceededBody ? JSON.stringify(c.quotaExceededBody, null, 2) : '',
