@@ -333,6 +333,19 @@ describe("the document's edge 429 is what the shipped gateway file returns", () 
     });
   }
 
+  it('Envoy: a rule the rate limit service counts per minute gets a Retry-After of its whole window, never one emission interval', () => {
+    const raw = answersAt('test/fixtures/review/express-envoy-plans.answers.json') as { rules?: unknown[] };
+    raw.rules = [{ id: 'anonymous-per-ip', rate: { requests: 600, per: 'minute' } }];
+    const design = buildDesign(Answers.parse(raw), { date: DATE });
+    const service = parseYaml(generateGateway(design).find((f) => f.path.endsWith('ratelimit-service.yaml'))?.content ?? '');
+    expect(service.descriptors[0].descriptors[0].rate_limit).toEqual({ unit: 'minute', requests_per_unit: 600 });
+    const ships = envoyShipped(generateGateway(design));
+    for (const ship of ships) expect(new Map(ship.headers).get('retry-after')).toBe('60');
+    const examples = markdownExamples(renderMarkdown({ design, checks: checkDesign(design) }, { layout: 'single' })[0]?.content ?? '');
+    expect(examples.map((e) => new Map(e.headers.map(([n, v]) => [n.toLowerCase(), v])).get('retry-after'))).toEqual(['60', '60']);
+    expect(examples[0]?.text).toContain('a whole window of the slowest rule the rate limit service counts');
+  });
+
   it('says what is not problem+json, and what the gateway writes itself', () => {
     const text = (rel: string, gateway?: Gateway): string => {
       const design = buildDesign(Answers.parse(answersAt(rel, gateway)), { date: DATE });

@@ -271,10 +271,14 @@ export function envoyEdgeRefusals(design: Design): EdgeRefusal[] {
   const { headers, body } = envoyAnswer(design);
   const order =
     'Envoy sends header names in lower case, and writes the body from the json_format of its local reply mapper with the fields in an order of its own.';
+  const wait =
+    global.length > 0
+      ? 'Retry-After is the longest wait any of them can need: a whole window of the slowest rule the rate limit service counts (its fixed windows reset on the clock, and a key over its count is refused until then), or one emission interval of the slowest local bucket if that is longer.'
+      : 'Retry-After is one emission interval of the slowest.';
   const names =
     localRules.length > 0 && global.length > 0
-      ? 'One local reply mapper answers the 429s of both filters, so the body names every edge rule and Retry-After is one emission interval of the slowest.'
-      : 'Envoy cannot tell the client which rule refused, so the body names them all and Retry-After is one emission interval of the slowest.';
+      ? `One local reply mapper answers the 429s of both filters, so the body names every edge rule. ${wait}`
+      : `Envoy cannot tell the client which rule refused, so the body names them all. ${wait}`;
   return [
     ...(localRules.length > 0
       ? [
@@ -312,7 +316,9 @@ export function envoyEdgeRefusals(design: Design): EdgeRefusal[] {
 function envoyAnswer(design: Design): { headers: { name: string; value: string }[]; body: Record<string, unknown> } {
   const { ceiling, local, global } = split(design);
   const all = [...(ceiling ? [ceiling] : []), ...local, ...global];
-  const retryAfter = edgeRetryAfter(all);
+  // the local filter's buckets refill one token per emission interval; the rate limit service
+  // counts fixed windows, and a key over its count stays refused until its window ends
+  const retryAfter = Math.max(edgeRetryAfter(all), ...global.map((r) => windowOf(design, r).periodSeconds));
   return {
     headers: [
       { name: 'content-type', value: 'application/problem+json' },
