@@ -27,6 +27,14 @@ function tableAfter(text: string, heading: string): string[] {
 }
 
 describe('the worst-case table', () => {
+  it('says verify measures only the kinds of rows this design has', () => {
+    expect(markdown(exampleInput('saas-platform'))).toContain(
+      '`verify --write` measures the fixed windows, GCRA buckets and the local + store hybrid on a real Redis',
+    );
+    // no quota window and no in-process bucket in front of the store: neither is promised
+    expect(markdown(exampleInput('consumer-auth'))).toContain('`verify --write` measures the GCRA buckets on a real Redis');
+  });
+
   it('follows the algorithm decisions with one row per rule and layer, formula and number', () => {
     const input = exampleInput('saas-platform');
     const md = markdown(input);

@@ -1,5 +1,6 @@
 /** The view of the worst-case table (a subsection of the algorithm decisions). */
 import type { Design } from '../../design/model.js';
+import { luaScriptFor } from '../../design/algorithms.js';
 import { worstCaseTable } from '../../design/worst-case.js';
 import { fmtNumber } from '../format.js';
 import { ratePer, shownRate } from '../../format.js';
@@ -33,7 +34,22 @@ export function worstCaseView(design: Design) {
     /** Whether any row carries a measurement (the column is shown only then). */
     hasMeasured: measured.length > 0,
     measurable: table.some((row) => row.measurable),
+    /** What verify --write measures of this table, in words ("the fixed windows and GCRA buckets"). */
+    measuredWhat: measuredWhat(table),
     /** The memory fallback's rows are measured too (with the store stopped). */
     fallbackMeasurable: table.some((row) => row.measurable && row.kind === 'memory-fallback'),
   };
+}
+
+/** The kinds of rows verify measures in this design's table, as a list in words. */
+function measuredWhat(table: ReturnType<typeof worstCaseTable>): string {
+  const measured = table.filter((row) => row.measurable && row.kind !== 'memory-fallback');
+  const parts = [
+    ...(measured.some((row) => row.kind === 'rule' && row.algorithm === 'fixed-window') ? ['fixed windows'] : []),
+    ...(measured.some((row) => row.kind === 'rule' && luaScriptFor(row.algorithm) === 'gcra') ? ['GCRA buckets'] : []),
+    ...(measured.some((row) => row.kind === 'hybrid') ? ['the local + store hybrid'] : []),
+  ];
+  if (parts.length === 0) return 'the rules it can run';
+  const list = parts.length === 1 ? parts[0] : `${parts.slice(0, -1).join(', ')} and ${parts[parts.length - 1]}`;
+  return parts[0] === 'the local + store hybrid' ? (list as string) : `the ${list}`;
 }
