@@ -1327,7 +1327,9 @@ function addOutbound(b: Builder, ctx: MatrixContext): void {
       ttlSeconds: ttl,
       cardinality: {
         bound: 1,
-        basis: `one key for this provider: outbound-bucket.lua keeps a provider pause in the same key as the bucket. Its TTL is the time the bucket takes to refill (${formatNumber(ttl)} s), longer while calls are booked ahead (by up to the wait a caller accepts) or a provider pause is in force (the provider's Retry-After plus the refill time)`,
+        basis: shared
+          ? `one key for this provider: outbound-bucket.lua keeps a provider pause in the same key as the bucket. Its TTL is the time the bucket takes to refill (${formatNumber(ttl)} s), longer while calls are booked ahead (by up to the wait a caller accepts) or a provider pause is in force (the provider's Retry-After plus the refill time)`
+          : "one bucket for this provider in the outbound client's memory: one number, the time its next slot frees, which a provider pause moves later; it is kept as long as the process runs",
       },
       headers: 'none',
       errorCode: 'RATE_LIMITED',
@@ -1338,7 +1340,12 @@ function addOutbound(b: Builder, ctx: MatrixContext): void {
           about: ['rate'],
         },
         { text: burstText, about: ['rate', 'burst'] },
-        { text: 'Fails closed: when the store is unreachable, calls wait rather than risk a provider ban.', about: ['failMode'] },
+        {
+          text: shared
+            ? 'Fails closed: when the store is unreachable, calls wait rather than risk a provider ban.'
+            : 'Fails closed: no call goes out without a slot in the bucket; kept in-process, the bucket has no store that could fail.',
+          about: ['failMode'],
+        },
       ]),
       derivation: `${ratePer(rate, true)} = ${outboundRateText(p)}${p.assumed?.includes('safetyFraction') ? ' (assumed)' : ''}; burst ${formatNumber(p.burst)}${p.assumed?.includes('burst') ? ' (assumed, see the assumptions)' : ' (stated)'}`,
       inputs: [

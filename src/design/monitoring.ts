@@ -98,7 +98,7 @@ const OUTBOUND_METRICS: MetricSpec[] = [
     name: 'ratelimit_outbound_wait_ms',
     type: 'histogram',
     labels: ['provider'],
-    help: 'Time outbound calls waited for a slot in the shared bucket.',
+    help: "Time outbound calls waited for a slot in their provider's bucket.",
     emittedBy: ['outbound-client'],
   },
   {
@@ -858,7 +858,7 @@ export function buildMonitoring(scope: Scope, rules: MatrixRule[], context: Moni
     alerts.push({
       name: 'RateLimitProviderThrottling',
       metric: 'ratelimit_outbound_provider_429_total',
-      condition: 'a provider returns 429 despite the shared bucket',
+      condition: `a provider returns 429 despite the ${rules.some((r) => r.tier === 'outbound' && r.primitive === 'redis-lua') ? 'shared bucket' : 'in-process bucket'}`,
       expr: 'sum by (provider) (increase(ratelimit_outbound_provider_429_total[10m])) > 0',
       for: '1m',
       severity: 'ticket',

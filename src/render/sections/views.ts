@@ -799,6 +799,7 @@ export function quotasView(input: RenderInput) {
     exhaustion: used.map((k) => ({ kind: k, text: q.exhaustionText[k] })),
     billingFromLimiter: q.billingSource === 'limiter-counters',
     separation: q.separation,
+    inProcess: q.inProcess ?? null,
     remainingExposure: q.remainingExposure,
   };
 }
@@ -806,18 +807,21 @@ export function quotasView(input: RenderInput) {
 export function outboundView(input: RenderInput) {
   const o = input.design.outbound;
   if (!o) return {};
+  const oneInstance = input.design.scope.instances === 1;
   return {
+    intro: o.intro,
     providers: o.providers.map((p) => ({
       name: p.name,
       limit: p.limitText,
       fraction: `${fmtPercent(p.safetyFraction)}${p.assumed?.includes('safetyFraction') ? ` ${ASSUMED}` : ''}`,
       bucketRate: rateFigure({ requests: p.bucketPerSecond, periodSeconds: 1 }),
       burst: `${fmtNumber(p.burst)}${p.assumed?.includes('burst') ? ` ${ASSUMED}` : ''}`,
-      bucket: p.bucket,
+      // one instance's bucket of its own is simply in-process: per instance only means something with several
+      bucket: p.bucket === 'per-instance' && oneInstance ? 'in-process' : p.bucket,
       ruleId: p.ruleId,
       key: p.key,
     })),
-    perInstance: o.providers.filter((p) => p.bucket !== 'shared').map((p) => p.name),
+    perInstance: oneInstance ? [] : o.providers.filter((p) => p.bucket !== 'shared').map((p) => p.name),
     overLimit: o.providers.flatMap((p) => {
       const { peak, over, rate } = outboundPeak(p);
       if (over === 0) return [];
@@ -967,8 +971,12 @@ export function sectionSummary(id: string, design: Design, input: RenderInput): 
       return `429 and Retry-After, the ${conventionName(d.contract.convention)}, error bodies and client backoff.`;
     case 'quotas':
       return `Quota reset semantics, exhaustion behaviour and the separation from billing.`;
-    case 'outbound':
-      return `Shared buckets for ${joinAnd(d.outbound?.providers.map((p) => p.name) ?? [])}, provider 429 handling and the circuit.`;
+    case 'outbound': {
+      const providers = d.outbound?.providers ?? [];
+      const shared = providers.filter((p) => p.bucket === 'shared').length;
+      const kind = shared === providers.length ? 'Shared buckets' : shared === 0 ? 'In-process buckets' : 'Buckets';
+      return `${kind} for ${joinAnd(providers.map((p) => p.name))}, provider 429 handling and the circuit.`;
+    }
     case 'monitoring':
       return `${d.monitoring.metrics.length} metrics, ${d.monitoring.alerts.length} alerts and the store configuration.`;
     case 'rollout':
