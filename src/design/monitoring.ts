@@ -954,7 +954,7 @@ export function buildMonitoring(scope: Scope, rules: MatrixRule[], context: Moni
           ? `No rule in the application keeps its state in ${storeName}, but the gateway does: ${gatewayStoreRules.join(', ')} ${gatewayStoreRules.length > 1 ? 'keep their' : 'keeps its'} counts in it (Kong's policy redis). Run ${storeName} for them on a dedicated instance with maxmemory-policy noeviction: an evicted counter resets a limit. Kong's keys are not sized or monitored here.`
           : storeUnused
             ? `No rule keeps its state in the store: every limit here is counted by the gateway itself, so the rate limits need no ${storeName} and none is sized or monitored for them. Should a rule move into the middleware, run ${storeName} for it on a dedicated instance with maxmemory-policy noeviction.`
-            : `No shared store: limiter state lives in each process's memory. Should it move to ${storeName}, run it on a dedicated instance with maxmemory-policy noeviction: a logical database on a shared instance is evicted like any other data.`,
+            : `No shared store: limiter state lives in the memory of the one process, sized below as the process's heap; nothing here configures or calls a store. Should the state move to ${storeName} (several instances, or quotas that must outlive a restart, need it), run it on a dedicated instance with maxmemory-policy noeviction: a logical database on a shared instance is evicted like any other data.`,
       ...(hasStore
         ? {
             maxmemoryBytes: maxmemory,

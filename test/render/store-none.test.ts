@@ -3,10 +3,14 @@
  * gateway, stack.store none): every limit, the outbound bucket included, lives in the process.
  * What the document says about buckets, keys, quotas and populations must be what that code does.
  */
+import { spawnSync } from 'node:child_process';
 import { readFileSync } from 'node:fs';
 import path from 'node:path';
+import { pathToFileURL } from 'node:url';
 import { describe, expect, it } from 'vitest';
 import { generateCode } from '../../src/codegen/index.js';
+import { IN_PROCESS_BYTES_PER_KEY } from '../../src/design/matrix.js';
+import { fmtBytes } from '../../src/render/format.js';
 import { renderMarkdown } from '../../src/render/markdown/index.js';
 import { runCli, tempDir } from '../helpers/cli.js';
 import { exampleInput, inputFromAnswers } from './fixtures.js';
@@ -113,5 +117,59 @@ describe('populations and the identity fallback name only what the design has', 
     const limiter = readFileSync(new URL('../../src/runtime/middleware/limiter.ts', import.meta.url), 'utf8');
     expect(limiter).toContain("const FALLBACK_ORDER: readonly IdentityKind[] = ['api-key', 'user', 'tenant', 'session', 'ip'];");
     expect(md).toContain('the middleware tries it in its place in the order API key, user, tenant, session, client IP)');
+  });
+});
+
+describe('the memory estimate without a store', () => {
+  const store = input.design.monitoring.store;
+
+  it('prices every in-process key, so the bytes agree with the key count', () => {
+    const inProcess = input.design.rules.filter((r) => r.layer === 'middleware');
+    for (const r of inProcess) expect(r.bytesPerKey, r.id).toBeGreaterThan(0);
+    // 162,000 auth keys under an attack at the ceiling, each a Map entry of a few hundred bytes
+    expect(store.estimatedKeys).toBe(162_062);
+    expect(store.estimatedBytes).toBeGreaterThan(store.estimatedKeys * IN_PROCESS_BYTES_PER_KEY.gcra);
+  });
+
+  it("says the estimate is of the process's heap, with no redis.conf and no store round trip", () => {
+    const monitoring = section('### 8.3 Store configuration', '## 9. ');
+    expect(monitoring).toContain(`estimated memory: ${fmtBytes(store.estimatedBytes)} of the process's heap`);
+    expect(monitoring).not.toContain('redis.conf');
+    expect(md).not.toContain('The limiter adds a store round trip');
+    expect(section('### 2.4 Memory estimate', '## 3. ')).toContain('as measured on Node 20 (V8)');
+  });
+
+  it('holds the figures the runtime memory store takes in a real heap (node --expose-gc)', () => {
+    const store = pathToFileURL(path.resolve('dist/runtime/middleware/memory-store.js')).href;
+    const script = `
+      const { MemoryStore } = await import(${JSON.stringify(store)});
+      const N = 100000, end = Date.now() + 30 * 86400e3, out = {};
+      const kinds = {
+        gcra: (s, k) => s.run('gcra', [k], [5e6, 1e6, 1e6]),
+        log: (s, k) => s.run('sliding-window-log', [k], [10, 900, 1]),
+        window: (s, k) => s.run('fixed-window', [k], ['calendar', 100, 1, end, 60000]),
+        hash3: (s, k) => s.run('identity-limits', [k], ['a', 'g', 5e6, 1e6, 'b', 'g', 3e6, 5e4, 'quota', 'w', 100000, end, 1]),
+      };
+      const keep = [];
+      for (const [name, fill] of Object.entries(kinds)) {
+        gc(); gc();
+        const before = process.memoryUsage().heapUsed;
+        const s = new MemoryStore();
+        for (let i = 0; i < N; i++) fill(s, 'rl:' + (String(i) + 'xxxxxxxxxxxx').slice(0, 12));
+        gc(); gc();
+        out[name] = (process.memoryUsage().heapUsed - before) / N;
+        keep.push(s);
+      }
+      console.log(JSON.stringify(out), keep.length);`;
+    const r = spawnSync(process.execPath, ['--expose-gc', '--input-type=module', '-e', script], { encoding: 'utf8' });
+    expect(r.status, r.stderr).toBe(0);
+    const measured = JSON.parse(r.stdout.split(' ')[0] ?? '{}');
+    const F = IN_PROCESS_BYTES_PER_KEY;
+    expect(measured.gcra).toBeLessThanOrEqual(F.gcra);
+    expect(measured.log).toBeLessThanOrEqual(F['sliding-window-log']);
+    expect(measured.window).toBeLessThanOrEqual(F['fixed-window']);
+    expect(measured.hash3).toBeLessThanOrEqual(F['identity-hash-base'] + 3 * F['identity-hash-field']);
+    // and not a wild overstatement either
+    expect(measured.gcra).toBeGreaterThan(F.gcra / 2);
   });
 });

@@ -427,6 +427,8 @@ export function matrixView(input: RenderInput) {
         };
       }),
     memoryRows: storeRules.length > 0,
+    // no store: the state, and so the estimate, is of the process's heap (memory-store.ts)
+    inProcessMemory: input.design.scope.store === 'none',
     hashMemory: (monitoring.store.hashes ?? []).map((h) => ({
       key: h.key,
       keys: fmtNumber(h.keys),
@@ -867,6 +869,8 @@ export function monitoringView(input: RenderInput) {
       edgeServiceRedis: m.store.edgeServiceRedis,
       // a store the answers name but no rule uses: nothing to size or configure
       unused: m.store.estimatedKeys === 0 && m.store.config === undefined && input.design.scope.store !== 'none',
+      // no store: the estimate is of the process's heap, and no store is configured or called
+      inProcess: input.design.scope.store === 'none',
       memoryText: m.store.memoryText,
       persistence: m.store.persistence?.text,
       config: m.store.config ?? `# redis.conf of the limiter's dedicated store\nmaxmemory-policy ${m.store.maxmemoryPolicy}\n`,
