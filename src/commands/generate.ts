@@ -1,6 +1,7 @@
 /** `rl-design generate`: answers -> design -> document and enforcement code on disk. */
 import { fleetRaisedWarning } from '../design/gateway-behaviour.js';
 import { ceilingBelowPeakWarning, perSecond } from '../design/matrix.js';
+import { inProcessQuotaWarning } from '../design/quotas.js';
 import path from 'node:path';
 import { existsSync, statSync } from 'node:fs';
 import { checkDesign, CONSTRAINTS, type ConstraintResult } from '../constraints/index.js';
@@ -461,6 +462,8 @@ export async function runGenerate(ctx: CommandContext, opts: GenerateOptions): P
   if (run.checksFailed.length > 0) {
     ctx.stderr(`warning: ${run.checksFailed.join(', ')} failed; run \`rl-design validate\` for details.\n`);
   }
+  const volatileQuota = inProcessQuotaWarning(design.rules);
+  if (volatileQuota) ctx.stderr(`warning: ${volatileQuota.replace(/^Warning: /, '')}\n`);
   // a fleet-wide edge rule the gateway nodes together admit more of than stated (the document says so too)
   for (const r of design.rules) {
     const raised = fleetRaisedWarning(r, design.scope.gateway);

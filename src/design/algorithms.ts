@@ -63,7 +63,7 @@ const REASONS: Record<string, Reasoning> = {
     ],
   },
   'outbound:gcra': {
-    why: "A provider's documented limit is a rate; a shared GCRA bucket can reserve the next free slot and tell the caller how long to wait, so work queues instead of failing.",
+    why: "A provider's documented limit is a rate; a GCRA bucket can reserve the next free slot and tell the caller how long to wait, so work queues instead of failing.",
     tradeoff:
       'Waiting adds latency to outbound calls under load; the bucket runs below the documented limit, leaving some provider capacity unused.',
     alternatives: [

@@ -98,8 +98,16 @@ export function buildIdentityFallback(scope: Scope, rules: readonly MatrixRule[]
   );
   const perIp = rules.filter((r) => r.identity === 'ip' && anonymous.some((e) => coveredEndpoints(r, scope).includes(e)));
   const parts: string[] = [];
+  // the order names the design's identities (and the client IP, always there); the middleware
+  // tries every kind identify() returns, so one the answers leave out is named apart
+  const listed = FALLBACK_ORDER.filter((k) => k === 'ip' || answered.has(k));
+  const unlisted = FALLBACK_ORDER.filter((k) => k !== 'ip' && !answered.has(k));
   parts.push(
-    `The rows keyed on ${joinAnd(identities.map((i) => WITH_ARTICLE[i as keyof typeof WITH_ARTICLE]))} (${joinAnd(keyed.map((r) => r.id))}) count a caller that identify() gives no such identity under the first other one it has, in the order ${FALLBACK_ORDER.map((k) => WORD[k]).join(', ')}, with the same numbers.`,
+    `The rows keyed on ${joinAnd(identities.map((i) => WITH_ARTICLE[i as keyof typeof WITH_ARTICLE]))} (${joinAnd(keyed.map((r) => r.id))}) count a caller that identify() gives no such identity under the first other one it has, in the order ${listed.map((k) => WORD[k]).join(', ')}, with the same numbers${
+      unlisted.length > 0
+        ? ` (the answers list no ${unlisted.map((k) => WORD[k]).join(' or ')}; should identify() return one anyway, the middleware tries it in its place in the order ${FALLBACK_ORDER.map((k) => WORD[k]).join(', ')})`
+        : ''
+    }.`,
   );
   const keys = fallbackKeysText(keyed, rules, answered);
   parts.push(keys);

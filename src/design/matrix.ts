@@ -78,6 +78,31 @@ export const BYTES_PER_KEY = {
   'sliding-window-log-entry': 29,
 } as const;
 
+/**
+ * Bytes one key of the in-process store (memory-store.ts, a design without a store) takes in the
+ * process's heap: its Map entry, the key string, the entry object and its value. Measured on Node
+ * 20 (V8 11.3) as heapUsed after a full gc, over 65,600 to 131,000 keys of 15 characters, the
+ * largest figure of those runs rounded up, with a few percent to spare (the Map's table grows in steps, so the figure per key
+ * moves with the count). A log is priced with one attempt, as in Redis.
+ */
+export const IN_PROCESS_BYTES_PER_KEY = {
+  gcra: 210,
+  'sliding-window-log': 380,
+  'fixed-window': 190,
+  /** identity-limits: a Map per identity; at most 390 B measured with one field, 490 B with three. */
+  'identity-hash-base': 350,
+  'identity-hash-field': 55,
+} as const;
+
+/**
+ * What a key of `chars` characters adds in the heap beyond a MEASURED_KEY_CHARS-character one: the
+ * measured slope was about 1.3 B a character (the flat string and the concatenation it was built
+ * from), rounded up to 1.5.
+ */
+export function inProcessKeyExtraBytes(chars: number): number {
+  return Math.ceil(1.5 * Math.max(0, chars - MEASURED_KEY_CHARS));
+}
+
 /** Length of the key names BYTES_PER_KEY was measured with ("rl:{k:00000000}"). */
 export const MEASURED_KEY_CHARS = 15;
 
@@ -207,9 +232,10 @@ export function keyNameExtraBytes(chars: number): number {
  * longest key name adds, and keyChars (that length) for the memory table.
  */
 function withKeyLength(rule: MatrixRule): MatrixRule {
-  if (rule.bytesPerKey === undefined || rule.layer === 'edge' || rule.primitive === 'in-process') return rule;
+  if (rule.bytesPerKey === undefined || rule.layer === 'edge') return rule;
   const keyChars = maxKeyChars(rule);
-  return { ...rule, keyChars, bytesPerKey: rule.bytesPerKey + keyNameExtraBytes(keyChars) };
+  const extra = rule.primitive === 'in-process' ? inProcessKeyExtraBytes(keyChars) : keyNameExtraBytes(keyChars);
+  return { ...rule, keyChars, bytesPerKey: rule.bytesPerKey + extra };
 }
 
 /**
@@ -240,7 +266,13 @@ function inIdentityHashes(rules: MatrixRule[]): MatrixRule[] {
       id: '',
       identity: ruleOf(hash.fields[0]?.ruleIds[0] ?? '').identity,
     });
-    const bytes = identityHashBytes(sizes) + keyNameExtraBytes(keyChars);
+    // a hash kept in the process (no store) is a Map per identity, priced as measured in the heap
+    const inProcess = ruleOf(hash.fields[0]?.ruleIds[0] ?? '').primitive === 'in-process';
+    const bytes = inProcess
+      ? IN_PROCESS_BYTES_PER_KEY['identity-hash-base'] +
+        sizes.reduce((n, f) => n + IN_PROCESS_BYTES_PER_KEY['identity-hash-field'] * (typeof f === 'string' ? 1 : 1 + f.buckets), 0) +
+        inProcessKeyExtraBytes(keyChars)
+      : identityHashBytes(sizes) + keyNameExtraBytes(keyChars);
     const planned = hash.fields.some((f) => f.ruleIds.some((id) => ruleOf(id).plan !== undefined));
     const holds = `${joinNames(fields)}${planned ? " at most (its plan's fields, and an earlier plan's until the hash expires)" : ''}`;
     for (const f of hash.fields) {
@@ -1339,7 +1371,9 @@ function addOutbound(b: Builder, ctx: MatrixContext): void {
       ttlSeconds: ttl,
       cardinality: {
         bound: 1,
-        basis: `one key for this provider: outbound-bucket.lua keeps a provider pause in the same key as the bucket. Its TTL is the time the bucket takes to refill (${formatNumber(ttl)} s), longer while calls are booked ahead (by up to the wait a caller accepts) or a provider pause is in force (the provider's Retry-After plus the refill time)`,
+        basis: shared
+          ? `one key for this provider: outbound-bucket.lua keeps a provider pause in the same key as the bucket. Its TTL is the time the bucket takes to refill (${formatNumber(ttl)} s), longer while calls are booked ahead (by up to the wait a caller accepts) or a provider pause is in force (the provider's Retry-After plus the refill time)`
+          : "one bucket for this provider in the outbound client's memory: one number, the time its next slot frees, which a provider pause moves later; it is kept as long as the process runs",
       },
       headers: 'none',
       errorCode: 'RATE_LIMITED',
@@ -1350,7 +1384,12 @@ function addOutbound(b: Builder, ctx: MatrixContext): void {
           about: ['rate'],
         },
         { text: burstText, about: ['rate', 'burst'] },
-        { text: 'Fails closed: when the store is unreachable, calls wait rather than risk a provider ban.', about: ['failMode'] },
+        {
+          text: shared
+            ? 'Fails closed: when the store is unreachable, calls wait rather than risk a provider ban.'
+            : 'Fails closed: no call goes out without a slot in the bucket; kept in-process, the bucket has no store that could fail.',
+          about: ['failMode'],
+        },
       ]),
       derivation: `${ratePer(rate, true)} = ${outboundRateText(p)}${p.assumed?.includes('safetyFraction') ? ' (assumed)' : ''}; burst ${formatNumber(p.burst)}${p.assumed?.includes('burst') ? ' (assumed, see the assumptions)' : ' (stated)'}`,
       inputs: [
@@ -1608,6 +1647,19 @@ function costFromEndpoints(h: HandRule, scope: Scope): { table: NonNullable<Matr
  * rule the store does not hold (edge, in-process, a gateway's own counter) or without an algorithm.
  */
 export function storeBytesPerKey(rule: Pick<MatrixRule, 'layer' | 'algorithm' | 'primitive' | 'tier' | 'rate'>): number | undefined {
+  // the middleware keeps its state in the process only where the design has no store: the estimate is then of the heap
+  if (rule.algorithm && rule.primitive === 'in-process' && rule.layer === 'middleware') {
+    switch (luaScriptFor(rule.algorithm)) {
+      case 'gcra':
+        return IN_PROCESS_BYTES_PER_KEY.gcra;
+      case 'sliding-window-log':
+        return IN_PROCESS_BYTES_PER_KEY['sliding-window-log'];
+      case 'fixed-window': {
+        const days = algorithmLabel(rule) !== undefined ? Math.max(1, Math.round((rule.rate?.periodSeconds ?? 86400) / 86400)) : 1;
+        return IN_PROCESS_BYTES_PER_KEY['fixed-window'] + IN_PROCESS_BYTES_PER_KEY['identity-hash-field'] * (days - 1);
+      }
+    }
+  }
   if (!rule.algorithm || rule.primitive === 'in-process' || rule.primitive === 'gateway-native') return undefined;
   if (rule.layer === 'outbound-client') return BYTES_PER_KEY['outbound-bucket'];
   if (rule.layer !== 'middleware') return undefined;

@@ -385,9 +385,13 @@ export interface QuotaDesign {
   billingSource: 'metering-system' | 'limiter-counters';
   separation: string;
   remainingExposure: string;
+  /** Set when the quota counts live in the process (no store): they restart at 0 with it. */
+  inProcess?: string;
 }
 
 export interface OutboundDesign {
+  /** Where the buckets live (the shared store, or this process's memory): the section's first sentence. */
+  intro: string;
   providers: (ResolvedProvider & { ruleId: string; key: string })[];
   on429: string[];
   circuit: { failureThreshold: number; windowSeconds: number; openSeconds: number; halfOpenProbes: number; description: string };

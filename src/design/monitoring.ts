@@ -98,7 +98,7 @@ const OUTBOUND_METRICS: MetricSpec[] = [
     name: 'ratelimit_outbound_wait_ms',
     type: 'histogram',
     labels: ['provider'],
-    help: 'Time outbound calls waited for a slot in the shared bucket.',
+    help: "Time outbound calls waited for a slot in their provider's bucket.",
     emittedBy: ['outbound-client'],
   },
   {
@@ -858,7 +858,7 @@ export function buildMonitoring(scope: Scope, rules: MatrixRule[], context: Moni
     alerts.push({
       name: 'RateLimitProviderThrottling',
       metric: 'ratelimit_outbound_provider_429_total',
-      condition: 'a provider returns 429 despite the shared bucket',
+      condition: `a provider returns 429 despite the ${rules.some((r) => r.tier === 'outbound' && r.primitive === 'redis-lua') ? 'shared bucket' : 'in-process bucket'}`,
       expr: 'sum by (provider) (increase(ratelimit_outbound_provider_429_total[10m])) > 0',
       for: '1m',
       severity: 'ticket',
@@ -954,7 +954,7 @@ export function buildMonitoring(scope: Scope, rules: MatrixRule[], context: Moni
           ? `No rule in the application keeps its state in ${storeName}, but the gateway does: ${gatewayStoreRules.join(', ')} ${gatewayStoreRules.length > 1 ? 'keep their' : 'keeps its'} counts in it (Kong's policy redis). Run ${storeName} for them on a dedicated instance with maxmemory-policy noeviction: an evicted counter resets a limit. Kong's keys are not sized or monitored here.`
           : storeUnused
             ? `No rule keeps its state in the store: every limit here is counted by the gateway itself, so the rate limits need no ${storeName} and none is sized or monitored for them. Should a rule move into the middleware, run ${storeName} for it on a dedicated instance with maxmemory-policy noeviction.`
-            : `No shared store: limiter state lives in each process's memory. Should it move to ${storeName}, run it on a dedicated instance with maxmemory-policy noeviction: a logical database on a shared instance is evicted like any other data.`,
+            : `No shared store: limiter state lives in the memory of the one process, sized below as the process's heap; nothing here configures or calls a store. Should the state move to ${storeName} (several instances, or quotas that must outlive a restart, need it), run it on a dedicated instance with maxmemory-policy noeviction: a logical database on a shared instance is evicted like any other data.`,
       ...(hasStore
         ? {
             maxmemoryBytes: maxmemory,

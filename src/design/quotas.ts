@@ -1,6 +1,6 @@
 /** Quota design: reset semantics, exhaustion behaviour, enforcement kept apart from billing. */
 import type { QuotaResetT } from '../answers/schema.js';
-import { formatNumber } from '../format.js';
+import { formatNumber, joinAnd } from '../format.js';
 import { QUOTA_EXCEEDED_HEADER, QUOTA_HEADER_NAMES } from './contract.js';
 import type { HeaderConvention, MatrixRule, QuotaDesign, Scope } from './model.js';
 
@@ -36,6 +36,18 @@ export function softPlanQuota(rule: Pick<MatrixRule, 'id' | 'rate'>, quotas: Pic
   return planQuota !== undefined && rule.rate !== undefined && planQuota < rule.rate.requests ? planQuota : null;
 }
 
+/**
+ * The warning for quotas counted in the process's memory (a design without a store): every
+ * restart or deploy sets them back to 0, so a long quota is not enforced. The document's quota
+ * section and generate's stderr state this one text.
+ */
+export function inProcessQuotaWarning(rules: readonly MatrixRule[]): string | null {
+  const local = rules.filter((r) => r.tier === 'quota' && r.layer === 'middleware' && r.primitive === 'in-process');
+  if (local.length === 0) return null;
+  const ids = joinAnd(local.map((r) => r.id));
+  return `Warning: the quotas (${ids}) are counted in the process's memory, since the design has no store (stack.store none): every restart, crash or deploy sets every caller's usage back to 0, so each one opens a fresh quota period (a process deployed weekly grants about four monthly quotas a month), and nothing in the limiter holds the count across it. Until the quota counts move to a store (stack.store redis or valkey; the design then keeps them in it, persisted), treat these rows as a cap per process lifetime, and enforce the plan quota from the metering system, which keeps every call.`;
+}
+
 export function buildQuotas(
   scope: Scope,
   rules: MatrixRule[],
@@ -58,6 +70,7 @@ export function buildQuotas(
           days: reset.days,
           description: `A rolling ${reset.days}-day window: usage is counted in one bucket per day (UTC), and a request is admitted when the sum over the last ${reset.days} days is under the quota. A day's bucket stops counting once it is ${reset.days} days old and is deleted at the next call that counts, so usage ages out one day at a time rather than all at once.`,
         };
+  const inProcess = inProcessQuotaWarning(rules);
   return {
     reset: resetDesign,
     plans: scope.plans
@@ -76,8 +89,9 @@ export function buildQuotas(
     billingSource,
     separation:
       billingSource === 'metering-system'
-        ? 'The limiter counters decide admission only: they are fast, may lose a few counts when the store fails open, and expire. Invoices come from the metering system (an append-only usage log written after the response), which is exact and auditable. The two are reconciled by reports, never by reading limiter keys.'
+        ? `The limiter counters decide admission only: they are fast, ${inProcess ? 'start at 0 again whenever the process restarts' : 'may lose a few counts when the store fails open'}, and expire. Invoices come from the metering system (an append-only usage log written after the response), which is exact and auditable. The two are reconciled by reports, never by reading limiter keys.`
         : 'The answers say invoices are computed from the limiter counters. Those counters are approximate by design (they fail open, expire, and are reset by kill switches), so they must not be a billing source.',
+    ...(inProcess ? { inProcess } : {}),
     remainingExposure: `Remaining quota is visible in the headers of every response to a call the quota counts (its QUOTA_EXCEEDED refusals included; never on silent security responses): ${quotaHeadersText(convention)}. A 429 from a rate limit does not show it (rate limits are checked before the quota counts the call). No usage endpoint is generated: if clients need their usage outside API calls, serve it from the metering system (recommended; yours to build, not part of this design). Largest quota in the design: ${formatNumber(Math.max(0, ...scope.plans.map((p) => p.quota ?? 0)))} calls.`,
   };
 }

@@ -1,4 +1,5 @@
 /** Rollout: shadow first, allowlist, enforcement order (security, general, quotas), kill switches. */
+import { joinAnd } from '../format.js';
 import { algorithmLabel } from './algorithms.js';
 import { edgeAllowlistHow, edgeKillSwitchHow, edgeShadowHow, edgeShadowSignal } from './gateway-behaviour.js';
 import type { AccessDesign, Gateway, MatrixRule, Migration, Rollout } from './model.js';
@@ -44,12 +45,21 @@ function allowlistDetail(access: AccessDesign | undefined, rules: readonly Matri
   return `${base} Allowlisted now: ${access.allow.text}`;
 }
 
-/** One line for the limits kept in one hash per identity: a deploy that moves them there starts them fresh. */
+/**
+ * One line for the limits kept in one hash per identity in the store: a deploy that moves them
+ * there starts them fresh. Limits kept in the process instead start fresh on every deploy, hash
+ * or not: that line says so, and no earlier deploy's keys exist to copy.
+ */
 function hashRollout(rules: readonly MatrixRule[]): string {
-  const inHash = rules.filter((r) => r.field !== undefined).map((r) => r.id);
-  if (inHash.length === 0) return '';
+  const inProcess = rules.filter((r) => r.layer === 'middleware' && r.primitive === 'in-process');
+  const restart =
+    inProcess.length === 0
+      ? ''
+      : ` The middleware keeps the state of ${inProcess.length === rules.filter((r) => r.layer === 'middleware').length ? 'every rule' : joinAnd(inProcess.map((r) => r.id))} in the process's memory: every deploy and every restart starts the buckets full and the counters at 0${inProcess.some((r) => r.tier === 'quota') ? ', quotas included (see the quotas section)' : ''}, and shadow mode ends by switching the flags, not by a deploy.`;
+  const inHash = rules.filter((r) => r.field !== undefined && r.primitive === 'redis-lua').map((r) => r.id);
+  if (inHash.length === 0) return restart;
   const rolling = rules.find((r) => r.field !== undefined && algorithmLabel(r) !== undefined);
-  return ` The limits kept in one hash per identity (${inHash.join(', ')}) do not read the per-limit keys an earlier deploy wrote: where this layout replaces them, buckets start full and counters at 0 (a quota gives each identity a fresh period once), so deploy it at a period boundary or copy the counts into the hash's fields first.${rolling ? ` A rolling quota has no boundary: copy each day of its old hash (field <epoch-day>, its count) into the identity's hash as the field ${rolling.field}:<epoch-day>, keeping the later of the two expiries (the first call then sums them into the window's total), or each identity starts a fresh window.` : ''}`;
+  return ` The limits kept in one hash per identity (${inHash.join(', ')}) do not read the per-limit keys an earlier deploy wrote: where this layout replaces them, buckets start full and counters at 0 (a quota gives each identity a fresh period once), so deploy it at a period boundary or copy the counts into the hash's fields first.${rolling ? ` A rolling quota has no boundary: copy each day of its old hash (field <epoch-day>, its count) into the identity's hash as the field ${rolling.field}:<epoch-day>, keeping the later of the two expiries (the first call then sums them into the window's total), or each identity starts a fresh window.` : ''}${restart}`;
 }
 
 /**

@@ -386,13 +386,22 @@ export function resolveAnswers(answers: Answers): ResolvedAnswers {
       );
     }
   }
+  // what distinctClients counts here: API keys where the API has them, else the clients the answers state
+  const perClients = (n: number): string =>
+    usesApiKey
+      ? n === 1
+        ? 'API key'
+        : `${n} API keys`
+      : n === 1
+        ? `client of the ${formatNumber(distinctClients)} stated in traffic.distinctClients`
+        : `${n} of the ${formatNumber(distinctClients)} clients stated in traffic.distinctClients`;
   let distinctTenants = t.distinctTenants ?? 0;
   if (t.distinctTenants === undefined && usesTenant) {
     distinctTenants = Math.max(1, Math.ceil((distinctClients || 1000) / 5));
     assume(
       'traffic.distinctTenants',
       distinctClients > 0
-        ? `Number of tenants unknown: assumed one per 5 API keys (${formatNumber(distinctTenants)}), for the key bound and memory estimate of the per-tenant rules.`
+        ? `Number of tenants unknown: assumed one per ${perClients(5)} (${formatNumber(distinctTenants)}), for the key bound and memory estimate of the per-tenant rules.`
         : `Number of tenants unknown: assumed ${formatNumber(distinctTenants)} for the key bound and memory estimate of the per-tenant rules (a placeholder: no answer gives a population).`,
     );
   }
@@ -403,7 +412,7 @@ export function resolveAnswers(answers: Answers): ResolvedAnswers {
     assume(
       'traffic.distinctUsers',
       base > 0
-        ? `Number of user accounts unknown: assumed 10 per ${distinctClients > 0 ? 'API key' : 'tenant'} (${formatNumber(distinctUsers)}), for the key bound and memory estimate of the per-user rules.`
+        ? `Number of user accounts unknown: assumed 10 per ${distinctClients > 0 ? perClients(1) : 'tenant'} (${formatNumber(distinctUsers)}), for the key bound and memory estimate of the per-user rules.`
         : `Number of user accounts unknown: assumed ${formatNumber(distinctUsers)} for the key bound and memory estimate of the per-user rules (a placeholder: no answer gives a population).`,
     );
   }

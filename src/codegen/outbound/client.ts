@@ -133,7 +133,9 @@ export function generateOutboundClient(design: Design): CodeFile[] {
       path: OUTBOUND_CLIENT_PATH,
       language: 'typescript',
       content: header + runtimeSource('outbound', 'client.ts'),
-      description: 'Outbound client: shared bucket per provider (EVALSHA outbound-bucket.lua), pause on provider 429, circuit, fail closed',
+      description: outboundProviders(design).every((p) => !p.shared)
+        ? 'Outbound client: an in-process bucket per provider (no store: the shared-bucket path and its Lua script go unused), pause on provider 429, circuit, fail closed'
+        : 'Outbound client: shared bucket per provider (EVALSHA outbound-bucket.lua), pause on provider 429, circuit, fail closed',
     },
     {
       path: OUTBOUND_TYPES_PATH,

@@ -427,6 +427,8 @@ export function matrixView(input: RenderInput) {
         };
       }),
     memoryRows: storeRules.length > 0,
+    // no store: the state, and so the estimate, is of the process's heap (memory-store.ts)
+    inProcessMemory: input.design.scope.store === 'none',
     hashMemory: (monitoring.store.hashes ?? []).map((h) => ({
       key: h.key,
       keys: fmtNumber(h.keys),
@@ -796,6 +798,7 @@ export function quotasView(input: RenderInput) {
     exhaustion: used.map((k) => ({ kind: k, text: q.exhaustionText[k] })),
     billingFromLimiter: q.billingSource === 'limiter-counters',
     separation: q.separation,
+    inProcess: q.inProcess ?? null,
     remainingExposure: q.remainingExposure,
   };
 }
@@ -803,18 +806,21 @@ export function quotasView(input: RenderInput) {
 export function outboundView(input: RenderInput) {
   const o = input.design.outbound;
   if (!o) return {};
+  const oneInstance = input.design.scope.instances === 1;
   return {
+    intro: o.intro,
     providers: o.providers.map((p) => ({
       name: p.name,
       limit: p.limitText,
       fraction: `${fmtPercent(p.safetyFraction)}${p.assumed?.includes('safetyFraction') ? ` ${ASSUMED}` : ''}`,
       bucketRate: rateFigure({ requests: p.bucketPerSecond, periodSeconds: 1 }),
       burst: `${fmtNumber(p.burst)}${p.assumed?.includes('burst') ? ` ${ASSUMED}` : ''}`,
-      bucket: p.bucket,
+      // one instance's bucket of its own is simply in-process: per instance only means something with several
+      bucket: p.bucket === 'per-instance' && oneInstance ? 'in-process' : p.bucket,
       ruleId: p.ruleId,
       key: p.key,
     })),
-    perInstance: o.providers.filter((p) => p.bucket !== 'shared').map((p) => p.name),
+    perInstance: oneInstance ? [] : o.providers.filter((p) => p.bucket !== 'shared').map((p) => p.name),
     overLimit: o.providers.flatMap((p) => {
       const { peak, over, rate } = outboundPeak(p);
       if (over === 0) return [];
@@ -860,6 +866,8 @@ export function monitoringView(input: RenderInput) {
       edgeServiceRedis: m.store.edgeServiceRedis,
       // a store the answers name but no rule uses: nothing to size or configure
       unused: m.store.estimatedKeys === 0 && m.store.config === undefined && input.design.scope.store !== 'none',
+      // no store: the estimate is of the process's heap, and no store is configured or called
+      inProcess: input.design.scope.store === 'none',
       memoryText: m.store.memoryText,
       persistence: m.store.persistence?.text,
       config: m.store.config ?? `# redis.conf of the limiter's dedicated store\nmaxmemory-policy ${m.store.maxmemoryPolicy}\n`,
@@ -964,8 +972,12 @@ export function sectionSummary(id: string, design: Design, input: RenderInput): 
       return `429 and Retry-After, the ${conventionName(d.contract.convention)}, error bodies and client backoff.`;
     case 'quotas':
       return `Quota reset semantics, exhaustion behaviour and the separation from billing.`;
-    case 'outbound':
-      return `Shared buckets for ${joinAnd(d.outbound?.providers.map((p) => p.name) ?? [])}, provider 429 handling and the circuit.`;
+    case 'outbound': {
+      const providers = d.outbound?.providers ?? [];
+      const shared = providers.filter((p) => p.bucket === 'shared').length;
+      const kind = shared === providers.length ? 'Shared buckets' : shared === 0 ? 'In-process buckets' : 'Buckets';
+      return `${kind} for ${joinAnd(providers.map((p) => p.name))}, provider 429 handling and the circuit.`;
+    }
     case 'monitoring':
       return `${d.monitoring.metrics.length} metrics, ${d.monitoring.alerts.length} alerts and the store configuration.`;
     case 'rollout':

@@ -1,0 +1,175 @@
+/**
+ * A design without a store (test/fixtures/review/nestjs-memory-quotas: one NestJS instance, no
+ * gateway, stack.store none): every limit, the outbound bucket included, lives in the process.
+ * What the document says about buckets, keys, quotas and populations must be what that code does.
+ */
+import { spawnSync } from 'node:child_process';
+import { readFileSync } from 'node:fs';
+import path from 'node:path';
+import { pathToFileURL } from 'node:url';
+import { describe, expect, it } from 'vitest';
+import { generateCode } from '../../src/codegen/index.js';
+import { IN_PROCESS_BYTES_PER_KEY } from '../../src/design/matrix.js';
+import { fmtBytes } from '../../src/render/format.js';
+import { renderMarkdown } from '../../src/render/markdown/index.js';
+import { runCli, tempDir } from '../helpers/cli.js';
+import { exampleInput, inputFromAnswers } from './fixtures.js';
+
+const FIXTURE = new URL('../fixtures/review/nestjs-memory-quotas.answers.json', import.meta.url);
+const raw = (): Record<string, unknown> => {
+  const answers = JSON.parse(readFileSync(FIXTURE, 'utf8'));
+  delete answers.$schema;
+  return answers;
+};
+const input = inputFromAnswers(raw());
+const md = renderMarkdown(input, { layout: 'single' })[0]?.content ?? '';
+const section = (heading: string, next: string): string => md.slice(md.indexOf(heading), md.indexOf(next, md.indexOf(heading)));
+
+describe('outbound limits without a store', () => {
+  const outbound = section('## 7. Outbound limits', '## 8. ');
+
+  it('the shipped client keeps the bucket in-process, and the document says so', () => {
+    const providers = generateCode(input.design).find((f) => f.path === 'outbound/providers.ts')?.content ?? '';
+    expect(providers).toContain('shared: false');
+    expect(outbound).toContain("kept in this process's memory (an in-process bucket)");
+    expect(outbound).not.toMatch(/shared store|every instance|shared bucket/);
+    expect(outbound).toMatch(/\| Stripe \|[^\n]*\| in-process \| `outbound-stripe` \|/);
+  });
+
+  it('names no store failure the in-process bucket cannot have', () => {
+    expect(outbound).not.toContain('STORE_UNAVAILABLE,');
+    expect(outbound).toContain('STORE_UNAVAILABLE never comes');
+    const rule = input.design.rules.find((r) => r.id === 'outbound-stripe');
+    expect(rule?.rationale).not.toContain('when the store is unreachable');
+    expect(rule?.cardinality?.basis).not.toContain('outbound-bucket.lua');
+  });
+
+  it('alerts and metrics speak of the in-process bucket; the file list of the unused shared path', () => {
+    const alert = input.design.monitoring.alerts.find((a) => a.name === 'RateLimitProviderThrottling');
+    expect(alert?.condition).toBe('a provider returns 429 despite the in-process bucket');
+    expect(md).not.toMatch(/shared bucket/);
+    const index = renderMarkdown(input, { layout: 'folder' })
+      .map((f) => f.content)
+      .join('\n');
+    expect(index).toContain('In-process buckets for Stripe, provider 429 handling and the circuit.');
+    const code = generateCode(input.design).find((f) => f.path === 'outbound/client.ts');
+    expect(code?.description).toMatch(/^Outbound client: an in-process bucket per provider/);
+  });
+
+  it('a design with a store keeps its shared bucket and says so', () => {
+    const saas = renderMarkdown(exampleInput('saas-platform'), { layout: 'single' })[0]?.content ?? '';
+    expect(saas).toContain('kept in the shared store so that every instance draws from the same budget');
+    expect(saas).toContain('so every instance stops at once');
+    expect(saas).toContain('WAIT_TOO_LONG, CIRCUIT_OPEN, STORE_UNAVAILABLE');
+  });
+});
+
+describe('rollout without a store', () => {
+  const step = input.design.rollout.steps.find((s) => s.title === 'Shadow mode');
+
+  it('speaks of no hash or key an earlier deploy wrote, and says every restart starts the counters at 0', () => {
+    expect(step?.detail).not.toContain('per-limit keys');
+    expect(step?.detail).not.toContain("hash's fields");
+    expect(step?.detail).toContain('every deploy and every restart starts the buckets full and the counters at 0, quotas included');
+  });
+});
+
+describe('quotas kept in process memory', () => {
+  it('the quota section says plainly that they restart at 0', () => {
+    const quotas = section('## 6. Quotas', '## 7. ');
+    expect(quotas).toContain("**Warning: the quotas (quota-starter and quota-business) are counted in the process's memory");
+    expect(quotas).toContain("every restart, crash or deploy sets every caller's usage back to 0");
+    expect(quotas).not.toContain('when the store fails open');
+  });
+
+  it('generate warns on stderr with the same text', () => {
+    const dir = tempDir();
+    const r = runCli([
+      'generate',
+      '--answers',
+      FIXTURE.pathname,
+      '--date',
+      '2026-12-06',
+      '--out',
+      path.join(dir, 'design'),
+      '--code-dir',
+      path.join(dir, 'rl'),
+    ]);
+    expect(r.code, r.stderr).toBe(0);
+    expect(r.stderr).toContain("warning: the quotas (quota-starter and quota-business) are counted in the process's memory");
+  });
+
+  it('a design whose quotas live in the store has no such warning', () => {
+    expect(exampleInput('saas-platform').design.quotas?.inProcess).toBeUndefined();
+  });
+});
+
+describe('populations and the identity fallback name only what the design has', () => {
+  it('the assumed tenants and users are derived from the stated clients, not from API keys', () => {
+    const assumptions = section('### 1.3 Assumptions', '## 2. ');
+    expect(assumptions).toContain('assumed one per 5 of the 300 clients stated in traffic.distinctClients (60)');
+    expect(assumptions).toContain('assumed 10 per client of the 300 stated in traffic.distinctClients (3,000)');
+    expect(assumptions).not.toContain('API key');
+  });
+
+  it('the fallback order lists the design identities, and the runtime order for the others', () => {
+    expect(md).toContain('in the order user, tenant, client IP, with the same numbers (the answers list no API key or session;');
+    const limiter = readFileSync(new URL('../../src/runtime/middleware/limiter.ts', import.meta.url), 'utf8');
+    expect(limiter).toContain("const FALLBACK_ORDER: readonly IdentityKind[] = ['api-key', 'user', 'tenant', 'session', 'ip'];");
+    expect(md).toContain('the middleware tries it in its place in the order API key, user, tenant, session, client IP)');
+  });
+});
+
+describe('the memory estimate without a store', () => {
+  const store = input.design.monitoring.store;
+
+  it('prices every in-process key, so the bytes agree with the key count', () => {
+    const inProcess = input.design.rules.filter((r) => r.layer === 'middleware');
+    for (const r of inProcess) expect(r.bytesPerKey, r.id).toBeGreaterThan(0);
+    // 162,000 auth keys under an attack at the ceiling, each a Map entry of a few hundred bytes
+    expect(store.estimatedKeys).toBe(162_062);
+    expect(store.estimatedBytes).toBeGreaterThan(store.estimatedKeys * IN_PROCESS_BYTES_PER_KEY.gcra);
+  });
+
+  it("says the estimate is of the process's heap, with no redis.conf and no store round trip", () => {
+    const monitoring = section('### 8.3 Store configuration', '## 9. ');
+    expect(monitoring).toContain(`estimated memory: ${fmtBytes(store.estimatedBytes)} of the process's heap`);
+    expect(monitoring).not.toContain('redis.conf');
+    expect(md).not.toContain('The limiter adds a store round trip');
+    expect(section('### 2.4 Memory estimate', '## 3. ')).toContain('as measured on Node 20 (V8)');
+  });
+
+  it('holds the figures the runtime memory store takes in a real heap (node --expose-gc)', () => {
+    const store = pathToFileURL(path.resolve('dist/runtime/middleware/memory-store.js')).href;
+    const script = `
+      const { MemoryStore } = await import(${JSON.stringify(store)});
+      const N = 100000, end = Date.now() + 30 * 86400e3, out = {};
+      const kinds = {
+        gcra: (s, k) => s.run('gcra', [k], [5e6, 1e6, 1e6]),
+        log: (s, k) => s.run('sliding-window-log', [k], [10, 900, 1]),
+        window: (s, k) => s.run('fixed-window', [k], ['calendar', 100, 1, end, 60000]),
+        hash3: (s, k) => s.run('identity-limits', [k], ['a', 'g', 5e6, 1e6, 'b', 'g', 3e6, 5e4, 'quota', 'w', 100000, end, 1]),
+      };
+      const keep = [];
+      for (const [name, fill] of Object.entries(kinds)) {
+        gc(); gc();
+        const before = process.memoryUsage().heapUsed;
+        const s = new MemoryStore();
+        for (let i = 0; i < N; i++) fill(s, 'rl:' + (String(i) + 'xxxxxxxxxxxx').slice(0, 12));
+        gc(); gc();
+        out[name] = (process.memoryUsage().heapUsed - before) / N;
+        keep.push(s);
+      }
+      console.log(JSON.stringify(out), keep.length);`;
+    const r = spawnSync(process.execPath, ['--expose-gc', '--input-type=module', '-e', script], { encoding: 'utf8' });
+    expect(r.status, r.stderr).toBe(0);
+    const measured = JSON.parse(r.stdout.split(' ')[0] ?? '{}');
+    const F = IN_PROCESS_BYTES_PER_KEY;
+    expect(measured.gcra).toBeLessThanOrEqual(F.gcra);
+    expect(measured.log).toBeLessThanOrEqual(F['sliding-window-log']);
+    expect(measured.window).toBeLessThanOrEqual(F['fixed-window']);
+    expect(measured.hash3).toBeLessThanOrEqual(F['identity-hash-base'] + 3 * F['identity-hash-field']);
+    // and not a wild overstatement either
+    expect(measured.gcra).toBeGreaterThan(F.gcra / 2);
+  });
+});
