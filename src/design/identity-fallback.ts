@@ -105,7 +105,7 @@ export function buildIdentityFallback(scope: Scope, rules: readonly MatrixRule[]
   parts.push(
     `The rows keyed on ${joinAnd(identities.map((i) => WITH_ARTICLE[i as keyof typeof WITH_ARTICLE]))} (${joinAnd(keyed.map((r) => r.id))}) count a caller that identify() gives no such identity under the first other one it has, in the order ${listed.map((k) => WORD[k]).join(', ')}, with the same numbers${
       unlisted.length > 0
-        ? ` (the answers list no ${unlisted.map((k) => WORD[k]).join(' or ')}; should identify() return one anyway, the middleware tries it in its place in the order ${FALLBACK_ORDER.map((k) => WORD[k]).join(', ')})`
+        ? ` (the answers list no ${orList(unlisted.map((k) => WORD[k]))}; should identify() return one anyway, the middleware tries it in its place in the order ${FALLBACK_ORDER.map((k) => WORD[k]).join(', ')})`
         : ''
     }.`,
   );
@@ -144,4 +144,9 @@ export function buildIdentityFallback(scope: Scope, rules: readonly MatrixRule[]
     anonymousEndpoints: anonymous.map((e) => ({ name: e.name, method: e.method, route: e.route })),
     explanation: parts.join(' '),
   };
+}
+
+/** "a", "a or b", "a, b or c". */
+function orList(items: string[]): string {
+  return items.length <= 1 ? (items[0] ?? '') : `${items.slice(0, -1).join(', ')} or ${items[items.length - 1]}`;
 }

@@ -658,7 +658,7 @@ export function outboundMetrics<R extends RegistryLike>(
     () =>
       new prom.Histogram({
         name: names.wait,
-        help: 'Time outbound calls waited for a slot in the shared bucket.',
+        help: "Time outbound calls waited for a slot in their provider's bucket.",
         labelNames: ['provider'],
         buckets: WAIT_BUCKETS_MS,
         registers: [registry],
