@@ -819,7 +819,11 @@ function addCeiling(b: Builder, ctx: MatrixContext, limited: ResolvedEndpoint[])
     layer: 'middleware',
     ttlSeconds: ttl,
     cardinality: { bound: 1, basis: 'a single key for the whole deployment' },
-    rationale: `Protects the infrastructure, not any one client: ${figure}. No gateway exists, so the first middleware check enforces it; one hot key is cheap for Redis at this rate.${belowPeak}`,
+    rationale: `Protects the infrastructure, not any one client: ${figure}. No gateway exists, so the first middleware check enforces it; ${
+      storePrimitive(scope) === 'in-process'
+        ? 'one bucket in the process, checked on every request'
+        : 'one hot key is cheap for Redis at this rate'
+    }.${belowPeak}`,
   });
 }
 

@@ -251,7 +251,9 @@ describe('design builder', () => {
         { name: 'items', method: 'GET', route: '/items', class: 'read' },
       ],
     });
-    const text = JSON.stringify([d.algorithms, d.enforcement.dualKeyAuth]);
+    const ceiling = d.rules.find((r) => r.tier === 'ceiling');
+    expect(ceiling?.rationale).toMatch(/one bucket in the process/);
+    const text = JSON.stringify([d.algorithms, d.enforcement.dualKeyAuth, ceiling?.rationale]);
     expect(d.algorithms.map((a) => a.limitClass)).toEqual(expect.arrayContaining(['ceiling', 'fairness', 'security']));
     expect(d.enforcement.dualKeyAuth).toMatch(/one step in the process/);
     expect(text).not.toMatch(/Redis|hash tag|script call|sorted-set|expiry of one small key|deployment-wide key|bytes per key/);
