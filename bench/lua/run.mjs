@@ -56,6 +56,19 @@ return {1, 2, 3, 4}
 
 const read = (path) => readFileSync(join(root, path), 'utf8');
 
+/**
+ * rate-limiter-flexible's own script (RateLimiterRedis, the peer users would pick instead), read
+ * from the installed package so it stays the one that runs: SET NX EX, INCRBY, PTTL, a fixed
+ * window counted in one key, with a two-integer reply. Its template literal joins lines with a
+ * backslash, which JavaScript drops.
+ */
+function rlfScript() {
+  const file = read('node_modules/rate-limiter-flexible/lib/RateLimiterRedis.js');
+  const m = /const incrTtlLuaScript = `([\s\S]*?)`;/.exec(file);
+  if (!m) throw new Error('rate-limiter-flexible: incrTtlLuaScript not found in lib/RateLimiterRedis.js');
+  return m[1].replace(/\\\n/g, '');
+}
+
 if (!existsSync(join(root, 'dist', 'runtime', 'middleware', 'store.js'))) {
   console.error('Build first: npm run build');
   process.exit(2);
@@ -148,6 +161,14 @@ function cases(nowMs) {
       admit: [['rl:{hot}'], gcraArgs(1e9, 1e9, 1000)],
       throttle: [['rl:{hot}'], gcraArgs(10, 1, HOUR)],
       memory: (i) => [[key(i)], gcraArgs(100, 1, HOUR)],
+    },
+    {
+      name: "peer: rate-limiter-flexible's script (SET NX EX, INCRBY, PTTL: a fixed window; it counts a refused call too, and its caller decides)",
+      source: rlfScript(),
+      // consume(key) passes the points and the duration in seconds; over the limit the script runs the same
+      admit: [['rlf:{hot}'], [1, 60]],
+      throttle: [['rlf:{hot}'], [1, 60]],
+      memory: (i) => [[key(i)], [1, 3600]],
     },
     {
       name: 'gcra.lua, an interval of whole milliseconds (1,000 per second: no GET)',
