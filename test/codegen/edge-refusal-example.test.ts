@@ -364,4 +364,31 @@ describe("the document's edge 429 is what the shipped gateway file returns", () 
     const envoy = text('test/fixtures/review/express-envoy-plans.answers.json');
     expect(envoy).toContain('x-envoy-ratelimited: true');
   });
+
+  it('the error bodies claim problem+json for every rejection only where the edge sends it too', () => {
+    const intro = (rel: string, gateway?: Gateway): string => {
+      const design = buildDesign(Answers.parse(answersAt(rel, gateway)), { date: DATE });
+      const md = renderMarkdown({ design, checks: checkDesign(design) }, { layout: 'single' })[0]?.content ?? '';
+      const at = md.search(/### [\d.]+ Error bodies/);
+      expect(at, rel).toBeGreaterThan(0);
+      return md.slice(at, md.indexOf('```', at)).replace(/\s+/g, ' ');
+    };
+    for (const [rel, gateway] of [
+      ['test/fixtures/review/express-envoy-plans.answers.json', 'kong'],
+      ['test/fixtures/review/express-cloudflare.answers.json', undefined],
+      ['test/fixtures/review/koa-aws-costs.answers.json', undefined],
+    ] as const) {
+      const text = intro(rel, gateway);
+      expect(text, rel).toContain("The application's rejections use the problem details format");
+      expect(text, rel).toContain('which is not problem+json');
+    }
+    for (const rel of [
+      'test/fixtures/review/fastify-nginx-sessions.answers.json',
+      'test/fixtures/review/express-envoy-plans.answers.json',
+    ]) {
+      const text = intro(rel);
+      expect(text, rel).toContain('Rejections use the problem details format');
+      expect(text, rel).not.toContain('not problem+json');
+    }
+  });
 });

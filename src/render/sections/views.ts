@@ -744,6 +744,10 @@ export function contractView(input: RenderInput) {
     edgeOnlyAnonymous: c.edgeOnlyAnonymous ?? [],
     rateLimitedBody: JSON.stringify(c.rateLimitedBody, null, 2),
     edgeExamples: edge429s,
+    // a gateway whose 429 at the edge is not problem+json (Kong's own JSON, application/json at Cloudflare and AWS)
+    edgeNotProblemJson: gatewayEdgeRefusals(input.design).some(
+      (r) => !/problem\+json/.test(r.headers.find((h) => h.name.toLowerCase() === 'content-type')?.value ?? ''),
+    ),
     middlewareAnswers,
     rateLimitedExample: exampleView(c.rateLimitedExample, c.rateLimitedBody),
     quotaExceededBody: c.quotaExceededBody ? JSON.stringify(c.quotaExceededBody, null, 2) : '',
