@@ -514,7 +514,7 @@ export function buildEnforcement(scope: Scope, rules: MatrixRule[], exempt: Reso
       localBurst,
       instances: scope.instances,
       overAdmission: localBurst * scope.instances,
-      explanation: `At ${seen.text} on ${scope.instances} instances, each instance keeps a small in-process bucket (${formatNumber(localBurst)} ${localBurst === 1 ? 'token' : 'tokens'} per identity, sized so the whole fleet holds at most a tenth of the smallest burst, ${formatNumber(minBurst)}, or 1 token per instance) in front of the shared Redis bucket: micro-bursts are absorbed without a network hop, and Redis keeps the fleet-wide count. The price, a firm bound: each instance holds at most ${formatNumber(localBurst)} admitted ${localBurst === 1 ? 'request' : 'requests'} per identity that Redis has not yet counted, so within any stretch of time the fleet admits at most ${scope.instances} x ${formatNumber(localBurst)} = ${formatNumber(localBurst * scope.instances)} extra requests per identity beyond what the shared bucket allows. Under contention a local charge Redis refuses is never dropped: it stays owed and is retried at the Retry-After Redis returns; the instance refuses the identity until then, and admits nothing on local credit (every request asks Redis) until the charge is paid.${inHash.length > 0 ? ` The fairness rules kept in their identity's hash (${inHash.map((r) => r.id).join(', ')}) have no local bucket: their identity's call goes to the store on every request anyway, so they stay exact.` : ''}`,
+      explanation: `At ${seen.text} on ${scope.instances} instances, each instance keeps a small in-process bucket (${formatNumber(localBurst)} ${localBurst === 1 ? 'token' : 'tokens'} per identity, sized so the whole fleet holds at most a tenth of the smallest burst, ${formatNumber(minBurst)}, or 1 token per instance) in front of the shared Redis bucket: micro-bursts are absorbed without a network hop, and Redis keeps the fleet-wide count. The price, a firm bound: each instance holds at most ${formatNumber(localBurst)} admitted ${localBurst === 1 ? 'request' : 'requests'} per identity that Redis has not yet counted, so within any stretch of time the fleet admits at most ${scope.instances} x ${formatNumber(localBurst)} = ${formatNumber(localBurst * scope.instances)} extra requests per identity beyond what the shared bucket allows. Under contention a local charge Redis refuses is never dropped: it stays owed and is retried at the Retry-After Redis returns; the instance refuses the identity until then, and admits nothing on local credit (every request asks Redis) until the charge is paid.${closedText(fairness, localBurst)}${inHash.length > 0 ? ` The fairness rules kept in their identity's hash (${inHash.map((r) => r.id).join(', ')}) have no local bucket: their identity's call goes to the store on every request anyway, so they stay exact.` : ''}`,
     };
   }
 
@@ -606,4 +606,15 @@ export function buildEnforcement(scope: Scope, rules: MatrixRule[], exempt: Reso
         }
       : {}),
   };
+}
+
+/**
+ * What a fail-closed rule with a local bucket admits while the store is unreachable: the credit
+ * an instance already holds is spent locally until the charge behind it fails (within the call's
+ * deadline, or at once on a refused connection); from then on its requests ask the store, and fail closed.
+ */
+function closedText(hybridRules: MatrixRule[], localBurst: number): string {
+  const closed = hybridRules.filter((r) => r.failMode === 'closed').map((r) => r.id);
+  if (closed.length === 0) return '';
+  return ` A store outage meets the fail-closed ${closed.length === 1 ? 'rule' : 'rules'} here (${closed.join(', ')}) one step late: an instance still admits what local credit it holds, at most ${formatNumber(localBurst)} ${localBurst === 1 ? 'request' : 'requests'} per identity, until the charge for it fails (within the store call's deadline, or at once when the connection is refused); from then on every request of that identity asks the store and is refused with the 503.`;
 }

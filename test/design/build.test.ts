@@ -241,6 +241,23 @@ describe('design builder', () => {
     expect(d.rules.every((r) => r.primitive === 'in-process')).toBe(true);
   });
 
+  it("says a fail-closed rule's local bucket spends its credit before a store outage refuses", () => {
+    const answers = (byClass: Record<string, string>) => ({
+      goals: ['overload', 'abuse'],
+      stack: { topology: 'horizontal', instances: 6, gateway: 'none', store: 'redis', trustedProxies: ['10.0.0.0/8'] },
+      identities: ['ip'],
+      endpoints: [{ name: 'geocode', method: 'GET', route: '/v1/geocode', class: 'read', anonymous: true }],
+      traffic: { typicalRps: 900, peakRps: 4000, burstiness: 'high', clientPeakRps: 5, clientsPerAddress: 20 },
+      failure: { byClass },
+    });
+    const closed = build(answers({ read: 'closed' })).enforcement.hybrid;
+    expect(closed?.ruleIds).toEqual(['anonymous-per-ip']);
+    expect(closed?.explanation).toContain(
+      `A store outage meets the fail-closed rule here (anonymous-per-ip) one step late: an instance still admits what local credit it holds, at most ${closed?.localBurst} requests per identity`,
+    );
+    expect(build(answers({ read: 'open' })).enforcement.hybrid?.explanation).not.toContain('one step late');
+  });
+
   it('explains in-process rules without Redis keys, expiries or script calls', () => {
     const d = build({
       goals: ['overload', 'abuse', 'fairness'],
