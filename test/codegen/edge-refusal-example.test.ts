@@ -339,6 +339,10 @@ describe("the document's edge 429 is what the shipped gateway file returns", () 
     const design = buildDesign(Answers.parse(raw), { date: DATE });
     const service = parseYaml(generateGateway(design).find((f) => f.path.endsWith('ratelimit-service.yaml'))?.content ?? '');
     expect(service.descriptors[0].descriptors[0].rate_limit).toEqual({ unit: 'minute', requests_per_unit: 600 });
+    // its body holds numbers, which Envoy takes in a json_format since 1.24 (toFormatNumberValue)
+    expect(generateGateway(design).find((f) => f.path.endsWith('envoy-local-ratelimit.yaml'))?.content).toContain(
+      '# Needs Envoy 1.24 or later',
+    );
     const ships = envoyShipped(generateGateway(design));
     for (const ship of ships) expect(new Map(ship.headers).get('retry-after')).toBe('60');
     const examples = markdownExamples(renderMarkdown({ design, checks: checkDesign(design) }, { layout: 'single' })[0]?.content ?? '');
