@@ -5,7 +5,7 @@
  * search rule only, /parts/abc under the part rule only.
  */
 import { readFileSync } from 'node:fs';
-import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { describe, expect, it } from 'vitest';
 import { parseAnswers } from '../../src/answers/load.js';
 import type { Answers } from '../../src/answers/schema.js';
 import { buildDesign } from '../../src/design/build.js';
@@ -19,7 +19,7 @@ import { kongSelect } from '../../src/codegen/gateway/kong-router.js';
 import { generateNginx } from '../../src/codegen/gateway/nginx.js';
 import { generateCode } from '../../src/codegen/index.js';
 import { checkDesign, formatFinding } from '../../src/constraints/index.js';
-import { burst, get, nginxPrefix, nginxTest, startNginx, type NginxPrefix, type RunningNginx } from './support/nginx.js';
+import { burst, get, nginxTest, useRunningNginx } from './support/nginx.js';
 
 const FIXTURE = new URL('../fixtures/edge-cost/kong-search.answers.json', import.meta.url);
 /** GET and POST /items/:id (one per-IP rule) beside GET /items/export (a stricter one): the same rule ids as FIXTURE. */
@@ -40,20 +40,10 @@ const SEARCH = 'anonymous-per-ip-cost-3';
 describe('nginx: a search call is counted in the search zone only', () => {
   const design = designFor('nginx');
   const enforce = (content: string): string => content.replace('limit_req_dry_run on;', 'limit_req_dry_run off;');
-  let prefix: NginxPrefix;
-  let nginx: RunningNginx;
-
-  beforeAll(async () => {
-    prefix = await nginxPrefix(generateNginx(design), enforce);
-    nginx = await startNginx(prefix);
-  });
-  afterAll(async () => {
-    await nginx?.stop();
-    prefix?.remove();
-  });
+  const running = useRunningNginx(generateNginx(design), enforce);
 
   it('nginx -t accepts the config', async () => {
-    const result = await nginxTest(prefix);
+    const result = await nginxTest(running.prefix);
     expect(result.ok, result.output).toBe(true);
   });
 
@@ -63,12 +53,12 @@ describe('nginx: a search call is counted in the search zone only', () => {
     expect(part.endpoints).toEqual(['part']);
     expect(search.endpoints).toEqual(['search']);
     // the searches pass up to the search zone's burst, then 429
-    const searches = await burst(nginx.port, 40, '/parts/search');
+    const searches = await burst(running.nginx.port, 40, '/parts/search');
     const passed = searches.filter((r) => r.status === 200).length;
     expect(passed).toBeGreaterThanOrEqual(1 + (search.burst as number));
     expect(searches.some((r) => r.status === 429)).toBe(true);
     // right after them, the part zone still admits its whole burst at once: no search was counted there
-    const parts = await burst(nginx.port, 1 + (part.burst as number), '/parts/abc-123');
+    const parts = await burst(running.nginx.port, 1 + (part.burst as number), '/parts/abc-123');
     expect(parts.map((r) => r.status).filter((s) => s !== 200)).toEqual([]);
   });
 });
@@ -286,24 +276,15 @@ function gatewayCases(fixture: URL, table: Matching): void {
       path.endsWith('nginx-server.conf')
         ? `${content}\n${zones.map((z) => `add_header X-Rl-${z.replaceAll('_', '-')} $rl_${z}_counted always;`).join('\n')}\n`
         : `${content}\n${zones.map((z) => `map $rl_${z}_key $rl_${z}_counted { "" 0; default 1; }`).join('\n')}\n`;
-    let prefix: NginxPrefix;
-    let nginx: RunningNginx;
-    beforeAll(async () => {
-      prefix = await nginxPrefix(generateNginx(design), expose);
-      nginx = await startNginx(prefix);
-    });
-    afterAll(async () => {
-      await nginx?.stop();
-      prefix?.remove();
-    });
+    const running = useRunningNginx(generateNginx(design), expose);
     it('nginx -t accepts the config', async () => {
-      const result = await nginxTest(prefix);
+      const result = await nginxTest(running.prefix);
       expect(result.ok, result.output).toBe(true);
     });
     for (const [method, path, scoped, every] of table) {
       const want = [...scoped, ...(every ? [CEILING] : [])].sort();
       it(`${method} ${path}: ${want.join(', ') || 'no rule'}`, async () => {
-        const reply = await get(nginx.port, path, {}, method);
+        const reply = await get(running.nginx.port, path, {}, method);
         const got = zones.filter((z) => reply.headers[`x-rl-${z.replaceAll('_', '-')}`] === '1').map((z) => z.replaceAll('_', '-'));
         expect(got.sort()).toEqual(want);
       });

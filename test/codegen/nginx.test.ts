@@ -5,7 +5,7 @@
  * exempt, and refuses nothing in shadow mode.
  */
 import { readFileSync } from 'node:fs';
-import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { describe, expect, it } from 'vitest';
 import { parseAnswers } from '../../src/answers/load.js';
 import { buildDesign } from '../../src/design/build.js';
 import { edgeProblemBody, edgeRules } from '../../src/codegen/gateway/edge.js';
@@ -13,7 +13,7 @@ import { generateNginx, nginxRate, nginxZoneMb } from '../../src/codegen/gateway
 import type { Design } from '../../src/design/model.js';
 import { exampleDesign, exampleNames } from '../helpers/examples.js';
 import { HEALTH_ROUTE, META_ROUTE, hostileDesign } from './support/hostile.js';
-import { burst, get, nginxPrefix, nginxTest, startNginx, type NginxPrefix, type RunningNginx } from './support/nginx.js';
+import { burst, get, nginxPrefix, nginxTest, startNginx, useRunningNginx } from './support/nginx.js';
 
 async function expectNginxAccepts(design: Design): Promise<void> {
   const prefix = await nginxPrefix(generateNginx(design));
@@ -122,23 +122,13 @@ describe('a real nginx running the hostile design', () => {
   const design = withoutCeiling(hostileDesign());
   const rules = edgeRules(design);
   const anon = rules.find((r) => r.id === 'anonymous-per-ip');
-  let prefix: NginxPrefix;
-  let nginx: RunningNginx;
-
-  beforeAll(async () => {
-    prefix = await nginxPrefix(generateNginx(design), enforce);
-    nginx = await startNginx(prefix);
-  });
-  afterAll(async () => {
-    await nginx?.stop();
-    prefix?.remove();
-  });
+  const running = useRunningNginx(generateNginx(design), enforce);
 
   it('admits the burst on a metacharacter route, then answers 429 with Retry-After and the problem body', async () => {
     expect(anon?.burst).toBe(50);
     const path = encodeURI(META_ROUTE);
     const started = Date.now();
-    const replies = await burst(nginx.port, 130, path);
+    const replies = await burst(running.nginx.port, 130, path);
     const elapsed = Date.now() - started;
     const ok = replies.filter((r) => r.status === 200).length;
     const refused = replies.filter((r) => r.status === 429);
@@ -154,7 +144,7 @@ describe('a real nginx running the hostile design', () => {
   });
 
   it('matches the route exactly: "." is not a wildcard, other paths are not counted', async () => {
-    const other = await burst(nginx.port, 20, encodeURI(META_ROUTE.replace('.', 'X')));
+    const other = await burst(running.nginx.port, 20, encodeURI(META_ROUTE.replace('.', 'X')));
     expect(other.every((r) => r.status === 200)).toBe(true);
   });
 
@@ -162,27 +152,27 @@ describe('a real nginx running the hostile design', () => {
     const path = encodeURI(META_ROUTE);
     // 127.0.0.1 is a trusted proxy: the address it forwards is the client, with a bucket of its own
     const t0 = Date.now();
-    const own = await burst(nginx.port, 130, path, { 'x-forwarded-for': '203.0.113.7' });
+    const own = await burst(running.nginx.port, 130, path, { 'x-forwarded-for': '203.0.113.7' });
     const admitted = own.filter((r) => r.status === 200).length;
     expect(admitted).toBeGreaterThanOrEqual(51);
     expect(admitted).toBeLessThanOrEqual(51 + Math.ceil(((Date.now() - t0) * 10) / 1000) + 1);
     expect(own.filter((r) => r.status === 429).length).toBe(130 - admitted);
     // the client prepends a forged address: the rightmost untrusted entry is still the key
-    const forged = await burst(nginx.port, 30, path, { 'x-forwarded-for': '198.51.100.9, 203.0.113.7' });
+    const forged = await burst(running.nginx.port, 30, path, { 'x-forwarded-for': '198.51.100.9, 203.0.113.7' });
     // what refilled since the first burst began (the bucket may have emptied at any point of it,
     // and a loaded machine can stretch both bursts): still far from the 30 a fresh bucket admits
     const refilled = Math.ceil(((Date.now() - t0) * 10) / 1000) + 1;
     expect(forged.filter((r) => r.status === 200).length).toBeLessThanOrEqual(Math.min(refilled, 29));
     // the forged address on its own is a different client, with a full bucket
-    const other = await burst(nginx.port, 30, path, { 'x-forwarded-for': '198.51.100.9' });
+    const other = await burst(running.nginx.port, 30, path, { 'x-forwarded-for': '198.51.100.9' });
     expect(other.every((r) => r.status === 200)).toBe(true);
   });
 
   it('keys the hand-written edge rule on the API key header', async () => {
-    const a = await burst(nginx.port, 40, '/v1/orders', { 'x-api-key': 'key-a' }, 'POST');
+    const a = await burst(running.nginx.port, 40, '/v1/orders', { 'x-api-key': 'key-a' }, 'POST');
     const refusedA = a.filter((r) => r.status === 429).length;
     expect(refusedA).toBeGreaterThanOrEqual(15);
-    const b = await get(nginx.port, '/v1/orders', { 'x-api-key': 'key-b' }, 'POST');
+    const b = await get(running.nginx.port, '/v1/orders', { 'x-api-key': 'key-b' }, 'POST');
     expect(b.status).not.toBe(429);
   });
 });

@@ -10,6 +10,7 @@ import { request } from 'node:http';
 import { tmpdir } from 'node:os';
 import { delimiter, join } from 'node:path';
 import { promisify } from 'node:util';
+import { afterAll, beforeAll } from 'vitest';
 import type { CodeFile } from '../../../src/codegen/types.js';
 import { freePort } from '../../helpers/redis.js';
 
@@ -172,4 +173,24 @@ export async function burst(
   method = 'GET',
 ): Promise<Reply[]> {
   return Promise.all(Array.from({ length: count }, () => get(port, path, headers, method)));
+}
+
+/** A describe block's nginx: the prefix and the running server, set up before its tests and removed after. */
+export interface NginxForTests {
+  readonly prefix: NginxPrefix;
+  readonly nginx: RunningNginx;
+}
+
+/** Writes the files (edited as nginxPrefix edits them) and runs nginx on them for the tests of the calling describe block. */
+export function useRunningNginx(files: readonly CodeFile[], edit?: (content: string, path: string) => string): NginxForTests {
+  const store = {} as { prefix: NginxPrefix; nginx: RunningNginx };
+  beforeAll(async () => {
+    store.prefix = await nginxPrefix(files, edit);
+    store.nginx = await startNginx(store.prefix);
+  });
+  afterAll(async () => {
+    await store.nginx?.stop();
+    store.prefix?.remove();
+  });
+  return store;
 }
