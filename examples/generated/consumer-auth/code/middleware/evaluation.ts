@@ -68,6 +68,36 @@ export interface Step {
   wave: number;
 }
 
+/**
+ * A request's step for its first rule, every Step built here so all have one shape; rules of the
+ * same call join it later (a dual-key flow's second log, an identity's other limits).
+ */
+export function newStep(
+  rule: ActiveRule,
+  key: string,
+  mode: 'enforce' | 'shadow',
+  cost: number,
+  incrementArg: string,
+  tag: string | null,
+  windowEnd: number,
+  combined: boolean,
+  wave: number,
+): Step {
+  return {
+    rules: [rule],
+    keys: [key],
+    mode,
+    cost,
+    incrementArg,
+    tag,
+    windowEnd,
+    combined,
+    costs: combined ? [cost] : null,
+    windowEnds: combined ? [windowEnd] : null,
+    wave,
+  };
+}
+
 /** What an evaluation needs from its limiter. */
 export interface EvaluationContext {
   readonly convention: HeaderConvention;

@@ -8,7 +8,7 @@ import { createGate, withCustomIdentities } from './access.js';
 import { register as defaultRegistry } from 'prom-client';
 import { calendarPeriod } from './calendar.js';
 import { type Client, type ClientMemo, clientOfRequest, parseCidr, resolveClientIp } from './client-ip.js';
-import { Evaluation, isPromiseLike } from './evaluation.js';
+import { Evaluation, isPromiseLike, newStep } from './evaluation.js';
 import type { ActiveRule, EvaluationContext, Step } from './evaluation.js';
 import { MemoryFallback } from './fallback.js';
 import {
@@ -732,19 +732,7 @@ export function createLimiter<TReq>(design: DesignData, options: LimiterOptions<
           partner.rules.push(rule);
           partner.keys.push(key);
         } else {
-          steps.push({
-            rules: [rule],
-            keys: [key],
-            mode,
-            cost,
-            incrementArg,
-            tag,
-            windowEnd,
-            combined: false,
-            costs: null,
-            windowEnds: null,
-            wave: 0,
-          });
+          steps.push(newStep(rule, key, mode, cost, incrementArg, tag, windowEnd, false, 0));
         }
         continue;
       }
@@ -759,19 +747,7 @@ export function createLimiter<TReq>(design: DesignData, options: LimiterOptions<
         (partner.windowEnds as number[]).push(windowEnd);
         if (wave > partner.wave) partner.wave = wave;
       } else {
-        steps.push({
-          rules: [rule],
-          keys: [key],
-          mode,
-          cost,
-          incrementArg,
-          tag: null,
-          windowEnd,
-          combined: rule.joins,
-          costs: rule.joins ? [cost] : null,
-          windowEnds: rule.joins ? [windowEnd] : null,
-          wave,
-        });
+        steps.push(newStep(rule, key, mode, cost, incrementArg, null, windowEnd, rule.joins, wave));
       }
     }
     // the checks of different identities go out together; a quota's only once every rate limit has admitted
