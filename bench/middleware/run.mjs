@@ -49,9 +49,6 @@ import { promisify } from 'node:util';
 import { performance } from 'node:perf_hooks';
 import autocannon from 'autocannon';
 import { Redis } from 'ioredis';
-import { Registry } from 'prom-client';
-import { loadCore } from './load-core.mjs';
-import { RateLimiterRedis } from 'rate-limiter-flexible';
 import { callgrindWrapper, counting, REDIS_REQUEST_WORK } from '../callgrind.mjs';
 import { redisCpuUs, startRedis } from '../redis.mjs';
 
@@ -85,8 +82,6 @@ const MIDDLEWARE_DIR = option('middleware-dir', null);
  */
 const RULE_RATE = Number(option('rule-rate', 1_000_000));
 const IN_FLIGHT = 50;
-const KEYS = 10_000;
-const PATHS = 1_000;
 
 const dist = (p) => pathToFileURL(join(root, 'dist', p)).href;
 if (!existsSync(join(root, 'dist', 'codegen', 'middleware', 'index.js'))) {
@@ -96,8 +91,10 @@ if (!existsSync(join(root, 'dist', 'codegen', 'middleware', 'index.js'))) {
 const { Answers } = await import(dist('answers/schema.js'));
 const { buildDesign } = await import(dist('design/build.js'));
 const { generateExpressMiddleware } = await import(dist('codegen/middleware/index.js'));
-const { luaScript } = await import(dist('lua.js'));
-const { gcraNumbers } = await import(dist('runtime/middleware/store.js'));
+// the Node bench's calls (they load dist, so only once it is known to be built)
+const { admittedDecision, clientOptions, KEY_NAMES, KEYS, nodeCalls, ORDER_URLS, PATHS, run, URLS, VERIFIED } = await import(
+  './node-calls.mjs'
+);
 
 /** One middleware rule: GCRA per API key (the ceiling sits at the edge), every call admitted. */
 const ANSWERS = {
@@ -109,18 +106,10 @@ const ANSWERS = {
   rules: [{ id: 'fairness-per-api-key', rate: { requests: RULE_RATE, per: 'second' }, burst: 1_000_000 }],
 };
 
-/** What every client of the bench gets: the same options for ours, rate-limiter-flexible and raw. */
-const clientOptions = (autoPipelining) => ({ maxRetriesPerRequest: 1, enableAutoPipelining: autoPipelining });
-
-const KEY_NAMES = Array.from({ length: KEYS }, (_, i) => `key-${i}`);
-const URLS = Array.from({ length: PATHS }, (_, i) => `/v1/items/${i}`);
-
 // ---------------------------------------------------------------------------
 
 /** The saas-platform example: per tenant, a fairness bucket and a monthly quota (and more rules on other routes). */
 const SAAS_ANSWERS = JSON.parse(readFileSync(join(root, 'examples', 'saas-platform.answers.json'), 'utf8'));
-const TENANT = (req) => ({ tenantId: req.k, plan: 'Enterprise' });
-const ORDER_URLS = Array.from({ length: PATHS }, (_, i) => `/v1/orders/${i}`);
 
 async function compileMiddleware(answers) {
   const design = buildDesign(Answers.parse(answers), { date: '2026-01-01' });
@@ -168,22 +157,12 @@ const rotated = (names, r) => names.map((_, i) => names[(i + r) % names.length])
  */
 async function drive(call, total, inFlight, admin, verify) {
   const latencies = new Float64Array(total);
-  let next = 0;
   const redisBefore = admin ? await redisCpuUs(admin) : 0;
   const cpuBefore = process.cpuUsage();
   const started = performance.now();
-  await Promise.all(
-    Array.from({ length: inFlight }, async () => {
-      for (;;) {
-        const i = next++;
-        if (i >= total) return;
-        const t0 = performance.now();
-        const result = await call(i);
-        latencies[i] = performance.now() - t0;
-        if (verify !== undefined) verify(result);
-      }
-    }),
-  );
+  await run(call, total, inFlight, verify, (i, ms) => {
+    latencies[i] = ms;
+  });
   const seconds = (performance.now() - started) / 1000;
   const cpu = process.cpuUsage(cpuBefore);
   const redisCpu = admin ? (await redisCpuUs(admin)) - redisBefore : 0;
@@ -198,72 +177,26 @@ async function drive(call, total, inFlight, admin, verify) {
   };
 }
 
-/**
- * Every decision of the throughput runs must admit (a peer refuses by rejecting its promise).
- * Checked after the await, not in a .then() of our own: that would add a promise per call
- * that the peers' calls do not pay.
- */
-const admittedDecision = (d) => {
-  if (d.status !== 200) throw new Error(`refused: ${d.status}`);
-};
-
-/** limiter.check() input for call i: one of KEYS API keys, one of PATHS URLs. */
-const checkInput = (i, req) => ({ method: 'GET', url: URLS[i % PATHS], remoteAddress: '127.0.0.1', forwardedFor: undefined, req });
-const REQS = KEY_NAMES.map((k) => ({ k }));
-
 async function nodeBench(redisPort, out, saasOut, autoPipelining) {
-  const core = await loadCore(out);
-  const saasCore = await loadCore(saasOut);
-  // ONE connection for the three callers, with the same options
+  // ONE connection for the five calls, with the same options
   const client = new Redis(redisPort, '127.0.0.1', clientOptions(autoPipelining));
   const admin = new Redis(redisPort, '127.0.0.1', { maxRetriesPerRequest: 1 });
-  const limiter = core.createLimiter({
-    redis: client,
-    registry: new Registry(),
-    defaultMode: 'enforce',
-    identify: (req) => ({ apiKey: req.k }),
-  });
-  // the limiter's promise itself, as for the peers: its decision is checked once awaited (see verify)
-  const ours = (i) => limiter.check(checkInput(i, REQS[i % KEYS]));
-  const rlf = new RateLimiterRedis({ storeClient: client, keyPrefix: 'rlf', points: 1_000_000_000, duration: 60 });
-  const theirs = (i) => rlf.consume(KEY_NAMES[i % KEYS]);
-  const gcra = luaScript('gcra');
-  await client.script('LOAD', gcra.source);
-  // gcra.lua's ARGV for the one rule (burst 10^6 at RULE_RATE per second): tolerance, increment, interval in us
-  const { interval, tolerance } = gcraNumbers(1_000_000, RULE_RATE, 1000);
-  const rawArgs = [String(tolerance), String(interval), String(interval)];
-  const raw = (i) => client.evalsha(gcra.sha1, 1, `raw:{${KEY_NAMES[i % KEYS]}}`, ...rawArgs);
-  // saas-platform, an Enterprise tenant: its fairness bucket and monthly quota in one call
-  const saasLimiter = saasCore.createLimiter({
-    redis: client,
-    registry: new Registry(),
-    defaultMode: 'enforce',
-    identify: TENANT,
-    hybrid: false,
-  });
-  const saas = (i) => saasLimiter.check({ ...checkInput(i, REQS[i % KEYS]), url: ORDER_URLS[i % PATHS] });
-  // the same two limits with rate-limiter-flexible: the quota once the rate has admitted
-  const rlfRate = new RateLimiterRedis({ storeClient: client, keyPrefix: 'rlf-rate', points: 1_000_000_000, duration: 60 });
-  const rlfQuota = new RateLimiterRedis({ storeClient: client, keyPrefix: 'rlf-quota', points: 1_000_000_000, duration: 31 * 86_400 });
-  const rlfSaas = (i) => rlfRate.consume(KEY_NAMES[i % KEYS]).then(() => rlfQuota.consume(KEY_NAMES[i % KEYS]));
-
-  const calls = { ours, rlf: theirs, raw, saas, rlfSaas };
-  const rows = { ours: [], rlf: [], raw: [], saas: [], rlfSaas: [] };
+  const { calls, close } = await nodeCalls(client, out, saasOut, RULE_RATE);
+  const rows = Object.fromEntries(Object.keys(calls).map((name) => [name, []]));
   // warm-up (JIT, script cache, connections)
   for (const f of Object.values(calls)) await drive(f, 20_000, IN_FLIGHT);
   for (let r = 0; r < ROUNDS; r++) {
     for (const name of rotated(Object.keys(calls), r)) {
       const f = calls[name];
       await admin.flushall();
-      const verify = name === 'ours' || name === 'saas' ? admittedDecision : undefined;
+      const verify = VERIFIED.has(name) ? admittedDecision : undefined;
       const thr = await drive(f, DECISIONS, IN_FLIGHT, admin, verify);
       const one = await drive(f, Math.floor(DECISIONS / 5), 1, undefined, verify);
       rows[name].push({ ...thr, p50one: one.p50, p99one: one.p99 });
     }
     process.stderr.write(`node (${autoPipelining ? 'enableAutoPipelining' : 'defaults'}): round ${r + 1}/${ROUNDS} done, load ${load()}\n`);
   }
-  limiter.close();
-  saasLimiter.close();
+  close();
   await client.quit();
   await admin.quit();
   const summary = (name) => {
@@ -481,6 +414,133 @@ async function instructionsBench(out, saasOut) {
   return rows;
 }
 
+/** Decisions counted per call by --instructions --only node, at 50 in flight (a quarter of it at 1). */
+const COUNTED = Number(option('counted', 20_000));
+/** --calls ours,rlf,...: count only these calls of node-calls.mjs (--instructions --only node). */
+const CALLS = option('calls', 'raw,rlf,ours,rlfSaas,saas').split(',');
+/** --clients defaults,pipelining: the ioredis configurations counted. */
+const CLIENTS = option('clients', 'defaults,pipelining')
+  .split(',')
+  .map((c) => (c === 'pipelining' ? '1' : '0'));
+
+/**
+ * --instructions, the Node half: each call of node-calls.mjs in a process of its own under
+ * callgrind (started uninstrumented), on a redis-server that is not; per client configuration,
+ * the instructions the Node process executes per decision, counted over COUNTED decisions at 50
+ * in flight after as many uncounted, and over COUNTED / 4 at 1 in flight. At 1 in flight every
+ * decision is one write and one read; at 50 how replies batch per read depends on timing, so
+ * that column moves from run to run by a few percent. Neither sees the kernel's time (write(2),
+ * the loopback), which the timed rows do.
+ */
+async function nodeInstructionsBench(out, saasOut) {
+  const work = mkdtempSync(join(tmpdir(), 'rl-bench-callgrind-node-'));
+  const server = await startRedis({ extraArgs: ['--maxmemory-policy', 'noeviction'] });
+  const admin = new Redis(server.port, server.host, { maxRetriesPerRequest: 1 });
+  const rows = {};
+  try {
+    for (const pipelining of CLIENTS) {
+      for (const name of CALLS) {
+        const outFile = join(work, `${name}-${pipelining}`);
+        const command = [
+          ...callgrindWrapper(outFile),
+          process.execPath,
+          join(here, 'node-child.mjs'),
+          out,
+          saasOut,
+          String(server.port),
+          name,
+          pipelining,
+          String(RULE_RATE),
+        ];
+        const child = spawn(command[0], command.slice(1), { stdio: ['pipe', 'pipe', 'ignore'] });
+        const next = lineReader(child.stdout);
+        const ask = (line) => {
+          const answer = next();
+          child.stdin.write(`${line}\n`);
+          return answer;
+        };
+        try {
+          if ((await next()) !== 'ready') throw new Error(`node-child ${name} did not start`);
+          await admin.flushall();
+          await ask(`${COUNTED} ${IN_FLIGHT}`);
+          await admin.flushall();
+          const processes = [{ pid: child.pid, outFile }];
+          const at50 = await counting(processes, () => ask(`${COUNTED} ${IN_FLIGHT}`));
+          const at1 = await counting(processes, () => ask(`${COUNTED / 4} 1`));
+          rows[`${name}-${pipelining}`] = { at50: at50.instructions[0] / COUNTED, at1: at1.instructions[0] / (COUNTED / 4) };
+          await ask('quit').catch(() => undefined);
+        } finally {
+          child.kill();
+        }
+        const r = rows[`${name}-${pipelining}`];
+        process.stderr.write(
+          `instructions: ${name} (${pipelining === '1' ? 'auto-pipelining' : 'defaults'}) ${fmt(r.at50)} at 50, ${fmt(r.at1)} at 1, load ${load()}\n`,
+        );
+      }
+    }
+  } finally {
+    await admin.quit();
+    await server.stop();
+    rmSync(work, { recursive: true, force: true });
+  }
+  return rows;
+}
+
+/** Lines a child writes, one promise each. */
+function lineReader(stream) {
+  let text = '';
+  const waiters = [];
+  stream.setEncoding('utf8');
+  stream.on('data', (chunk) => {
+    text += chunk;
+    let nl;
+    while ((nl = text.indexOf('\n')) >= 0) {
+      const line = text.slice(0, nl);
+      text = text.slice(nl + 1);
+      waiters.shift()?.(line);
+    }
+  });
+  stream.on('close', () => {
+    for (const w of waiters.splice(0)) w('closed');
+  });
+  return () => new Promise((resolve) => waiters.push(resolve));
+}
+
+/** The Node half's --instructions table and its summary line. */
+function nodeInstructionsTable(rows) {
+  const LABELS = [
+    ['ours', 'generated middleware `limiter.check()`', 'rlf'],
+    ['rlf', 'rate-limiter-flexible `RateLimiterRedis.consume()`', 'rlf'],
+    ['raw', 'floor: bare `evalsha` of gcra.lua', 'rlf'],
+    ['saas', 'saas-platform tenant (fairness + quota): generated `limiter.check()`, one call', 'rlfSaas'],
+    ['rlfSaas', 'saas-platform tenant: rate-limiter-flexible, rate then quota', 'rlfSaas'],
+  ];
+  const clients = [
+    ['0', 'defaults'],
+    ['1', 'enableAutoPipelining'],
+  ];
+  // "x rlf" as in the timed table: above 1 when ours does less (rlf's count over ours)
+  const x = (name, ref, p, at) => (rows[`${ref}-${p}`] ? fmt(rows[`${ref}-${p}`][at] / rows[`${name}-${p}`][at], 2) : '-');
+  return [
+    `#### Node decisions by instructions: the Node process alone, each call in its own process (valgrind callgrind; ${fmt(COUNTED)} decisions at ${IN_FLIGHT} in flight after as many uncounted, ${fmt(COUNTED / 4)} at 1)`,
+    '',
+    `| ioredis client | limiter call | instructions/decision, ${IN_FLIGHT} in flight | x rlf | instructions/decision, 1 in flight | x rlf |`,
+    '| --- | --- | ---: | ---: | ---: | ---: |',
+    ...clients.flatMap(([p, client]) =>
+      LABELS.filter(([name]) => rows[`${name}-${p}`] !== undefined).map(
+        ([name, label, ref]) =>
+          `| ${client} | ${label} | ${fmt(rows[`${name}-${p}`].at50)} | ${x(name, ref, p, 'at50')} | ${fmt(rows[`${name}-${p}`].at1)} | ${x(name, ref, p, 'at1')} |`,
+      ),
+    ),
+    ...(rows['ours-0'] && rows['rlf-0'] && rows['raw-0']
+      ? [
+          '',
+          `Above the bare evalsha (defaults, 1 in flight): the middleware ${fmt(rows['ours-0'].at1 - rows['raw-0'].at1)}, rate-limiter-flexible ${fmt(rows['rlf-0'].at1 - rows['raw-0'].at1)} instructions per decision.`,
+        ]
+      : []),
+  ];
+}
+
 /** The --instructions table and its summary lines. */
 function instructionsTable(rows) {
   const total = (m) => rows[m].app + rows[m].redis;
@@ -521,13 +581,13 @@ const { dir, out } = MIDDLEWARE_DIR ? { dir: null, out: MIDDLEWARE_DIR } : await
 const saas = await compileMiddleware(SAAS_ANSWERS);
 if (INSTRUCTIONS) {
   try {
-    const rows = await instructionsBench(out, saas.out);
+    const tables = [];
+    if (ONLY === 'all' || ONLY === 'node') tables.push(...nodeInstructionsTable(await nodeInstructionsBench(out, saas.out)), '');
+    if (ONLY === 'all' || ONLY === 'http') tables.push(...instructionsTable(await instructionsBench(out, saas.out)));
     console.log(
-      [
-        `Node ${process.version}, ${cpus().length} x ${cpus()[0]?.model ?? 'CPU'}. Load average at the end: ${load()}.`,
-        '',
-        ...instructionsTable(rows),
-      ].join('\n'),
+      [`Node ${process.version}, ${cpus().length} x ${cpus()[0]?.model ?? 'CPU'}. Load average at the end: ${load()}.`, '', ...tables].join(
+        '\n',
+      ),
     );
   } finally {
     rmSync(saas.dir, { recursive: true, force: true });

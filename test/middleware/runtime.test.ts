@@ -17,6 +17,7 @@ import { formatIp, inCidr, parseCidr, parseIp, resolveClientIp } from '../../src
 import { keyPart, usernameKey } from '../../src/runtime/middleware/keys.js';
 import { createLimiter } from '../../src/runtime/middleware/limiter.js';
 import { pathSegments } from '../../src/runtime/middleware/routes.js';
+import { charCodeAt } from '../../src/runtime/middleware/strings.js';
 import { designFrom } from './harness.js';
 import { IN_PROCESS, MAIN, PLANS } from './designs.js';
 import { calendarDayFor, calendarPeriodFor } from './period.js';
@@ -113,6 +114,18 @@ const input = (method: string, url: string, req: unknown = { headers: {} }, remo
   remoteAddress,
   forwardedFor,
   req,
+});
+
+describe('charCodeAt (strings.ts)', () => {
+  it('reads what String.prototype.charCodeAt reads: flat, concatenated and two-byte text, NaN past the end', () => {
+    const number = String(500);
+    // a concatenation V8 keeps as two parts until read
+    const joined = '/v1/items/' + number + '?q=ü€';
+    for (const text of [joined, 'GET', '/v1/Items/%7B', '', 'ключ-42']) {
+      for (let i = -1; i <= text.length; i++) expect(Object.is(charCodeAt(text, i), text.charCodeAt(i))).toBe(true);
+    }
+    expect(charCodeAt('abc', 3)).toBeNaN();
+  });
 });
 
 describe('IP addresses', () => {

@@ -38,6 +38,7 @@ export const RUNTIME_MODULES = [
   'responses.ts',
   'routes.ts',
   'keys.ts',
+  'strings.ts',
   'client-ip.ts',
   'calendar.ts',
   'store.ts',
@@ -57,6 +58,8 @@ const MODULE_DESCRIPTIONS: Record<string, string> = {
   'responses.ts': 'The rate-limit header conventions, Retry-After, problem+json bodies',
   'routes.ts': 'Route matching: which rules apply to a request path',
   'keys.ts': 'Redis keys: identity values made key-safe, key patterns, hash tags',
+  'strings.ts':
+    'Character reads for the per-request loops, fast whatever shape String.prototype is in (ioredis 6 leaves it in dictionary mode)',
   'client-ip.ts': 'Client IP from the trusted hop of X-Forwarded-For; IPv6 per network',
   'calendar.ts': 'Calendar quota periods (day, month) in an IANA time zone',
   'store.ts': 'EVALSHA with EVAL on NOSCRIPT, per-call deadlines, store failure reasons',

@@ -3,6 +3,7 @@
  * the most specific route owning the request; results cached per path shape.
  */
 import type { RouteSpec } from './types.js';
+import { charCodeAt } from './strings.js';
 
 interface Segment {
   /** 2 static, 1 parameter: a static segment is more specific. */
@@ -161,7 +162,7 @@ class PathView {
     this.count = 0;
     this.text = url;
     let start = 0;
-    if (url.charCodeAt(0) !== 47 /* / */) {
+    if (charCodeAt(url, 0) !== 47 /* / */) {
       const scheme = url.indexOf('://');
       if (scheme >= 0) {
         start = url.indexOf('/', scheme + 3);
@@ -172,7 +173,7 @@ class PathView {
     let plain = true;
     let i = start;
     for (; i < url.length; i++) {
-      const c = url.charCodeAt(i);
+      const c = charCodeAt(url, i);
       if (c === 47 /* / */) {
         if (i > segment) this.push(segment, i);
         segment = i + 1;
@@ -207,7 +208,7 @@ class PathView {
       const start = this.starts[i] as number;
       if ((this.ends[i] as number) - start !== s.text.length) return false;
       // a plain loop: startsWith(text, position) costs more for segments this short
-      for (let j = 0; j < s.text.length; j++) if (this.text.charCodeAt(start + j) !== s.text.charCodeAt(j)) return false;
+      for (let j = 0; j < s.text.length; j++) if (charCodeAt(this.text, start + j) !== charCodeAt(s.text, j)) return false;
     }
     return true;
   }

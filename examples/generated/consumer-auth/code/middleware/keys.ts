@@ -5,6 +5,7 @@
  */
 import { createHash } from 'node:crypto';
 import type { IdentityKind, RequestIdentity } from './types.js';
+import { charCodeAt } from './strings.js';
 
 function sha256Hex(value: string): string {
   return createHash('sha256').update(value).digest('hex');
@@ -18,7 +19,7 @@ function sha256Hex(value: string): string {
 function keyUnsafe(value: string): boolean {
   // a character loop rather than a regular expression: this runs for every request
   for (let i = 0; i < value.length; i++) {
-    const c = value.charCodeAt(i);
+    const c = charCodeAt(value, i);
     if (c <= 0x20 || c === 0x7f || c === 0x7b || c === 0x7d || c === 0x25 || c === 0x7e) return true;
   }
   return false;

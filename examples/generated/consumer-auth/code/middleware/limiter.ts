@@ -49,6 +49,7 @@ import type {
   Decision,
   DecisionSink,
 } from './types.js';
+import { charCodeAt } from './strings.js';
 
 const MODES: readonly RuleMode[] = ['enforce', 'shadow', 'off'];
 /** A rolling window's bucket: one UTC day. */
@@ -127,7 +128,7 @@ function gcraOf(spec: RuleSpec): { interval: number; tolerance: number; toleranc
 
 function upperCase(method: string): string {
   for (let i = 0; i < method.length; i++) {
-    const c = method.charCodeAt(i);
+    const c = charCodeAt(method, i);
     if (c >= 97 && c <= 122) return method.toUpperCase();
   }
   return method;
