@@ -857,6 +857,7 @@ export function monitoringView(input: RenderInput) {
     metrics: m.metrics.map((x) => ({ ...x, source: (x.emittedBy ?? ['middleware']).map((s) => SOURCE[s] ?? s).join(', ') })),
     // the middleware's counters exist only where the middleware does
     middlewareMetrics: m.metrics.some((x) => (x.emittedBy ?? ['middleware']).includes('middleware')),
+    storeMetricsLeftOut: m.storeMetricsLeftOut,
     alerts: m.alerts,
     store: {
       policy: m.store.maxmemoryPolicy,
