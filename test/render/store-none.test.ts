@@ -49,6 +49,17 @@ describe('outbound limits without a store', () => {
     expect(matrix).toContain("an entry of the client object's own Map under the provider's name (Stripe)");
   });
 
+  it('constraint 9 passes and says why: one process holds the only bucket', () => {
+    expect(md.slice(md.indexOf('## 11. Constraint check'))).toContain(
+      '| 9 | Outbound buckets are shared across instances | pass (one instance: its process holds the only bucket for Stripe) | - |',
+    );
+    const r = runCli(['validate', '--answers', FIXTURE.pathname]);
+    expect(r.code, r.stderr).toBe(0);
+    expect(r.stdout).toContain(
+      'PASS  9. Outbound buckets are shared across instances [shared-outbound] (one instance: its process holds the only bucket for Stripe)',
+    );
+  });
+
   it('names no store failure the in-process bucket cannot have', () => {
     expect(outbound).not.toContain('STORE_UNAVAILABLE,');
     expect(outbound).toContain('STORE_UNAVAILABLE never comes');

@@ -950,7 +950,7 @@ export function constraintsView(input: RenderInput) {
       number: c.number,
       id: c.id,
       title: c.title,
-      verdict: c.passed ? (c.applicable ? 'pass' : 'pass (does not apply)') : 'FAIL',
+      verdict: c.passed ? (c.applicable ? (c.note !== undefined ? `pass (${c.note})` : 'pass') : 'pass (does not apply)') : 'FAIL',
       passed: c.passed,
       ruleIds: [...new Set(c.findings.map((f) => f.ruleId).filter((id): id is string => id !== undefined))],
       messages: c.messages,
