@@ -56,6 +56,7 @@ export async function runValidate(ctx: CommandContext, opts: ValidateOptions): P
             title: r.title,
             passed: r.passed,
             applicable: r.applicable,
+            ...(r.note !== undefined ? { note: r.note } : {}),
             ruleIds: [...new Set(r.findings.map((f) => f.ruleId).filter((x): x is string => !!x))],
             findings: r.findings.map((f) => ({ ...f, message: formatFinding(f) })),
           })),
@@ -69,7 +70,7 @@ export async function runValidate(ctx: CommandContext, opts: ValidateOptions): P
   ctx.stdout(`Checking the design from ${shown} against the nine constraints:\n`);
   for (const r of results) {
     const verdict = r.passed ? (r.applicable ? 'PASS' : 'N/A ') : 'FAIL';
-    ctx.stdout(`  ${verdict}  ${r.number}. ${r.title} [${r.id}]\n`);
+    ctx.stdout(`  ${verdict}  ${r.number}. ${r.title} [${r.id}]${r.note !== undefined ? ` (${r.note})` : ''}\n`);
     r.findings.forEach((f) => {
       ctx.stdout(`          - ${f.ruleId ? `${f.ruleId}: ` : ''}${formatFinding(f)}\n`);
     });

@@ -20,6 +20,8 @@ interface ConstraintDefinition<M extends string> {
    * must do what the design says. Findings name the file in their data (`file`).
    */
   checkFiles?: (design: Design, files: readonly CodeFile[], report: Report<M>) => void;
+  /** Why the design passes, where the title alone would not say; asked only when it applies. */
+  passNote?: (design: Design) => string | undefined;
 }
 
 export function defineConstraint<M extends string>(def: ConstraintDefinition<M>): ConstraintModule {
@@ -28,6 +30,14 @@ export function defineConstraint<M extends string>(def: ConstraintDefinition<M>)
     meta: def.meta,
     applies,
     checksFiles: def.checkFiles !== undefined,
+    passNote: (design) => {
+      try {
+        return applies(design) ? def.passNote?.(design) : undefined;
+      } catch {
+        // a note never breaks a check; a design too broken to read has findings instead
+        return undefined;
+      }
+    },
     check(design, files) {
       const findings: Finding[] = [];
       if (!applies(design)) return findings;

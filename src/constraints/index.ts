@@ -36,8 +36,9 @@ export const CONSTRAINTS: readonly ConstraintModule[] = [
  * constraint that concerns an artefact also checks what ships.
  */
 export function checkDesign(design: Design, files?: readonly CodeFile[]): ConstraintResult[] {
-  return CONSTRAINTS.map(({ meta, applies, check }) => {
+  return CONSTRAINTS.map(({ meta, applies, check, passNote }) => {
     const findings = check(design, files);
+    const note = findings.length === 0 ? passNote(design) : undefined;
     return {
       id: meta.id,
       number: meta.number,
@@ -46,6 +47,7 @@ export function checkDesign(design: Design, files?: readonly CodeFile[]): Constr
       applicable: applies(design),
       findings,
       messages: findings.map(formatFinding),
+      ...(note !== undefined ? { note } : {}),
     };
   });
 }

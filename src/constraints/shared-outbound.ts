@@ -3,6 +3,7 @@
  * outbound rule whose bucket is shared by every instance: N instances each allowed 90% of
  * the provider's limit together send N x 0.9 of it.
  */
+import { joinAnd } from '../format.js';
 import { defineConstraint } from './define.js';
 import { instancesText, isPositiveNumber, isScaledOut, objects, ruleIdOf, rulesOf, show } from './guards.js';
 import { PROVIDERS_FILE, shippedProviders } from './artefacts.js';
@@ -54,6 +55,15 @@ export default defineConstraint({
         report({ messageId: 'inProcessOutbound', ruleId, data: { provider: name, instances } });
       }
     }
+  },
+  passNote(design) {
+    // one instance: a bucket in its process is the only one calling the provider
+    if (isScaledOut(design?.scope)) return undefined;
+    const local = objects(design?.outbound?.providers)
+      .filter((p) => p.bucket !== 'shared')
+      .map((p) => show(p.name ?? 'unnamed'));
+    if (local.length === 0) return undefined;
+    return `one instance: its process holds the only ${local.length === 1 ? 'bucket' : 'buckets'} for ${joinAnd(local)}`;
   },
   checkFiles(design, files, report) {
     const shipped = shippedProviders(files);

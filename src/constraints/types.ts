@@ -37,6 +37,11 @@ export interface ConstraintModule {
   /** Whether the constraint also checks the generated files. */
   readonly checksFiles: boolean;
   /**
+   * Why a design that gives no finding passes, where the title alone would not say (one
+   * instance holds the only in-process outbound bucket): a short phrase, or undefined.
+   */
+  passNote(design: Design): string | undefined;
+  /**
    * Never throws, even on a partial or malformed design. Empty when the design passes. With
    * `files` (the generated code), the constraint also checks that what ships does what the
    * design says.
@@ -54,4 +59,6 @@ export interface ConstraintResult {
   findings: Finding[];
   /** The findings rendered as text, in the same order. */
   messages: string[];
+  /** Why it passes, when the module says (passNote) and nothing was found. */
+  note?: string;
 }

@@ -1366,7 +1366,8 @@ function addOutbound(b: Builder, ctx: MatrixContext): void {
       identity: 'provider',
       algorithm: 'gcra',
       primitive: shared ? 'redis-lua' : 'in-process',
-      key: shared ? `${KEY_PREFIX}:{out:${slug(p.name)}}:bucket` : `in-process bucket for ${p.name}`,
+      // in-process: the outbound client's own Map of buckets is keyed by the provider's name (client.ts)
+      key: shared ? `${KEY_PREFIX}:{out:${slug(p.name)}}:bucket` : p.name,
       rate,
       burst: p.burst,
       cost: { default: 1, byEndpoint: [] },
@@ -1377,7 +1378,7 @@ function addOutbound(b: Builder, ctx: MatrixContext): void {
         bound: 1,
         basis: shared
           ? `one key for this provider: outbound-bucket.lua keeps a provider pause in the same key as the bucket. Its TTL is the time the bucket takes to refill (${formatNumber(ttl)} s), longer while calls are booked ahead (by up to the wait a caller accepts) or a provider pause is in force (the provider's Retry-After plus the refill time)`
-          : "one bucket for this provider in the outbound client's memory: one number, the time its next slot frees, which a provider pause moves later; it is kept as long as the process runs",
+          : `one bucket for this provider in the outbound client's memory, an entry of the client object's own Map under the provider's name (${p.name}): one number, the time its next slot frees, which a provider pause moves later; it is kept as long as the client object lives, so make one client per process and share it (a second client keeps a second bucket)`,
       },
       headers: 'none',
       errorCode: 'RATE_LIMITED',

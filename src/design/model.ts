@@ -497,6 +497,11 @@ export interface Monitoring {
    * alert rules here do not read (text says what to wire).
    */
   edge?: { ruleIds: string[]; countedBy: 'nginx-log' | 'gateway'; text: string };
+  /**
+   * When no rule keeps its state in a store: the store metrics the table leaves out, which the
+   * shipped code still exports, at 0 for good (one paragraph).
+   */
+  storeMetricsLeftOut?: string;
   latencyBudgetMs: { p99: number };
 }
 

@@ -38,6 +38,13 @@ export const METRICS: MetricSpec[] = [
     help: `Admitted decisions that left the caller under ${NEAR_LIMIT_FRACTION * 100}% of the rule's capacity (its burst, or the window's limit). Over ratelimit_decisions_total{result="allowed"} it is the share of admitted traffic near its limit: the capacity-planning signal. (Both auth rows of a flow are checked in one call that reports the smaller remaining count, so for them it can over-count.)`,
     emittedBy: MW,
   },
+];
+
+/**
+ * The middleware's metrics of its calls to a shared store: in the table only when a rule makes
+ * such calls. Without one the runtime still registers them, and they stay at 0.
+ */
+const STORE_CALL_METRICS: MetricSpec[] = [
   {
     name: 'ratelimit_store_latency_ms',
     type: 'histogram',
@@ -718,6 +725,22 @@ const ENVOY_ADDRESS_CHARS = 39;
 /** The window start in a key: Unix seconds. */
 const UNIX_SECONDS_CHARS = 10;
 
+/**
+ * What the shipped code registers of the store metrics the table leaves out (no rule calls a
+ * store): the series it creates at 0, which nothing can move, and no alert reads.
+ */
+function storeMetricsLeftOut(hasMiddleware: boolean, hasOutbound: boolean): Pick<Monitoring, 'storeMetricsLeftOut'> {
+  const [latency, failures, failOpen] = STORE_CALL_METRICS.map((m) => m.name);
+  const parts = [
+    ...(hasMiddleware ? [`the middleware: ${failures} and ${failOpen}, a series per rule, and the histogram ${latency}`] : []),
+    ...(hasOutbound ? [`the outbound client's outboundMetrics: ${failures}, a series per provider`] : []),
+  ];
+  if (parts.length === 0) return {};
+  return {
+    storeMetricsLeftOut: `No rule keeps its state in a store, so this table leaves out the metrics of store calls, and no alert reads them. The shipped code still registers them (${parts.join('; ')}), every counter series at 0, and with no store call to fail or to time they stay at 0.`,
+  };
+}
+
 export function buildMonitoring(scope: Scope, rules: MatrixRule[], context: MonitoringContext = {}): Monitoring {
   // a store the answers name but no rule keeps state in (every rule at the edge) needs no sizing or alerts
   const storeUnused = scope.store !== 'none' && !rules.some((r) => r.layer !== 'edge' && r.primitive === 'redis-lua');
@@ -865,7 +888,7 @@ export function buildMonitoring(scope: Scope, rules: MatrixRule[], context: Moni
       why: 'The bucket and the provider disagree about the limit; repeated 429s risk a ban.',
     });
   }
-  const metrics = METRICS.flatMap((m): MetricSpec[] => {
+  const metrics = [...METRICS, ...(hasStore ? STORE_CALL_METRICS : [])].flatMap((m): MetricSpec[] => {
     const by: MetricSource[] = [...(m.emittedBy ?? MW)].filter((s) => hasMiddleware || s !== 'middleware');
     if (hasOutbound && (m.name === 'ratelimit_throttled_total' || m.name === 'ratelimit_store_failures_total')) by.push('outbound-client');
     if (edge?.countedBy === 'nginx-log' && m.name === 'ratelimit_throttled_total') by.push('nginx-log');
@@ -970,6 +993,7 @@ export function buildMonitoring(scope: Scope, rules: MatrixRule[], context: Moni
         : {}),
     },
     ...(edge ? { edge } : {}),
+    ...(hasStore ? {} : storeMetricsLeftOut(hasMiddleware, hasOutbound)),
     latencyBudgetMs: { p99: LATENCY_BUDGET_P99_MS },
   };
 }

@@ -65,8 +65,10 @@ function bucketPlaces(scope: Scope, providers: readonly { name: string; shared: 
       ? `kept in each instance's memory, so each of the ${scope.instances} instances draws from a budget of its own`
       : "kept in this process's memory (an in-process bucket): the design runs one instance, so that bucket is the whole budget. A restart starts it full and forgets a provider pause";
   if (local.length === 0) return `Calls this service makes to third-party APIs go through one bucket per provider, ${sharedText}.`;
-  if (shared.length === 0) return `Calls this service makes to third-party APIs go through one bucket per provider, ${localText}.`;
-  return `Calls this service makes to third-party APIs go through one bucket per provider: ${joinAnd(shared)} ${sharedText}; ${joinAnd(local)} ${localText}.`;
+  // client.ts keeps an in-process bucket in the client object's Map, under the provider's name
+  const keyed = ` The outbound client keeps ${local.length > 1 ? 'each in-process bucket' : 'the in-process bucket'} in a Map of its own, under the provider's name (the Key column), so make one client per process and share it: a second client keeps a second bucket.`;
+  if (shared.length === 0) return `Calls this service makes to third-party APIs go through one bucket per provider, ${localText}.${keyed}`;
+  return `Calls this service makes to third-party APIs go through one bucket per provider: ${joinAnd(shared)} ${sharedText}; ${joinAnd(local)} ${localText}.${keyed}`;
 }
 
 export function buildOutbound(scope: Scope, rules: MatrixRule[]): OutboundDesign | undefined {

@@ -10,16 +10,27 @@ import { join } from 'node:path';
 import { promisify } from 'node:util';
 import { describe, expect, it } from 'vitest';
 import { parse as parseYaml } from 'yaml';
-import { ALERTS_PATH, generateAlerts } from '../../src/codegen/alerts.js';
+import { ALERTS_PATH, alertRuleNames, generateAlerts } from '../../src/codegen/alerts.js';
 import { promTemplateText } from '../../src/escape/index.js';
 import { buildDesign } from '../../src/design/build.js';
 import type { Design } from '../../src/design/model.js';
-import { exampleAnswers, exampleDesign, exampleNames } from '../helpers/examples.js';
+import { exampleAnswers, exampleDesign, exampleNames, reviewDesign } from '../helpers/examples.js';
 import { EVIL, hostileDesign } from './support/hostile.js';
 import { metricsOf } from '../../src/constraints/artefacts.js';
 import { expectPromtoolPasses, firesAt, minuteTest, promtool, quietAt } from '../helpers/promtool.js';
 
 const DURATION = /^(?:\d+(?:ms|s|m|h|d|w|y))+$/;
+
+/** One NestJS process, no store (test/fixtures/review): every limit in the process's memory. */
+const STORE_NONE = 'nestjs-memory-quotas';
+/** The metrics of the middleware's calls to a shared store. */
+const STORE_CALL_METRICS = ['ratelimit_store_latency_ms', 'ratelimit_store_failures_total', 'ratelimit_fail_open_events_total'];
+
+/** The metric names the rules file's header says some component exports. */
+function headerMetrics(content: string): Set<string> {
+  const lines = content.split('\n').filter((l) => l.startsWith('# - '));
+  return new Set(lines.flatMap((l) => l.slice(l.lastIndexOf(': ') + 2).split(', ')));
+}
 
 type Obj = Record<string, any>;
 
@@ -69,10 +80,10 @@ describe('Prometheus alerting rules', () => {
     expect(tool, 'promtool not found: run scripts/setup.sh').toBeDefined();
   });
 
-  it('promtool check rules accepts every example and the hostile design', async () => {
+  it('promtool check rules accepts every example, a design without a store and the hostile design', async () => {
     const dir = mkdtempSync(join(tmpdir(), 'rl-alerts-'));
     try {
-      const designs = [...exampleNames().map(exampleDesign), hostileDesign()];
+      const designs = [...exampleNames().map(exampleDesign), reviewDesign(STORE_NONE), hostileDesign()];
       for (const [i, design] of designs.entries()) {
         const path = join(dir, `rules-${i}.yaml`);
         writeFileSync(path, generateAlerts(design).content);
@@ -98,7 +109,10 @@ describe('every metric an alert reads has a producer', () => {
     expect(metricsOf('histogram_quantile(0.99, sum by (le) (rate(h_ms_bucket[5m]))) > 5')).toEqual(['h_ms_bucket']);
   });
 
-  const designs: [string, Design][] = [...exampleNames().map((n): [string, Design] => [n, exampleDesign(n)])];
+  const designs: [string, Design][] = [
+    ...exampleNames().map((n): [string, Design] => [n, exampleDesign(n)]),
+    [STORE_NONE, reviewDesign(STORE_NONE)],
+  ];
   for (const [name, design] of designs) {
     it(`example ${name}: each alert's metrics are in the design's metric table, each with a producer the document names`, () => {
       const table = new Map(design.monitoring.metrics.map((m) => [m.name, m]));
@@ -125,6 +139,37 @@ describe('every metric an alert reads has a producer', () => {
       expect(names).not.toContain('ratelimit_near_limit_ratio');
       expect(names).not.toContain('ratelimit_key_cardinality');
     }
+  });
+
+  for (const [name, design] of designs) {
+    it(`${name}: the rules file holds the document's alerts, in order, and its header the metric table's metrics`, () => {
+      const content = generateAlerts(design).content;
+      const rules = (parseYaml(content) as Obj).groups[0].rules as Obj[];
+      expect(rules.map((r) => r.alert)).toEqual(alertRuleNames(design.monitoring.alerts));
+      expect(rules.map((r) => r.expr)).toEqual(design.monitoring.alerts.map((a) => a.expr));
+      const table = design.monitoring.metrics.filter((m) => !m.emittedBy?.every((s) => s === 'envoy' || s === 'envoy-ratelimit-service'));
+      expect(headerMetrics(content)).toEqual(new Set(table.map((m) => m.name)));
+    });
+  }
+
+  it('a design without a store: no store-call metric in the table, the alerts or the rules file, and the document says why', () => {
+    const design = reviewDesign(STORE_NONE);
+    const content = generateAlerts(design).content;
+    const names = design.monitoring.metrics.map((m) => m.name);
+    for (const metric of STORE_CALL_METRICS) {
+      expect(names).not.toContain(metric);
+      expect(content).not.toContain(metric);
+      for (const a of design.monitoring.alerts) expect(a.expr, a.name).not.toContain(metric);
+      expect(design.monitoring.storeMetricsLeftOut).toContain(metric);
+    }
+    expect(design.monitoring.storeMetricsLeftOut).toContain('with no store call to fail or to time they stay at 0');
+    // a design with a store keeps them, and their alerts
+    const saas = exampleDesign('saas-platform').monitoring;
+    expect(saas.metrics.map((m) => m.name)).toEqual(expect.arrayContaining(STORE_CALL_METRICS));
+    expect(saas.alerts.map((a) => a.name)).toEqual(
+      expect.arrayContaining(['RateLimitStoreSlow', 'RateLimitStoreFailures', 'RateLimitFailOpen']),
+    );
+    expect(saas.storeMetricsLeftOut).toBeUndefined();
   });
 
   it('the rules file names where each metric comes from', () => {

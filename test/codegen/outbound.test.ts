@@ -12,7 +12,7 @@ import { Redis } from 'ioredis';
 import { afterAll, beforeAll, beforeEach, describe, expect, it } from 'vitest';
 import { luaScript } from '../../src/lua.js';
 import { generateOutbound, outboundProviders } from '../../src/codegen/outbound/index.js';
-import { exampleDesign, exampleNames, ROOT } from '../helpers/examples.js';
+import { exampleDesign, exampleNames, reviewDesign, ROOT } from '../helpers/examples.js';
 import { startRedis, type RedisServer } from '../helpers/redis.js';
 import { expectEveryKeyHasTtl } from '../lua/harness.js';
 import { EVIL, hostileDesign } from './support/hostile.js';
@@ -90,6 +90,36 @@ describe('generated outbound client: source', () => {
     expect(source).toMatch(/Without a mode hook \(or when it returns undefined\) a provider runs in SHADOW mode/);
     expect(source).not.toMatch(/from 'rl-design|from '\.\.\//);
     expect(source).toContain('OUTBOUND_BUCKET_SHA1 = "f2777fb97e1116f3e13b415445b9eedf1dd4336b"');
+  });
+});
+
+describe('generated outbound client: a design without a store', () => {
+  const design = reviewDesign('nestjs-memory-quotas');
+  const files = generateOutbound(design);
+
+  it("the client's header describes the in-process bucket as the code keeps it, beside the shared one", () => {
+    const source = files.find((f) => f.path === 'outbound/client.ts')?.content ?? '';
+    const header = source.slice(0, source.indexOf('*/'));
+    expect(header).toContain('- shared: true: one bucket in Redis (outbound-bucket.lua');
+    expect(header).toContain('- shared: false: an in-process bucket, the same GCRA in plain code, kept in this client');
+    expect(header).toContain("object's own Map under the provider's name (PROVIDERS[p].name); no Redis is called for it.");
+    expect(header).toContain('An in-process bucket calls no store, so it never throws STORE_UNAVAILABLE.');
+    expect(header).not.toMatch(/one bucket per third-party provider, shared by every instance/);
+    // what the header says is what the code does: the in-process bucket's Map is read under limit.name
+    expect(source).toContain('const tat = Math.max(this.local.get(limit.name) ?? 0, now);');
+  });
+
+  it('runs without Redis and keeps the bucket under the key the document states', async () => {
+    const compiled = await compileClient(files);
+    try {
+      const rule = design.rules.find((r) => r.tier === 'outbound');
+      const client = new compiled.module.OutboundClient({ mode: () => 'enforce' });
+      expect(await client.schedule('Stripe', () => 'called')).toBe('called');
+      expect([...(client as { local: Map<string, number> }).local.keys()]).toEqual([rule?.key]);
+      expect(rule?.key).toBe('Stripe');
+    } finally {
+      compiled.remove();
+    }
   });
 });
 

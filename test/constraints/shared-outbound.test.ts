@@ -1,8 +1,13 @@
+import { describe, expect, it } from 'vitest';
+import { Answers } from '../../src/answers/schema.js';
+import { checkDesign } from '../../src/constraints/index.js';
 import sharedOutbound from '../../src/constraints/shared-outbound.js';
+import { buildDesign } from '../../src/design/build.js';
 import type { Design } from '../../src/design/model.js';
 import { getRule, mutate, validDesign } from '../fixtures/design.js';
 import { edit, saas } from './broken-files.js';
 import { runConstraintTests } from './tester.js';
+import { DATE, reviewAnswers, reviewDesign } from '../helpers/examples.js';
 
 const design = validDesign();
 
@@ -91,4 +96,33 @@ runConstraintTests(sharedOutbound, {
       ],
     },
   ],
+});
+
+// Why it passes: a single instance's in-process bucket is the only one calling the provider.
+describe('constraint 9 says why an in-process bucket passes', () => {
+  const result = (d: Design) => checkDesign(d).find((r) => r.id === 'shared-outbound');
+
+  it('one instance without a store: passes, naming the one process that holds the bucket', () => {
+    const r = result(reviewDesign('nestjs-memory-quotas'));
+    expect(r?.passed).toBe(true);
+    expect(r?.note).toBe('one instance: its process holds the only bucket for Stripe');
+  });
+
+  it('several instances asked to run without a store: the design adds Redis and shares the bucket, so nothing to explain', () => {
+    const answers = reviewAnswers('nestjs-memory-quotas');
+    const d = buildDesign(Answers.parse({ ...answers, stack: { ...answers.stack, topology: 'horizontal', instances: 3 } }), { date: DATE });
+    expect(d.scope.store).toBe('redis');
+    expect(d.assumptions.find((a) => a.field === 'stack.store')?.text).toContain('per-instance counters would admit N times every limit');
+    expect(d.outbound?.providers.map((p) => p.bucket)).toEqual(['shared']);
+    const r = result(d);
+    expect(r?.passed).toBe(true);
+    expect(r?.note).toBeUndefined();
+  });
+
+  it('several instances with per-instance buckets fail, with no note', () => {
+    const r = result(mutate(design, perInstance));
+    expect(r?.passed).toBe(false);
+    expect(r?.note).toBeUndefined();
+    expect(sharedOutbound.passNote(design)).toBeUndefined();
+  });
 });

@@ -19,3 +19,12 @@ export function exampleAnswers(name: string): Answers {
 export function exampleDesign(name: string): Design {
   return buildDesign(exampleAnswers(name), { date: DATE });
 }
+
+/** The answers of a reviewer's fixture, test/fixtures/review/<name>.answers.json. */
+export function reviewAnswers(name: string): Answers {
+  return Answers.parse(JSON.parse(readFileSync(path.join(ROOT, 'test', 'fixtures', 'review', `${name}.answers.json`), 'utf8')));
+}
+
+export function reviewDesign(name: string): Design {
+  return buildDesign(reviewAnswers(name), { date: DATE });
+}

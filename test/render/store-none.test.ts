@@ -36,6 +36,30 @@ describe('outbound limits without a store', () => {
     expect(outbound).toMatch(/\| Stripe \|[^\n]*\| in-process \| `outbound-stripe` \|/);
   });
 
+  it("the Key column holds what the client keys the in-process bucket on: the provider's name in providers.ts", () => {
+    const providers = generateCode(input.design).find((f) => f.path === 'outbound/providers.ts')?.content ?? '';
+    expect(providers).toContain('["Stripe"]: { name: "Stripe", ruleId: "outbound-stripe", key: "", shared: false');
+    expect(outbound).toMatch(/\| in-process \| `outbound-stripe` \| `Stripe` \|/);
+    expect(outbound).toContain(
+      "The outbound client keeps the in-process bucket in a Map of its own, under the provider's name (the Key column)",
+    );
+    expect(md).not.toContain('in-process bucket for');
+    const matrix = section('#### Rule `outbound-stripe`', '### 2.4');
+    expect(matrix).toContain('- **Key pattern:** `Stripe`.');
+    expect(matrix).toContain("an entry of the client object's own Map under the provider's name (Stripe)");
+  });
+
+  it('constraint 9 passes and says why: one process holds the only bucket', () => {
+    expect(md.slice(md.indexOf('## 11. Constraint check'))).toContain(
+      '| 9 | Outbound buckets are shared across instances | pass (one instance: its process holds the only bucket for Stripe) | - |',
+    );
+    const r = runCli(['validate', '--answers', FIXTURE.pathname]);
+    expect(r.code, r.stderr).toBe(0);
+    expect(r.stdout).toContain(
+      'PASS  9. Outbound buckets are shared across instances [shared-outbound] (one instance: its process holds the only bucket for Stripe)',
+    );
+  });
+
   it('names no store failure the in-process bucket cannot have', () => {
     expect(outbound).not.toContain('STORE_UNAVAILABLE,');
     expect(outbound).toContain('STORE_UNAVAILABLE never comes');
@@ -61,6 +85,36 @@ describe('outbound limits without a store', () => {
     expect(saas).toContain('kept in the shared store so that every instance draws from the same budget');
     expect(saas).toContain('so every instance stops at once');
     expect(saas).toContain('WAIT_TOO_LONG, CIRCUIT_OPEN, STORE_UNAVAILABLE');
+  });
+});
+
+describe('monitoring without a store', () => {
+  const metrics = section('### 8.1 Metrics', '### 8.2 ');
+  const alerts = section('### 8.2 Alerts', '### 8.3 ');
+
+  it('lists no metric or alert of store calls, and says the shipped code keeps those at 0', () => {
+    for (const name of ['ratelimit_store_latency_ms', 'ratelimit_store_failures_total', 'ratelimit_fail_open_events_total']) {
+      expect(metrics).not.toContain(`| \`${name}\` |`);
+      expect(alerts).not.toContain(name);
+    }
+    expect(metrics).toContain(
+      "No rule keeps its state in a store, so this table leaves out the metrics of store calls, and no alert reads them. The shipped code still registers them (the middleware: ratelimit_store_failures_total and ratelimit_fail_open_events_total, a series per rule, and the histogram ratelimit_store_latency_ms; the outbound client's outboundMetrics: ratelimit_store_failures_total, a series per provider), every counter series at 0",
+    );
+    expect(alerts).not.toMatch(/RateLimitStore|RateLimitFailOpen|RateLimitKeyCardinality/);
+  });
+
+  it('the alerts table is the shipped rules file, rule for rule', () => {
+    const file = generateCode(input.design).find((f) => f.path === 'monitoring/ratelimit-alerts.yaml')?.content ?? '';
+    const shipped = [...file.matchAll(/^ {6}- alert: (\w+)$/gm)].map((m) => m[1]);
+    const stated = [...alerts.matchAll(/^\| (RateLimit\w+) \|/gm)].map((m) => m[1]);
+    expect(shipped).toEqual(['RateLimitThrottleSpike', 'RateLimitRareRuleFiring', 'RateLimitNearLimit', 'RateLimitProviderThrottling']);
+    expect(stated).toEqual(shipped);
+  });
+
+  it('a design with a store keeps its store metrics in the table', () => {
+    const saas = renderMarkdown(exampleInput('saas-platform'), { layout: 'single' })[0]?.content ?? '';
+    expect(saas).toContain('| `ratelimit_store_failures_total` | counter |');
+    expect(saas).not.toContain('this table leaves out the metrics of store calls');
   });
 });
 

@@ -857,6 +857,7 @@ export function monitoringView(input: RenderInput) {
     metrics: m.metrics.map((x) => ({ ...x, source: (x.emittedBy ?? ['middleware']).map((s) => SOURCE[s] ?? s).join(', ') })),
     // the middleware's counters exist only where the middleware does
     middlewareMetrics: m.metrics.some((x) => (x.emittedBy ?? ['middleware']).includes('middleware')),
+    storeMetricsLeftOut: m.storeMetricsLeftOut,
     alerts: m.alerts,
     store: {
       policy: m.store.maxmemoryPolicy,
@@ -949,7 +950,7 @@ export function constraintsView(input: RenderInput) {
       number: c.number,
       id: c.id,
       title: c.title,
-      verdict: c.passed ? (c.applicable ? 'pass' : 'pass (does not apply)') : 'FAIL',
+      verdict: c.passed ? (c.applicable ? (c.note !== undefined ? `pass (${c.note})` : 'pass') : 'pass (does not apply)') : 'FAIL',
       passed: c.passed,
       ruleIds: [...new Set(c.findings.map((f) => f.ruleId).filter((id): id is string => id !== undefined))],
       messages: c.messages,
