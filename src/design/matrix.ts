@@ -854,7 +854,10 @@ function addCeiling(b: Builder, ctx: MatrixContext, limited: ResolvedEndpoint[])
           }`,
     inputs: ceilingInputs({ scope, ceilingByHand: set !== undefined }),
   };
-  if (scope.gateway !== 'none') {
+  // at the edge where a gateway exists, unless its rules entry keeps it in the middleware (layer):
+  // the row is then the middleware's, with its primitive, key and algorithm, as the files ship it
+  const kept = scope.gateway !== 'none' && ctx.ceiling?.layer === 'middleware';
+  if (scope.gateway !== 'none' && !kept) {
     const edge = edgeCounter({ identity: 'global' }, scope);
     const burst = edge.hasBurst ? Math.ceil(ceilingRps) : null;
     // its state lifetime and what its counter is follow the numbers that ship
@@ -888,7 +891,11 @@ function addCeiling(b: Builder, ctx: MatrixContext, limited: ResolvedEndpoint[])
     layer: 'middleware',
     ttlSeconds: ttl,
     cardinality: { bound: 1, basis: 'a single key for the whole deployment' },
-    rationale: `Protects the infrastructure, not any one client: ${figure}. No gateway exists, so the first middleware check enforces it; ${
+    rationale: `Protects the infrastructure, not any one client: ${figure}. ${
+      kept
+        ? `Its rules entry keeps it in the middleware (layer), so the first middleware check enforces it, not ${edgeCounter({ identity: 'global' }, scope).component}`
+        : 'No gateway exists, so the first middleware check enforces it'
+    }; ${
       storePrimitive(scope) === 'in-process'
         ? 'one bucket in the process, checked on every request'
         : 'one hot key is cheap for Redis at this rate'

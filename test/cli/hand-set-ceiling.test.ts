@@ -3,10 +3,10 @@
  * rate above the ceiling itself, and the document states every floor that raised one; the
  * shipped files (middleware/design.ts, the gateway's configuration) carry what the document says.
  */
-import { writeFileSync } from 'node:fs';
+import { existsSync, writeFileSync } from 'node:fs';
 import path from 'node:path';
 import { describe, expect, it } from 'vitest';
-import { generatedFiles, tempDir } from '../helpers/cli.js';
+import { generatedFiles, runCli, tempDir } from '../helpers/cli.js';
 
 const DATE = '2026-12-02';
 
@@ -99,5 +99,55 @@ describe('rules sized as a share of a hand-set ceiling', () => {
     expect(shippedRps(files, 'anonymous-per-ip')).toBe(1);
     expect(doc).toContain('(0.5 req/s), raised to 1 req/s, the least the design sizes a per-address limit at');
     expect(doc).toContain('more than the tenth of the ceiling the design keeps an address to');
+  });
+});
+
+describe('a rules entry that moves the ceiling', () => {
+  const nginx = { language: 'TypeScript', framework: 'express', topology: 'horizontal', instances: 2, gateway: 'nginx', store: 'redis' };
+  const traffic = { typicalRps: 100, peakRps: 400, burstiness: 'moderate' };
+
+  it('into the middleware (layer only) ships and documents the middleware ceiling, not the gateway one', () => {
+    const file = answersFile({ stack: nginx, traffic, rules: [{ id: 'global-ceiling', layer: 'middleware' }] });
+    const { doc, files } = generatedFiles(file, DATE);
+    const section = doc.slice(
+      doc.indexOf('#### Rule `global-ceiling`'),
+      doc.indexOf('#### Rule', doc.indexOf('#### Rule `global-ceiling`') + 1),
+    );
+    expect(section).toContain('**Key pattern:** `rl:{global}:ceiling`');
+    expect(section).toContain('**Algorithm:** GCRA.');
+    expect(section).toContain(
+      'Its rules entry keeps it in the middleware (layer), so the first middleware check enforces it, not nginx limit_req',
+    );
+    expect(section).not.toContain('Enforced by nginx');
+    expect(doc).not.toContain('| `global-ceiling` | 1 | not stated |');
+    // the shipped files: the middleware counts it in Redis under its own key; nginx does not count it
+    const design = files.find((f) => f.path === 'middleware/design.ts')?.content ?? '';
+    const block = design.slice(design.indexOf('id: "global-ceiling"'), design.indexOf('\n    },', design.indexOf('id: "global-ceiling"')));
+    expect(block).toContain('key: "{global}:ceiling"');
+    expect(block).toContain('store: "redis"');
+    expect(files.find((f) => f.path === 'gateway/nginx.conf')?.content).not.toContain('rl_global_ceiling');
+  });
+
+  it('is refused where nothing would enforce it, or with a primitive where it is not counted (exit 2, no output)', () => {
+    for (const [stack, rule, field] of [
+      [
+        { ...nginx, gateway: 'none' },
+        { id: 'global-ceiling', layer: 'edge' },
+        '$.rules[0].layer: "edge" places global-ceiling at the gateway',
+      ],
+      [nginx, { id: 'anonymous-per-ip', layer: 'middleware' }, '$.rules[0].layer: anonymous-per-ip is counted in the middleware'],
+      [
+        nginx,
+        { id: 'global-ceiling', layer: 'middleware', primitive: 'gateway-native' },
+        '$.rules[0].primitive: global-ceiling is counted in the middleware',
+      ],
+    ] as const) {
+      const file = answersFile({ stack, traffic, rules: [rule] });
+      const out = path.join(tempDir(), 'out');
+      const r = runCli(['generate', '-a', file, '--out', path.join(out, 'doc.md'), '--code-dir', path.join(out, 'code'), '--date', DATE]);
+      expect(r.code, JSON.stringify(rule)).toBe(2);
+      expect(r.stderr).toContain(field);
+      expect(existsSync(out)).toBe(false);
+    }
   });
 });
