@@ -36,6 +36,7 @@ import {
   envoyLocalWindow,
   countedPerNode,
   type FleetAdmission,
+  ceilingsAdmission,
   fleetAdmission,
   gatewayNodeName,
   gatewayNodes,
@@ -488,6 +489,8 @@ export interface MatrixContext {
    * admits reads, instead of the figures the answers' traffic alone gives (buildMatrix).
    */
   ceiling?: CeilingShape;
+  /** Every ceiling row as it ships (the one ceiling above, or several): what admitted() sums. */
+  ceilings?: readonly (CeilingShape & Pick<MatrixRule, 'id'>)[];
   /** ceilingRps is the rate a rules entry sets for the ceiling: the rules sized from it say so (theCeiling). */
   ceilingByHand?: boolean;
 }
@@ -522,9 +525,12 @@ function ceilingShape(ctx: MatrixContext): CeilingShape {
   return { ...shape, ...(perNode ? { perNode } : {}) };
 }
 
-/** What the gateway fleet admits under the ceiling (fleetAdmission): the traffic every key-count bound is sized from. */
+/**
+ * What the gateway fleet admits under the ceiling rows (ceilingsAdmission, as build and placement
+ * read it): the traffic every key-count bound is sized from.
+ */
 function admitted(ctx: MatrixContext): FleetAdmission {
-  return fleetAdmission(ctx.scope, ceilingShape(ctx));
+  return ceilingsAdmission(ctx.scope, ctx.ceilings ?? []) ?? fleetAdmission(ctx.scope, ceilingShape(ctx));
 }
 
 /** "2 req/s per client (assumed)": a value, marked when the answers field behind it was assumed. */
@@ -1805,7 +1811,8 @@ export function buildMatrix(ctx: MatrixContext, hand: HandRule[]): MatrixResult 
   // the ceiling as it ships, so that its own text and every key bound sized from the traffic it
   // admits state the figures the shipped files enforce, not the ones the answers' traffic gives
   if (ctx.ceiling !== undefined) return result;
-  const ceiling = result.rules.find((r) => r.tier === 'ceiling');
+  const ceilings = result.rules.filter((r) => r.tier === 'ceiling');
+  const ceiling = ceilings.find((r) => r.source !== 'hand-written') ?? ceilings[0];
   const changed = hand.some(
     (h) =>
       ceiling !== undefined &&
@@ -1813,9 +1820,17 @@ export function buildMatrix(ctx: MatrixContext, hand: HandRule[]): MatrixResult 
       !h.remove &&
       (h.rate || h.burst !== undefined || h.layer || h.identity || h.endpoints),
   );
-  if (!ceiling || !changed) return result;
-  const { identity, routes, layer, rate, burst, perNode } = ceiling;
-  return matrixOf({ ...ctx, ceiling: { identity, routes, layer, rate, burst, ...(perNode ? { perNode } : {}) } }, hand);
+  if (!ceiling || (!changed && ceilings.length < 2)) return result;
+  const shape = ({ id, identity, routes, layer, rate, burst, perNode }: MatrixRule): CeilingShape & Pick<MatrixRule, 'id'> => ({
+    id,
+    identity,
+    routes,
+    layer,
+    rate,
+    burst,
+    ...(perNode ? { perNode } : {}),
+  });
+  return matrixOf({ ...ctx, ceiling: shape(ceiling), ceilings: ceilings.map(shape) }, hand);
 }
 
 function matrixOf(ctx: MatrixContext, hand: HandRule[]): MatrixResult {
