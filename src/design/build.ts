@@ -20,7 +20,7 @@ import {
   type MatrixRule,
   type Scope,
 } from './model.js';
-import { envoyClosedRules, fleetAdmission } from './gateway-behaviour.js';
+import { ceilingsAdmission, envoyClosedRules } from './gateway-behaviour.js';
 import { buildMonitoring } from './monitoring.js';
 import { buildOutbound } from './outbound.js';
 import { buildEnforcement } from './placement.js';
@@ -130,10 +130,14 @@ export function buildDesign(answers: Answers, options: BuildOptions): Design {
   };
 }
 
-/** Requests per second the ceiling admits across the fleet, as the shipped files count it (fleetAdmission). */
+/** Requests per second the ceiling rows admit across the fleet, as the shipped files count them (ceilingsAdmission). */
 function admittedRps(scope: Scope, rules: readonly MatrixRule[], ceilingRps: number): number {
-  const ceiling = rules.find((r) => r.tier === 'ceiling' && r.rate);
-  return ceiling ? fleetAdmission(scope, ceiling).rps : ceilingRps;
+  return (
+    ceilingsAdmission(
+      scope,
+      rules.filter((r) => r.tier === 'ceiling'),
+    )?.rps ?? ceilingRps
+  );
 }
 
 /**

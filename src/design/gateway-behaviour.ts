@@ -808,6 +808,30 @@ export function fleetAdmission(
 }
 
 /**
+ * What the ceiling rows together admit across the fleet (fleetAdmission of each): one row's
+ * admission, or with several, each counting the requests it covers, their sum, which bounds what
+ * passes whether they cover disjoint endpoints (then it is exact) or overlap. Undefined when no
+ * row has a rate. The one reading of "admitted" for the key-count bounds, the monitoring and the
+ * hybrid's choice.
+ */
+export function ceilingsAdmission(
+  scope: Pick<Scope, 'gateway' | 'store' | 'gatewayNodes' | 'topology' | 'instances'>,
+  ceilings: readonly (Pick<MatrixRule, 'identity' | 'rate' | 'layer'> & Partial<Pick<MatrixRule, 'id' | 'routes' | 'perNode'>>)[],
+): FleetAdmission | undefined {
+  const rated = ceilings.filter((c) => c.rate);
+  const each = rated.map((c) => fleetAdmission(scope, c));
+  if (each.length <= 1) return each[0];
+  const sum = (f: (a: FleetAdmission) => number): number => each.reduce((n, a) => n + f(a), 0);
+  const rps = sum((a) => a.rps);
+  return {
+    rps,
+    ceilingRps: sum((a) => a.ceilingRps),
+    nodeRps: sum((a) => a.nodeRps),
+    text: `the ${each.length} ceilings admit ${rpsText(rps)} together (${rated.map((c, i) => `${c.id ?? `ceiling ${i + 1}`}: ${rpsText(each[i]?.rps ?? 0)}`).join(', ')})`,
+  };
+}
+
+/**
  * The fail mode of an edge rule whose count nothing can make unreachable (each node's own count,
  * or the provider's): the answers' mode for the classes it covers, the strictest where they
  * differ (closed when any is closed), since one count at the gateway is not split by class.

@@ -26,7 +26,38 @@ export function handRuleProblems(answers: Answers, design: Design): string[] {
     generated ??= buildDesign({ ...answers, rules: [] }, { date: design.meta.date }).rules;
     return generated;
   };
-  return [...idProblems(hand, generatedRules, design.rules), ...keyProblems(hand, design.rules, design.access?.penalty !== undefined)];
+  return [
+    ...idProblems(hand, generatedRules, design.rules),
+    ...layerProblems(hand, design),
+    ...keyProblems(hand, design.rules, design.access?.penalty !== undefined),
+  ];
+}
+
+/**
+ * A rules entry whose row would be documented where nothing enforces it: at the edge with no
+ * gateway (no gateway file counts it, and the middleware leaves edge rows to the gateway), or in
+ * the middleware with the gateway's own primitive (a row moved off the edge that keeps the
+ * gateway's limiter and key pattern, which the middleware does not run).
+ */
+function layerProblems(hand: NonNullable<Answers['rules']>, design: Design): string[] {
+  const problems: string[] = [];
+  hand.forEach((h, i) => {
+    if (h.remove) return;
+    const rows = rulesOfEntry(h.id, design.rules);
+    if (design.scope.gateway === 'none' && rows.some((r) => r.layer === 'edge')) {
+      problems.push(
+        `  $.rules[${i}].layer: "edge" places ${h.id} at the gateway, but stack.gateway is "none": no gateway file would count it and the middleware leaves edge rules to the gateway, so nothing would enforce it. Allowed: "middleware" (or no layer), or the gateway that runs in front of the API in stack.gateway`,
+      );
+    }
+    const moved = rows.find((r) => r.layer === 'middleware' && r.primitive === 'gateway-native');
+    if (moved) {
+      const field = h.primitive === 'gateway-native' ? 'primitive' : 'layer';
+      problems.push(
+        `  $.rules[${i}].${field}: ${h.id} is counted in the middleware (layer "middleware") but its primitive is gateway-native, the gateway's own limiter, which the middleware does not run (its key ${moved.key ?? ''} is the gateway's too): the document would name a primitive and key the shipped files do not use. Allowed: with layer "middleware", a primitive the middleware runs (redis-lua, or in-process on a single instance) and a key of the store's (e.g. {ip:<client-ip>}:${h.id}); or layer "edge"`,
+      );
+    }
+  });
+  return problems;
 }
 
 /**

@@ -36,6 +36,7 @@ import {
   envoyLocalWindow,
   countedPerNode,
   type FleetAdmission,
+  ceilingsAdmission,
   fleetAdmission,
   gatewayNodeName,
   gatewayNodes,
@@ -488,6 +489,8 @@ export interface MatrixContext {
    * admits reads, instead of the figures the answers' traffic alone gives (buildMatrix).
    */
   ceiling?: CeilingShape;
+  /** Every ceiling row as it ships (the one ceiling above, or several): what admitted() sums. */
+  ceilings?: readonly (CeilingShape & Pick<MatrixRule, 'id'>)[];
   /** ceilingRps is the rate a rules entry sets for the ceiling: the rules sized from it say so (theCeiling). */
   ceilingByHand?: boolean;
 }
@@ -522,9 +525,12 @@ function ceilingShape(ctx: MatrixContext): CeilingShape {
   return { ...shape, ...(perNode ? { perNode } : {}) };
 }
 
-/** What the gateway fleet admits under the ceiling (fleetAdmission): the traffic every key-count bound is sized from. */
+/**
+ * What the gateway fleet admits under the ceiling rows (ceilingsAdmission, as build and placement
+ * read it): the traffic every key-count bound is sized from.
+ */
 function admitted(ctx: MatrixContext): FleetAdmission {
-  return fleetAdmission(ctx.scope, ceilingShape(ctx));
+  return ceilingsAdmission(ctx.scope, ctx.ceilings ?? []) ?? fleetAdmission(ctx.scope, ceilingShape(ctx));
 }
 
 /** "2 req/s per client (assumed)": a value, marked when the answers field behind it was assumed. */
@@ -577,24 +583,93 @@ function joinNames(items: readonly string[]): string {
 /** Largest share of one client address (per-IP limits keyed on an address) in the ceiling. */
 export const ADDRESS_CEILING_SHARE = 0.1;
 
+/** A rate sized as a share of the ceiling: what it ships, and the steps that made it (after the product or the share). */
+interface CeilingShare {
+  rps: number;
+  rate: { requests: number; periodSeconds: number };
+  /** The share came out above the ceiling, raised by a floor, and is held at the ceiling's own rate (withinCeiling). */
+  held: boolean;
+}
+
+/**
+ * A share of the ceiling that a floor raised (one client's rate, the least a limit is sized at)
+ * can come out above the ceiling itself: no one caller can be let through more than the ceiling
+ * lets through for all of them, so it is held at the ceiling's own rate, as the ceiling ships it.
+ */
+function withinCeiling(ctx: MatrixContext, rps: number): CeilingShare & { text: string } {
+  if (rps <= ctx.ceilingRps) return { rps, rate: rateOf(rps), held: false, text: '' };
+  const shipped = ctx.ceiling?.rate;
+  const rate =
+    shipped && perSecond(shipped) === ctx.ceilingRps
+      ? { requests: shipped.requests, periodSeconds: shipped.periodSeconds }
+      : { requests: ctx.ceilingRps, periodSeconds: 1 };
+  return {
+    rps: ctx.ceilingRps,
+    rate,
+    held: true,
+    text: `, then held at the ceiling's own ${rpsText(ctx.ceilingRps)}: one caller's share cannot be more than the ceiling it is a share of`,
+  };
+}
+
 /**
  * The rate one client IP gets: what one client sends at its busiest times how many clients can
  * be behind one address at once, capped at a tenth of the ceiling so that no one address can
- * take a large share of it (at least one client's rate).
+ * take a large share of it, rounded down to a readable figure; raised where that would refuse one
+ * client alone (to its rate) or fall below 1 req/s (the least the design sizes a per-address limit
+ * at), and never above the ceiling itself (withinCeiling). The derivation states each step taken.
  */
-export function perAddressRate(ctx: MatrixContext): { rps: number; derivation: string } {
+export function perAddressRate(ctx: MatrixContext): CeilingShare & { derivation: string } {
   const { scope, ceilingRps } = ctx;
   const per = scope.traffic.clientPeakRps;
   const n = scope.traffic.clientsPerAddress;
   const want = per * n;
   const cap = ceilingRps * ADDRESS_CEILING_SHARE;
   const product = `${rpsText(per)} per client${ctx.assumed?.has('traffic.clientPeakRps') ? ' (assumed)' : ''} x ${formatNumber(n)} clients behind one address${ctx.assumed?.has('traffic.clientsPerAddress') ? ' (assumed)' : ''} = ${rpsText(want)}`;
-  if (want <= cap) return { rps: want, derivation: product };
-  const rps = Math.max(Math.min(per, want), niceFloor(cap));
-  return {
-    rps,
-    derivation: `${product}, capped at a tenth of ${theCeiling(ctx)} (${rpsText(cap)})${rps !== cap ? `, rounded to ${rpsText(rps)}` : ''}`,
-  };
+  if (want <= cap) return { ...withinCeiling(ctx, want), derivation: product };
+  const rounded = niceFloor(cap);
+  const lone = Math.min(per, want);
+  const raised = Math.max(lone, rounded);
+  const step =
+    lone > rounded
+      ? `, raised to one client's ${rpsText(lone)}, so that a client alone behind its address is never refused by it`
+      : rounded > cap
+        ? `, raised to ${rpsText(rounded)}, the least the design sizes a per-address limit at`
+        : rounded !== cap
+          ? `, rounded down to ${rpsText(rounded)}`
+          : '';
+  const share = withinCeiling(ctx, raised);
+  return { ...share, derivation: `${product}, capped at a tenth of ${theCeiling(ctx)} (${rpsText(cap)})${step}${share.text}` };
+}
+
+/** What a per-address rate lets through from the clients behind one address, at their busiest. */
+function behindOneAddress(ctx: MatrixContext, rps: number): string {
+  const per = ctx.scope.traffic.clientPeakRps;
+  const n = ctx.scope.traffic.clientsPerAddress;
+  if (rps >= per * n) return 'so an office or a carrier-grade NAT address with that many people active at once still gets through';
+  const fit = Math.floor(rps / per + 1e-9);
+  if (fit < 1) return "so not even one client at its busiest gets through from one address: that is the ceiling's doing, not this rule's";
+  return `so ${formatNumber(fit)} of the ${formatNumber(n)} clients behind one address get through at their busiest at once, not all of them`;
+}
+
+/**
+ * The rate each client gets where no plan promises one and the clients are known by more than
+ * their address: a tenth of the ceiling, so about ten at their full rate are needed to reach it,
+ * rounded down to a readable figure; raised to 1 req/s, the least the design sizes a per-client
+ * limit at, and never above the ceiling itself (withinCeiling). `step` states what was done to
+ * the tenth, after it.
+ */
+function perClientShare(ctx: MatrixContext): CeilingShare & { step: string; derivationStep: string } {
+  const tenth = ctx.ceilingRps * 0.1;
+  const rounded = niceFloor(tenth);
+  const share = withinCeiling(ctx, rounded);
+  const step =
+    rounded > tenth
+      ? `, raised to ${rpsText(rounded)}, the least the design sizes a per-client limit at`
+      : rounded !== tenth
+        ? `, rounded down to ${rpsText(rounded)}`
+        : '';
+  const short = rounded > tenth ? `, raised to ${rpsText(rounded)}` : rounded !== tenth ? ', rounded down' : '';
+  return { ...share, step: `${step}${share.text}`, derivationStep: `${short}${share.held ? ", held at the ceiling's own rate" : ''}` };
 }
 
 interface Builder {
@@ -785,7 +860,10 @@ function addCeiling(b: Builder, ctx: MatrixContext, limited: ResolvedEndpoint[])
           }`,
     inputs: ceilingInputs({ scope, ceilingByHand: set !== undefined }),
   };
-  if (scope.gateway !== 'none') {
+  // at the edge where a gateway exists, unless its rules entry keeps it in the middleware (layer):
+  // the row is then the middleware's, with its primitive, key and algorithm, as the files ship it
+  const kept = scope.gateway !== 'none' && ctx.ceiling?.layer === 'middleware';
+  if (scope.gateway !== 'none' && !kept) {
     const edge = edgeCounter({ identity: 'global' }, scope);
     const burst = edge.hasBurst ? Math.ceil(ceilingRps) : null;
     // its state lifetime and what its counter is follow the numbers that ship
@@ -819,7 +897,11 @@ function addCeiling(b: Builder, ctx: MatrixContext, limited: ResolvedEndpoint[])
     layer: 'middleware',
     ttlSeconds: ttl,
     cardinality: { bound: 1, basis: 'a single key for the whole deployment' },
-    rationale: `Protects the infrastructure, not any one client: ${figure}. No gateway exists, so the first middleware check enforces it; ${
+    rationale: `Protects the infrastructure, not any one client: ${figure}. ${
+      kept
+        ? `Its rules entry keeps it in the middleware (layer), so the first middleware check enforces it, not ${edgeCounter({ identity: 'global' }, scope).component}`
+        : 'No gateway exists, so the first middleware check enforces it'
+    }; ${
       storePrimitive(scope) === 'in-process'
         ? 'one bucket in the process, checked on every request'
         : 'one hot key is cheap for Redis at this rate'
@@ -903,7 +985,8 @@ function addFairness(b: Builder, ctx: MatrixContext, endpoints: ResolvedEndpoint
   const baseId = `fairness-per-${identity}`;
   const byAddress = identity === 'ip';
   const perAddress = byAddress ? perAddressRate(ctx) : undefined;
-  const rps = perAddress ? perAddress.rps : niceFloor(Math.max(1, ceilingRps * 0.1));
+  const perClient = perClientShare(ctx);
+  const { rps, rate } = perAddress ?? perClient;
   for (const group of groups) {
     const eps = group.endpoints;
     const id = b.ids.take(groups.length > 1 ? `${baseId}-fail-${group.mode}` : baseId);
@@ -924,7 +1007,7 @@ function addFairness(b: Builder, ctx: MatrixContext, endpoints: ResolvedEndpoint
         : `The bucket holds ${burstSeconds} s of rate (${formatNumber(burst)} tokens) for legitimate bursts.`;
     const why = perAddress
       ? `The API knows its callers only by address, so the limit is sized per address, not per person: ${perAddress.derivation}. One address can then take at most ${addressShare(ctx, rps)}.`
-      : `No plan promises a rate, so each ${pop.label} may use at most about a tenth of ${theCeiling(ctx)} (${rps === ceilingRps * 0.1 ? `${rpsText(rps)}` : `${rpsText(ceilingRps * 0.1)}, rounded down to ${rpsText(rps)}`}): ${formatNumber(Math.ceil(ceilingRps / rps))} ${pop.label}s at their full rate at once are needed to reach the ceiling (${formatNumber(ceilingRps)} / ${formatNumber(rps)}, rounded up).`;
+      : `No plan promises a rate, so each ${pop.label} may use ${rps <= ceilingRps * 0.1 ? 'at most about ' : ''}a tenth of ${theCeiling(ctx)} (${rpsText(ceilingRps * 0.1)}${perClient.step}): ${formatNumber(Math.ceil(ceilingRps / rps))} ${pop.label}${Math.ceil(ceilingRps / rps) === 1 ? '' : 's'} at ${Math.ceil(ceilingRps / rps) === 1 ? 'its' : 'their'} full rate at once ${Math.ceil(ceilingRps / rps) === 1 ? 'is' : 'are'} needed to reach the ceiling (${formatNumber(ceilingRps)} / ${formatNumber(rps)}, rounded up).`;
     b.rules.push({
       id,
       source: 'generated',
@@ -937,7 +1020,7 @@ function addFairness(b: Builder, ctx: MatrixContext, endpoints: ResolvedEndpoint
       algorithm: 'gcra',
       primitive,
       key: `${KEY_PREFIX}:{${KEY_TAG[identity]}}:req`,
-      rate: rateOf(rps),
+      rate,
       burst,
       cost,
       failMode: group.mode,
@@ -955,7 +1038,7 @@ function addFairness(b: Builder, ctx: MatrixContext, endpoints: ResolvedEndpoint
       ]),
       derivation: perAddress
         ? `${perAddress.derivation}; burst ${formatNumber(burst)} = ${burstSeconds} s of rate${ctx.assumed?.has('traffic.burstiness') ? ' (assumed)' : ''}`
-        : `${rpsText(rps)} = a tenth of the ceiling (${rpsText(ceilingRps)}${ctx.ceilingByHand ? ', set by hand in its rules entry' : ''})${rps !== ceilingRps * 0.1 ? ', rounded down' : ''}; burst ${formatNumber(burst)} = ${burstSeconds} s of rate${ctx.assumed?.has('traffic.burstiness') ? ' (assumed)' : ''}`,
+        : `${rpsText(rps)} = a tenth of the ceiling (${rpsText(ceilingRps)}${ctx.ceilingByHand ? ', set by hand in its rules entry' : ''})${perClient.derivationStep}; burst ${formatNumber(burst)} = ${burstSeconds} s of rate${ctx.assumed?.has('traffic.burstiness') ? ' (assumed)' : ''}`,
       inputs: [
         ...(perAddress ? ['traffic.clientPeakRps', 'traffic.clientsPerAddress'] : ['plans']),
         ...ceilingInputs(ctx),
@@ -992,13 +1075,13 @@ function formatPercentOf(part: number, total: number): string {
 function addAnonymous(b: Builder, ctx: MatrixContext, endpoints: ResolvedEndpoint[], perAccount: boolean): void {
   if (endpoints.length === 0) return;
   const { scope, burstSeconds } = ctx;
-  const { rps, derivation } = perAddressRate(ctx);
+  const { rps, rate, derivation } = perAddressRate(ctx);
   const atEdge = scope.gateway !== 'none';
   const edge = atEdge ? edgeCounter({ identity: 'ip' }, scope) : undefined;
   const maxCost = Math.max(1, ...endpoints.map((e) => e.cost));
   const burst = edge && !edge.hasBurst ? null : Math.max(Math.ceil(rps * burstSeconds), maxCost);
   // a shared fixed window's key lives for its window; a node's counter as long as the gateway keeps idle state
-  const ttl = edge ? edgeStateTtl(edge, rateOf(rps), burst) : bucketTtl(burst ?? 1, rps);
+  const ttl = edge ? edgeStateTtl(edge, rate, burst) : bucketTtl(burst ?? 1, rps);
   const card = bound(undefined, admitted(ctx), ttl, 'IP');
   // At the edge a shared count fails as the gateway's setting says, one setting for every route;
   // a count in the node (or the provider's) has nothing to lose and states the answers' mode for
@@ -1030,7 +1113,11 @@ function addAnonymous(b: Builder, ctx: MatrixContext, endpoints: ResolvedEndpoin
     const nat: Said[] = [
       { text: `Keyed on the trusted client IP, the only identity an anonymous caller has.${identified}`, about: ['key', 'identity'] },
       {
-        text: `It is sized per address, not per person: ${derivation}, so an office or a carrier-grade NAT address with that many people active at once still gets through. One address can take at most ${addressShare(ctx, rps)}, so scraping from one address stays a small share.`,
+        text: `It is sized per address, not per person: ${derivation}, ${behindOneAddress(ctx, rps)}. One address can take at most ${addressShare(ctx, rps)}${
+          rps <= ctx.ceilingRps * ADDRESS_CEILING_SHARE
+            ? ', so scraping from one address stays a small share'
+            : `, more than the tenth of the ceiling the design keeps an address to: a tenth of a ceiling this low is no usable per-address rate (the derivation says how it was raised)${rps >= ctx.ceilingRps ? ', so only the ceiling itself bounds what one address takes' : ''}`
+        }.`,
         about: ['rate'],
       },
       { text: perNodeAddressNote(scope, edge, 'That share'), alone: perNodeAddressNote(scope, edge, 'Its rate'), about: ['layer', 'key'] },
@@ -1047,7 +1134,7 @@ function addAnonymous(b: Builder, ctx: MatrixContext, endpoints: ResolvedEndpoin
       algorithm: edge ? edge.algorithm : 'gcra',
       primitive: edge ? 'gateway-native' : storePrimitive(scope),
       key: edge ? edge.key.replace('<rule id>', id) : `${KEY_PREFIX}:{${KEY_TAG.ip}}:anon`,
-      rate: rateOf(rps),
+      rate,
       burst,
       cost: costTable(eps),
       failMode: group.mode,
@@ -1194,7 +1281,8 @@ function addWebhooks(b: Builder, ctx: MatrixContext, endpoints: ResolvedEndpoint
   const { scope, ceilingRps, burstSeconds } = ctx;
   const id = b.ids.take('webhooks-per-source');
   const fifth = ceilingRps * 0.2;
-  const rps = niceFloor(Math.max(10, fifth));
+  const share = withinCeiling(ctx, niceFloor(Math.max(10, fifth)));
+  const { rps } = share;
   const maxCost = Math.max(1, ...endpoints.map((e) => e.cost));
   const wanted = Math.ceil(rps * burstSeconds);
   // One sender's burst never exceeds what the ceiling itself admits at once (its burst, as it ships).
@@ -1203,7 +1291,9 @@ function addWebhooks(b: Builder, ctx: MatrixContext, endpoints: ResolvedEndpoint
   const rateWhy =
     fifth >= 10
       ? `a fifth of ${theCeiling(ctx)} (${rpsText(fifth)})${rps !== fifth ? `, rounded down to ${formatNumber(rps)}` : ''}, so one sender's storm leaves most of the ceiling to customers`
-      : `the floor of 10 req/s (a fifth of ${theCeiling(ctx)} would be ${formatNumber(fifth)})`;
+      : share.held
+        ? `the floor of 10 req/s (a fifth of ${theCeiling(ctx)} would be ${formatNumber(fifth)})${share.text}, so one sender can take the whole ceiling`
+        : `the floor of 10 req/s (a fifth of ${theCeiling(ctx)} would be ${formatNumber(fifth)})`;
   const burstWhy =
     burst < wanted
       ? `burst ${formatNumber(burst)}, the ceiling's own burst: ${burstSeconds} s of rate would be ${formatNumber(wanted)}, more than the whole ceiling admits at once`
@@ -1223,7 +1313,7 @@ function addWebhooks(b: Builder, ctx: MatrixContext, endpoints: ResolvedEndpoint
     algorithm: 'gcra',
     primitive: storePrimitive(scope),
     key: `${KEY_PREFIX}:{${KEY_TAG.ip}}:webhook`,
-    rate: rateOf(rps),
+    rate: share.rate,
     burst,
     cost: costTable(endpoints),
     failMode: scope.failureByClass.webhook,
@@ -1239,7 +1329,7 @@ function addWebhooks(b: Builder, ctx: MatrixContext, endpoints: ResolvedEndpoint
       },
       { text: `${rpsText(rps)} per sending address: ${rateWhy}; ${burstWhy}.`, about: ['rate', 'burst', 'cost'] },
     ]),
-    derivation: `${rpsText(rps)} = ${fifth >= 10 ? `a fifth of ${theCeiling(ctx)}${rps !== fifth ? ', rounded down' : ''}` : 'the 10 req/s floor'}; burst ${formatNumber(burst)}`,
+    derivation: `${rpsText(rps)} = ${fifth >= 10 ? `a fifth of ${theCeiling(ctx)}${rps !== fifth ? ', rounded down' : ''}` : `the 10 req/s floor${share.held ? ", held at the ceiling's own rate" : ''}`}; burst ${formatNumber(burst)}`,
     inputs: [...ceilingInputs(ctx), 'traffic.burstiness'],
   });
 }
@@ -1722,7 +1812,8 @@ export function buildMatrix(ctx: MatrixContext, hand: HandRule[]): MatrixResult 
   // the ceiling as it ships, so that its own text and every key bound sized from the traffic it
   // admits state the figures the shipped files enforce, not the ones the answers' traffic gives
   if (ctx.ceiling !== undefined) return result;
-  const ceiling = result.rules.find((r) => r.tier === 'ceiling');
+  const ceilings = result.rules.filter((r) => r.tier === 'ceiling');
+  const ceiling = ceilings.find((r) => r.source !== 'hand-written') ?? ceilings[0];
   const changed = hand.some(
     (h) =>
       ceiling !== undefined &&
@@ -1730,9 +1821,17 @@ export function buildMatrix(ctx: MatrixContext, hand: HandRule[]): MatrixResult 
       !h.remove &&
       (h.rate || h.burst !== undefined || h.layer || h.identity || h.endpoints),
   );
-  if (!ceiling || !changed) return result;
-  const { identity, routes, layer, rate, burst, perNode } = ceiling;
-  return matrixOf({ ...ctx, ceiling: { identity, routes, layer, rate, burst, ...(perNode ? { perNode } : {}) } }, hand);
+  if (!ceiling || (!changed && ceilings.length < 2)) return result;
+  const shape = ({ id, identity, routes, layer, rate, burst, perNode }: MatrixRule): CeilingShape & Pick<MatrixRule, 'id'> => ({
+    id,
+    identity,
+    routes,
+    layer,
+    rate,
+    burst,
+    ...(perNode ? { perNode } : {}),
+  });
+  return matrixOf({ ...ctx, ceiling: shape(ceiling), ceilings: ceilings.map(shape) }, hand);
 }
 
 function matrixOf(ctx: MatrixContext, hand: HandRule[]): MatrixResult {

@@ -8,7 +8,7 @@ import {
   edgeCounter,
   edgeMatchingGap,
   edgeSlowestText,
-  fleetAdmission,
+  ceilingsAdmission,
   fleetOverStated,
   fleetRaisedWarning,
   gatewayNodeName,
@@ -77,7 +77,7 @@ export const HYBRID_PEAK_RPS = 1000;
 /**
  * The rate at which the given middleware rules meet requests at the traffic's peak, for the
  * hybrid's choice: the stated peak, or what the ceiling lets through when it runs at the edge in
- * front of the middleware over every endpoint the rules cover (fleetAdmission: the gateway fleet
+ * front of the middleware over every endpoint the rules cover (ceilingsAdmission: the gateway fleet
  * as its files ship it), whichever is lower. A ceiling in the middleware sees the whole peak: its
  * check goes out together with the other rate limits of a request, so they meet every request
  * it refuses too.
@@ -92,7 +92,7 @@ function middlewarePeak(scope: Scope, rules: readonly MatrixRule[], checked: rea
     ceilings.some((r) => r.endpoints.length === 0) ||
     checked.every((r) => r.endpoints.length > 0 && r.endpoints.every((e) => names.has(e)));
   if (!covers) return atPeak;
-  const admits = ceilings.reduce((n, r) => n + fleetAdmission(scope, r).rps, 0);
+  const admits = ceilingsAdmission(scope, ceilings)?.rps ?? peak;
   if (admits >= peak) return atPeak;
   return {
     rps: admits,
@@ -562,9 +562,11 @@ export function buildEnforcement(scope: Scope, rules: MatrixRule[], exempt: Reso
   }
 
   const auth = rules.filter((r) => r.tier === 'security' && r.algorithm === 'sliding-window-log');
-  const ceiling = rules.find((r) => r.tier === 'ceiling' && r.rate);
-  // what the gateway fleet admits under the ceiling, as its files ship it (the key-count bounds' figure)
-  const fleet = ceiling?.rate ? fleetAdmission(scope, ceiling) : undefined;
+  // what the gateway fleet admits under the ceiling rows, as its files ship them (the key-count bounds' figure)
+  const fleet = ceilingsAdmission(
+    scope,
+    rules.filter((r) => r.tier === 'ceiling'),
+  );
   const flows = [...new Set(auth.map((r) => /\{([^}]*)\}/.exec(r.key ?? '')?.[1]).filter((t): t is string => t !== undefined))];
   const flowLoad = flows.map((tag) => {
     const rows = auth.filter((r) => (r.key ?? '').includes(`{${tag}}`));
