@@ -195,7 +195,8 @@ export default defineConstraint({
     // the edge: every gateway file set that can answer 429 sends Retry-After
     const gateway = files.filter((f) => f.path.startsWith('gateway/'));
     if (gateway.length > 0 && rules.some((r) => r.layer === 'edge')) {
-      for (const { file, layer, missing } of gatewayRetryAfterFindings(gateway)) {
+      // the nginx directives the user's configuration already sets, which the generated files leave out
+      for (const { file, layer, missing } of gatewayRetryAfterFindings(gateway, objects(design?.migration?.nginxDirectives))) {
         report({ messageId: 'retryAfterNotShipped', data: { file, layer, missing } });
       }
       // Envoy failing closed: the 503 for want of its rate limit service is the contract's limiter-unavailable 503

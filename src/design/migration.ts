@@ -241,6 +241,25 @@ export function tighterExisting(
   return best?.l;
 }
 
+/** Whether an existing limiter is an nginx limit_req (the scan names them kind nginx). */
+export function isNginxLimiter(l: Pick<ExistingLimiterT, 'kind'>): boolean {
+  return l.kind.trim().toLowerCase() === 'nginx';
+}
+
+/**
+ * What the generated server-level limit_req_dry_run does to an nginx limit_req already in place:
+ * nginx has one dry-run switch per context, not per zone, so in a server that includes
+ * nginx-server.conf every limit_req runs dry while it is on, the old ones included, and so does
+ * a location with a limit_req of its own unless it sets limit_req_dry_run itself.
+ */
+function dryRunNote(l: ExistingLimiterT): string {
+  const name = existingName(l);
+  if (l.location) {
+    return `${name}: location ${l.path ?? '(unnamed)'} inherits the limit_req_dry_run on of gateway/nginx-server.conf unless it sets limit_req_dry_run itself, so while the edge rules are in shadow mode its limit_req (zone ${l.name ?? 'unnamed'}) only logs what it would refuse and refuses nothing. To keep it refusing through the shadow period, add limit_req_dry_run off; to that location; the generated limit_req lines copied into it then refuse there at once, so copy them in when the edge rules are enforced.`;
+  }
+  return `${name}: its limit_req shares the limit_req_dry_run on of gateway/nginx-server.conf in the server that includes it (nginx has one dry-run switch per server or location, not per zone), so while the edge rules are in shadow mode it only logs what it would refuse and refuses nothing, in that server and in its locations that set no limit_req_dry_run of their own. Either accept that its routes have no such limit for the shadow period, or set limit_req_dry_run off from the start, which enforces the edge rules at once, without a shadow period.`;
+}
+
 /** Directives the generated http-level nginx file sets, and those of the server-level file. */
 const GENERATED_NGINX_HTTP = ['real_ip_header', 'real_ip_recursive', 'limit_req_status', 'limit_req_log_level'] as const;
 const GENERATED_NGINX_SERVER = ['limit_req_dry_run'] as const;
@@ -426,7 +445,7 @@ export function buildMigration(
   const duplicates = hasEdge ? nginxDuplicates(nginx) : [];
   const nginxConflicts = duplicates.map(
     (d) =>
-      `${d.source ?? 'your nginx configuration'} sets "${d.name} ${d.value}" in the ${d.context} block; the generated ${d.context === 'http' ? 'gateway/nginx.conf' : 'gateway/nginx-server.conf'} would set it a second time at the same level, which nginx -t refuses ("${d.name}" directive is duplicate). The generated file leaves its own line commented out, so yours stays in force${d.name === 'real_ip_header' ? ': check that it names the header your trusted proxies set' : ''}.`,
+      `${d.source ?? 'your nginx configuration'} sets "${d.name} ${d.value}" in the ${d.context} block; the generated ${d.context === 'http' ? 'gateway/nginx.conf' : 'gateway/nginx-server.conf'} would set it a second time at the same level, which nginx -t refuses ("${d.name}" directive is duplicate). The generated file leaves its own line commented out, so yours stays in force${d.name === 'real_ip_header' ? ': check that it names the header your trusted proxies set' : ''}${d.name === 'limit_req_status' && d.value.trim() !== '429' ? `: with it the edge rules refuse with ${d.value}, not 429, and never reach the error_page 429 that adds Retry-After and the problem+json body; change it to limit_req_status 429` : ''}.`,
   );
   const shadowedLocations = hasEdge
     ? existing
@@ -436,5 +455,6 @@ export function buildMigration(
             `location ${l.path ?? '(unnamed)'}${l.source ? ` (${l.source})` : ''} has its own limit_req (zone ${l.name ?? 'unnamed'}): nginx then ignores every limit_req of the server level inside it, the generated edge rules included. Copy the limit_req lines of gateway/nginx-server.conf into that location next to its own, or the location stays unprotected by them.`,
         )
     : [];
-  return { items, handWritten, nginxConflicts, shadowedLocations, nginxDirectives: duplicates };
+  const dryRun = hasEdge ? existing.filter(isNginxLimiter).map(dryRunNote) : [];
+  return { items, handWritten, nginxConflicts, shadowedLocations, dryRun, nginxDirectives: duplicates };
 }

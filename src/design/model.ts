@@ -576,6 +576,8 @@ export interface Migration {
   nginxConflicts: string[];
   /** nginx locations with their own limit_req, which hide the generated server-level rules. */
   shadowedLocations: string[];
+  /** nginx limit_req lines already in place that the generated limit_req_dry_run puts in dry run too, and what to do. */
+  dryRun: string[];
   /** The scanned configuration's directives the generated nginx files leave out (they would be duplicates). */
   nginxDirectives: { name: string; value: string; context: string; source?: string }[];
 }

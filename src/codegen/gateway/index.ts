@@ -12,7 +12,7 @@ import {
 import { envoyEdgeRefusals, envoyRetryAfterFindings, generateEnvoy } from './envoy.js';
 import { hasEdgeRules, type EdgeRefusal, type RetryAfterFinding } from './edge.js';
 import { generateKong, kongEdgeRefusals, kongRetryAfterFindings } from './kong.js';
-import { generateNginx, nginxEdgeRefusals, nginxRetryAfterFindings } from './nginx.js';
+import { generateNginx, nginxEdgeRefusals, nginxRetryAfterFindings, type NginxDirectiveInForce } from './nginx.js';
 
 export type { EdgeRefusal, RefusalHeader } from './edge.js';
 
@@ -53,9 +53,9 @@ export function gatewayEdgeRefusals(design: Design, gateway: Gateway = design.sc
  * Every layer of the generated gateway files that can answer 429 without Retry-After (each
  * gateway's check reads only its own files, so any mix of files may be passed).
  */
-export function gatewayRetryAfterFindings(files: CodeFile[]): RetryAfterFinding[] {
+export function gatewayRetryAfterFindings(files: CodeFile[], nginxInForce: readonly NginxDirectiveInForce[] = []): RetryAfterFinding[] {
   return [
-    ...nginxRetryAfterFindings(files),
+    ...nginxRetryAfterFindings(files, nginxInForce),
     ...envoyRetryAfterFindings(files),
     ...kongRetryAfterFindings(files),
     ...awsRetryAfterFindings(files),

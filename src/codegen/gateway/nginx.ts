@@ -303,6 +303,13 @@ function nginxServerConf(design: Design): string {
   lines.push(
     '# Rollout step 1 is shadow mode: with dry run on, nginx counts and logs every request it would',
     '# refuse ($limit_req_status = REJECTED_DRY_RUN) and refuses none. Set it to off to enforce.',
+    ...((design.migration?.dryRun.length ?? 0) > 0
+      ? [
+          '# It is one switch for every limit_req of this server and of its locations that set no',
+          '# limit_req_dry_run of their own: the limit_req lines already in your configuration run dry',
+          '# with it (see the migration section of the design document).',
+        ]
+      : []),
     httpDirective(design, 'limit_req_dry_run', shadow ? 'on' : 'off', 'server'),
     '',
   );
@@ -348,12 +355,22 @@ export function generateNginx(design: Design): CodeFile[] {
   ];
 }
 
+/** A directive the user's nginx configuration already sets (answers existing.nginx), which a generated file may leave out. */
+export interface NginxDirectiveInForce {
+  name: string;
+  value: string;
+  context: string;
+  source?: string;
+}
+
 /**
  * nginx answers 429 from limit_req only with `limit_req_status 429` (else 503), and sends
  * Retry-After only through the error_page location that adds it. One finding per file pair
- * whose server part refuses requests without it.
+ * whose server part refuses requests without it. `inForce`: the directives the configuration
+ * already sets, which the generated http file leaves out rather than set twice: there an
+ * http-level limit_req_status of the user's decides the status.
  */
-export function nginxRetryAfterFindings(files: CodeFile[]): RetryAfterFinding[] {
+export function nginxRetryAfterFindings(files: CodeFile[], inForce: readonly NginxDirectiveInForce[] = []): RetryAfterFinding[] {
   const out: RetryAfterFinding[] = [];
   const server = files.find((f) => f.path === NGINX_SERVER_PATH);
   if (!server) return out;
@@ -370,7 +387,16 @@ export function nginxRetryAfterFindings(files: CodeFile[]): RetryAfterFinding[] 
   }
   const http = files.find((f) => f.path === NGINX_HTTP_PATH);
   if (http && !/^\s*limit_req_status\s+429\s*;/m.test(http.content.replace(/#[^\n]*/g, ''))) {
-    out.push({ file: http.path, layer: 'nginx limit_req', missing: 'limit_req_status 429 (nginx refuses with 503 otherwise)' });
+    const theirs = inForce.find((d) => d.context === 'http' && d.name === 'limit_req_status');
+    if (!theirs) {
+      out.push({ file: http.path, layer: 'nginx limit_req', missing: 'limit_req_status 429 (nginx refuses with 503 otherwise)' });
+    } else if (theirs.value.trim() !== '429') {
+      out.push({
+        file: http.path,
+        layer: 'nginx limit_req',
+        missing: `limit_req_status 429 (the file leaves the status to ${theirs.source ?? 'your configuration'}, which sets limit_req_status ${theirs.value} in http {}: the edge rules refuse with ${theirs.value}, past the error_page 429 that adds Retry-After)`,
+      });
+    }
   }
   return out;
 }

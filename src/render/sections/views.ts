@@ -925,6 +925,7 @@ export function rolloutView(input: RenderInput) {
           handWritten: input.design.migration.handWritten,
           nginxConflicts: input.design.migration.nginxConflicts,
           shadowedLocations: input.design.migration.shadowedLocations,
+          dryRun: input.design.migration.dryRun,
         }
       : undefined,
     missingKillSwitch: input.design.rules.filter((rule) => !r.killSwitches.some((k) => k.ruleId === rule.id)).map((x) => x.id),

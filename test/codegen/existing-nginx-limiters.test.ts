@@ -1,0 +1,141 @@
+/**
+ * A Koa API behind nginx that already limits requests there (test/fixtures/review/
+ * koa-existing-nginx-mixed): a server-level limit_req per client IP (perip), a login location
+ * with a limit_req of its own (login), and limit_req_status 429 set in http {}. What the
+ * document and the check say about those lines must be what a real nginx does with them beside
+ * the generated files.
+ */
+import { readFileSync } from 'node:fs';
+import { describe, expect, it } from 'vitest';
+import { Answers } from '../../src/answers/schema.js';
+import { generateCode } from '../../src/codegen/index.js';
+import { checkDesign } from '../../src/constraints/index.js';
+import { buildDesign } from '../../src/design/build.js';
+import { renderMarkdown } from '../../src/render/markdown/index.js';
+import { burst, get, nginxTest, useRunningNginx } from './support/nginx.js';
+
+const FIXTURE = new URL('../fixtures/review/koa-existing-nginx-mixed.answers.json', import.meta.url);
+
+function answers(change: (raw: Record<string, any>) => void = () => {}) {
+  const raw = JSON.parse(readFileSync(FIXTURE, 'utf8'));
+  delete raw.$schema;
+  change(raw);
+  return Answers.parse(raw);
+}
+
+const design = buildDesign(answers(), { date: '2026-01-01' });
+const files = generateCode(design);
+const gateway = files.filter((f) => f.path.startsWith('gateway/'));
+const md = renderMarkdown({ design, checks: checkDesign(design, files) }, { layout: 'single' })[0]?.content ?? '';
+
+/**
+ * The user's nginx as the answers describe it, around the generated files: limit_req_status and
+ * real_ip_header in http {} (which the generated nginx.conf leaves out), zone perip used by a
+ * server-level limit_req, zone login by a location of its own. `loginDryRunOff` adds what the
+ * document tells the user to add to that location.
+ */
+function withExisting(loginDryRunOff: boolean) {
+  return (content: string, path: string): string => {
+    if (path === 'gateway/nginx.conf') {
+      return [
+        'limit_req_status 429;',
+        'real_ip_header X-Forwarded-For;',
+        'limit_req_zone $binary_remote_addr zone=perip:1m rate=10r/s;',
+        'limit_req_zone $binary_remote_addr zone=login:1m rate=6r/m;',
+        content,
+      ].join('\n');
+    }
+    if (path === 'gateway/nginx-server.conf') {
+      return [
+        'limit_req zone=perip burst=20 nodelay;',
+        content,
+        'location = /api/auth/login {',
+        '    limit_req zone=login;',
+        ...(loginDryRunOff ? ['    limit_req_dry_run off;'] : []),
+        '    root www;',
+        '    default_type text/plain;',
+        '    try_files /ok.txt =404;',
+        '}',
+      ].join('\n');
+    }
+    return content;
+  };
+}
+
+describe('limit_req_status 429 already set in http {}', () => {
+  it('the generated nginx.conf leaves it to the configuration, and the Retry-After check accepts that', () => {
+    const http = gateway.find((f) => f.path === 'gateway/nginx.conf')!.content;
+    expect(http).toMatch(/^# limit_req_status 429; left out: \/etc\/nginx\/nginx.conf:21 already sets limit_req_status 429 in http \{\}$/m);
+    const contract = checkDesign(design, files).find((c) => c.id === 'response-contract')!;
+    expect(contract.messages).toEqual([]);
+    expect(md).toContain('9 of 9 constraints pass.');
+  });
+
+  it('an http-level limit_req_status other than 429 still fails the check, naming it, and the document says to change it', () => {
+    const d = buildDesign(
+      answers((raw) => {
+        raw.existing.nginx[0].value = '503';
+      }),
+      { date: '2026-01-01' },
+    );
+    const contract = checkDesign(d, generateCode(d)).find((c) => c.id === 'response-contract')!;
+    expect(contract.passed).toBe(false);
+    expect(contract.messages.join('\n')).toContain(
+      'which sets limit_req_status 503 in http {}: the edge rules refuse with 503, past the error_page 429 that adds Retry-After',
+    );
+    expect(d.migration?.nginxConflicts.join('\n')).toContain(
+      'with it the edge rules refuse with 503, not 429, and never reach the error_page 429 that adds Retry-After and the problem+json body; change it to limit_req_status 429',
+    );
+  });
+});
+
+describe('existing nginx limit_req lines beside the generated limit_req_dry_run on', () => {
+  it('the document does not claim they keep enforcing through the shadow period, and says how to keep the location one refusing', () => {
+    const retire = design.rollout.steps.find((s) => s.title === 'Retire the existing limiters')!;
+    expect(retire.detail).not.toContain('so nothing is unprotected while the new rules only measure');
+    expect(retire.detail).toContain(
+      'The limiters already in place outside nginx (koa-ratelimit userLimiter (src/app.ts:41)) keep enforcing through the 7-day shadow period. The nginx ones do not',
+    );
+    expect(design.migration?.dryRun).toHaveLength(2);
+    expect(md).toContain('**Existing nginx limits under the generated dry run:**');
+    expect(md).toContain('To keep it refusing through the shadow period, add limit_req_dry_run off; to that location');
+    const server = gateway.find((f) => f.path === 'gateway/nginx-server.conf')!.content;
+    expect(server).toContain('# limit_req_dry_run of their own: the limit_req lines already in your configuration run dry');
+  });
+
+  describe('a real nginx, as shipped (dry run on)', () => {
+    const running = useRunningNginx(gateway, withExisting(false));
+
+    it('nginx -t accepts the generated files beside the existing directives', async () => {
+      const result = await nginxTest(running.prefix);
+      expect(result.ok, result.output).toBe(true);
+    });
+
+    it('the old server-level perip and the old login location refuse nothing: they run dry with the generated rules', async () => {
+      // perip admits 1 + burst 20 at once; 40 at once would see 429s if it refused
+      const docs = await burst(running.nginx.port, 40, '/api/docs');
+      expect(docs.map((r) => r.status)).toEqual(new Array(40).fill(200));
+      // login admits one request per 10 s
+      const logins = [];
+      for (let i = 0; i < 3; i++) logins.push((await get(running.nginx.port, '/api/auth/login')).status);
+      expect(logins).toEqual([200, 200, 200]);
+      const log = readFileSync(`${running.prefix.dir}/logs/error.log`, 'utf8');
+      expect(log).toMatch(/limiting requests, dry run, excess: [0-9.]+ by zone "perip"/);
+      expect(log).toMatch(/limiting requests, dry run, excess: [0-9.]+ by zone "login"/);
+    });
+  });
+
+  describe('a real nginx, with the limit_req_dry_run off the document tells the user to add to the login location', () => {
+    const running = useRunningNginx(gateway, withExisting(true));
+
+    it('the login location refuses again (429 with Retry-After) while perip still runs dry', async () => {
+      const first = await get(running.nginx.port, '/api/auth/login');
+      const second = await get(running.nginx.port, '/api/auth/login');
+      expect(first.status).toBe(200);
+      expect(second.status).toBe(429);
+      expect(second.headers['retry-after']).toBeDefined();
+      const docs = await burst(running.nginx.port, 40, '/api/docs');
+      expect(docs.every((r) => r.status === 200)).toBe(true);
+    });
+  });
+});
