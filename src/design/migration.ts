@@ -260,6 +260,20 @@ function dryRunNote(l: ExistingLimiterT): string {
   return `${name}: its limit_req shares the limit_req_dry_run on of gateway/nginx-server.conf in the server that includes it (nginx has one dry-run switch per server or location, not per zone), so while the edge rules are in shadow mode it only logs what it would refuse and refuses nothing, in that server and in its locations that set no limit_req_dry_run of their own. Either accept that its routes have no such limit for the shadow period, or set limit_req_dry_run off from the start, which enforces the edge rules at once, without a shadow period.`;
 }
 
+/**
+ * An nginx limit_req already in place, as the generated error_page 429 answers for it: a refused
+ * client passes again once one request has drained from its zone, one emission interval of its
+ * rate (6r/m: 10 s), whatever its burst (a refusal leaves the zone's excess at most the burst).
+ */
+function nginxLimitOf(l: ExistingLimiterT): Migration['nginxLimits'][number] {
+  return {
+    existing: existingName(l),
+    zone: l.name ?? existingName(l),
+    limitText: existingLimitText(l),
+    retryAfterSeconds: Math.max(1, Math.ceil(l.windowSeconds / l.limit - 1e-9)),
+  };
+}
+
 /** Directives the generated http-level nginx file sets, and those of the server-level file. */
 const GENERATED_NGINX_HTTP = ['real_ip_header', 'real_ip_recursive', 'limit_req_status', 'limit_req_log_level'] as const;
 const GENERATED_NGINX_SERVER = ['limit_req_dry_run'] as const;
@@ -456,5 +470,6 @@ export function buildMigration(
         )
     : [];
   const dryRun = hasEdge ? existing.filter(isNginxLimiter).map(dryRunNote) : [];
-  return { items, handWritten, nginxConflicts, shadowedLocations, dryRun, nginxDirectives: duplicates };
+  const nginxLimits = hasEdge ? existing.filter(isNginxLimiter).map(nginxLimitOf) : [];
+  return { items, handWritten, nginxConflicts, shadowedLocations, dryRun, nginxLimits, nginxDirectives: duplicates };
 }

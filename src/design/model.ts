@@ -578,6 +578,12 @@ export interface Migration {
   shadowedLocations: string[];
   /** nginx limit_req lines already in place that the generated limit_req_dry_run puts in dry run too, and what to do. */
   dryRun: string[];
+  /**
+   * The nginx limit_req zones already in place, beside generated nginx files: their refusals go
+   * through the generated error_page 429 too, so its Retry-After must cover the wait each needs
+   * (one emission interval of its rate, whole seconds).
+   */
+  nginxLimits: { existing: string; zone: string; limitText: string; retryAfterSeconds: number }[];
   /** The scanned configuration's directives the generated nginx files leave out (they would be duplicates). */
   nginxDirectives: { name: string; value: string; context: string; source?: string }[];
 }

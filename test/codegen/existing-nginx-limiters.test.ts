@@ -137,5 +137,44 @@ describe('existing nginx limit_req lines beside the generated limit_req_dry_run 
       const docs = await burst(running.nginx.port, 40, '/api/docs');
       expect(docs.every((r) => r.status === 200)).toBe(true);
     });
+
+    it('a login refused by the old login zone (6r/m) gets a Retry-After no shorter than the real wait, and the document shows that 429', async () => {
+      // refuse one login
+      let refused: Awaited<ReturnType<typeof get>> | undefined;
+      for (let i = 0; i < 3 && !refused; i++) {
+        const r = await get(running.nginx.port, '/api/auth/login');
+        if (r.status === 429) refused = r;
+      }
+      expect(refused?.status).toBe(429);
+      const at = Date.now();
+      const retryAfter = Number(refused?.headers['retry-after']);
+      const sleepUntil = (ms: number) => new Promise((r) => setTimeout(r, Math.max(0, at + ms - Date.now())));
+      // the zone drains one request in 10 s: a retry 1 s later is refused again
+      await sleepUntil(1000);
+      expect((await get(running.nginx.port, '/api/auth/login')).status).toBe(429);
+      // a retry after Retry-After passes
+      await sleepUntil(retryAfter * 1000);
+      expect((await get(running.nginx.port, '/api/auth/login')).status).toBe(200);
+      expect(JSON.parse(refused?.body ?? '{}')).toMatchObject({ retryAfterSeconds: retryAfter, limit: { zones: ['perip', 'login'] } });
+      // the document's edge 429 example is the same response
+      const example = /refuse a call at the edge, [\s\S]*?```http\n([\s\S]*?)\n```/.exec(md)?.[1] ?? '';
+      expect(example).toContain(`Retry-After: ${retryAfter}\n`);
+      expect(md).toContain('login, 6r/m: 10 s');
+    }, 30_000);
+  });
+});
+
+describe('the check reads the Retry-After of the 429 page against the zones already in place', () => {
+  it('a shipped page whose Retry-After is shorter than the login zone needs fails constraint 3, naming the zone', () => {
+    const early = files.map((f) =>
+      f.path === 'gateway/nginx-server.conf'
+        ? { ...f, content: f.content.replace(/add_header Retry-After \d+ always;/, 'add_header Retry-After 1 always;') }
+        : f,
+    );
+    const contract = checkDesign(design, early).find((c) => c.id === 'response-contract')!;
+    expect(contract.passed).toBe(false);
+    expect(contract.messages.join('\n')).toContain(
+      'a Retry-After of at least 10 s (it sends 1, and the error_page 429 also answers for zone login of your configuration, whose refused clients pass again 10 s later)',
+    );
   });
 });
