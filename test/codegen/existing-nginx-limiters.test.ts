@@ -178,3 +178,57 @@ describe('the check reads the Retry-After of the 429 page against the zones alre
     );
   });
 });
+
+describe('what the old limit_req zones admit, per nginx node and for the fleet', () => {
+  const row = (id: string): string => md.split('\n').find((l) => l.startsWith(`| \`${id}\` | edge |`)) ?? '';
+  const migrationRow = (existing: string, route: string): string =>
+    md.split('\n').find((l) => l.startsWith(`| nginx ${existing} (`) && l.includes(`| ${route} |`)) ?? '';
+
+  it('the worst-case table and the migration table give one figure for anonymous-per-ip: 451 at each of the 2 nginx nodes, 902 for the fleet', () => {
+    expect(row('anonymous-per-ip')).toContain('| 902 | (1 + 375 + 75/s x 1 s) x 2 nodes |');
+    expect(row('anonymous-per-ip')).toContain('One node admits 451 of the 902.');
+    const perip = migrationRow('perip', 'GET /api/public/:slug (public-page)');
+    expect(perip).toContain(
+      '| 62: 31 at each of 2 nginx nodes | anonymous-per-ip: 75 per 1 s, burst 375 (902: 451 at each of 2 nodes) | 902 | WARNING: looser |',
+    );
+    expect(md).toContain('the new rules admit 902 within any 1 s across the 2 nginx nodes (anonymous-per-ip: 451 at each)');
+  });
+
+  it('login, taken over: the old 6r/m counted on each of the 2 nodes (7 a minute at each, 14 for the fleet), the new rule 6 for the fleet: tighter, and said so', () => {
+    const login = migrationRow('login', 'POST /api/auth/login (login)');
+    expect(login).toContain(
+      '| 14: 7 at each of 2 nginx nodes | auth-login-per-ip: 6 per 1 min (6) | 6 | kept (taken over), WARNING: tighter |',
+    );
+    const item = design.migration?.items.find((i) => i.existing.startsWith('nginx login'));
+    expect(item).toMatchObject({ verdict: 'kept', keptMove: 'tighter', oldWithinWindow: 14, newWithinWindow: 6 });
+    expect(item?.note).toContain(
+      'Warning, tighter: before, one ip could send 7 requests within any 1 min (leaky bucket: one request at once, then its rate) at each nginx node, 14 across the 2 nginx nodes, each counting on its own; the new rules admit 6 within any 1 min for the whole fleet (auth-login-per-ip).',
+    );
+    const rule = design.rules.find((r) => r.id === 'auth-login-per-ip');
+    expect(rule?.title).toBeDefined();
+    expect(md).toContain(
+      'It is tighter than before, though: each of the 2 nginx nodes counted it on its own, while this row counts it once for the whole fleet',
+    );
+  });
+
+  describe('a real nginx with the edge rules enforced (limit_req_dry_run off): zone perip, 10r/s burst 20', () => {
+    const running = useRunningNginx(gateway, (content, path) =>
+      withExisting(false)(content, path).replace(/^limit_req_dry_run on;$/m, 'limit_req_dry_run off;'),
+    );
+
+    it('passes 21 of 40 sent at once, and 10 more one second later: the 31 at each node the document states', async () => {
+      // the readiness probe of startNginx went through zone perip: let it drain (one request, 100 ms)
+      await new Promise((r) => setTimeout(r, 300));
+      const start = Date.now();
+      const first = await burst(running.nginx.port, 40, '/api/docs');
+      const atOnce = first.filter((r) => r.status === 200).length;
+      expect(first.filter((r) => r.status === 429)).toHaveLength(40 - atOnce);
+      await new Promise((r) => setTimeout(r, Math.max(0, start + 1020 - Date.now())));
+      const second = await burst(running.nginx.port, 20, '/api/docs');
+      const later = second.filter((r) => r.status === 200).length;
+      expect([atOnce, later]).toEqual([21, 10]);
+      const node = design.migration?.items.find((i) => i.existing.startsWith('nginx perip'))?.oldNodes;
+      expect(node).toEqual({ k: 2, each: atOnce + later });
+    });
+  });
+});
