@@ -57,7 +57,7 @@ export default defineConstraint({
       edgeClaimsHeaders:
         'The rule is enforced only at the edge, whose 429 carries Retry-After but no rate-limit headers; the matrix claims {{headers}} (edge rules are marked headers: edge).',
       edgeNotListed: 'The edge-only rule is missing from the contract list of rules enforced at the edge.',
-      retryAfterNotShipped: '{{file}} can answer 429 at the {{layer}} without a Retry-After header: {{missing}}.',
+      retryAfterNotShipped: '{{file}} can answer 429 at the {{layer}} without a Retry-After header a client can trust: {{missing}}.',
       unavailableReplyNotShipped:
         '{{file}} refuses with 503 while the rate limit service is unreachable (failure_mode_deny true), and the contract gives that 503 Retry-After {{seconds}} and a problem+json body, but {{missing}}.',
       conventionNotShipped: '{{file}} sends the {{shipped}} header convention while the contract documents {{convention}}.',
@@ -195,7 +195,13 @@ export default defineConstraint({
     // the edge: every gateway file set that can answer 429 sends Retry-After
     const gateway = files.filter((f) => f.path.startsWith('gateway/'));
     if (gateway.length > 0 && rules.some((r) => r.layer === 'edge')) {
-      for (const { file, layer, missing } of gatewayRetryAfterFindings(gateway)) {
+      // the nginx directives the user's configuration already sets, which the generated files leave
+      // out, and its limit_req zones, whose refusals the generated error_page 429 answers too
+      for (const { file, layer, missing } of gatewayRetryAfterFindings(
+        gateway,
+        objects(design?.migration?.nginxDirectives),
+        objects(design?.migration?.nginxLimits),
+      )) {
         report({ messageId: 'retryAfterNotShipped', data: { file, layer, missing } });
       }
       // Envoy failing closed: the 503 for want of its rate limit service is the contract's limiter-unavailable 503

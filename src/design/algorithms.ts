@@ -167,6 +167,17 @@ export function admittedWithin(rule: Pick<MatrixRule, 'algorithm' | 'burst' | 'r
   }
 }
 
+/**
+ * What nginx's limit_req lets one key through at one node within any stretch of `seconds`, both
+ * ends counted as admittedWithin counts a bucket's refill: the request that finds the key's state
+ * empty, `burst` more at once (nginx's burst counts the excess over that request, nodelay), then
+ * one per emission interval at the rate. A real nginx at rate=10r/s burst=20 passes 21 of 40 sent
+ * at once and the 31st one second after the first (test/codegen/existing-nginx-limiters.test.ts).
+ */
+export function limitReqAdmittedWithin(rate: { requests: number; periodSeconds: number }, burst: number, seconds: number): number {
+  return Math.floor(1 + burst + (rate.requests / rate.periodSeconds) * seconds + 1e-9);
+}
+
 const RUN_AS_GCRA: Partial<Record<Algorithm, string>> = {
   'token-bucket': 'token bucket, run as GCRA',
   'leaky-bucket': 'leaky bucket, run as GCRA',

@@ -68,7 +68,7 @@ export function buildDesign(answers: Answers, options: BuildOptions): Design {
   const fallback = buildFallback(answers, scope, rules);
   const access = buildAccess(answers, rules, resolved.headers.docsUrl);
   const placed = buildEnforcement(scope, rules, exempt);
-  const migration = buildMigration(scope, rules, existing, answers.existing?.nginx ?? [], placed.hybrid);
+  const migration = buildMigration(scope, rules, existing, answers.existing?.nginx ?? [], placed.hybrid, placed.exempt.endpoints);
   // the penalty box's script runs beside the rules' scripts, when they run on the store
   const penaltyScript =
     access?.penalty && placed.scripts.length > 0

@@ -17,7 +17,7 @@ import { formatNumber, joinAnd, rateFigure, ratePer, rpsText, secondsWords } fro
 import type { ExistingLimiterT, HandRule, QuotaResetT } from '../answers/schema.js';
 import type { AuthKind, EndpointClass, MatrixRule, Primitive, ResolvedEndpoint, RuleIdentity, Scope } from './model.js';
 import { admittedWithin, algorithmLabel, luaScriptFor, runBurst } from './algorithms.js';
-import { existingLimitText, existingName, existingWorstText, tighterExisting } from './migration.js';
+import { existingLimitText, existingName, existingNodes, existingWorstText, tighterExisting } from './migration.js';
 import {
   awsKeyPlan,
   awsKeyPlanText,
@@ -1169,6 +1169,16 @@ function addAnonymous(b: Builder, ctx: MatrixContext, endpoints: ResolvedEndpoin
   }
 }
 
+/**
+ * An old nginx limit_req taken over counted on each nginx node on its own; the new row counts once
+ * for the whole fleet in the store, with the same numbers: tighter by the node count, said so.
+ */
+function takenOverTighter(scope: Scope, kept: ExistingLimiterT): string {
+  const nodes = existingNodes(scope, kept);
+  if (!nodes || nodes.k <= 1) return '';
+  return ` It is tighter than before, though: each of the ${formatNumber(nodes.k)} nginx nodes counted it on its own, while this row counts it once for the whole fleet, so an address whose requests were spread over the nodes could pass up to ${formatNumber(nodes.k)} times the limit and now passes it once.`;
+}
+
 function addAuth(b: Builder, ctx: MatrixContext, endpoints: ResolvedEndpoint[]): void {
   const { scope } = ctx;
   const byKind = new Map<AuthKind, ResolvedEndpoint[]>();
@@ -1213,7 +1223,7 @@ function addAuth(b: Builder, ctx: MatrixContext, endpoints: ResolvedEndpoint[]):
           : `${ipRate.periodSeconds} s`;
     const ipCard = bound(undefined, admitted(ctx), ipRate.periodSeconds, 'IP');
     const keptText = kept
-      ? ` Taken over from the limiter already in place, ${existingName(kept)}: ${existingLimitText(kept)} per IP, which lets one address send ${existingWorstText(kept)}; that is tighter than this flow's default of ${limits.perIp} per ${windowText} (which would admit ${formatNumber(admittedWithin({ ...common, rate: { requests: limits.perIp, periodSeconds: window } }, kept.windowSeconds) ?? 0)} within its ${formatNumber(kept.windowSeconds)} s). A limit in force is not loosened without a decision: replace it with a rules entry for this id if the default is wanted.`
+      ? ` Taken over from the limiter already in place, ${existingName(kept)}: ${existingLimitText(kept)} per IP, which lets one address send ${existingWorstText(kept, existingNodes(scope, kept))}; that is tighter than this flow's default of ${limits.perIp} per ${windowText} (which would admit ${formatNumber(admittedWithin({ ...common, rate: { requests: limits.perIp, periodSeconds: window } }, kept.windowSeconds) ?? 0)} within its ${formatNumber(kept.windowSeconds)} s). A limit in force is not loosened without a decision: replace it with a rules entry for this id if the default is wanted.${takenOverTighter(scope, kept)}`
       : '';
     b.rules.push({
       ...common,

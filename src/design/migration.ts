@@ -6,8 +6,10 @@
  */
 import type { EXISTING_ALGORITHMS, ExistingLimiterT, ExistingNginxDirectiveT } from '../answers/schema.js';
 import { formatNumber, secondsWords } from '../format.js';
-import { admittedWithin } from './algorithms.js';
+import { admittedWithin, limitReqAdmittedWithin } from './algorithms.js';
+import { gatewayNodeName, gatewayNodes } from './gateway-behaviour.js';
 import type { Enforcement, MatrixRule, Migration, MigrationItem, ResolvedEndpoint, RuleIdentity, Scope } from './model.js';
+import { fleetAdmittedWithin } from './worst-case.js';
 
 /** A route with its parameters made comparable: /v1/orders/:id and /v1/orders/{id} read the same. */
 function normaliseRoute(route: string): string {
@@ -94,16 +96,21 @@ function existingWithin(l: ExistingLimiterT): number {
 }
 
 /**
- * The most an existing limiter lets one key through within any stretch of `seconds`, as it counts:
- * a fixed window its limit in every window the stretch touches (one more than it spans: the end
- * of one and the start of the next), a sliding window its limit per window spanned, a bucket its
- * burst plus what drains or refills meanwhile.
+ * The most an existing limiter lets one key through within any stretch of `seconds`, as it counts,
+ * at one counter (an nginx limit_req: at one nginx node): a fixed window its limit in every window
+ * the stretch touches (one more than it spans: the end of one and the start of the next), a
+ * sliding window its limit per window spanned, a bucket its burst plus what drains or refills
+ * meanwhile (nginx's limit_req one request more at once).
  */
 export function existingAdmittedWithin(l: ExistingLimiterT, seconds: number): number {
   const whole = (x: number): number => Math.floor(x + 1e-9);
   const burst = l.burst ?? 0;
   const spans = Math.max(1, Math.ceil(seconds / l.windowSeconds - 1e-9));
-  switch (existingAlgorithm(l).algorithm) {
+  const algorithm = existingAlgorithm(l).algorithm;
+  // nginx's limit_req: one request more at once than its burst (limitReqAdmittedWithin)
+  if (algorithm === 'leaky-bucket' && isNginxLimiter(l))
+    return limitReqAdmittedWithin({ requests: l.limit, periodSeconds: l.windowSeconds }, burst, seconds);
+  switch (algorithm) {
     case 'fixed-window':
       return whole(l.limit * (spans + 1) + burst);
     case 'sliding-window':
@@ -114,19 +121,43 @@ export function existingAdmittedWithin(l: ExistingLimiterT, seconds: number): nu
 }
 
 /**
+ * The nginx nodes an old nginx limit_req counts on, each on its own: the design's nginx nodes
+ * (stack.gatewayNodes, else assumed as the worst-case table assumes them); undefined for a
+ * limiter of another kind (one count), or when the design's gateway is not nginx (not known).
+ */
+export function existingNodes(
+  scope: Pick<Scope, 'gateway' | 'gatewayNodes' | 'topology' | 'instances'>,
+  l: ExistingLimiterT,
+): { k: number; stated: boolean } | undefined {
+  return isNginxLimiter(l) && scope.gateway === 'nginx' ? gatewayNodes(scope) : undefined;
+}
+
+/**
  * The most one key gets through an existing limiter within its window, in words, as it counts
  * (existingAdmittedWithin): a fixed window states one window's count and the worst case across a
  * reset, the end of one window and the start of the next.
  */
-export function existingWorstText(l: ExistingLimiterT): string {
+export function existingWorstText(l: ExistingLimiterT, nodes?: { k: number; stated: boolean }): string {
   const one = existingWithin(l);
   const worst = existingAdmittedWithin(l, l.windowSeconds);
   const w = secondsWords(l.windowSeconds);
   const counting = existingAlgorithm(l);
   const algorithmText = existingAlgorithmText(l);
-  return counting.algorithm === 'fixed-window' && worst > one
-    ? `${formatNumber(one)} requests within one of its ${w} windows, and ${formatNumber(worst)} within ${w} across a reset, the end of one window and the start of the next (${algorithmText})`
-    : `${formatNumber(worst)} requests within any ${w} (${algorithmText}${counting.algorithm.endsWith('bucket') && l.burst ? `: its rate plus a burst of ${formatNumber(l.burst)}` : ''})`;
+  const limitReq = counting.algorithm === 'leaky-bucket' && isNginxLimiter(l);
+  const how = limitReq
+    ? `: one request${l.burst ? ` and a burst of ${formatNumber(l.burst)}` : ''} at once, then its rate`
+    : counting.algorithm.endsWith('bucket') && l.burst
+      ? `: its rate plus a burst of ${formatNumber(l.burst)}`
+      : '';
+  const text =
+    counting.algorithm === 'fixed-window' && worst > one
+      ? `${formatNumber(one)} requests within one of its ${w} windows, and ${formatNumber(worst)} within ${w} across a reset, the end of one window and the start of the next (${algorithmText})`
+      : `${formatNumber(worst)} requests within any ${w} (${algorithmText}${how})`;
+  if (!isNginxLimiter(l)) return text;
+  // each nginx node keeps its own zone: the count is per node, the fleet's K times it
+  if (!nodes) return `${text} at each nginx node that runs it, each counting on its own`;
+  if (nodes.k <= 1) return `${text} at its one nginx node`;
+  return `${text} at each nginx node, ${formatNumber(worst * nodes.k)} across the ${formatNumber(nodes.k)} nginx nodes${nodes.stated ? '' : ' assumed (stack.gatewayNodes not given)'}, each counting on its own`;
 }
 
 /**
@@ -170,6 +201,19 @@ function verdictOf(moves: readonly Move[]): Pick<MigrationItem, 'verdict' | 'acr
   return { verdict: 'same' };
 }
 
+/** What the tightest new rule admits within the old window, and where it counts: "the new rules admit 902 within any 1 s across the 2 nginx nodes (anonymous-per-ip: 451 at each)". */
+function admitsText(
+  x: { ruleId: string; withinWindow: number; nodes?: { k: number; each: number } },
+  w: string,
+  scope: Pick<Scope, 'gateway'>,
+): string {
+  return `the new rules admit ${formatNumber(x.withinWindow)} within any ${w} ${
+    x.nodes
+      ? `across the ${formatNumber(x.nodes.k)} ${gatewayNodeName(scope.gateway)} nodes (${x.ruleId}: ${formatNumber(x.nodes.each)} at each)`
+      : `for the whole fleet (${x.ruleId})`
+  }`;
+}
+
 function joinWords(items: readonly string[]): string {
   return items.length <= 1 ? items.join('') : `${items.slice(0, -1).join(', ')} and ${items[items.length - 1]}`;
 }
@@ -203,14 +247,27 @@ function ruleCovers(r: MatrixRule, e: ResolvedEndpoint): boolean {
  * tokens one call to that endpoint takes (a rule counting cost 5 per call admits a fifth as many
  * calls), so an old limiter counting requests is compared with calls, not tokens.
  */
-function requestsWithin(r: MatrixRule, e: ResolvedEndpoint, seconds: number, hybrid: Hybrid): number | undefined {
-  const counted = admittedWithin(r, seconds);
+function requestsWithin(
+  fleet: FleetInput,
+  r: MatrixRule,
+  e: ResolvedEndpoint,
+  seconds: number,
+  hybrid: Hybrid,
+): { total: number; nodes?: { k: number; each: number } } | undefined {
+  // across the deployment, as the worst-case table counts it (gateway nodes, in-process instances)
+  const counted = fleetAdmittedWithin(fleet, r, seconds);
   if (counted === undefined) return undefined;
   // a hybrid rule's instances admit up to their local buckets more before the store has counted
-  const tokens = counted + (hybrid?.ruleIds.includes(r.id) ? hybrid.overAdmission : 0);
-  const cost = r.cost ? (r.cost.byEndpoint.find((w) => w.endpoint === e.name)?.cost ?? r.cost.default) : 1;
-  return Math.floor(tokens / Math.max(1, cost));
+  const tokens = counted.total + (hybrid?.ruleIds.includes(r.id) ? hybrid.overAdmission : 0);
+  const cost = Math.max(1, r.cost ? (r.cost.byEndpoint.find((w) => w.endpoint === e.name)?.cost ?? r.cost.default) : 1);
+  return {
+    total: Math.floor(tokens / cost),
+    ...(counted.nodes !== undefined ? { nodes: { k: counted.nodes, each: Math.floor(counted.each / cost) } } : {}),
+  };
 }
+
+/** What the migration's counts read of the design: its scope, rules and exempt endpoints (fleetAdmittedWithin). */
+type FleetInput = Parameters<typeof fleetAdmittedWithin>[0];
 
 /**
  * The tighter existing limit an auth flow's per-IP row (a sliding log) takes over, so a limit
@@ -241,6 +298,39 @@ export function tighterExisting(
   return best?.l;
 }
 
+/** Whether an existing limiter is an nginx limit_req (the scan names them kind nginx). */
+export function isNginxLimiter(l: Pick<ExistingLimiterT, 'kind'>): boolean {
+  return l.kind.trim().toLowerCase() === 'nginx';
+}
+
+/**
+ * What the generated server-level limit_req_dry_run does to an nginx limit_req already in place:
+ * nginx has one dry-run switch per context, not per zone, so in a server that includes
+ * nginx-server.conf every limit_req runs dry while it is on, the old ones included, and so does
+ * a location with a limit_req of its own unless it sets limit_req_dry_run itself.
+ */
+function dryRunNote(l: ExistingLimiterT): string {
+  const name = existingName(l);
+  if (l.location) {
+    return `${name}: location ${l.path ?? '(unnamed)'} inherits the limit_req_dry_run on of gateway/nginx-server.conf unless it sets limit_req_dry_run itself, so while the edge rules are in shadow mode its limit_req (zone ${l.name ?? 'unnamed'}) only logs what it would refuse and refuses nothing. To keep it refusing through the shadow period, add limit_req_dry_run off; to that location; the generated limit_req lines copied into it then refuse there at once, so copy them in when the edge rules are enforced.`;
+  }
+  return `${name}: its limit_req shares the limit_req_dry_run on of gateway/nginx-server.conf in the server that includes it (nginx has one dry-run switch per server or location, not per zone), so while the edge rules are in shadow mode it only logs what it would refuse and refuses nothing, in that server and in its locations that set no limit_req_dry_run of their own. Either accept that its routes have no such limit for the shadow period, or set limit_req_dry_run off from the start, which enforces the edge rules at once, without a shadow period.`;
+}
+
+/**
+ * An nginx limit_req already in place, as the generated error_page 429 answers for it: a refused
+ * client passes again once one request has drained from its zone, one emission interval of its
+ * rate (6r/m: 10 s), whatever its burst (a refusal leaves the zone's excess at most the burst).
+ */
+function nginxLimitOf(l: ExistingLimiterT): Migration['nginxLimits'][number] {
+  return {
+    existing: existingName(l),
+    zone: l.name ?? existingName(l),
+    limitText: existingLimitText(l),
+    retryAfterSeconds: Math.max(1, Math.ceil(l.windowSeconds / l.limit - 1e-9)),
+  };
+}
+
 /** Directives the generated http-level nginx file sets, and those of the server-level file. */
 const GENERATED_NGINX_HTTP = ['real_ip_header', 'real_ip_recursive', 'limit_req_status', 'limit_req_log_level'] as const;
 const GENERATED_NGINX_SERVER = ['limit_req_dry_run'] as const;
@@ -260,8 +350,11 @@ export function buildMigration(
   existing: readonly ExistingLimiterT[],
   nginx: readonly ExistingNginxDirectiveT[],
   hybrid?: Hybrid,
+  exempt: readonly string[] = [],
 ): Migration | undefined {
   if (existing.length === 0 && nginx.length === 0) return undefined;
+  // the new rules are counted across the deployment, as the worst-case table counts them
+  const fleet: FleetInput = { scope, rules: [...rules], enforcement: { exempt: { endpoints: [...exempt], why: '' } } };
   // nginx: a location with a limit_req of its own does not inherit the server's limit_req lines
   const locations = existing.filter((x) => x.kind === 'nginx' && x.location && x.path);
   const hiddenFrom = (l: ExistingLimiterT, e: ResolvedEndpoint): boolean =>
@@ -270,13 +363,17 @@ export function buildMigration(
     const endpoints = scope.endpoints.filter((e) => e.class !== 'health' && coversEndpoint(l, e) && !hiddenFrom(l, e));
     const keyedOn = l.keyedOn ?? 'ip';
     const same = SAME_KEY[keyedOn];
-    const oldOne = existingWithin(l);
+    // an old nginx limit_req counts on each nginx node on its own: compared across the fleet, as the new rules are
+    const nodes = existingNodes(scope, l);
+    const k = nodes?.k ?? 1;
+    const counting = existingAlgorithm(l);
     const w = secondsWords(l.windowSeconds);
     // what one key gets through within any stretch of the old window, as the old limiter counts
-    const oldWorst = existingAdmittedWithin(l, l.windowSeconds);
-    const counting = existingAlgorithm(l);
+    const oldWorst = existingAdmittedWithin(l, l.windowSeconds) * k;
+    // within one window: a fixed window's limit plus burst; any other counting has no reset to tell apart
+    const oldOne = counting.algorithm === 'fixed-window' ? existingWithin(l) * k : oldWorst;
     const algorithmText = existingAlgorithmText(l);
-    const oldText = existingWorstText(l);
+    const oldText = existingWorstText(l, nodes);
     /** Which way a new worst case within the old window moves from the old one. */
     const moveOf = (within: number): Move =>
       within === oldWorst
@@ -296,6 +393,7 @@ export function buildMigration(
       algorithm: algorithmText,
       oldPerWindow: oldOne,
       oldWithinWindow: oldWorst,
+      ...(k > 1 ? { oldNodes: { k, each: oldWorst / k } } : {}),
     };
     if (keyedOn === 'other') {
       return [
@@ -322,9 +420,12 @@ export function buildMigration(
     }
     return endpoints.map((e): MigrationItem => {
       const candidates = rules.filter((r) => r.identity && same.includes(r.identity) && ruleCovers(r, e));
-      const replacements = candidates
-        .map((r) => ({ ruleId: r.id, limitText: ruleLimitText(r, hybrid), withinWindow: requestsWithin(r, e, l.windowSeconds, hybrid) }))
-        .filter((x): x is { ruleId: string; limitText: string; withinWindow: number } => x.withinWindow !== undefined);
+      const replacements = candidates.flatMap((r) => {
+        const n = requestsWithin(fleet, r, e, l.windowSeconds, hybrid);
+        return n === undefined
+          ? []
+          : [{ ruleId: r.id, limitText: ruleLimitText(r, hybrid), withinWindow: n.total, ...(n.nodes ? { nodes: n.nodes } : {}) }];
+      });
       const kept = candidates.find((r) => r.keptFrom === existingName(l));
       // a request must pass every rule on the route that counts it, so the tightest one decides
       const tightest = replacements.reduce<(typeof replacements)[number] | undefined>(
@@ -333,14 +434,22 @@ export function buildMigration(
       );
       const endpoint = { name: e.name, method: e.method, route: e.route };
       const at = `${e.method} ${e.route}`;
+      const tighterNote = `Clients that live near the old limit will be refused: check shadow mode's would-be refusals for them before enforcing.`;
       if (kept) {
+        // taken over with the old numbers, but counted across the fleet: where the old one counted on each node it is tighter
+        const move = tightest ? moveOf(tightest.withinWindow) : 'same';
+        const took = `${at}: the new rule ${kept.id} takes over this limit (${existingLimitText(l)}); the design's default would have admitted more, and a limit in force is not loosened without a decision.`;
         return {
           ...base,
           endpoint,
           replacements,
           ...(tightest ? { newWithinWindow: tightest.withinWindow } : {}),
           verdict: 'kept',
-          note: `${at}: the new rule ${kept.id} takes over this limit (${existingLimitText(l)}); the design's default would have admitted more, and a limit in force is not loosened without a decision.`,
+          ...(move === 'same' ? {} : { keptMove: move === 'looser' ? 'looser' : 'tighter' }),
+          note:
+            move === 'same' || !tightest
+              ? took
+              : `${took} Warning, ${MOVE_WORDS[move]}: before, one ${keyedOn} could send ${oldText}; ${admitsText(tightest, w, scope)}. ${move === 'looser' ? 'Confirm the looser limit is wanted.' : tighterNote}`,
         };
       }
       if (!tightest) {
@@ -360,7 +469,6 @@ export function buildMigration(
         };
       }
       const looserNote = `Confirm the looser limit is wanted before retiring this limiter, or keep it, or add a rules entry with the old numbers.`;
-      const tighterNote = `Clients that live near the old limit will be refused: check shadow mode's would-be refusals for them before enforcing.`;
       const resetNote = `Only a client that spent a whole window's allowance on each side of a reset meets the difference: check shadow mode's would-be refusals before enforcing.`;
       const noteOf = (m: Move): string => (m === 'looser' ? looserNote : m === 'tighter' ? tighterNote : resetNote);
       // rules of different plans never count the same caller: within each plan the tightest of
@@ -405,7 +513,7 @@ export function buildMigration(
           note: `${at}: the same. Before, one ${keyedOn} could send ${oldText}; the new rules admit the same ${formatNumber(oldWorst)} within any ${w} (${tightest.ruleId}).`,
         };
       }
-      const admits = `the new rules admit ${formatNumber(tightest.withinWindow)} within any ${w} (${tightest.ruleId})`;
+      const admits = admitsText(tightest, w, scope);
       return {
         ...common,
         ...verdictOf([move]),
@@ -426,7 +534,7 @@ export function buildMigration(
   const duplicates = hasEdge ? nginxDuplicates(nginx) : [];
   const nginxConflicts = duplicates.map(
     (d) =>
-      `${d.source ?? 'your nginx configuration'} sets "${d.name} ${d.value}" in the ${d.context} block; the generated ${d.context === 'http' ? 'gateway/nginx.conf' : 'gateway/nginx-server.conf'} would set it a second time at the same level, which nginx -t refuses ("${d.name}" directive is duplicate). The generated file leaves its own line commented out, so yours stays in force${d.name === 'real_ip_header' ? ': check that it names the header your trusted proxies set' : ''}.`,
+      `${d.source ?? 'your nginx configuration'} sets "${d.name} ${d.value}" in the ${d.context} block; the generated ${d.context === 'http' ? 'gateway/nginx.conf' : 'gateway/nginx-server.conf'} would set it a second time at the same level, which nginx -t refuses ("${d.name}" directive is duplicate). The generated file leaves its own line commented out, so yours stays in force${d.name === 'real_ip_header' ? ': check that it names the header your trusted proxies set' : ''}${d.name === 'limit_req_status' && d.value.trim() !== '429' ? `: with it the edge rules refuse with ${d.value}, not 429, and never reach the error_page 429 that adds Retry-After and the problem+json body; change it to limit_req_status 429` : ''}.`,
   );
   const shadowedLocations = hasEdge
     ? existing
@@ -436,5 +544,7 @@ export function buildMigration(
             `location ${l.path ?? '(unnamed)'}${l.source ? ` (${l.source})` : ''} has its own limit_req (zone ${l.name ?? 'unnamed'}): nginx then ignores every limit_req of the server level inside it, the generated edge rules included. Copy the limit_req lines of gateway/nginx-server.conf into that location next to its own, or the location stays unprotected by them.`,
         )
     : [];
-  return { items, handWritten, nginxConflicts, shadowedLocations, nginxDirectives: duplicates };
+  const dryRun = hasEdge ? existing.filter(isNginxLimiter).map(dryRunNote) : [];
+  const nginxLimits = hasEdge ? existing.filter(isNginxLimiter).map(nginxLimitOf) : [];
+  return { items, handWritten, nginxConflicts, shadowedLocations, dryRun, nginxLimits, nginxDirectives: duplicates };
 }

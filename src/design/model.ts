@@ -552,7 +552,7 @@ export interface MigrationItem {
   /** How it counts, in words: "fixed window", "leaky bucket", "fixed window (assumed)" when neither the answers nor its kind say. */
   algorithm: string;
   /** The new rules on the endpoint keyed on the same thing, with the most each admits within the old window. */
-  replacements: { ruleId: string; limitText: string; withinWindow: number }[];
+  replacements: { ruleId: string; limitText: string; withinWindow: number; nodes?: { k: number; each: number } }[];
   /** The most the old limiter admits within one of its own windows (limit + burst). */
   oldPerWindow: number;
   /**
@@ -562,12 +562,19 @@ export interface MigrationItem {
    */
   oldWithinWindow: number;
   /**
+   * An old nginx limit_req on K > 1 nginx nodes, each counting on its own: K and what one node
+   * admits (oldPerWindow and oldWithinWindow are the fleet's, K times it, as the new rules' counts are).
+   */
+  oldNodes?: { k: number; each: number };
+  /**
    * The most the new rules together admit on the endpoint within that window: the tightest of
    * them; where they differ by plan (a caller meets only its plan's), the largest of the plans' tightest.
    */
   newWithinWindow?: number;
   /** looser: the new rules admit more within the old window; tighter: fewer; kept: the design took the old limit over. */
   verdict: 'same' | 'looser' | 'tighter' | 'kept' | 'uncovered';
+  /** A kept limit that the new rule counts differently (once for the fleet where the old one counted on each node): which way. */
+  keptMove?: 'tighter' | 'looser';
   /** Tighter only against the old fixed window's two windows back to back: the new rules still admit one old window's worth. */
   acrossResetOnly?: true;
   note: string;
@@ -581,6 +588,14 @@ export interface Migration {
   nginxConflicts: string[];
   /** nginx locations with their own limit_req, which hide the generated server-level rules. */
   shadowedLocations: string[];
+  /** nginx limit_req lines already in place that the generated limit_req_dry_run puts in dry run too, and what to do. */
+  dryRun: string[];
+  /**
+   * The nginx limit_req zones already in place, beside generated nginx files: their refusals go
+   * through the generated error_page 429 too, so its Retry-After must cover the wait each needs
+   * (one emission interval of its rate, whole seconds).
+   */
+  nginxLimits: { existing: string; zone: string; limitText: string; retryAfterSeconds: number }[];
   /** The scanned configuration's directives the generated nginx files leave out (they would be duplicates). */
   nginxDirectives: { name: string; value: string; context: string; source?: string }[];
 }

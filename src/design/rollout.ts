@@ -1,6 +1,7 @@
 /** Rollout: shadow first, allowlist, enforcement order (security, general, quotas), kill switches. */
 import { joinAnd } from '../format.js';
 import { algorithmLabel } from './algorithms.js';
+import { isNginxLimiter } from './migration.js';
 import { edgeAllowlistHow, edgeKillSwitchHow, edgeShadowHow, edgeShadowSignal } from './gateway-behaviour.js';
 import type { AccessDesign, Gateway, MatrixRule, Migration, Rollout } from './model.js';
 
@@ -87,6 +88,23 @@ const EDGE_ENFORCES_AS_SHIPPED: Partial<Record<Gateway, string>> = {
     'the generated AWS throttles and WAF rules refuse from the start (stage and usage-plan throttles have no report-only mode)',
 };
 
+/**
+ * What the limiters already in place do while the new rules are in shadow mode: they keep
+ * enforcing, except nginx limit_req lines in a server that includes the generated
+ * nginx-server.conf, whose limit_req_dry_run puts them in dry run too (migration.dryRun).
+ */
+function inPlaceDuringShadow(migration: Migration, shadowDays: number): string {
+  const names = (pred: (kind: string) => boolean) => [...new Set(migration.items.filter((i) => pred(i.kind)).map((i) => i.existing))];
+  const dry = migration.dryRun.length > 0 ? names((kind) => isNginxLimiter({ kind })) : [];
+  if (dry.length === 0)
+    return `The limiters already in place keep enforcing through the ${shadowDays}-day shadow period, so nothing is unprotected while the new rules only measure.`;
+  const others = names((kind) => !isNginxLimiter({ kind }));
+  const why = `the limit_req_dry_run on of gateway/nginx-server.conf covers every limit_req of the server that includes it, and of its locations that set no limit_req_dry_run of their own, so ${joinAnd(dry)} only log what they would refuse until the edge rules are enforced; in the shadow period the new rules refuse nothing either (the migration section says how to keep the old ones refusing).`;
+  return others.length > 0
+    ? `The limiters already in place outside nginx (${joinAnd(others)}) keep enforcing through the ${shadowDays}-day shadow period. The nginx ones do not: ${why}`
+    : `The limiters already in place do not keep enforcing through the ${shadowDays}-day shadow period: ${why}`;
+}
+
 export function buildRollout(
   rules: MatrixRule[],
   shadowDays: number,
@@ -147,7 +165,7 @@ export function buildRollout(
       ? [
           {
             title: 'Retire the existing limiters',
-            detail: `The limiters already in place keep enforcing through the ${shadowDays}-day shadow period, so nothing is unprotected while the new rules only measure. Once the rules that replace them enforce, remove each old one: ${[...new Set(migration.items.map((i) => i.existing))].map((name) => `${name}${migration.items.some((i) => i.existing === name && (i.verdict === 'uncovered' || i.verdict === 'looser')) ? ' (only after its warnings in the migration table are resolved)' : ''}`).join('; ')}. Remove one at a time and watch the throttle metrics of its replacements.`,
+            detail: `${inPlaceDuringShadow(migration, shadowDays)} Once the rules that replace them enforce, remove each old one: ${[...new Set(migration.items.map((i) => i.existing))].map((name) => `${name}${migration.items.some((i) => i.existing === name && (i.verdict === 'uncovered' || i.verdict === 'looser')) ? ' (only after its warnings in the migration table are resolved)' : ''}`).join('; ')}. Remove one at a time and watch the throttle metrics of its replacements.`,
             ruleIds: [...new Set(migration.items.flatMap((i) => i.replacements.map((r) => r.ruleId)))],
           },
         ]

@@ -24,7 +24,7 @@
  * whose rows the table, the document and verify take as they are.
  */
 import { formatNumber as fmt, rateWords, secondsWords } from '../format.js';
-import { admittedWithin, algorithmLabel, luaScriptFor, runAsGcraLabel, runBurst } from './algorithms.js';
+import { admittedWithin, algorithmLabel, limitReqAdmittedWithin, luaScriptFor, runAsGcraLabel, runBurst } from './algorithms.js';
 import {
   AWS_ACCOUNT_LIMIT_TEXT,
   AWS_ACCOUNT_THROTTLE,
@@ -198,11 +198,13 @@ export function inMemoryFallback(base: WorstCaseFigure, instances: number): Wors
 /**
  * How many separate counters an edge rule has for one identity, and why (`k`: nodes or
  * locations; `routes`: Kong routes or API Gateway methods, each with its own counter, named by
- * `routesUnit`; `cap`: what AWS's account limit lets through in the period, above which nothing passes).
+ * `routesUnit`; `cap`: what AWS's account limit lets through in `seconds` (the rule's period
+ * unless given), above which nothing passes).
  */
 function edgeCounters(
-  design: Design,
+  design: FleetDesign,
   rule: MatrixRule,
+  seconds: number = rule.rate?.periodSeconds ?? 1,
 ): {
   k: number;
   routes: number;
@@ -236,7 +238,7 @@ function edgeCounters(
             routes: 1,
             text: 'AWS WAF counts each client IP over its trailing evaluation window across its fleet: one counter. It checks the rate about every 10 s and applies the limit near the set value, not exactly, so a client can pass more before a check blocks it.',
           }
-        : awsThrottleCounters(design, rule);
+        : awsThrottleCounters(design, rule, seconds);
     case 'none':
       return { k: 1, routes: 1, text: 'One counter.' };
   }
@@ -281,10 +283,10 @@ function edgeCounters(
  * sits under the account's Regional limit, which caps what passes in the period.
  */
 function awsThrottleCounters(
-  design: Design,
+  design: FleetDesign,
   rule: MatrixRule,
+  period: number,
 ): { k: number; routes: number; routesUnit: string; cap: { worstCase: number; formula: string }; text: string } {
-  const period = rule.rate?.periodSeconds ?? 1;
   const cap = {
     worstCase: wholeRequests(AWS_ACCOUNT_THROTTLE.burst + AWS_ACCOUNT_THROTTLE.rps * period),
     formula: `${fmt(AWS_ACCOUNT_THROTTLE.burst)} + ${fmt(AWS_ACCOUNT_THROTTLE.rps)}/s x ${periodWords(period)}`,
@@ -339,6 +341,42 @@ function awsThrottleCounters(
   };
 }
 
+/** What the count of a rule across the deployment reads of the design (a whole Design will do). */
+export type FleetDesign = Pick<Design, 'scope' | 'rules'> & { enforcement: Pick<Design['enforcement'], 'exempt'> };
+
+/** Whether a rule's edge counter is nginx's limit_req (a bucket at an nginx gateway): one request more at once than its burst. */
+function limitReq(design: FleetDesign, rule: MatrixRule): boolean {
+  return rule.layer === 'edge' && design.scope.gateway === 'nginx' && rule.algorithm !== undefined && BUCKETS.includes(rule.algorithm);
+}
+
+/**
+ * The most one key of a rule gets through within any stretch of `seconds` across the whole
+ * deployment: `each` at one counter (an edge rule's share where each node ships one, nginx's
+ * limit_req one request over its burst), times the `counters` one key meets (gateway nodes
+ * counting on their own, Kong routes or API Gateway methods, application instances counting in
+ * their own memory), under AWS's account limit. The worst-case table's figure over one period;
+ * the migration section's over the old limiter's window. Undefined without a rate.
+ */
+export function fleetAdmittedWithin(
+  design: FleetDesign,
+  rule: MatrixRule,
+  seconds: number,
+): { total: number; each: number; counters: number; nodes?: number } | undefined {
+  if (!sized(rule)) return undefined;
+  if (rule.layer === 'edge') {
+    const counted = rule.perNode ? { ...rule, rate: rule.perNode.rate, burst: rule.perNode.burst } : rule;
+    const each = limitReq(design, rule)
+      ? limitReqAdmittedWithin(counted.rate, typeof counted.burst === 'number' ? counted.burst : 0, seconds)
+      : (admittedWithin(counted, seconds) as number);
+    const { k, routes, cap } = edgeCounters(design, rule, seconds);
+    const total = Math.min(each * k * routes, cap?.worstCase ?? Number.POSITIVE_INFINITY);
+    return { total, each, counters: k * routes, ...(k > 1 ? { nodes: k } : {}) };
+  }
+  const each = admittedWithin(rule, seconds) as number;
+  const n = rule.primitive === 'in-process' && design.scope.topology === 'horizontal' ? design.scope.instances : 1;
+  return { total: each * Math.max(1, n), each, counters: Math.max(1, n) };
+}
+
 /** Every store-backed or in-process rule of the middleware and the outbound client, and every edge rule. */
 const byRule: WorstCaseKind = {
   kind: 'rule',
@@ -354,7 +392,9 @@ const byRule: WorstCaseKind = {
           ? perCounter({ ...rule, rate: rule.perNode.rate, burst: rule.perNode.burst })
           : perCounter(rule);
       const periodText = rule.rate.periodText ?? periodWords(rule.rate.periodSeconds);
-      let worstCase = base.worstCase;
+      // the count is fleetAdmittedWithin's (the migration section reads the same function); the formula says how
+      const fleet = fleetAdmittedWithin(design, rule, rule.rate.periodSeconds) as { total: number; each: number; nodes?: number };
+      const worstCase = fleet.total;
       let formula = base.formula;
       let basis = base.basis;
       let location: string | undefined;
@@ -362,31 +402,32 @@ const byRule: WorstCaseKind = {
       if (rule.layer === 'edge') {
         const { k, routes, routesUnit, cap, perLocation, text } = edgeCounters(design, rule);
         if (perLocation) location = perLocation;
-        if (design.scope.gateway === 'nginx' && typeof rule.burst === 'number') {
-          // limit_req admits the request that fills the burst's last slot and burst more behind it
-          worstCase = base.worstCase + 1;
+        if (limitReq(design, rule)) {
+          // limit_req admits the request that finds the key's state empty and burst more behind it
+          const burst = rule.perNode ? rule.perNode.burst : rule.burst;
           formula = `1 + ${base.formula}`;
-          basis = 'nginx admits one request plus its burst at once (burst counts the excess), then one per interval at the rate.';
+          basis =
+            typeof burst === 'number'
+              ? 'nginx admits one request plus its burst at once (burst counts the excess), then one per interval at the rate.'
+              : 'nginx admits the first request at once (no burst), then one per interval at the rate.';
         }
         if (k > 1) {
-          worstCase *= k;
           formula = `(${formula}) x ${fmt(k)} nodes`;
         }
         if (routes > 1) {
-          worstCase *= routes;
           formula = `${k > 1 ? formula : `(${formula})`} x ${fmt(routes)} ${routesUnit ?? 'Kong routes'}`;
         }
         basis = `${basis} ${text}`;
+        // the figure is the fleet's: say what one node admits, the number the node's own file holds to
+        if (fleet.nodes !== undefined && !cap) basis = `${basis} One node admits ${fmt(fleet.each)} of the ${fmt(worstCase)}.`;
         if (rule.notEnforced)
           basis = `${basis} Not counted on ${rule.notEnforced.routes.join(', ')}: there only the other rules limit a client.`;
-        if (cap && worstCase > cap.worstCase) {
-          worstCase = cap.worstCase;
+        if (cap && worstCase === cap.worstCase && cap.worstCase < base.worstCase * k * routes) {
           formula = `min(${formula}, ${cap.formula})`;
           basis = `${basis} Here the account limit is the lower figure: AWS passes no more than ${fmt(cap.worstCase)} in ${periodWords(rule.rate.periodSeconds)}.`;
         }
       } else if (perProcess && design.scope.topology === 'horizontal' && design.scope.instances > 1) {
         const n = design.scope.instances;
-        worstCase = base.worstCase * n;
         formula = `(${base.formula}) x ${fmt(n)} instances`;
         basis = `${base.basis} The counter lives in each process, so each of the ${fmt(n)} instances admits it.`;
       } else if (rule.primitive === 'incr-then-expire' || rule.primitive === 'get-then-set') {

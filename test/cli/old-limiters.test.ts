@@ -58,12 +58,14 @@ describe('the migration section compares worst cases, each limiter as it counts'
     );
   });
 
-  it('nginx limit_req is a leaky bucket: its rate plus the burst within any second, no reset to double it', () => {
+  it('nginx limit_req is a leaky bucket: one request and its burst at once, then its rate, at each nginx node; compared across the fleet', () => {
+    // 16 a second at each of the 3 nginx nodes assumed (one per instance), each counting on its
+    // own, against one count in Redis: the new rule is tighter for the fleet
     expect(row(section, nginx, 'POST /api/orders (create-order)')).toBe(
-      `| ${nginx} | POST /api/orders (create-order) | ip | 5r/s, burst 10 (leaky bucket) | 15 | fairness-per-ip: 5 per 1 s, burst 25 (15) | 15 | same |`,
+      `| ${nginx} | POST /api/orders (create-order) | ip | 5r/s, burst 10 (leaky bucket) | 48: 16 at each of 3 nginx nodes | fairness-per-ip: 5 per 1 s, burst 25 (15) | 15 | WARNING: tighter |`,
     );
     expect(note(section, nginx, 'GET /api/orders')).toContain(
-      'Before, one ip could send 15 requests within any 1 s (leaky bucket: its rate plus a burst of 10); the new rules admit 30 within any 1 s (fairness-per-ip)',
+      'Before, one ip could send 16 requests within any 1 s (leaky bucket: one request and a burst of 10 at once, then its rate) at each nginx node, 48 across the 3 nginx nodes assumed (stack.gatewayNodes not given), each counting on its own; the new rules admit 30 within any 1 s for the whole fleet (fairness-per-ip)',
     );
   });
 

@@ -282,6 +282,11 @@ function expectMatches(example: Example, ship: Shipped, label: string): void {
 
 const CASES: { name: string; answers: string; gateway?: Gateway; shapes: number }[] = [
   { name: 'nginx (ceiling and a per-IP rule)', answers: 'test/fixtures/review/fastify-nginx-sessions.answers.json', shapes: 1 },
+  {
+    name: 'nginx beside limit_req zones already in place (their refusals share the page)',
+    answers: 'test/fixtures/review/koa-existing-nginx-mixed.answers.json',
+    shapes: 1,
+  },
   { name: 'Envoy (local filter and the rate limit service)', answers: 'test/fixtures/review/express-envoy-plans.answers.json', shapes: 2 },
   { name: 'Envoy, anonymous API (local and global)', answers: 'test/fixtures/review/go-envoy-anonymous.answers.json', shapes: 2 },
   { name: 'Kong (the ceiling alone: rate-limiting-advanced)', answers: 'test/fixtures/review/fastify-kong.answers.json', shapes: 1 },

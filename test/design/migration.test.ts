@@ -204,8 +204,12 @@ describe('how an existing limiter counts', () => {
     expect(existingAdmittedWithin({ ...l, algorithm: 'fixed-window' }, 61)).toBe(300);
     expect(existingAdmittedWithin({ ...l, algorithm: 'sliding-window' }, 60)).toBe(100);
     expect(existingAdmittedWithin({ ...l, algorithm: 'sliding-window', burst: 5 }, 120)).toBe(205);
-    expect(existingAdmittedWithin({ kind: 'nginx', limit: 10, windowSeconds: 1, burst: 20 }, 1)).toBe(30);
-    expect(existingAdmittedWithin({ kind: 'nginx', limit: 10, windowSeconds: 1, burst: 20 }, 60)).toBe(620);
+    // nginx's limit_req: the first request and its burst at once, then its rate (measured in test/codegen/existing-nginx-limiters.test.ts)
+    expect(existingAdmittedWithin({ kind: 'nginx', limit: 10, windowSeconds: 1, burst: 20 }, 1)).toBe(31);
+    expect(existingAdmittedWithin({ kind: 'nginx', limit: 10, windowSeconds: 1, burst: 20 }, 60)).toBe(621);
+    expect(existingAdmittedWithin({ kind: 'nginx', limit: 6, windowSeconds: 60 }, 60)).toBe(7);
+    // a leaky bucket of another kind: its burst and its rate
+    expect(existingAdmittedWithin({ kind: 'x', algorithm: 'leaky-bucket', limit: 10, windowSeconds: 1, burst: 20 }, 1)).toBe(30);
   });
 });
 

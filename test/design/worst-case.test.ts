@@ -152,7 +152,7 @@ describe('worst case per rule and layer', () => {
       { worstCase: 15, formula: '5 + 10/s x 1 s', algorithmLabel: 'leaky bucket, run as GCRA' },
     ],
     [
-      'an edge bucket without a burst keeps the gateway algorithm: its rate',
+      'an nginx bucket without a burst: limit_req admits the first request, then its rate',
       rule({
         layer: 'edge',
         algorithm: 'leaky-bucket',
@@ -161,7 +161,7 @@ describe('worst case per rule and layer', () => {
         rate: { requests: 10, periodSeconds: 1 },
       }),
       { gateway: 'nginx' },
-      { worstCase: 10, formula: '10' },
+      { worstCase: 11, formula: '1 + 10' },
     ],
     [
       'nginx limit_req on 6 nodes: (1 + burst + rate) per node x K',

@@ -241,21 +241,34 @@ export function exemptRoutes(design: Design): EdgeRoute[] {
   );
 }
 
-/** The Retry-After the edge sends on every 429: the longest any edge rule needs. */
-export function edgeRetryAfter(rules: EdgeRule[]): number {
-  return Math.max(1, ...rules.map((r) => r.retryAfterSeconds));
+/**
+ * The Retry-After the edge sends on every 429: the longest any edge rule needs, and any other
+ * limit that answers through the same 429 (`others`, in seconds: the nginx limit_req zones
+ * already in place, whose refusals go through the generated error_page 429).
+ */
+export function edgeRetryAfter(rules: EdgeRule[], others: readonly number[] = []): number {
+  return Math.max(1, ...rules.map((r) => r.retryAfterSeconds), ...others);
 }
 
-/** The problem+json body an edge 429 carries (the gateway cannot tell which rule refused). */
+/**
+ * The problem+json body an edge 429 carries (the gateway cannot tell which rule refused): every
+ * edge rule, and the nginx limit_req zones already in place that answer through the same page.
+ */
 export function edgeProblemBody(design: Design, rules: EdgeRule[], retryAfter: number): Record<string, unknown> {
   const docs = design.contract.docsUrl;
+  const zones = (design.migration?.nginxLimits ?? []).map((z) => z.zone);
   return {
     type: `${docs}#rate-limited`,
     title: 'Too many requests',
     status: 429,
     code: 'RATE_LIMITED',
     detail: 'An edge rate limit was exceeded; retry after the time in Retry-After, with jitter.',
-    limit: { layer: 'edge', rules: rules.map((r) => r.id) },
+    limit: {
+      layer: 'edge',
+      rules: rules.map((r) => r.id),
+      // the limit_req zones already in the user's nginx answer through the same error_page 429
+      ...(zones.length > 0 ? { zones } : {}),
+    },
     retryAfterSeconds: retryAfter,
     documentation: docs,
   };

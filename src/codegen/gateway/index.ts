@@ -12,7 +12,7 @@ import {
 import { envoyEdgeRefusals, envoyRetryAfterFindings, generateEnvoy } from './envoy.js';
 import { hasEdgeRules, type EdgeRefusal, type RetryAfterFinding } from './edge.js';
 import { generateKong, kongEdgeRefusals, kongRetryAfterFindings } from './kong.js';
-import { generateNginx, nginxEdgeRefusals, nginxRetryAfterFindings } from './nginx.js';
+import { generateNginx, nginxEdgeRefusals, nginxRetryAfterFindings, type NginxDirectiveInForce, type NginxLimitInForce } from './nginx.js';
 
 export type { EdgeRefusal, RefusalHeader } from './edge.js';
 
@@ -50,12 +50,17 @@ export function gatewayEdgeRefusals(design: Design, gateway: Gateway = design.sc
 }
 
 /**
- * Every layer of the generated gateway files that can answer 429 without Retry-After (each
- * gateway's check reads only its own files, so any mix of files may be passed).
+ * Every layer of the generated gateway files that can answer 429 without Retry-After, or with one
+ * shorter than a limit answering through it needs (each gateway's check reads only its own files,
+ * so any mix of files may be passed).
  */
-export function gatewayRetryAfterFindings(files: CodeFile[]): RetryAfterFinding[] {
+export function gatewayRetryAfterFindings(
+  files: CodeFile[],
+  nginxInForce: readonly NginxDirectiveInForce[] = [],
+  nginxLimits: readonly NginxLimitInForce[] = [],
+): RetryAfterFinding[] {
   return [
-    ...nginxRetryAfterFindings(files),
+    ...nginxRetryAfterFindings(files, nginxInForce, nginxLimits),
     ...envoyRetryAfterFindings(files),
     ...kongRetryAfterFindings(files),
     ...awsRetryAfterFindings(files),

@@ -10,6 +10,7 @@
  */
 import { edgeCounter, fleetAdmission } from '../../design/gateway-behaviour.js';
 import type { Design } from '../../design/model.js';
+import { formatNumber } from '../../format.js';
 import { TOOL_VERSION } from '../../version.js';
 import { nginxComment, nginxIdent, nginxJsonString, nginxString } from '../../escape/index.js';
 import type { CodeFile } from '../types.js';
@@ -266,7 +267,11 @@ function httpDirective(design: Design, name: string, value: string, context: 'ht
 export function nginxEdgeRefusals(design: Design): EdgeRefusal[] {
   const rules = edgeRules(design).filter((r) => r.key !== 'unsupported');
   if (rules.length === 0) return [];
-  const retryAfter = edgeRetryAfter(rules);
+  const theirs = design.migration?.nginxLimits ?? [];
+  const retryAfter = edgeRetryAfter(
+    rules,
+    theirs.map((z) => z.retryAfterSeconds),
+  );
   return [
     {
       by: "nginx's limit_req (through the error_page 429 location)",
@@ -278,10 +283,21 @@ export function nginxEdgeRefusals(design: Design): EdgeRefusal[] {
       ],
       body: edgeProblemBody(design, rules, retryAfter),
       notes: [
-        'nginx cannot tell which of its rules refused, so the body names them all and Retry-After is one emission interval of the slowest.',
+        theirs.length > 0
+          ? `nginx cannot tell which of its limit_req zones refused, so the body names them all and Retry-After is one emission interval of the slowest. That includes the zones already in your nginx configuration (${theirs.map((z) => `${z.zone}, ${z.limitText}: ${formatNumber(z.retryAfterSeconds)} s`).join('; ')}), whose refusals go through the same error_page 429 while they are kept: ${slowestText(rules, theirs, retryAfter)}`
+          : 'nginx cannot tell which of its rules refused, so the body names them all and Retry-After is one emission interval of the slowest.',
       ],
     },
   ];
+}
+
+/** Which limit sets the Retry-After of the 429 page when zones already in place answer through it too. */
+function slowestText(rules: EdgeRule[], theirs: NonNullable<Design['migration']>['nginxLimits'], retryAfter: number): string {
+  const own = edgeRetryAfter(rules);
+  const slowest = theirs.filter((z) => z.retryAfterSeconds === retryAfter).map((z) => z.zone);
+  return retryAfter > own
+    ? `zone ${slowest.join(', ')} sets it, above the ${formatNumber(own)} s the edge rules alone need; once it is retired and removed from the answers' existing limiters, regenerate for the shorter value.`
+    : 'the edge rules need no less.';
 }
 
 /** The server {} part: one limit_req per rule, shadow mode, and the 429 response. */
@@ -303,6 +319,13 @@ function nginxServerConf(design: Design): string {
   lines.push(
     '# Rollout step 1 is shadow mode: with dry run on, nginx counts and logs every request it would',
     '# refuse ($limit_req_status = REJECTED_DRY_RUN) and refuses none. Set it to off to enforce.',
+    ...((design.migration?.dryRun.length ?? 0) > 0
+      ? [
+          '# It is one switch for every limit_req of this server and of its locations that set no',
+          '# limit_req_dry_run of their own: the limit_req lines already in your configuration run dry',
+          '# with it (see the migration section of the design document).',
+        ]
+      : []),
     httpDirective(design, 'limit_req_dry_run', shadow ? 'on' : 'off', 'server'),
     '',
   );
@@ -313,7 +336,13 @@ function nginxServerConf(design: Design): string {
   }
   lines.push(
     '',
-    `# Every 429 carries Retry-After (${retryAfter} s: one emission interval of the slowest edge rule) and a`,
+    ...((design.migration?.nginxLimits.length ?? 0) > 0
+      ? [
+          `# Every 429 carries Retry-After (${retryAfter} s: one emission interval of the slowest limit_req zone that`,
+          "# answers through this page, the edge rules' and those already in your configuration:",
+          `# ${nginxComment((design.migration?.nginxLimits ?? []).map((z) => `${z.zone} ${z.retryAfterSeconds} s`).join(', '))}) and a`,
+        ]
+      : [`# Every 429 carries Retry-After (${retryAfter} s: one emission interval of the slowest edge rule) and a`]),
     '# problem+json body. Clients should add random jitter before retrying. nginx exposes no remaining',
     design.rules.some((r) => r.layer === 'middleware')
       ? '# count, so rate-limit headers on normal responses come from the application middleware.'
@@ -348,12 +377,33 @@ export function generateNginx(design: Design): CodeFile[] {
   ];
 }
 
+/** A directive the user's nginx configuration already sets (answers existing.nginx), which a generated file may leave out. */
+export interface NginxDirectiveInForce {
+  name: string;
+  value: string;
+  context: string;
+  source?: string;
+}
+
+/** An nginx limit_req zone already in place (Migration.nginxLimits), whose refusals the generated error_page 429 answers. */
+export interface NginxLimitInForce {
+  zone: string;
+  retryAfterSeconds: number;
+}
+
 /**
  * nginx answers 429 from limit_req only with `limit_req_status 429` (else 503), and sends
  * Retry-After only through the error_page location that adds it. One finding per file pair
- * whose server part refuses requests without it.
+ * whose server part refuses requests without it. `inForce`: the directives the configuration
+ * already sets, which the generated http file leaves out rather than set twice: there an
+ * http-level limit_req_status of the user's decides the status. `theirs`: the limit_req zones
+ * already in place, which answer through the same page: its Retry-After must cover their wait.
  */
-export function nginxRetryAfterFindings(files: CodeFile[]): RetryAfterFinding[] {
+export function nginxRetryAfterFindings(
+  files: CodeFile[],
+  inForce: readonly NginxDirectiveInForce[] = [],
+  theirs: readonly NginxLimitInForce[] = [],
+): RetryAfterFinding[] {
   const out: RetryAfterFinding[] = [];
   const server = files.find((f) => f.path === NGINX_SERVER_PATH);
   if (!server) return out;
@@ -361,16 +411,35 @@ export function nginxRetryAfterFindings(files: CodeFile[]): RetryAfterFinding[] 
   if (!/^\s*limit_req\s+zone=/m.test(code)) return out;
   const page = /^\s*error_page\s+(?:\d{3}\s+)*429\s+(?:\d{3}\s+)*(@[\w-]+|\/\S*)\s*;/m.exec(code);
   const location = page ? new RegExp(`location\\s+${page[1]!.replace(/[.*+?^${}()|[\]\\/]/g, '\\$&')}\\s*\\{([^}]*)\\}`).exec(code) : null;
-  if (!location || !/add_header\s+Retry-After\s+"?[1-9]\d*"?\s+always\s*;/i.test(location[1] ?? '')) {
+  const sent = location ? /add_header\s+Retry-After\s+"?([1-9]\d*)"?\s+always\s*;/i.exec(location[1] ?? '') : null;
+  if (!sent) {
     out.push({
       file: server.path,
       layer: 'nginx limit_req',
       missing: 'Retry-After on the 429 (error_page 429 to a location that adds it, always)',
     });
+  } else {
+    // the zones already in place answer through the same page: a Retry-After shorter than their wait is early
+    const early = theirs.filter((z) => z.retryAfterSeconds > Number(sent[1]));
+    if (early.length > 0)
+      out.push({
+        file: server.path,
+        layer: 'nginx limit_req',
+        missing: `a Retry-After of at least ${Math.max(...early.map((z) => z.retryAfterSeconds))} s (it sends ${sent[1]}, and the error_page 429 also answers for ${early.map((z) => `zone ${z.zone} of your configuration, whose refused clients pass again ${z.retryAfterSeconds} s later`).join(', ')})`,
+      });
   }
   const http = files.find((f) => f.path === NGINX_HTTP_PATH);
   if (http && !/^\s*limit_req_status\s+429\s*;/m.test(http.content.replace(/#[^\n]*/g, ''))) {
-    out.push({ file: http.path, layer: 'nginx limit_req', missing: 'limit_req_status 429 (nginx refuses with 503 otherwise)' });
+    const theirs = inForce.find((d) => d.context === 'http' && d.name === 'limit_req_status');
+    if (!theirs) {
+      out.push({ file: http.path, layer: 'nginx limit_req', missing: 'limit_req_status 429 (nginx refuses with 503 otherwise)' });
+    } else if (theirs.value.trim() !== '429') {
+      out.push({
+        file: http.path,
+        layer: 'nginx limit_req',
+        missing: `limit_req_status 429 (the file leaves the status to ${theirs.source ?? 'your configuration'}, which sets limit_req_status ${theirs.value} in http {}: the edge rules refuse with ${theirs.value}, past the error_page 429 that adds Retry-After)`,
+      });
+    }
   }
   return out;
 }

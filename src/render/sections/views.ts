@@ -904,18 +904,24 @@ export function rolloutView(input: RenderInput) {
             route: i.endpoint ? `${i.endpoint.method} ${i.endpoint.route} (${i.endpoint.name})` : `${i.covers}: no endpoint of the design`,
             keyedOn: i.keyedOn,
             limitText: `${i.limitText} (${i.algorithm})`,
-            oldWithin:
+            oldWithin: `${
               i.oldWithinWindow > i.oldPerWindow
                 ? `${fmtNumber(i.oldWithinWindow)} across a reset (${fmtNumber(i.oldPerWindow)} per window)`
-                : fmtNumber(i.oldWithinWindow),
+                : fmtNumber(i.oldWithinWindow)
+            }${i.oldNodes ? `: ${fmtNumber(i.oldNodes.each)} at each of ${fmtNumber(i.oldNodes.k)} nginx nodes` : ''}`,
             newWithin: i.newWithinWindow === undefined ? 'none' : fmtNumber(i.newWithinWindow),
             replacements:
               i.replacements.length > 0
-                ? i.replacements.map((x) => `${x.ruleId}: ${x.limitText} (${fmtNumber(x.withinWindow)})`).join('; ')
+                ? i.replacements
+                    .map(
+                      (x) =>
+                        `${x.ruleId}: ${x.limitText} (${fmtNumber(x.withinWindow)}${x.nodes ? `: ${fmtNumber(x.nodes.each)} at each of ${fmtNumber(x.nodes.k)} nodes` : ''})`,
+                    )
+                    .join('; ')
                 : 'none',
             verdict:
               i.verdict === 'kept'
-                ? 'kept (taken over)'
+                ? `kept (taken over)${i.keptMove ? `, WARNING: ${i.keptMove}` : ''}`
                 : i.verdict === 'uncovered'
                   ? 'WARNING: not replaced'
                   : i.verdict === 'same'
@@ -926,6 +932,7 @@ export function rolloutView(input: RenderInput) {
           handWritten: input.design.migration.handWritten,
           nginxConflicts: input.design.migration.nginxConflicts,
           shadowedLocations: input.design.migration.shadowedLocations,
+          dryRun: input.design.migration.dryRun,
         }
       : undefined,
     missingKillSwitch: input.design.rules.filter((rule) => !r.killSwitches.some((k) => k.ruleId === rule.id)).map((x) => x.id),
