@@ -1,26 +1,35 @@
 // rl-design 0.1.0 runtime, copied verbatim from the rl-design package. Do not edit: generate again.
 /**
- * Outbound rate limiting: one bucket per third-party provider, shared by every instance
- * through Redis. The providers and their numbers come from providers.ts, generated for the
- * design; this file is the same for every design. Standalone: no rl-design import; pass an
- * ioredis Redis or Cluster (any client with evalsha/eval).
+ * Outbound rate limiting: one bucket per third-party provider, each a GCRA bucket kept in one
+ * of two places, as providers.ts says for the provider (generated for the design; this file is
+ * the same for every design):
+ * - shared: true: one bucket in Redis (outbound-bucket.lua, at the provider's key), shared by
+ *   every instance, so N instances together stay under the rate. Pass an ioredis Redis or
+ *   Cluster (any client with evalsha/eval) as options.redis; the constructor throws without one.
+ * - shared: false: an in-process bucket, the same GCRA in plain code, kept in this client
+ *   object's own Map under the provider's name (PROVIDERS[p].name); no Redis is called for it.
+ *   It holds the budget of this one client: make one client per process and share it, and
+ *   know that N processes (or N clients) each spend the provider's whole budget.
+ * Standalone: no rl-design import.
  *
  * A call through schedule(provider, fn):
  * 1. Circuit: while the provider's circuit is open, OutboundLimitError CIRCUIT_OPEN, fn not called.
- * 2. Reserve: EVALSHA outbound-bucket.lua (EVAL on NOSCRIPT) books the next free slot in the
- *    provider's bucket, shared by every instance through Redis, so N instances together stay
- *    under the rate. It answers how long to wait; over maxWaitMs nothing is booked and
- *    WAIT_TOO_LONG is thrown (queue the work, or shed it).
+ * 2. Reserve: book the next free slot in the provider's bucket: EVALSHA outbound-bucket.lua
+ *    (EVAL on NOSCRIPT) for a shared bucket, the in-process bucket otherwise. The answer is how
+ *    long to wait; over maxWaitMs nothing is booked and WAIT_TOO_LONG is thrown (queue the
+ *    work, or shed it).
  * 3. Wait, then call fn. Its result is returned (or its error rethrown) unchanged.
- * 4. A provider 429 pauses the shared bucket until its Retry-After (every instance stops, and
- *    restarts without a burst) and counts towards the circuit, as do 5xx and unreachable
- *    provider errors: CIRCUIT.failureThreshold of them within CIRCUIT.windowMs open it for
- *    CIRCUIT.openMs (or the Retry-After, if longer); then CIRCUIT.halfOpenProbes probe call(s)
- *    decide: success closes it, failure opens it again.
+ * 4. A provider 429 pauses the bucket until its Retry-After (a shared bucket: every instance
+ *    stops; an in-process one: this client), restarting without a burst, and counts towards
+ *    the circuit, as do 5xx and unreachable provider errors: CIRCUIT.failureThreshold of them
+ *    within CIRCUIT.windowMs open it for CIRCUIT.openMs (or the Retry-After, if longer); then
+ *    CIRCUIT.halfOpenProbes probe call(s) decide: success closes it, failure opens it again.
+ *    The circuit is always kept in this process, per provider.
  *
- * Fail closed: when Redis is unreachable or slower than storeTimeoutMs, the reservation is
- * retried with backoff until maxWaitMs has passed, then STORE_UNAVAILABLE is thrown. fn is never
- * called without a reservation: calling a provider blindly during a store outage risks a ban.
+ * Fail closed (shared buckets): when Redis is unreachable or slower than storeTimeoutMs, the
+ * reservation is retried with backoff until maxWaitMs has passed, then STORE_UNAVAILABLE is
+ * thrown. fn is never called without a reservation: calling a provider blindly during a store
+ * outage risks a ban. An in-process bucket calls no store, so it never throws STORE_UNAVAILABLE.
  *
  * Kill switch and shadow mode: options.mode reads each provider's flag (off | shadow | enforce).
  * Without a mode hook (or when it returns undefined) a provider runs in SHADOW mode, as the
@@ -28,15 +37,16 @@
  * and none is refused. Set the provider's flag to enforce (or options.defaultMode) to limit.
  * Metrics: options.onEvent receives every decision. outboundMetrics(promClient) (at the end of this
  * file) is such a handler: it counts them in Prometheus metrics, ratelimit_throttled_total and
- * ratelimit_store_failures_total (shared with the middleware) and the ratelimit_outbound_*
- * series, which the alert rules read: new OutboundClient({ redis, onEvent: outboundMetrics(promClient) }).
+ * ratelimit_store_failures_total (shared with the middleware; it stays at 0 for in-process
+ * buckets) and the ratelimit_outbound_* series, which the alert rules read:
+ * new OutboundClient({ redis, onEvent: outboundMetrics(promClient) }).
  *
  * Usage:
  *   import { Redis } from 'ioredis';
  *   import { OutboundClient } from './outbound/client.js';
  *   // flags: your feature-flag store; each flag reads off | shadow | enforce
  *   const outbound = new OutboundClient({
- *     redis: new Redis(process.env.RATELIMIT_REDIS_URL!),
+ *     redis: new Redis(process.env.RATELIMIT_REDIS_URL!), // leave out when no bucket is shared
  *     mode: (_provider, flag) => (flag ? flags.get(flag) : undefined),
  *   });
  *   const res = await outbound.schedule('provider-name', () => fetch(url, init));
@@ -144,7 +154,7 @@ export interface ScheduleOptions {
   readonly maxWaitMs?: number;
   /** Slots this call takes (default 1). */
   readonly cost?: number;
-  /** Extra attempts after a provider 429, each waiting for the shared pause (default 0). */
+  /** Extra attempts after a provider 429, each waiting out the bucket's pause (default 0). */
   readonly retries?: number;
 }
 
@@ -323,12 +333,13 @@ const DESIGNED: OutboundData = {
 };
 
 /**
- * Schedules calls to third-party APIs through their shared buckets. Make one per process
- * and share it; every instance of the service uses the same Redis.
+ * Schedules calls to third-party APIs through their providers' buckets. Make one per process
+ * and share it: its in-process buckets are its own; every instance of the service uses the
+ * same Redis for the shared ones.
  */
 export class OutboundClient {
   private readonly circuits = new Map<string, Circuit>();
-  /** In-process buckets (providers with shared: false): theoretical arrival time, ms. */
+  /** In-process buckets (providers with shared: false), by provider name: theoretical arrival time, ms. */
   private readonly local = new Map<string, number>();
   private readonly circuitSettings: CircuitSettings;
 
@@ -350,10 +361,11 @@ export class OutboundClient {
   }
 
   /**
-   * Calls fn once the provider's shared bucket has a slot for it. Returns what fn returns
-   * (or throws what it throws), after recording a provider 429 (shared pause) or failure
+   * Calls fn once the provider's bucket has a slot for it. Returns what fn returns (or throws
+   * what it throws), after recording a provider 429 (a pause of the bucket) or failure
    * (circuit). Throws OutboundLimitError, without calling fn, when the wait would pass
-   * maxWaitMs, the circuit is open, or the store cannot be reached in time (fail closed).
+   * maxWaitMs, the circuit is open, or a shared bucket's store cannot be reached in time
+   * (fail closed).
    */
   async schedule<T>(provider: ProviderName, fn: () => T | Promise<T>, options: ScheduleOptions = {}): Promise<T> {
     const limit = Object.hasOwn(this.data.providers, provider) ? this.data.providers[provider] : undefined;
@@ -483,7 +495,7 @@ export class OutboundClient {
     }
   }
 
-  /** Pauses the provider's bucket for every instance (best effort: the circuit still opens). */
+  /** Pauses the provider's bucket: for every instance when shared (best effort: the circuit still opens). */
   private async pause(limit: ProviderLimit, pauseMs: number): Promise<void> {
     try {
       if (limit.shared) await this.script(limit, ['pause', limit.burst, limit.rate, limit.periodMs, pauseMs]);
