@@ -1,4 +1,10 @@
 #!/usr/bin/env node
+/**
+ * The limiter's own code, with clients that answer at once (run.mjs, 3.). ioredis is loaded
+ * although no call reaches it: every process that runs the limiter has it loaded, and loading
+ * it changes how V8 runs string code (src/runtime/middleware/strings.ts).
+ */
+import 'ioredis';
 import { Registry } from 'prom-client';
 import { loadCore } from './load-core.mjs';
 import { RateLimiterRedis } from 'rate-limiter-flexible';

@@ -13,7 +13,7 @@ import { generateCode } from '../../src/codegen/index.js';
 import { compileDesign, designData } from '../../src/codegen/middleware/index.js';
 import type { Design } from '../../src/design/model.js';
 import { calendarPeriod } from '../../src/runtime/middleware/calendar.js';
-import { formatIp, inCidr, parseCidr, parseIp, resolveClientIp } from '../../src/runtime/middleware/client-ip.js';
+import { clientOfRequest, formatIp, inCidr, parseCidr, parseIp, resolveClientIp } from '../../src/runtime/middleware/client-ip.js';
 import { keyPart, usernameKey } from '../../src/runtime/middleware/keys.js';
 import { createLimiter } from '../../src/runtime/middleware/limiter.js';
 import { pathSegments } from '../../src/runtime/middleware/routes.js';
@@ -129,6 +129,31 @@ describe('charCodeAt (strings.ts)', () => {
 });
 
 describe('IP addresses', () => {
+  it("keeps the trusted-hop walk's answers by peer and X-Forwarded-For, and they stay right as the kept answers turn over", () => {
+    const trusted = ['10.0.0.0/8'].map(parseCidr);
+    const clientOf = clientOfRequest<unknown>(trusted, 64, undefined);
+    const ask = (remoteAddress: string | undefined, forwardedFor?: string | string[]) =>
+      clientOf({ input: { method: 'GET', url: '/', remoteAddress, forwardedFor, req: {} }, client: null }).key;
+    const cases: [string | undefined, string | string[] | undefined, string][] = [
+      ['10.0.0.1', '198.51.100.7', '198.51.100.7'],
+      // the same header from a peer that is no proxy of ours: the peer is the client
+      ['192.0.2.10', '198.51.100.7', '192.0.2.10'],
+      ['10.0.0.1', '198.51.100.7, 10.0.0.2', '198.51.100.7'],
+      ['10.0.0.1', ['198.51.100.8', '10.0.0.2'], '198.51.100.8'],
+      ['10.0.0.1', undefined, '10.0.0.1'],
+      [undefined, '198.51.100.7', 'unknown'],
+      ['2001:db8:1:2::5', undefined, '2001:db8:1:2::/64'],
+    ];
+    // three times over, and again after more distinct callers than are kept
+    for (let round = 0; round < 3; round++) for (const [peer, xff, key] of cases) expect(ask(peer, xff), `${peer} ${xff}`).toBe(key);
+    for (let i = 0; i < 10_050; i++) expect(ask('10.0.0.1', `203.0.${i >> 8}.${i & 255}`)).toBe(`203.0.${i >> 8}.${i & 255}`);
+    for (const [peer, xff, key] of cases) expect(ask(peer, xff), `${peer} ${xff}`).toBe(key);
+    // a header too long to keep is walked every time
+    const long = `${Array.from({ length: 40 }, (_, i) => `198.51.100.${i}`).join(', ')}, 10.0.0.3`;
+    expect(ask('10.0.0.1', long)).toBe('198.51.100.39');
+    expect(ask('10.0.0.1', long)).toBe('198.51.100.39');
+  });
+
   it('parses the forms sockets and proxies write, and refuses the rest', () => {
     const ok: [string, number[]][] = [
       ['203.0.113.5', [203, 0, 113, 5]],

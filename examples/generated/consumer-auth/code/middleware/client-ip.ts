@@ -217,17 +217,31 @@ export interface ClientMemo<TReq> {
   client: Client | null;
 }
 
+/** Clients of the trusted-hop walk kept by their peer and X-Forwarded-For (see clientOfRequest). */
+const KNOWN_CLIENTS = 10000;
+/** Longest peer + X-Forwarded-For text kept (a longer one is walked every time): bounds the cache's memory. */
+const KNOWN_CLIENT_TEXT = 256;
+
 /**
  * The client of a request, worked out on first use and kept on the request, so the deny list,
  * the allowlist, the penalty box and the rules keyed on the address resolve it once and agree:
  * the application's own function (options.identities.ip or options.clientIp) when it names one,
  * else the trusted-hop walk.
+ * The walk's answer depends only on the peer and the X-Forwarded-For text, and parsing them
+ * costs a few microseconds (more than the rest of a decision), so its answers are kept by that
+ * text: the last KNOWN_CLIENTS of them, forgotten all at once when full (a caller who sends a
+ * new X-Forwarded-For every time only makes the walk run, never changes its answer).
  */
 export function clientOfRequest<TReq>(
   trusted: readonly Cidr[],
   ipv6PrefixLength: number,
   custom: ((req: TReq) => string | undefined) | undefined,
 ): (request: ClientMemo<TReq>) => Client {
+  const known = new Map<string, Client>();
+  const walk = (remoteAddress: string | undefined, forwardedFor: string | readonly string[] | undefined): Client => {
+    const address = clientAddress(remoteAddress, forwardedFor, trusted);
+    return { address, key: address === null ? 'unknown' : formatIp(address, ipv6PrefixLength) };
+  };
   return (request) => {
     if (request.client !== null) return request.client;
     const input = request.input;
@@ -237,8 +251,24 @@ export function clientOfRequest<TReq>(
       const address = parseIp(given);
       client = { address, key: address ? formatIp(address, ipv6PrefixLength) : keyPart(given) };
     } else {
-      const address = clientAddress(input.remoteAddress, input.forwardedFor, trusted);
-      client = { address, key: address === null ? 'unknown' : formatIp(address, ipv6PrefixLength) };
+      const peer = input.remoteAddress;
+      const forwarded = input.forwardedFor;
+      // the peer alone, or the peer and the header ('\n' is in neither: no two inputs share a text)
+      const text =
+        peer === undefined || (forwarded !== undefined && typeof forwarded !== 'string')
+          ? null
+          : forwarded === undefined
+            ? peer
+            : peer + '\n' + forwarded;
+      const kept = text === null ? undefined : known.get(text);
+      if (kept !== undefined) client = kept;
+      else {
+        client = walk(peer, forwarded);
+        if (text !== null && text.length <= KNOWN_CLIENT_TEXT) {
+          if (known.size >= KNOWN_CLIENTS) known.clear();
+          known.set(text, client);
+        }
+      }
     }
     request.client = client;
     return client;
