@@ -5,8 +5,9 @@
  *
  *   npm run build && node bench/middleware/run.mjs [--decisions 100000] [--rounds 5] [--seconds 8] [--rate 2000] [--only node|http]
  *     [--middleware-dir DIR]   (a compiled middleware to measure instead: DIR holds express.js and limiter.js + design.js, or an older ratelimit-core.js)
- *   npm run build && node bench/middleware/run.mjs --instructions [--requests 10000] [--apps bare,limited,rlf,...]
- *     (5. only: needs valgrind; about 2 minutes per app)
+ *   npm run build && node bench/middleware/run.mjs --instructions [--only node|http] [--requests 10000] [--apps bare,limited,rlf,...]
+ *     [--counted 20000] [--calls raw,rlf,ours,rlfSaas,saas] [--clients defaults,pipelining]
+ *     (5. and 6. only: needs valgrind; about 2 minutes per HTTP app, 1 per Node call)
  *
  * 1. Node decision throughput: 50 calls in flight, over 10,000 keys and 1,000 distinct URLs
  *    (/v1/items/<n>), every call admitted:
@@ -36,6 +37,9 @@
  *    request, over one connection. A count does not move with the machine's load, which swings
  *    the timed HTTP rounds by 30 points and more; it does not see the kernel (syscalls, the
  *    loopback) or how requests batch under concurrency, which the timed rows do.
+ * 6. --instructions, the Node half: each call of 1. (node-calls.mjs) in its own process
+ *    (node-child.mjs) under callgrind, on a Redis that is not: instructions per decision of the
+ *    Node process at 50 calls in flight and at 1 (see nodeInstructionsBench).
  *
  * The machine runs everything (Redis, the app, the load generator) on the same cores, so
  * the HTTP rows include Redis's CPU: it is the cost of the limiter as deployed on one box.
@@ -642,7 +646,7 @@ try {
     const x = (r) => r.ours.opsPerSec / r.rlf.opsPerSec;
     const xs = (r) => r.saas.opsPerSec / r.rlfSaas.opsPerSec;
     summary.push(
-      `Node throughput vs rate-limiter-flexible, same client: ${ratio(x(plain))}x (defaults), ${ratio(x(piped))}x (auto-pipelining); by Node CPU per decision ${ratio(plain.rlf.nodeCpuUs / plain.ours.nodeCpuUs)}x / ${ratio(piped.rlf.nodeCpuUs / piped.ours.nodeCpuUs)}x (target: at least 1x: ${x(plain) >= 1 && x(piped) >= 1 ? 'met' : 'not met'}). saas-platform tenant vs rate-limiter-flexible's two limiters: ${ratio(xs(plain))}x / ${ratio(xs(piped))}x.`,
+      `Node throughput vs rate-limiter-flexible, same client: ${ratio(x(plain))}x (defaults), ${ratio(x(piped))}x (auto-pipelining); the median of each round's own ratio (both measured in the same round, so a change in the host's speed from one round to the next does not skew it) ${ratio(median(plain.ours.vsRlf))}x / ${ratio(median(piped.ours.vsRlf))}x; by Node CPU per decision ${ratio(plain.rlf.nodeCpuUs / plain.ours.nodeCpuUs)}x / ${ratio(piped.rlf.nodeCpuUs / piped.ours.nodeCpuUs)}x (target: at least 1x: ${x(plain) >= 1 && x(piped) >= 1 ? 'met' : 'not met'}). saas-platform tenant vs rate-limiter-flexible's two limiters: ${ratio(xs(plain))}x / ${ratio(xs(piped))}x.`,
       `p99 of one limiter call, 1 in flight: ${ms(plain.ours.p99one)} ms (defaults), ${ms(piped.ours.p99one)} ms (auto-pipelining) (target: under 1 ms: ${Math.max(plain.ours.p99one, piped.ours.p99one) < 1 ? 'met' : 'not met'}).`,
     );
   }

@@ -156,16 +156,19 @@ describe('existing limiters found by init enter the answers and the design', () 
 
     const md = readFileSync(path.join(dir, 'docs', 'rate-limit-design.md'), 'utf8');
     expect(md).toContain('Migration from the existing limiters');
+    // taken over, and tighter across a reset: the old fixed window let 10 through there, the new rule 5
     expect(md).toContain(
-      '| express-rate-limit loginLimiter (src/app.js:12) | POST /api/login (login) | ip | 5 per 1 min (fixed window) | 10 across a reset (5 per window) | auth-login-per-ip: 5 per 1 min (5) | 5 | kept (taken over) |',
+      '| express-rate-limit loginLimiter (src/app.js:12) | POST /api/login (login) | ip | 5 per 1 min (fixed window) | 10 across a reset (5 per window) | auth-login-per-ip: 5 per 1 min (5) | 5 | kept (taken over), WARNING: tighter |',
     );
+    expect(md).toContain('Warning, tighter across a reset only');
     // express-rate-limit counts in fixed windows: 100 at the end of one 15 min window and 100 more at the start of the next
     expect(md).toContain(
       '| express-rate-limit apiLimiter (src/app.js:8) | GET /api/products (list-products) | ip | 100 per 15 min (fixed window) | 200 across a reset (100 per window) |',
     );
-    // nginx's limit_req drains at its rate: 10 a minute plus the burst of 5, whatever the minute
+    // nginx's limit_req drains at its rate: one request plus the burst of 5 at once, then 10 a
+    // minute, whatever the minute, at each of the 3 nginx nodes assumed (one per instance)
     expect(md).toMatch(
-      /\| nginx login \(nginx\.conf:29\) \| POST \/api\/login \(login\) \| ip \| 10r\/m, burst 5 \(leaky bucket\) \| 15 \|/,
+      /\| nginx login \(nginx\.conf:29\) \| POST \/api\/login \(login\) \| ip \| 10r\/m, burst 5 \(leaky bucket\) \| 48: 16 at each of 3 nginx nodes \|/,
     );
     expect(md).toMatch(
       /\| express-rate-limit apiLimiter \(src\/app\.js:8\) \| GET \/api\/products \(list-products\) \|[^\n]*\| WARNING: looser \|/,
