@@ -51,7 +51,7 @@ export function hostileAnswers(overrides: Record<string, unknown> = {}): Answers
       // kept in each process: exercises the client's in-process twin of the Lua bucket
       { name: 'local-only', limit: { requests: 20, per: 'second' }, safetyFraction: 1, burst: 2, bucket: 'per-instance' },
     ],
-    headers: { docsUrl: `https://docs.example/rate$limits?a='b'&c={{x}}#"}` },
+    headers: { docsUrl: `https://docs.example/rate$limits/%RESPONSE_CODE%/50%;$request_uri?a='b'&c={{x}}#"}##x` },
     ...overrides,
   });
 }
