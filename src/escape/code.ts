@@ -188,9 +188,10 @@ export function apiGatewayTemplateJson(value: unknown): string {
 /**
  * Literal text in an Envoy substitution format string (json_format values, text_format): `%`
  * opens a command operator (%RESPONSE_CODE%), and a `%` that opens none makes Envoy refuse the
- * whole configuration ("Couldn't find valid command"). `%%` is a literal `%` since Envoy 1.22
- * (envoyproxy/envoy#20093, source/common/formatter/substitution_formatter.cc, "escape '%%'"),
- * below the 1.24 the Envoy file needs anyway. No other character is special there.
+ * whole configuration ("Couldn't find valid command"). `%%` is a literal `%` (envoyproxy/envoy
+ * #20093, opened February 2022 for issue #15159; source/common/formatter/substitution_formatter.cc,
+ * "escape '%%'"), in every release from 1.24 on, which the Envoy file needs anyway. No other
+ * character is special there.
  */
 export function envoyFormatLiteral(value: string): string {
   return String(value).replace(/%/g, '%%');

@@ -7,8 +7,8 @@
 
 /**
  * Envoy's reading of a substitution format string (source/common/formatter/
- * substitution_formatter.cc, SubstitutionFormatParser::parse): `%%` is one literal `%` (Envoy
- * 1.22 and later); any other `%` opens a command operator, which Envoy substitutes, or refuses
+ * substitution_formatter.cc, SubstitutionFormatParser::parse): `%%` is one literal `%` (the
+ * releases the file needs); any other `%` opens a command operator, which Envoy substitutes, or refuses
  * the configuration when none follows. Literal text only: a command throws.
  */
 export function envoyFormatRead(format: string): string {
