@@ -5,7 +5,10 @@
  * its target, never by string concatenation.
  *
  * Targets:
+ * - JSON text  jsonEscaping (a JSON body that a template language reads before the client does)
  * - nginx      nginxComment, nginxString, nginxJsonString
+ * - AWS        apiGatewayTemplateJson (an API Gateway gateway response's body template)
+ * - Envoy      envoyFormatLiteral, envoyJsonFormat (substitution format strings, json_format)
  * - regex      regexLiteral (PCRE for nginx and Kong, RE2 for Envoy, Rust regex for Cloudflare)
  * - YAML       yamlComment for header comments; values go through the `yaml` package
  *              (toYaml), which quotes every scalar that needs it
@@ -25,6 +28,28 @@ const CONTROLS = /[\u0000-\u001F\u007F-\u009F\u2028\u2029]+/g;
 /** One line of plain text: every control character and line break becomes one space. */
 export function oneLine(value: string): string {
   return String(value).replace(CONTROLS, ' ').replace(/ {2,}/g, ' ').trim();
+}
+
+// ---------------------------------------------------------------- JSON read as a template
+
+/**
+ * JSON text for `value` in which each character of `chars` is written as its JSON \uXXXX
+ * escape (U+2028 and U+2029 too, so the text is one line for every reader). None of `$ # %`
+ * is JSON syntax, so they only ever stand inside strings, where the escape is the same
+ * character to any JSON parser: a template language that reads the text first (nginx
+ * variables, API Gateway's `$` substitution) finds none of them, and the client parses the
+ * exact value. Only for characters outside JSON's own syntax (never `"`, `\`, braces).
+ */
+export function jsonEscaping(value: unknown, chars: string): string {
+  const escaped = new Set([...chars, '\u2028', '\u2029']);
+  let out = '';
+  for (const c of JSON.stringify(value)) out += escaped.has(c) ? jsonCharEscape(c) : c;
+  return out;
+}
+
+/** One BMP character as its JSON (and JavaScript) escape: `$` is \u0024. */
+export function jsonCharEscape(c: string): string {
+  return `\\u${(c.codePointAt(0) as number).toString(16).padStart(4, '0')}`;
 }
 
 // ---------------------------------------------------------------- nginx
@@ -51,14 +76,11 @@ export function nginxString(value: string): string {
 
 /**
  * A JSON value as a quoted nginx string for `return <code> "..."`, where nginx expands
- * variables: every `$` is written as the JSON escape \u0024, so nginx sees no variable and
- * the client still parses the exact text.
+ * variables: every `$` is written as the JSON escape \u0024 (jsonEscaping), so nginx sees no
+ * variable and the client still parses the exact text.
  */
 export function nginxJsonString(value: unknown): string {
-  const json = JSON.stringify(value)
-    .replace(/\$/g, '\\u0024')
-    .replace(/[\u2028\u2029]/g, (c) => `\\u${c.charCodeAt(0).toString(16)}`);
-  return nginxString(json);
+  return nginxString(jsonEscaping(value, '$'));
 }
 
 /** An identifier nginx accepts in zone and variable names: letters, digits, underscore. */
@@ -138,6 +160,55 @@ export function gatewayName(value: string, maxLength = 128): string {
  */
 export function promTemplateText(value: string): string {
   return oneLine(value).replace(/\{\{/g, '{{ "{{" }}');
+}
+
+// ---------------------------------------------------------------- AWS API Gateway
+
+/**
+ * The body template of an API Gateway gateway response (ResponseTemplates, in OpenAPI
+ * x-amazon-apigateway-gateway-responses responseTemplates) that sends `value` as JSON.
+ *
+ * AWS documents these templates as not processed by the VTL engine but "supporting only simple
+ * variable substitution" ($context..., ${stageVariables...}: "x-amazon-apigateway-gateway-
+ * responses.responseTemplates object" and "Gateway responses for REST APIs", API Gateway
+ * Developer Guide), and documents no escape for a literal `$` there. Velocity's own escapes do
+ * not help either: `\$x` stays `\$x` when $x is undefined (Velocity User Guide, "Escaping Valid
+ * VTL References"), and `#set($d = '$')` needs the VTL engine these templates do not run. So no
+ * `$` may reach the template: every `$` goes as the JSON escape \u0024, and every `#` as
+ * \u0023 (inert whether or not a `##` or `#set` would be read as VTL). The template then holds
+ * no character either reading acts on, and the client parses the exact value; quotes,
+ * backslashes and line breaks are JSON's own escapes, which neither reading touches.
+ */
+export function apiGatewayTemplateJson(value: unknown): string {
+  return jsonEscaping(value, '$#');
+}
+
+// ---------------------------------------------------------------- Envoy
+
+/**
+ * Literal text in an Envoy substitution format string (json_format values, text_format): `%`
+ * opens a command operator (%RESPONSE_CODE%), and a `%` that opens none makes Envoy refuse the
+ * whole configuration ("Couldn't find valid command"). `%%` is a literal `%` (envoyproxy/envoy
+ * #20093, opened February 2022 for issue #15159; source/common/formatter/substitution_formatter.cc,
+ * "escape '%%'"), in every release from 1.24 on, which the Envoy file needs anyway. No other
+ * character is special there.
+ */
+export function envoyFormatLiteral(value: string): string {
+  return String(value).replace(/%/g, '%%');
+}
+
+/**
+ * A json_format (an Envoy format dictionary) that writes exactly `value`: every string in it,
+ * at any depth, is a format string (envoyFormatLiteral); keys, numbers and booleans are not
+ * parsed. Envoy 1.24 and later keep numbers as numbers.
+ */
+export function envoyJsonFormat<T>(value: T): T {
+  if (typeof value === 'string') return envoyFormatLiteral(value) as T;
+  if (Array.isArray(value)) return value.map((v) => envoyJsonFormat(v)) as T;
+  if (value !== null && typeof value === 'object') {
+    return Object.fromEntries(Object.entries(value).map(([k, v]) => [k, envoyJsonFormat(v)])) as T;
+  }
+  return value;
 }
 
 // ---------------------------------------------------------------- Cloudflare

@@ -19,6 +19,8 @@ import type { Design, Gateway } from '../../src/design/model.js';
 import { renderHtml } from '../../src/render/html/index.js';
 import { renderMarkdown } from '../../src/render/markdown/index.js';
 import { ROOT } from '../helpers/examples.js';
+import { apiGatewayTemplateRead, envoyJsonFormatRead, nginxReturnRead } from './support/gateway-reading.js';
+import { TEMPLATE_DOCS_URL } from './support/hostile.js';
 
 const DATE = '2025-01-01';
 const SVG = (): string => '<svg viewBox="0 0 10 10"></svg>';
@@ -106,7 +108,7 @@ function nginxShipped(files: CodeFile[]): Shipped[] {
     (m) => [m[1], nginxUnquote(m[2] as string)] as [string, string],
   );
   const ret = /return\s+429\s+("(?:[^"\\]|\\.)*");/.exec(location)?.[1] as string;
-  return [{ headers: [['Content-Type', type], ...added], body: JSON.parse(nginxUnquote(ret)) }];
+  return [{ headers: [['Content-Type', type], ...added], body: JSON.parse(nginxReturnRead(nginxUnquote(ret))) }];
 }
 
 function envoyShipped(files: CodeFile[]): Shipped[] {
@@ -117,7 +119,8 @@ function envoyShipped(files: CodeFile[]): Shipped[] {
     ['content-type', mapper.body_format_override.content_type],
     ...mapper.headers_to_add.map((h: any) => [h.header.key, h.header.value] as [string, string]),
   ];
-  const body = mapper.body_format_override.json_format;
+  // what Envoy writes from the json_format: each of its strings is a format string
+  const body = envoyJsonFormatRead(mapper.body_format_override.json_format);
   const out: Shipped[] = [];
   const local = hcm.http_filters.find((f: any) => f.name === 'envoy.filters.http.local_ratelimit');
   if (local) {
@@ -218,7 +221,7 @@ function awsShipped(files: CodeFile[], design: Design): Shipped[] {
           ([k, v]) => [k.replace('gatewayresponse.header.', ''), String(v).replace(/^'|'$/g, '')] as [string, string],
         ),
       ],
-      body: JSON.parse(template),
+      body: apiGatewayTemplateRead(template),
     });
   }
   if ((doc.wafRateBasedRules ?? []).length > 0) {
@@ -256,9 +259,10 @@ function shipped(design: Design, files: CodeFile[]): Shipped[] {
   }
 }
 
-function answersAt(rel: string, gateway?: Gateway): unknown {
+function answersAt(rel: string, gateway?: Gateway, docsUrl?: string): unknown {
   const raw = JSON.parse(readFileSync(path.join(ROOT, rel), 'utf8'));
   if (gateway) raw.stack.gateway = gateway;
+  if (docsUrl) raw.headers = { ...raw.headers, docsUrl };
   return raw;
 }
 
@@ -280,7 +284,7 @@ function expectMatches(example: Example, ship: Shipped, label: string): void {
   expect(example.body, label).toEqual(ship.body);
 }
 
-const CASES: { name: string; answers: string; gateway?: Gateway; shapes: number }[] = [
+const CASES: { name: string; answers: string; gateway?: Gateway; docsUrl?: string; shapes: number }[] = [
   { name: 'nginx (ceiling and a per-IP rule)', answers: 'test/fixtures/review/fastify-nginx-sessions.answers.json', shapes: 1 },
   {
     name: 'nginx beside limit_req zones already in place (their refusals share the page)',
@@ -306,12 +310,30 @@ const CASES: { name: string; answers: string; gateway?: Gateway; shapes: number 
   { name: 'AWS (stage throttle and WAF per-IP rules)', answers: 'test/fixtures/review/koa-aws-costs.answers.json', shapes: 2 },
   { name: 'AWS (stage throttle and usage plan API-key rules)', answers: 'test/fixtures/gateway/aws-api-keys.answers.json', shapes: 1 },
   { name: 'the nginx example (saas-platform)', answers: 'examples/saas-platform.answers.json', shapes: 1 },
+  // a documentation URL holding what each gateway's language reads: the body still says it exactly
+  ...(
+    [
+      ['nginx', 'test/fixtures/review/fastify-nginx-sessions.answers.json', undefined, 1],
+      ['Envoy', 'test/fixtures/review/express-envoy-plans.answers.json', undefined, 2],
+      ['Kong', 'test/fixtures/review/express-envoy-plans.answers.json', 'kong', 2],
+      ['Cloudflare', 'test/fixtures/review/express-envoy-plans.answers.json', 'cloudflare', 1],
+      ['AWS (API Gateway and WAF)', 'test/fixtures/review/koa-aws-costs.answers.json', undefined, 2],
+      ['AWS (usage plan)', 'test/fixtures/gateway/aws-api-keys.answers.json', undefined, 1],
+    ] as const
+  ).map(([name, answers, gateway, shapes]) => ({
+    name: `${name}: a documentation URL with $, #, %, quotes, ; and braces in it`,
+    answers,
+    gateway,
+    docsUrl: TEMPLATE_DOCS_URL,
+    shapes,
+  })),
 ];
 
 describe("the document's edge 429 is what the shipped gateway file returns", () => {
   for (const c of CASES) {
     it(c.name, () => {
-      const design = buildDesign(Answers.parse(answersAt(c.answers, c.gateway)), { date: DATE });
+      const design = buildDesign(Answers.parse(answersAt(c.answers, c.gateway, c.docsUrl)), { date: DATE });
+      if (c.docsUrl) expect(design.contract.docsUrl).toBe(c.docsUrl);
       const input = { design, checks: checkDesign(design) };
       const files = generateGateway(design);
       const ships = shipped(design, files);

@@ -19,6 +19,8 @@ import type { Design } from '../../src/design/model.js';
 import { unavailableFields } from '../../src/runtime/middleware/responses.js';
 import { generatedFiles, runCli, tempDir } from '../helpers/cli.js';
 import { ROOT } from '../helpers/examples.js';
+import { envoyJsonFormatRead } from './support/gateway-reading.js';
+import { TEMPLATE_DOCS_URL } from './support/hostile.js';
 
 const DATE = '2026-12-03';
 const FIXTURE = 'test/fixtures/edge-cost/keyless-envoy.answers.json';
@@ -65,6 +67,25 @@ function withEnvoy(files: readonly CodeFile[], change: (doc: Obj) => void): Code
 }
 
 describe('the generator: a 503 mapper only when failure_mode_deny is true', () => {
+  it('fail closed, a % in the documentation URL: Envoy writes the 503 body with the URL as the document states it', () => {
+    const design = designOf(
+      JSON.parse(
+        readFileSync(
+          answersFile((a) => {
+            closedAnswers(a);
+            a.headers = { ...a.headers, docsUrl: TEMPLATE_DOCS_URL };
+          }),
+          'utf8',
+        ),
+      ),
+    );
+    const seconds = design.contract.storeUnavailable.retryAfterSeconds;
+    const flagged = mappers(generateEnvoy(design)[0]!.content).filter(isFlagMapper);
+    expect(flagged).toHaveLength(1);
+    // each string of a json_format is a format string: read as Envoy reads it
+    expect(envoyJsonFormatRead(flagged[0]!.body_format_override.json_format)).toEqual(unavailableFields(TEMPLATE_DOCS_URL, seconds));
+  });
+
   it('fail open: failure_mode_deny false, the 429 mapper alone', () => {
     const design = designOf(JSON.parse(readFileSync(answersFile(), 'utf8')));
     const yaml = generateEnvoy(design)[0]!.content;

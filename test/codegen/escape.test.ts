@@ -5,7 +5,11 @@
 import { describe, expect, it } from 'vitest';
 import { parse as parseYaml } from 'yaml';
 import {
+  apiGatewayTemplateJson,
   cfString,
+  envoyFormatLiteral,
+  envoyJsonFormat,
+  jsonEscaping,
   luaKeyFragment,
   luaString,
   nginxComment,
@@ -19,7 +23,8 @@ import {
   tsString,
   yamlComment,
 } from '../../src/escape/index.js';
-import { EVIL, EVIL_ROUTE } from './support/hostile.js';
+import { apiGatewayTemplateRead, envoyFormatRead, envoyJsonFormatRead } from './support/gateway-reading.js';
+import { EVIL, EVIL_ROUTE, TEMPLATE_DOCS_URL } from './support/hostile.js';
 
 const HOSTILE = [
   EVIL,
@@ -37,6 +42,9 @@ const HOSTILE = [
   '__proto__',
   'naïve café 日本 🚀',
   '',
+  TEMPLATE_DOCS_URL,
+  '%RESPONSE_CODE% %REQ(:path)% 100% %% %',
+  '$context.requestId ${stageVariables.x} $util.escapeJavaScript("x") #set($d = "$") ## \\$x \\#if',
 ];
 
 /** nginx's own unescaping of a quoted string (ngx_conf_read_token). */
@@ -85,6 +93,43 @@ describe('nginx', () => {
 
   it('identifiers are letters, digits and underscores', () => {
     for (const s of HOSTILE) expect(nginxIdent(s)).toMatch(/^[A-Za-z0-9_]+$/);
+  });
+});
+
+describe('JSON read as a template', () => {
+  it('jsonEscaping writes the named characters as \\u escapes, and the text parses back to the value', () => {
+    for (const s of HOSTILE) {
+      const value = { s, nested: [s, { s }], n: 429 };
+      const text = jsonEscaping(value, '$#%');
+      expect(text).not.toMatch(/[$#%\u2028\u2029]/);
+      expect(JSON.parse(text)).toEqual(value);
+    }
+  });
+
+  it('an API Gateway body template holds no $ or #, and the client parses the exact value', () => {
+    for (const s of HOSTILE) {
+      const value = { documentation: s, limit: { rules: [s] }, status: 429 };
+      expect(apiGatewayTemplateRead(apiGatewayTemplateJson(value))).toEqual(value);
+    }
+    // as plain JSON the same value would be read as template syntax
+    expect(() => apiGatewayTemplateRead(JSON.stringify({ documentation: TEMPLATE_DOCS_URL }))).toThrow(/template syntax/);
+  });
+});
+
+describe('Envoy format strings', () => {
+  it('a literal reads back exactly, with no command operator in it', () => {
+    for (const s of HOSTILE) expect(envoyFormatRead(envoyFormatLiteral(s))).toBe(s);
+    expect(envoyFormatLiteral('50% off')).toBe('50%% off');
+    expect(() => envoyFormatRead('50% off')).toThrow(/command operator/);
+  });
+
+  it('a json_format writes every string at any depth as written; numbers stay numbers', () => {
+    for (const s of HOSTILE) {
+      const value = { type: `${s}#x`, status: 429, limit: { rules: [s, 'a'] }, ok: true };
+      const format = envoyJsonFormat(value);
+      expect(format.status).toBe(429);
+      expect(envoyJsonFormatRead(format)).toEqual(value);
+    }
   });
 });
 

@@ -10,6 +10,7 @@ import { Answers } from '../../src/answers/schema.js';
 import {
   apiGatewayPath,
   awsConfig,
+  awsEdgeRefusals,
   cfRoutesExpr,
   cfRulePlan,
   cfStaticPaths,
@@ -27,7 +28,8 @@ import { kongRegex } from '../../src/codegen/gateway/kong-router.js';
 import { buildDesign } from '../../src/design/build.js';
 import type { Design, Gateway } from '../../src/design/model.js';
 import { DATE, exampleAnswers, exampleDesign, exampleNames } from '../helpers/examples.js';
-import { EVIL_ROUTE, META_ROUTE, hostileAnswers, hostileDesign } from './support/hostile.js';
+import { apiGatewayTemplateRead, envoyJsonFormatRead } from './support/gateway-reading.js';
+import { EVIL_ROUTE, META_ROUTE, TEMPLATE_DOCS_URL, hostileAnswers, hostileDesign } from './support/hostile.js';
 
 type Obj = Record<string, any>;
 
@@ -207,7 +209,7 @@ describe('Envoy', () => {
       expect(mapper.filter.status_code_filter.comparison.value.default_value).toBe(429);
       expect(mapper.headers_to_add[0].header).toEqual({ key: 'retry-after', value: String(edgeRetryAfter(rules)) });
       expect(mapper.body_format_override.content_type).toBe('application/problem+json');
-      expect(mapper.body_format_override.json_format).toEqual(edgeProblemBody(design, rules, edgeRetryAfter(rules)));
+      expect(envoyJsonFormatRead(mapper.body_format_override.json_format)).toEqual(edgeProblemBody(design, rules, edgeRetryAfter(rules)));
 
       // actions and service descriptors pair up, and each route regex matches its route
       const vh = hcm.route_config.virtual_hosts[0];
@@ -484,6 +486,31 @@ describe('AWS API Gateway and Cloudflare: labelled examples to adapt', () => {
   it('API Gateway resource paths use {param}', () => {
     expect(apiGatewayPath('/v1/orders/:id')).toBe('/v1/orders/{id}');
     expect(apiGatewayPath('/files/*path')).toBe('/files/{proxy+}');
+  });
+});
+
+describe('AWS: a documentation URL with template syntax in it reaches the client as written', () => {
+  it('every gateway response template (THROTTLED, QUOTA_EXCEEDED) and the WAF body', () => {
+    const base = hostileAnswers({ headers: { docsUrl: TEMPLATE_DOCS_URL } });
+    const design = buildDesign(Answers.parse({ ...base, stack: { ...base.stack, gateway: 'aws-api-gateway' } }), { date: DATE });
+    expect(design.contract.docsUrl).toBe(TEMPLATE_DOCS_URL);
+    const json = JSON.parse(generateAws(design)[0]!.content) as Obj;
+    const responses = json.gatewayResponses as Obj[];
+    expect(responses.map((r) => r.Properties.ResponseType)).toEqual(['THROTTLED', 'QUOTA_EXCEEDED']);
+    for (const r of responses) {
+      const templates = Object.values(r.Properties.ResponseTemplates) as string[];
+      expect(templates).toHaveLength(1);
+      const body = apiGatewayTemplateRead(templates[0]!) as Obj;
+      expect(body.documentation).toBe(TEMPLATE_DOCS_URL);
+      expect(body.type).toBe(`${TEMPLATE_DOCS_URL}#rate-limited`);
+    }
+    // the document says why the template's text differs from the body it shows
+    expect(awsEdgeRefusals(design)[0]!.notes).toContain(
+      'API Gateway substitutes $ references in a gateway response template (and # would open VTL comments and directives, were it read as VTL), so the file writes $ as \\u0024 and # as \\u0023 (JSON escapes): a JSON parser reads the body shown here.',
+    );
+    // a WAF custom response body is no template: sent as written, JSON as it stands
+    const waf = JSON.parse(json.wafCustomResponseBodies['rl-too-many-requests'].Content);
+    expect(waf.documentation).toBe(TEMPLATE_DOCS_URL);
   });
 });
 

@@ -9,10 +9,10 @@ import { describe, expect, it } from 'vitest';
 import { parseAnswers } from '../../src/answers/load.js';
 import { buildDesign } from '../../src/design/build.js';
 import { edgeProblemBody, edgeRules } from '../../src/codegen/gateway/edge.js';
-import { generateNginx, nginxRate, nginxZoneMb } from '../../src/codegen/gateway/nginx.js';
+import { generateNginx, nginxEdgeRefusals, nginxRate, nginxZoneMb } from '../../src/codegen/gateway/nginx.js';
 import type { Design } from '../../src/design/model.js';
 import { exampleDesign, exampleNames } from '../helpers/examples.js';
-import { HEALTH_ROUTE, META_ROUTE, hostileDesign } from './support/hostile.js';
+import { HEALTH_ROUTE, META_ROUTE, TEMPLATE_DOCS_URL, hostileAnswers, hostileDesign } from './support/hostile.js';
 import { burst, get, nginxPrefix, nginxTest, startNginx, useRunningNginx } from './support/nginx.js';
 
 async function expectNginxAccepts(design: Design): Promise<void> {
@@ -174,6 +174,35 @@ describe('a real nginx running the hostile design', () => {
     expect(refusedA).toBeGreaterThanOrEqual(15);
     const b = await get(running.nginx.port, '/v1/orders', { 'x-api-key': 'key-b' }, 'POST');
     expect(b.status).not.toBe(429);
+  });
+});
+
+describe('a documentation URL with nginx syntax in it ($request_uri, quotes, ;, braces)', () => {
+  const design = withoutCeiling(buildDesign(hostileAnswers({ headers: { docsUrl: TEMPLATE_DOCS_URL } }), { date: '2026-12-02' }));
+  const rules = edgeRules(design);
+
+  it('nginx -t accepts the config', async () => {
+    expect(design.contract.docsUrl).toBe(TEMPLATE_DOCS_URL);
+    await expectNginxAccepts(design);
+    // the document says why the file's text differs from the body it shows
+    expect(nginxEdgeRefusals(design)[0]!.notes).toContain(
+      'nginx expands $ variables in the text it returns, so the file writes $ as \\u0024 (JSON escapes): a JSON parser reads the body shown here.',
+    );
+  });
+
+  describe('a real nginx', () => {
+    const running = useRunningNginx(generateNginx(design), enforce);
+
+    it('answers 429 with the URL in the body exactly as the document states it, $request_uri not expanded', async () => {
+      const path = encodeURI(META_ROUTE);
+      const refused = (await burst(running.nginx.port, 130, path)).filter((r) => r.status === 429);
+      expect(refused.length).toBeGreaterThan(0);
+      const body = JSON.parse(refused[0]!.body);
+      expect(body.documentation).toBe(TEMPLATE_DOCS_URL);
+      expect(body.type).toBe(`${TEMPLATE_DOCS_URL}#rate-limited`);
+      expect(body).toEqual(edgeProblemBody(design, rules, 1));
+      expect(refused[0]!.body).not.toContain(path);
+    });
   });
 });
 

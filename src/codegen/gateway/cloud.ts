@@ -18,7 +18,7 @@ import {
 import type { Design } from '../../design/model.js';
 import { slug } from '../../design/naming.js';
 import { TOOL_VERSION } from '../../version.js';
-import { cfString, gatewayName, oneLine, regexLiteral } from '../../escape/index.js';
+import { apiGatewayTemplateJson, cfString, gatewayName, oneLine, regexLiteral } from '../../escape/index.js';
 import { formatNumber } from '../../format.js';
 import type { CodeFile } from '../types.js';
 import {
@@ -27,6 +27,7 @@ import {
   edgeProblemBody,
   edgeRetryAfter,
   edgeRules,
+  escapedBodyNote,
   exemptRoutes,
   rateText,
   type EdgeRefusal,
@@ -112,7 +113,15 @@ function awsAnswers(design: Design): { throttle: EdgeRefusal & { rules: EdgeRule
       by: "API Gateway's throttling (its THROTTLED gateway response)",
       ruleIds: throttled.map((r) => r.id),
       ...gatewayAnswer(design, throttled, throttleRetryAfter),
-      notes: [served, `Retry-After is one token of the slowest throttle; the account's own limit answers with the same response.`],
+      notes: [
+        served,
+        `Retry-After is one token of the slowest throttle; the account's own limit answers with the same response.`,
+        ...escapedBodyNote(
+          edgeProblemBody(design, throttled, throttleRetryAfter),
+          '$#',
+          'API Gateway substitutes $ references in a gateway response template (and # would open VTL comments and directives, were it read as VTL)',
+        ),
+      ],
     },
     waf: {
       rules: ipRules,
@@ -212,12 +221,15 @@ export function awsConfig(design: Design): Record<string, unknown> {
       ResponseParameters: Object.fromEntries(
         answer.headers.filter((h) => h.name !== 'Content-Type').map((h) => [`${GATEWAY_RESPONSE_HEADER}${h.name}`, staticParam(h.value)]),
       ),
-      // API Gateway's own 429s come from its throttles (stage, usage plan), never from a WAF rule
-      ResponseTemplates: { [refusalHeader(answer, 'Content-Type')?.value ?? AWS_CONTENT_TYPE]: JSON.stringify(answer.body) },
+      // API Gateway's own 429s come from its throttles (stage, usage plan), never from a WAF rule.
+      // The template's `$` would be substituted: $ and # go as JSON \u escapes (apiGatewayTemplateJson)
+      ResponseTemplates: { [refusalHeader(answer, 'Content-Type')?.value ?? AWS_CONTENT_TYPE]: apiGatewayTemplateJson(answer.body) },
     },
     _note: note,
   });
   const wafRetryAfter = refusalHeader(waf, 'Retry-After')?.value;
+  // a WAF custom response body is sent as written, no template ("The payload of the custom
+  // response", up to 10,240 characters: CustomResponseBody, AWS WAF API Reference)
   const body = JSON.stringify(waf.body);
   const scopeDowns = ipRules.map((r) => wafScopeDown(r, exemptRoutes(design)));
   const wafTotal = scopeDowns.reduce((n, st) => n + 2 + wafWcu(st), 0);
@@ -597,6 +609,9 @@ export function cloudflareEdgeRefusals(design: Design): EdgeRefusal[] {
 export function cloudflareConfig(design: Design): Record<string, unknown> {
   const { rules, mitigation, refusal } = cloudflareAnswer(design);
   const exempt = exemptRoutes(design);
+  // a rate limiting rule's custom response body is sent as written: no template reads it (error
+  // tokens belong to custom error assets only), at most 30 KB (cloudflare-docs,
+  // custom-response-blocked-requests for rate limiting rules)
   const content = JSON.stringify(refusal.body);
   const shipped = rules.map((r) => {
     const w = windowOf(design, r);

@@ -17,7 +17,7 @@ import {
 export { bySpecificity, owns };
 import { formatNumber, ratePer } from '../../format.js';
 import type { Design, FailMode, MatrixRule, RuleIdentity } from '../../design/model.js';
-import { regexLiteral } from '../../escape/index.js';
+import { jsonCharEscape, regexLiteral } from '../../escape/index.js';
 import { compileRoute } from '../../runtime/middleware/routes.js';
 
 /** What an edge counter is keyed on, as far as a gateway can see it. */
@@ -272,6 +272,18 @@ export function edgeProblemBody(design: Design, rules: EdgeRule[], retryAfter: n
     retryAfterSeconds: retryAfter,
     documentation: docs,
   };
+}
+
+/**
+ * The note of a refusal whose file writes some characters of the body as JSON \u escapes,
+ * because `reader` (the gateway) would act on them (jsonEscaping): none when the body holds none.
+ */
+export function escapedBodyNote(body: unknown, chars: string, reader: string): string[] {
+  const text = JSON.stringify(body);
+  const found = [...chars].filter((c) => text.includes(c));
+  if (found.length === 0) return [];
+  const escapes = found.map((c) => `${c} as ${jsonCharEscape(c)}`);
+  return [`${reader}, so the file writes ${escapes.join(' and ')} (JSON escapes): a JSON parser reads the body shown here.`];
 }
 
 /** "5 req/s", "600 req/min", "10 req per 900 s". */

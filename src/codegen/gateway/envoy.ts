@@ -29,7 +29,7 @@ import {
 import { slug } from '../../design/naming.js';
 import { parse as parseYaml } from 'yaml';
 import { TOOL_VERSION } from '../../version.js';
-import { regexLiteral, toYaml } from '../../escape/index.js';
+import { envoyJsonFormat, regexLiteral, toYaml } from '../../escape/index.js';
 import { unavailableFields } from '../../runtime/middleware/responses.js';
 import type { CodeFile } from '../types.js';
 import {
@@ -458,7 +458,8 @@ export function envoyFilterConfig(design: Design): Record<string, unknown> {
             },
             headers_to_add: written.map(headerOption),
             body_format_override: {
-              json_format: answer.body,
+              // every string of a json_format is a format string: a % in it goes as %%
+              json_format: envoyJsonFormat(answer.body),
               content_type: answer.headers.find((h) => h.name === 'content-type')?.value,
             },
           },
@@ -513,7 +514,10 @@ function envoyUnavailableMapper(design: Design): Record<string, unknown> {
   return {
     filter: { response_flag_filter: { flags: [RLS_ERROR_FLAG] } },
     headers_to_add: [{ append_action: 'OVERWRITE_IF_EXISTS_OR_ADD', header: { key: 'retry-after', value: String(seconds) } }],
-    body_format_override: { json_format: unavailableFields(design.contract.docsUrl, seconds), content_type: 'application/problem+json' },
+    body_format_override: {
+      json_format: envoyJsonFormat(unavailableFields(design.contract.docsUrl, seconds)),
+      content_type: 'application/problem+json',
+    },
   };
 }
 

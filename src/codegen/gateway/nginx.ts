@@ -20,6 +20,7 @@ import {
   edgeRetryAfter,
   edgeRules,
   edgeRulesWithoutRate,
+  escapedBodyNote,
   exemptRoutes,
   firstMatchOrder,
   rateText,
@@ -272,6 +273,7 @@ export function nginxEdgeRefusals(design: Design): EdgeRefusal[] {
     rules,
     theirs.map((z) => z.retryAfterSeconds),
   );
+  const body = edgeProblemBody(design, rules, retryAfter);
   return [
     {
       by: "nginx's limit_req (through the error_page 429 location)",
@@ -281,11 +283,12 @@ export function nginxEdgeRefusals(design: Design): EdgeRefusal[] {
         { name: 'Retry-After', value: String(retryAfter) },
         { name: 'Cache-Control', value: 'no-store' },
       ],
-      body: edgeProblemBody(design, rules, retryAfter),
+      body,
       notes: [
         theirs.length > 0
           ? `nginx cannot tell which of its limit_req zones refused, so the body names them all and Retry-After is one emission interval of the slowest. That includes the zones already in your nginx configuration (${theirs.map((z) => `${z.zone}, ${z.limitText}: ${formatNumber(z.retryAfterSeconds)} s`).join('; ')}), whose refusals go through the same error_page 429 while they are kept: ${slowestText(rules, theirs, retryAfter)}`
           : 'nginx cannot tell which of its rules refused, so the body names them all and Retry-After is one emission interval of the slowest.',
+        ...escapedBodyNote(body, '$', 'nginx expands $ variables in the text it returns'),
       ],
     },
   ];

@@ -16,6 +16,13 @@ export const META_ROUTE = '/v1/a.b$c(d)+';
 export const EVIL_ROUTE = `/v1/"q";{x}$y#z*/]]'\n\\/:id`;
 export const HEALTH_ROUTE = '/health$z';
 
+/**
+ * A documentation URL (a valid http(s) URL to the answers schema) made of what the gateways'
+ * languages read in a 429 body's text: nginx variables and `;` `{}` `"`, API Gateway's `$`
+ * references and VTL's `#set` / `##`, Envoy's %COMMAND% and a bare `%`, a quote and a backslash.
+ */
+export const TEMPLATE_DOCS_URL = `https://docs.example/limits/$request_uri/\${stageVariables.x}/$context.requestId/%RESPONSE_CODE%/50%off;{a}"q"'s\\b#set($d = 1)##c`;
+
 export function hostileAnswers(overrides: Record<string, unknown> = {}): Answers {
   return Answers.parse({
     project: { name: `Evil "proj"; } {\n$x #*/ ]] <script>`, description: EVIL },
@@ -44,7 +51,7 @@ export function hostileAnswers(overrides: Record<string, unknown> = {}): Answers
       // kept in each process: exercises the client's in-process twin of the Lua bucket
       { name: 'local-only', limit: { requests: 20, per: 'second' }, safetyFraction: 1, burst: 2, bucket: 'per-instance' },
     ],
-    headers: { docsUrl: `https://docs.example/rate$limits?a='b'&c={{x}}#"}` },
+    headers: { docsUrl: `https://docs.example/rate$limits/%RESPONSE_CODE%/50%;$request_uri?a='b'&c={{x}}#"}##x` },
     ...overrides,
   });
 }
