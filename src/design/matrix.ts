@@ -672,6 +672,53 @@ function perClientShare(ctx: MatrixContext): CeilingShare & { step: string; deri
   return { ...share, step: `${step}${share.text}`, derivationStep: `${short}${share.held ? ", held at the ceiling's own rate" : ''}` };
 }
 
+/**
+ * What the ceiling lets through at once, as it ships: its burst, or one second of its rate where
+ * it runs with none (a window without a burst at the edge).
+ */
+function ceilingBurst(ctx: MatrixContext): number {
+  const burst = ceilingShape(ctx).burst;
+  return typeof burst === 'number' && burst > 0 ? burst : Math.max(1, Math.ceil(ctx.ceilingRps));
+}
+
+/** The burst of a rate sized as a share of the ceiling (shareBurst), and what it is in words. */
+interface ShareBurst {
+  burst: number;
+  /** `burstSeconds` of the share's rate, before the ceiling and the costliest call. */
+  wanted: number;
+  /** Held below `wanted` at what the ceiling lets through at once. */
+  held: boolean;
+  /** What the ceiling lets through at once (ceilingBurst). */
+  ceiling: number;
+  /** The derivation's step: "burst 5 = 10 s of rate (10), held at ..." */
+  derivation: string;
+}
+
+/**
+ * The burst of a share of the ceiling (per address, per client, per webhook sender): `burstSeconds`
+ * of its rate, never more than the ceiling lets through at once (ceilingBurst), as its rate is
+ * never more than the ceiling's (withinCeiling): no one caller's share can let through more at
+ * once than the limit it is a share of. Raised again where the costliest call would not fit.
+ */
+function shareBurst(ctx: MatrixContext, rps: number, maxCost: number): ShareBurst {
+  const { burstSeconds } = ctx;
+  const wanted = Math.ceil(rps * burstSeconds);
+  const ceiling = ceilingBurst(ctx);
+  const burst = Math.max(Math.min(wanted, ceiling), maxCost);
+  const held = burst < wanted;
+  const seconds = `${burstSeconds} s of rate${ctx.assumed?.has('traffic.burstiness') ? ' (assumed)' : ''}`;
+  const derivation = held
+    ? `burst ${formatNumber(burst)} = ${
+        burst > ceiling
+          ? `the costliest call (${maxCost} tokens), above the ceiling's own burst (${formatNumber(ceiling)})`
+          : "the ceiling's own burst"
+      }, not ${seconds} (${formatNumber(wanted)}): a share cannot let through more at once than the ceiling it is a share of`
+    : burst > wanted
+      ? `burst ${formatNumber(burst)} = the costliest call (${maxCost} tokens), above ${seconds} (${formatNumber(wanted)})`
+      : `burst ${formatNumber(burst)} = ${seconds}`;
+  return { burst, wanted, held, ceiling, derivation };
+}
+
 interface Builder {
   ids: IdAllocator;
   rules: MatrixRule[];
@@ -996,14 +1043,16 @@ function addFairness(b: Builder, ctx: MatrixContext, endpoints: ResolvedEndpoint
       cost.byEndpoint.length > 0
         ? ` Costlier calls draw more tokens from the same bucket (${cost.byEndpoint.map((c) => `${c.endpoint} = ${c.cost}`).join(', ')}) instead of each getting a bucket of its own.`
         : '';
-    const burst = Math.max(Math.ceil(rps * burstSeconds), maxCost);
+    const sized = shareBurst(ctx, rps, maxCost);
+    const { burst } = sized;
     const ttl = bucketTtl(burst, rps);
     const pop = populationOf(identity, scope);
     const card = bound(pop.population, admitted(ctx), ttl, pop.label);
     const classes = [...new Set(eps.map((e) => e.class))];
-    const burstWhy =
-      burst > Math.ceil(rps * burstSeconds)
-        ? `The bucket holds ${formatNumber(burst)} tokens, raised from ${burstSeconds} s of rate (${formatNumber(Math.ceil(rps * burstSeconds))}) so the costliest call (${maxCost} tokens) can ever pass.`
+    const burstWhy = sized.held
+      ? `The bucket holds ${formatNumber(burst)} tokens, ${burst > sized.ceiling ? `the costliest call (${maxCost} tokens), above ` : ''}the ceiling's own burst${burst > sized.ceiling ? ` (${formatNumber(sized.ceiling)})` : ''}: ${burstSeconds} s of rate would be ${formatNumber(sized.wanted)}, more than the whole ceiling lets through at once.`
+      : burst > sized.wanted
+        ? `The bucket holds ${formatNumber(burst)} tokens, raised from ${burstSeconds} s of rate (${formatNumber(sized.wanted)}) so the costliest call (${maxCost} tokens) can ever pass.`
         : `The bucket holds ${burstSeconds} s of rate (${formatNumber(burst)} tokens) for legitimate bursts.`;
     const why = perAddress
       ? `The API knows its callers only by address, so the limit is sized per address, not per person: ${perAddress.derivation}. One address can then take at most ${addressShare(ctx, rps)}.`
@@ -1037,8 +1086,8 @@ function addFairness(b: Builder, ctx: MatrixContext, endpoints: ResolvedEndpoint
         { text: splitNote(groups, group.mode), about: ['failMode', 'endpoints'] },
       ]),
       derivation: perAddress
-        ? `${perAddress.derivation}; burst ${formatNumber(burst)} = ${burstSeconds} s of rate${ctx.assumed?.has('traffic.burstiness') ? ' (assumed)' : ''}`
-        : `${rpsText(rps)} = a tenth of the ceiling (${rpsText(ceilingRps)}${ctx.ceilingByHand ? ', set by hand in its rules entry' : ''})${perClient.derivationStep}; burst ${formatNumber(burst)} = ${burstSeconds} s of rate${ctx.assumed?.has('traffic.burstiness') ? ' (assumed)' : ''}`,
+        ? `${perAddress.derivation}; ${sized.derivation}`
+        : `${rpsText(rps)} = a tenth of the ceiling (${rpsText(ceilingRps)}${ctx.ceilingByHand ? ', set by hand in its rules entry' : ''})${perClient.derivationStep}; ${sized.derivation}`,
       inputs: [
         ...(perAddress ? ['traffic.clientPeakRps', 'traffic.clientsPerAddress'] : ['plans']),
         ...ceilingInputs(ctx),
@@ -1074,12 +1123,13 @@ function formatPercentOf(part: number, total: number): string {
  */
 function addAnonymous(b: Builder, ctx: MatrixContext, endpoints: ResolvedEndpoint[], perAccount: boolean): void {
   if (endpoints.length === 0) return;
-  const { scope, burstSeconds } = ctx;
+  const { scope } = ctx;
   const { rps, rate, derivation } = perAddressRate(ctx);
   const atEdge = scope.gateway !== 'none';
   const edge = atEdge ? edgeCounter({ identity: 'ip' }, scope) : undefined;
   const maxCost = Math.max(1, ...endpoints.map((e) => e.cost));
-  const burst = edge && !edge.hasBurst ? null : Math.max(Math.ceil(rps * burstSeconds), maxCost);
+  const sized = edge && !edge.hasBurst ? null : shareBurst(ctx, rps, maxCost);
+  const burst = sized ? sized.burst : null;
   // a shared fixed window's key lives for its window; a node's counter as long as the gateway keeps idle state
   const ttl = edge ? edgeStateTtl(edge, rate, burst) : bucketTtl(burst ?? 1, rps);
   const card = bound(undefined, admitted(ctx), ttl, 'IP');
@@ -1157,7 +1207,7 @@ function addAnonymous(b: Builder, ctx: MatrixContext, endpoints: ResolvedEndpoin
           about: ['layer', 'failMode', 'endpoints'],
         },
       ]),
-      derivation: `${derivation}${burst !== null ? `; burst ${formatNumber(burst)} = ${burstSeconds} s of rate${ctx.assumed?.has('traffic.burstiness') ? ' (assumed)' : ''}` : ''}`,
+      derivation: `${derivation}${sized ? `; ${sized.derivation}` : ''}`,
       inputs: [
         'traffic.clientPeakRps',
         'traffic.clientsPerAddress',
@@ -1294,22 +1344,19 @@ function addWebhooks(b: Builder, ctx: MatrixContext, endpoints: ResolvedEndpoint
   const share = withinCeiling(ctx, niceFloor(Math.max(10, fifth)));
   const { rps } = share;
   const maxCost = Math.max(1, ...endpoints.map((e) => e.cost));
-  const wanted = Math.ceil(rps * burstSeconds);
   // One sender's burst never exceeds what the ceiling itself admits at once (its burst, as it ships).
-  const ceilingBurst = ctx.ceiling?.burst ?? Math.max(1, Math.ceil(ceilingRps));
-  const burst = Math.max(Math.min(wanted, ceilingBurst), maxCost);
+  const { burst, wanted, held, ceiling } = shareBurst(ctx, rps, maxCost);
   const rateWhy =
     fifth >= 10
       ? `a fifth of ${theCeiling(ctx)} (${rpsText(fifth)})${rps !== fifth ? `, rounded down to ${formatNumber(rps)}` : ''}, so one sender's storm leaves most of the ceiling to customers`
       : share.held
         ? `the floor of 10 req/s (a fifth of ${theCeiling(ctx)} would be ${formatNumber(fifth)})${share.text}, so one sender can take the whole ceiling`
         : `the floor of 10 req/s (a fifth of ${theCeiling(ctx)} would be ${formatNumber(fifth)})`;
-  const burstWhy =
-    burst < wanted
-      ? `burst ${formatNumber(burst)}, the ceiling's own burst: ${burstSeconds} s of rate would be ${formatNumber(wanted)}, more than the whole ceiling admits at once`
-      : burst > wanted
-        ? `burst ${formatNumber(burst)}, raised from ${burstSeconds} s of rate so the costliest call (${maxCost} tokens) can pass`
-        : `burst ${formatNumber(burst)} (${burstSeconds} s of rate)`;
+  const burstWhy = held
+    ? `burst ${formatNumber(burst)}, ${burst > ceiling ? `the costliest call (${maxCost} tokens), above the ceiling's own burst (${formatNumber(ceiling)})` : "the ceiling's own burst"}: ${burstSeconds} s of rate would be ${formatNumber(wanted)}, more than the whole ceiling admits at once`
+    : burst > wanted
+      ? `burst ${formatNumber(burst)}, raised from ${burstSeconds} s of rate so the costliest call (${maxCost} tokens) can pass`
+      : `burst ${formatNumber(burst)} (${burstSeconds} s of rate)`;
   const ttl = bucketTtl(burst, rps);
   b.rules.push({
     id,
