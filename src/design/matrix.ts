@@ -16,6 +16,7 @@ import {
 import { formatNumber, joinAnd, rateFigure, ratePer, rpsText, secondsWords } from '../format.js';
 import type { ExistingLimiterT, HandRule, QuotaResetT } from '../answers/schema.js';
 import type { AuthKind, EndpointClass, MatrixRule, Primitive, ResolvedEndpoint, RuleIdentity, Scope } from './model.js';
+import { inProcessOutbound } from './model.js';
 import { admittedWithin, algorithmLabel, luaScriptFor, runBurst } from './algorithms.js';
 import { existingLimitText, existingName, existingNodes, existingWorstText, tighterExisting } from './migration.js';
 import {
@@ -93,6 +94,11 @@ export const IN_PROCESS_BYTES_PER_KEY = {
   /** identity-limits: a Map per identity; at most 390 B measured with one field, 490 B with three. */
   'identity-hash-base': 350,
   'identity-hash-field': 55,
+  /**
+   * The outbound client's in-process bucket (outbound/client.ts): its Map entry and the number it
+   * holds, the key being the provider's name that providers.ts already holds; measured at 54 B.
+   */
+  'outbound-bucket': 60,
 } as const;
 
 /**
@@ -1520,12 +1526,13 @@ function addOutbound(b: Builder, ctx: MatrixContext): void {
       cost: { default: 1, byEndpoint: [] },
       failMode: 'closed',
       layer: 'outbound-client',
-      ttlSeconds: ttl,
+      // in-process: no TTL; the client keeps the entry while it lives, one per provider (the bound)
+      ...(shared ? { ttlSeconds: ttl } : {}),
       cardinality: {
         bound: 1,
         basis: shared
           ? `one key for this provider: outbound-bucket.lua keeps a provider pause in the same key as the bucket. Its TTL is the time the bucket takes to refill (${formatNumber(ttl)} s), longer while calls are booked ahead (by up to the wait a caller accepts) or a provider pause is in force (the provider's Retry-After plus the refill time)`
-          : `one bucket for this provider in the outbound client's memory, an entry of the client object's own Map under the provider's name (${p.name}): one number, the time its next slot frees, which a provider pause moves later; it is kept as long as the client object lives, so make one client per process and share it (a second client keeps a second bucket)`,
+          : `one bucket for this provider in the outbound client's memory, an entry of the client object's own Map under the provider's name (${p.name}): one number, the time its next slot frees, which a provider pause moves later; it has no TTL: the client keeps it as long as the client object lives and never drops it, which bounds it by the providers (one entry each), not by time; a stale entry lets a call through as a full bucket would. Make one client per process and share it (a second client keeps a second bucket)`,
       },
       headers: 'none',
       errorCode: 'RATE_LIMITED',
@@ -1795,10 +1802,15 @@ function costFromEndpoints(h: HandRule, scope: Scope): { table: NonNullable<Matr
  * What one key of a rule costs in the store, by the script that keeps it (MEASURED_KEY_CHARS-character
  * names; withKeyLength adds the rule's own key length): the one pricing of generated and
  * hand-written rules alike. A log is priced with one attempt (each further one adds
- * sliding-window-log-entry), a rolling quota with a bucket per day of its window. Undefined for a
- * rule the store does not hold (edge, in-process, a gateway's own counter) or without an algorithm.
+ * sliding-window-log-entry), a rolling quota with a bucket per day of its window; in the process's
+ * heap for the state a design without a store keeps there (the middleware's, and with
+ * `storeless` the outbound client's bucket). Undefined for a gateway's own counter, an outbound
+ * bucket kept in each instance beside a store (not in it), or without an algorithm.
  */
-export function storeBytesPerKey(rule: Pick<MatrixRule, 'layer' | 'algorithm' | 'primitive' | 'tier' | 'rate'>): number | undefined {
+export function storeBytesPerKey(
+  rule: Pick<MatrixRule, 'layer' | 'algorithm' | 'primitive' | 'tier' | 'rate'>,
+  storeless = false,
+): number | undefined {
   // the middleware keeps its state in the process only where the design has no store: the estimate is then of the heap
   if (rule.algorithm && rule.primitive === 'in-process' && rule.layer === 'middleware') {
     switch (luaScriptFor(rule.algorithm)) {
@@ -1812,6 +1824,9 @@ export function storeBytesPerKey(rule: Pick<MatrixRule, 'layer' | 'algorithm' | 
       }
     }
   }
+  // the outbound client's in-process bucket: one number in its own Map, in the process's heap,
+  // which the estimate is of only where the design has no store (`storeless`)
+  if (storeless && rule.algorithm && inProcessOutbound(rule)) return IN_PROCESS_BYTES_PER_KEY['outbound-bucket'];
   if (!rule.algorithm || rule.primitive === 'in-process' || rule.primitive === 'gateway-native') return undefined;
   if (rule.layer === 'outbound-client') return BYTES_PER_KEY['outbound-bucket'];
   if (rule.layer !== 'middleware') return undefined;
@@ -1830,19 +1845,20 @@ export function storeBytesPerKey(rule: Pick<MatrixRule, 'layer' | 'algorithm' | 
 }
 
 /** A rule with what one of its keys costs in the store (storeBytesPerKey), or without a figure when the store does not hold it. */
-function withStoreBytes(rule: MatrixRule): MatrixRule {
+function withStoreBytes(rule: MatrixRule, scope: Scope): MatrixRule {
   const { bytesPerKey: _, ...rest } = rule;
-  const bytes = storeBytesPerKey(rule);
+  const bytes = storeBytesPerKey(rule, scope.store === 'none');
   return bytes === undefined ? rest : { ...rest, bytesPerKey: bytes };
 }
 
 /**
  * The TTL a rule's state needs: a full refill for what runs as a GCRA bucket (the burst it runs
  * with / rate; a sliding window counter too), the window for logs and fixed windows; whole
- * seconds, at least 1. Edge rules keep the gateway's own state lifetime. Undefined without numbers.
+ * seconds, at least 1. Edge rules keep the gateway's own state lifetime, and an in-process
+ * outbound bucket has none (inProcessOutbound). Undefined without numbers.
  */
 function stateTtl(rule: MatrixRule): number | undefined {
-  if (rule.layer === 'edge' || !rule.rate || !(rule.rate.requests > 0)) return undefined;
+  if (rule.layer === 'edge' || inProcessOutbound(rule) || !rule.rate || !(rule.rate.requests > 0)) return undefined;
   const period = rule.rate.periodSeconds;
   switch (rule.algorithm) {
     case 'token-bucket':
@@ -1927,7 +1943,7 @@ function matrixOf(ctx: MatrixContext, hand: HandRule[]): MatrixResult {
     rules: inIdentityHashes(
       awsKeyPlanned(kongUncounted(envoyFailModeSettled(envoyDescriptorsFitted(windowed, scope), scope), scope), scope)
         .map(edgeHeaders)
-        .map(withStoreBytes)
+        .map((r) => withStoreBytes(r, scope))
         .map(withKeyLength),
     ),
     exempt,
