@@ -127,6 +127,7 @@ const RULE_FIELD: Record<string, string> = {
   missingKey: 'key',
   missingTtl: 'ttlSeconds',
   ttlTooShort: 'ttlSeconds',
+  ttlNeverApplied: 'ttlSeconds',
   unboundedCardinality: 'cardinalityBound',
   cardinalityNotStated: 'cardinalityBound',
   securityNotSilent: 'headers',

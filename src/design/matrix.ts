@@ -16,6 +16,7 @@ import {
 import { formatNumber, joinAnd, rateFigure, ratePer, rpsText, secondsWords } from '../format.js';
 import type { ExistingLimiterT, HandRule, QuotaResetT } from '../answers/schema.js';
 import type { AuthKind, EndpointClass, MatrixRule, Primitive, ResolvedEndpoint, RuleIdentity, Scope } from './model.js';
+import { inProcessOutbound } from './model.js';
 import { admittedWithin, algorithmLabel, luaScriptFor, runBurst } from './algorithms.js';
 import { existingLimitText, existingName, existingNodes, existingWorstText, tighterExisting } from './migration.js';
 import {
@@ -93,6 +94,11 @@ export const IN_PROCESS_BYTES_PER_KEY = {
   /** identity-limits: a Map per identity; at most 390 B measured with one field, 490 B with three. */
   'identity-hash-base': 350,
   'identity-hash-field': 55,
+  /**
+   * The outbound client's in-process bucket (outbound/client.ts): its Map entry and the number it
+   * holds, the key being the provider's name that providers.ts already holds; measured at 54 B.
+   */
+  'outbound-bucket': 60,
 } as const;
 
 /**
@@ -672,6 +678,53 @@ function perClientShare(ctx: MatrixContext): CeilingShare & { step: string; deri
   return { ...share, step: `${step}${share.text}`, derivationStep: `${short}${share.held ? ", held at the ceiling's own rate" : ''}` };
 }
 
+/**
+ * What the ceiling lets through at once, as it ships: its burst, or one second of its rate where
+ * it runs with none (a window without a burst at the edge).
+ */
+function ceilingBurst(ctx: MatrixContext): number {
+  const burst = ceilingShape(ctx).burst;
+  return typeof burst === 'number' && burst > 0 ? burst : Math.max(1, Math.ceil(ctx.ceilingRps));
+}
+
+/** The burst of a rate sized as a share of the ceiling (shareBurst), and what it is in words. */
+interface ShareBurst {
+  burst: number;
+  /** `burstSeconds` of the share's rate, before the ceiling and the costliest call. */
+  wanted: number;
+  /** Held below `wanted` at what the ceiling lets through at once. */
+  held: boolean;
+  /** What the ceiling lets through at once (ceilingBurst). */
+  ceiling: number;
+  /** The derivation's step: "burst 5 = 10 s of rate (10), held at ..." */
+  derivation: string;
+}
+
+/**
+ * The burst of a share of the ceiling (per address, per client, per webhook sender): `burstSeconds`
+ * of its rate, never more than the ceiling lets through at once (ceilingBurst), as its rate is
+ * never more than the ceiling's (withinCeiling): no one caller's share can let through more at
+ * once than the limit it is a share of. Raised again where the costliest call would not fit.
+ */
+function shareBurst(ctx: MatrixContext, rps: number, maxCost: number): ShareBurst {
+  const { burstSeconds } = ctx;
+  const wanted = Math.ceil(rps * burstSeconds);
+  const ceiling = ceilingBurst(ctx);
+  const burst = Math.max(Math.min(wanted, ceiling), maxCost);
+  const held = burst < wanted;
+  const seconds = `${burstSeconds} s of rate${ctx.assumed?.has('traffic.burstiness') ? ' (assumed)' : ''}`;
+  const derivation = held
+    ? `burst ${formatNumber(burst)} = ${
+        burst > ceiling
+          ? `the costliest call (${maxCost} tokens), above the ceiling's own burst (${formatNumber(ceiling)})`
+          : "the ceiling's own burst"
+      }, not ${seconds} (${formatNumber(wanted)}): a share cannot let through more at once than the ceiling it is a share of`
+    : burst > wanted
+      ? `burst ${formatNumber(burst)} = the costliest call (${maxCost} tokens), above ${seconds} (${formatNumber(wanted)})`
+      : `burst ${formatNumber(burst)} = ${seconds}`;
+  return { burst, wanted, held, ceiling, derivation };
+}
+
 interface Builder {
   ids: IdAllocator;
   rules: MatrixRule[];
@@ -996,14 +1049,16 @@ function addFairness(b: Builder, ctx: MatrixContext, endpoints: ResolvedEndpoint
       cost.byEndpoint.length > 0
         ? ` Costlier calls draw more tokens from the same bucket (${cost.byEndpoint.map((c) => `${c.endpoint} = ${c.cost}`).join(', ')}) instead of each getting a bucket of its own.`
         : '';
-    const burst = Math.max(Math.ceil(rps * burstSeconds), maxCost);
+    const sized = shareBurst(ctx, rps, maxCost);
+    const { burst } = sized;
     const ttl = bucketTtl(burst, rps);
     const pop = populationOf(identity, scope);
     const card = bound(pop.population, admitted(ctx), ttl, pop.label);
     const classes = [...new Set(eps.map((e) => e.class))];
-    const burstWhy =
-      burst > Math.ceil(rps * burstSeconds)
-        ? `The bucket holds ${formatNumber(burst)} tokens, raised from ${burstSeconds} s of rate (${formatNumber(Math.ceil(rps * burstSeconds))}) so the costliest call (${maxCost} tokens) can ever pass.`
+    const burstWhy = sized.held
+      ? `The bucket holds ${formatNumber(burst)} tokens, ${burst > sized.ceiling ? `the costliest call (${maxCost} tokens), above ` : ''}the ceiling's own burst${burst > sized.ceiling ? ` (${formatNumber(sized.ceiling)})` : ''}: ${burstSeconds} s of rate would be ${formatNumber(sized.wanted)}, more than the whole ceiling lets through at once.`
+      : burst > sized.wanted
+        ? `The bucket holds ${formatNumber(burst)} tokens, raised from ${burstSeconds} s of rate (${formatNumber(sized.wanted)}) so the costliest call (${maxCost} tokens) can ever pass.`
         : `The bucket holds ${burstSeconds} s of rate (${formatNumber(burst)} tokens) for legitimate bursts.`;
     const why = perAddress
       ? `The API knows its callers only by address, so the limit is sized per address, not per person: ${perAddress.derivation}. One address can then take at most ${addressShare(ctx, rps)}.`
@@ -1037,8 +1092,8 @@ function addFairness(b: Builder, ctx: MatrixContext, endpoints: ResolvedEndpoint
         { text: splitNote(groups, group.mode), about: ['failMode', 'endpoints'] },
       ]),
       derivation: perAddress
-        ? `${perAddress.derivation}; burst ${formatNumber(burst)} = ${burstSeconds} s of rate${ctx.assumed?.has('traffic.burstiness') ? ' (assumed)' : ''}`
-        : `${rpsText(rps)} = a tenth of the ceiling (${rpsText(ceilingRps)}${ctx.ceilingByHand ? ', set by hand in its rules entry' : ''})${perClient.derivationStep}; burst ${formatNumber(burst)} = ${burstSeconds} s of rate${ctx.assumed?.has('traffic.burstiness') ? ' (assumed)' : ''}`,
+        ? `${perAddress.derivation}; ${sized.derivation}`
+        : `${rpsText(rps)} = a tenth of the ceiling (${rpsText(ceilingRps)}${ctx.ceilingByHand ? ', set by hand in its rules entry' : ''})${perClient.derivationStep}; ${sized.derivation}`,
       inputs: [
         ...(perAddress ? ['traffic.clientPeakRps', 'traffic.clientsPerAddress'] : ['plans']),
         ...ceilingInputs(ctx),
@@ -1074,12 +1129,13 @@ function formatPercentOf(part: number, total: number): string {
  */
 function addAnonymous(b: Builder, ctx: MatrixContext, endpoints: ResolvedEndpoint[], perAccount: boolean): void {
   if (endpoints.length === 0) return;
-  const { scope, burstSeconds } = ctx;
+  const { scope } = ctx;
   const { rps, rate, derivation } = perAddressRate(ctx);
   const atEdge = scope.gateway !== 'none';
   const edge = atEdge ? edgeCounter({ identity: 'ip' }, scope) : undefined;
   const maxCost = Math.max(1, ...endpoints.map((e) => e.cost));
-  const burst = edge && !edge.hasBurst ? null : Math.max(Math.ceil(rps * burstSeconds), maxCost);
+  const sized = edge && !edge.hasBurst ? null : shareBurst(ctx, rps, maxCost);
+  const burst = sized ? sized.burst : null;
   // a shared fixed window's key lives for its window; a node's counter as long as the gateway keeps idle state
   const ttl = edge ? edgeStateTtl(edge, rate, burst) : bucketTtl(burst ?? 1, rps);
   const card = bound(undefined, admitted(ctx), ttl, 'IP');
@@ -1157,7 +1213,7 @@ function addAnonymous(b: Builder, ctx: MatrixContext, endpoints: ResolvedEndpoin
           about: ['layer', 'failMode', 'endpoints'],
         },
       ]),
-      derivation: `${derivation}${burst !== null ? `; burst ${formatNumber(burst)} = ${burstSeconds} s of rate${ctx.assumed?.has('traffic.burstiness') ? ' (assumed)' : ''}` : ''}`,
+      derivation: `${derivation}${sized ? `; ${sized.derivation}` : ''}`,
       inputs: [
         'traffic.clientPeakRps',
         'traffic.clientsPerAddress',
@@ -1294,22 +1350,19 @@ function addWebhooks(b: Builder, ctx: MatrixContext, endpoints: ResolvedEndpoint
   const share = withinCeiling(ctx, niceFloor(Math.max(10, fifth)));
   const { rps } = share;
   const maxCost = Math.max(1, ...endpoints.map((e) => e.cost));
-  const wanted = Math.ceil(rps * burstSeconds);
   // One sender's burst never exceeds what the ceiling itself admits at once (its burst, as it ships).
-  const ceilingBurst = ctx.ceiling?.burst ?? Math.max(1, Math.ceil(ceilingRps));
-  const burst = Math.max(Math.min(wanted, ceilingBurst), maxCost);
+  const { burst, wanted, held, ceiling } = shareBurst(ctx, rps, maxCost);
   const rateWhy =
     fifth >= 10
       ? `a fifth of ${theCeiling(ctx)} (${rpsText(fifth)})${rps !== fifth ? `, rounded down to ${formatNumber(rps)}` : ''}, so one sender's storm leaves most of the ceiling to customers`
       : share.held
         ? `the floor of 10 req/s (a fifth of ${theCeiling(ctx)} would be ${formatNumber(fifth)})${share.text}, so one sender can take the whole ceiling`
         : `the floor of 10 req/s (a fifth of ${theCeiling(ctx)} would be ${formatNumber(fifth)})`;
-  const burstWhy =
-    burst < wanted
-      ? `burst ${formatNumber(burst)}, the ceiling's own burst: ${burstSeconds} s of rate would be ${formatNumber(wanted)}, more than the whole ceiling admits at once`
-      : burst > wanted
-        ? `burst ${formatNumber(burst)}, raised from ${burstSeconds} s of rate so the costliest call (${maxCost} tokens) can pass`
-        : `burst ${formatNumber(burst)} (${burstSeconds} s of rate)`;
+  const burstWhy = held
+    ? `burst ${formatNumber(burst)}, ${burst > ceiling ? `the costliest call (${maxCost} tokens), above the ceiling's own burst (${formatNumber(ceiling)})` : "the ceiling's own burst"}: ${burstSeconds} s of rate would be ${formatNumber(wanted)}, more than the whole ceiling admits at once`
+    : burst > wanted
+      ? `burst ${formatNumber(burst)}, raised from ${burstSeconds} s of rate so the costliest call (${maxCost} tokens) can pass`
+      : `burst ${formatNumber(burst)} (${burstSeconds} s of rate)`;
   const ttl = bucketTtl(burst, rps);
   b.rules.push({
     id,
@@ -1473,12 +1526,13 @@ function addOutbound(b: Builder, ctx: MatrixContext): void {
       cost: { default: 1, byEndpoint: [] },
       failMode: 'closed',
       layer: 'outbound-client',
-      ttlSeconds: ttl,
+      // in-process: no TTL; the client keeps the entry while it lives, one per provider (the bound)
+      ...(shared ? { ttlSeconds: ttl } : {}),
       cardinality: {
         bound: 1,
         basis: shared
           ? `one key for this provider: outbound-bucket.lua keeps a provider pause in the same key as the bucket. Its TTL is the time the bucket takes to refill (${formatNumber(ttl)} s), longer while calls are booked ahead (by up to the wait a caller accepts) or a provider pause is in force (the provider's Retry-After plus the refill time)`
-          : `one bucket for this provider in the outbound client's memory, an entry of the client object's own Map under the provider's name (${p.name}): one number, the time its next slot frees, which a provider pause moves later; it is kept as long as the client object lives, so make one client per process and share it (a second client keeps a second bucket)`,
+          : `one bucket for this provider in the outbound client's memory, an entry of the client object's own Map under the provider's name (${p.name}): one number, the time its next slot frees, which a provider pause moves later; it has no TTL: the client keeps it as long as the client object lives and never drops it, which bounds it by the providers (one entry each), not by time; a stale entry lets a call through as a full bucket would. Make one client per process and share it (a second client keeps a second bucket)`,
       },
       headers: 'none',
       errorCode: 'RATE_LIMITED',
@@ -1748,10 +1802,15 @@ function costFromEndpoints(h: HandRule, scope: Scope): { table: NonNullable<Matr
  * What one key of a rule costs in the store, by the script that keeps it (MEASURED_KEY_CHARS-character
  * names; withKeyLength adds the rule's own key length): the one pricing of generated and
  * hand-written rules alike. A log is priced with one attempt (each further one adds
- * sliding-window-log-entry), a rolling quota with a bucket per day of its window. Undefined for a
- * rule the store does not hold (edge, in-process, a gateway's own counter) or without an algorithm.
+ * sliding-window-log-entry), a rolling quota with a bucket per day of its window; in the process's
+ * heap for the state a design without a store keeps there (the middleware's, and with
+ * `storeless` the outbound client's bucket). Undefined for a gateway's own counter, an outbound
+ * bucket kept in each instance beside a store (not in it), or without an algorithm.
  */
-export function storeBytesPerKey(rule: Pick<MatrixRule, 'layer' | 'algorithm' | 'primitive' | 'tier' | 'rate'>): number | undefined {
+export function storeBytesPerKey(
+  rule: Pick<MatrixRule, 'layer' | 'algorithm' | 'primitive' | 'tier' | 'rate'>,
+  storeless = false,
+): number | undefined {
   // the middleware keeps its state in the process only where the design has no store: the estimate is then of the heap
   if (rule.algorithm && rule.primitive === 'in-process' && rule.layer === 'middleware') {
     switch (luaScriptFor(rule.algorithm)) {
@@ -1765,6 +1824,9 @@ export function storeBytesPerKey(rule: Pick<MatrixRule, 'layer' | 'algorithm' | 
       }
     }
   }
+  // the outbound client's in-process bucket: one number in its own Map, in the process's heap,
+  // which the estimate is of only where the design has no store (`storeless`)
+  if (storeless && rule.algorithm && inProcessOutbound(rule)) return IN_PROCESS_BYTES_PER_KEY['outbound-bucket'];
   if (!rule.algorithm || rule.primitive === 'in-process' || rule.primitive === 'gateway-native') return undefined;
   if (rule.layer === 'outbound-client') return BYTES_PER_KEY['outbound-bucket'];
   if (rule.layer !== 'middleware') return undefined;
@@ -1783,19 +1845,20 @@ export function storeBytesPerKey(rule: Pick<MatrixRule, 'layer' | 'algorithm' | 
 }
 
 /** A rule with what one of its keys costs in the store (storeBytesPerKey), or without a figure when the store does not hold it. */
-function withStoreBytes(rule: MatrixRule): MatrixRule {
+function withStoreBytes(rule: MatrixRule, scope: Scope): MatrixRule {
   const { bytesPerKey: _, ...rest } = rule;
-  const bytes = storeBytesPerKey(rule);
+  const bytes = storeBytesPerKey(rule, scope.store === 'none');
   return bytes === undefined ? rest : { ...rest, bytesPerKey: bytes };
 }
 
 /**
  * The TTL a rule's state needs: a full refill for what runs as a GCRA bucket (the burst it runs
  * with / rate; a sliding window counter too), the window for logs and fixed windows; whole
- * seconds, at least 1. Edge rules keep the gateway's own state lifetime. Undefined without numbers.
+ * seconds, at least 1. Edge rules keep the gateway's own state lifetime, and an in-process
+ * outbound bucket has none (inProcessOutbound). Undefined without numbers.
  */
 function stateTtl(rule: MatrixRule): number | undefined {
-  if (rule.layer === 'edge' || !rule.rate || !(rule.rate.requests > 0)) return undefined;
+  if (rule.layer === 'edge' || inProcessOutbound(rule) || !rule.rate || !(rule.rate.requests > 0)) return undefined;
   const period = rule.rate.periodSeconds;
   switch (rule.algorithm) {
     case 'token-bucket':
@@ -1880,7 +1943,7 @@ function matrixOf(ctx: MatrixContext, hand: HandRule[]): MatrixResult {
     rules: inIdentityHashes(
       awsKeyPlanned(kongUncounted(envoyFailModeSettled(envoyDescriptorsFitted(windowed, scope), scope), scope), scope)
         .map(edgeHeaders)
-        .map(withStoreBytes)
+        .map((r) => withStoreBytes(r, scope))
         .map(withKeyLength),
     ),
     exempt,

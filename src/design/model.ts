@@ -33,6 +33,15 @@ export type Primitive = (typeof PRIMITIVES)[number];
 export function keepsStateInStore(rule: Pick<MatrixRule, 'layer' | 'primitive'>): boolean {
   return rule.layer === 'middleware' && rule.primitive !== 'in-process' && rule.primitive !== 'gateway-native';
 }
+
+/**
+ * Whether the rule is an outbound bucket kept in the process (outbound/client.ts, no store): one
+ * entry of the client's own Map per provider, kept while the client lives and never dropped, so
+ * it has no TTL; the number of providers bounds it, not time.
+ */
+export function inProcessOutbound(rule: Pick<MatrixRule, 'layer' | 'primitive'>): boolean {
+  return rule.layer === 'outbound-client' && rule.primitive === 'in-process';
+}
 export type RuleIdentity = (typeof RULE_IDENTITIES)[number];
 export type EndpointClass = (typeof ENDPOINT_CLASSES)[number];
 export type Goal = (typeof GOALS)[number];

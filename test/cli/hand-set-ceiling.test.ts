@@ -41,6 +41,15 @@ function shippedRps(files: { path: string; content: string }[], id: string): num
   return limit / period;
 }
 
+/** A rule's burst as middleware/design.ts ships it. */
+function shippedBurst(files: { path: string; content: string }[], id: string): number {
+  const design = files.find((f) => f.path === 'middleware/design.ts')?.content ?? '';
+  const at = design.indexOf(`id: "${id}"`);
+  expect(at, `${id} in middleware/design.ts`).toBeGreaterThan(-1);
+  const block = design.slice(at, design.indexOf('\n    },', at));
+  return Number(/\n\s*burst: ([\d.]+),/.exec(block)?.[1]);
+}
+
 /** The matrix row of a rule: its rate column. */
 function matrixRate(doc: string, id: string): string {
   const row = doc.split('\n').find((l) => l.startsWith(`| [\`${id}\`]`)) ?? '';
@@ -149,5 +158,61 @@ describe('a rules entry that moves the ceiling', () => {
       expect(r.stderr).toContain(field);
       expect(existsSync(out)).toBe(false);
     }
+  });
+
+  describe("hold their burst at the ceiling's own burst", () => {
+    // a 5 req/s ceiling, burst 5; high burstiness (10 s of rate) and one client at 0.2 req/s raise
+    // each share to 1 req/s, whose 10 s of rate would be a burst of 10: twice what the ceiling lets through at once
+    const high = { typicalRps: 1, peakRps: 3, burstiness: 'high', clientPeakRps: 0.2 };
+    const ceiling = [{ id: 'global-ceiling', rate: { requests: 5, per: 'second' } }];
+    const held =
+      "burst 5 = the ceiling's own burst, not 10 s of rate (10): a share cannot let through more at once than the ceiling it is a share of";
+    const stack = (gateway: string) => ({ language: 'TypeScript', framework: 'express', topology: 'single', gateway, store: 'redis' });
+
+    it('per address and per webhook sender, in the middleware', () => {
+      const { doc, files } = generatedFiles(answersFile({ traffic: high, rules: ceiling }), DATE);
+      for (const id of ['anonymous-per-ip', 'webhooks-per-source']) {
+        expect(shippedBurst(files, id), id).toBe(5);
+        expect(matrixRate(doc, id), id).toMatch(/, burst 5$/);
+      }
+      expect(doc).toContain(`at; ${held}`);
+    });
+
+    it('per client (API key), in the middleware and in an AWS usage plan', () => {
+      const keyed = {
+        identities: ['api-key'],
+        endpoints: [{ name: 'feed', method: 'GET', route: '/api/feed', class: 'read' }],
+        traffic: { ...high, distinctClients: 100 },
+      };
+      const { doc, files } = generatedFiles(answersFile({ ...keyed, rules: ceiling }), DATE);
+      expect(shippedBurst(files, 'fairness-per-api-key')).toBe(5);
+      expect(doc).toContain(
+        `- \`fairness-per-api-key\`: 1 req/s = a tenth of the ceiling (5 req/s, set by hand in its rules entry), raised to 1 req/s; ${held}`,
+      );
+      expect(doc).toContain("The bucket holds 5 tokens, the ceiling's own burst: 10 s of rate would be 10");
+
+      // the same row moved to the edge by its rules entry: the usage plan's throttle carries the held burst
+      const aws = generatedFiles(
+        answersFile({
+          ...keyed,
+          stack: stack('aws-api-gateway'),
+          rules: [...ceiling, { id: 'fairness-per-api-key', layer: 'edge', primitive: 'gateway-native' }],
+        }),
+        DATE,
+      );
+      const plan = aws.files.find((f) => f.path === 'gateway/aws-api-gateway.json')?.content ?? '';
+      const limits = [...plan.matchAll(/"RateLimit": 1,\s*"BurstLimit": (\d+)/g)].map((m) => Number(m[1]));
+      expect(limits.length).toBeGreaterThan(0);
+      for (const b of limits) expect(b).toBe(5);
+    });
+
+    it('per address at the edge (nginx limit_req burst=)', () => {
+      const { doc, files } = generatedFiles(answersFile({ stack: stack('nginx'), traffic: high, rules: ceiling }), DATE);
+      const server = files.find((f) => f.path === 'gateway/nginx-server.conf')?.content ?? '';
+      expect(server).toContain('limit_req zone=rl_global_ceiling burst=5 nodelay;');
+      expect(server).toContain('limit_req zone=rl_anonymous_per_ip burst=5 nodelay;');
+      expect(matrixRate(doc, 'anonymous-per-ip')).toBe('1 / 1 s, burst 5');
+      expect(doc).toContain(held);
+    });
   });
 });

@@ -22,8 +22,33 @@ runConstraintTests(boundedKeys, {
         rule.ttlSeconds = 1800;
       }),
     },
+    {
+      name: "the outbound client's in-process bucket, with no TTL: one entry per provider, bounded by the providers",
+      design: mutate(design, (d) => {
+        const rule = getRule(d, 'outbound-payments');
+        rule.primitive = 'in-process';
+        delete rule.ttlSeconds;
+      }),
+    },
   ],
   invalid: [
+    {
+      name: "a TTL stated for the outbound client's in-process bucket, which the client never applies",
+      design: mutate(design, (d) => {
+        getRule(d, 'outbound-payments').primitive = 'in-process';
+      }),
+      expect: [{ messageId: 'ttlNeverApplied', ruleId: 'outbound-payments' }],
+    },
+    {
+      name: 'an in-process outbound bucket without a TTL is still judged by its bound',
+      design: mutate(design, (d) => {
+        const rule = getRule(d, 'outbound-payments');
+        rule.primitive = 'in-process';
+        delete rule.ttlSeconds;
+        delete rule.cardinality;
+      }),
+      expect: [{ messageId: 'unboundedCardinality', ruleId: 'outbound-payments' }],
+    },
     {
       name: 'keys with no TTL, or a TTL of zero',
       design: mutate(design, (d) => {

@@ -88,6 +88,64 @@ describe('outbound limits without a store', () => {
   });
 });
 
+describe("the outbound client's in-process bucket: no TTL, bounded by its providers", () => {
+  const rule = input.design.rules.find((r) => r.id === 'outbound-stripe');
+  const memory = section('### 2.4 Memory estimate', '## 3. ');
+
+  it('states no TTL, since the client never drops the entry, and says what bounds it', () => {
+    expect(rule?.ttlSeconds).toBeUndefined();
+    const matrix = section('#### Rule `outbound-stripe`', '### 2.4');
+    expect(matrix).toContain('**TTL:** none: the outbound client keeps one entry per provider while it lives (the cardinality bound).');
+    expect(matrix).not.toMatch(/\*\*TTL:\*\* \d/);
+    expect(memory).toContain('Every key of the middleware expires after its TTL');
+    expect(memory).toContain("The outbound client's bucket (`outbound-stripe`) has no TTL:");
+    // the runtime: one Map keyed by provider name, and no code path that deletes from it
+    const client = readFileSync(new URL('../../src/runtime/outbound/client.ts', import.meta.url), 'utf8');
+    expect(client).toContain('private readonly local = new Map<string, number>();');
+    expect(client).not.toMatch(/this\.local\.(delete|clear)\(/);
+  });
+
+  it('prices its entry in the memory table, as measured in a real heap (node --expose-gc)', () => {
+    const bytes = IN_PROCESS_BYTES_PER_KEY['outbound-bucket'];
+    expect(memory).toContain(`| \`outbound-stripe\` | 1 | 6 | ${bytes} | ${fmtBytes(bytes)} |`);
+    const client = pathToFileURL(path.resolve('dist/runtime/outbound/client.js')).href;
+    // one client with N in-process providers, its circuits made first (circuitState); each process
+    // then books N calls, on N providers or all on one: the heap differs by N - 1 bucket entries
+    const heapAfter = (spread: boolean): number => {
+      const script = `
+        const { OutboundClient } = await import(${JSON.stringify(client)});
+        const N = 100000, providers = {};
+        for (let i = 0; i < N; i++) {
+          const name = 'p' + String(i).padStart(14, '0');
+          providers[name] = { name, ruleId: 'r', key: '', shared: false, rate: 1e9, periodMs: 1000, burst: 10 };
+        }
+        const circuit = { failureThreshold: 3, windowMs: 30000, openMs: 30000, halfOpenProbes: 1 };
+        const c = new OutboundClient({ defaultMode: 'enforce' }, { providers, circuit, script: { sha1: '', source: '' } });
+        globalThis.kept = c; // reachable through the measurement (a dead local would be collected)
+        const names = Object.keys(providers);
+        for (const n of names) c.circuitState(n);
+        for (const n of names) await c.schedule(${spread ? 'n' : 'names[0]'}, () => 1);
+        for (let i = 0; i < 3; i++) { gc(); await new Promise((r) => setTimeout(r, 10)); }
+        console.log(process.memoryUsage().heapUsed);`;
+      const r = spawnSync(process.execPath, ['--expose-gc', '--input-type=module', '-e', script], { encoding: 'utf8' });
+      expect(r.status, r.stderr).toBe(0);
+      return Number(r.stdout.trim());
+    };
+    const measured = (heapAfter(true) - heapAfter(false)) / (100000 - 1);
+    expect(measured).toBeLessThanOrEqual(bytes);
+    expect(measured).toBeGreaterThan(bytes / 2);
+  });
+
+  it('constraint 6 passes by its bound and says so, in the document and in validate', () => {
+    expect(md.slice(md.indexOf('## 11. Constraint check'))).toContain(
+      '| 6 | Every key has a TTL; key cardinality is bounded and stated | pass (outbound-stripe has no TTL: one in-process entry per provider, bounded by the providers) | - |',
+    );
+    const r = runCli(['validate', '--answers', FIXTURE.pathname]);
+    expect(r.code, r.stderr).toBe(0);
+    expect(r.stdout).toContain('(outbound-stripe has no TTL: one in-process entry per provider, bounded by the providers)');
+  });
+});
+
 describe('monitoring without a store', () => {
   const metrics = section('### 8.1 Metrics', '### 8.2 ');
   const alerts = section('### 8.2 Alerts', '### 8.3 ');

@@ -7,7 +7,7 @@ import { conventionName, QUOTA_EXCEEDED_HEADER } from '../../design/contract.js'
 import { FRAMEWORK_ADAPTERS } from '../../answers/choices.js';
 import { isJavaScript, runsOnNode } from '../../design/naming.js';
 import { edgeCounter, edgeStateNote } from '../../design/gateway-behaviour.js';
-import { type Design, keepsStateInStore, type MatrixRule, type MetricSource } from '../../design/model.js';
+import { type Design, inProcessOutbound, keepsStateInStore, type MatrixRule, type MetricSource } from '../../design/model.js';
 import { fmtBytes, fmtDuration, fmtNumber, fmtPercent, joinAnd, lineCount } from '../format.js';
 import { mdHref } from '../helpers.js';
 import { formatNumber, rateFigure, rpsText } from '../../format.js';
@@ -165,9 +165,13 @@ function accessNote(rule: MatrixRule, design: Design | undefined): string {
   return notes.length === 0 ? '' : `${notes.join('; ')}.`;
 }
 
-/** A rule's TTL; for a field of an identity's hash, also how long the hash itself lives (its longest field's). */
+/**
+ * A rule's TTL; for a field of an identity's hash, also how long the hash itself lives (its longest
+ * field's); none for an in-process outbound bucket, which its providers bound.
+ */
 function ttlText(rule: MatrixRule, design?: Design): string {
-  if (rule.ttlSeconds === undefined) return '';
+  if (rule.ttlSeconds === undefined)
+    return inProcessOutbound(rule) ? 'none: the outbound client keeps one entry per provider while it lives (the cardinality bound)' : '';
   const own = fmtDuration(rule.ttlSeconds);
   if (rule.field === undefined || design === undefined) return own;
   const longest = Math.max(...design.rules.filter((r) => r.field !== undefined && r.key === rule.key).map((r) => r.ttlSeconds ?? 0));
@@ -429,6 +433,8 @@ export function matrixView(input: RenderInput) {
     memoryRows: storeRules.length > 0,
     // no store: the state, and so the estimate, is of the process's heap (memory-store.ts)
     inProcessMemory: input.design.scope.store === 'none',
+    // the outbound client's in-process buckets: no TTL, one entry per provider while the client lives
+    noTtl: storeRules.filter(inProcessOutbound).map((r) => r.id),
     hashMemory: (monitoring.store.hashes ?? []).map((h) => ({
       key: h.key,
       keys: fmtNumber(h.keys),
