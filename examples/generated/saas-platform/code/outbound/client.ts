@@ -339,7 +339,11 @@ const DESIGNED: OutboundData = {
  */
 export class OutboundClient {
   private readonly circuits = new Map<string, Circuit>();
-  /** In-process buckets (providers with shared: false), by provider name: theoretical arrival time, ms. */
+  /**
+   * In-process buckets (providers with shared: false), by provider name: theoretical arrival time,
+   * ms. An entry is never deleted (no TTL): one per provider at most, kept while this client
+   * lives; a stale one (in the past) reads as a full bucket, as an absent one would.
+   */
   private readonly local = new Map<string, number>();
   private readonly circuitSettings: CircuitSettings;
 
