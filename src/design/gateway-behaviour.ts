@@ -196,6 +196,13 @@ export function edgeSlowestText(gateway: Gateway): string | undefined {
 export const WAF_EVALUATION_WINDOWS = [60, 120, 300, 600] as const;
 /** The lowest limit an AWS WAF rate-based rule accepts (requests per evaluation window). */
 export const WAF_MIN_LIMIT = 10;
+/**
+ * How long AWS WAF may keep blocking after the rate over its evaluation window has fallen below
+ * the limit: it re-estimates the rate periodically, and AWS's rate-based rule caveats say the
+ * delay before it notices the decrease is usually below 30 s. A Retry-After of the window alone
+ * would send the client back while WAF still blocks it.
+ */
+export const WAF_UNBLOCK_DELAY_SECONDS = 30;
 /** The periods (seconds) a Cloudflare rate limiting rule accepts; plans allow a subset (Free: 10; Pro: 10, 60; Business: 10, 60, 600). */
 export const CF_PERIODS = [10, 60, 120, 300, 600, 3600] as const;
 

@@ -112,3 +112,28 @@ describe('weighted calls of other classes', () => {
     expect(md).not.toContain('Expensive calls draw more tokens');
   });
 });
+
+describe('Hono behind AWS API Gateway on Valkey: sessions, users and anonymous visitors', () => {
+  const input = inputFromAnswers(review('hono-valkey-aws-sessions'));
+  const md = renderMarkdown(input, { layout: 'single' })[0]?.content ?? '';
+  const aws = JSON.parse(generateCode(input.design).find((f) => f.path === 'gateway/aws-api-gateway.json')!.content);
+
+  it("never sends a WAF-blocked client back before WAF stops blocking: Retry-After is the window plus AWS's stated detection delay", () => {
+    const rules = aws.wafRateBasedRules as {
+      Statement: { RateBasedStatement: { EvaluationWindowSec: number } };
+      Action: { Block: { CustomResponse: { ResponseHeaders: { Name: string; Value: string }[] } } };
+    }[];
+    expect(rules.map((r) => r.Statement.RateBasedStatement.EvaluationWindowSec)).toEqual([60, 60]);
+    for (const r of rules) {
+      const sent = Number(r.Action.Block.CustomResponse.ResponseHeaders.find((h) => h.Name === 'Retry-After')?.Value);
+      // AWS: WAF may go on blocking for up to ~30 s after the rate over the window has fallen
+      expect(sent).toBeGreaterThanOrEqual(r.Statement.RateBasedStatement.EvaluationWindowSec + 30);
+    }
+    const body = JSON.parse(aws.wafCustomResponseBodies['rl-too-many-requests'].Content);
+    expect(body.retryAfterSeconds).toBe(90);
+    // the document's example of the WAF refusal states what the file sends
+    const example = md.slice(md.indexOf('When `anonymous-per-ip`, `anonymous-per-ip-cost-5` refuse a call at the edge'));
+    expect(example).toContain('Retry-After: 90\n');
+    expect(example).toContain('so Retry-After is the longest window plus 30 s');
+  });
+});
