@@ -255,6 +255,27 @@ export const AWS_ACCOUNT_THROTTLE = { rps: 10_000, burst: 5_000 } as const;
 /** The account limit in words, for the sentences that say a throttle sits under it. */
 export const AWS_ACCOUNT_LIMIT_TEXT = `the account's Regional limit (by default ${rpsText(AWS_ACCOUNT_THROTTLE.rps)} with a burst of ${formatNumber(AWS_ACCOUNT_THROTTLE.burst)}, lower in some Regions), which caps any throttle set above it`;
 
+/**
+ * The API methods an API Gateway throttle of the global identity counts, each in a token bucket
+ * of its own: a route-scoped rule its routes' methods (GET with HEAD); the stage's own every
+ * limited endpoint's method but those a route-scoped throttle of `others` overrides there.
+ */
+export function awsThrottleMethods(
+  rule: { routes?: readonly { method: string; route: string }[] | undefined },
+  limited: readonly { method: string; route: string }[],
+  others: readonly { routes?: readonly { method: string; route: string }[] | undefined }[],
+): number {
+  const routes = rule.routes ?? [];
+  if (routes.length > 0)
+    return Math.max(
+      1,
+      routes.reduce((n, r) => n + (edgeMethods(r.method)?.length ?? 1), 0),
+    );
+  const overridden = (e: { method: string; route: string }) =>
+    others.some((o) => (o.routes ?? []).some((x) => x.method === e.method && x.route === e.route));
+  return Math.max(1, limited.filter((e) => !overridden(e)).length);
+}
+
 /** An AWS API Gateway throttle (stage, method or usage plan): a token bucket per second that always has a burst, at least one second of rate. */
 export function awsThrottleWindow(rate: { requests: number; periodSeconds: number }, burst: number | null): EdgeWindow {
   // (a rate below one a second is stated as whole requests: 7 per 1,000 s, which the file writes as 0.007 per second)
@@ -783,11 +804,28 @@ export interface FleetAdmission {
  * assumed K nodes (gatewayNodes).
  */
 export function fleetAdmission(
-  scope: Pick<Scope, 'gateway' | 'store' | 'gatewayNodes' | 'topology' | 'instances'>,
+  scope: Pick<Scope, 'gateway' | 'store' | 'gatewayNodes' | 'topology' | 'instances'> & Partial<Pick<Scope, 'endpoints'>>,
   ceiling: Pick<MatrixRule, 'identity' | 'rate' | 'layer'> & Partial<Pick<MatrixRule, 'routes' | 'perNode'>>,
+  others: readonly { routes?: readonly { method: string; route: string }[] | undefined }[] = [],
 ): FleetAdmission {
   const rate = ceiling.rate ?? { requests: 0, periodSeconds: 1 };
   const ceilingRps = rate.requests / rate.periodSeconds;
+  if (ceiling.layer === 'edge' && scope.gateway === 'aws-api-gateway' && ceiling.identity === 'global' && scope.endpoints) {
+    // a stage (or method) throttle is a token bucket per API method: its methods multiply it, up to the account's limit
+    const m = awsThrottleMethods(
+      ceiling,
+      scope.endpoints.filter((e) => e.class !== 'health'),
+      others,
+    );
+    const rps = Math.min(ceilingRps * m, AWS_ACCOUNT_THROTTLE.rps);
+    if (m > 1)
+      return {
+        rps,
+        ceilingRps,
+        nodeRps: rps,
+        text: `API Gateway admits up to ${rpsText(rps)} under the ceiling: its ${rpsText(ceilingRps)} on each of the ${formatNumber(m)} API methods it throttles (a stage's throttle counts each method on its own)${rps < ceilingRps * m ? `, capped by the account's Regional limit of ${rpsText(AWS_ACCOUNT_THROTTLE.rps)}` : ''}`,
+      };
+  }
   if (ceiling.layer !== 'edge' || !countedPerNode(ceiling, scope)) {
     return { rps: ceilingRps, ceilingRps, nodeRps: ceilingRps, text: `the ceiling admits ${rpsText(ceilingRps)}` };
   }
@@ -822,11 +860,17 @@ export function fleetAdmission(
  * hybrid's choice.
  */
 export function ceilingsAdmission(
-  scope: Pick<Scope, 'gateway' | 'store' | 'gatewayNodes' | 'topology' | 'instances'>,
+  scope: Pick<Scope, 'gateway' | 'store' | 'gatewayNodes' | 'topology' | 'instances'> & Partial<Pick<Scope, 'endpoints'>>,
   ceilings: readonly (Pick<MatrixRule, 'identity' | 'rate' | 'layer'> & Partial<Pick<MatrixRule, 'id' | 'routes' | 'perNode'>>)[],
 ): FleetAdmission | undefined {
   const rated = ceilings.filter((c) => c.rate);
-  const each = rated.map((c) => fleetAdmission(scope, c));
+  const each = rated.map((c) =>
+    fleetAdmission(
+      scope,
+      c,
+      rated.filter((o) => o !== c && o.identity === 'global' && o.layer === 'edge'),
+    ),
+  );
   if (each.length <= 1) return each[0];
   const sum = (f: (a: FleetAdmission) => number): number => each.reduce((n, a) => n + f(a), 0);
   const rps = sum((a) => a.rps);

@@ -281,6 +281,8 @@ function envelope(outcomes: readonly (readonly Trace[])[], of: (t: Trace) => num
 export function storeBound(
   rules: readonly MatrixRule[],
   penalty?: PenaltyTraffic,
+  /** No endpoint can take all the admitted traffic (API Gateway's throttle holds each method to the ceiling's own rate). */
+  endpointsCapped = false,
 ): {
   keys: number;
   bytes: number;
@@ -364,7 +366,8 @@ export function storeBound(
     if (keys < rowKeys || bytes < rowBytes) {
       const worst = perEndpoint.reduce<(typeof perEndpoint)[number] | undefined>((a, b) => (a && a.keys >= b.keys ? a : b), undefined);
       // all traffic on one endpoint, admitted, is the worst case when nothing else reaches it
-      const one = worst && worst.endpoint !== null && worst.keys === keys && worst.bytes === bytes ? worst.endpoint : undefined;
+      const one =
+        !endpointsCapped && worst && worst.endpoint !== null && worst.keys === keys && worst.bytes === bytes ? worst.endpoint : undefined;
       shared = {
         rules: byTraffic.map((r) => r.id),
         rowKeys,
@@ -769,7 +772,14 @@ export function buildMonitoring(scope: Scope, rules: MatrixRule[], context: Moni
     hasStore && context.access?.penalty && context.ceilingRps ? penaltyKeys(context.access.penalty, context.ceilingRps) : undefined;
   const penalty = penaltyBound?.store;
   // (its keys share the ceiling's traffic with the rules', so the bound counts them together)
-  const bound = storeBound(rules, penaltyBound?.traffic);
+  // API Gateway admits the ceiling's rate on each method: the fleet admits more than any one endpoint can take
+  const endpointsCapped =
+    scope.gateway === 'aws-api-gateway' &&
+    context.ceilingRps !== undefined &&
+    rules.some(
+      (r) => r.layer === 'edge' && r.tier === 'ceiling' && r.rate && context.ceilingRps! > r.rate.requests / r.rate.periodSeconds + 1e-9,
+    );
+  const bound = storeBound(rules, penaltyBound?.traffic, endpointsCapped);
   const { shared } = bound;
   const totalBound = bound.keys;
   const estimatedBytes = bound.bytes;

@@ -29,6 +29,7 @@ import {
   AWS_ACCOUNT_LIMIT_TEXT,
   AWS_ACCOUNT_THROTTLE,
   awsKeyPlan,
+  awsThrottleMethods,
   edgeCounter,
   fleetOverStated,
   edgeMethods,
@@ -317,11 +318,11 @@ function awsThrottleCounters(
   const ownOf = (e: { method: string; route: string }) =>
     own.filter((r) => r.routes.some((x) => x.method === e.method && x.route === e.route));
   const overridden = rule.routes.length > 0 ? [] : design.scope.endpoints.filter((e) => ownOf(e).length > 0);
-  const methods =
-    rule.routes.length > 0
-      ? rule.routes.reduce((n, r) => n + (edgeMethods(r.method)?.length ?? 1), 0)
-      : design.scope.endpoints.filter((e) => !design.enforcement.exempt.endpoints.includes(e.name) && !overridden.includes(e)).length;
-  const m = Math.max(1, methods);
+  const m = awsThrottleMethods(
+    rule,
+    rule.routes.length > 0 ? [] : design.scope.endpoints.filter((e) => !design.enforcement.exempt.endpoints.includes(e.name)),
+    own,
+  );
   const elsewhere =
     overridden.length > 0
       ? ` ${overridden.map((e) => `${e.method} ${e.route}`).join(', ')} ${overridden.length > 1 ? 'have' : 'has'} a method override of its own (${[
