@@ -66,6 +66,24 @@ export function edgeShadowHow(gateway: Gateway, middleware = true): string {
 }
 
 /**
+ * How the edge rules leave the shadow step once the middleware's rules enforce (they have no
+ * flag): undoing what edgeShadowHow held back. nginx's words are the rollout's own (one
+ * limit_req_dry_run for every edge rule).
+ */
+export function edgeEnforceHow(gateway: Exclude<Gateway, 'nginx' | 'none'>): string {
+  switch (gateway) {
+    case 'envoy':
+      return 'raise the runtime key ratelimit.edge_local.enforced to 100 and remove shadow_mode from the rate limit service';
+    case 'kong':
+      return "set enabled: true on each rule's plugin the shadow step held back in gateway/kong.yaml and apply the configuration";
+    case 'cloudflare':
+      return 'set each rule the shadow step held back to the action "block" (or enabled true) with a Rulesets API update';
+    case 'aws-api-gateway':
+      return "set the WAF rules' action back to Block and add the stage throttle the shadow step held back (stageMethodSettings in gateway/aws-api-gateway.json), then deploy the template";
+  }
+}
+
+/**
  * Retry-After, in seconds, on the 503 a fail-closed limit answers because the place it counts
  * in cannot be reached: the middleware's store, or Envoy's rate limit service (failure_mode_deny
  * true). One value for both, so the response contract gives clients one rule for that 503.

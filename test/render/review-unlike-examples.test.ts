@@ -138,6 +138,21 @@ describe('Hono behind AWS API Gateway on Valkey: sessions, users and anonymous v
   });
 });
 
+describe('rollout of edge rules that have no flag', () => {
+  it('says how the AWS edge rules held back in shadow are enforced, where the step tells the rules to switch to "enforce"', () => {
+    const input = inputFromAnswers(review('hono-valkey-aws-sessions'));
+    const step = input.design.rollout.steps.find((s) => s.title === 'Enforce general limits')!;
+    const edge = input.design.rules.filter((r) => r.layer === 'edge').map((r) => r.id);
+    expect(edge).toEqual(['global-ceiling', 'anonymous-per-ip', 'anonymous-per-ip-cost-5']);
+    for (const id of edge) expect(step.ruleIds).toContain(id);
+    // the shadow step held the WAF rules at Count and the stage throttle out: this step undoes both
+    const shadow = input.design.rollout.steps[0]!.detail;
+    expect(shadow).toContain("set the WAF rules' action to Count until this step is over");
+    expect(step.detail).toContain('The edge rules (global-ceiling, anonymous-per-ip, anonymous-per-ip-cost-5) have no flag');
+    expect(step.detail).toContain("set the WAF rules' action back to Block and add the stage throttle the shadow step held back");
+  });
+});
+
 describe('what API Gateway admits under a stage throttle sizes the key bounds', () => {
   const input = inputFromAnswers(review('hono-valkey-aws-sessions'));
   const md = renderMarkdown(input, { layout: 'single' })[0]?.content ?? '';
