@@ -427,6 +427,23 @@ function middlewareNeeds(rules: readonly MatrixRule[]): string {
   return needs.length > 0 ? `Limits that need ${list}.` : 'Limits the application counts itself, with the store the design names.';
 }
 
+/**
+ * The per-identity rows of MFA steps where callers have sessions: a step that carries no account
+ * name is counted per session when identify() gives only a session, and every sign-in makes a
+ * new session, so the row counts per account only when identify() names the account there.
+ */
+function sessionKeyedSteps(scope: Scope, auth: readonly MatrixRule[]): string {
+  if (!scope.identities.includes('session')) return '';
+  const mfa = scope.endpoints.filter((e) => e.class === 'auth' && e.authKind === 'mfa');
+  const rows = auth.filter((r) => r.identity === 'username' && mfa.some((e) => r.endpoints.includes(e.name)));
+  if (rows.length === 0) return '';
+  const covered = mfa.filter((e) => rows.some((r) => r.endpoints.includes(e.name)));
+  const login = auth.find(
+    (r) => r.identity === 'username' && scope.endpoints.some((e) => e.authKind === 'login' && r.endpoints.includes(e.name)),
+  );
+  return ` Where identify() gives the ${joinAnd(covered.map((e) => e.name))} step a session but no userId (a browser half-way through signing in), ${joinAnd(rows.map((r) => r.id))} ${rows.length === 1 ? 'counts' : 'count'} per session, not per account: each sign-in with the password starts a new session and so a fresh count${login?.rate ? ` (${login.id} admits ${ratePer(login.rate)} for each username)` : ''}. Return from identify() on ${covered.length === 1 ? 'that route' : 'those routes'} the userId of the account the code is for.`;
+}
+
 export function buildEnforcement(scope: Scope, rules: MatrixRule[], exempt: ResolvedEndpoint[]): Enforcement {
   const byLayer = new Map<string, MatrixRule[]>();
   for (const r of rules) {
@@ -604,7 +621,7 @@ export function buildEnforcement(scope: Scope, rules: MatrixRule[], exempt: Reso
             auth.every((r) => r.primitive === 'in-process')
               ? 'Both auth rows of a flow are checked in one step in the process: the per-identity and per-IP logs are read together, and the step admits only when both are under their limits, so neither row can be spent without the other being checked.'
               : `Both auth rows of a flow are checked in one script call: the per-identity and per-IP logs share a hash tag (the flow, e.g. {auth:login}), and the script admits only when both are under their limits, so neither row can be spent without the other being checked.${slotText}`
-          } The account of the per-identity row is the name being tried, read from the request (the identify() hook, else the body fields username, email, login or client_id); steps that carry no name, such as an MFA code, are keyed on the account or session the request already belongs to (identify()'s userId, else sessionId). A request with none of these meets only the per-IP row: make identify() return the account for every auth route whose form names it differently.`,
+          } The account of the per-identity row is the name being tried, read from the request (the identify() hook, else the body fields username, email, login or client_id); steps that carry no name, such as an MFA code, are keyed on the account or session the request already belongs to (identify()'s userId, else sessionId). A request with none of these meets only the per-IP row: make identify() return the account for every auth route whose form names it differently.${sessionKeyedSteps(scope, auth)}`,
         }
       : {}),
   };

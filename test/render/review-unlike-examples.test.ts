@@ -138,6 +138,22 @@ describe('Hono behind AWS API Gateway on Valkey: sessions, users and anonymous v
   });
 });
 
+describe('an MFA step in a design with sessions', () => {
+  it('warns that its per-identity row counts per session, which every sign-in renews, unless identify() names the account', () => {
+    const input = inputFromAnswers(review('hono-valkey-aws-sessions'));
+    const md = renderMarkdown(input, { layout: 'single' })[0]?.content ?? '';
+    const dual = md.slice(md.indexOf('### 4.5 Dual-key auth limits'), md.indexOf('### 4.6 '));
+    expect(input.design.scope.identities).toContain('session');
+    expect(dual).toContain('auth-mfa-per-identity counts per session, not per account');
+    expect(dual).toContain('auth-login-per-identity admits 10 per 15 min for each username');
+    expect(dual).toContain('the userId of the account the code is for');
+    // a design without sessions is not told so
+    const noSessions = inputFromAnswers({ ...review('hono-valkey-aws-sessions'), identities: ['user', 'ip'] } as never);
+    const other = renderMarkdown(noSessions, { layout: 'single' })[0]?.content ?? '';
+    expect(other).not.toContain('counts per session, not per account');
+  });
+});
+
 describe('rollout of edge rules that have no flag', () => {
   it('says how the AWS edge rules held back in shadow are enforced, where the step tells the rules to switch to "enforce"', () => {
     const input = inputFromAnswers(review('hono-valkey-aws-sessions'));
