@@ -32,7 +32,6 @@ import {
   awsThrottleMethods,
   edgeCounter,
   fleetOverStated,
-  edgeMethods,
   gatewayNodes,
   kongPolicy,
   kongRoutePlan,

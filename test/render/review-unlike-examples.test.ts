@@ -148,7 +148,7 @@ describe('an MFA step in a design with sessions', () => {
     expect(dual).toContain('auth-login-per-identity admits 10 per 15 min for each username');
     expect(dual).toContain('the userId of the account the code is for');
     // a design without sessions is not told so
-    const noSessions = inputFromAnswers({ ...review('hono-valkey-aws-sessions'), identities: ['user', 'ip'] } as never);
+    const noSessions = inputFromAnswers({ ...(review('hono-valkey-aws-sessions') as Record<string, unknown>), identities: ['user', 'ip'] });
     const other = renderMarkdown(noSessions, { layout: 'single' })[0]?.content ?? '';
     expect(other).not.toContain('counts per session, not per account');
   });
@@ -175,7 +175,7 @@ describe('what API Gateway admits under a stage throttle sizes the key bounds', 
   const aws = JSON.parse(generateCode(input.design).find((f) => f.path === 'gateway/aws-api-gateway.json')!.content);
 
   it('counts the shipped stage throttle once per API method, as the worst-case table does, not once for the API', () => {
-    const [stage] = aws.stageMethodSettings as { ResourcePath: string; HttpMethod: string; ThrottlingRateLimit: number }[];
+    const stage = (aws.stageMethodSettings as { ResourcePath: string; HttpMethod: string; ThrottlingRateLimit: number }[])[0]!;
     expect(stage).toMatchObject({ ResourcePath: '/*', HttpMethod: '*', ThrottlingRateLimit: 2100 });
     // every endpoint but the health check is an API method with its own bucket: 8 x 2,100/s, under the account's 10,000/s
     const methods = input.design.scope.endpoints.filter((e) => e.class !== 'health').length;
