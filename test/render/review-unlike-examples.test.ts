@@ -9,6 +9,7 @@ import { parse as parseYaml } from 'yaml';
 import { describe, expect, it } from 'vitest';
 import { generateCode } from '../../src/codegen/index.js';
 import { renderMarkdown } from '../../src/render/markdown/index.js';
+import { rateLimitHeaders } from '../../src/runtime/middleware/responses.js';
 import { inputFromAnswers } from './fixtures.js';
 
 const review = (name: string): unknown => {
@@ -151,6 +152,26 @@ describe('an MFA step in a design with sessions', () => {
     const noSessions = inputFromAnswers({ ...(review('hono-valkey-aws-sessions') as Record<string, unknown>), identities: ['user', 'ip'] });
     const other = renderMarkdown(noSessions, { layout: 'single' })[0]?.content ?? '';
     expect(other).not.toContain('counts per session, not per account');
+  });
+});
+
+describe('x-ratelimit headers', () => {
+  it('say the reset is a delay, which is what the runtime sends, not the Unix time some users of the names send', () => {
+    const input = inputFromAnswers(review('hono-valkey-aws-sessions'));
+    const md = renderMarkdown(input, { layout: 'single' })[0]?.content ?? '';
+    const convention = md.slice(md.indexOf('### 5.1 Header convention'), md.indexOf('### 5.2 '));
+    const sent = rateLimitHeaders(
+      'x-ratelimit',
+      {
+        id: 'r',
+        limitHeader: ['X-RateLimit-Limit', '10'],
+        s: { limit: 10, remaining: 0, resetSeconds: 5, windowSeconds: 5, overQuota: 0 },
+      },
+      null,
+    );
+    expect(new Map(sent).get('X-RateLimit-Reset')).toBe('5');
+    expect(convention).not.toContain('(GitHub, Twitter style)');
+    expect(convention).toContain('X-RateLimit-Reset counts seconds from now, not the Unix time');
   });
 });
 
