@@ -155,6 +155,16 @@ describe('an MFA step in a design with sessions', () => {
   });
 });
 
+describe('callers known by a session alone', () => {
+  it('are browsers that have not signed in where the design knows users: a signed-in caller is counted per user', () => {
+    const input = inputFromAnswers(review('hono-valkey-aws-sessions'));
+    const text = input.design.identityFallback!.explanation;
+    expect(text).toContain('in the order user, session, client IP');
+    expect(text).toContain('a caller identified by a session alone (a browser with a session cookie that has not signed in, say)');
+    expect(text).not.toContain('a browser signed in with a session cookie');
+  });
+});
+
 describe('x-ratelimit headers', () => {
   it('say the reset is a delay, which is what the runtime sends, not the Unix time some users of the names send', () => {
     const input = inputFromAnswers(review('hono-valkey-aws-sessions'));
