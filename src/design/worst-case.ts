@@ -158,7 +158,7 @@ export function perCounter(
         basis: algorithmLabel(rule)
           ? // daily counters summed over the trailing days: a day's count leaves at once when the day ages out
             "The trailing window counts whole days: a day's usage leaves all at once when that day ages out, so what was spent at the end of the oldest day can be spent again right after."
-          : 'The limit at the end of one window and again at the start of the next, moments apart.',
+          : `The limit at the end of one window and again at the start of the next, moments apart.${rule.layer === 'middleware' && rule.tier !== 'quota' ? ` ${epochWindowsText(rule.rate.periodSeconds)}` : ''}`,
       };
     case 'sliding-window-counter':
       return {
@@ -339,6 +339,22 @@ function awsThrottleCounters(
         : 'one method here, one token bucket'
     }.${elsewhere} All of it sits under ${AWS_ACCOUNT_LIMIT_TEXT}. ${best}`,
   };
+}
+
+/**
+ * Where the middleware's plain fixed windows start (limiter.ts windowOf: the application's clock
+ * divided by the period), so the reader knows when the limit comes back.
+ */
+function epochWindowsText(periodSeconds: number): string {
+  const starts =
+    periodSeconds === 86400
+      ? 'each day at 00:00 UTC'
+      : periodSeconds === 3600
+        ? 'at the top of each UTC hour'
+        : periodSeconds === 60
+          ? 'at each whole minute'
+          : `every ${fmt(periodSeconds)} s counted from the Unix epoch`;
+  return `The windows are counted from the Unix epoch on the application's clock, so a new one starts ${starts}, whatever the caller's time zone.`;
 }
 
 /** What the count of a rule across the deployment reads of the design (a whole Design will do). */

@@ -165,6 +165,16 @@ describe('callers known by a session alone', () => {
   });
 });
 
+describe('a daily fixed window of the middleware', () => {
+  it('says when its window starts again: at 00:00 UTC, where the runtime aligns it on the epoch', () => {
+    const input = inputFromAnswers(review('hono-valkey-aws-sessions'));
+    const md = renderMarkdown(input, { layout: 'single' })[0]?.content ?? '';
+    const row = md.split('\n').find((l) => l.startsWith('| `comments-per-user-daily` | middleware | fixed window |'))!;
+    expect(row).toContain('2 x 200');
+    expect(row).toContain('a new one starts each day at 00:00 UTC');
+  });
+});
+
 describe('x-ratelimit headers', () => {
   it('say the reset is a delay, which is what the runtime sends, not the Unix time some users of the names send', () => {
     const input = inputFromAnswers(review('hono-valkey-aws-sessions'));
