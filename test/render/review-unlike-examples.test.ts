@@ -175,6 +175,18 @@ describe('a daily fixed window of the middleware', () => {
   });
 });
 
+describe('where the time of a decision comes from', () => {
+  it("names the fixed window the instance's own clock names, where the section says no decision reads an application clock", () => {
+    const input = inputFromAnswers(review('hono-valkey-aws-sessions'));
+    const md = renderMarkdown(input, { layout: 'single' })[0]?.content ?? '';
+    const atomic = md.slice(md.indexOf('### 4.1 Atomic check-and-consume'), md.indexOf('### 4.2 '));
+    expect(atomic).toContain('never from application clocks');
+    expect(atomic).toContain(
+      'Not so for the fixed window of comments-per-user-daily: the instance names the current window from its own clock',
+    );
+  });
+});
+
 describe('x-ratelimit headers', () => {
   it('say the reset is a delay, which is what the runtime sends, not the Unix time some users of the names send', () => {
     const input = inputFromAnswers(review('hono-valkey-aws-sessions'));
