@@ -4,7 +4,7 @@
  * where Kong keeps a rule's counters.
  * The rollout and the response contract say it to the reader; the gateway files quote it.
  */
-import { regexLiteral } from '../escape/index.js';
+import { gatewayName, regexLiteral } from '../escape/index.js';
 import { formatNumber, joinAnd, periodName, ratePer, rpsText, wholeRate } from '../format.js';
 import { type CompiledRoute, compileRoute, moreSpecific, routesOverlap } from '../runtime/middleware/routes.js';
 import type { Algorithm, EndpointClass, FailMode, Gateway, MatrixRule, Scope } from './model.js';
@@ -208,6 +208,11 @@ export function edgeSlowestText(gateway: Gateway): string | undefined {
     default:
       return undefined;
   }
+}
+
+/** The CloudWatch metric name of an edge rule's AWS WAF rate-based rule (its VisibilityConfig.MetricName). */
+export function wafMetricName(ruleId: string): string {
+  return gatewayName(`rl_${ruleId}`).replace(/[.~]/g, '_');
 }
 
 /** The evaluation windows (seconds) an AWS WAF rate-based rule accepts. */

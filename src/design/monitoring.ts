@@ -1,7 +1,14 @@
 /** Metrics, alert thresholds and store configuration. */
 import { formatNumber, joinAnd, rpsText } from '../format.js';
 import { ACCESS_OUTCOMES } from '../runtime/middleware/metrics.js';
-import { ENVOY_APP_CLUSTER, ENVOY_LOCAL_STAT_PREFIX, edgeCounter, envoyCounter, envoyFailureModeDeny } from './gateway-behaviour.js';
+import {
+  ENVOY_APP_CLUSTER,
+  ENVOY_LOCAL_STAT_PREFIX,
+  edgeCounter,
+  envoyCounter,
+  envoyFailureModeDeny,
+  wafMetricName,
+} from './gateway-behaviour.js';
 import { BYTES_PER_KEY, KEY_VALUE_CHARS, keyNameExtraBytes, maxKeyChars } from './matrix.js';
 import { algorithmLabel } from './algorithms.js';
 import { identityLabel, slug } from './naming.js';
@@ -423,6 +430,30 @@ function idsRegex(ids: readonly string[]): string {
   return ids.map((id) => id.replace(/[\\.^$|?*+()[\]{}]/g, (c) => `\\\\${c}`).replace(/"/g, '\\"')).join('|');
 }
 
+/**
+ * Where AWS counts the refusals of the edge rules: API Gateway's throttles in its 4XXError metric,
+ * AWS WAF's rate-based rules in BlockedRequests under each rule's metric name (the MetricName the
+ * AWS file gives it, rl_<id>).
+ */
+function awsEdgeSignals(rules: readonly MatrixRule[]): string {
+  const edge = rules.filter((r) => r.layer === 'edge');
+  const waf = edge.filter((r) => r.identity === 'ip');
+  const throttles = edge.filter((r) => r.identity !== 'ip');
+  const parts = [
+    ...(throttles.length > 0
+      ? [
+          `AWS API Gateway counts the refusals of its throttles (${throttles.map((r) => r.id).join(', ')}) in CloudWatch's AWS/ApiGateway 4XXError metric, with every other 4xx`,
+        ]
+      : []),
+    ...(waf.length > 0
+      ? [
+          `AWS WAF counts the blocks of its rate-based rules (${waf.map((r) => r.id).join(', ')}) in AWS/WAFV2 BlockedRequests, one series per rule by its metric name (${waf.map((r) => wafMetricName(r.id)).join(', ')}), which API Gateway's metrics do not show`,
+        ]
+      : []),
+  ];
+  return `${parts.join('; ')}; none of it reaches Prometheus`;
+}
+
 /** Where an edge rule's refusals are counted, and what the user wires for them. */
 function edgeCounting(scope: Scope, rules: readonly MatrixRule[], middleware: boolean): Monitoring['edge'] | undefined {
   const edgeIds = rules.filter((r) => r.layer === 'edge').map((r) => r.id);
@@ -438,7 +469,7 @@ function edgeCounting(scope: Scope, rules: readonly MatrixRule[], middleware: bo
   const where: Record<Scope['gateway'], string> = {
     envoy: '',
     kong: 'Kong counts responses by status in its Prometheus plugin (kong_http_requests_total{code="429"}), which also counts 429s the application sends',
-    'aws-api-gateway': 'AWS API Gateway reports throttled calls in CloudWatch (the 4XXError metric), not in Prometheus',
+    'aws-api-gateway': awsEdgeSignals(rules),
     cloudflare: 'Cloudflare reports rate-limiting rule actions in its analytics (Security Events), not in Prometheus',
     nginx: '',
     none: 'the gateway keeps its own counters',

@@ -187,6 +187,19 @@ describe('where the time of a decision comes from', () => {
   });
 });
 
+describe('where the AWS edge refusals are counted', () => {
+  it('sends the on-call to the WAF metric the AWS file names for the per-IP rules, and to API Gateway for its throttle', () => {
+    const input = inputFromAnswers(review('hono-valkey-aws-sessions'));
+    const aws = JSON.parse(generateCode(input.design).find((f) => f.path === 'gateway/aws-api-gateway.json')!.content);
+    const names = (aws.wafRateBasedRules as { VisibilityConfig: { MetricName: string } }[]).map((w) => w.VisibilityConfig.MetricName);
+    expect(names).toEqual(['rl_anonymous-per-ip', 'rl_anonymous-per-ip-cost-5']);
+    const text = input.design.monitoring.edge!.text;
+    expect(text).toContain('AWS/WAFV2 BlockedRequests');
+    for (const n of names) expect(text).toContain(n);
+    expect(text).toContain('throttles (global-ceiling) in CloudWatch');
+  });
+});
+
 describe('x-ratelimit headers', () => {
   it('say the reset is a delay, which is what the runtime sends, not the Unix time some users of the names send', () => {
     const input = inputFromAnswers(review('hono-valkey-aws-sessions'));

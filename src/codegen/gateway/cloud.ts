@@ -12,6 +12,7 @@ import {
   CF_PERIODS,
   type EdgeWindow,
   WAF_UNBLOCK_DELAY_SECONDS,
+  wafMetricName,
   edgeCounter,
   edgeMatchingGap,
   edgeShadowHow,
@@ -333,7 +334,7 @@ export function awsConfig(design: Design): Record<string, unknown> {
               VisibilityConfig: {
                 SampledRequestsEnabled: true,
                 CloudWatchMetricsEnabled: true,
-                MetricName: gatewayName(`rl_${r.id}`).replace(/[.~]/g, '_'),
+                MetricName: wafMetricName(r.id),
               },
               _note: `${w.requests} per ${w.periodSeconds} s trailing window, no burst; WAF blocks until it notices the rate over the window has fallen (usually within ${WAF_UNBLOCK_DELAY_SECONDS} s of the fall, AWS says), so Retry-After is ${wafRetryAfter} s. ${r.id}: ${failStatement(r, WAF_WHERE)}. ${wafCapacityText(scopeDown)}`,
             };
