@@ -447,7 +447,7 @@ function awsEdgeSignals(rules: readonly MatrixRule[]): string {
       : []),
     ...(waf.length > 0
       ? [
-          `AWS WAF counts the blocks of its rate-based rules (${waf.map((r) => r.id).join(', ')}) in AWS/WAFV2 BlockedRequests, one series per rule by its metric name (${waf.map((r) => wafMetricName(r.id)).join(', ')}), which API Gateway's metrics do not show`,
+          `AWS WAF counts the blocks of its rate-based rules (${waf.map((r) => r.id).join(', ')}) in AWS/WAFV2 BlockedRequests, one series per rule by its metric name (${waf.map((r) => wafMetricName(r.id)).join(', ')})`,
         ]
       : []),
   ];
