@@ -830,17 +830,36 @@ export function fleetAdmission(
   scope: Pick<Scope, 'gateway' | 'store' | 'gatewayNodes' | 'topology' | 'instances'> & Partial<Pick<Scope, 'endpoints'>>,
   ceiling: Pick<MatrixRule, 'identity' | 'rate' | 'layer'> & Partial<Pick<MatrixRule, 'routes' | 'perNode'>>,
   others: readonly { routes?: readonly { method: string; route: string }[] | undefined }[] = [],
+  on?: readonly { name: string; method: string; route: string }[],
 ): FleetAdmission {
   const rate = ceiling.rate ?? { requests: 0, periodSeconds: 1 };
   const ceilingRps = rate.requests / rate.periodSeconds;
   if (ceiling.layer === 'edge' && scope.gateway === 'aws-api-gateway' && ceiling.identity === 'global' && scope.endpoints) {
     // a stage (or method) throttle is a token bucket per API method: its methods multiply it, up to the account's limit
-    const m = awsThrottleMethods(
-      ceiling,
-      scope.endpoints.filter((e) => e.class !== 'health'),
-      others,
-    );
+    const limited = scope.endpoints.filter((e) => e.class !== 'health');
+    const m = awsThrottleMethods(ceiling, limited, others);
     const rps = Math.min(ceilingRps * m, AWS_ACCOUNT_THROTTLE.rps);
+    if (on) {
+      // what reaches the endpoints of one rule: the buckets of their own methods, no more
+      const routes = ceiling.routes ?? [];
+      const counted =
+        routes.length > 0
+          ? routes
+              .filter((r) => on.some((e) => e.method === r.method && e.route === r.route))
+              .reduce((n, r) => n + (edgeMethods(r.method)?.length ?? 1), 0)
+          : on.filter(
+              (e) =>
+                limited.some((l) => l.name === e.name) &&
+                !others.some((o) => (o.routes ?? []).some((x) => x.method === e.method && x.route === e.route)),
+            ).length;
+      const to = Math.min(ceilingRps * counted, rps);
+      return {
+        rps: to,
+        ceilingRps,
+        nodeRps: to,
+        text: `API Gateway admits up to ${rpsText(to)} to ${joinAnd(on.map((e) => e.name))}: the ceiling's ${rpsText(ceilingRps)} on ${counted === 1 ? 'its one API method' : `each of their ${formatNumber(counted)} API methods`} (a stage's throttle counts each method on its own)${to < ceilingRps * counted ? `, capped at the ${rpsText(rps)} the API admits` : ''}`,
+      };
+    }
     if (m > 1)
       return {
         rps,
@@ -885,6 +904,7 @@ export function fleetAdmission(
 export function ceilingsAdmission(
   scope: Pick<Scope, 'gateway' | 'store' | 'gatewayNodes' | 'topology' | 'instances'> & Partial<Pick<Scope, 'endpoints'>>,
   ceilings: readonly (Pick<MatrixRule, 'identity' | 'rate' | 'layer'> & Partial<Pick<MatrixRule, 'id' | 'routes' | 'perNode'>>)[],
+  on?: readonly { name: string; method: string; route: string }[],
 ): FleetAdmission | undefined {
   const rated = ceilings.filter((c) => c.rate);
   const each = rated.map((c) =>
@@ -892,6 +912,7 @@ export function ceilingsAdmission(
       scope,
       c,
       rated.filter((o) => o !== c && o.identity === 'global' && o.layer === 'edge'),
+      on,
     ),
   );
   if (each.length <= 1) return each[0];

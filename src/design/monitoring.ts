@@ -288,7 +288,7 @@ function envelope(outcomes: readonly (readonly Trace[])[], of: (t: Trace) => num
 export function storeBound(
   rules: readonly MatrixRule[],
   penalty?: PenaltyTraffic,
-  /** No endpoint can take all the admitted traffic (API Gateway's throttle holds each method to the ceiling's own rate). */
+  /** No endpoint can take all the admitted traffic (API Gateway's throttle holds each method to the ceiling's own rate): the rows add up. */
   endpointsCapped = false,
 ): {
   keys: number;
@@ -339,7 +339,9 @@ export function storeBound(
   const rowKeys = sum(byTraffic, keysOf) + (penalty?.keys ?? 0);
   const rowBytes = sum(byTraffic, bytesOf) + (penalty?.bytes ?? 0);
   let shared: SharedCeiling | undefined;
-  if (byTraffic.length + (penalty ? 1 : 0) > 1) {
+  // (where no endpoint can take all the admitted traffic, each row is bounded by what its own
+  // endpoints admit, and the rows add up: the envelope would send all of it to one endpoint)
+  if (!endpointsCapped && byTraffic.length + (penalty ? 1 : 0) > 1) {
     const trace = (r: MatrixRule): Trace => ({ keys: 1, bytes: r.bytesPerKey ?? 0, width: keysOf(r) });
     // A rule naming no endpoint applies to all of them.
     const covers = (r: MatrixRule, endpoint: string | null): boolean =>
@@ -373,8 +375,7 @@ export function storeBound(
     if (keys < rowKeys || bytes < rowBytes) {
       const worst = perEndpoint.reduce<(typeof perEndpoint)[number] | undefined>((a, b) => (a && a.keys >= b.keys ? a : b), undefined);
       // all traffic on one endpoint, admitted, is the worst case when nothing else reaches it
-      const one =
-        !endpointsCapped && worst && worst.endpoint !== null && worst.keys === keys && worst.bytes === bytes ? worst.endpoint : undefined;
+      const one = worst && worst.endpoint !== null && worst.keys === keys && worst.bytes === bytes ? worst.endpoint : undefined;
       shared = {
         rules: byTraffic.map((r) => r.id),
         rowKeys,

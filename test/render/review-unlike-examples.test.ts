@@ -239,26 +239,29 @@ describe('what API Gateway admits under a stage throttle sizes the key bounds', 
   const input = inputFromAnswers(review('hono-valkey-aws-sessions'));
   const md = renderMarkdown(input, { layout: 'single' })[0]?.content ?? '';
   const aws = JSON.parse(generateCode(input.design).find((f) => f.path === 'gateway/aws-api-gateway.json')!.content);
+  const rule = (id: string) => input.design.rules.find((x) => x.id === id)!;
 
-  it('counts the shipped stage throttle once per API method, as the worst-case table does, not once for the API', () => {
+  it("counts the shipped stage throttle once per API method, as the worst-case table does: each row gets its own methods' buckets", () => {
     const stage = (aws.stageMethodSettings as { ResourcePath: string; HttpMethod: string; ThrottlingRateLimit: number }[])[0]!;
     expect(stage).toMatchObject({ ResourcePath: '/*', HttpMethod: '*', ThrottlingRateLimit: 2100 });
-    // every endpoint but the health check is an API method with its own bucket: 8 x 2,100/s, under the account's 10,000/s
-    const methods = input.design.scope.endpoints.filter((e) => e.class !== 'health').length;
-    expect(methods).toBe(8);
-    const admitted = Math.min(stage.ThrottlingRateLimit * methods, 10_000);
-    expect(admitted).toBe(10_000);
-    const worst = md.split('\n').find((l) => l.startsWith('| `global-ceiling` | edge |'))!;
-    expect(worst).toContain('x 8 API methods');
-    // an attacker-keyed row lives TTL seconds per request API Gateway lets through
+    // every endpoint but the health check is an API method with a bucket of its own
+    expect(input.design.scope.endpoints.filter((e) => e.class !== 'health')).toHaveLength(8);
+    expect(md.split('\n').find((l) => l.startsWith('| `global-ceiling` | edge |'))).toContain('x 8 API methods');
+    // a row on one method: 2,100/s reach it; the fairness row's three methods: 6,300/s (not the 2,100 the API was said to admit)
     for (const id of ['webhooks-per-source', 'auth-password-reset-per-ip', 'auth-login-per-identity']) {
-      const r = input.design.rules.find((x) => x.id === id)!;
-      expect(r.cardinality?.bound, id).toBe(Math.ceil(admitted * r.ttlSeconds!));
+      expect(rule(id).cardinality?.bound, id).toBe(Math.ceil(2100 * rule(id).ttlSeconds!));
     }
+    expect(rule('fairness-per-user').cardinality?.bound).toBe(Math.min(180_000, 3 * 2100 * rule('fairness-per-user').ttlSeconds!));
+    expect(md).toContain('API Gateway admits up to 6,300 req/s to search, feed and post-comment');
     expect(md).not.toContain('the ceiling admits 2,100 req/s');
-    expect(md).toContain('API Gateway admits up to 10,000 req/s under the ceiling: its 2,100 req/s on each of the 8 API methods');
-    // no one endpoint can take the 10,000 req/s: its method's bucket holds it to 2,100, so the bound is not "reached" there
-    expect(md).not.toContain('reached when all traffic under the\nceiling goes to');
-    expect(md).toContain('with each request sent where it leaves the most for its age');
+  });
+
+  it('adds the rows up: every auth flow has a method of its own, so all of them fill at once', () => {
+    const store = input.design.rules.filter((r) => r.layer === 'middleware' && r.field === undefined);
+    const rows = store.reduce((n, r) => n + (r.cardinality?.bound ?? 0), 0);
+    const hash = input.design.monitoring.store.hashes?.reduce((n, h) => n + h.keys, 0) ?? 0;
+    expect(input.design.monitoring.store.sharedCeiling).toBeUndefined();
+    expect(input.design.monitoring.store.estimatedKeys).toBe(rows + hash);
+    expect(md).not.toContain('reached when all traffic under the');
   });
 });
