@@ -403,7 +403,8 @@ const SPEC_REFERENCE: Record<HeaderConvention, string> = {
   'ietf-structured': `${IETF_DRAFT} (the RateLimit and RateLimit-Policy structured fields introduced in -08; unchanged in syntax through -11)`,
   'ietf-trio':
     'draft-ietf-httpapi-ratelimit-headers-07 and earlier (RateLimit-Limit / -Remaining / -Reset), kept for clients that already parse it',
-  'x-ratelimit': 'the de-facto X-RateLimit-* convention (GitHub, Twitter style); no specification',
+  'x-ratelimit':
+    "the de-facto X-RateLimit-* names; no specification, and users of the names disagree on the reset: here X-RateLimit-Reset counts seconds from now, not the Unix time GitHub's API sends in it, so a client written for GitHub's must read it as a delay",
 };
 
 /**

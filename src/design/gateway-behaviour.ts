@@ -4,7 +4,7 @@
  * where Kong keeps a rule's counters.
  * The rollout and the response contract say it to the reader; the gateway files quote it.
  */
-import { regexLiteral } from '../escape/index.js';
+import { gatewayName, regexLiteral } from '../escape/index.js';
 import { formatNumber, joinAnd, periodName, ratePer, rpsText, wholeRate } from '../format.js';
 import { type CompiledRoute, compileRoute, moreSpecific, routesOverlap } from '../runtime/middleware/routes.js';
 import type { Algorithm, EndpointClass, FailMode, Gateway, MatrixRule, Scope } from './model.js';
@@ -62,6 +62,24 @@ export function edgeShadowHow(gateway: Gateway, middleware = true): string {
       return "set the WAF rules' action to Count until this step is over; stage and usage-plan throttles have no report-only mode, so keep their current values (or none) until then";
     default:
       return 'leave them out of the gateway configuration until this step is over';
+  }
+}
+
+/**
+ * How the edge rules leave the shadow step once the middleware's rules enforce (they have no
+ * flag): undoing what edgeShadowHow held back. nginx's words are the rollout's own (one
+ * limit_req_dry_run for every edge rule).
+ */
+export function edgeEnforceHow(gateway: Exclude<Gateway, 'nginx' | 'none'>): string {
+  switch (gateway) {
+    case 'envoy':
+      return 'raise the runtime key ratelimit.edge_local.enforced to 100 and remove shadow_mode from the rate limit service';
+    case 'kong':
+      return "set enabled: true on each rule's plugin the shadow step held back in gateway/kong.yaml and apply the configuration";
+    case 'cloudflare':
+      return 'set each rule the shadow step held back to the action "block" (or enabled true) with a Rulesets API update';
+    case 'aws-api-gateway':
+      return "set the WAF rules' action back to Block and add the stage throttle the shadow step held back (stageMethodSettings in gateway/aws-api-gateway.json), then deploy the template";
   }
 }
 
@@ -192,10 +210,22 @@ export function edgeSlowestText(gateway: Gateway): string | undefined {
   }
 }
 
+/** The CloudWatch metric name of an edge rule's AWS WAF rate-based rule (its VisibilityConfig.MetricName). */
+export function wafMetricName(ruleId: string): string {
+  return gatewayName(`rl_${ruleId}`).replace(/[.~]/g, '_');
+}
+
 /** The evaluation windows (seconds) an AWS WAF rate-based rule accepts. */
 export const WAF_EVALUATION_WINDOWS = [60, 120, 300, 600] as const;
 /** The lowest limit an AWS WAF rate-based rule accepts (requests per evaluation window). */
 export const WAF_MIN_LIMIT = 10;
+/**
+ * How long AWS WAF may keep blocking after the rate over its evaluation window has fallen below
+ * the limit: it re-estimates the rate periodically, and AWS's rate-based rule caveats say the
+ * delay before it notices the decrease is usually below 30 s. A Retry-After of the window alone
+ * would send the client back while WAF still blocks it.
+ */
+export const WAF_UNBLOCK_DELAY_SECONDS = 30;
 /** The periods (seconds) a Cloudflare rate limiting rule accepts; plans allow a subset (Free: 10; Pro: 10, 60; Business: 10, 60, 600). */
 export const CF_PERIODS = [10, 60, 120, 300, 600, 3600] as const;
 
@@ -247,6 +277,27 @@ export const AWS_ACCOUNT_THROTTLE = { rps: 10_000, burst: 5_000 } as const;
 
 /** The account limit in words, for the sentences that say a throttle sits under it. */
 export const AWS_ACCOUNT_LIMIT_TEXT = `the account's Regional limit (by default ${rpsText(AWS_ACCOUNT_THROTTLE.rps)} with a burst of ${formatNumber(AWS_ACCOUNT_THROTTLE.burst)}, lower in some Regions), which caps any throttle set above it`;
+
+/**
+ * The API methods an API Gateway throttle of the global identity counts, each in a token bucket
+ * of its own: a route-scoped rule its routes' methods (GET with HEAD); the stage's own every
+ * limited endpoint's method but those a route-scoped throttle of `others` overrides there.
+ */
+export function awsThrottleMethods(
+  rule: { routes?: readonly { method: string; route: string }[] | undefined },
+  limited: readonly { method: string; route: string }[],
+  others: readonly { routes?: readonly { method: string; route: string }[] | undefined }[],
+): number {
+  const routes = rule.routes ?? [];
+  if (routes.length > 0)
+    return Math.max(
+      1,
+      routes.reduce((n, r) => n + (edgeMethods(r.method)?.length ?? 1), 0),
+    );
+  const overridden = (e: { method: string; route: string }) =>
+    others.some((o) => (o.routes ?? []).some((x) => x.method === e.method && x.route === e.route));
+  return Math.max(1, limited.filter((e) => !overridden(e)).length);
+}
 
 /** An AWS API Gateway throttle (stage, method or usage plan): a token bucket per second that always has a burst, at least one second of rate. */
 export function awsThrottleWindow(rate: { requests: number; periodSeconds: number }, burst: number | null): EdgeWindow {
@@ -776,11 +827,47 @@ export interface FleetAdmission {
  * assumed K nodes (gatewayNodes).
  */
 export function fleetAdmission(
-  scope: Pick<Scope, 'gateway' | 'store' | 'gatewayNodes' | 'topology' | 'instances'>,
+  scope: Pick<Scope, 'gateway' | 'store' | 'gatewayNodes' | 'topology' | 'instances'> & Partial<Pick<Scope, 'endpoints'>>,
   ceiling: Pick<MatrixRule, 'identity' | 'rate' | 'layer'> & Partial<Pick<MatrixRule, 'routes' | 'perNode'>>,
+  others: readonly { routes?: readonly { method: string; route: string }[] | undefined }[] = [],
+  on?: readonly { name: string; method: string; route: string }[],
 ): FleetAdmission {
   const rate = ceiling.rate ?? { requests: 0, periodSeconds: 1 };
   const ceilingRps = rate.requests / rate.periodSeconds;
+  if (ceiling.layer === 'edge' && scope.gateway === 'aws-api-gateway' && ceiling.identity === 'global' && scope.endpoints) {
+    // a stage (or method) throttle is a token bucket per API method: its methods multiply it, up to the account's limit
+    const limited = scope.endpoints.filter((e) => e.class !== 'health');
+    const m = awsThrottleMethods(ceiling, limited, others);
+    const rps = Math.min(ceilingRps * m, AWS_ACCOUNT_THROTTLE.rps);
+    if (on) {
+      // what reaches the endpoints of one rule: the buckets of their own methods, no more
+      const routes = ceiling.routes ?? [];
+      const counted =
+        routes.length > 0
+          ? routes
+              .filter((r) => on.some((e) => e.method === r.method && e.route === r.route))
+              .reduce((n, r) => n + (edgeMethods(r.method)?.length ?? 1), 0)
+          : on.filter(
+              (e) =>
+                limited.some((l) => l.name === e.name) &&
+                !others.some((o) => (o.routes ?? []).some((x) => x.method === e.method && x.route === e.route)),
+            ).length;
+      const to = Math.min(ceilingRps * counted, rps);
+      return {
+        rps: to,
+        ceilingRps,
+        nodeRps: to,
+        text: `API Gateway admits up to ${rpsText(to)} to ${joinAnd(on.map((e) => e.name))}: the ceiling's ${rpsText(ceilingRps)} on ${counted === 1 ? 'its one API method' : `each of their ${formatNumber(counted)} API methods`} (a stage's throttle counts each method on its own)${to < ceilingRps * counted ? `, capped at the ${rpsText(rps)} the API admits` : ''}`,
+      };
+    }
+    if (m > 1)
+      return {
+        rps,
+        ceilingRps,
+        nodeRps: rps,
+        text: `API Gateway admits up to ${rpsText(rps)} under the ceiling: its ${rpsText(ceilingRps)} on each of the ${formatNumber(m)} API methods it throttles (a stage's throttle counts each method on its own)${rps < ceilingRps * m ? `, capped by the account's Regional limit of ${rpsText(AWS_ACCOUNT_THROTTLE.rps)}` : ''}`,
+      };
+  }
   if (ceiling.layer !== 'edge' || !countedPerNode(ceiling, scope)) {
     return { rps: ceilingRps, ceilingRps, nodeRps: ceilingRps, text: `the ceiling admits ${rpsText(ceilingRps)}` };
   }
@@ -815,11 +902,19 @@ export function fleetAdmission(
  * hybrid's choice.
  */
 export function ceilingsAdmission(
-  scope: Pick<Scope, 'gateway' | 'store' | 'gatewayNodes' | 'topology' | 'instances'>,
+  scope: Pick<Scope, 'gateway' | 'store' | 'gatewayNodes' | 'topology' | 'instances'> & Partial<Pick<Scope, 'endpoints'>>,
   ceilings: readonly (Pick<MatrixRule, 'identity' | 'rate' | 'layer'> & Partial<Pick<MatrixRule, 'id' | 'routes' | 'perNode'>>)[],
+  on?: readonly { name: string; method: string; route: string }[],
 ): FleetAdmission | undefined {
   const rated = ceilings.filter((c) => c.rate);
-  const each = rated.map((c) => fleetAdmission(scope, c));
+  const each = rated.map((c) =>
+    fleetAdmission(
+      scope,
+      c,
+      rated.filter((o) => o !== c && o.identity === 'global' && o.layer === 'edge'),
+      on,
+    ),
+  );
   if (each.length <= 1) return each[0];
   const sum = (f: (a: FleetAdmission) => number): number => each.reduce((n, a) => n + f(a), 0);
   const rps = sum((a) => a.rps);

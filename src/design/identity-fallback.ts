@@ -119,7 +119,7 @@ export function buildIdentityFallback(scope: Scope, rules: readonly MatrixRule[]
   const others = FALLBACK_ORDER.filter((k) => k !== 'ip' && answered.has(k) && !identities.includes(k));
   if (others.length > 0) {
     parts.push(
-      `So a caller identified by ${others.map((k) => WITH_ARTICLE[k]).join(' or ')} alone (${others.includes('session') ? 'a browser signed in with a session cookie, say' : 'one of the identities the answers list'}) is limited per ${others.map((k) => WORD[k]).join(' or per ')} by these rows${quotas.length > 0 ? ', quotas included' : ''}, and a request with no identity at all per address${quotas.length > 0 ? ' (quotas aside)' : ''}${anonymous.length > 0 ? `, except where callers may be anonymous` : ''}.`,
+      `So a caller identified by ${others.map((k) => WITH_ARTICLE[k]).join(' or ')} alone (${others.includes('session') ? (answered.has('user') ? 'a browser with a session cookie that has not signed in, say' : 'a browser signed in with a session cookie, say') : 'one of the identities the answers list'}) is limited per ${others.map((k) => WORD[k]).join(' or per ')} by these rows${quotas.length > 0 ? ', quotas included' : ''}, and a request with no identity at all per address${quotas.length > 0 ? ' (quotas aside)' : ''}${anonymous.length > 0 ? `, except where callers may be anonymous` : ''}.`,
     );
   }
   if (anonymous.length > 0) {

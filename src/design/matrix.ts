@@ -535,8 +535,12 @@ function ceilingShape(ctx: MatrixContext): CeilingShape {
  * What the gateway fleet admits under the ceiling rows (ceilingsAdmission, as build and placement
  * read it): the traffic every key-count bound is sized from.
  */
-function admitted(ctx: MatrixContext): FleetAdmission {
-  return ceilingsAdmission(ctx.scope, ctx.ceilings ?? []) ?? fleetAdmission(ctx.scope, ceilingShape(ctx));
+function admitted(ctx: MatrixContext, on?: readonly ResolvedEndpoint[]): FleetAdmission {
+  const fleet = ceilingsAdmission(ctx.scope, ctx.ceilings ?? []) ?? fleetAdmission(ctx.scope, ceilingShape(ctx));
+  if (!on || on.length === 0 || ctx.scope.gateway !== 'aws-api-gateway') return fleet;
+  // API Gateway's throttles count per method: a rule's endpoints get their own methods' buckets, no more
+  const mine = ceilingsAdmission(ctx.scope, ctx.ceilings ?? [], on) ?? fleetAdmission(ctx.scope, ceilingShape(ctx), [], on);
+  return mine.rps > 0 && mine.rps < fleet.rps ? mine : fleet;
 }
 
 /** "2 req/s per client (assumed)": a value, marked when the answers field behind it was assumed. */
@@ -987,7 +991,7 @@ function addFairness(b: Builder, ctx: MatrixContext, endpoints: ResolvedEndpoint
         const ttl = bucketTtl(burst, plan.ratePerSecond);
         const pop = populationOf(identity, scope);
         const share = scope.plans.length > 1 ? ` (the whole ${pop.label} population is counted for each plan, an upper bound)` : '';
-        const card = bound(pop.population, admitted(ctx), ttl, pop.label);
+        const card = bound(pop.population, admitted(ctx, eps), ttl, pop.label);
         const classes = [...new Set(eps.map((e) => e.class))];
         b.rules.push({
           id,
@@ -1053,7 +1057,7 @@ function addFairness(b: Builder, ctx: MatrixContext, endpoints: ResolvedEndpoint
     const { burst } = sized;
     const ttl = bucketTtl(burst, rps);
     const pop = populationOf(identity, scope);
-    const card = bound(pop.population, admitted(ctx), ttl, pop.label);
+    const card = bound(pop.population, admitted(ctx, eps), ttl, pop.label);
     const classes = [...new Set(eps.map((e) => e.class))];
     const burstWhy = sized.held
       ? `The bucket holds ${formatNumber(burst)} tokens, ${burst > sized.ceiling ? `the costliest call (${maxCost} tokens), above ` : ''}the ceiling's own burst${burst > sized.ceiling ? ` (${formatNumber(sized.ceiling)})` : ''}: ${burstSeconds} s of rate would be ${formatNumber(sized.wanted)}, more than the whole ceiling lets through at once.`
@@ -1138,7 +1142,7 @@ function addAnonymous(b: Builder, ctx: MatrixContext, endpoints: ResolvedEndpoin
   const burst = sized ? sized.burst : null;
   // a shared fixed window's key lives for its window; a node's counter as long as the gateway keeps idle state
   const ttl = edge ? edgeStateTtl(edge, rate, burst) : bucketTtl(burst ?? 1, rps);
-  const card = bound(undefined, admitted(ctx), ttl, 'IP');
+  const card = bound(undefined, admitted(ctx, endpoints), ttl, 'IP');
   // At the edge a shared count fails as the gateway's setting says, one setting for every route;
   // a count in the node (or the provider's) has nothing to lose and states the answers' mode for
   // its classes, the strictest where they differ (one count is not split by class), the mode it
@@ -1266,7 +1270,7 @@ function addAuth(b: Builder, ctx: MatrixContext, endpoints: ResolvedEndpoint[]):
     };
     const userId = b.ids.take(`auth-${kind}-per-identity`);
     const ipId = b.ids.take(`auth-${kind}-per-ip`);
-    const userCard = bound(undefined, admitted(ctx), window, 'username');
+    const userCard = bound(undefined, admitted(ctx, eps), window, 'username');
     const kept = tighterExisting(ctx.existing ?? [], eps, { requests: limits.perIp, periodSeconds: window });
     const ipRate = kept
       ? { requests: kept.limit, periodSeconds: Math.max(1, Math.round(kept.windowSeconds)) }
@@ -1277,7 +1281,7 @@ function addAuth(b: Builder, ctx: MatrixContext, endpoints: ResolvedEndpoint[]):
         : ipRate.periodSeconds % 60 === 0
           ? `${ipRate.periodSeconds / 60} min`
           : `${ipRate.periodSeconds} s`;
-    const ipCard = bound(undefined, admitted(ctx), ipRate.periodSeconds, 'IP');
+    const ipCard = bound(undefined, admitted(ctx, eps), ipRate.periodSeconds, 'IP');
     const keptText = kept
       ? ` Taken over from the limiter already in place, ${existingName(kept)}: ${existingLimitText(kept)} per IP, which lets one address send ${existingWorstText(kept, existingNodes(scope, kept))}; that is tighter than this flow's default of ${limits.perIp} per ${windowText} (which would admit ${formatNumber(admittedWithin({ ...common, rate: { requests: limits.perIp, periodSeconds: window } }, kept.windowSeconds) ?? 0)} within its ${formatNumber(kept.windowSeconds)} s). A limit in force is not loosened without a decision: replace it with a rules entry for this id if the default is wanted.${takenOverTighter(scope, kept)}`
       : '';
@@ -1382,7 +1386,7 @@ function addWebhooks(b: Builder, ctx: MatrixContext, endpoints: ResolvedEndpoint
     failMode: scope.failureByClass.webhook,
     layer: 'middleware',
     ttlSeconds: ttl,
-    cardinality: bound(undefined, admitted(ctx), ttl, 'IP'),
+    cardinality: bound(undefined, admitted(ctx, endpoints), ttl, 'IP'),
     headers: 'full',
     errorCode: 'RATE_LIMITED',
     killSwitch: { flag: killSwitchFlag(id) },
@@ -2124,8 +2128,8 @@ function edgeCosted(rule: MatrixRule, all: readonly MatrixRule[], ctx: MatrixCon
         : rule.ttlSeconds;
     const pop = rule.identity && rule.identity !== 'global' ? populationOf(rule.identity, scope) : undefined;
     const cardinality =
-      ttl !== rule.ttlSeconds && rule.cardinality?.byTraffic && pop
-        ? bound(pop.population, admitted(ctx), ttl, pop.label)
+      rule.cardinality?.byTraffic && pop && (ttl !== rule.ttlSeconds || ctx.scope.gateway === 'aws-api-gateway')
+        ? bound(pop.population, admitted(ctx, eps), ttl, pop.label)
         : rule.cardinality;
     const why = `${names} cost${eps.length === 1 ? 's' : ''} ${units} units a call, and ${edge.component} counts requests, not cost: ${
       id === rule.id

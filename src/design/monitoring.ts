@@ -1,7 +1,14 @@
 /** Metrics, alert thresholds and store configuration. */
 import { formatNumber, joinAnd, rpsText } from '../format.js';
 import { ACCESS_OUTCOMES } from '../runtime/middleware/metrics.js';
-import { ENVOY_APP_CLUSTER, ENVOY_LOCAL_STAT_PREFIX, edgeCounter, envoyCounter, envoyFailureModeDeny } from './gateway-behaviour.js';
+import {
+  ENVOY_APP_CLUSTER,
+  ENVOY_LOCAL_STAT_PREFIX,
+  edgeCounter,
+  envoyCounter,
+  envoyFailureModeDeny,
+  wafMetricName,
+} from './gateway-behaviour.js';
 import { BYTES_PER_KEY, KEY_VALUE_CHARS, keyNameExtraBytes, maxKeyChars } from './matrix.js';
 import { algorithmLabel } from './algorithms.js';
 import { identityLabel, slug } from './naming.js';
@@ -281,6 +288,8 @@ function envelope(outcomes: readonly (readonly Trace[])[], of: (t: Trace) => num
 export function storeBound(
   rules: readonly MatrixRule[],
   penalty?: PenaltyTraffic,
+  /** No endpoint can take all the admitted traffic (API Gateway's throttle holds each method to the ceiling's own rate): the rows add up. */
+  endpointsCapped = false,
 ): {
   keys: number;
   bytes: number;
@@ -330,7 +339,9 @@ export function storeBound(
   const rowKeys = sum(byTraffic, keysOf) + (penalty?.keys ?? 0);
   const rowBytes = sum(byTraffic, bytesOf) + (penalty?.bytes ?? 0);
   let shared: SharedCeiling | undefined;
-  if (byTraffic.length + (penalty ? 1 : 0) > 1) {
+  // (where no endpoint can take all the admitted traffic, each row is bounded by what its own
+  // endpoints admit, and the rows add up: the envelope would send all of it to one endpoint)
+  if (!endpointsCapped && byTraffic.length + (penalty ? 1 : 0) > 1) {
     const trace = (r: MatrixRule): Trace => ({ keys: 1, bytes: r.bytesPerKey ?? 0, width: keysOf(r) });
     // A rule naming no endpoint applies to all of them.
     const covers = (r: MatrixRule, endpoint: string | null): boolean =>
@@ -420,6 +431,30 @@ function idsRegex(ids: readonly string[]): string {
   return ids.map((id) => id.replace(/[\\.^$|?*+()[\]{}]/g, (c) => `\\\\${c}`).replace(/"/g, '\\"')).join('|');
 }
 
+/**
+ * Where AWS counts the refusals of the edge rules: API Gateway's throttles in its 4XXError metric,
+ * AWS WAF's rate-based rules in BlockedRequests under each rule's metric name (the MetricName the
+ * AWS file gives it, rl_<id>).
+ */
+function awsEdgeSignals(rules: readonly MatrixRule[]): string {
+  const edge = rules.filter((r) => r.layer === 'edge');
+  const waf = edge.filter((r) => r.identity === 'ip');
+  const throttles = edge.filter((r) => r.identity !== 'ip');
+  const parts = [
+    ...(throttles.length > 0
+      ? [
+          `AWS API Gateway counts the refusals of its throttles (${throttles.map((r) => r.id).join(', ')}) in CloudWatch's AWS/ApiGateway 4XXError metric, with every other 4xx`,
+        ]
+      : []),
+    ...(waf.length > 0
+      ? [
+          `AWS WAF counts the blocks of its rate-based rules (${waf.map((r) => r.id).join(', ')}) in AWS/WAFV2 BlockedRequests, one series per rule by its metric name (${waf.map((r) => wafMetricName(r.id)).join(', ')})`,
+        ]
+      : []),
+  ];
+  return `${parts.join('; ')}; none of it reaches Prometheus`;
+}
+
 /** Where an edge rule's refusals are counted, and what the user wires for them. */
 function edgeCounting(scope: Scope, rules: readonly MatrixRule[], middleware: boolean): Monitoring['edge'] | undefined {
   const edgeIds = rules.filter((r) => r.layer === 'edge').map((r) => r.id);
@@ -435,7 +470,7 @@ function edgeCounting(scope: Scope, rules: readonly MatrixRule[], middleware: bo
   const where: Record<Scope['gateway'], string> = {
     envoy: '',
     kong: 'Kong counts responses by status in its Prometheus plugin (kong_http_requests_total{code="429"}), which also counts 429s the application sends',
-    'aws-api-gateway': 'AWS API Gateway reports throttled calls in CloudWatch (the 4XXError metric), not in Prometheus',
+    'aws-api-gateway': awsEdgeSignals(rules),
     cloudflare: 'Cloudflare reports rate-limiting rule actions in its analytics (Security Events), not in Prometheus',
     nginx: '',
     none: 'the gateway keeps its own counters',
@@ -769,7 +804,14 @@ export function buildMonitoring(scope: Scope, rules: MatrixRule[], context: Moni
     hasStore && context.access?.penalty && context.ceilingRps ? penaltyKeys(context.access.penalty, context.ceilingRps) : undefined;
   const penalty = penaltyBound?.store;
   // (its keys share the ceiling's traffic with the rules', so the bound counts them together)
-  const bound = storeBound(rules, penaltyBound?.traffic);
+  // API Gateway admits the ceiling's rate on each method: the fleet admits more than any one endpoint can take
+  const endpointsCapped =
+    scope.gateway === 'aws-api-gateway' &&
+    context.ceilingRps !== undefined &&
+    rules.some(
+      (r) => r.layer === 'edge' && r.tier === 'ceiling' && r.rate && context.ceilingRps! > r.rate.requests / r.rate.periodSeconds + 1e-9,
+    );
+  const bound = storeBound(rules, penaltyBound?.traffic, endpointsCapped);
   const { shared } = bound;
   const totalBound = bound.keys;
   const estimatedBytes = bound.bytes;

@@ -427,6 +427,36 @@ function middlewareNeeds(rules: readonly MatrixRule[]): string {
   return needs.length > 0 ? `Limits that need ${list}.` : 'Limits the application counts itself, with the store the design names.';
 }
 
+/**
+ * The window rules whose window the instance names from its own clock (limiter.ts windowOf: a
+ * plain fixed window or a calendar period, whose end the script is passed); a rolling window
+ * reads the server's clock.
+ */
+function callerClockWindows(rules: readonly MatrixRule[]): string {
+  const named = rules.filter(
+    (r) => r.layer === 'middleware' && r.primitive === 'redis-lua' && r.algorithm === 'fixed-window' && algorithmLabel(r) === undefined,
+  );
+  if (named.length === 0) return '';
+  return ` Not so for the fixed ${named.length === 1 ? 'window' : 'windows'} of ${joinAnd(named.map((r) => r.id))}: the instance names the current window from its own clock and passes its end to the script, so keep the instances' clocks in step (NTP): around a window's end, instances whose clocks differ by d seconds disagree for up to d seconds on which window counts, and a Retry-After one of them computed can be early by d on another.`;
+}
+
+/**
+ * The per-identity rows of MFA steps where callers have sessions: a step that carries no account
+ * name is counted per session when identify() gives only a session, and every sign-in makes a
+ * new session, so the row counts per account only when identify() names the account there.
+ */
+function sessionKeyedSteps(scope: Scope, auth: readonly MatrixRule[]): string {
+  if (!scope.identities.includes('session')) return '';
+  const mfa = scope.endpoints.filter((e) => e.class === 'auth' && e.authKind === 'mfa');
+  const rows = auth.filter((r) => r.identity === 'username' && mfa.some((e) => r.endpoints.includes(e.name)));
+  if (rows.length === 0) return '';
+  const covered = mfa.filter((e) => rows.some((r) => r.endpoints.includes(e.name)));
+  const login = auth.find(
+    (r) => r.identity === 'username' && scope.endpoints.some((e) => e.authKind === 'login' && r.endpoints.includes(e.name)),
+  );
+  return ` Where identify() gives the ${joinAnd(covered.map((e) => e.name))} step a session but no userId (a browser half-way through signing in), ${joinAnd(rows.map((r) => r.id))} ${rows.length === 1 ? 'counts' : 'count'} per session, not per account: each sign-in with the password starts a new session and so a fresh count${login?.rate ? ` (${login.id} admits ${ratePer(login.rate)} for each username)` : ''}. Return from identify() on ${covered.length === 1 ? 'that route' : 'those routes'} the userId of the account the code is for.`;
+}
+
 export function buildEnforcement(scope: Scope, rules: MatrixRule[], exempt: ResolvedEndpoint[]): Enforcement {
   const byLayer = new Map<string, MatrixRule[]>();
   for (const r of rules) {
@@ -581,7 +611,7 @@ export function buildEnforcement(scope: Scope, rules: MatrixRule[], exempt: Reso
   return {
     primitive,
     atomicityNote: usesLua
-      ? `Reading the counter and writing it back as two commands races: two instances both see "1 left" and both admit. Every decision here is one indivisible operation, and the store-backed decisions take their time from the store (its clock, read inside the script: TIME, or a bucket key's expiry, on ${STORE_NAME[scope.store] ?? scope.store}), never from application clocks, so instance clock skew cannot bend the refill maths. The limits of one identity (one hash tag${hashTagExample(rules)}) are checked and charged in one script call, all or nothing${apartText(rules)}; the calls for different identities go out together, so a rate limit of one identity may be charged for a request another identity's limit refuses${rules.some((r) => r.tier === 'quota') ? ', never a quota, whose call goes only once every rate limit has admitted' : ''}.${rules.some((r) => r.field !== undefined && r.primitive === 'redis-lua') ? ` Where an identity has several such limits they are fields of one hash (one key per identity instead of one per limit; its TTL only ever extended, to the latest moment any field's state matters); the price is one read of the server clock (TIME) per call, as a hash field has no expiry of its own to keep a bucket's state in.${rollingText(rules)}` : ''}`
+      ? `Reading the counter and writing it back as two commands races: two instances both see "1 left" and both admit. Every decision here is one indivisible operation, and the store-backed decisions take their time from the store (its clock, read inside the script: TIME, or a bucket key's expiry, on ${STORE_NAME[scope.store] ?? scope.store}), never from application clocks, so instance clock skew cannot bend the refill maths.${callerClockWindows(rules)} The limits of one identity (one hash tag${hashTagExample(rules)}) are checked and charged in one script call, all or nothing${apartText(rules)}; the calls for different identities go out together, so a rate limit of one identity may be charged for a request another identity's limit refuses${rules.some((r) => r.tier === 'quota') ? ', never a quota, whose call goes only once every rate limit has admitted' : ''}.${rules.some((r) => r.field !== undefined && r.primitive === 'redis-lua') ? ` Where an identity has several such limits they are fields of one hash (one key per identity instead of one per limit; its TTL only ever extended, to the latest moment any field's state matters); the price is one read of the server clock (TIME) per call, as a hash field has no expiry of its own to keep a bucket's state in.${rollingText(rules)}` : ''}`
       : usesGateway && !rules.some((r) => r.primitive === 'in-process')
         ? `Every decision is made inside the gateway by its native limiter: no counter is read and written back by the application. ${edgeCountsWhere(scope, rules)}`
         : 'Reading the counter and writing it back as two steps would race; here every decision runs to completion on the one Node thread that owns the in-process buckets, so nothing interleaves, and the time is the process clock (one instance, so no clock skew between deciders).',
@@ -604,7 +634,7 @@ export function buildEnforcement(scope: Scope, rules: MatrixRule[], exempt: Reso
             auth.every((r) => r.primitive === 'in-process')
               ? 'Both auth rows of a flow are checked in one step in the process: the per-identity and per-IP logs are read together, and the step admits only when both are under their limits, so neither row can be spent without the other being checked.'
               : `Both auth rows of a flow are checked in one script call: the per-identity and per-IP logs share a hash tag (the flow, e.g. {auth:login}), and the script admits only when both are under their limits, so neither row can be spent without the other being checked.${slotText}`
-          } The account of the per-identity row is the name being tried, read from the request (the identify() hook, else the body fields username, email, login or client_id); steps that carry no name, such as an MFA code, are keyed on the account or session the request already belongs to (identify()'s userId, else sessionId). A request with none of these meets only the per-IP row: make identify() return the account for every auth route whose form names it differently.`,
+          } The account of the per-identity row is the name being tried, read from the request (the identify() hook, else the body fields username, email, login or client_id); steps that carry no name, such as an MFA code, are keyed on the account or session the request already belongs to (identify()'s userId, else sessionId). A request with none of these meets only the per-IP row: make identify() return the account for every auth route whose form names it differently.${sessionKeyedSteps(scope, auth)}`,
         }
       : {}),
   };

@@ -2,7 +2,7 @@
 import { joinAnd } from '../format.js';
 import { algorithmLabel } from './algorithms.js';
 import { isNginxLimiter } from './migration.js';
-import { edgeAllowlistHow, edgeKillSwitchHow, edgeShadowHow, edgeShadowSignal } from './gateway-behaviour.js';
+import { edgeAllowlistHow, edgeEnforceHow, edgeKillSwitchHow, edgeShadowHow, edgeShadowSignal } from './gateway-behaviour.js';
 import type { AccessDesign, Gateway, MatrixRule, Migration, Rollout } from './model.js';
 
 /**
@@ -64,13 +64,15 @@ function hashRollout(rules: readonly MatrixRule[]): string {
 }
 
 /**
- * nginx runs the edge rules under one limit_req_dry_run of the server block: they have no flag,
- * and leave shadow mode together, not one at a time like the middleware's rules.
+ * The edge rules have no flag: nginx runs them under one limit_req_dry_run of the server block,
+ * so they leave shadow mode together; the other gateways' rules leave it as edgeEnforceHow says.
  */
-function nginxEdgeEnforce(rules: readonly MatrixRule[], gateway: Gateway): string {
-  if (gateway !== 'nginx') return '';
+function edgeEnforce(rules: readonly MatrixRule[], gateway: Gateway): string {
   const edge = rules.filter((r) => r.layer === 'edge' && (r.tier === 'ceiling' || r.tier === 'fairness')).map((r) => r.id);
-  if (edge.length === 0) return '';
+  if (edge.length === 0 || gateway === 'none') return '';
+  // the other gateways: what the shadow step held back is undone by hand, apart from the flags
+  if (gateway !== 'nginx')
+    return ` The edge ${edge.length === 1 ? `rule ${edge[0]} has` : `rules (${edge.join(', ')}) have`} no flag: to enforce ${edge.length === 1 ? 'it' : 'them'}, ${edgeEnforceHow(gateway)}; do it as a step of its own, apart from the middleware's rules, and watch the gateway's refusals after it.`;
   return edge.length === 1
     ? ` The edge rule ${edge[0]} has no flag: set limit_req_dry_run to off in gateway/nginx-server.conf and reload nginx to enforce it.`
     : ` The edge rules (${edge.join(', ')}) have no flag and leave shadow mode together: gateway/nginx-server.conf runs them under one limit_req_dry_run, so setting it to off (and reloading nginx) enforces all of them at once. Switch them as one step, apart from the middleware's rules, and watch their refusals (monitoring/nginx-ratelimit.mtail) after it.`;
@@ -149,7 +151,7 @@ export function buildRollout(
       title: 'Enforce general limits',
       detail: rules.every((r) => r.layer === 'edge')
         ? `Enforce the ${generalKinds(rules)} at the gateway, undoing the shadow step one rule at a time where the configuration allows, and watch the gateway's refusal counters after each.`
-        : `Switch the ${generalKinds(rules)} to "enforce", one rule at a time, watching throttle and near-limit metrics after each.${nginxEdgeEnforce(rules, gateway)}`,
+        : `Switch the ${generalKinds(rules)} to "enforce", one rule at a time, watching throttle and near-limit metrics after each.${edgeEnforce(rules, gateway)}`,
       ruleIds: general,
     },
     ...(quotas.length > 0

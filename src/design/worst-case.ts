@@ -29,9 +29,9 @@ import {
   AWS_ACCOUNT_LIMIT_TEXT,
   AWS_ACCOUNT_THROTTLE,
   awsKeyPlan,
+  awsThrottleMethods,
   edgeCounter,
   fleetOverStated,
-  edgeMethods,
   gatewayNodes,
   kongPolicy,
   kongRoutePlan,
@@ -158,7 +158,7 @@ export function perCounter(
         basis: algorithmLabel(rule)
           ? // daily counters summed over the trailing days: a day's count leaves at once when the day ages out
             "The trailing window counts whole days: a day's usage leaves all at once when that day ages out, so what was spent at the end of the oldest day can be spent again right after."
-          : 'The limit at the end of one window and again at the start of the next, moments apart.',
+          : `The limit at the end of one window and again at the start of the next, moments apart.${rule.layer === 'middleware' && rule.tier !== 'quota' ? ` ${epochWindowsText(rule.rate.periodSeconds)}` : ''}`,
       };
     case 'sliding-window-counter':
       return {
@@ -317,11 +317,11 @@ function awsThrottleCounters(
   const ownOf = (e: { method: string; route: string }) =>
     own.filter((r) => r.routes.some((x) => x.method === e.method && x.route === e.route));
   const overridden = rule.routes.length > 0 ? [] : design.scope.endpoints.filter((e) => ownOf(e).length > 0);
-  const methods =
-    rule.routes.length > 0
-      ? rule.routes.reduce((n, r) => n + (edgeMethods(r.method)?.length ?? 1), 0)
-      : design.scope.endpoints.filter((e) => !design.enforcement.exempt.endpoints.includes(e.name) && !overridden.includes(e)).length;
-  const m = Math.max(1, methods);
+  const m = awsThrottleMethods(
+    rule,
+    rule.routes.length > 0 ? [] : design.scope.endpoints.filter((e) => !design.enforcement.exempt.endpoints.includes(e.name)),
+    own,
+  );
   const elsewhere =
     overridden.length > 0
       ? ` ${overridden.map((e) => `${e.method} ${e.route}`).join(', ')} ${overridden.length > 1 ? 'have' : 'has'} a method override of its own (${[
@@ -339,6 +339,22 @@ function awsThrottleCounters(
         : 'one method here, one token bucket'
     }.${elsewhere} All of it sits under ${AWS_ACCOUNT_LIMIT_TEXT}. ${best}`,
   };
+}
+
+/**
+ * Where the middleware's plain fixed windows start (limiter.ts windowOf: the application's clock
+ * divided by the period), so the reader knows when the limit comes back.
+ */
+function epochWindowsText(periodSeconds: number): string {
+  const starts =
+    periodSeconds === 86400
+      ? 'each day at 00:00 UTC'
+      : periodSeconds === 3600
+        ? 'at the top of each UTC hour'
+        : periodSeconds === 60
+          ? 'at each whole minute'
+          : `every ${fmt(periodSeconds)} s counted from the Unix epoch`;
+  return `The windows are counted from the Unix epoch on the application's clock, so a new one starts ${starts}, whatever the caller's time zone.`;
 }
 
 /** What the count of a rule across the deployment reads of the design (a whole Design will do). */

@@ -9,6 +9,7 @@ import { parse as parseYaml } from 'yaml';
 import { describe, expect, it } from 'vitest';
 import { generateCode } from '../../src/codegen/index.js';
 import { renderMarkdown } from '../../src/render/markdown/index.js';
+import { rateLimitHeaders } from '../../src/runtime/middleware/responses.js';
 import { inputFromAnswers } from './fixtures.js';
 
 const review = (name: string): unknown => {
@@ -110,5 +111,157 @@ describe('weighted calls of other classes', () => {
     // save-favourite is a write of cost 2
     expect(md).toContain('Costlier calls draw more tokens from the same bucket (save-favourite = 2)');
     expect(md).not.toContain('Expensive calls draw more tokens');
+  });
+});
+
+describe('Hono behind AWS API Gateway on Valkey: sessions, users and anonymous visitors', () => {
+  const input = inputFromAnswers(review('hono-valkey-aws-sessions'));
+  const md = renderMarkdown(input, { layout: 'single' })[0]?.content ?? '';
+  const aws = JSON.parse(generateCode(input.design).find((f) => f.path === 'gateway/aws-api-gateway.json')!.content);
+
+  it("never sends a WAF-blocked client back before WAF stops blocking: Retry-After is the window plus AWS's stated detection delay", () => {
+    const rules = aws.wafRateBasedRules as {
+      Statement: { RateBasedStatement: { EvaluationWindowSec: number } };
+      Action: { Block: { CustomResponse: { ResponseHeaders: { Name: string; Value: string }[] } } };
+    }[];
+    expect(rules.map((r) => r.Statement.RateBasedStatement.EvaluationWindowSec)).toEqual([60, 60]);
+    for (const r of rules) {
+      const sent = Number(r.Action.Block.CustomResponse.ResponseHeaders.find((h) => h.Name === 'Retry-After')?.Value);
+      // AWS: WAF may go on blocking for up to ~30 s after the rate over the window has fallen
+      expect(sent).toBeGreaterThanOrEqual(r.Statement.RateBasedStatement.EvaluationWindowSec + 30);
+    }
+    const body = JSON.parse(aws.wafCustomResponseBodies['rl-too-many-requests'].Content);
+    expect(body.retryAfterSeconds).toBe(90);
+    // the document's example of the WAF refusal states what the file sends
+    const example = md.slice(md.indexOf('When `anonymous-per-ip`, `anonymous-per-ip-cost-5` refuse a call at the edge'));
+    expect(example).toContain('Retry-After: 90\n');
+    expect(example).toContain('so Retry-After is the longest window plus 30 s');
+  });
+});
+
+describe('an MFA step in a design with sessions', () => {
+  it('warns that its per-identity row counts per session, which every sign-in renews, unless identify() names the account', () => {
+    const input = inputFromAnswers(review('hono-valkey-aws-sessions'));
+    const md = renderMarkdown(input, { layout: 'single' })[0]?.content ?? '';
+    const dual = md.slice(md.indexOf('### 4.5 Dual-key auth limits'), md.indexOf('### 4.6 '));
+    expect(input.design.scope.identities).toContain('session');
+    expect(dual).toContain('auth-mfa-per-identity counts per session, not per account');
+    expect(dual).toContain('auth-login-per-identity admits 10 per 15 min for each username');
+    expect(dual).toContain('the userId of the account the code is for');
+    // a design without sessions is not told so
+    const noSessions = inputFromAnswers({ ...(review('hono-valkey-aws-sessions') as Record<string, unknown>), identities: ['user', 'ip'] });
+    const other = renderMarkdown(noSessions, { layout: 'single' })[0]?.content ?? '';
+    expect(other).not.toContain('counts per session, not per account');
+  });
+});
+
+describe('callers known by a session alone', () => {
+  it('are browsers that have not signed in where the design knows users: a signed-in caller is counted per user', () => {
+    const input = inputFromAnswers(review('hono-valkey-aws-sessions'));
+    const text = input.design.identityFallback!.explanation;
+    expect(text).toContain('in the order user, session, client IP');
+    expect(text).toContain('a caller identified by a session alone (a browser with a session cookie that has not signed in, say)');
+    expect(text).not.toContain('a browser signed in with a session cookie');
+  });
+});
+
+describe('a daily fixed window of the middleware', () => {
+  it('says when its window starts again: at 00:00 UTC, where the runtime aligns it on the epoch', () => {
+    const input = inputFromAnswers(review('hono-valkey-aws-sessions'));
+    const md = renderMarkdown(input, { layout: 'single' })[0]?.content ?? '';
+    const row = md.split('\n').find((l) => l.startsWith('| `comments-per-user-daily` | middleware | fixed window |'))!;
+    expect(row).toContain('2 x 200');
+    expect(row).toContain('a new one starts each day at 00:00 UTC');
+  });
+});
+
+describe('where the time of a decision comes from', () => {
+  it("names the fixed window the instance's own clock names, where the section says no decision reads an application clock", () => {
+    const input = inputFromAnswers(review('hono-valkey-aws-sessions'));
+    const md = renderMarkdown(input, { layout: 'single' })[0]?.content ?? '';
+    const atomic = md.slice(md.indexOf('### 4.1 Atomic check-and-consume'), md.indexOf('### 4.2 '));
+    expect(atomic).toContain('never from application clocks');
+    expect(atomic).toContain(
+      'Not so for the fixed window of comments-per-user-daily: the instance names the current window from its own clock',
+    );
+  });
+});
+
+describe('where the AWS edge refusals are counted', () => {
+  it('sends the on-call to the WAF metric the AWS file names for the per-IP rules, and to API Gateway for its throttle', () => {
+    const input = inputFromAnswers(review('hono-valkey-aws-sessions'));
+    const aws = JSON.parse(generateCode(input.design).find((f) => f.path === 'gateway/aws-api-gateway.json')!.content);
+    const names = (aws.wafRateBasedRules as { VisibilityConfig: { MetricName: string } }[]).map((w) => w.VisibilityConfig.MetricName);
+    expect(names).toEqual(['rl_anonymous-per-ip', 'rl_anonymous-per-ip-cost-5']);
+    const text = input.design.monitoring.edge!.text;
+    expect(text).toContain('AWS/WAFV2 BlockedRequests');
+    for (const n of names) expect(text).toContain(n);
+    expect(text).toContain('throttles (global-ceiling) in CloudWatch');
+  });
+});
+
+describe('x-ratelimit headers', () => {
+  it('say the reset is a delay, which is what the runtime sends, not the Unix time some users of the names send', () => {
+    const input = inputFromAnswers(review('hono-valkey-aws-sessions'));
+    const md = renderMarkdown(input, { layout: 'single' })[0]?.content ?? '';
+    const convention = md.slice(md.indexOf('### 5.1 Header convention'), md.indexOf('### 5.2 '));
+    const sent = rateLimitHeaders(
+      'x-ratelimit',
+      {
+        id: 'r',
+        limitHeader: ['X-RateLimit-Limit', '10'],
+        s: { limit: 10, remaining: 0, resetSeconds: 5, windowSeconds: 5, overQuota: 0 },
+      },
+      null,
+    );
+    expect(new Map(sent).get('X-RateLimit-Reset')).toBe('5');
+    expect(convention).not.toContain('(GitHub, Twitter style)');
+    expect(convention).toContain('X-RateLimit-Reset counts seconds from now, not the Unix time');
+  });
+});
+
+describe('rollout of edge rules that have no flag', () => {
+  it('says how the AWS edge rules held back in shadow are enforced, where the step tells the rules to switch to "enforce"', () => {
+    const input = inputFromAnswers(review('hono-valkey-aws-sessions'));
+    const step = input.design.rollout.steps.find((s) => s.title === 'Enforce general limits')!;
+    const edge = input.design.rules.filter((r) => r.layer === 'edge').map((r) => r.id);
+    expect(edge).toEqual(['global-ceiling', 'anonymous-per-ip', 'anonymous-per-ip-cost-5']);
+    for (const id of edge) expect(step.ruleIds).toContain(id);
+    // the shadow step held the WAF rules at Count and the stage throttle out: this step undoes both
+    const shadow = input.design.rollout.steps[0]!.detail;
+    expect(shadow).toContain("set the WAF rules' action to Count until this step is over");
+    expect(step.detail).toContain('The edge rules (global-ceiling, anonymous-per-ip, anonymous-per-ip-cost-5) have no flag');
+    expect(step.detail).toContain("set the WAF rules' action back to Block and add the stage throttle the shadow step held back");
+  });
+});
+
+describe('what API Gateway admits under a stage throttle sizes the key bounds', () => {
+  const input = inputFromAnswers(review('hono-valkey-aws-sessions'));
+  const md = renderMarkdown(input, { layout: 'single' })[0]?.content ?? '';
+  const aws = JSON.parse(generateCode(input.design).find((f) => f.path === 'gateway/aws-api-gateway.json')!.content);
+  const rule = (id: string) => input.design.rules.find((x) => x.id === id)!;
+
+  it("counts the shipped stage throttle once per API method, as the worst-case table does: each row gets its own methods' buckets", () => {
+    const stage = (aws.stageMethodSettings as { ResourcePath: string; HttpMethod: string; ThrottlingRateLimit: number }[])[0]!;
+    expect(stage).toMatchObject({ ResourcePath: '/*', HttpMethod: '*', ThrottlingRateLimit: 2100 });
+    // every endpoint but the health check is an API method with a bucket of its own
+    expect(input.design.scope.endpoints.filter((e) => e.class !== 'health')).toHaveLength(8);
+    expect(md.split('\n').find((l) => l.startsWith('| `global-ceiling` | edge |'))).toContain('x 8 API methods');
+    // a row on one method: 2,100/s reach it; the fairness row's three methods: 6,300/s (not the 2,100 the API was said to admit)
+    for (const id of ['webhooks-per-source', 'auth-password-reset-per-ip', 'auth-login-per-identity']) {
+      expect(rule(id).cardinality?.bound, id).toBe(Math.ceil(2100 * rule(id).ttlSeconds!));
+    }
+    expect(rule('fairness-per-user').cardinality?.bound).toBe(Math.min(180_000, 3 * 2100 * rule('fairness-per-user').ttlSeconds!));
+    expect(md).toContain('API Gateway admits up to 6,300 req/s to search, feed and post-comment');
+    expect(md).not.toContain('the ceiling admits 2,100 req/s');
+  });
+
+  it('adds the rows up: every auth flow has a method of its own, so all of them fill at once', () => {
+    const store = input.design.rules.filter((r) => r.layer === 'middleware' && r.field === undefined);
+    const rows = store.reduce((n, r) => n + (r.cardinality?.bound ?? 0), 0);
+    const hash = input.design.monitoring.store.hashes?.reduce((n, h) => n + h.keys, 0) ?? 0;
+    expect(input.design.monitoring.store.sharedCeiling).toBeUndefined();
+    expect(input.design.monitoring.store.estimatedKeys).toBe(rows + hash);
+    expect(md).not.toContain('reached when all traffic under the');
   });
 });

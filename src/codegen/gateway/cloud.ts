@@ -11,6 +11,8 @@ import {
   awsKeyPlan,
   CF_PERIODS,
   type EdgeWindow,
+  WAF_UNBLOCK_DELAY_SECONDS,
+  wafMetricName,
   edgeCounter,
   edgeMatchingGap,
   edgeShadowHow,
@@ -104,8 +106,12 @@ function awsAnswers(design: Design): { throttle: EdgeRefusal & { rules: EdgeRule
   // API Gateway throttles with token buckets (stage, method and usage plan settings, and the
   // account's own limit): after a refusal the next token comes one emission interval later
   const throttleRetryAfter = edgeRetryAfter(throttled);
-  // WAF refuses until the rate over its evaluation window falls: the longest window is the honest wait
-  const wafRetryAfter = Math.max(edgeRetryAfter(rules), ...ipRules.map((r) => windowOf(design, r).periodSeconds));
+  // WAF refuses until it notices that the rate over its evaluation window has fallen: the longest
+  // window, plus the delay AWS states for noticing, is the honest wait
+  const wafRetryAfter = Math.max(
+    edgeRetryAfter(rules),
+    ...ipRules.map((r) => windowOf(design, r).periodSeconds + WAF_UNBLOCK_DELAY_SECONDS),
+  );
   const served = 'API Gateway and AWS WAF offer no problem+json type: the problem shape is served as application/json.';
   return {
     throttle: {
@@ -132,7 +138,10 @@ function awsAnswers(design: Design): { throttle: EdgeRefusal & { rules: EdgeRule
         { name: 'Retry-After', value: String(wafRetryAfter) },
       ],
       body: edgeProblemBody(design, ipRules, wafRetryAfter),
-      notes: [served, 'WAF blocks until the rate over its evaluation window falls, so Retry-After is the longest window.'],
+      notes: [
+        served,
+        `WAF blocks until it notices that the rate over its evaluation window has fallen, which AWS says usually takes up to ${WAF_UNBLOCK_DELAY_SECONDS} s after the fall, so Retry-After is the longest window plus ${WAF_UNBLOCK_DELAY_SECONDS} s.`,
+      ],
     },
   };
 }
@@ -337,9 +346,9 @@ export function awsConfig(design: Design): Record<string, unknown> {
               VisibilityConfig: {
                 SampledRequestsEnabled: true,
                 CloudWatchMetricsEnabled: true,
-                MetricName: gatewayName(`rl_${r.id}`).replace(/[.~]/g, '_'),
+                MetricName: wafMetricName(r.id),
               },
-              _note: `${w.requests} per ${w.periodSeconds} s trailing window, no burst; WAF blocks until the rate over the window falls, so Retry-After is ${wafRetryAfter} s. ${r.id}: ${failStatement(r, WAF_WHERE)}. ${wafCapacityText(scopeDown)}`,
+              _note: `${w.requests} per ${w.periodSeconds} s trailing window, no burst; WAF blocks until it notices the rate over the window has fallen (usually within ${WAF_UNBLOCK_DELAY_SECONDS} s of the fall, AWS says), so Retry-After is ${wafRetryAfter} s. ${r.id}: ${failStatement(r, WAF_WHERE)}. ${wafCapacityText(scopeDown)}`,
             };
           }),
           wafCustomResponseBodies: {
