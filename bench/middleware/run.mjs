@@ -235,22 +235,12 @@ async function startApp(mode, out, redisPort, saasOut, wrapper = []) {
   const child = spawn(command[0], command.slice(1), {
     stdio: ['pipe', 'pipe', wrapper.length > 0 ? 'ignore' : 'inherit'],
   });
-  let text = '';
-  const waiters = [];
-  child.stdout.setEncoding('utf8');
-  child.stdout.on('data', (chunk) => {
-    text += chunk;
-    let nl;
-    while ((nl = text.indexOf('\n')) >= 0) {
-      const line = text.slice(0, nl);
-      text = text.slice(nl + 1);
-      const m = /^mark (\d+) (\d+)$/.exec(line);
-      if (m) waiters.shift()?.({ cpuUs: Number(m[1]), served: Number(m[2]) });
-      const l = /^listening (\d+)$/.exec(line);
-      if (l) waiters.shift()?.(Number(l[1]));
-    }
-  });
-  const next = () => new Promise((resolve) => waiters.push(resolve));
+  // the app answers "listening <port>" once, then "mark <cpu us> <served>" for each mark
+  const line = lineReader(child.stdout, (l) => /^(listening|mark) /.test(l));
+  const next = async () => {
+    const words = (await line()).split(' ');
+    return words[0] === 'listening' ? Number(words[1]) : { cpuUs: Number(words[1]), served: Number(words[2]) };
+  };
   const port = await next();
   return {
     port,
@@ -490,8 +480,8 @@ async function nodeInstructionsBench(out, saasOut) {
   return rows;
 }
 
-/** Lines a child writes, one promise each. */
-function lineReader(stream) {
+/** Lines a child writes (those `accept` takes, when given), one promise each; 'closed' once it has ended. */
+function lineReader(stream, accept = () => true) {
   let text = '';
   const waiters = [];
   stream.setEncoding('utf8');
@@ -501,7 +491,7 @@ function lineReader(stream) {
     while ((nl = text.indexOf('\n')) >= 0) {
       const line = text.slice(0, nl);
       text = text.slice(nl + 1);
-      waiters.shift()?.(line);
+      if (accept(line)) waiters.shift()?.(line);
     }
   });
   stream.on('close', () => {
