@@ -350,6 +350,9 @@ const EXISTING_KEYS = ['ip', 'api-key', 'user', 'tenant', 'global', 'other'] as 
 /** How an existing limiter counts: what decides how much it lets through across its window's end. */
 export const EXISTING_ALGORITHMS = ['fixed-window', 'sliding-window', 'token-bucket', 'leaky-bucket', 'unknown'] as const;
 
+/** Where an existing limiter keeps its counts: in each application instance, or in one store they share. */
+export const EXISTING_STORES = ['in-process', 'shared'] as const;
+
 /** A rate limit the project already enforces (found by `init` or written by hand). */
 export const ExistingLimiter = z
   .object({
@@ -376,6 +379,12 @@ export const ExistingLimiter = z
       .max(366 * 86400)
       .describe('The window (nginx: 1 for r/s, 60 for r/m).'),
     burst: z.number().int().min(0).max(MAX_COUNT).optional().describe('Extra requests admitted at once (nginx burst).'),
+    store: z
+      .enum(EXISTING_STORES)
+      .optional()
+      .describe(
+        "Where it keeps its counts. in-process: in each application instance's memory (express-rate-limit's default MemoryStore, @fastify/rate-limit's default store, RateLimiterMemory), so every instance admits the limit on its own; shared: one store every instance uses (Redis, Memcached, a database). Absent: in-process for express-rate-limit, hono-rate-limiter, @fastify/rate-limit and @nestjs/throttler (their default stores) and for RateLimiterMemory, else shared. Not read for nginx, which counts in each nginx node.",
+      ),
     algorithm: z
       .enum(EXISTING_ALGORITHMS)
       .optional()

@@ -18,7 +18,7 @@ import type { ExistingLimiterT, HandRule, QuotaResetT } from '../answers/schema.
 import type { AuthKind, EndpointClass, MatrixRule, Primitive, ResolvedEndpoint, RuleIdentity, Scope } from './model.js';
 import { inProcessOutbound } from './model.js';
 import { admittedWithin, algorithmLabel, luaScriptFor, runBurst } from './algorithms.js';
-import { existingLimitText, existingName, existingNodes, existingWorstText, tighterExisting } from './migration.js';
+import { existingCounters, existingLimitText, existingName, existingWorstText, tighterExisting } from './migration.js';
 import {
   awsKeyPlan,
   awsKeyPlanText,
@@ -1233,10 +1233,20 @@ function addAnonymous(b: Builder, ctx: MatrixContext, endpoints: ResolvedEndpoin
  * An old nginx limit_req taken over counted on each nginx node on its own; the new row counts once
  * for the whole fleet in the store, with the same numbers: tighter by the node count, said so.
  */
-function takenOverTighter(scope: Scope, kept: ExistingLimiterT): string {
-  const nodes = existingNodes(scope, kept);
-  if (!nodes || nodes.k <= 1) return '';
-  return ` It is tighter than before, though: each of the ${formatNumber(nodes.k)} nginx nodes counted it on its own, while this row counts it once for the whole fleet, so an address whose requests were spread over the nodes could pass up to ${formatNumber(nodes.k)} times the limit and now passes it once.`;
+function takenOverTighter(scope: Scope, kept: ExistingLimiterT, rowCounters: number): string {
+  const counters = existingCounters(scope, kept);
+  if (!counters || counters.k <= rowCounters) return '';
+  const where =
+    counters.unit === 'instance'
+      ? `each of the ${formatNumber(counters.k)} instances counted it in its own memory`
+      : `each of the ${formatNumber(counters.k)} nginx nodes counted it on its own`;
+  const now = rowCounters > 1 ? `on each of ${formatNumber(rowCounters)} instances` : 'once for the whole fleet';
+  return ` It is tighter than before, though: ${where}, while this row counts it ${now}, so an address whose requests were spread over them could pass up to ${formatNumber(counters.k)} times the limit and now passes it ${rowCounters > 1 ? `${formatNumber(rowCounters)} times` : 'once'}.`;
+}
+
+/** Where an auth row counts, in words: "for the whole fleet", "across the 3 instances, each in its own memory". */
+function rowCountersText(rowCounters: number): string {
+  return rowCounters > 1 ? `across the ${formatNumber(rowCounters)} instances, each counting in its own memory` : 'for the whole fleet';
 }
 
 function addAuth(b: Builder, ctx: MatrixContext, endpoints: ResolvedEndpoint[]): void {
@@ -1271,7 +1281,9 @@ function addAuth(b: Builder, ctx: MatrixContext, endpoints: ResolvedEndpoint[]):
     const userId = b.ids.take(`auth-${kind}-per-identity`);
     const ipId = b.ids.take(`auth-${kind}-per-ip`);
     const userCard = bound(undefined, admitted(ctx, eps), window, 'username');
-    const kept = tighterExisting(ctx.existing ?? [], eps, { requests: limits.perIp, periodSeconds: window });
+    // the row counts in each process with no store: the fleet admits it once per instance
+    const rowCounters = common.primitive === 'in-process' && scope.topology === 'horizontal' ? scope.instances : 1;
+    const kept = tighterExisting(scope, ctx.existing ?? [], eps, { requests: limits.perIp, periodSeconds: window }, rowCounters);
     const ipRate = kept
       ? { requests: kept.limit, periodSeconds: Math.max(1, Math.round(kept.windowSeconds)) }
       : { requests: limits.perIp, periodSeconds: window };
@@ -1283,7 +1295,7 @@ function addAuth(b: Builder, ctx: MatrixContext, endpoints: ResolvedEndpoint[]):
           : `${ipRate.periodSeconds} s`;
     const ipCard = bound(undefined, admitted(ctx, eps), ipRate.periodSeconds, 'IP');
     const keptText = kept
-      ? ` Taken over from the limiter already in place, ${existingName(kept)}: ${existingLimitText(kept)} per IP, which lets one address send ${existingWorstText(kept, existingNodes(scope, kept))}; that is tighter than this flow's default of ${limits.perIp} per ${windowText} (which would admit ${formatNumber(admittedWithin({ ...common, rate: { requests: limits.perIp, periodSeconds: window } }, kept.windowSeconds) ?? 0)} within its ${formatNumber(kept.windowSeconds)} s). A limit in force is not loosened without a decision: replace it with a rules entry for this id if the default is wanted.${takenOverTighter(scope, kept)}`
+      ? ` Taken over from the limiter already in place, ${existingName(kept)}: ${existingLimitText(kept)} per IP, which lets one address send ${existingWorstText(kept, existingCounters(scope, kept))}; that is tighter than this flow's default of ${limits.perIp} per ${windowText} (which would admit ${formatNumber((admittedWithin({ ...common, rate: { requests: limits.perIp, periodSeconds: window } }, kept.windowSeconds) ?? 0) * rowCounters)} within its ${formatNumber(kept.windowSeconds)} s ${rowCountersText(rowCounters)}). A limit in force is not loosened without a decision: replace it with a rules entry for this id if the default is wanted.${takenOverTighter(scope, kept, rowCounters)}`
       : '';
     b.rules.push({
       ...common,

@@ -120,24 +120,69 @@ export function existingAdmittedWithin(l: ExistingLimiterT, seconds: number): nu
   }
 }
 
+/** Libraries whose default store keeps the counts in each process's memory. */
+const IN_PROCESS_BY_DEFAULT = /^(?:express-rate-limit|hono-rate-limiter|@fastify\/rate-limit|@nestjs\/throttler)$/i;
+
 /**
- * The nginx nodes an old nginx limit_req counts on, each on its own: the design's nginx nodes
- * (stack.gatewayNodes, else assumed as the worst-case table assumes them); undefined for a
- * limiter of another kind (one count), or when the design's gateway is not nginx (not known).
+ * Where an existing limiter keeps its counts: as the answers state it, else in each process for
+ * a library whose default store is in memory (assumed: the answers do not say), else shared.
  */
-export function existingNodes(
+export function existingStore(l: Pick<ExistingLimiterT, 'kind' | 'store'>): { store: 'in-process' | 'shared'; assumed: boolean } {
+  if (l.store !== undefined) return { store: l.store, assumed: false };
+  return IN_PROCESS_BY_DEFAULT.test(l.kind.trim()) ? { store: 'in-process', assumed: true } : { store: 'shared', assumed: false };
+}
+
+/**
+ * The separate counters one key of an old limiter meets, each admitting its limit on its own:
+ * - an nginx limit_req counts in each nginx node: the design's nginx nodes (stack.gatewayNodes,
+ *   else assumed as the worst-case table assumes them); when the design's gateway is not nginx
+ *   the answers give no count of them, and one node is counted (`known` false, said so in the text);
+ * - a limiter with an in-process store counts in each application instance: stack.instances;
+ * undefined for a limiter with a shared store (one count for the fleet).
+ */
+export interface ExistingCounters {
+  k: number;
+  unit: 'nginx node' | 'instance';
+  /** Whether the answers give k (stack.gatewayNodes for nginx). */
+  stated: boolean;
+  /** false: an nginx limiter whose node count nothing in the answers gives (counted as one). */
+  known: boolean;
+  /** An in-process store read from the library's default, not stated in the answers. */
+  storeAssumed?: boolean;
+}
+
+export function existingCounters(
   scope: Pick<Scope, 'gateway' | 'gatewayNodes' | 'topology' | 'instances'>,
   l: ExistingLimiterT,
-): { k: number; stated: boolean } | undefined {
-  return isNginxLimiter(l) && scope.gateway === 'nginx' ? gatewayNodes(scope) : undefined;
+): ExistingCounters | undefined {
+  if (isNginxLimiter(l)) {
+    return scope.gateway === 'nginx'
+      ? { ...gatewayNodes(scope), unit: 'nginx node', known: true }
+      : { k: 1, stated: false, unit: 'nginx node', known: false };
+  }
+  const store = existingStore(l);
+  if (store.store !== 'in-process') return undefined;
+  return {
+    k: scope.topology === 'horizontal' ? scope.instances : 1,
+    stated: true,
+    unit: 'instance',
+    known: true,
+    ...(store.assumed ? { storeAssumed: true } : {}),
+  };
+}
+
+/** "2 nginx nodes", "1 instance". */
+function countersWords(c: Pick<ExistingCounters, 'k' | 'unit'>): string {
+  return `${formatNumber(c.k)} ${c.unit === 'instance' ? 'application instance' : c.unit}${c.k === 1 ? '' : 's'}`;
 }
 
 /**
  * The most one key gets through an existing limiter within its window, in words, as it counts
  * (existingAdmittedWithin): a fixed window states one window's count and the worst case across a
- * reset, the end of one window and the start of the next.
+ * reset, the end of one window and the start of the next; then where it counts (counters): at
+ * each nginx node or in each instance's memory, and the fleet's K times it.
  */
-export function existingWorstText(l: ExistingLimiterT, nodes?: { k: number; stated: boolean }): string {
+export function existingWorstText(l: ExistingLimiterT, counters?: ExistingCounters): string {
   const one = existingWithin(l);
   const worst = existingAdmittedWithin(l, l.windowSeconds);
   const w = secondsWords(l.windowSeconds);
@@ -153,11 +198,18 @@ export function existingWorstText(l: ExistingLimiterT, nodes?: { k: number; stat
     counting.algorithm === 'fixed-window' && worst > one
       ? `${formatNumber(one)} requests within one of its ${w} windows, and ${formatNumber(worst)} within ${w} across a reset, the end of one window and the start of the next (${algorithmText})`
       : `${formatNumber(worst)} requests within any ${w} (${algorithmText}${how})`;
-  if (!isNginxLimiter(l)) return text;
-  // each nginx node keeps its own zone: the count is per node, the fleet's K times it
-  if (!nodes) return `${text} at each nginx node that runs it, each counting on its own`;
-  if (nodes.k <= 1) return `${text} at its one nginx node`;
-  return `${text} at each nginx node, ${formatNumber(worst * nodes.k)} across the ${formatNumber(nodes.k)} nginx nodes${nodes.stated ? '' : ' assumed (stack.gatewayNodes not given)'}, each counting on its own`;
+  if (!counters) return text;
+  if (counters.unit === 'nginx node') {
+    // each nginx node keeps its own zone: the count is per node, the fleet's K times it
+    if (!counters.known)
+      return `${text} at each nginx node that runs it, each counting on its own; the design's gateway is not nginx, so the answers give no count of those nodes and this figure is one node's: with K nodes, K times it passes`;
+    if (counters.k <= 1) return `${text} at its one nginx node`;
+    return `${text} at each nginx node, ${formatNumber(worst * counters.k)} across the ${countersWords(counters)}${counters.stated ? '' : ' assumed (stack.gatewayNodes not given)'}, each counting on its own`;
+  }
+  // one instance: its memory is the only count, nothing to add
+  if (counters.k <= 1) return text;
+  const store = counters.storeAssumed ? ` (its default in-memory store: set store to shared in the answers if it uses a shared one)` : '';
+  return `${text} in each application instance's memory${store}, ${formatNumber(worst * counters.k)} across the ${countersWords(counters)} (stack.instances), each counting on its own`;
 }
 
 /**
@@ -273,26 +325,32 @@ type FleetInput = Parameters<typeof fleetAdmittedWithin>[0];
  * The tighter existing limit an auth flow's per-IP row (a sliding log) takes over, so a limit
  * already in force is never loosened silently: the limiters keyed on the client IP that cover one
  * of the flow's endpoints and admit fewer within their window than the new row would, and no more
- * within the row's own window.
+ * within the row's own window. Both sides are counted for the whole fleet: the old one times the
+ * nginx nodes or instances that each count it on their own (existingCounters), the row times
+ * `rowCounters` (the instances, where it counts in each process's memory).
  */
 export function tighterExisting(
+  scope: Pick<Scope, 'gateway' | 'gatewayNodes' | 'topology' | 'instances'>,
   existing: readonly ExistingLimiterT[],
   endpoints: readonly ResolvedEndpoint[],
   row: { requests: number; periodSeconds: number },
+  rowCounters = 1,
 ): ExistingLimiterT | undefined {
   let best: { l: ExistingLimiterT; perSecond: number } | undefined;
+  const rowWithin = (seconds: number): number =>
+    (admittedWithin({ algorithm: 'sliding-window-log', rate: row, layer: 'middleware', burst: null }, seconds) ?? 0) * rowCounters;
   for (const l of existing) {
     if ((l.keyedOn ?? 'ip') !== 'ip') continue;
     if (!endpoints.some((e) => coversEndpoint(l, e))) continue;
-    const within = admittedWithin({ algorithm: 'sliding-window-log', rate: row, layer: 'middleware', burst: null }, l.windowSeconds) ?? 0;
+    const k = existingCounters(scope, l)?.k ?? 1;
     // compared at its worst, as the migration table compares it: a fixed window of 60 admits 120
     // across a reset, which is not tighter than a row admitting 100
-    if (existingAdmittedWithin(l, l.windowSeconds) >= within) continue;
+    if (existingAdmittedWithin(l, l.windowSeconds) * k >= rowWithin(l.windowSeconds)) continue;
     // tighter within its own window is not enough: over the row's longer window the old limit
     // must not admit more either (30 per second is 27,000 per 15 min against the row's 300);
     // when neither is tighter over both, the row stays and the migration table warns
-    if (existingAdmittedWithin(l, row.periodSeconds) > row.requests) continue;
-    const perSecond = l.limit / l.windowSeconds;
+    if (existingAdmittedWithin(l, row.periodSeconds) * k > rowWithin(row.periodSeconds)) continue;
+    const perSecond = (l.limit * k) / l.windowSeconds;
     if (!best || perSecond < best.perSecond) best = { l, perSecond };
   }
   return best?.l;
@@ -363,9 +421,10 @@ export function buildMigration(
     const endpoints = scope.endpoints.filter((e) => e.class !== 'health' && coversEndpoint(l, e) && !hiddenFrom(l, e));
     const keyedOn = l.keyedOn ?? 'ip';
     const same = SAME_KEY[keyedOn];
-    // an old nginx limit_req counts on each nginx node on its own: compared across the fleet, as the new rules are
-    const nodes = existingNodes(scope, l);
-    const k = nodes?.k ?? 1;
+    // an old nginx limit_req counts on each nginx node on its own, an in-process store in each
+    // instance: compared across the fleet, as the new rules are
+    const counters = existingCounters(scope, l);
+    const k = counters?.k ?? 1;
     const counting = existingAlgorithm(l);
     const w = secondsWords(l.windowSeconds);
     // what one key gets through within any stretch of the old window, as the old limiter counts
@@ -373,7 +432,7 @@ export function buildMigration(
     // within one window: a fixed window's limit plus burst; any other counting has no reset to tell apart
     const oldOne = counting.algorithm === 'fixed-window' ? existingWithin(l) * k : oldWorst;
     const algorithmText = existingAlgorithmText(l);
-    const oldText = existingWorstText(l, nodes);
+    const oldText = existingWorstText(l, counters);
     /** Which way a new worst case within the old window moves from the old one. */
     const moveOf = (within: number): Move =>
       within === oldWorst
@@ -393,7 +452,9 @@ export function buildMigration(
       algorithm: algorithmText,
       oldPerWindow: oldOne,
       oldWithinWindow: oldWorst,
-      ...(k > 1 ? { oldNodes: { k, each: oldWorst / k } } : {}),
+      ...(counters && (k > 1 || !counters.known)
+        ? { oldNodes: { k, each: oldWorst / k, unit: counters.unit, known: counters.known } }
+        : {}),
     };
     if (keyedOn === 'other') {
       return [

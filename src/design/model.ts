@@ -571,10 +571,13 @@ export interface MigrationItem {
    */
   oldWithinWindow: number;
   /**
-   * An old nginx limit_req on K > 1 nginx nodes, each counting on its own: K and what one node
-   * admits (oldPerWindow and oldWithinWindow are the fleet's, K times it, as the new rules' counts are).
+   * An old limiter counted on K > 1 separate counters, each admitting on its own (an nginx
+   * limit_req at each nginx node, an in-process store in each application instance): K, what one
+   * admits and where (oldPerWindow and oldWithinWindow are the fleet's, K times it, as the new
+   * rules' counts are). known false: an nginx limiter whose node count the answers do not give
+   * (the design's gateway is not nginx), counted as one node.
    */
-  oldNodes?: { k: number; each: number };
+  oldNodes?: { k: number; each: number; unit: 'nginx node' | 'instance'; known: boolean };
   /**
    * The most the new rules together admit on the endpoint within that window: the tightest of
    * them; where they differ by plan (a caller meets only its plan's), the largest of the plans' tightest.

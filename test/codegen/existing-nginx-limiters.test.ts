@@ -194,21 +194,17 @@ describe('what the old limit_req zones admit, per nginx node and for the fleet',
     expect(md).toContain('the new rules admit 902 within any 1 s across the 2 nginx nodes (anonymous-per-ip: 451 at each)');
   });
 
-  it('login, taken over: the old 6r/m counted on each of the 2 nodes (7 a minute at each, 14 for the fleet), the new rule 6 for the fleet: tighter, and said so', () => {
+  it("login, not taken over: the old 6r/m on each of the 2 nodes admits 14 a minute and 182 in 15 min for the fleet, more than the flow's 100 per 15 min, so the row keeps its default and the table says looser", () => {
     const login = migrationRow('login', 'POST /api/auth/login (login)');
-    expect(login).toContain(
-      '| 14: 7 at each of 2 nginx nodes | auth-login-per-ip: 6 per 1 min (6) | 6 | kept (taken over), WARNING: tighter |',
-    );
+    expect(login).toContain('| 14: 7 at each of 2 nginx nodes | auth-login-per-ip: 100 per 15 min (100) | 100 | WARNING: looser |');
     const item = design.migration?.items.find((i) => i.existing.startsWith('nginx login'));
-    expect(item).toMatchObject({ verdict: 'kept', keptMove: 'tighter', oldWithinWindow: 14, newWithinWindow: 6 });
+    expect(item).toMatchObject({ verdict: 'looser', oldWithinWindow: 14, newWithinWindow: 100 });
     expect(item?.note).toContain(
-      'Warning, tighter: before, one ip could send 7 requests within any 1 min (leaky bucket: one request at once, then its rate) at each nginx node, 14 across the 2 nginx nodes, each counting on its own; the new rules admit 6 within any 1 min for the whole fleet (auth-login-per-ip).',
+      'Before, one ip could send 7 requests within any 1 min (leaky bucket: one request at once, then its rate) at each nginx node, 14 across the 2 nginx nodes, each counting on its own; the new rules admit 100 within any 1 min for the whole fleet (auth-login-per-ip).',
     );
     const rule = design.rules.find((r) => r.id === 'auth-login-per-ip');
-    expect(rule?.title).toBeDefined();
-    expect(md).toContain(
-      'It is tighter than before, though: each of the 2 nginx nodes counted it on its own, while this row counts it once for the whole fleet',
-    );
+    expect(rule?.keptFrom).toBeUndefined();
+    expect(rule?.rate).toEqual({ requests: 100, periodSeconds: 900 });
   });
 
   describe('a real nginx with the edge rules enforced (limit_req_dry_run off): zone perip, 10r/s burst 20', () => {
@@ -228,7 +224,7 @@ describe('what the old limit_req zones admit, per nginx node and for the fleet',
       const later = second.filter((r) => r.status === 200).length;
       expect([atOnce, later]).toEqual([21, 10]);
       const node = design.migration?.items.find((i) => i.existing.startsWith('nginx perip'))?.oldNodes;
-      expect(node).toEqual({ k: 2, each: atOnce + later });
+      expect(node).toEqual({ k: 2, each: atOnce + later, unit: 'nginx node', known: true });
     });
   });
 });

@@ -258,3 +258,66 @@ describe("an auth flow's per-IP row takes over an old limiter only when it is ti
     expect(sliding?.keptFrom).toBe('express-rate-limit loginLimiter');
   });
 });
+
+describe('an old limiter counting in each instance: compared for the whole fleet, as the new rules are', () => {
+  async function design(limiter: Record<string, unknown>, stack: Record<string, unknown> = { topology: 'horizontal', instances: 3 }) {
+    const { Answers } = await import('../../src/answers/schema.js');
+    const { buildDesign } = await import('../../src/design/build.js');
+    const answers = Answers.parse({
+      stack: { language: 'TypeScript', framework: 'express', store: 'redis', ...stack },
+      endpoints: [{ name: 'login', method: 'POST', route: '/login', class: 'auth', authKind: 'login' }],
+      existing: { limiters: [{ kind: 'express-rate-limit', name: 'loginLimiter', path: '/login', keyedOn: 'ip', ...limiter }] },
+    });
+    return buildDesign(answers, { date: '2026-12-03' });
+  }
+
+  it("express-rate-limit's default MemoryStore on 3 instances admits 3 x 60 = 180 within 15 min: not tighter than the flow's 100, so not taken over", async () => {
+    const d = await design({ limit: 60, windowSeconds: 900, algorithm: 'sliding-window' });
+    const row = d.rules.find((r) => r.id === 'auth-login-per-ip');
+    expect(row?.keptFrom).toBeUndefined();
+    expect(row?.rate).toEqual({ requests: 100, periodSeconds: 900 });
+    const item = d.migration?.items.find((i) => i.endpoint?.name === 'login');
+    expect(item).toMatchObject({
+      oldWithinWindow: 180,
+      oldNodes: { k: 3, each: 60, unit: 'instance' },
+      newWithinWindow: 100,
+      verdict: 'tighter',
+    });
+    expect(item?.note).toContain(
+      "Before, one ip could send 60 requests within any 15 min (sliding window) in each application instance's memory (its default in-memory store: set store to shared in the answers if it uses a shared one), 180 across the 3 application instances (stack.instances), each counting on its own; the new rules admit 100 within any 15 min for the whole fleet (auth-login-per-ip)",
+    );
+  });
+
+  it('the same limiter with a shared store counts once: 60 within 15 min, tighter, taken over; the reason gives both figures with their scope', async () => {
+    const d = await design({ limit: 60, windowSeconds: 900, algorithm: 'sliding-window', store: 'shared' });
+    const row = d.rules.find((r) => r.id === 'auth-login-per-ip');
+    expect(row?.keptFrom).toBe('express-rate-limit loginLimiter');
+    expect(row?.rationale).toContain(
+      "which lets one address send 60 requests within any 15 min (sliding window); that is tighter than this flow's default of 100 per 15 min (which would admit 100 within its 900 s for the whole fleet)",
+    );
+    expect(d.migration?.items[0]).toMatchObject({ oldWithinWindow: 60, verdict: 'kept' });
+    expect(d.migration?.items[0]?.oldNodes).toBeUndefined();
+  });
+
+  it('an in-process limiter taken over on a store-backed row is tighter than before, and says so', async () => {
+    // 20 per 15 min in each of 3 instances: 60 for the fleet, still under 100
+    const d = await design({ limit: 20, windowSeconds: 900, algorithm: 'sliding-window', store: 'in-process' });
+    const row = d.rules.find((r) => r.id === 'auth-login-per-ip');
+    expect(row?.keptFrom).toBe('express-rate-limit loginLimiter');
+    expect(row?.rationale).toContain(
+      "20 requests within any 15 min (sliding window) in each application instance's memory, 60 across the 3 application instances (stack.instances), each counting on its own; that is tighter than this flow's default of 100 per 15 min (which would admit 100 within its 900 s for the whole fleet)",
+    );
+    expect(row?.rationale).toContain(
+      'each of the 3 instances counted it in its own memory, while this row counts it once for the whole fleet',
+    );
+  });
+
+  it('an old nginx zone when the gateway is not nginx: counted as one node, and the text says the node count is not known', async () => {
+    const d = await design({ kind: 'nginx', name: 'perip', limit: 10, windowSeconds: 1, burst: 20 });
+    const item = d.migration?.items[0];
+    expect(item).toMatchObject({ oldWithinWindow: 31, oldNodes: { k: 1, known: false, unit: 'nginx node' } });
+    expect(item?.note).toContain(
+      "at each nginx node that runs it, each counting on its own; the design's gateway is not nginx, so the answers give no count of those nodes and this figure is one node's: with K nodes, K times it passes",
+    );
+  });
+});

@@ -80,6 +80,26 @@ function keyedOn(l: ExistingLimiter): ExistingLimiterT['keyedOn'] {
   return 'other';
 }
 
+/**
+ * Where a detected library limiter keeps its counts, from its options: a store or client option
+ * names a shared store; without one, a library with an in-memory default (express-rate-limit's
+ * MemoryStore, @fastify/rate-limit's local store, hono-rate-limiter's) counts in each instance;
+ * rate-limiter-flexible by its class (RateLimiterMemory in each instance, the others in their
+ * store). Undefined where the scan cannot tell: the migration reads the kind's default then.
+ */
+function storeOf(l: ExistingLimiter): ExistingLimiterT['store'] {
+  const options = [...Object.keys(l.settings), ...(l.otherOptions ?? [])];
+  if (l.kind === 'rate-limiter-flexible') {
+    const cls = l.settings.class;
+    if (typeof cls !== 'string') return undefined;
+    return /^RateLimiterMemory$/.test(cls) ? 'in-process' : 'shared';
+  }
+  if (/^(?:express-rate-limit|hono-rate-limiter|@fastify\/rate-limit)$/.test(l.kind)) {
+    return options.some((o) => /^(?:store|redis)$/.test(o)) ? 'shared' : 'in-process';
+  }
+  return undefined;
+}
+
 /** Where a detected limiter applies, as method, path and match: from 'POST /login', 'routes under /api/', 'location /api/'. */
 function placeOf(
   l: ExistingLimiter,
@@ -121,6 +141,8 @@ function existingFrom(facts: readonly Fact[]): AnswersInput['existing'] | undefi
       limit: l.limit,
       windowSeconds: l.windowSeconds,
       ...(l.burst !== undefined ? { burst: l.burst } : {}),
+      // in each instance or shared (the migration multiplies an in-process count by the instances)
+      ...(storeOf(l) !== undefined ? { store: storeOf(l) } : {}),
       // how it counts, where the detector or the library tells (the migration compares worst cases with it)
       ...(algorithm !== undefined ? { algorithm } : {}),
     };

@@ -162,6 +162,7 @@ describe('factsToAnswers', () => {
           keyedOn: 'ip',
           limit: 100,
           windowSeconds: 60,
+          store: 'in-process',
           algorithm: 'fixed-window',
         },
         {
@@ -174,6 +175,7 @@ describe('factsToAnswers', () => {
           keyedOn: 'other',
           limit: 5,
           windowSeconds: 900,
+          store: 'in-process',
           algorithm: 'fixed-window',
         },
       ],
