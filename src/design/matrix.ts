@@ -1860,6 +1860,19 @@ export function storeBytesPerKey(
   }
 }
 
+/**
+ * What an outbound bucket kept in each instance beside a store costs in that instance's heap,
+ * priced as a design without a store prices it (storeBytesPerKey, withKeyLength): the store's
+ * estimate leaves it out, the memory table shows it as the heap's. Undefined for any other rule.
+ */
+export function outboundHeapBytes(rule: MatrixRule): { bytesPerKey: number; keyChars?: number } | undefined {
+  if (!inProcessOutbound(rule)) return undefined;
+  const bytes = storeBytesPerKey(rule, true);
+  if (bytes === undefined) return undefined;
+  const sized = withKeyLength({ ...rule, bytesPerKey: bytes });
+  return { bytesPerKey: sized.bytesPerKey ?? bytes, ...(sized.keyChars !== undefined ? { keyChars: sized.keyChars } : {}) };
+}
+
 /** A rule with what one of its keys costs in the store (storeBytesPerKey), or without a figure when the store does not hold it. */
 function withStoreBytes(rule: MatrixRule, scope: Scope): MatrixRule {
   const { bytesPerKey: _, ...rest } = rule;

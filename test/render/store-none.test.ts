@@ -285,3 +285,32 @@ describe('the memory estimate without a store', () => {
     expect(measured.gcra).toBeGreaterThan(F.gcra / 2);
   });
 });
+
+describe('beside a Redis store, an outbound bucket kept in each instance is priced in the heap, as with no store', () => {
+  const answers = raw();
+  const stack = answers.stack as Record<string, unknown>;
+  const outbound = answers.outbound as Record<string, unknown>[];
+  const withStore = inputFromAnswers({
+    ...answers,
+    stack: { ...stack, store: 'redis' },
+    outbound: outbound.map((p) => ({ ...p, bucket: 'per-instance' })),
+  });
+  const text = renderMarkdown(withStore, { layout: 'single' })[0]?.content ?? '';
+  const memory = text.slice(text.indexOf('### 2.4 Memory estimate'), text.indexOf('## 3. ', text.indexOf('### 2.4 Memory estimate')));
+
+  it("gives the measured heap figure in its row, not 'not stated', and leaves it out of the store's total", () => {
+    const rule = withStore.design.rules.find((r) => r.id === 'outbound-stripe');
+    expect(rule?.primitive).toBe('in-process');
+    const bytes = IN_PROCESS_BYTES_PER_KEY['outbound-bucket'];
+    expect(memory).toContain(
+      `| \`outbound-stripe\` | 1 | 6 | ${bytes} (heap) | ${fmtBytes(bytes)} in each instance's heap, not the store |`,
+    );
+    expect(memory).not.toMatch(/\| `outbound-stripe` \|[^\n]*not stated/);
+    expect(memory).toContain("The outbound client's bucket (`outbound-stripe`) is kept in each\ninstance's memory, not in the store");
+    // the store's total is the sum of the store rows only
+    const storeBytes = withStore.design.monitoring.store.estimatedBytes;
+    const rows = withStore.design.rules.filter((r) => r.layer !== 'edge' && r.field === undefined && r.bytesPerKey !== undefined);
+    expect(rows.some((r) => r.id === 'outbound-stripe')).toBe(false);
+    expect(storeBytes).toBeGreaterThan(0);
+  });
+});

@@ -15,6 +15,7 @@ import type { RenderInput } from '../types.js';
 import { worstCaseView } from './worst-case.js';
 import { outboundPeak, quotaStop } from '../../design/scope.js';
 import { algorithmLabel, runAsGcraLabel, runBurst } from '../../design/algorithms.js';
+import { outboundHeapBytes } from '../../design/matrix.js';
 import { gatewayEdgeRefusals } from '../../codegen/gateway/index.js';
 import { adapterFor, javascriptBuild, NESTJS_MOUNT, typescriptFolders } from '../../codegen/middleware/index.js';
 import { OVERLAY_PATH } from '../../codegen/openapi/index.js';
@@ -421,15 +422,26 @@ export function matrixView(input: RenderInput) {
       .filter((r) => r.field === undefined)
       .map((r) => {
         const bound = r.cardinality?.bound;
-        const bytes = r.bytesPerKey;
+        // an outbound bucket kept in each instance beside a store: in that instance's heap, not the store's total
+        const heap = r.bytesPerKey === undefined ? outboundHeapBytes(r) : undefined;
+        const bytes = heap?.bytesPerKey ?? r.bytesPerKey;
+        const keyChars = heap?.keyChars ?? r.keyChars;
         return {
           id: r.id,
           keys: bound === undefined ? NOT_STATED : fmtNumber(bound),
-          keyChars: r.keyChars === undefined ? NOT_STATED : fmtNumber(r.keyChars),
-          bytesPerKey: bytes === undefined ? NOT_STATED : fmtNumber(bytes),
-          memory: bound === undefined || bytes === undefined ? NOT_STATED : fmtBytes(bound * bytes),
+          keyChars: keyChars === undefined ? NOT_STATED : fmtNumber(keyChars),
+          bytesPerKey: bytes === undefined ? NOT_STATED : `${fmtNumber(bytes)}${heap ? ' (heap)' : ''}`,
+          memory:
+            bound === undefined || bytes === undefined
+              ? NOT_STATED
+              : `${fmtBytes(bound * bytes)}${heap ? " in each instance's heap, not the store" : ''}`,
         };
       }),
+    /** Outbound buckets kept in each instance beside a store: their rows are of the heap, outside the store's total. */
+    heapOutbound:
+      input.design.scope.store === 'none'
+        ? []
+        : storeRules.filter((r) => r.bytesPerKey === undefined && outboundHeapBytes(r)).map((r) => r.id),
     memoryRows: storeRules.length > 0,
     // no store: the state, and so the estimate, is of the process's heap (memory-store.ts)
     inProcessMemory: input.design.scope.store === 'none',
