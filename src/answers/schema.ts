@@ -550,7 +550,12 @@ export const HandRule = z
     burst: positiveInt.optional(),
     cost: positiveInt.optional(),
     failMode: FailMode.optional(),
-    layer: z.enum(LAYERS).optional(),
+    layer: z
+      .enum(LAYERS)
+      .optional()
+      .describe(
+        'Where the row is counted: edge (the gateway in stack.gateway), middleware (the application; a row moved there from the edge takes the store primitive and key pattern the design gives the middleware, unless the entry names them), or outbound-client (only the outbound rows, one per outbound provider).',
+      ),
     ttlSeconds: positiveInt.optional(),
     cardinalityBound: positiveInt.optional(),
     headers: z.enum(['full', 'silent']).optional(),

@@ -49,6 +49,14 @@ function layerProblems(hand: NonNullable<Answers['rules']>, design: Design): str
         `  $.rules[${i}].layer: "edge" places ${h.id} at the gateway, but stack.gateway is "none": no gateway file would count it and the middleware leaves edge rules to the gateway, so nothing would enforce it. Allowed: "middleware" (or no layer), or the gateway that runs in front of the API in stack.gateway`,
       );
     }
+    // the outbound client counts calls to a provider (outbound/providers.ts): a row of any other
+    // tier there limits requests the client never sees, so no shipped file would count it
+    const outbound = rows.find((r) => r.layer === 'outbound-client' && r.tier !== 'outbound');
+    if (outbound) {
+      problems.push(
+        `  $.rules[${i}].layer: "outbound-client" places ${h.id} in the outbound client, which counts the calls this API makes to a provider (the outbound rows, one per outbound entry); ${h.id} is a ${outbound.tier} row that limits requests to this API, which the outbound client never sees, so nothing would enforce it. Allowed: ${design.scope.gateway === 'none' ? '"middleware" (or no layer)' : '"edge" or "middleware" (or no layer)'}; a provider's limit goes in outbound`,
+      );
+    }
     const moved = rows.find((r) => r.layer === 'middleware' && r.primitive === 'gateway-native');
     if (moved) {
       const field = h.primitive === 'gateway-native' ? 'primitive' : 'layer';

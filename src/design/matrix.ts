@@ -1618,15 +1618,17 @@ export function applyHandRules(
       };
       if (idx >= 0) {
         const base = out[idx] as MatrixRule;
+        const moved = movedOffEdge(base, h, scope);
         const merged: MatrixRule = {
           ...base,
           ...patch,
+          ...moved,
           source: 'overridden',
           ...ceilingBurstFollows(base, h),
           ...handSet(base, h, said.get(base.id) ?? said.get(h0.id)),
         };
         // new numbers, same state lifetime rule: the TTL follows them unless the answers set it
-        if (h.ttlSeconds === undefined && (h.rate || h.burst !== undefined || h.algorithm)) {
+        if (h.ttlSeconds === undefined && (h.rate || h.burst !== undefined || h.algorithm || moved.primitive)) {
           const ttl = stateTtl(merged);
           if (ttl !== undefined) merged.ttlSeconds = ttl;
         }
@@ -1671,6 +1673,29 @@ export function applyHandRules(
     }
   }
   return out;
+}
+
+/**
+ * A row a rules entry moves off the edge (layer "middleware") without naming a primitive or a
+ * key: it takes what the design gives a middleware row, as the ceiling does when its entry keeps
+ * it in the middleware (addCeiling): the store's primitive and the key pattern for its identity,
+ * in place of the gateway's limiter and key, which the middleware does not run; the derivation
+ * says so. An entry that names them keeps its own (an explicit gateway-native is refused).
+ */
+function movedOffEdge(base: MatrixRule, h: HandRule, scope: Scope): Partial<MatrixRule> {
+  if (base.layer !== 'edge' || h.layer !== 'middleware' || base.primitive !== 'gateway-native') return {};
+  const primitive = h.primitive ?? storePrimitive(scope);
+  const key = h.key ? undefined : defaultKey(base.id, base.identity ?? 'global', 'middleware', scope);
+  const set = [...(h.primitive ? [] : [`primitive ${primitive}`]), ...(key ? [`key ${key}`] : [])];
+  return {
+    primitive,
+    ...(key ? { key } : {}),
+    ...(set.length > 0
+      ? {
+          derivation: `${base.derivation ? `${base.derivation}; ` : ''}moved to the middleware by its rules entry (layer), so ${joinAnd(set)}, the design's for a middleware row, in place of the gateway's`,
+        }
+      : {}),
+  };
 }
 
 /**

@@ -264,3 +264,51 @@ describe('the answers the project ships', () => {
     expect(problems(parseAnswers(readFileSync(file, 'utf8'), file))).toEqual([]);
   });
 });
+
+describe('a rules entry that moves a row to another layer', () => {
+  const mixed = (): Answers =>
+    parseAnswers(
+      readFileSync(path.join(ROOT, 'test/fixtures/review/koa-existing-nginx-mixed.answers.json'), 'utf8'),
+      'koa-existing-nginx-mixed.answers.json',
+    );
+
+  it('refuses the ceiling (or any row but an outbound one) in the outbound client, naming the field and what is allowed', () => {
+    const out = problems({ ...mixed(), rules: [{ id: 'global-ceiling', layer: 'outbound-client' }] });
+    expect(out).toEqual([
+      '  $.rules[0].layer: "outbound-client" places global-ceiling in the outbound client, which counts the calls this API makes to a provider (the outbound rows, one per outbound entry); global-ceiling is a ceiling row that limits requests to this API, which the outbound client never sees, so nothing would enforce it. Allowed: "edge" or "middleware" (or no layer); a provider\'s limit goes in outbound',
+    ]);
+    const fairness = problems({ ...mixed(), rules: [{ id: 'anonymous-per-ip', layer: 'outbound-client' }] });
+    expect(fairness[0]).toContain('$.rules[0].layer: "outbound-client" places anonymous-per-ip in the outbound client');
+    // an outbound row stays where it is
+    expect(problems({ ...mixed(), rules: [{ id: 'outbound-scanvault', layer: 'outbound-client' }] })).toEqual([]);
+  });
+
+  it('converts an edge row moved to the middleware with layer alone, as the ceiling is: the store primitive and key, said in its derivation', () => {
+    const answers: Answers = { ...mixed(), rules: [{ id: 'anonymous-per-ip', layer: 'middleware' }] };
+    expect(problems(answers)).toEqual([]);
+    const d = buildDesign(answers, { date: DATE });
+    const row = d.rules.find((r) => r.id === 'anonymous-per-ip');
+    expect(row).toMatchObject({
+      layer: 'middleware',
+      primitive: 'redis-lua',
+      key: 'rl:{ip:<client-ip>}:anonymous-per-ip',
+      source: 'overridden',
+    });
+    expect(row?.derivation).toContain(
+      "moved to the middleware by its rules entry (layer), so primitive redis-lua and key rl:{ip:<client-ip>}:anonymous-per-ip, the design's for a middleware row, in place of the gateway's",
+    );
+    // counted by the middleware now: no edge split by cost follows it
+    expect(d.rules.some((r) => r.id.startsWith('anonymous-per-ip-cost-'))).toBe(false);
+    // a key the entry names is kept
+    const keyed = buildDesign(
+      { ...mixed(), rules: [{ id: 'anonymous-per-ip', layer: 'middleware', key: '{ip:<client-ip>}:anon' }] },
+      { date: DATE },
+    );
+    expect(keyed.rules.find((r) => r.id === 'anonymous-per-ip')).toMatchObject({ primitive: 'redis-lua', key: 'rl:{ip:<client-ip>}:anon' });
+  });
+
+  it('still refuses an entry that keeps the gateway-native primitive in the middleware, naming primitive', () => {
+    const out = problems({ ...mixed(), rules: [{ id: 'anonymous-per-ip', layer: 'middleware', primitive: 'gateway-native' }] });
+    expect(out[0]).toContain('$.rules[0].primitive: anonymous-per-ip is counted in the middleware');
+  });
+});
