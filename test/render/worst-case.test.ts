@@ -104,3 +104,18 @@ describe('the worst-case table', () => {
     }
   });
 });
+
+describe('one way of taking a stretch of time, stated once', () => {
+  it('the worst-case table states it (as the sliding log counts, test/lua/counting-convention), and the migration section takes it from there', async () => {
+    const { readFileSync } = await import('node:fs');
+    const { inputFromAnswers } = await import('./fixtures.js');
+    const answers = JSON.parse(readFileSync(new URL('../fixtures/review/koa-existing-nginx-mixed.answers.json', import.meta.url), 'utf8'));
+    delete answers.$schema;
+    const md = markdown(inputFromAnswers(answers));
+    const statement =
+      'takes a stretch\nthe same way: from one moment up to, not including, the moment one period later, as the sliding\nlog counts';
+    expect(md.split(statement)).toHaveLength(2);
+    expect(md.indexOf(statement)).toBeLessThan(md.indexOf('The project already limits requests.'));
+    expect(md).toContain('both taken as the\nworst-case table takes a stretch (up to, not including, the moment one window later)');
+  });
+});
