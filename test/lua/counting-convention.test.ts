@@ -29,7 +29,7 @@ describe('a stretch of one period: from a moment up to, not including, one perio
     expect(figure).toBe(limit);
     const key = `${freshTag('conv')}log`;
     const scoresOf = async (): Promise<number[]> =>
-      (await s.redis.zrange(key, 0, -1, 'WITHSCORES')).filter((_, i) => i % 2 === 1).map(Number);
+      (await s.redis.zrange(key, '0', '-1', 'WITHSCORES')).filter((_, i) => i % 2 === 1).map(Number);
     for (let i = 0; i < limit; i++) expect((await run(s.redis, 'sliding-window-log', [key], [limit, windowMs, 1]))[0]).toBe(1);
     // the log's members are its admissions, scored by the Redis time in microseconds
     const first = Math.min(...(await scoresOf()));
