@@ -816,6 +816,11 @@ export interface FleetAdmission {
   nodeRps: number;
   /** "the ceiling admits 3,000 req/s, 1,000 req/s on each of the 3 Envoy nodes". */
   text: string;
+  /**
+   * Set where no ceiling counts the endpoints asked about (a rules entry limits the ceiling to
+   * others): nothing caps their traffic, so rps bounds no key count there; says which and why.
+   */
+  uncapped?: string;
 }
 
 /**

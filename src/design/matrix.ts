@@ -537,10 +537,30 @@ function ceilingShape(ctx: MatrixContext): CeilingShape {
  */
 function admitted(ctx: MatrixContext, on?: readonly ResolvedEndpoint[]): FleetAdmission {
   const fleet = ceilingsAdmission(ctx.scope, ctx.ceilings ?? []) ?? fleetAdmission(ctx.scope, ceilingShape(ctx));
+  const uncapped = uncappedBy(ctx, on);
+  if (uncapped) return { ...fleet, uncapped };
   if (!on || on.length === 0 || ctx.scope.gateway !== 'aws-api-gateway') return fleet;
   // API Gateway's throttles count per method: a rule's endpoints get their own methods' buckets, no more
   const mine = ceilingsAdmission(ctx.scope, ctx.ceilings ?? [], on) ?? fleetAdmission(ctx.scope, ceilingShape(ctx), [], on);
   return mine.rps > 0 && mine.rps < fleet.rps ? mine : fleet;
+}
+
+/**
+ * The endpoints of `on` that no ceiling counts, in words, when a rules entry limits the ceilings to
+ * other endpoints (their routes): the traffic that reaches these is capped by none of them, so
+ * what the ceilings admit bounds no key count made there. Undefined when every endpoint of `on` is
+ * under a ceiling (a ceiling without routes covers every endpoint).
+ */
+function uncappedBy(ctx: MatrixContext, on?: readonly ResolvedEndpoint[]): string | undefined {
+  const ceilings = ctx.ceilings ?? (ctx.ceiling ? [{ ...ctx.ceiling, id: 'the ceiling' }] : []);
+  if (!on || on.length === 0 || ceilings.length === 0) return undefined;
+  const covers = (c: (typeof ceilings)[number], e: ResolvedEndpoint): boolean =>
+    (c.routes ?? []).length === 0 ||
+    (c.routes ?? []).some((r) => r.route === e.route && (r.method === e.method || r.method === 'ANY' || e.method === 'ANY'));
+  const outside = on.filter((e) => !ceilings.some((c) => covers(c, e)));
+  if (outside.length === 0) return undefined;
+  const counted = ceilings.map((c) => `${c.id} counts only ${joinAnd((c.routes ?? []).map((r) => `${r.method} ${r.route}`))}`);
+  return `no ceiling counts ${joinAnd(outside.map((e) => e.name))} (${joinAnd(counted)}, as its rules entry's endpoints say), so nothing caps the traffic that reaches ${outside.length > 1 ? 'them' : 'it'}`;
 }
 
 /** "2 req/s per client (assumed)": a value, marked when the answers field behind it was assumed. */
@@ -772,7 +792,15 @@ function bound(
   admission: FleetAdmission,
   ttlSeconds: number,
   populationLabel: string,
-): { bound: number; basis: string; byTraffic?: true } {
+): { bound?: number; basis: string; byTraffic?: true } {
+  if (admission.uncapped) {
+    // no ceiling caps the traffic there: a population still bounds its keys, an attacker's key nothing
+    return population !== undefined && population > 0
+      ? { bound: population, basis: `one key per ${populationLabel} (${formatNumber(population)}); ${admission.uncapped}` }
+      : {
+          basis: `attacker-controlled key, and ${admission.uncapped}: no bound. Add these endpoints to the ceiling's rules entry (endpoints), or state cardinalityBound in a rules entry for this row`,
+        };
+  }
   const rps = admission.rps;
   const byTraffic = Math.ceil(rps * ttlSeconds);
   if (population === undefined || population <= 0) {

@@ -39,3 +39,39 @@ describe('what several ceiling rows admit', () => {
     expect(anon?.cardinality?.bound).toBe(800 * (anon?.ttlSeconds ?? 0));
   });
 });
+
+describe('a ceiling its rules entry limits to some endpoints caps only those', () => {
+  async function design(endpoints: string[]) {
+    const { readFileSync } = await import('node:fs');
+    const { parseAnswers } = await import('../../src/answers/load.js');
+    const { buildDesign } = await import('../../src/design/build.js');
+    const base = parseAnswers(
+      readFileSync(new URL('../fixtures/review/koa-existing-nginx-mixed.answers.json', import.meta.url), 'utf8'),
+      'koa-existing-nginx-mixed.answers.json',
+    );
+    return buildDesign({ ...base, rules: [{ id: 'global-ceiling', endpoints }] }, { date: '2026-12-03' });
+  }
+
+  it('a rule on endpoints outside it gets no bound from its traffic: a population bounds it, an attacker-controlled key nothing, and constraint 6 says so', async () => {
+    const { checkDesign } = await import('../../src/constraints/index.js');
+    const d = await design(['search']);
+    const ip = d.rules.find((r) => r.id === 'auth-login-per-ip');
+    expect(ip?.cardinality?.bound).toBeUndefined();
+    expect(ip?.cardinality?.basis).toBe(
+      "attacker-controlled key, and no ceiling counts login (global-ceiling counts only GET /api/search, as its rules entry's endpoints say), so nothing caps the traffic that reaches it: no bound. Add these endpoints to the ceiling's rules entry (endpoints), or state cardinalityBound in a rules entry for this row",
+    );
+    const fair = d.rules.find((r) => r.id === 'fairness-free-fail-open');
+    expect(fair?.cardinality?.bound).toBe(90_000);
+    expect(fair?.cardinality?.basis).toContain('one key per user (90,000); no ceiling counts');
+    const keys = checkDesign(d).find((c) => c.id === 'bounded-keys');
+    expect(keys?.passed).toBe(false);
+    expect(keys?.messages.join('\n')).toContain('auth-login-per-ip');
+  });
+
+  it('a rule on endpoints it counts keeps the bound its traffic gives', async () => {
+    const d = await design(['search', 'login']);
+    const ip = d.rules.find((r) => r.id === 'auth-login-per-ip');
+    expect(ip?.cardinality?.bound).toBe(1_620_000);
+    expect(ip?.cardinality?.basis).toContain('the ceiling admits 1,800 req/s');
+  });
+});
