@@ -2016,7 +2016,9 @@ function matrixOf(ctx: MatrixContext, hand: HandRule[]): MatrixResult {
   addWebhooks(b, sized, webhooks);
   addQuotas(b, ctx, perAccount);
   addOutbound(b, ctx);
+  const before = new Map(b.rules.map((r) => [r.id, r]));
   const windowed = applyHandRules(b.rules, hand, scope, b.said)
+    .map((r) => resizedOffEdge(r, before.get(r.id), ctx))
     .map((r) => edgeCompleted(r, ctx))
     .flatMap((r, _i, all) => edgeCosted(r, all, ctx))
     .map((r) => edgeWindowed(r, scope))
@@ -2030,6 +2032,19 @@ function matrixOf(ctx: MatrixContext, hand: HandRule[]): MatrixResult {
     ),
     exempt,
   };
+}
+
+/**
+ * A row its rules entry moved off the edge (movedOffEdge) keeps its key bound from the traffic,
+ * taken again over the state lifetime it has in the middleware (its TTL), not the gateway's,
+ * unless the entry states the bound.
+ */
+function resizedOffEdge(rule: MatrixRule, generated: MatrixRule | undefined, ctx: MatrixContext): MatrixRule {
+  if (generated?.layer !== 'edge' || rule.layer !== 'middleware' || !rule.identity || rule.identity === 'global') return rule;
+  if (rule.cardinality !== generated.cardinality || !rule.cardinality?.byTraffic) return rule;
+  if (rule.ttlSeconds === undefined || rule.ttlSeconds === generated.ttlSeconds) return rule;
+  const pop = populationOf(rule.identity, ctx.scope);
+  return { ...rule, cardinality: bound(pop.population, admitted(ctx, coveredEndpoints(rule, ctx.scope)), rule.ttlSeconds, pop.label) };
 }
 
 /**

@@ -297,6 +297,10 @@ describe('a rules entry that moves a row to another layer', () => {
     expect(row?.derivation).toContain(
       "moved to the middleware by its rules entry (layer), so primitive redis-lua and key rl:{ip:<client-ip>}:anonymous-per-ip, the design's for a middleware row, in place of the gateway's",
     );
+    // its key bound taken again over the middleware's TTL (a full refill: 375 / 75 per s = 5 s), not nginx's 60 s
+    expect(row?.ttlSeconds).toBe(5);
+    expect(row?.cardinality).toMatchObject({ bound: 9_000 });
+    expect(row?.cardinality?.basis).toContain('each live key needs a request within its 5 s TTL, and the ceiling admits 1,800 req/s');
     // counted by the middleware now: no edge split by cost follows it
     expect(d.rules.some((r) => r.id.startsWith('anonymous-per-ip-cost-'))).toBe(false);
     // a key the entry names is kept
