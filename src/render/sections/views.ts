@@ -159,7 +159,7 @@ function accessNote(rule: MatrixRule, design: Design | undefined): string {
   const fb = design.enforcement.fallback?.rules.find((r) => r.ruleId === rule.id);
   if (fb) {
     notes.push(
-      `while the store is down it counts in each instance's memory: at most ${fmtNumber(fb.outageMost)} per ${fb.window} per identity across ${fmtNumber(design.enforcement.fallback?.instances ?? 1)} instance(s), against ${fmtNumber(fb.normalMost)} normally`,
+      `while the store is down it counts in each instance's memory: at most ${fmtNumber(fb.outageMost)} per ${fb.window} per identity across ${instancesText(design.enforcement.fallback?.instances ?? 1)}, against ${fmtNumber(fb.normalMost)} normally`,
     );
   }
   return notes.length === 0 ? '' : `${notes.join('; ')}.`;
@@ -483,13 +483,18 @@ export function matrixView(input: RenderInput) {
   };
 }
 
+/** "1 instance", "3 instances". */
+function instancesText(n: number): string {
+  return `${fmtNumber(n)} instance${n === 1 ? '' : 's'}`;
+}
+
 /** The in-memory fallback of fail-open rules during a store outage, with its numbers. */
 function fallbackView(design: Design) {
   const f = design.enforcement.fallback;
   if (!f) return undefined;
   return {
     explanation: f.explanation,
-    instances: fmtNumber(f.instances),
+    instances: instancesText(f.instances),
     rules: f.rules.map((r) => ({
       ruleId: r.ruleId,
       window: r.window,
