@@ -914,7 +914,7 @@ export function rolloutView(input: RenderInput) {
               i.oldWithinWindow > i.oldPerWindow
                 ? `${fmtNumber(i.oldWithinWindow)} across a reset (${fmtNumber(i.oldPerWindow)} per window)`
                 : fmtNumber(i.oldWithinWindow)
-            }${i.oldNodes ? `: ${fmtNumber(i.oldNodes.each)} at each of ${fmtNumber(i.oldNodes.k)} nginx nodes` : ''}`,
+            }${i.oldNodes ? `: ${fmtNumber(i.oldNodes.each)} at each of ${fmtNumber(i.oldNodes.k)} ${i.oldNodes.unit}s` : ''}`,
             newWithin: i.newWithinWindow === undefined ? 'none' : fmtNumber(i.newWithinWindow),
             replacements:
               i.replacements.length > 0
