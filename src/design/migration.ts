@@ -8,7 +8,16 @@ import type { EXISTING_ALGORITHMS, ExistingLimiterT, ExistingNginxDirectiveT } f
 import { formatNumber, secondsWords } from '../format.js';
 import { admittedWithin, limitReqAdmittedWithin } from './algorithms.js';
 import { gatewayNodeName, gatewayNodes } from './gateway-behaviour.js';
-import type { Enforcement, ExistingCounters, MatrixRule, Migration, MigrationItem, ResolvedEndpoint, RuleIdentity, Scope } from './model.js';
+import type {
+  Enforcement,
+  ExistingCounters,
+  MatrixRule,
+  Migration,
+  MigrationItem,
+  ResolvedEndpoint,
+  RuleIdentity,
+  Scope,
+} from './model.js';
 import { fleetAdmittedWithin } from './worst-case.js';
 
 /** A route with its parameters made comparable: /v1/orders/:id and /v1/orders/{id} read the same. */

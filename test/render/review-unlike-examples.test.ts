@@ -303,3 +303,32 @@ describe('NestJS behind Kong on six instances: express-rate-limit in each instan
     expect(login.oldNodes).toBeUndefined();
   });
 });
+
+describe('mounting in NestJS, where app.use() runs before Nest parses bodies and before its guards', () => {
+  const input = inputFromAnswers(review('nestjs-kong-cluster-overage'));
+  const md = renderMarkdown({ ...input, codeFiles: generateCode(input.design) }, { layout: 'single' })[0]?.content ?? '';
+  const mount = md.split('\n').find((l) => l.startsWith('**Mounting in NestJS.**'))!;
+  const readme = generateCode(input.design)
+    .find((f) => f.path === 'README.md')!
+    .content.replace(/\n/g, ' ')
+    .replace(/`/g, '');
+
+  it('has the body parsed first: Nest registers its own parsers only at start-up, so the login and token rows would see no account name', () => {
+    for (const text of [mount, readme]) {
+      expect(text).toContain('Nest adds its own body parsers only when the application starts');
+      expect(text).toContain('app.use(express.json()) and app.use(express.urlencoded(');
+      expect(text).toContain('Without them auth-login-per-identity and auth-token-per-identity never see an account name');
+    }
+    // the MFA step's row is keyed on the account the request belongs to, not on a body field
+    expect(mount).not.toMatch(/Without them[^.]*auth-mfa-per-identity/);
+  });
+
+  it("says identify() cannot read a guard's work, and what the tenant rows and quotas do when it does", () => {
+    for (const text of [mount, readme]) {
+      expect(text).toContain("identify() runs before Nest's guards too");
+      expect(text).toContain(
+        'quota-scale then count each caller by its client IP, the quotas count nothing, and every caller takes plan Starter',
+      );
+    }
+  });
+});

@@ -16,7 +16,7 @@ import { worstCaseView } from './worst-case.js';
 import { outboundPeak, quotaStop } from '../../design/scope.js';
 import { algorithmLabel, runAsGcraLabel, runBurst } from '../../design/algorithms.js';
 import { gatewayEdgeRefusals } from '../../codegen/gateway/index.js';
-import { adapterFor, javascriptBuild, NESTJS_MOUNT, typescriptFolders } from '../../codegen/middleware/index.js';
+import { adapterFor, javascriptBuild, nestjsMount, typescriptFolders } from '../../codegen/middleware/index.js';
 import { OVERLAY_PATH } from '../../codegen/openapi/index.js';
 import { algorithmName, frameworkName, gatewayName, goalName, layerName, primitiveName, storeName, tierName } from './labels.js';
 
@@ -587,7 +587,10 @@ export function enforcementView(input: RenderInput) {
       : undefined,
     dualKeyAuth: e.dualKeyAuth ?? '',
     access: accessView(input.design),
-    nestjs: scope.framework === 'nestjs' && rules.some((r) => r.layer === 'middleware') ? NESTJS_MOUNT.join(' ').replace(/`/g, '') : '',
+    nestjs:
+      scope.framework === 'nestjs' && rules.some((r) => r.layer === 'middleware')
+        ? nestjsMount(input.design).join(' ').replace(/`/g, '')
+        : '',
     javascript: javascriptView(input),
     exempt: e.exempt,
     scripts: e.scripts.map((s) => ({ name: s.name, file: s.file, algorithm: s.label ?? algorithmName(s.algorithm), ruleIds: s.ruleIds })),
