@@ -350,6 +350,9 @@ const EXISTING_KEYS = ['ip', 'api-key', 'user', 'tenant', 'global', 'other'] as 
 /** How an existing limiter counts: what decides how much it lets through across its window's end. */
 export const EXISTING_ALGORITHMS = ['fixed-window', 'sliding-window', 'token-bucket', 'leaky-bucket', 'unknown'] as const;
 
+/** Where an existing limiter keeps its counts: in each application instance, or once for all of them. */
+export const EXISTING_STORES = ['memory', 'shared'] as const;
+
 /** A rate limit the project already enforces (found by `init` or written by hand). */
 export const ExistingLimiter = z
   .object({
@@ -376,6 +379,12 @@ export const ExistingLimiter = z
       .max(366 * 86400)
       .describe('The window (nginx: 1 for r/s, 60 for r/m).'),
     burst: z.number().int().min(0).max(MAX_COUNT).optional().describe('Extra requests admitted at once (nginx burst).'),
+    store: z
+      .enum(EXISTING_STORES)
+      .optional()
+      .describe(
+        "Where it keeps its counts. memory: in each application instance's memory, so each of the instances admits the limit on its own (the default store of express-rate-limit, @fastify/rate-limit, hono-rate-limiter, express-slow-down and @nestjs/throttler); shared: one count for every instance (a Redis store, a gateway). Absent: memory for those libraries, else shared.",
+      ),
     algorithm: z
       .enum(EXISTING_ALGORITHMS)
       .optional()

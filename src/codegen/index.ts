@@ -21,7 +21,7 @@ import {
   DESIGN_DATA_PATH,
   generateMiddleware,
   javascriptBuild,
-  NESTJS_MOUNT,
+  nestjsMount,
   typescriptFolders,
 } from './middleware/index.js';
 import { generateOpenApi, type OpenApiInput } from './openapi/index.js';
@@ -111,7 +111,7 @@ function mountSection(design: Design, files: readonly CodeFile[]): string[] {
       '',
       ...identifyLines(design),
       ...clusterClientLines(design),
-      ...(design.scope.framework === 'nestjs' ? [...NESTJS_MOUNT, ''] : []),
+      ...(design.scope.framework === 'nestjs' ? [...nestjsMount(design), ''] : []),
       ...customIdentityLines(design),
     ];
   }

@@ -1230,13 +1230,15 @@ function addAnonymous(b: Builder, ctx: MatrixContext, endpoints: ResolvedEndpoin
 }
 
 /**
- * An old nginx limit_req taken over counted on each nginx node on its own; the new row counts once
- * for the whole fleet in the store, with the same numbers: tighter by the node count, said so.
+ * An old limit taken over that was counted in several places on its own (an nginx limit_req on
+ * each nginx node, an in-memory limiter in each instance); the new row counts once for the whole
+ * fleet in the store, with the same numbers: tighter by that count, said so.
  */
 function takenOverTighter(scope: Scope, kept: ExistingLimiterT): string {
   const nodes = existingNodes(scope, kept);
   if (!nodes || nodes.k <= 1) return '';
-  return ` It is tighter than before, though: each of the ${formatNumber(nodes.k)} nginx nodes counted it on its own, while this row counts it once for the whole fleet, so an address whose requests were spread over the nodes could pass up to ${formatNumber(nodes.k)} times the limit and now passes it once.`;
+  const each = nodes.unit === 'instance' ? 'counted it in its own memory' : 'counted it on its own';
+  return ` It is tighter than before, though: each of the ${formatNumber(nodes.k)} ${nodes.unit}s ${each}, while this row counts it once for the whole fleet, so an address whose requests were spread over the ${nodes.unit}s could pass up to ${formatNumber(nodes.k)} times the limit and now passes it once.`;
 }
 
 function addAuth(b: Builder, ctx: MatrixContext, endpoints: ResolvedEndpoint[]): void {
@@ -1282,8 +1284,9 @@ function addAuth(b: Builder, ctx: MatrixContext, endpoints: ResolvedEndpoint[]):
           ? `${ipRate.periodSeconds / 60} min`
           : `${ipRate.periodSeconds} s`;
     const ipCard = bound(undefined, admitted(ctx, eps), ipRate.periodSeconds, 'IP');
+    const keptCounters = kept ? existingNodes(scope, kept) : undefined;
     const keptText = kept
-      ? ` Taken over from the limiter already in place, ${existingName(kept)}: ${existingLimitText(kept)} per IP, which lets one address send ${existingWorstText(kept, existingNodes(scope, kept))}; that is tighter than this flow's default of ${limits.perIp} per ${windowText} (which would admit ${formatNumber(admittedWithin({ ...common, rate: { requests: limits.perIp, periodSeconds: window } }, kept.windowSeconds) ?? 0)} within its ${formatNumber(kept.windowSeconds)} s). A limit in force is not loosened without a decision: replace it with a rules entry for this id if the default is wanted.${takenOverTighter(scope, kept)}`
+      ? ` Taken over from the limiter already in place, ${existingName(kept)}: ${existingLimitText(kept)} per IP, which lets one address send ${existingWorstText(kept, keptCounters)}; ${keptCounters && keptCounters.k > 1 ? `at one ${keptCounters.unit}, ` : ''}that is tighter than this flow's default of ${limits.perIp} per ${windowText} (which would admit ${formatNumber(admittedWithin({ ...common, rate: { requests: limits.perIp, periodSeconds: window } }, kept.windowSeconds) ?? 0)} within its ${formatNumber(kept.windowSeconds)} s). A limit in force is not loosened without a decision: replace it with a rules entry for this id if the default is wanted.${takenOverTighter(scope, kept)}`
       : '';
     b.rules.push({
       ...common,

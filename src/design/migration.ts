@@ -8,7 +8,16 @@ import type { EXISTING_ALGORITHMS, ExistingLimiterT, ExistingNginxDirectiveT } f
 import { formatNumber, secondsWords } from '../format.js';
 import { admittedWithin, limitReqAdmittedWithin } from './algorithms.js';
 import { gatewayNodeName, gatewayNodes } from './gateway-behaviour.js';
-import type { Enforcement, MatrixRule, Migration, MigrationItem, ResolvedEndpoint, RuleIdentity, Scope } from './model.js';
+import type {
+  Enforcement,
+  ExistingCounters,
+  MatrixRule,
+  Migration,
+  MigrationItem,
+  ResolvedEndpoint,
+  RuleIdentity,
+  Scope,
+} from './model.js';
 import { fleetAdmittedWithin } from './worst-case.js';
 
 /** A route with its parameters made comparable: /v1/orders/:id and /v1/orders/{id} read the same. */
@@ -121,15 +130,27 @@ export function existingAdmittedWithin(l: ExistingLimiterT, seconds: number): nu
 }
 
 /**
- * The nginx nodes an old nginx limit_req counts on, each on its own: the design's nginx nodes
- * (stack.gatewayNodes, else assumed as the worst-case table assumes them); undefined for a
- * limiter of another kind (one count), or when the design's gateway is not nginx (not known).
+ * Libraries whose default store is the process's own memory: behind a load balancer each
+ * application instance counts a key on its own.
+ */
+const IN_MEMORY_BY_DEFAULT = /^(?:express-rate-limit|@fastify\/rate-limit|hono-rate-limiter|express-slow-down|@nestjs\/throttler)$/i;
+
+/**
+ * The counters an old limiter keeps, each on its own, when it keeps more than one: an nginx
+ * limit_req one per nginx node (stack.gatewayNodes, else assumed as the worst-case table assumes
+ * them); a limiter counting in process memory (existing.limiters[].store, else its library's
+ * default store) one per application instance. `stated`: the answers give the count (nginx) or
+ * the store (an instance's memory). Undefined: one count for all (or not known: an nginx
+ * limit_req where the design's gateway is not nginx).
  */
 export function existingNodes(
   scope: Pick<Scope, 'gateway' | 'gatewayNodes' | 'topology' | 'instances'>,
   l: ExistingLimiterT,
-): { k: number; stated: boolean } | undefined {
-  return isNginxLimiter(l) && scope.gateway === 'nginx' ? gatewayNodes(scope) : undefined;
+): ExistingCounters | undefined {
+  if (isNginxLimiter(l)) return scope.gateway === 'nginx' ? { ...gatewayNodes(scope), unit: 'nginx node' } : undefined;
+  const memory = l.store === 'memory' || (l.store === undefined && IN_MEMORY_BY_DEFAULT.test(l.kind.trim()));
+  if (!memory || scope.topology !== 'horizontal' || scope.instances <= 1) return undefined;
+  return { k: scope.instances, stated: l.store !== undefined, unit: 'instance' };
 }
 
 /**
@@ -137,7 +158,7 @@ export function existingNodes(
  * (existingAdmittedWithin): a fixed window states one window's count and the worst case across a
  * reset, the end of one window and the start of the next.
  */
-export function existingWorstText(l: ExistingLimiterT, nodes?: { k: number; stated: boolean }): string {
+export function existingWorstText(l: ExistingLimiterT, nodes?: ExistingCounters): string {
   const one = existingWithin(l);
   const worst = existingAdmittedWithin(l, l.windowSeconds);
   const w = secondsWords(l.windowSeconds);
@@ -153,7 +174,11 @@ export function existingWorstText(l: ExistingLimiterT, nodes?: { k: number; stat
     counting.algorithm === 'fixed-window' && worst > one
       ? `${formatNumber(one)} requests within one of its ${w} windows, and ${formatNumber(worst)} within ${w} across a reset, the end of one window and the start of the next (${algorithmText})`
       : `${formatNumber(worst)} requests within any ${w} (${algorithmText}${how})`;
-  if (!isNginxLimiter(l)) return text;
+  if (!isNginxLimiter(l)) {
+    // in each instance's memory: the count is per instance, the fleet's K times it
+    if (!nodes || nodes.k <= 1) return text;
+    return `${text} in each instance, ${formatNumber(worst * nodes.k)} across the ${formatNumber(nodes.k)} instances, each counting in its own memory${nodes.stated ? '' : ` (assumed: ${l.kind}'s default store; existing.limiters[].store "shared" says it counts in a store every instance shares)`}`;
+  }
   // each nginx node keeps its own zone: the count is per node, the fleet's K times it
   if (!nodes) return `${text} at each nginx node that runs it, each counting on its own`;
   if (nodes.k <= 1) return `${text} at its one nginx node`;
@@ -286,7 +311,9 @@ export function tighterExisting(
     if (!endpoints.some((e) => coversEndpoint(l, e))) continue;
     const within = admittedWithin({ algorithm: 'sliding-window-log', rate: row, layer: 'middleware', burst: null }, l.windowSeconds) ?? 0;
     // compared at its worst, as the migration table compares it: a fixed window of 60 admits 120
-    // across a reset, which is not tighter than a row admitting 100
+    // across a reset, which is not tighter than a row admitting 100. One of its counters is
+    // compared (an nginx node's, an instance's): the row then counts that figure for the fleet,
+    // tighter than before, and says so (takenOverTighter)
     if (existingAdmittedWithin(l, l.windowSeconds) >= within) continue;
     // tighter within its own window is not enough: over the row's longer window the old limit
     // must not admit more either (30 per second is 27,000 per 15 min against the row's 300);
@@ -363,7 +390,7 @@ export function buildMigration(
     const endpoints = scope.endpoints.filter((e) => e.class !== 'health' && coversEndpoint(l, e) && !hiddenFrom(l, e));
     const keyedOn = l.keyedOn ?? 'ip';
     const same = SAME_KEY[keyedOn];
-    // an old nginx limit_req counts on each nginx node on its own: compared across the fleet, as the new rules are
+    // an old nginx limit_req counts on each nginx node on its own, an in-memory limiter in each instance: compared across the fleet, as the new rules are
     const nodes = existingNodes(scope, l);
     const k = nodes?.k ?? 1;
     const counting = existingAlgorithm(l);
@@ -393,7 +420,7 @@ export function buildMigration(
       algorithm: algorithmText,
       oldPerWindow: oldOne,
       oldWithinWindow: oldWorst,
-      ...(k > 1 ? { oldNodes: { k, each: oldWorst / k } } : {}),
+      ...(k > 1 && nodes ? { oldNodes: { k, each: oldWorst / k, unit: nodes.unit } } : {}),
     };
     if (keyedOn === 'other') {
       return [

@@ -546,6 +546,14 @@ export interface ClassFailMode {
 }
 
 /** One existing limiter on one route, set beside the new rules on that route. */
+/** Where an old limiter keeps its counts when it keeps more than one, each on its own (existingNodes). */
+export interface ExistingCounters {
+  k: number;
+  /** The answers give the count (nginx nodes) or the store (an instance's memory); else assumed. */
+  stated: boolean;
+  unit: 'nginx node' | 'instance';
+}
+
 export interface MigrationItem {
   /** e.g. "express-rate-limit loginLimiter (src/app.js:14)". */
   existing: string;
@@ -571,10 +579,11 @@ export interface MigrationItem {
    */
   oldWithinWindow: number;
   /**
-   * An old nginx limit_req on K > 1 nginx nodes, each counting on its own: K and what one node
-   * admits (oldPerWindow and oldWithinWindow are the fleet's, K times it, as the new rules' counts are).
+   * An old limiter counted in K > 1 places, each on its own (an nginx limit_req on each nginx
+   * node, a limiter in each instance's memory): K, what one of them admits, and which they are
+   * (oldPerWindow and oldWithinWindow are the fleet's, K times it, as the new rules' counts are).
    */
-  oldNodes?: { k: number; each: number };
+  oldNodes?: { k: number; each: number; unit: ExistingCounters['unit'] };
   /**
    * The most the new rules together admit on the endpoint within that window: the tightest of
    * them; where they differ by plan (a caller meets only its plan's), the largest of the plans' tightest.

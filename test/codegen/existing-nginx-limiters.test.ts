@@ -228,7 +228,7 @@ describe('what the old limit_req zones admit, per nginx node and for the fleet',
       const later = second.filter((r) => r.status === 200).length;
       expect([atOnce, later]).toEqual([21, 10]);
       const node = design.migration?.items.find((i) => i.existing.startsWith('nginx perip'))?.oldNodes;
-      expect(node).toEqual({ k: 2, each: atOnce + later });
+      expect(node).toEqual({ k: 2, each: atOnce + later, unit: 'nginx node' });
     });
   });
 });

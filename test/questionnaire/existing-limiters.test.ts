@@ -156,14 +156,15 @@ describe('existing limiters found by init enter the answers and the design', () 
 
     const md = readFileSync(path.join(dir, 'docs', 'rate-limit-design.md'), 'utf8');
     expect(md).toContain('Migration from the existing limiters');
-    // taken over, and tighter across a reset: the old fixed window let 10 through there, the new rule 5
+    // taken over, and tighter: the old fixed window, in the memory of each of the 3 instances (express-rate-limit's
+    // default store), let 5 per window through at each, 10 across a reset, 30 for the fleet; the new rule 5 for the fleet
     expect(md).toContain(
-      '| express-rate-limit loginLimiter (src/app.js:12) | POST /api/login (login) | ip | 5 per 1 min (fixed window) | 10 across a reset (5 per window) | auth-login-per-ip: 5 per 1 min (5) | 5 | kept (taken over), WARNING: tighter |',
+      '| express-rate-limit loginLimiter (src/app.js:12) | POST /api/login (login) | ip | 5 per 1 min (fixed window) | 30 across a reset (15 per window): 10 at each of 3 instances | auth-login-per-ip: 5 per 1 min (5) | 5 | kept (taken over), WARNING: tighter |',
     );
-    expect(md).toContain('Warning, tighter across a reset only');
-    // express-rate-limit counts in fixed windows: 100 at the end of one 15 min window and 100 more at the start of the next
+    expect(md).toContain('Warning, tighter: before, one ip could send 5 requests within one of its 1 min windows');
+    // express-rate-limit counts in fixed windows: 100 at the end of one 15 min window and 100 more at the start of the next, in each instance
     expect(md).toContain(
-      '| express-rate-limit apiLimiter (src/app.js:8) | GET /api/products (list-products) | ip | 100 per 15 min (fixed window) | 200 across a reset (100 per window) |',
+      '| express-rate-limit apiLimiter (src/app.js:8) | GET /api/products (list-products) | ip | 100 per 15 min (fixed window) | 600 across a reset (300 per window): 200 at each of 3 instances |',
     );
     // nginx's limit_req drains at its rate: one request plus the burst of 5 at once, then 10 a
     // minute, whatever the minute, at each of the 3 nginx nodes assumed (one per instance)

@@ -265,3 +265,70 @@ describe('what API Gateway admits under a stage throttle sizes the key bounds', 
     expect(md).not.toContain('reached when all traffic under the');
   });
 });
+
+describe('NestJS behind Kong on six instances: express-rate-limit in each instance’s memory', () => {
+  const input = inputFromAnswers(review('nestjs-kong-cluster-overage'));
+  const md = renderMarkdown(input, { layout: 'single' })[0]?.content ?? '';
+  const items = input.design.migration!.items;
+  const item = (existing: string, endpoint: string) =>
+    items.find((i) => i.existing.startsWith(`express-rate-limit ${existing}`) && i.endpoint?.name === endpoint)!;
+
+  it('counts the old limiter once per instance (its default MemoryStore), as the fleet-wide new rules are counted', () => {
+    expect(input.design.scope.instances).toBe(6);
+    // loginLimiter: 10 per 15 min per IP in each of 6 processes: 60 per window, 120 across a reset
+    const login = item('loginLimiter', 'login');
+    expect(login.oldPerWindow).toBe(60);
+    expect(login.oldWithinWindow).toBe(120);
+    expect(login.oldNodes).toEqual({ k: 6, each: 20, unit: 'instance' });
+    expect(login.verdict).toBe('kept');
+    expect(login.keptMove).toBe('tighter');
+    expect(login.note).toContain('in each instance, 120 across the 6 instances, each counting in its own memory');
+    // globalLimiter on token: 300 per minute per instance, so the new 300 per minute is tighter in every window, not across a reset only
+    const token = item('globalLimiter', 'token');
+    expect(token.oldWithinWindow).toBe(3600);
+    expect(token.verdict).toBe('tighter');
+    expect(token.acrossResetOnly).toBeUndefined();
+    expect(md).toContain('| 3,600 across a reset (1,800 per window): 600 at each of 6 instances |');
+    // the row that took the limit over says so, and does not call it merely tighter across a reset
+    const row = input.design.rules.find((r) => r.id === 'auth-login-per-ip')!;
+    expect(row.rationale).toContain('It is tighter than before, though: each of the 6 instances counted it in its own memory');
+  });
+
+  it('counts a limiter the answers say is shared (a Redis store) once', () => {
+    const raw = review('nestjs-kong-cluster-overage') as { existing: { limiters: Record<string, unknown>[] } };
+    for (const l of raw.existing.limiters) l.store = 'shared';
+    const shared = inputFromAnswers(raw).design.migration!.items;
+    const login = shared.find((i) => i.existing.startsWith('express-rate-limit loginLimiter'))!;
+    expect(login.oldWithinWindow).toBe(20);
+    expect(login.oldNodes).toBeUndefined();
+  });
+});
+
+describe('mounting in NestJS, where app.use() runs before Nest parses bodies and before its guards', () => {
+  const input = inputFromAnswers(review('nestjs-kong-cluster-overage'));
+  const md = renderMarkdown({ ...input, codeFiles: generateCode(input.design) }, { layout: 'single' })[0]?.content ?? '';
+  const mount = md.split('\n').find((l) => l.startsWith('**Mounting in NestJS.**'))!;
+  const readme = generateCode(input.design)
+    .find((f) => f.path === 'README.md')!
+    .content.replace(/\n/g, ' ')
+    .replace(/`/g, '');
+
+  it('has the body parsed first: Nest registers its own parsers only at start-up, so the login and token rows would see no account name', () => {
+    for (const text of [mount, readme]) {
+      expect(text).toContain('Nest adds its own body parsers only when the application starts');
+      expect(text).toContain('app.use(express.json()) and app.use(express.urlencoded(');
+      expect(text).toContain('Without them auth-login-per-identity and auth-token-per-identity never see an account name');
+    }
+    // the MFA step's row is keyed on the account the request belongs to, not on a body field
+    expect(mount).not.toMatch(/Without them[^.]*auth-mfa-per-identity/);
+  });
+
+  it("says identify() cannot read a guard's work, and what the tenant rows and quotas do when it does", () => {
+    for (const text of [mount, readme]) {
+      expect(text).toContain("identify() runs before Nest's guards too");
+      expect(text).toContain(
+        'quota-scale then count each caller by its client IP, the quotas count nothing, and every caller takes plan Starter',
+      );
+    }
+  });
+});

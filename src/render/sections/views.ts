@@ -16,7 +16,7 @@ import { worstCaseView } from './worst-case.js';
 import { outboundPeak, quotaStop } from '../../design/scope.js';
 import { algorithmLabel, runAsGcraLabel, runBurst } from '../../design/algorithms.js';
 import { gatewayEdgeRefusals } from '../../codegen/gateway/index.js';
-import { adapterFor, javascriptBuild, NESTJS_MOUNT, typescriptFolders } from '../../codegen/middleware/index.js';
+import { adapterFor, javascriptBuild, nestjsMount, typescriptFolders } from '../../codegen/middleware/index.js';
 import { OVERLAY_PATH } from '../../codegen/openapi/index.js';
 import { algorithmName, frameworkName, gatewayName, goalName, layerName, primitiveName, storeName, tierName } from './labels.js';
 
@@ -592,7 +592,10 @@ export function enforcementView(input: RenderInput) {
       : undefined,
     dualKeyAuth: e.dualKeyAuth ?? '',
     access: accessView(input.design),
-    nestjs: scope.framework === 'nestjs' && rules.some((r) => r.layer === 'middleware') ? NESTJS_MOUNT.join(' ').replace(/`/g, '') : '',
+    nestjs:
+      scope.framework === 'nestjs' && rules.some((r) => r.layer === 'middleware')
+        ? nestjsMount(input.design).join(' ').replace(/`/g, '')
+        : '',
     javascript: javascriptView(input),
     exempt: e.exempt,
     scripts: e.scripts.map((s) => ({ name: s.name, file: s.file, algorithm: s.label ?? algorithmName(s.algorithm), ruleIds: s.ruleIds })),
@@ -919,7 +922,7 @@ export function rolloutView(input: RenderInput) {
               i.oldWithinWindow > i.oldPerWindow
                 ? `${fmtNumber(i.oldWithinWindow)} across a reset (${fmtNumber(i.oldPerWindow)} per window)`
                 : fmtNumber(i.oldWithinWindow)
-            }${i.oldNodes ? `: ${fmtNumber(i.oldNodes.each)} at each of ${fmtNumber(i.oldNodes.k)} nginx nodes` : ''}`,
+            }${i.oldNodes ? `: ${fmtNumber(i.oldNodes.each)} at each of ${fmtNumber(i.oldNodes.k)} ${i.oldNodes.unit}s` : ''}`,
             newWithin: i.newWithinWindow === undefined ? 'none' : fmtNumber(i.newWithinWindow),
             replacements:
               i.replacements.length > 0
