@@ -377,7 +377,7 @@ function quotaHeaderSpecs(
       name: QUOTA_EXCEEDED_HEADER,
       example: `${sfString(soft.id)};over=1`,
       meaning:
-        "Only on a call admitted past a soft plan quota (soft-warning, pay-per-overage): the quota rule and how many units this period has used beyond the quota. The call succeeded and the plan's overage terms apply; the quota's remaining count is what is left of the overage allowance before the hard stop refuses.",
+        "Only on a call admitted past a soft plan quota (soft-warning, pay-per-overage): the quota rule and how many units this period has used beyond the quota. The call succeeded and the plan's overage terms apply; the quota's remaining count is what is left of the overage allowance before the hard stop refuses. This header is the design's own, not one of the IETF RateLimit draft's, so a generic client ignores it; it reads the same for a soft-warning and a pay-per-overage plan (which terms apply is the plan's, not the response's).",
     });
   }
   return out;

@@ -236,6 +236,12 @@ describe('remaining quota on every response a quota counts', () => {
     }
   });
 
+  it("the overage warning header says it is the design's own and the same for both soft kinds", () => {
+    const meaning = saasWith('ietf-trio').contract.quotaHeaders.find((h) => h.name === 'Quota-Exceeded')?.meaning;
+    expect(meaning).toMatch(/not one of the IETF RateLimit draft's/);
+    expect(meaning).toMatch(/the same for a soft-warning and a pay-per-overage plan/);
+  });
+
   it('no overage warning header when no plan passes calls past its quota', () => {
     expect(saasWith('ietf-structured', true).contract.quotaHeaders.map((h) => h.name)).toEqual(['RateLimit-Policy', 'RateLimit']);
   });
