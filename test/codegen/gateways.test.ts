@@ -28,7 +28,7 @@ import { kongRegex } from '../../src/codegen/gateway/kong-router.js';
 import { buildDesign } from '../../src/design/build.js';
 import type { Design, Gateway } from '../../src/design/model.js';
 import { DATE, exampleAnswers, exampleDesign, exampleNames } from '../helpers/examples.js';
-import { apiGatewayTemplateRead, envoyJsonFormatRead } from './support/gateway-reading.js';
+import { apiGatewayTemplateRead, envoyJsonFormatRead } from '../../src/codegen/gateway/reading.js';
 import { EVIL_ROUTE, META_ROUTE, TEMPLATE_DOCS_URL, hostileAnswers, hostileDesign } from './support/hostile.js';
 
 type Obj = Record<string, any>;

@@ -117,6 +117,7 @@ function awsAnswers(design: Design): { throttle: EdgeRefusal & { rules: EdgeRule
     throttle: {
       rules: throttled,
       by: "API Gateway's throttling (its THROTTLED gateway response)",
+      writtenBy: 'aws-throttled-response',
       ruleIds: throttled.map((r) => r.id),
       ...gatewayAnswer(design, throttled, throttleRetryAfter),
       notes: [
@@ -132,6 +133,7 @@ function awsAnswers(design: Design): { throttle: EdgeRefusal & { rules: EdgeRule
     waf: {
       rules: ipRules,
       by: "AWS WAF (the rate-based rule's Block action, with its custom response)",
+      writtenBy: 'aws-waf-custom-response',
       ruleIds: ipRules.map((r) => r.id),
       headers: [
         { name: 'Content-Type', value: AWS_CONTENT_TYPE },
@@ -590,6 +592,7 @@ function cloudflareAnswer(design: Design): { rules: EdgeRule[]; mitigation: numb
     mitigation,
     refusal: {
       by: "Cloudflare's rate limiting rule (its block action, with a custom response)",
+      writtenBy: 'cloudflare-rule-response',
       ruleIds: rules.map((r) => r.id),
       headers: [
         { name: 'Content-Type', value: CLOUDFLARE_CONTENT_TYPE },
