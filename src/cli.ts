@@ -107,7 +107,7 @@ answersOptions(
     .option('--json', 'machine-readable output')
     .option(
       '--sarif',
-      'print a SARIF 2.1.0 log for code scanning: one rule per constraint, each finding located in the answers file (or the generated file it concerns) by line and column',
+      'print a SARIF 2.1.0 log for code scanning: one rule per constraint, each finding located in the answers file (or the generated file it concerns) by line and column; a constraint that passes for a stated reason adds a result of kind pass with that reason',
     ),
 ).action(async (opts) => {
   const { runValidate } = await import('./commands/validate.js');

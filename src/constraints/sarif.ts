@@ -253,22 +253,20 @@ export function toSarif(design: Design, results: readonly ConstraintResult[], fi
     opts.codeDirUri !== undefined ? { uri: opts.codeDirUri + encodePath(p) } : { uri: encodePath(p), uriBaseId: CODE_BASE_ID };
   const usesCodeBase = { value: false };
 
+  /** The top of the answers file, with a logical location naming what the result is about. */
+  const topOfAnswers = (name: string, fullyQualifiedName: string): SarifLocation => ({
+    physicalLocation: { artifactLocation: answersArtifact, region: { startLine: 1, startColumn: 1, endLine: 1, endColumn: 2 } },
+    logicalLocations: [{ name, fullyQualifiedName, kind: 'object' }],
+  });
+
   const answersLocation = (finding: Finding): SarifLocation => {
     for (const path of candidatePaths(tree, design, finding)) {
       const region = tree.region(path);
       if (region) return { physicalLocation: { artifactLocation: answersArtifact, region } };
     }
-    const name = finding.ruleId ?? finding.constraintId;
-    return {
-      physicalLocation: { artifactLocation: answersArtifact, region: { startLine: 1, startColumn: 1, endLine: 1, endColumn: 2 } },
-      logicalLocations: [
-        {
-          name,
-          fullyQualifiedName: finding.ruleId !== undefined ? `rules/${finding.ruleId}` : `constraints/${finding.constraintId}`,
-          kind: 'object',
-        },
-      ],
-    };
+    return finding.ruleId !== undefined
+      ? topOfAnswers(finding.ruleId, `rules/${finding.ruleId}`)
+      : topOfAnswers(finding.constraintId, `constraints/${finding.constraintId}`);
   };
 
   const sarifResults = results.flatMap((r) =>
@@ -307,6 +305,23 @@ export function toSarif(design: Design, results: readonly ConstraintResult[], fi
     }),
   );
 
+  // A constraint that passes for a reason the title does not give (its pass note, as validate's
+  // text and --json print it): a result of kind "pass" (level "none", as SARIF requires of every
+  // kind but "fail"), located at the top of the answers with the constraint as its logical location
+  // (code scanning refuses a log with a result that has no location).
+  const passResults = results
+    .filter((r) => r.passed && r.note !== undefined)
+    .map((r) => ({
+      ruleId: r.id,
+      ruleIndex: CONSTRAINTS.findIndex((c) => c.meta.id === r.id),
+      kind: 'pass' as const,
+      level: 'none' as const,
+      message: { text: `Passes: ${r.note}.` },
+      locations: [topOfAnswers(r.id, `constraints/${r.id}`)],
+      partialFingerprints: { 'rlDesignFinding/v1': [r.id, 'pass', '', ''].join('|') },
+      properties: { note: r.note as string },
+    }));
+
   return {
     $schema: SARIF_SCHEMA_URI,
     version: '2.1.0' as const,
@@ -337,7 +352,7 @@ export function toSarif(design: Design, results: readonly ConstraintResult[], fi
             }
           : {}),
         invocations: [{ executionSuccessful: true }],
-        results: sarifResults,
+        results: [...sarifResults, ...passResults],
         columnKind: 'utf16CodeUnits' as const,
       },
     ],
