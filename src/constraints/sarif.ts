@@ -43,6 +43,19 @@ interface SarifLocation {
   logicalLocations?: { name: string; fullyQualifiedName: string; kind: string }[];
 }
 
+/** A result: a finding (kind fail, the default), or a pass with the reason the constraint gives. */
+interface SarifResult {
+  ruleId: string;
+  ruleIndex: number;
+  kind?: 'pass';
+  level: 'error' | 'none';
+  message: { text: string };
+  locations: SarifLocation[];
+  relatedLocations?: (SarifLocation & { id: number; message: { text: string } })[];
+  partialFingerprints: Record<string, string>;
+  properties: { messageId?: string; matrixRuleId?: string; note?: string };
+}
+
 /** A descriptor's `name`: the constraint id in UpperCamelCase, as SARIF viewers show rule names. */
 function ruleName(id: string): string {
   return id
@@ -270,7 +283,7 @@ export function toSarif(design: Design, results: readonly ConstraintResult[], fi
   };
 
   const sarifResults = results.flatMap((r) =>
-    r.findings.map((finding) => {
+    r.findings.map((finding): SarifResult => {
       const fileName = typeof finding.data.file === 'string' ? finding.data.file : undefined;
       let locations: SarifLocation[];
       let relatedLocations: (SarifLocation & { id: number; message: { text: string } })[] | undefined;
@@ -290,7 +303,7 @@ export function toSarif(design: Design, results: readonly ConstraintResult[], fi
       return {
         ruleId: r.id,
         ruleIndex: CONSTRAINTS.findIndex((c) => c.meta.id === r.id),
-        level: 'error' as const,
+        level: 'error',
         message: { text: formatFinding(finding) },
         locations,
         ...(relatedLocations ? { relatedLocations } : {}),
@@ -311,16 +324,18 @@ export function toSarif(design: Design, results: readonly ConstraintResult[], fi
   // (code scanning refuses a log with a result that has no location).
   const passResults = results
     .filter((r) => r.passed && r.note !== undefined)
-    .map((r) => ({
-      ruleId: r.id,
-      ruleIndex: CONSTRAINTS.findIndex((c) => c.meta.id === r.id),
-      kind: 'pass' as const,
-      level: 'none' as const,
-      message: { text: `Passes: ${r.note}.` },
-      locations: [topOfAnswers(r.id, `constraints/${r.id}`)],
-      partialFingerprints: { 'rlDesignFinding/v1': [r.id, 'pass', '', ''].join('|') },
-      properties: { note: r.note as string },
-    }));
+    .map(
+      (r): SarifResult => ({
+        ruleId: r.id,
+        ruleIndex: CONSTRAINTS.findIndex((c) => c.meta.id === r.id),
+        kind: 'pass',
+        level: 'none',
+        message: { text: `Passes: ${r.note}.` },
+        locations: [topOfAnswers(r.id, `constraints/${r.id}`)],
+        partialFingerprints: { 'rlDesignFinding/v1': [r.id, 'pass', '', ''].join('|') },
+        properties: { note: r.note as string },
+      }),
+    );
 
   return {
     $schema: SARIF_SCHEMA_URI,
