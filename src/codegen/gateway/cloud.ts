@@ -20,7 +20,7 @@ import {
 import type { Design } from '../../design/model.js';
 import { slug } from '../../design/naming.js';
 import { TOOL_VERSION } from '../../version.js';
-import { apiGatewayTemplateJson, cfString, gatewayName, oneLine, regexLiteral } from '../../escape/index.js';
+import { apiGatewayTemplateJson, cfNormalizedPath, cfString, gatewayName, oneLine, regexLiteral } from '../../escape/index.js';
 import { formatNumber } from '../../format.js';
 import type { CodeFile } from '../types.js';
 import {
@@ -39,6 +39,7 @@ import {
   failStatement,
   killSwitchNote,
   refusalHeader,
+  routeBody,
 } from './edge.js';
 
 export const AWS_PATH = 'gateway/aws-api-gateway.json';
@@ -495,8 +496,9 @@ const CF_PATH = 'http.request.uri.path';
 /** The paths a static route's requests arrive on, lowercased: the route, and with a trailing slash (as pathRegex allows it). */
 export function cfStaticPaths(route: EdgeRoute): string[] {
   const p = route.route.length > 1 && route.route.endsWith('/') ? route.route.slice(0, -1) : route.route;
-  // lower() converts ASCII letters only, so only those are lowercased here
-  const lower = asciiLower(p);
+  // the path as normalization hands it to the rule (a space as %20); lower() converts ASCII
+  // letters only, so only those are lowercased here
+  const lower = asciiLower(cfNormalizedPath(p));
   return lower === '/' || lower === '' ? ['/'] : [lower, `${lower}/`];
 }
 
@@ -533,7 +535,9 @@ export function cfRoutesExpr(routes: readonly EdgeRoute[]): string {
     parts.push(withMethods(route.methods, `${cfPathSet(cfStaticPaths(route))}${but(route)}`));
   }
   for (const route of routes.filter((r) => !r.literal)) {
-    parts.push(withMethods(route.methods, `${CF_PATH} matches ${cfString(`(?i)${route.pathRegex}`)}${but(route)}`));
+    parts.push(
+      withMethods(route.methods, `${CF_PATH} matches ${cfString(`(?i)^${routeBody(route.route, cfNormalizedPath)}$`)}${but(route)}`),
+    );
   }
   return parts.join(' or ');
 }

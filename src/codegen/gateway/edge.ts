@@ -143,9 +143,9 @@ export function asciiLower(text: string): string {
   return text.replace(/[A-Z]/g, (c) => c.toLowerCase());
 }
 
-/** A route's path regex body, no anchors, a trailing slash optional. */
-function routeBody(route: string): string {
-  const body = edgePathBody(route);
+/** A route's path regex body, no anchors, a trailing slash optional (`spell`: as edgePathBody). */
+export function routeBody(route: string, spell?: (text: string) => string): string {
+  const body = edgePathBody(route, spell);
   return body === '/' || body === '' ? '/' : `${body}/?`;
 }
 
