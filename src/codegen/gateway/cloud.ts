@@ -161,6 +161,46 @@ function gatewayAnswer(design: Design, rules: EdgeRule[], seconds: number): Pick
   };
 }
 
+/** The most characters AWS WAF takes in a custom response body's Content (CustomResponseBody, AWS WAF API Reference). */
+export const WAF_BODY_MAX_CHARS = 10_240;
+/** The most bytes API Gateway takes in a mapping template, gateway response templates included ("Maximum mapping template size", REST API quotas). */
+export const API_GATEWAY_TEMPLATE_MAX_BYTES = 300 * 1024;
+
+/**
+ * The bodies the AWS file writes that AWS would refuse for their size: the WAF custom response
+ * (its Content, in characters) and the gateway response templates (in bytes). Each names where
+ * the file writes it, its size and the limit; none when every body fits.
+ */
+export function awsBodyOversize(design: Design): { where: string; size: string; limit: string; over: number; rules: number }[] {
+  if (design.scope.gateway !== 'aws-api-gateway' || edgeRules(design).length === 0) return [];
+  const { throttle, waf } = awsAnswers(design);
+  const out: { where: string; size: string; limit: string; over: number; rules: number }[] = [];
+  const content = JSON.stringify(waf.body);
+  if (waf.rules.length > 0 && content.length > WAF_BODY_MAX_CHARS)
+    out.push({
+      where: 'the AWS WAF custom response body (wafCustomResponseBodies Content)',
+      size: `${formatNumber(content.length)} characters`,
+      limit: `the ${formatNumber(WAF_BODY_MAX_CHARS)} characters AWS WAF accepts`,
+      over: content.length - WAF_BODY_MAX_CHARS,
+      rules: waf.rules.length,
+    });
+  for (const [type, seconds] of [
+    ['THROTTLED', Number(refusalHeader(throttle, 'Retry-After')?.value)],
+    ['QUOTA_EXCEEDED', QUOTA_RETRY_AFTER],
+  ] as const) {
+    const bytes = Buffer.byteLength(apiGatewayTemplateJson(gatewayAnswer(design, throttle.rules, seconds).body), 'utf8');
+    if (bytes > API_GATEWAY_TEMPLATE_MAX_BYTES)
+      out.push({
+        where: `the ${type} gateway response template`,
+        size: `${formatNumber(bytes)} bytes`,
+        limit: `the ${formatNumber(API_GATEWAY_TEMPLATE_MAX_BYTES)} bytes (300 KB) API Gateway accepts in a template`,
+        over: bytes - API_GATEWAY_TEMPLATE_MAX_BYTES,
+        rules: throttle.rules.length,
+      });
+  }
+  return out;
+}
+
 /** The 429s the AWS file answers for the design's edge rules: API Gateway's throttles, AWS WAF's rate-based rules. */
 export function awsEdgeRefusals(design: Design): EdgeRefusal[] {
   const { throttle, waf } = awsAnswers(design);
