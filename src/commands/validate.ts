@@ -81,6 +81,7 @@ export async function runValidate(ctx: CommandContext, opts: ValidateOptions): P
       `${JSON.stringify(
         {
           answers: shown,
+          ...(dir !== undefined && shipped.read.length > 0 ? { shipped: { codeDir: displayPath(ctx.cwd, dir), files: shipped.read } } : {}),
           passed: failed.length === 0,
           constraints: results.map((r) => ({
             number: r.number,

@@ -103,6 +103,8 @@ describe('validate reads the edge 429 bodies of the gateway files as shipped (bu
       expect(r.stdout).toContain(c.message);
       // --json carries the same finding
       const json = JSON.parse(runCli(['validate', '-a', 'a.json', '--json'], { cwd: dir }).stdout);
+      expect(json.shipped.codeDir).toBe('code');
+      expect(json.shipped.files).toContain(c.file);
       const messages = json.constraints.find((x: any) => x.number === 3).findings.map((f: any) => f.message);
       expect(messages.join('\n')).toContain(c.message);
     });
