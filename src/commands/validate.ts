@@ -66,11 +66,18 @@ export async function runValidate(ctx: CommandContext, opts: ValidateOptions): P
   const shown = opts.example ? `example ${opts.example}` : path.relative(ctx.cwd, file) || file;
   if (opts.sarif) {
     const { toSarif } = await import('../constraints/sarif.js');
-    const codeDir = design.output.codeDir;
+    // the folder the gateway files were read from (--code-dir or output.codeDir), else where the answers would write it
+    const codeDir = opts.codeDir ?? design.output.codeDir;
     const log = toSarif(design, results, files, {
       answers: { uri: artifactUri(ctx.cwd, file), text },
       ...(codeDir && codeDir !== 'none'
-        ? { codeDirUri: artifactUri(ctx.cwd, path.resolve(opts.example ? ctx.cwd : path.dirname(file), expandHome(codeDir)), true) }
+        ? {
+            codeDirUri: artifactUri(
+              ctx.cwd,
+              dir ?? path.resolve(opts.example || opts.codeDir !== undefined ? ctx.cwd : path.dirname(file), expandHome(codeDir)),
+              true,
+            ),
+          }
         : {}),
     });
     ctx.stdout(`${JSON.stringify(log, null, 2)}\n`);

@@ -120,5 +120,10 @@ describe('validate reads the edge 429 bodies of the gateway files as shipped (bu
     const r = runCli(['validate', '-a', 'a.json', '--code-dir', 'code'], { cwd: dir });
     expect(r.code, r.stdout + r.stderr).toBe(1);
     expect(r.stdout).toContain('whose body field code is "SLOW_DOWN"');
+    // SARIF names the file under the folder it was read from
+    const sarif = runCli(['validate', '-a', 'a.json', '--code-dir', 'code', '--sarif'], { cwd: dir });
+    expect(sarif.code).toBe(1);
+    const result = JSON.parse(sarif.stdout).runs[0].results.find((x: any) => x.properties.messageId === 'edgeBodyField');
+    expect(result.locations[0].physicalLocation.artifactLocation.uri).toBe('code/gateway/nginx-server.conf');
   });
 });
