@@ -64,6 +64,7 @@ function edgeBodyFindings(design: Parameters<typeof gatewayEdgeRefusals>[0], fil
   const expected = gatewayEdgeRefusals(design);
   const shipped = shippedEdgeBodies(files);
   const shown = (v: unknown): string => (v === undefined ? 'absent' : JSON.stringify(v));
+  const unreadable = new Set<string>();
   for (const refusal of expected) {
     const found = shipped.filter((b) => b.writtenBy === refusal.writtenBy);
     // a place two refusals share (Envoy's one mapper for both filters) is read once
@@ -77,7 +78,10 @@ function edgeBodyFindings(design: Parameters<typeof gatewayEdgeRefusals>[0], fil
     const want = fields(refusal.body);
     for (const b of found) {
       if (b.unreadable !== undefined) {
-        report({ messageId: 'edgeBodyUnreadable', data: { file: b.file, where: b.where, reason: b.unreadable } });
+        // a file no reader can parse is one finding, whatever bodies it holds
+        const key = `${b.file}\n${b.where}\n${b.unreadable}`;
+        if (!unreadable.has(key)) report({ messageId: 'edgeBodyUnreadable', data: { file: b.file, where: b.where, reason: b.unreadable } });
+        unreadable.add(key);
         continue;
       }
       const got = fields(b.body);

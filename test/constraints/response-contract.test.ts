@@ -258,6 +258,15 @@ runConstraintTests(responseContract, {
       ],
     },
     {
+      name: 'an AWS file that is no longer JSON: one finding for its bodies',
+      design: keyless('aws-api-gateway').design,
+      files: edit(keyless('aws-api-gateway'), 'gateway/aws-api-gateway.json', (c) => c.replace(/\}\s*$/, '')),
+      expect: [
+        { messageId: 'retryAfterNotShipped', data: { file: 'gateway/aws-api-gateway.json' } },
+        { messageId: 'edgeBodyUnreadable', data: { file: 'gateway/aws-api-gateway.json', where: 'the file' } },
+      ],
+    },
+    {
       name: "AWS WAF's rate-based rules blocking with no custom response body",
       design: keyless('aws-api-gateway').design,
       files: editJson(keyless('aws-api-gateway'), 'gateway/aws-api-gateway.json', (doc) => {

@@ -1200,7 +1200,13 @@ function awsBodies(files: readonly CodeFile[]): ShippedEdgeBody[] {
   const file = files.find((f) => f.path === AWS_PATH);
   const doc = file ? readJson(file.content) : undefined;
   if (!file) return [];
-  if (!doc) return [{ file: AWS_PATH, writtenBy: 'aws-throttled-response', where: 'the file', unreadable: 'the file is not JSON' }];
+  if (!doc)
+    return (['aws-throttled-response', 'aws-waf-custom-response'] as const).map((writtenBy) => ({
+      file: AWS_PATH,
+      writtenBy,
+      where: 'the file',
+      unreadable: 'the file is not JSON',
+    }));
   const out: ShippedEdgeBody[] = [];
   const throttled = ((doc.gatewayResponses as any[]) ?? []).find((g) => g?.Properties?.ResponseType === 'THROTTLED')?.Properties;
   const templates = throttled?.ResponseTemplates;
