@@ -43,6 +43,19 @@ interface SarifLocation {
   logicalLocations?: { name: string; fullyQualifiedName: string; kind: string }[];
 }
 
+/** A result: a finding (kind fail, the default), or a pass with the reason the constraint gives. */
+interface SarifResult {
+  ruleId: string;
+  ruleIndex: number;
+  kind?: 'pass';
+  level: 'error' | 'none';
+  message: { text: string };
+  locations: SarifLocation[];
+  relatedLocations?: (SarifLocation & { id: number; message: { text: string } })[];
+  partialFingerprints: Record<string, string>;
+  properties: { messageId?: string; matrixRuleId?: string; note?: string };
+}
+
 /** A descriptor's `name`: the constraint id in UpperCamelCase, as SARIF viewers show rule names. */
 function ruleName(id: string): string {
   return id
@@ -253,26 +266,24 @@ export function toSarif(design: Design, results: readonly ConstraintResult[], fi
     opts.codeDirUri !== undefined ? { uri: opts.codeDirUri + encodePath(p) } : { uri: encodePath(p), uriBaseId: CODE_BASE_ID };
   const usesCodeBase = { value: false };
 
+  /** The top of the answers file, with a logical location naming what the result is about. */
+  const topOfAnswers = (name: string, fullyQualifiedName: string): SarifLocation => ({
+    physicalLocation: { artifactLocation: answersArtifact, region: { startLine: 1, startColumn: 1, endLine: 1, endColumn: 2 } },
+    logicalLocations: [{ name, fullyQualifiedName, kind: 'object' }],
+  });
+
   const answersLocation = (finding: Finding): SarifLocation => {
     for (const path of candidatePaths(tree, design, finding)) {
       const region = tree.region(path);
       if (region) return { physicalLocation: { artifactLocation: answersArtifact, region } };
     }
-    const name = finding.ruleId ?? finding.constraintId;
-    return {
-      physicalLocation: { artifactLocation: answersArtifact, region: { startLine: 1, startColumn: 1, endLine: 1, endColumn: 2 } },
-      logicalLocations: [
-        {
-          name,
-          fullyQualifiedName: finding.ruleId !== undefined ? `rules/${finding.ruleId}` : `constraints/${finding.constraintId}`,
-          kind: 'object',
-        },
-      ],
-    };
+    return finding.ruleId !== undefined
+      ? topOfAnswers(finding.ruleId, `rules/${finding.ruleId}`)
+      : topOfAnswers(finding.constraintId, `constraints/${finding.constraintId}`);
   };
 
   const sarifResults = results.flatMap((r) =>
-    r.findings.map((finding) => {
+    r.findings.map((finding): SarifResult => {
       const fileName = typeof finding.data.file === 'string' ? finding.data.file : undefined;
       let locations: SarifLocation[];
       let relatedLocations: (SarifLocation & { id: number; message: { text: string } })[] | undefined;
@@ -292,7 +303,7 @@ export function toSarif(design: Design, results: readonly ConstraintResult[], fi
       return {
         ruleId: r.id,
         ruleIndex: CONSTRAINTS.findIndex((c) => c.meta.id === r.id),
-        level: 'error' as const,
+        level: 'error',
         message: { text: formatFinding(finding) },
         locations,
         ...(relatedLocations ? { relatedLocations } : {}),
@@ -306,6 +317,25 @@ export function toSarif(design: Design, results: readonly ConstraintResult[], fi
       };
     }),
   );
+
+  // A constraint that passes for a reason the title does not give (its pass note, as validate's
+  // text and --json print it): a result of kind "pass" (level "none", as SARIF requires of every
+  // kind but "fail"), located at the top of the answers with the constraint as its logical location
+  // (code scanning refuses a log with a result that has no location).
+  const passResults = results
+    .filter((r) => r.passed && r.note !== undefined)
+    .map(
+      (r): SarifResult => ({
+        ruleId: r.id,
+        ruleIndex: CONSTRAINTS.findIndex((c) => c.meta.id === r.id),
+        kind: 'pass',
+        level: 'none',
+        message: { text: `Passes: ${r.note}.` },
+        locations: [topOfAnswers(r.id, `constraints/${r.id}`)],
+        partialFingerprints: { 'rlDesignFinding/v1': [r.id, 'pass', '', ''].join('|') },
+        properties: { note: r.note as string },
+      }),
+    );
 
   return {
     $schema: SARIF_SCHEMA_URI,
@@ -337,7 +367,7 @@ export function toSarif(design: Design, results: readonly ConstraintResult[], fi
             }
           : {}),
         invocations: [{ executionSuccessful: true }],
-        results: sarifResults,
+        results: [...sarifResults, ...passResults],
         columnKind: 'utf16CodeUnits' as const,
       },
     ],

@@ -1043,20 +1043,24 @@ export function edgeMethods(method: string): string[] | null {
   return m === 'GET' ? ['GET', 'HEAD'] : [m];
 }
 
-/** The path part of a route as a regex body (no anchors): `:param` and `{param}` are one segment, `*` and `{*rest}` anything. */
-export function edgePathBody(route: string): string {
+/**
+ * The path part of a route as a regex body (no anchors): `:param` and `{param}` are one segment,
+ * `*` and `{*rest}` anything. `spell` rewrites the route's literal text first, for a gateway that
+ * compares a path spelled otherwise (Cloudflare's normalized path: cfNormalizedPath).
+ */
+export function edgePathBody(route: string, spell: (text: string) => string = (t) => t): string {
   let r = String(route);
   if (r.length > 1 && r.endsWith('/')) r = r.slice(0, -1);
   let out = '';
   let last = 0;
   for (const m of r.matchAll(ROUTE_PARAM)) {
     const at = m.index ?? 0;
-    out += regexLiteral(r.slice(last, at));
+    out += regexLiteral(spell(r.slice(last, at)));
     if (m[0].startsWith('*') || m[0].startsWith('{*')) out += '.*';
     else out += m[2] ? '[^/]*' : '[^/]+';
     last = at + m[0].length;
   }
-  out += regexLiteral(r.slice(last));
+  out += regexLiteral(spell(r.slice(last)));
   return out;
 }
 

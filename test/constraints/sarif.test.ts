@@ -16,7 +16,7 @@ import { CODE_BASE_ID, toSarif } from '../../src/constraints/sarif.js';
 import type { ConstraintResult } from '../../src/constraints/types.js';
 import { buildDesign } from '../../src/design/build.js';
 import type { Design } from '../../src/design/model.js';
-import { DATE, EXAMPLES, ROOT } from '../helpers/examples.js';
+import { DATE, EXAMPLES, ROOT, reviewDesign } from '../helpers/examples.js';
 import { MAIN } from '../middleware/designs.js';
 import { edit, saas } from './broken-files.js';
 
@@ -91,6 +91,29 @@ describe('validate --sarif', () => {
     const bad = structuredClone(log) as unknown as { runs: { results: unknown[] }[] };
     bad.runs[0]!.results.push({ ruleId: 'complete-rules', level: 'error' });
     expect(validateSarif(bad)).toBe(false);
+  });
+
+  it('carries a pass note as a result of kind pass (level none) at the constraint, as validate prints it', () => {
+    const design = reviewDesign('nestjs-memory-quotas');
+    const text = readFileSync(path.join(ROOT, 'test/fixtures/review/nestjs-memory-quotas.answers.json'), 'utf8');
+    const checks = checkDesign(design, generateCode(design));
+    const noted = checks.filter((c) => c.note !== undefined);
+    expect(noted.map((c) => c.id)).toContain('shared-outbound');
+    const log = sarifOf(design, text, generateCode(design), checks);
+    expectValid(log);
+    const passes = log.runs[0]!.results.filter((r) => 'kind' in r && r.kind === 'pass');
+    expect(passes.map((r) => r.ruleId)).toEqual(noted.map((c) => c.id));
+    const outbound = passes.find((r) => r.ruleId === 'shared-outbound')!;
+    expect(outbound).toMatchObject({
+      level: 'none',
+      message: { text: 'Passes: one instance: its process holds the only bucket for Stripe.' },
+      ruleIndex: CONSTRAINTS.findIndex((c) => c.meta.id === 'shared-outbound'),
+    });
+    expect(outbound.locations[0]!.logicalLocations).toEqual([
+      { name: 'shared-outbound', fullyQualifiedName: 'constraints/shared-outbound', kind: 'object' },
+    ]);
+    // the failures stay the only results of kind fail (the default): none here
+    expect(log.runs[0]!.results.filter((r) => !('kind' in r))).toEqual([]);
   });
 
   it('locates a hand-written rule without a TTL at the rules entry of the answers', () => {
