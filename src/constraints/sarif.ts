@@ -43,17 +43,16 @@ interface SarifLocation {
   logicalLocations?: { name: string; fullyQualifiedName: string; kind: string }[];
 }
 
-/** A result: a finding (kind fail, the default), or a pass with the reason the constraint gives. */
+/** A result: a finding (kind fail, the default). */
 interface SarifResult {
   ruleId: string;
   ruleIndex: number;
-  kind?: 'pass';
-  level: 'error' | 'none';
+  level: 'error';
   message: { text: string };
   locations: SarifLocation[];
   relatedLocations?: (SarifLocation & { id: number; message: { text: string } })[];
   partialFingerprints: Record<string, string>;
-  properties: { messageId?: string; matrixRuleId?: string; note?: string };
+  properties: { messageId?: string; matrixRuleId?: string };
 }
 
 /** A descriptor's `name`: the constraint id in UpperCamelCase, as SARIF viewers show rule names. */
@@ -319,23 +318,16 @@ export function toSarif(design: Design, results: readonly ConstraintResult[], fi
   );
 
   // A constraint that passes for a reason the title does not give (its pass note, as validate's
-  // text and --json print it): a result of kind "pass" (level "none", as SARIF requires of every
-  // kind but "fail"), located at the top of the answers with the constraint as its logical location
-  // (code scanning refuses a log with a result that has no location).
-  const passResults = results
+  // text and --json print it): a tool execution notification of level "note" tied to the
+  // constraint, not a result. Code scanning turns every result into an alert, a result of kind
+  // "pass" included, so a pass there would stand as an open alert on every run.
+  const passNotes = results
     .filter((r) => r.passed && r.note !== undefined)
-    .map(
-      (r): SarifResult => ({
-        ruleId: r.id,
-        ruleIndex: CONSTRAINTS.findIndex((c) => c.meta.id === r.id),
-        kind: 'pass',
-        level: 'none',
-        message: { text: `Passes: ${r.note}.` },
-        locations: [topOfAnswers(r.id, `constraints/${r.id}`)],
-        partialFingerprints: { 'rlDesignFinding/v1': [r.id, 'pass', '', ''].join('|') },
-        properties: { note: r.note as string },
-      }),
-    );
+    .map((r) => ({
+      level: 'note' as const,
+      message: { text: `Passes: ${r.note}.` },
+      associatedRule: { id: r.id, index: CONSTRAINTS.findIndex((c) => c.meta.id === r.id) },
+    }));
 
   return {
     $schema: SARIF_SCHEMA_URI,
@@ -366,8 +358,8 @@ export function toSarif(design: Design, results: readonly ConstraintResult[], fi
               },
             }
           : {}),
-        invocations: [{ executionSuccessful: true }],
-        results: [...sarifResults, ...passResults],
+        invocations: [{ executionSuccessful: true, ...(passNotes.length > 0 ? { toolExecutionNotifications: passNotes } : {}) }],
+        results: sarifResults,
         columnKind: 'utf16CodeUnits' as const,
       },
     ],

@@ -93,7 +93,7 @@ describe('validate --sarif', () => {
     expect(validateSarif(bad)).toBe(false);
   });
 
-  it('carries a pass note as a result of kind pass (level none) at the constraint, as validate prints it', () => {
+  it('carries a pass note as a tool notification tied to the constraint, never as a result (code scanning alerts on every result)', () => {
     const design = reviewDesign('nestjs-memory-quotas');
     const text = readFileSync(path.join(ROOT, 'test/fixtures/review/nestjs-memory-quotas.answers.json'), 'utf8');
     const checks = checkDesign(design, generateCode(design));
@@ -101,19 +101,18 @@ describe('validate --sarif', () => {
     expect(noted.map((c) => c.id)).toContain('shared-outbound');
     const log = sarifOf(design, text, generateCode(design), checks);
     expectValid(log);
-    const passes = log.runs[0]!.results.filter((r) => 'kind' in r && r.kind === 'pass');
-    expect(passes.map((r) => r.ruleId)).toEqual(noted.map((c) => c.id));
-    const outbound = passes.find((r) => r.ruleId === 'shared-outbound')!;
-    expect(outbound).toMatchObject({
-      level: 'none',
+    const invocation = log.runs[0]!.invocations[0] as {
+      toolExecutionNotifications?: { level: string; message: { text: string }; associatedRule: { id: string; index: number } }[];
+    };
+    const notes = invocation.toolExecutionNotifications ?? [];
+    expect(notes.map((n) => n.associatedRule.id)).toEqual(noted.map((c) => c.id));
+    expect(notes.find((n) => n.associatedRule.id === 'shared-outbound')).toEqual({
+      level: 'note',
       message: { text: 'Passes: one instance: its process holds the only bucket for Stripe.' },
-      ruleIndex: CONSTRAINTS.findIndex((c) => c.meta.id === 'shared-outbound'),
+      associatedRule: { id: 'shared-outbound', index: CONSTRAINTS.findIndex((c) => c.meta.id === 'shared-outbound') },
     });
-    expect(outbound.locations[0]!.logicalLocations).toEqual([
-      { name: 'shared-outbound', fullyQualifiedName: 'constraints/shared-outbound', kind: 'object' },
-    ]);
-    // the failures stay the only results of kind fail (the default): none here
-    expect(log.runs[0]!.results.filter((r) => !('kind' in r))).toEqual([]);
+    // a passing design has no result at all: nothing for code scanning to open an alert for
+    expect(log.runs[0]!.results).toEqual([]);
   });
 
   it('locates a hand-written rule without a TTL at the rules entry of the answers', () => {
