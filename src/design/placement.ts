@@ -7,6 +7,7 @@ import {
   countedPerNode,
   edgeCounter,
   edgeMatchingGap,
+  wafPathNote,
   edgeSlowestText,
   ceilingsAdmission,
   fleetOverStated,
@@ -470,7 +471,7 @@ export function buildEnforcement(scope: Scope, rules: MatrixRule[], exempt: Reso
       layer: 'edge',
       component: edgeComponent(scope, edgeRules),
       ruleIds: edgeRules.map((r) => r.id),
-      why: `Coarse limits that need no identity beyond the client address: rejected before the request costs the application anything.${edgeUncountedNote(scope, edgeRules)}${edgeMatchingGap(scope.gateway, edgeRules) ? ` ${edgeMatchingGap(scope.gateway, edgeRules)}.` : ''}${nodeShares(scope, edgeRules)}`,
+      why: `Coarse limits that need no identity beyond the client address: rejected before the request costs the application anything.${edgeUncountedNote(scope, edgeRules)}${edgeMatchingGap(scope.gateway, edgeRules) ? ` ${edgeMatchingGap(scope.gateway, edgeRules)}.` : ''}${wafPathNote(scope.gateway, edgeRules) ? ` ${wafPathNote(scope.gateway, edgeRules)}.` : ''}${nodeShares(scope, edgeRules)}`,
     });
   }
   const mwRules = byLayer.get('middleware') ?? [];

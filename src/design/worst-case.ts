@@ -30,6 +30,7 @@ import {
   AWS_ACCOUNT_THROTTLE,
   awsKeyPlan,
   awsThrottleMethods,
+  WAF_DETECTION_TEXT,
   edgeCounter,
   fleetOverStated,
   gatewayNodes,
@@ -212,6 +213,8 @@ function edgeCounters(
   cap?: { worstCase: number; formula: string };
   perLocation?: string;
   text: string;
+  /** The counter estimates the rate instead of logging each request: `text` replaces the algorithm's own account of its worst case. */
+  estimated?: boolean;
 } {
   // the gateway's own nodes when the answers give them; else one per application instance, said so in the row
   const { k: nodes, stated: known } = gatewayNodes(design.scope);
@@ -236,7 +239,8 @@ function edgeCounters(
         ? {
             k: 1,
             routes: 1,
-            text: 'AWS WAF counts each client IP over its trailing evaluation window across its fleet: one counter. It checks the rate about every 10 s and applies the limit near the set value, not exactly, so a client can pass more before a check blocks it.',
+            estimated: true,
+            text: `AWS WAF keeps one count per client IP over its trailing evaluation window across its fleet, an estimate that weighs recent requests more, not a log of each request. ${WAF_DETECTION_TEXT}.`,
           }
         : awsThrottleCounters(design, rule, seconds);
     case 'none':
@@ -416,7 +420,7 @@ const byRule: WorstCaseKind = {
       let location: string | undefined;
       const perProcess = rule.primitive === 'in-process';
       if (rule.layer === 'edge') {
-        const { k, routes, routesUnit, cap, perLocation, text } = edgeCounters(design, rule);
+        const { k, routes, routesUnit, cap, perLocation, text, estimated } = edgeCounters(design, rule);
         if (perLocation) location = perLocation;
         if (limitReq(design, rule)) {
           // limit_req admits the request that finds the key's state empty and burst more behind it
@@ -433,7 +437,7 @@ const byRule: WorstCaseKind = {
         if (routes > 1) {
           formula = `${k > 1 ? formula : `(${formula})`} x ${fmt(routes)} ${routesUnit ?? 'Kong routes'}`;
         }
-        basis = `${basis} ${text}`;
+        basis = estimated ? text : `${basis} ${text}`;
         // the figure is the fleet's: say what one node admits, the number the node's own file holds to
         if (fleet.nodes !== undefined && !cap) basis = `${basis} One node admits ${fmt(fleet.each)} of the ${fmt(worstCase)}.`;
         if (rule.notEnforced)

@@ -124,7 +124,11 @@ describe('AWS API Gateway: the document states what the template enforces', () =
     const w = worstRow(doc, 'anonymous-per-ip');
     expect(w.stated).toBe(`${n(stmt.Limit)} per 1 min`);
     expect(w.worst).toBe(n(stmt.Limit));
-    expect(w.basis).toContain('checks the rate about every 10 s');
+    // AWS: requests can come in above the limit for up to several minutes before WAF blocks them
+    expect(w.basis).toContain('for up to several minutes before WAF detects the rate and blocks them');
+    expect(w.basis).toContain('not a bound');
+    expect(w.basis).not.toContain('never more than the limit');
+    expect(w.basis).not.toContain('every 10 s');
     expect(doc).toContain(`anonymous-per-ip: ${n(stmt.Limit)} per 1 min`);
     expect(doc).not.toContain('burst 250');
     // Retry-After covers the evaluation window and the time WAF takes to notice the rate fell (AWS: usually under 30 s)

@@ -700,6 +700,9 @@ function wafField(st: any, method: string, path: string): string | undefined {
   return value;
 }
 
+/** A stage name for the samples AWS WAF sees on the default execute-api endpoint (/{stage}/...). */
+const WAF_SAMPLE_STAGE = 'prod';
+
 /** AWS WAF: the rate-based rules whose scope-down matches a sample (RegexMatch and ByteMatch on the method or path, And/Or/Not). */
 function wafCounts(files: readonly CodeFile[]): ((method: string, path: string) => string[]) | undefined {
   const file = files.find((f) => f.path === AWS_PATH);
@@ -837,17 +840,31 @@ function ownershipScope(design: Design, files: readonly CodeFile[]): ShippedScop
       for (const [file, counts, carried] of readers) {
         if (!counts) continue;
         const owed = sorted([...want].filter((id) => carried.has(id)));
-        const got = sorted(counts(sample.method, sample.path).filter((id) => ids.has(id)));
-        const extra = got.filter((id) => !want.has(id));
-        const twice = got.filter((id, i) => got.indexOf(id) !== i);
-        const missing = owed.filter((id) => !got.includes(id));
-        if (extra.length === 0 && twice.length === 0 && missing.length === 0) continue;
-        out.push({
-          ruleId: (extra[0] ?? twice[0] ?? missing[0]) as string,
-          file,
-          stated: `that ${sample.label} counts under ${owed.length > 0 ? owed.join(', ') : 'no edge rule of this file'}, as the middleware matches it (its method, GET also HEAD; its path in any letter case; the most specific route; none for an exempt endpoint)`,
-          shipped: `counts it under ${got.length > 0 ? [...new Set(got)].join(', ') : 'none'}${twice.length > 0 ? ` (${[...new Set(twice)].join(', ')} more than once)` : ''}`,
-        });
+        // AWS WAF sees the stage name in front of the path on the default execute-api endpoint
+        const seen =
+          file === AWS_PATH
+            ? [
+                sample,
+                {
+                  ...sample,
+                  path: `/${WAF_SAMPLE_STAGE}${sample.path}`,
+                  label: `${sample.label} on the default endpoint, where WAF sees it under the stage (/${WAF_SAMPLE_STAGE}${sample.path})`,
+                },
+              ]
+            : [sample];
+        for (const { path, label } of seen) {
+          const got = sorted(counts(sample.method, path).filter((id) => ids.has(id)));
+          const extra = got.filter((id) => !want.has(id));
+          const twice = got.filter((id, i) => got.indexOf(id) !== i);
+          const missing = owed.filter((id) => !got.includes(id));
+          if (extra.length === 0 && twice.length === 0 && missing.length === 0) continue;
+          out.push({
+            ruleId: (extra[0] ?? twice[0] ?? missing[0]) as string,
+            file,
+            stated: `that ${label} counts under ${owed.length > 0 ? owed.join(', ') : 'no edge rule of this file'}, as the middleware matches it (its method, GET also HEAD; its path in any letter case; the most specific route; none for an exempt endpoint)`,
+            shipped: `counts it under ${got.length > 0 ? [...new Set(got)].join(', ') : 'none'}${twice.length > 0 ? ` (${[...new Set(twice)].join(', ')} more than once)` : ''}`,
+          });
+        }
       }
       if (!kong) continue;
       const winners = kong.select(sample.method, sample.path);

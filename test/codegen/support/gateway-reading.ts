@@ -54,3 +54,36 @@ export function nginxReturnRead(text: string): string {
   if (at >= 0) throw new Error(`nginx expands ${JSON.stringify(text.slice(at, at + 20))} in the return text as a variable`);
   return text;
 }
+
+/**
+ * Whether an AWS WAF statement matches a request, as WAF evaluates the statements the AWS file
+ * writes: And/Or/Not, a RegexMatch or an EXACTLY ByteMatch on the method or the URI path (the
+ * path as WAF sees it: with the stage in front on the default endpoint), after the statement's
+ * text transformations (NONE, LOWERCASE). Anything else throws.
+ */
+export function wafMatches(st: any, method: string, path: string): boolean {
+  if (st.AndStatement) return st.AndStatement.Statements.every((x: any) => wafMatches(x, method, path));
+  if (st.OrStatement) return st.OrStatement.Statements.some((x: any) => wafMatches(x, method, path));
+  if (st.NotStatement) return !wafMatches(st.NotStatement.Statement, method, path);
+  const leaf = st.RegexMatchStatement ?? st.ByteMatchStatement;
+  if (!leaf) throw new Error(`unknown statement ${Object.keys(st).join()}`);
+  let value: string | undefined = leaf.FieldToMatch.Method ? method : leaf.FieldToMatch.UriPath ? path : undefined;
+  if (value === undefined) throw new Error(`unknown field ${Object.keys(leaf.FieldToMatch).join()}`);
+  for (const t of leaf.TextTransformations) {
+    if (t.Type === 'LOWERCASE') value = value.replace(/[A-Z]/g, (c: string) => c.toLowerCase());
+    else if (t.Type !== 'NONE') throw new Error(`unknown transformation ${t.Type}`);
+  }
+  if (st.RegexMatchStatement) return new RegExp(leaf.RegexString).test(value);
+  if (leaf.PositionalConstraint !== 'EXACTLY') throw new Error(`unknown positional constraint ${leaf.PositionalConstraint}`);
+  return leaf.SearchString === value;
+}
+
+/** The names of an AWS file's WAF rate-based rules that count a request: no scope-down, or one that matches it. */
+export function wafCountedNames(doc: any, method: string, path: string): string[] {
+  return (doc.wafRateBasedRules as any[])
+    .filter((r) => {
+      const scope = r.Statement.RateBasedStatement.ScopeDownStatement;
+      return scope === undefined || wafMatches(scope, method, path);
+    })
+    .map((r) => String(r.Name));
+}
