@@ -76,3 +76,66 @@ describe('AWS WAF worst case: how long WAF can take to act', () => {
     for (const rule of aws.wafRateBasedRules) expect(rule._note).toContain('for up to several minutes before WAF starts blocking');
   });
 });
+
+describe('one ceiling row, one bucket per API method: the shipped buckets add up to the row', () => {
+  const ceiling = input.design.rules.find((r) => r.id === 'global-ceiling')!;
+  const stage = aws.stageMethodSettings.filter((m: { _rule: string }) => m._rule === 'global-ceiling');
+  // API Gateway gives each method the stage setting covers a bucket of its own: every limited endpoint here
+  const methods = input.design.scope.endpoints.filter((e) => e.class !== 'health').length;
+
+  it('the stage throttle ships the row divided over the methods, so the API admits the row, no more', () => {
+    expect(methods).toBe(8);
+    expect(stage).toHaveLength(1);
+    const [s] = stage;
+    expect(s).toMatchObject({ ResourcePath: '/*', HttpMethod: '*' });
+    const row = md.split('\n').find((l) => l.startsWith('| [`global-ceiling`]'))!;
+    expect(row).toContain('| 2,100 / 1 s, burst 2,100 |');
+    expect(ceiling.rate).toEqual({ requests: 2100, periodSeconds: 1 });
+    expect(s.ThrottlingRateLimit * methods).toBeLessThanOrEqual(2100);
+    expect(s.ThrottlingRateLimit * methods).toBeGreaterThan(2100 - methods * 0.01);
+    expect(s.ThrottlingBurstLimit * methods).toBeLessThanOrEqual(2100);
+    expect(s.ThrottlingBurstLimit).toBe(262);
+    expect(s._note).toContain('divided over the 8 API methods this setting covers');
+  });
+
+  it('the worst case counts the buckets as shipped: no more than the row admits in a second', () => {
+    const [s] = stage;
+    const worst = md
+      .split('\n')
+      .find((l) => l.startsWith('| `global-ceiling` | edge |'))!
+      .split(' | ');
+    const figure = Number(worst[4]!.replace(/,/g, ''));
+    expect(figure).toBe(methods * (s.ThrottlingBurstLimit + Math.floor(s.ThrottlingRateLimit)));
+    // the row's own token bucket at its most generous: the burst, then a second of refill
+    expect(figure).toBeLessThanOrEqual(2100 + 2100);
+    expect(worst[6]).toContain('the API as a whole passes no more than the row states');
+    expect(md).not.toContain('so the API as a whole passes up to 8 x it');
+  });
+});
+
+describe('the store the answers name: Valkey', () => {
+  const section = (title: string): string => {
+    const at = md.indexOf(`### ${title}`);
+    return md.slice(at, md.indexOf('\n##', at + 4));
+  };
+
+  it('names Valkey where the text is about the server the user runs, Redis where it is about the scripts both run', () => {
+    expect(input.design.scope.store).toBe('valkey');
+    const memory = section('2.4 Memory estimate');
+    expect(memory).toContain('everything Valkey keeps for a key included');
+    expect(memory).toContain('measured on Redis 7.0\n(Valkey, forked from Redis 7.2');
+    const hybrid = section('4.4 Local and distributed hybrid');
+    expect(hybrid).toContain('in front of the shared Valkey bucket');
+    expect(hybrid).toContain('that Valkey has not yet counted');
+    expect(hybrid).not.toMatch(/\bRedis\b/);
+    const config = section('6.3 Store configuration');
+    expect(config).toContain('# valkey.conf of the limiter');
+    expect(config).toContain('plus 64 MiB for Valkey itself');
+    expect(config).toContain('With noeviction Valkey then refuses');
+    expect(config).not.toContain('redis.conf');
+    const worst = md.split('\n').find((l) => l.startsWith('| `webhooks-per-source` | middleware (local + store) |'))!;
+    expect(worst).toContain('before Valkey has counted; a local charge Valkey refuses');
+    // the scripts are Redis Lua in both servers
+    expect(md).toContain('one Redis Lua script per decision (EVALSHA), check and consume in a single atomic step on Valkey');
+  });
+});
