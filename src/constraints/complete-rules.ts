@@ -78,10 +78,9 @@ function edgeAgrees(
     });
   }
   // a rule each node counts with K given ships each node's share, which the document states beside it
-  // an API Gateway throttle over several methods ships each method's share (perMethod)
-  const rate = rule.perNode?.rate ?? rule.perMethod?.rate ?? rule.rate;
+  const rate = rule.perNode?.rate ?? rule.rate;
   if (!rate || !(rate.requests > 0) || !(rate.periodSeconds > 0)) return;
-  const given = rule.perNode ? rule.perNode.burst : rule.perMethod ? rule.perMethod.burst : rule.burst;
+  const given = rule.perNode ? rule.perNode.burst : rule.burst;
   const burst = typeof given === 'number' && given > 0 ? given : null;
   for (const s of shipped.filter((x) => x.ruleId === ruleId)) {
     const sameRate = s.window

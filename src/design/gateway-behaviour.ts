@@ -307,26 +307,6 @@ export function awsThrottleMethods(
   return Math.max(1, limited.filter((e) => !overridden(e)).length);
 }
 
-/**
- * What each API method's bucket of an API Gateway throttle of no identity ships, when it covers
- * more than one method (awsThrottleMethods): the rate divided over them to the hundredth and the
- * burst to a whole request, both rounded down (at least 0.01 and 1), so the methods together
- * admit no more than the rule states. Undefined for a throttle on one method.
- */
-export function awsMethodShare(
-  rule: Pick<MatrixRule, 'rate' | 'burst'> & { routes?: readonly { method: string; route: string }[] | undefined },
-  limited: readonly { method: string; route: string }[],
-  others: readonly { routes?: readonly { method: string; route: string }[] | undefined }[],
-): MatrixRule['perMethod'] {
-  const rate = rule.rate;
-  if (!rate || !(rate.requests > 0) || !(rate.periodSeconds > 0)) return undefined;
-  const m = awsThrottleMethods(rule, limited, others);
-  if (m <= 1) return undefined;
-  const requests = Math.max(0.01, Math.floor((rate.requests * 100) / m + 1e-9) / 100);
-  const stated = typeof rule.burst === 'number' && rule.burst > 0 ? rule.burst : Math.ceil(rate.requests / rate.periodSeconds);
-  return { methods: m, rate: { requests, periodSeconds: rate.periodSeconds }, burst: Math.max(1, Math.floor(stated / m)) };
-}
-
 /** An AWS API Gateway throttle (stage, method or usage plan): a token bucket per second that always has a burst, at least one second of rate. */
 export function awsThrottleWindow(rate: { requests: number; periodSeconds: number }, burst: number | null): EdgeWindow {
   // (a rate below one a second is stated as whole requests: 7 per 1,000 s, which the file writes as 0.007 per second)
@@ -682,7 +662,7 @@ export function edgeCounter(
             ? (rule.routes?.length ?? 0) > 0
               ? `in AWS's own fleet-wide counters, one token bucket per API key and method (method throttles of the design's one usage plan), under ${AWS_ACCOUNT_LIMIT_TEXT}`
               : `in AWS's own fleet-wide counters, one token bucket per API key (the Throttle of the design's one usage plan), under ${AWS_ACCOUNT_LIMIT_TEXT}`
-            : `in AWS's own fleet-wide counters, one token bucket per API method (API Gateway applies a stage's throttle to each method on its own; over several methods the file ships the rule's figures divided over them, so together they admit what it states), under ${AWS_ACCOUNT_LIMIT_TEXT}`,
+            : `in AWS's own fleet-wide counters, one token bucket per API method (API Gateway applies a stage's throttle to each method on its own), under ${AWS_ACCOUNT_LIMIT_TEXT}`,
         window: awsThrottleWindow,
       };
     case 'cloudflare':
@@ -866,10 +846,7 @@ export function fleetAdmission(
     // a stage (or method) throttle is a token bucket per API method: its methods multiply it, up to the account's limit
     const limited = scope.endpoints.filter((e) => e.class !== 'health');
     const m = awsThrottleMethods(ceiling, limited, others);
-    // each method's bucket ships its share of the ceiling (awsMethodShare): together they admit the ceiling
-    const share = awsMethodShare(ceiling, limited, others);
-    const each = share ? share.rate.requests / share.rate.periodSeconds : ceilingRps;
-    const rps = Math.min(each * m, AWS_ACCOUNT_THROTTLE.rps);
+    const rps = Math.min(ceilingRps * m, AWS_ACCOUNT_THROTTLE.rps);
     if (on) {
       // what reaches the endpoints of one rule: the buckets of their own methods, no more
       const routes = ceiling.routes ?? [];
@@ -883,13 +860,12 @@ export function fleetAdmission(
                 limited.some((l) => l.name === e.name) &&
                 !others.some((o) => (o.routes ?? []).some((x) => x.method === e.method && x.route === e.route)),
             ).length;
-      const to = Math.min(each * counted, rps);
-      const what = share ? `${rpsText(each)}, its share of the ceiling's ${rpsText(ceilingRps)},` : `the ceiling's ${rpsText(ceilingRps)}`;
+      const to = Math.min(ceilingRps * counted, rps);
       return {
         rps: to,
         ceilingRps,
         nodeRps: to,
-        text: `API Gateway admits up to ${rpsText(to)} to ${joinAnd(on.map((e) => e.name))}: ${what} on ${counted === 1 ? 'its one API method' : `each of their ${formatNumber(counted)} API methods`} (a stage's throttle counts each method on its own)${to < each * counted ? `, capped at the ${rpsText(rps)} the API admits` : ''}`,
+        text: `API Gateway admits up to ${rpsText(to)} to ${joinAnd(on.map((e) => e.name))}: the ceiling's ${rpsText(ceilingRps)} on ${counted === 1 ? 'its one API method' : `each of their ${formatNumber(counted)} API methods`} (a stage's throttle counts each method on its own)${to < ceilingRps * counted ? `, capped at the ${rpsText(rps)} the API admits` : ''}`,
       };
     }
     if (m > 1)
@@ -897,7 +873,7 @@ export function fleetAdmission(
         rps,
         ceilingRps,
         nodeRps: rps,
-        text: `API Gateway admits up to ${rpsText(rps)} under the ceiling: ${rpsText(each)} on each of the ${formatNumber(m)} API methods it throttles, the ceiling divided over them (a stage's throttle counts each method on its own)${rps < each * m ? `, capped by the account's Regional limit of ${rpsText(AWS_ACCOUNT_THROTTLE.rps)}` : ''}`,
+        text: `API Gateway admits up to ${rpsText(rps)} under the ceiling: its ${rpsText(ceilingRps)} on each of the ${formatNumber(m)} API methods it throttles (a stage's throttle counts each method on its own)${rps < ceilingRps * m ? `, capped by the account's Regional limit of ${rpsText(AWS_ACCOUNT_THROTTLE.rps)}` : ''}`,
       };
   }
   if (ceiling.layer !== 'edge' || !countedPerNode(ceiling, scope)) {

@@ -43,7 +43,6 @@ import {
   gatewayNodes,
   kongCountsNowhere,
   perNodeShare,
-  awsMethodShare,
   UNEVEN_BALANCE_TEXT,
   kongNotCountedText,
   kongOrderText,
@@ -1943,8 +1942,7 @@ function matrixOf(ctx: MatrixContext, hand: HandRule[]): MatrixResult {
     .map((r) => edgeCompleted(r, ctx))
     .flatMap((r, _i, all) => edgeCosted(r, all, ctx))
     .map((r) => edgeWindowed(r, scope))
-    .map((r) => nodeShared(r, scope))
-    .map((r, _i, all) => methodShared(r, all, scope, limited));
+    .map((r) => nodeShared(r, scope));
   return {
     rules: inIdentityHashes(
       awsKeyPlanned(kongUncounted(envoyFailModeSettled(envoyDescriptorsFitted(windowed, scope), scope), scope), scope)
@@ -2243,18 +2241,6 @@ function nodeShared(rule: MatrixRule, scope: Scope): MatrixRule {
   // a share raised to what one node admits: the fleet admits more than stated, which the rule says
   const warning = fleetRaisedWarning({ ...rule, perNode }, scope.gateway);
   return { ...rule, perNode, ...(warning ? { rationale: `${rule.rationale} ${warning}`.trim() } : {}) };
-}
-
-/**
- * An AWS API Gateway throttle of no identity over several API methods: each method counts in a
- * bucket of its own, so the rule ships its numbers divided over them (awsMethodShare), and the
- * API as a whole admits what the row states, not the methods times it.
- */
-function methodShared(rule: MatrixRule, all: readonly MatrixRule[], scope: Scope, limited: readonly ResolvedEndpoint[]): MatrixRule {
-  if (scope.gateway !== 'aws-api-gateway' || rule.layer !== 'edge' || rule.identity !== 'global' || !rule.rate) return rule;
-  const others = all.filter((o) => o !== rule && o.layer === 'edge' && o.identity === 'global' && o.routes.length > 0);
-  const perMethod = awsMethodShare(rule, rule.routes.length > 0 ? [] : limited, others);
-  return perMethod ? { ...rule, perMethod } : rule;
 }
 
 /**

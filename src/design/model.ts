@@ -197,13 +197,6 @@ export interface MatrixRule {
    * rule's own rate and burst stay the fleet-wide promise.
    */
   perNode?: { nodes: number; rate: { requests: number; periodSeconds: number }; burst: number | null };
-  /**
-   * An AWS API Gateway throttle of no identity (the ceiling) that covers several API methods:
-   * API Gateway gives each method a token bucket of its own, so the file ships the stated rate
-   * and burst divided over the methods (rate to the hundredth, burst whole, both rounded down,
-   * at least 1), and the methods together admit no more than the rule states.
-   */
-  perMethod?: { methods: number; rate: { requests: number; periodSeconds: number }; burst: number };
   /** Default cost per request, plus per-endpoint weights against this bucket. */
   cost?: { default: number; byEndpoint: { endpoint: string; cost: number }[] };
   /**

@@ -340,9 +340,7 @@ function awsThrottleCounters(
     cap,
     text: `API Gateway applies a stage's throttle to each method on its own (per-API, per-stage limits apply at the method level): ${
       m > 1
-        ? rule.perMethod
-          ? `${fmt(m)} methods here, each with its own token bucket, so the file ships the stated figures divided over them (${fmt(rule.perMethod.rate.requests)} per ${periodWords(rule.perMethod.rate.periodSeconds)}, burst ${fmt(rule.perMethod.burst)} on each method, rounded down) and the API as a whole passes no more than the row states. A method that carries more than its share at peak is refused before the API reaches the ceiling: move share between methods in stageMethodSettings (one entry per method), keeping the sum`
-          : `${fmt(m)} methods here, each with its own token bucket, so the API as a whole passes up to ${fmt(m)} x it`
+        ? `${fmt(m)} methods here, each with its own token bucket, so the API as a whole passes up to ${fmt(m)} x it`
         : 'one method here, one token bucket'
     }.${elsewhere} All of it sits under ${AWS_ACCOUNT_LIMIT_TEXT}. ${best}`,
   };
@@ -387,9 +385,7 @@ export function fleetAdmittedWithin(
 ): { total: number; each: number; counters: number; nodes?: number } | undefined {
   if (!sized(rule)) return undefined;
   if (rule.layer === 'edge') {
-    // what one counter ships: each node's share (perNode), each API method's (perMethod), or the rule's numbers
-    const share = rule.perNode ?? rule.perMethod;
-    const counted = share ? { ...rule, rate: share.rate, burst: share.burst } : rule;
+    const counted = rule.perNode ? { ...rule, rate: rule.perNode.rate, burst: rule.perNode.burst } : rule;
     const each = limitReq(design, rule)
       ? limitReqAdmittedWithin(counted.rate, typeof counted.burst === 'number' ? counted.burst : 0, seconds)
       : (admittedWithin(counted, seconds) as number);
@@ -412,9 +408,10 @@ const byRule: WorstCaseKind = {
       // a rule its gateway counts nowhere admits nothing less than the other rules do: no row (the table says why)
       if (rule.notEnforced?.all) continue;
       // a rule each node counts with K given: each node's share (perNode) is what one counter admits
-      // (or an API Gateway throttle over several methods: each method's share, perMethod)
-      const share = rule.layer === 'edge' ? (rule.perNode ?? rule.perMethod) : undefined;
-      const base = share ? perCounter({ ...rule, rate: share.rate, burst: share.burst }) : perCounter(rule);
+      const base =
+        rule.layer === 'edge' && rule.perNode
+          ? perCounter({ ...rule, rate: rule.perNode.rate, burst: rule.perNode.burst })
+          : perCounter(rule);
       const periodText = rule.rate.periodText ?? periodWords(rule.rate.periodSeconds);
       // the count is fleetAdmittedWithin's (the migration section reads the same function); the formula says how
       const fleet = fleetAdmittedWithin(design, rule, rule.rate.periodSeconds) as { total: number; each: number; nodes?: number };

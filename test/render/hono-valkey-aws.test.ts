@@ -77,42 +77,6 @@ describe('AWS WAF worst case: how long WAF can take to act', () => {
   });
 });
 
-describe('one ceiling row, one bucket per API method: the shipped buckets add up to the row', () => {
-  const ceiling = input.design.rules.find((r) => r.id === 'global-ceiling')!;
-  const stage = aws.stageMethodSettings.filter((m: { _rule: string }) => m._rule === 'global-ceiling');
-  // API Gateway gives each method the stage setting covers a bucket of its own: every limited endpoint here
-  const methods = input.design.scope.endpoints.filter((e) => e.class !== 'health').length;
-
-  it('the stage throttle ships the row divided over the methods, so the API admits the row, no more', () => {
-    expect(methods).toBe(8);
-    expect(stage).toHaveLength(1);
-    const [s] = stage;
-    expect(s).toMatchObject({ ResourcePath: '/*', HttpMethod: '*' });
-    const row = md.split('\n').find((l) => l.startsWith('| [`global-ceiling`]'))!;
-    expect(row).toContain('| 2,100 / 1 s, burst 2,100 |');
-    expect(ceiling.rate).toEqual({ requests: 2100, periodSeconds: 1 });
-    expect(s.ThrottlingRateLimit * methods).toBeLessThanOrEqual(2100);
-    expect(s.ThrottlingRateLimit * methods).toBeGreaterThan(2100 - methods * 0.01);
-    expect(s.ThrottlingBurstLimit * methods).toBeLessThanOrEqual(2100);
-    expect(s.ThrottlingBurstLimit).toBe(262);
-    expect(s._note).toContain('divided over the 8 API methods this setting covers');
-  });
-
-  it('the worst case counts the buckets as shipped: no more than the row admits in a second', () => {
-    const [s] = stage;
-    const worst = md
-      .split('\n')
-      .find((l) => l.startsWith('| `global-ceiling` | edge |'))!
-      .split(' | ');
-    const figure = Number(worst[4]!.replace(/,/g, ''));
-    expect(figure).toBe(methods * (s.ThrottlingBurstLimit + Math.floor(s.ThrottlingRateLimit)));
-    // the row's own token bucket at its most generous: the burst, then a second of refill
-    expect(figure).toBeLessThanOrEqual(2100 + 2100);
-    expect(worst[6]).toContain('the API as a whole passes no more than the row states');
-    expect(md).not.toContain('so the API as a whole passes up to 8 x it');
-  });
-});
-
 describe('the store the answers name: Valkey', () => {
   const section = (title: string): string => {
     const at = md.indexOf(`### ${title}`);

@@ -243,27 +243,25 @@ describe('what API Gateway admits under a stage throttle sizes the key bounds', 
 
   it("counts the shipped stage throttle once per API method, as the worst-case table does: each row gets its own methods' buckets", () => {
     const stage = (aws.stageMethodSettings as { ResourcePath: string; HttpMethod: string; ThrottlingRateLimit: number }[])[0]!;
-    // every endpoint but the health check is an API method with a bucket of its own: the ceiling's 2,100/s divided over the 8
-    expect(stage).toMatchObject({ ResourcePath: '/*', HttpMethod: '*', ThrottlingRateLimit: 262.5 });
+    expect(stage).toMatchObject({ ResourcePath: '/*', HttpMethod: '*', ThrottlingRateLimit: 2100 });
+    // every endpoint but the health check is an API method with a bucket of its own
     expect(input.design.scope.endpoints.filter((e) => e.class !== 'health')).toHaveLength(8);
     expect(md.split('\n').find((l) => l.startsWith('| `global-ceiling` | edge |'))).toContain('x 8 API methods');
-    // a row on one method: its 262.5/s share reaches it; the fairness row's three methods: 787.5/s
+    // a row on one method: 2,100/s reach it; the fairness row's three methods: 6,300/s (not the 2,100 the API was said to admit)
     for (const id of ['webhooks-per-source', 'auth-password-reset-per-ip', 'auth-login-per-identity']) {
-      expect(rule(id).cardinality?.bound, id).toBe(Math.ceil(262.5 * rule(id).ttlSeconds!));
+      expect(rule(id).cardinality?.bound, id).toBe(Math.ceil(2100 * rule(id).ttlSeconds!));
     }
-    expect(rule('fairness-per-user').cardinality?.bound).toBe(
-      Math.min(180_000, Math.ceil(3 * 262.5 * rule('fairness-per-user').ttlSeconds!)),
-    );
-    expect(md).toContain('API Gateway admits up to 787.5 req/s to search, feed and post-comment');
+    expect(rule('fairness-per-user').cardinality?.bound).toBe(Math.min(180_000, 3 * 2100 * rule('fairness-per-user').ttlSeconds!));
+    expect(md).toContain('API Gateway admits up to 6,300 req/s to search, feed and post-comment');
     expect(md).not.toContain('the ceiling admits 2,100 req/s');
   });
 
-  it('bounds the store by the smaller of the rows added up and the ceiling shared among them', () => {
+  it('adds the rows up: every auth flow has a method of its own, so all of them fill at once', () => {
     const store = input.design.rules.filter((r) => r.layer === 'middleware' && r.field === undefined);
     const rows = store.reduce((n, r) => n + (r.cardinality?.bound ?? 0), 0);
     const hash = input.design.monitoring.store.hashes?.reduce((n, h) => n + h.keys, 0) ?? 0;
-    // the stage's methods together admit the ceiling's 2,100/s: the rows it bounds share it
-    expect(input.design.monitoring.store.sharedCeiling).toBeDefined();
-    expect(input.design.monitoring.store.estimatedKeys).toBeLessThanOrEqual(rows + hash);
+    expect(input.design.monitoring.store.sharedCeiling).toBeUndefined();
+    expect(input.design.monitoring.store.estimatedKeys).toBe(rows + hash);
+    expect(md).not.toContain('reached when all traffic under the');
   });
 });

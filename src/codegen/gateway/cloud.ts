@@ -180,12 +180,7 @@ export function awsConfig(design: Design): Record<string, unknown> {
   const other = rules.filter((r) => r.key === 'unsupported');
   const methodSettings = globalRules.flatMap((r) => {
     const throttle = { ThrottlingRateLimit: perSecond(r), ThrottlingBurstLimit: windowOf(design, r).burst };
-    const share = r.rule.perMethod;
-    // API Gateway gives each method its own bucket: the rule's figures, divided over its methods
-    const shared = share
-      ? `${r.id}: ${rateText(r.rule.rate as EdgeRule['rate'])}${typeof r.rule.burst === 'number' ? `, burst ${r.rule.burst}` : ''} divided over the ${share.methods} API methods this setting covers (API Gateway gives each method a token bucket of its own): ${perSecond(r)} req/s, burst ${share.burst} on each, rounded down, so together they admit no more than the rule states; move share between methods (one MethodSettings entry per method) where one carries more of the traffic, keeping the sum. `
-      : '';
-    const note = oneLine(`${shared}${r.id}: ${failStatement(r, AWS_WHERE)}.`);
+    const note = oneLine(`${r.id}: ${failStatement(r, AWS_WHERE)}.`);
     if (r.routes.length === 0) return [{ ResourcePath: '/*', HttpMethod: '*', ...throttle, _rule: r.id, _note: note }];
     return r.routes.flatMap((route) =>
       (route.methods ?? ['*']).map((m) => ({

@@ -203,9 +203,8 @@ export function edgeRules(design: Design): EdgeRule[] {
     .filter((r) => r.layer === 'edge' && r.rate && r.rate.requests > 0 && r.rate.periodSeconds > 0)
     .map((r) => {
       // a rule counted in each node with K given ships each node's share (perNode)
-      // an API Gateway throttle over several methods ships each method's share (perMethod)
-      const rate = (r.perNode?.rate ?? r.perMethod?.rate ?? r.rate) as { requests: number; periodSeconds: number };
-      const given = r.perNode ? r.perNode.burst : r.perMethod ? r.perMethod.burst : r.burst;
+      const rate = (r.perNode?.rate ?? r.rate) as { requests: number; periodSeconds: number };
+      const given = r.perNode ? r.perNode.burst : r.burst;
       const burst = typeof given === 'number' && given > 0 ? Math.ceil(given) : null;
       return {
         rule: r,
