@@ -307,6 +307,43 @@ export function awsThrottleMethods(
   return Math.max(1, limited.filter((e) => !overridden(e)).length);
 }
 
+/**
+ * The API methods an API Gateway throttle of no identity counts among the design's rules
+ * (awsThrottleMethods): the route-scoped global edge rules of `rules` override the stage's own.
+ */
+export function awsRuleMethods(
+  rule: Pick<MatrixRule, 'id' | 'routes'>,
+  rules: readonly MatrixRule[],
+  limited: readonly { method: string; route: string }[],
+): number {
+  const others = rules.filter((o) => o.id !== rule.id && o.layer === 'edge' && o.identity === 'global' && o.routes.length > 0);
+  return awsThrottleMethods(rule, rule.routes.length > 0 ? [] : limited, others);
+}
+
+/**
+ * What an API Gateway throttle of no identity over `m` API methods lets through: API Gateway has
+ * no throttle on a stage's total, so each method counts the rule's full rate in a bucket of its
+ * own (no method is refused below it) and the methods together pass up to m x it, under the
+ * account's limit. `total` is that sentence; `remedy`, for the ceiling, how to cap the total.
+ * Undefined for one method.
+ */
+export function awsPerMethod(rule: Pick<MatrixRule, 'id' | 'tier' | 'rate'>, m: number): { total: string; remedy: string } | undefined {
+  const rate = rule.rate;
+  if (m <= 1 || !rate || !(rate.requests > 0) || !(rate.periodSeconds > 0)) return undefined;
+  const rps = rate.requests / rate.periodSeconds;
+  const capped =
+    m * rps > AWS_ACCOUNT_THROTTLE.rps
+      ? ` (the account's Regional limit, by default ${rpsText(AWS_ACCOUNT_THROTTLE.rps)}, caps it there)`
+      : '';
+  return {
+    total: `API Gateway counts ${rule.id}'s rate per API method and has no throttle on a stage's total: each of the ${formatNumber(m)} methods it throttles gets ${rpsText(rps)} of its own, so no method is refused below that, and a flood spread over all of them can pass up to ${formatNumber(m)} x ${rpsText(rps)} = ${rpsText(m * rps)} in total${capped}.`,
+    remedy:
+      rule.tier === 'ceiling'
+        ? `For a true total cap, keep the ceiling in the middleware (a rules entry {"id": "${rule.id}", "layer": "middleware"}: one count in the store for the whole API, in place of the stage throttle), or lower the methods' rates by hand in stageMethodSettings of gateway/aws-api-gateway.json, knowing a hot endpoint is then refused below the ceiling's rate.`
+        : '',
+  };
+}
+
 /** An AWS API Gateway throttle (stage, method or usage plan): a token bucket per second that always has a burst, at least one second of rate. */
 export function awsThrottleWindow(rate: { requests: number; periodSeconds: number }, burst: number | null): EdgeWindow {
   // (a rate below one a second is stated as whole requests: 7 per 1,000 s, which the file writes as 0.007 per second)

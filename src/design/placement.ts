@@ -4,6 +4,8 @@ import type { Diagram, Enforcement, LayerAssignment, MatrixRule, ResolvedEndpoin
 import { hashTag } from '../runtime/middleware/keys.js';
 import { algorithmLabel, luaScriptFor } from './algorithms.js';
 import {
+  awsPerMethod,
+  awsRuleMethods,
   countedPerNode,
   edgeCounter,
   edgeMatchingGap,
@@ -50,6 +52,17 @@ function nodeShares(scope: Scope, rules: readonly MatrixRule[]): string {
     .filter((x) => x.layer === 'edge' && x.identity === 'global' && x.rate && countedPerNode(x, scope))
     .map((x) => nodeShareText(scope, x))
     .filter((t) => t !== '');
+  return texts.length > 0 ? ` ${texts.join(' ')}` : '';
+}
+
+/** AWS API Gateway's throttles of no identity over several API methods: what they pass in total, and where the document says how to cap it. */
+function methodTotals(scope: Scope, rules: readonly MatrixRule[], limited: readonly ResolvedEndpoint[]): string {
+  if (scope.gateway !== 'aws-api-gateway') return '';
+  const texts = rules
+    .filter((x) => x.layer === 'edge' && x.identity === 'global')
+    .map((x) => ({ rule: x, per: awsPerMethod(x, awsRuleMethods(x, rules, limited)) }))
+    .filter((x) => x.per !== undefined)
+    .map(({ rule, per }) => `${per?.total}${rule.tier === 'ceiling' ? ` The rule details of ${rule.id} say how to cap the total.` : ''}`);
   return texts.length > 0 ? ` ${texts.join(' ')}` : '';
 }
 
@@ -471,7 +484,11 @@ export function buildEnforcement(scope: Scope, rules: MatrixRule[], exempt: Reso
       layer: 'edge',
       component: edgeComponent(scope, edgeRules),
       ruleIds: edgeRules.map((r) => r.id),
-      why: `Coarse limits that need no identity beyond the client address: rejected before the request costs the application anything.${edgeUncountedNote(scope, edgeRules)}${edgeMatchingGap(scope.gateway, edgeRules) ? ` ${edgeMatchingGap(scope.gateway, edgeRules)}.` : ''}${wafPathNote(scope.gateway, edgeRules) ? ` ${wafPathNote(scope.gateway, edgeRules)}.` : ''}${nodeShares(scope, edgeRules)}`,
+      why: `Coarse limits that need no identity beyond the client address: rejected before the request costs the application anything.${edgeUncountedNote(scope, edgeRules)}${edgeMatchingGap(scope.gateway, edgeRules) ? ` ${edgeMatchingGap(scope.gateway, edgeRules)}.` : ''}${wafPathNote(scope.gateway, edgeRules) ? ` ${wafPathNote(scope.gateway, edgeRules)}.` : ''}${nodeShares(scope, edgeRules)}${methodTotals(
+        scope,
+        edgeRules,
+        scope.endpoints.filter((e) => e.class !== 'health'),
+      )}`,
     });
   }
   const mwRules = byLayer.get('middleware') ?? [];

@@ -333,6 +333,8 @@ function awsThrottleCounters(
           ...new Set(overridden.flatMap((e) => ownOf(e).map((r) => r.id))),
         ].join(', ')}), which replaces the stage's setting there: this rule does not count ${overridden.length > 1 ? 'them' : 'it'}.`
       : '';
+  // what one method's bucket admits in the rule's period
+  const one = sized(rule) ? perCounter(rule).worstCase : 0;
   return {
     k: 1,
     routes: m,
@@ -340,7 +342,7 @@ function awsThrottleCounters(
     cap,
     text: `API Gateway applies a stage's throttle to each method on its own (per-API, per-stage limits apply at the method level): ${
       m > 1
-        ? `${fmt(m)} methods here, each with its own token bucket, so the API as a whole passes up to ${fmt(m)} x it`
+        ? `${fmt(m)} methods here, each with its own token bucket at the full rate (API Gateway has no throttle on a stage's total), so a flood spread over them passes up to ${fmt(m)} x it, ${fmt(m)} x ${fmt(one)} = ${fmt(m * one)} in ${periodWords(rule.rate?.periodSeconds ?? period)}`
         : 'one method here, one token bucket'
     }.${elsewhere} All of it sits under ${AWS_ACCOUNT_LIMIT_TEXT}. ${best}`,
   };

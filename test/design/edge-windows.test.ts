@@ -149,6 +149,12 @@ describe('AWS API Gateway: the document states what the template enforces', () =
     const w = worstRow(doc, 'global-ceiling');
     expect(w.worst).toBe(n(4 * (setting.ThrottlingBurstLimit + setting.ThrottlingRateLimit)));
     expect(w.formula).toBe(`(${n(setting.ThrottlingBurstLimit)} + ${n(setting.ThrottlingRateLimit)}/s x 1 s) x 4 API methods`);
+    // each method's bucket holds the row's full figures: the total a flood spread over them passes
+    const one = setting.ThrottlingBurstLimit + setting.ThrottlingRateLimit;
+    expect(w.basis).toContain(`so a flood spread over them passes up to 4 x it, 4 x ${n(one)} = ${n(4 * one)} in 1 s`);
+    expect(ceiling.rationale).toContain(
+      `each of the 4 methods it throttles gets ${n(setting.ThrottlingRateLimit)} req/s of its own, so no method is refused below that`,
+    );
     expect(w.basis).toContain('applies a stage');
     expect(w.basis).toContain("under the account's Regional limit (by default 10,000 req/s with a burst of 5,000");
   });

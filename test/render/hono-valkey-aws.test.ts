@@ -77,6 +77,70 @@ describe('AWS WAF worst case: how long WAF can take to act', () => {
   });
 });
 
+describe('one ceiling row, one bucket per API method: no method is refused below the ceiling', () => {
+  const ceiling = input.design.rules.find((r) => r.id === 'global-ceiling')!;
+  const rps = ceiling.rate!.requests / ceiling.rate!.periodSeconds;
+  /** The stage's method settings that apply to a method, the most specific first (a method's own replaces the stage's). */
+  const applying = (method: string, route: string) =>
+    (aws.stageMethodSettings as { ResourcePath: string; HttpMethod: string; ThrottlingRateLimit: number; ThrottlingBurstLimit: number }[])
+      .filter(
+        (m) =>
+          (m.ResourcePath === '/*' || m.ResourcePath === route.replace(/\//g, '~1').replace(/^~1/, '/')) &&
+          ['*', method].includes(m.HttpMethod),
+      )
+      .sort(
+        (a, b) =>
+          Number(b.ResourcePath !== '/*') - Number(a.ResourcePath !== '/*') || Number(b.HttpMethod !== '*') - Number(a.HttpMethod !== '*'),
+      );
+
+  it("the hot endpoint (feed) gets the ceiling's full rate and burst from the shipped file, above the answers' peak", () => {
+    expect(rps).toBe(2100);
+    expect(raw.traffic.peakRps).toBe(1400);
+    const [feed] = applying('GET', '/api/feed');
+    expect(feed).toMatchObject({ ResourcePath: '/*', HttpMethod: '*', _rule: 'global-ceiling' });
+    expect(feed!.ThrottlingRateLimit).toBe(rps);
+    expect(feed!.ThrottlingBurstLimit).toBe(ceiling.burst);
+    expect(feed!.ThrottlingRateLimit).toBeGreaterThanOrEqual(raw.traffic.peakRps);
+    // every limited method alike: none is throttled below the row
+    for (const e of input.design.scope.endpoints.filter((x) => x.class !== 'health'))
+      expect(applying(e.method, e.route)[0]?.ThrottlingRateLimit, e.name).toBe(rps);
+  });
+
+  it('the document states the per-method count, the total it lets through and how to cap the total', () => {
+    const details = text.slice(
+      text.indexOf('#### Rule `global-ceiling`'),
+      text.indexOf('#### Rule', text.indexOf('#### Rule `global-ceiling`') + 1),
+    );
+    expect(details).toContain("API Gateway counts global-ceiling's rate per API method and has no throttle on a stage's total");
+    expect(details).toContain('each of the 8 methods it throttles gets 2,100 req/s of its own');
+    expect(details).toContain('can pass up to 8 x 2,100 req/s = 16,800 req/s in total');
+    expect(details).toContain('keep the ceiling in the middleware (a rules entry {"id": "global-ceiling", "layer": "middleware"}');
+    expect(details).toContain("or lower the methods' rates by hand in stageMethodSettings of gateway/aws-api-gateway.json");
+    const worst = md.split('\n').find((l) => l.startsWith('| `global-ceiling` | edge |'))!;
+    expect(worst).toContain('| min((2,100 + 2,100/s x 1 s) x 8 API methods, 5,000 + 10,000/s x 1 s) |');
+    expect(worst).toContain('so a flood spread over them passes up to 8 x it, 8 x 4,200 = 33,600 in 1 s');
+    const edge = md.split('\n').find((l) => l.startsWith('| edge | AWS API Gateway stage throttling'))!;
+    expect(edge).toContain('up to 8 x 2,100 req/s = 16,800 req/s in total');
+    expect(edge).toContain('The rule details of global-ceiling say how to cap the total.');
+  });
+
+  it('the rules entry the document gives for a true total cap moves the ceiling into the middleware: one count in the store', () => {
+    const entry = JSON.parse(/a rules entry (\{"id": "global-ceiling", "layer": "middleware"\})/.exec(text)![1]!);
+    const moved = inputFromAnswers({ ...raw, rules: [...raw.rules, entry] });
+    const rule = moved.design.rules.find((r) => r.id === 'global-ceiling')!;
+    expect(rule).toMatchObject({ layer: 'middleware', key: 'rl:{global}:ceiling', rate: ceiling.rate, burst: ceiling.burst });
+    const shipped = generateCode(moved.design);
+    const design = shipped.find((f) => f.path === 'middleware/design.ts')!.content;
+    const block = design.slice(design.indexOf('id: "global-ceiling"'), design.indexOf('\n    },', design.indexOf('id: "global-ceiling"')));
+    expect(block).toContain('key: "{global}:ceiling"');
+    expect(block).toContain('store: "redis"'); // the shared store (Valkey speaks its protocol)
+    const movedAws = JSON.parse(shipped.find((f) => f.path === AWS_PATH)!.content);
+    expect((movedAws.stageMethodSettings ?? []).filter((m: { _rule: string }) => m._rule === 'global-ceiling')).toEqual([]);
+    const movedMd = renderMarkdown(moved, { layout: 'single' })[0]?.content ?? '';
+    expect(movedMd).not.toContain("counts global-ceiling's rate per API method");
+  });
+});
+
 describe('the store the answers name: Valkey', () => {
   const section = (title: string): string => {
     const at = md.indexOf(`### ${title}`);
