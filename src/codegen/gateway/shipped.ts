@@ -41,6 +41,12 @@ export interface ShippedEdgeLimit {
   burst: number | null;
   /** Envoy's bucket never holds less than one fill: a rule stating no burst runs with this. */
   burstFloor?: number;
+  /**
+   * A bucket per API method the document lets the user lower by hand (an API Gateway stage or
+   * method throttle: API Gateway has no stage-wide total): its rate and burst agree at or below
+   * the rule's, and only a figure above them differs.
+   */
+  atMost?: true;
 }
 
 const UNIT_SECONDS: Readonly<Record<string, number>> = PERIOD_SECONDS;
@@ -212,6 +218,7 @@ function awsLimits(design: Design, files: readonly CodeFile[]): ShippedEdgeLimit
       periodSeconds: 1,
       window: false,
       burst: typeof m.ThrottlingBurstLimit === 'number' ? m.ThrottlingBurstLimit : null,
+      atMost: true,
     });
   }
   const ids = new Set(edgeRules(design).map((r) => r.id));
