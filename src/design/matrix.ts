@@ -43,6 +43,8 @@ import {
   gatewayNodes,
   kongCountsNowhere,
   perNodeShare,
+  awsPerMethod,
+  awsRuleMethods,
   UNEVEN_BALANCE_TEXT,
   kongNotCountedText,
   kongOrderText,
@@ -1945,7 +1947,8 @@ function matrixOf(ctx: MatrixContext, hand: HandRule[]): MatrixResult {
     .map((r) => edgeCompleted(r, ctx))
     .flatMap((r, _i, all) => edgeCosted(r, all, ctx))
     .map((r) => edgeWindowed(r, scope))
-    .map((r) => nodeShared(r, scope));
+    .map((r) => nodeShared(r, scope))
+    .map((r, _i, all) => methodsCounted(r, all, scope, limited));
   return {
     rules: inIdentityHashes(
       awsKeyPlanned(kongUncounted(envoyFailModeSettled(envoyDescriptorsFitted(windowed, scope), scope), scope), scope)
@@ -2244,6 +2247,17 @@ function nodeShared(rule: MatrixRule, scope: Scope): MatrixRule {
   // a share raised to what one node admits: the fleet admits more than stated, which the rule says
   const warning = fleetRaisedWarning({ ...rule, perNode }, scope.gateway);
   return { ...rule, perNode, ...(warning ? { rationale: `${rule.rationale} ${warning}`.trim() } : {}) };
+}
+
+/**
+ * An AWS API Gateway throttle of no identity over several API methods: each method counts the
+ * full rate in a bucket of its own, so the rule says what that lets through in total, and for
+ * the ceiling how to cap the total (awsPerMethod).
+ */
+function methodsCounted(rule: MatrixRule, all: readonly MatrixRule[], scope: Scope, limited: readonly ResolvedEndpoint[]): MatrixRule {
+  if (scope.gateway !== 'aws-api-gateway' || rule.layer !== 'edge' || rule.identity !== 'global') return rule;
+  const per = awsPerMethod(rule, awsRuleMethods(rule, all, limited));
+  return per ? { ...rule, rationale: `${rule.rationale ?? ''} ${per.total} ${per.remedy}`.trim() } : rule;
 }
 
 /**

@@ -49,6 +49,12 @@ export interface ShippedEdgeLimit {
   burst: number | null;
   /** Envoy's bucket never holds less than one fill: a rule stating no burst runs with this. */
   burstFloor?: number;
+  /**
+   * A bucket per API method the document lets the user lower by hand (an API Gateway stage or
+   * method throttle: API Gateway has no stage-wide total): its rate and burst agree at or below
+   * the rule's, and only a figure above them differs.
+   */
+  atMost?: true;
 }
 
 const UNIT_SECONDS: Readonly<Record<string, number>> = PERIOD_SECONDS;
@@ -220,6 +226,7 @@ function awsLimits(design: Design, files: readonly CodeFile[]): ShippedEdgeLimit
       periodSeconds: 1,
       window: false,
       burst: typeof m.ThrottlingBurstLimit === 'number' ? m.ThrottlingBurstLimit : null,
+      atMost: true,
     });
   }
   const ids = new Set(edgeRules(design).map((r) => r.id));
@@ -708,47 +715,59 @@ function wafField(st: any, method: string, path: string): string | undefined {
   return value;
 }
 
-/** AWS WAF: the rate-based rules whose scope-down matches a sample (RegexMatch and ByteMatch on the method or path, And/Or/Not). */
+/** A stage name for the samples AWS WAF sees on the default execute-api endpoint (/{stage}/...). */
+const WAF_SAMPLE_STAGE = 'prod';
+
+/** Whether an AWS WAF statement matches a request (RegexMatch and ByteMatch on the method or path, And/Or/Not); anything else does not. */
+function wafMatches(st: any, method: string, path: string): boolean {
+  if (!st || typeof st !== 'object') return false;
+  if (st.AndStatement) return ((st.AndStatement.Statements as any[]) ?? []).every((x) => wafMatches(x, method, path));
+  if (st.OrStatement) return ((st.OrStatement.Statements as any[]) ?? []).some((x) => wafMatches(x, method, path));
+  if (st.NotStatement) return !wafMatches(st.NotStatement.Statement, method, path);
+  if (st.RegexMatchStatement) {
+    const value = wafField(st.RegexMatchStatement, method, path);
+    return value !== undefined && (jsRegex(String(st.RegexMatchStatement.RegexString ?? ''))?.test(value) ?? false);
+  }
+  if (st.ByteMatchStatement) {
+    const b = st.ByteMatchStatement;
+    const value = wafField(b, method, path);
+    const wanted = String(b.SearchString ?? '');
+    if (value === undefined) return false;
+    switch (b.PositionalConstraint) {
+      case 'EXACTLY':
+        return value === wanted;
+      case 'STARTS_WITH':
+        return value.startsWith(wanted);
+      case 'ENDS_WITH':
+        return value.endsWith(wanted);
+      case 'CONTAINS':
+        return value.includes(wanted);
+      default:
+        return false;
+    }
+  }
+  return false;
+}
+
+/**
+ * The names of an AWS file's WAF rate-based rules that count a request: no scope-down, or one that
+ * matches it. `path` is the path as WAF sees it (on the default endpoint, with the stage in front).
+ */
+export function wafCountedNames(doc: any, method: string, path: string): string[] {
+  return ((doc?.wafRateBasedRules as any[]) ?? [])
+    .filter((r) => {
+      const scope = r?.Statement?.RateBasedStatement?.ScopeDownStatement;
+      return scope === undefined || wafMatches(scope, method, path);
+    })
+    .map((r) => String(r?.Name ?? ''));
+}
+
+/** AWS WAF: the rate-based rules whose scope-down matches a sample. */
 function wafCounts(files: readonly CodeFile[]): ((method: string, path: string) => string[]) | undefined {
   const file = files.find((f) => f.path === AWS_PATH);
   const doc = file ? readJson(file.content) : undefined;
   if (!file || !doc) return undefined;
-  const matches = (st: any, method: string, path: string): boolean => {
-    if (!st || typeof st !== 'object') return false;
-    if (st.AndStatement) return ((st.AndStatement.Statements as any[]) ?? []).every((x) => matches(x, method, path));
-    if (st.OrStatement) return ((st.OrStatement.Statements as any[]) ?? []).some((x) => matches(x, method, path));
-    if (st.NotStatement) return !matches(st.NotStatement.Statement, method, path);
-    if (st.RegexMatchStatement) {
-      const value = wafField(st.RegexMatchStatement, method, path);
-      return value !== undefined && (jsRegex(String(st.RegexMatchStatement.RegexString ?? ''))?.test(value) ?? false);
-    }
-    if (st.ByteMatchStatement) {
-      const b = st.ByteMatchStatement;
-      const value = wafField(b, method, path);
-      const wanted = String(b.SearchString ?? '');
-      if (value === undefined) return false;
-      switch (b.PositionalConstraint) {
-        case 'EXACTLY':
-          return value === wanted;
-        case 'STARTS_WITH':
-          return value.startsWith(wanted);
-        case 'ENDS_WITH':
-          return value.endsWith(wanted);
-        case 'CONTAINS':
-          return value.includes(wanted);
-        default:
-          return false;
-      }
-    }
-    return false;
-  };
-  return (method, path) =>
-    ((doc.wafRateBasedRules as any[]) ?? [])
-      .filter((r) => {
-        const scope = r?.Statement?.RateBasedStatement?.ScopeDownStatement;
-        return scope === undefined || matches(scope, method, path);
-      })
-      .map((r) => String(r?.Name ?? ''));
+  return (method, path) => wafCountedNames(doc, method, path);
 }
 
 /**
@@ -845,17 +864,31 @@ function ownershipScope(design: Design, files: readonly CodeFile[]): ShippedScop
       for (const [file, counts, carried] of readers) {
         if (!counts) continue;
         const owed = sorted([...want].filter((id) => carried.has(id)));
-        const got = sorted(counts(sample.method, sample.path).filter((id) => ids.has(id)));
-        const extra = got.filter((id) => !want.has(id));
-        const twice = got.filter((id, i) => got.indexOf(id) !== i);
-        const missing = owed.filter((id) => !got.includes(id));
-        if (extra.length === 0 && twice.length === 0 && missing.length === 0) continue;
-        out.push({
-          ruleId: (extra[0] ?? twice[0] ?? missing[0]) as string,
-          file,
-          stated: `that ${sample.label} counts under ${owed.length > 0 ? owed.join(', ') : 'no edge rule of this file'}, as the middleware matches it (its method, GET also HEAD; its path in any letter case; the most specific route; none for an exempt endpoint)`,
-          shipped: `counts it under ${got.length > 0 ? [...new Set(got)].join(', ') : 'none'}${twice.length > 0 ? ` (${[...new Set(twice)].join(', ')} more than once)` : ''}`,
-        });
+        // AWS WAF sees the stage name in front of the path on the default execute-api endpoint
+        const seen =
+          file === AWS_PATH
+            ? [
+                sample,
+                {
+                  ...sample,
+                  path: `/${WAF_SAMPLE_STAGE}${sample.path}`,
+                  label: `${sample.label} on the default endpoint, where WAF sees it under the stage (/${WAF_SAMPLE_STAGE}${sample.path})`,
+                },
+              ]
+            : [sample];
+        for (const { path, label } of seen) {
+          const got = sorted(counts(sample.method, path).filter((id) => ids.has(id)));
+          const extra = got.filter((id) => !want.has(id));
+          const twice = got.filter((id, i) => got.indexOf(id) !== i);
+          const missing = owed.filter((id) => !got.includes(id));
+          if (extra.length === 0 && twice.length === 0 && missing.length === 0) continue;
+          out.push({
+            ruleId: (extra[0] ?? twice[0] ?? missing[0]) as string,
+            file,
+            stated: `that ${label} counts under ${owed.length > 0 ? owed.join(', ') : 'no edge rule of this file'}, as the middleware matches it (its method, GET also HEAD; its path in any letter case; the most specific route; none for an exempt endpoint)`,
+            shipped: `counts it under ${got.length > 0 ? [...new Set(got)].join(', ') : 'none'}${twice.length > 0 ? ` (${[...new Set(twice)].join(', ')} more than once)` : ''}`,
+          });
+        }
       }
       if (!kong) continue;
       const winners = kong.select(sample.method, sample.path);

@@ -5,7 +5,7 @@
  */
 import { conventionName, QUOTA_EXCEEDED_HEADER } from '../../design/contract.js';
 import { FRAMEWORK_ADAPTERS } from '../../answers/choices.js';
-import { isJavaScript, runsOnNode } from '../../design/naming.js';
+import { isJavaScript, runsOnNode, storeConfFile, storeServerName } from '../../design/naming.js';
 import { edgeCounter, edgeStateNote } from '../../design/gateway-behaviour.js';
 import { type Design, inProcessOutbound, keepsStateInStore, type MatrixRule, type MetricSource } from '../../design/model.js';
 import { fmtBytes, fmtDuration, fmtNumber, fmtPercent, joinAnd, lineCount } from '../format.js';
@@ -465,6 +465,9 @@ export function matrixView(input: RenderInput) {
     sameKey: (monitoring.store.sameKey ?? [])
       .filter((k) => !(k.ruleId.endsWith('-fail-closed') && k.keptWith === `${k.ruleId.slice(0, -'-fail-closed'.length)}-fail-open`))
       .map((k) => ({ ruleId: k.ruleId, keptWith: k.keptWith })),
+    // the server the user runs, for the sentence on how its bytes per key were measured
+    storeServer: storeServerName(input.design.scope.store),
+    storeIsValkey: input.design.scope.store === 'valkey',
     totalKeys: fmtNumber(monitoring.store.estimatedKeys),
     totalBytes: fmtBytes(monitoring.store.estimatedBytes),
     totalBytesExact: fmtNumber(monitoring.store.estimatedBytes),
@@ -889,7 +892,9 @@ export function monitoringView(input: RenderInput) {
       inProcess: input.design.scope.store === 'none',
       memoryText: m.store.memoryText,
       persistence: m.store.persistence?.text,
-      config: m.store.config ?? `# redis.conf of the limiter's dedicated store\nmaxmemory-policy ${m.store.maxmemoryPolicy}\n`,
+      config:
+        m.store.config ??
+        `# ${storeConfFile(input.design.scope.store)} of the limiter's dedicated store\nmaxmemory-policy ${m.store.maxmemoryPolicy}\n`,
       exporter: m.store.exporter,
     },
     edge: m.edge,
