@@ -98,6 +98,8 @@ describe('one ceiling row, one bucket per API method: no method is refused below
     expect(raw.traffic.peakRps).toBe(1400);
     const [feed] = applying('GET', '/api/feed');
     expect(feed).toMatchObject({ ResourcePath: '/*', HttpMethod: '*', _rule: 'global-ceiling' });
+    // the file says it too: a reader of the file alone must not take the stage setting for a total
+    expect((feed as unknown as { _note: string })._note).toContain('to each method on its own, with no total across methods');
     expect(feed!.ThrottlingRateLimit).toBe(rps);
     expect(feed!.ThrottlingBurstLimit).toBe(ceiling.burst);
     expect(feed!.ThrottlingRateLimit).toBeGreaterThanOrEqual(raw.traffic.peakRps);

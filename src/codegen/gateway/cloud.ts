@@ -224,7 +224,9 @@ export function awsConfig(design: Design): Record<string, unknown> {
   const methodSettings = globalRules.flatMap((r) => {
     const throttle = { ThrottlingRateLimit: perSecond(r), ThrottlingBurstLimit: windowOf(design, r).burst };
     const note = oneLine(`${r.id}: ${failStatement(r, AWS_WHERE)}.`);
-    if (r.routes.length === 0) return [{ ResourcePath: '/*', HttpMethod: '*', ...throttle, _rule: r.id, _note: note }];
+    // a stage-wide setting is still a bucket per method: no total across them (the design gives it)
+    const perMethod = `${note} API Gateway applies this rate and burst to each method on its own, with no total across methods: the design's rule details give what they admit together, and how to cap it.`;
+    if (r.routes.length === 0) return [{ ResourcePath: '/*', HttpMethod: '*', ...throttle, _rule: r.id, _note: perMethod }];
     return r.routes.flatMap((route) =>
       (route.methods ?? ['*']).map((m) => ({
         ResourcePath: methodSettingPath(apiGatewayPath(route.route)),
