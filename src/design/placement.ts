@@ -1,6 +1,7 @@
 /** Enforcement placement: which layer owns which rule, the atomic primitive, client IP, hybrid. */
-import { formatNumber, joinAnd, ratePer, rpsText, secondsWords } from '../format.js';
+import { formatNumber, joinAnd, joinOr, ratePer, rpsText, secondsWords } from '../format.js';
 import type { Diagram, Enforcement, LayerAssignment, MatrixRule, ResolvedEndpoint, Scope } from './model.js';
+import { USERNAME_FIELDS } from '../runtime/middleware/account-name.js';
 import { hashTag } from '../runtime/middleware/keys.js';
 import { algorithmLabel, luaScriptFor } from './algorithms.js';
 import {
@@ -653,7 +654,7 @@ export function buildEnforcement(scope: Scope, rules: MatrixRule[], exempt: Reso
             auth.every((r) => r.primitive === 'in-process')
               ? 'Both auth rows of a flow are checked in one step in the process: the per-identity and per-IP logs are read together, and the step admits only when both are under their limits, so neither row can be spent without the other being checked.'
               : `Both auth rows of a flow are checked in one script call: the per-identity and per-IP logs share a hash tag (the flow, e.g. {auth:login}), and the script admits only when both are under their limits, so neither row can be spent without the other being checked.${slotText}`
-          } The account of the per-identity row is the name being tried, read from the request (the identify() hook, else the body fields username, email, login or client_id); steps that carry no name, such as an MFA code, are keyed on the account or session the request already belongs to (identify()'s userId, else sessionId). A request with none of these meets only the per-IP row: make identify() return the account for every auth route whose form names it differently.${sessionKeyedSteps(scope, auth)}`,
+          } The account of the per-identity row is the name being tried, read from the request (the identify() hook, else the body fields ${joinOr(USERNAME_FIELDS)}, else the user-id of an HTTP Basic Authorization header, which is how OAuth clients send their client_id to a token endpoint; a header that does not decode names no account); steps that carry no name, such as an MFA code, are keyed on the account or session the request already belongs to (identify()'s userId, else sessionId). A request with none of these meets only the per-IP row: make identify() return the account for every auth route whose form names it differently.${sessionKeyedSteps(scope, auth)}`,
         }
       : {}),
   };

@@ -39,6 +39,7 @@ export const RUNTIME_MODULES = [
   'responses.ts',
   'routes.ts',
   'keys.ts',
+  'account-name.ts',
   'strings.ts',
   'client-ip.ts',
   'calendar.ts',
@@ -59,6 +60,7 @@ const MODULE_DESCRIPTIONS: Record<string, string> = {
   'responses.ts': 'The rate-limit header conventions, Retry-After, problem+json bodies',
   'routes.ts': 'Route matching: which rules apply to a request path',
   'keys.ts': 'Redis keys: identity values made key-safe, key patterns, hash tags',
+  'account-name.ts': "The account name an auth request tries, when identify() gives none: the body's fields, else an HTTP Basic header",
   'strings.ts':
     'Character reads for the per-request loops, fast whatever shape String.prototype is in (ioredis 6 leaves it in dictionary mode)',
   'client-ip.ts': 'Client IP from the trusted hop of X-Forwarded-For; IPv6 per network',
