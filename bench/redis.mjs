@@ -1,5 +1,6 @@
 /**
  * A throwaway redis-server for the benches (bench/lua, bench/middleware): started from PATH
+ * (or the binary REDIS_SERVER names, e.g. a build of Redis's own source beside Debian's package)
  * on a free loopback port, without persistence, in its own temporary directory; stop()
  * ends it and removes the directory. Needs only Node (the readiness probe is a raw PING).
  *
@@ -16,6 +17,7 @@ import { join } from 'node:path';
 import { promisify } from 'node:util';
 
 const HOST = '127.0.0.1';
+const SERVER = process.env.REDIS_SERVER || 'redis-server';
 
 /** A port nothing listens on right now (the OS picks it). */
 export async function freePort() {
@@ -53,8 +55,8 @@ export async function startRedis({ extraArgs = [], wrapper = [], readyMs = 10_00
   const serverArgs = ['--port', String(port), '--bind', HOST, '--save', '', '--appendonly', 'no', '--dir', dir, ...extraArgs];
   const child =
     wrapper.length > 0
-      ? spawn(wrapper[0], [...wrapper.slice(1), 'redis-server', ...serverArgs], { stdio: 'ignore' })
-      : spawn('redis-server', serverArgs, { stdio: 'ignore' });
+      ? spawn(wrapper[0], [...wrapper.slice(1), SERVER, ...serverArgs], { stdio: 'ignore' })
+      : spawn(SERVER, serverArgs, { stdio: 'ignore' });
   const closed = new Promise((resolve) => child.once('close', resolve));
   let spawnError;
   child.once('error', (e) => (spawnError = e));
@@ -72,7 +74,7 @@ export async function startRedis({ extraArgs = [], wrapper = [], readyMs = 10_00
     }
     await new Promise((r) => setTimeout(r, 25));
   }
-  const { stdout } = await promisify(execFile)('redis-server', ['--version']);
+  const { stdout } = await promisify(execFile)(SERVER, ['--version']);
   return {
     host: HOST,
     port,

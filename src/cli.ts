@@ -100,10 +100,14 @@ answersOptions(
   program
     .command('validate')
     .description('Check the design against the nine constraints (exit 1 on a violation, 2 on bad input).')
+    .option(
+      '--code-dir <dir>',
+      "read the shipped gateway files from this code folder, relative to the current folder (default: output.codeDir of the answers, relative to the answers file's folder); a file the folder does not hold is checked as generated",
+    )
     .option('--json', 'machine-readable output')
     .option(
       '--sarif',
-      'print a SARIF 2.1.0 log for code scanning: one rule per constraint, each finding located in the answers file (or the generated file it concerns) by line and column',
+      'print a SARIF 2.1.0 log for code scanning: one rule per constraint, each finding located in the answers file (or the generated file it concerns) by line and column; a constraint that passes for a stated reason adds a result of kind pass with that reason',
     ),
 ).action(async (opts) => {
   const { runValidate } = await import('./commands/validate.js');

@@ -395,8 +395,9 @@ async function memory(redis, sha, memoryArgs) {
  * more buckets), over KEYS identities: all of them fields of one hash (identity-limits.lua, the design's
  * field names, or one-character ones), or one key per limit (gcra.lua's keys and fixed-window.lua's
  * counter, named as the design names them). `id(i)` is the i-th identity's value: Redis allocates a key
- * name in 16-byte steps (a key of 14 characters or fewer takes 16 B, 15 to 30 take 32 B, longer ones
- * 48 B and up), so the figures depend on how long the identities are.
+ * name in the allocator's steps (Debian's package: 16 B up to 14 characters, 32 B up to 30, 48 B and up
+ * beyond; Redis's own build: 8-byte steps up to 60 characters), so the figures depend on how long the
+ * identities are.
  */
 const LIMIT_NAMES = ['req:pro', 'quota', 'search', 'export'];
 const IDENTITIES = [
@@ -489,8 +490,11 @@ async function main() {
       const note = mem.keys < KEYS ? ` (${mem.keys} keys left)` : '';
       return `${Math.round(mem.perKey)}${note}`;
     };
+    // the allocator's size classes move every byte figure: Debian's package links the system jemalloc
+    // (16-byte classes), Redis's own build its bundled one (8-byte classes below 64 B)
+    const allocator = (await info(redis.client, 'memory')).mem_allocator;
     const lines = [
-      `Redis ${server.redis_version}, ${server.arch_bits}-bit; CPU: redis-benchmark -c 10 -P 16, ${REQUESTS} EVALSHA ` +
+      `Redis ${server.redis_version}, ${server.arch_bits}-bit, ${allocator}; CPU: redis-benchmark -c 10 -P 16, ${REQUESTS} EVALSHA ` +
         `per run on one hot key, ${ROUNDS} rounds interleaved across scripts, "median (best)" of the rounds; ` +
         `memory: used_memory delta over ${KEYS} distinct keys like "${key(0)}" (${key(0).length} chars).`,
       '',

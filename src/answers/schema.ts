@@ -383,7 +383,7 @@ export const ExistingLimiter = z
       .enum(EXISTING_STORES)
       .optional()
       .describe(
-        "Where it keeps its counts. in-process: in each application instance's memory (express-rate-limit's default MemoryStore, @fastify/rate-limit's default store, RateLimiterMemory), so every instance admits the limit on its own; shared: one store every instance uses (Redis, Memcached, a database). Absent: in-process for express-rate-limit, hono-rate-limiter, @fastify/rate-limit and @nestjs/throttler (their default stores) and for RateLimiterMemory, else shared. Not read for nginx, which counts in each nginx node.",
+        "Where it keeps its counts. in-process: in each application instance's memory (express-rate-limit's default MemoryStore, @fastify/rate-limit's default store, RateLimiterMemory), so every instance admits the limit on its own; shared: one store every instance uses (Redis, Memcached, a database). Absent: in-process for express-rate-limit, express-slow-down, hono-rate-limiter, @fastify/rate-limit and @nestjs/throttler (their default stores) and for RateLimiterMemory, else shared. Not read for nginx, which counts in each nginx node.",
       ),
     algorithm: z
       .enum(EXISTING_ALGORITHMS)

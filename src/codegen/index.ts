@@ -11,6 +11,8 @@
 import { type Design, keepsStateInStore } from '../design/model.js';
 import { isJavaScript, runsOnNode } from '../design/naming.js';
 import { mdText } from '../escape/markup.js';
+import { joinOr } from '../format.js';
+import { USERNAME_FIELDS } from '../runtime/middleware/account-name.js';
 import { TOOL_VERSION } from '../version.js';
 import { generateAlerts, generateEdgeLogMetrics } from './alerts.js';
 import { generateGateway } from './gateway/index.js';
@@ -21,7 +23,7 @@ import {
   DESIGN_DATA_PATH,
   generateMiddleware,
   javascriptBuild,
-  NESTJS_MOUNT,
+  nestjsMount,
   typescriptFolders,
 } from './middleware/index.js';
 import { generateOpenApi, type OpenApiInput } from './openapi/index.js';
@@ -111,7 +113,7 @@ function mountSection(design: Design, files: readonly CodeFile[]): string[] {
       '',
       ...identifyLines(design),
       ...clusterClientLines(design),
-      ...(design.scope.framework === 'nestjs' ? [...NESTJS_MOUNT, ''] : []),
+      ...(design.scope.framework === 'nestjs' ? [...nestjsMount(design), ''] : []),
       ...customIdentityLines(design),
     ];
   }
@@ -149,6 +151,7 @@ function mountSection(design: Design, files: readonly CodeFile[]): string[] {
     "  forwardedFor: headers['x-forwarded-for'],",
     '  req, // handed to identify()',
     '  body, // the parsed body, when auth rules read the account name from it',
+    '  headers, // the request headers, when auth rules read it from an HTTP Basic Authorization header',
     '});',
     'for (const [name, value] of decision.headers) setHeader(name, value); // on every response',
     'if (decision.status !== 200) return send(decision.status, decision.contentType, decision.body); // 429 or 503',
@@ -203,7 +206,7 @@ function identifyLines(design: Design): string[] {
       : []),
     ...(middleware.some((r) => r.identity === 'username')
       ? [
-          '- `username`: the account name an auth request tries, where the parsed body has it under another field than username, email, login or client_id.',
+          `- \`username\`: the account name an auth request tries, where neither the parsed body (fields ${joinOr(USERNAME_FIELDS)}) nor an HTTP Basic Authorization header (its user-id) names it.`,
         ]
       : []),
   ];

@@ -11,6 +11,8 @@
 import type { Design } from '../design/model.js';
 import { mdCode, mdText } from '../escape/markup.js';
 import { luaScript } from '../lua.js';
+import { joinOr } from '../format.js';
+import { USERNAME_FIELDS } from '../runtime/middleware/account-name.js';
 import { hashTag } from '../runtime/middleware/keys.js';
 import { HEADER_NAMES, limitHeader, policyWindowSeconds } from '../runtime/middleware/responses.js';
 import { gcraNumbers } from '../runtime/middleware/store.js';
@@ -160,7 +162,9 @@ export function portGuideLines(design: Design, language: string): string[] {
     'Load each script once (SCRIPT LOAD) and call it with EVALSHA and the SHA1 below; on a NOSCRIPT reply send EVAL with the',
     "file's source, which loads it again. Every key below starts with the prefix `rl:`; in a key, `<client-ip>` is the",
     `trusted client IP (the TCP peer; when the peer is a trusted proxy${design.enforcement.clientIp.trustedProxies.length > 0 ? ` (${design.enforcement.clientIp.trustedProxies.map((c) => mdCode(c)).join(', ')})` : ''}, the first X-Forwarded-For entry from the right outside them; ${ipv6}),`,
-    '`<sha256(...)>` the hex sha256 of the account name tried, trimmed, NFKC-normalised and lower-cased, and any other',
+    `\`<sha256(...)>\` the hex sha256 of the account name tried (as your authentication knows it, else the body field ${joinOr(USERNAME_FIELDS)},`,
+    "else an HTTP Basic Authorization header's user-id: base64-decoded, the text before the first ':', then form-urlencoded",
+    'decoded), trimmed, NFKC-normalised and lower-cased, and any other',
     'identity value has its braces, `%`, `~`, spaces and control characters percent-encoded (and is replaced by `~` and',
     'its sha256 when longer than 128 characters), so no value can open or close a hash tag.',
     ...(design.identityFallback

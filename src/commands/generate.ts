@@ -226,6 +226,21 @@ async function placeOutput(
 }
 
 /**
+ * The code folder generate writes for these options (--code-dir, else output.codeDir of the
+ * answers, read from the answers file's folder), placed as generate places it; undefined for none.
+ */
+export async function codeFolder(
+  ctx: CommandContext,
+  design: Design,
+  opts: { codeDir?: string; answersFile?: string },
+): Promise<string | undefined> {
+  const raw = opts.codeDir ?? design.output.codeDir;
+  if (!raw || raw === 'none') return undefined;
+  const source = opts.codeDir !== undefined ? 'cli' : 'answers';
+  return (await placeOutput(ctx, raw, source, { name: 'output.codeDir', option: '--code-dir' }, opts.answersFile)).abs;
+}
+
+/**
  * Whether two output folders would write into each other: the same folder, or one inside the
  * other where the outer one writes a file or folder of that name (`docs/` holding the
  * document with `docs/code/` for the code is fine; `--out X --code-dir X` is not).

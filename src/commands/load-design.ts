@@ -3,6 +3,7 @@ import path from 'node:path';
 import { parseAnswers } from '../answers/load.js';
 import type { Answers } from '../answers/schema.js';
 import { buildDesign } from '../design/build.js';
+import { formatNumber } from '../format.js';
 import { edgeRateProblems, handRuleProblems } from '../design/hand-rule-checks.js';
 import type { Design } from '../design/model.js';
 import { readTextFile } from '../io/write.js';
@@ -81,6 +82,23 @@ function referenceProblems(answers: Answers, design: Design): string[] {
   return problems;
 }
 
+/**
+ * An edge 429 body the gateway would refuse for its size (AWS WAF's custom response, API
+ * Gateway's templates): the documentation URL appears twice in it, beside the ids of the rules
+ * it names, so the field to shorten is headers.docsUrl (or, without one, the rules).
+ */
+async function gatewayBodyProblems(answers: Answers, design: Design): Promise<string[]> {
+  if (design.scope.gateway !== 'aws-api-gateway') return [];
+  const { awsBodyOversize } = await import('../codegen/gateway/cloud.js');
+  const docs = answers.headers?.docsUrl;
+  return awsBodyOversize(design).map((o) => {
+    const fit = docs !== undefined ? docs.length - Math.ceil(o.over / 2) : 0;
+    return docs !== undefined && fit > 'https://a.b'.length
+      ? `  $.headers.docsUrl: ${o.where} in gateway/aws-api-gateway.json would be ${o.size}, over ${o.limit}: the URL (${formatNumber(docs.length)} characters) appears twice in it, beside the ids of the ${o.rules} rules it names. Allowed: a URL of at most ${formatNumber(fit)} characters`
+      : `  $.rules: ${o.where} in gateway/aws-api-gateway.json would be ${o.size}, over ${o.limit}, with the ids of the ${o.rules} rules it names. Allowed: fewer or shorter rule ids at the edge${docs !== undefined ? ', or a shorter headers.docsUrl' : ''}, or layer "middleware" for some of them`;
+  });
+}
+
 export async function loadDesign(
   ctx: CommandContext,
   opts: SourceOptions,
@@ -93,7 +111,12 @@ export async function loadDesign(
   const problems = referenceProblems(answers, design);
   // names and keys of rules entries that would silently do nothing, or count two callers as one
   // and edge rules, written or derived, that the gateway's file would count more leniently than stated
-  if (problems.length === 0) problems.push(...handRuleProblems(answers, design), ...edgeRateProblems(answers, design));
+  if (problems.length === 0)
+    problems.push(
+      ...handRuleProblems(answers, design),
+      ...edgeRateProblems(answers, design),
+      ...(await gatewayBodyProblems(answers, design)),
+    );
   if (problems.length > 0) {
     throw new UserError('answersInvalid', { file: displayPath(ctx.cwd, file), count: problems.length, problems: problems.join('\n') });
   }

@@ -83,10 +83,15 @@ function edgeAgrees(
   const given = rule.perNode ? rule.perNode.burst : rule.burst;
   const burst = typeof given === 'number' && given > 0 ? given : null;
   for (const s of shipped.filter((x) => x.ruleId === ruleId)) {
+    // an API Gateway method's bucket counts the rule's full rate: a hand-lowered one agrees, one above it does not
+    const shippedRps = s.requests / s.periodSeconds;
+    const statedRps = rate.requests / rate.periodSeconds;
     const sameRate = s.window
       ? close(s.requests, rate.requests) && close(s.periodSeconds, rate.periodSeconds)
-      : close(s.requests / s.periodSeconds, rate.requests / rate.periodSeconds);
-    const sameBurst = s.burst === (s.burstFloor !== undefined ? (burst ?? s.burstFloor) : burst);
+      : close(shippedRps, statedRps) || (s.atMost === true && shippedRps < statedRps);
+    const sameBurst =
+      s.burst === (s.burstFloor !== undefined ? (burst ?? s.burstFloor) : burst) ||
+      (s.atMost === true && s.burst !== null && burst !== null && s.burst <= burst);
     if (!sameRate || !sameBurst) {
       report({ messageId: 'edgeNumbersDiffer', ruleId, data: { stated: statedText(rule), file: s.file, shipped: s.text } });
       return;

@@ -3,10 +3,11 @@
  * convention on every response, except security limits, which stay silent.
  */
 import { HEADER_CONVENTIONS } from '../answers/choices.js';
+import type { CodeFile } from '../codegen/types.js';
 import type { HeaderConvention } from '../design/model.js';
 import { FRAMEWORK_ADAPTERS } from '../answers/choices.js';
-import { gatewayRetryAfterFindings } from '../codegen/gateway/index.js';
-import { shippedEnvoyUnavailable } from '../codegen/gateway/shipped.js';
+import { gatewayEdgeRefusals, gatewayRetryAfterFindings } from '../codegen/gateway/index.js';
+import { EDGE_BODY_FILES, shippedEdgeBodies, shippedEnvoyUnavailable } from '../codegen/gateway/shipped.js';
 import { HEADER_NAMES, headerNamesOf } from '../runtime/middleware/responses.js';
 import { DESIGN_DATA_FILE, fileOf, REFUSAL_FILE, shippedDesign } from './artefacts.js';
 import { defineConstraint } from './define.js';
@@ -35,6 +36,63 @@ function belongsTo(name: string, convention: HeaderConvention): boolean {
 /** RateLimit, RateLimit-*, X-RateLimit-*: headers some convention claims (Retry-After is not one). */
 function isRateLimitHeader(name: string): boolean {
   return /^(x-)?ratelimit(-|$)/.test(name);
+}
+
+/** A body's leaf fields by dotted path (arrays are one field); a body that is not an object is one field, the whole body. */
+function fields(value: unknown, prefix = ''): Map<string, unknown> {
+  const out = new Map<string, unknown>();
+  if (value === null || typeof value !== 'object' || Array.isArray(value)) {
+    out.set(prefix || '(the whole body)', value);
+    return out;
+  }
+  for (const [k, v] of Object.entries(value)) {
+    const at = prefix ? `${prefix}.${k}` : k;
+    if (v !== null && typeof v === 'object' && !Array.isArray(v)) for (const [p, x] of fields(v, at)) out.set(p, x);
+    else out.set(at, v);
+  }
+  return out;
+}
+
+type BodyReport = (f: { messageId: 'edgeBodyUnreadable' | 'edgeBodyMissing' | 'edgeBodyField'; data: Record<string, string> }) => void;
+
+/**
+ * The body of each edge 429 the gateway files write, read as the gateway reads it and parsed as
+ * JSON, against the body the response contract shows for it (gatewayEdgeRefusals, the examples
+ * of the document): every field, the error code, the documentation URL and the retry hint among them.
+ */
+function edgeBodyFindings(design: Parameters<typeof gatewayEdgeRefusals>[0], files: readonly CodeFile[], report: BodyReport): void {
+  const expected = gatewayEdgeRefusals(design);
+  const shipped = shippedEdgeBodies(files);
+  const shown = (v: unknown): string => (v === undefined ? 'absent' : JSON.stringify(v));
+  const unreadable = new Set<string>();
+  for (const refusal of expected) {
+    const found = shipped.filter((b) => b.writtenBy === refusal.writtenBy);
+    // a place two refusals share (Envoy's one mapper for both filters) is read once
+    if (expected.find((r) => r.writtenBy === refusal.writtenBy) !== refusal) continue;
+    if (found.length === 0) {
+      const file = EDGE_BODY_FILES[refusal.writtenBy];
+      if (files.some((f) => f.path === file))
+        report({ messageId: 'edgeBodyMissing', data: { file, rules: refusal.ruleIds.join(', '), where: refusal.by } });
+      continue;
+    }
+    const want = fields(refusal.body);
+    for (const b of found) {
+      if (b.unreadable !== undefined) {
+        // a file no reader can parse is one finding, whatever bodies it holds
+        const key = `${b.file}\n${b.where}\n${b.unreadable}`;
+        if (!unreadable.has(key)) report({ messageId: 'edgeBodyUnreadable', data: { file: b.file, where: b.where, reason: b.unreadable } });
+        unreadable.add(key);
+        continue;
+      }
+      const got = fields(b.body);
+      for (const field of new Set([...want.keys(), ...got.keys()])) {
+        const d = want.get(field);
+        const g = got.get(field);
+        if (JSON.stringify(d) !== JSON.stringify(g))
+          report({ messageId: 'edgeBodyField', data: { file: b.file, where: b.where, field, design: shown(d), shipped: shown(g) } });
+      }
+    }
+  }
 }
 
 export default defineConstraint({
@@ -67,6 +125,10 @@ export default defineConstraint({
         "The document's 429 for the soft quota states plan quota {{quota}} and hard stop {{hardStop}}, but {{file}} {{shipped}}.",
       adapterNotShipped:
         "The design runs on {{framework}}, but the code folder has no {{file}}: the document's middleware has no code to mount.",
+      edgeBodyUnreadable: "{{file}} answers an edge 429 ({{where}}) with a body a client cannot read as the contract's JSON: {{reason}}.",
+      edgeBodyMissing: '{{file}} writes no body for the edge 429 of {{rules}}: the contract shows one ({{where}}).',
+      edgeBodyField:
+        "{{file}} answers an edge 429 ({{where}}) whose body field {{field}} is {{shipped}}, while the design's response contract says {{design}}.",
       neutralCallNotShown: 'No adapter exists for {{framework}}, and {{file}} does not show how to call createLimiter(DESIGN) from it.',
     },
   },
@@ -204,6 +266,7 @@ export default defineConstraint({
       )) {
         report({ messageId: 'retryAfterNotShipped', data: { file, layer, missing } });
       }
+      edgeBodyFindings(design, gateway, report);
       // Envoy failing closed: the 503 for want of its rate limit service is the contract's limiter-unavailable 503
       const unavailable = shippedEnvoyUnavailable(gateway);
       const seconds = design.contract?.storeUnavailable?.retryAfterSeconds;

@@ -43,6 +43,18 @@ interface SarifLocation {
   logicalLocations?: { name: string; fullyQualifiedName: string; kind: string }[];
 }
 
+/** A result: a finding (kind fail, the default). */
+interface SarifResult {
+  ruleId: string;
+  ruleIndex: number;
+  level: 'error';
+  message: { text: string };
+  locations: SarifLocation[];
+  relatedLocations?: (SarifLocation & { id: number; message: { text: string } })[];
+  partialFingerprints: Record<string, string>;
+  properties: { messageId?: string; matrixRuleId?: string };
+}
+
 /** A descriptor's `name`: the constraint id in UpperCamelCase, as SARIF viewers show rule names. */
 function ruleName(id: string): string {
   return id
@@ -253,26 +265,24 @@ export function toSarif(design: Design, results: readonly ConstraintResult[], fi
     opts.codeDirUri !== undefined ? { uri: opts.codeDirUri + encodePath(p) } : { uri: encodePath(p), uriBaseId: CODE_BASE_ID };
   const usesCodeBase = { value: false };
 
+  /** The top of the answers file, with a logical location naming what the result is about. */
+  const topOfAnswers = (name: string, fullyQualifiedName: string): SarifLocation => ({
+    physicalLocation: { artifactLocation: answersArtifact, region: { startLine: 1, startColumn: 1, endLine: 1, endColumn: 2 } },
+    logicalLocations: [{ name, fullyQualifiedName, kind: 'object' }],
+  });
+
   const answersLocation = (finding: Finding): SarifLocation => {
     for (const path of candidatePaths(tree, design, finding)) {
       const region = tree.region(path);
       if (region) return { physicalLocation: { artifactLocation: answersArtifact, region } };
     }
-    const name = finding.ruleId ?? finding.constraintId;
-    return {
-      physicalLocation: { artifactLocation: answersArtifact, region: { startLine: 1, startColumn: 1, endLine: 1, endColumn: 2 } },
-      logicalLocations: [
-        {
-          name,
-          fullyQualifiedName: finding.ruleId !== undefined ? `rules/${finding.ruleId}` : `constraints/${finding.constraintId}`,
-          kind: 'object',
-        },
-      ],
-    };
+    return finding.ruleId !== undefined
+      ? topOfAnswers(finding.ruleId, `rules/${finding.ruleId}`)
+      : topOfAnswers(finding.constraintId, `constraints/${finding.constraintId}`);
   };
 
   const sarifResults = results.flatMap((r) =>
-    r.findings.map((finding) => {
+    r.findings.map((finding): SarifResult => {
       const fileName = typeof finding.data.file === 'string' ? finding.data.file : undefined;
       let locations: SarifLocation[];
       let relatedLocations: (SarifLocation & { id: number; message: { text: string } })[] | undefined;
@@ -292,7 +302,7 @@ export function toSarif(design: Design, results: readonly ConstraintResult[], fi
       return {
         ruleId: r.id,
         ruleIndex: CONSTRAINTS.findIndex((c) => c.meta.id === r.id),
-        level: 'error' as const,
+        level: 'error',
         message: { text: formatFinding(finding) },
         locations,
         ...(relatedLocations ? { relatedLocations } : {}),
@@ -306,6 +316,18 @@ export function toSarif(design: Design, results: readonly ConstraintResult[], fi
       };
     }),
   );
+
+  // A constraint that passes for a reason the title does not give (its pass note, as validate's
+  // text and --json print it): a tool execution notification of level "note" tied to the
+  // constraint, not a result. Code scanning turns every result into an alert, a result of kind
+  // "pass" included, so a pass there would stand as an open alert on every run.
+  const passNotes = results
+    .filter((r) => r.passed && r.note !== undefined)
+    .map((r) => ({
+      level: 'note' as const,
+      message: { text: `Passes: ${r.note}.` },
+      associatedRule: { id: r.id, index: CONSTRAINTS.findIndex((c) => c.meta.id === r.id) },
+    }));
 
   return {
     $schema: SARIF_SCHEMA_URI,
@@ -336,7 +358,7 @@ export function toSarif(design: Design, results: readonly ConstraintResult[], fi
               },
             }
           : {}),
-        invocations: [{ executionSuccessful: true }],
+        invocations: [{ executionSuccessful: true, ...(passNotes.length > 0 ? { toolExecutionNotifications: passNotes } : {}) }],
         results: sarifResults,
         columnKind: 'utf16CodeUnits' as const,
       },

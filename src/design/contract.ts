@@ -185,8 +185,14 @@ function firstCall(rule: MatrixRule, shown: ShownRule, reset: QuotaResetT | unde
   };
 }
 
+/** What states a calendar quota's window in a refusal: the body always, RateLimit-Policy's w too. */
+function windowNamed(convention: HeaderConvention): string {
+  return convention === 'ietf-structured' ? "w (and the body's limit.windowSeconds) is" : "the body's limit.windowSeconds is";
+}
+
 /** A refusal that occurs as described, with its Retry-After; `situation` says when. */
 function refusal(
+  convention: HeaderConvention,
   rule: MatrixRule,
   shown: ShownRule,
   reset: QuotaResetT | undefined,
@@ -208,7 +214,7 @@ function refusal(
       return at(
         86400,
         86400,
-        `${usedUp} one day before the end of a 30-day month: Retry-After and the reset both point at the first moment of the next month; w is the length of the current month (28 to 31 days, one hour more or less in a month with a daylight-saving change).`,
+        `${usedUp} one day before the end of a 30-day month: Retry-After and the reset both point at the first moment of the next month; ${windowNamed(convention)} the length of the current month (28 to 31 days, one hour more or less in a month with a daylight-saving change).`,
       );
     case 'day':
       return at(3600, 3600, `${usedUp} one hour before local midnight: Retry-After and the reset both point at the next day.`);
@@ -312,11 +318,17 @@ function quotaHeaderSpecs(
   if (!quotaRule) return [];
   const quotaShown = shownRuleOf(quotaRule) as ShownRule;
   const quota = { rule: quotaShown, s: firstCall(quotaRule, quotaShown, reset) };
+  // only RateLimit-Policy states the period (w); the single-value conventions leave it to the body
+  const structured = convention === 'ietf-structured';
   const periodNote =
     quotaWindowOf(quotaRule, reset) === 'month'
-      ? ' w is the length of the current calendar month in seconds (28 to 31 days; one hour more or less in a month with a daylight-saving change): 2592000 in a 30-day month.'
+      ? structured
+        ? ' w is the length of the current calendar month in seconds (28 to 31 days; one hour more or less in a month with a daylight-saving change): 2592000 in a 30-day month.'
+        : ' The period is the current calendar month (28 to 31 days; one hour more or less in a month with a daylight-saving change).'
       : quotaWindowOf(quotaRule, reset) === 'day'
-        ? ' w is the length of the current calendar day in seconds (86400; one hour more or less on a daylight-saving day).'
+        ? structured
+          ? ' w is the length of the current calendar day in seconds (86400; one hour more or less on a daylight-saving day).'
+          : ' The period is the current calendar day (one hour more or less on a daylight-saving day).'
         : '';
   // a rolling quota has no period that resets: its calls age out of a trailing window
   const rolling = reset?.kind === 'rolling';
@@ -365,7 +377,7 @@ function quotaHeaderSpecs(
       name: QUOTA_EXCEEDED_HEADER,
       example: `${sfString(soft.id)};over=1`,
       meaning:
-        "Only on a call admitted past a soft plan quota (soft-warning, pay-per-overage): the quota rule and how many units this period has used beyond the quota. The call succeeded and the plan's overage terms apply; the quota's remaining count is what is left of the overage allowance before the hard stop refuses.",
+        "Only on a call admitted past a soft plan quota (soft-warning, pay-per-overage): the quota rule and how many units this period has used beyond the quota. The call succeeded and the plan's overage terms apply; the quota's remaining count is what is left of the overage allowance before the hard stop refuses. This header is the design's own, not one of the IETF RateLimit draft's, so a generic client ignores it; it reads the same for a soft-warning and a pay-per-overage plan (which terms apply is the plan's, not the response's).",
     });
   }
   return out;
@@ -452,7 +464,7 @@ function example429(
   reset: QuotaResetT | undefined,
 ): { example: ExampleResponse; body: Record<string, unknown>; retryAfter: number } {
   const shown = shownRuleOf(rule) as ShownRule;
-  const { s, retryAfter, situation } = refusal(rule, shown, reset);
+  const { s, retryAfter, situation } = refusal(convention, rule, shown, reset);
   const stated = { rule: shown, s };
   // a quota's own refusal also fills the single-value conventions' quota trio
   const quota = rule.tier === 'quota' && convention !== 'ietf-structured' ? stated : undefined;

@@ -226,6 +226,14 @@ export const WAF_MIN_LIMIT = 10;
  * would send the client back while WAF still blocks it.
  */
 export const WAF_UNBLOCK_DELAY_SECONDS = 30;
+/**
+ * How far an AWS WAF rate-based rule lets a client past its limit, in AWS's terms (the
+ * rate-based rule caveats of the AWS WAF Developer Guide): the limit is applied near the set
+ * value, not exactly, and between its rate estimates and propagation delays requests can come in
+ * above it for up to several minutes before WAF blocks them.
+ */
+export const WAF_DETECTION_TEXT =
+  'WAF applies the limit near the set value, not exactly, and AWS says that requests can keep coming in above it for up to several minutes before WAF detects the rate and blocks them (it re-estimates the rate periodically, and its action takes time to propagate): until then a client passes at whatever rate it sends, so the figure here is what WAF aims at, not a bound';
 /** The periods (seconds) a Cloudflare rate limiting rule accepts; plans allow a subset (Free: 10; Pro: 10, 60; Business: 10, 60, 600). */
 export const CF_PERIODS = [10, 60, 120, 300, 600, 3600] as const;
 
@@ -297,6 +305,43 @@ export function awsThrottleMethods(
   const overridden = (e: { method: string; route: string }) =>
     others.some((o) => (o.routes ?? []).some((x) => x.method === e.method && x.route === e.route));
   return Math.max(1, limited.filter((e) => !overridden(e)).length);
+}
+
+/**
+ * The API methods an API Gateway throttle of no identity counts among the design's rules
+ * (awsThrottleMethods): the route-scoped global edge rules of `rules` override the stage's own.
+ */
+export function awsRuleMethods(
+  rule: Pick<MatrixRule, 'id' | 'routes'>,
+  rules: readonly MatrixRule[],
+  limited: readonly { method: string; route: string }[],
+): number {
+  const others = rules.filter((o) => o.id !== rule.id && o.layer === 'edge' && o.identity === 'global' && o.routes.length > 0);
+  return awsThrottleMethods(rule, rule.routes.length > 0 ? [] : limited, others);
+}
+
+/**
+ * What an API Gateway throttle of no identity over `m` API methods lets through: API Gateway has
+ * no throttle on a stage's total, so each method counts the rule's full rate in a bucket of its
+ * own (no method is refused below it) and the methods together pass up to m x it, under the
+ * account's limit. `total` is that sentence; `remedy`, for the ceiling, how to cap the total.
+ * Undefined for one method.
+ */
+export function awsPerMethod(rule: Pick<MatrixRule, 'id' | 'tier' | 'rate'>, m: number): { total: string; remedy: string } | undefined {
+  const rate = rule.rate;
+  if (m <= 1 || !rate || !(rate.requests > 0) || !(rate.periodSeconds > 0)) return undefined;
+  const rps = rate.requests / rate.periodSeconds;
+  const capped =
+    m * rps > AWS_ACCOUNT_THROTTLE.rps
+      ? ` (the account's Regional limit, by default ${rpsText(AWS_ACCOUNT_THROTTLE.rps)}, caps it there)`
+      : '';
+  return {
+    total: `API Gateway counts ${rule.id}'s rate per API method and has no throttle on a stage's total: each of the ${formatNumber(m)} methods it throttles gets ${rpsText(rps)} of its own, so no method is refused below that, and a flood spread over all of them can pass up to ${formatNumber(m)} x ${rpsText(rps)} = ${rpsText(m * rps)} in total${capped}.`,
+    remedy:
+      rule.tier === 'ceiling'
+        ? `For a true total cap, keep the ceiling in the middleware (a rules entry {"id": "${rule.id}", "layer": "middleware"}: one count in the store for the whole API, in place of the stage throttle), or lower the methods' rates by hand in stageMethodSettings of gateway/aws-api-gateway.json, knowing a hot endpoint is then refused below the ceiling's rate.`
+        : '',
+  };
 }
 
 /** An AWS API Gateway throttle (stage, method or usage plan): a token bucket per second that always has a burst, at least one second of rate. */
@@ -1031,6 +1076,38 @@ export function edgeAllowlistHow(gateway: Gateway): string {
 const ROUTE_PARAM = /:([A-Za-z0-9_]+)(\?)?|\*[A-Za-z0-9_]*|\{\*[A-Za-z0-9_]*\}|\{[A-Za-z0-9_]+\}/g;
 
 /**
+ * The optional leading path segment an AWS WAF path pattern allows before a route. A web ACL on
+ * a REST API stage inspects the URI path API Gateway received: on the default endpoint
+ * (https://{api-id}.execute-api.{region}.amazonaws.com/{stage}/...) it starts with the stage
+ * name (AWS WAF's own log example for a stage named CanaryTest shows the uri /CanaryTest), on a
+ * custom domain it is the path the client sent, a base path mapping's base path first. One
+ * optional segment counts both forms without the stage name, which the answers do not hold.
+ */
+export const WAF_STAGE_SEGMENT = '(?:/[^/]+)?';
+
+/** A route's lowercased path regex (anchored, as EdgeRoute.lowerPathRegex) as an AWS WAF scope-down writes it: one optional leading segment first (WAF_STAGE_SEGMENT). */
+export function wafPathRegex(lowerPathRegex: string): string {
+  return `^${WAF_STAGE_SEGMENT}${lowerPathRegex.replace(/^\^/, '')}`;
+}
+
+/**
+ * Which paths AWS WAF sees and how the generated path patterns take them, in one line for the
+ * document and the gateway file; undefined where no WAF rule matches a path.
+ */
+export function wafPathNote(
+  gateway: Gateway,
+  rules: readonly (Pick<MatrixRule, 'layer' | 'identity'> & { routes?: readonly { route: string }[] | undefined })[],
+): string | undefined {
+  const waf = rules.filter((r) => r.layer === 'edge' && r.identity === 'ip');
+  if (gateway !== 'aws-api-gateway' || waf.length === 0) return undefined;
+  // a route of the design's own for the example, lowercased, when one has no parameter
+  const own = waf.flatMap((r) => r.routes ?? []).find((r) => /^\/[A-Za-z0-9/_.-]+$/.test(r.route) && r.route.length > 1);
+  const route = own ? own.route.toLowerCase().replace(/\/$/, '') : '/orders';
+  const pattern = wafPathRegex(`^${route}/?$`);
+  return `AWS WAF matches the URI path API Gateway received, not the resource path: on the default endpoint (https://{api-id}.execute-api.{region}.amazonaws.com/{stage}${route}) it starts with the stage name, /prod${route}; on a custom domain it is the path the client sent, a base path mapping's base path first (/v1${route}), or ${route} with no base path. So each WAF path pattern allows one optional leading segment before the route (${pattern}), which counts all three. A path with one more leading segment than a route counts as that route (/x${route} as ${route}); to count only your stage, write its name for [^/]+ (^(?:/prod)?${route}/?$); a base path of two or more segments needs one optional segment per level`;
+}
+
+/**
  * Where a gateway's generated configuration matches requests otherwise than the middleware does
  * (by method, GET also HEAD, and by path in any letter case), in one line for the document and
  * the gateway file; undefined where it matches as the middleware does. Only API Gateway's own
@@ -1048,20 +1125,24 @@ export function edgeMethods(method: string): string[] | null {
   return m === 'GET' ? ['GET', 'HEAD'] : [m];
 }
 
-/** The path part of a route as a regex body (no anchors): `:param` and `{param}` are one segment, `*` and `{*rest}` anything. */
-export function edgePathBody(route: string): string {
+/**
+ * The path part of a route as a regex body (no anchors): `:param` and `{param}` are one segment,
+ * `*` and `{*rest}` anything. `spell` rewrites the route's literal text first, for a gateway that
+ * compares a path spelled otherwise (Cloudflare's normalized path: cfNormalizedPath).
+ */
+export function edgePathBody(route: string, spell: (text: string) => string = (t) => t): string {
   let r = String(route);
   if (r.length > 1 && r.endsWith('/')) r = r.slice(0, -1);
   let out = '';
   let last = 0;
   for (const m of r.matchAll(ROUTE_PARAM)) {
     const at = m.index ?? 0;
-    out += regexLiteral(r.slice(last, at));
+    out += regexLiteral(spell(r.slice(last, at)));
     if (m[0].startsWith('*') || m[0].startsWith('{*')) out += '.*';
     else out += m[2] ? '[^/]*' : '[^/]+';
     last = at + m[0].length;
   }
-  out += regexLiteral(r.slice(last));
+  out += regexLiteral(spell(r.slice(last)));
   return out;
 }
 

@@ -43,6 +43,8 @@ import {
   gatewayNodes,
   kongCountsNowhere,
   perNodeShare,
+  awsPerMethod,
+  awsRuleMethods,
   UNEVEN_BALANCE_TEXT,
   kongNotCountedText,
   kongOrderText,
@@ -1258,8 +1260,10 @@ function addAnonymous(b: Builder, ctx: MatrixContext, endpoints: ResolvedEndpoin
 }
 
 /**
- * An old nginx limit_req taken over counted on each nginx node on its own; the new row counts once
- * for the whole fleet in the store, with the same numbers: tighter by the node count, said so.
+ * An old limit taken over that was counted in several places on its own (an nginx limit_req on
+ * each nginx node, an in-process store in each instance); the new row counts it once for the whole
+ * fleet in the store (or once per instance, `rowCounters`, where it counts in each process), with
+ * the same numbers: tighter by the ratio of the two counts, said so.
  */
 function takenOverTighter(scope: Scope, kept: ExistingLimiterT, rowCounters: number): string {
   const counters = existingCounters(scope, kept);
@@ -2022,7 +2026,8 @@ function matrixOf(ctx: MatrixContext, hand: HandRule[]): MatrixResult {
     .map((r) => edgeCompleted(r, ctx))
     .flatMap((r, _i, all) => edgeCosted(r, all, ctx))
     .map((r) => edgeWindowed(r, scope))
-    .map((r) => nodeShared(r, scope));
+    .map((r) => nodeShared(r, scope))
+    .map((r, _i, all) => methodsCounted(r, all, scope, limited));
   return {
     rules: inIdentityHashes(
       awsKeyPlanned(kongUncounted(envoyFailModeSettled(envoyDescriptorsFitted(windowed, scope), scope), scope), scope)
@@ -2334,6 +2339,17 @@ function nodeShared(rule: MatrixRule, scope: Scope): MatrixRule {
   // a share raised to what one node admits: the fleet admits more than stated, which the rule says
   const warning = fleetRaisedWarning({ ...rule, perNode }, scope.gateway);
   return { ...rule, perNode, ...(warning ? { rationale: `${rule.rationale} ${warning}`.trim() } : {}) };
+}
+
+/**
+ * An AWS API Gateway throttle of no identity over several API methods: each method counts the
+ * full rate in a bucket of its own, so the rule says what that lets through in total, and for
+ * the ceiling how to cap the total (awsPerMethod).
+ */
+function methodsCounted(rule: MatrixRule, all: readonly MatrixRule[], scope: Scope, limited: readonly ResolvedEndpoint[]): MatrixRule {
+  if (scope.gateway !== 'aws-api-gateway' || rule.layer !== 'edge' || rule.identity !== 'global') return rule;
+  const per = awsPerMethod(rule, awsRuleMethods(rule, all, limited));
+  return per ? { ...rule, rationale: `${rule.rationale ?? ''} ${per.total} ${per.remedy}`.trim() } : rule;
 }
 
 /**

@@ -8,7 +8,16 @@ import type { EXISTING_ALGORITHMS, ExistingLimiterT, ExistingNginxDirectiveT } f
 import { formatNumber, secondsWords } from '../format.js';
 import { admittedWithin, limitReqAdmittedWithin } from './algorithms.js';
 import { gatewayNodeName, gatewayNodes } from './gateway-behaviour.js';
-import type { Enforcement, MatrixRule, Migration, MigrationItem, ResolvedEndpoint, RuleIdentity, Scope } from './model.js';
+import type {
+  Enforcement,
+  ExistingCounters,
+  MatrixRule,
+  Migration,
+  MigrationItem,
+  ResolvedEndpoint,
+  RuleIdentity,
+  Scope,
+} from './model.js';
 import { fleetAdmittedWithin } from './worst-case.js';
 
 /** A route with its parameters made comparable: /v1/orders/:id and /v1/orders/{id} read the same. */
@@ -120,8 +129,12 @@ export function existingAdmittedWithin(l: ExistingLimiterT, seconds: number): nu
   }
 }
 
-/** Libraries whose default store keeps the counts in each process's memory. */
-const IN_PROCESS_BY_DEFAULT = /^(?:express-rate-limit|hono-rate-limiter|@fastify\/rate-limit|@nestjs\/throttler)$/i;
+/**
+ * Libraries (and rate-limiter-flexible's memory class) whose default store keeps the counts in
+ * each process's memory: behind a load balancer each application instance counts a key on its own.
+ */
+const IN_PROCESS_BY_DEFAULT =
+  /^(?:express-rate-limit|express-slow-down|hono-rate-limiter|@fastify\/rate-limit|@nestjs\/throttler|RateLimiterMemory)$/i;
 
 /**
  * Where an existing limiter keeps its counts: as the answers state it, else in each process for
@@ -133,24 +146,10 @@ export function existingStore(l: Pick<ExistingLimiterT, 'kind' | 'store'>): { st
 }
 
 /**
- * The separate counters one key of an old limiter meets, each admitting its limit on its own:
- * - an nginx limit_req counts in each nginx node: the design's nginx nodes (stack.gatewayNodes,
- *   else assumed as the worst-case table assumes them); when the design's gateway is not nginx
- *   the answers give no count of them, and one node is counted (`known` false, said so in the text);
- * - a limiter with an in-process store counts in each application instance: stack.instances;
- * undefined for a limiter with a shared store (one count for the fleet).
+ * The separate counters one key of an old limiter meets, each admitting its limit on its own
+ * (ExistingCounters): an nginx limit_req's nginx nodes, an in-process store's application
+ * instances; undefined for a limiter with a shared store (one count for the fleet).
  */
-export interface ExistingCounters {
-  k: number;
-  unit: 'nginx node' | 'instance';
-  /** Whether the answers give k (stack.gatewayNodes for nginx). */
-  stated: boolean;
-  /** false: an nginx limiter whose node count nothing in the answers gives (counted as one). */
-  known: boolean;
-  /** An in-process store read from the library's default, not stated in the answers. */
-  storeAssumed?: boolean;
-}
-
 export function existingCounters(
   scope: Pick<Scope, 'gateway' | 'gatewayNodes' | 'topology' | 'instances'>,
   l: ExistingLimiterT,

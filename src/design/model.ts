@@ -545,6 +545,25 @@ export interface ClassFailMode {
   rules: { id: string; failMode: FailMode }[];
 }
 
+/**
+ * The separate counters one key of an old limiter meets, each admitting its limit on its own
+ * (existingCounters in migration.ts):
+ * - an nginx limit_req counts in each nginx node: the design's nginx nodes (stack.gatewayNodes,
+ *   else assumed as the worst-case table assumes them); when the design's gateway is not nginx
+ *   the answers give no count of them, and one node is counted (`known` false, said so in the text);
+ * - a limiter with an in-process store counts in each application instance: stack.instances.
+ */
+export interface ExistingCounters {
+  k: number;
+  unit: 'nginx node' | 'instance';
+  /** Whether the answers give k (stack.gatewayNodes for nginx). */
+  stated: boolean;
+  /** false: an nginx limiter whose node count nothing in the answers gives (counted as one). */
+  known: boolean;
+  /** An in-process store read from the library's default, not stated in the answers. */
+  storeAssumed?: boolean;
+}
+
 /** One existing limiter on one route, set beside the new rules on that route. */
 export interface MigrationItem {
   /** e.g. "express-rate-limit loginLimiter (src/app.js:14)". */
@@ -577,7 +596,7 @@ export interface MigrationItem {
    * rules' counts are). known false: an nginx limiter whose node count the answers do not give
    * (the design's gateway is not nginx), counted as one node.
    */
-  oldNodes?: { k: number; each: number; unit: 'nginx node' | 'instance'; known: boolean };
+  oldNodes?: { k: number; each: number; unit: ExistingCounters['unit']; known: boolean };
   /**
    * The most the new rules together admit on the endpoint within that window: the tightest of
    * them; where they differ by plan (a caller meets only its plan's), the largest of the plans' tightest.

@@ -11,7 +11,7 @@ import {
 } from './gateway-behaviour.js';
 import { BYTES_PER_KEY, KEY_VALUE_CHARS, keyNameExtraBytes, maxKeyChars } from './matrix.js';
 import { algorithmLabel } from './algorithms.js';
-import { identityLabel, slug } from './naming.js';
+import { identityLabel, slug, storeConfFile, storeServerName } from './naming.js';
 import type { AccessDesign, AlertSpec, MatrixRule, MetricSource, MetricSpec, Monitoring, QuotaDesign, Scope } from './model.js';
 import { softPlanQuota } from './quotas.js';
 
@@ -938,6 +938,8 @@ export function buildMonitoring(scope: Scope, rules: MatrixRule[], context: Moni
   });
   const access = accessMetric(context.access);
   const storeName = STORE_NAME[scope.store] ?? scope.store;
+  // the server the user runs (Valkey or Redis), where the text is about it rather than the protocol
+  const server = storeServerName(scope.store);
   const cluster = scope.store === 'redis-cluster';
   // Redis refuses a script's first write that can grow memory (SET, INCRBY, ZADD...) when past
   // maxmemory, but lets a script finish once it has written: the sliding-window log trims first
@@ -952,11 +954,11 @@ export function buildMonitoring(scope: Scope, rules: MatrixRule[], context: Moni
   const sharedTags = rules.some((r) => r.tier === 'security' && r.layer === 'middleware');
   const persistence = persistenceOf(rules, inStore);
   const recommendation = `Run limiter state on a dedicated ${storeName}${cluster ? ' (its own cluster)' : ' instance'} with maxmemory-policy noeviction. Under an LRU policy, memory pressure silently evicts limiter keys, which resets limits: a fail-open no metric sees. maxmemory and its policy belong to the whole instance, so a separate logical database (SELECT n) on a shared allkeys-lru instance is evicted like any other data: a logical database only keeps key names apart, it does not protect from eviction${cluster ? ' (and Redis Cluster has only database 0)' : ''}. The TTLs on every key bound memory; eviction must never be the bound.`;
-  const memoryText = `maxmemory ${mib(maxmemory)}: the memory bound above (${mib(estimatedBytes)}) plus ${formatNumber((MAXMEMORY_HEADROOM - 1) * 100)}% headroom, plus 64 MiB for Redis itself (client buffers, replication backlog, scripts).${
+  const memoryText = `maxmemory ${mib(maxmemory)}: the memory bound above (${mib(estimatedBytes)}) plus ${formatNumber((MAXMEMORY_HEADROOM - 1) * 100)}% headroom, plus 64 MiB for ${server} itself (client buffers, replication backlog, scripts).${
     cluster
       ? ` Set it on every node${sharedTags ? ': keys that share a hash tag live on one node, and all keys of one auth flow do, so one node can hold almost all of them' : ''}.`
       : ''
-  } Reaching it means the bound was wrong or keys leak. With noeviction Redis then refuses, with an OOM error, every command that would grow memory as a script's first write, and the limiter counts that as a store failure: ${
+  } Reaching it means the bound was wrong or keys leak. With noeviction ${server} then refuses, with an OOM error, every command that would grow memory as a script's first write, and the limiter counts that as a store failure: ${
     open.length > 0
       ? `the fail-open rules (${open.join(', ')}) admit requests unchecked and count ratelimit_fail_open_events_total`
       : inMemory.length > 0
@@ -976,8 +978,8 @@ export function buildMonitoring(scope: Scope, rules: MatrixRule[], context: Moni
       : ''
   }. RateLimitStoreMemoryHigh pages at 80% of maxmemory, well before that, and RateLimitStoreMisconfigured opens a ticket when a node has no maxmemory or another policy.`;
   const config = [
-    `# redis.conf of the limiter's dedicated store${cluster ? ' (every node of the cluster)' : ''}`,
-    `# the memory bound (${mib(estimatedBytes)}) + ${formatNumber((MAXMEMORY_HEADROOM - 1) * 100)}% + 64 MiB; past it Redis refuses writes that grow memory (OOM) and never evicts`,
+    `# ${storeConfFile(scope.store)} of the limiter's dedicated store${cluster ? ' (every node of the cluster)' : ''}`,
+    `# the memory bound (${mib(estimatedBytes)}) + ${formatNumber((MAXMEMORY_HEADROOM - 1) * 100)}% + 64 MiB; past it ${server} refuses writes that grow memory (OOM) and never evicts`,
     `maxmemory ${Math.round(maxmemory / MIB)}mb`,
     'maxmemory-policy noeviction',
     ...(persistence.mode === 'aof-everysec'

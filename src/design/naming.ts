@@ -83,3 +83,17 @@ export function middlewareComponent(framework: keyof typeof FRAMEWORK_ADAPTERS, 
     ? `the framework-neutral limiter, createLimiter(DESIGN) in middleware/limiter.ts, called from the application (${language}; no adapter exists for this framework: the code README shows the call)`
     : `${framework} middleware, middleware/${adapter} (${language})`;
 }
+
+/**
+ * The server the user runs for the limiter's store, by name: Valkey when the answers say so, else
+ * Redis (a Redis Cluster's nodes are Redis servers). The Lua scripts, the commands and the
+ * client protocol are Redis's in both, and the text about them keeps that name.
+ */
+export function storeServerName(store: string): 'Valkey' | 'Redis' {
+  return store === 'valkey' ? 'Valkey' : 'Redis';
+}
+
+/** The configuration file of the store's server: valkey.conf for Valkey, redis.conf for Redis. */
+export function storeConfFile(store: string): string {
+  return store === 'valkey' ? 'valkey.conf' : 'redis.conf';
+}

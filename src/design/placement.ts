@@ -1,12 +1,16 @@
 /** Enforcement placement: which layer owns which rule, the atomic primitive, client IP, hybrid. */
-import { formatNumber, joinAnd, ratePer, rpsText, secondsWords } from '../format.js';
+import { formatNumber, joinAnd, joinOr, ratePer, rpsText, secondsWords } from '../format.js';
 import type { Diagram, Enforcement, LayerAssignment, MatrixRule, ResolvedEndpoint, Scope } from './model.js';
+import { USERNAME_FIELDS } from '../runtime/middleware/account-name.js';
 import { hashTag } from '../runtime/middleware/keys.js';
 import { algorithmLabel, luaScriptFor } from './algorithms.js';
 import {
+  awsPerMethod,
+  awsRuleMethods,
   countedPerNode,
   edgeCounter,
   edgeMatchingGap,
+  wafPathNote,
   edgeSlowestText,
   ceilingsAdmission,
   fleetOverStated,
@@ -15,7 +19,7 @@ import {
   gatewayNodes,
   UNEVEN_BALANCE_TEXT,
 } from './gateway-behaviour.js';
-import { ACCOUNT_IDENTITIES, identityLabel, middlewareComponent, outboundComponent, runsOnNode } from './naming.js';
+import { ACCOUNT_IDENTITIES, identityLabel, middlewareComponent, outboundComponent, runsOnNode, storeServerName } from './naming.js';
 
 /**
  * What runs the edge rules, from each rule's own counter (edgeCounter): one component, or each
@@ -49,6 +53,17 @@ function nodeShares(scope: Scope, rules: readonly MatrixRule[]): string {
     .filter((x) => x.layer === 'edge' && x.identity === 'global' && x.rate && countedPerNode(x, scope))
     .map((x) => nodeShareText(scope, x))
     .filter((t) => t !== '');
+  return texts.length > 0 ? ` ${texts.join(' ')}` : '';
+}
+
+/** AWS API Gateway's throttles of no identity over several API methods: what they pass in total, and where the document says how to cap it. */
+function methodTotals(scope: Scope, rules: readonly MatrixRule[], limited: readonly ResolvedEndpoint[]): string {
+  if (scope.gateway !== 'aws-api-gateway') return '';
+  const texts = rules
+    .filter((x) => x.layer === 'edge' && x.identity === 'global')
+    .map((x) => ({ rule: x, per: awsPerMethod(x, awsRuleMethods(x, rules, limited)) }))
+    .filter((x) => x.per !== undefined)
+    .map(({ rule, per }) => `${per?.total}${rule.tier === 'ceiling' ? ` The rule details of ${rule.id} say how to cap the total.` : ''}`);
   return texts.length > 0 ? ` ${texts.join(' ')}` : '';
 }
 
@@ -470,7 +485,11 @@ export function buildEnforcement(scope: Scope, rules: MatrixRule[], exempt: Reso
       layer: 'edge',
       component: edgeComponent(scope, edgeRules),
       ruleIds: edgeRules.map((r) => r.id),
-      why: `Coarse limits that need no identity beyond the client address: rejected before the request costs the application anything.${edgeUncountedNote(scope, edgeRules)}${edgeMatchingGap(scope.gateway, edgeRules) ? ` ${edgeMatchingGap(scope.gateway, edgeRules)}.` : ''}${nodeShares(scope, edgeRules)}`,
+      why: `Coarse limits that need no identity beyond the client address: rejected before the request costs the application anything.${edgeUncountedNote(scope, edgeRules)}${edgeMatchingGap(scope.gateway, edgeRules) ? ` ${edgeMatchingGap(scope.gateway, edgeRules)}.` : ''}${wafPathNote(scope.gateway, edgeRules) ? ` ${wafPathNote(scope.gateway, edgeRules)}.` : ''}${nodeShares(scope, edgeRules)}${methodTotals(
+        scope,
+        edgeRules,
+        scope.endpoints.filter((e) => e.class !== 'health'),
+      )}`,
     });
   }
   const mwRules = byLayer.get('middleware') ?? [];
@@ -537,14 +556,15 @@ export function buildEnforcement(scope: Scope, rules: MatrixRule[], exempt: Reso
   const seen = middlewarePeak(scope, rules, fairness);
   if (scope.topology === 'horizontal' && seen.rps >= HYBRID_PEAK_RPS && fairness.length > 0) {
     const minBurst = Math.min(...fairness.map((r) => r.burst as number));
-    // the fleet together admits at most a tenth of the smallest burst before Redis has counted
+    const server = storeServerName(scope.store);
+    // the fleet together admits at most a tenth of the smallest burst before the store has counted
     const localBurst = Math.max(1, Math.floor(minBurst / (10 * scope.instances)));
     hybrid = {
       ruleIds: fairness.map((r) => r.id),
       localBurst,
       instances: scope.instances,
       overAdmission: localBurst * scope.instances,
-      explanation: `At ${seen.text} on ${scope.instances} instances, each instance keeps a small in-process bucket (${formatNumber(localBurst)} ${localBurst === 1 ? 'token' : 'tokens'} per identity, sized so the whole fleet holds at most a tenth of the smallest burst, ${formatNumber(minBurst)}, or 1 token per instance) in front of the shared Redis bucket: micro-bursts are absorbed without a network hop, and Redis keeps the fleet-wide count. The price, a firm bound: each instance holds at most ${formatNumber(localBurst)} admitted ${localBurst === 1 ? 'request' : 'requests'} per identity that Redis has not yet counted, so within any stretch of time the fleet admits at most ${scope.instances} x ${formatNumber(localBurst)} = ${formatNumber(localBurst * scope.instances)} extra requests per identity beyond what the shared bucket allows. Under contention a local charge Redis refuses is never dropped: it stays owed and is retried at the Retry-After Redis returns; the instance refuses the identity until then, and admits nothing on local credit (every request asks Redis) until the charge is paid.${closedText(fairness, localBurst)}${inHash.length > 0 ? ` The fairness rules kept in their identity's hash (${inHash.map((r) => r.id).join(', ')}) have no local bucket: their identity's call goes to the store on every request anyway, so they stay exact.` : ''}`,
+      explanation: `At ${seen.text} on ${scope.instances} instances, each instance keeps a small in-process bucket (${formatNumber(localBurst)} ${localBurst === 1 ? 'token' : 'tokens'} per identity, sized so the whole fleet holds at most a tenth of the smallest burst, ${formatNumber(minBurst)}, or 1 token per instance) in front of the shared ${server} bucket: micro-bursts are absorbed without a network hop, and ${server} keeps the fleet-wide count. The price, a firm bound: each instance holds at most ${formatNumber(localBurst)} admitted ${localBurst === 1 ? 'request' : 'requests'} per identity that ${server} has not yet counted, so within any stretch of time the fleet admits at most ${scope.instances} x ${formatNumber(localBurst)} = ${formatNumber(localBurst * scope.instances)} extra requests per identity beyond what the shared bucket allows. Under contention a local charge ${server} refuses is never dropped: it stays owed and is retried at the Retry-After ${server} returns; the instance refuses the identity until then, and admits nothing on local credit (every request asks ${server}) until the charge is paid.${closedText(fairness, localBurst)}${inHash.length > 0 ? ` The fairness rules kept in their identity's hash (${inHash.map((r) => r.id).join(', ')}) have no local bucket: their identity's call goes to the store on every request anyway, so they stay exact.` : ''}`,
     };
   }
 
@@ -607,7 +627,7 @@ export function buildEnforcement(scope: Scope, rules: MatrixRule[], exempt: Reso
   const slotText =
     scope.store === 'redis-cluster'
       ? ` The shared tag keeps both keys in one cluster slot, which a multi-key script requires, and so every key of a flow sits on one shard: ${flows.length} flow${flows.length === 1 ? '' : 's'} (${flows.map((t) => `{${t}}`).join(', ')}) on at most ${flows.length} shard${flows.length === 1 ? '' : 's'}. That shard is a hot spot under attack: nothing but the ceiling bounds auth traffic, so in the worst case all the traffic the ceiling admits goes to one flow${fleet ? ` (${fleet.text})` : ''}, one script call (two keys) per request on that shard${worst ? `, and the flow's keys can reach ${fmtMiB(worst.bytes)} (${worst.tag === flows[0] && flows.length === 1 ? 'its' : `{${worst.tag}}'s`} two rows' bound in the memory estimate)` : ''}. Size each shard for that load and memory, not for the everyday auth volume.`
-      : " The shared tag also lets the script run unchanged on Redis Cluster, where a multi-key script needs its keys in one slot (every key of a flow would then live on one shard, which takes the whole of that flow's traffic under attack).";
+      : ` The shared tag also lets the script run unchanged on ${scope.store === 'valkey' ? 'Valkey in cluster mode (Redis Cluster)' : 'Redis Cluster'}, where a multi-key script needs its keys in one slot (every key of a flow would then live on one shard, which takes the whole of that flow's traffic under attack).`;
   return {
     primitive,
     atomicityNote: usesLua
@@ -634,7 +654,7 @@ export function buildEnforcement(scope: Scope, rules: MatrixRule[], exempt: Reso
             auth.every((r) => r.primitive === 'in-process')
               ? 'Both auth rows of a flow are checked in one step in the process: the per-identity and per-IP logs are read together, and the step admits only when both are under their limits, so neither row can be spent without the other being checked.'
               : `Both auth rows of a flow are checked in one script call: the per-identity and per-IP logs share a hash tag (the flow, e.g. {auth:login}), and the script admits only when both are under their limits, so neither row can be spent without the other being checked.${slotText}`
-          } The account of the per-identity row is the name being tried, read from the request (the identify() hook, else the body fields username, email, login or client_id); steps that carry no name, such as an MFA code, are keyed on the account or session the request already belongs to (identify()'s userId, else sessionId). A request with none of these meets only the per-IP row: make identify() return the account for every auth route whose form names it differently.${sessionKeyedSteps(scope, auth)}`,
+          } The account of the per-identity row is the name being tried, read from the request (the identify() hook, else the body fields ${joinOr(USERNAME_FIELDS)}, else the user-id of an HTTP Basic Authorization header, which is how OAuth clients send their client_id to a token endpoint; a header that does not decode names no account); steps that carry no name, such as an MFA code, are keyed on the account or session the request already belongs to (identify()'s userId, else sessionId). A request with none of these meets only the per-IP row: make identify() return the account for every auth route whose form names it differently.${sessionKeyedSteps(scope, auth)}`,
         }
       : {}),
   };

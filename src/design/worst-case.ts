@@ -30,6 +30,7 @@ import {
   AWS_ACCOUNT_THROTTLE,
   awsKeyPlan,
   awsThrottleMethods,
+  WAF_DETECTION_TEXT,
   edgeCounter,
   fleetOverStated,
   gatewayNodes,
@@ -37,6 +38,7 @@ import {
   kongRoutePlan,
 } from './gateway-behaviour.js';
 import type { Algorithm, Design, Layer, MatrixRule } from './model.js';
+import { storeServerName } from './naming.js';
 
 /** One row of the table: a rule at one layer (or one source of extra admissions on top of it). */
 export interface WorstCaseRow {
@@ -177,11 +179,11 @@ export function perCounter(
 }
 
 /** The hybrid: a shared counter's worst case, plus each instance's local bucket admitting before Redis has counted. */
-export function withLocalBuckets(base: WorstCaseFigure, instances: number, localBurst: number): WorstCaseFigure {
+export function withLocalBuckets(base: WorstCaseFigure, instances: number, localBurst: number, server = 'Redis'): WorstCaseFigure {
   return {
     worstCase: base.worstCase + instances * localBurst,
     formula: `${base.formula} + ${fmt(instances)} x ${fmt(localBurst)}`,
-    basis: `The shared bucket's worst case, plus the local bucket (${fmt(localBurst)}) of each of the ${fmt(instances)} instances admitting before Redis has counted; a local charge Redis refuses stays owed until paid, so this holds under sustained contention too.`,
+    basis: `The shared bucket's worst case, plus the local bucket (${fmt(localBurst)}) of each of the ${fmt(instances)} instances admitting before ${server} has counted; a local charge ${server} refuses stays owed until paid, so this holds under sustained contention too.`,
   };
 }
 
@@ -212,6 +214,8 @@ function edgeCounters(
   cap?: { worstCase: number; formula: string };
   perLocation?: string;
   text: string;
+  /** The counter estimates the rate instead of logging each request: `text` replaces the algorithm's own account of its worst case. */
+  estimated?: boolean;
 } {
   // the gateway's own nodes when the answers give them; else one per application instance, said so in the row
   const { k: nodes, stated: known } = gatewayNodes(design.scope);
@@ -236,7 +240,8 @@ function edgeCounters(
         ? {
             k: 1,
             routes: 1,
-            text: 'AWS WAF counts each client IP over its trailing evaluation window across its fleet: one counter. It checks the rate about every 10 s and applies the limit near the set value, not exactly, so a client can pass more before a check blocks it.',
+            estimated: true,
+            text: `AWS WAF keeps one count per client IP over its trailing evaluation window across its fleet, an estimate that weighs recent requests more, not a log of each request. ${WAF_DETECTION_TEXT}.`,
           }
         : awsThrottleCounters(design, rule, seconds);
     case 'none':
@@ -328,6 +333,8 @@ function awsThrottleCounters(
           ...new Set(overridden.flatMap((e) => ownOf(e).map((r) => r.id))),
         ].join(', ')}), which replaces the stage's setting there: this rule does not count ${overridden.length > 1 ? 'them' : 'it'}.`
       : '';
+  // what one method's bucket admits in the rule's period
+  const one = sized(rule) ? perCounter(rule).worstCase : 0;
   return {
     k: 1,
     routes: m,
@@ -335,7 +342,7 @@ function awsThrottleCounters(
     cap,
     text: `API Gateway applies a stage's throttle to each method on its own (per-API, per-stage limits apply at the method level): ${
       m > 1
-        ? `${fmt(m)} methods here, each with its own token bucket, so the API as a whole passes up to ${fmt(m)} x it`
+        ? `${fmt(m)} methods here, each with its own token bucket at the full rate (API Gateway has no throttle on a stage's total), so a flood spread over them passes up to ${fmt(m)} x it, ${fmt(m)} x ${fmt(one)} = ${fmt(m * one)} in ${periodWords(rule.rate?.periodSeconds ?? period)}`
         : 'one method here, one token bucket'
     }.${elsewhere} All of it sits under ${AWS_ACCOUNT_LIMIT_TEXT}. ${best}`,
   };
@@ -416,7 +423,7 @@ const byRule: WorstCaseKind = {
       let location: string | undefined;
       const perProcess = rule.primitive === 'in-process';
       if (rule.layer === 'edge') {
-        const { k, routes, routesUnit, cap, perLocation, text } = edgeCounters(design, rule);
+        const { k, routes, routesUnit, cap, perLocation, text, estimated } = edgeCounters(design, rule);
         if (perLocation) location = perLocation;
         if (limitReq(design, rule)) {
           // limit_req admits the request that finds the key's state empty and burst more behind it
@@ -433,7 +440,7 @@ const byRule: WorstCaseKind = {
         if (routes > 1) {
           formula = `${k > 1 ? formula : `(${formula})`} x ${fmt(routes)} ${routesUnit ?? 'Kong routes'}`;
         }
-        basis = `${basis} ${text}`;
+        basis = estimated ? text : `${basis} ${text}`;
         // the figure is the fleet's: say what one node admits, the number the node's own file holds to
         if (fleet.nodes !== undefined && !cap) basis = `${basis} One node admits ${fmt(fleet.each)} of the ${fmt(worstCase)}.`;
         if (rule.notEnforced)
@@ -493,7 +500,7 @@ const hybrid: WorstCaseKind = {
           periodSeconds: rule.rate.periodSeconds,
           periodText: rule.rate.periodText ?? periodWords(rule.rate.periodSeconds),
           stated: rule.rate.requests,
-          ...withLocalBuckets(perCounter(rule), h.instances, h.localBurst),
+          ...withLocalBuckets(perCounter(rule), h.instances, h.localBurst, storeServerName(design.scope.store)),
           measurable: true,
         },
       ];

@@ -13,7 +13,8 @@
  * - YAML       yamlComment for header comments; values go through the `yaml` package
  *              (toYaml), which quotes every scalar that needs it
  * - Prometheus promTemplateText (alert annotations are Go templates)
- * - Cloudflare cfString (a string literal in a rules-language expression)
+ * - Cloudflare cfString (a string literal in a rules-language expression), cfNormalizedPath (a
+ *              route's path as the rules see a request's)
  * - names      gatewayName (Kong route/plugin names and tags, AWS WAF rule names)
  * - TypeScript tsString, tsComment
  * - Lua/Redis  luaString (a Lua string literal), luaKeyFragment (a piece of a Redis key)
@@ -213,9 +214,48 @@ export function envoyJsonFormat<T>(value: T): T {
 
 // ---------------------------------------------------------------- Cloudflare
 
-/** A double-quoted string literal in a Cloudflare rules-language expression. */
+/**
+ * A double-quoted string literal in a Cloudflare rules-language expression: `\\` and `\"` are
+ * its escapes; a control character (which no request field holds) is written as a space. Spaces
+ * are kept as they are: the literal says exactly the text it is given.
+ */
 export function cfString(value: string): string {
-  return `"${oneLine(value).replace(/\\/g, '\\\\').replace(/"/g, '\\"')}"`;
+  return `"${String(value).replace(CONTROLS, ' ').replace(/\\/g, '\\\\').replace(/"/g, '\\"')}"`;
+}
+
+/** RFC 3986 unreserved characters, which Cloudflare's URL normalization decodes. */
+const UNRESERVED = /[A-Za-z0-9\-._~]/;
+/** RFC 3986 reserved characters (and `/`), which it leaves as they are, raw or percent-encoded. */
+const RESERVED = /[:/?#[\]@!$&'()*+,;=]/;
+
+/**
+ * A route's path as Cloudflare's URL normalization hands it to rule expressions
+ * (http.request.uri.path, "Normalize incoming URLs" on, the zone default): a percent-encoded
+ * unreserved character decoded, every other percent escape in upper case, reserved characters
+ * left as written, and anything else (a space, a non-ASCII letter, a quote) percent-encoded
+ * from its UTF-8 bytes. A client cannot send a space in a path, so /my files arrives as
+ * /my%20files, and the rule must say that to count it.
+ */
+export function cfNormalizedPath(route: string): string {
+  let out = '';
+  const text = String(route);
+  for (let i = 0; i < text.length; ) {
+    const c = text[i] as string;
+    const hex = c === '%' ? /^%([0-9A-Fa-f]{2})/.exec(text.slice(i))?.[1] : undefined;
+    if (hex !== undefined) {
+      const char = String.fromCharCode(Number.parseInt(hex, 16));
+      out += UNRESERVED.test(char) ? char : `%${hex.toUpperCase()}`;
+      i += 3;
+      continue;
+    }
+    const point = String.fromCodePoint(text.codePointAt(i) as number);
+    out +=
+      UNRESERVED.test(point) || RESERVED.test(point)
+        ? point
+        : [...new TextEncoder().encode(point)].map((b) => `%${b.toString(16).toUpperCase().padStart(2, '0')}`).join('');
+    i += point.length;
+  }
+  return out;
 }
 
 // ---------------------------------------------------------------- TypeScript

@@ -19,6 +19,7 @@ import { kongSelect } from '../../src/codegen/gateway/kong-router.js';
 import { generateNginx } from '../../src/codegen/gateway/nginx.js';
 import { generateCode } from '../../src/codegen/index.js';
 import { checkDesign, formatFinding } from '../../src/constraints/index.js';
+import { wafCountedNames } from '../../src/codegen/gateway/shipped.js';
 import { burst, get, nginxTest, useRunningNginx } from './support/nginx.js';
 
 const FIXTURE = new URL('../fixtures/edge-cost/kong-search.answers.json', import.meta.url);
@@ -134,39 +135,13 @@ describe('Cloudflare: the rules whose expression matches a request', () => {
     });
 });
 
-/**
- * Whether an AWS WAF statement matches a request, as WAF evaluates the statements the file
- * writes: the field it names (the method or the URI path), after its text transformations.
- */
-function wafMatches(st: any, method: string, path: string): boolean {
-  if (st.AndStatement) return st.AndStatement.Statements.every((x: any) => wafMatches(x, method, path));
-  if (st.OrStatement) return st.OrStatement.Statements.some((x: any) => wafMatches(x, method, path));
-  if (st.NotStatement) return !wafMatches(st.NotStatement.Statement, method, path);
-  const leaf = st.RegexMatchStatement ?? st.ByteMatchStatement;
-  if (!leaf) throw new Error(`unknown statement ${Object.keys(st).join()}`);
-  let value = leaf.FieldToMatch.Method ? method : leaf.FieldToMatch.UriPath ? path : undefined;
-  if (value === undefined) throw new Error(`unknown field ${Object.keys(leaf.FieldToMatch).join()}`);
-  for (const t of leaf.TextTransformations) {
-    if (t.Type === 'LOWERCASE') value = value.replace(/[A-Z]/g, (c: string) => c.toLowerCase());
-    else if (t.Type !== 'NONE') throw new Error(`unknown transformation ${t.Type}`);
-  }
-  if (st.RegexMatchStatement) return new RegExp(leaf.RegexString).test(value);
-  expect(leaf.PositionalConstraint).toBe('EXACTLY');
-  return leaf.SearchString === value;
-}
-
 /** The rule a WAF rate-based rule carries, by its name. */
 const wafRule = (name: string): string =>
   name.startsWith(`rl-${SEARCH}-`) ? SEARCH : name.startsWith(`rl-${PART}-`) ? PART : name.replace(/^rl-(.*)-\d+$/, '$1');
 
 /** The rate-based rules of an AWS file that count a request: no scope-down, or one that matches it. */
 function wafCounted(doc: any, method: string, path: string): string[] {
-  return (doc.wafRateBasedRules as any[])
-    .filter((r) => {
-      const scope = r.Statement.RateBasedStatement.ScopeDownStatement;
-      return scope === undefined || wafMatches(scope, method, path);
-    })
-    .map((r) => wafRule(String(r.Name)));
+  return wafCountedNames(doc, method, path).map(wafRule);
 }
 
 describe('AWS WAF: the rate-based rules whose scope-down matches a request', () => {

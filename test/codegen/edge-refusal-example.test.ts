@@ -19,7 +19,9 @@ import type { Design, Gateway } from '../../src/design/model.js';
 import { renderHtml } from '../../src/render/html/index.js';
 import { renderMarkdown } from '../../src/render/markdown/index.js';
 import { ROOT } from '../helpers/examples.js';
-import { apiGatewayTemplateRead, envoyJsonFormatRead, nginxReturnRead } from './support/gateway-reading.js';
+import type { EdgeBodyPlace } from '../../src/codegen/gateway/edge.js';
+import { nginxDirectives, nginxReturnRead } from '../../src/codegen/gateway/reading.js';
+import { shippedEdgeBodies } from '../../src/codegen/gateway/shipped.js';
 import { TEMPLATE_DOCS_URL } from './support/hostile.js';
 
 const DATE = '2025-01-01';
@@ -92,23 +94,24 @@ const file = (files: CodeFile[], p: string): string => {
   return f!.content;
 };
 
-/** An nginx quoted string's value. */
-function nginxUnquote(s: string): string {
-  return s.startsWith('"') ? s.slice(1, -1).replace(/\\(["\\])/g, '$1') : s;
+/** The body of a place of the gateway file, as validate reads it (read the way the gateway reads it, then parsed): one body, readable. */
+function bodyAt(files: CodeFile[], place: EdgeBodyPlace): unknown {
+  const bodies = shippedEdgeBodies(files).filter((b) => b.writtenBy === place);
+  expect(bodies.length, place).toBeGreaterThan(0);
+  for (const b of bodies) expect(b.unreadable, `${b.file}: ${b.where}`).toBeUndefined();
+  expect(new Set(bodies.map((b) => JSON.stringify(b.body))).size, `${place}: one body`).toBe(1);
+  return bodies[0]!.body;
 }
 
 function nginxShipped(files: CodeFile[]): Shipped[] {
-  const code = file(files, 'gateway/nginx-server.conf').replace(/^\s*#[^\n]*/gm, '');
-  const page = /error_page\s+429\s+(\S+);/.exec(code)?.[1] as string;
-  const location = new RegExp(`location\\s+${page.replace(/[.*+?^${}()|[\]\\]/g, '\\$&')}\\s*\\{([\\s\\S]*?)\\n\\}`).exec(
-    code,
-  )?.[1] as string;
-  const type = /default_type\s+(\S+);/.exec(location)?.[1] as string;
-  const added = [...location.matchAll(/add_header\s+(\S+)\s+("(?:[^"\\]|\\.)*"|\S+)\s+always;/g)].map(
-    (m) => [m[1], nginxUnquote(m[2] as string)] as [string, string],
-  );
-  const ret = /return\s+429\s+("(?:[^"\\]|\\.)*");/.exec(location)?.[1] as string;
-  return [{ headers: [['Content-Type', type], ...added], body: JSON.parse(nginxReturnRead(nginxUnquote(ret))) }];
+  const directives = nginxDirectives(file(files, 'gateway/nginx-server.conf'));
+  const page = directives.find((d) => d.name === 'error_page' && d.args[0] === '429')?.args.at(-1);
+  const location = directives.find((d) => d.name === 'location' && d.args.at(-1) === page)?.block ?? [];
+  const type = location.find((d) => d.name === 'default_type')?.args[0] as string;
+  const added = location
+    .filter((d) => d.name === 'add_header' && d.args[2] === 'always')
+    .map((d) => [d.args[0], nginxReturnRead(d.args[1] as string)] as [string, string]);
+  return [{ headers: [['Content-Type', type], ...added], body: bodyAt(files, 'nginx-error-page') }];
 }
 
 function envoyShipped(files: CodeFile[]): Shipped[] {
@@ -120,7 +123,7 @@ function envoyShipped(files: CodeFile[]): Shipped[] {
     ...mapper.headers_to_add.map((h: any) => [h.header.key, h.header.value] as [string, string]),
   ];
   // what Envoy writes from the json_format: each of its strings is a format string
-  const body = envoyJsonFormatRead(mapper.body_format_override.json_format);
+  const body = bodyAt(files, 'envoy-local-reply');
   const out: Shipped[] = [];
   const local = hcm.http_filters.find((f: any) => f.name === 'envoy.filters.http.local_ratelimit');
   if (local) {
@@ -163,7 +166,7 @@ function kongShipped(files: CodeFile[]): Shipped[] {
       rules: rulesOf(advanced),
       headers: [['Retry-After', retry]],
       byGateway: [['Content-Type', /^application\/json; charset=utf-8$/]],
-      body: { message: advanced[0].config.error_message },
+      body: bodyAt(files, 'kong-rate-limiting-advanced'),
     });
   }
   const basic = plugins.filter((p) => p.name === 'rate-limiting');
@@ -173,7 +176,7 @@ function kongShipped(files: CodeFile[]): Shipped[] {
       rules: rulesOf(basic),
       headers: [['Retry-After', retry]],
       byGateway: [['Content-Type', /^application\/json; charset=utf-8$/]],
-      body: { message: basic[0].config.error_message, request_id: '<request id>' },
+      body: bodyAt(files, 'kong-rate-limiting'),
     });
   }
   return out;
@@ -191,7 +194,7 @@ function cloudflareShipped(files: CodeFile[]): Shipped[] {
       headers: [['Content-Type', r.action_parameters.response.content_type]],
       // Cloudflare writes it, counting down the block: no field of the file holds a number for it
       byGateway: [['Retry-After', new RegExp(`^<seconds left of the ${timeout} s block>$`)]],
-      body: JSON.parse(r.action_parameters.response.content),
+      body: bodyAt(files, 'cloudflare-rule-response'),
     },
   ];
 }
@@ -212,7 +215,7 @@ function awsShipped(files: CodeFile[], design: Design): Shipped[] {
   if (throttleRules.length > 0) {
     const g = doc.gatewayResponses.find((x: any) => x.Properties.ResponseType === 'THROTTLED').Properties;
     expect(g.StatusCode).toBe('429');
-    const [type, template] = (Object.entries(g.ResponseTemplates) as [string, string][])[0] as [string, string];
+    const type = Object.keys(g.ResponseTemplates)[0] as string;
     out.push({
       rules: throttleRules,
       headers: [
@@ -221,7 +224,7 @@ function awsShipped(files: CodeFile[], design: Design): Shipped[] {
           ([k, v]) => [k.replace('gatewayresponse.header.', ''), String(v).replace(/^'|'$/g, '')] as [string, string],
         ),
       ],
-      body: apiGatewayTemplateRead(template),
+      body: bodyAt(files, 'aws-throttled-response'),
     });
   }
   if ((doc.wafRateBasedRules ?? []).length > 0) {
@@ -236,7 +239,7 @@ function awsShipped(files: CodeFile[], design: Design): Shipped[] {
         ['Content-Type', WAF_TYPES[body.ContentType] as string],
         ...custom.ResponseHeaders.map((h: any) => [h.Name, h.Value] as [string, string]),
       ],
-      body: JSON.parse(body.Content),
+      body: bodyAt(files, 'aws-waf-custom-response'),
     });
   }
   return out;

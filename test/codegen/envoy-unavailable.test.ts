@@ -19,7 +19,7 @@ import type { Design } from '../../src/design/model.js';
 import { unavailableFields } from '../../src/runtime/middleware/responses.js';
 import { generatedFiles, runCli, tempDir } from '../helpers/cli.js';
 import { ROOT } from '../helpers/examples.js';
-import { envoyJsonFormatRead } from './support/gateway-reading.js';
+import { envoyJsonFormatRead } from '../../src/codegen/gateway/reading.js';
 import { TEMPLATE_DOCS_URL } from './support/hostile.js';
 
 const DATE = '2026-12-03';

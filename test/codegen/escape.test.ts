@@ -23,7 +23,7 @@ import {
   tsString,
   yamlComment,
 } from '../../src/escape/index.js';
-import { apiGatewayTemplateRead, envoyFormatRead, envoyJsonFormatRead } from './support/gateway-reading.js';
+import { apiGatewayTemplateRead, envoyFormatRead, envoyJsonFormatRead } from '../../src/codegen/gateway/reading.js';
 import { EVIL, EVIL_ROUTE, TEMPLATE_DOCS_URL } from './support/hostile.js';
 
 const HOSTILE = [

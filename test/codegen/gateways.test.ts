@@ -28,7 +28,7 @@ import { kongRegex } from '../../src/codegen/gateway/kong-router.js';
 import { buildDesign } from '../../src/design/build.js';
 import type { Design, Gateway } from '../../src/design/model.js';
 import { DATE, exampleAnswers, exampleDesign, exampleNames } from '../helpers/examples.js';
-import { apiGatewayTemplateRead, envoyJsonFormatRead } from './support/gateway-reading.js';
+import { apiGatewayTemplateRead, envoyJsonFormatRead } from '../../src/codegen/gateway/reading.js';
 import { EVIL_ROUTE, META_ROUTE, TEMPLATE_DOCS_URL, hostileAnswers, hostileDesign } from './support/hostile.js';
 
 type Obj = Record<string, any>;
@@ -397,6 +397,26 @@ describe('AWS API Gateway and Cloudflare: labelled examples to adapt', () => {
       expect(anon.ratelimit.characteristics).toEqual(['ip.src', 'cf.colo.id']);
     });
   }
+
+  it('Cloudflare: a route with spaces or percent escapes is compared as normalization hands the request path to the rule', () => {
+    // a client sends a space as %20 (a request line cannot hold one); Cloudflare's URL
+    // normalization decodes escaped unreserved characters (%7E is ~), writes other escapes in
+    // upper case (which lower() then lowers) and leaves reserved characters as written
+    expect(cfRoutesExpr([edgeRoute('GET', '/v1/my  files')])).toBe(
+      '(http.request.method in {"GET" "HEAD"} and lower(http.request.uri.path) in {"/v1/my%20%20files" "/v1/my%20%20files/"})',
+    );
+    for (const route of ['/v1/Café', '/v1/caf%C3%A9', '/v1/caf%c3%a9'])
+      expect(cfStaticPaths(edgeRoute('ANY', route)), route).toEqual(['/v1/caf%c3%a9', '/v1/caf%c3%a9/']);
+    expect(cfStaticPaths(edgeRoute('ANY', '/v1/%7Euser/a%2Fb/x@y'))).toEqual(['/v1/~user/a%2fb/x@y', '/v1/~user/a%2fb/x@y/']);
+    expect(cfStaticPaths(edgeRoute('ANY', '/v1/50%'))).toEqual(['/v1/50%25', '/v1/50%25/']);
+    const param = cfRoutesExpr([edgeRoute('ANY', '/v1/my files/:id')]);
+    // regexLiteral writes % as \x25, and the string literal doubles the backslash
+    expect(param).toBe('(http.request.uri.path matches "(?i)^/v1/my\\\\x2520files/[^/]+/?$")');
+    // the request the middleware counts under the route is the one the rule counts
+    const regex = new RegExp(/"\(\?i\)(.*)"\)$/.exec(param)![1]!.replace(/\\\\/g, '\\'), 'i');
+    expect(regex.test(encodeURI('/v1/my files/42'))).toBe(true);
+    expect(regex.test('/v1/my files/42')).toBe(false);
+  });
 
   it('Cloudflare: static routes compare the lowercased path with eq / in (every plan), routes with parameters use matches', () => {
     expect(cfRoutesExpr([edgeRoute('ANY', '/v1/Status')])).toBe('(lower(http.request.uri.path) in {"/v1/status" "/v1/status/"})');

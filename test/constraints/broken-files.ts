@@ -48,6 +48,10 @@ function fixture(path: string): any {
  */
 export const awsKeys = (): Generated => generated('aws-keys', () => designFrom(fixture('gateway/aws-api-keys.answers.json')));
 
+/** Hono behind AWS API Gateway: the ceiling a stage throttle over 8 API methods (test/fixtures/review). */
+export const awsSessions = (): Generated =>
+  generated('aws-sessions', () => designFrom(fixture('review/hono-valkey-aws-sessions.answers.json')));
+
 /** The keyless census API (ceiling, a per-IP rule and its cost-5 part) on another gateway. */
 export const keyless = (gateway: 'envoy' | 'cloudflare' | 'aws-api-gateway' | 'kong' | 'nginx'): Generated =>
   generated(`keyless-${gateway}`, () => {

@@ -4,7 +4,7 @@ import completeRules from '../../src/constraints/complete-rules.js';
 import { checkDesign, formatFinding } from '../../src/constraints/index.js';
 import { renderMarkdown } from '../../src/render/markdown/index.js';
 import { forceField, getRule, mutate, validDesign } from '../fixtures/design.js';
-import { awsKeys, edit, editJson, main, saas } from './broken-files.js';
+import { awsKeys, awsSessions, edit, editJson, main, saas } from './broken-files.js';
 import { runConstraintTests } from './tester.js';
 
 const design = validDesign();
@@ -305,6 +305,68 @@ runConstraintTests(completeRules, {
         { messageId: 'edgeScopeDiffers', ruleId: 'reads-per-key' },
         { messageId: 'edgeScopeDiffers', ruleId: 'bulk-per-key' },
         { messageId: 'edgeScopeDiffers', ruleId: 'bulk-per-key-cost-3' },
+      ],
+    },
+  ],
+});
+
+// AWS API Gateway: the ceiling's stage throttle is a bucket per API method, each at the row's full rate
+const methodThrottle = (rate: number, burst: number, path = '/~1api~1feed', method = 'GET') => ({
+  ResourcePath: path,
+  HttpMethod: method,
+  ThrottlingRateLimit: rate,
+  ThrottlingBurstLimit: burst,
+  _rule: 'global-ceiling',
+});
+runConstraintTests(completeRules, {
+  valid: [
+    {
+      name: "a method throttle of its own for the hot endpoint at the row's full rate and burst",
+      design: awsSessions().design,
+      files: editJson(awsSessions(), AWS, (d) => {
+        d.stageMethodSettings.push(methodThrottle(2100, 2100));
+      }),
+    },
+    {
+      name: "the stage's methods lowered by hand, as the document allows (the hot endpoint keeps the full rate)",
+      design: awsSessions().design,
+      files: editJson(awsSessions(), AWS, (d) => {
+        d.stageMethodSettings[0].ThrottlingRateLimit = 500;
+        d.stageMethodSettings[0].ThrottlingBurstLimit = 500;
+        d.stageMethodSettings.push(methodThrottle(2100, 2100));
+      }),
+    },
+  ],
+  invalid: [
+    {
+      name: "one method's throttle above the row's rate, beside the hot endpoint's at it",
+      design: awsSessions().design,
+      files: editJson(awsSessions(), AWS, (d) => {
+        d.stageMethodSettings.push(methodThrottle(2100, 2100), methodThrottle(2100.5, 2100, '/~1api~1search'));
+      }),
+      expect: [
+        {
+          messageId: 'edgeNumbersDiffer',
+          ruleId: 'global-ceiling',
+          data: {
+            stated: '2,100 / 1 s, burst 2,100',
+            shipped: 'stage throttle GET /~1api~1search: ThrottlingRateLimit 2100.5, ThrottlingBurstLimit 2100',
+          },
+        },
+      ],
+    },
+    {
+      name: "the stage's burst above the row's",
+      design: awsSessions().design,
+      files: editJson(awsSessions(), AWS, (d) => {
+        d.stageMethodSettings[0].ThrottlingBurstLimit = 4200;
+      }),
+      expect: [
+        {
+          messageId: 'edgeNumbersDiffer',
+          ruleId: 'global-ceiling',
+          data: { shipped: 'stage throttle * /*: ThrottlingRateLimit 2100, ThrottlingBurstLimit 4200' },
+        },
       ],
     },
   ],

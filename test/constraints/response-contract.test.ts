@@ -1,7 +1,8 @@
 import responseContract from '../../src/constraints/response-contract.js';
+import { apiGatewayTemplateJson } from '../../src/escape/index.js';
 import type { HeaderSpec } from '../../src/design/model.js';
 import { forceField, getRule, mutate, validDesign } from '../fixtures/design.js';
-import { edit, keyless, main, saas, without } from './broken-files.js';
+import { awsKeys, edit, editJson, keyless, main, saas, without } from './broken-files.js';
 import { runConstraintTests } from './tester.js';
 
 const design = validDesign();
@@ -158,8 +159,156 @@ runConstraintTests(responseContract, {
     { name: 'the files generated for saas-platform', ...saas() },
     { name: 'the files generated for a Koa API', ...main('koa') },
     { name: 'the files generated for another framework', ...main('other') },
+    ...(['nginx', 'envoy', 'kong', 'aws-api-gateway', 'cloudflare'] as const).map((g) => ({
+      name: `the ${g} files generated for the keyless census API (every edge 429 body as the contract shows it)`,
+      ...keyless(g),
+    })),
+    { name: 'the AWS files of an API-key API (usage plan and stage throttles)', ...awsKeys() },
   ],
   invalid: [
+    // a hand edit of an edge 429 body: the field, what the design says, what the file says
+    {
+      name: "nginx's 429 body with another error code",
+      design: saas().design,
+      files: edit(saas(), 'gateway/nginx-server.conf', (c) => c.replace(/(return 429 .*)RATE_LIMITED/, '$1SLOW_DOWN')),
+      expect: [
+        {
+          messageId: 'edgeBodyField',
+          data: { file: 'gateway/nginx-server.conf', field: 'code', design: '"RATE_LIMITED"', shipped: '"SLOW_DOWN"' },
+        },
+      ],
+    },
+    {
+      name: "nginx's 429 body that is no longer JSON",
+      design: saas().design,
+      files: edit(saas(), 'gateway/nginx-server.conf', (c) => c.replace(/\}";$/m, '";')),
+      expect: [
+        {
+          messageId: 'edgeBodyUnreadable',
+          data: { file: 'gateway/nginx-server.conf', where: 'return 429 in location @rl_too_many_requests' },
+        },
+      ],
+    },
+    {
+      name: "nginx's 429 body with a $ nginx expands",
+      design: saas().design,
+      files: edit(saas(), 'gateway/nginx-server.conf', (c) =>
+        c.replace(/(return 429 .*)Too many requests/, '$1Too many requests ($request_id)'),
+      ),
+      expect: [{ messageId: 'edgeBodyUnreadable', data: { file: 'gateway/nginx-server.conf' } }],
+    },
+    {
+      name: "Envoy's 429 mapper with another documentation URL",
+      design: keyless('envoy').design,
+      files: edit(keyless('envoy'), 'gateway/envoy-local-ratelimit.yaml', (c) =>
+        c.replace(/(\n\s+documentation: ).*/, '$1https://elsewhere.example/docs'),
+      ),
+      expect: [
+        {
+          messageId: 'edgeBodyField',
+          data: {
+            file: 'gateway/envoy-local-ratelimit.yaml',
+            field: 'documentation',
+            design: '"https://census.example/docs/limits"',
+            shipped: '"https://elsewhere.example/docs"',
+          },
+        },
+      ],
+    },
+    {
+      name: "Envoy's 429 mapper with a % that opens no command",
+      design: keyless('envoy').design,
+      files: edit(keyless('envoy'), 'gateway/envoy-local-ratelimit.yaml', (c) => c.replace(/(\n\s+title: ).*/, '$1100% busy')),
+      expect: [{ messageId: 'edgeBodyUnreadable', data: { file: 'gateway/envoy-local-ratelimit.yaml' } }],
+    },
+    {
+      name: "Kong's error_message edited on one plugin",
+      design: keyless('kong').design,
+      files: edit(keyless('kong'), 'gateway/kong.yaml', (c) => c.replace(/error_message: .*/, 'error_message: Slow down')),
+      expect: [{ messageId: 'edgeBodyField', data: { file: 'gateway/kong.yaml', field: 'message', shipped: '"Slow down"' } }],
+    },
+    {
+      name: "API Gateway's THROTTLED template without its retry hint",
+      design: keyless('aws-api-gateway').design,
+      files: editJson(keyless('aws-api-gateway'), 'gateway/aws-api-gateway.json', (doc) => {
+        const g = doc.gatewayResponses.find((x: any) => x.Properties.ResponseType === 'THROTTLED').Properties;
+        const body = JSON.parse(g.ResponseTemplates['application/json']);
+        delete body.retryAfterSeconds;
+        g.ResponseTemplates['application/json'] = apiGatewayTemplateJson(body);
+      }),
+      expect: [
+        {
+          messageId: 'edgeBodyField',
+          data: { file: 'gateway/aws-api-gateway.json', field: 'retryAfterSeconds', shipped: 'absent' },
+        },
+      ],
+    },
+    {
+      name: "API Gateway's THROTTLED template rewritten as plain JSON (the # of its type URL raw)",
+      design: keyless('aws-api-gateway').design,
+      files: editJson(keyless('aws-api-gateway'), 'gateway/aws-api-gateway.json', (doc) => {
+        const g = doc.gatewayResponses.find((x: any) => x.Properties.ResponseType === 'THROTTLED').Properties;
+        g.ResponseTemplates['application/json'] = JSON.stringify(JSON.parse(g.ResponseTemplates['application/json']));
+      }),
+      expect: [
+        {
+          messageId: 'edgeBodyUnreadable',
+          data: { file: 'gateway/aws-api-gateway.json', where: 'the THROTTLED gateway response (its application/json template)' },
+        },
+      ],
+    },
+    {
+      name: 'an AWS file that is no longer JSON: one finding for its bodies',
+      design: keyless('aws-api-gateway').design,
+      files: edit(keyless('aws-api-gateway'), 'gateway/aws-api-gateway.json', (c) => c.replace(/\}\s*$/, '')),
+      expect: [
+        { messageId: 'retryAfterNotShipped', data: { file: 'gateway/aws-api-gateway.json' } },
+        { messageId: 'edgeBodyUnreadable', data: { file: 'gateway/aws-api-gateway.json', where: 'the file' } },
+      ],
+    },
+    {
+      name: "AWS WAF's rate-based rules blocking with no custom response body",
+      design: keyless('aws-api-gateway').design,
+      files: editJson(keyless('aws-api-gateway'), 'gateway/aws-api-gateway.json', (doc) => {
+        for (const w of doc.wafRateBasedRules) delete w.Action.Block.CustomResponse.CustomResponseBodyKey;
+      }),
+      expect: [{ messageId: 'edgeBodyMissing', data: { file: 'gateway/aws-api-gateway.json' } }],
+    },
+    {
+      name: "AWS WAF's custom response body naming other rules",
+      design: keyless('aws-api-gateway').design,
+      files: editJson(keyless('aws-api-gateway'), 'gateway/aws-api-gateway.json', (doc) => {
+        const b = Object.values(doc.wafCustomResponseBodies)[0] as { Content: string };
+        const body = JSON.parse(b.Content);
+        body.limit.rules = ['someone-else'];
+        b.Content = JSON.stringify(body);
+      }),
+      expect: [
+        {
+          messageId: 'edgeBodyField',
+          data: {
+            file: 'gateway/aws-api-gateway.json',
+            where: 'WAF custom response body rl-too-many-requests',
+            field: 'limit.rules',
+            shipped: '["someone-else"]',
+          },
+        },
+      ],
+    },
+    {
+      name: "a Cloudflare rule's custom response with a field the contract does not have",
+      design: keyless('cloudflare').design,
+      files: editJson(keyless('cloudflare'), 'gateway/cloudflare-ratelimit.json', (doc) => {
+        const r = doc.rules[0].action_parameters.response;
+        r.content = JSON.stringify({ ...JSON.parse(r.content), upgrade: 'https://pay.example' });
+      }),
+      expect: [
+        {
+          messageId: 'edgeBodyField',
+          data: { file: 'gateway/cloudflare-ratelimit.json', field: 'upgrade', design: 'absent', shipped: '"https://pay.example"' },
+        },
+      ],
+    },
     {
       name: 'the middleware answers 429 without Retry-After',
       design: main().design,
@@ -169,7 +318,7 @@ runConstraintTests(responseContract, {
     {
       name: 'the gateway answers 429 without Retry-After',
       design: saas().design,
-      files: edit(saas(), 'gateway/nginx-server.conf', (c) => c.replace(/^.*Retry-After.*\n/gim, '')),
+      files: edit(saas(), 'gateway/nginx-server.conf', (c) => c.replace(/^.*add_header Retry-After.*\n/gim, '')),
       expect: [{ messageId: 'retryAfterNotShipped', data: { file: 'gateway/nginx-server.conf', layer: 'nginx limit_req' } }],
     },
     {

@@ -16,7 +16,7 @@ import { CODE_BASE_ID, toSarif } from '../../src/constraints/sarif.js';
 import type { ConstraintResult } from '../../src/constraints/types.js';
 import { buildDesign } from '../../src/design/build.js';
 import type { Design } from '../../src/design/model.js';
-import { DATE, EXAMPLES, ROOT } from '../helpers/examples.js';
+import { DATE, EXAMPLES, ROOT, reviewDesign } from '../helpers/examples.js';
 import { MAIN } from '../middleware/designs.js';
 import { edit, saas } from './broken-files.js';
 
@@ -91,6 +91,28 @@ describe('validate --sarif', () => {
     const bad = structuredClone(log) as unknown as { runs: { results: unknown[] }[] };
     bad.runs[0]!.results.push({ ruleId: 'complete-rules', level: 'error' });
     expect(validateSarif(bad)).toBe(false);
+  });
+
+  it('carries a pass note as a tool notification tied to the constraint, never as a result (code scanning alerts on every result)', () => {
+    const design = reviewDesign('nestjs-memory-quotas');
+    const text = readFileSync(path.join(ROOT, 'test/fixtures/review/nestjs-memory-quotas.answers.json'), 'utf8');
+    const checks = checkDesign(design, generateCode(design));
+    const noted = checks.filter((c) => c.note !== undefined);
+    expect(noted.map((c) => c.id)).toContain('shared-outbound');
+    const log = sarifOf(design, text, generateCode(design), checks);
+    expectValid(log);
+    const invocation = log.runs[0]!.invocations[0] as {
+      toolExecutionNotifications?: { level: string; message: { text: string }; associatedRule: { id: string; index: number } }[];
+    };
+    const notes = invocation.toolExecutionNotifications ?? [];
+    expect(notes.map((n) => n.associatedRule.id)).toEqual(noted.map((c) => c.id));
+    expect(notes.find((n) => n.associatedRule.id === 'shared-outbound')).toEqual({
+      level: 'note',
+      message: { text: 'Passes: one instance: its process holds the only bucket for Stripe.' },
+      associatedRule: { id: 'shared-outbound', index: CONSTRAINTS.findIndex((c) => c.meta.id === 'shared-outbound') },
+    });
+    // a passing design has no result at all: nothing for code scanning to open an alert for
+    expect(log.runs[0]!.results).toEqual([]);
   });
 
   it('locates a hand-written rule without a TTL at the rules entry of the answers', () => {

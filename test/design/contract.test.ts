@@ -222,6 +222,26 @@ describe('remaining quota on every response a quota counts', () => {
     for (const d of [saasWith('ietf-trio'), x]) expect(checkDesign(d).find((c) => c.id === 'response-contract')?.messages).toEqual([]);
   });
 
+  it('a calendar quota names its window where the convention states it: w only in RateLimit-Policy', () => {
+    const structured = saasWith('ietf-structured');
+    expect(structured.contract.quotaHeaders.find((h) => h.name === 'RateLimit-Policy')?.meaning).toMatch(/w is the length of the current/);
+    expect(structured.contract.quotaExceededExample?.situation).toMatch(/w \(and the body's limit\.windowSeconds\) is the length/);
+    for (const convention of ['ietf-trio', 'x-ratelimit'] as const) {
+      const d = saasWith(convention);
+      // no header of these conventions has a w: the text must not speak of one
+      for (const h of d.contract.quotaHeaders) expect(h.meaning).not.toMatch(/\bw\b/);
+      expect(d.contract.quotaExceededExample?.situation).not.toMatch(/\bw\b/);
+      expect(d.contract.quotaExceededExample?.situation).toMatch(/the body's limit\.windowSeconds is the length of the current/);
+      expect(d.contract.quotaHeaders[0]?.meaning).toMatch(/The period is the current calendar/);
+    }
+  });
+
+  it("the overage warning header says it is the design's own and the same for both soft kinds", () => {
+    const meaning = saasWith('ietf-trio').contract.quotaHeaders.find((h) => h.name === 'Quota-Exceeded')?.meaning;
+    expect(meaning).toMatch(/not one of the IETF RateLimit draft's/);
+    expect(meaning).toMatch(/the same for a soft-warning and a pay-per-overage plan/);
+  });
+
   it('no overage warning header when no plan passes calls past its quota', () => {
     expect(saasWith('ietf-structured', true).contract.quotaHeaders.map((h) => h.name)).toEqual(['RateLimit-Policy', 'RateLimit']);
   });

@@ -124,7 +124,11 @@ describe('AWS API Gateway: the document states what the template enforces', () =
     const w = worstRow(doc, 'anonymous-per-ip');
     expect(w.stated).toBe(`${n(stmt.Limit)} per 1 min`);
     expect(w.worst).toBe(n(stmt.Limit));
-    expect(w.basis).toContain('checks the rate about every 10 s');
+    // AWS: requests can come in above the limit for up to several minutes before WAF blocks them
+    expect(w.basis).toContain('for up to several minutes before WAF detects the rate and blocks them');
+    expect(w.basis).toContain('not a bound');
+    expect(w.basis).not.toContain('never more than the limit');
+    expect(w.basis).not.toContain('every 10 s');
     expect(doc).toContain(`anonymous-per-ip: ${n(stmt.Limit)} per 1 min`);
     expect(doc).not.toContain('burst 250');
     // Retry-After covers the evaluation window and the time WAF takes to notice the rate fell (AWS: usually under 30 s)
@@ -145,6 +149,12 @@ describe('AWS API Gateway: the document states what the template enforces', () =
     const w = worstRow(doc, 'global-ceiling');
     expect(w.worst).toBe(n(4 * (setting.ThrottlingBurstLimit + setting.ThrottlingRateLimit)));
     expect(w.formula).toBe(`(${n(setting.ThrottlingBurstLimit)} + ${n(setting.ThrottlingRateLimit)}/s x 1 s) x 4 API methods`);
+    // each method's bucket holds the row's full figures: the total a flood spread over them passes
+    const one = setting.ThrottlingBurstLimit + setting.ThrottlingRateLimit;
+    expect(w.basis).toContain(`so a flood spread over them passes up to 4 x it, 4 x ${n(one)} = ${n(4 * one)} in 1 s`);
+    expect(ceiling.rationale).toContain(
+      `each of the 4 methods it throttles gets ${n(setting.ThrottlingRateLimit)} req/s of its own, so no method is refused below that`,
+    );
     expect(w.basis).toContain('applies a stage');
     expect(w.basis).toContain("under the account's Regional limit (by default 10,000 req/s with a burst of 5,000");
   });

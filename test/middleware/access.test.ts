@@ -6,23 +6,17 @@
  * so each test plays the proxy and names the client address in X-Forwarded-For.
  */
 import { request as httpRequest } from 'node:http';
-import type { AddressInfo } from 'node:net';
-import { serve as honoServe, type ServerType } from '@hono/node-server';
-import { bodyParser } from '@koa/bodyparser';
-import express from 'express';
 import Fastify from 'fastify';
-import { Hono } from 'hono';
 import { Redis } from 'ioredis';
-import Koa from 'koa';
 import { Registry } from 'prom-client';
 import { beforeAll, describe, expect, it } from 'vitest';
 import { generateMiddleware } from '../../src/codegen/middleware/index.js';
 import { freePort, useRedisServer } from '../helpers/redis.js';
 import { ACCESS } from './designs.js';
+import { type AdapterFramework, type App, FRAMEWORKS, mountAdapter } from './apps.js';
 import { designFrom, expectTtlsUnder, freshPrefix, useCompiledMiddleware } from './harness.js';
 
-const FRAMEWORKS = ['express', 'fastify', 'koa', 'hono'] as const;
-type Framework = (typeof FRAMEWORKS)[number];
+type Framework = AdapterFramework;
 
 type Factory = (app: unknown, options: Record<string, unknown>) => { close(): void };
 const store = useRedisServer();
@@ -90,11 +84,6 @@ function getRaw(app: App, path: string, headers: Record<string, string | string[
   });
 }
 
-interface App {
-  url: string;
-  close(): Promise<void>;
-}
-
 function baseOptions(prefix: string, client: Redis = store.redis): Record<string, unknown> {
   return {
     redis: client,
@@ -107,77 +96,8 @@ function baseOptions(prefix: string, client: Redis = store.redis): Record<string
   };
 }
 
-async function mount(
-  framework: Framework,
-  options: Record<string, unknown>,
-  mod = modules[framework] as Record<string, unknown>,
-): Promise<App> {
-  if (framework === 'express') {
-    const app = express();
-    app.use(express.json());
-    const mw = (mod.rateLimit as (o: unknown) => express.RequestHandler & { limiter: { close(): void } })(options);
-    app.use(mw);
-    app.use((_req, res) => {
-      res.json({ ok: true });
-    });
-    const http = await new Promise<import('node:http').Server>((resolve) => {
-      const s = app.listen(0, '127.0.0.1', () => resolve(s));
-    });
-    return {
-      url: `http://127.0.0.1:${(http.address() as AddressInfo).port}`,
-      close: async () => {
-        mw.limiter.close();
-        http.closeAllConnections();
-        await new Promise<void>((resolve) => http.close(() => resolve()));
-      },
-    };
-  }
-  if (framework === 'fastify') {
-    const app = Fastify();
-    (mod.registerRateLimit as Factory)(app, options);
-    app.route({ method: ['GET', 'POST'], url: '/*', handler: async () => ({ ok: true }) });
-    await app.listen({ port: 0, host: '127.0.0.1' });
-    return {
-      url: `http://127.0.0.1:${(app.server.address() as AddressInfo).port}`,
-      close: async () => {
-        app.server.closeAllConnections();
-        await app.close();
-      },
-    };
-  }
-  if (framework === 'koa') {
-    const app = new Koa();
-    app.use(bodyParser());
-    const mw = (mod.rateLimit as (o: unknown) => Koa.Middleware & { limiter: { close(): void } })(options);
-    app.use(mw);
-    app.use((ctx) => {
-      ctx.body = { ok: true };
-    });
-    const http = app.listen(0, '127.0.0.1');
-    await new Promise<void>((resolve) => http.once('listening', () => resolve()));
-    return {
-      url: `http://127.0.0.1:${(http.address() as AddressInfo).port}`,
-      close: async () => {
-        mw.limiter.close();
-        http.closeAllConnections();
-        await new Promise<void>((resolve) => http.close(() => resolve()));
-      },
-    };
-  }
-  const app = new Hono();
-  const mw = (mod.rateLimit as (o: unknown) => import('hono').MiddlewareHandler & { limiter: { close(): void } })(options);
-  app.use(mw);
-  app.all('*', (c) => c.json({ ok: true }));
-  const http: ServerType = await new Promise((resolve) => {
-    const s = honoServe({ fetch: app.fetch, port: 0, hostname: '127.0.0.1' }, () => resolve(s));
-  });
-  return {
-    url: `http://127.0.0.1:${(http.address() as AddressInfo).port}`,
-    close: async () => {
-      mw.limiter.close();
-      await new Promise<void>((resolve) => http.close(() => resolve()));
-    },
-  };
+function mount(framework: Framework, options: Record<string, unknown>, mod = modules[framework] as Record<string, unknown>): Promise<App> {
+  return mountAdapter(framework, mod, options);
 }
 
 async function get(app: App, path: string, headers: Record<string, string> = {}): Promise<Response> {

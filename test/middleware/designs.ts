@@ -160,3 +160,33 @@ export const HOSTILE: AnswersInput = {
     },
   ],
 };
+
+/**
+ * An OAuth 2.0 token endpoint (authKind token): the per-client row allows 3 tries per client id
+ * an hour, the per-IP row 5 per address an hour (fail closed, silent), beside a health check.
+ * Loopback is a trusted proxy, so tests can play the proxy and name the client address.
+ */
+export const TOKEN: AnswersInput = {
+  project: { name: 'middleware token API' },
+  goals: ['abuse'],
+  stack: {
+    language: 'TypeScript',
+    framework: 'express',
+    topology: 'single',
+    gateway: 'none',
+    store: 'redis',
+    trustedProxies: ['127.0.0.0/8', '::1/128'],
+  },
+  identities: ['ip'],
+  endpoints: [
+    { name: 'token', method: 'POST', route: '/oauth/token', class: 'auth', authKind: 'token' },
+    { name: 'healthz', method: 'GET', route: '/healthz', class: 'health', anonymous: true },
+  ],
+  traffic: { typicalRps: 50, peakRps: 200, burstiness: 'moderate' },
+  failure: { byClass: { auth: 'closed' } },
+  headers: { convention: 'ietf-structured', docsUrl: DOCS },
+  rules: [
+    { id: 'auth-token-per-identity', rate: { requests: 3, per: 'hour' } },
+    { id: 'auth-token-per-ip', rate: { requests: 5, per: 'hour' } },
+  ],
+};

@@ -5,7 +5,6 @@
  * account name from the parsed body (Koa; Hono reads it for auth routes) or from identify(), exempt health checks.
  */
 import type { AddressInfo } from 'node:net';
-import { serve as honoServe, type ServerType } from '@hono/node-server';
 import { bodyParser } from '@koa/bodyparser';
 import { Hono } from 'hono';
 import Koa from 'koa';
@@ -14,6 +13,7 @@ import { beforeAll, describe, expect, it } from 'vitest';
 import { generateMiddleware } from '../../src/codegen/middleware/index.js';
 import { useRedisServer } from '../helpers/redis.js';
 import { MAIN } from './designs.js';
+import { type App, serveHono } from './apps.js';
 import { designFrom, expectTtlsUnder, freshPrefix, useCompiledMiddleware } from './harness.js';
 
 type RateLimitFactory = (options: Record<string, unknown>) => unknown & { limiter: { close(): void } };
@@ -29,11 +29,6 @@ beforeAll(async () => {
   factories.koa = (await scratch.load<{ rateLimit: RateLimitFactory }>('koa', 'koa')).rateLimit;
   factories.hono = (await scratch.load<{ rateLimit: RateLimitFactory }>('hono', 'hono')).rateLimit;
 });
-
-interface App {
-  url: string;
-  close(): Promise<void>;
-}
 
 function options(prefix: string, identify: (req: unknown) => Record<string, string | undefined>): Record<string, unknown> {
   return { redis: store.redis, keyPrefix: prefix, defaultMode: 'enforce', timeoutMs: 2000, registry: new Registry(), identify };
@@ -59,20 +54,6 @@ async function koaApp(prefix: string): Promise<App> {
     close: async () => {
       mw.limiter.close();
       http.closeAllConnections();
-      await new Promise<void>((resolve) => http.close(() => resolve()));
-    },
-  };
-}
-
-/** A Hono app on a free loopback port; close() stops the limiter and the server. */
-async function serveHono(app: Hono, mw: { limiter: { close(): void } }): Promise<App> {
-  const http: ServerType = await new Promise((resolve) => {
-    const s = honoServe({ fetch: app.fetch, port: 0, hostname: '127.0.0.1' }, () => resolve(s));
-  });
-  return {
-    url: `http://127.0.0.1:${(http.address() as AddressInfo).port}`,
-    close: async () => {
-      mw.limiter.close();
       await new Promise<void>((resolve) => http.close(() => resolve()));
     },
   };

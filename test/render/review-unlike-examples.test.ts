@@ -265,3 +265,91 @@ describe('what API Gateway admits under a stage throttle sizes the key bounds', 
     expect(md).not.toContain('reached when all traffic under the');
   });
 });
+
+describe('NestJS behind Kong on six instances: express-rate-limit in each instance’s memory', () => {
+  const input = inputFromAnswers(review('nestjs-kong-cluster-overage'));
+  const md = renderMarkdown(input, { layout: 'single' })[0]?.content ?? '';
+  const items = input.design.migration!.items;
+  const item = (existing: string, endpoint: string) =>
+    items.find((i) => i.existing.startsWith(`express-rate-limit ${existing}`) && i.endpoint?.name === endpoint)!;
+
+  it('counts the old limiter once per instance (its default MemoryStore), as the fleet-wide new rules are counted', () => {
+    expect(input.design.scope.instances).toBe(6);
+    // loginLimiter: 10 per 15 min per IP in each of 6 processes: 60 per window, 120 across a reset
+    const login = item('loginLimiter', 'login');
+    expect(login.oldPerWindow).toBe(60);
+    expect(login.oldWithinWindow).toBe(120);
+    expect(login.oldNodes).toEqual({ k: 6, each: 20, unit: 'instance', known: true });
+    // compared fleet with fleet, the flow's default (100 per 15 min, counted once in Redis) is not
+    // looser than the old 120, so nothing is taken over: tighter, but only across a reset (60 per window)
+    expect(login.verdict).toBe('tighter');
+    expect(login.acrossResetOnly).toBe(true);
+    expect(login.newWithinWindow).toBe(100);
+    expect(login.note).toContain(
+      "in each application instance's memory (its default in-memory store: set store to shared in the answers if it uses a shared one), 120 across the 6 application instances (stack.instances), each counting on its own",
+    );
+    expect(md).toContain(
+      '| 120 across a reset (60 per window): 20 in each of 6 instances | auth-login-per-ip: 100 per 15 min (100) | 100 | WARNING: tighter across a reset only |',
+    );
+    // globalLimiter on token: 300 per minute per instance, so the new 300 per minute is tighter in every window, not across a reset only
+    const token = item('globalLimiter', 'token');
+    expect(token.oldWithinWindow).toBe(3600);
+    expect(token.verdict).toBe('tighter');
+    expect(token.acrossResetOnly).toBeUndefined();
+    expect(md).toContain('| 3,600 across a reset (1,800 per window): 600 in each of 6 instances |');
+    // the row keeps the flow's default: one instance's 10 per 15 min, counted once for the fleet,
+    // would have cut the fleet's 120 to 10
+    const row = input.design.rules.find((r) => r.id === 'auth-login-per-ip')!;
+    expect(row.rate).toEqual({ requests: 100, periodSeconds: 900 });
+    expect(row.rationale).not.toContain('Taken over');
+  });
+
+  it('takes the old limit over where it is tighter for the fleet, and says by how much the row tightens it', () => {
+    const raw = review('nestjs-kong-cluster-overage') as { stack: { instances: number } };
+    // 2 instances: 20 per window, 40 across a reset for the fleet, under the default's 100
+    raw.stack.instances = 2;
+    const two = inputFromAnswers(raw);
+    const row = two.design.rules.find((r) => r.id === 'auth-login-per-ip')!;
+    expect(row.rate).toEqual({ requests: 10, periodSeconds: 900 });
+    expect(row.rationale).toContain('Taken over from the limiter already in place, express-rate-limit loginLimiter');
+    expect(row.rationale).toContain('It is tighter than before, though: each of the 2 instances counted it in its own memory');
+  });
+
+  it('counts a limiter the answers say is shared (a Redis store) once', () => {
+    const raw = review('nestjs-kong-cluster-overage') as { existing: { limiters: Record<string, unknown>[] } };
+    for (const l of raw.existing.limiters) l.store = 'shared';
+    const shared = inputFromAnswers(raw).design.migration!.items;
+    const login = shared.find((i) => i.existing.startsWith('express-rate-limit loginLimiter'))!;
+    expect(login.oldWithinWindow).toBe(20);
+    expect(login.oldNodes).toBeUndefined();
+  });
+});
+
+describe('mounting in NestJS, where app.use() runs before Nest parses bodies and before its guards', () => {
+  const input = inputFromAnswers(review('nestjs-kong-cluster-overage'));
+  const md = renderMarkdown({ ...input, codeFiles: generateCode(input.design) }, { layout: 'single' })[0]?.content ?? '';
+  const mount = md.split('\n').find((l) => l.startsWith('**Mounting in NestJS.**'))!;
+  const readme = generateCode(input.design)
+    .find((f) => f.path === 'README.md')!
+    .content.replace(/\n/g, ' ')
+    .replace(/`/g, '');
+
+  it('has the body parsed first: Nest registers its own parsers only at start-up, so the login and token rows would see no account name', () => {
+    for (const text of [mount, readme]) {
+      expect(text).toContain('Nest adds its own body parsers only when the application starts');
+      expect(text).toContain('app.use(express.json()) and app.use(express.urlencoded(');
+      expect(text).toContain('Without them auth-login-per-identity and auth-token-per-identity never see an account name');
+    }
+    // the MFA step's row is keyed on the account the request belongs to, not on a body field
+    expect(mount).not.toMatch(/Without them[^.]*auth-mfa-per-identity/);
+  });
+
+  it("says identify() cannot read a guard's work, and what the tenant rows and quotas do when it does", () => {
+    for (const text of [mount, readme]) {
+      expect(text).toContain("identify() runs before Nest's guards too");
+      expect(text).toContain(
+        'quota-scale then count each caller by its client IP, the quotas count nothing, and every caller takes plan Starter',
+      );
+    }
+  });
+});

@@ -16,11 +16,13 @@ import {
   edgeCounter,
   edgeMatchingGap,
   edgeShadowHow,
+  wafPathNote,
+  wafPathRegex,
 } from '../../design/gateway-behaviour.js';
 import type { Design } from '../../design/model.js';
 import { slug } from '../../design/naming.js';
 import { TOOL_VERSION } from '../../version.js';
-import { apiGatewayTemplateJson, cfString, gatewayName, oneLine, regexLiteral } from '../../escape/index.js';
+import { apiGatewayTemplateJson, cfNormalizedPath, cfString, gatewayName, oneLine, regexLiteral } from '../../escape/index.js';
 import { formatNumber } from '../../format.js';
 import type { CodeFile } from '../types.js';
 import {
@@ -39,6 +41,7 @@ import {
   failStatement,
   killSwitchNote,
   refusalHeader,
+  routeBody,
 } from './edge.js';
 
 export const AWS_PATH = 'gateway/aws-api-gateway.json';
@@ -117,6 +120,7 @@ function awsAnswers(design: Design): { throttle: EdgeRefusal & { rules: EdgeRule
     throttle: {
       rules: throttled,
       by: "API Gateway's throttling (its THROTTLED gateway response)",
+      writtenBy: 'aws-throttled-response',
       ruleIds: throttled.map((r) => r.id),
       ...gatewayAnswer(design, throttled, throttleRetryAfter),
       notes: [
@@ -132,6 +136,7 @@ function awsAnswers(design: Design): { throttle: EdgeRefusal & { rules: EdgeRule
     waf: {
       rules: ipRules,
       by: "AWS WAF (the rate-based rule's Block action, with its custom response)",
+      writtenBy: 'aws-waf-custom-response',
       ruleIds: ipRules.map((r) => r.id),
       headers: [
         { name: 'Content-Type', value: AWS_CONTENT_TYPE },
@@ -158,6 +163,46 @@ function gatewayAnswer(design: Design, rules: EdgeRule[], seconds: number): Pick
   };
 }
 
+/** The most characters AWS WAF takes in a custom response body's Content (CustomResponseBody, AWS WAF API Reference). */
+export const WAF_BODY_MAX_CHARS = 10_240;
+/** The most bytes API Gateway takes in a mapping template, gateway response templates included ("Maximum mapping template size", REST API quotas). */
+export const API_GATEWAY_TEMPLATE_MAX_BYTES = 300 * 1024;
+
+/**
+ * The bodies the AWS file writes that AWS would refuse for their size: the WAF custom response
+ * (its Content, in characters) and the gateway response templates (in bytes). Each names where
+ * the file writes it, its size and the limit; none when every body fits.
+ */
+export function awsBodyOversize(design: Design): { where: string; size: string; limit: string; over: number; rules: number }[] {
+  if (design.scope.gateway !== 'aws-api-gateway' || edgeRules(design).length === 0) return [];
+  const { throttle, waf } = awsAnswers(design);
+  const out: { where: string; size: string; limit: string; over: number; rules: number }[] = [];
+  const content = JSON.stringify(waf.body);
+  if (waf.rules.length > 0 && content.length > WAF_BODY_MAX_CHARS)
+    out.push({
+      where: 'the AWS WAF custom response body (wafCustomResponseBodies Content)',
+      size: `${formatNumber(content.length)} characters`,
+      limit: `the ${formatNumber(WAF_BODY_MAX_CHARS)} characters AWS WAF accepts`,
+      over: content.length - WAF_BODY_MAX_CHARS,
+      rules: waf.rules.length,
+    });
+  for (const [type, seconds] of [
+    ['THROTTLED', Number(refusalHeader(throttle, 'Retry-After')?.value)],
+    ['QUOTA_EXCEEDED', QUOTA_RETRY_AFTER],
+  ] as const) {
+    const bytes = Buffer.byteLength(apiGatewayTemplateJson(gatewayAnswer(design, throttle.rules, seconds).body), 'utf8');
+    if (bytes > API_GATEWAY_TEMPLATE_MAX_BYTES)
+      out.push({
+        where: `the ${type} gateway response template`,
+        size: `${formatNumber(bytes)} bytes`,
+        limit: `the ${formatNumber(API_GATEWAY_TEMPLATE_MAX_BYTES)} bytes (300 KB) API Gateway accepts in a template`,
+        over: bytes - API_GATEWAY_TEMPLATE_MAX_BYTES,
+        rules: throttle.rules.length,
+      });
+  }
+  return out;
+}
+
 /** The 429s the AWS file answers for the design's edge rules: API Gateway's throttles, AWS WAF's rate-based rules. */
 export function awsEdgeRefusals(design: Design): EdgeRefusal[] {
   const { throttle, waf } = awsAnswers(design);
@@ -179,7 +224,9 @@ export function awsConfig(design: Design): Record<string, unknown> {
   const methodSettings = globalRules.flatMap((r) => {
     const throttle = { ThrottlingRateLimit: perSecond(r), ThrottlingBurstLimit: windowOf(design, r).burst };
     const note = oneLine(`${r.id}: ${failStatement(r, AWS_WHERE)}.`);
-    if (r.routes.length === 0) return [{ ResourcePath: '/*', HttpMethod: '*', ...throttle, _rule: r.id, _note: note }];
+    // a stage-wide setting is still a bucket per method: no total across them (the design gives it)
+    const perMethod = `${note} API Gateway applies this rate and burst to each method on its own, with no total across methods: the design's rule details give what they admit together, and how to cap it.`;
+    if (r.routes.length === 0) return [{ ResourcePath: '/*', HttpMethod: '*', ...throttle, _rule: r.id, _note: perMethod }];
     return r.routes.flatMap((route) =>
       (route.methods ?? ['*']).map((m) => ({
         ResourcePath: methodSettingPath(apiGatewayPath(route.route)),
@@ -244,6 +291,8 @@ export function awsConfig(design: Design): Record<string, unknown> {
   const wafTotal = scopeDowns.reduce((n, st) => n + 2 + wafWcu(st), 0);
   // the stage and usage plan throttles match resource paths as spelled (the document says so too)
   const caseGap = edgeMatchingGap('aws-api-gateway', design.rules);
+  // the WAF path patterns allow the stage (or a base path) in front of the route
+  const wafPaths = wafPathNote('aws-api-gateway', design.rules);
   return {
     _comment: [
       `EXAMPLE TO ADAPT, generated by rl-design ${TOOL_VERSION} for ${oneLine(design.scope.projectName)}: AWS API Gateway has no config file to drop in.`,
@@ -279,6 +328,7 @@ export function awsConfig(design: Design): Record<string, unknown> {
           ]
         : []),
       ...(caseGap ? [`${caseGap}.`] : []),
+      ...(wafPaths ? [`${wafPaths}.`] : []),
     ],
     gatewayResponses: [
       gatewayResponse(
@@ -348,7 +398,7 @@ export function awsConfig(design: Design): Record<string, unknown> {
                 CloudWatchMetricsEnabled: true,
                 MetricName: wafMetricName(r.id),
               },
-              _note: `${w.requests} per ${w.periodSeconds} s trailing window, no burst; WAF blocks until it notices the rate over the window has fallen (usually within ${WAF_UNBLOCK_DELAY_SECONDS} s of the fall, AWS says), so Retry-After is ${wafRetryAfter} s. ${r.id}: ${failStatement(r, WAF_WHERE)}. ${wafCapacityText(scopeDown)}`,
+              _note: `${w.requests} per ${w.periodSeconds} s trailing window, no burst, applied near that figure (AWS says requests can come in above it for up to several minutes before WAF starts blocking); WAF blocks until it notices the rate over the window has fallen (usually within ${WAF_UNBLOCK_DELAY_SECONDS} s of the fall, AWS says), so Retry-After is ${wafRetryAfter} s. ${r.id}: ${failStatement(r, WAF_WHERE)}. ${wafCapacityText(scopeDown)}`,
             };
           }),
           wafCustomResponseBodies: {
@@ -367,12 +417,14 @@ const WAF_AS_SENT = (): Record<string, unknown>[] => [{ Priority: 0, Type: 'NONE
 
 /**
  * A route's path, matched in any letter case: the path lowercased (LOWERCASE, A-Z) against the
- * route's pattern spelled in lower case, as the middleware compares paths.
+ * route's pattern spelled in lower case, as the middleware compares paths, after one optional
+ * leading segment: the stage name on the default endpoint, a base path on a custom domain
+ * (wafPathRegex; the file and the document say which paths WAF sees).
  */
 function wafPathMatch(route: EdgeRoute): Record<string, unknown> {
   return {
     RegexMatchStatement: {
-      RegexString: route.lowerPathRegex,
+      RegexString: wafPathRegex(route.lowerPathRegex),
       FieldToMatch: { UriPath: {} },
       TextTransformations: [{ Priority: 0, Type: 'LOWERCASE' }],
     },
@@ -493,8 +545,9 @@ const CF_PATH = 'http.request.uri.path';
 /** The paths a static route's requests arrive on, lowercased: the route, and with a trailing slash (as pathRegex allows it). */
 export function cfStaticPaths(route: EdgeRoute): string[] {
   const p = route.route.length > 1 && route.route.endsWith('/') ? route.route.slice(0, -1) : route.route;
-  // lower() converts ASCII letters only, so only those are lowercased here
-  const lower = asciiLower(p);
+  // the path as normalization hands it to the rule (a space as %20); lower() converts ASCII
+  // letters only, so only those are lowercased here
+  const lower = asciiLower(cfNormalizedPath(p));
   return lower === '/' || lower === '' ? ['/'] : [lower, `${lower}/`];
 }
 
@@ -531,7 +584,9 @@ export function cfRoutesExpr(routes: readonly EdgeRoute[]): string {
     parts.push(withMethods(route.methods, `${cfPathSet(cfStaticPaths(route))}${but(route)}`));
   }
   for (const route of routes.filter((r) => !r.literal)) {
-    parts.push(withMethods(route.methods, `${CF_PATH} matches ${cfString(`(?i)${route.pathRegex}`)}${but(route)}`));
+    parts.push(
+      withMethods(route.methods, `${CF_PATH} matches ${cfString(`(?i)^${routeBody(route.route, cfNormalizedPath)}$`)}${but(route)}`),
+    );
   }
   return parts.join(' or ');
 }
@@ -590,6 +645,7 @@ function cloudflareAnswer(design: Design): { rules: EdgeRule[]; mitigation: numb
     mitigation,
     refusal: {
       by: "Cloudflare's rate limiting rule (its block action, with a custom response)",
+      writtenBy: 'cloudflare-rule-response',
       ruleIds: rules.map((r) => r.id),
       headers: [
         { name: 'Content-Type', value: CLOUDFLARE_CONTENT_TYPE },

@@ -100,11 +100,28 @@ export interface RefusalHeader {
 export interface EdgeRefusal {
   /** The part of the gateway that answers ("Envoy's local rate limit filter"). */
   by: string;
+  /** The place in the gateway file that writes the body (shippedEdgeBodies reads each back from the file). */
+  writtenBy: EdgeBodyPlace;
   ruleIds: string[];
   headers: RefusalHeader[];
   body: Record<string, unknown>;
   notes: string[];
 }
+
+/**
+ * Where a gateway file writes the body of an edge 429: nginx's error_page location, Envoy's 429
+ * local reply mapper (both filters answer through it), each Kong plugin's error_message, API
+ * Gateway's THROTTLED gateway response, AWS WAF's custom response body, each Cloudflare rule's
+ * custom response.
+ */
+export type EdgeBodyPlace =
+  | 'nginx-error-page'
+  | 'envoy-local-reply'
+  | 'kong-rate-limiting-advanced'
+  | 'kong-rate-limiting'
+  | 'aws-throttled-response'
+  | 'aws-waf-custom-response'
+  | 'cloudflare-rule-response';
 
 /** A refusal's header by name (any letter case). */
 export function refusalHeader(refusal: Pick<EdgeRefusal, 'headers'>, name: string): RefusalHeader | undefined {
@@ -126,9 +143,9 @@ export function asciiLower(text: string): string {
   return text.replace(/[A-Z]/g, (c) => c.toLowerCase());
 }
 
-/** A route's path regex body, no anchors, a trailing slash optional. */
-function routeBody(route: string): string {
-  const body = edgePathBody(route);
+/** A route's path regex body, no anchors, a trailing slash optional (`spell`: as edgePathBody). */
+export function routeBody(route: string, spell?: (text: string) => string): string {
+  const body = edgePathBody(route, spell);
   return body === '/' || body === '' ? '/' : `${body}/?`;
 }
 

@@ -284,6 +284,7 @@ export function envoyEdgeRefusals(design: Design): EdgeRefusal[] {
       ? [
           {
             by: "Envoy's local rate limit filter",
+            writtenBy: 'envoy-local-reply' as const,
             ruleIds: localRules.map((r) => r.id),
             headers: headers.map((h) => ({ ...h })),
             body,
@@ -295,6 +296,7 @@ export function envoyEdgeRefusals(design: Design): EdgeRefusal[] {
       ? [
           {
             by: "Envoy's global rate limit filter (on the rate limit service's verdict)",
+            writtenBy: 'envoy-local-reply' as const,
             ruleIds: global.map((r) => r.id),
             headers: [
               ...headers.map((h) => ({ ...h })),

@@ -273,6 +273,7 @@ export function kongEdgeRefusals(design: Design): EdgeRefusal[] {
       ? [
           {
             by: `Kong's ${KONG_CEILING_PLUGIN} plugin (Kong Enterprise)`,
+            writtenBy: 'kong-rate-limiting-advanced' as const,
             ruleIds: advanced.map((r) => r.id),
             headers: [
               { name: 'Content-Type', value: KONG_JSON, byGateway: 'kong.response.exit writes a table body as JSON' },
@@ -287,6 +288,7 @@ export function kongEdgeRefusals(design: Design): EdgeRefusal[] {
       ? [
           {
             by: `Kong's ${KONG_RULE_PLUGIN} plugin`,
+            writtenBy: 'kong-rate-limiting' as const,
             ruleIds: basic.map((r) => r.id),
             headers: [
               {

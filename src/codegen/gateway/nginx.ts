@@ -277,6 +277,7 @@ export function nginxEdgeRefusals(design: Design): EdgeRefusal[] {
   return [
     {
       by: "nginx's limit_req (through the error_page 429 location)",
+      writtenBy: 'nginx-error-page',
       ruleIds: rules.map((r) => r.id),
       headers: [
         { name: 'Content-Type', value: 'application/problem+json' },

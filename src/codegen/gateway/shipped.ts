@@ -20,10 +20,18 @@ import {
   RLS_ERROR_FLAG,
   RULE_DESCRIPTOR_KEY,
 } from './envoy.js';
-import { asciiLower, edgeRules, exemptRoutes, ownedRoute, statedFailModes } from './edge.js';
-import { KONG_PATH, kongRoutePath } from './kong.js';
+import { asciiLower, edgeRules, exemptRoutes, ownedRoute, statedFailModes, type EdgeBodyPlace } from './edge.js';
+import { KONG_CEILING_PLUGIN, KONG_PATH, KONG_RULE_PLUGIN, kongRoutePath } from './kong.js';
 import { kongRouterPathError, kongSelect } from './kong-router.js';
 import { NGINX_HTTP_PATH, NGINX_SERVER_PATH, nginxZones } from './nginx.js';
+import {
+  apiGatewayTemplateRead,
+  envoyFormatRead,
+  envoyJsonFormatRead,
+  nginxDirectives,
+  nginxReturnRead,
+  type NginxDirective,
+} from './reading.js';
 
 export interface ShippedEdgeLimit {
   ruleId: string;
@@ -41,6 +49,12 @@ export interface ShippedEdgeLimit {
   burst: number | null;
   /** Envoy's bucket never holds less than one fill: a rule stating no burst runs with this. */
   burstFloor?: number;
+  /**
+   * A bucket per API method the document lets the user lower by hand (an API Gateway stage or
+   * method throttle: API Gateway has no stage-wide total): its rate and burst agree at or below
+   * the rule's, and only a figure above them differs.
+   */
+  atMost?: true;
 }
 
 const UNIT_SECONDS: Readonly<Record<string, number>> = PERIOD_SECONDS;
@@ -212,6 +226,7 @@ function awsLimits(design: Design, files: readonly CodeFile[]): ShippedEdgeLimit
       periodSeconds: 1,
       window: false,
       burst: typeof m.ThrottlingBurstLimit === 'number' ? m.ThrottlingBurstLimit : null,
+      atMost: true,
     });
   }
   const ids = new Set(edgeRules(design).map((r) => r.id));
@@ -700,47 +715,59 @@ function wafField(st: any, method: string, path: string): string | undefined {
   return value;
 }
 
-/** AWS WAF: the rate-based rules whose scope-down matches a sample (RegexMatch and ByteMatch on the method or path, And/Or/Not). */
+/** A stage name for the samples AWS WAF sees on the default execute-api endpoint (/{stage}/...). */
+const WAF_SAMPLE_STAGE = 'prod';
+
+/** Whether an AWS WAF statement matches a request (RegexMatch and ByteMatch on the method or path, And/Or/Not); anything else does not. */
+function wafMatches(st: any, method: string, path: string): boolean {
+  if (!st || typeof st !== 'object') return false;
+  if (st.AndStatement) return ((st.AndStatement.Statements as any[]) ?? []).every((x) => wafMatches(x, method, path));
+  if (st.OrStatement) return ((st.OrStatement.Statements as any[]) ?? []).some((x) => wafMatches(x, method, path));
+  if (st.NotStatement) return !wafMatches(st.NotStatement.Statement, method, path);
+  if (st.RegexMatchStatement) {
+    const value = wafField(st.RegexMatchStatement, method, path);
+    return value !== undefined && (jsRegex(String(st.RegexMatchStatement.RegexString ?? ''))?.test(value) ?? false);
+  }
+  if (st.ByteMatchStatement) {
+    const b = st.ByteMatchStatement;
+    const value = wafField(b, method, path);
+    const wanted = String(b.SearchString ?? '');
+    if (value === undefined) return false;
+    switch (b.PositionalConstraint) {
+      case 'EXACTLY':
+        return value === wanted;
+      case 'STARTS_WITH':
+        return value.startsWith(wanted);
+      case 'ENDS_WITH':
+        return value.endsWith(wanted);
+      case 'CONTAINS':
+        return value.includes(wanted);
+      default:
+        return false;
+    }
+  }
+  return false;
+}
+
+/**
+ * The names of an AWS file's WAF rate-based rules that count a request: no scope-down, or one that
+ * matches it. `path` is the path as WAF sees it (on the default endpoint, with the stage in front).
+ */
+export function wafCountedNames(doc: any, method: string, path: string): string[] {
+  return ((doc?.wafRateBasedRules as any[]) ?? [])
+    .filter((r) => {
+      const scope = r?.Statement?.RateBasedStatement?.ScopeDownStatement;
+      return scope === undefined || wafMatches(scope, method, path);
+    })
+    .map((r) => String(r?.Name ?? ''));
+}
+
+/** AWS WAF: the rate-based rules whose scope-down matches a sample. */
 function wafCounts(files: readonly CodeFile[]): ((method: string, path: string) => string[]) | undefined {
   const file = files.find((f) => f.path === AWS_PATH);
   const doc = file ? readJson(file.content) : undefined;
   if (!file || !doc) return undefined;
-  const matches = (st: any, method: string, path: string): boolean => {
-    if (!st || typeof st !== 'object') return false;
-    if (st.AndStatement) return ((st.AndStatement.Statements as any[]) ?? []).every((x) => matches(x, method, path));
-    if (st.OrStatement) return ((st.OrStatement.Statements as any[]) ?? []).some((x) => matches(x, method, path));
-    if (st.NotStatement) return !matches(st.NotStatement.Statement, method, path);
-    if (st.RegexMatchStatement) {
-      const value = wafField(st.RegexMatchStatement, method, path);
-      return value !== undefined && (jsRegex(String(st.RegexMatchStatement.RegexString ?? ''))?.test(value) ?? false);
-    }
-    if (st.ByteMatchStatement) {
-      const b = st.ByteMatchStatement;
-      const value = wafField(b, method, path);
-      const wanted = String(b.SearchString ?? '');
-      if (value === undefined) return false;
-      switch (b.PositionalConstraint) {
-        case 'EXACTLY':
-          return value === wanted;
-        case 'STARTS_WITH':
-          return value.startsWith(wanted);
-        case 'ENDS_WITH':
-          return value.endsWith(wanted);
-        case 'CONTAINS':
-          return value.includes(wanted);
-        default:
-          return false;
-      }
-    }
-    return false;
-  };
-  return (method, path) =>
-    ((doc.wafRateBasedRules as any[]) ?? [])
-      .filter((r) => {
-        const scope = r?.Statement?.RateBasedStatement?.ScopeDownStatement;
-        return scope === undefined || matches(scope, method, path);
-      })
-      .map((r) => String(r?.Name ?? ''));
+  return (method, path) => wafCountedNames(doc, method, path);
 }
 
 /**
@@ -837,17 +864,31 @@ function ownershipScope(design: Design, files: readonly CodeFile[]): ShippedScop
       for (const [file, counts, carried] of readers) {
         if (!counts) continue;
         const owed = sorted([...want].filter((id) => carried.has(id)));
-        const got = sorted(counts(sample.method, sample.path).filter((id) => ids.has(id)));
-        const extra = got.filter((id) => !want.has(id));
-        const twice = got.filter((id, i) => got.indexOf(id) !== i);
-        const missing = owed.filter((id) => !got.includes(id));
-        if (extra.length === 0 && twice.length === 0 && missing.length === 0) continue;
-        out.push({
-          ruleId: (extra[0] ?? twice[0] ?? missing[0]) as string,
-          file,
-          stated: `that ${sample.label} counts under ${owed.length > 0 ? owed.join(', ') : 'no edge rule of this file'}, as the middleware matches it (its method, GET also HEAD; its path in any letter case; the most specific route; none for an exempt endpoint)`,
-          shipped: `counts it under ${got.length > 0 ? [...new Set(got)].join(', ') : 'none'}${twice.length > 0 ? ` (${[...new Set(twice)].join(', ')} more than once)` : ''}`,
-        });
+        // AWS WAF sees the stage name in front of the path on the default execute-api endpoint
+        const seen =
+          file === AWS_PATH
+            ? [
+                sample,
+                {
+                  ...sample,
+                  path: `/${WAF_SAMPLE_STAGE}${sample.path}`,
+                  label: `${sample.label} on the default endpoint, where WAF sees it under the stage (/${WAF_SAMPLE_STAGE}${sample.path})`,
+                },
+              ]
+            : [sample];
+        for (const { path, label } of seen) {
+          const got = sorted(counts(sample.method, path).filter((id) => ids.has(id)));
+          const extra = got.filter((id) => !want.has(id));
+          const twice = got.filter((id, i) => got.indexOf(id) !== i);
+          const missing = owed.filter((id) => !got.includes(id));
+          if (extra.length === 0 && twice.length === 0 && missing.length === 0) continue;
+          out.push({
+            ruleId: (extra[0] ?? twice[0] ?? missing[0]) as string,
+            file,
+            stated: `that ${label} counts under ${owed.length > 0 ? owed.join(', ') : 'no edge rule of this file'}, as the middleware matches it (its method, GET also HEAD; its path in any letter case; the most specific route; none for an exempt endpoint)`,
+            shipped: `counts it under ${got.length > 0 ? [...new Set(got)].join(', ') : 'none'}${twice.length > 0 ? ` (${[...new Set(twice)].join(', ')} more than once)` : ''}`,
+          });
+        }
       }
       if (!kong) continue;
       const winners = kong.select(sample.method, sample.path);
@@ -1029,25 +1070,30 @@ export interface ShippedEnvoyUnavailable {
   } | null;
 }
 
-/** Whether an access log filter of a local reply mapper matches the 503 of a failed rate limit service call. */
-function matchesServiceError(filter: any): boolean {
-  const flags = filter?.response_flag_filter?.flags;
-  if (filter?.response_flag_filter !== undefined) return !Array.isArray(flags) || flags.length === 0 || flags.includes(RLS_ERROR_FLAG);
+/** Whether an access log filter's status_code_filter matches a reply of this status. */
+function matchesStatus(filter: any, status: number): boolean {
   const cmp = filter?.status_code_filter?.comparison;
   if (cmp === undefined) return false;
   const v = Number(cmp?.value?.default_value);
   switch (cmp?.op ?? 'EQ') {
     case 'EQ':
-      return v === 503;
+      return v === status;
     case 'GE':
-      return 503 >= v;
+      return status >= v;
     case 'LE':
-      return 503 <= v;
+      return status <= v;
     case 'NE':
-      return v !== 503;
+      return v !== status;
     default:
       return false;
   }
+}
+
+/** Whether an access log filter of a local reply mapper matches the 503 of a failed rate limit service call. */
+function matchesServiceError(filter: any): boolean {
+  const flags = filter?.response_flag_filter?.flags;
+  if (filter?.response_flag_filter !== undefined) return !Array.isArray(flags) || flags.length === 0 || flags.includes(RLS_ERROR_FLAG);
+  return matchesStatus(filter, 503);
 }
 
 /**
@@ -1075,4 +1121,174 @@ export function shippedEnvoyUnavailable(files: readonly CodeFile[]): ShippedEnvo
         }
       : null,
   };
+}
+
+/** The body of an edge 429 as a gateway file writes it, read the way its gateway reads the file. */
+export interface ShippedEdgeBody {
+  file: string;
+  writtenBy: EdgeBodyPlace;
+  /** Where in the file, in the file's own terms ("return 429 in location @rate_limited"). */
+  where: string;
+  /** The body a client receives, parsed as JSON (absent when it cannot be: see unreadable). */
+  body?: unknown;
+  /** Why a client cannot read the body as JSON, or why the file has none there. */
+  unreadable?: string;
+}
+
+/** The gateway file that writes each place's body. */
+export const EDGE_BODY_FILES: Readonly<Record<EdgeBodyPlace, string>> = {
+  'nginx-error-page': NGINX_SERVER_PATH,
+  'envoy-local-reply': ENVOY_FILTER_PATH,
+  'kong-rate-limiting-advanced': KONG_PATH,
+  'kong-rate-limiting': KONG_PATH,
+  'aws-throttled-response': AWS_PATH,
+  'aws-waf-custom-response': AWS_PATH,
+  'cloudflare-rule-response': CLOUDFLARE_PATH,
+};
+
+/** The JSON a client parses from a body's text, or why it cannot (the gateway's reading throws, or the text is not JSON). */
+function bodyOf(file: string, writtenBy: EdgeBodyPlace, where: string, read: () => unknown): ShippedEdgeBody {
+  try {
+    return { file, writtenBy, where, body: read() };
+  } catch (e) {
+    return { file, writtenBy, where, unreadable: e instanceof Error ? e.message : String(e) };
+  }
+}
+
+/** nginx: the return 429 of the location that error_page 429 names (the file is included inside server {}). */
+function nginxBodies(files: readonly CodeFile[]): ShippedEdgeBody[] {
+  const file = files.find((f) => f.path === NGINX_SERVER_PATH);
+  if (!file) return [];
+  const place: EdgeBodyPlace = 'nginx-error-page';
+  let directives: NginxDirective[];
+  try {
+    directives = nginxDirectives(file.content);
+  } catch (e) {
+    return [{ file: file.path, writtenBy: place, where: 'the file', unreadable: `nginx cannot read it: ${(e as Error).message}` }];
+  }
+  const page = directives.find((d) => d.name === 'error_page' && d.args.slice(0, -1).includes('429'))?.args.at(-1);
+  if (page === undefined)
+    return [{ file: file.path, writtenBy: place, where: 'error_page 429', unreadable: 'the file has no error_page 429' }];
+  const location = directives.find((d) => d.name === 'location' && d.block && d.args.at(-1) === page);
+  const ret = location?.block?.find((d) => d.name === 'return' && d.args[0] === '429');
+  const where = `return 429 in location ${page}`;
+  if (ret?.args[1] === undefined) return [{ file: file.path, writtenBy: place, where, unreadable: `location ${page} returns no 429 body` }];
+  const text = ret.args[1];
+  return [bodyOf(file.path, place, where, () => JSON.parse(nginxReturnRead(text)))];
+}
+
+/** Envoy: the local reply mapper for 429 (both rate limit filters answer through it). */
+function envoyBodies(files: readonly CodeFile[]): ShippedEdgeBody[] {
+  const file = files.find((f) => f.path === ENVOY_FILTER_PATH);
+  if (!file) return [];
+  const place: EdgeBodyPlace = 'envoy-local-reply';
+  const doc = readYaml(file.content);
+  const mappers = (doc?.http_connection_manager?.local_reply_config?.mappers as any[]) ?? [];
+  // Envoy applies the first mapper whose filter matches
+  const mapper = mappers.find((m) => matchesStatus(m?.filter, 429));
+  const where = 'the local reply mapper for 429';
+  if (!mapper) return [{ file: file.path, writtenBy: place, where, unreadable: 'no local reply mapper matches 429' }];
+  const format = mapper.body_format_override;
+  if (format?.json_format !== undefined)
+    return [bodyOf(file.path, place, `${where} (json_format)`, () => envoyJsonFormatRead(format.json_format))];
+  const text = format?.text_format ?? format?.text_format_source?.inline_string;
+  if (typeof text === 'string') return [bodyOf(file.path, place, `${where} (text_format)`, () => JSON.parse(envoyFormatRead(text)))];
+  return [{ file: file.path, writtenBy: place, where, unreadable: 'the mapper sets no body format, so Envoy sends its own text' }];
+}
+
+/** Kong's default error_message for its rate limiting plugins. */
+const KONG_DEFAULT_ERROR_MESSAGE = 'API rate limit exceeded';
+
+/**
+ * Kong: each rate limiting plugin's error_message, which Kong writes into its own JSON
+ * ({"message": ...}; rate-limiting's kong.response.error adds the request id).
+ */
+function kongBodies(files: readonly CodeFile[]): ShippedEdgeBody[] {
+  const file = files.find((f) => f.path === KONG_PATH);
+  const doc = file ? readYaml(file.content) : undefined;
+  if (!file || !doc) return [];
+  const plugins: any[] = [
+    ...((doc.plugins as any[]) ?? []),
+    ...((doc.services as any[]) ?? []).flatMap((s) => [
+      ...((s?.plugins as any[]) ?? []),
+      ...((s?.routes as any[]) ?? []).flatMap((r) => (r?.plugins as any[]) ?? []),
+    ]),
+  ];
+  const out: ShippedEdgeBody[] = [];
+  for (const p of plugins) {
+    if (p?.name !== KONG_CEILING_PLUGIN && p?.name !== KONG_RULE_PLUGIN) continue;
+    const message = p.config?.error_message ?? KONG_DEFAULT_ERROR_MESSAGE;
+    out.push({
+      file: file.path,
+      writtenBy: p.name === KONG_CEILING_PLUGIN ? 'kong-rate-limiting-advanced' : 'kong-rate-limiting',
+      where: `the error_message of plugin ${String(p.instance_name ?? p.name)}`,
+      body: p.name === KONG_CEILING_PLUGIN ? { message } : { message, request_id: '<request id>' },
+    });
+  }
+  return out;
+}
+
+/** AWS: API Gateway's THROTTLED gateway response template, and each WAF custom response body a rate-based rule blocks with. */
+function awsBodies(files: readonly CodeFile[]): ShippedEdgeBody[] {
+  const file = files.find((f) => f.path === AWS_PATH);
+  const doc = file ? readJson(file.content) : undefined;
+  if (!file) return [];
+  if (!doc)
+    return (['aws-throttled-response', 'aws-waf-custom-response'] as const).map((writtenBy) => ({
+      file: AWS_PATH,
+      writtenBy,
+      where: 'the file',
+      unreadable: 'the file is not JSON',
+    }));
+  const out: ShippedEdgeBody[] = [];
+  const throttled = ((doc.gatewayResponses as any[]) ?? []).find((g) => g?.Properties?.ResponseType === 'THROTTLED')?.Properties;
+  const templates = throttled?.ResponseTemplates;
+  const entries = templates && typeof templates === 'object' ? Object.entries(templates as Record<string, unknown>) : [];
+  const [type, template] = entries.find(([t]) => t === 'application/json') ?? entries[0] ?? [];
+  const where = `the THROTTLED gateway response${type ? ` (its ${type} template)` : ''}`;
+  out.push(
+    typeof template === 'string'
+      ? bodyOf(file.path, 'aws-throttled-response', where, () => apiGatewayTemplateRead(template))
+      : { file: file.path, writtenBy: 'aws-throttled-response', where, unreadable: 'it has no response template' },
+  );
+  const keys = new Set<string>();
+  for (const w of (doc.wafRateBasedRules as any[]) ?? []) {
+    const key = w?.Action?.Block?.CustomResponse?.CustomResponseBodyKey;
+    if (typeof key === 'string') keys.add(key);
+  }
+  for (const key of keys) {
+    const content = doc.wafCustomResponseBodies?.[key]?.Content;
+    const at = `WAF custom response body ${key}`;
+    out.push(
+      typeof content === 'string'
+        ? bodyOf(file.path, 'aws-waf-custom-response', at, () => JSON.parse(content))
+        : { file: file.path, writtenBy: 'aws-waf-custom-response', where: at, unreadable: 'wafCustomResponseBodies has no Content for it' },
+    );
+  }
+  return out;
+}
+
+/** Cloudflare: each rate limiting rule's custom response, sent as written. */
+function cloudflareBodies(files: readonly CodeFile[]): ShippedEdgeBody[] {
+  const file = files.find((f) => f.path === CLOUDFLARE_PATH);
+  const doc = file ? readJson(file.content) : undefined;
+  if (!file) return [];
+  if (!doc)
+    return [{ file: CLOUDFLARE_PATH, writtenBy: 'cloudflare-rule-response', where: 'the file', unreadable: 'the file is not JSON' }];
+  return ((doc.rules as any[]) ?? []).map((r, i) => {
+    const where = `the custom response of rule ${String(r?.description ?? '').split(':')[0] || `#${i + 1}`}`;
+    const content = r?.action_parameters?.response?.content;
+    return typeof content === 'string'
+      ? bodyOf(file.path, 'cloudflare-rule-response', where, () => JSON.parse(content))
+      : { file: file.path, writtenBy: 'cloudflare-rule-response' as const, where, unreadable: 'the rule has no custom response content' };
+  });
+}
+
+/**
+ * The body of every edge 429 the gateway files write, read as each gateway reads its file
+ * (nginx's quoting and variables, Envoy's format strings, API Gateway's template, Kong's own
+ * JSON around error_message) and parsed as the client parses it.
+ */
+export function shippedEdgeBodies(files: readonly CodeFile[]): ShippedEdgeBody[] {
+  return [...nginxBodies(files), ...envoyBodies(files), ...kongBodies(files), ...awsBodies(files), ...cloudflareBodies(files)];
 }

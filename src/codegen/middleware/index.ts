@@ -13,6 +13,7 @@
  * escape.ts (string literals via JSON.stringify, comments sanitised).
  */
 import { FRAMEWORK_ADAPTERS } from '../../answers/choices.js';
+import { joinAnd } from '../../format.js';
 import type { Design } from '../../design/model.js';
 import type { DesignData, RuleSpec } from '../../runtime/middleware/types.js';
 import { runtimeHeader, runtimeSource } from '../runtime-files.js';
@@ -38,6 +39,7 @@ export const RUNTIME_MODULES = [
   'responses.ts',
   'routes.ts',
   'keys.ts',
+  'account-name.ts',
   'strings.ts',
   'client-ip.ts',
   'calendar.ts',
@@ -58,6 +60,7 @@ const MODULE_DESCRIPTIONS: Record<string, string> = {
   'responses.ts': 'The rate-limit header conventions, Retry-After, problem+json bodies',
   'routes.ts': 'Route matching: which rules apply to a request path',
   'keys.ts': 'Redis keys: identity values made key-safe, key patterns, hash tags',
+  'account-name.ts': "The account name an auth request tries, when identify() gives none: the body's fields, else an HTTP Basic header",
   'strings.ts':
     'Character reads for the per-request loops, fast whatever shape String.prototype is in (ioredis 6 leaves it in dictionary mode)',
   'client-ip.ts': 'Client IP from the trusted hop of X-Forwarded-For; IPv6 per network',
@@ -81,14 +84,46 @@ const ADAPTER_DESCRIPTIONS: Record<string, string> = {
 /**
  * How a NestJS application mounts the generated adapter: NestJS runs on Express (the default
  * platform, which the design's files target) or on Fastify (generate with framework fastify).
+ * Middleware that main.ts adds with app.use() runs before Nest's own body parsers (which Nest
+ * registers when the application starts, in init()) and before every guard: what the design's
+ * rules read from the body or from a guard's work is said where the design has such rules.
  */
-export const NESTJS_MOUNT = [
-  'NestJS runs on Express by default: in main.ts, after `const app = await NestFactory.create(AppModule)`, call',
-  '`app.use(rateLimit(options))` from middleware/express.ts before `app.listen()` (after `app.use(express.json())`',
-  'when auth rules read the account name from the body), so it runs ahead of every guard and controller.',
-  "On the Fastify platform (`@nestjs/platform-fastify`), set the answers' stack.framework to fastify, generate again, and",
-  'call `registerRateLimit(app.getHttpAdapter().getInstance(), options)` from middleware/fastify.ts before `app.listen()`.',
-] as const;
+export function nestjsMount(design: Design): string[] {
+  const middleware = design.rules.filter((r) => r.layer === 'middleware');
+  const byEndpoint = new Map(design.scope.endpoints.map((e) => [e.name, e]));
+  // the auth rows keyed on the account name the body carries (an MFA step's is the account the request belongs to)
+  const fromBody = middleware.filter(
+    (r) => r.identity === 'username' && r.endpoints.some((n) => (byEndpoint.get(n)?.authKind ?? 'other') !== 'mfa'),
+  );
+  const accounts = middleware.filter(
+    (r) => r.identity === 'api-key' || r.identity === 'user' || r.identity === 'tenant' || r.identity === 'session',
+  );
+  const fallback = design.identityFallback;
+  const lines = [
+    'NestJS runs on Express by default: in main.ts, after `const app = await NestFactory.create(AppModule)`, call',
+    '`app.use(rateLimit(options))` from middleware/express.ts before `app.listen()`, so it runs ahead of every guard, interceptor and controller.',
+  ];
+  if (fromBody.length > 0)
+    lines.push(
+      'Nest adds its own body parsers only when the application starts (app.listen() or app.init()), after every app.use() of main.ts,',
+      'so the limiter would see no `req.body`: call `app.use(express.json())` and `app.use(express.urlencoded({ extended: true }))`',
+      `just before it (the account name of a form post, such as an OAuth token request, is in the urlencoded body). Without them ${joinAnd(fromBody.map((r) => r.id))}`,
+      'never see an account name, and only the per-IP rows count those requests.',
+    );
+  if (accounts.length > 0)
+    lines.push(
+      "identify() runs before Nest's guards too: what a guard sets on the request (`req.user` from a Passport AuthGuard, say) is not there yet.",
+      'Have identify() read and verify the API key or token itself, or read what an app.use() middleware before the limiter set. One that reads',
+      `a guard's work identifies no caller: ${joinAnd(accounts.map((r) => r.id))} then count each caller by its client IP${
+        accounts.some((r) => r.tier === 'quota') ? ', the quotas count nothing' : ''
+      }${fallback?.defaultPlan !== undefined ? `, and every caller takes plan ${fallback.defaultPlan}'s numbers` : ''}.`,
+    );
+  lines.push(
+    "On the Fastify platform (`@nestjs/platform-fastify`), set the answers' stack.framework to fastify, generate again, and",
+    'call `registerRateLimit(app.getHttpAdapter().getInstance(), options)` from middleware/fastify.ts before `app.listen()`.',
+  );
+  return lines;
+}
 
 /**
  * How a JavaScript project uses the shipped TypeScript: compiled once into JavaScript beside

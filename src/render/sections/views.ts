@@ -5,7 +5,7 @@
  */
 import { conventionName, QUOTA_EXCEEDED_HEADER } from '../../design/contract.js';
 import { FRAMEWORK_ADAPTERS } from '../../answers/choices.js';
-import { isJavaScript, runsOnNode } from '../../design/naming.js';
+import { isJavaScript, runsOnNode, storeConfFile, storeServerName } from '../../design/naming.js';
 import { edgeCounter, edgeStateNote } from '../../design/gateway-behaviour.js';
 import { type Design, inProcessOutbound, keepsStateInStore, type MatrixRule, type MetricSource } from '../../design/model.js';
 import { fmtBytes, fmtDuration, fmtNumber, fmtPercent, joinAnd, lineCount } from '../format.js';
@@ -17,7 +17,7 @@ import { outboundPeak, quotaStop } from '../../design/scope.js';
 import { algorithmLabel, runAsGcraLabel, runBurst } from '../../design/algorithms.js';
 import { outboundHeapBytes } from '../../design/matrix.js';
 import { gatewayEdgeRefusals } from '../../codegen/gateway/index.js';
-import { adapterFor, javascriptBuild, NESTJS_MOUNT, typescriptFolders } from '../../codegen/middleware/index.js';
+import { adapterFor, javascriptBuild, nestjsMount, typescriptFolders } from '../../codegen/middleware/index.js';
 import { OVERLAY_PATH } from '../../codegen/openapi/index.js';
 import { algorithmName, frameworkName, gatewayName, goalName, layerName, primitiveName, storeName, tierName } from './labels.js';
 
@@ -160,7 +160,7 @@ function accessNote(rule: MatrixRule, design: Design | undefined): string {
   const fb = design.enforcement.fallback?.rules.find((r) => r.ruleId === rule.id);
   if (fb) {
     notes.push(
-      `while the store is down it counts in each instance's memory: at most ${fmtNumber(fb.outageMost)} per ${fb.window} per identity across ${fmtNumber(design.enforcement.fallback?.instances ?? 1)} instance(s), against ${fmtNumber(fb.normalMost)} normally`,
+      `while the store is down it counts in each instance's memory: at most ${fmtNumber(fb.outageMost)} per ${fb.window} per identity across ${instancesText(design.enforcement.fallback?.instances ?? 1)}, against ${fmtNumber(fb.normalMost)} normally`,
     );
   }
   return notes.length === 0 ? '' : `${notes.join('; ')}.`;
@@ -477,6 +477,9 @@ export function matrixView(input: RenderInput) {
     sameKey: (monitoring.store.sameKey ?? [])
       .filter((k) => !(k.ruleId.endsWith('-fail-closed') && k.keptWith === `${k.ruleId.slice(0, -'-fail-closed'.length)}-fail-open`))
       .map((k) => ({ ruleId: k.ruleId, keptWith: k.keptWith })),
+    // the server the user runs, for the sentence on how its bytes per key were measured
+    storeServer: storeServerName(input.design.scope.store),
+    storeIsValkey: input.design.scope.store === 'valkey',
     totalKeys: fmtNumber(monitoring.store.estimatedKeys),
     totalBytes: fmtBytes(monitoring.store.estimatedBytes),
     totalBytesExact: fmtNumber(monitoring.store.estimatedBytes),
@@ -495,13 +498,18 @@ export function matrixView(input: RenderInput) {
   };
 }
 
+/** "1 instance", "3 instances". */
+function instancesText(n: number): string {
+  return `${fmtNumber(n)} instance${n === 1 ? '' : 's'}`;
+}
+
 /** The in-memory fallback of fail-open rules during a store outage, with its numbers. */
 function fallbackView(design: Design) {
   const f = design.enforcement.fallback;
   if (!f) return undefined;
   return {
     explanation: f.explanation,
-    instances: fmtNumber(f.instances),
+    instances: instancesText(f.instances),
     rules: f.rules.map((r) => ({
       ruleId: r.ruleId,
       window: r.window,
@@ -599,7 +607,10 @@ export function enforcementView(input: RenderInput) {
       : undefined,
     dualKeyAuth: e.dualKeyAuth ?? '',
     access: accessView(input.design),
-    nestjs: scope.framework === 'nestjs' && rules.some((r) => r.layer === 'middleware') ? NESTJS_MOUNT.join(' ').replace(/`/g, '') : '',
+    nestjs:
+      scope.framework === 'nestjs' && rules.some((r) => r.layer === 'middleware')
+        ? nestjsMount(input.design).join(' ').replace(/`/g, '')
+        : '',
     javascript: javascriptView(input),
     exempt: e.exempt,
     scripts: e.scripts.map((s) => ({ name: s.name, file: s.file, algorithm: s.label ?? algorithmName(s.algorithm), ruleIds: s.ruleIds })),
@@ -893,7 +904,9 @@ export function monitoringView(input: RenderInput) {
       inProcess: input.design.scope.store === 'none',
       memoryText: m.store.memoryText,
       persistence: m.store.persistence?.text,
-      config: m.store.config ?? `# redis.conf of the limiter's dedicated store\nmaxmemory-policy ${m.store.maxmemoryPolicy}\n`,
+      config:
+        m.store.config ??
+        `# ${storeConfFile(input.design.scope.store)} of the limiter's dedicated store\nmaxmemory-policy ${m.store.maxmemoryPolicy}\n`,
       exporter: m.store.exporter,
     },
     edge: m.edge,

@@ -16,8 +16,8 @@
  * runtimes pass remoteAddress(c) (e.g. from hono/conninfo's getConnInfo). Hono parses bodies
  * lazily: on a route whose auth rules key on the account name, the adapter reads a JSON or form
  * body through Hono's own cached readers (the handler's c.req.json() gets the same parse), and
- * the rules take the username from it unless identify() returns { username }. Options:
- * LimiterOptions in types.ts, plus remoteAddress.
+ * the rules take the username from it, else from an HTTP Basic Authorization header, unless
+ * identify() returns { username }. Options: LimiterOptions in types.ts, plus remoteAddress.
  */
 import type { Context, MiddlewareHandler } from 'hono';
 import { DESIGN } from './design.js';
@@ -63,13 +63,15 @@ export function rateLimit(options: HonoRateLimitOptions): HonoRateLimit {
   const middleware: MiddlewareHandler = async (c, next) => {
     const url = new URL(c.req.url);
     const path = url.pathname + url.search;
+    const account = limiter.needsUsername(c.req.method, path);
     const decision = await limiter.check({
       method: c.req.method,
       url: path,
       remoteAddress: peer(c),
       forwardedFor: c.req.header('x-forwarded-for'),
       req: c,
-      body: limiter.needsUsername(c.req.method, path) ? await bodyOf(c) : undefined,
+      body: account ? await bodyOf(c) : undefined,
+      headers: account ? c.req.raw.headers : undefined,
     });
     if (decision.status !== 200) {
       const headers = new Headers();

@@ -35,7 +35,11 @@ export interface KoaRateLimit extends Middleware {
   readonly limiter: RateLimiter<Context>;
 }
 
-/** The rate-limit middleware. Mount it once, before the routes (after the body parser when the design has auth rules). */
+/**
+ * The rate-limit middleware. Mount it once, before the routes (after the body parser when the
+ * design has auth rules: unless identify() gives it, they read the username from the body,
+ * else from an HTTP Basic Authorization header).
+ */
 export function rateLimit(options: KoaRateLimitOptions): KoaRateLimit {
   const limiter = createLimiter<Context>(DESIGN, options);
   const middleware = async (ctx: Context, next: Next): Promise<void> => {
@@ -46,6 +50,7 @@ export function rateLimit(options: KoaRateLimitOptions): KoaRateLimit {
       forwardedFor: ctx.req.headers['x-forwarded-for'],
       req: ctx,
       body: (ctx.request as { body?: unknown }).body,
+      headers: ctx.req.headers,
     });
     const headers = decision.headers;
     for (let i = 0; i < headers.length; i++) {
