@@ -31,8 +31,8 @@ export { DESIGN } from './design.js';
 export interface FastifyRateLimitOptions extends LimiterOptions<FastifyRequest> {
   /**
    * Where the check runs. Default 'preValidation': the body is parsed (auth rules read the
-   * username from it) and nothing has been validated or handled yet. 'onRequest' is
-   * cheaper when no rule needs the body.
+   * username from it, else from an HTTP Basic Authorization header) and nothing has been
+   * validated or handled yet. 'onRequest' is cheaper when no rule needs the body.
    */
   readonly hook?: 'onRequest' | 'preValidation' | 'preHandler' | undefined;
 }
@@ -50,6 +50,7 @@ export function registerRateLimit(app: FastifyInstance, options: FastifyRateLimi
       remoteAddress: request.raw.socket.remoteAddress,
       forwardedFor: request.headers['x-forwarded-for'],
       req: request,
+      headers: request.headers,
     });
     const headers = decision.headers;
     for (let i = 0; i < headers.length; i++) {

@@ -4,6 +4,7 @@
  * route is checked, in the order ceiling, security, fairness, quota.
  */
 import { createHash } from 'node:crypto';
+import { usernameOfRequest } from './account-name.js';
 import { createGate, withCustomIdentities } from './access.js';
 import { register as defaultRegistry } from 'prom-client';
 import { calendarPeriod } from './calendar.js';
@@ -102,23 +103,6 @@ interface Window {
   readonly end: number;
 }
 
-/** The body fields the auth username is read from when identify() gives none. */
-const USERNAME_FIELDS: readonly string[] = ['username', 'email', 'login', 'client_id'];
-
-/** The account name in a parsed body: the input's body, else req.body (Express, Fastify). */
-function usernameFromBody(input: { readonly body?: unknown; readonly req: unknown }): string | undefined {
-  const req = input.req;
-  const body =
-    input.body !== undefined ? input.body : req !== null && typeof req === 'object' ? (req as { body?: unknown }).body : undefined;
-  if (body === null || typeof body !== 'object') return undefined;
-  for (const field of USERNAME_FIELDS) {
-    const value = textOf((body as Record<string, unknown>)[field]);
-    if (value !== undefined) return value;
-  }
-  return undefined;
-}
-
-/** The method in upper case (it nearly always is: no call, no new string then). */
 /** A GCRA rule's bucket in microseconds (gcraNumbers), and as the strings gcra.lua takes; zeros for the other scripts. */
 function gcraOf(spec: RuleSpec): { interval: number; tolerance: number; toleranceArg: string; intervalArg: string } {
   if (spec.script !== 'gcra') return { interval: 0, tolerance: 0, toleranceArg: '', intervalArg: '' };
@@ -126,6 +110,7 @@ function gcraOf(spec: RuleSpec): { interval: number; tolerance: number; toleranc
   return { interval, tolerance, toleranceArg: String(tolerance), intervalArg: String(interval) };
 }
 
+/** The method in upper case (it nearly always is: no call, no new string then). */
 function upperCase(method: string): string {
   for (let i = 0; i < method.length; i++) {
     const c = charCodeAt(method, i);
@@ -698,7 +683,7 @@ export function createLimiter<TReq>(design: DesignData, options: LimiterOptions<
   ): Evaluation {
     let identity = given;
     if (applicable.needsUsername && textOf(identity.username) === undefined) {
-      identity = { ...identity, username: usernameFromBody(input) };
+      identity = { ...identity, username: usernameOfRequest(input) };
     }
     const plan = identity.plan ?? defaultPlan;
     const request: RequestState<TReq> = { input, identity, plan, client, anonymousRoute: applicable.anonymous };

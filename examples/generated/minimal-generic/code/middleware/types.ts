@@ -143,7 +143,9 @@ export interface RequestIdentity {
   /**
    * Auth endpoints: the account name being tried (login name, e-mail, client id). Stored
    * only as sha256 of its trimmed, NFKC-normalised, lower-cased form. When identify()
-   * leaves it out, it is read from the parsed body (username, email, login, client_id);
+   * leaves it out, it is read from the parsed body (username, email, login, client_id:
+   * USERNAME_FIELDS in account-name.ts), else from an HTTP Basic Authorization header (its
+   * user-id: the client_id of an OAuth client authenticating to a token endpoint);
    * return it here when your form names the field otherwise. Steps that carry no account
    * name (MFA code, reset confirmation) are keyed on userId, else sessionId: return the
    * account or the pending sign-in's session for them. With none of these, only the per-IP
@@ -236,7 +238,16 @@ export interface LimiterInput<TReq> {
    * ctx.request.body): auth rules read the account name from it when identify() gives none.
    */
   readonly body?: unknown;
+  /**
+   * The request's headers, passed as they are (no header is read for it): auth rules read the
+   * Authorization header only when neither identify() nor the body names the account, and
+   * take the user-id of an HTTP Basic header (an OAuth client's client_id, RFC 6749 2.3.1).
+   */
+  readonly headers?: RequestHeaders | undefined;
 }
+
+/** A request's headers: Node's (IncomingHttpHeaders, lower-case names) or a fetch Headers. */
+export type RequestHeaders = { readonly [name: string]: string | readonly string[] | undefined } | { get(name: string): string | null };
 
 export interface RuleOutcome {
   readonly ruleId: string;
@@ -284,8 +295,8 @@ export interface RateLimiter<TReq> {
   decide(input: LimiterInput<TReq>, sink: DecisionSink): void;
   /**
    * Whether a rule of this route keys on the account name (an auth row), which check() takes from
-   * identify()'s username, else from the parsed body: an adapter whose framework parses bodies
-   * lazily reads the body for these routes only.
+   * identify()'s username, else from the parsed body, else from an HTTP Basic Authorization
+   * header: an adapter whose framework parses bodies lazily reads the body for these routes only.
    */
   needsUsername(method: string, url: string): boolean;
   /** The client address the limiter keys on, for a peer address and X-Forwarded-For. */

@@ -83,7 +83,8 @@ class ResponseSink implements DecisionSink {
 
 /**
  * The rate-limit middleware. Mount it once, before the routes, after body parsing when the
- * design has auth rules (they read the username from the body unless identify() gives it).
+ * design has auth rules (unless identify() gives it, they read the username from the body,
+ * else from an HTTP Basic Authorization header: account-name.ts).
  */
 export function rateLimit(options: ExpressRateLimitOptions): ExpressRateLimit {
   const limiter = createLimiter<Request>(DESIGN, options);
@@ -95,6 +96,7 @@ export function rateLimit(options: ExpressRateLimitOptions): ExpressRateLimit {
         remoteAddress: req.socket.remoteAddress,
         forwardedFor: req.headers['x-forwarded-for'],
         req,
+        headers: req.headers,
       },
       new ResponseSink(res, next),
     );
