@@ -144,7 +144,6 @@ describe('a rules entry that moves the ceiling', () => {
         { id: 'global-ceiling', layer: 'edge' },
         '$.rules[0].layer: "edge" places global-ceiling at the gateway',
       ],
-      [nginx, { id: 'anonymous-per-ip', layer: 'middleware' }, '$.rules[0].layer: anonymous-per-ip is counted in the middleware'],
       [
         nginx,
         { id: 'global-ceiling', layer: 'middleware', primitive: 'gateway-native' },
@@ -158,6 +157,17 @@ describe('a rules entry that moves the ceiling', () => {
       expect(r.stderr).toContain(field);
       expect(existsSync(out)).toBe(false);
     }
+  });
+
+  it('another edge row moved to the middleware with only layer is converted the way the ceiling is: counted in Redis, gone from nginx', () => {
+    const file = answersFile({ stack: nginx, traffic, rules: [{ id: 'anonymous-per-ip', layer: 'middleware' }] });
+    const { files } = generatedFiles(file, DATE);
+    const design = files.find((f) => f.path === 'middleware/design.ts')?.content ?? '';
+    const at = design.indexOf('id: "anonymous-per-ip"');
+    expect(at).toBeGreaterThan(0);
+    const block = design.slice(at, design.indexOf('\n    },', at));
+    expect(block).toContain('store: "redis"');
+    expect(files.find((f) => f.path === 'gateway/nginx.conf')?.content ?? '').not.toMatch(/anonymous.per.ip/);
   });
 
   describe("hold their burst at the ceiling's own burst", () => {

@@ -175,6 +175,8 @@ describe('init in a pseudo-terminal (tmux)', () => {
               limit: 100,
               windowSeconds: 60,
               algorithm: 'fixed-window',
+              // no store option in the scanned call: express-rate-limit's default, counted in each process
+              store: 'in-process',
             },
             {
               kind: 'express-rate-limit',
@@ -187,6 +189,7 @@ describe('init in a pseudo-terminal (tmux)', () => {
               limit: 5,
               windowSeconds: 900,
               algorithm: 'fixed-window',
+              store: 'in-process',
             },
           ],
         },
