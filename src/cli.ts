@@ -102,7 +102,7 @@ answersOptions(
     .description('Check the design against the nine constraints (exit 1 on a violation, 2 on bad input).')
     .option(
       '--code-dir <dir>',
-      "read the shipped gateway files from this code folder, relative to the current folder (default: output.codeDir of the answers, relative to the answers file's folder); a file the folder does not hold is checked as generated",
+      "read the shipped files (gateway config, middleware data, alert rules) from this code folder, relative to the current folder (default: output.codeDir of the answers, relative to the answers file's folder); a file the folder does not hold is checked as generated",
     )
     .option('--json', 'machine-readable output')
     .option(

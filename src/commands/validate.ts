@@ -10,7 +10,7 @@ import { UserError } from '../messages.js';
 import { loadDesign, type SourceOptions } from './load-design.js';
 
 interface ValidateOptions extends SourceOptions {
-  /** The code folder to read the shipped gateway files from (default: output.codeDir of the answers). */
+  /** The code folder to read the shipped files from (default: output.codeDir of the answers). */
   codeDir?: string;
   json?: boolean;
   /** Print a SARIF 2.1.0 log (for code scanning) instead of text. */
@@ -28,14 +28,14 @@ function artifactUri(cwd: string, abs: string, folder = false): string {
 }
 
 /**
- * The generated files with each gateway file replaced by the one the code folder holds, as
- * shipped (a hand edit or a merge included): the checks then read what the gateway will run.
- * A gateway file the folder does not hold (or holds as a link) is checked as generated.
+ * The generated files with each one the code folder holds replaced by it, as shipped (a hand
+ * edit, a merge or a stale copy included): the checks then read what the gateway, the middleware
+ * and the alerting will run. A file the folder does not hold (or holds as a link) is checked as
+ * generated.
  */
-function withShippedGateway(files: readonly CodeFile[], dir: string): { files: CodeFile[]; read: string[] } {
+function withShippedFiles(files: readonly CodeFile[], dir: string): { files: CodeFile[]; read: string[] } {
   const read: string[] = [];
   const out = files.map((f) => {
-    if (!f.path.startsWith('gateway/')) return f;
     const abs = path.join(dir, ...f.path.split('/'));
     if (!existsSync(abs) || !lstatSync(abs).isFile()) return f;
     read.push(f.path);
@@ -50,8 +50,8 @@ export async function runValidate(ctx: CommandContext, opts: ValidateOptions): P
   // the design and the files generated from it: what ships must do what the design says
   const { generateCode } = await import('../codegen/index.js');
   const generated = generateCode(design);
-  // the code folder's gateway files, where the answers (or --code-dir) name one that exists; an
-  // example's code folder is only read when named
+  // the code folder's files, where the answers (or --code-dir) name one that exists; an example's
+  // code folder is only read when named
   const dir =
     opts.example && opts.codeDir === undefined
       ? undefined
@@ -59,14 +59,14 @@ export async function runValidate(ctx: CommandContext, opts: ValidateOptions): P
           ...(opts.codeDir !== undefined ? { codeDir: opts.codeDir } : {}),
           answersFile: file,
         });
-  const shipped = dir !== undefined && existsSync(dir) ? withShippedGateway(generated, dir) : { files: generated, read: [] };
+  const shipped = dir !== undefined && existsSync(dir) ? withShippedFiles(generated, dir) : { files: generated, read: [] };
   const files = shipped.files;
   const results = checkDesign(design, files);
   const failed = results.filter((r) => !r.passed);
   const shown = opts.example ? `example ${opts.example}` : path.relative(ctx.cwd, file) || file;
   if (opts.sarif) {
     const { toSarif } = await import('../constraints/sarif.js');
-    // the folder the gateway files were read from (--code-dir or output.codeDir), else where the answers would write it
+    // the folder the shipped files were read from (--code-dir or output.codeDir), else where the answers would write it
     const codeDir = opts.codeDir ?? design.output.codeDir;
     const log = toSarif(design, results, files, {
       answers: { uri: artifactUri(ctx.cwd, file), text },
@@ -109,7 +109,7 @@ export async function runValidate(ctx: CommandContext, opts: ValidateOptions): P
   }
   ctx.stdout(`Checking the design from ${shown} against the nine constraints:\n`);
   if (dir !== undefined && shipped.read.length > 0)
-    ctx.stdout(`  (the gateway files as shipped in ${displayPath(ctx.cwd, dir)}: ${shipped.read.join(', ')})\n`);
+    ctx.stdout(`  (the ${shipped.read.length} generated files as shipped in ${displayPath(ctx.cwd, dir)}, hand edits included)\n`);
   for (const r of results) {
     const verdict = r.passed ? (r.applicable ? 'PASS' : 'N/A ') : 'FAIL';
     ctx.stdout(`  ${verdict}  ${r.number}. ${r.title} [${r.id}]${r.note !== undefined ? ` (${r.note})` : ''}\n`);

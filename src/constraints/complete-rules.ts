@@ -13,6 +13,9 @@ import { type ShippedEdgeLimit, type ShippedScopeMismatch, shippedEdgeLimits, sh
 import type { CodeFile } from '../codegen/types.js';
 import type { Report } from './define.js';
 import { formatNumber, rateFigure } from '../format.js';
+import { compileDesign } from '../codegen/middleware/compile.js';
+import { designData } from '../codegen/middleware/index.js';
+import type { Design } from '../design/model.js';
 
 /** Algorithms with a bucket capacity; window algorithms carry `burst: null`. */
 const BURST_ALGORITHMS: readonly Algorithm[] = ['token-bucket', 'leaky-bucket', 'gcra'];
@@ -118,6 +121,8 @@ export default defineConstraint({
         'The rule runs at the edge with cost {{cost}}, but {{file}} counts requests, not cost: each call passes as one. Give the endpoints that cost more an edge rule of their own at the rate divided by their cost, or enforce the rule in the middleware.',
       edgeNumbersDiffer: 'The document states {{stated}} for the rule, but {{file}} enforces {{shipped}}.',
       edgeScopeDiffers: 'The document states {{stated}}, but {{file}} {{shipped}}.',
+      middlewareDataDiffers:
+        '{{file}} holds {{path}} = {{shipped}}, where this design gives {{stated}}: the middleware enforces the file, so generate it again (or change the answers, not the file).',
     },
   },
   check(design, report) {
@@ -207,5 +212,71 @@ export default defineConstraint({
         report({ messageId: 'notShipped', ruleId, data: { layer: 'middleware', file: DESIGN_DATA_FILE, what: 'rule entry for it' } });
       }
     }
+    // every value of the shipped DESIGN as this design gives it: a hand-edited limit, route, key or
+    // fail mode in middleware/design.ts is what the middleware enforces
+    if (data !== undefined) {
+      let expected: unknown;
+      try {
+        expected = designData(compileDesign(design as Design));
+      } catch {
+        // a design too malformed to compile: the checks above report what it lacks
+      }
+      if (expected !== undefined) {
+        for (const d of dataDifferences(expected, data, 'DESIGN', MAX_DATA_DIFFERENCES)) {
+          const rule = /^DESIGN\.rules\[(\d+)\]/.exec(d.path);
+          const id = rule ? (data.rules[Number(rule[1])] as { id?: unknown } | undefined)?.id : undefined;
+          report({
+            messageId: 'middlewareDataDiffers',
+            ...(typeof id === 'string' ? { ruleId: id } : {}),
+            data: { file: DESIGN_DATA_FILE, path: d.path, shipped: d.shipped, stated: d.stated },
+          });
+        }
+      }
+    }
   },
 });
+
+/** At most this many differences of the shipped DESIGN are reported (the first ones, in file order). */
+const MAX_DATA_DIFFERENCES = 5;
+
+/** A value as the finding quotes it: JSON, cut short. */
+function quoted(value: unknown): string {
+  const text = value === undefined ? 'nothing' : JSON.stringify(value);
+  return text.length > 80 ? `${text.slice(0, 77)}...` : text;
+}
+
+/** Where two plain-data values differ (path, shipped, stated), depth first, at most `max`. */
+function dataDifferences(
+  stated: unknown,
+  shipped: unknown,
+  path: string,
+  max: number,
+  out: { path: string; shipped: string; stated: string }[] = [],
+): { path: string; shipped: string; stated: string }[] {
+  if (out.length >= max) return out;
+  const bothArrays = Array.isArray(stated) && Array.isArray(shipped);
+  const bothObjects =
+    !bothArrays &&
+    stated !== null &&
+    shipped !== null &&
+    typeof stated === 'object' &&
+    typeof shipped === 'object' &&
+    !Array.isArray(stated) &&
+    !Array.isArray(shipped);
+  if (bothArrays) {
+    const a = stated as unknown[];
+    const b = shipped as unknown[];
+    if (a.length !== b.length) out.push({ path: `${path}.length`, shipped: String(b.length), stated: String(a.length) });
+    for (let i = 0; i < Math.min(a.length, b.length) && out.length < max; i++) dataDifferences(a[i], b[i], `${path}[${i}]`, max, out);
+  } else if (bothObjects) {
+    const a = stated as Record<string, unknown>;
+    const b = shipped as Record<string, unknown>;
+    for (const key of new Set([...Object.keys(a), ...Object.keys(b)])) {
+      if (out.length >= max) break;
+      dataDifferences(a[key], b[key], `${path}.${key}`, max, out);
+    }
+  } else if (!Object.is(stated, shipped)) {
+    out.push({ path, shipped: quoted(shipped), stated: quoted(stated) });
+  }
+  return out;
+}

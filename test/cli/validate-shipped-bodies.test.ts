@@ -94,8 +94,7 @@ describe('validate reads the edge 429 bodies of the gateway files as shipped (bu
       const dir = generated(c.gateway);
       const clean = runCli(['validate', '-a', 'a.json'], { cwd: dir });
       expect(clean.code, clean.stdout + clean.stderr).toBe(0);
-      expect(clean.stdout).toContain(`(the gateway files as shipped in code: `);
-      expect(clean.stdout).toContain(c.file);
+      expect(clean.stdout).toMatch(/\(the \d+ generated files as shipped in code, hand edits included\)/);
       c.edit(dir, c.file);
       const r = runCli(['validate', '-a', 'a.json'], { cwd: dir });
       expect(r.code, r.stdout + r.stderr).toBe(1);
@@ -125,5 +124,42 @@ describe('validate reads the edge 429 bodies of the gateway files as shipped (bu
     expect(sarif.code).toBe(1);
     const result = JSON.parse(sarif.stdout).runs[0].results.find((x: any) => x.properties.messageId === 'edgeBodyField');
     expect(result.locations[0].physicalLocation.artifactLocation.uri).toBe('code/gateway/nginx-server.conf');
+  });
+});
+
+describe('validate reads every generated file the code folder holds (built binary)', () => {
+  /** saas-platform (middleware, nginx, alerts) generated into a temp folder, its code in code/. */
+  function saasGenerated(): string {
+    const dir = tempDir();
+    const answers = JSON.parse(readFileSync(path.join(ROOT, 'examples/saas-platform.answers.json'), 'utf8'));
+    delete answers.$schema;
+    for (const f of ['saas-platform.openapi.yaml']) writeFileSync(path.join(dir, f), readFileSync(path.join(ROOT, 'examples', f)));
+    writeFileSync(path.join(dir, 'a.json'), JSON.stringify({ ...answers, output: { format: 'markdown', path: 'out/', codeDir: 'code' } }));
+    const r = runCli(['generate', '-a', 'a.json', '--date', DATE], { cwd: dir });
+    expect(r.code, r.stderr + r.stdout).toBe(0);
+    const clean = runCli(['validate', '-a', 'a.json'], { cwd: dir });
+    expect(clean.code, clean.stdout + clean.stderr).toBe(0);
+    return dir;
+  }
+
+  it("a limit edited by hand in middleware/design.ts fails constraint 1, naming the value and the design's", () => {
+    const dir = saasGenerated();
+    change(dir, 'middleware/design.ts', (c) => c.replace(/(id: "fairness-pro",[\s\S]*?\n\s+limit: )\d+,/, '$19999,'));
+    const r = runCli(['validate', '-a', 'a.json'], { cwd: dir });
+    expect(r.code, r.stdout + r.stderr).toBe(1);
+    expect(r.stdout).toMatch(/FAIL {2}1\. /);
+    expect(r.stdout).toMatch(/middleware\/design\.ts holds DESIGN\.rules\[\d+\]\.limit = 9999, where this design gives 600/);
+  });
+
+  it('an alert removed from monitoring/ratelimit-alerts.yaml fails constraint 5', () => {
+    const dir = saasGenerated();
+    change(dir, 'monitoring/ratelimit-alerts.yaml', (c) => {
+      const at = c.indexOf('- alert: RateLimitFailOpen');
+      return c.slice(0, at) + c.slice(c.indexOf('- alert:', at + 5));
+    });
+    const r = runCli(['validate', '-a', 'a.json'], { cwd: dir });
+    expect(r.code, r.stdout + r.stderr).toBe(1);
+    expect(r.stdout).toMatch(/FAIL {2}5\. /);
+    expect(r.stdout).toContain('monitoring/ratelimit-alerts.yaml has no rule of that name');
   });
 });

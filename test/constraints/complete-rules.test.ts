@@ -149,7 +149,39 @@ runConstraintTests(completeRules, {
       name: 'a middleware rule missing from middleware/design.ts',
       design: saas().design,
       files: edit(saas(), 'middleware/design.ts', (c) => c.replace('id: "fairness-pro"', 'id: "fairness-pro-renamed"')),
-      expect: [{ messageId: 'notShipped', ruleId: 'fairness-pro', data: { file: 'middleware/design.ts' } }],
+      expect: [
+        { messageId: 'notShipped', ruleId: 'fairness-pro', data: { file: 'middleware/design.ts' } },
+        // the renamed entry is also a value of DESIGN the design does not give
+        {
+          messageId: 'middlewareDataDiffers',
+          ruleId: 'fairness-pro-renamed',
+          data: { file: 'middleware/design.ts', shipped: '"fairness-pro-renamed"', stated: '"fairness-pro"' },
+        },
+      ],
+    },
+    {
+      name: 'a middleware rule whose limit was edited by hand in middleware/design.ts',
+      design: saas().design,
+      files: edit(saas(), 'middleware/design.ts', (c) => c.replace(/(id: "fairness-pro",[\s\S]*?\n\s+limit: )\d+,/, '$19999,')),
+      expect: [
+        {
+          messageId: 'middlewareDataDiffers',
+          ruleId: 'fairness-pro',
+          data: { file: 'middleware/design.ts', shipped: '9999', stated: '600' },
+        },
+      ],
+    },
+    {
+      name: 'a fail mode edited by hand in middleware/design.ts',
+      design: main().design,
+      files: edit(main(), 'middleware/design.ts', (c) => c.replace(/failMode: "closed"/, 'failMode: "open"')),
+      expect: [
+        {
+          messageId: 'middlewareDataDiffers',
+          ruleId: 'auth-login-per-identity',
+          data: { file: 'middleware/design.ts', shipped: '"open"', stated: '"closed"' },
+        },
+      ],
     },
     {
       name: 'an outbound provider missing from outbound/providers.ts',
