@@ -7,7 +7,22 @@ import type { Primitive } from '../design/model.js';
 import { defineConstraint } from './define.js';
 import { instancesText, isNonEmptyString, isScaledOut, ruleIdOf, rulesOf, show } from './guards.js';
 import { createHash } from 'node:crypto';
-import { DESIGN_DATA_FILE, shippedDesign, shippedLua } from './artefacts.js';
+import { DESIGN_DATA_FILE, fileOf, shippedDesign, shippedLua } from './artefacts.js';
+import { FRAMEWORK_ADAPTERS } from '../answers/choices.js';
+import { RUNTIME_MODULES } from '../codegen/middleware/index.js';
+import { runtimeHeader, runtimeSource } from '../codegen/runtime-files.js';
+import { TOOL_VERSION } from '../version.js';
+
+/**
+ * The runtime files generation copies verbatim (after one header line): what decides, keys,
+ * counts and answers every request. A byte that differs is code nobody reviewed with the design.
+ */
+const COPIED_RUNTIME: readonly (readonly ['middleware' | 'outbound', string])[] = [
+  ...RUNTIME_MODULES.map((file) => ['middleware', file] as const),
+  ...[...new Set(Object.values(FRAMEWORK_ADAPTERS).filter((f): f is string => f !== null))].map((file) => ['middleware', file] as const),
+  ['outbound', 'client.ts'],
+  ['outbound', 'types.ts'],
+];
 
 const ATOMIC: readonly Primitive[] = ['redis-lua', 'gateway-native', 'in-process'];
 
@@ -28,6 +43,8 @@ export default defineConstraint({
       noGateway: 'The rule relies on a gateway-native limiter, but the design has no gateway.',
       noStore: 'The rule runs a Lua script, but the design has no store to run it in.',
       scriptNotShipped: '{{file}} runs {{script}} for the middleware rules, but the code folder ships no lua/{{script}}.lua.',
+      runtimeEdited:
+        '{{file}} is not the runtime file rl-design {{version}} ships (edited by hand, or written by another version): the middleware runs that file, and this check vouches only for the one generated with the design. Generate it again.',
       scriptMismatch:
         'The {{script}} script in {{file}} is not the shipped lua/{{script}}.lua byte for byte (SHA1 {{sha1}} against {{shipped}}): EVALSHA would run another script than the one reviewed.',
     },
@@ -53,6 +70,13 @@ export default defineConstraint({
     }
   },
   checkFiles(_design, files, report) {
+    for (const [folder, file] of COPIED_RUNTIME) {
+      const shipped = fileOf(files, `${folder}/${file}`);
+      if (shipped === undefined) continue;
+      if (shipped.content !== runtimeHeader(TOOL_VERSION) + runtimeSource(folder, file)) {
+        report({ messageId: 'runtimeEdited', data: { file: shipped.path, version: TOOL_VERSION } });
+      }
+    }
     const data = shippedDesign(files);
     const lua = shippedLua(files);
     for (const script of data?.scripts ?? []) {

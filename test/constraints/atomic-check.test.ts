@@ -113,5 +113,24 @@ runConstraintTests(atomicCheck, {
       files: without(saas(), 'lua/sliding-window-log.lua'),
       expect: [{ messageId: 'scriptNotShipped', data: { script: 'sliding-window-log' } }],
     },
+    {
+      name: 'a runtime module edited by hand (the limiter admits everything)',
+      design: saas().design,
+      files: edit(saas(), 'middleware/limiter.ts', (c) =>
+        c.replace('export function createLimiter', '// patched\nexport function createLimiter'),
+      ),
+      expect: [{ messageId: 'runtimeEdited', data: { file: 'middleware/limiter.ts' } }],
+    },
+    {
+      name: 'the framework adapter and the outbound client edited by hand',
+      design: saas().design,
+      files: edit({ ...saas(), files: edit(saas(), 'middleware/express.ts', (c) => `${c}// edited\n`) }, 'outbound/client.ts', (c) =>
+        c.replace(/\n$/, '\n// edited\n'),
+      ),
+      expect: [
+        { messageId: 'runtimeEdited', data: { file: 'middleware/express.ts' } },
+        { messageId: 'runtimeEdited', data: { file: 'outbound/client.ts' } },
+      ],
+    },
   ],
 });
